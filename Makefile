@@ -1,0 +1,101 @@
+# slem: square-loss exemplar machine descriptors and cosine retrieval.
+#
+# Targets:
+#   make            build lib/libslem.a and bin/slem-*
+#   make check      install missing Debian packages, build, run every test
+#   make demo       install missing Debian packages, build, run the pipeline on testdata/
+#   make install    copy the tools and man pages under $(DESTDIR)$(PREFIX)
+#   make clean      remove what the build made
+#
+# Knobs (make VAR=value):
+#   PREFIX=/usr/local      where `make install` puts bin/ and share/man/
+#   DESTDIR=               staging root for packagers
+#   DEBUG=1                -O0 -g3, no optimisation
+#   SANITIZE=1             AddressSanitizer + UndefinedBehaviorSanitizer (use with CC=clang
+#                          or gcc)
+#   BLAS_LIBS=-lopenblas   the CBLAS that GSL's and slem's BLAS calls bind to. It must come
+#                          after -lgsl, and is linked --no-as-needed, so that the reference
+#                          libgslcblas that libgsl depends on is never the one used
+#   CC=cc  CFLAGS=...  LDFLAGS=...
+
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+BLAS_LIBS ?= -lopenblas
+CC        ?= cc
+
+OPT       := -O2
+ifeq ($(DEBUG),1)
+OPT       := -O0 -g3
+endif
+SAN       :=
+ifeq ($(SANITIZE),1)
+SAN       := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+endif
+
+CFLAGS    ?= $(OPT) -g
+ALL_CFLAGS = -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter $(SAN) $(CFLAGS) $(CPPFLAGS)
+ALL_LDFLAGS = $(SAN) $(LDFLAGS)
+LIBS      = -lgsl -Wl,--push-state,--no-as-needed $(BLAS_LIBS) -Wl,--pop-state -lcjson -lm -lpthread -ldl
+CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
+
+LIB_SRC   = $(wildcard lib/*.c)
+LIB_OBJ   = $(LIB_SRC:lib/%.c=build/lib/%.o)
+TOOLS     = slem-negstats slem-encode slem-match
+BINS      = $(TOOLS:%=bin/%)
+CLI_OBJ   = build/cmd/cli.o
+TEST_SRC  = $(wildcard tests/check_*.c)
+TEST_BINS = $(TEST_SRC:tests/%.c=build/tests/%)
+MANS      = $(TOOLS:%=man/%.1)
+
+.PHONY: all check demo install clean deps unit-test cli-test man-test
+.SUFFIXES:
+
+all: $(BINS)
+
+build/lib/%.o: lib/%.c $(wildcard lib/*.h) | build/lib
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+build/cmd/%.o: cmd/%.c $(wildcard lib/*.h cmd/*.h) | build/cmd
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+lib/libslem.a: $(LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+bin/%: build/cmd/%.o $(CLI_OBJ) lib/libslem.a | bin
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(CLI_OBJ) lib/libslem.a $(LIBS)
+
+build/tests/%: tests/%.c tests/testutil.h lib/libslem.a | build/tests
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< lib/libslem.a $(LIBS) $(CHECK_LIBS)
+
+build/lib build/cmd build/tests bin:
+	mkdir -p $@
+
+# Installs the Debian packages that are missing (quiet when none is).
+deps:
+	@sh scripts/install-deps.sh
+
+unit-test: $(TEST_BINS)
+	@set -e; for t in $(TEST_BINS); do echo "== $$t"; $$t; done
+
+cli-test: $(BINS)
+	@sh tests/cli.sh
+
+man-test: $(BINS)
+	@sh tests/man-examples.sh $(MANS)
+
+check: deps
+	@$(MAKE) --no-print-directory all $(TEST_BINS)
+	@$(MAKE) --no-print-directory unit-test cli-test man-test
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@sh scripts/demo.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(MANS) $(DESTDIR)$(PREFIX)/share/man/man1/
+
+clean:
+	rm -rf build bin lib/libslem.a

@@ -1,0 +1,143 @@
+/* slem-encode: SLEM descriptors (or exemplar classifiers) of vectors against a cache. */
+#define _POSIX_C_SOURCE 200809L
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/cache.h"
+#include "../lib/encode.h"
+#include "../lib/slem.h"
+#include "../lib/vecs.h"
+#include "cli.h"
+
+static void __attribute__((noreturn)) usage(void) {
+  printf(
+      "Usage: slem-encode [OPTION]... -c CACHE [INPUT]\n"
+      "Write the SLEM descriptor A^-1 (x - mu) / |A^-1 (x - mu)| of every vector of INPUT\n"
+      "(default: stdin), one row per vector, float32.\n"
+      "\n"
+      "  -c, --cache CACHE        negative statistics from slem-negstats (required)\n"
+      "  -o, --output OUT         write here (default: stdout)\n"
+      "  -f, --format FMT         input format: fvecs, bvecs, ivecs, npy, text\n"
+      "                           (default: from the extension, else from the content)\n"
+      "  -F, --output-format FMT  fvecs, npy, text, ivecs, bvecs (default: from OUT's\n"
+      "                           extension, else fvecs)\n"
+      "      --classifier         write the exemplar classifier instead: omega (d values)\n"
+      "                           then nu, so that omega . z + nu scores a vector z\n"
+      "      --theta T            weight of the positive in the classifier (default 1)\n"
+      "  -b, --block N            vectors per GEMM block (default 1024)\n"
+      "  -t, --threads N          BLAS threads (default: SLEM_THREADS, else all cores)\n"
+      "  -q, --quiet              no progress or warnings\n"
+      "  -h, --help               show this help and exit\n"
+      "  -V, --version            show the version and the BLAS library, and exit\n"
+      "\n"
+      "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
+      "See slem-encode(1).\n");
+  exit(cli_close_stdout(CLI_EXIT_OK));
+}
+
+int main(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"cache", required_argument, 0, 'c'},     {"output", required_argument, 0, 'o'},
+      {"format", required_argument, 0, 'f'},    {"output-format", required_argument, 0, 'F'},
+      {"classifier", no_argument, 0, 'C'},      {"theta", required_argument, 0, 'T'},
+      {"block", required_argument, 0, 'b'},     {"threads", required_argument, 0, 't'},
+      {"quiet", no_argument, 0, 'q'},           {"help", no_argument, 0, 'h'},
+      {"version", no_argument, 0, 'V'},         {0, 0, 0, 0}};
+  const char *cache_path = NULL, *output = "-", *input = "-";
+  SlemFormat ifmt = SLEM_FMT_AUTO, ofmt = SLEM_FMT_AUTO;
+  SlemEncodeMode mode = SLEM_ENCODE_UNIT;
+  double theta = 1;
+  int theta_set = 0, quiet = 0, c, status = CLI_EXIT_OK;
+  long threads = 0;
+  size_t block = 1024;
+  SlemCache *cache = NULL;
+  SlemVecReader *r = NULL;
+  SlemVecWriter *w = NULL;
+  SlemEncoder *enc = NULL;
+  SlemError err;
+  double *x = NULL;
+  float *y = NULL;
+
+  cli_init(argv[0]);
+  while ((c = getopt_long(argc, argv, "c:o:f:F:b:t:qhV", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'c': cache_path = optarg; break;
+    case 'o': output = optarg; break;
+    case 'f':
+      if (slem_format_parse(&ifmt, optarg) != SLEM_OK)
+        cli_usage_error("--format: unknown format '%s' (fvecs, bvecs, ivecs, npy, text)", optarg);
+      break;
+    case 'F':
+      if (slem_format_parse(&ofmt, optarg) != SLEM_OK || ofmt == SLEM_FMT_AUTO)
+        cli_usage_error("--output-format: unknown format '%s' (fvecs, npy, text, ivecs, bvecs)",
+                        optarg);
+      break;
+    case 'C': mode = SLEM_ENCODE_CLASSIFIER; break;
+    case 'T':
+      theta = cli_double("--theta", optarg);
+      if (!(theta > 0)) cli_usage_error("--theta: must be positive");
+      theta_set = 1;
+      break;
+    case 'b': block = (size_t)cli_long("--block", optarg, 1, 1L << 20); break;
+    case 't': threads = cli_long("--threads", optarg, 1, 1024); break;
+    case 'q': quiet = 1; break;
+    case 'h': usage();
+    case 'V': cli_version();
+    default: cli_usage_error("unknown option");
+    }
+  }
+  if (!cache_path) cli_usage_error("no cache: give -c CACHE (made by slem-negstats)");
+  if (optind < argc) input = argv[optind++];
+  if (optind < argc) cli_usage_error("one input at a time: unexpected '%s'", argv[optind]);
+  if (theta_set && mode != SLEM_ENCODE_CLASSIFIER)
+    cli_usage_error("--theta goes with --classifier: the descriptor's direction does not depend "
+                    "on theta");
+  cli_threads(threads);
+
+  if (slem_cache_read(&cache, cache_path, &err) != SLEM_OK ||
+      slem_vecreader_open(&r, input, ifmt, &err) != SLEM_OK)
+    goto fail;
+  if (slem_vecreader_dim(r) != cache->d) {
+    slem_error(&err, SLEM_EFORMAT, "%s: dimension %zu, but the cache %s has dimension %zu",
+               slem_vecreader_name(r), slem_vecreader_dim(r), cache_path, cache->d);
+    goto fail;
+  }
+  if (slem_encoder_new(&enc, cache, mode, theta, block, &err) != SLEM_OK) goto fail;
+  x = malloc(block * cache->d * sizeof *x);
+  y = malloc(block * slem_encoder_out_dim(enc) * sizeof *y);
+  if (!x || !y) {
+    slem_error(&err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", block);
+    goto fail;
+  }
+  if (slem_vecwriter_open(&w, output, ofmt, slem_encoder_out_dim(enc), slem_vecreader_count(r),
+                          &err) != SLEM_OK)
+    goto fail;
+  for (;;) {
+    size_t got;
+    if (slem_vecreader_read(r, x, block, &got, &err) != SLEM_OK) goto fail;
+    if (got == 0) break;
+    slem_encoder_run(enc, y, x, got);
+    if (slem_vecwriter_write(w, y, got, &err) != SLEM_OK) goto fail;
+    if (!quiet) cli_progress("vectors encoded", slem_vecreader_done(r));
+  }
+  cli_progress_done();
+  status = slem_vecwriter_close(w, &err) == SLEM_OK ? CLI_EXIT_OK : cli_fail(&err);
+  w = NULL;
+  if (status == CLI_EXIT_OK && !quiet && slem_encoder_zeros(enc) > 0)
+    cli_warn("%" PRIu64 " input vectors equal the negatives' mean: their %s zero",
+             slem_encoder_zeros(enc), mode == SLEM_ENCODE_UNIT ? "descriptors are" : "omegas are");
+  goto done;
+fail:
+  status = cli_fail(&err);
+done:
+  slem_vecwriter_abort(w);
+  slem_encoder_free(enc);
+  slem_vecreader_free(r);
+  slem_cache_free(cache);
+  free(x);
+  free(y);
+  return cli_close_stdout(status);
+}

@@ -1,0 +1,134 @@
+/* slem-match: top-k inner-product (cosine) ranking of a database for each query. */
+#define _POSIX_C_SOURCE 200809L
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/ids.h"
+#include "../lib/match.h"
+#include "../lib/rank.h"
+#include "../lib/slem.h"
+#include "../lib/vecs.h"
+#include "cli.h"
+
+static void __attribute__((noreturn)) usage(void) {
+  printf(
+      "Usage: slem-match [OPTION]... -d DATABASE [QUERIES]\n"
+      "Rank the vectors of DATABASE for each vector of QUERIES (default: stdin) by inner\n"
+      "product, best first, and write the top K of each query.\n"
+      "\n"
+      "  -d, --database FILE    database vectors (required; a regular file when there are\n"
+      "                         more than 4096 queries, since it is read once per block)\n"
+      "  -k, --top K            results per query (default 100)\n"
+      "  -o, --output OUT       write here (default: stdout)\n"
+      "  -f, --output-format F  tsv (query, rank, id, score), trec, jsonl (default tsv)\n"
+      "      --input-format FMT format of both inputs: fvecs, bvecs, ivecs, npy, text\n"
+      "                         (default: from the extension, else from the content)\n"
+      "      --query-ids FILE   ids of the queries, one per line (default: 0-based rows)\n"
+      "      --db-ids FILE      ids of the database rows, one per line\n"
+      "      --exclude-self     skip the database row with the query's index (queries\n"
+      "                         taken from the database)\n"
+      "  -n, --normalize        L2-normalise queries and database first: cosine search on\n"
+      "                         raw vectors\n"
+      "      --tag TAG          run tag of the trec format (default slem)\n"
+      "  -t, --threads N        BLAS threads (default: SLEM_THREADS, else all cores)\n"
+      "  -h, --help             show this help and exit\n"
+      "  -V, --version          show the version and the BLAS library, and exit\n"
+      "\n"
+      "Ties are broken by the lower database row. Scores print with %%.9g.\n"
+      "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
+      "See slem-match(1).\n");
+  exit(cli_close_stdout(CLI_EXIT_OK));
+}
+
+int main(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"database", required_argument, 0, 'd'},     {"top", required_argument, 0, 'k'},
+      {"output", required_argument, 0, 'o'},       {"output-format", required_argument, 0, 'f'},
+      {"input-format", required_argument, 0, 'I'}, {"query-ids", required_argument, 0, 'Q'},
+      {"db-ids", required_argument, 0, 'D'},       {"exclude-self", no_argument, 0, 'X'},
+      {"normalize", no_argument, 0, 'n'},          {"tag", required_argument, 0, 'G'},
+      {"threads", required_argument, 0, 't'},      {"help", no_argument, 0, 'h'},
+      {"version", no_argument, 0, 'V'},            {0, 0, 0, 0}};
+  const char *db_path = NULL, *output = "-", *qpath = "-", *qids_path = NULL,
+             *dbids_path = NULL, *tag = NULL;
+  SlemFormat ifmt = SLEM_FMT_AUTO;
+  SlemRankFormat rfmt = SLEM_RANK_TSV;
+  SlemMatchOpts opts;
+  long threads = 0;
+  int c, status = CLI_EXIT_OK;
+  SlemVecReader *q = NULL, *db = NULL;
+  SlemIds *qids = NULL, *dbids = NULL;
+  SlemRankWriter *w = NULL;
+  SlemError err;
+  uint64_t nq, ndb;
+
+  cli_init(argv[0]);
+  slem_match_opts_init(&opts);
+  while ((c = getopt_long(argc, argv, "d:k:o:f:nt:hV", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'd': db_path = optarg; break;
+    case 'k': opts.k = (size_t)cli_long("-k", optarg, 1, 1L << 20); break;
+    case 'o': output = optarg; break;
+    case 'f':
+      if (slem_rankformat_parse(&rfmt, optarg) != SLEM_OK)
+        cli_usage_error("--output-format: unknown format '%s' (tsv, trec, jsonl)", optarg);
+      break;
+    case 'I':
+      if (slem_format_parse(&ifmt, optarg) != SLEM_OK)
+        cli_usage_error("--input-format: unknown format '%s' (fvecs, bvecs, ivecs, npy, text)",
+                        optarg);
+      break;
+    case 'Q': qids_path = optarg; break;
+    case 'D': dbids_path = optarg; break;
+    case 'X': opts.exclude_self = 1; break;
+    case 'n': opts.normalize = 1; break;
+    case 'G':
+      if (!*optarg || strpbrk(optarg, " \t\n")) cli_usage_error("--tag: one word, please");
+      tag = optarg;
+      break;
+    case 't': threads = cli_long("--threads", optarg, 1, 1024); break;
+    case 'h': usage();
+    case 'V': cli_version();
+    default: cli_usage_error("unknown option");
+    }
+  }
+  if (!db_path) cli_usage_error("no database: give -d DATABASE");
+  if (optind < argc) qpath = argv[optind++];
+  if (optind < argc) cli_usage_error("one query file at a time: unexpected '%s'", argv[optind]);
+  if (strcmp(qpath, "-") == 0 && strcmp(db_path, "-") == 0)
+    cli_usage_error("the queries and the database cannot both come from stdin");
+  cli_threads(threads);
+
+  if ((qids_path && slem_ids_read(&qids, qids_path, &err) != SLEM_OK) ||
+      (dbids_path && slem_ids_read(&dbids, dbids_path, &err) != SLEM_OK) ||
+      slem_vecreader_open(&db, db_path, ifmt, &err) != SLEM_OK ||
+      slem_vecreader_open(&q, qpath, ifmt, &err) != SLEM_OK ||
+      slem_rankwriter_open(&w, output, rfmt, qids, dbids, tag, &err) != SLEM_OK ||
+      slem_match(q, db, &opts, slem_rankwriter_write, w, &nq, &ndb, &err) != SLEM_OK)
+    goto fail;
+  if (qids && slem_ids_count(qids) != nq) {
+    slem_error(&err, SLEM_EFORMAT, "%s: %zu ids for %" PRIu64 " queries", qids_path,
+               slem_ids_count(qids), nq);
+    goto fail;
+  }
+  if (dbids && slem_ids_count(dbids) != ndb) {
+    slem_error(&err, SLEM_EFORMAT, "%s: %zu ids for %" PRIu64 " database rows", dbids_path,
+               slem_ids_count(dbids), ndb);
+    goto fail;
+  }
+  status = slem_rankwriter_close(w, &err) == SLEM_OK ? CLI_EXIT_OK : cli_fail(&err);
+  w = NULL;
+  goto done;
+fail:
+  status = cli_fail(&err);
+done:
+  slem_rankwriter_abort(w);
+  slem_vecreader_free(q);
+  slem_vecreader_free(db);
+  slem_ids_free(qids);
+  slem_ids_free(dbids);
+  return cli_close_stdout(status);
+}

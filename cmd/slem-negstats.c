@@ -1,0 +1,199 @@
+/* slem-negstats: negative statistics into a .slem cache. */
+#define _POSIX_C_SOURCE 200809L
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/cache.h"
+#include "../lib/slem.h"
+#include "../lib/stats.h"
+#include "../lib/vecs.h"
+#include "cli.h"
+
+#define DEFAULT_LAMBDA_REL 0.1
+
+static void __attribute__((noreturn)) usage(void) {
+  printf(
+      "Usage: slem-negstats [OPTION]... -o CACHE NEGATIVES...\n"
+      "       slem-negstats --info CACHE\n"
+      "Compute the mean and covariance of a pool of negative vectors and write a cache\n"
+      "with mu and A^-1 = (Sigma + lambda I)^-1 for slem-encode.\n"
+      "\n"
+      "NEGATIVES are vector files (fvecs, bvecs, ivecs, npy, text; - for stdin) or partial\n"
+      "caches written with --partial, merged exactly.\n"
+      "\n"
+      "  -o, --output CACHE     write the cache to CACHE (required; - for stdout)\n"
+      "  -l, --lambda L         regularisation lambda, absolute\n"
+      "  -r, --lambda-rel R     lambda = R * trace(Sigma) / d (default %g)\n"
+      "      --partial          write mergeable partial statistics (count, mean, scatter)\n"
+      "  -f, --format FMT       format of the negative files: fvecs, bvecs, ivecs, npy, text\n"
+      "                         (default: from the extension, else from the content)\n"
+      "  -b, --block N          vectors per block (default 4096)\n"
+      "  -t, --threads N        BLAS threads (default: SLEM_THREADS, else all cores)\n"
+      "      --info CACHE       print the JSON header of CACHE and exit\n"
+      "  -q, --quiet            no progress on the terminal\n"
+      "  -h, --help             show this help and exit\n"
+      "  -V, --version          show the version and the BLAS library, and exit\n"
+      "\n"
+      "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
+      "See slem-negstats(1).\n",
+      DEFAULT_LAMBDA_REL);
+  exit(cli_close_stdout(CLI_EXIT_OK));
+}
+
+static int info(const char *path) {
+  SlemCache *c = NULL;
+  SlemError err;
+  int st = slem_cache_read(&c, path, &err);
+  if (st) return cli_fail(&err);
+  printf("%s\n", slem_cache_json(c));
+  slem_cache_free(c);
+  return cli_close_stdout(CLI_EXIT_OK);
+}
+
+/* Adds one input: a partial cache (merged) or a vector file (streamed). */
+static int add_input(SlemStats **stats, const char *path, SlemFormat fmt, size_t block,
+                     double **buf, int quiet, SlemError *err) {
+  SlemVecReader *r = NULL;
+  int st;
+  if (strcmp(path, "-") != 0 && fmt == SLEM_FMT_AUTO && slem_cache_sniff(path)) {
+    SlemCache *c = NULL;
+    st = slem_cache_read(&c, path, err);
+    if (st) return st;
+    if (c->kind != SLEM_CACHE_PARTIAL) {
+      slem_cache_free(c);
+      return slem_error(err, SLEM_EFORMAT, "%s: only partial caches (--partial) can be merged",
+                        path);
+    }
+    if (!*stats && (st = slem_stats_new(stats, c->d, err)) != SLEM_OK) {
+      slem_cache_free(c);
+      return st;
+    }
+    if (slem_stats_dim(*stats) != c->d) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the negatives before it have %zu",
+                      path, c->d, slem_stats_dim(*stats));
+      slem_cache_free(c);
+      return st;
+    }
+    slem_stats_merge(*stats, c->n, c->mu, c->scatter);
+    slem_cache_free(c);
+    return SLEM_OK;
+  }
+  st = slem_vecreader_open(&r, path, fmt, err);
+  if (st) return st;
+  if (!*stats) {
+    st = slem_stats_new(stats, slem_vecreader_dim(r), err);
+    if (st) goto done;
+  }
+  if (slem_stats_dim(*stats) != slem_vecreader_dim(r)) {
+    st = slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the negatives before it have %zu",
+                    slem_vecreader_name(r), slem_vecreader_dim(r), slem_stats_dim(*stats));
+    goto done;
+  }
+  if (!*buf && !(*buf = malloc(block * slem_vecreader_dim(r) * sizeof **buf))) {
+    st = slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", block);
+    goto done;
+  }
+  for (;;) {
+    size_t got;
+    st = slem_vecreader_read(r, *buf, block, &got, err);
+    if (st || got == 0) break;
+    slem_stats_add(*stats, *buf, got);
+    if (!quiet) cli_progress("negatives", slem_stats_count(*stats));
+  }
+done:
+  slem_vecreader_free(r);
+  return st;
+}
+
+int main(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"output", required_argument, 0, 'o'},  {"lambda", required_argument, 0, 'l'},
+      {"lambda-rel", required_argument, 0, 'r'}, {"partial", no_argument, 0, 'P'},
+      {"format", required_argument, 0, 'f'},  {"block", required_argument, 0, 'b'},
+      {"threads", required_argument, 0, 't'}, {"info", required_argument, 0, 'I'},
+      {"quiet", no_argument, 0, 'q'},         {"help", no_argument, 0, 'h'},
+      {"version", no_argument, 0, 'V'},       {0, 0, 0, 0}};
+  const char *output = NULL;
+  double lambda = -1, lambda_rel = -1;
+  int partial = 0, quiet = 0, c, status = CLI_EXIT_OK;
+  long threads = 0;
+  size_t block = 4096;
+  SlemFormat fmt = SLEM_FMT_AUTO;
+  SlemStats *stats = NULL;
+  SlemError err;
+  double *buf = NULL, *ainv = NULL;
+
+  cli_init(argv[0]);
+  while ((c = getopt_long(argc, argv, "o:l:r:f:b:t:qhV", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'o': output = optarg; break;
+    case 'l':
+      lambda = cli_double("--lambda", optarg);
+      if (lambda < 0) cli_usage_error("--lambda: must not be negative");
+      break;
+    case 'r':
+      lambda_rel = cli_double("--lambda-rel", optarg);
+      if (lambda_rel < 0) cli_usage_error("--lambda-rel: must not be negative");
+      break;
+    case 'P': partial = 1; break;
+    case 'f':
+      if (slem_format_parse(&fmt, optarg) != SLEM_OK)
+        cli_usage_error("--format: unknown format '%s' (fvecs, bvecs, ivecs, npy, text)", optarg);
+      break;
+    case 'b': block = (size_t)cli_long("--block", optarg, 1, 1L << 24); break;
+    case 't': threads = cli_long("--threads", optarg, 1, 1024); break;
+    case 'I': return info(optarg);
+    case 'q': quiet = 1; break;
+    case 'h': usage();
+    case 'V': cli_version();
+    default: cli_usage_error("unknown option");
+    }
+  }
+  if (!output) cli_usage_error("no output cache: give -o CACHE");
+  if (optind >= argc) cli_usage_error("no negatives: give one or more vector files");
+  if (lambda >= 0 && lambda_rel >= 0) cli_usage_error("give --lambda or --lambda-rel, not both");
+  if (partial && (lambda >= 0 || lambda_rel >= 0))
+    cli_usage_error("--partial stores sums only: lambda is chosen when the partial caches are merged");
+  if (lambda < 0 && lambda_rel < 0) lambda_rel = DEFAULT_LAMBDA_REL;
+  for (int i = optind, nstdin = 0; i < argc; i++)
+    if (strcmp(argv[i], "-") == 0 && ++nstdin > 1) cli_usage_error("stdin (-) given twice");
+  cli_threads(threads);
+
+  for (int i = optind; i < argc; i++) {
+    if (add_input(&stats, argv[i], fmt, block, &buf, quiet, &err) != SLEM_OK) {
+      status = cli_fail(&err);
+      goto done;
+    }
+  }
+  cli_progress_done();
+  {
+    SlemProvenance prov = {"slem-negstats", (const char *const *)argv + optind,
+                           (size_t)(argc - optind)};
+    size_t d = slem_stats_dim(stats);
+    if (partial) {
+      if (slem_cache_write_partial(output, d, slem_stats_count(stats), slem_stats_mean(stats),
+                                   slem_stats_scatter(stats), &prov, &err) != SLEM_OK)
+        status = cli_fail(&err);
+      goto done;
+    }
+    double used;
+    ainv = malloc(d * d * sizeof *ainv);
+    if (!ainv) {
+      slem_error(&err, SLEM_ENOMEM, "out of memory for a %zu x %zu matrix", d, d);
+      status = cli_fail(&err);
+      goto done;
+    }
+    if (slem_stats_inverse(stats, ainv, &used, lambda, lambda_rel, &err) != SLEM_OK ||
+        slem_cache_write_linear(output, d, slem_stats_count(stats), used, lambda_rel,
+                                slem_stats_trace(stats), slem_stats_mean(stats), ainv, &prov,
+                                &err) != SLEM_OK)
+      status = cli_fail(&err);
+  }
+done:
+  free(buf);
+  free(ainv);
+  slem_stats_free(stats);
+  return cli_close_stdout(status);
+}

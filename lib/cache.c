@@ -1,0 +1,418 @@
+#define _POSIX_C_SOURCE 200809L
+#include "cache.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "crc32.h"
+#include "io.h"
+#include "slem.h"
+#include "vecs.h"
+
+#define FIXED_LEN 64
+#define ALIGN 64
+#define BOM 0x01020304u
+
+static const unsigned char magic[8] = {0x89, 'S', 'L', 'E', 'M', '\r', '\n', 0x1a};
+
+struct SlemCachePriv {
+  void *map;
+  size_t map_len;
+  char *json_text;  /* pretty-printed */
+  char *path;
+};
+
+static uint32_t get32(const unsigned char *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+
+static uint64_t get64(const unsigned char *p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return v;
+}
+
+static uint64_t align_up(uint64_t x) { return (x + ALIGN - 1) / ALIGN * ALIGN; }
+
+int slem_cache_sniff(const char *path) {
+  unsigned char buf[8];
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  ssize_t r;
+  if (fd < 0) return 0;
+  r = read(fd, buf, 8);
+  close(fd);
+  return r == 8 && memcmp(buf, magic, 8) == 0;
+}
+
+void slem_cache_free(SlemCache *self) {
+  if (!self) return;
+  if (self->priv) {
+    if (self->priv->map) munmap(self->priv->map, self->priv->map_len);
+    free(self->priv->json_text);
+    free(self->priv->path);
+    free(self->priv);
+  }
+  free(self);
+}
+
+const char *slem_cache_json(const SlemCache *self) { return self->priv->json_text; }
+const char *slem_cache_path(const SlemCache *self) { return self->priv->path; }
+
+/* Reads a non-negative integer member that is exactly representable. */
+static int json_uint(const cJSON *obj, const char *key, uint64_t max, uint64_t *out) {
+  const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+  double v;
+  if (!cJSON_IsNumber(it)) return -1;
+  v = it->valuedouble;
+  if (!(v >= 0) || v > (double)max || v != floor(v)) return -1;
+  *out = (uint64_t)v;
+  return 0;
+}
+
+/* Finds section name in the JSON header and checks it lies inside the payload with the
+ * expected shape; *data points into the mapping. */
+static int find_section(SlemCache *c, const cJSON *sections, const char *name, uint64_t rows,
+                        uint64_t cols, uint64_t pay_off, uint64_t pay_len, const double **data,
+                        SlemError *err) {
+  const char *path = c->priv->path;
+  const cJSON *s;
+  cJSON_ArrayForEach(s, sections) {
+    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(s, "name");
+    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(s, "shape");
+    const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(s, "dtype");
+    uint64_t off, want = cols ? 2 : 1, bytes, dims[2] = {0, 0};
+    if (!cJSON_IsString(nm) || strcmp(nm->valuestring, name) != 0) continue;
+    if (!cJSON_IsString(dtype) || strcmp(dtype->valuestring, "<f8") != 0)
+      return slem_error(err, SLEM_EFORMAT, "%s: section '%s': dtype is not <f8", path, name);
+    if (json_uint(s, "offset", UINT64_MAX / 2, &off) != 0)
+      return slem_error(err, SLEM_EFORMAT, "%s: section '%s': bad offset", path, name);
+    if (!cJSON_IsArray(shape) || (uint64_t)cJSON_GetArraySize(shape) != want)
+      return slem_error(err, SLEM_EFORMAT, "%s: section '%s': bad shape", path, name);
+    for (uint64_t i = 0; i < want; i++) {
+      const cJSON *it = cJSON_GetArrayItem(shape, (int)i);
+      if (!cJSON_IsNumber(it) || it->valuedouble != (double)(i ? cols : rows))
+        return slem_error(err, SLEM_EFORMAT,
+                          "%s: section '%s': shape disagrees with d = %zu", path, name, c->d);
+      dims[i] = (uint64_t)it->valuedouble;
+    }
+    bytes = dims[0] * (cols ? dims[1] : 1) * 8; /* d <= 2^20: no overflow */
+    if (off % ALIGN != 0 || off < pay_off || bytes > pay_len || off - pay_off > pay_len - bytes)
+      return slem_error(err, SLEM_EFORMAT,
+                        "%s: section '%s' (offset %" PRIu64 ", %" PRIu64 " bytes) lies outside "
+                        "the payload", path, name, off, bytes);
+    *data = (const double *)((const unsigned char *)c->priv->map + off);
+    return SLEM_OK;
+  }
+  return slem_error(err, SLEM_EFORMAT, "%s: section '%s' is missing", path, name);
+}
+
+int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
+  SlemCache *c = calloc(1, sizeof *c);
+  cJSON *json = NULL;
+  const unsigned char *p;
+  struct stat st;
+  int fd = -1, status;
+  uint32_t version, bom, fixed_len, json_len;
+  uint64_t json_off, pay_off, pay_len, n, d;
+  const cJSON *kind, *sections;
+  *self = NULL;
+  if (!c || !(c->priv = calloc(1, sizeof *c->priv)) || !(c->priv->path = malloc(strlen(path) + 1))) {
+    status = slem_error(err, SLEM_ENOMEM, "out of memory");
+    goto fail;
+  }
+  strcpy(c->priv->path, path);
+  fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    status = slem_error(err, SLEM_EIO, "%s: %s", path, strerror(errno));
+    goto fail;
+  }
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    status = slem_error(err, SLEM_EIO, "%s: not a regular file", path);
+    goto fail;
+  }
+  if (st.st_size < FIXED_LEN) {
+    status = slem_error(err, SLEM_EFORMAT, "%s: %s (%lld bytes): not a slem cache, or truncated",
+                        path, st.st_size ? "too short" : "empty", (long long)st.st_size);
+    goto fail;
+  }
+  c->priv->map_len = (size_t)st.st_size;
+  c->priv->map = mmap(NULL, c->priv->map_len, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (c->priv->map == MAP_FAILED) {
+    c->priv->map = NULL;
+    status = slem_error(err, SLEM_EIO, "%s: mmap: %s", path, strerror(errno));
+    goto fail;
+  }
+  close(fd);
+  fd = -1;
+  p = c->priv->map;
+  if (memcmp(p, magic, 8) != 0) {
+    status = slem_error(err, SLEM_EFORMAT, "%s: not a slem cache (bad magic)", path);
+    goto fail;
+  }
+  bom = get32(p + 12);
+  if (bom != BOM) {
+    status = slem_error(err, SLEM_EFORMAT, "%s: %s", path,
+                        bom == 0x04030201u ? "written on a host of the other byte order; "
+                                             "rebuild it with slem-negstats here"
+                                           : "bad byte-order mark");
+    goto fail;
+  }
+  version = get32(p + 8);
+  if (version != SLEM_CACHE_VERSION) {
+    status = slem_error(err, SLEM_EFORMAT,
+                        "%s: cache format version %" PRIu32 "; this slem reads version %d: "
+                        "rebuild it with slem-negstats", path, version, SLEM_CACHE_VERSION);
+    goto fail;
+  }
+  if (slem_crc32(0, p, 60) != get32(p + 60)) {
+    status = slem_error(err, SLEM_EFORMAT, "%s: checksum mismatch in the fixed header", path);
+    goto fail;
+  }
+  fixed_len = get32(p + 16);
+  json_len = get32(p + 20);
+  json_off = get64(p + 24);
+  pay_off = get64(p + 32);
+  pay_len = get64(p + 40);
+  if (fixed_len != FIXED_LEN || json_off < FIXED_LEN || json_off > pay_off ||
+      json_len > pay_off - json_off || pay_off % ALIGN != 0 || pay_off > c->priv->map_len ||
+      pay_len != c->priv->map_len - pay_off) {
+    status = slem_error(err, SLEM_EFORMAT,
+                        "%s: header offsets disagree with the file size %zu: truncated or "
+                        "corrupt", path, c->priv->map_len);
+    goto fail;
+  }
+  if (slem_crc32(0, p + json_off, json_len) != get32(p + 48)) {
+    status = slem_error(err, SLEM_EFORMAT, "%s: checksum mismatch in the JSON header", path);
+    goto fail;
+  }
+  if (slem_crc32(0, p + pay_off, pay_len) != get32(p + 52)) {
+    status = slem_error(err, SLEM_EFORMAT, "%s: checksum mismatch in the payload: corrupt", path);
+    goto fail;
+  }
+  json = cJSON_ParseWithLength((const char *)p + json_off, json_len);
+  if (!json || !cJSON_IsObject(json)) {
+    status = slem_error(err, SLEM_EFORMAT, "%s: the JSON header does not parse", path);
+    goto fail;
+  }
+  kind = cJSON_GetObjectItemCaseSensitive(json, "kind");
+  if (json_uint(json, "d", SLEM_DIM_MAX, &d) != 0 || d == 0 ||
+      json_uint(json, "n", (uint64_t)1 << 53, &n) != 0 || n == 0 || !cJSON_IsString(kind)) {
+    status = slem_error(err, SLEM_EFORMAT, "%s: the JSON header lacks a valid kind, d or n", path);
+    goto fail;
+  }
+  c->d = d;
+  c->n = n;
+  sections = cJSON_GetObjectItemCaseSensitive(json, "sections");
+  if (!cJSON_IsArray(sections)) {
+    status = slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no sections", path);
+    goto fail;
+  }
+  status = find_section(c, sections, "mu", d, 0, pay_off, pay_len, &c->mu, err);
+  if (status) goto fail;
+  if (strcmp(kind->valuestring, "linear") == 0) {
+    const cJSON *lam = cJSON_GetObjectItemCaseSensitive(json, "lambda");
+    c->kind = SLEM_CACHE_LINEAR;
+    if (!cJSON_IsNumber(lam) || !(lam->valuedouble >= 0) || !isfinite(lam->valuedouble)) {
+      status = slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid lambda", path);
+      goto fail;
+    }
+    c->lambda = lam->valuedouble;
+    status = find_section(c, sections, "ainv", d, d, pay_off, pay_len, &c->ainv, err);
+  } else if (strcmp(kind->valuestring, "partial") == 0) {
+    c->kind = SLEM_CACHE_PARTIAL;
+    status = find_section(c, sections, "scatter", d, d, pay_off, pay_len, &c->scatter, err);
+  } else {
+    status = slem_error(err, SLEM_EFORMAT, "%s: cache kind '%s' is not known to this slem", path,
+                        kind->valuestring);
+  }
+  if (status) goto fail;
+  c->priv->json_text = cJSON_Print(json);
+  if (!c->priv->json_text) {
+    status = slem_error(err, SLEM_ENOMEM, "out of memory");
+    goto fail;
+  }
+  cJSON_Delete(json);
+  *self = c;
+  return SLEM_OK;
+fail:
+  if (fd >= 0) close(fd);
+  cJSON_Delete(json);
+  slem_cache_free(c);
+  return status;
+}
+
+/* ---- writing ---- */
+
+typedef struct Section {
+  const char *name;
+  const double *data;
+  size_t rows, cols; /* cols 0: a vector */
+} Section;
+
+static cJSON *provenance_json(const SlemProvenance *prov) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON *in = cJSON_CreateArray();
+  char when[32];
+  time_t t = time(NULL);
+  const char *sde = getenv("SOURCE_DATE_EPOCH"); /* reproducible builds of caches */
+  struct tm tm;
+  if (sde && *sde) t = (time_t)strtoll(sde, NULL, 10);
+  gmtime_r(&t, &tm);
+  strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  cJSON_AddStringToObject(o, "tool", prov && prov->tool ? prov->tool : "libslem");
+  cJSON_AddStringToObject(o, "version", SLEM_VERSION);
+  for (size_t i = 0; prov && i < prov->ninputs; i++)
+    cJSON_AddItemToArray(in, cJSON_CreateString(prov->inputs[i]));
+  cJSON_AddItemToObject(o, "inputs", in);
+  cJSON_AddStringToObject(o, "time", when);
+  return o;
+}
+
+/* Fills in the section offsets for a payload starting at pay_off; returns the payload
+ * length. */
+static uint64_t place_sections(cJSON *secs, const Section *sec, size_t nsec, uint64_t pay_off) {
+  uint64_t off = pay_off;
+  for (size_t i = 0; i < nsec; i++) {
+    cJSON *s = cJSON_GetArrayItem(secs, (int)i);
+    uint64_t bytes = (uint64_t)sec[i].rows * (sec[i].cols ? sec[i].cols : 1) * 8;
+    cJSON_ReplaceItemInObjectCaseSensitive(s, "offset", cJSON_CreateNumber((double)off));
+    off = align_up(off + bytes);
+  }
+  return off - pay_off;
+}
+
+static int write_cache(const char *path, cJSON *meta, const Section *sec, size_t nsec,
+                       SlemError *err) {
+  static const unsigned char zeros[ALIGN] = {0};
+  cJSON *secs = cJSON_CreateArray();
+  char *text = NULL;
+  unsigned char hdr[FIXED_LEN];
+  uint64_t pay_off = 0, pay_len = 0, pos;
+  uint32_t json_len = 0, crc_json, crc_pay = 0, v32;
+  SlemOut *out = NULL;
+  FILE *fp;
+  int status;
+
+  for (size_t i = 0; i < nsec; i++) {
+    cJSON *s = cJSON_CreateObject(), *shape = cJSON_CreateArray();
+    cJSON_AddStringToObject(s, "name", sec[i].name);
+    cJSON_AddNumberToObject(s, "offset", 0);
+    cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)sec[i].rows));
+    if (sec[i].cols) cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)sec[i].cols));
+    cJSON_AddItemToObject(s, "shape", shape);
+    cJSON_AddStringToObject(s, "dtype", "<f8");
+    cJSON_AddItemToArray(secs, s);
+  }
+  cJSON_AddItemToObject(meta, "sections", secs);
+  /* the offsets are in the JSON, whose length decides them: iterate to a fixed point */
+  for (int iter = 0; iter < 8; iter++) {
+    uint64_t want;
+    pay_len = place_sections(secs, sec, nsec, pay_off);
+    free(text);
+    text = cJSON_PrintUnformatted(meta);
+    if (!text) {
+      status = slem_error(err, SLEM_ENOMEM, "out of memory");
+      goto done;
+    }
+    json_len = (uint32_t)strlen(text);
+    want = align_up(FIXED_LEN + json_len + 1);
+    if (want == pay_off) break;
+    pay_off = want;
+  }
+  crc_json = slem_crc32(0, text, json_len);
+  for (size_t i = 0; i < nsec; i++) {
+    uint64_t bytes = (uint64_t)sec[i].rows * (sec[i].cols ? sec[i].cols : 1) * 8;
+    crc_pay = slem_crc32(crc_pay, sec[i].data, bytes);
+    if (align_up(bytes) != bytes) crc_pay = slem_crc32(crc_pay, zeros, align_up(bytes) - bytes);
+  }
+
+  memset(hdr, 0, sizeof hdr);
+  memcpy(hdr, magic, 8);
+  v32 = SLEM_CACHE_VERSION; memcpy(hdr + 8, &v32, 4);
+  v32 = BOM; memcpy(hdr + 12, &v32, 4);
+  v32 = FIXED_LEN; memcpy(hdr + 16, &v32, 4);
+  memcpy(hdr + 20, &json_len, 4);
+  pos = FIXED_LEN; memcpy(hdr + 24, &pos, 8);
+  memcpy(hdr + 32, &pay_off, 8);
+  memcpy(hdr + 40, &pay_len, 8);
+  memcpy(hdr + 48, &crc_json, 4);
+  memcpy(hdr + 52, &crc_pay, 4);
+  v32 = slem_crc32(0, hdr, 60); memcpy(hdr + 60, &v32, 4);
+
+  status = slem_out_open(&out, path, err);
+  if (status) goto done;
+  fp = slem_out_file(out);
+  if (fwrite(hdr, 1, FIXED_LEN, fp) != FIXED_LEN || fwrite(text, 1, json_len, fp) != json_len)
+    goto ioerr;
+  /* a newline after the JSON so that `head -c` shows it whole; zeros up to the payload */
+  if (putc('\n', fp) == EOF) goto ioerr;
+  for (pos = FIXED_LEN + json_len + 1; pos < pay_off; pos++)
+    if (putc(0, fp) == EOF) goto ioerr;
+  for (size_t i = 0; i < nsec; i++) {
+    uint64_t bytes = (uint64_t)sec[i].rows * (sec[i].cols ? sec[i].cols : 1) * 8;
+    if (fwrite(sec[i].data, 1, bytes, fp) != bytes) goto ioerr;
+    if (align_up(bytes) != bytes &&
+        fwrite(zeros, 1, align_up(bytes) - bytes, fp) != align_up(bytes) - bytes)
+      goto ioerr;
+  }
+  status = slem_out_commit(out, err);
+  out = NULL;
+  goto done;
+ioerr:
+  status = slem_error(err, SLEM_EIO, "%s: write: %s", path, strerror(errno));
+done:
+  slem_out_abort(out);
+  free(text);
+  return status;
+}
+
+int slem_cache_write_linear(const char *path, size_t d, uint64_t n, double lambda,
+                            double lambda_rel, double trace_sigma, const double *mu,
+                            const double *ainv, const SlemProvenance *prov, SlemError *err) {
+  cJSON *meta = cJSON_CreateObject();
+  Section sec[2] = {{"mu", mu, d, 0}, {"ainv", ainv, d, d}};
+  int status;
+  if (!meta) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  cJSON_AddStringToObject(meta, "format", "slem-cache");
+  cJSON_AddNumberToObject(meta, "format_version", SLEM_CACHE_VERSION);
+  cJSON_AddStringToObject(meta, "kind", "linear");
+  cJSON_AddNumberToObject(meta, "d", (double)d);
+  cJSON_AddNumberToObject(meta, "n", (double)n);
+  cJSON_AddNumberToObject(meta, "lambda", lambda);
+  if (lambda_rel >= 0) cJSON_AddNumberToObject(meta, "lambda_rel", lambda_rel);
+  cJSON_AddNumberToObject(meta, "trace_sigma", trace_sigma);
+  cJSON_AddItemToObject(meta, "provenance", provenance_json(prov));
+  status = write_cache(path, meta, sec, 2, err);
+  cJSON_Delete(meta);
+  return status;
+}
+
+int slem_cache_write_partial(const char *path, size_t d, uint64_t n, const double *mu,
+                             const double *scatter, const SlemProvenance *prov,
+                             SlemError *err) {
+  cJSON *meta = cJSON_CreateObject();
+  Section sec[2] = {{"mu", mu, d, 0}, {"scatter", scatter, d, d}};
+  int status;
+  if (!meta) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  cJSON_AddStringToObject(meta, "format", "slem-cache");
+  cJSON_AddNumberToObject(meta, "format_version", SLEM_CACHE_VERSION);
+  cJSON_AddStringToObject(meta, "kind", "partial");
+  cJSON_AddNumberToObject(meta, "d", (double)d);
+  cJSON_AddNumberToObject(meta, "n", (double)n);
+  cJSON_AddItemToObject(meta, "provenance", provenance_json(prov));
+  status = write_cache(path, meta, sec, 2, err);
+  cJSON_Delete(meta);
+  return status;
+}

@@ -1,0 +1,79 @@
+/* The negative-statistics cache (.slem): what slem-negstats computes once and every
+ * slem-encode reads.
+ *
+ * Layout, all integers little-endian:
+ *   0   8  magic "\x89SLEM\r\n\x1a"
+ *   8   4  format version (SLEM_CACHE_VERSION)
+ *   12  4  byte-order mark 0x01020304 as written by the host
+ *   16  4  fixed header length (64)
+ *   20  4  JSON header length in bytes
+ *   24  8  JSON header offset (64)
+ *   32  8  payload offset (a multiple of 64)
+ *   40  8  payload length (to the end of the file)
+ *   48  4  CRC-32 of the JSON header
+ *   52  4  CRC-32 of the payload
+ *   56  4  reserved, 0
+ *   60  4  CRC-32 of bytes 0..59
+ * then the JSON header (cJSON: kind, d, n, lambda, sections with offset/shape/dtype,
+ * provenance), then the sections, each at a 64-byte aligned absolute offset, float64
+ * little-endian, row-major, so that a reader can use them in place from mmap.
+ *
+ * Kinds: "linear" (sections mu(d), ainv(d, d) = (Sigma + lambda I)^-1) and "partial"
+ * (mu(d), scatter(d, d) = sum (x - mu)(x - mu)^T over n vectors), the second being
+ * mergeable across shards.
+ */
+#ifndef SLEM_CACHE_H
+#define SLEM_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+#define SLEM_CACHE_VERSION 1
+
+typedef enum SlemCacheKind { SLEM_CACHE_LINEAR = 1, SLEM_CACHE_PARTIAL = 2 } SlemCacheKind;
+
+typedef struct SlemCache {
+  SlemCacheKind kind;
+  size_t d;
+  uint64_t n;             /* negatives summarised */
+  double lambda;          /* linear: the lambda of A */
+  const double *mu;       /* mu(d) */
+  const double *ainv;     /* linear: ainv(d, d), symmetric */
+  const double *scatter;  /* partial: scatter(d, d), symmetric */
+  struct SlemCachePriv *priv;
+} SlemCache;
+
+/* Maps and checks path: magic, byte order, version, header checksum, offsets and sizes
+ * inside the file and consistent with d, both checksums, the JSON header. *self is set
+ * to a new cache freed by slem_cache_free(). Errors: SLEM_EIO, SLEM_EFORMAT with what is
+ * wrong ("written with byte order ...", "version 7; this slem reads version 1",
+ * "checksum mismatch in the payload"). */
+int slem_cache_read(SlemCache **self, const char *path, SlemError *err);
+void slem_cache_free(SlemCache *self);
+
+/* The JSON header, pretty-printed, owned by self. */
+const char *slem_cache_json(const SlemCache *self);
+const char *slem_cache_path(const SlemCache *self);
+
+/* What a cache records of how it was made. */
+typedef struct SlemProvenance {
+  const char *tool;
+  const char *const *inputs;
+  size_t ninputs;
+} SlemProvenance;
+
+/* Write a cache atomically (temporary file, fsync, rename). lambda_rel is recorded when
+ * >= 0 (lambda = lambda_rel * trace(Sigma) / d), trace_sigma always. Errors: SLEM_EIO. */
+int slem_cache_write_linear(const char *path, size_t d, uint64_t n, double lambda,
+                            double lambda_rel, double trace_sigma, const double *mu,
+                            const double *ainv, const SlemProvenance *prov, SlemError *err);
+int slem_cache_write_partial(const char *path, size_t d, uint64_t n, const double *mu,
+                             const double *scatter, const SlemProvenance *prov,
+                             SlemError *err);
+
+/* 1 when the first bytes of path are the cache magic (0 also when it cannot be read). */
+int slem_cache_sniff(const char *path);
+
+#endif

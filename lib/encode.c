@@ -1,0 +1,102 @@
+#include "encode.h"
+
+#include <gsl/gsl_cblas.h>
+#include <math.h>
+#include <stdlib.h>
+
+struct SlemEncoder {
+  const SlemCache *cache;
+  SlemEncodeMode mode;
+  double theta;
+  size_t max_rows;
+  double *delta;  /* delta(max_rows, d) */
+  double *y;      /* y(max_rows, d) */
+  uint64_t zeros;
+};
+
+int slem_encoder_new(SlemEncoder **self, const SlemCache *cache, SlemEncodeMode mode,
+                     double theta, size_t max_rows, SlemError *err) {
+  SlemEncoder *e;
+  *self = NULL;
+  if (cache->kind != SLEM_CACHE_LINEAR)
+    return slem_error(err, SLEM_EINVAL,
+                      "%s: a partial cache holds sums, not A^-1: finish it with slem-negstats "
+                      "first", slem_cache_path(cache));
+  if (mode == SLEM_ENCODE_CLASSIFIER && !(theta > 0 && isfinite(theta)))
+    return slem_error(err, SLEM_EINVAL, "theta must be a positive number (got %g)", theta);
+  e = calloc(1, sizeof *e);
+  if (!e) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  e->cache = cache;
+  e->mode = mode;
+  e->theta = theta;
+  e->max_rows = max_rows;
+  e->delta = malloc(max_rows * cache->d * sizeof *e->delta);
+  e->y = malloc(max_rows * cache->d * sizeof *e->y);
+  if (!e->delta || !e->y) {
+    slem_encoder_free(e);
+    return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", max_rows);
+  }
+  *self = e;
+  return SLEM_OK;
+}
+
+void slem_encoder_free(SlemEncoder *self) {
+  if (!self) return;
+  free(self->delta);
+  free(self->y);
+  free(self);
+}
+
+size_t slem_encoder_out_dim(const SlemEncoder *self) {
+  return self->cache->d + (self->mode == SLEM_ENCODE_CLASSIFIER);
+}
+
+uint64_t slem_encoder_zeros(const SlemEncoder *self) { return self->zeros; }
+
+/* Writes float32 to outf or float64 to outd, whichever is not NULL. */
+static void run(SlemEncoder *self, float *outf, double *outd, const double *x, size_t b) {
+  const SlemCache *c = self->cache;
+  size_t d = c->d, od = slem_encoder_out_dim(self);
+  const double *mu = c->mu;
+  double th = self->theta;
+  if (b == 0) return;
+  for (size_t i = 0; i < b; i++)
+    for (size_t j = 0; j < d; j++) self->delta[i * d + j] = x[i * d + j] - mu[j];
+  /* y(b, d) = delta(b, d) A^-1(d, d); A^-1 is symmetric, stored whole */
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, (int)d, (int)d, 1.0,
+              self->delta, (int)d, c->ainv, (int)d, 0.0, self->y, (int)d);
+  for (size_t i = 0; i < b; i++) {
+    const double *yi = self->y + i * d, *di = self->delta + i * d, *xi = x + i * d;
+    float *of = outf ? outf + i * od : NULL;
+    double *odd = outd ? outd + i * od : NULL;
+    double nrm = cblas_dnrm2((int)d, yi, 1);
+    if (self->mode == SLEM_ENCODE_UNIT) {
+      double s = nrm > 0 ? 1.0 / nrm : 0.0;
+      if (nrm == 0) self->zeros++;
+      for (size_t j = 0; j < d; j++) {
+        if (of) of[j] = (float)(yi[j] * s);
+        else odd[j] = yi[j] * s;
+      }
+    } else {
+      double q = cblas_ddot((int)d, di, 1, yi, 1);
+      double s = 2 * th / (th * q + th + 1), proj = 0;
+      if (nrm == 0) self->zeros++;
+      for (size_t j = 0; j < d; j++) {
+        double w = s * yi[j];
+        proj += (th * xi[j] + mu[j]) * w;
+        if (of) of[j] = (float)w;
+        else odd[j] = w;
+      }
+      if (of) of[d] = (float)((th - 1) / (th + 1) - proj / (th + 1));
+      else odd[d] = (th - 1) / (th + 1) - proj / (th + 1);
+    }
+  }
+}
+
+void slem_encoder_run(SlemEncoder *self, float *y, const double *x, size_t b) {
+  run(self, y, NULL, x, b);
+}
+
+void slem_encoder_run_f64(SlemEncoder *self, double *y, const double *x, size_t b) {
+  run(self, NULL, y, x, b);
+}

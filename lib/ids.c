@@ -1,0 +1,96 @@
+#include "ids.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io.h"
+
+struct SlemIds {
+  char *name;
+  char *text;       /* all ids, each NUL-terminated */
+  size_t text_len, text_cap;
+  size_t *off;      /* start of each id in text */
+  size_t n, cap;
+};
+
+void slem_ids_free(SlemIds *self) {
+  if (!self) return;
+  free(self->name);
+  free(self->text);
+  free(self->off);
+  free(self);
+}
+
+size_t slem_ids_count(const SlemIds *self) { return self->n; }
+const char *slem_ids_get(const SlemIds *self, size_t i) { return self->text + self->off[i]; }
+const char *slem_ids_name(const SlemIds *self) { return self->name; }
+
+static int push(SlemIds *ids, const char *s, size_t len) {
+  if (ids->n == ids->cap) {
+    size_t cap = ids->cap ? 2 * ids->cap : 1024;
+    size_t *p = realloc(ids->off, cap * sizeof *p);
+    if (!p) return -1;
+    ids->off = p;
+    ids->cap = cap;
+  }
+  if (ids->text_len + len + 1 > ids->text_cap) {
+    size_t cap = ids->text_cap ? ids->text_cap : 16384;
+    char *p;
+    while (cap < ids->text_len + len + 1) cap *= 2;
+    p = realloc(ids->text, cap);
+    if (!p) return -1;
+    ids->text = p;
+    ids->text_cap = cap;
+  }
+  ids->off[ids->n++] = ids->text_len;
+  memcpy(ids->text + ids->text_len, s, len);
+  ids->text[ids->text_len + len] = '\0';
+  ids->text_len += len + 1;
+  return 0;
+}
+
+int slem_ids_read(SlemIds **self, const char *path, SlemError *err) {
+  SlemIn *in = NULL;
+  SlemIds *ids = calloc(1, sizeof *ids);
+  int st;
+  uint64_t line_no = 0;
+  *self = NULL;
+  if (!ids) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  st = slem_in_open(&in, path, err);
+  if (st) goto fail;
+  ids->name = malloc(strlen(slem_in_name(in)) + 1);
+  if (!ids->name) goto nomem;
+  strcpy(ids->name, slem_in_name(in));
+  for (;;) {
+    char *line;
+    size_t len;
+    st = slem_in_getline(in, &line, &len, err);
+    if (st) goto fail;
+    if (!line) break;
+    line_no++;
+    if (len == 0) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": empty id", ids->name, line_no);
+      goto fail;
+    }
+    if (strpbrk(line, " \t\v\f\r") || strlen(line) != len) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": id contains white space or NUL",
+                      ids->name, line_no);
+      goto fail;
+    }
+    if (push(ids, line, len) != 0) goto nomem;
+  }
+  if (ids->n == 0) {
+    st = slem_error(err, SLEM_EFORMAT, "%s: no ids (empty file)", ids->name);
+    goto fail;
+  }
+  slem_in_free(in);
+  *self = ids;
+  return SLEM_OK;
+nomem:
+  st = slem_error(err, SLEM_ENOMEM, "out of memory");
+fail:
+  slem_in_free(in);
+  slem_ids_free(ids);
+  return st;
+}

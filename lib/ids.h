@@ -1,0 +1,25 @@
+/* Ids files: one id per line, in the order of the vectors they name.
+ *
+ * An id is a non-empty string with no white space (so that it survives TSV and TREC
+ * output). Blank lines are errors, since they would shift every id after them.
+ */
+#ifndef SLEM_IDS_H
+#define SLEM_IDS_H
+
+#include <stddef.h>
+
+#include "error.h"
+
+typedef struct SlemIds SlemIds;
+
+/* Reads path ("-": stdin) into a new list, freed by slem_ids_free(). Errors: SLEM_EIO,
+ * SLEM_EFORMAT naming the line (empty id, white space inside an id, empty file). */
+int slem_ids_read(SlemIds **self, const char *path, SlemError *err);
+void slem_ids_free(SlemIds *self);
+
+size_t slem_ids_count(const SlemIds *self);
+/* The i-th id (0-based), owned by self; i must be below slem_ids_count(). */
+const char *slem_ids_get(const SlemIds *self, size_t i);
+const char *slem_ids_name(const SlemIds *self);
+
+#endif

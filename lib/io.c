@@ -1,0 +1,354 @@
+#define _POSIX_C_SOURCE 200809L
+#include "io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define IN_BUFSIZE (1u << 20)
+#define PEEK_MAX (64u << 10)
+
+struct SlemIn {
+  int fd;
+  int owns_fd;
+  int is_regular;
+  int64_t size;
+  char *name;
+  unsigned char *buf;
+  size_t pos, len;   /* unread bytes are buf[pos .. len) */
+  uint64_t offset;   /* bytes consumed */
+  int eof;
+  char *line;
+  size_t line_cap;
+};
+
+static char *dupstr(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *p = malloc(n);
+  if (p) memcpy(p, s, n);
+  return p;
+}
+
+int slem_in_open(SlemIn **self, const char *path, SlemError *err) {
+  int use_stdin = !path || strcmp(path, "-") == 0;
+  SlemIn *in = calloc(1, sizeof *in);
+  struct stat st;
+  *self = NULL;
+  if (!in) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  in->fd = -1;
+  in->size = -1;
+  in->name = dupstr(use_stdin ? "<stdin>" : path);
+  in->buf = malloc(IN_BUFSIZE);
+  if (!in->name || !in->buf) {
+    slem_in_free(in);
+    return slem_error(err, SLEM_ENOMEM, "out of memory");
+  }
+  if (use_stdin) {
+    in->fd = 0;
+  } else {
+    in->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (in->fd < 0) {
+      int e = errno;
+      slem_in_free(in);
+      return slem_error(err, SLEM_EIO, "%s: %s", path, strerror(e));
+    }
+    in->owns_fd = 1;
+  }
+  if (fstat(in->fd, &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      slem_error(err, SLEM_EIO, "%s: is a directory", in->name);
+      slem_in_free(in);
+      return SLEM_EIO;
+    }
+    if (S_ISREG(st.st_mode)) {
+      in->is_regular = 1;
+      in->size = (int64_t)st.st_size;
+      /* stdin redirected from a file may start anywhere: count from there */
+      if (use_stdin) {
+        off_t cur = lseek(in->fd, 0, SEEK_CUR);
+        if (cur > 0) in->size -= (int64_t)cur;
+        if (cur < 0) in->is_regular = 0, in->size = -1;
+      }
+    }
+  }
+  *self = in;
+  return SLEM_OK;
+}
+
+void slem_in_free(SlemIn *self) {
+  if (!self) return;
+  if (self->owns_fd && self->fd >= 0) close(self->fd);
+  free(self->name);
+  free(self->buf);
+  free(self->line);
+  free(self);
+}
+
+const char *slem_in_name(const SlemIn *self) { return self->name; }
+int64_t slem_in_size(const SlemIn *self) { return self->size; }
+uint64_t slem_in_offset(const SlemIn *self) { return self->offset; }
+int slem_in_seekable(const SlemIn *self) { return self->is_regular && self->owns_fd; }
+
+/* Reads more bytes behind the unread ones, keeping them at the start of buf. */
+static int fill(SlemIn *self, SlemError *err) {
+  ssize_t r;
+  if (self->pos > 0) {
+    memmove(self->buf, self->buf + self->pos, self->len - self->pos);
+    self->len -= self->pos;
+    self->pos = 0;
+  }
+  if (self->eof || self->len == IN_BUFSIZE) return SLEM_OK;
+  do {
+    r = read(self->fd, self->buf + self->len, IN_BUFSIZE - self->len);
+  } while (r < 0 && errno == EINTR);
+  if (r < 0) return slem_error(err, SLEM_EIO, "%s: read: %s", self->name, strerror(errno));
+  if (r == 0) self->eof = 1;
+  self->len += (size_t)r;
+  return SLEM_OK;
+}
+
+int slem_in_peek(SlemIn *self, size_t n, const unsigned char **p, size_t *avail,
+                 SlemError *err) {
+  if (n > PEEK_MAX) n = PEEK_MAX;
+  while (self->len - self->pos < n && !self->eof) {
+    int st = fill(self, err);
+    if (st) return st;
+  }
+  *p = self->buf + self->pos;
+  *avail = self->len - self->pos < n ? self->len - self->pos : n;
+  return SLEM_OK;
+}
+
+int slem_in_read(SlemIn *self, void *dst, size_t n, size_t *got, SlemError *err) {
+  unsigned char *out = dst;
+  size_t done = 0;
+  while (done < n) {
+    size_t have = self->len - self->pos;
+    if (have == 0) {
+      ssize_t r;
+      if (self->eof) break;
+      /* large reads bypass the buffer */
+      if (n - done >= IN_BUFSIZE) {
+        do {
+          r = read(self->fd, out + done, n - done);
+        } while (r < 0 && errno == EINTR);
+        if (r < 0)
+          return slem_error(err, SLEM_EIO, "%s: read: %s", self->name, strerror(errno));
+        if (r == 0) self->eof = 1;
+        done += (size_t)r;
+        self->offset += (uint64_t)r;
+        continue;
+      }
+      int st = fill(self, err);
+      if (st) return st;
+      continue;
+    }
+    if (have > n - done) have = n - done;
+    memcpy(out + done, self->buf + self->pos, have);
+    self->pos += have;
+    self->offset += have;
+    done += have;
+  }
+  *got = done;
+  return SLEM_OK;
+}
+
+int slem_in_getline(SlemIn *self, char **line, size_t *len, SlemError *err) {
+  size_t n = 0;
+  *line = NULL;
+  *len = 0;
+  for (;;) {
+    unsigned char *start = self->buf + self->pos;
+    size_t have = self->len - self->pos;
+    unsigned char *nl = have ? memchr(start, '\n', have) : NULL;
+    size_t take = nl ? (size_t)(nl - start) : have;
+    if (n + take + 1 > self->line_cap) {
+      size_t cap = self->line_cap ? self->line_cap : 256;
+      char *p;
+      while (cap < n + take + 1) cap *= 2;
+      p = realloc(self->line, cap);
+      if (!p) return slem_error(err, SLEM_ENOMEM, "%s: out of memory for a line", self->name);
+      self->line = p;
+      self->line_cap = cap;
+    }
+    memcpy(self->line + n, start, take);
+    n += take;
+    self->pos += take + (nl ? 1 : 0);
+    self->offset += take + (nl ? 1 : 0);
+    if (nl) break;
+    if (self->eof) {
+      if (n == 0) return SLEM_OK; /* end of file */
+      break;
+    }
+    int st = fill(self, err);
+    if (st) return st;
+  }
+  if (n > 0 && self->line[n - 1] == '\r') n--;
+  self->line[n] = '\0';
+  *line = self->line;
+  *len = n;
+  return SLEM_OK;
+}
+
+int slem_in_seek(SlemIn *self, uint64_t off, SlemError *err) {
+  if (!slem_in_seekable(self))
+    return slem_error(err, SLEM_EIO, "%s: cannot seek (not a regular file)", self->name);
+  if (lseek(self->fd, (off_t)off, SEEK_SET) < 0)
+    return slem_error(err, SLEM_EIO, "%s: seek: %s", self->name, strerror(errno));
+  self->pos = self->len = 0;
+  self->eof = 0;
+  self->offset = off;
+  return SLEM_OK;
+}
+
+/* ---- atomic output ---- */
+
+#define PENDING_MAX 16
+static char *volatile pending[PENDING_MAX];
+
+struct SlemOut {
+  FILE *fp;
+  char *target;
+  char *tmp;      /* NULL when writing in place (stdout or a device) */
+  int is_stdout;
+  int slot;
+};
+
+static void pending_add(SlemOut *o) {
+  o->slot = -1;
+  for (int i = 0; i < PENDING_MAX; i++)
+    if (!pending[i]) {
+      pending[i] = o->tmp;
+      o->slot = i;
+      return;
+    }
+}
+
+static void pending_remove(SlemOut *o) {
+  if (o->slot >= 0) pending[o->slot] = NULL;
+  o->slot = -1;
+}
+
+void slem_out_unlink_pending(void) {
+  for (int i = 0; i < PENDING_MAX; i++) {
+    char *p = pending[i];
+    if (p) unlink(p);
+  }
+}
+
+static void out_free(SlemOut *o) {
+  if (!o) return;
+  pending_remove(o);
+  free(o->target);
+  free(o->tmp);
+  free(o);
+}
+
+int slem_out_open(SlemOut **self, const char *path, SlemError *err) {
+  SlemOut *o = calloc(1, sizeof *o);
+  struct stat st;
+  *self = NULL;
+  if (!o) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  o->slot = -1;
+  if (!path || strcmp(path, "-") == 0) {
+    o->is_stdout = 1;
+    o->fp = stdout;
+    o->target = dupstr("<stdout>");
+    if (!o->target) goto nomem;
+    *self = o;
+    return SLEM_OK;
+  }
+  o->target = dupstr(path);
+  if (!o->target) goto nomem;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (S_ISDIR(st.st_mode)) {
+      out_free(o);
+      return slem_error(err, SLEM_EIO, "%s: is a directory", path);
+    }
+    o->fp = fopen(path, "wb");
+    if (!o->fp) {
+      int e = errno;
+      out_free(o);
+      return slem_error(err, SLEM_EIO, "%s: %s", path, strerror(e));
+    }
+    *self = o;
+    return SLEM_OK;
+  }
+  {
+    const char *slash = strrchr(path, '/');
+    size_t dirlen = slash ? (size_t)(slash - path + 1) : 0;
+    const char *base = slash ? slash + 1 : path;
+    size_t n = dirlen + strlen(base) + 32;
+    int fd;
+    mode_t mask;
+    o->tmp = malloc(n);
+    if (!o->tmp) goto nomem;
+    snprintf(o->tmp, n, "%.*s.%s.tmp.XXXXXX", (int)dirlen, path, base);
+    fd = mkstemp(o->tmp);
+    if (fd < 0) {
+      int e = errno;
+      out_free(o);
+      return slem_error(err, SLEM_EIO, "%s: cannot create a temporary file beside it: %s",
+                        path, strerror(e));
+    }
+    pending_add(o);
+    mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0) { /* mkstemp made it 0600 */
+    }
+    o->fp = fdopen(fd, "wb");
+    if (!o->fp) {
+      int e = errno;
+      close(fd);
+      unlink(o->tmp);
+      out_free(o);
+      return slem_error(err, SLEM_EIO, "%s: %s", path, strerror(e));
+    }
+  }
+  *self = o;
+  return SLEM_OK;
+nomem:
+  out_free(o);
+  return slem_error(err, SLEM_ENOMEM, "out of memory");
+}
+
+FILE *slem_out_file(SlemOut *self) { return self->fp; }
+const char *slem_out_name(const SlemOut *self) { return self->target; }
+int slem_out_seekable(const SlemOut *self) { return self->tmp != NULL; }
+
+int slem_out_commit(SlemOut *self, SlemError *err) {
+  int st = SLEM_OK;
+  if (self->is_stdout) {
+    if (fflush(self->fp) != 0 || ferror(self->fp))
+      st = slem_error(err, SLEM_EIO, "<stdout>: write: %s", strerror(errno));
+    out_free(self);
+    return st;
+  }
+  if (fflush(self->fp) != 0 || ferror(self->fp)) {
+    st = slem_error(err, SLEM_EIO, "%s: write: %s", self->target, strerror(errno));
+  } else if (self->tmp && fsync(fileno(self->fp)) != 0) {
+    st = slem_error(err, SLEM_EIO, "%s: fsync: %s", self->target, strerror(errno));
+  }
+  if (fclose(self->fp) != 0 && st == SLEM_OK)
+    st = slem_error(err, SLEM_EIO, "%s: close: %s", self->target, strerror(errno));
+  self->fp = NULL;
+  if (self->tmp) {
+    if (st == SLEM_OK && rename(self->tmp, self->target) != 0)
+      st = slem_error(err, SLEM_EIO, "%s: rename: %s", self->target, strerror(errno));
+    if (st != SLEM_OK) unlink(self->tmp);
+  }
+  out_free(self);
+  return st;
+}
+
+void slem_out_abort(SlemOut *self) {
+  if (!self) return;
+  if (!self->is_stdout && self->fp) fclose(self->fp);
+  if (self->is_stdout && self->fp) fflush(self->fp);
+  if (self->tmp) unlink(self->tmp);
+  out_free(self);
+}

@@ -1,0 +1,78 @@
+/* Buffered input that works on pipes, and output that is never left half-written.
+ *
+ * SlemIn reads a path or "-" (stdin) through one large buffer with read(2); it can
+ * peek at the first bytes without seeking, so format sniffing works on pipes.
+ * SlemOut writes a path through a temporary file beside it (".NAME.tmp.XXXXXX"), and
+ * only slem_out_commit() makes it appear under its name: fflush, fsync, rename. "-"
+ * writes to stdout. A path that exists and is not a regular file (/dev/null, a FIFO) is
+ * written in place, since renaming over a device would replace it.
+ */
+#ifndef SLEM_IO_H
+#define SLEM_IO_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "error.h"
+
+typedef struct SlemIn SlemIn;
+
+/* Opens path for reading ("-" or NULL: stdin). *self is set to a new reader, freed by
+ * slem_in_free(). Errors: SLEM_EIO naming the path (missing, unreadable, a directory). */
+int slem_in_open(SlemIn **self, const char *path, SlemError *err);
+void slem_in_free(SlemIn *self);
+
+/* The name used in messages: the path, or "<stdin>". Owned by self. */
+const char *slem_in_name(const SlemIn *self);
+
+/* Size in bytes of a regular file, or -1 when unknown (pipe, terminal). */
+int64_t slem_in_size(const SlemIn *self);
+
+/* Bytes consumed so far by slem_in_read/slem_in_skip. */
+uint64_t slem_in_offset(const SlemIn *self);
+
+/* Makes up to n bytes available at *p without consuming them; *avail < n only at end
+ * of file. n must be at most 64 KiB. Errors: SLEM_EIO. */
+int slem_in_peek(SlemIn *self, size_t n, const unsigned char **p, size_t *avail,
+                 SlemError *err);
+
+/* Reads up to n bytes into dst; *got < n only at end of file. Errors: SLEM_EIO. */
+int slem_in_read(SlemIn *self, void *dst, size_t n, size_t *got, SlemError *err);
+
+/* Reads one line (without its '\n', a trailing '\r' removed) into a buffer owned by
+ * self, valid until the next call. *line is NULL at end of file. */
+int slem_in_getline(SlemIn *self, char **line, size_t *len, SlemError *err);
+
+/* Goes back to byte offset off of a regular file. Errors: SLEM_EIO (not seekable). */
+int slem_in_seek(SlemIn *self, uint64_t off, SlemError *err);
+
+/* 1 when slem_in_seek() can work (a regular file). */
+int slem_in_seekable(const SlemIn *self);
+
+typedef struct SlemOut SlemOut;
+
+/* Opens path for writing ("-" or NULL: stdout). Nothing appears under path before
+ * slem_out_commit(). Errors: SLEM_EIO naming the path (directory missing, no
+ * permission). */
+int slem_out_open(SlemOut **self, const char *path, SlemError *err);
+
+/* The stdio stream to write to; errors on it are caught by slem_out_commit(). */
+FILE *slem_out_file(SlemOut *self);
+
+const char *slem_out_name(const SlemOut *self);
+
+/* 1 when the stream can seek back (a temporary file), 0 for stdout or a device. */
+int slem_out_seekable(const SlemOut *self);
+
+/* Flushes, fsyncs and renames into place, then frees self (also on failure, after
+ * removing the temporary file). For stdout it flushes and checks for errors. */
+int slem_out_commit(SlemOut *self, SlemError *err);
+
+/* Closes and removes the temporary file, then frees self. Accepts NULL. */
+void slem_out_abort(SlemOut *self);
+
+/* Removes every temporary file still open. Async-signal-safe: for a SIGINT/SIGTERM
+ * handler, which should then re-raise the signal. */
+void slem_out_unlink_pending(void);
+
+#endif

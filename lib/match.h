@@ -1,0 +1,48 @@
+/* Exhaustive top-k search by inner product, in tiles.
+ *
+ * Queries are read in blocks of qblock; for each block the database is streamed in
+ * tiles of dblock rows, scores(qblock, dblock) = Q D^T comes from one sgemm, and each
+ * query keeps its best k in a heap that is touched only when a score beats its worst.
+ * Memory: O((qblock + dblock) d + qblock dblock + qblock k), whatever the database size.
+ * With more than one query block the database is read again, so it must then be a
+ * regular file.
+ *
+ * Order: higher score first; equal scores by lower database row.
+ */
+#ifndef SLEM_MATCH_H
+#define SLEM_MATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "vecs.h"
+
+typedef struct SlemHit {
+  uint64_t row;  /* database row, 0-based */
+  float score;
+} SlemHit;
+
+typedef struct SlemMatchOpts {
+  size_t k;          /* results per query (default 100) */
+  int exclude_self;  /* skip the database row whose index is the query's */
+  int normalize;     /* L2-normalise queries and database rows first (cosine) */
+  size_t qblock;     /* queries per block (default 4096) */
+  size_t dblock;     /* database rows per tile (default 1024) */
+} SlemMatchOpts;
+
+void slem_match_opts_init(SlemMatchOpts *opts);
+
+/* Called once per query, in query order, with its n <= k hits sorted best first. A
+ * non-zero return stops the search and is returned by slem_match(). */
+typedef int (*SlemHitsFn)(void *ctx, uint64_t query, const SlemHit *hits, size_t n,
+                          SlemError *err);
+
+/* Ranks db for every vector of queries (both borrowed, positioned at their start) and
+ * calls emit for each query. *ndb receives the database size, *nq the query count.
+ * Errors: SLEM_EFORMAT (dimensions differ, a read error naming file and record),
+ * SLEM_EIO (database not rereadable), SLEM_ENOMEM, or what emit returned. */
+int slem_match(SlemVecReader *queries, SlemVecReader *db, const SlemMatchOpts *opts,
+               SlemHitsFn emit, void *ctx, uint64_t *nq, uint64_t *ndb, SlemError *err);
+
+#endif

@@ -1,0 +1,25 @@
+/* libslem: square-loss exemplar machine (SLEM) descriptors and cosine retrieval.
+ *
+ * Ownership, in one line: only *_new, *_read and *_open hand memory to the caller, and
+ * each has a *_free (or *_close, *_abort) that accepts NULL; everything else borrows.
+ *
+ * Modules: error.h (status codes), io.h (buffered input, atomic output), vecs.h (vector
+ * files), ids.h, cache.h (the .slem cache), stats.h (negative statistics), encode.h
+ * (descriptors), match.h (top-k search), rank.h (ranking output).
+ */
+#ifndef SLEM_H
+#define SLEM_H
+
+#define SLEM_VERSION "0.1.0"
+
+#include "error.h"
+
+/* The shared object that cblas_dgemm resolves to in this process (for example
+ * ".../libopenblasp-r0.3.21.so"), or "unknown". GSL's own BLAS calls resolve to the same
+ * one, so this tells whether the fast BLAS is bound or the reference gslcblas. */
+const char *slem_blas_library(void);
+
+/* Sets the number of BLAS threads (OpenBLAS); n <= 0 leaves the default. */
+void slem_set_threads(int n);
+
+#endif

@@ -1,0 +1,87 @@
+/* Vector files: fvecs, bvecs, ivecs, npy and text, read in blocks and written atomically.
+ *
+ * fvecs/bvecs/ivecs: per record an int32 little-endian dimension d, then d float32 /
+ * uint8 / int32 values. npy: versions 1-3, dtype <f4, <f8 or |u1, C order, 2-D (n, d) or
+ * 1-D (d,) as one vector. Text: one vector per line, values separated by white space or
+ * commas; blank lines and lines starting with '#' are skipped.
+ *
+ * Records are numbered from 1 in messages, text lines from 1.
+ */
+#ifndef SLEM_VECS_H
+#define SLEM_VECS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+typedef enum SlemFormat {
+  SLEM_FMT_AUTO = 0,
+  SLEM_FMT_FVECS,
+  SLEM_FMT_BVECS,
+  SLEM_FMT_IVECS,
+  SLEM_FMT_NPY,
+  SLEM_FMT_TEXT
+} SlemFormat;
+
+/* Largest dimension accepted from a file header, to refuse absurd sizes before
+ * allocating anything. */
+#define SLEM_DIM_MAX (1u << 20)
+
+/* Parses "fvecs", "bvecs", "ivecs", "npy", "text" (also "txt", "csv"). Returns
+ * SLEM_EINVAL on an unknown name. */
+int slem_format_parse(SlemFormat *fmt, const char *name);
+const char *slem_format_name(SlemFormat fmt);
+
+/* The format named by path's extension, or SLEM_FMT_AUTO when it names none. */
+SlemFormat slem_format_from_path(const char *path);
+
+typedef struct SlemVecReader SlemVecReader;
+
+/* Opens path ("-": stdin) and reads as far as the dimension. fmt SLEM_FMT_AUTO takes the
+ * format from the extension, else from the first bytes (npy magic, text, else fvecs;
+ * bvecs is recognised when its second record header agrees). Errors: SLEM_EIO (open),
+ * SLEM_EFORMAT (empty file, bad header, file size not a multiple of the record size,
+ * unsupported npy dtype or Fortran order, dimension 0 or above SLEM_DIM_MAX). */
+int slem_vecreader_open(SlemVecReader **self, const char *path, SlemFormat fmt,
+                        SlemError *err);
+void slem_vecreader_free(SlemVecReader *self);
+
+size_t slem_vecreader_dim(const SlemVecReader *self);
+/* Number of vectors when the header or the file size tells it, else -1. */
+int64_t slem_vecreader_count(const SlemVecReader *self);
+SlemFormat slem_vecreader_format(const SlemVecReader *self);
+const char *slem_vecreader_name(const SlemVecReader *self);
+/* Vectors returned so far. */
+uint64_t slem_vecreader_done(const SlemVecReader *self);
+
+/* Reads up to max vectors into x(max, d), row-major, as double. *got is 0 at the end.
+ * Every value is checked finite. Errors: SLEM_EFORMAT naming the record (dimension that
+ * differs, truncated record, NaN or Inf, text that is not a number), SLEM_EIO. */
+int slem_vecreader_read(SlemVecReader *self, double *x, size_t max, size_t *got,
+                        SlemError *err);
+
+/* Starts again from the first vector. Errors: SLEM_EIO when the input is not a regular
+ * file. */
+int slem_vecreader_rewind(SlemVecReader *self, SlemError *err);
+int slem_vecreader_seekable(const SlemVecReader *self);
+
+typedef struct SlemVecWriter SlemVecWriter;
+
+/* Opens path ("-": stdout) for n_hint vectors of dimension d (n_hint -1 when unknown)
+ * in format fmt (SLEM_FMT_AUTO: from the extension, else fvecs). npy needs the count in
+ * its header: to stdout it needs n_hint; to a file the header is patched on close.
+ * Errors: SLEM_EIO, SLEM_EINVAL (npy to a pipe with no count). */
+int slem_vecwriter_open(SlemVecWriter **self, const char *path, SlemFormat fmt, size_t d,
+                        int64_t n_hint, SlemError *err);
+
+/* Appends n vectors x(n, d). bvecs and ivecs accept only integral values in range. */
+int slem_vecwriter_write(SlemVecWriter *self, const float *x, size_t n, SlemError *err);
+
+/* Finishes the file and moves it into place; frees self whatever happens. */
+int slem_vecwriter_close(SlemVecWriter *self, SlemError *err);
+
+/* Drops the output, leaving no file; frees self. Accepts NULL. */
+void slem_vecwriter_abort(SlemVecWriter *self);
+
+#endif

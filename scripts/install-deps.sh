@@ -1,0 +1,36 @@
+#!/bin/sh
+# Installs the Debian packages slem needs to build and test, when they are missing.
+# Idempotent: with everything present it prints nothing and exits 0.
+# As a non-root user it prints the command to run instead and exits 1.
+set -eu
+
+# build and test: GSL (with OpenBLAS as its CBLAS), cJSON, Check, pkg-config, a compiler
+PKGS="libgsl-dev libopenblas-dev libcjson-dev check pkg-config gcc make"
+# extra packages named on the command line (for example: scripts/install-deps.sh python3-numpy)
+PKGS="$PKGS $*"
+
+missing=""
+for p in $PKGS; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing="$missing $p"
+  fi
+done
+[ -z "$missing" ] && exit 0
+
+echo "install-deps: missing Debian packages:$missing" >&2
+if [ "$(id -u)" != 0 ]; then
+  if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    SUDO="sudo"
+  else
+    echo "install-deps: not root; run:" >&2
+    echo "  sudo apt-get update && sudo apt-get install -y$missing" >&2
+    exit 1
+  fi
+else
+  SUDO=""
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq >&2
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >&2
+echo "install-deps: installed:$missing" >&2

@@ -1,0 +1,413 @@
+/* Vector files, ids, the cache format and its checks, CRC-32, and which BLAS is bound. */
+#include "testutil.h"
+
+#include <dlfcn.h>
+
+#include "../lib/cache.h"
+#include "../lib/crc32.h"
+#include "../lib/ids.h"
+#include "../lib/slem.h"
+#include "../lib/vecs.h"
+
+/* Opens path and expects failure with status st and a message containing want. */
+static void expect_open_error(const char *path, SlemFormat fmt, int st, const char *want) {
+  SlemVecReader *r = NULL;
+  SlemError err;
+  int got = slem_vecreader_open(&r, path, fmt, &err);
+  ck_assert_msg(got == st, "%s: status %d, expected %d (%s)", path, got, st, got ? err.msg : "");
+  ck_assert_msg(strstr(err.msg, want) != NULL, "message '%s' lacks '%s'", err.msg, want);
+  ck_assert_ptr_null(r);
+}
+
+/* Opens path and reads it all, expecting failure with a message containing want. */
+static void expect_read_error(const char *path, const char *want) {
+  SlemVecReader *r = NULL;
+  SlemError err;
+  double buf[4096];
+  size_t got;
+  int st;
+  ck_assert_msg(slem_vecreader_open(&r, path, SLEM_FMT_AUTO, &err) == SLEM_OK, "%s", err.msg);
+  do st = slem_vecreader_read(r, buf, 4096 / slem_vecreader_dim(r), &got, &err);
+  while (st == SLEM_OK && got > 0);
+  ck_assert_msg(st == SLEM_EFORMAT, "%s: read status %d", path, st);
+  ck_assert_msg(strstr(err.msg, want) != NULL, "message '%s' lacks '%s'", err.msg, want);
+  slem_vecreader_free(r);
+}
+
+START_TEST(round_trip_every_format) {
+  static const SlemFormat fmts[] = {SLEM_FMT_FVECS, SLEM_FMT_NPY, SLEM_FMT_TEXT, SLEM_FMT_BVECS,
+                                    SLEM_FMT_IVECS};
+  static const char *ext[] = {"fvecs", "npy", "txt", "bvecs", "ivecs"};
+  const size_t n = 2500, d = 7; /* more than one block either way */
+  float *x = malloc(n * d * sizeof *x);
+  double *back = malloc(n * d * sizeof *back);
+  tu_seed(21);
+  for (size_t f = 0; f < 5; f++) {
+    int integral = fmts[f] == SLEM_FMT_BVECS || fmts[f] == SLEM_FMT_IVECS;
+    char name[32];
+    char *path;
+    SlemVecWriter *w = NULL;
+    SlemVecReader *r = NULL;
+    SlemError err;
+    size_t got, total = 0;
+    for (size_t i = 0; i < n * d; i++)
+      x[i] = integral ? (float)(tu_next() % 256) : (float)(tu_gauss() * 1e3);
+    x[3] = integral ? 255 : 1.17549435e-38f; /* extremes survive %.9g */
+    x[4] = integral ? 0 : -3.40282347e38f;
+    snprintf(name, sizeof name, "rt.%s", ext[f]);
+    path = tu_path(name);
+    ck_assert_int_eq(slem_vecwriter_open(&w, path, SLEM_FMT_AUTO, d, -1, &err), SLEM_OK);
+    ck_assert_int_eq(slem_vecwriter_write(w, x, 1000, &err), SLEM_OK);
+    ck_assert_int_eq(slem_vecwriter_write(w, x + 1000 * d, n - 1000, &err), SLEM_OK);
+    ck_assert_int_eq(slem_vecwriter_close(w, &err), SLEM_OK);
+    /* by extension, then by content alone through a name without one */
+    for (int sniff = 0; sniff < 2; sniff++) {
+      char *p2 = tu_path("noext");
+      if (sniff) ck_assert_int_eq(link(path, p2) == 0 || (unlink(p2) == 0 && link(path, p2) == 0), 1);
+      ck_assert_msg(slem_vecreader_open(&r, sniff ? p2 : path, SLEM_FMT_AUTO, &err) == SLEM_OK,
+                    "%s", err.msg);
+      ck_assert_int_eq(slem_vecreader_format(r), fmts[f] == SLEM_FMT_IVECS && sniff ? SLEM_FMT_FVECS : fmts[f]);
+      ck_assert_uint_eq(slem_vecreader_dim(r), d);
+      if (fmts[f] == SLEM_FMT_IVECS && sniff) { /* ivecs is fvecs-shaped: needs --format */
+        slem_vecreader_free(r);
+        unlink(p2);
+        free(p2);
+        continue;
+      }
+      total = 0;
+      do {
+        ck_assert_int_eq(slem_vecreader_read(r, back + total * d, 333, &got, &err), SLEM_OK);
+        total += got;
+      } while (got > 0);
+      ck_assert_uint_eq(total, n);
+      for (size_t i = 0; i < n * d; i++) ck_assert_float_eq((float)back[i], x[i]);
+      /* and again after a rewind */
+      ck_assert_int_eq(slem_vecreader_rewind(r, &err), SLEM_OK);
+      ck_assert_int_eq(slem_vecreader_read(r, back, 5, &got, &err), SLEM_OK);
+      ck_assert_uint_eq(got, 5);
+      ck_assert_float_eq((float)back[0], x[0]);
+      slem_vecreader_free(r);
+      if (sniff) unlink(p2);
+      free(p2);
+    }
+    free(path);
+  }
+  free(x);
+  free(back);
+}
+END_TEST
+
+/* npy files written byte by byte, as numpy writes them */
+static void write_npy(const char *path, int major, const char *dict, const void *data,
+                      size_t nbytes) {
+  unsigned char buf[4096];
+  size_t pre = major == 1 ? 10 : 12, len = strlen(dict), hl = len + 1, pos = 0;
+  while ((pre + hl) % 64) hl++;
+  memcpy(buf, "\x93NUMPY", 6);
+  buf[6] = (unsigned char)major;
+  buf[7] = 0;
+  if (major == 1) {
+    buf[8] = (unsigned char)(hl & 0xFF);
+    buf[9] = (unsigned char)(hl >> 8);
+  } else {
+    uint32_t h = (uint32_t)hl;
+    memcpy(buf + 8, &h, 4);
+  }
+  pos = pre;
+  memcpy(buf + pos, dict, len);
+  memset(buf + pos + len, ' ', hl - len - 1);
+  buf[pre + hl - 1] = '\n';
+  pos = pre + hl;
+  memcpy(buf + pos, data, nbytes);
+  tu_write_bytes(path, buf, pos + nbytes);
+}
+
+START_TEST(npy_versions_and_dtypes) {
+  double f8[6] = {1, 2, 3, 4, 5, 6.5}, back[6];
+  unsigned char u1[6] = {0, 1, 2, 253, 254, 255};
+  char *p = tu_path("a.npy");
+  SlemVecReader *r = NULL;
+  SlemError err;
+  size_t got;
+  for (int v = 1; v <= 3; v++) {
+    write_npy(p, v, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }", f8, sizeof f8);
+    ck_assert_msg(slem_vecreader_open(&r, p, SLEM_FMT_AUTO, &err) == SLEM_OK, "%s", err.msg);
+    ck_assert_uint_eq(slem_vecreader_dim(r), 3);
+    ck_assert_int_eq(slem_vecreader_count(r), 2);
+    ck_assert_int_eq(slem_vecreader_read(r, back, 10, &got, &err), SLEM_OK);
+    ck_assert_uint_eq(got, 2);
+    ck_assert_double_eq(back[5], 6.5);
+    ck_assert_int_eq(slem_vecreader_read(r, back, 10, &got, &err), SLEM_OK);
+    ck_assert_uint_eq(got, 0);
+    slem_vecreader_free(r);
+  }
+  write_npy(p, 1, "{'descr': '|u1', 'fortran_order': False, 'shape': (6,), }", u1, 6);
+  ck_assert_int_eq(slem_vecreader_open(&r, p, SLEM_FMT_AUTO, &err), SLEM_OK);
+  ck_assert_uint_eq(slem_vecreader_dim(r), 6);
+  ck_assert_int_eq(slem_vecreader_count(r), 1);
+  ck_assert_int_eq(slem_vecreader_read(r, back, 10, &got, &err), SLEM_OK);
+  ck_assert_double_eq(back[5], 255);
+  slem_vecreader_free(r);
+  free(p);
+}
+END_TEST
+
+START_TEST(bad_inputs) {
+  char *p = tu_path("bad.fvecs"), *pn = tu_path("bad.npy"), *pt = tu_path("bad.txt");
+  double x[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  unsigned char raw[256];
+  float f4[4] = {1, 2, 3, 4};
+  int32_t dim;
+
+  tu_write_bytes(p, "", 0);
+  expect_open_error(p, SLEM_FMT_AUTO, SLEM_EFORMAT, "empty file");
+  expect_open_error("/nonexistent/x.fvecs", SLEM_FMT_AUTO, SLEM_EIO, "/nonexistent/x.fvecs: No such file");
+  expect_open_error("/tmp", SLEM_FMT_AUTO, SLEM_EIO, "is a directory");
+
+  tu_write_fvecs(p, x, 3, 4);
+  truncate(p, 3 * 20 - 2);
+  expect_open_error(p, SLEM_FMT_AUTO, SLEM_EFORMAT, "record 3 is truncated");
+
+  /* mixed dimensions: a d=4 record then a d=3 record then padding to a multiple of 20 */
+  dim = 4;
+  memcpy(raw, &dim, 4);
+  memcpy(raw + 4, f4, 16);
+  dim = 3;
+  memcpy(raw + 20, &dim, 4);
+  memcpy(raw + 24, f4, 16);
+  tu_write_bytes(p, raw, 40);
+  expect_read_error(p, "record 2: dimension 3, expected 4");
+
+  /* NaN and Inf, named by record and value */
+  f4[2] = NAN;
+  dim = 4;
+  memcpy(raw + 20, &dim, 4);
+  memcpy(raw + 24, f4, 16);
+  tu_write_bytes(p, raw, 40);
+  expect_read_error(p, "record 2: value 3 is NaN");
+  f4[2] = INFINITY;
+  memcpy(raw + 24, f4, 16);
+  tu_write_bytes(p, raw, 40);
+  expect_read_error(p, "record 2: value 3 is infinite");
+
+  /* absurd dimension */
+  dim = -5;
+  memcpy(raw, &dim, 4);
+  tu_write_bytes(p, raw, 40);
+  expect_open_error(p, SLEM_FMT_AUTO, SLEM_EFORMAT, "dimension -5 is out of range");
+
+  /* npy: Fortran order, dtypes, shapes, truncation */
+  write_npy(pn, 1, "{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }", x, 48);
+  expect_open_error(pn, SLEM_FMT_AUTO, SLEM_EFORMAT, "Fortran order");
+  write_npy(pn, 1, "{'descr': '<i8', 'fortran_order': False, 'shape': (2, 3), }", x, 48);
+  expect_open_error(pn, SLEM_FMT_AUTO, SLEM_EFORMAT, "dtype '<i8' is not supported");
+  write_npy(pn, 1, "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }", x, 24);
+  expect_open_error(pn, SLEM_FMT_AUTO, SLEM_EFORMAT, "dtype '>f4' is not supported");
+  write_npy(pn, 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3, 1), }", x, 48);
+  expect_open_error(pn, SLEM_FMT_AUTO, SLEM_EFORMAT, "3 dimensions");
+  write_npy(pn, 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000, 1000000000000), }", x, 48);
+  expect_open_error(pn, SLEM_FMT_AUTO, SLEM_EFORMAT, "out of range");
+  write_npy(pn, 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000, 4), }", x, 48);
+  expect_open_error(pn, SLEM_FMT_AUTO, SLEM_EFORMAT, "truncated or corrupt");
+  write_npy(pn, 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (3, 3), }", x, 48);
+  expect_open_error(pn, SLEM_FMT_AUTO, SLEM_EFORMAT, "truncated or corrupt");
+  write_npy(pn, 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (0, 3), }", x, 0);
+  expect_open_error(pn, SLEM_FMT_AUTO, SLEM_EFORMAT, "no vectors");
+  tu_write_bytes(pn, "\x93NUMPY\x01\x00\xff", 9);
+  expect_open_error(pn, SLEM_FMT_AUTO, SLEM_EFORMAT, "not an npy file");
+  {
+    double bad[6] = {1, 2, 3, 4, INFINITY, 6};
+    write_npy(pn, 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }", bad, 48);
+    expect_read_error(pn, "record 2: value 2 is infinite");
+  }
+
+  /* text */
+  tu_write_bytes(pt, "1 2 3\n4,5,6\n# a comment\n\n7 8\n", 29);
+  expect_read_error(pt, "line 5: 2 values, expected 3");
+  tu_write_bytes(pt, "1 2 3\n4 x 6\n", 12);
+  expect_read_error(pt, "line 2: value 2: not a number: 'x'");
+  tu_write_bytes(pt, "1 2 3\n4 nan 6\n", 14);
+  expect_read_error(pt, "line 2: value 2 is not finite");
+  tu_write_bytes(pt, "1 2 3\n4 5 6 7\n", 14);
+  expect_read_error(pt, "line 2: 4 values, expected 3");
+  tu_write_bytes(pt, "\n# nothing\n", 11);
+  expect_open_error(pt, SLEM_FMT_AUTO, SLEM_EFORMAT, "empty file");
+  free(p);
+  free(pn);
+  free(pt);
+}
+END_TEST
+
+START_TEST(writer_refuses_values_that_do_not_fit) {
+  char *p = tu_path("w.bvecs");
+  float x[2] = {3, 256};
+  SlemVecWriter *w = NULL;
+  SlemError err;
+  ck_assert_int_eq(slem_vecwriter_open(&w, p, SLEM_FMT_AUTO, 2, -1, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecwriter_write(w, x, 1, &err), SLEM_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "record 1: value 2 (256) does not fit bvecs"));
+  slem_vecwriter_abort(w);
+  ck_assert(!tu_file_exists(p));
+  free(p);
+}
+END_TEST
+
+START_TEST(ids_files) {
+  char *p = tu_path("x.ids");
+  SlemIds *ids = NULL;
+  SlemError err;
+  tu_write_bytes(p, "a\nbb\r\nc", 7);
+  ck_assert_int_eq(slem_ids_read(&ids, p, &err), SLEM_OK);
+  ck_assert_uint_eq(slem_ids_count(ids), 3);
+  ck_assert_str_eq(slem_ids_get(ids, 1), "bb");
+  ck_assert_str_eq(slem_ids_get(ids, 2), "c");
+  slem_ids_free(ids);
+  tu_write_bytes(p, "a\n\nc\n", 5);
+  ck_assert_int_eq(slem_ids_read(&ids, p, &err), SLEM_EFORMAT);
+  ck_assert_ptr_nonnull(strstr(err.msg, "line 2: empty id"));
+  tu_write_bytes(p, "a b\n", 4);
+  ck_assert_int_eq(slem_ids_read(&ids, p, &err), SLEM_EFORMAT);
+  ck_assert_ptr_nonnull(strstr(err.msg, "line 1: id contains white space"));
+  free(p);
+}
+END_TEST
+
+START_TEST(crc32_check_value) {
+  ck_assert_uint_eq(slem_crc32(0, "123456789", 9), 0xCBF43926u);
+  /* split anywhere gives the same as whole */
+  ck_assert_uint_eq(slem_crc32(slem_crc32(0, "1234", 4), "56789", 5), 0xCBF43926u);
+  ck_assert_uint_eq(slem_crc32(0, "", 0), 0);
+}
+END_TEST
+
+/* writes a small linear cache and returns its bytes */
+static unsigned char *cache_bytes(const char *path, size_t *len) {
+  double mu[3] = {1, 2, 3}, ainv[9] = {2, 0.5, 0, 0.5, 2, 0, 0, 0, 1};
+  const char *inputs[] = {"neg.fvecs"};
+  SlemProvenance prov = {"check_io", inputs, 1};
+  SlemError err;
+  FILE *f;
+  unsigned char *b;
+  ck_assert_int_eq(slem_cache_write_linear(path, 3, 42, 0.25, 0.1, 7.5, mu, ainv, &prov, &err), SLEM_OK);
+  f = fopen(path, "rb");
+  fseek(f, 0, SEEK_END);
+  *len = (size_t)ftell(f);
+  rewind(f);
+  b = malloc(*len);
+  ck_assert_uint_eq(fread(b, 1, *len, f), *len);
+  fclose(f);
+  return b;
+}
+
+static void expect_cache_error(const char *path, const unsigned char *b, size_t len,
+                               const char *want) {
+  SlemCache *c = NULL;
+  SlemError err;
+  tu_write_bytes(path, b, len);
+  ck_assert_int_ne(slem_cache_read(&c, path, &err), SLEM_OK);
+  ck_assert_msg(strstr(err.msg, want) != NULL, "message '%s' lacks '%s'", err.msg, want);
+  ck_assert_ptr_null(c);
+}
+
+START_TEST(cache_round_trip_and_corruption) {
+  char *p = tu_path("c.slem"), *q = tu_path("bad.slem");
+  size_t len;
+  unsigned char *b = cache_bytes(p, &len), *m = malloc(len);
+  SlemCache *c = NULL;
+  SlemError err;
+  uint32_t v;
+  ck_assert_msg(slem_cache_read(&c, p, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_int_eq(c->kind, SLEM_CACHE_LINEAR);
+  ck_assert_uint_eq(c->d, 3);
+  ck_assert_uint_eq(c->n, 42);
+  ck_assert_double_eq(c->lambda, 0.25);
+  ck_assert_double_eq(c->mu[2], 3);
+  ck_assert_double_eq(c->ainv[1], 0.5);
+  ck_assert_uint_eq((uintptr_t)c->ainv % 64, 0);
+  ck_assert_ptr_nonnull(strstr(slem_cache_json(c), "\"neg.fvecs\""));
+  slem_cache_free(c);
+  ck_assert(slem_cache_sniff(p));
+
+  memcpy(m, b, len);
+  m[len - 3] ^= 1; /* a payload bit */
+  expect_cache_error(q, m, len, "checksum mismatch in the payload");
+  memcpy(m, b, len);
+  m[70] ^= 1; /* a JSON bit */
+  expect_cache_error(q, m, len, "checksum mismatch in the JSON header");
+  memcpy(m, b, len);
+  m[45] ^= 1; /* payload length, guarded by the header checksum */
+  expect_cache_error(q, m, len, "checksum mismatch in the fixed header");
+  memcpy(m, b, len);
+  v = 2;
+  memcpy(m + 8, &v, 4);
+  expect_cache_error(q, m, len, "version 2; this slem reads version 1");
+  memcpy(m, b, len);
+  v = 0x04030201u;
+  memcpy(m + 12, &v, 4);
+  expect_cache_error(q, m, len, "other byte order");
+  memcpy(m, b, len);
+  m[1] = 'X';
+  expect_cache_error(q, m, len, "bad magic");
+  expect_cache_error(q, b, len - 8, "disagree with the file size");
+  expect_cache_error(q, b, 30, "too short");
+  expect_cache_error(q, b, 0, "empty");
+  ck_assert_int_eq(slem_cache_read(&c, "/nonexistent.slem", &err), SLEM_EIO);
+  ck_assert_ptr_nonnull(strstr(err.msg, "/nonexistent.slem: No such file"));
+  free(b);
+  free(m);
+  free(p);
+  free(q);
+}
+END_TEST
+
+START_TEST(failed_write_leaves_no_file) {
+  char *p = tu_path("never.fvecs");
+  float x[2] = {1, 2};
+  SlemVecWriter *w = NULL;
+  SlemError err;
+  ck_assert_int_eq(slem_vecwriter_open(&w, p, SLEM_FMT_AUTO, 2, -1, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecwriter_write(w, x, 1, &err), SLEM_OK);
+  ck_assert(!tu_file_exists(p)); /* nothing under the name before commit */
+  slem_vecwriter_abort(w);
+  ck_assert(!tu_file_exists(p));
+  ck_assert_int_eq(slem_vecwriter_open(&w, "/nonexistent/dir/x.fvecs", SLEM_FMT_AUTO, 2, -1, &err), SLEM_EIO);
+  ck_assert_ptr_nonnull(strstr(err.msg, "/nonexistent/dir/x.fvecs"));
+  free(p);
+}
+END_TEST
+
+/* STYLE.md point 12: the BLAS calls of GSL and of slem must not resolve to the slow
+ * reference libgslcblas that libgsl itself depends on. */
+START_TEST(blas_is_openblas_not_gslcblas) {
+  static const char *syms[] = {"cblas_dgemm", "cblas_dsyrk", "cblas_dtrsm", "cblas_sgemm",
+                               "cblas_dsyr"};
+  for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
+    Dl_info info;
+    void *s = dlsym(RTLD_DEFAULT, syms[i]);
+    ck_assert_ptr_nonnull(s);
+    ck_assert(dladdr(s, &info) != 0);
+    ck_assert_msg(strstr(info.dli_fname, "openblas") != NULL && !strstr(info.dli_fname, "gslcblas"),
+                  "%s resolves to %s", syms[i], info.dli_fname);
+  }
+  ck_assert_ptr_nonnull(strstr(slem_blas_library(), "openblas"));
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("io");
+  TCase *tc = tcase_create("io");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, round_trip_every_format);
+  tcase_add_test(tc, npy_versions_and_dtypes);
+  tcase_add_test(tc, bad_inputs);
+  tcase_add_test(tc, writer_refuses_values_that_do_not_fit);
+  tcase_add_test(tc, ids_files);
+  tcase_add_test(tc, crc32_check_value);
+  tcase_add_test(tc, cache_round_trip_and_corruption);
+  tcase_add_test(tc, failed_write_leaves_no_file);
+  tcase_add_test(tc, blas_is_openblas_not_gslcblas);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+TU_RUN(suite)

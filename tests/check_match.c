@@ -1,0 +1,163 @@
+/* Top-k matching against a brute-force ranking written independently here. */
+#include "testutil.h"
+
+#include "../lib/match.h"
+#include "../lib/vecs.h"
+
+typedef struct Collected {
+  size_t k;
+  uint64_t nq;
+  SlemHit *hits;  /* hits(nq, k) */
+  size_t *n;
+} Collected;
+
+static int collect(void *ctx, uint64_t q, const SlemHit *h, size_t n, SlemError *err) {
+  Collected *c = ctx;
+  ck_assert_uint_eq(q, c->nq); /* queries arrive in order */
+  memcpy(c->hits + q * c->k, h, n * sizeof *h);
+  c->n[q] = n;
+  c->nq++;
+  return SLEM_OK;
+}
+
+/* Brute force in double with the documented order: score down, then row up. */
+static void brute(uint64_t *rows, size_t *nout, const double *q, const double *db, size_t ndb,
+                  size_t d, size_t k, long self, int normalize) {
+  double *s = malloc(ndb * sizeof *s);
+  char *used = calloc(ndb, 1);
+  double qn = 0;
+  for (size_t j = 0; j < d; j++) qn += q[j] * q[j];
+  qn = normalize ? sqrt(qn) : 1;
+  for (size_t i = 0; i < ndb; i++) {
+    double v = 0, dn = 0;
+    for (size_t j = 0; j < d; j++) v += q[j] * db[i * d + j], dn += db[i * d + j] * db[i * d + j];
+    s[i] = v / qn / (normalize ? sqrt(dn) : 1);
+  }
+  *nout = 0;
+  for (size_t r = 0; r < k; r++) {
+    long best = -1;
+    for (size_t i = 0; i < ndb; i++)
+      if (!used[i] && (long)i != self && (best < 0 || s[i] > s[best])) best = (long)i;
+    if (best < 0) break;
+    used[best] = 1;
+    rows[(*nout)++] = (uint64_t)best;
+  }
+  free(s);
+  free(used);
+}
+
+static void run_case(size_t nq, size_t ndb, size_t d, size_t k, size_t qblock, size_t dblock,
+                     int exclude_self, int normalize, int dup_rows) {
+  double *q = malloc(nq * d * sizeof *q), *db = malloc(ndb * d * sizeof *db);
+  char *pq = tu_path("q.fvecs"), *pd = tu_path("db.fvecs");
+  SlemVecReader *rq = NULL, *rd = NULL;
+  SlemMatchOpts o;
+  SlemError err;
+  Collected c = {k, 0, malloc(nq * k * sizeof(SlemHit)), malloc(nq * sizeof(size_t))};
+  uint64_t gotq, gotdb, *ref = malloc(k * sizeof *ref);
+  for (size_t i = 0; i < nq * d; i++) q[i] = tu_gauss();
+  for (size_t i = 0; i < ndb * d; i++) db[i] = tu_gauss() * (1 + (double)(i % 3));
+  if (dup_rows) /* exact ties: rows 5, 17 and 40 equal row 3 */
+    for (size_t j = 0; j < d; j++) db[5 * d + j] = db[17 * d + j] = db[40 * d + j] = db[3 * d + j];
+  /* values float32 can hold exactly, so the brute force sees what the tool reads */
+  for (size_t i = 0; i < nq * d; i++) q[i] = (float)q[i];
+  for (size_t i = 0; i < ndb * d; i++) db[i] = (float)db[i];
+  tu_write_fvecs(pq, q, nq, d);
+  tu_write_fvecs(pd, db, ndb, d);
+  ck_assert_int_eq(slem_vecreader_open(&rq, pq, SLEM_FMT_AUTO, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecreader_open(&rd, pd, SLEM_FMT_AUTO, &err), SLEM_OK);
+  slem_match_opts_init(&o);
+  o.k = k;
+  o.qblock = qblock;
+  o.dblock = dblock;
+  o.exclude_self = exclude_self;
+  o.normalize = normalize;
+  ck_assert_msg(slem_match(rq, rd, &o, collect, &c, &gotq, &gotdb, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_uint_eq(gotq, nq);
+  ck_assert_uint_eq(gotdb, ndb);
+  ck_assert_uint_eq(c.nq, nq);
+  for (size_t i = 0; i < nq; i++) {
+    size_t nref;
+    brute(ref, &nref, q + i * d, db, ndb, d, k, exclude_self ? (long)i : -1, normalize);
+    ck_assert_uint_eq(c.n[i], nref);
+    for (size_t r = 0; r < nref; r++) {
+      const SlemHit *h = c.hits + i * k + r;
+      /* rows agree unless two float32 scores are within rounding of each other */
+      if (h->row != ref[r]) {
+        double sa = 0, sb = 0;
+        for (size_t j = 0; j < d; j++) sa += q[i * d + j] * db[h->row * d + j], sb += q[i * d + j] * db[ref[r] * d + j];
+        ck_assert_msg(fabs(sa - sb) < 1e-5 * (fabs(sa) + 1), "query %zu rank %zu: row %llu, expected %llu",
+                      i, r + 1, (unsigned long long)h->row, (unsigned long long)ref[r]);
+      }
+      if (r > 0) ck_assert(h->score <= h[-1].score);
+      if (exclude_self) ck_assert_uint_ne(h->row, i);
+    }
+  }
+  if (dup_rows) /* among equal scores the lower row comes first */
+    for (size_t i = 0; i < nq; i++)
+      for (size_t r = 1; r < c.n[i]; r++) {
+        const SlemHit *h = c.hits + i * k + r;
+        if (h->score == h[-1].score) ck_assert_uint_lt(h[-1].row, h->row);
+      }
+  slem_vecreader_free(rq);
+  slem_vecreader_free(rd);
+  free(q);
+  free(db);
+  free(pq);
+  free(pd);
+  free(c.hits);
+  free(c.n);
+  free(ref);
+}
+
+START_TEST(topk_equals_brute_force) {
+  tu_seed(31);
+  run_case(50, 700, 16, 10, 4096, 1024, 0, 0, 0);   /* one tile */
+  run_case(50, 700, 16, 10, 7, 64, 0, 0, 0);        /* many query blocks and tiles */
+  run_case(30, 300, 8, 5, 8, 50, 1, 1, 0);          /* exclude self, cosine */
+  run_case(20, 60, 4, 100, 6, 16, 0, 0, 0);         /* k beyond the database */
+  run_case(20, 60, 4, 60, 6, 16, 1, 0, 0);          /* all but self */
+}
+END_TEST
+
+START_TEST(ties_go_to_the_lower_row) {
+  tu_seed(32);
+  run_case(40, 100, 6, 100, 16, 7, 0, 0, 1);
+  run_case(40, 100, 6, 100, 16, 7, 0, 1, 1);
+}
+END_TEST
+
+START_TEST(dimension_mismatch_is_an_error) {
+  double a[8] = {0}, b[9] = {0};
+  char *pa = tu_path("a.fvecs"), *pb = tu_path("b.fvecs");
+  SlemVecReader *ra = NULL, *rb = NULL;
+  SlemMatchOpts o;
+  SlemError err;
+  uint64_t nq, ndb;
+  tu_write_fvecs(pa, a, 2, 4);
+  tu_write_fvecs(pb, b, 3, 3);
+  slem_vecreader_open(&ra, pa, SLEM_FMT_AUTO, &err);
+  slem_vecreader_open(&rb, pb, SLEM_FMT_AUTO, &err);
+  slem_match_opts_init(&o);
+  ck_assert_int_eq(slem_match(ra, rb, &o, collect, NULL, &nq, &ndb, &err), SLEM_EFORMAT);
+  ck_assert_ptr_nonnull(strstr(err.msg, "dimension 4"));
+  ck_assert_ptr_nonnull(strstr(err.msg, "dimension 3"));
+  slem_vecreader_free(ra);
+  slem_vecreader_free(rb);
+  free(pa);
+  free(pb);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("match");
+  TCase *tc = tcase_create("match");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, topk_equals_brute_force);
+  tcase_add_test(tc, ties_go_to_the_lower_row);
+  tcase_add_test(tc, dimension_mismatch_is_an_error);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+TU_RUN(suite)

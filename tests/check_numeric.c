@@ -1,0 +1,401 @@
+/* Numerical properties of negstats and encode that do not come from the code under test:
+ * the gradient of J vanishes at the closed form, the direction does not depend on theta,
+ * lambda = 0 gives LDA, a large common offset costs no precision, shards merge exactly,
+ * and the outputs agree with scikit-learn's weighted ridge regression (testdata/golden). */
+#include "testutil.h"
+
+#include <gsl/gsl_linalg.h>
+
+#include "../lib/cache.h"
+#include "../lib/encode.h"
+#include "../lib/stats.h"
+#include "../lib/vecs.h"
+
+/* Builds a linear cache from neg(n, d) through the real write and read path. */
+static SlemCache *make_cache(const double *neg, size_t n, size_t d, double lambda) {
+  SlemStats *s = NULL;
+  SlemCache *c = NULL;
+  SlemError err;
+  double *x = malloc(n * d * sizeof *x), *ainv = malloc(d * d * sizeof *ainv), used;
+  char *path = tu_path("numeric.slem");
+  memcpy(x, neg, n * d * sizeof *x);
+  ck_assert_int_eq(slem_stats_new(&s, d, &err), SLEM_OK);
+  slem_stats_add(s, x, n);
+  ck_assert_msg(slem_stats_inverse(s, ainv, &used, lambda, -1, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_double_eq(used, lambda);
+  ck_assert_int_eq(slem_cache_write_linear(path, d, n, used, -1, slem_stats_trace(s),
+                                           slem_stats_mean(s), ainv, NULL, &err), SLEM_OK);
+  ck_assert_msg(slem_cache_read(&c, path, &err) == SLEM_OK, "%s", err.msg);
+  slem_stats_free(s);
+  free(x);
+  free(ainv);
+  free(path);
+  return c;
+}
+
+/* Gradient of J(w, b) = theta l(1, w.x0 + b) + (1/n) sum l(-1, w.xi + b) + lambda/2 |w|^2,
+ * l(y, t) = (y - t)^2 / 2, written straight from the definition. g has d + 1 entries. */
+static void grad_J(double *g, const double *w, double b, const double *x0, const double *neg,
+                   size_t n, size_t d, double theta, double lambda) {
+  double f0 = b, gb;
+  for (size_t j = 0; j < d; j++) f0 += w[j] * x0[j];
+  for (size_t j = 0; j < d; j++) g[j] = theta * (f0 - 1) * x0[j] + lambda * w[j];
+  gb = theta * (f0 - 1);
+  for (size_t i = 0; i < n; i++) {
+    double fi = b;
+    for (size_t j = 0; j < d; j++) fi += w[j] * neg[i * d + j];
+    for (size_t j = 0; j < d; j++) g[j] += (fi + 1) * neg[i * d + j] / (double)n;
+    gb += (fi + 1) / (double)n;
+  }
+  g[d] = gb;
+}
+
+START_TEST(gradient_vanishes_at_closed_form) {
+  static const size_t dims[][2] = {{60, 5}, {200, 16}, {30, 40}}; /* n, d (n < d too) */
+  static const double thetas[] = {1e-3, 1, 1e3};
+  static const double lambdas[] = {1e-2, 1, 10};
+  tu_seed(11);
+  for (size_t pi = 0; pi < 3; pi++) {
+    size_t n = dims[pi][0], d = dims[pi][1];
+    double *neg = malloc(n * d * sizeof *neg), x0[64], out[65], g[65];
+    SlemCache *c;
+    tu_gaussian_rows(neg, n, d, 3.0);
+    tu_gaussian_rows(x0, 1, d, 3.5);
+    c = make_cache(neg, n, d, lambdas[pi]);
+    for (size_t ti = 0; ti < 3; ti++) {
+      SlemEncoder *e = NULL;
+      SlemError err;
+      double gn = 0, scale = 0;
+      ck_assert_int_eq(slem_encoder_new(&e, c, SLEM_ENCODE_CLASSIFIER, thetas[ti], 1, &err),
+                       SLEM_OK);
+      slem_encoder_run_f64(e, out, x0, 1);
+      grad_J(g, out, out[d], x0, neg, n, d, thetas[ti], lambdas[pi]);
+      /* scale: the size of the gradient's terms, so the bound is relative */
+      for (size_t j = 0; j < d; j++) scale += fabs(x0[j]) * (thetas[ti] + 1);
+      for (size_t j = 0; j <= d; j++) gn = fmax(gn, fabs(g[j]));
+      ck_assert_msg(gn <= 1e-10 * scale, "n=%zu d=%zu theta=%g: |grad J| = %g (scale %g)", n, d,
+                    thetas[ti], gn, scale);
+      /* and J is not flat there: a step of 1e-3 along w_0 changes the gradient */
+      out[0] += 1e-3;
+      grad_J(g, out, out[d], x0, neg, n, d, thetas[ti], lambdas[pi]);
+      ck_assert_double_gt(fabs(g[0]), 1e3 * gn);
+      slem_encoder_free(e);
+    }
+    slem_cache_free(c);
+    free(neg);
+  }
+}
+END_TEST
+
+START_TEST(direction_does_not_depend_on_theta) {
+  size_t n = 120, d = 10;
+  double *neg = malloc(n * d * sizeof *neg), x[3 * 10], unit[3 * 10], clf[3 * 11];
+  static const double thetas[] = {1e-3, 1, 1e3};
+  SlemCache *c;
+  SlemEncoder *eu = NULL;
+  SlemError err;
+  tu_seed(12);
+  tu_gaussian_rows(neg, n, d, -2.0);
+  tu_gaussian_rows(x, 3, d, -1.0);
+  c = make_cache(neg, n, d, 0.3);
+  ck_assert_int_eq(slem_encoder_new(&eu, c, SLEM_ENCODE_UNIT, 1, 3, &err), SLEM_OK);
+  slem_encoder_run_f64(eu, unit, x, 3);
+  for (size_t t = 0; t < 3; t++) {
+    SlemEncoder *e = NULL;
+    ck_assert_int_eq(slem_encoder_new(&e, c, SLEM_ENCODE_CLASSIFIER, thetas[t], 3, &err), SLEM_OK);
+    slem_encoder_run_f64(e, clf, x, 3);
+    for (size_t i = 0; i < 3; i++) {
+      double nrm = 0;
+      ck_assert_double_lt(tu_one_minus_cos(clf + i * (d + 1), unit + i * d, d), 1e-13);
+      for (size_t j = 0; j < d; j++) nrm += unit[i * d + j] * unit[i * d + j];
+      ck_assert_double_eq_tol(nrm, 1.0, 1e-14);
+    }
+    slem_encoder_free(e);
+  }
+  slem_encoder_free(eu);
+  slem_cache_free(c);
+  free(neg);
+}
+END_TEST
+
+START_TEST(lambda_zero_is_lda) {
+  size_t n = 300, d = 8;
+  double *neg = malloc(n * d * sizeof *neg), x0[8], mu[8] = {0}, out[8];
+  double sigma[64] = {0}, rhs[8];
+  SlemCache *c;
+  SlemEncoder *e = NULL;
+  SlemError err;
+  gsl_permutation *p = gsl_permutation_alloc(d);
+  int sgn;
+  tu_seed(13);
+  tu_gaussian_rows(neg, n, d, 1.0);
+  tu_gaussian_rows(x0, 1, d, 2.0);
+  /* LDA direction by a two-pass covariance and an LU solve: no Cholesky, no streaming */
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < d; j++) mu[j] += neg[i * d + j] / (double)n;
+  for (size_t i = 0; i < n; i++)
+    for (size_t a = 0; a < d; a++)
+      for (size_t b = 0; b < d; b++)
+        sigma[a * d + b] += (neg[i * d + a] - mu[a]) * (neg[i * d + b] - mu[b]) / (double)n;
+  for (size_t j = 0; j < d; j++) rhs[j] = x0[j] - mu[j];
+  {
+    gsl_matrix_view S = gsl_matrix_view_array(sigma, d, d);
+    gsl_vector_view r = gsl_vector_view_array(rhs, d);
+    ck_assert_int_eq(gsl_linalg_LU_decomp(&S.matrix, p, &sgn), 0);
+    ck_assert_int_eq(gsl_linalg_LU_svx(&S.matrix, p, &r.vector), 0);
+  }
+  c = make_cache(neg, n, d, 0.0);
+  ck_assert_int_eq(slem_encoder_new(&e, c, SLEM_ENCODE_UNIT, 1, 1, &err), SLEM_OK);
+  slem_encoder_run_f64(e, out, x0, 1);
+  ck_assert_double_lt(tu_one_minus_cos(out, rhs, d), 1e-12);
+  /* and a real lambda moves it away from LDA (the check above can fail) */
+  slem_encoder_free(e);
+  slem_cache_free(c);
+  c = make_cache(neg, n, d, 5.0);
+  ck_assert_int_eq(slem_encoder_new(&e, c, SLEM_ENCODE_UNIT, 1, 1, &err), SLEM_OK);
+  slem_encoder_run_f64(e, out, x0, 1);
+  ck_assert_double_gt(tu_one_minus_cos(out, rhs, d), 1e-6);
+  slem_encoder_free(e);
+  slem_cache_free(c);
+  gsl_permutation_free(p);
+  free(neg);
+}
+END_TEST
+
+/* 10^6 vectors on a common offset of 1e6 whose exact mean and covariance are known:
+ * dimension j holds offset + s_j(i) with s a fixed zero-mean periodic pattern. */
+START_TEST(large_offset_loses_no_precision) {
+  const size_t n = 1000000, d = 4, block = 4096;
+  static const double pat[4][6] = {{-2.5, -1.5, -0.5, 0.5, 1.5, 2.5},
+                                   {1, -1, 1, -1, 1, -1},
+                                   {3, 0, 0, -3, 0, 0},
+                                   {0.25, 0.25, -0.25, -0.25, 0.5, -0.5}};
+  double *x = malloc(block * d * sizeof *x), exact[16] = {0};
+  const double *sc, *mu;
+  SlemStats *s = NULL;
+  SlemError err;
+  ck_assert_int_eq(slem_stats_new(&s, d, &err), SLEM_OK);
+  for (size_t i0 = 0; i0 < n; i0 += block) {
+    size_t b = n - i0 < block ? n - i0 : block;
+    for (size_t i = 0; i < b; i++)
+      for (size_t j = 0; j < d; j++) x[i * d + j] = 1e6 + pat[j][(i0 + i) % 6];
+    slem_stats_add(s, x, b);
+  }
+  /* n is a multiple of 6 less 4: the exact sums over the rows that are there */
+  {
+    double m[4] = {0};
+    for (size_t i = 0; i < n; i++)
+      for (size_t j = 0; j < d; j++) m[j] += pat[j][i % 6];
+    for (size_t j = 0; j < d; j++) m[j] /= (double)n;
+    for (size_t i = 0; i < 6; i++) {
+      size_t reps = n / 6 + (i < n % 6);
+      for (size_t a = 0; a < d; a++)
+        for (size_t b = 0; b < d; b++)
+          exact[a * d + b] += (double)reps * (pat[a][i] - m[a]) * (pat[b][i] - m[b]);
+    }
+    mu = slem_stats_mean(s);
+    for (size_t j = 0; j < d; j++) ck_assert_double_eq_tol(mu[j], 1e6 + m[j], 1e-9);
+  }
+  sc = slem_stats_scatter(s);
+  for (size_t a = 0; a < d * d; a++)
+    ck_assert_msg(fabs(sc[a] - exact[a]) <= 1e-9 * (double)n,
+                  "scatter[%zu] = %.17g, exact %.17g", a, sc[a], exact[a]);
+  ck_assert_uint_eq(slem_stats_count(s), n);
+  slem_stats_free(s);
+  free(x);
+}
+END_TEST
+
+START_TEST(shards_merge_exactly) {
+  size_t n = 500, d = 6;
+  double *x = malloc(n * d * sizeof *x), *y = malloc(n * d * sizeof *y);
+  SlemStats *all = NULL, *a = NULL, *b = NULL;
+  SlemError err;
+  tu_seed(14);
+  tu_gaussian_rows(x, n, d, 100.0);
+  memcpy(y, x, n * d * sizeof *x);
+  slem_stats_new(&all, d, &err);
+  slem_stats_new(&a, d, &err);
+  slem_stats_new(&b, d, &err);
+  slem_stats_add(all, y, n);
+  memcpy(y, x, n * d * sizeof *x);
+  slem_stats_add(a, y, 123);           /* uneven shards, and one added in two blocks */
+  slem_stats_add(b, y + 123 * d, 300);
+  slem_stats_add(b, y + 423 * d, n - 423);
+  slem_stats_merge(a, slem_stats_count(b), slem_stats_mean(b), slem_stats_scatter(b));
+  ck_assert_uint_eq(slem_stats_count(a), n);
+  {
+    const double *sa = slem_stats_scatter(a), *s = slem_stats_scatter(all);
+    for (size_t j = 0; j < d; j++)
+      ck_assert_double_eq_tol(slem_stats_mean(a)[j], slem_stats_mean(all)[j], 1e-12);
+    for (size_t j = 0; j < d * d; j++) ck_assert_double_eq_tol(sa[j], s[j], 1e-9 * fabs(s[j]) + 1e-9);
+  }
+  slem_stats_free(all);
+  slem_stats_free(a);
+  slem_stats_free(b);
+  free(x);
+  free(y);
+}
+END_TEST
+
+START_TEST(inverse_is_an_inverse) {
+  size_t n = 400, d = 30;
+  double *x = malloc(n * d * sizeof *x), *ainv = malloc(d * d * sizeof *ainv), used;
+  const double *sc;
+  SlemStats *s = NULL;
+  SlemError err;
+  tu_seed(15);
+  tu_gaussian_rows(x, n, d, 0.0);
+  slem_stats_new(&s, d, &err);
+  slem_stats_add(s, x, n);
+  ck_assert_int_eq(slem_stats_inverse(s, ainv, &used, -1, 0.01, &err), SLEM_OK);
+  ck_assert_double_eq_tol(used, 0.01 * slem_stats_trace(s) / (double)d, 1e-15);
+  sc = slem_stats_scatter(s);
+  for (size_t i = 0; i < d; i++)
+    for (size_t j = 0; j < d; j++) {
+      double v = 0;
+      for (size_t k = 0; k < d; k++) v += (sc[i * d + k] / (double)n + (i == k) * used) * ainv[k * d + j];
+      ck_assert_double_eq_tol(v, i == j, 1e-10);
+      ck_assert_double_eq(ainv[i * d + j], ainv[j * d + i]);
+    }
+  slem_stats_free(s);
+  free(x);
+  free(ainv);
+}
+END_TEST
+
+START_TEST(singular_without_lambda_is_an_error) {
+  size_t n = 50, d = 5;
+  double *x = malloc(n * d * sizeof *x), ainv[25], used;
+  SlemStats *s = NULL;
+  SlemError err;
+  tu_seed(16);
+  tu_gaussian_rows(x, n, d, 0.0);
+  for (size_t i = 0; i < n; i++) x[i * d + 2] = 7.0; /* a constant dimension */
+  slem_stats_new(&s, d, &err);
+  slem_stats_add(s, x, n);
+  ck_assert_int_eq(slem_stats_inverse(s, ainv, &used, 0, -1, &err), SLEM_ENUMERIC);
+  ck_assert_ptr_nonnull(strstr(err.msg, "lambda_rel 1e-3"));
+  ck_assert_int_eq(slem_stats_inverse(s, ainv, &used, -1, 1e-3, &err), SLEM_OK);
+  /* duplicated dimension: rank deficient by rounding only */
+  for (size_t i = 0; i < n; i++) x[i * d + 2] = x[i * d + 1] = tu_gauss();
+  slem_stats_free(s);
+  slem_stats_new(&s, d, &err);
+  slem_stats_add(s, x, n);
+  ck_assert_int_eq(slem_stats_inverse(s, ainv, &used, 0, -1, &err), SLEM_ENUMERIC);
+  slem_stats_free(s);
+  free(x);
+}
+END_TEST
+
+/* reads a whole golden file through the reader (whose round trips are tested elsewhere) */
+static double *read_all(const char *path, size_t *n, size_t *d) {
+  SlemVecReader *r = NULL;
+  SlemError err;
+  double *x;
+  size_t got;
+  ck_assert_msg(slem_vecreader_open(&r, path, SLEM_FMT_AUTO, &err) == SLEM_OK, "%s", err.msg);
+  *d = slem_vecreader_dim(r);
+  *n = (size_t)slem_vecreader_count(r);
+  x = malloc(*n * *d * sizeof *x);
+  ck_assert_int_eq(slem_vecreader_read(r, x, *n, &got, &err), SLEM_OK);
+  ck_assert_uint_eq(got, *n);
+  slem_vecreader_free(r);
+  return x;
+}
+
+START_TEST(agrees_with_sklearn_ridge) {
+  size_t n, d, np_, d2, nr, dr;
+  double *neg = read_all("testdata/golden/neg.fvecs", &n, &d);
+  double *pos = read_all("testdata/golden/pos.fvecs", &np_, &d2);
+  double *ref = read_all("testdata/golden/desc_pos.npy", &nr, &dr);
+  double *out = malloc(np_ * (d + 1) * sizeof *out);
+  SlemCache *c = make_cache(neg, n, d, 0.05);
+  SlemEncoder *e = NULL;
+  SlemError err;
+  ck_assert_uint_eq(d, d2);
+  ck_assert_uint_eq(nr, np_);
+  ck_assert_int_eq(slem_encoder_new(&e, c, SLEM_ENCODE_UNIT, 1, np_, &err), SLEM_OK);
+  {
+    float *f = malloc(np_ * d * sizeof *f);
+    slem_encoder_run(e, f, pos, np_); /* the float32 path that the tool writes */
+    for (size_t i = 0; i < np_; i++) {
+      double row[64];
+      for (size_t j = 0; j < d; j++) row[j] = f[i * d + j];
+      ck_assert_double_le(tu_one_minus_cos(row, ref + i * d, d), 1e-6);
+    }
+    free(f);
+  }
+  slem_encoder_free(e);
+  free(ref);
+  for (int t = 0; t < 2; t++) {
+    const char *file = t ? "testdata/golden/clf_theta10.npy" : "testdata/golden/clf_theta1.npy";
+    double theta = t ? 10 : 1, maxabs = 0, maxerr = 0;
+    ref = read_all(file, &nr, &dr);
+    ck_assert_uint_eq(dr, d + 1);
+    ck_assert_int_eq(slem_encoder_new(&e, c, SLEM_ENCODE_CLASSIFIER, theta, np_, &err), SLEM_OK);
+    slem_encoder_run_f64(e, out, pos, np_);
+    for (size_t i = 0; i < np_ * (d + 1); i++) {
+      maxabs = fmax(maxabs, fabs(ref[i]));
+      maxerr = fmax(maxerr, fabs(ref[i] - out[i]));
+    }
+    ck_assert_msg(maxerr <= 1e-9 * maxabs, "%s: max error %g", file, maxerr);
+    slem_encoder_free(e);
+    free(ref);
+  }
+  slem_cache_free(c);
+  /* lambda = 0 against numpy's solve */
+  c = make_cache(neg, n, d, 0.0);
+  ref = read_all("testdata/golden/lda_pos.npy", &nr, &dr);
+  ck_assert_int_eq(slem_encoder_new(&e, c, SLEM_ENCODE_UNIT, 1, np_, &err), SLEM_OK);
+  slem_encoder_run_f64(e, out, pos, np_);
+  for (size_t i = 0; i < np_; i++) ck_assert_double_le(tu_one_minus_cos(out + i * d, ref + i * d, d), 1e-10);
+  slem_encoder_free(e);
+  slem_cache_free(c);
+  free(ref);
+  free(neg);
+  free(pos);
+  free(out);
+}
+END_TEST
+
+START_TEST(mean_input_gives_zero_descriptor) {
+  size_t n = 40, d = 3;
+  double *neg = malloc(n * d * sizeof *neg), mu[3] = {0};
+  float out[3] = {1, 1, 1};
+  SlemCache *c;
+  SlemEncoder *e = NULL;
+  SlemError err;
+  tu_seed(17);
+  tu_gaussian_rows(neg, n, d, 0.0);
+  c = make_cache(neg, n, d, 0.1);
+  memcpy(mu, c->mu, sizeof mu);
+  slem_encoder_new(&e, c, SLEM_ENCODE_UNIT, 1, 1, &err);
+  slem_encoder_run(e, out, mu, 1);
+  ck_assert_float_eq(out[0], 0);
+  ck_assert_float_eq(out[2], 0);
+  ck_assert_uint_eq(slem_encoder_zeros(e), 1);
+  slem_encoder_free(e);
+  slem_cache_free(c);
+  free(neg);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("numeric");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, gradient_vanishes_at_closed_form);
+  tcase_add_test(tc, direction_does_not_depend_on_theta);
+  tcase_add_test(tc, lambda_zero_is_lda);
+  tcase_add_test(tc, large_offset_loses_no_precision);
+  tcase_add_test(tc, shards_merge_exactly);
+  tcase_add_test(tc, inverse_is_an_inverse);
+  tcase_add_test(tc, singular_without_lambda_is_an_error);
+  tcase_add_test(tc, agrees_with_sklearn_ridge);
+  tcase_add_test(tc, mean_input_gives_zero_descriptor);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+TU_RUN(suite)
