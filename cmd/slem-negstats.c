@@ -11,7 +11,7 @@
 #include "../lib/vecs.h"
 #include "cli.h"
 
-#define DEFAULT_LAMBDA_REL 0.1
+#define DEFAULT_LAMBDA_REL 1.0
 
 static void __attribute__((noreturn)) usage(void) {
   printf(

@@ -1,0 +1,60 @@
+#!/bin/sh
+# Runs the EXAMPLES of the man pages as tests. In each .EX/.EE block of the EXAMPLES
+# section, a line "$ command" is run with sh (in a fresh directory per page, testdata/
+# linked in, bin/ first on PATH) and must exit 0; the lines after it, up to the next
+# command, are its expected stdout. Words must match, numbers to a relative 1e-6 (the
+# last printed digit of a float may differ between BLAS kernels).
+# Usage: tests/man-examples.sh man/slem-*.1
+set -u
+TOP=$(pwd)
+pass=0
+fail=0
+for page in "$@"; do
+  dir=$(mktemp -d "${TMPDIR:-/tmp}/slem-man.XXXXXX")
+  ln -s "$TOP/testdata" "$dir/testdata"
+  # split the examples into cmd.N and exp.N files
+  awk -v dir="$dir" '
+    /^\.SH / { inex = ($0 ~ /^\.SH EXAMPLES/); next }
+    inex && /^\.EX/ { inblock = 1; next }
+    inex && /^\.EE/ { inblock = 0; next }
+    inex && inblock {
+      line = $0
+      gsub(/\\e/, "\\", line); gsub(/\\-/, "-", line)
+      if (line ~ /^\$ /) { n++; print substr(line, 3) > (dir "/cmd." n); printf "" > (dir "/exp." n); next }
+      if (n) print line > (dir "/exp." n)
+    }
+    END { print n + 0 > (dir "/count") }' "$page"
+  count=$(cat "$dir/count")
+  if [ "$count" = 0 ]; then echo "FAIL: $page has no runnable examples"; fail=$((fail + 1)); fi
+  i=1
+  while [ "$i" -le "$count" ]; do
+    cmd=$(cat "$dir/cmd.$i")
+    if (cd "$dir" && PATH="$TOP/bin:$PATH" LC_ALL=C sh -c "$cmd") >"$dir/out.$i" 2>"$dir/err.$i"; then
+      if [ -s "$dir/exp.$i" ] && ! awk '
+          function num(s) { return s ~ /^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$/ }
+          NR == FNR { want[FNR] = $0; ne = FNR; next }
+          { no = FNR; n1 = split(want[FNR], a); n2 = split($0, b)
+            if (n1 != n2) { bad = 1; exit }
+            for (k = 1; k <= n1; k++) {
+              if (a[k] == b[k]) continue
+              if (num(a[k]) && num(b[k])) { d = a[k] - b[k]; if (d < 0) d = -d; m = a[k] < 0 ? -a[k] : a[k]; if (d <= 1e-6 * (m + 1e-30)) continue }
+              bad = 1; exit
+            } }
+          END { exit bad || no != ne }' "$dir/exp.$i" "$dir/out.$i"; then
+        echo "FAIL: $page: \$ $cmd"
+        echo "  expected:"; sed 's/^/    /' "$dir/exp.$i"
+        echo "  got:"; sed 's/^/    /' "$dir/out.$i"
+        fail=$((fail + 1))
+      else
+        pass=$((pass + 1))
+      fi
+    else
+      echo "FAIL: $page: \$ $cmd (status $?): $(head -c 300 "$dir/err.$i")"
+      fail=$((fail + 1))
+    fi
+    i=$((i + 1))
+  done
+  rm -rf "$dir"
+done
+echo "man-examples: $pass passed, $fail failed"
+[ "$fail" = 0 ]
