@@ -40,7 +40,7 @@ CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubun
 
 LIB_SRC   = $(wildcard lib/*.c)
 LIB_OBJ   = $(LIB_SRC:lib/%.c=build/lib/%.o)
-TOOLS     = slem-negstats slem-encode slem-match
+TOOLS     = slem-negstats slem-encode slem-match slem-eval
 BINS      = $(TOOLS:%=bin/%)
 CLI_OBJ   = build/cmd/cli.o
 TEST_SRC  = $(wildcard tests/check_*.c)
@@ -79,7 +79,7 @@ unit-test: $(TEST_BINS)
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; $$t; done
 
 cli-test: $(BINS)
-	@sh tests/cli.sh
+	@sh tests/cli.sh && sh tests/cli-eval.sh
 
 man-test: $(BINS)
 	@sh tests/man-examples.sh $(MANS)

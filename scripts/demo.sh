@@ -1,36 +1,53 @@
 #!/bin/sh
 # make demo: the whole pipeline on the digits shipped in testdata/digits (scikit-learn's
-# bundled copy of the UCI handwritten digits, 8x8 pixels, values 0..16).
+# bundled copy of the UCI handwritten digits, 8x8 pixels, values 0..16): choose lambda on
+# validation queries, encode, rank the test queries, and compare the mAP with plain cosine.
 set -eu
-BIN=$(pwd)/bin
-D=$(pwd)/testdata/digits
+TOP=$(pwd)
+BIN=$TOP/bin
+D=$TOP/testdata/digits
 W=$(mktemp -d "${TMPDIR:-/tmp}/slem-demo.XXXXXX")
 trap 'rm -rf "$W"' EXIT INT TERM
-LAMBDA_REL=${LAMBDA_REL:-100}
+PATH=$BIN:$PATH
+LABELS="--query-labels $D/queries.labels --db-labels $D/database.labels"
 
-echo "== slem demo: 697 negatives, 1000 database images, 100 queries, d = 64"
-echo "\$ slem-negstats --lambda-rel $LAMBDA_REL -o neg.slem negatives.fvecs"
-"$BIN/slem-negstats" -q --lambda-rel "$LAMBDA_REL" -o "$W/neg.slem" "$D/negatives.fvecs"
-echo "\$ slem-encode -c neg.slem -o db.fvecs database.fvecs"
-"$BIN/slem-encode" -q -c "$W/neg.slem" -o "$W/db.fvecs" "$D/database.fvecs"
-echo "\$ slem-encode -c neg.slem queries.fvecs | slem-match -d db.fvecs -k 10 --query-ids ... --db-ids ..."
-"$BIN/slem-encode" -q -c "$W/neg.slem" "$D/queries.fvecs" |
-  "$BIN/slem-match" -d "$W/db.fvecs" -k 10 --query-ids "$D/queries.ids" --db-ids "$D/database.ids" \
+echo "== slem demo on the digits: 597 negatives, 1000 database images, 100 validation"
+echo "   and 100 test queries, d = 64"
+echo
+echo "1. lambda by validation mAP (scripts/slem-tune):"
+"$TOP/scripts/slem-tune" -g "0.01 0.1 1 10 100 1000" -o "$W/neg.slem" -n "$D/negatives.fvecs" \
+  -q "$D/validation.fvecs" -d "$D/database.fvecs" \
+  --query-labels "$D/validation.labels" --db-labels "$D/database.labels" 2>/dev/null | sed 's/^/   /'
+lambda=$(slem-negstats --info "$W/neg.slem" | sed -n 's/.*"lambda_rel":[[:space:]]*\([^,]*\),*/\1/p')
+echo
+echo "2. the pipeline with the best, --lambda-rel $lambda:"
+echo "   \$ slem-encode -c neg.slem -o db.fvecs database.fvecs"
+slem-encode -q -c "$W/neg.slem" -o "$W/db.fvecs" "$D/database.fvecs"
+echo "   \$ slem-encode -c neg.slem queries.fvecs | slem-match -d db.fvecs -k 1000 --query-ids ... --db-ids ..."
+slem-encode -q -c "$W/neg.slem" "$D/queries.fvecs" |
+  slem-match -d "$W/db.fvecs" -k 1000 --query-ids "$D/queries.ids" --db-ids "$D/database.ids" \
     -o "$W/slem.tsv"
-"$BIN/slem-match" --normalize -d "$D/database.fvecs" -k 10 --query-ids "$D/queries.ids" \
+slem-match --normalize -d "$D/database.fvecs" -k 1000 --query-ids "$D/queries.ids" \
   --db-ids "$D/database.ids" -o "$W/cosine.tsv" "$D/queries.fvecs"
 
 # labels by id, to show whether each result is the query's digit
 paste "$D/queries.ids" "$D/queries.labels" >"$W/labels"
 paste "$D/database.ids" "$D/database.labels" >>"$W/labels"
 echo
-echo "Top 5 of the first 3 queries (query, rank, id, score, digit of the result / of the query):"
+echo "   top 5 of the first 3 queries (query, rank, id, score, digit found / digit asked):"
 awk -F '\t' 'NR == FNR { lab[$1] = $2; next }
-  $2 <= 5 && ++q <= 15 { printf "%s\t%s\t%s\t%s\t%s/%s%s\n", $1, $2, $3, $4, lab[$3], lab[$1], lab[$3] == lab[$1] ? "" : "  (wrong digit)" }' \
+  $2 <= 5 && ++q <= 15 { printf "   %s\t%s\t%s\t%s\t%s/%s%s\n", $1, $2, $3, $4, lab[$3], lab[$1], lab[$3] == lab[$1] ? "" : "  (wrong digit)" }' \
   "$W/labels" "$W/slem.tsv"
 echo
+echo "3. slem-eval on the 100 test queries:"
+printf '   %-22s %-9s %-9s %s\n' ranking "mAP" "P@10" "mAP (oxford)"
 for run in slem cosine; do
-  awk -F '\t' -v run="$run" 'NR == FNR { lab[$1] = $2; next }
-    { n++; if (lab[$3] == lab[$1]) hit++ }
-    END { printf "precision@10 of %-6s over %d queries: %.4f\n", run, n / 10, hit / n }' "$W/labels" "$W/$run.tsv"
+  # shellcheck disable=SC2086
+  slem-eval $LABELS --query-ids "$D/queries.ids" --db-ids "$D/database.ids" -o "$W/$run.eval" "$W/$run.tsv"
+  # shellcheck disable=SC2086
+  ox=$(slem-eval --ap oxford $LABELS --query-ids "$D/queries.ids" --db-ids "$D/database.ids" "$W/$run.tsv" |
+    awk -F '\t' '$1 == "mAP" { print $2 }')
+  name="SLEM, lambda_rel $lambda"
+  [ "$run" = cosine ] && name="cosine on raw pixels"
+  awk -F '\t' -v name="$name" -v ox="$ox" '{ v[$1] = $2 } END { printf "   %-22s %-9s %-9s %s\n", name, v["mAP"], v["P@10"], ox }' "$W/$run.eval"
 done

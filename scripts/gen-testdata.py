@@ -101,16 +101,98 @@ def digits():
     data = load_digits()
     X, y = data.data.astype(np.float32), data.target
     perm = np.random.default_rng(0).permutation(len(X))
-    neg, db, q = perm[:697], perm[697:1697], perm[1697:]
+    neg, val, db, q = perm[:597], perm[597:697], perm[697:1697], perm[1697:]
     g = os.path.join(OUT, "digits")
     os.makedirs(g, exist_ok=True)
     write_fvecs(f"{g}/negatives.fvecs", X[neg])
     write_fvecs(f"{g}/database.fvecs", X[db])
     write_fvecs(f"{g}/queries.fvecs", X[q])
+    write_fvecs(f"{g}/validation.fvecs", X[val])
+    write_lines(f"{g}/validation.labels", y[val])
     write_lines(f"{g}/database.ids", [f"digit{i:04d}" for i in db])
     write_lines(f"{g}/queries.ids", [f"digit{i:04d}" for i in q])
     write_lines(f"{g}/database.labels", y[db])
     write_lines(f"{g}/queries.labels", y[q])
+
+
+def ap_trec(rel, nrel):
+    hits = np.cumsum(rel)
+    return float(np.sum(rel * hits / np.arange(1, len(rel) + 1)) / nrel)
+
+
+def ap_oxford(rel, nrel):
+    """compute_ap of the Oxford buildings / Holidays protocol, line by line."""
+    ap, old_recall, old_precision, hits = 0.0, 0.0, 1.0, 0
+    for j, r in enumerate(rel):
+        hits += r
+        recall, precision = hits / nrel, hits / (j + 1)
+        ap += (recall - old_recall) * ((old_precision + precision) / 2.0)
+        old_recall, old_precision = recall, precision
+    return ap
+
+
+def curve11(rel, nrel):
+    hits = np.cumsum(rel)
+    prec, rec = hits / np.arange(1, len(rel) + 1), hits / nrel
+    return [float(prec[rec >= r - 1e-12].max()) if np.any(rec >= r - 1e-12) else 0.0
+            for r in np.linspace(0, 1, 11)]
+
+
+def eval_reference():
+    """Rankings of the demo data made here with numpy, and their metrics computed from
+    the definitions (trec AP also with scikit-learn), for slem-eval's tests."""
+    from sklearn.metrics import average_precision_score
+    g = os.path.join(OUT, "digits")
+    e = os.path.join(OUT, "eval")
+    os.makedirs(e, exist_ok=True)
+    read = lambda p: np.fromfile(p, dtype="<f4").reshape(-1, 65)[:, 1:].astype(np.float64)  # noqa: E731
+    neg, db, q = (read(f"{g}/{n}.fvecs") for n in ("negatives", "database", "queries"))
+    dl = np.loadtxt(f"{g}/database.labels", dtype=int)
+    ql = np.loadtxt(f"{g}/queries.labels", dtype=int)
+    # raw cosine, full ranking; SLEM at lambda_rel 100, top 100
+    unit = lambda a: a / np.linalg.norm(a, axis=1, keepdims=True)  # noqa: E731
+    cos = unit(q) @ unit(db).T
+    mu = neg.mean(axis=0)
+    sigma = (neg - mu).T @ (neg - mu) / len(neg)
+    A = sigma + 100 * np.trace(sigma) / sigma.shape[0] * np.eye(sigma.shape[0])
+    enc = lambda x: unit(np.linalg.solve(A, (x - mu).T).T)  # noqa: E731
+    slem = enc(q) @ enc(db).T
+    rng = np.random.default_rng(7)
+    junk = {i: set(rng.choice(len(db), 5, replace=False).tolist()) for i in range(len(q))}
+    with open(f"{e}/junk.txt", "w") as f:
+        for i in range(len(q)):
+            for j in sorted(junk[i]):
+                f.write(f"{i} {j}\n")
+    lines = []
+    for name, s, k in (("cosine-full", cos, len(db)), ("slem-top100", slem, 100)):
+        order = np.argsort(-s, axis=1, kind="stable")[:, :k]
+        with open(f"{e}/{name}.tsv", "w") as f:
+            for i in range(len(q)):
+                for r, j in enumerate(order[i]):
+                    f.write(f"{i}\t{r + 1}\t{j}\t{s[i, j]:.9g}\n")
+        for use_junk in (False, True):
+            m = {"trec": [], "oxford": [], "p1": [], "p5": [], "p10": [], "r100": []}
+            curve = np.zeros(11)
+            for i in range(len(q)):
+                keep = [j for j in order[i] if not (use_junk and j in junk[i])]
+                rel = np.array([dl[j] == ql[i] for j in keep], dtype=float)
+                nrel = int(np.sum(dl == ql[i])) - (sum(dl[j] == ql[i] for j in junk[i]) if use_junk else 0)
+                m["trec"].append(ap_trec(rel, nrel))
+                m["oxford"].append(ap_oxford(rel, nrel))
+                for kk in (1, 5, 10):
+                    m[f"p{kk}"].append(rel[:kk].sum() / kk)
+                m["r100"].append(rel[:100].sum() / nrel)
+                curve += np.array(curve11(rel, nrel)) / len(q)
+                # an independent check of trec AP; scikit-learn groups tied scores, so
+                # queries with exact ties (duplicate images) are left out of it
+                if name == "cosine-full" and not use_junk and len(np.unique(s[i])) == len(db):
+                    sk = average_precision_score(dl == ql[i], s[i])
+                    assert abs(sk - m["trec"][-1]) < 1e-12, (i, sk, m["trec"][-1])
+            case = name + ("+junk" if use_junk else "")
+            for key, v in m.items():
+                lines.append(f"{case}\t{key}\t{np.mean(v):.12f}")
+            lines.append(f"{case}\tcurve\t" + " ".join(f"{c:.12f}" for c in curve))
+    write_lines(f"{e}/reference.txt", lines)
 
 
 def main():
@@ -118,6 +200,7 @@ def main():
         sys.exit("run from the top of the slem tree")
     golden()
     digits()
+    eval_reference()
 
 
 if __name__ == "__main__":

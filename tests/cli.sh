@@ -2,49 +2,10 @@
 # CLI tests of the slem tools: the pipeline against the numpy/scikit-learn golden files
 # in testdata/golden, every output format, stdin and stdout, ids, and the bad inputs with
 # their message, exit status and (absent) output file. Run from the top of the tree.
-set -u
-TOP=$(pwd)
-BIN=$TOP/bin
-G=$TOP/testdata/golden
-T=$(mktemp -d "${TMPDIR:-/tmp}/slem-cli.XXXXXX")
-trap 'rm -rf "$T"' EXIT INT TERM
-PATH=$BIN:$PATH
-export LC_ALL=C
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-check() { # check NAME COMMAND...: the command must succeed
-  name=$1; shift
-  if "$@" >"$T/out" 2>"$T/err"; then ok; else bad "$name (status $?): $(head -c 300 "$T/err")"; fi
-}
-
-# expect_fail NAME STATUS PATTERN OUTFILE COMMAND...: the command must exit with STATUS,
-# print PATTERN on stderr, and leave neither OUTFILE nor a temporary file beside it.
-expect_fail() {
-  name=$1 want=$2 pat=$3 outf=$4; shift 4
-  "$@" >"$T/out" 2>"$T/err"
-  st=$?
-  if [ "$st" != "$want" ]; then bad "$name: status $st, expected $want: $(head -c 300 "$T/err")"; return; fi
-  if ! grep -q -- "$pat" "$T/err"; then bad "$name: stderr lacks '$pat': $(head -c 300 "$T/err")"; return; fi
-  if [ "$outf" != - ] && { [ -e "$outf" ] || ls -a "$(dirname "$outf")" | grep -q '\.tmp\.'; }; then
-    bad "$name: left an output file"; return
-  fi
-  ok
-}
-
-# compare_ranking A B TOL: same query, rank and id on every line; scores within TOL
-compare_ranking() {
-  if [ "$(wc -l <"$1")" != "$(wc -l <"$2")" ]; then echo "line counts differ"; return 1; fi
-  paste "$1" "$2" | awk -v tol="$3" -F '\t' '
-    $1 != $5 || $2 != $6 || $3 != $7 { print "line " NR ": " $0; bad = 1; exit }
-    { d = $4 - $8; if (d < 0) d = -d; if (d > tol) { print "line " NR " score: " $0; bad = 1; exit } }
-    END { exit bad }'
-}
+. "$(dirname "$0")/testlib.sh"
 
 # ---- help, version, usage errors ----
-for tool in slem-negstats slem-encode slem-match; do
+for tool in slem-negstats slem-encode slem-match slem-eval; do
   check "$tool --help" $tool --help
   grep -q "^Usage: $tool" "$T/out" || bad "$tool --help prints no usage"
   check "$tool --version" $tool --version
@@ -186,5 +147,4 @@ check "single negative, absolute lambda" slem-negstats -q --lambda 1 -o "$T/one.
 slem-match -d "$T/db.fvecs" -k 100 "$T/db.fvecs" 2>"$T/err" | head -1 >/dev/null
 [ ! -s "$T/err" ] && ok || bad "closed pipe printed: $(cat "$T/err")"
 
-echo "cli: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish cli

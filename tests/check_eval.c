@@ -1,0 +1,144 @@
+/* AP and the other measures on rankings computed by hand. */
+#include "testutil.h"
+
+#include "../lib/eval.h"
+
+static const double eps = 1e-12;
+
+START_TEST(ap_one_relevant_at_rank_two) {
+  unsigned char rel[] = {0, 1};
+  ck_assert_double_eq_tol(slem_ap(SLEM_AP_TREC, rel, 2, 1), 0.5, eps);
+  ck_assert_double_eq_tol(slem_ap(SLEM_AP_OXFORD, rel, 2, 1), 0.25, eps);
+}
+END_TEST
+
+START_TEST(ap_hand_cases) {
+  /* relevant at 1 and 3 of R = 2: trec (1 + 2/3)/2; oxford 1/2 (1 + 1)/2 + 1/2 (1/2 + 2/3)/2 */
+  unsigned char a[] = {1, 0, 1};
+  /* truncated: R = 3, one retrieved at rank 1: trec 1/3, oxford 1/3 (1 + 1)/2 */
+  unsigned char b[] = {1, 0};
+  /* nothing relevant retrieved */
+  unsigned char c[] = {0, 0, 0};
+  /* perfect ranking */
+  unsigned char p[] = {1, 1, 1, 0};
+  ck_assert_double_eq_tol(slem_ap(SLEM_AP_TREC, a, 3, 2), (1 + 2.0 / 3) / 2, eps);
+  ck_assert_double_eq_tol(slem_ap(SLEM_AP_OXFORD, a, 3, 2), 0.5 + 0.5 * (0.5 + 2.0 / 3) / 2, eps);
+  ck_assert_double_eq_tol(slem_ap(SLEM_AP_TREC, b, 2, 3), 1.0 / 3, eps);
+  ck_assert_double_eq_tol(slem_ap(SLEM_AP_OXFORD, b, 2, 3), 1.0 / 3, eps);
+  ck_assert_double_eq_tol(slem_ap(SLEM_AP_TREC, c, 3, 2), 0, eps);
+  ck_assert_double_eq_tol(slem_ap(SLEM_AP_OXFORD, c, 3, 2), 0, eps);
+  ck_assert_double_eq_tol(slem_ap(SLEM_AP_TREC, p, 4, 3), 1, eps);
+  ck_assert_double_eq_tol(slem_ap(SLEM_AP_OXFORD, p, 4, 3), 1, eps);
+  ck_assert_double_eq(slem_ap(SLEM_AP_TREC, p, 4, 0), 0); /* empty ground truth */
+}
+END_TEST
+
+/* Evaluates a ranking and qrels given as text; the result's query names point into the
+ * ground truth, so *truth is handed back to be freed after it. */
+static SlemEvalResult *evaluate_files(SlemTruth **truth, const char *ranking, const char *qrels,
+                                      const char *junk, SlemApKind ap) {
+  char *pr = tu_path("r.tsv"), *pq = tu_path("q.qrels"), *pj = tu_path("j.txt");
+  SlemRun *run = NULL;
+  SlemTruth *t = NULL;
+  SlemEvalResult *res = NULL;
+  SlemEvalOpts o;
+  SlemError err;
+  tu_write_bytes(pr, ranking, strlen(ranking));
+  tu_write_bytes(pq, qrels, strlen(qrels));
+  ck_assert_msg(slem_run_read(&run, pr, NULL, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_msg(slem_truth_read_qrels(&t, pq, &err) == SLEM_OK, "%s", err.msg);
+  if (junk) {
+    tu_write_bytes(pj, junk, strlen(junk));
+    ck_assert_msg(slem_truth_read_junk(t, pj, &err) == SLEM_OK, "%s", err.msg);
+  }
+  slem_eval_opts_init(&o);
+  o.ap = ap;
+  o.recall_k = 2;
+  ck_assert_msg(slem_evaluate(&res, run, t, &o, &err) == SLEM_OK, "%s", err.msg);
+  slem_run_free(run);
+  *truth = t;
+  free(pr);
+  free(pq);
+  free(pj);
+  return res;
+}
+
+START_TEST(ties_follow_the_rank_field) {
+  /* equal scores: the rank field decides, even when the lines come in another order */
+  SlemTruth *t = NULL;
+  SlemEvalResult *r = evaluate_files(&t, "q\t2\ta\t0.5\nq\t1\tb\t0.5\n", "q 0 a 1\n", NULL, SLEM_AP_TREC);
+  ck_assert_double_eq_tol(r->map, 0.5, eps);
+  ck_assert_double_eq_tol(r->p1, 0, eps);
+  slem_evalresult_free(r);
+  slem_truth_free(t);
+}
+END_TEST
+
+START_TEST(junk_is_neither_relevant_nor_counted) {
+  /* ranking j a x b with j junk and a, b, j relevant in the qrels: R = 2 after junk */
+  const char *rank = "q\t1\tj\t4\nq\t2\ta\t3\nq\t3\tx\t2\nq\t4\tb\t1\n";
+  const char *qrels = "q 0 a 1\nq 0 b 1\nq 0 j 1\n";
+  SlemTruth *t = NULL;
+  SlemEvalResult *r = evaluate_files(&t, rank, qrels, "q j\n", SLEM_AP_TREC);
+  ck_assert_uint_eq(r->q[0].nrel, 2);
+  ck_assert_uint_eq(r->q[0].nret, 3);
+  ck_assert_double_eq_tol(r->map, (1 + 2.0 / 3) / 2, eps);
+  ck_assert_double_eq_tol(r->p1, 1, eps);
+  ck_assert_double_eq_tol(r->rk, 0.5, eps); /* R@2: a of {a, b} */
+  /* interpolated precision: recall 0..0.5 -> 1, 0.6..1 -> 2/3 */
+  ck_assert_double_eq_tol(r->curve[0], 1, eps);
+  ck_assert_double_eq_tol(r->curve[5], 1, eps);
+  ck_assert_double_eq_tol(r->curve[6], 2.0 / 3, eps);
+  ck_assert_double_eq_tol(r->curve[10], 2.0 / 3, eps);
+  slem_evalresult_free(r);
+  slem_truth_free(t);
+  r = evaluate_files(&t, rank, qrels, "q j\n", SLEM_AP_OXFORD);
+  ck_assert_double_eq_tol(r->map, 0.5 + 0.5 * (0.5 + 2.0 / 3) / 2, eps);
+  slem_evalresult_free(r);
+  slem_truth_free(t);
+}
+END_TEST
+
+START_TEST(skipped_and_missing_queries) {
+  /* q: AP 1; m: in the qrels, not ranked (AP 0, counted); z: nothing relevant (skipped) */
+  SlemTruth *t = NULL;
+  SlemEvalResult *r = evaluate_files(&t, "q\t1\ta\t1\nz\t1\ta\t1\n", "q 0 a 1\nm 0 a 1\nz 0 a 0\n", NULL,
+                                     SLEM_AP_TREC);
+  ck_assert_uint_eq(r->evaluated, 2);
+  ck_assert_uint_eq(r->missing, 1);
+  ck_assert_uint_eq(r->skipped, 1);
+  ck_assert_double_eq_tol(r->map, 0.5, eps);
+  ck_assert_int_eq(r->q[1].status, SLEM_Q_MISSING);
+  ck_assert_int_eq(r->q[2].status, SLEM_Q_SKIPPED);
+  slem_evalresult_free(r);
+  slem_truth_free(t);
+}
+END_TEST
+
+START_TEST(truncated_ranking_counts_unretrieved_as_zero) {
+  SlemTruth *t = NULL;
+  SlemEvalResult *r = evaluate_files(&t, "q\t1\ta\t1\nq\t2\tx\t0\n", "q 0 a 1\nq 0 b 1\nq 0 c 1\n", NULL,
+                                     SLEM_AP_TREC);
+  ck_assert_double_eq_tol(r->map, 1.0 / 3, eps);
+  ck_assert_double_eq_tol(r->p5, 0.2, eps); /* P@5 divides by 5 even with 2 retrieved */
+  ck_assert_double_eq_tol(r->curve[3], 1, eps);   /* recall 0.3 <= 1/3 */
+  ck_assert_double_eq_tol(r->curve[4], 0, eps);   /* recall 0.4 never reached */
+  slem_evalresult_free(r);
+  slem_truth_free(t);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("eval");
+  TCase *tc = tcase_create("eval");
+  tcase_add_test(tc, ap_one_relevant_at_rank_two);
+  tcase_add_test(tc, ap_hand_cases);
+  tcase_add_test(tc, ties_follow_the_rank_field);
+  tcase_add_test(tc, junk_is_neither_relevant_nor_counted);
+  tcase_add_test(tc, skipped_and_missing_queries);
+  tcase_add_test(tc, truncated_ranking_counts_unretrieved_as_zero);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+TU_RUN(suite)

@@ -1,0 +1,131 @@
+#!/bin/sh
+# CLI tests of slem-eval: agreement with the numpy reference on the demo data
+# (testdata/eval, made by scripts/gen-testdata.py), the three ranking formats, qrels and
+# labels, hand-computed cases, and bad inputs. Run from the top of the tree.
+. "$(dirname "$0")/testlib.sh"
+D=$TOP/testdata/digits
+E=$TOP/testdata/eval
+LABELS="--query-labels $D/queries.labels --db-labels $D/database.labels"
+
+# value KEY FILE: the value of a "key<TAB>value" line of slem-eval's summary
+value() { awk -F '\t' -v k="$1" '$1 == k { print $2 }' "$2"; }
+# near A B: |A - B| <= 1e-6
+near() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && d <= 1e-6) }'; }
+ref() { awk -F '\t' -v c="$1" -v k="$2" '$1 == c && $2 == k { print $3 }' "$E/reference.txt"; }
+
+# ---- the numpy reference, both AP definitions, with and without junk ----
+for case in cosine-full slem-top100; do
+  for junk in "" "+junk"; do
+    jopt=""
+    [ -n "$junk" ] && jopt="--junk $E/junk.txt"
+    for ap in trec oxford; do
+      # shellcheck disable=SC2086
+      check "eval $case$junk $ap" slem-eval $LABELS $jopt --ap $ap --curve "$T/curve" "$E/$case.tsv"
+      cp "$T/out" "$T/summary"
+      want=$(ref "$case$junk" "$ap")
+      got=$(value mAP "$T/summary")
+      near "$got" "$want" && ok || bad "$case$junk: mAP ($ap) $got, reference $want"
+      [ "$(value queries "$T/summary")" = 100 ] && ok || bad "$case$junk: query count"
+    done
+    for m in P@1:p1 P@5:p5 P@10:p10 R@100:r100; do
+      got=$(value "${m%%:*}" "$T/summary") want=$(ref "$case$junk" "${m#*:}")
+      near "$got" "$want" && ok || bad "$case$junk: ${m%%:*} $got, reference $want"
+    done
+    # the curve: 11 points against the reference's
+    ref "$case$junk" curve | tr ' ' '\n' >"$T/want.curve"
+    grep -v '^#' "$T/curve" | cut -f2 | paste - "$T/want.curve" |
+      awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > 1e-6) exit 1; n++ } END { exit n != 11 }' &&
+      ok || bad "$case$junk: curve differs from the reference"
+  done
+done
+
+# ---- the three ranking formats and qrels give the same numbers ----
+slem-negstats -q --lambda-rel 100 -o "$T/neg.slem" "$D/negatives.fvecs"
+slem-encode -q -c "$T/neg.slem" -o "$T/db.fvecs" "$D/database.fvecs"
+slem-encode -q -c "$T/neg.slem" -o "$T/q.fvecs" "$D/queries.fvecs"
+for f in tsv trec jsonl; do
+  slem-match -k 50 -f $f -d "$T/db.fvecs" -o "$T/rank.$f" "$T/q.fvecs"
+  # shellcheck disable=SC2086
+  check "eval $f" slem-eval $LABELS --per-query -o "$T/eval.$f" "$T/rank.$f"
+done
+cmp -s "$T/eval.tsv" "$T/eval.trec" && cmp -s "$T/eval.tsv" "$T/eval.jsonl" && ok || bad "formats disagree"
+# qrels made from the labels: every same-label pair
+awk 'NR == FNR { lab[NR - 1] = $1; nq = NR; next }
+     { for (q = 0; q < nq; q++) if (lab[q] == $1) print q, 0, FNR - 1, 1 }' "$D/queries.labels" "$D/database.labels" >"$T/qrels"
+check "eval qrels" slem-eval --qrels "$T/qrels" --per-query -o "$T/eval.qrels" "$T/rank.trec"
+sort "$T/eval.tsv" >"$T/a"; sort "$T/eval.qrels" >"$T/b"  # qrels keep the qrels file's query order
+cmp -s "$T/a" "$T/b" && ok || bad "qrels and labels disagree"
+# ids instead of rows
+slem-match -k 50 --query-ids "$D/queries.ids" --db-ids "$D/database.ids" -d "$T/db.fvecs" -o "$T/rank.ids" "$T/q.fvecs"
+# shellcheck disable=SC2086
+check "eval with ids" slem-eval $LABELS --query-ids "$D/queries.ids" --db-ids "$D/database.ids" -o "$T/eval.ids" "$T/rank.ids"
+[ "$(value mAP "$T/eval.ids")" = "$(value mAP "$T/eval.tsv")" ] && ok || bad "ids change the mAP"
+# --json carries the same mAP
+# shellcheck disable=SC2086
+check "json" slem-eval $LABELS --json "$T/rank.tsv"
+m=$(sed -n 's/^[[:space:]]*"map":[[:space:]]*\([0-9.e-]*\),*$/\1/p' "$T/out")
+near "$m" "$(value mAP "$T/eval.tsv")" && ok || bad "--json map '$m'"
+# --per-query has one line per query
+[ "$(grep -c '	ok$' "$T/eval.tsv")" = 100 ] && ok || bad "--per-query lines"
+# exclude-self: the database as queries, matched with --exclude-self
+slem-match -k 20 --exclude-self -d "$T/db.fvecs" -o "$T/self.tsv" "$T/db.fvecs"
+check "exclude-self" slem-eval --query-labels "$D/database.labels" --db-labels "$D/database.labels" --exclude-self "$T/self.tsv"
+[ "$(value queries "$T/out")" = 1000 ] && ok || bad "exclude-self query count"
+
+# ---- hand-computed cases ----
+printf 'q 0 a 1\n' >"$T/one.qrels"
+printf 'q\t1\tx\t0.9\nq\t2\ta\t0.8\n' >"$T/r2.tsv"
+check "rank 2 trec" slem-eval --qrels "$T/one.qrels" "$T/r2.tsv"
+[ "$(value mAP "$T/out")" = 0.500000 ] && ok || bad "one relevant at rank 2, trec: $(value mAP "$T/out")"
+check "rank 2 oxford" slem-eval --ap oxford --qrels "$T/one.qrels" "$T/r2.tsv"
+[ "$(value mAP "$T/out")" = 0.250000 ] && ok || bad "one relevant at rank 2, oxford: $(value mAP "$T/out")"
+# junk at rank 1 is skipped: the relevant item moves to rank 1
+printf 'q x\n' >"$T/j"
+check "junk" slem-eval --qrels "$T/one.qrels" --junk "$T/j" "$T/r2.tsv"
+[ "$(value mAP "$T/out")" = 1.000000 ] && ok || bad "junk not skipped: $(value mAP "$T/out")"
+# a query of the qrels missing from the ranking: AP 0, counted and reported
+printf 'q 0 a 1\nm 0 a 1\nz 0 a 0\n' >"$T/three.qrels"
+check "missing query" slem-eval --qrels "$T/three.qrels" "$T/r2.tsv"
+[ "$(value mAP "$T/out")" = 0.250000 ] && [ "$(value missing "$T/out")" = 1 ] && [ "$(value skipped "$T/out")" = 1 ] &&
+  grep -q "warning: 1 queries of the ground truth are not in the ranking.*'m'" "$T/err" && ok ||
+  bad "missing query: $(cat "$T/out" "$T/err")"
+
+# ---- bad inputs: message with file and line, status 1 ----
+printf 'q\t1\tx\n' >"$T/bad.tsv"
+expect_fail "too few fields" 1 "bad.tsv: line 1: 3 fields, expected 4" "$T/o" slem-eval --qrels "$T/one.qrels" -o "$T/o" "$T/bad.tsv"
+printf 'q\t1\ta\t0.9\nq\t2\tx\tabc\n' >"$T/bad.tsv"
+expect_fail "score not a number" 1 "bad.tsv: line 2: score 'abc' is not a number" "$T/o" slem-eval --qrels "$T/one.qrels" -o "$T/o" "$T/bad.tsv"
+printf 'q\tone\ta\t0.9\n' >"$T/bad.tsv"
+expect_fail "rank not a number" 1 "line 1: rank 'one' is not a positive whole number" "$T/o" slem-eval --qrels "$T/one.qrels" -o "$T/o" "$T/bad.tsv"
+printf 'q\t1\ta\t0.9\nw\t1\ta\t0.9\n' >"$T/bad.tsv"
+expect_fail "unknown query" 1 "bad.tsv: line 2: query 'w' is not in the ground truth" "$T/o" slem-eval --qrels "$T/one.qrels" -o "$T/o" "$T/bad.tsv"
+printf 'q\t1\ta\t0.9\nq\t2\ta\t0.8\n' >"$T/bad.tsv"
+expect_fail "duplicate id" 1 "line 2: id 'a' appears twice for query 'q'" "$T/o" slem-eval --qrels "$T/one.qrels" -o "$T/o" "$T/bad.tsv"
+printf '0\t1\t5000\t0.9\n' >"$T/bad.tsv"
+# shellcheck disable=SC2086
+expect_fail "unknown database id" 1 "line 1: '5000' is not a database id" "$T/o" slem-eval $LABELS -o "$T/o" "$T/bad.tsv"
+printf 'q 0 a\n' >"$T/bad.qrels"
+expect_fail "short qrels line" 1 "bad.qrels: line 1: 3 fields, expected 4" "$T/o" slem-eval --qrels "$T/bad.qrels" -o "$T/o" "$T/r2.tsv"
+printf '{"query":"q","results":[{"id":"a"}]}\n' >"$T/bad.jsonl"
+expect_fail "jsonl without score" 1 "bad.jsonl: line 1: result 1 needs" "$T/o" slem-eval --qrels "$T/one.qrels" -o "$T/o" "$T/bad.jsonl"
+: >"$T/empty.tsv"
+expect_fail "empty ranking" 1 "empty.tsv: no rankings" "$T/o" slem-eval --qrels "$T/one.qrels" -o "$T/o" "$T/empty.tsv"
+expect_fail "no ground truth" 2 "give the ground truth" - slem-eval "$T/r2.tsv"
+expect_fail "half the labels" 2 "go together" - slem-eval --query-labels "$D/queries.labels" "$T/r2.tsv"
+expect_fail "bad ap" 2 "neither trec nor oxford" - slem-eval --ap map --qrels "$T/one.qrels" "$T/r2.tsv"
+
+# ---- scripts/slem-tune and scripts/plot-pr ----
+check "slem-tune" "$TOP/scripts/slem-tune" -g "0.1 1000" -o "$T/best.slem" -n "$D/negatives.fvecs" \
+  -q "$D/validation.fvecs" -d "$D/database.fvecs" --query-labels "$D/validation.labels" --db-labels "$D/database.labels"
+# the table: cosine baseline, one row per value, the best marked; it is the larger mAP
+awk '$1 == "cosine" { c = 1 } $1 == "0.1" { a = $3 } $1 == "1000" { b = $3; star = ($4 == "*") }
+     END { exit !(c && a < b && star) }' "$T/out" && ok || bad "slem-tune table: $(cat "$T/out")"
+slem-negstats --info "$T/best.slem" | grep -q '"lambda_rel":.*1000' && ok || bad "slem-tune -o kept another cache"
+expect_fail "slem-tune usage" 2 "give -n NEGATIVES" - "$TOP/scripts/slem-tune" -q x
+# shellcheck disable=SC2086
+slem-eval $LABELS --curve "$T/a.pr" "$T/rank.tsv" >/dev/null
+expect_fail "plot-pr bad curve" 1 "reference.txt: line 1: not recall, precision" "$T/pr.png" "$TOP/scripts/plot-pr" "$T/pr.png" "$E/reference.txt"
+check "plot-pr" "$TOP/scripts/plot-pr" -t test "$T/pr.png" "$T/a.pr=SLEM" "$T/a.pr"
+[ "$(head -c 4 "$T/pr.png" | od -An -tx1 | tr -d ' ')" = 89504e47 ] && [ "$(wc -c <"$T/pr.png")" -gt 10000 ] && ok || bad "plot-pr wrote no PNG"
+
+finish cli-eval

@@ -1,0 +1,49 @@
+# Shared by the CLI test scripts: sourced, not run. Counts passes and failures and
+# makes the temporary directory $T, removed at exit.
+set -u
+TOP=$(pwd)
+BIN=$TOP/bin
+G=$TOP/testdata/golden
+T=$(mktemp -d "${TMPDIR:-/tmp}/slem-cli.XXXXXX")
+trap 'rm -rf "$T"' EXIT INT TERM
+PATH=$BIN:$PATH
+export LC_ALL=C
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+check() { # check NAME COMMAND...: the command must succeed
+  name=$1; shift
+  if "$@" >"$T/out" 2>"$T/err"; then ok; else bad "$name (status $?): $(head -c 300 "$T/err")"; fi
+}
+
+# expect_fail NAME STATUS PATTERN OUTFILE COMMAND...: the command must exit with STATUS,
+# print PATTERN on stderr, and leave neither OUTFILE nor a temporary file beside it.
+expect_fail() {
+  name=$1 want=$2 pat=$3 outf=$4; shift 4
+  "$@" >"$T/out" 2>"$T/err"
+  st=$?
+  if [ "$st" != "$want" ]; then bad "$name: status $st, expected $want: $(head -c 300 "$T/err")"; return; fi
+  if ! grep -q -- "$pat" "$T/err"; then bad "$name: stderr lacks '$pat': $(head -c 300 "$T/err")"; return; fi
+  if [ "$outf" != - ] && { [ -e "$outf" ] || ls -a "$(dirname "$outf")" | grep -q '\.tmp\.'; }; then
+    bad "$name: left an output file"; return
+  fi
+  ok
+}
+
+# compare_ranking A B TOL: same query, rank and id on every line; scores within TOL
+compare_ranking() {
+  if [ "$(wc -l <"$1")" != "$(wc -l <"$2")" ]; then echo "line counts differ"; return 1; fi
+  paste "$1" "$2" | awk -v tol="$3" -F '\t' '
+    $1 != $5 || $2 != $6 || $3 != $7 { print "line " NR ": " $0; bad = 1; exit }
+    { d = $4 - $8; if (d < 0) d = -d; if (d > tol) { print "line " NR " score: " $0; bad = 1; exit } }
+    END { exit bad }'
+}
+
+
+# finish: prints the counts in the closing line the test runners read, and the status
+finish() {
+  echo "$1: $pass passed, $fail failed"
+  [ "$fail" = 0 ]
+}
