@@ -79,7 +79,7 @@ unit-test: $(TEST_BINS)
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; $$t; done
 
 cli-test: $(BINS)
-	@sh tests/cli.sh && sh tests/cli-eval.sh
+	@sh tests/cli.sh && sh tests/cli-eval.sh && sh tests/cli-kernel.sh
 
 man-test: $(BINS)
 	@sh tests/man-examples.sh $(MANS)

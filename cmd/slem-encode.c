@@ -8,6 +8,7 @@
 
 #include "../lib/cache.h"
 #include "../lib/encode.h"
+#include "../lib/kslem.h"
 #include "../lib/slem.h"
 #include "../lib/vecs.h"
 #include "cli.h"
@@ -16,7 +17,8 @@ static void __attribute__((noreturn)) usage(void) {
   printf(
       "Usage: slem-encode [OPTION]... -c CACHE [INPUT]\n"
       "Write the SLEM descriptor A^-1 (x - mu) / |A^-1 (x - mu)| of every vector of INPUT\n"
-      "(default: stdin), one row per vector, float32.\n"
+      "(default: stdin), one row per vector, float32. With a kernel cache, the explicit\n"
+      "kernel descriptor z / sqrt(z.z + u^2 / lambda^2) instead, r values per vector.\n"
       "\n"
       "  -c, --cache CACHE        negative statistics from slem-negstats (required)\n"
       "  -o, --output OUT         write here (default: stdout)\n"
@@ -57,6 +59,8 @@ int main(int argc, char **argv) {
   SlemVecReader *r = NULL;
   SlemVecWriter *w = NULL;
   SlemEncoder *enc = NULL;
+  SlemKProj *kp = NULL;
+  size_t out_dim;
   SlemError err;
   double *x = NULL;
   float *y = NULL;
@@ -105,28 +109,47 @@ int main(int argc, char **argv) {
                slem_vecreader_name(r), slem_vecreader_dim(r), cache_path, cache->d);
     goto fail;
   }
-  if (slem_encoder_new(&enc, cache, mode, theta, block, &err) != SLEM_OK) goto fail;
+  if (cache->kind == SLEM_CACHE_KERNEL) {
+    if (mode == SLEM_ENCODE_CLASSIFIER) {
+      slem_error(&err, SLEM_EINVAL, "%s: --classifier needs a linear cache", cache_path);
+      goto fail;
+    }
+    if (slem_kproj_new(&kp, cache, block, &err) != SLEM_OK) goto fail;
+    out_dim = cache->r;
+  } else {
+    if (slem_encoder_new(&enc, cache, mode, theta, block, &err) != SLEM_OK) goto fail;
+    out_dim = slem_encoder_out_dim(enc);
+  }
   x = malloc(block * cache->d * sizeof *x);
-  y = malloc(block * slem_encoder_out_dim(enc) * sizeof *y);
+  y = malloc(block * out_dim * sizeof *y);
   if (!x || !y) {
     slem_error(&err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", block);
     goto fail;
   }
-  if (slem_vecwriter_open(&w, output, ofmt, slem_encoder_out_dim(enc), slem_vecreader_count(r),
-                          &err) != SLEM_OK)
+  if (slem_vecwriter_open(&w, output, ofmt, out_dim, slem_vecreader_count(r), &err) != SLEM_OK)
     goto fail;
   for (;;) {
     size_t got;
     if (slem_vecreader_read(r, x, block, &got, &err) != SLEM_OK) goto fail;
     if (got == 0) break;
-    slem_encoder_run(enc, y, x, got);
+    if (kp) {
+      if (slem_kproj_run(kp, x, got, slem_vecreader_name(r), slem_vecreader_done(r) - got + 1,
+                         &err) != SLEM_OK)
+        goto fail;
+      slem_kproj_descriptors(kp, y);
+    } else {
+      slem_encoder_run(enc, y, x, got);
+    }
     if (slem_vecwriter_write(w, y, got, &err) != SLEM_OK) goto fail;
     if (!quiet) cli_progress("vectors encoded", slem_vecreader_done(r));
   }
   cli_progress_done();
   status = slem_vecwriter_close(w, &err) == SLEM_OK ? CLI_EXIT_OK : cli_fail(&err);
   w = NULL;
-  if (status == CLI_EXIT_OK && !quiet && slem_encoder_zeros(enc) > 0)
+  if (status == CLI_EXIT_OK && !quiet && kp && slem_kproj_clamps(kp) > 0)
+    cli_warn("%" PRIu64 " vectors had |v|^2 > k(x, x) beyond rounding; u^2 was clamped to 0",
+             slem_kproj_clamps(kp));
+  if (status == CLI_EXIT_OK && !quiet && enc && slem_encoder_zeros(enc) > 0)
     cli_warn("%" PRIu64 " input vectors equal the negatives' mean: their %s zero",
              slem_encoder_zeros(enc), mode == SLEM_ENCODE_UNIT ? "descriptors are" : "omegas are");
   goto done;
@@ -135,6 +158,7 @@ fail:
 done:
   slem_vecwriter_abort(w);
   slem_encoder_free(enc);
+  slem_kproj_free(kp);
   slem_vecreader_free(r);
   slem_cache_free(cache);
   free(x);

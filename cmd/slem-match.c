@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/cache.h"
 #include "../lib/ids.h"
 #include "../lib/match.h"
 #include "../lib/rank.h"
@@ -17,10 +18,14 @@ static void __attribute__((noreturn)) usage(void) {
   printf(
       "Usage: slem-match [OPTION]... -d DATABASE [QUERIES]\n"
       "Rank the vectors of DATABASE for each vector of QUERIES (default: stdin) by inner\n"
-      "product, best first, and write the top K of each query.\n"
+      "product, best first, and write the top K of each query. With a kernel cache (-c),\n"
+      "QUERIES and DATABASE are base features and the score is the exact kernel SLEM\n"
+      "similarity.\n"
       "\n"
       "  -d, --database FILE    database vectors (required; a regular file when there are\n"
       "                         more than 4096 queries, since it is read once per block)\n"
+      "  -c, --cache CACHE      a kernel cache from slem-negstats --kernel: score base\n"
+      "                         features by the exact kernel SLEM similarity\n"
       "  -k, --top K            results per query (default 100)\n"
       "  -o, --output OUT       write here (default: stdout)\n"
       "  -f, --output-format F  tsv (query, rank, id, score), trec, jsonl (default tsv)\n"
@@ -46,6 +51,7 @@ static void __attribute__((noreturn)) usage(void) {
 int main(int argc, char **argv) {
   static const struct option longopts[] = {
       {"database", required_argument, 0, 'd'},     {"top", required_argument, 0, 'k'},
+      {"cache", required_argument, 0, 'c'},
       {"output", required_argument, 0, 'o'},       {"output-format", required_argument, 0, 'f'},
       {"input-format", required_argument, 0, 'I'}, {"query-ids", required_argument, 0, 'Q'},
       {"db-ids", required_argument, 0, 'D'},       {"exclude-self", no_argument, 0, 'X'},
@@ -53,7 +59,7 @@ int main(int argc, char **argv) {
       {"threads", required_argument, 0, 't'},      {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, 'V'},            {0, 0, 0, 0}};
   const char *db_path = NULL, *output = "-", *qpath = "-", *qids_path = NULL,
-             *dbids_path = NULL, *tag = NULL;
+             *dbids_path = NULL, *tag = NULL, *cache_path = NULL;
   SlemFormat ifmt = SLEM_FMT_AUTO;
   SlemRankFormat rfmt = SLEM_RANK_TSV;
   SlemMatchOpts opts;
@@ -62,14 +68,16 @@ int main(int argc, char **argv) {
   SlemVecReader *q = NULL, *db = NULL;
   SlemIds *qids = NULL, *dbids = NULL;
   SlemRankWriter *w = NULL;
+  SlemCache *cache = NULL;
   SlemError err;
-  uint64_t nq, ndb;
+  SlemMatchStats ms;
 
   cli_init(argv[0]);
   slem_match_opts_init(&opts);
-  while ((c = getopt_long(argc, argv, "d:k:o:f:nt:hV", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "d:c:k:o:f:nt:hV", longopts, NULL)) != -1) {
     switch (c) {
     case 'd': db_path = optarg; break;
+    case 'c': cache_path = optarg; break;
     case 'k': opts.k = (size_t)cli_long("-k", optarg, 1, 1L << 20); break;
     case 'o': output = optarg; break;
     case 'f':
@@ -100,27 +108,41 @@ int main(int argc, char **argv) {
   if (optind < argc) cli_usage_error("one query file at a time: unexpected '%s'", argv[optind]);
   if (strcmp(qpath, "-") == 0 && strcmp(db_path, "-") == 0)
     cli_usage_error("the queries and the database cannot both come from stdin");
+  if (cache_path && opts.normalize)
+    cli_usage_error("--normalize does not go with a kernel cache: its similarity is normalised");
   cli_threads(threads);
 
+  if (cache_path) {
+    if (slem_cache_read(&cache, cache_path, &err) != SLEM_OK) goto fail;
+    if (cache->kind != SLEM_CACHE_KERNEL) {
+      slem_error(&err, SLEM_EINVAL, "%s: -c takes a kernel cache; for linear SLEM, encode queries "
+                 "and database with slem-encode and match the descriptors", cache_path);
+      goto fail;
+    }
+    opts.kernel = cache;
+  }
   if ((qids_path && slem_ids_read(&qids, qids_path, &err) != SLEM_OK) ||
       (dbids_path && slem_ids_read(&dbids, dbids_path, &err) != SLEM_OK) ||
       slem_vecreader_open(&db, db_path, ifmt, &err) != SLEM_OK ||
       slem_vecreader_open(&q, qpath, ifmt, &err) != SLEM_OK ||
       slem_rankwriter_open(&w, output, rfmt, qids, dbids, tag, &err) != SLEM_OK ||
-      slem_match(q, db, &opts, slem_rankwriter_write, w, &nq, &ndb, &err) != SLEM_OK)
+      slem_match(q, db, &opts, slem_rankwriter_write, w, &ms, &err) != SLEM_OK)
     goto fail;
-  if (qids && slem_ids_count(qids) != nq) {
+  if (qids && slem_ids_count(qids) != ms.nq) {
     slem_error(&err, SLEM_EFORMAT, "%s: %zu ids for %" PRIu64 " queries", qids_path,
-               slem_ids_count(qids), nq);
+               slem_ids_count(qids), ms.nq);
     goto fail;
   }
-  if (dbids && slem_ids_count(dbids) != ndb) {
+  if (dbids && slem_ids_count(dbids) != ms.ndb) {
     slem_error(&err, SLEM_EFORMAT, "%s: %zu ids for %" PRIu64 " database rows", dbids_path,
-               slem_ids_count(dbids), ndb);
+               slem_ids_count(dbids), ms.ndb);
     goto fail;
   }
   status = slem_rankwriter_close(w, &err) == SLEM_OK ? CLI_EXIT_OK : cli_fail(&err);
   w = NULL;
+  if (status == CLI_EXIT_OK && ms.clamps > 0)
+    cli_warn("%" PRIu64 " vectors had |v|^2 > k(x, x) beyond rounding; u^2 was clamped to 0",
+             ms.clamps);
   goto done;
 fail:
   status = cli_fail(&err);
@@ -130,5 +152,6 @@ done:
   slem_vecreader_free(db);
   slem_ids_free(qids);
   slem_ids_free(dbids);
+  slem_cache_free(cache);
   return cli_close_stdout(status);
 }

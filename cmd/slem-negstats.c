@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "../lib/cache.h"
+#include "../lib/kernel.h"
+#include "../lib/kslem.h"
 #include "../lib/slem.h"
 #include "../lib/stats.h"
 #include "../lib/vecs.h"
@@ -27,6 +29,13 @@ static void __attribute__((noreturn)) usage(void) {
       "  -l, --lambda L         regularisation lambda, absolute\n"
       "  -r, --lambda-rel R     lambda = R * trace(Sigma) / d (default %g)\n"
       "      --partial          write mergeable partial statistics (count, mean, scatter)\n"
+      "  -k, --kernel SPEC      kernel SLEM: linear, poly:gamma=G,c=C,p=P, rbf:gamma=G or\n"
+      "                         rbf:g=R (gamma = R / median squared distance, default g=1),\n"
+      "                         chi2, intersection, hellinger\n"
+      "      --rank R           kernel: rank of the factorisation (default 256)\n"
+      "      --tol T            kernel: stop when the residual trace is T * trace(K) (default 0)\n"
+      "      --sample M         kernel: negatives sampled for the median distance (default 1000)\n"
+      "      --seed S           kernel: seed of that sample (default 1)\n"
       "  -f, --format FMT       format of the negative files: fvecs, bvecs, ivecs, npy, text\n"
       "                         (default: from the extension, else from the content)\n"
       "  -b, --block N          vectors per block (default 4096)\n"
@@ -37,6 +46,8 @@ static void __attribute__((noreturn)) usage(void) {
       "  -V, --version          show the version and the BLAS library, and exit\n"
       "\n"
       "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
+      "A kernel cache holds the negatives' pivots and an r x r factor; the negatives are\n"
+      "read into memory for it (n x d values, and the n x r factor).\n"
       "See slem-negstats(1).\n",
       DEFAULT_LAMBDA_REL);
   exit(cli_close_stdout(CLI_EXIT_OK));
@@ -107,6 +118,79 @@ done:
   return st;
 }
 
+/* Reads every vector of the inputs into one growing array (kernel SLEM needs them all). */
+static int read_all(double **x, size_t *n, size_t *d, char **paths, int npaths, SlemFormat fmt,
+                    size_t block, int quiet, SlemError *err) {
+  size_t cap = 0;
+  int st = SLEM_OK;
+  *x = NULL;
+  *n = *d = 0;
+  for (int i = 0; i < npaths && st == SLEM_OK; i++) {
+    SlemVecReader *r = NULL;
+    if (strcmp(paths[i], "-") != 0 && fmt == SLEM_FMT_AUTO && slem_cache_sniff(paths[i]))
+      return slem_error(err, SLEM_EINVAL, "%s: a kernel cache is built from vectors, not from "
+                        "partial caches", paths[i]);
+    st = slem_vecreader_open(&r, paths[i], fmt, err);
+    if (st) break;
+    if (*d == 0) *d = slem_vecreader_dim(r);
+    if (slem_vecreader_dim(r) != *d) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the negatives before it have %zu",
+                      slem_vecreader_name(r), slem_vecreader_dim(r), *d);
+    }
+    while (st == SLEM_OK) {
+      size_t got;
+      if (*n + block > cap) {
+        size_t ncap = cap ? 2 * cap : 4 * block;
+        double *p = realloc(*x, ncap * *d * sizeof *p);
+        if (!p) {
+          st = slem_error(err, SLEM_ENOMEM, "out of memory for %zu negatives of dimension %zu",
+                          ncap, *d);
+          break;
+        }
+        *x = p;
+        cap = ncap;
+      }
+      st = slem_vecreader_read(r, *x + *n * *d, block, &got, err);
+      if (st || got == 0) break;
+      *n += got;
+      if (!quiet) cli_progress("negatives", *n);
+    }
+    slem_vecreader_free(r);
+  }
+  return st;
+}
+
+static int kernel_cache(const char *output, const char *spec, size_t rank, double tol,
+                        size_t sample, uint64_t seed, double lambda, double lambda_rel,
+                        char **paths, int npaths, SlemFormat fmt, size_t block, int quiet,
+                        SlemError *err) {
+  SlemKernel k;
+  SlemKernelStats *ks = NULL;
+  double *x = NULL, median = -1;
+  size_t n, d;
+  int st = slem_kernel_parse(&k, spec, err);
+  if (st == SLEM_OK) st = read_all(&x, &n, &d, paths, npaths, fmt, block, quiet, err);
+  cli_progress_done();
+  if (st == SLEM_OK) st = slem_kernel_prepare(&k, x, n, d, npaths == 1 ? paths[0] : "negatives", 1, err);
+  if (st == SLEM_OK && k.gamma_relative)
+    st = slem_kernel_estimate_gamma(&k, &median, x, n, d, sample, seed, err);
+  if (st == SLEM_OK)
+    st = slem_kernel_stats_new(&ks, &k, x, n, d, rank, tol, lambda, lambda_rel, err);
+  if (st == SLEM_OK) {
+    SlemProvenance prov = {"slem-negstats", (const char *const *)paths, (size_t)npaths};
+    ks->info.gamma_median = median;
+    ks->info.seed = seed;
+    if (ks->info.r < rank && ks->info.r < n && !quiet)
+      cli_warn("the factorisation stopped at rank %zu of %zu (residual trace %g)", ks->info.r,
+               rank, ks->info.residual_trace);
+    st = slem_cache_write_kernel(output, d, n, &ks->info, ks->pivots, ks->lp, ks->mu_b, ks->ginv,
+                                 &prov, err);
+  }
+  slem_kernel_stats_free(ks);
+  free(x);
+  return st;
+}
+
 int main(int argc, char **argv) {
   static const struct option longopts[] = {
       {"output", required_argument, 0, 'o'},  {"lambda", required_argument, 0, 'l'},
@@ -114,8 +198,14 @@ int main(int argc, char **argv) {
       {"format", required_argument, 0, 'f'},  {"block", required_argument, 0, 'b'},
       {"threads", required_argument, 0, 't'}, {"info", required_argument, 0, 'I'},
       {"quiet", no_argument, 0, 'q'},         {"help", no_argument, 0, 'h'},
-      {"version", no_argument, 0, 'V'},       {0, 0, 0, 0}};
-  const char *output = NULL;
+      {"version", no_argument, 0, 'V'},       {"kernel", required_argument, 0, 'k'},
+      {"rank", required_argument, 0, 'R'},    {"tol", required_argument, 0, 'O'},
+      {"sample", required_argument, 0, 'S'},  {"seed", required_argument, 0, 'E'},
+      {0, 0, 0, 0}};
+  const char *output = NULL, *kernel = NULL;
+  size_t rank = 256, sample = 1000;
+  double tol = 0;
+  uint64_t seed = 1;
   double lambda = -1, lambda_rel = -1;
   int partial = 0, quiet = 0, c, status = CLI_EXIT_OK;
   long threads = 0;
@@ -126,7 +216,7 @@ int main(int argc, char **argv) {
   double *buf = NULL, *ainv = NULL;
 
   cli_init(argv[0]);
-  while ((c = getopt_long(argc, argv, "o:l:r:f:b:t:qhV", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "o:l:r:k:f:b:t:qhV", longopts, NULL)) != -1) {
     switch (c) {
     case 'o': output = optarg; break;
     case 'l':
@@ -138,6 +228,19 @@ int main(int argc, char **argv) {
       if (lambda_rel < 0) cli_usage_error("--lambda-rel: must not be negative");
       break;
     case 'P': partial = 1; break;
+    case 'k': {
+      SlemKernel k;
+      if (slem_kernel_parse(&k, optarg, &err) != SLEM_OK) cli_usage_error("--kernel: %s", err.msg);
+      kernel = optarg;
+      break;
+    }
+    case 'R': rank = (size_t)cli_long("--rank", optarg, 1, 1L << 20); break;
+    case 'O':
+      tol = cli_double("--tol", optarg);
+      if (tol < 0 || tol >= 1) cli_usage_error("--tol: from 0 to below 1");
+      break;
+    case 'S': sample = (size_t)cli_long("--sample", optarg, 2, 100000); break;
+    case 'E': seed = (uint64_t)cli_long("--seed", optarg, 0, 0x7fffffffL); break;
     case 'f':
       if (slem_format_parse(&fmt, optarg) != SLEM_OK)
         cli_usage_error("--format: unknown format '%s' (fvecs, bvecs, ivecs, npy, text)", optarg);
@@ -156,11 +259,18 @@ int main(int argc, char **argv) {
   if (lambda >= 0 && lambda_rel >= 0) cli_usage_error("give --lambda or --lambda-rel, not both");
   if (partial && (lambda >= 0 || lambda_rel >= 0))
     cli_usage_error("--partial stores sums only: lambda is chosen when the partial caches are merged");
+  if (partial && kernel) cli_usage_error("--partial does not go with --kernel");
   if (lambda < 0 && lambda_rel < 0) lambda_rel = DEFAULT_LAMBDA_REL;
   for (int i = optind, nstdin = 0; i < argc; i++)
     if (strcmp(argv[i], "-") == 0 && ++nstdin > 1) cli_usage_error("stdin (-) given twice");
   cli_threads(threads);
 
+  if (kernel) {
+    if (kernel_cache(output, kernel, rank, tol, sample, seed, lambda, lambda_rel, argv + optind,
+                     argc - optind, fmt, block, quiet, &err) != SLEM_OK)
+      status = cli_fail(&err);
+    goto done;
+  }
   for (int i = optind; i < argc; i++) {
     if (add_input(&stats, argv[i], fmt, block, &buf, quiet, &err) != SLEM_OK) {
       status = cli_fail(&err);

@@ -104,7 +104,8 @@ static int find_section(SlemCache *c, const cJSON *sections, const char *name, u
       const cJSON *it = cJSON_GetArrayItem(shape, (int)i);
       if (!cJSON_IsNumber(it) || it->valuedouble != (double)(i ? cols : rows))
         return slem_error(err, SLEM_EFORMAT,
-                          "%s: section '%s': shape disagrees with d = %zu", path, name, c->d);
+                          "%s: section '%s': shape disagrees with d = %zu%s", path, name, c->d,
+                          c->r ? " and r" : "");
       dims[i] = (uint64_t)it->valuedouble;
     }
     bytes = dims[0] * (cols ? dims[1] : 1) * 8; /* d <= 2^20: no overflow */
@@ -116,6 +117,37 @@ static int find_section(SlemCache *c, const cJSON *sections, const char *name, u
     return SLEM_OK;
   }
   return slem_error(err, SLEM_EFORMAT, "%s: section '%s' is missing", path, name);
+}
+
+/* The kernel kind: its kernel, rank, lambda and four sections. */
+static int read_kernel(SlemCache *c, const cJSON *json, const cJSON *sections, uint64_t pay_off,
+                       uint64_t pay_len, SlemError *err) {
+  const char *path = c->priv->path;
+  const cJSON *spec = cJSON_GetObjectItemCaseSensitive(json, "kernel");
+  const cJSON *lam = cJSON_GetObjectItemCaseSensitive(json, "lambda");
+  uint64_t r;
+  int st;
+  SlemError kerr;
+  c->kind = SLEM_CACHE_KERNEL;
+  if (!cJSON_IsString(spec) || slem_kernel_parse(&c->kernel, spec->valuestring, &kerr) != SLEM_OK ||
+      c->kernel.gamma_relative)
+    return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid kernel", path);
+  if (json_uint(json, "r", c->n < SLEM_DIM_MAX ? c->n : SLEM_DIM_MAX, &r) != 0 || r == 0)
+    return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid rank r (1..n)", path);
+  if (!cJSON_IsNumber(lam) || !(lam->valuedouble > 0) || !isfinite(lam->valuedouble))
+    return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid lambda (> 0)", path);
+  c->r = r;
+  c->lambda = lam->valuedouble;
+  if ((st = find_section(c, sections, "pivots", r, c->d, pay_off, pay_len, &c->pivots, err)) ||
+      (st = find_section(c, sections, "lp", r, r, pay_off, pay_len, &c->lp, err)) ||
+      (st = find_section(c, sections, "mu", r, 0, pay_off, pay_len, &c->mu, err)) ||
+      (st = find_section(c, sections, "ginv", r, r, pay_off, pay_len, &c->ginv, err)))
+    return st;
+  /* the triangular solves divide by the diagonal of lp */
+  for (uint64_t i = 0; i < r; i++)
+    if (!(c->lp[i * r + i] > 0))
+      return slem_error(err, SLEM_EFORMAT, "%s: section 'lp' is not a Cholesky factor", path);
+  return SLEM_OK;
 }
 
 int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
@@ -219,8 +251,10 @@ int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
     status = slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no sections", path);
     goto fail;
   }
-  status = find_section(c, sections, "mu", d, 0, pay_off, pay_len, &c->mu, err);
-  if (status) goto fail;
+  if (strcmp(kind->valuestring, "kernel") != 0) {
+    status = find_section(c, sections, "mu", d, 0, pay_off, pay_len, &c->mu, err);
+    if (status) goto fail;
+  }
   if (strcmp(kind->valuestring, "linear") == 0) {
     const cJSON *lam = cJSON_GetObjectItemCaseSensitive(json, "lambda");
     c->kind = SLEM_CACHE_LINEAR;
@@ -233,6 +267,8 @@ int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
   } else if (strcmp(kind->valuestring, "partial") == 0) {
     c->kind = SLEM_CACHE_PARTIAL;
     status = find_section(c, sections, "scatter", d, d, pay_off, pay_len, &c->scatter, err);
+  } else if (strcmp(kind->valuestring, "kernel") == 0) {
+    status = read_kernel(c, json, sections, pay_off, pay_len, err);
   } else {
     status = slem_error(err, SLEM_EFORMAT, "%s: cache kind '%s' is not known to this slem", path,
                         kind->valuestring);
@@ -413,6 +449,38 @@ int slem_cache_write_partial(const char *path, size_t d, uint64_t n, const doubl
   cJSON_AddNumberToObject(meta, "n", (double)n);
   cJSON_AddItemToObject(meta, "provenance", provenance_json(prov));
   status = write_cache(path, meta, sec, 2, err);
+  cJSON_Delete(meta);
+  return status;
+}
+
+int slem_cache_write_kernel(const char *path, size_t d, uint64_t n, const SlemKernelInfo *info,
+                            const double *pivots, const double *lp, const double *mu_b,
+                            const double *ginv, const SlemProvenance *prov, SlemError *err) {
+  cJSON *meta = cJSON_CreateObject();
+  size_t r = info->r;
+  Section sec[4] = {{"pivots", pivots, r, d}, {"lp", lp, r, r}, {"mu", mu_b, r, 0}, {"ginv", ginv, r, r}};
+  char spec[256];
+  int status;
+  if (!meta) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  slem_kernel_format(info->kernel, spec, sizeof spec);
+  cJSON_AddStringToObject(meta, "format", "slem-cache");
+  cJSON_AddNumberToObject(meta, "format_version", SLEM_CACHE_VERSION);
+  cJSON_AddStringToObject(meta, "kind", "kernel");
+  cJSON_AddNumberToObject(meta, "d", (double)d);
+  cJSON_AddNumberToObject(meta, "n", (double)n);
+  cJSON_AddStringToObject(meta, "kernel", spec);
+  if (info->gamma_median >= 0) {
+    cJSON_AddNumberToObject(meta, "gamma_median_sq_distance", info->gamma_median);
+    cJSON_AddNumberToObject(meta, "gamma_seed", (double)info->seed);
+  }
+  cJSON_AddNumberToObject(meta, "r", (double)r);
+  cJSON_AddNumberToObject(meta, "trace_k", info->trace_k);
+  cJSON_AddNumberToObject(meta, "residual_trace", info->residual_trace);
+  cJSON_AddNumberToObject(meta, "lambda", info->lambda);
+  if (info->lambda_rel >= 0) cJSON_AddNumberToObject(meta, "lambda_rel", info->lambda_rel);
+  cJSON_AddNumberToObject(meta, "trace_sigma_b", info->trace_sigma_b);
+  cJSON_AddItemToObject(meta, "provenance", provenance_json(prov));
+  status = write_cache(path, meta, sec, 4, err);
   cJSON_Delete(meta);
   return status;
 }

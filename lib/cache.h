@@ -18,9 +18,12 @@
  * provenance), then the sections, each at a 64-byte aligned absolute offset, float64
  * little-endian, row-major, so that a reader can use them in place from mmap.
  *
- * Kinds: "linear" (sections mu(d), ainv(d, d) = (Sigma + lambda I)^-1) and "partial"
- * (mu(d), scatter(d, d) = sum (x - mu)(x - mu)^T over n vectors), the second being
- * mergeable across shards.
+ * Kinds: "linear" (sections mu(d), ainv(d, d) = (Sigma + lambda I)^-1), "partial"
+ * (mu(d), scatter(d, d) = sum (x - mu)(x - mu)^T over n vectors), mergeable across shards,
+ * and "kernel" (pivots(r, d): the pivot negatives after the kernel's input transform;
+ * lp(r, r): the lower-triangular factor of K on the pivots; mu(r): mu_B, the mean row of
+ * B; ginv(r, r) = G^-1 with G = (1/n) B^T B - mu_B mu_B^T + lambda I), its JSON header
+ * naming the kernel with all its parameters, the rank r and the residual trace.
  */
 #ifndef SLEM_CACHE_H
 #define SLEM_CACHE_H
@@ -29,19 +32,29 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "kernel.h"
 
 #define SLEM_CACHE_VERSION 1
 
-typedef enum SlemCacheKind { SLEM_CACHE_LINEAR = 1, SLEM_CACHE_PARTIAL = 2 } SlemCacheKind;
+typedef enum SlemCacheKind {
+  SLEM_CACHE_LINEAR = 1,
+  SLEM_CACHE_PARTIAL = 2,
+  SLEM_CACHE_KERNEL = 3
+} SlemCacheKind;
 
 typedef struct SlemCache {
   SlemCacheKind kind;
-  size_t d;
+  size_t d;               /* dimension of the input vectors */
   uint64_t n;             /* negatives summarised */
-  double lambda;          /* linear: the lambda of A */
-  const double *mu;       /* mu(d) */
+  double lambda;          /* linear, kernel: the lambda of A or G */
+  const double *mu;       /* mu(d); kernel: mu_B(r) */
   const double *ainv;     /* linear: ainv(d, d), symmetric */
   const double *scatter;  /* partial: scatter(d, d), symmetric */
+  size_t r;               /* kernel: rank */
+  SlemKernel kernel;      /* kernel: the kernel, gamma resolved */
+  const double *pivots;   /* kernel: pivots(r, d), prepared */
+  const double *lp;       /* kernel: lp(r, r), lower triangular */
+  const double *ginv;     /* kernel: ginv(r, r), symmetric */
   struct SlemCachePriv *priv;
 } SlemCache;
 
@@ -72,6 +85,21 @@ int slem_cache_write_linear(const char *path, size_t d, uint64_t n, double lambd
 int slem_cache_write_partial(const char *path, size_t d, uint64_t n, const double *mu,
                              const double *scatter, const SlemProvenance *prov,
                              SlemError *err);
+
+/* What a kernel cache records beyond its sections. */
+typedef struct SlemKernelInfo {
+  const SlemKernel *kernel;
+  size_t r;
+  double lambda, lambda_rel;       /* lambda_rel < 0: not given */
+  double trace_k, residual_trace;  /* trace of K, and of K - B B^T */
+  double trace_sigma_b;            /* trace of (1/n) B^T B - mu_B mu_B^T */
+  double gamma_median;             /* < 0 unless gamma was set from the median */
+  uint64_t seed;
+} SlemKernelInfo;
+
+int slem_cache_write_kernel(const char *path, size_t d, uint64_t n, const SlemKernelInfo *info,
+                            const double *pivots, const double *lp, const double *mu_b,
+                            const double *ginv, const SlemProvenance *prov, SlemError *err);
 
 /* 1 when the first bytes of path are the cache magic (0 also when it cannot be read). */
 int slem_cache_sniff(const char *path);

@@ -1,5 +1,7 @@
 #include "match.h"
 
+#include "kslem.h"
+
 #include <gsl/gsl_cblas.h>
 #include <inttypes.h>
 #include <math.h>
@@ -67,33 +69,76 @@ static void to_float(float *dst, const double *src, size_t n, size_t d, int norm
   }
 }
 
+/* How a block of queries and a tile of the database become scores(nq, nd). */
+typedef struct Scorer {
+  size_t d;
+  int normalize;
+  float *qf, *df;            /* inner product: float copies */
+  SlemKProj *qp, *dp;        /* kernel: projections */
+  double *sd;                /* kernel: scores in double */
+} Scorer;
+
+static int score_queries(Scorer *sc, const double *q, size_t nq, const char *name, uint64_t first,
+                         SlemError *err) {
+  if (sc->qp) return slem_kproj_run(sc->qp, q, nq, name, first, err);
+  to_float(sc->qf, q, nq, sc->d, sc->normalize);
+  return SLEM_OK;
+}
+
+static int score_tile(Scorer *sc, float *scores, size_t nq, const double *dd, size_t nd,
+                      const char *name, uint64_t first, SlemError *err) {
+  if (sc->qp) {
+    int st = slem_kproj_run(sc->dp, dd, nd, name, first, err);
+    if (st) return st;
+    slem_kproj_similarity(sc->sd, sc->qp, sc->dp);
+    for (size_t i = 0; i < nq * nd; i++) scores[i] = (float)sc->sd[i];
+    return SLEM_OK;
+  }
+  to_float(sc->df, dd, nd, sc->d, sc->normalize);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nd, (int)sc->d, 1.0f, sc->qf,
+              (int)sc->d, sc->df, (int)sc->d, 0.0f, scores, (int)nd);
+  return SLEM_OK;
+}
+
 int slem_match(SlemVecReader *queries, SlemVecReader *db, const SlemMatchOpts *opts,
-               SlemHitsFn emit, void *ctx, uint64_t *nq_out, uint64_t *ndb_out,
-               SlemError *err) {
+               SlemHitsFn emit, void *ctx, SlemMatchStats *stats, SlemError *err) {
   size_t d = slem_vecreader_dim(queries);
   size_t qb = opts->qblock ? opts->qblock : 4096, tb = opts->dblock ? opts->dblock : 1024;
   size_t k = opts->k;
   double *qd = NULL, *dd = NULL;
-  float *qf = NULL, *df = NULL, *scores = NULL;
+  float *scores = NULL;
   SlemHit *heaps = NULL;
   size_t *sizes = NULL;
-  uint64_t q0 = 0, ndb = 0;
+  uint64_t q0 = 0, ndb = 0, db_clamps = 0;
   int status = SLEM_OK, first = 1;
+  Scorer sc = {d, opts->normalize, NULL, NULL, NULL, NULL, NULL};
 
-  *nq_out = *ndb_out = 0;
+  memset(stats, 0, sizeof *stats);
   if (slem_vecreader_dim(db) != d)
     return slem_error(err, SLEM_EFORMAT, "%s has dimension %zu but %s has dimension %zu",
                       slem_vecreader_name(queries), d, slem_vecreader_name(db),
                       slem_vecreader_dim(db));
   if (k == 0) return slem_error(err, SLEM_EINVAL, "k must be at least 1");
+  if (opts->kernel) {
+    if (opts->normalize)
+      return slem_error(err, SLEM_EINVAL, "the kernel similarity is normalised already: no --normalize");
+    if (opts->kernel->d != d)
+      return slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the cache %s has dimension %zu",
+                        slem_vecreader_name(queries), d, slem_cache_path(opts->kernel), opts->kernel->d);
+    if ((status = slem_kproj_new(&sc.qp, opts->kernel, qb, err)) != SLEM_OK ||
+        (status = slem_kproj_new(&sc.dp, opts->kernel, tb, err)) != SLEM_OK)
+      goto done;
+    sc.sd = malloc(qb * tb * sizeof *sc.sd);
+  } else {
+    sc.qf = malloc(qb * d * sizeof *sc.qf);
+    sc.df = malloc(tb * d * sizeof *sc.df);
+  }
   qd = malloc(qb * d * sizeof *qd);
   dd = malloc(tb * d * sizeof *dd);
-  qf = malloc(qb * d * sizeof *qf);
-  df = malloc(tb * d * sizeof *df);
   scores = malloc(qb * tb * sizeof *scores);
   heaps = malloc(qb * k * sizeof *heaps);
   sizes = malloc(qb * sizeof *sizes);
-  if (!qd || !dd || !qf || !df || !scores || !heaps || !sizes) {
+  if (!qd || !dd || !scores || !heaps || !sizes || (opts->kernel ? !sc.sd : !sc.qf || !sc.df)) {
     status = slem_error(err, SLEM_ENOMEM, "out of memory for the match tiles");
     goto done;
   }
@@ -113,15 +158,15 @@ int slem_match(SlemVecReader *queries, SlemVecReader *db, const SlemMatchOpts *o
       status = slem_vecreader_rewind(db, err);
       if (status) goto done;
     }
-    to_float(qf, qd, nq, d, opts->normalize);
+    status = score_queries(&sc, qd, nq, slem_vecreader_name(queries), q0 + 1, err);
+    if (status) goto done;
     memset(sizes, 0, nq * sizeof *sizes);
     for (;;) {
       status = slem_vecreader_read(db, dd, tb, &nd, err);
       if (status) goto done;
       if (nd == 0) break;
-      to_float(df, dd, nd, d, opts->normalize);
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nd, (int)d, 1.0f, qf,
-                  (int)d, df, (int)d, 0.0f, scores, (int)nd);
+      status = score_tile(&sc, scores, nq, dd, nd, slem_vecreader_name(db), row0 + 1, err);
+      if (status) goto done;
       for (size_t i = 0; i < nq; i++) {
         const float *s = scores + i * nd;
         SlemHit *h = heaps + i * k;
@@ -141,6 +186,7 @@ int slem_match(SlemVecReader *queries, SlemVecReader *db, const SlemMatchOpts *o
     }
     if (first) {
       ndb = row0;
+      if (sc.dp) db_clamps = slem_kproj_clamps(sc.dp);
       if (ndb == 0) {
         status = slem_error(err, SLEM_EFORMAT, "%s: no vectors", slem_vecreader_name(db));
         goto done;
@@ -159,13 +205,17 @@ int slem_match(SlemVecReader *queries, SlemVecReader *db, const SlemMatchOpts *o
     q0 += nq;
     first = 0;
   }
-  *nq_out = q0;
-  *ndb_out = ndb;
+  stats->nq = q0;
+  stats->ndb = ndb;
+  stats->clamps = db_clamps + (sc.qp ? slem_kproj_clamps(sc.qp) : 0);
 done:
   free(qd);
   free(dd);
-  free(qf);
-  free(df);
+  free(sc.qf);
+  free(sc.df);
+  free(sc.sd);
+  slem_kproj_free(sc.qp);
+  slem_kproj_free(sc.dp);
   free(scores);
   free(heaps);
   free(sizes);

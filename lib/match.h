@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cache.h"
 #include "error.h"
 #include "vecs.h"
 
@@ -29,7 +30,14 @@ typedef struct SlemMatchOpts {
   int normalize;     /* L2-normalise queries and database rows first (cosine) */
   size_t qblock;     /* queries per block (default 4096) */
   size_t dblock;     /* database rows per tile (default 1024) */
+  const SlemCache *kernel;  /* a kernel cache: score by the exact kernel SLEM similarity
+                               of base features (kslem.h) instead of the inner product */
 } SlemMatchOpts;
+
+typedef struct SlemMatchStats {
+  uint64_t nq, ndb;  /* queries and database rows */
+  uint64_t clamps;   /* kernel: points whose u^2 was clamped (see kslem.h) */
+} SlemMatchStats;
 
 void slem_match_opts_init(SlemMatchOpts *opts);
 
@@ -39,10 +47,10 @@ typedef int (*SlemHitsFn)(void *ctx, uint64_t query, const SlemHit *hits, size_t
                           SlemError *err);
 
 /* Ranks db for every vector of queries (both borrowed, positioned at their start) and
- * calls emit for each query. *ndb receives the database size, *nq the query count.
- * Errors: SLEM_EFORMAT (dimensions differ, a read error naming file and record),
- * SLEM_EIO (database not rereadable), SLEM_ENOMEM, or what emit returned. */
+ * calls emit for each query; stats receives the counts. Errors: SLEM_EFORMAT (dimensions
+ * differ, a read error naming file and record), SLEM_EIO (database not rereadable),
+ * SLEM_EINVAL (normalize with a kernel), SLEM_ENOMEM, or what emit returned. */
 int slem_match(SlemVecReader *queries, SlemVecReader *db, const SlemMatchOpts *opts,
-               SlemHitsFn emit, void *ctx, uint64_t *nq, uint64_t *ndb, SlemError *err);
+               SlemHitsFn emit, void *ctx, SlemMatchStats *stats, SlemError *err);
 
 #endif

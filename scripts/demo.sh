@@ -11,6 +11,7 @@ trap 'rm -rf "$W"' EXIT INT TERM
 PATH=$BIN:$PATH
 LABELS="--query-labels $D/queries.labels --db-labels $D/database.labels"
 
+KLABELS="--query-labels $D/validation.labels --db-labels $D/database.labels"
 echo "== slem demo on the digits: 597 negatives, 1000 database images, 100 validation"
 echo "   and 100 test queries, d = 64"
 echo
@@ -50,4 +51,24 @@ for run in slem cosine; do
   name="SLEM, lambda_rel $lambda"
   [ "$run" = cosine ] && name="cosine on raw pixels"
   awk -F '\t' -v name="$name" -v ox="$ox" '{ v[$1] = $2 } END { printf "   %-22s %-9s %-9s %s\n", name, v["mAP"], v["P@10"], ox }' "$W/$run.eval"
+done
+
+echo
+echo "4. kernel SLEM beside it: RBF, rank 256, gamma and lambda chosen on the validation queries:"
+"$TOP/scripts/slem-tune" -K "rbf:g=1 rbf:g=4" -g "100 1000" -r 256 -o "$W/rbf.slem" \
+  -n "$D/negatives.fvecs" -q "$D/validation.fvecs" -d "$D/database.fvecs" $KLABELS 2>/dev/null |
+  sed 's/^/   /'
+kspec=$(slem-negstats --info "$W/rbf.slem" | sed -n 's/.*"kernel":[[:space:]]*"\([^"]*\)".*/\1/p')
+echo "   \$ slem-match -c rbf.slem -k 1000 -d database.fvecs queries.fvecs   (exact similarity)"
+slem-match -c "$W/rbf.slem" -k 1000 -d "$D/database.fvecs" -o "$W/kexact.tsv" "$D/queries.fvecs"
+slem-encode -q -c "$W/rbf.slem" -o "$W/kdb.fvecs" "$D/database.fvecs"
+slem-encode -q -c "$W/rbf.slem" "$D/queries.fvecs" | slem-match -k 1000 -d "$W/kdb.fvecs" -o "$W/kexplicit.tsv"
+echo
+echo "   on the 100 test queries ($kspec):"
+printf '   %-34s %s\n' ranking mAP
+for run in kexact kexplicit; do
+  name="kernel SLEM, exact similarity"
+  [ "$run" = kexplicit ] && name="kernel SLEM, explicit descriptors"
+  # shellcheck disable=SC2086
+  printf '   %-34s %s\n' "$name" "$(slem-eval $LABELS "$W/$run.tsv" | awk -F '\t' '$1 == "mAP" { print $2 }')"
 done

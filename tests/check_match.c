@@ -54,7 +54,8 @@ static void run_case(size_t nq, size_t ndb, size_t d, size_t k, size_t qblock, s
   SlemMatchOpts o;
   SlemError err;
   Collected c = {k, 0, malloc(nq * k * sizeof(SlemHit)), malloc(nq * sizeof(size_t))};
-  uint64_t gotq, gotdb, *ref = malloc(k * sizeof *ref);
+  SlemMatchStats ms;
+  uint64_t *ref = malloc(k * sizeof *ref);
   for (size_t i = 0; i < nq * d; i++) q[i] = tu_gauss();
   for (size_t i = 0; i < ndb * d; i++) db[i] = tu_gauss() * (1 + (double)(i % 3));
   if (dup_rows) /* exact ties: rows 5, 17 and 40 equal row 3 */
@@ -72,9 +73,9 @@ static void run_case(size_t nq, size_t ndb, size_t d, size_t k, size_t qblock, s
   o.dblock = dblock;
   o.exclude_self = exclude_self;
   o.normalize = normalize;
-  ck_assert_msg(slem_match(rq, rd, &o, collect, &c, &gotq, &gotdb, &err) == SLEM_OK, "%s", err.msg);
-  ck_assert_uint_eq(gotq, nq);
-  ck_assert_uint_eq(gotdb, ndb);
+  ck_assert_msg(slem_match(rq, rd, &o, collect, &c, &ms, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_uint_eq(ms.nq, nq);
+  ck_assert_uint_eq(ms.ndb, ndb);
   ck_assert_uint_eq(c.nq, nq);
   for (size_t i = 0; i < nq; i++) {
     size_t nref;
@@ -133,13 +134,13 @@ START_TEST(dimension_mismatch_is_an_error) {
   SlemVecReader *ra = NULL, *rb = NULL;
   SlemMatchOpts o;
   SlemError err;
-  uint64_t nq, ndb;
+  SlemMatchStats ms;
   tu_write_fvecs(pa, a, 2, 4);
   tu_write_fvecs(pb, b, 3, 3);
   slem_vecreader_open(&ra, pa, SLEM_FMT_AUTO, &err);
   slem_vecreader_open(&rb, pb, SLEM_FMT_AUTO, &err);
   slem_match_opts_init(&o);
-  ck_assert_int_eq(slem_match(ra, rb, &o, collect, NULL, &nq, &ndb, &err), SLEM_EFORMAT);
+  ck_assert_int_eq(slem_match(ra, rb, &o, collect, NULL, &ms, &err), SLEM_EFORMAT);
   ck_assert_ptr_nonnull(strstr(err.msg, "dimension 4"));
   ck_assert_ptr_nonnull(strstr(err.msg, "dimension 3"));
   slem_vecreader_free(ra);

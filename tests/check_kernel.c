@@ -1,0 +1,333 @@
+/* Kernel SLEM against computations that do not share its code: direct kernel formulas,
+ * the dense (n+1)-point kernel ridge problem solved by LU in the RKHS, and linear SLEM. */
+#include "testutil.h"
+
+#include <gsl/gsl_linalg.h>
+
+#include "../lib/cache.h"
+#include "../lib/encode.h"
+#include "../lib/kernel.h"
+#include "../lib/kslem.h"
+#include "../lib/stats.h"
+
+START_TEST(kernel_values_against_direct_formulas) {
+  static const char *specs[] = {"linear", "poly:gamma=0.5,c=2,p=3", "rbf:gamma=0.7", "chi2",
+                                "intersection", "hellinger"};
+  double a[4 * 5], b[3 * 5], out[12];
+  SlemError err;
+  tu_seed(41);
+  for (size_t i = 0; i < 20; i++) a[i] = tu_uniform() * 2;
+  for (size_t i = 0; i < 15; i++) b[i] = tu_uniform() * 2;
+  a[3] = 0, b[3] = 0; /* chi2's 0/0 term counts 0 */
+  for (size_t s = 0; s < 6; s++) {
+    SlemKernel k;
+    double ap[20], bp[15];
+    ck_assert_int_eq(slem_kernel_parse(&k, specs[s], &err), SLEM_OK);
+    memcpy(ap, a, sizeof a);
+    memcpy(bp, b, sizeof b);
+    ck_assert_int_eq(slem_kernel_prepare(&k, ap, 4, 5, "a", 1, &err), SLEM_OK);
+    ck_assert_int_eq(slem_kernel_prepare(&k, bp, 3, 5, "b", 1, &err), SLEM_OK);
+    slem_kernel_block(&k, out, ap, 4, bp, 3, 5);
+    for (size_t i = 0; i < 4; i++)
+      for (size_t j = 0; j < 3; j++) {
+        const double *x = a + i * 5, *y = b + j * 5;
+        double want = 0, dot = 0, sq = 0;
+        for (size_t l = 0; l < 5; l++) {
+          dot += x[l] * y[l];
+          sq += (x[l] - y[l]) * (x[l] - y[l]);
+        }
+        switch (s) {
+        case 0: want = dot; break;
+        case 1: want = pow(0.5 * dot + 2, 3); break;
+        case 2: want = exp(-0.7 * sq); break;
+        case 3:
+          for (size_t l = 0; l < 5; l++)
+            if (x[l] + y[l] > 0) want += 2 * x[l] * y[l] / (x[l] + y[l]);
+          break;
+        case 4:
+          for (size_t l = 0; l < 5; l++) want += x[l] < y[l] ? x[l] : y[l];
+          break;
+        default:
+          for (size_t l = 0; l < 5; l++) want += sqrt(x[l] * y[l]);
+          break;
+        }
+        ck_assert_msg(fabs(out[i * 3 + j] - want) <= 1e-12 * (fabs(want) + 1), "%s: %g vs %g",
+                      specs[s], out[i * 3 + j], want);
+      }
+  }
+}
+END_TEST
+
+START_TEST(kernel_specs) {
+  SlemKernel k;
+  SlemError err;
+  char buf[128];
+  ck_assert_int_eq(slem_kernel_parse(&k, "rbf", &err), SLEM_OK);
+  ck_assert(k.gamma_relative && k.g_rel == 1);
+  ck_assert_int_eq(slem_kernel_parse(&k, "rbf:g=0.5", &err), SLEM_OK);
+  ck_assert(k.gamma_relative && k.g_rel == 0.5);
+  ck_assert_int_eq(slem_kernel_parse(&k, "poly:p=3", &err), SLEM_OK);
+  slem_kernel_format(&k, buf, sizeof buf);
+  ck_assert_str_eq(buf, "poly:gamma=1,c=1,p=3");
+  ck_assert_int_eq(slem_kernel_parse(&k, "rbf:gamma=-1", &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_kernel_parse(&k, "poly:p=2.5", &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_kernel_parse(&k, "linear:gamma=1", &err), SLEM_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "linear takes no parameter 'gamma'"));
+  ck_assert_int_eq(slem_kernel_parse(&k, "sigmoid", &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_kernel_parse(&k, "rbf:gamma=1,g=1", &err), SLEM_EINVAL);
+  {
+    double x[4] = {1, 2, -3, 4};
+    ck_assert_int_eq(slem_kernel_parse(&k, "chi2", &err), SLEM_OK);
+    ck_assert_int_eq(slem_kernel_prepare(&k, x, 2, 2, "h.fvecs", 1, &err), SLEM_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "h.fvecs: record 2: value 1 is negative"));
+  }
+}
+END_TEST
+
+START_TEST(icl_reproduces_pivots_and_trace_decreases) {
+  size_t n = 120, d = 4, rmax = 30, r, piv[30];
+  double *x = malloc(n * d * sizeof *x), *b = malloc(n * rmax * sizeof *b), trace[31];
+  SlemKernel k;
+  SlemError err;
+  tu_seed(42);
+  tu_gaussian_rows(x, n, d, 0.0);
+  slem_kernel_parse(&k, "rbf:gamma=0.3", &err);
+  ck_assert_int_eq(slem_icl(&r, b, piv, trace, &k, x, n, d, rmax, 0, &err), SLEM_OK);
+  ck_assert_uint_eq(r, rmax);
+  ck_assert_double_eq_tol(trace[0], (double)n, 1e-9); /* RBF: k(x, x) = 1 */
+  for (size_t j = 0; j < r; j++) ck_assert_double_le(trace[j + 1], trace[j] + 1e-12);
+  ck_assert_double_lt(trace[r], 0.5 * trace[0]);
+  for (size_t i = 0; i < r; i++)
+    for (size_t j = 0; j < r; j++) {
+      double bb = 0;
+      for (size_t l = 0; l < r; l++) bb += b[piv[i] * rmax + l] * b[piv[j] * rmax + l];
+      ck_assert_double_eq_tol(bb, slem_kernel_eval(&k, x + piv[i] * d, x + piv[j] * d, d), 1e-12);
+      if (j > i) ck_assert_double_eq(b[piv[i] * rmax + j], 0); /* L_P lower triangular */
+    }
+  /* everywhere else B B^T <= K on the diagonal: the residual is positive semidefinite */
+  for (size_t i = 0; i < n; i++) {
+    double bb = 0;
+    for (size_t l = 0; l < r; l++) bb += b[i * rmax + l] * b[i * rmax + l];
+    ck_assert_double_le(bb, 1 + 1e-12);
+  }
+  /* tol stops it early */
+  ck_assert_int_eq(slem_icl(&r, b, piv, trace, &k, x, n, d, rmax, 0.9, &err), SLEM_OK);
+  ck_assert_uint_lt(r, rmax);
+  ck_assert_double_le(trace[r], 0.9 * trace[0]);
+  free(x);
+  free(b);
+}
+END_TEST
+
+START_TEST(gamma_estimate_is_deterministic) {
+  size_t n = 1500, d = 3;
+  double *x = malloc(n * d * sizeof *x), m1, m2, m3, m4;
+  SlemKernel k;
+  SlemError err;
+  tu_seed(43);
+  tu_gaussian_rows(x, n, d, 0.0);
+  slem_kernel_parse(&k, "rbf:g=2", &err);
+  ck_assert_int_eq(slem_kernel_estimate_gamma(&k, &m1, x, n, d, 200, 7, &err), SLEM_OK);
+  ck_assert_double_eq_tol(k.gamma, 2 / m1, 1e-15);
+  slem_kernel_parse(&k, "rbf:g=2", &err);
+  ck_assert_int_eq(slem_kernel_estimate_gamma(&k, &m2, x, n, d, 200, 7, &err), SLEM_OK);
+  ck_assert_double_eq(m1, m2);
+  slem_kernel_parse(&k, "rbf:g=2", &err);
+  ck_assert_int_eq(slem_kernel_estimate_gamma(&k, &m3, x, n, d, 200, 8, &err), SLEM_OK);
+  ck_assert_double_ne(m1, m3);
+  /* with all rows in the sample: the median over every pair, computed here */
+  slem_kernel_parse(&k, "rbf", &err);
+  ck_assert_int_eq(slem_kernel_estimate_gamma(&k, &m4, x, 40, d, 1000, 7, &err), SLEM_OK);
+  {
+    double sq[780];
+    size_t c = 0, below = 0, above = 0;
+    for (size_t i = 0; i < 40; i++)
+      for (size_t j = i + 1; j < 40; j++) {
+        double t = 0;
+        for (size_t l = 0; l < d; l++) t += (x[i * d + l] - x[j * d + l]) * (x[i * d + l] - x[j * d + l]);
+        sq[c++] = t;
+      }
+    for (size_t i = 0; i < c; i++) below += sq[i] < m4, above += sq[i] > m4;
+    ck_assert_uint_eq(below, 390); /* 780 pairs: the median lies between the middle two */
+    ck_assert_uint_eq(above, 390);
+  }
+  free(x);
+}
+END_TEST
+
+/* Kernel cache of negatives x(n, d) through the real write and read path. */
+static SlemCache *kernel_cache(const char *spec, const double *x, size_t n, size_t d, size_t rank,
+                               double lambda) {
+  SlemKernel k;
+  SlemKernelStats *ks = NULL;
+  SlemCache *c = NULL;
+  SlemError err;
+  char *path = tu_path("k.slem");
+  double *xp = malloc(n * d * sizeof *xp);
+  memcpy(xp, x, n * d * sizeof *xp);
+  ck_assert_int_eq(slem_kernel_parse(&k, spec, &err), SLEM_OK);
+  ck_assert_int_eq(slem_kernel_prepare(&k, xp, n, d, "x", 1, &err), SLEM_OK);
+  ck_assert_msg(slem_kernel_stats_new(&ks, &k, xp, n, d, rank, 0, lambda, -1, &err) == SLEM_OK, "%s",
+                err.msg);
+  ck_assert_int_eq(slem_cache_write_kernel(path, d, n, &ks->info, ks->pivots, ks->lp, ks->mu_b,
+                                           ks->ginv, NULL, &err), SLEM_OK);
+  ck_assert_msg(slem_cache_read(&c, path, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_int_eq(c->kind, SLEM_CACHE_KERNEL);
+  ck_assert_uint_eq(c->r, ks->info.r);
+  slem_kernel_stats_free(ks);
+  free(xp);
+  free(path);
+  return c;
+}
+
+/* The exemplar h of positive p in the RKHS, solved densely: with the points
+ * a = [p, x_1..x_n], weights w = [theta, 1/n, ..] and targets [1, -1, ..], stationarity of
+ * J gives (lambda I + W K) alpha + b W 1 = W y and 1^T alpha = 0. */
+static void dense_alpha(double *alpha, const SlemKernel *k, const double *p, const double *x,
+                        size_t n, size_t d, double theta, double lambda) {
+  size_t m = n + 1, s = m + 1;
+  gsl_matrix *A = gsl_matrix_calloc(s, s);
+  gsl_vector *rhs = gsl_vector_calloc(s), *sol = gsl_vector_alloc(s);
+  gsl_permutation *perm = gsl_permutation_alloc(s);
+  int sgn;
+  for (size_t i = 0; i < m; i++) {
+    const double *ai = i ? x + (i - 1) * d : p;
+    double wi = i ? 1.0 / (double)n : theta;
+    for (size_t j = 0; j < m; j++) {
+      const double *aj = j ? x + (j - 1) * d : p;
+      gsl_matrix_set(A, i, j, wi * slem_kernel_eval(k, ai, aj, d) + (i == j ? lambda : 0));
+    }
+    gsl_matrix_set(A, i, m, wi);
+    gsl_matrix_set(A, m, i, 1);
+    gsl_vector_set(rhs, i, wi * (i ? -1 : 1));
+  }
+  ck_assert_int_eq(gsl_linalg_LU_decomp(A, perm, &sgn), 0);
+  ck_assert_int_eq(gsl_linalg_LU_solve(A, perm, rhs, sol), 0);
+  for (size_t i = 0; i < m; i++) alpha[i] = gsl_vector_get(sol, i);
+  gsl_matrix_free(A);
+  gsl_vector_free(rhs);
+  gsl_vector_free(sol);
+  gsl_permutation_free(perm);
+}
+
+/* (h|h') = sum_ij alpha_i alpha'_j k(a_i, a'_j) */
+static double rkhs_dot(const SlemKernel *k, const double *al, const double *p, const double *al2,
+                       const double *p2, const double *x, size_t n, size_t d) {
+  double s = 0;
+  for (size_t i = 0; i <= n; i++)
+    for (size_t j = 0; j <= n; j++)
+      s += al[i] * al2[j] * slem_kernel_eval(k, i ? x + (i - 1) * d : p, j ? x + (j - 1) * d : p2, d);
+  return s;
+}
+
+START_TEST(exact_similarity_equals_dense_rkhs_solution) {
+  static const char *specs[] = {"rbf:gamma=0.4", "poly:gamma=0.5,c=1,p=2"};
+  size_t n = 25, d = 3;
+  double x[75], pos[4 * 3], s[16], alpha[4][26];
+  SlemError err;
+  tu_seed(44);
+  tu_gaussian_rows(x, n, d, 0.0);
+  tu_gaussian_rows(pos, 4, d, 0.5);
+  for (size_t sp = 0; sp < 2; sp++) {
+    SlemKernel k;
+    SlemCache *c;
+    SlemKProj *q = NULL;
+    double lambda = sp ? 0.5 : 0.05;
+    slem_kernel_parse(&k, specs[sp], &err);
+    c = kernel_cache(specs[sp], x, n, d, n, lambda);
+    if (sp == 0) ck_assert_uint_eq(c->r, n); /* RBF: full rank */
+    ck_assert_int_eq(slem_kproj_new(&q, c, 4, &err), SLEM_OK);
+    ck_assert_int_eq(slem_kproj_run(q, pos, 4, "pos", 1, &err), SLEM_OK);
+    slem_kproj_similarity(s, q, q);
+    for (size_t i = 0; i < 4; i++) dense_alpha(alpha[i], &k, pos + i * d, x, n, d, 1.0, lambda);
+    for (size_t i = 0; i < 4; i++)
+      for (size_t j = 0; j < 4; j++) {
+        double hh = rkhs_dot(&k, alpha[i], pos + i * d, alpha[j], pos + j * d, x, n, d);
+        double ni = rkhs_dot(&k, alpha[i], pos + i * d, alpha[i], pos + i * d, x, n, d);
+        double nj = rkhs_dot(&k, alpha[j], pos + j * d, alpha[j], pos + j * d, x, n, d);
+        double want = hh / sqrt(ni * nj);
+        ck_assert_msg(fabs(s[i * 4 + j] - want) < 1e-8, "%s: s(%zu, %zu) = %.12f, dense %.12f",
+                      specs[sp], i, j, s[i * 4 + j], want);
+      }
+    /* theta changes the norm of h, not its direction */
+    {
+      double a2[26];
+      dense_alpha(a2, &k, pos, x, n, d, 20.0, lambda);
+      double c01 = rkhs_dot(&k, alpha[0], pos, a2, pos, x, n, d) /
+                   sqrt(rkhs_dot(&k, alpha[0], pos, alpha[0], pos, x, n, d) *
+                        rkhs_dot(&k, a2, pos, a2, pos, x, n, d));
+      ck_assert_double_eq_tol(c01, 1, 1e-10);
+    }
+    slem_kproj_free(q);
+    slem_cache_free(c);
+  }
+}
+END_TEST
+
+START_TEST(linear_kernel_equals_linear_slem) {
+  size_t n = 200, d = 8, nq = 6;
+  double *x = malloc(n * d * sizeof *x), q[6 * 8], s[36], lin[6 * 8], expl[6 * 8];
+  double lambda = 0.3, used, ainv[64];
+  SlemStats *st = NULL;
+  SlemCache *kc, *lc = NULL;
+  SlemKProj *p = NULL;
+  SlemEncoder *e = NULL;
+  SlemError err;
+  char *path = tu_path("lin.slem");
+  tu_seed(45);
+  tu_gaussian_rows(x, n, d, 2.0);
+  tu_gaussian_rows(q, nq, d, 2.5);
+  for (size_t i = 0; i < n; i++) x[i * d + 7] = 0; /* a zero dimension: rank 7 < d */
+  kc = kernel_cache("linear", x, n, d, 64, lambda);
+  ck_assert_uint_eq(kc->r, 7);
+  {
+    double *y = malloc(n * d * sizeof *y);
+    memcpy(y, x, n * d * sizeof *y);
+    slem_stats_new(&st, d, &err);
+    slem_stats_add(st, y, n);
+    ck_assert_int_eq(slem_stats_inverse(st, ainv, &used, lambda, -1, &err), SLEM_OK);
+    slem_cache_write_linear(path, d, n, used, -1, 0, slem_stats_mean(st), ainv, NULL, &err);
+    ck_assert_int_eq(slem_cache_read(&lc, path, &err), SLEM_OK);
+    free(y);
+  }
+  slem_encoder_new(&e, lc, SLEM_ENCODE_UNIT, 1, nq, &err);
+  slem_encoder_run_f64(e, lin, q, nq);
+  slem_kproj_new(&p, kc, nq, &err);
+  slem_kproj_run(p, q, nq, "q", 1, &err);
+  slem_kproj_similarity(s, p, p);
+  slem_kproj_descriptors_f64(p, expl);
+  for (size_t i = 0; i < nq; i++)
+    for (size_t j = 0; j < nq; j++) {
+      double dl = 0, de = 0;
+      for (size_t l = 0; l < d; l++) dl += lin[i * d + l] * lin[j * d + l];
+      for (size_t l = 0; l < kc->r; l++) de += expl[i * kc->r + l] * expl[j * kc->r + l];
+      /* the exact similarity keeps the part outside the negatives' span: linear SLEM */
+      ck_assert_msg(fabs(s[i * nq + j] - dl) < 1e-10, "s = %.12f, linear %.12f", s[i * nq + j], dl);
+      /* the explicit descriptor drops it: here it must differ, and stay within norm 1 */
+      if (i == j) ck_assert_double_lt(de, 1 - 1e-6);
+    }
+  slem_encoder_free(e);
+  slem_kproj_free(p);
+  slem_cache_free(kc);
+  slem_cache_free(lc);
+  slem_stats_free(st);
+  free(x);
+  free(path);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("kernel");
+  TCase *tc = tcase_create("kernel");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, kernel_values_against_direct_formulas);
+  tcase_add_test(tc, kernel_specs);
+  tcase_add_test(tc, icl_reproduces_pivots_and_trace_decreases);
+  tcase_add_test(tc, gamma_estimate_is_deterministic);
+  tcase_add_test(tc, exact_similarity_equals_dense_rkhs_solution);
+  tcase_add_test(tc, linear_kernel_equals_linear_slem);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+TU_RUN(suite)
