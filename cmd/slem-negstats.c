@@ -8,6 +8,7 @@
 #include "../lib/cache.h"
 #include "../lib/kernel.h"
 #include "../lib/kslem.h"
+#include "../lib/prefetch.h"
 #include "../lib/slem.h"
 #include "../lib/stats.h"
 #include "../lib/vecs.h"
@@ -63,10 +64,12 @@ static int info(const char *path) {
   return cli_close_stdout(CLI_EXIT_OK);
 }
 
-/* Adds one input: a partial cache (merged) or a vector file (streamed). */
+/* Adds one input: a partial cache (merged) or a vector file (streamed, the next block
+ * read while the current one is accumulated). */
 static int add_input(SlemStats **stats, const char *path, SlemFormat fmt, size_t block,
-                     double **buf, int quiet, SlemError *err) {
+                     int quiet, SlemError *err) {
   SlemVecReader *r = NULL;
+  SlemPrefetch *pf = NULL;
   int st;
   if (strcmp(path, "-") != 0 && fmt == SLEM_FMT_AUTO && slem_cache_sniff(path)) {
     SlemCache *c = NULL;
@@ -102,18 +105,18 @@ static int add_input(SlemStats **stats, const char *path, SlemFormat fmt, size_t
                     slem_vecreader_name(r), slem_vecreader_dim(r), slem_stats_dim(*stats));
     goto done;
   }
-  if (!*buf && !(*buf = malloc(block * slem_vecreader_dim(r) * sizeof **buf))) {
-    st = slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", block);
-    goto done;
-  }
+  st = slem_prefetch_new(&pf, r, block, 0, err);
+  if (st) goto done;
   for (;;) {
+    void *rows;
     size_t got;
-    st = slem_vecreader_read(r, *buf, block, &got, err);
+    st = slem_prefetch_next(pf, &rows, &got, err);
     if (st || got == 0) break;
-    slem_stats_add(*stats, *buf, got);
+    slem_stats_add(*stats, rows, got);
     if (!quiet) cli_progress("negatives", slem_stats_count(*stats));
   }
 done:
+  slem_prefetch_free(pf);
   slem_vecreader_free(r);
   return st;
 }
@@ -213,7 +216,7 @@ int main(int argc, char **argv) {
   SlemFormat fmt = SLEM_FMT_AUTO;
   SlemStats *stats = NULL;
   SlemError err;
-  double *buf = NULL, *ainv = NULL;
+  double *ainv = NULL;
 
   cli_init(argv[0]);
   while ((c = getopt_long(argc, argv, "o:l:r:k:f:b:t:qhV", longopts, NULL)) != -1) {
@@ -272,7 +275,7 @@ int main(int argc, char **argv) {
     goto done;
   }
   for (int i = optind; i < argc; i++) {
-    if (add_input(&stats, argv[i], fmt, block, &buf, quiet, &err) != SLEM_OK) {
+    if (add_input(&stats, argv[i], fmt, block, quiet, &err) != SLEM_OK) {
       status = cli_fail(&err);
       goto done;
     }
@@ -297,12 +300,11 @@ int main(int argc, char **argv) {
     }
     if (slem_stats_inverse(stats, ainv, &used, lambda, lambda_rel, &err) != SLEM_OK ||
         slem_cache_write_linear(output, d, slem_stats_count(stats), used, lambda_rel,
-                                slem_stats_trace(stats), slem_stats_mean(stats), ainv, &prov,
-                                &err) != SLEM_OK)
+                                slem_stats_trace(stats), slem_stats_rcond(stats),
+                                slem_stats_mean(stats), ainv, &prov, &err) != SLEM_OK)
       status = cli_fail(&err);
   }
 done:
-  free(buf);
   free(ainv);
   slem_stats_free(stats);
   return cli_close_stdout(status);

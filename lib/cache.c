@@ -263,6 +263,10 @@ int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
       goto fail;
     }
     c->lambda = lam->valuedouble;
+    {
+      const cJSON *rc = cJSON_GetObjectItemCaseSensitive(json, "rcond");
+      if (cJSON_IsNumber(rc) && rc->valuedouble > 0 && rc->valuedouble <= 1) c->rcond = rc->valuedouble;
+    }
     status = find_section(c, sections, "ainv", d, d, pay_off, pay_len, &c->ainv, err);
   } else if (strcmp(kind->valuestring, "partial") == 0) {
     c->kind = SLEM_CACHE_PARTIAL;
@@ -415,8 +419,9 @@ done:
 }
 
 int slem_cache_write_linear(const char *path, size_t d, uint64_t n, double lambda,
-                            double lambda_rel, double trace_sigma, const double *mu,
-                            const double *ainv, const SlemProvenance *prov, SlemError *err) {
+                            double lambda_rel, double trace_sigma, double rcond,
+                            const double *mu, const double *ainv, const SlemProvenance *prov,
+                            SlemError *err) {
   cJSON *meta = cJSON_CreateObject();
   Section sec[2] = {{"mu", mu, d, 0}, {"ainv", ainv, d, d}};
   int status;
@@ -429,6 +434,7 @@ int slem_cache_write_linear(const char *path, size_t d, uint64_t n, double lambd
   cJSON_AddNumberToObject(meta, "lambda", lambda);
   if (lambda_rel >= 0) cJSON_AddNumberToObject(meta, "lambda_rel", lambda_rel);
   cJSON_AddNumberToObject(meta, "trace_sigma", trace_sigma);
+  if (rcond > 0) cJSON_AddNumberToObject(meta, "rcond", rcond);
   cJSON_AddItemToObject(meta, "provenance", provenance_json(prov));
   status = write_cache(path, meta, sec, 2, err);
   cJSON_Delete(meta);

@@ -47,6 +47,7 @@ typedef struct SlemCache {
   size_t d;               /* dimension of the input vectors */
   uint64_t n;             /* negatives summarised */
   double lambda;          /* linear, kernel: the lambda of A or G */
+  double rcond;           /* linear: reciprocal condition number of A (0: not recorded) */
   const double *mu;       /* mu(d); kernel: mu_B(r) */
   const double *ainv;     /* linear: ainv(d, d), symmetric */
   const double *scatter;  /* partial: scatter(d, d), symmetric */
@@ -78,10 +79,12 @@ typedef struct SlemProvenance {
 } SlemProvenance;
 
 /* Write a cache atomically (temporary file, fsync, rename). lambda_rel is recorded when
- * >= 0 (lambda = lambda_rel * trace(Sigma) / d), trace_sigma always. Errors: SLEM_EIO. */
+ * >= 0 (lambda = lambda_rel * trace(Sigma) / d), rcond (of A) when > 0, trace_sigma
+ * always. Errors: SLEM_EIO. */
 int slem_cache_write_linear(const char *path, size_t d, uint64_t n, double lambda,
-                            double lambda_rel, double trace_sigma, const double *mu,
-                            const double *ainv, const SlemProvenance *prov, SlemError *err);
+                            double lambda_rel, double trace_sigma, double rcond,
+                            const double *mu, const double *ainv, const SlemProvenance *prov,
+                            SlemError *err);
 int slem_cache_write_partial(const char *path, size_t d, uint64_t n, const double *mu,
                              const double *scatter, const SlemProvenance *prov,
                              SlemError *err);

@@ -11,6 +11,8 @@ struct SlemEncoder {
   size_t max_rows;
   double *delta;  /* delta(max_rows, d) */
   double *y;      /* y(max_rows, d) */
+  float *ainv_f;  /* single precision: ainv_f(d, d), delta_f and y_f(max_rows, d) */
+  float *delta_f, *y_f;
   uint64_t zeros;
 };
 
@@ -44,6 +46,9 @@ void slem_encoder_free(SlemEncoder *self) {
   if (!self) return;
   free(self->delta);
   free(self->y);
+  free(self->ainv_f);
+  free(self->delta_f);
+  free(self->y_f);
   free(self);
 }
 
@@ -93,8 +98,53 @@ static void run(SlemEncoder *self, float *outf, double *outd, const double *x, s
   }
 }
 
+int slem_encoder_set_precision(SlemEncoder *self, SlemPrecision p, SlemPrecision *chosen,
+                               SlemError *err) {
+  size_t d = self->cache->d;
+  if (p == SLEM_PRECISION_AUTO)
+    p = self->cache->rcond > 0 && 1 / self->cache->rcond <= SLEM_SINGLE_MAX_COND
+            ? SLEM_PRECISION_SINGLE : SLEM_PRECISION_DOUBLE;
+  if (self->mode != SLEM_ENCODE_UNIT) p = SLEM_PRECISION_DOUBLE;
+  if (p == SLEM_PRECISION_SINGLE && !self->ainv_f) {
+    self->ainv_f = malloc(d * d * sizeof *self->ainv_f);
+    self->delta_f = malloc(self->max_rows * d * sizeof *self->delta_f);
+    self->y_f = malloc(self->max_rows * d * sizeof *self->y_f);
+    if (!self->ainv_f || !self->delta_f || !self->y_f)
+      return slem_error(err, SLEM_ENOMEM, "out of memory for float32 buffers");
+    for (size_t i = 0; i < d * d; i++) self->ainv_f[i] = (float)self->cache->ainv[i];
+  }
+  if (p == SLEM_PRECISION_DOUBLE) {
+    free(self->ainv_f);
+    free(self->delta_f);
+    free(self->y_f);
+    self->ainv_f = NULL;
+    self->delta_f = self->y_f = NULL;
+  }
+  if (chosen) *chosen = p;
+  return SLEM_OK;
+}
+
+/* Unit descriptors with one sgemm: x - mu in double, rounded once to float32. */
+static void run_single(SlemEncoder *self, float *out, const double *x, size_t b) {
+  size_t d = self->cache->d;
+  const double *mu = self->cache->mu;
+  for (size_t i = 0; i < b; i++)
+    for (size_t j = 0; j < d; j++) self->delta_f[i * d + j] = (float)(x[i * d + j] - mu[j]);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, (int)d, (int)d, 1.0f,
+              self->delta_f, (int)d, self->ainv_f, (int)d, 0.0f, self->y_f, (int)d);
+  for (size_t i = 0; i < b; i++) {
+    const float *yi = self->y_f + i * d;
+    double ss = 0, s;
+    for (size_t j = 0; j < d; j++) ss += (double)yi[j] * yi[j];
+    s = ss > 0 ? 1 / sqrt(ss) : 0;
+    if (ss == 0) self->zeros++;
+    for (size_t j = 0; j < d; j++) out[i * d + j] = (float)(yi[j] * s);
+  }
+}
+
 void slem_encoder_run(SlemEncoder *self, float *y, const double *x, size_t b) {
-  run(self, y, NULL, x, b);
+  if (self->ainv_f) run_single(self, y, x, b);
+  else run(self, y, NULL, x, b);
 }
 
 void slem_encoder_run_f64(SlemEncoder *self, double *y, const double *x, size_t b) {

@@ -35,6 +35,24 @@ size_t slem_encoder_out_dim(const SlemEncoder *self);
  * it is counted in slem_encoder_zeros(). Cannot fail. */
 void slem_encoder_run(SlemEncoder *self, float *y, const double *x, size_t b);
 
+typedef enum SlemPrecision {
+  SLEM_PRECISION_AUTO = 0,  /* single when the cache's A is well conditioned, else double */
+  SLEM_PRECISION_SINGLE,
+  SLEM_PRECISION_DOUBLE
+} SlemPrecision;
+
+/* Largest condition number of A for which SLEM_PRECISION_AUTO computes the unit
+ * descriptor in float32: the GEMM's relative error is then about 6e-8 * cond(A) <= 6e-4,
+ * so 1 - cos stays near 2e-7 or below. */
+#define SLEM_SINGLE_MAX_COND 1e4
+
+/* Chooses the arithmetic of slem_encoder_run() for unit descriptors: x - mu is formed in
+ * double either way, then either A^-1 (x - mu) is one dgemm, or both go to float32 for
+ * one sgemm (twice as fast). The classifier is always computed in double. Returns the
+ * precision chosen (SINGLE or DOUBLE). Errors: SLEM_ENOMEM (a float copy of A^-1). */
+int slem_encoder_set_precision(SlemEncoder *self, SlemPrecision p, SlemPrecision *chosen,
+                               SlemError *err);
+
 /* The same in float64, for callers that keep full precision (tests, the classifier). */
 void slem_encoder_run_f64(SlemEncoder *self, double *y, const double *x, size_t b);
 

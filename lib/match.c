@@ -1,6 +1,7 @@
 #include "match.h"
 
 #include "kslem.h"
+#include "prefetch.h"
 
 #include <gsl/gsl_cblas.h>
 #include <inttypes.h>
@@ -12,7 +13,7 @@ void slem_match_opts_init(SlemMatchOpts *opts) {
   memset(opts, 0, sizeof *opts);
   opts->k = 100;
   opts->qblock = 4096;
-  opts->dblock = 1024;
+  opts->dblock = 4096;
 }
 
 /* a ranks below b: lower score, or the same score and a later row */
@@ -55,63 +56,71 @@ static int best_first(const void *a, const void *b) {
   return 0;
 }
 
-static void to_float(float *dst, const double *src, size_t n, size_t d, int normalize) {
+/* L2-normalises the rows of x(n, d) in place, accumulating in double. */
+static void normalize_rows(float *x, size_t n, size_t d) {
   for (size_t i = 0; i < n; i++) {
-    const double *s = src + i * d;
-    float *t = dst + i * d;
-    double scale = 1;
-    if (normalize) {
-      double ss = 0;
-      for (size_t j = 0; j < d; j++) ss += s[j] * s[j];
-      scale = ss > 0 ? 1 / sqrt(ss) : 0;
-    }
-    for (size_t j = 0; j < d; j++) t[j] = (float)(s[j] * scale);
+    float *t = x + i * d;
+    double ss = 0, scale;
+    for (size_t j = 0; j < d; j++) ss += (double)t[j] * t[j];
+    scale = ss > 0 ? 1 / sqrt(ss) : 0;
+    for (size_t j = 0; j < d; j++) t[j] = (float)(t[j] * scale);
   }
 }
 
-/* How a block of queries and a tile of the database become scores(nq, nd). */
+/* How a block of queries and a tile of the database become scores(nq, nd): float32
+ * rows and one sgemm for the inner product, double rows and the kernel projections
+ * otherwise. */
 typedef struct Scorer {
   size_t d;
   int normalize;
-  float *qf, *df;            /* inner product: float copies */
+  float *qf;                 /* inner product: the query rows */
+  double *qd;                /* kernel: the query rows */
   SlemKProj *qp, *dp;        /* kernel: projections */
   double *sd;                /* kernel: scores in double */
 } Scorer;
 
-static int score_queries(Scorer *sc, const double *q, size_t nq, const char *name, uint64_t first,
-                         SlemError *err) {
-  if (sc->qp) return slem_kproj_run(sc->qp, q, nq, name, first, err);
-  to_float(sc->qf, q, nq, sc->d, sc->normalize);
-  return SLEM_OK;
+static int read_queries(Scorer *sc, SlemVecReader *r, size_t max, size_t *got, SlemError *err) {
+  int st;
+  if (sc->qp) {
+    st = slem_vecreader_read(r, sc->qd, max, got, err);
+    if (st || *got == 0) return st;
+    return slem_kproj_run(sc->qp, sc->qd, *got, slem_vecreader_name(r),
+                          slem_vecreader_done(r) - *got + 1, err);
+  }
+  st = slem_vecreader_read_f32(r, sc->qf, max, got, err);
+  if (!st && sc->normalize) normalize_rows(sc->qf, *got, sc->d);
+  return st;
 }
 
-static int score_tile(Scorer *sc, float *scores, size_t nq, const double *dd, size_t nd,
+/* scores(nq, nd) for the database rows (float32 for the inner product, double for a
+ * kernel) that start at record first. */
+static int score_tile(Scorer *sc, float *scores, size_t nq, void *rows, size_t nd,
                       const char *name, uint64_t first, SlemError *err) {
   if (sc->qp) {
-    int st = slem_kproj_run(sc->dp, dd, nd, name, first, err);
+    int st = slem_kproj_run(sc->dp, rows, nd, name, first, err);
     if (st) return st;
     slem_kproj_similarity(sc->sd, sc->qp, sc->dp);
     for (size_t i = 0; i < nq * nd; i++) scores[i] = (float)sc->sd[i];
     return SLEM_OK;
   }
-  to_float(sc->df, dd, nd, sc->d, sc->normalize);
+  if (sc->normalize) normalize_rows(rows, nd, sc->d);
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nd, (int)sc->d, 1.0f, sc->qf,
-              (int)sc->d, sc->df, (int)sc->d, 0.0f, scores, (int)nd);
+              (int)sc->d, rows, (int)sc->d, 0.0f, scores, (int)nd);
   return SLEM_OK;
 }
 
 int slem_match(SlemVecReader *queries, SlemVecReader *db, const SlemMatchOpts *opts,
                SlemHitsFn emit, void *ctx, SlemMatchStats *stats, SlemError *err) {
   size_t d = slem_vecreader_dim(queries);
-  size_t qb = opts->qblock ? opts->qblock : 4096, tb = opts->dblock ? opts->dblock : 1024;
+  size_t qb = opts->qblock ? opts->qblock : 2048, tb = opts->dblock ? opts->dblock : 4096;
   size_t k = opts->k;
-  double *qd = NULL, *dd = NULL;
   float *scores = NULL;
   SlemHit *heaps = NULL;
   size_t *sizes = NULL;
   uint64_t q0 = 0, ndb = 0, db_clamps = 0;
   int status = SLEM_OK, first = 1;
   Scorer sc = {d, opts->normalize, NULL, NULL, NULL, NULL, NULL};
+  SlemPrefetch *pf = NULL;
 
   memset(stats, 0, sizeof *stats);
   if (slem_vecreader_dim(db) != d)
@@ -129,23 +138,21 @@ int slem_match(SlemVecReader *queries, SlemVecReader *db, const SlemMatchOpts *o
         (status = slem_kproj_new(&sc.dp, opts->kernel, tb, err)) != SLEM_OK)
       goto done;
     sc.sd = malloc(qb * tb * sizeof *sc.sd);
+    sc.qd = malloc(qb * d * sizeof *sc.qd);
   } else {
     sc.qf = malloc(qb * d * sizeof *sc.qf);
-    sc.df = malloc(tb * d * sizeof *sc.df);
   }
-  qd = malloc(qb * d * sizeof *qd);
-  dd = malloc(tb * d * sizeof *dd);
   scores = malloc(qb * tb * sizeof *scores);
   heaps = malloc(qb * k * sizeof *heaps);
   sizes = malloc(qb * sizeof *sizes);
-  if (!qd || !dd || !scores || !heaps || !sizes || (opts->kernel ? !sc.sd : !sc.qf || !sc.df)) {
+  if (!scores || !heaps || !sizes || (opts->kernel ? !sc.sd || !sc.qd : !sc.qf)) {
     status = slem_error(err, SLEM_ENOMEM, "out of memory for the match tiles");
     goto done;
   }
   for (;;) {
     size_t nq, nd;
     uint64_t row0 = 0;
-    status = slem_vecreader_read(queries, qd, qb, &nq, err);
+    status = read_queries(&sc, queries, qb, &nq, err);
     if (status) goto done;
     if (nq == 0) break;
     if (!first) {
@@ -158,14 +165,16 @@ int slem_match(SlemVecReader *queries, SlemVecReader *db, const SlemMatchOpts *o
       status = slem_vecreader_rewind(db, err);
       if (status) goto done;
     }
-    status = score_queries(&sc, qd, nq, slem_vecreader_name(queries), q0 + 1, err);
-    if (status) goto done;
     memset(sizes, 0, nq * sizeof *sizes);
+    /* the database, a tile ahead on another thread, for this block of queries */
+    status = slem_prefetch_new(&pf, db, tb, !opts->kernel, err);
+    if (status) goto done;
     for (;;) {
-      status = slem_vecreader_read(db, dd, tb, &nd, err);
+      void *rows;
+      status = slem_prefetch_next(pf, &rows, &nd, err);
       if (status) goto done;
       if (nd == 0) break;
-      status = score_tile(&sc, scores, nq, dd, nd, slem_vecreader_name(db), row0 + 1, err);
+      status = score_tile(&sc, scores, nq, rows, nd, slem_vecreader_name(db), row0 + 1, err);
       if (status) goto done;
       for (size_t i = 0; i < nq; i++) {
         const float *s = scores + i * nd;
@@ -184,6 +193,8 @@ int slem_match(SlemVecReader *queries, SlemVecReader *db, const SlemMatchOpts *o
       }
       row0 += nd;
     }
+    slem_prefetch_free(pf);
+    pf = NULL;
     if (first) {
       ndb = row0;
       if (sc.dp) db_clamps = slem_kproj_clamps(sc.dp);
@@ -209,10 +220,9 @@ int slem_match(SlemVecReader *queries, SlemVecReader *db, const SlemMatchOpts *o
   stats->ndb = ndb;
   stats->clamps = db_clamps + (sc.qp ? slem_kproj_clamps(sc.qp) : 0);
 done:
-  free(qd);
-  free(dd);
+  slem_prefetch_free(pf);
+  free(sc.qd);
   free(sc.qf);
-  free(sc.df);
   free(sc.sd);
   slem_kproj_free(sc.qp);
   slem_kproj_free(sc.dp);

@@ -1,7 +1,8 @@
 /* Exhaustive top-k search by inner product, in tiles.
  *
  * Queries are read in blocks of qblock; for each block the database is streamed in
- * tiles of dblock rows, scores(qblock, dblock) = Q D^T comes from one sgemm, and each
+ * tiles of dblock rows (float32, read as such), scores(qblock, dblock) = Q D^T comes from
+ * one sgemm, and each
  * query keeps its best k in a heap that is touched only when a score beats its worst.
  * Memory: O((qblock + dblock) d + qblock dblock + qblock k), whatever the database size.
  * With more than one query block the database is read again, so it must then be a
@@ -28,8 +29,8 @@ typedef struct SlemMatchOpts {
   size_t k;          /* results per query (default 100) */
   int exclude_self;  /* skip the database row whose index is the query's */
   int normalize;     /* L2-normalise queries and database rows first (cosine) */
-  size_t qblock;     /* queries per block (default 4096) */
-  size_t dblock;     /* database rows per tile (default 1024) */
+  size_t qblock;     /* queries per block (default 2048) */
+  size_t dblock;     /* database rows per tile (default 4096) */
   const SlemCache *kernel;  /* a kernel cache: score by the exact kernel SLEM similarity
                                of base features (kslem.h) instead of the inner product */
 } SlemMatchOpts;

@@ -13,6 +13,7 @@ struct SlemStats {
   double *mean;     /* mean(d) */
   double *scatter;  /* scatter(d, d), lower triangle accumulated */
   double *bmean;    /* work(d) */
+  double rcond;     /* of A, from the last slem_stats_inverse() */
 };
 
 int slem_stats_new(SlemStats **self, size_t d, SlemError *err) {
@@ -42,6 +43,7 @@ void slem_stats_free(SlemStats *self) {
 size_t slem_stats_dim(const SlemStats *self) { return self->d; }
 uint64_t slem_stats_count(const SlemStats *self) { return self->n; }
 const double *slem_stats_mean(const SlemStats *self) { return self->mean; }
+double slem_stats_rcond(const SlemStats *self) { return self->rcond; }
 
 /* Pairwise update: the set of n vectors (mean, scatter) absorbs m vectors whose mean is
  * bmean and whose scatter has already been added; adds the between-means term. */
@@ -138,6 +140,7 @@ int slem_stats_inverse(SlemStats *self, double *ainv, double *lambda_used, doubl
     goto done;
   }
   gs = gsl_linalg_cholesky_rcond(&a.matrix, &rcond, work);
+  self->rcond = gs ? 0 : rcond;
   if (gs || !(rcond >= 1e-12)) {
     status = slem_error(err, SLEM_ENUMERIC,
                         "A = Sigma + lambda I is too ill-conditioned to invert (reciprocal "

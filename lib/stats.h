@@ -46,4 +46,8 @@ double slem_stats_trace(const SlemStats *self);
 int slem_stats_inverse(SlemStats *self, double *ainv, double *lambda_used, double lambda,
                        double lambda_rel, SlemError *err);
 
+/* The reciprocal condition number (1-norm estimate) of A from the last successful
+ * slem_stats_inverse(); 0 before. */
+double slem_stats_rcond(const SlemStats *self);
+
 #endif

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "io.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -68,6 +69,7 @@ struct SlemVecReader {
   unsigned char *raw;
   size_t raw_cap;
   double *pending;    /* text: the first line, parsed at open */
+  double *row;        /* text: one row, for reading into float */
   int has_pending;
   uint64_t line_no;   /* text: lines read */
 };
@@ -84,6 +86,7 @@ void slem_vecreader_free(SlemVecReader *self) {
   slem_in_free(self->in);
   free(self->raw);
   free(self->pending);
+  free(self->row);
   free(self);
 }
 
@@ -334,7 +337,8 @@ static int open_text(SlemVecReader *r, SlemError *err) {
                       r->line_no, n);
   r->d = (size_t)n;
   r->pending = malloc(r->d * sizeof *r->pending);
-  if (!r->pending) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  r->row = malloc(r->d * sizeof *r->row);
+  if (!r->pending || !r->row) return slem_error(err, SLEM_ENOMEM, "out of memory");
   parse_text_line(r, line, r->pending, r->d, err);
   r->has_pending = 1;
   r->count = -1;
@@ -460,14 +464,27 @@ static int read_text(SlemVecReader *r, double *x, size_t max, size_t *got, SlemE
   return SLEM_OK;
 }
 
-int slem_vecreader_read(SlemVecReader *self, double *x, size_t max, size_t *got,
-                        SlemError *err) {
+/* Reads up to max records into xd (double) or xf (float), whichever is not NULL. */
+static int read_block(SlemVecReader *self, double *xd, float *xf, size_t max, size_t *got,
+                      SlemError *err) {
   const char *name = slem_in_name(self->in);
   int is_vecs = self->fmt != SLEM_FMT_NPY;
   size_t want, nbytes, n;
   int st;
   *got = 0;
-  if (self->fmt == SLEM_FMT_TEXT) return read_text(self, x, max, got, err);
+  if (self->fmt == SLEM_FMT_TEXT) {
+    if (xd) return read_text(self, xd, max, got, err);
+    /* text into float: a line at a time through the reader's row buffer */
+    for (size_t i = 0; i < max; i++) {
+      size_t g;
+      st = read_text(self, self->row, 1, &g, err);
+      if (st) return st;
+      if (!g) break;
+      for (size_t j = 0; j < self->d; j++) xf[i * self->d + j] = (float)self->row[j];
+      (*got)++;
+    }
+    return SLEM_OK;
+  }
   if (self->count >= 0 && self->fmt == SLEM_FMT_NPY &&
       (uint64_t)self->count - self->done < max)
     max = (size_t)((uint64_t)self->count - self->done);
@@ -490,7 +507,8 @@ int slem_vecreader_read(SlemVecReader *self, double *x, size_t max, size_t *got,
                       ")", name, self->done + n + 1, self->count);
   for (size_t i = 0; i < n; i++) {
     const unsigned char *rp = self->raw + i * self->rec;
-    double *xr = x + i * self->d;
+    double *xr = xd ? xd + i * self->d : NULL;
+    float *fr = xf ? xf + i * self->d : NULL;
     uint64_t recno = self->done + i + 1;
     if (is_vecs) {
       uint32_t d = le32(rp);
@@ -507,8 +525,9 @@ int slem_vecreader_read(SlemVecReader *self, double *x, size_t max, size_t *got,
         if (!isfinite(v))
           return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": value %zu is %s", name,
                             recno, j + 1, isnan(v) ? "NaN" : "infinite");
-        xr[j] = v;
+        if (xr) xr[j] = v;
       }
+      if (fr) memcpy(fr, rp, 4 * self->d);
       break;
     }
     case DT_F8: {
@@ -518,7 +537,8 @@ int slem_vecreader_read(SlemVecReader *self, double *x, size_t max, size_t *got,
         if (!isfinite(v))
           return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": value %zu is %s", name,
                             recno, j + 1, isnan(v) ? "NaN" : "infinite");
-        xr[j] = v;
+        if (xr) xr[j] = v;
+        else fr[j] = (float)v;
       }
       break;
     }
@@ -526,17 +546,31 @@ int slem_vecreader_read(SlemVecReader *self, double *x, size_t max, size_t *got,
       for (size_t j = 0; j < self->d; j++) {
         int32_t v;
         memcpy(&v, rp + 4 * j, 4);
-        xr[j] = v;
+        if (xr) xr[j] = v;
+        else fr[j] = (float)v;
       }
       break;
     default:
-      for (size_t j = 0; j < self->d; j++) xr[j] = rp[j];
+      for (size_t j = 0; j < self->d; j++) {
+        if (xr) xr[j] = rp[j];
+        else fr[j] = rp[j];
+      }
       break;
     }
   }
   *got = n;
   self->done += n;
   return SLEM_OK;
+}
+
+int slem_vecreader_read(SlemVecReader *self, double *x, size_t max, size_t *got,
+                        SlemError *err) {
+  return read_block(self, x, NULL, max, got, err);
+}
+
+int slem_vecreader_read_f32(SlemVecReader *self, float *x, size_t max, size_t *got,
+                            SlemError *err) {
+  return read_block(self, NULL, x, max, got, err);
 }
 
 /* ---- writer ---- */
@@ -617,8 +651,12 @@ int slem_vecwriter_write(SlemVecWriter *self, const float *x, size_t n, SlemErro
       if (fwrite(xr, 4, d, fp) != d) goto ioerr;
       break;
     case SLEM_FMT_TEXT:
-      for (size_t j = 0; j < d; j++)
-        if (fprintf(fp, j ? " %.9g" : "%.9g", (double)xr[j]) < 0) goto ioerr;
+      for (size_t j = 0; j < d; j++) {
+        char buf[SLEM_FMT_G9_MAX + 1];
+        int len = slem_fmt_g9(buf + 1, xr[j]);
+        buf[0] = ' ';
+        if (fwrite(j ? buf : buf + 1, 1, (size_t)len + (j > 0), fp) != (size_t)len + (j > 0)) goto ioerr;
+      }
       if (putc('\n', fp) == EOF) goto ioerr;
       break;
     case SLEM_FMT_BVECS:

@@ -61,6 +61,11 @@ uint64_t slem_vecreader_done(const SlemVecReader *self);
 int slem_vecreader_read(SlemVecReader *self, double *x, size_t max, size_t *got,
                         SlemError *err);
 
+/* The same into float32 x(max, d): binary float32 records are copied as they are (after
+ * the checks), other types converted. For code that computes in float32 anyway. */
+int slem_vecreader_read_f32(SlemVecReader *self, float *x, size_t max, size_t *got,
+                            SlemError *err);
+
 /* Starts again from the first vector. Errors: SLEM_EIO when the input is not a regular
  * file. */
 int slem_vecreader_rewind(SlemVecReader *self, SlemError *err);

@@ -5,6 +5,7 @@
 
 #include "../lib/cache.h"
 #include "../lib/crc32.h"
+#include "../lib/fmt.h"
 #include "../lib/ids.h"
 #include "../lib/slem.h"
 #include "../lib/vecs.h"
@@ -288,7 +289,7 @@ static unsigned char *cache_bytes(const char *path, size_t *len) {
   SlemError err;
   FILE *f;
   unsigned char *b;
-  ck_assert_int_eq(slem_cache_write_linear(path, 3, 42, 0.25, 0.1, 7.5, mu, ainv, &prov, &err), SLEM_OK);
+  ck_assert_int_eq(slem_cache_write_linear(path, 3, 42, 0.25, 0.1, 7.5, 0.2, mu, ainv, &prov, &err), SLEM_OK);
   f = fopen(path, "rb");
   fseek(f, 0, SEEK_END);
   *len = (size_t)ftell(f);
@@ -393,6 +394,33 @@ START_TEST(blas_is_openblas_not_gslcblas) {
 }
 END_TEST
 
+/* slem_fmt_g9 must print what snprintf "%.9g" prints, character for character */
+START_TEST(fast_g9_equals_printf) {
+  static const float special[] = {0.0f, -0.0f, 1.0f, -1.0f, 0.1f, 0.5f, 1e-5f, 9.99999994e-5f,
+                                  123456789.0f, 999999999.0f, 1e9f, 3.40282347e38f, 1.17549435e-38f,
+                                  1.40129846e-45f, 0.999999940f, 16777216.0f, 1e-4f, 0.000123456789f,
+                                  INFINITY, -INFINITY, NAN};
+  char a[64], b[64];
+  uint64_t s = 99;
+  for (size_t i = 0; i < sizeof special / sizeof special[0]; i++) {
+    snprintf(a, sizeof a, "%.9g", (double)special[i]);
+    ck_assert_int_eq(slem_fmt_g9(b, special[i]), (int)strlen(a));
+    ck_assert_str_eq(b, a);
+  }
+  for (long i = 0; i < 2000000; i++) {
+    uint32_t bits;
+    float v;
+    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+    bits = (uint32_t)s;
+    if (i % 2) bits = (bits & 0x807FFFFFu) | ((uint32_t)(110 + (s >> 40) % 40) << 23);
+    memcpy(&v, &bits, 4);
+    snprintf(a, sizeof a, "%.9g", (double)v);
+    slem_fmt_g9(b, v);
+    ck_assert_msg(strcmp(a, b) == 0, "%08x: printf %s, slem_fmt_g9 %s", bits, a, b);
+  }
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("io");
   TCase *tc = tcase_create("io");
@@ -406,6 +434,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, cache_round_trip_and_corruption);
   tcase_add_test(tc, failed_write_leaves_no_file);
   tcase_add_test(tc, blas_is_openblas_not_gslcblas);
+  tcase_add_test(tc, fast_g9_equals_printf);
   suite_add_tcase(s, tc);
   return s;
 }

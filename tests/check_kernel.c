@@ -286,7 +286,7 @@ START_TEST(linear_kernel_equals_linear_slem) {
     slem_stats_new(&st, d, &err);
     slem_stats_add(st, y, n);
     ck_assert_int_eq(slem_stats_inverse(st, ainv, &used, lambda, -1, &err), SLEM_OK);
-    slem_cache_write_linear(path, d, n, used, -1, 0, slem_stats_mean(st), ainv, NULL, &err);
+    slem_cache_write_linear(path, d, n, used, -1, 0, 0, slem_stats_mean(st), ainv, NULL, &err);
     ck_assert_int_eq(slem_cache_read(&lc, path, &err), SLEM_OK);
     free(y);
   }

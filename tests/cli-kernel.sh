@@ -32,8 +32,8 @@ slem-encode -c "$T/rbf.slem" -F text "$D/queries.fvecs" |
 # ---- the linear kernel equals linear SLEM (the golden problem, d = 12) ----
 check "linear cache" slem-negstats -q --lambda 0.05 -o "$T/lin.slem" "$G/neg.fvecs"
 check "linear-kernel cache" slem-negstats -q --kernel linear --rank 12 --lambda 0.05 -o "$T/klin.slem" "$G/neg.fvecs"
-slem-encode -c "$T/lin.slem" -o "$T/db.fvecs" "$G/db.fvecs"
-slem-encode -c "$T/lin.slem" "$G/pos.fvecs" | slem-match -k 20 -d "$T/db.fvecs" >"$T/lin.tsv"
+slem-encode -c "$T/lin.slem" --precision double -o "$T/db.fvecs" "$G/db.fvecs"
+slem-encode -c "$T/lin.slem" --precision double "$G/pos.fvecs" | slem-match -k 20 -d "$T/db.fvecs" >"$T/lin.tsv"
 check "linear-kernel match" slem-match -c "$T/klin.slem" -k 20 -d "$G/db.fvecs" -o "$T/klin.tsv" "$G/pos.fvecs"
 compare_ranking "$T/klin.tsv" "$T/lin.tsv" 1e-6 >"$T/diff" && ok || bad "linear kernel differs from linear SLEM: $(cat "$T/diff")"
 

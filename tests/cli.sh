@@ -31,7 +31,19 @@ grep -q '"kind":.*"linear"' "$T/out" && grep -q '"lambda":.*0.05' "$T/out" || ba
 check "encode db" slem-encode -c "$T/neg.slem" -o "$T/db.fvecs" "$G/db.fvecs"
 check "encode pos" slem-encode -c "$T/neg.slem" -o "$T/pos.fvecs" "$G/pos.fvecs"
 check "match" slem-match -d "$T/db.fvecs" -k 10 -o "$T/rank.tsv" "$T/pos.fvecs"
-if compare_ranking "$T/rank.tsv" "$G/ranking.tsv" 1e-6 >"$T/diff"; then ok; else bad "ranking differs from the reference: $(cat "$T/diff")"; fi
+# ids exactly; scores (inner products of float32 descriptors, the product with A^-1 in
+# float32 when --precision auto chooses it) to 5e-6
+if compare_ranking "$T/rank.tsv" "$G/ranking.tsv" 5e-6 >"$T/diff"; then ok; else bad "ranking differs from the reference: $(cat "$T/diff")"; fi
+slem-encode -c "$T/neg.slem" --precision double "$G/pos.fvecs" | slem-match -d "$T/db.fvecs" -k 10 >"$T/rank.double.tsv"
+if compare_ranking "$T/rank.double.tsv" "$G/ranking.tsv" 1e-6 >"$T/diff"; then ok; else bad "double-precision ranking: $(cat "$T/diff")"; fi
+# both precisions against the reference descriptors: 1 - cos <= 1e-6, via text output
+for prec in single double; do
+  slem-encode -c "$T/neg.slem" --precision $prec -F text "$G/pos.fvecs" >"$T/desc.$prec"
+  od -An -v -tf8 -w96 -j128 "$G/desc_pos.npy" | paste -d ' ' "$T/desc.$prec" - |
+    awk '{ d = NF / 2; ab = aa = bb = 0; for (i = 1; i <= d; i++) { ab += $i * $(i + d); aa += $i * $i; bb += $(i + d) * $(i + d) }
+           c = 1 - ab / sqrt(aa * bb); if (c > 1e-6 || NF != 24) { print NR, c, NF; exit 1 } }' >"$T/diff" &&
+    ok || bad "--precision $prec: 1 - cos against the reference: $(cat "$T/diff")"
+done
 
 # the same through pipes: stdin to stdout, no seeking
 cat "$G/pos.fvecs" | slem-encode -c "$T/neg.slem" | slem-match -d "$T/db.fvecs" -k 10 >"$T/rank2.tsv" 2>"$T/err"

@@ -1,0 +1,15 @@
+/* Fast, exact "%.9g" of a float32: the same characters as snprintf(buf, n, "%.9g", v)
+ * in the C locale, without glibc's multi-precision path. Rankings print a score per line,
+ * and formatting was a third of slem-match's time. */
+#ifndef SLEM_FMT_H
+#define SLEM_FMT_H
+
+#define SLEM_FMT_G9_MAX 32
+
+/* Writes v as "%.9g" with a terminating NUL into out (SLEM_FMT_G9_MAX bytes); returns
+ * the length. Exact: the value of a float is a finite decimal, rounded to 9 significant
+ * digits half to even as glibc does; outside the range the integer arithmetic covers
+ * (|v| below about 1e-6 or above 1e38), and for NaN and Inf, it calls snprintf. */
+int slem_fmt_g9(char *out, float v);
+
+#endif

@@ -1,0 +1,120 @@
+#include "prefetch.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Buffer {
+  void *rows;
+  size_t got;
+  int status;
+  SlemError err;
+  int full;   /* filled by the thread, not yet taken */
+} Buffer;
+
+struct SlemPrefetch {
+  SlemVecReader *r;
+  size_t block;
+  int f32;
+  Buffer buf[2];
+  int next_fill, next_take, held;  /* held: the buffer the caller has, or -1 */
+  int stop, done;                  /* done: the thread has read the end or an error */
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  pthread_t thread;
+};
+
+static void *worker(void *arg) {
+  SlemPrefetch *p = arg;
+  for (;;) {
+    Buffer *b;
+    pthread_mutex_lock(&p->mu);
+    while (!p->stop && (p->buf[p->next_fill].full || p->next_fill == p->held))
+      pthread_cond_wait(&p->cv, &p->mu);
+    if (p->stop) {
+      pthread_mutex_unlock(&p->mu);
+      return NULL;
+    }
+    b = &p->buf[p->next_fill];
+    pthread_mutex_unlock(&p->mu);
+    /* the reading happens outside the lock */
+    b->status = p->f32 ? slem_vecreader_read_f32(p->r, b->rows, p->block, &b->got, &b->err)
+                       : slem_vecreader_read(p->r, b->rows, p->block, &b->got, &b->err);
+    pthread_mutex_lock(&p->mu);
+    b->full = 1;
+    p->next_fill ^= 1;
+    if (b->status || b->got == 0) p->done = 1;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    if (b->status || b->got == 0) return NULL;
+  }
+}
+
+int slem_prefetch_new(SlemPrefetch **self, SlemVecReader *r, size_t block, int f32,
+                      SlemError *err) {
+  SlemPrefetch *p = calloc(1, sizeof *p);
+  size_t bytes = block * slem_vecreader_dim(r) * (f32 ? sizeof(float) : sizeof(double));
+  *self = NULL;
+  if (!p) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  p->r = r;
+  p->block = block;
+  p->f32 = f32;
+  p->held = -1;
+  p->buf[0].rows = malloc(bytes);
+  p->buf[1].rows = malloc(bytes);
+  if (!p->buf[0].rows || !p->buf[1].rows) {
+    free(p->buf[0].rows);
+    free(p->buf[1].rows);
+    free(p);
+    return slem_error(err, SLEM_ENOMEM, "out of memory for two blocks of %zu vectors", block);
+  }
+  pthread_mutex_init(&p->mu, NULL);
+  pthread_cond_init(&p->cv, NULL);
+  if (pthread_create(&p->thread, NULL, worker, p) != 0) {
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    free(p->buf[0].rows);
+    free(p->buf[1].rows);
+    free(p);
+    return slem_error(err, SLEM_EIO, "cannot start the reading thread");
+  }
+  *self = p;
+  return SLEM_OK;
+}
+
+int slem_prefetch_next(SlemPrefetch *self, void **rows, size_t *got, SlemError *err) {
+  Buffer *b;
+  int st;
+  pthread_mutex_lock(&self->mu);
+  if (self->held >= 0) { /* give back the block the caller had */
+    self->buf[self->held].full = 0;
+    self->held = -1;
+    pthread_cond_broadcast(&self->cv);
+  }
+  b = &self->buf[self->next_take];
+  while (!b->full) pthread_cond_wait(&self->cv, &self->mu);
+  st = b->status;
+  *rows = b->rows;
+  *got = st ? 0 : b->got;
+  if (st && err) *err = b->err;
+  if (!st && b->got > 0) {
+    self->held = self->next_take;
+    self->next_take ^= 1;
+  }
+  pthread_mutex_unlock(&self->mu);
+  return st;
+}
+
+void slem_prefetch_free(SlemPrefetch *self) {
+  if (!self) return;
+  pthread_mutex_lock(&self->mu);
+  self->stop = 1;
+  pthread_cond_broadcast(&self->cv);
+  pthread_mutex_unlock(&self->mu);
+  pthread_join(self->thread, NULL);
+  pthread_mutex_destroy(&self->mu);
+  pthread_cond_destroy(&self->cv);
+  free(self->buf[0].rows);
+  free(self->buf[1].rows);
+  free(self);
+}
