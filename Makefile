@@ -78,8 +78,8 @@ deps:
 unit-test: $(TEST_BINS)
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; $$t; done
 
-cli-test: $(BINS)
-	@sh tests/cli.sh && sh tests/cli-eval.sh && sh tests/cli-kernel.sh
+cli-test: $(BINS) build/tests/faultshim.so
+	@sh tests/cli.sh && sh tests/cli-eval.sh && sh tests/cli-kernel.sh && sh tests/faults.sh && sh tests/crash.sh
 
 man-test: $(BINS)
 	@sh tests/man-examples.sh $(MANS)
@@ -99,3 +99,7 @@ install: all
 
 clean:
 	rm -rf build bin lib/libslem.a
+
+# The fault-injection shim of tests/faults.sh (LD_PRELOAD).
+build/tests/faultshim.so: tests/faultshim.c | build/tests
+	$(CC) -std=c11 -O2 -Wall -Wextra -shared -fPIC -o $@ $< -ldl

@@ -23,7 +23,7 @@ static void __attribute__((noreturn)) usage(void) {
       "similarity.\n"
       "\n"
       "  -d, --database FILE    database vectors (required; a regular file when there are\n"
-      "                         more than 4096 queries, since it is read once per block)\n"
+      "                         more than 2048 queries, since it is read once per block)\n"
       "  -c, --cache CACHE      a kernel cache from slem-negstats --kernel: score base\n"
       "                         features by the exact kernel SLEM similarity\n"
       "  -k, --top K            results per query (default 100)\n"

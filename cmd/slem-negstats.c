@@ -39,7 +39,7 @@ static void __attribute__((noreturn)) usage(void) {
       "      --seed S           kernel: seed of that sample (default 1)\n"
       "  -f, --format FMT       format of the negative files: fvecs, bvecs, ivecs, npy, text\n"
       "                         (default: from the extension, else from the content)\n"
-      "  -b, --block N          vectors per block (default 4096)\n"
+      "  -b, --block N          vectors per block (default: 2^21 / d, from 256 to 4096)\n"
       "  -t, --threads N        BLAS threads (default: SLEM_THREADS, else all cores)\n"
       "      --info CACHE       print the JSON header of CACHE and exit\n"
       "  -q, --quiet            no progress on the terminal\n"
@@ -105,7 +105,7 @@ static int add_input(SlemStats **stats, const char *path, SlemFormat fmt, size_t
                     slem_vecreader_name(r), slem_vecreader_dim(r), slem_stats_dim(*stats));
     goto done;
   }
-  st = slem_prefetch_new(&pf, r, block, 0, err);
+  st = slem_prefetch_new(&pf, r, block ? block : slem_block_rows(slem_vecreader_dim(r)), 0, err);
   if (st) goto done;
   for (;;) {
     void *rows;
@@ -172,7 +172,7 @@ static int kernel_cache(const char *output, const char *spec, size_t rank, doubl
   double *x = NULL, median = -1;
   size_t n, d;
   int st = slem_kernel_parse(&k, spec, err);
-  if (st == SLEM_OK) st = read_all(&x, &n, &d, paths, npaths, fmt, block, quiet, err);
+  if (st == SLEM_OK) st = read_all(&x, &n, &d, paths, npaths, fmt, block ? block : 4096, quiet, err);
   cli_progress_done();
   if (st == SLEM_OK) st = slem_kernel_prepare(&k, x, n, d, npaths == 1 ? paths[0] : "negatives", 1, err);
   if (st == SLEM_OK && k.gamma_relative)
@@ -212,7 +212,7 @@ int main(int argc, char **argv) {
   double lambda = -1, lambda_rel = -1;
   int partial = 0, quiet = 0, c, status = CLI_EXIT_OK;
   long threads = 0;
-  size_t block = 4096;
+  size_t block = 0; /* slem_block_rows(d) */
   SlemFormat fmt = SLEM_FMT_AUTO;
   SlemStats *stats = NULL;
   SlemError err;

@@ -12,8 +12,8 @@
 void slem_match_opts_init(SlemMatchOpts *opts) {
   memset(opts, 0, sizeof *opts);
   opts->k = 100;
-  opts->qblock = 4096;
-  opts->dblock = 4096;
+  opts->qblock = 2048;
+  opts->dblock = 0; /* slem_block_rows(d) */
 }
 
 /* a ranks below b: lower score, or the same score and a later row */
@@ -112,7 +112,8 @@ static int score_tile(Scorer *sc, float *scores, size_t nq, void *rows, size_t n
 int slem_match(SlemVecReader *queries, SlemVecReader *db, const SlemMatchOpts *opts,
                SlemHitsFn emit, void *ctx, SlemMatchStats *stats, SlemError *err) {
   size_t d = slem_vecreader_dim(queries);
-  size_t qb = opts->qblock ? opts->qblock : 2048, tb = opts->dblock ? opts->dblock : 4096;
+  size_t qb = opts->qblock ? opts->qblock : 2048;
+  size_t tb = opts->dblock ? opts->dblock : slem_block_rows(d);
   size_t k = opts->k;
   float *scores = NULL;
   SlemHit *heaps = NULL;

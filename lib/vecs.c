@@ -18,6 +18,11 @@
 
 static const char npy_magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 
+size_t slem_block_rows(size_t d) {
+  size_t rows = ((size_t)1 << 21) / (d ? d : 1);
+  return rows < 256 ? 256 : rows > 4096 ? 4096 : rows;
+}
+
 int slem_format_parse(SlemFormat *fmt, const char *name) {
   static const struct { const char *name; SlemFormat fmt; } tab[] = {
       {"auto", SLEM_FMT_AUTO}, {"fvecs", SLEM_FMT_FVECS}, {"bvecs", SLEM_FMT_BVECS},

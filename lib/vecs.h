@@ -28,6 +28,11 @@ typedef enum SlemFormat {
  * allocating anything. */
 #define SLEM_DIM_MAX (1u << 20)
 
+/* Rows per block for streaming vectors of dimension d: about 2^21 values (16 MiB of
+ * doubles), at least 256 and at most 4096 rows, so that memory stays bounded at any d
+ * while the BLAS calls keep a good shape. */
+size_t slem_block_rows(size_t d);
+
 /* Parses "fvecs", "bvecs", "ivecs", "npy", "text" (also "txt", "csv"). Returns
  * SLEM_EINVAL on an unknown name. */
 int slem_format_parse(SlemFormat *fmt, const char *name);

@@ -1,0 +1,63 @@
+#!/bin/sh
+# Injected faults (tests/faultshim.c through LD_PRELOAD): write (ENOSPC), fsync (EIO),
+# rename (EIO), read (EIO) and large allocations (ENOMEM) fail, at several points of each
+# tool's run. Every run must end with a clear message, exit status 1, and no output file,
+# temporary or final. Run from the top of the tree after make build/tests/faultshim.so.
+. "$(dirname "$0")/testlib.sh"
+SHIM=$TOP/build/tests/faultshim.so
+[ -f "$SHIM" ] || { echo "faults: $SHIM is missing"; exit 1; }
+D=$TOP/testdata/digits
+slem-negstats -q --lambda 0.05 -o "$T/neg.slem" "$G/neg.fvecs"
+slem-encode -q -c "$T/neg.slem" -o "$T/db.fvecs" "$G/db.fvecs"
+slem-match -o "$T/rank.tsv" -d "$T/db.fvecs" "$G/pos.fvecs"
+seq 0 19 | awk '{ print $1, 0, $1, 1 }' >"$T/qrels"
+mkdir "$T/out"
+
+clean_out() { rm -f "$T/out"/* "$T/out"/.[!.]*; }
+
+# inject NAME VAR N PATTERN CMD...: the tool under VAR=N fails as it should: status 1,
+# PATTERN on stderr, nothing in $T/out. A run that survives its fault (stdio can do
+# without a buffer, the RBF block without its norms) must write what it writes without
+# one: the file $T/ref.NAME.
+injected=0
+inject() {
+  name=$1 var=$2 n=$3 pat=$4; shift 4
+  rm -f "$T/log"
+  env LD_PRELOAD="$SHIM" FAULT_LOG="$T/log" FAULT_MALLOC_MIN=4096 "$var=$n" "$@" >"$T/stdout" 2>"$T/err"
+  st=$?
+  [ -s "$T/log" ] && injected=$((injected + $(wc -l <"$T/log")))
+  if [ "$st" = 0 ]; then
+    if cmp -s "$T/out/o" "$T/ref.$name" || { [ ! -s "$T/log" ] && [ -e "$T/out/o" ]; }; then ok
+    else bad "$name $var=$n: status 0 with a fault, but not the right output"; fi
+    clean_out
+    return
+  fi
+  if [ ! -s "$T/log" ]; then bad "$name $var=$n: status $st with no fault injected: $(head -c 200 "$T/err")"; return; fi
+  if [ "$st" != 1 ]; then bad "$name $var=$n: status $st, expected 1: $(head -c 300 "$T/err")"; return; fi
+  if ! grep -q -- "$pat" "$T/err"; then bad "$name $var=$n: stderr lacks '$pat': $(head -c 300 "$T/err")"; return; fi
+  if [ -n "$(ls -A "$T/out")" ]; then bad "$name $var=$n: left $(ls -A "$T/out")"; clean_out; return; fi
+  ok
+}
+
+export SOURCE_DATE_EPOCH=0 # caches with the same provenance time compare equal
+for tool in negstats kernel encode match eval; do
+  case $tool in
+    negstats) set -- slem-negstats -q -o "$T/out/o" --format fvecs "$G/neg.fvecs" ;;
+    kernel) set -- slem-negstats -q --kernel rbf --rank 16 -o "$T/out/o" --format fvecs "$G/neg.fvecs" ;;
+    encode) set -- slem-encode -q -c "$T/neg.slem" -o "$T/out/o" "$G/pos.fvecs" ;;
+    match) set -- slem-match -d "$T/db.fvecs" -o "$T/out/o" "$G/pos.fvecs" ;;
+    eval) set -- slem-eval --qrels "$T/qrels" -o "$T/out/o" "$T/rank.tsv" ;;
+  esac
+  "$@" && mv "$T/out/o" "$T/ref.$tool" || bad "$tool without faults"
+  inject "$tool" FAULT_WRITE 1 "write: No space left on device" "$@"
+  inject "$tool" FAULT_FSYNC 1 "fsync: Input/output error" "$@"
+  inject "$tool" FAULT_RENAME 1 "rename: Input/output error" "$@"
+  for n in 1 2 3; do
+    inject "$tool" FAULT_READ $n "read: Input/output error" "$@"
+  done
+  for n in 1 2 3 4 5 6 7 8 9 10 11 12; do
+    inject "$tool" FAULT_MALLOC $n "out of memory" "$@"
+  done
+done
+echo "faults: $injected faults injected"
+finish faults

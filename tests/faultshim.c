@@ -1,0 +1,137 @@
+/* LD_PRELOAD shim for the fault tests: makes system calls and allocations fail on demand.
+ *
+ *   FAULT_WRITE=N    write() to a file (fd > 2) fails with ENOSPC from its Nth call on
+ *   FAULT_FSYNC=N    fsync() fails with EIO from its Nth call on
+ *   FAULT_RENAME=N   rename() fails with EIO from its Nth call on
+ *   FAULT_READ=N     read() fails with EIO from its Nth call on
+ *   FAULT_MALLOC=N   malloc/calloc/realloc of FAULT_MALLOC_MIN bytes or more (default
+ *                    1 MiB), called from the program itself (libslem is linked into it;
+ *                    not from OpenBLAS's or libc's own code), return NULL with ENOMEM
+ *                    from the Nth such call on
+ * Every injected failure appends a line to the file FAULT_LOG, when set.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <link.h>
+#include <stdint.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+
+static long env_long(const char *name) {
+  const char *v = getenv(name);
+  return v && *v ? strtol(v, NULL, 10) : 0;
+}
+
+static void logged(const char *what) {
+  const char *log = getenv("FAULT_LOG");
+  int fd;
+  if (!log) return;
+  fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  (void)!syscall(1 /* SYS_write */, fd, what, strlen(what));
+  (void)!syscall(1, fd, "\n", 1);
+  close(fd);
+}
+
+/* 1 when this call of the kind named by env is to fail */
+static int due(const char *env, long *count) {
+  long n = env_long(env);
+  return n > 0 && ++*count >= n;
+}
+
+ssize_t write(int fd, const void *buf, size_t n) {
+  static long count;
+  static ssize_t (*real)(int, const void *, size_t);
+  if (!real) real = (ssize_t(*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
+  if (fd > 2 && due("FAULT_WRITE", &count)) {
+    logged("write");
+    errno = ENOSPC;
+    return -1;
+  }
+  return real(fd, buf, n);
+}
+
+ssize_t read(int fd, void *buf, size_t n) {
+  static long count;
+  static ssize_t (*real)(int, void *, size_t);
+  if (!real) real = (ssize_t(*)(int, void *, size_t))dlsym(RTLD_NEXT, "read");
+  if (due("FAULT_READ", &count)) {
+    logged("read");
+    errno = EIO;
+    return -1;
+  }
+  return real(fd, buf, n);
+}
+
+int fsync(int fd) {
+  static long count;
+  static int (*real)(int);
+  if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
+  if (due("FAULT_FSYNC", &count)) {
+    logged("fsync");
+    errno = EIO;
+    return -1;
+  }
+  return real(fd);
+}
+
+int rename(const char *a, const char *b) {
+  static long count;
+  static int (*real)(const char *, const char *);
+  if (!real) real = (int (*)(const char *, const char *))dlsym(RTLD_NEXT, "rename");
+  if (due("FAULT_RENAME", &count)) {
+    logged("rename");
+    errno = EIO;
+    return -1;
+  }
+  return real(a, b);
+}
+
+/* The address range of the main program's loaded segments. */
+static uintptr_t prog_lo, prog_hi;
+
+static int find_prog(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size, (void)data;
+  for (int i = 0; i < info->dlpi_phnum; i++)
+    if (info->dlpi_phdr[i].p_type == PT_LOAD) {
+      uintptr_t lo = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+      uintptr_t hi = lo + info->dlpi_phdr[i].p_memsz;
+      if (!prog_lo || lo < prog_lo) prog_lo = lo;
+      if (hi > prog_hi) prog_hi = hi;
+    }
+  return 1; /* the first object is the program */
+}
+
+static int big_due(size_t n, void *caller) {
+  static long count;
+  long min;
+  if (!getenv("FAULT_MALLOC")) return 0;
+  if (!prog_hi) dl_iterate_phdr(find_prog, NULL);
+  if ((uintptr_t)caller < prog_lo || (uintptr_t)caller >= prog_hi) return 0;
+  min = env_long("FAULT_MALLOC_MIN");
+  if (min <= 0) min = 1 << 20;
+  if (n < (size_t)min || !due("FAULT_MALLOC", &count)) return 0;
+  logged("malloc");
+  errno = ENOMEM;
+  return 1;
+}
+
+void *malloc(size_t n) {
+  return big_due(n, __builtin_return_address(0)) ? NULL : __libc_malloc(n);
+}
+
+void *calloc(size_t a, size_t b) {
+  if (b && a > (size_t)-1 / b) return __libc_calloc(a, b);
+  return big_due(a * b, __builtin_return_address(0)) ? NULL : __libc_calloc(a, b);
+}
+
+void *realloc(void *p, size_t n) {
+  return big_due(n, __builtin_return_address(0)) ? NULL : __libc_realloc(p, n);
+}
