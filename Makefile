@@ -47,7 +47,7 @@ TEST_SRC  = $(wildcard tests/check_*.c)
 TEST_BINS = $(TEST_SRC:tests/%.c=build/tests/%)
 MANS      = $(TOOLS:%=man/%.1)
 
-.PHONY: all check demo install clean deps unit-test cli-test man-test
+.PHONY: all check demo install clean deps unit-test cli-test man-test fuzz fuzz-replay
 .SUFFIXES:
 
 all: $(BINS)
@@ -85,8 +85,8 @@ man-test: $(BINS)
 	@sh tests/man-examples.sh $(MANS)
 
 check: deps
-	@$(MAKE) --no-print-directory all $(TEST_BINS)
-	@$(MAKE) --no-print-directory unit-test cli-test man-test
+	@$(MAKE) --no-print-directory all $(TEST_BINS) $(REPLAY_BINS)
+	@$(MAKE) --no-print-directory unit-test cli-test fuzz-replay man-test
 
 demo: deps
 	@$(MAKE) --no-print-directory all
@@ -103,3 +103,40 @@ clean:
 # The fault-injection shim of tests/faults.sh (LD_PRELOAD).
 build/tests/faultshim.so: tests/faultshim.c | build/tests
 	$(CC) -std=c11 -O2 -Wall -Wextra -shared -fPIC -o $@ $< -ldl
+
+# ---- fuzzing ----
+# make fuzz FUZZ_SECONDS=N builds each libFuzzer harness of tests/fuzz with clang
+# (-fsanitize=fuzzer,address,undefined) and runs it N seconds from its seed corpus in
+# testdata/fuzz; a crash stops make and leaves the input in build/fuzz. The corpora are
+# replayed by `make check` with the ordinary compiler (fuzz-replay).
+FUZZERS      = vecs cache rank truth kernel
+FUZZ_SECONDS ?= 30
+FUZZ_CC      ?= clang
+FUZZ_BINS    = $(FUZZERS:%=build/fuzz/fuzz_%)
+REPLAY_BINS  = $(FUZZERS:%=build/tests/replay_%)
+
+build/fuzz:
+	mkdir -p $@
+
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(LIB_SRC) $(wildcard lib/*.h) | build/fuzz
+	$(FUZZ_CC) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	  -o $@ $< $(LIB_SRC) $(LIBS)
+
+build/tests/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/standalone.c tests/fuzz/fuzz.h lib/libslem.a | build/tests
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ tests/fuzz/standalone.c $< lib/libslem.a $(LIBS)
+
+fuzz: $(FUZZ_BINS)
+	@set -e; for f in $(FUZZERS); do \
+	  mkdir -p build/fuzz/corpus-$$f; \
+	  echo "== fuzz_$$f for $(FUZZ_SECONDS) s"; \
+	  build/fuzz/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -rss_limit_mb=2048 \
+	    -artifact_prefix=build/fuzz/$$f- build/fuzz/corpus-$$f testdata/fuzz/$$f 2>&1 | \
+	    grep -E "stat::number_of_executed_units|Done [0-9]+ runs|ERROR|SUMMARY|crash-" || true; \
+	  test -z "$$(ls build/fuzz/$$f-crash-* build/fuzz/$$f-leak-* build/fuzz/$$f-timeout-* 2>/dev/null)"; \
+	done
+
+fuzz-replay: $(REPLAY_BINS)
+	@p=0; f=0; for z in $(FUZZERS); do \
+	  if build/tests/replay_$$z testdata/fuzz/$$z/* >/dev/null; then p=$$((p + 1)); \
+	  else f=$$((f + 1)); echo "FAIL: replay of testdata/fuzz/$$z"; fi; \
+	done; echo "fuzz-replay: $$p passed, $$f failed"; test $$f = 0

@@ -1,6 +1,7 @@
 /* slem-negstats: negative statistics into a .slem cache. */
 #define _POSIX_C_SOURCE 200809L
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,8 @@ static void __attribute__((noreturn)) usage(void) {
       "      --seed S           kernel: seed of that sample (default 1)\n"
       "  -f, --format FMT       format of the negative files: fvecs, bvecs, ivecs, npy, text\n"
       "                         (default: from the extension, else from the content)\n"
+      "      --skip-nonfinite   skip (and count) negatives holding a NaN or an Inf, instead\n"
+      "                         of stopping at the first one\n"
       "  -b, --block N          vectors per block (default: 2^21 / d, from 256 to 4096)\n"
       "  -t, --threads N        BLAS threads (default: SLEM_THREADS, else all cores)\n"
       "      --info CACHE       print the JSON header of CACHE and exit\n"
@@ -67,7 +70,7 @@ static int info(const char *path) {
 /* Adds one input: a partial cache (merged) or a vector file (streamed, the next block
  * read while the current one is accumulated). */
 static int add_input(SlemStats **stats, const char *path, SlemFormat fmt, size_t block,
-                     int quiet, SlemError *err) {
+                     int skip, int quiet, SlemError *err) {
   SlemVecReader *r = NULL;
   SlemPrefetch *pf = NULL;
   int st;
@@ -96,6 +99,7 @@ static int add_input(SlemStats **stats, const char *path, SlemFormat fmt, size_t
   }
   st = slem_vecreader_open(&r, path, fmt, err);
   if (st) return st;
+  slem_vecreader_skip_nonfinite(r, skip);
   if (!*stats) {
     st = slem_stats_new(stats, slem_vecreader_dim(r), err);
     if (st) goto done;
@@ -117,6 +121,9 @@ static int add_input(SlemStats **stats, const char *path, SlemFormat fmt, size_t
   }
 done:
   slem_prefetch_free(pf);
+  if (st == SLEM_OK && slem_vecreader_skipped(r) > 0 && !quiet)
+    cli_warn("%s: skipped %" PRIu64 " records with NaN or Inf", slem_vecreader_name(r),
+             slem_vecreader_skipped(r));
   slem_vecreader_free(r);
   return st;
 }
@@ -204,13 +211,14 @@ int main(int argc, char **argv) {
       {"version", no_argument, 0, 'V'},       {"kernel", required_argument, 0, 'k'},
       {"rank", required_argument, 0, 'R'},    {"tol", required_argument, 0, 'O'},
       {"sample", required_argument, 0, 'S'},  {"seed", required_argument, 0, 'E'},
+      {"skip-nonfinite", no_argument, 0, 'N'},
       {0, 0, 0, 0}};
   const char *output = NULL, *kernel = NULL;
   size_t rank = 256, sample = 1000;
   double tol = 0;
   uint64_t seed = 1;
   double lambda = -1, lambda_rel = -1;
-  int partial = 0, quiet = 0, c, status = CLI_EXIT_OK;
+  int partial = 0, quiet = 0, skip = 0, c, status = CLI_EXIT_OK;
   long threads = 0;
   size_t block = 0; /* slem_block_rows(d) */
   SlemFormat fmt = SLEM_FMT_AUTO;
@@ -231,6 +239,7 @@ int main(int argc, char **argv) {
       if (lambda_rel < 0) cli_usage_error("--lambda-rel: must not be negative");
       break;
     case 'P': partial = 1; break;
+    case 'N': skip = 1; break;
     case 'k': {
       SlemKernel k;
       if (slem_kernel_parse(&k, optarg, &err) != SLEM_OK) cli_usage_error("--kernel: %s", err.msg);
@@ -263,6 +272,7 @@ int main(int argc, char **argv) {
   if (partial && (lambda >= 0 || lambda_rel >= 0))
     cli_usage_error("--partial stores sums only: lambda is chosen when the partial caches are merged");
   if (partial && kernel) cli_usage_error("--partial does not go with --kernel");
+  if (skip && kernel) cli_usage_error("--skip-nonfinite is for linear caches");
   if (lambda < 0 && lambda_rel < 0) lambda_rel = DEFAULT_LAMBDA_REL;
   for (int i = optind, nstdin = 0; i < argc; i++)
     if (strcmp(argv[i], "-") == 0 && ++nstdin > 1) cli_usage_error("stdin (-) given twice");
@@ -275,7 +285,7 @@ int main(int argc, char **argv) {
     goto done;
   }
   for (int i = optind; i < argc; i++) {
-    if (add_input(&stats, argv[i], fmt, block, quiet, &err) != SLEM_OK) {
+    if (add_input(&stats, argv[i], fmt, block, skip, quiet, &err) != SLEM_OK) {
       status = cli_fail(&err);
       goto done;
     }

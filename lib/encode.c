@@ -111,7 +111,12 @@ int slem_encoder_set_precision(SlemEncoder *self, SlemPrecision p, SlemPrecision
     self->y_f = malloc(self->max_rows * d * sizeof *self->y_f);
     if (!self->ainv_f || !self->delta_f || !self->y_f)
       return slem_error(err, SLEM_ENOMEM, "out of memory for float32 buffers");
-    for (size_t i = 0; i < d * d; i++) self->ainv_f[i] = (float)self->cache->ainv[i];
+    /* scaled to a largest entry of 1, so that no scale of the data underflows or
+     * overflows float32; the descriptor is normalised, so the direction is unchanged */
+    double amax = 0, s;
+    for (size_t i = 0; i < d * d; i++) amax = fmax(amax, fabs(self->cache->ainv[i]));
+    s = amax > 0 ? 1 / amax : 1;
+    for (size_t i = 0; i < d * d; i++) self->ainv_f[i] = (float)(self->cache->ainv[i] * s);
   }
   if (p == SLEM_PRECISION_DOUBLE) {
     free(self->ainv_f);
@@ -124,12 +129,17 @@ int slem_encoder_set_precision(SlemEncoder *self, SlemPrecision p, SlemPrecision
   return SLEM_OK;
 }
 
-/* Unit descriptors with one sgemm: x - mu in double, rounded once to float32. */
+/* Unit descriptors with one sgemm: x - mu in double, scaled to a largest entry of 1 and
+ * rounded once to float32. */
 static void run_single(SlemEncoder *self, float *out, const double *x, size_t b) {
   size_t d = self->cache->d;
   const double *mu = self->cache->mu;
-  for (size_t i = 0; i < b; i++)
-    for (size_t j = 0; j < d; j++) self->delta_f[i * d + j] = (float)(x[i * d + j] - mu[j]);
+  for (size_t i = 0; i < b; i++) {
+    double m = 0, s;
+    for (size_t j = 0; j < d; j++) m = fmax(m, fabs(x[i * d + j] - mu[j]));
+    s = m > 0 ? 1 / m : 1;
+    for (size_t j = 0; j < d; j++) self->delta_f[i * d + j] = (float)((x[i * d + j] - mu[j]) * s);
+  }
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, (int)d, (int)d, 1.0f,
               self->delta_f, (int)d, self->ainv_f, (int)d, 0.0f, self->y_f, (int)d);
   for (size_t i = 0; i < b; i++) {

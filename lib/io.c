@@ -11,6 +11,7 @@
 
 #define IN_BUFSIZE (1u << 20)
 #define PEEK_MAX (64u << 10)
+#define LINE_MAX_BYTES ((size_t)64 << 20)
 
 struct SlemIn {
   int fd;
@@ -166,6 +167,8 @@ int slem_in_getline(SlemIn *self, char **line, size_t *len, SlemError *err) {
     size_t have = self->len - self->pos;
     unsigned char *nl = have ? memchr(start, '\n', have) : NULL;
     size_t take = nl ? (size_t)(nl - start) : have;
+    if (n + take + 1 > LINE_MAX_BYTES)
+      return slem_error(err, SLEM_EFORMAT, "%s: a line is longer than 64 MiB", self->name);
     if (n + take + 1 > self->line_cap) {
       size_t cap = self->line_cap ? self->line_cap : 256;
       char *p;

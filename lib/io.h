@@ -40,7 +40,8 @@ int slem_in_peek(SlemIn *self, size_t n, const unsigned char **p, size_t *avail,
 int slem_in_read(SlemIn *self, void *dst, size_t n, size_t *got, SlemError *err);
 
 /* Reads one line (without its '\n', a trailing '\r' removed) into a buffer owned by
- * self, valid until the next call. *line is NULL at end of file. */
+ * self, valid until the next call. *line is NULL at end of file. Errors: SLEM_EIO,
+ * SLEM_EFORMAT for a line over 64 MiB (memory stays bounded on a file with no newline). */
 int slem_in_getline(SlemIn *self, char **line, size_t *len, SlemError *err);
 
 /* Goes back to byte offset off of a regular file. Errors: SLEM_EIO (not seekable). */

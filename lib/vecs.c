@@ -67,6 +67,9 @@ struct SlemVecReader {
   size_t d;
   int64_t count;      /* -1 unknown */
   uint64_t done;      /* vectors returned */
+  uint64_t recs;      /* records consumed, skipped ones included */
+  uint64_t skipped;   /* records skipped for a NaN or Inf */
+  int skip_nonfinite;
   int dtype;          /* element type of the binary payload */
   size_t esize;       /* bytes per element */
   size_t rec;         /* bytes per record (with the header for *vecs) */
@@ -75,6 +78,8 @@ struct SlemVecReader {
   size_t raw_cap;
   double *pending;    /* text: the first line, parsed at open */
   double *row;        /* text: one row, for reading into float */
+  size_t pending_bad; /* text: 1 + index of a non-finite value in the pending row */
+  uint64_t pending_line;
   int has_pending;
   uint64_t line_no;   /* text: lines read */
 };
@@ -84,6 +89,8 @@ size_t slem_vecreader_dim(const SlemVecReader *self) { return self->d; }
 int64_t slem_vecreader_count(const SlemVecReader *self) { return self->count; }
 SlemFormat slem_vecreader_format(const SlemVecReader *self) { return self->fmt; }
 uint64_t slem_vecreader_done(const SlemVecReader *self) { return self->done; }
+uint64_t slem_vecreader_skipped(const SlemVecReader *self) { return self->skipped; }
+void slem_vecreader_skip_nonfinite(SlemVecReader *self, int on) { self->skip_nonfinite = on; }
 int slem_vecreader_seekable(const SlemVecReader *self) { return slem_in_seekable(self->in); }
 
 void slem_vecreader_free(SlemVecReader *self) {
@@ -279,9 +286,10 @@ done:
 }
 
 /* Parses the values of one text line into out (when out is not NULL, at most cap of
- * them). Returns the count, or -1 with err set. */
+ * them). Returns the count, -1 with err set, or -2 for a non-finite value when such lines
+ * are skipped. */
 static long parse_text_line(SlemVecReader *r, char *line, double *out, size_t cap,
-                            SlemError *err) {
+                            int allow_nonfinite, SlemError *err) {
   long n = 0;
   char *p = line;
   for (;;) {
@@ -300,7 +308,8 @@ static long parse_text_line(SlemVecReader *r, char *line, double *out, size_t ca
                  slem_in_name(r->in), r->line_no, n + 1, tok);
       return -1;
     }
-    if (!isfinite(v)) {
+    if (!isfinite(v) && !allow_nonfinite) {
+      if (r->skip_nonfinite) return -2;
       slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": value %ld is not finite (%.*s)",
                  slem_in_name(r->in), r->line_no, n + 1, (int)(end - p), p);
       return -1;
@@ -335,7 +344,9 @@ static int open_text(SlemVecReader *r, SlemError *err) {
   int st = next_text_line(r, &line, err);
   if (st) return st;
   if (!line) return slem_error(err, SLEM_EFORMAT, "%s: no vectors (empty file)", slem_in_name(r->in));
-  n = parse_text_line(r, line, NULL, 0, err);
+  /* non-finite values are let through here: whether they are an error depends on
+   * skip_nonfinite, set after open, and is decided when the row is read */
+  n = parse_text_line(r, line, NULL, 0, 1, err);
   if (n < 0) return err ? err->status : SLEM_EFORMAT;
   if (n == 0 || (size_t)n > SLEM_DIM_MAX)
     return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": %ld values", slem_in_name(r->in),
@@ -344,8 +355,12 @@ static int open_text(SlemVecReader *r, SlemError *err) {
   r->pending = malloc(r->d * sizeof *r->pending);
   r->row = malloc(r->d * sizeof *r->row);
   if (!r->pending || !r->row) return slem_error(err, SLEM_ENOMEM, "out of memory");
-  parse_text_line(r, line, r->pending, r->d, err);
+  parse_text_line(r, line, r->pending, r->d, 1, err);
   r->has_pending = 1;
+  r->pending_line = r->line_no;
+  r->pending_bad = 0;
+  for (size_t j = 0; j < r->d && !r->pending_bad; j++)
+    if (!isfinite(r->pending[j])) r->pending_bad = j + 1;
   r->count = -1;
   return SLEM_OK;
 }
@@ -431,23 +446,33 @@ int slem_vecreader_rewind(SlemVecReader *self, SlemError *err) {
     self->line_no = 0;
     st = next_text_line(self, &line, err);
     if (st) return st;
-    if (!line || parse_text_line(self, line, self->pending, self->d, err) != (long)self->d)
+    if (!line || parse_text_line(self, line, self->pending, self->d, 1, err) != (long)self->d)
       return slem_error(err, SLEM_EFORMAT, "%s: changed while being read", slem_in_name(self->in));
     self->has_pending = 1;
+    self->pending_line = self->line_no;
   } else {
     st = slem_in_seek(self->in, self->fmt == SLEM_FMT_NPY ? self->data_off : 0, err);
     if (st) return st;
   }
   self->done = 0;
+  self->recs = 0;
+  self->skipped = 0;
   return SLEM_OK;
 }
 
 static int read_text(SlemVecReader *r, double *x, size_t max, size_t *got, SlemError *err) {
   size_t i = 0;
   if (r->has_pending && max > 0) {
-    memcpy(x, r->pending, r->d * sizeof *x);
     r->has_pending = 0;
-    i = 1;
+    if (r->pending_bad && !r->skip_nonfinite)
+      return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": value %zu is not finite",
+                        slem_in_name(r->in), r->pending_line, r->pending_bad);
+    if (r->pending_bad) {
+      r->skipped++;
+    } else {
+      memcpy(x, r->pending, r->d * sizeof *x);
+      i = 1;
+    }
   }
   while (i < max) {
     char *line;
@@ -455,10 +480,14 @@ static int read_text(SlemVecReader *r, double *x, size_t max, size_t *got, SlemE
     int st = next_text_line(r, &line, err);
     if (st) return st;
     if (!line) break;
-    n = parse_text_line(r, line, x + i * r->d, r->d, err);
+    n = parse_text_line(r, line, x + i * r->d, r->d, 0, err);
+    if (n == -2) {
+      r->skipped++;
+      continue;
+    }
     if (n < 0) return err ? err->status : SLEM_EFORMAT;
     if ((size_t)n != r->d) {
-      if ((size_t)n > r->d) n = parse_text_line(r, line, NULL, 0, err);
+      if ((size_t)n > r->d) n = parse_text_line(r, line, NULL, 0, 1, err);
       return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": %ld values, expected %zu",
                         slem_in_name(r->in), r->line_no, n, r->d);
     }
@@ -490,82 +519,98 @@ static int read_block(SlemVecReader *self, double *xd, float *xf, size_t max, si
     }
     return SLEM_OK;
   }
-  if (self->count >= 0 && self->fmt == SLEM_FMT_NPY &&
-      (uint64_t)self->count - self->done < max)
-    max = (size_t)((uint64_t)self->count - self->done);
-  if (max == 0) return SLEM_OK;
-  want = max * self->rec;
-  if (want > self->raw_cap) {
-    unsigned char *p = realloc(self->raw, want);
-    if (!p) return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu records", max);
-    self->raw = p;
-    self->raw_cap = want;
-  }
-  st = slem_in_read(self->in, self->raw, want, &nbytes, err);
-  if (st) return st;
-  n = nbytes / self->rec;
-  if (nbytes % self->rec != 0)
-    return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": truncated (%zu of %zu bytes)",
-                      name, self->done + n + 1, nbytes % self->rec, self->rec);
-  if (self->fmt == SLEM_FMT_NPY && n < max)
-    return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": missing (the shape says %" PRId64
-                      ")", name, self->done + n + 1, self->count);
-  for (size_t i = 0; i < n; i++) {
-    const unsigned char *rp = self->raw + i * self->rec;
-    double *xr = xd ? xd + i * self->d : NULL;
-    float *fr = xf ? xf + i * self->d : NULL;
-    uint64_t recno = self->done + i + 1;
-    if (is_vecs) {
-      uint32_t d = le32(rp);
-      if (d != self->d)
-        return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": dimension %" PRId32
-                          ", expected %zu", name, recno, (int32_t)d, self->d);
-      rp += 4;
+  for (;;) { /* again when every record of a block was skipped */
+    size_t o = 0;
+    if (self->count >= 0 && self->fmt == SLEM_FMT_NPY && (uint64_t)self->count - self->recs < max)
+      max = (size_t)((uint64_t)self->count - self->recs);
+    if (max == 0) return SLEM_OK;
+    want = max * self->rec;
+    if (want > self->raw_cap) {
+      unsigned char *p = realloc(self->raw, want);
+      if (!p) return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu records", max);
+      self->raw = p;
+      self->raw_cap = want;
     }
-    switch (self->dtype) {
-    case DT_F4: {
-      for (size_t j = 0; j < self->d; j++) {
-        float v;
-        memcpy(&v, rp + 4 * j, 4);
-        if (!isfinite(v))
+    st = slem_in_read(self->in, self->raw, want, &nbytes, err);
+    if (st) return st;
+    n = nbytes / self->rec;
+    if (nbytes % self->rec != 0)
+      return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": truncated (%zu of %zu bytes)",
+                        name, self->recs + n + 1, nbytes % self->rec, self->rec);
+    if (self->fmt == SLEM_FMT_NPY && n < max)
+      return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": missing (the shape says %" PRId64
+                        ")", name, self->recs + n + 1, self->count);
+    for (size_t i = 0; i < n; i++) {
+      const unsigned char *rp = self->raw + i * self->rec;
+      double *xr = xd ? xd + o * self->d : NULL;
+      float *fr = xf ? xf + o * self->d : NULL;
+      uint64_t recno = self->recs + i + 1;
+      size_t bad = 0; /* 1 + index of a non-finite value */
+      if (is_vecs) {
+        uint32_t d = le32(rp);
+        if (d != self->d)
+          return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": dimension %" PRId32
+                            ", expected %zu", name, recno, (int32_t)d, self->d);
+        rp += 4;
+      }
+      switch (self->dtype) {
+      case DT_F4:
+        for (size_t j = 0; j < self->d && !bad; j++) {
+          float v;
+          memcpy(&v, rp + 4 * j, 4);
+          if (!isfinite(v)) bad = j + 1;
+          else if (xr) xr[j] = v;
+        }
+        if (fr && !bad) memcpy(fr, rp, 4 * self->d);
+        break;
+      case DT_F8:
+        for (size_t j = 0; j < self->d && !bad; j++) {
+          double v;
+          memcpy(&v, rp + 8 * j, 8);
+          if (!isfinite(v)) bad = j + 1;
+          else if (xr) xr[j] = v;
+          else fr[j] = (float)v;
+        }
+        break;
+      case DT_I4:
+        for (size_t j = 0; j < self->d; j++) {
+          int32_t v;
+          memcpy(&v, rp + 4 * j, 4);
+          if (xr) xr[j] = v;
+          else fr[j] = (float)v;
+        }
+        break;
+      default:
+        for (size_t j = 0; j < self->d; j++) {
+          if (xr) xr[j] = rp[j];
+          else fr[j] = rp[j];
+        }
+        break;
+      }
+      if (bad) {
+        if (!self->skip_nonfinite) {
+          double v;
+          if (self->dtype == DT_F4) {
+            float f;
+            memcpy(&f, rp + 4 * (bad - 1), 4);
+            v = f;
+          } else {
+            memcpy(&v, rp + 8 * (bad - 1), 8);
+          }
           return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": value %zu is %s", name,
-                            recno, j + 1, isnan(v) ? "NaN" : "infinite");
-        if (xr) xr[j] = v;
+                            recno, bad, isnan(v) ? "NaN" : "infinite");
+        }
+        self->skipped++;
+        continue;
       }
-      if (fr) memcpy(fr, rp, 4 * self->d);
-      break;
+      o++;
     }
-    case DT_F8: {
-      for (size_t j = 0; j < self->d; j++) {
-        double v;
-        memcpy(&v, rp + 8 * j, 8);
-        if (!isfinite(v))
-          return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": value %zu is %s", name,
-                            recno, j + 1, isnan(v) ? "NaN" : "infinite");
-        if (xr) xr[j] = v;
-        else fr[j] = (float)v;
-      }
-      break;
-    }
-    case DT_I4:
-      for (size_t j = 0; j < self->d; j++) {
-        int32_t v;
-        memcpy(&v, rp + 4 * j, 4);
-        if (xr) xr[j] = v;
-        else fr[j] = (float)v;
-      }
-      break;
-    default:
-      for (size_t j = 0; j < self->d; j++) {
-        if (xr) xr[j] = rp[j];
-        else fr[j] = rp[j];
-      }
-      break;
-    }
+    self->recs += n;
+    if (o == 0 && n > 0) continue;
+    *got = o;
+    self->done += o;
+    return SLEM_OK;
   }
-  *got = n;
-  self->done += n;
-  return SLEM_OK;
 }
 
 int slem_vecreader_read(SlemVecReader *self, double *x, size_t max, size_t *got,

@@ -71,6 +71,11 @@ int slem_vecreader_read(SlemVecReader *self, double *x, size_t max, size_t *got,
 int slem_vecreader_read_f32(SlemVecReader *self, float *x, size_t max, size_t *got,
                             SlemError *err);
 
+/* With on, records holding a NaN or an Inf are skipped and counted instead of being an
+ * error (text lines too). Record numbers in messages still count them. */
+void slem_vecreader_skip_nonfinite(SlemVecReader *self, int on);
+uint64_t slem_vecreader_skipped(const SlemVecReader *self);
+
 /* Starts again from the first vector. Errors: SLEM_EIO when the input is not a regular
  * file. */
 int slem_vecreader_rewind(SlemVecReader *self, SlemError *err);

@@ -361,6 +361,76 @@ START_TEST(cache_round_trip_and_corruption) {
 }
 END_TEST
 
+/* A cache file with the given JSON header and payload and valid checksums: what an
+ * attacker or a bug could write, so that every field check is reached. */
+static void write_crafted(const char *path, const char *json, const double *payload, size_t n) {
+  unsigned char hdr[64] = {0x89, 'S', 'L', 'E', 'M', '\r', '\n', 0x1a};
+  uint32_t v, jl = (uint32_t)strlen(json);
+  uint64_t off = 64, pay_off = (64 + jl + 1 + 63) / 64 * 64, pay_len = n * 8;
+  FILE *f = fopen(path, "wb");
+  v = 1; memcpy(hdr + 8, &v, 4);
+  v = 0x01020304u; memcpy(hdr + 12, &v, 4);
+  v = 64; memcpy(hdr + 16, &v, 4);
+  memcpy(hdr + 20, &jl, 4);
+  memcpy(hdr + 24, &off, 8);
+  memcpy(hdr + 32, &pay_off, 8);
+  memcpy(hdr + 40, &pay_len, 8);
+  v = slem_crc32(0, json, jl); memcpy(hdr + 48, &v, 4);
+  v = slem_crc32(0, payload, pay_len); memcpy(hdr + 52, &v, 4);
+  v = slem_crc32(0, hdr, 60); memcpy(hdr + 60, &v, 4);
+  fwrite(hdr, 1, 64, f);
+  fwrite(json, 1, jl, f);
+  for (uint64_t p = 64 + jl; p < pay_off; p++) fputc(0, f);
+  fwrite(payload, 8, n, f);
+  fclose(f);
+}
+
+START_TEST(crafted_caches_are_refused) {
+  static const struct { const char *json; const char *want; } cases[] = {
+      {"{\"kind\":\"linear\",\"d\":2147483648,\"n\":5,\"lambda\":1,\"sections\":[]}", "lacks a valid kind, d or n"},
+      {"{\"kind\":\"linear\",\"d\":2,\"n\":0,\"lambda\":1,\"sections\":[]}", "lacks a valid kind, d or n"},
+      {"{\"kind\":\"linear\",\"d\":2.5,\"n\":3,\"lambda\":1,\"sections\":[]}", "lacks a valid kind, d or n"},
+      {"{\"kind\":\"mystery\",\"d\":2,\"n\":3,\"sections\":[{\"name\":\"mu\",\"offset\":%u,\"shape\":[2],\"dtype\":\"<f8\"}]}", "kind 'mystery' is not known"},
+      {"{\"kind\":\"linear\",\"d\":2,\"n\":3,\"lambda\":1,\"sections\":[{\"name\":\"mu\",\"offset\":4611686018427387904,\"shape\":[2],\"dtype\":\"<f8\"}]}", "lies outside the payload"},
+      {"{\"kind\":\"linear\",\"d\":2,\"n\":3,\"lambda\":1,\"sections\":[{\"name\":\"mu\",\"offset\":1e300,\"shape\":[2],\"dtype\":\"<f8\"}]}", "bad offset"},
+      {"{\"kind\":\"linear\",\"d\":2,\"n\":3,\"lambda\":1,\"sections\":[{\"name\":\"mu\",\"offset\":1048576,\"shape\":[2],\"dtype\":\"<f8\"}]}", "lies outside the payload"},
+      {"{\"kind\":\"linear\",\"d\":2,\"n\":3,\"lambda\":1,\"sections\":[{\"name\":\"mu\",\"offset\":%u,\"shape\":[3],\"dtype\":\"<f8\"}]}", "shape disagrees with d = 2"},
+      {"{\"kind\":\"linear\",\"d\":2,\"n\":3,\"lambda\":1,\"sections\":[{\"name\":\"mu\",\"offset\":%u,\"shape\":[2],\"dtype\":\"<f4\"}]}", "dtype is not <f8"},
+      {"{\"kind\":\"linear\",\"d\":2,\"n\":3,\"lambda\":1,\"sections\":[{\"name\":\"mu\",\"offset\":%u,\"shape\":[2],\"dtype\":\"<f8\"}]}", "section 'ainv' is missing"},
+      {"{\"kind\":\"linear\",\"d\":2,\"n\":3,\"lambda\":-1,\"sections\":[{\"name\":\"mu\",\"offset\":%u,\"shape\":[2],\"dtype\":\"<f8\"}]}", "no valid lambda"},
+      {"{\"kind\":\"kernel\",\"d\":2,\"n\":3,\"kernel\":\"rbf:gamma=1\",\"r\":4,\"lambda\":1,\"sections\":[]}", "no valid rank"},
+      {"{\"kind\":\"kernel\",\"d\":2,\"n\":3,\"kernel\":\"rbf\",\"r\":1,\"lambda\":1,\"sections\":[]}", "no valid kernel"},
+      {"{\"kind\":\"kernel\",\"d\":2,\"n\":3,\"kernel\":\"rbf:gamma=1\",\"r\":1,\"lambda\":1,\"sections\":["
+       "{\"name\":\"pivots\",\"offset\":%u,\"shape\":[1,2],\"dtype\":\"<f8\"},{\"name\":\"lp\",\"offset\":%u,\"shape\":[1,1],\"dtype\":\"<f8\"},"
+       "{\"name\":\"mu\",\"offset\":%u,\"shape\":[1],\"dtype\":\"<f8\"},{\"name\":\"ginv\",\"offset\":%u,\"shape\":[1,1],\"dtype\":\"<f8\"}]}",
+       "'lp' is not a Cholesky factor"},
+      {"{not json", "does not parse"},
+  };
+  double payload[8] = {0};
+  char *p = tu_path("crafted.slem");
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char json[1024];
+    SlemCache *c = NULL;
+    SlemError err;
+    unsigned po;
+    /* the payload offset the writer will choose, for sections that lie inside it */
+    snprintf(json, sizeof json, cases[i].json, 0u, 0u, 0u, 0u);
+    po = (unsigned)((64 + strlen(json) + 1 + 63) / 64 * 64);
+    snprintf(json, sizeof json, cases[i].json, po, po, po, po);
+    if ((64 + strlen(json) + 1 + 63) / 64 * 64 != po) { /* the digits moved it: once more */
+      po = (unsigned)((64 + strlen(json) + 1 + 63) / 64 * 64);
+      snprintf(json, sizeof json, cases[i].json, po, po, po, po);
+    }
+    write_crafted(p, json, payload, 8);
+    ck_assert_int_eq(slem_cache_read(&c, p, &err), SLEM_EFORMAT);
+    ck_assert_msg(strstr(err.msg, cases[i].want) != NULL, "case %zu: '%s' lacks '%s'", i, err.msg,
+                  cases[i].want);
+    ck_assert_ptr_null(c);
+  }
+  free(p);
+}
+END_TEST
+
 START_TEST(failed_write_leaves_no_file) {
   char *p = tu_path("never.fvecs");
   float x[2] = {1, 2};
@@ -435,6 +505,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, failed_write_leaves_no_file);
   tcase_add_test(tc, blas_is_openblas_not_gslcblas);
   tcase_add_test(tc, fast_g9_equals_printf);
+  tcase_add_test(tc, crafted_caches_are_refused);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -155,6 +155,43 @@ printf '1 2\n' >"$T/one.txt"
 expect_fail "single negative, relative lambda" 1 "not positive definite" "$T/o.slem" slem-negstats -o "$T/o.slem" "$T/one.txt"
 check "single negative, absolute lambda" slem-negstats -q --lambda 1 -o "$T/one.slem" "$T/one.txt"
 
+# ---- numerical edge cases ----
+# d = 1: every descriptor is +1 or -1
+printf '1\n2\n4\n8\n' >"$T/d1.txt"
+check "d = 1 negstats" slem-negstats -q -o "$T/d1.slem" "$T/d1.txt"
+slem-encode -c "$T/d1.slem" -F text "$T/d1.txt" | tr '\n' ' ' | grep -q '^-1 -1 1 1 $' && ok || bad "d = 1 descriptors"
+# scale invariance: with lambda relative to the variance, data times 1e30 or 1e-30 give
+# the same descriptors (in float32 or double arithmetic)
+od -An -v -tf4 -w52 "$G/neg.fvecs" | awk '{ for (i = 2; i <= NF; i++) printf "%s%s", (i > 2 ? " " : ""), $i; print "" }' >"$T/neg.txt"
+od -An -v -tf4 -w52 "$G/pos.fvecs" | awk '{ for (i = 2; i <= NF; i++) printf "%s%s", (i > 2 ? " " : ""), $i; print "" }' >"$T/pos.txt"
+slem-negstats -q -r 0.01 -o "$T/s1.slem" "$T/neg.txt"
+slem-encode -q -c "$T/s1.slem" -F text "$T/pos.txt" >"$T/s1.desc"
+for scale in 1e30 1e-30; do
+  for f in neg pos; do awk -v s=$scale '{ for (i = 1; i <= NF; i++) printf "%s%.9g", (i > 1 ? " " : ""), $i * s; print "" }' "$T/$f.txt" >"$T/$f.$scale.txt"; done
+  slem-negstats -q -r 0.01 -o "$T/s.slem" "$T/neg.$scale.txt" || bad "negstats at scale $scale"
+  for prec in single double; do
+    slem-encode -q -c "$T/s.slem" --precision $prec -F text "$T/pos.$scale.txt" | paste -d ' ' - "$T/s1.desc" |
+      awk '{ d = NF / 2; ab = aa = bb = 0; for (i = 1; i <= d; i++) { ab += $i * $(i + d); aa += $i * $i; bb += $(i + d) * $(i + d) }
+             if (aa == 0 || 1 - ab / sqrt(aa * bb) > 1e-6) exit 1 }' && ok || bad "scale $scale, $prec: descriptors differ"
+  done
+done
+# NaN and Inf: an error naming the record, or skipped and counted
+printf '1 2\n3 nan\n5 7\ninf 1\n2 2\n' >"$T/nf.txt"
+expect_fail "NaN in negatives" 1 "nf.txt: line 2: value 2 is not finite" "$T/o.slem" slem-negstats -o "$T/o.slem" "$T/nf.txt"
+check "skip-nonfinite" slem-negstats --skip-nonfinite -o "$T/nf.slem" "$T/nf.txt"
+grep -q "skipped 2 records with NaN or Inf" "$T/err" && slem-negstats --info "$T/nf.slem" | grep -q '"n":.*3,' && ok || bad "--skip-nonfinite: $(cat "$T/err")"
+{ cat "$G/pos.fvecs"; printf '\014\000\000\000'; for i in 1 2 3 4 5 6 7 8 9 10 11 12; do printf '\000\000\300\177'; done; } >"$T/nan.fvecs"
+expect_fail "NaN in fvecs" 1 "nan.fvecs: record 21: value 1 is NaN" "$T/o.slem" slem-negstats -o "$T/o.slem" "$T/nan.fvecs"
+check "skip-nonfinite fvecs" slem-negstats -q --skip-nonfinite -o "$T/nan.slem" "$T/nan.fvecs"
+slem-negstats --info "$T/nan.slem" | grep -q '"n":.*20,' && ok || bad "--skip-nonfinite on fvecs"
+# a duplicated dimension without lambda: refused with a suggested lambda
+awk '{ $2 = $1; print }' "$T/neg.txt" >"$T/dup.txt"
+expect_fail "duplicated dimension" 1 "lambda_rel 1e-3" "$T/o.slem" slem-negstats -o "$T/o.slem" --lambda 0 "$T/dup.txt"
+# a line of 65 MiB with no newline: refused, memory bounded
+head -c 68000000 /dev/zero | tr '\000' '1' >"$T/long.txt"
+expect_fail "line over 64 MiB" 1 "long.txt: a line is longer than 64 MiB" "$T/o.slem" slem-negstats -o "$T/o.slem" "$T/long.txt"
+rm -f "$T/long.txt"
+
 # writing into a closed pipe ends quietly (SIGPIPE, as any filter)
 slem-match -d "$T/db.fvecs" -k 100 "$T/db.fvecs" 2>"$T/err" | head -1 >/dev/null
 [ ! -s "$T/err" ] && ok || bad "closed pipe printed: $(cat "$T/err")"

@@ -6,7 +6,8 @@ BIN=$TOP/bin
 G=$TOP/testdata/golden
 T=$(mktemp -d "${TMPDIR:-/tmp}/slem-cli.XXXXXX")
 trap 'rm -rf "$T"' EXIT INT TERM
-PATH=$BIN:$PATH
+# SLEM_WRAP: a directory of wrappers (tests/valgrind.sh) found before the tools
+PATH=${SLEM_WRAP:+$SLEM_WRAP:}$BIN:$PATH
 export LC_ALL=C
 pass=0
 fail=0

@@ -1,0 +1,34 @@
+/* Vector files: the first byte picks the format (auto, fvecs, bvecs, ivecs, npy, text),
+ * the rest is the file; every block is read as double and again as float. */
+#define _GNU_SOURCE /* memfd_create */
+#include <stdlib.h>
+
+#include "../../lib/vecs.h"
+#include "fuzz.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  static const SlemFormat fmts[] = {SLEM_FMT_AUTO, SLEM_FMT_FVECS, SLEM_FMT_BVECS,
+                                    SLEM_FMT_IVECS, SLEM_FMT_NPY, SLEM_FMT_TEXT};
+  char path[64];
+  SlemVecReader *r = NULL;
+  SlemError err;
+  int fd;
+  if (size < 1) return 0;
+  fd = fuzz_file(path, data + 1, size - 1);
+  if (fd < 0) return 0;
+  if (slem_vecreader_open(&r, path, fmts[data[0] % 6], &err) == SLEM_OK) {
+    size_t d = slem_vecreader_dim(r), got;
+    double *x = malloc(7 * d * sizeof *x);
+    float *f = malloc(7 * d * sizeof *f);
+    while (x && slem_vecreader_read(r, x, 7, &got, &err) == SLEM_OK && got > 0) {
+    }
+    if (f && slem_vecreader_rewind(r, &err) == SLEM_OK)
+      while (slem_vecreader_read_f32(r, f, 5, &got, &err) == SLEM_OK && got > 0) {
+      }
+    free(x);
+    free(f);
+    slem_vecreader_free(r);
+  }
+  close(fd);
+  return 0;
+}
