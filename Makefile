@@ -126,14 +126,14 @@ build/tests/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/standalone.c tests/fuzz/fuz
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ tests/fuzz/standalone.c $< lib/libslem.a $(LIBS)
 
 fuzz: $(FUZZ_BINS)
-	@set -e; for f in $(FUZZERS); do \
-	  mkdir -p build/fuzz/corpus-$$f; \
-	  echo "== fuzz_$$f for $(FUZZ_SECONDS) s"; \
-	  build/fuzz/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -rss_limit_mb=2048 \
-	    -artifact_prefix=build/fuzz/$$f- build/fuzz/corpus-$$f testdata/fuzz/$$f 2>&1 | \
-	    grep -E "stat::number_of_executed_units|Done [0-9]+ runs|ERROR|SUMMARY|crash-" || true; \
-	  test -z "$$(ls build/fuzz/$$f-crash-* build/fuzz/$$f-leak-* build/fuzz/$$f-timeout-* 2>/dev/null)"; \
-	done
+	@p=0; f=0; for z in $(FUZZERS); do \
+	  mkdir -p build/fuzz/corpus-$$z; \
+	  build/fuzz/fuzz_$$z -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -rss_limit_mb=2048 \
+	    -artifact_prefix=build/fuzz/$$z- build/fuzz/corpus-$$z testdata/fuzz/$$z >build/fuzz/$$z.log 2>&1; \
+	  st=$$?; runs=$$(sed -n 's/^stat::number_of_executed_units: *//p' build/fuzz/$$z.log); \
+	  if [ $$st = 0 ]; then p=$$((p + 1)); echo "fuzz_$$z: $$runs executions in $(FUZZ_SECONDS) s, no crash"; \
+	  else f=$$((f + 1)); echo "FAIL: fuzz_$$z (status $$st):"; grep -E "ERROR|SUMMARY|Test unit written" build/fuzz/$$z.log; fi; \
+	done; echo "fuzz: $$p passed, $$f failed"; test $$f = 0
 
 fuzz-replay: $(REPLAY_BINS)
 	@p=0; f=0; for z in $(FUZZERS); do \

@@ -381,6 +381,51 @@ START_TEST(mean_input_gives_zero_descriptor) {
 }
 END_TEST
 
+/* --precision auto: float32 when cond(A) <= 1e4, and there the descriptors stay within
+ * 1 - cos <= 1e-6 of the double ones; double when A is ill-conditioned. */
+START_TEST(single_precision_within_its_bound) {
+  size_t n = 3000, d = 64, np = 300;
+  double *neg = malloc(n * d * sizeof *neg), *pos = malloc(np * d * sizeof *pos);
+  double *yd = malloc(np * d * sizeof *yd);
+  float *ys = malloc(np * d * sizeof *ys);
+  static const double lambdas[] = {0.7, 1e-3};
+  tu_seed(18);
+  /* independent dimensions with variances from 1 to 1e4 */
+  for (size_t i = 0; i < n * d; i++) neg[i] = tu_gauss() * pow(10, 2.0 * (double)(i % d) / (double)(d - 1));
+  for (size_t i = 0; i < np * d; i++) pos[i] = tu_gauss() * pow(10, 2.0 * (double)(i % d) / (double)(d - 1));
+  for (int t = 0; t < 2; t++) {
+    SlemCache *c = make_cache(neg, n, d, lambdas[t]);
+    SlemEncoder *e = NULL;
+    SlemPrecision chosen;
+    SlemError err;
+    double worst = 0;
+    ck_assert_int_eq(slem_encoder_new(&e, c, SLEM_ENCODE_UNIT, 1, np, &err), SLEM_OK);
+    slem_encoder_run_f64(e, yd, pos, np);
+    ck_assert_int_eq(slem_encoder_set_precision(e, SLEM_PRECISION_AUTO, &chosen, &err), SLEM_OK);
+    if (t == 0) {
+      ck_assert_msg(chosen == SLEM_PRECISION_SINGLE, "cond %g: auto chose double", 1 / c->rcond);
+      ck_assert_double_gt(1 / c->rcond, 1e3); /* near the threshold, not far below it */
+    } else {
+      ck_assert_msg(chosen == SLEM_PRECISION_DOUBLE, "cond %g: auto chose single", 1 / c->rcond);
+      ck_assert_int_eq(slem_encoder_set_precision(e, SLEM_PRECISION_SINGLE, &chosen, &err), SLEM_OK);
+    }
+    slem_encoder_run(e, ys, pos, np);
+    for (size_t i = 0; i < np; i++) {
+      double row[64];
+      for (size_t j = 0; j < d; j++) row[j] = ys[i * d + j];
+      worst = fmax(worst, tu_one_minus_cos(row, yd + i * d, d));
+    }
+    if (t == 0) ck_assert_msg(worst <= 1e-6, "cond %g: 1 - cos = %g", 1 / c->rcond, worst);
+    slem_encoder_free(e);
+    slem_cache_free(c);
+  }
+  free(neg);
+  free(pos);
+  free(yd);
+  free(ys);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("numeric");
   TCase *tc = tcase_create("core");
@@ -394,6 +439,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, singular_without_lambda_is_an_error);
   tcase_add_test(tc, agrees_with_sklearn_ridge);
   tcase_add_test(tc, mean_input_gives_zero_descriptor);
+  tcase_add_test(tc, single_precision_within_its_bound);
   suite_add_tcase(s, tc);
   return s;
 }
