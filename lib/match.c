@@ -113,7 +113,9 @@ int slem_match(SlemVecReader *queries, SlemVecReader *db, const SlemMatchOpts *o
                SlemHitsFn emit, void *ctx, SlemMatchStats *stats, SlemError *err) {
   size_t d = slem_vecreader_dim(queries);
   size_t qb = opts->qblock ? opts->qblock : 2048;
-  size_t tb = opts->dblock ? opts->dblock : slem_block_rows(d);
+  /* float32 tiles are half the bytes of the double blocks elsewhere: twice the rows */
+  size_t tb = opts->dblock ? opts->dblock
+                           : opts->kernel ? slem_block_rows(d) : slem_block_rows((d + 1) / 2);
   size_t k = opts->k;
   float *scores = NULL;
   SlemHit *heaps = NULL;

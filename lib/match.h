@@ -30,7 +30,8 @@ typedef struct SlemMatchOpts {
   int exclude_self;  /* skip the database row whose index is the query's */
   int normalize;     /* L2-normalise queries and database rows first (cosine) */
   size_t qblock;     /* queries per block (default 2048) */
-  size_t dblock;     /* database rows per tile (0, the default: slem_block_rows(d)) */
+  size_t dblock;     /* database rows per tile (0, the default: slem_block_rows(d / 2),
+                        about 2^22 / d rows of float32, or slem_block_rows(d) for a kernel) */
   const SlemCache *kernel;  /* a kernel cache: score by the exact kernel SLEM similarity
                                of base features (kslem.h) instead of the inner product */
 } SlemMatchOpts;
