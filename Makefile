@@ -5,6 +5,7 @@
 #   make check      install missing Debian packages, build, run every test
 #   make demo       install missing Debian packages, build, run the pipeline on testdata/
 #   make install    copy the tools and man pages under $(DESTDIR)$(PREFIX)
+#   make fuzz       run each libFuzzer harness FUZZ_SECONDS (default 30) with clang
 #   make clean      remove what the build made
 #
 # Knobs (make VAR=value):

@@ -418,19 +418,26 @@ done:
   return status;
 }
 
+/* The JSON header's common members; NULL when out of memory. */
+static cJSON *meta_new(const char *kind, size_t d, uint64_t n) {
+  cJSON *meta = cJSON_CreateObject();
+  if (!meta) return NULL;
+  cJSON_AddStringToObject(meta, "format", "slem-cache");
+  cJSON_AddNumberToObject(meta, "format_version", SLEM_CACHE_VERSION);
+  cJSON_AddStringToObject(meta, "kind", kind);
+  cJSON_AddNumberToObject(meta, "d", (double)d);
+  cJSON_AddNumberToObject(meta, "n", (double)n);
+  return meta;
+}
+
 int slem_cache_write_linear(const char *path, size_t d, uint64_t n, double lambda,
                             double lambda_rel, double trace_sigma, double rcond,
                             const double *mu, const double *ainv, const SlemProvenance *prov,
                             SlemError *err) {
-  cJSON *meta = cJSON_CreateObject();
+  cJSON *meta = meta_new("linear", d, n);
   Section sec[2] = {{"mu", mu, d, 0}, {"ainv", ainv, d, d}};
   int status;
   if (!meta) return slem_error(err, SLEM_ENOMEM, "out of memory");
-  cJSON_AddStringToObject(meta, "format", "slem-cache");
-  cJSON_AddNumberToObject(meta, "format_version", SLEM_CACHE_VERSION);
-  cJSON_AddStringToObject(meta, "kind", "linear");
-  cJSON_AddNumberToObject(meta, "d", (double)d);
-  cJSON_AddNumberToObject(meta, "n", (double)n);
   cJSON_AddNumberToObject(meta, "lambda", lambda);
   if (lambda_rel >= 0) cJSON_AddNumberToObject(meta, "lambda_rel", lambda_rel);
   cJSON_AddNumberToObject(meta, "trace_sigma", trace_sigma);
@@ -444,15 +451,10 @@ int slem_cache_write_linear(const char *path, size_t d, uint64_t n, double lambd
 int slem_cache_write_partial(const char *path, size_t d, uint64_t n, const double *mu,
                              const double *scatter, const SlemProvenance *prov,
                              SlemError *err) {
-  cJSON *meta = cJSON_CreateObject();
+  cJSON *meta = meta_new("partial", d, n);
   Section sec[2] = {{"mu", mu, d, 0}, {"scatter", scatter, d, d}};
   int status;
   if (!meta) return slem_error(err, SLEM_ENOMEM, "out of memory");
-  cJSON_AddStringToObject(meta, "format", "slem-cache");
-  cJSON_AddNumberToObject(meta, "format_version", SLEM_CACHE_VERSION);
-  cJSON_AddStringToObject(meta, "kind", "partial");
-  cJSON_AddNumberToObject(meta, "d", (double)d);
-  cJSON_AddNumberToObject(meta, "n", (double)n);
   cJSON_AddItemToObject(meta, "provenance", provenance_json(prov));
   status = write_cache(path, meta, sec, 2, err);
   cJSON_Delete(meta);
@@ -462,18 +464,13 @@ int slem_cache_write_partial(const char *path, size_t d, uint64_t n, const doubl
 int slem_cache_write_kernel(const char *path, size_t d, uint64_t n, const SlemKernelInfo *info,
                             const double *pivots, const double *lp, const double *mu_b,
                             const double *ginv, const SlemProvenance *prov, SlemError *err) {
-  cJSON *meta = cJSON_CreateObject();
+  cJSON *meta = meta_new("kernel", d, n);
   size_t r = info->r;
   Section sec[4] = {{"pivots", pivots, r, d}, {"lp", lp, r, r}, {"mu", mu_b, r, 0}, {"ginv", ginv, r, r}};
   char spec[256];
   int status;
   if (!meta) return slem_error(err, SLEM_ENOMEM, "out of memory");
   slem_kernel_format(info->kernel, spec, sizeof spec);
-  cJSON_AddStringToObject(meta, "format", "slem-cache");
-  cJSON_AddNumberToObject(meta, "format_version", SLEM_CACHE_VERSION);
-  cJSON_AddStringToObject(meta, "kind", "kernel");
-  cJSON_AddNumberToObject(meta, "d", (double)d);
-  cJSON_AddNumberToObject(meta, "n", (double)n);
   cJSON_AddStringToObject(meta, "kernel", spec);
   if (info->gamma_median >= 0) {
     cJSON_AddNumberToObject(meta, "gamma_median_sq_distance", info->gamma_median);
