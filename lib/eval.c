@@ -183,30 +183,24 @@ static int parse_line(SlemRun *run, SlemKeySet *seen, int fmt, char *line, uint6
     cJSON_Delete(o);
     return st;
   }
-  if (fmt == FMT_TSV) {
-    nf = split(line, "\t", 0, f, 8);
-    if (nf != 4)
-      return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": %zu fields, expected 4 (query, "
-                        "rank, id, score, separated by tabs)", run->name, ln, nf);
-    if (parse_rank(f[1], &rank) != 0)
+  {
+    /* tsv: query rank id score, tabs; trec: qid Q0 docno rank score tag, white space */
+    int tsv = fmt == FMT_TSV;
+    size_t want = tsv ? 4 : 6, irank = tsv ? 1 : 3, iscore = tsv ? 3 : 4;
+    nf = tsv ? split(line, "\t", 0, f, 8) : split(line, " \t", 1, f, 8);
+    if (nf != want)
+      return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": %zu fields, expected %zu (%s)",
+                        run->name, ln, nf, want,
+                        tsv ? "query, rank, id, score, separated by tabs"
+                            : "qid Q0 docno rank score tag");
+    if (parse_rank(f[irank], &rank) != 0)
       return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": rank '%s' is not a positive whole "
-                        "number", run->name, ln, f[1]);
-    if (parse_score(f[3], &score) != 0)
+                        "number", run->name, ln, f[irank]);
+    if (parse_score(f[iscore], &score) != 0)
       return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": score '%s' is not a number",
-                        run->name, ln, f[3]);
+                        run->name, ln, f[iscore]);
     return add_entry(run, seen, f[0], f[2], rank, score, ln, err);
   }
-  nf = split(line, " \t", 1, f, 8);
-  if (nf != 6)
-    return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": %zu fields, expected 6 (qid Q0 "
-                      "docno rank score tag)", run->name, ln, nf);
-  if (parse_rank(f[3], &rank) != 0)
-    return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": rank '%s' is not a positive whole "
-                      "number", run->name, ln, f[3]);
-  if (parse_score(f[4], &score) != 0)
-    return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": score '%s' is not a number",
-                      run->name, ln, f[4]);
-  return add_entry(run, seen, f[0], f[2], rank, score, ln, err);
 }
 
 int slem_run_read(SlemRun **self, const char *path, const char *format, SlemError *err) {
