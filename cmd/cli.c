@@ -1,5 +1,7 @@
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 #include "cli.h"
+
+#include <fcntl.h>
 
 #include <errno.h>
 #include <inttypes.h>
@@ -25,9 +27,48 @@ static void on_signal(int sig) {
   raise(sig);
 }
 
+/* Rebuilds this process's argv from /proc/self/cmdline (NUL-separated), so that the
+ * tool can execute itself again without main passing argv down. NULL on failure. */
+static char **own_argv(void) {
+  static char buf[1 << 16];
+  char **argv;
+  size_t len = 0, n = 0, j = 0;
+  ssize_t got;
+  int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return NULL;
+  while (len < sizeof buf && (got = read(fd, buf + len, sizeof buf - len)) > 0) len += (size_t)got;
+  close(fd);
+  if (len == 0 || len == sizeof buf || buf[len - 1] != 0) return NULL;
+  for (size_t i = 0; i < len; i++) n += buf[i] == 0;
+  argv = calloc(n + 1, sizeof *argv);
+  if (!argv) return NULL;
+  for (size_t i = 0; i < len; i += strlen(buf + i) + 1) argv[j++] = buf + i;
+  return argv;
+}
+
+/* OpenBLAS chooses its kernels when it is loaded, from the CPUs it recognises; on one it
+ * does not know it falls back to generic kernels four to seven times slower. Before any
+ * work, execute the tool once more with OPENBLAS_CORETYPE naming the kernels this CPU can
+ * run. A user's own OPENBLAS_CORETYPE always wins (and marks the second image, so there
+ * is no loop); if the new image cannot be executed, the tool goes on as it is. */
+static void choose_blas_core(void) {
+  const char *better;
+  char **argv;
+  if (getenv("OPENBLAS_CORETYPE")) return;
+  if (!(better = slem_blas_better_core())) return;
+  if (!(argv = own_argv())) return;
+  setenv("SLEM_BLAS_CORE_WAS", slem_blas_detected_core(), 1);
+  setenv("OPENBLAS_CORETYPE", better, 1);
+  execv("/proc/self/exe", argv);
+  unsetenv("OPENBLAS_CORETYPE");
+  unsetenv("SLEM_BLAS_CORE_WAS");
+  free(argv);
+}
+
 void cli_init(const char *name) {
   const char *slash = strrchr(name, '/');
   struct sigaction sa;
+  choose_blas_core();
   prog = slash ? slash + 1 : name;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
@@ -86,7 +127,18 @@ long cli_long(const char *opt, const char *s, long min, long max) {
 }
 
 void cli_version(void) {
-  printf("%s %s\nBLAS: %s\n", prog, SLEM_VERSION, slem_blas_library());
+  const char *was = getenv("SLEM_BLAS_CORE_WAS"), *env = getenv("OPENBLAS_CORETYPE"),
+             *better = slem_blas_better_core();
+  printf("%s %s\nBLAS: %s\nBLAS core: %s", prog, SLEM_VERSION, slem_blas_library(),
+         slem_blas_corename());
+  if (was && env)
+    printf(" (OPENBLAS_CORETYPE=%s set by slem: OpenBLAS had chosen %s on this CPU)\n", env, was);
+  else if (env)
+    printf(" (OPENBLAS_CORETYPE=%s from the environment)\n", env);
+  else if (better)
+    printf(" (generic kernels: this CPU could run %s; set OPENBLAS_CORETYPE=%s)\n", better, better);
+  else
+    printf(" (chosen by OpenBLAS)\n");
   exit(cli_close_stdout(CLI_EXIT_OK));
 }
 

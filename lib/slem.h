@@ -24,4 +24,21 @@ const char *slem_blas_library(void);
 /* Sets the number of BLAS threads (OpenBLAS); n <= 0 leaves the default. */
 void slem_set_threads(int n);
 
+/* The kernel set OpenBLAS chose for this CPU ("Haswell", "SkylakeX", "Prescott", ...), as
+ * openblas_get_corename() reports it, or "unknown" with another BLAS. */
+const char *slem_blas_corename(void);
+
+/* The core slem_blas_better_core() judges: slem_blas_corename(), or the value of the
+ * environment variable SLEM_TEST_BLAS_CORE when set (for tests of that choice on a CPU
+ * that OpenBLAS recognises). */
+const char *slem_blas_detected_core(void);
+
+/* When OpenBLAS runs kernels without AVX2 and FMA (a generic core such as "Prescott",
+ * which it falls back to on CPUs it does not recognise) while this CPU has them, the
+ * OPENBLAS_CORETYPE value that selects the kernels it can run ("SkylakeX" with AVX-512,
+ * else "Haswell"); NULL when the chosen core is already a vector one or the CPU lacks
+ * the instructions. OpenBLAS reads OPENBLAS_CORETYPE when it is loaded, so acting on the
+ * answer takes a new process image (cmd/cli.c re-executes the tool once). */
+const char *slem_blas_better_core(void);
+
 #endif
