@@ -1,0 +1,242 @@
+#define _POSIX_C_SOURCE 200809L
+#include "revisitop.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io.h"
+#include "strmap.h"
+
+const size_t slem_revisit_kappas[SLEM_REVISIT_NK] = {1, 5, 10};
+
+typedef struct Query {
+  size_t count[3]; /* easy, hard, junk items */
+  int ranked;
+  double ap, mp[SLEM_REVISIT_NK];
+} Query;
+
+struct SlemRevisit {
+  SlemProtocol p;
+  SlemStrMap *qids, *items;
+  SlemKeySet *kind[3];
+  Query *q;
+  size_t nq, cq;
+};
+
+int slem_protocol_parse(SlemProtocol *p, const char *name) {
+  static const char *const names[] = {"easy", "medium", "hard"};
+  for (int i = 0; i < 3; i++)
+    if (strcmp(name, names[i]) == 0) {
+      *p = (SlemProtocol)i;
+      return SLEM_OK;
+    }
+  return SLEM_EINVAL;
+}
+
+const char *slem_protocol_name(SlemProtocol p) {
+  return p == SLEM_PROTO_EASY ? "easy" : p == SLEM_PROTO_MEDIUM ? "medium" : "hard";
+}
+
+int slem_revisit_new(SlemRevisit **out, SlemProtocol p, SlemError *err) {
+  SlemRevisit *self = calloc(1, sizeof *self);
+  *out = NULL;
+  if (!self) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  self->p = p;
+  self->qids = slem_strmap_new();
+  self->items = slem_strmap_new();
+  for (int k = 0; k < 3; k++) self->kind[k] = slem_keyset_new();
+  if (!self->qids || !self->items || !self->kind[0] || !self->kind[1] || !self->kind[2]) {
+    slem_revisit_free(self);
+    return slem_error(err, SLEM_ENOMEM, "out of memory");
+  }
+  *out = self;
+  return SLEM_OK;
+}
+
+void slem_revisit_free(SlemRevisit *self) {
+  if (!self) return;
+  slem_strmap_free(self->qids);
+  slem_strmap_free(self->items);
+  for (int k = 0; k < 3; k++) slem_keyset_free(self->kind[k]);
+  free(self->q);
+  free(self);
+}
+
+/* The index of query qid, added when new; -1 when out of memory. */
+static long query(SlemRevisit *self, const char *qid) {
+  long q = slem_strmap_intern(self->qids, qid, strlen(qid));
+  if (q >= 0 && (size_t)q == self->nq) {
+    if (self->nq == self->cq) {
+      size_t c = self->cq ? 2 * self->cq : 64;
+      Query *n = realloc(self->q, c * sizeof *n);
+      if (!n) return -1;
+      self->q = n;
+      self->cq = c;
+    }
+    memset(self->q + self->nq++, 0, sizeof *self->q);
+  }
+  return q;
+}
+
+/* Records item as of kind for qid; a pair seen before (of any kind) is an error. */
+static int add(SlemRevisit *self, SlemGtKind kind, const char *qid, const char *item,
+               const char *name, uint64_t line, SlemError *err) {
+  long q = query(self, qid);
+  long it = slem_strmap_intern(self->items, item, strlen(item));
+  uint64_t key;
+  if (q < 0 || it < 0) return slem_error(err, SLEM_ENOMEM, "out of memory reading %s", name);
+  key = slem_pair((size_t)q, (size_t)it);
+  for (int k = 0; k < 3; k++)
+    if (slem_keyset_has(self->kind[k], key))
+      return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": '%s' is listed twice for query "
+                        "'%s'", name, line, item, qid);
+  if (slem_keyset_add(self->kind[kind], key) < 0)
+    return slem_error(err, SLEM_ENOMEM, "out of memory reading %s", name);
+  self->q[q].count[kind]++;
+  return SLEM_OK;
+}
+
+/* Reads lines of want fields; fields[grade_field] is a grade when qrels. */
+static int read_lines(SlemRevisit *self, int qrels, SlemGtKind kind, const char *path,
+                      SlemError *err) {
+  SlemIn *in = NULL;
+  char *line;
+  size_t len, want = qrels ? 4 : 2;
+  uint64_t lineno = 0;
+  int st = slem_in_open(&in, path, err);
+  while (st == SLEM_OK && (st = slem_in_getline(in, &line, &len, err)) == SLEM_OK && line) {
+    char *f[5], *save = NULL;
+    size_t nf = 0;
+    lineno++;
+    for (char *t = strtok_r(line, " \t", &save); t && nf < 5; t = strtok_r(NULL, " \t", &save))
+      f[nf++] = t;
+    if (nf == 0) continue;
+    if (nf != want) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": %zu fields, expected %zu (%s)",
+                      slem_in_name(in), lineno, nf, want, qrels ? "qid iter docno grade" : "query item");
+      break;
+    }
+    if (qrels) {
+      char *end;
+      long g;
+      errno = 0;
+      g = strtol(f[3], &end, 10);
+      if (end == f[3] || *end || errno || g < -1 || g > 2) {
+        st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": grade '%s': expected 2 (easy), "
+                        "1 (hard), 0 (negative) or -1 (junk)", slem_in_name(in), lineno, f[3]);
+        break;
+      }
+      if (g == 0) { /* a judged negative: the query exists, with nothing to record */
+        if (query(self, f[0]) < 0) st = slem_error(err, SLEM_ENOMEM, "out of memory");
+        continue;
+      }
+      kind = g == 2 ? SLEM_GT_EASY : g == 1 ? SLEM_GT_HARD : SLEM_GT_JUNK;
+      st = add(self, kind, f[0], f[2], slem_in_name(in), lineno, err);
+    } else {
+      st = add(self, kind, f[0], f[1], slem_in_name(in), lineno, err);
+    }
+  }
+  slem_in_free(in);
+  return st;
+}
+
+int slem_revisit_read(SlemRevisit *self, SlemGtKind kind, const char *path, SlemError *err) {
+  return read_lines(self, 0, kind, path, err);
+}
+
+int slem_revisit_read_qrels(SlemRevisit *self, const char *path, SlemError *err) {
+  return read_lines(self, 1, SLEM_GT_EASY, path, err);
+}
+
+/* Positives and junk of the protocol, from the kinds. */
+static int is_positive(SlemProtocol p, int kind) {
+  return p == SLEM_PROTO_MEDIUM ? kind != SLEM_GT_JUNK
+                                : kind == (p == SLEM_PROTO_EASY ? SLEM_GT_EASY : SLEM_GT_HARD);
+}
+
+static size_t npos(const SlemRevisit *self, const Query *q) {
+  size_t n = 0;
+  for (int k = SLEM_GT_EASY; k <= SLEM_GT_HARD; k++)
+    if (is_positive(self->p, k)) n += q->count[k];
+  return n;
+}
+
+int slem_revisit_query(SlemRevisit *self, const char *qid, const char *const *ids, size_t n,
+                       SlemError *err) {
+  long qi = slem_strmap_find(self->qids, qid, strlen(qid));
+  Query *q;
+  size_t np, j = 0, junk = 0, last = 0;
+  size_t hits[SLEM_REVISIT_NK] = {0};
+  if (qi < 0)
+    return slem_error(err, SLEM_EFORMAT, "query '%s' of the ranking is not in the ground truth", qid);
+  q = self->q + qi;
+  if (q->ranked) return slem_error(err, SLEM_EFORMAT, "query '%s' is ranked twice", qid);
+  q->ranked = 1;
+  q->ap = 0;
+  np = npos(self, q);
+  if (np == 0) return SLEM_OK;
+  for (size_t i = 0; i < n; i++) {
+    long it = slem_strmap_find(self->items, ids[i], strlen(ids[i]));
+    int kind = -1;
+    size_t r;
+    if (it >= 0)
+      for (int k = 0; k < 3; k++)
+        if (slem_keyset_has(self->kind[k], slem_pair((size_t)qi, (size_t)it))) kind = k;
+    if (kind < 0) continue;
+    if (!is_positive(self->p, kind)) { /* junk under this protocol */
+      junk++;
+      continue;
+    }
+    r = i - junk; /* 0-based position among the items that are not junk */
+    q->ap += ((r == 0 ? 1.0 : (double)j / (double)r) + (double)(j + 1) / (double)(r + 1)) / 2.0 /
+             (double)np;
+    for (int c = 0; c < SLEM_REVISIT_NK; c++) /* positives within the first k (1-based) */
+      if (r + 1 <= slem_revisit_kappas[c]) hits[c]++;
+    last = r + 1;
+    j++;
+  }
+  for (int c = 0; c < SLEM_REVISIT_NK; c++) {
+    size_t kq = last < slem_revisit_kappas[c] ? last : slem_revisit_kappas[c];
+    q->mp[c] = j == 0 ? 0.0 : (double)hits[c] / (double)kq;
+  }
+  return SLEM_OK;
+}
+
+int slem_revisit_result(SlemRevisit *self, SlemRevisitResult *out, SlemError *err) {
+  memset(out, 0, sizeof *out);
+  for (size_t i = 0; i < self->nq; i++) {
+    const Query *q = self->q + i;
+    if (npos(self, q) == 0) {
+      out->empty++;
+      continue;
+    }
+    out->evaluated++;
+    if (!q->ranked) {
+      out->missing++;
+      continue;
+    }
+    out->map += q->ap;
+    for (int c = 0; c < SLEM_REVISIT_NK; c++) out->mp[c] += q->mp[c];
+  }
+  if (out->evaluated == 0)
+    return slem_error(err, SLEM_EFORMAT, "no query has a positive under the %s protocol",
+                      slem_protocol_name(self->p));
+  out->map /= (double)out->evaluated;
+  for (int c = 0; c < SLEM_REVISIT_NK; c++) out->mp[c] /= (double)out->evaluated;
+  return SLEM_OK;
+}
+
+size_t slem_revisit_nqueries(const SlemRevisit *self) { return self->nq; }
+
+int slem_revisit_query_result(const SlemRevisit *self, size_t i, const char **qid, double *ap,
+                              double mp[SLEM_REVISIT_NK], int *status) {
+  const Query *q = self->q + i;
+  if (i >= self->nq) return SLEM_EINVAL;
+  *qid = slem_strmap_get(self->qids, i);
+  *status = npos(self, q) == 0 ? 1 : !q->ranked ? 2 : 0;
+  *ap = *status == 0 ? q->ap : 0.0;
+  for (int c = 0; c < SLEM_REVISIT_NK; c++) mp[c] = *status == 0 ? q->mp[c] : 0.0;
+  return SLEM_OK;
+}

@@ -1,0 +1,65 @@
+/* Evaluation as trec_eval 10.0 computes it, for results that must agree with the numbers
+ * a TREC paper reports (slem-eval --trec-compat).
+ *
+ * Where slem's own evaluation (eval.h) reads a ranking in its rank order, trec_eval
+ * re-sorts each topic's results by score, a double, descending, and breaks exact ties by
+ * docno in DEcreasing strcmp order; it evaluates the topics of the qrels (in strcmp order)
+ * and ignores the run's other topics; a document is relevant when its qrels value is at
+ * least the relevance level (1 by default). With `complete` (trec_eval -c) a qrels topic
+ * that the run lacks counts with an empty ranking and averages divide by the number of
+ * qrels topics; without it such a topic is skipped (trec_eval 10.0 stops with an error
+ * there instead) and counted in slem_treceval_write()'s *skipped.
+ *
+ * Measures, by trec_eval's names and in its order of output: num_q, num_ret, num_rel,
+ * num_rel_ret, map, gm_map, Rprec, recip_rank, iprec_at_recall[.x,y,...], P[.k,l,...],
+ * ndcg. Output lines are "%-22s\t%s\t%6.4f" ("%ld" for counts), per topic when asked, then
+ * for "all", in the "C" locale.
+ */
+#ifndef SLEM_TRECEVAL_H
+#define SLEM_TRECEVAL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "error.h"
+
+typedef struct SlemTrecEval SlemTrecEval;
+
+typedef struct SlemTrecOpts {
+  long relevance_level; /* qrels value at least this is relevant (trec_eval -l; default 1) */
+  int complete;         /* trec_eval -c */
+  int per_query;        /* trec_eval -q */
+} SlemTrecOpts;
+
+void slem_treceval_opts_init(SlemTrecOpts *opts);
+
+/* A new, empty evaluation with opts (copied). Errors: SLEM_ENOMEM. */
+int slem_treceval_new(SlemTrecEval **self, const SlemTrecOpts *opts, SlemError *err);
+void slem_treceval_free(SlemTrecEval *self);
+
+/* Requests a measure by trec_eval's -m syntax: "map", "P.5,10", "iprec_at_recall.0,0.5,1",
+ * or "official" (num_q num_ret num_rel num_rel_ret map gm_map Rprec recip_rank
+ * iprec_at_recall P: trec_eval's own default set, less runid and bpref). Without any
+ * request slem_treceval_write() prints the official set. Cut-offs must be positive whole
+ * numbers (P) or recall levels from 0 to 1 (iprec_at_recall), without duplicates; they
+ * are printed in increasing order, as trec_eval does.
+ * Errors: SLEM_EINVAL naming the measure. */
+int slem_treceval_measure(SlemTrecEval *self, const char *spec, SlemError *err);
+
+/* Reads TREC qrels "qid iter docno rel" (rel a whole number; negative values are kept as
+ * unjudged). Errors: SLEM_EIO, SLEM_EFORMAT naming path and line (fields missing, rel
+ * not a number, a document judged twice for a topic). */
+int slem_treceval_read_qrels(SlemTrecEval *self, const char *path, SlemError *err);
+
+/* Adds one result of the run: topic qid, document docno, score. name and line are for
+ * messages. Errors: SLEM_EFORMAT (a score that is not finite; a document retrieved twice
+ * for a topic, which trec_eval refuses too), SLEM_ENOMEM. */
+int slem_treceval_result(SlemTrecEval *self, const char *qid, const char *docno, double score,
+                         const char *name, uint64_t line, SlemError *err);
+
+/* Evaluates and writes the measures to out. *skipped (if not NULL) gets the number of
+ * qrels topics missing from the run that were skipped. Errors: SLEM_EFORMAT (no topic
+ * with both results and qrels), SLEM_EIO (a write failed), SLEM_ENOMEM. */
+int slem_treceval_write(SlemTrecEval *self, FILE *out, uint64_t *skipped, SlemError *err);
+
+#endif
