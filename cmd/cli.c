@@ -2,6 +2,8 @@
 #include "cli.h"
 
 #include <fcntl.h>
+#include <getopt.h>
+#include <sys/stat.h>
 
 #include <errno.h>
 #include <inttypes.h>
@@ -69,6 +71,7 @@ void cli_init(const char *name) {
   const char *slash = strrchr(name, '/');
   struct sigaction sa;
   choose_blas_core();
+  opterr = 0; /* cli_bad_option() says it once, naming the option */
   prog = slash ? slash + 1 : name;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
@@ -148,22 +151,70 @@ void cli_threads(long n) {
   if (n > 0) slem_set_threads((int)n);
 }
 
-void cli_progress(const char *what, uint64_t n) {
+static int quiet;
+static struct timespec progress_start;
+
+void cli_set_quiet(int on) { quiet = on; }
+
+static double seconds_since(const struct timespec *t0, const struct timespec *t) {
+  return (double)(t->tv_sec - t0->tv_sec) + 1e-9 * (double)(t->tv_nsec - t0->tv_nsec);
+}
+
+void cli_progress_of(const char *what, uint64_t n, uint64_t total) {
   static struct timespec last;
   struct timespec now;
-  if (!isatty(2)) return;
+  double elapsed, rate;
+  if (quiet || !isatty(2)) return;
   clock_gettime(CLOCK_MONOTONIC, &now);
-  if (progress_shown && (now.tv_sec - last.tv_sec) * 1000000000L + (now.tv_nsec - last.tv_nsec) <
-                            250000000L)
-    return;
+  if (!progress_shown && progress_start.tv_sec == 0 && progress_start.tv_nsec == 0)
+    progress_start = now;
+  if (progress_shown && seconds_since(&last, &now) < 0.25) return;
   last = now;
-  fprintf(stderr, "\r%s: %" PRIu64 " %s", prog, n, what);
+  elapsed = seconds_since(&progress_start, &now);
+  rate = elapsed > 0 ? (double)n / elapsed : 0;
+  if (total > 0 && n <= total) {
+    fprintf(stderr, "\r%s: %" PRIu64 " of %" PRIu64 " %s (%.0f%%)", prog, n, total, what,
+            100.0 * (double)n / (double)total);
+    if (rate > 0 && elapsed >= 0.5) {
+      double left = (double)(total - n) / rate;
+      fprintf(stderr, ", %.0f/s, %d:%02d left", rate, (int)(left / 60), (int)left % 60);
+    }
+  } else {
+    fprintf(stderr, "\r%s: %" PRIu64 " %s", prog, n, what);
+    if (rate > 0 && elapsed >= 0.5) fprintf(stderr, ", %.0f/s", rate);
+  }
+  fputs("\033[K", stderr);
   progress_shown = 1;
 }
+
+void cli_progress(const char *what, uint64_t n) { cli_progress_of(what, n, 0); }
 
 void cli_progress_done(void) {
   if (progress_shown) fputs("\r\033[K", stderr);
   progress_shown = 0;
+  progress_start.tv_sec = progress_start.tv_nsec = 0;
+}
+
+void cli_bad_option(char **argv, const char *shortopts) {
+  const char *arg = optind > 0 ? argv[optind - 1] : "";
+  if (optopt && optopt != '?' && strchr(shortopts, optopt) && optopt != ':')
+    cli_usage_error("option '-%c' needs a value", optopt);
+  if (optopt == 0 || strncmp(arg, "--", 2) == 0) {
+    size_t n = strcspn(arg, "=");
+    cli_usage_error("unknown option '%.*s', or it lacks its value", (int)n, arg);
+  }
+  cli_usage_error("unknown option '-%c'", optopt);
+}
+
+void cli_refuse_clobber(const char *output, const char *const *inputs, size_t n) {
+  struct stat so, si;
+  if (!output || strcmp(output, "-") == 0 || stat(output, &so) != 0 || !S_ISREG(so.st_mode)) return;
+  for (size_t i = 0; i < n; i++) {
+    if (!inputs[i] || strcmp(inputs[i], "-") == 0 || stat(inputs[i], &si) != 0) continue;
+    if (so.st_dev == si.st_dev && so.st_ino == si.st_ino)
+      cli_usage_error("the output '%s' is also an input ('%s'): it would be replaced before it "
+                      "is read; write elsewhere", output, inputs[i]);
+  }
 }
 
 int cli_close_stdout(int status) {

@@ -7,6 +7,7 @@
 #ifndef SLEM_CLI_H
 #define SLEM_CLI_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../lib/error.h"
@@ -39,9 +40,24 @@ void cli_version(void) __attribute__((noreturn));
 /* Sets the BLAS threads from --threads, else SLEM_THREADS. */
 void cli_threads(long n);
 
-/* On a terminal only: "prog: <n> <what>\r", at most a few times a second. */
+/* Progress, on a terminal only and unless cli_set_quiet(1): one line of stderr, redrawn at
+ * most four times a second: "prog: <n> of <total> <what> (p%), <rate>/s, m:ss left", or
+ * without a total (0: unknown) "prog: <n> <what>, <rate>/s". cli_progress_done() erases it
+ * (and any message of cli_fail or cli_warn does first). */
+void cli_progress_of(const char *what, uint64_t n, uint64_t total);
 void cli_progress(const char *what, uint64_t n);
 void cli_progress_done(void);
+void cli_set_quiet(int on);
+
+/* For getopt_long's '?': one usage message naming the unknown option or the option that
+ * lacks its value (cli_init turns getopt's own message off), then exit 2. shortopts is the
+ * optstring given to getopt_long. */
+void cli_bad_option(char **argv, const char *shortopts) __attribute__((noreturn));
+
+/* A usage error (exit 2) when output is an existing regular file that is also one of the
+ * n inputs (same device and inode): replacing it would destroy what the run reads. "-" and
+ * NULL are skipped. */
+void cli_refuse_clobber(const char *output, const char *const *inputs, size_t n);
 
 /* Flushes and closes stdout, reporting a failed write. Returns the exit status to use. */
 int cli_close_stdout(int status);
