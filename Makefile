@@ -4,7 +4,8 @@
 #   make            build lib/libslem.a and bin/slem-*
 #   make check      install missing Debian packages, build, run every test
 #   make demo       install missing Debian packages, build, run the pipeline on testdata/
-#   make install    copy the tools and man pages under $(DESTDIR)$(PREFIX)
+#   make install    copy the tools, slem-tune, slem-plot-pr and man pages under $(DESTDIR)$(PREFIX)
+#   make uninstall  remove them again (same PREFIX and DESTDIR)
 #   make fuzz       run each libFuzzer harness FUZZ_SECONDS (default 30) with clang
 #   make clean      remove what the build made
 #
@@ -47,8 +48,11 @@ CLI_OBJ   = build/cmd/cli.o
 TEST_SRC  = $(wildcard tests/check_*.c)
 TEST_BINS = $(TEST_SRC:tests/%.c=build/tests/%)
 MANS      = $(TOOLS:%=man/%.1)
+# scripts installed beside the tools, under these names, with their man pages
+SCRIPTS   = scripts/slem-tune:slem-tune scripts/plot-pr:slem-plot-pr
+SCRIPT_MANS = man/slem-tune.1 man/slem-plot-pr.1
 
-.PHONY: all check demo install clean deps unit-test cli-test man-test fuzz fuzz-replay
+.PHONY: all check demo install uninstall clean deps unit-test cli-test man-test fuzz fuzz-replay
 .SUFFIXES:
 
 all: $(BINS)
@@ -80,10 +84,10 @@ unit-test: $(TEST_BINS)
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; $$t; done
 
 cli-test: $(BINS) build/tests/faultshim.so
-	@sh tests/cli.sh && sh tests/cli-blas.sh && sh tests/cli-eval.sh && sh tests/cli-kernel.sh && sh tests/faults.sh && sh tests/crash.sh
+	@sh tests/cli.sh && sh tests/cli-blas.sh && sh tests/cli-install.sh && sh tests/cli-eval.sh && sh tests/cli-kernel.sh && sh tests/faults.sh && sh tests/crash.sh
 
 man-test: $(BINS)
-	@sh tests/man-examples.sh $(MANS)
+	@sh tests/man-examples.sh $(MANS) $(SCRIPT_MANS)
 
 check: deps
 	@$(MAKE) --no-print-directory all $(TEST_BINS) $(REPLAY_BINS)
@@ -96,7 +100,14 @@ demo: deps
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 $(MANS) $(DESTDIR)$(PREFIX)/share/man/man1/
+	@for s in $(SCRIPTS); do echo "install -m 755 $${s%%:*} $(DESTDIR)$(PREFIX)/bin/$${s#*:}"; \
+	  install -m 755 "$${s%%:*}" "$(DESTDIR)$(PREFIX)/bin/$${s#*:}" || exit 1; done
+	install -m 644 $(MANS) $(SCRIPT_MANS) $(DESTDIR)$(PREFIX)/share/man/man1/
+
+# Removes what `make install` put there (same PREFIX and DESTDIR), and nothing else.
+uninstall:
+	rm -f $(TOOLS:%=$(DESTDIR)$(PREFIX)/bin/%) $(foreach s,$(SCRIPTS),$(DESTDIR)$(PREFIX)/bin/$(word 2,$(subst :, ,$(s))))
+	rm -f $(MANS:man/%=$(DESTDIR)$(PREFIX)/share/man/man1/%) $(SCRIPT_MANS:man/%=$(DESTDIR)$(PREFIX)/share/man/man1/%)
 
 clean:
 	rm -rf build bin lib/libslem.a

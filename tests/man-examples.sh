@@ -9,6 +9,11 @@ set -u
 TOP=$(pwd)
 pass=0
 fail=0
+# the scripts under the names `make install` gives them
+S=$(mktemp -d "${TMPDIR:-/tmp}/slem-man-scripts.XXXXXX")
+trap 'rm -rf "$S"' EXIT
+ln -s "$TOP/scripts/slem-tune" "$S/slem-tune"
+ln -s "$TOP/scripts/plot-pr" "$S/slem-plot-pr"
 for page in "$@"; do
   dir=$(mktemp -d "${TMPDIR:-/tmp}/slem-man.XXXXXX")
   ln -s "$TOP/testdata" "$dir/testdata"
@@ -29,7 +34,7 @@ for page in "$@"; do
   i=1
   while [ "$i" -le "$count" ]; do
     cmd=$(cat "$dir/cmd.$i")
-    if (cd "$dir" && PATH="$TOP/bin:$PATH" LC_ALL=C sh -c "$cmd") >"$dir/out.$i" 2>"$dir/err.$i"; then
+    if (cd "$dir" && PATH="$TOP/bin:$S:$PATH" LC_ALL=C sh -c "$cmd") >"$dir/out.$i" 2>"$dir/err.$i"; then
       if [ -s "$dir/exp.$i" ] && ! awk '
           function num(s) { return s ~ /^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$/ }
           NR == FNR { want[FNR] = $0; ne = FNR; next }

@@ -1,0 +1,31 @@
+#!/bin/sh
+# make install and make uninstall into a staging root: the tools, slem-tune and slem-plot-pr
+# with their man pages, the installed scripts finding the installed tools, and nothing left
+# behind by uninstall. Run from the top of the tree after make.
+. "$(dirname "$0")/testlib.sh"
+R="$T/root"
+make -s install DESTDIR="$R" PREFIX=/usr >"$T/log" 2>&1 || bad "make install: $(tail -3 "$T/log")"
+for f in slem-negstats slem-encode slem-match slem-eval slem-tune slem-plot-pr; do
+  if [ -x "$R/usr/bin/$f" ]; then ok; else bad "$f not installed"; fi
+  if [ -f "$R/usr/share/man/man1/$f.1" ]; then ok; else bad "man page of $f not installed"; fi
+done
+# the scripts' --help prints the usage and nothing else; usage errors exit 2
+for s in slem-tune slem-plot-pr; do
+  PATH="$R/usr/bin:/usr/bin:/bin" "$R/usr/bin/$s" --help >"$T/out" 2>"$T/err"
+  st=$?
+  if [ "$st" = 0 ] && grep -q "^Usage: " "$T/out" && ! grep -q -E '^(set |[a-z_]+=|case |if |for )' "$T/out" && [ ! -s "$T/err" ]; then ok
+  else bad "$s --help (status $st): $(head -5 "$T/out")"; fi
+  PATH="$R/usr/bin:/usr/bin:/bin" "$R/usr/bin/$s" --no-such-option >/dev/null 2>"$T/err"
+  st=$?
+  if [ "$st" = 2 ]; then ok; else bad "$s with a bad option: status $st"; fi
+done
+# the installed slem-tune runs the installed tools (bin/ of the tree is not on PATH)
+D=$TOP/testdata/digits
+(cd "$T" && PATH="$R/usr/bin:/usr/bin:/bin" slem-tune -g "1000" -n "$D/negatives.fvecs" -q "$D/validation.fvecs" \
+  -d "$D/database.fvecs" --query-labels "$D/validation.labels" --db-labels "$D/database.labels" >"$T/out" 2>"$T/err") ||
+  bad "installed slem-tune: $(cat "$T/err")"
+grep -q '^1000 .*\*$' "$T/out" && ok || bad "installed slem-tune printed: $(cat "$T/out")"
+make -s uninstall DESTDIR="$R" PREFIX=/usr >"$T/log" 2>&1 || bad "make uninstall: $(tail -3 "$T/log")"
+left=$(find "$R" -type f | wc -l)
+if [ "$left" = 0 ]; then ok; else bad "uninstall left $left files: $(find "$R" -type f | head -3)"; fi
+finish cli-install
