@@ -8,7 +8,9 @@
  * With more than one query block the database is read again, so it must then be a
  * regular file.
  *
- * Order: higher score first; equal scores by lower database row.
+ * Order: the rule of topk.h, higher score first and equal scores by lower database row.
+ * What a score is belongs to a scorer (scorer.h): the inner product, or the exact kernel
+ * SLEM similarity with a kernel cache.
  */
 #ifndef SLEM_MATCH_H
 #define SLEM_MATCH_H
@@ -18,12 +20,8 @@
 
 #include "cache.h"
 #include "error.h"
+#include "topk.h"
 #include "vecs.h"
-
-typedef struct SlemHit {
-  uint64_t row;  /* database row, 0-based */
-  float score;
-} SlemHit;
 
 typedef struct SlemMatchOpts {
   size_t k;          /* results per query (default 100) */

@@ -6,7 +6,9 @@
  * Modules: error.h (status codes), io.h (buffered input, atomic output), vecs.h (vector
  * files), prefetch.h (reading a block ahead), ids.h, cache.h (the .slem cache), stats.h
  * (negative statistics), encode.h (descriptors), kernel.h (kernels, incomplete Cholesky),
- * kslem.h (kernel SLEM), match.h (top-k search), rank.h (ranking output), fmt.h (%.9g),
+ * kslem.h (kernel SLEM statistics), kproj.h (kernel projection, exact similarity, the
+ * kernel scorer), topk.h (the ordering rule of hits, top-k selection), scorer.h (the scorer
+ * interface, inner-product scorer), match.h (top-k search), rank.h (ranking output), fmt.h (%.9g),
  * strmap.h (interned ids), eval.h (mAP and friends), crc32.h.
  */
 #ifndef SLEM_H

@@ -2,6 +2,8 @@
 #include "testutil.h"
 
 #include "../lib/match.h"
+#include "../lib/scorer.h"
+#include "../lib/topk.h"
 #include "../lib/vecs.h"
 
 typedef struct Collected {
@@ -150,6 +152,130 @@ START_TEST(dimension_mismatch_is_an_error) {
 }
 END_TEST
 
+/* The ordering rule by hand: a before b when its score is higher, or equal and its row
+ * lower. */
+static int ranks_before(const SlemHit *a, const SlemHit *b) {
+  if (a->score != b->score) return a->score > b->score;
+  return a->row < b->row;
+}
+
+START_TEST(topk_keeps_the_best_k_in_order) {
+  enum { N = 500 };
+  SlemHit all[N], mem[40];
+  SlemTopK t, *owned = NULL;
+  SlemError err;
+  tu_seed(33);
+  for (size_t i = 0; i < N; i++) { /* few distinct scores: many exact ties */
+    all[i].row = (uint64_t)((i * 7919) % N);
+    all[i].score = (float)(tu_next() % 13) - 6.0f;
+  }
+  ck_assert_int_eq(slem_topk_new(&owned, 40, &err), SLEM_OK);
+  slem_topk_init(&t, mem, 40);
+  for (size_t i = 0; i < N; i++) {
+    slem_topk_push(&t, all[i]);
+    slem_topk_push(owned, all[i]);
+    if (i < 39) ck_assert_ptr_null(slem_topk_worst(&t));
+  }
+  ck_assert_ptr_nonnull(slem_topk_worst(&t));
+  {
+    SlemHit w = *slem_topk_worst(&t);
+    size_t n = slem_topk_sorted(&t), n2 = slem_topk_sorted(owned);
+    SlemHit ref[N];
+    ck_assert_uint_eq(n, 40);
+    ck_assert_uint_eq(n2, 40);
+    /* reference: selection by the rule written above, independently of slem_hit_cmp */
+    memcpy(ref, all, sizeof ref);
+    for (size_t r = 0; r < 40; r++) {
+      size_t b = r;
+      for (size_t i = r + 1; i < N; i++)
+        if (ranks_before(&ref[i], &ref[b])) b = i;
+      SlemHit x = ref[r];
+      ref[r] = ref[b];
+      ref[b] = x;
+      ck_assert_uint_eq(t.heap[r].row, ref[r].row);
+      ck_assert(t.heap[r].score == ref[r].score);
+      ck_assert_uint_eq(owned->heap[r].row, ref[r].row);
+    }
+    ck_assert_uint_eq(w.row, ref[39].row); /* the worst held was the 40th */
+  }
+  /* a hit that ties the worst score but has a higher row does not enter; a lower row does */
+  slem_topk_init(&t, mem, 2);
+  ck_assert_int_eq(slem_topk_push(&t, (SlemHit){5, 1.0f}), 1);
+  ck_assert_int_eq(slem_topk_push(&t, (SlemHit){9, 1.0f}), 1);
+  ck_assert_int_eq(slem_topk_push(&t, (SlemHit){12, 1.0f}), 0);
+  ck_assert_int_eq(slem_topk_push(&t, (SlemHit){7, 1.0f}), 1);
+  ck_assert_uint_eq(slem_topk_worst(&t)->row, 7);
+  ck_assert_uint_eq(slem_topk_sorted(&t), 2);
+  ck_assert_uint_eq(mem[0].row, 5);
+  ck_assert_uint_eq(mem[1].row, 7);
+  /* capacity 0 keeps nothing */
+  slem_topk_init(&t, mem, 0);
+  ck_assert_int_eq(slem_topk_push(&t, (SlemHit){1, 3.0f}), 0);
+  ck_assert_uint_eq(slem_topk_sorted(&t), 0);
+  slem_topk_free(owned);
+  slem_topk_free(NULL);
+}
+END_TEST
+
+START_TEST(hit_cmp_is_the_rule) {
+  SlemHit a = {3, 2.0f}, b = {1, 2.0f}, c = {0, 1.5f};
+  ck_assert_int_gt(slem_hit_cmp(&a, &b), 0); /* equal scores: lower row first */
+  ck_assert_int_lt(slem_hit_cmp(&b, &a), 0);
+  ck_assert_int_lt(slem_hit_cmp(&a, &c), 0); /* higher score first, whatever the row */
+  ck_assert_int_gt(slem_hit_cmp(&c, &a), 0);
+  ck_assert_int_eq(slem_hit_cmp(&a, &a), 0);
+  ck_assert(slem_hit_before(&b, &a) && !slem_hit_before(&a, &b) && !slem_hit_before(&a, &a));
+}
+END_TEST
+
+/* The inner-product scorer against the plain sum: scores(nq, nd) of a block of queries
+ * against two tiles, float32 tiles, cosine with normalize. */
+START_TEST(ip_scorer_scores_a_tile) {
+  enum { NQ = 5, ND = 9, D = 6 };
+  double q[NQ * D], x[ND * D];
+  float rows[ND * D], scores[NQ * ND];
+  char *pq = tu_path("sq.fvecs");
+  SlemVecReader *rq = NULL;
+  SlemScorer *sc = NULL;
+  SlemError err;
+  size_t got;
+  tu_seed(34);
+  for (size_t i = 0; i < NQ * D; i++) q[i] = (float)tu_gauss();
+  for (size_t i = 0; i < ND * D; i++) x[i] = (float)tu_gauss();
+  tu_write_fvecs(pq, q, NQ, D);
+  for (int normalize = 0; normalize <= 1; normalize++) {
+    ck_assert_int_eq(slem_vecreader_open(&rq, pq, SLEM_FMT_AUTO, &err), SLEM_OK);
+    ck_assert_int_eq(slem_scorer_ip_new(&sc, D, normalize, 3, ND, &err), SLEM_OK);
+    ck_assert_int_eq(slem_scorer_f32(sc), 1);
+    for (size_t q0 = 0;; q0 += got) {
+      ck_assert_int_eq(slem_scorer_queries(sc, rq, &got, &err), SLEM_OK);
+      if (got == 0) break;
+      ck_assert_uint_eq(got, q0 == 3 ? 2 : 3);
+      ck_assert_uint_eq(slem_scorer_nq(sc), got);
+      for (size_t i = 0; i < ND * D; i++) rows[i] = (float)x[i];
+      ck_assert_int_eq(slem_scorer_tile(sc, scores, rows, ND, "x", 1, &err), SLEM_OK);
+      for (size_t i = 0; i < got; i++)
+        for (size_t j = 0; j < ND; j++) {
+          double s = 0, nq = 0, nx = 0;
+          for (size_t l = 0; l < D; l++) {
+            s += q[(q0 + i) * D + l] * x[j * D + l];
+            nq += q[(q0 + i) * D + l] * q[(q0 + i) * D + l];
+            nx += x[j * D + l] * x[j * D + l];
+          }
+          if (normalize) s /= sqrt(nq * nx);
+          ck_assert_msg(fabs(scores[i * ND + j] - s) < 1e-5 * (1 + fabs(s)), "%g vs %g",
+                        scores[i * ND + j], s);
+        }
+    }
+    ck_assert_uint_eq(slem_scorer_clamps(sc), 0);
+    slem_scorer_free(sc);
+    slem_vecreader_free(rq);
+  }
+  slem_scorer_free(NULL);
+  free(pq);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("match");
   TCase *tc = tcase_create("match");
@@ -157,6 +283,9 @@ static Suite *suite(void) {
   tcase_add_test(tc, topk_equals_brute_force);
   tcase_add_test(tc, ties_go_to_the_lower_row);
   tcase_add_test(tc, dimension_mismatch_is_an_error);
+  tcase_add_test(tc, topk_keeps_the_best_k_in_order);
+  tcase_add_test(tc, hit_cmp_is_the_rule);
+  tcase_add_test(tc, ip_scorer_scores_a_tile);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -1,0 +1,196 @@
+#include "kproj.h"
+
+#include <gsl/gsl_cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct SlemKProj {
+  const SlemCache *c;
+  size_t max_rows, rows;
+  double *xp;   /* xp(max_rows, d): prepared inputs */
+  double *v;    /* v(max_rows, r) */
+  double *z;    /* z(max_rows, r) */
+  double *t;    /* t(max_rows, r): scratch */
+  double *kxx;  /* k(x, x) */
+  double *nrm;  /* N */
+  uint64_t clamps;
+};
+
+int slem_kproj_new(SlemKProj **self, const SlemCache *cache, size_t max_rows, SlemError *err) {
+  SlemKProj *p;
+  size_t d = cache->d, r = cache->r;
+  *self = NULL;
+  if (cache->kind != SLEM_CACHE_KERNEL)
+    return slem_error(err, SLEM_EINVAL, "%s is not a kernel cache", slem_cache_path(cache));
+  p = calloc(1, sizeof *p);
+  if (!p) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  p->c = cache;
+  p->max_rows = max_rows;
+  p->xp = malloc(max_rows * d * sizeof *p->xp);
+  p->v = malloc(max_rows * r * sizeof *p->v);
+  p->z = malloc(max_rows * r * sizeof *p->z);
+  p->t = malloc(max_rows * r * sizeof *p->t);
+  p->kxx = malloc(max_rows * sizeof *p->kxx);
+  p->nrm = malloc(max_rows * sizeof *p->nrm);
+  if (!p->xp || !p->v || !p->z || !p->t || !p->kxx || !p->nrm) {
+    slem_kproj_free(p);
+    return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", max_rows);
+  }
+  *self = p;
+  return SLEM_OK;
+}
+
+void slem_kproj_free(SlemKProj *self) {
+  if (!self) return;
+  free(self->xp);
+  free(self->v);
+  free(self->z);
+  free(self->t);
+  free(self->kxx);
+  free(self->nrm);
+  free(self);
+}
+
+uint64_t slem_kproj_clamps(const SlemKProj *self) { return self->clamps; }
+size_t slem_kproj_rows(const SlemKProj *self) { return self->rows; }
+
+int slem_kproj_run(SlemKProj *self, const double *x, size_t b, const char *name,
+                   uint64_t first_record, SlemError *err) {
+  const SlemCache *c = self->c;
+  size_t d = c->d, r = c->r;
+  double lam2 = c->lambda * c->lambda;
+  int st;
+  self->rows = b;
+  if (b == 0) return SLEM_OK;
+  memcpy(self->xp, x, b * d * sizeof *x);
+  st = slem_kernel_prepare(&c->kernel, self->xp, b, d, name, first_record, err);
+  if (st) return st;
+  /* v = L_P^-1 k(x, pivots), row by row: V(b, r) = K(x, P) L_P^-T */
+  slem_kernel_block(&c->kernel, self->v, self->xp, b, c->pivots, r, d);
+  cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, (int)b, (int)r, 1.0,
+              c->lp, (int)r, self->v, (int)r);
+  /* z = (v - mu_B) G^-1, G^-1 symmetric */
+  for (size_t i = 0; i < b; i++)
+    for (size_t j = 0; j < r; j++) self->t[i * r + j] = self->v[i * r + j] - c->mu[j];
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, (int)r, (int)r, 1.0, self->t,
+              (int)r, c->ginv, (int)r, 0.0, self->z, (int)r);
+  for (size_t i = 0; i < b; i++) {
+    const double *xi = self->xp + i * d, *vi = self->v + i * r, *zi = self->z + i * r;
+    double kxx = slem_kernel_eval(&c->kernel, xi, xi, d);
+    double u2 = kxx - cblas_ddot((int)r, vi, 1, vi, 1);
+    if (u2 < 0) {
+      if (u2 < -1e-9 * (fabs(kxx) + 1e-300)) self->clamps++;
+      u2 = 0;
+    }
+    self->kxx[i] = kxx;
+    self->nrm[i] = sqrt(cblas_ddot((int)r, zi, 1, zi, 1) + u2 / lam2);
+  }
+  return SLEM_OK;
+}
+
+void slem_kproj_descriptors(const SlemKProj *self, float *y) {
+  size_t r = self->c->r;
+  for (size_t i = 0; i < self->rows; i++) {
+    double s = self->nrm[i] > 0 ? 1 / self->nrm[i] : 0;
+    for (size_t j = 0; j < r; j++) y[i * r + j] = (float)(self->z[i * r + j] * s);
+  }
+}
+
+void slem_kproj_descriptors_f64(const SlemKProj *self, double *y) {
+  size_t r = self->c->r;
+  for (size_t i = 0; i < self->rows; i++) {
+    double s = self->nrm[i] > 0 ? 1 / self->nrm[i] : 0;
+    for (size_t j = 0; j < r; j++) y[i * r + j] = self->z[i * r + j] * s;
+  }
+}
+
+void slem_kproj_similarity(double *s, const SlemKProj *q, const SlemKProj *db) {
+  const SlemCache *c = q->c;
+  size_t nq = q->rows, nd = db->rows, r = c->r;
+  double lam2 = c->lambda * c->lambda;
+  if (nq == 0 || nd == 0) return;
+  /* s = K / lambda^2 + Z_q Z_d^T - V_q V_d^T / lambda^2, then / (N_q N_d) */
+  slem_kernel_block(&c->kernel, s, q->xp, nq, db->xp, nd, c->d);
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nd, (int)r, 1.0, q->z, (int)r,
+              db->z, (int)r, 1.0 / lam2, s, (int)nd);
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nd, (int)r, -1.0 / lam2, q->v,
+              (int)r, db->v, (int)r, 1.0, s, (int)nd);
+  for (size_t i = 0; i < nq; i++)
+    for (size_t j = 0; j < nd; j++) {
+      double den = q->nrm[i] * db->nrm[j];
+      s[i * nd + j] = den > 0 ? s[i * nd + j] / den : 0;
+    }
+}
+
+/* ---- the kernel scorer ---- */
+
+typedef struct KernelScorer {
+  SlemScorer base;
+  SlemKProj *qp, *dp;  /* projections of the queries and of the current tile */
+  double *qx;          /* qx(max_q, d): the queries as read */
+  double *sd;          /* sd(max_q, max_d): similarities in double */
+  size_t blocks;       /* query blocks loaded */
+  uint64_t db_clamps;  /* clamps of the database rows, counted on its first pass only */
+} KernelScorer;
+
+static int kernel_queries(SlemScorer *self, SlemVecReader *r, size_t *got, SlemError *err) {
+  KernelScorer *s = (KernelScorer *)self;
+  int st;
+  /* each block of queries streams the whole database: its rows are counted once */
+  if (s->blocks++ == 1) s->db_clamps = slem_kproj_clamps(s->dp);
+  st = slem_vecreader_read(r, s->qx, self->max_q, got, err);
+  if (st || *got == 0) return st;
+  return slem_kproj_run(s->qp, s->qx, *got, slem_vecreader_name(r),
+                        slem_vecreader_done(r) - *got + 1, err);
+}
+
+static int kernel_tile(SlemScorer *self, float *scores, void *rows, size_t nd, const char *name,
+                       uint64_t first_record, SlemError *err) {
+  KernelScorer *s = (KernelScorer *)self;
+  int st = slem_kproj_run(s->dp, rows, nd, name, first_record, err);
+  size_t n = self->nq * nd;
+  if (st) return st;
+  slem_kproj_similarity(s->sd, s->qp, s->dp);
+  for (size_t i = 0; i < n; i++) scores[i] = (float)s->sd[i];
+  return SLEM_OK;
+}
+
+static uint64_t kernel_clamps(const SlemScorer *self) {
+  const KernelScorer *s = (const KernelScorer *)self;
+  return slem_kproj_clamps(s->qp) + (s->blocks > 1 ? s->db_clamps : slem_kproj_clamps(s->dp));
+}
+
+static void kernel_destroy(SlemScorer *self) {
+  KernelScorer *s = (KernelScorer *)self;
+  slem_kproj_free(s->qp);
+  slem_kproj_free(s->dp);
+  free(s->qx);
+  free(s->sd);
+  free(s);
+}
+
+static const SlemScorerOps kernel_ops = {"kernel SLEM", kernel_queries, kernel_tile,
+                                         kernel_clamps, kernel_destroy};
+
+int slem_scorer_kernel_new(SlemScorer **self, const SlemCache *cache, size_t max_q,
+                           size_t max_d, SlemError *err) {
+  KernelScorer *s = calloc(1, sizeof *s);
+  int st;
+  *self = NULL;
+  if (!s) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  s->base = (SlemScorer){&kernel_ops, cache->d, max_q, max_d, 0, 0};
+  if ((st = slem_kproj_new(&s->qp, cache, max_q, err)) != SLEM_OK ||
+      (st = slem_kproj_new(&s->dp, cache, max_d, err)) != SLEM_OK) {
+    kernel_destroy(&s->base);
+    return st;
+  }
+  s->qx = malloc(max_q * cache->d * sizeof *s->qx);
+  s->sd = malloc(max_q * max_d * sizeof *s->sd);
+  if (!s->qx || !s->sd) {
+    kernel_destroy(&s->base);
+    return slem_error(err, SLEM_ENOMEM, "out of memory for the kernel match tiles");
+  }
+  *self = &s->base;
+  return SLEM_OK;
+}

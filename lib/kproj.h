@@ -1,0 +1,56 @@
+/* Kernel SLEM, applied: projection of new points against a kernel cache, explicit
+ * descriptors and the exact similarity, and the kernel scorer of slem_match().
+ *
+ * With the cache's factor on the pivots (see kslem.h for the model), a point x is
+ * projected with the pivot extension
+ *   v = L_P^-1 k(x, pivots),  u = sqrt(max(k(x, x) - |v|^2, 0)),  z = G^-1 (v - mu_B),
+ * which costs O(r d + r^2); |v|^2 <= k(x, x) holds in exact arithmetic (v is the projection
+ * of phi(x) on the span of the pivots), so u^2 is clamped at 0 only against rounding.
+ * The exact similarity of x and x' is
+ *   s = [z.z' + (k(x, x') - v.v') / lambda^2] / (N N'),  N = sqrt(z.z + u^2 / lambda^2),
+ * and the explicit descriptor z / N (norm <= 1) drops the term outside the span.
+ */
+#ifndef SLEM_KPROJ_H
+#define SLEM_KPROJ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cache.h"
+#include "error.h"
+#include "scorer.h"
+
+/* Projections of blocks of points against a kernel cache. */
+typedef struct SlemKProj SlemKProj;
+
+/* For blocks of at most max_rows points; cache (borrowed) must be of kind kernel.
+ * Errors: SLEM_EINVAL, SLEM_ENOMEM. */
+int slem_kproj_new(SlemKProj **self, const SlemCache *cache, size_t max_rows, SlemError *err);
+void slem_kproj_free(SlemKProj *self);
+
+/* Projects x(b, d). name and first_record (from 1) name the input in errors. Errors:
+ * SLEM_EFORMAT (a negative value for a histogram kernel). */
+int slem_kproj_run(SlemKProj *self, const double *x, size_t b, const char *name,
+                   uint64_t first_record, SlemError *err);
+
+/* Explicit descriptors y(b, r) = z / N of the last block (zero where N is 0). */
+void slem_kproj_descriptors(const SlemKProj *self, float *y);
+void slem_kproj_descriptors_f64(const SlemKProj *self, double *y);
+
+/* s(nq, nd): exact similarities of the last blocks of q and db. Both projectors must be
+ * over the same cache, with max_rows at least nq and nd. */
+void slem_kproj_similarity(double *s, const SlemKProj *q, const SlemKProj *db);
+
+/* Points whose u^2 came out negative beyond rounding (clamped to 0), over all blocks. */
+uint64_t slem_kproj_clamps(const SlemKProj *self);
+
+/* Rows in the last block. */
+size_t slem_kproj_rows(const SlemKProj *self);
+
+/* The kernel scorer (scorer.h): queries and tiles are base features read as double, the
+ * score is the exact similarity above, rounded to float. cache (borrowed, kind kernel)
+ * must outlive the scorer. Errors: SLEM_EINVAL (not a kernel cache), SLEM_ENOMEM. */
+int slem_scorer_kernel_new(SlemScorer **self, const SlemCache *cache, size_t max_q,
+                           size_t max_d, SlemError *err);
+
+#endif
