@@ -4,8 +4,9 @@
  * each has a *_free (or *_close, *_abort) that accepts NULL; everything else borrows.
  *
  * Modules: error.h (status codes), io.h (buffered input, atomic output), vecs.h (vector
- * files), prefetch.h (reading a block ahead), ids.h, cache.h (the .slem cache), stats.h
- * (negative statistics), encode.h (descriptors), kernel.h (kernels, incomplete Cholesky),
+ * files: a table of formats, each implementing the internal vecfmt.h in fmt_vecs.c,
+ * fmt_npy.c or fmt_text.c), prefetch.h (reading a block ahead), ids.h, cache.h (the
+ * .slem cache), stats.h (negative statistics), encode.h (descriptors), kernel.h (kernels, incomplete Cholesky),
  * kslem.h (kernel SLEM), match.h (top-k search), rank.h (ranking output), fmt.h (%.9g),
  * strmap.h (interned ids), eval.h (mAP and friends), crc32.h.
  */
