@@ -23,10 +23,10 @@ static void __attribute__((noreturn)) usage(void) {
       "\n"
       "  -c, --cache CACHE        negative statistics from slem-negstats (required)\n"
       "  -o, --output OUT         write here (default: stdout)\n"
-      "  -f, --format FMT         input format: fvecs, bvecs, ivecs, npy, text\n"
+      "  -f, --format FMT         input format: %s\n"
       "                           (default: from the extension, else from the content)\n"
-      "  -F, --output-format FMT  fvecs, npy, text, ivecs, bvecs (default: from OUT's\n"
-      "                           extension, else fvecs)\n"
+      "  -F, --output-format FMT  %s\n"
+      "                           (default: from OUT's extension, else fvecs)\n"
       "      --classifier         write the exemplar classifier instead: omega (d values)\n"
       "                           then nu, so that omega . z + nu scores a vector z\n"
       "      --theta T            weight of the positive in the classifier (default 1)\n"
@@ -41,7 +41,7 @@ static void __attribute__((noreturn)) usage(void) {
       "  -V, --version            show the version and the BLAS library, and exit\n"
       "\n"
       "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
-      "See slem-encode(1).\n");
+      "See slem-encode(1).\n", slem_format_names(), slem_format_names());
   exit(cli_close_stdout(CLI_EXIT_OK));
 }
 
@@ -80,12 +80,12 @@ int main(int argc, char **argv) {
     case 'o': output = optarg; break;
     case 'f':
       if (slem_format_parse(&ifmt, optarg) != SLEM_OK)
-        cli_usage_error("--format: unknown format '%s' (fvecs, bvecs, ivecs, npy, text)", optarg);
+        cli_usage_error("--format: unknown format '%s' (%s)", optarg, slem_format_names());
       break;
     case 'F':
       if (slem_format_parse(&ofmt, optarg) != SLEM_OK || ofmt == SLEM_FMT_AUTO)
-        cli_usage_error("--output-format: unknown format '%s' (fvecs, npy, text, ivecs, bvecs)",
-                        optarg);
+        cli_usage_error("--output-format: unknown format '%s' (%s)", optarg,
+                        slem_format_names());
       break;
     case 'C': mode = SLEM_ENCODE_CLASSIFIER; break;
     case 'P':

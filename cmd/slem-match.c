@@ -29,7 +29,7 @@ static void __attribute__((noreturn)) usage(void) {
       "  -k, --top K            results per query (default 100)\n"
       "  -o, --output OUT       write here (default: stdout)\n"
       "  -f, --output-format F  tsv (query, rank, id, score), trec, jsonl (default tsv)\n"
-      "      --input-format FMT format of both inputs: fvecs, bvecs, ivecs, npy, text\n"
+      "      --input-format FMT format of both inputs: %s\n"
       "                         (default: from the extension, else from the content)\n"
       "      --query-ids FILE   ids of the queries, one per line (default: 0-based rows)\n"
       "      --db-ids FILE      ids of the database rows, one per line\n"
@@ -44,7 +44,7 @@ static void __attribute__((noreturn)) usage(void) {
       "\n"
       "Ties are broken by the lower database row. Scores print with %%.9g.\n"
       "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
-      "See slem-match(1).\n");
+      "See slem-match(1).\n", slem_format_names());
   exit(cli_close_stdout(CLI_EXIT_OK));
 }
 
@@ -86,8 +86,8 @@ int main(int argc, char **argv) {
       break;
     case 'I':
       if (slem_format_parse(&ifmt, optarg) != SLEM_OK)
-        cli_usage_error("--input-format: unknown format '%s' (fvecs, bvecs, ivecs, npy, text)",
-                        optarg);
+        cli_usage_error("--input-format: unknown format '%s' (%s)", optarg,
+                        slem_format_names());
       break;
     case 'Q': qids_path = optarg; break;
     case 'D': dbids_path = optarg; break;

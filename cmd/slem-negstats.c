@@ -24,7 +24,7 @@ static void __attribute__((noreturn)) usage(void) {
       "Compute the mean and covariance of a pool of negative vectors and write a cache\n"
       "with mu and A^-1 = (Sigma + lambda I)^-1 for slem-encode.\n"
       "\n"
-      "NEGATIVES are vector files (fvecs, bvecs, ivecs, npy, text; - for stdin) or partial\n"
+      "NEGATIVES are vector files (%s; - for stdin) or partial\n"
       "caches written with --partial, merged exactly.\n"
       "\n"
       "  -o, --output CACHE     write the cache to CACHE (required; - for stdout)\n"
@@ -38,7 +38,7 @@ static void __attribute__((noreturn)) usage(void) {
       "      --tol T            kernel: stop when the residual trace is T * trace(K) (default 0)\n"
       "      --sample M         kernel: negatives sampled for the median distance (default 1000)\n"
       "      --seed S           kernel: seed of that sample (default 1)\n"
-      "  -f, --format FMT       format of the negative files: fvecs, bvecs, ivecs, npy, text\n"
+      "  -f, --format FMT       format of the negative files: %s\n"
       "                         (default: from the extension, else from the content)\n"
       "      --skip-nonfinite   skip (and count) negatives holding a NaN or an Inf, instead\n"
       "                         of stopping at the first one\n"
@@ -53,7 +53,7 @@ static void __attribute__((noreturn)) usage(void) {
       "A kernel cache holds the negatives' pivots and an r x r factor; the negatives are\n"
       "read into memory for it (n x d values, and the n x r factor).\n"
       "See slem-negstats(1).\n",
-      DEFAULT_LAMBDA_REL);
+      slem_format_names(), DEFAULT_LAMBDA_REL, slem_format_names());
   exit(cli_close_stdout(CLI_EXIT_OK));
 }
 
@@ -255,7 +255,7 @@ int main(int argc, char **argv) {
     case 'E': seed = (uint64_t)cli_long("--seed", optarg, 0, 0x7fffffffL); break;
     case 'f':
       if (slem_format_parse(&fmt, optarg) != SLEM_OK)
-        cli_usage_error("--format: unknown format '%s' (fvecs, bvecs, ivecs, npy, text)", optarg);
+        cli_usage_error("--format: unknown format '%s' (%s)", optarg, slem_format_names());
       break;
     case 'b': block = (size_t)cli_long("--block", optarg, 1, 1L << 24); break;
     case 't': threads = cli_long("--threads", optarg, 1, 1024); break;

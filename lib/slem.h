@@ -4,12 +4,15 @@
  * each has a *_free (or *_close, *_abort) that accepts NULL; everything else borrows.
  *
  * Modules: error.h (status codes), io.h (buffered input, atomic output), vecs.h (vector
- * files), prefetch.h (reading a block ahead), ids.h, cache.h (the .slem cache), stats.h
- * (negative statistics), encode.h (descriptors), kernel.h (kernels, incomplete Cholesky),
- * kslem.h (kernel SLEM statistics), kproj.h (kernel projection, exact similarity, the
- * kernel scorer), topk.h (the ordering rule of hits, top-k selection), scorer.h (the scorer
- * interface, inner-product scorer), match.h (top-k search), rank.h (ranking output), fmt.h (%.9g),
- * strmap.h (interned ids), eval.h (mAP and friends), crc32.h.
+ * files: a table of formats, each implementing the internal vecfmt.h in fmt_vecs.c,
+ * fmt_npy.c or fmt_text.c), prefetch.h (reading a block ahead), ids.h, cache.h (the .slem
+ * cache), stats.h (negative statistics), encode.h (descriptors), kernel.h (kernels,
+ * incomplete Cholesky), kslem.h (kernel SLEM statistics), kproj.h (kernel projection, exact
+ * similarity, the kernel scorer), topk.h (the ordering rule of hits, top-k selection),
+ * scorer.h (the scorer interface, inner-product scorer), match.h (top-k search), rank.h
+ * (ranking output), fmt.h (%.9g),
+ * strmap.h (interned ids), eval.h (mAP and friends), treceval.h (trec_eval 10.0 measures),
+ * revisitop.h (the revisited Oxford/Paris protocol), crc32.h.
  */
 #ifndef SLEM_H
 #define SLEM_H

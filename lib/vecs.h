@@ -1,4 +1,7 @@
 /* Vector files: fvecs, bvecs, ivecs, npy and text, read in blocks and written atomically.
+ * Each format is one entry of a table (lib/vecs.c; the formats are in lib/fmt_*.c behind
+ * the internal interface lib/vecfmt.h): its names and extensions, its magic, its reader
+ * and its writer.
  *
  * fvecs/bvecs/ivecs: per record an int32 little-endian dimension d, then d float32 /
  * uint8 / int32 values. npy: versions 1-3, dtype <f4, <f8 or |u1, C order, 2-D (n, d) or
@@ -21,7 +24,8 @@ typedef enum SlemFormat {
   SLEM_FMT_BVECS,
   SLEM_FMT_IVECS,
   SLEM_FMT_NPY,
-  SLEM_FMT_TEXT
+  SLEM_FMT_TEXT,
+  SLEM_FMT_END /* one past the last format; new formats go just before it */
 } SlemFormat;
 
 /* Largest dimension accepted from a file header, to refuse absurd sizes before
@@ -33,10 +37,15 @@ typedef enum SlemFormat {
  * while the BLAS calls keep a good shape. */
 size_t slem_block_rows(size_t d);
 
-/* Parses "fvecs", "bvecs", "ivecs", "npy", "text" (also "txt", "csv"). Returns
- * SLEM_EINVAL on an unknown name. */
+/* Parses a format's name or alias ("fvecs", "bvecs", "ivecs", "npy", "text", also "txt",
+ * "csv", "tsv"), or "auto". Returns SLEM_EINVAL on an unknown name. */
 int slem_format_parse(SlemFormat *fmt, const char *name);
+/* The canonical name of fmt ("fvecs", ...), "auto" for SLEM_FMT_AUTO. Static storage. */
 const char *slem_format_name(SlemFormat fmt);
+
+/* The canonical names of every format, for messages and --help: "fvecs, bvecs, ivecs,
+ * npy, text". Static storage; cannot fail. */
+const char *slem_format_names(void);
 
 /* The format named by path's extension, or SLEM_FMT_AUTO when it names none. */
 SlemFormat slem_format_from_path(const char *path);

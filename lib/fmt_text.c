@@ -1,0 +1,192 @@
+/* Text vectors: one vector per line, values separated by white space, commas or
+ * semicolons; blank lines and lines starting with '#' are skipped. Written with %.9g. */
+#define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt.h"
+#include "vecfmt.h"
+
+/* Printable bytes and white space only: text, with more confidence than any binary
+ * guess but less than a magic number. */
+static int sniff_text(const unsigned char *p, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = p[i];
+    if (c == 0) return 0;
+    if (!(isprint(c) || isspace(c))) return 0;
+  }
+  return n > 0 ? 50 : 0;
+}
+
+/* Parses the values of one text line into out (when out is not NULL, at most cap of
+ * them). Returns the count, -1 with err set, or -2 for a non-finite value when such lines
+ * are skipped. */
+static long parse_text_line(SlemVecReader *r, char *line, double *out, size_t cap,
+                            int allow_nonfinite, SlemError *err) {
+  long n = 0;
+  char *p = line;
+  for (;;) {
+    char *end;
+    double v;
+    while (*p == ' ' || *p == '\t' || *p == ',' || *p == ';') p++;
+    if (*p == '\0') break;
+    errno = 0;
+    v = strtod(p, &end);
+    if (end == p || (*end && !strchr(" \t,;", *end))) {
+      char tok[24];
+      size_t k = 0;
+      while (p[k] && !strchr(" \t,;", p[k]) && k + 1 < sizeof tok) tok[k] = p[k], k++;
+      tok[k] = '\0';
+      slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": value %ld: not a number: '%s'",
+                 slem_in_name(r->in), r->line_no, n + 1, tok);
+      return -1;
+    }
+    if (!isfinite(v) && !allow_nonfinite) {
+      if (r->skip_nonfinite) return -2;
+      slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": value %ld is not finite (%.*s)",
+                 slem_in_name(r->in), r->line_no, n + 1, (int)(end - p), p);
+      return -1;
+    }
+    if (out) {
+      if ((size_t)n >= cap) return n + 1; /* too many: caller reports */
+      out[n] = v;
+    }
+    n++;
+    p = end;
+  }
+  return n;
+}
+
+/* Next non-blank, non-comment line, or *line NULL at the end. */
+static int next_text_line(SlemVecReader *r, char **line, SlemError *err) {
+  size_t len;
+  for (;;) {
+    char *s;
+    int st = slem_in_getline(r->in, line, &len, err);
+    if (st || !*line) return st;
+    r->line_no++;
+    s = *line;
+    while (*s == ' ' || *s == '\t') s++;
+    if (*s && *s != '#') return SLEM_OK;
+  }
+}
+
+static int open_text(SlemVecReader *r, SlemError *err) {
+  char *line;
+  long n;
+  int st = next_text_line(r, &line, err);
+  if (st) return st;
+  if (!line) return slem_error(err, SLEM_EFORMAT, "%s: no vectors (empty file)", slem_in_name(r->in));
+  /* non-finite values are let through here: whether they are an error depends on
+   * skip_nonfinite, set after open, and is decided when the row is read */
+  n = parse_text_line(r, line, NULL, 0, 1, err);
+  if (n < 0) return err ? err->status : SLEM_EFORMAT;
+  if (n == 0 || (size_t)n > SLEM_DIM_MAX)
+    return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": %ld values", slem_in_name(r->in),
+                      r->line_no, n);
+  r->d = (size_t)n;
+  r->pending = malloc(r->d * sizeof *r->pending);
+  r->row = malloc(r->d * sizeof *r->row);
+  if (!r->pending || !r->row) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  parse_text_line(r, line, r->pending, r->d, 1, err);
+  r->has_pending = 1;
+  r->pending_line = r->line_no;
+  r->pending_bad = 0;
+  for (size_t j = 0; j < r->d && !r->pending_bad; j++)
+    if (!isfinite(r->pending[j])) r->pending_bad = j + 1;
+  r->count = -1;
+  return SLEM_OK;
+}
+
+static int rewind_text(SlemVecReader *self, SlemError *err) {
+  char *line;
+  int st = slem_in_seek(self->in, 0, err);
+  if (st) return st;
+  self->line_no = 0;
+  st = next_text_line(self, &line, err);
+  if (st) return st;
+  if (!line || parse_text_line(self, line, self->pending, self->d, 1, err) != (long)self->d)
+    return slem_error(err, SLEM_EFORMAT, "%s: changed while being read", slem_in_name(self->in));
+  self->has_pending = 1;
+  self->pending_line = self->line_no;
+  return SLEM_OK;
+}
+
+static int read_text(SlemVecReader *r, double *x, size_t max, size_t *got, SlemError *err) {
+  size_t i = 0;
+  if (r->has_pending && max > 0) {
+    r->has_pending = 0;
+    if (r->pending_bad && !r->skip_nonfinite)
+      return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": value %zu is not finite",
+                        slem_in_name(r->in), r->pending_line, r->pending_bad);
+    if (r->pending_bad) {
+      r->skipped++;
+    } else {
+      memcpy(x, r->pending, r->d * sizeof *x);
+      i = 1;
+    }
+  }
+  while (i < max) {
+    char *line;
+    long n;
+    int st = next_text_line(r, &line, err);
+    if (st) return st;
+    if (!line) break;
+    n = parse_text_line(r, line, x + i * r->d, r->d, 0, err);
+    if (n == -2) {
+      r->skipped++;
+      continue;
+    }
+    if (n < 0) return err ? err->status : SLEM_EFORMAT;
+    if ((size_t)n != r->d) {
+      if ((size_t)n > r->d) n = parse_text_line(r, line, NULL, 0, 1, err);
+      return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": %ld values, expected %zu",
+                        slem_in_name(r->in), r->line_no, n, r->d);
+    }
+    i++;
+  }
+  *got = i;
+  r->done += i;
+  return SLEM_OK;
+}
+
+/* Into double directly; into float a line at a time through the reader's row buffer. */
+static int read_text_any(SlemVecReader *r, double *xd, float *xf, size_t max, size_t *got,
+                         SlemError *err) {
+  if (xd) return read_text(r, xd, max, got, err);
+  for (size_t i = 0; i < max; i++) {
+    size_t g;
+    int st = read_text(r, r->row, 1, &g, err);
+    if (st) return st;
+    if (!g) break;
+    for (size_t j = 0; j < r->d; j++) xf[i * r->d + j] = (float)r->row[j];
+    (*got)++;
+  }
+  return SLEM_OK;
+}
+
+static int write_text(SlemVecWriter *w, const float *x, size_t n, SlemError *err) {
+  FILE *fp = slem_out_file(w->out);
+  size_t d = w->d;
+  for (size_t i = 0; i < n; i++) {
+    const float *xr = x + i * d;
+    for (size_t j = 0; j < d; j++) {
+      char buf[SLEM_FMT_G9_MAX + 1];
+      int len = slem_fmt_g9(buf + 1, xr[j]);
+      buf[0] = ' ';
+      if (fwrite(j ? buf : buf + 1, 1, (size_t)len + (j > 0), fp) != (size_t)len + (j > 0))
+        return slem_vfmt_write_error(w, err);
+    }
+    if (putc('\n', fp) == EOF) return slem_vfmt_write_error(w, err);
+  }
+  return SLEM_OK;
+}
+
+const SlemVecFormatDef slem_vfmt_text = {
+    .id = SLEM_FMT_TEXT, .names = {"text", "txt", "csv", "tsv", NULL}, .sniff = sniff_text,
+    .open = open_text, .read = read_text_any, .rewind = rewind_text, .write = write_text};

@@ -1,0 +1,104 @@
+/* The interface a vector format implements (internal to lib/, not part of the API).
+ *
+ * A format is one SlemVecFormatDef: its names, how to recognise it from its first bytes,
+ * and the hooks of its reader and writer. lib/vecs.c holds the table of formats, the
+ * public reader and writer that dispatch through it, and the reading of fixed-size binary
+ * records that most formats share; each family of formats lives in its own file
+ * (fmt_vecs.c, fmt_npy.c, fmt_text.c). Adding a format is one definition there and one
+ * line in the table.
+ */
+#ifndef SLEM_VECFMT_H
+#define SLEM_VECFMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "io.h"
+#include "vecs.h"
+
+/* Element types of binary payloads (little-endian). */
+enum { SLEM_DT_F4, SLEM_DT_F8, SLEM_DT_U1, SLEM_DT_I4 };
+
+typedef struct SlemVecFormatDef SlemVecFormatDef;
+
+struct SlemVecReader {
+  SlemIn *in;
+  const SlemVecFormatDef *def;
+  SlemFormat fmt;
+  size_t d;
+  int64_t count;      /* -1 unknown */
+  uint64_t done;      /* vectors returned */
+  uint64_t recs;      /* records consumed, skipped ones included */
+  uint64_t skipped;   /* records skipped for a NaN or Inf */
+  int skip_nonfinite;
+  /* fixed-size binary records, set by the format's open hook: */
+  int dtype;          /* element type */
+  size_t esize;       /* bytes per element */
+  size_t prefix;      /* bytes before the values of each record: 4 for an int32 d, else 0 */
+  size_t rec;         /* bytes per record, prefix included */
+  uint64_t data_off;  /* where the first record starts (rewind goes back there) */
+  const char *count_from; /* non-NULL when count is exact and a short file is an error:
+                           * what says so, in messages ("the shape") */
+  unsigned char *raw;
+  size_t raw_cap;
+  /* text: */
+  double *pending;    /* the first line, parsed at open */
+  double *row;        /* one row, for reading into float */
+  size_t pending_bad; /* 1 + index of a non-finite value in the pending row */
+  uint64_t pending_line;
+  int has_pending;
+  uint64_t line_no;   /* lines read */
+};
+
+struct SlemVecWriter {
+  SlemOut *out;
+  const SlemVecFormatDef *def;
+  SlemFormat fmt;
+  size_t d;
+  int64_t n_hint;
+  uint64_t n;          /* vectors written */
+  unsigned char *rec;  /* one record of 4 + 4d bytes, for formats that assemble one */
+};
+
+struct SlemVecFormatDef {
+  SlemFormat id;
+  /* The canonical name first, then aliases, NULL-terminated; each is also a file
+   * extension that selects the format. */
+  const char *names[5];
+  /* How sure the first n bytes (n >= 1, at most 4096) are of this format: 0 (no) to 100
+   * (a magic number). The highest wins; NULL: never recognised by content. */
+  int (*sniff)(const unsigned char *p, size_t n);
+  /* Reads the header (the input is at its start; the format is known) and sets d, count
+   * and, for binary records, dtype, esize, prefix, rec, data_off, count_from. */
+  int (*open)(SlemVecReader *r, SlemError *err);
+  /* Reads up to max vectors into xd (double) or xf (float), whichever is not NULL, and
+   * adds them to r->done. NULL: fixed-size binary records, read by lib/vecs.c. */
+  int (*read)(SlemVecReader *r, double *xd, float *xf, size_t max, size_t *got,
+              SlemError *err);
+  /* Back to the first vector. NULL: seek to data_off. */
+  int (*rewind)(SlemVecReader *r, SlemError *err);
+  /* Writes the header, if any (w->out is open; NULL: none). */
+  int (*begin)(SlemVecWriter *w, SlemError *err);
+  /* Writes n vectors x(n, d) as records w->n + 1, ... (w->n is advanced by the caller). */
+  int (*write)(SlemVecWriter *w, const float *x, size_t n, SlemError *err);
+  /* Completes the file before the commit (NULL: nothing to do). */
+  int (*end)(SlemVecWriter *w, SlemError *err);
+};
+
+extern const SlemVecFormatDef slem_vfmt_fvecs, slem_vfmt_bvecs, slem_vfmt_ivecs;
+extern const SlemVecFormatDef slem_vfmt_npy;
+extern const SlemVecFormatDef slem_vfmt_text;
+
+/* The definition of fmt, or NULL (SLEM_FMT_AUTO, or not a format). */
+const SlemVecFormatDef *slem_vfmt_find(SlemFormat fmt);
+
+/* Little-endian uint32 at p. */
+static inline uint32_t slem_le32(const unsigned char *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Sets err to the failed write on w's output (from errno) and returns SLEM_EIO. */
+int slem_vfmt_write_error(SlemVecWriter *w, SlemError *err);
+
+#endif
