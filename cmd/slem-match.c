@@ -9,7 +9,7 @@
 #include "../lib/cache.h"
 #include "../lib/ids.h"
 #include "../lib/match.h"
-#include "../lib/rank.h"
+#include "../lib/rankings.h"
 #include "../lib/slem.h"
 #include "../lib/vecs.h"
 #include "cli.h"
@@ -81,8 +81,8 @@ int main(int argc, char **argv) {
     case 'k': opts.k = (size_t)cli_long("-k", optarg, 1, 1L << 20); break;
     case 'o': output = optarg; break;
     case 'f':
-      if (slem_rankformat_parse(&rfmt, optarg) != SLEM_OK)
-        cli_usage_error("--output-format: unknown format '%s' (tsv, trec, jsonl)", optarg);
+      if (slem_rankformat_parse(&rfmt, optarg, &err) != SLEM_OK)
+        cli_usage_error("--output-format: %s", err.msg);
       break;
     case 'I':
       if (slem_format_parse(&ifmt, optarg) != SLEM_OK)

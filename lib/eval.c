@@ -5,12 +5,25 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ids.h"
 #include "io.h"
 #include "strmap.h"
+
+static const char *const ap_names[] = {"trec", "oxford"};
+
+int slem_apkind_parse(SlemApKind *kind, const char *name, SlemError *err) {
+  for (size_t i = 0; i < sizeof ap_names / sizeof *ap_names; i++)
+    if (strcmp(name, ap_names[i]) == 0) {
+      *kind = (SlemApKind)i;
+      return SLEM_OK;
+    }
+  return slem_error(err, SLEM_EINVAL, "'%s' is neither trec nor oxford", name);
+}
+
+const char *slem_apkind_name(SlemApKind kind) { return ap_names[kind == SLEM_AP_OXFORD]; }
 
 double slem_ap(SlemApKind kind, const unsigned char *rel, size_t n, size_t nrel) {
   double ap = 0, r_prev = 0, p_prev = 1;
@@ -30,11 +43,10 @@ double slem_ap(SlemApKind kind, const unsigned char *rel, size_t n, size_t nrel)
   return kind == SLEM_AP_TREC ? ap / (double)nrel : ap;
 }
 
-/* ---- rankings ---- */
+/* ---- a ranking gathered per query ---- */
 
 typedef struct Entry {
   long rank;
-  double score;
   size_t doc;     /* index in the run's document map */
   uint64_t line;
 } Entry;
@@ -45,487 +57,79 @@ typedef struct RunQuery {
   uint64_t line;  /* first line of the query */
 } RunQuery;
 
-struct SlemRun {
-  char *name;
+/* Every entry of a ranking, per query id: evaluation needs a query's whole list, and a
+ * query's lines may be spread over the file. */
+typedef struct Run {
+  const char *name;
   SlemStrMap *qmap, *dmap;
   RunQuery *q;
   size_t qcap;
-};
+} Run;
 
-void slem_run_free(SlemRun *self) {
-  if (!self) return;
-  for (size_t i = 0; self->q && i < slem_strmap_count(self->qmap); i++) free(self->q[i].e);
-  free(self->q);
-  slem_strmap_free(self->qmap);
-  slem_strmap_free(self->dmap);
-  free(self->name);
-  free(self);
+static void run_clear(Run *run) {
+  for (size_t i = 0; run->q && i < slem_strmap_count(run->qmap); i++) free(run->q[i].e);
+  free(run->q);
+  slem_strmap_free(run->qmap);
+  slem_strmap_free(run->dmap);
 }
 
-size_t slem_run_queries(const SlemRun *self) { return slem_strmap_count(self->qmap); }
-
-/* Splits line in place at any of seps; returns the field count (at most max). */
-static size_t split(char *line, const char *seps, int collapse, char **f, size_t max) {
-  size_t n = 0;
-  char *p = line;
-  if (collapse)
-    while (*p && strchr(seps, *p)) p++;
-  if (!*p) return 0;
-  for (;;) {
-    char *end = p + strcspn(p, seps);
-    if (n < max) f[n] = p;
-    n++;
-    if (!*end) break;
-    *end = '\0';
-    p = end + 1;
-    if (collapse) {
-      while (*p && strchr(seps, *p)) p++;
-      if (!*p) break;
-    }
-  }
-  return n;
-}
-
-static int add_entry(SlemRun *run, SlemKeySet *seen, const char *q, const char *doc, long rank,
-                     double score, uint64_t line, SlemError *err) {
-  long qi = slem_strmap_intern(run->qmap, q, strlen(q));
-  long di = slem_strmap_intern(run->dmap, doc, strlen(doc));
-  RunQuery *rq;
-  int added;
-  if (qi < 0 || di < 0) return slem_error(err, SLEM_ENOMEM, "out of memory");
-  if ((size_t)qi >= run->qcap) {
-    size_t cap = run->qcap ? 2 * run->qcap : 256;
-    RunQuery *p = realloc(run->q, cap * sizeof *p);
-    if (!p) return slem_error(err, SLEM_ENOMEM, "out of memory");
-    memset(p + run->qcap, 0, (cap - run->qcap) * sizeof *p);
-    run->q = p;
-    run->qcap = cap;
-  }
-  rq = run->q + qi;
-  if (rq->n == 0 && rq->line == 0) rq->line = line;
-  added = slem_keyset_add(seen, slem_pair((size_t)qi, (size_t)di));
-  if (added < 0) return slem_error(err, SLEM_ENOMEM, "out of memory");
-  if (added == 0)
-    return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": id '%s' appears twice for query '%s'",
-                      run->name, line, doc, q);
-  if (rq->n == rq->cap) {
-    size_t cap = rq->cap ? 2 * rq->cap : 16;
-    Entry *p = realloc(rq->e, cap * sizeof *p);
-    if (!p) return slem_error(err, SLEM_ENOMEM, "out of memory");
-    rq->e = p;
-    rq->cap = cap;
-  }
-  rq->e[rq->n].rank = rank;
-  rq->e[rq->n].score = score;
-  rq->e[rq->n].doc = (size_t)di;
-  rq->e[rq->n].line = line;
-  rq->n++;
-  return SLEM_OK;
-}
-
-static int parse_rank(const char *s, long *out) {
-  char *end;
-  long v;
-  errno = 0;
-  v = strtol(s, &end, 10);
-  if (end == s || *end || errno || v < 1) return -1;
-  *out = v;
-  return 0;
-}
-
-static int parse_score(const char *s, double *out) {
-  char *end;
-  double v;
-  errno = 0;
-  v = strtod(s, &end);
-  if (end == s || *end || !isfinite(v)) return -1;
-  *out = v;
-  return 0;
-}
-
-enum { FMT_TSV, FMT_TREC, FMT_JSONL };
-
-static int parse_line(SlemRun *run, SlemKeySet *seen, int fmt, char *line, uint64_t ln,
-                      SlemError *err) {
-  char *f[8];
-  size_t nf;
-  long rank;
-  double score;
-  if (fmt == FMT_JSONL) {
-    cJSON *o = cJSON_Parse(line), *q, *res, *h;
-    long pos = 0;
-    int st = SLEM_OK;
-    if (!o || !cJSON_IsObject(o)) {
-      cJSON_Delete(o);
-      return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": not a JSON object", run->name, ln);
-    }
-    q = cJSON_GetObjectItemCaseSensitive(o, "query");
-    res = cJSON_GetObjectItemCaseSensitive(o, "results");
-    if (!cJSON_IsString(q) || !cJSON_IsArray(res)) {
-      cJSON_Delete(o);
-      return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": needs a string \"query\" and an "
-                        "array \"results\"", run->name, ln);
-    }
-    cJSON_ArrayForEach(h, res) {
-      cJSON *id = cJSON_GetObjectItemCaseSensitive(h, "id");
-      cJSON *sc = cJSON_GetObjectItemCaseSensitive(h, "score");
-      cJSON *rk = cJSON_GetObjectItemCaseSensitive(h, "rank");
-      pos++;
-      if (!cJSON_IsString(id) || !cJSON_IsNumber(sc) || (rk && !cJSON_IsNumber(rk))) {
-        st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": result %ld needs a string \"id\" "
-                        "and a number \"score\"", run->name, ln, pos);
-        break;
-      }
-      st = add_entry(run, seen, q->valuestring, id->valuestring,
-                     rk ? (long)rk->valuedouble : pos, sc->valuedouble, ln, err);
-      if (st) break;
-    }
-    cJSON_Delete(o);
-    return st;
-  }
-  {
-    /* tsv: query rank id score, tabs; trec: qid Q0 docno rank score tag, white space */
-    int tsv = fmt == FMT_TSV;
-    size_t want = tsv ? 4 : 6, irank = tsv ? 1 : 3, iscore = tsv ? 3 : 4;
-    nf = tsv ? split(line, "\t", 0, f, 8) : split(line, " \t", 1, f, 8);
-    if (nf != want)
-      return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": %zu fields, expected %zu (%s)",
-                        run->name, ln, nf, want,
-                        tsv ? "query, rank, id, score, separated by tabs"
-                            : "qid Q0 docno rank score tag");
-    if (parse_rank(f[irank], &rank) != 0)
-      return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": rank '%s' is not a positive whole "
-                        "number", run->name, ln, f[irank]);
-    if (parse_score(f[iscore], &score) != 0)
-      return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": score '%s' is not a number",
-                        run->name, ln, f[iscore]);
-    return add_entry(run, seen, f[0], f[2], rank, score, ln, err);
-  }
-}
-
-int slem_run_read(SlemRun **self, const char *path, const char *format, SlemError *err) {
-  SlemRun *run = calloc(1, sizeof *run);
+/* Reads every query of reader into run; an id twice for one query is an error even when
+ * the query's lines are apart (the reader checks the lines that are together). */
+static int run_gather(Run *run, SlemRankReader *reader, SlemError *err) {
   SlemKeySet *seen = slem_keyset_new();
-  SlemIn *in = NULL;
-  int st, fmt = -1;
-  uint64_t ln = 0;
-  *self = NULL;
-  if (!run || !seen || !(run->qmap = slem_strmap_new()) || !(run->dmap = slem_strmap_new())) {
-    st = slem_error(err, SLEM_ENOMEM, "out of memory");
-    goto fail;
-  }
-  if (format) {
-    if (strcmp(format, "tsv") == 0) fmt = FMT_TSV;
-    else if (strcmp(format, "trec") == 0) fmt = FMT_TREC;
-    else if (strcmp(format, "jsonl") == 0) fmt = FMT_JSONL;
-    else {
-      st = slem_error(err, SLEM_EINVAL, "unknown ranking format '%s' (tsv, trec, jsonl)", format);
-      goto fail;
-    }
-  }
-  st = slem_in_open(&in, path, err);
-  if (st) goto fail;
-  run->name = strdup(slem_in_name(in));
-  if (!run->name) {
-    st = slem_error(err, SLEM_ENOMEM, "out of memory");
-    goto fail;
-  }
-  for (;;) {
-    char *line;
-    size_t len;
-    st = slem_in_getline(in, &line, &len, err);
-    if (st) goto fail;
-    if (!line) break;
-    ln++;
-    if (strspn(line, " \t") == len) continue;
-    if (fmt < 0) {
-      if (line[strspn(line, " \t")] == '{') fmt = FMT_JSONL;
-      else if (strchr(line, '\t') && !strchr(line, ' ')) fmt = FMT_TSV;
-      else fmt = FMT_TREC;
-    }
-    st = parse_line(run, seen, fmt, line, ln, err);
-    if (st) goto fail;
-  }
-  if (slem_strmap_count(run->qmap) == 0) {
-    st = slem_error(err, SLEM_EFORMAT, "%s: no rankings (empty file)", run->name);
-    goto fail;
-  }
-  slem_in_free(in);
-  slem_keyset_free(seen);
-  *self = run;
-  return SLEM_OK;
-fail:
-  slem_in_free(in);
-  slem_keyset_free(seen);
-  slem_run_free(run);
-  return st;
-}
-
-/* ---- ground truth ---- */
-
-struct SlemTruth {
-  int labels;            /* 1: labels, 0: qrels */
-  SlemStrMap *qmap, *dmap;
-  /* qrels */
-  SlemKeySet *rel;
-  size_t *nrel;          /* per query */
-  /* labels */
-  long *qlab, *dlab;     /* per query row, per database row */
-  size_t *lab_count;     /* database rows per label */
-  /* junk */
-  SlemKeySet *junk;
-  size_t *junk_rel;      /* per query: junk documents that were relevant */
-};
-
-void slem_truth_free(SlemTruth *self) {
-  if (!self) return;
-  slem_strmap_free(self->qmap);
-  slem_strmap_free(self->dmap);
-  slem_keyset_free(self->rel);
-  slem_keyset_free(self->junk);
-  free(self->nrel);
-  free(self->qlab);
-  free(self->dlab);
-  free(self->lab_count);
-  free(self->junk_rel);
-  free(self);
-}
-
-static SlemTruth *truth_new(int labels) {
-  SlemTruth *t = calloc(1, sizeof *t);
-  if (!t) return NULL;
-  t->labels = labels;
-  t->qmap = slem_strmap_new();
-  t->dmap = slem_strmap_new();
-  t->junk = slem_keyset_new();
-  t->rel = labels ? NULL : slem_keyset_new();
-  if (!t->qmap || !t->dmap || !t->junk || (!labels && !t->rel)) {
-    slem_truth_free(t);
-    return NULL;
-  }
-  return t;
-}
-
-/* Grows a per-query array of size_t to hold index i. */
-static int ensure(size_t **a, size_t *cap, size_t i) {
-  if (i < *cap) return 0;
-  {
-    size_t n = *cap ? *cap : 256;
-    size_t *p;
-    while (n <= i) n *= 2;
-    p = realloc(*a, n * sizeof *p);
-    if (!p) return -1;
-    memset(p + *cap, 0, (n - *cap) * sizeof *p);
-    *a = p;
-    *cap = n;
-  }
-  return 0;
-}
-
-int slem_truth_read_qrels(SlemTruth **self, const char *path, SlemError *err) {
-  SlemTruth *t = truth_new(0);
-  SlemIn *in = NULL;
-  size_t cap = 0;
-  uint64_t ln = 0;
-  int st;
-  *self = NULL;
-  if (!t) return slem_error(err, SLEM_ENOMEM, "out of memory");
-  st = slem_in_open(&in, path, err);
-  if (st) goto fail;
-  for (;;) {
-    char *line, *f[6];
-    size_t len, nf;
-    long qi, di, rel;
-    char *end;
-    st = slem_in_getline(in, &line, &len, err);
-    if (st) goto fail;
-    if (!line) break;
-    ln++;
-    nf = split(line, " \t", 1, f, 6);
-    if (nf == 0) continue;
-    if (nf != 4) {
-      st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": %zu fields, expected 4 (qid iter "
-                      "docno rel)", slem_in_name(in), ln, nf);
-      goto fail;
-    }
-    errno = 0;
-    rel = strtol(f[3], &end, 10);
-    if (end == f[3] || *end || errno) {
-      st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": relevance '%s' is not a whole "
-                      "number", slem_in_name(in), ln, f[3]);
-      goto fail;
-    }
-    qi = slem_strmap_intern(t->qmap, f[0], strlen(f[0]));
-    di = slem_strmap_intern(t->dmap, f[2], strlen(f[2]));
-    if (qi < 0 || di < 0 || ensure(&t->nrel, &cap, (size_t)qi) != 0) goto nomem;
-    if (rel >= 1) {
-      int added = slem_keyset_add(t->rel, slem_pair((size_t)qi, (size_t)di));
-      if (added < 0) goto nomem;
-      t->nrel[qi] += (size_t)added;
-    }
-  }
-  if (slem_strmap_count(t->qmap) == 0) {
-    st = slem_error(err, SLEM_EFORMAT, "%s: no judgements (empty file)", slem_in_name(in));
-    goto fail;
-  }
-  t->junk_rel = calloc(slem_strmap_count(t->qmap), sizeof *t->junk_rel);
-  if (!t->junk_rel) goto nomem;
-  slem_in_free(in);
-  *self = t;
-  return SLEM_OK;
-nomem:
-  st = slem_error(err, SLEM_ENOMEM, "out of memory");
-fail:
-  slem_in_free(in);
-  slem_truth_free(t);
-  return st;
-}
-
-/* Interns the ids of n rows (from an ids file, or "0".."n-1") into map; duplicates are
- * errors. */
-static int intern_rows(SlemStrMap *map, const char *ids_path, size_t n, const char *what,
-                       SlemError *err) {
-  SlemIds *ids = NULL;
   int st = SLEM_OK;
-  if (ids_path) {
-    st = slem_ids_read(&ids, ids_path, err);
-    if (st) return st;
-    if (slem_ids_count(ids) != n) {
-      st = slem_error(err, SLEM_EFORMAT, "%s: %zu ids for %zu %s labels", ids_path,
-                      slem_ids_count(ids), n, what);
-      goto done;
+  run->name = slem_rankreader_name(reader);
+  run->qmap = slem_strmap_new();
+  run->dmap = slem_strmap_new();
+  if (!seen || !run->qmap || !run->dmap) goto nomem;
+  for (;;) {
+    const SlemRankQuery *g;
+    long qi;
+    RunQuery *rq;
+    st = slem_rankreader_next(reader, &g, err);
+    if (st || !g) break;
+    if (g->n == 0) continue; /* a jsonl line with no results names no query */
+    qi = slem_strmap_intern(run->qmap, g->query, strlen(g->query));
+    if (qi < 0) goto nomem;
+    if ((size_t)qi >= run->qcap) {
+      size_t cap = run->qcap ? 2 * run->qcap : 256;
+      RunQuery *p = realloc(run->q, cap * sizeof *p);
+      if (!p) goto nomem;
+      memset(p + run->qcap, 0, (cap - run->qcap) * sizeof *p);
+      run->q = p;
+      run->qcap = cap;
+    }
+    rq = run->q + qi;
+    if (rq->n == 0) rq->line = g->line;
+    for (size_t k = 0; k < g->n; k++) {
+      long di = slem_strmap_intern(run->dmap, g->e[k].id, strlen(g->e[k].id));
+      int added;
+      if (di < 0) goto nomem;
+      added = slem_keyset_add(seen, slem_pair((size_t)qi, (size_t)di));
+      if (added < 0) goto nomem;
+      if (added == 0) {
+        st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": id '%s' appears twice for query '%s'",
+                        run->name, g->e[k].line, g->e[k].id, g->query);
+        goto done;
+      }
+      if (rq->n == rq->cap) {
+        size_t cap = rq->cap ? 2 * rq->cap : 16;
+        Entry *p = realloc(rq->e, cap * sizeof *p);
+        if (!p) goto nomem;
+        rq->e = p;
+        rq->cap = cap;
+      }
+      rq->e[rq->n].rank = g->e[k].rank;
+      rq->e[rq->n].doc = (size_t)di;
+      rq->e[rq->n].line = g->e[k].line;
+      rq->n++;
     }
   }
-  for (size_t i = 0; i < n; i++) {
-    char buf[24];
-    const char *s = buf;
-    long k;
-    if (ids) s = slem_ids_get(ids, i);
-    else snprintf(buf, sizeof buf, "%zu", i);
-    k = slem_strmap_intern(map, s, strlen(s));
-    if (k < 0) {
-      st = slem_error(err, SLEM_ENOMEM, "out of memory");
-      goto done;
-    }
-    if ((size_t)k != i) {
-      st = slem_error(err, SLEM_EFORMAT, "%s: line %zu: id '%s' appears twice", ids_path, i + 1, s);
-      goto done;
-    }
-  }
-done:
-  slem_ids_free(ids);
-  return st;
-}
-
-int slem_truth_read_labels(SlemTruth **self, const char *qlabels, const char *dblabels,
-                           const char *qids, const char *dbids, int exclude_self,
-                           SlemError *err) {
-  SlemTruth *t = truth_new(1);
-  SlemIds *ql = NULL, *dl = NULL;
-  SlemStrMap *labmap = slem_strmap_new();
-  size_t nq, nd, nlab;
-  int st;
-  *self = NULL;
-  if (!t || !labmap) {
-    st = slem_error(err, SLEM_ENOMEM, "out of memory");
-    goto fail;
-  }
-  if ((st = slem_ids_read(&ql, qlabels, err)) != SLEM_OK ||
-      (st = slem_ids_read(&dl, dblabels, err)) != SLEM_OK)
-    goto fail;
-  nq = slem_ids_count(ql);
-  nd = slem_ids_count(dl);
-  if ((st = intern_rows(t->qmap, qids, nq, "query", err)) != SLEM_OK ||
-      (st = intern_rows(t->dmap, dbids, nd, "database", err)) != SLEM_OK)
-    goto fail;
-  t->qlab = malloc(nq * sizeof *t->qlab);
-  t->dlab = malloc(nd * sizeof *t->dlab);
-  t->junk_rel = calloc(nq, sizeof *t->junk_rel);
-  if (!t->qlab || !t->dlab || !t->junk_rel) goto nomem;
-  for (size_t i = 0; i < nd; i++) {
-    const char *s = slem_ids_get(dl, i);
-    if ((t->dlab[i] = slem_strmap_intern(labmap, s, strlen(s))) < 0) goto nomem;
-  }
-  for (size_t i = 0; i < nq; i++) {
-    const char *s = slem_ids_get(ql, i);
-    if ((t->qlab[i] = slem_strmap_intern(labmap, s, strlen(s))) < 0) goto nomem;
-  }
-  nlab = slem_strmap_count(labmap);
-  t->lab_count = calloc(nlab, sizeof *t->lab_count);
-  if (!t->lab_count) goto nomem;
-  for (size_t i = 0; i < nd; i++) t->lab_count[t->dlab[i]]++;
-  if (exclude_self)
-    for (size_t i = 0; i < nq && i < nd; i++) {
-      if (slem_keyset_add(t->junk, slem_pair(i, i)) < 0) goto nomem;
-      if (t->qlab[i] == t->dlab[i]) t->junk_rel[i]++;
-    }
-  slem_ids_free(ql);
-  slem_ids_free(dl);
-  slem_strmap_free(labmap);
-  *self = t;
-  return SLEM_OK;
+  goto done;
 nomem:
   st = slem_error(err, SLEM_ENOMEM, "out of memory");
-fail:
-  slem_ids_free(ql);
-  slem_ids_free(dl);
-  slem_strmap_free(labmap);
-  slem_truth_free(t);
-  return st;
-}
-
-static int relevant(const SlemTruth *t, size_t q, size_t d) {
-  if (t->labels) return t->qlab[q] == t->dlab[d];
-  return slem_keyset_has(t->rel, slem_pair(q, d));
-}
-
-static size_t nrel_of(const SlemTruth *t, size_t q) {
-  size_t base = t->labels ? t->lab_count[t->qlab[q]] : t->nrel[q];
-  return base - t->junk_rel[q];
-}
-
-int slem_truth_read_junk(SlemTruth *self, const char *path, SlemError *err) {
-  SlemIn *in = NULL;
-  uint64_t ln = 0;
-  int st = slem_in_open(&in, path, err);
-  if (st) return st;
-  for (;;) {
-    char *line, *f[3];
-    size_t len, nf;
-    long qi, di;
-    int added;
-    st = slem_in_getline(in, &line, &len, err);
-    if (st || !line) break;
-    ln++;
-    nf = split(line, " \t", 1, f, 3);
-    if (nf == 0) continue;
-    if (nf != 2) {
-      st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": %zu fields, expected 2 (query id, "
-                      "junk id)", slem_in_name(in), ln, nf);
-      break;
-    }
-    qi = slem_strmap_find(self->qmap, f[0], strlen(f[0]));
-    if (qi < 0) {
-      st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": query '%s' is not in the ground "
-                      "truth", slem_in_name(in), ln, f[0]);
-      break;
-    }
-    di = self->labels ? slem_strmap_find(self->dmap, f[1], strlen(f[1]))
-                      : slem_strmap_intern(self->dmap, f[1], strlen(f[1]));
-    if (di < 0) {
-      st = self->labels ? slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": '%s' is not a "
-                                     "database id", slem_in_name(in), ln, f[1])
-                        : slem_error(err, SLEM_ENOMEM, "out of memory");
-      break;
-    }
-    added = slem_keyset_add(self->junk, slem_pair((size_t)qi, (size_t)di));
-    if (added < 0) {
-      st = slem_error(err, SLEM_ENOMEM, "out of memory");
-      break;
-    }
-    if (added && relevant(self, (size_t)qi, (size_t)di)) self->junk_rel[qi]++;
-  }
-  slem_in_free(in);
+done:
+  slem_keyset_free(seen);
   return st;
 }
 
@@ -577,15 +181,24 @@ static void add_curve(double *curve, size_t points, const unsigned char *rel, si
   }
 }
 
-int slem_evaluate(SlemEvalResult **out, const SlemRun *run, const SlemTruth *truth,
-                  const SlemEvalOpts *opts, SlemError *err) {
-  size_t nq = slem_strmap_count(truth->qmap), maxn = 0, counted = 0;
+int slem_evalresult_new(SlemEvalResult **self, SlemRankReader *rankings, const SlemTruth *truth,
+                        const SlemEvalOpts *opts, SlemError *err) {
+  size_t nq = slem_truth_queries(truth), maxn = 0, counted = 0;
   SlemEvalResult *res = calloc(1, sizeof *res);
   unsigned char *rel = NULL;
   double *best = NULL;
+  Run runs = {0}, *run = &runs;
   int st = SLEM_OK;
-  *out = NULL;
+  *self = NULL;
   if (!res) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  res->ap = opts->ap;
+  res->recall_k = opts->recall_k;
+  st = run_gather(run, rankings, err);
+  if (st) goto done;
+  if (slem_strmap_count(run->qmap) == 0) {
+    st = slem_error(err, SLEM_EFORMAT, "%s: no rankings (empty file)", run->name);
+    goto done;
+  }
   res->nq = nq;
   res->curve_points = opts->curve_points < 2 ? 11 : opts->curve_points;
   res->q = calloc(nq, sizeof *res->q);
@@ -599,13 +212,13 @@ int slem_evaluate(SlemEvalResult **out, const SlemRun *run, const SlemTruth *tru
     goto done;
   }
   for (size_t q = 0; q < nq; q++) {
-    res->q[q].query = slem_strmap_get(truth->qmap, q);
-    res->q[q].nrel = nrel_of(truth, q);
+    res->q[q].query = slem_truth_query(truth, q);
+    res->q[q].nrel = slem_truth_nrel(truth, q);
     res->q[q].status = res->q[q].nrel ? SLEM_Q_MISSING : SLEM_Q_SKIPPED;
   }
   for (size_t i = 0; i < slem_strmap_count(run->qmap); i++) {
     const char *qs = slem_strmap_get(run->qmap, i);
-    long q = slem_strmap_find(truth->qmap, qs, strlen(qs));
+    long q = slem_truth_find_query(truth, qs);
     RunQuery *rq = run->q + i;
     SlemQueryResult *r;
     size_t n = 0;
@@ -618,14 +231,14 @@ int slem_evaluate(SlemEvalResult **out, const SlemRun *run, const SlemTruth *tru
     qsort(rq->e, rq->n, sizeof *rq->e, by_rank);
     for (size_t k = 0; k < rq->n; k++) {
       const char *ds = slem_strmap_get(run->dmap, rq->e[k].doc);
-      long d = slem_strmap_find(truth->dmap, ds, strlen(ds));
-      if (d < 0 && truth->labels) {
+      long d = slem_truth_find_doc(truth, ds);
+      if (d < 0 && slem_truth_knows_all_docs(truth)) {
         st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": '%s' is not a database id of "
                         "the labels", run->name, rq->e[k].line, ds);
         goto done;
       }
-      if (d >= 0 && slem_keyset_has(truth->junk, slem_pair((size_t)q, (size_t)d))) continue;
-      rel[n++] = d >= 0 && relevant(truth, (size_t)q, (size_t)d);
+      if (d >= 0 && slem_truth_junk(truth, (size_t)q, (size_t)d)) continue;
+      rel[n++] = d >= 0 && slem_truth_relevant(truth, (size_t)q, (size_t)d);
     }
     r->nret = n;
     if (r->nrel == 0) continue;
@@ -663,10 +276,127 @@ int slem_evaluate(SlemEvalResult **out, const SlemRun *run, const SlemTruth *tru
 done:
   free(rel);
   free(best);
+  run_clear(run);
   if (st) {
     slem_evalresult_free(res);
     return st;
   }
-  *out = res;
+  *self = res;
   return SLEM_OK;
+}
+
+int slem_evalresult_read(SlemEvalResult **self, const char *path, SlemRankFormat fmt,
+                         const SlemTruth *truth, const SlemEvalOpts *opts, SlemError *err) {
+  SlemRankReader *r = NULL;
+  int st = slem_rankreader_open(&r, path, fmt, err);
+  *self = NULL;
+  if (st == SLEM_OK) st = slem_evalresult_new(self, r, truth, opts, err);
+  slem_rankreader_free(r);
+  return st;
+}
+
+/* ---- reports ---- */
+
+static const char *const status_names[] = {"ok", "skipped", "missing"};
+
+static int write_text(FILE *fp, const SlemEvalResult *r, int per_query) {
+  int ok = 1;
+  size_t k = r->recall_k;
+  if (per_query) {
+    ok &= fprintf(fp, "# query\tAP\tP@1\tP@5\tP@10\tR@%zu\trelevant\tretrieved\tstatus\n", k) > 0;
+    for (size_t i = 0; i < r->nq; i++) {
+      const SlemQueryResult *q = r->q + i;
+      ok &= fprintf(fp, "%s\t%.6f\t%.4f\t%.4f\t%.4f\t%.4f\t%zu\t%zu\t%s\n", q->query, q->ap, q->p1,
+                    q->p5, q->p10, q->rk, q->nrel, q->nret, status_names[q->status]) > 0;
+    }
+  }
+  ok &= fprintf(fp, "mAP\t%.6f\nP@1\t%.6f\nP@5\t%.6f\nP@10\t%.6f\nR@%zu\t%.6f\n", r->map, r->p1,
+                r->p5, r->p10, k, r->rk) > 0;
+  ok &= fprintf(fp, "queries\t%zu\nskipped\t%zu\nmissing\t%zu\nap\t%s\n", r->evaluated, r->skipped,
+                r->missing, slem_apkind_name(r->ap)) > 0;
+  return ok ? SLEM_OK : SLEM_EIO;
+}
+
+/* Adds the measures of one query or of the mean to o; NULL out of memory. */
+static cJSON *add_measures(cJSON *o, const char *rkey, double ap, double p1, double p5,
+                           double p10, double rk) {
+  if (!cJSON_AddNumberToObject(o, "ap", ap) || !cJSON_AddNumberToObject(o, "p@1", p1) ||
+      !cJSON_AddNumberToObject(o, "p@5", p5) || !cJSON_AddNumberToObject(o, "p@10", p10) ||
+      !cJSON_AddNumberToObject(o, rkey, rk))
+    return NULL;
+  return o;
+}
+
+static int write_json(FILE *fp, const SlemEvalResult *r, int per_query) {
+  cJSON *o = cJSON_CreateObject();
+  char key[32], *text = NULL;
+  int st = SLEM_ENOMEM;
+  snprintf(key, sizeof key, "r@%zu", r->recall_k);
+  if (!o || !cJSON_AddStringToObject(o, "ap", slem_apkind_name(r->ap)) ||
+      !cJSON_AddNumberToObject(o, "map", r->map) || !cJSON_AddNumberToObject(o, "p@1", r->p1) ||
+      !cJSON_AddNumberToObject(o, "p@5", r->p5) || !cJSON_AddNumberToObject(o, "p@10", r->p10) ||
+      !cJSON_AddNumberToObject(o, key, r->rk) ||
+      !cJSON_AddNumberToObject(o, "queries", (double)r->evaluated) ||
+      !cJSON_AddNumberToObject(o, "skipped", (double)r->skipped) ||
+      !cJSON_AddNumberToObject(o, "missing", (double)r->missing))
+    goto done;
+  if (per_query) {
+    cJSON *arr = cJSON_AddArrayToObject(o, "per_query");
+    if (!arr) goto done;
+    for (size_t i = 0; i < r->nq; i++) {
+      const SlemQueryResult *q = r->q + i;
+      cJSON *e = cJSON_CreateObject();
+      if (!e) goto done;
+      cJSON_AddItemToArray(arr, e);
+      if (!cJSON_AddStringToObject(e, "query", q->query) ||
+          !add_measures(e, key, q->ap, q->p1, q->p5, q->p10, q->rk) ||
+          !cJSON_AddNumberToObject(e, "relevant", (double)q->nrel) ||
+          !cJSON_AddNumberToObject(e, "retrieved", (double)q->nret) ||
+          !cJSON_AddStringToObject(e, "status", status_names[q->status]))
+        goto done;
+    }
+  }
+  text = cJSON_Print(o);
+  if (!text) goto done;
+  st = fputs(text, fp) >= 0 && putc('\n', fp) != EOF ? SLEM_OK : SLEM_EIO;
+done:
+  cJSON_Delete(o);
+  free(text);
+  return st;
+}
+
+int slem_evalresult_write(const SlemEvalResult *self, const char *path, int flags,
+                          SlemError *err) {
+  SlemOut *out = NULL;
+  int st = slem_out_open(&out, path, err);
+  if (st) return st;
+  st = (flags & SLEM_EVAL_JSON ? write_json : write_text)(slem_out_file(out), self,
+                                                         flags & SLEM_EVAL_PER_QUERY);
+  if (st) {
+    if (st == SLEM_ENOMEM) slem_error(err, st, "out of memory");
+    else slem_error(err, st, "%s: write: %s", slem_out_name(out), strerror(errno));
+    slem_out_abort(out);
+    return st;
+  }
+  return slem_out_commit(out, err);
+}
+
+int slem_evalresult_write_curve(const SlemEvalResult *self, const char *path, const char *run,
+                                SlemError *err) {
+  SlemOut *out = NULL;
+  FILE *fp;
+  int st = slem_out_open(&out, path, err), ok;
+  if (st) return st;
+  fp = slem_out_file(out);
+  ok = fprintf(fp, "# interpolated precision-recall of %s: mean over %zu queries, mAP %.6f\n"
+                   "# recall\tprecision\n", run, self->evaluated, self->map) > 0;
+  for (size_t i = 0; i < self->curve_points; i++)
+    ok &= fprintf(fp, "%.6g\t%.6f\n", (double)i / (double)(self->curve_points - 1),
+                  self->curve[i]) > 0;
+  if (!ok) {
+    st = slem_error(err, SLEM_EIO, "%s: write: %s", slem_out_name(out), strerror(errno));
+    slem_out_abort(out);
+    return st;
+  }
+  return slem_out_commit(out, err);
 }

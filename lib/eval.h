@@ -12,7 +12,8 @@
  * are not relevant. A query with no relevant item is skipped; a query of the ground truth
  * that is not in the ranking gets AP 0 and is counted.
  *
- * Rankings are taken in the order of their rank field (slem-match has already broken
+ * Rankings (read with rankings.h; a query's lines may be spread over the file) are taken
+ * in the order of their rank field (slem-match has already broken
  * ties by the lower database row); trec_eval instead re-sorts by score, which differs
  * only on exact ties.
  */
@@ -23,41 +24,20 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "rankings.h"
+#include "truth.h"
 
 typedef enum SlemApKind { SLEM_AP_TREC = 0, SLEM_AP_OXFORD = 1 } SlemApKind;
 
+/* Parses "trec" or "oxford". Returns SLEM_EINVAL on another name and fills err (may be
+ * NULL) with "'NAME' is neither trec nor oxford". */
+int slem_apkind_parse(SlemApKind *kind, const char *name, SlemError *err);
+
+/* "trec" or "oxford". Static storage. */
+const char *slem_apkind_name(SlemApKind kind);
+
 /* AP of one query: rel[i] is 1 when rank i + 1 is relevant; nrel is R. 0 when R is 0. */
 double slem_ap(SlemApKind kind, const unsigned char *rel, size_t n, size_t nrel);
-
-/* ---- rankings ---- */
-
-typedef struct SlemRun SlemRun;
-
-/* Reads a ranking written by slem-match: format "tsv", "trec", "jsonl", or NULL to
- * recognise it from its first line. Errors: SLEM_EIO, SLEM_EFORMAT naming the file and
- * line (too few fields, a rank or score that is not a number, a document twice). */
-int slem_run_read(SlemRun **self, const char *path, const char *format, SlemError *err);
-void slem_run_free(SlemRun *self);
-size_t slem_run_queries(const SlemRun *self);
-
-/* ---- ground truth ---- */
-
-typedef struct SlemTruth SlemTruth;
-
-/* TREC qrels: "qid iter docno rel" per line, rel >= 1 relevant. */
-int slem_truth_read_qrels(SlemTruth **self, const char *path, SlemError *err);
-
-/* One label per line for the queries and the database rows, relevant = same label.
- * qids/dbids name the rows as the ranking does (NULL: 0-based row numbers).
- * exclude_self: the database row with the query's index is not counted (queries taken
- * from the database and matched with --exclude-self). */
-int slem_truth_read_labels(SlemTruth **self, const char *qlabels, const char *dblabels,
-                           const char *qids, const char *dbids, int exclude_self,
-                           SlemError *err);
-
-/* Junk: "qid docid" per line; such documents are ignored for that query. */
-int slem_truth_read_junk(SlemTruth *self, const char *path, SlemError *err);
-void slem_truth_free(SlemTruth *self);
 
 /* ---- evaluation ---- */
 
@@ -86,13 +66,43 @@ typedef struct SlemEvalResult {
   size_t curve_points;
   SlemQueryResult *q;                  /* every query of the ground truth, in its order */
   size_t nq;
+  SlemApKind ap;                       /* the options used, for the reports */
+  size_t recall_k;
 } SlemEvalResult;
 
-/* Evaluates run against truth (both borrowed; the result's strings point into truth).
- * Errors: SLEM_EFORMAT naming the ranking's file and line (a query the ground truth
- * does not know; a database id unknown to the labels), SLEM_ENOMEM. */
-int slem_evaluate(SlemEvalResult **out, const SlemRun *run, const SlemTruth *truth,
-                  const SlemEvalOpts *opts, SlemError *err);
+/* Evaluates the rankings that reader gives, read to their end, against truth (both
+ * borrowed; the result's strings point into truth). Errors: those of the reader;
+ * SLEM_EFORMAT naming the ranking's file and line (an id twice for a query whose lines
+ * are spread over the file, a query the ground truth does not know, a database id
+ * unknown to the labels); SLEM_ENOMEM. */
+int slem_evalresult_new(SlemEvalResult **self, SlemRankReader *rankings, const SlemTruth *truth,
+                        const SlemEvalOpts *opts, SlemError *err);
+
+/* slem_evalresult_new() on the ranking file path ("-": stdin) in format fmt
+ * (SLEM_RANK_AUTO: recognised). Errors: as slem_rankreader_open() and
+ * slem_evalresult_new(). */
+int slem_evalresult_read(SlemEvalResult **self, const char *path, SlemRankFormat fmt,
+                         const SlemTruth *truth, const SlemEvalOpts *opts, SlemError *err);
 void slem_evalresult_free(SlemEvalResult *self);
+
+/* ---- reports ---- */
+
+enum {
+  SLEM_EVAL_JSON = 1,       /* one JSON object instead of "key<TAB>value" lines */
+  SLEM_EVAL_PER_QUERY = 2   /* every query of the ground truth before the summary */
+};
+
+/* Writes the summary of self to path ("-": stdout) atomically. Text: "# query..." and one
+ * line per query with SLEM_EVAL_PER_QUERY, then "mAP<TAB>0.123456", P@1, P@5, P@10,
+ * R@K (%.6f), queries, skipped, missing, ap. JSON: the same keys in lower case ("map",
+ * "p@1", ..., "r@K", "per_query": [...]). Errors: SLEM_EIO, SLEM_ENOMEM. */
+int slem_evalresult_write(const SlemEvalResult *self, const char *path, int flags,
+                          SlemError *err);
+
+/* Writes the interpolated precision-recall curve to path atomically: two comment lines
+ * (naming run, the ranking's name) then "recall<TAB>precision" per point. Errors:
+ * SLEM_EIO. */
+int slem_evalresult_write_curve(const SlemEvalResult *self, const char *path, const char *run,
+                                SlemError *err);
 
 #endif

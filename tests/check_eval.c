@@ -38,14 +38,12 @@ END_TEST
 static SlemEvalResult *evaluate_files(SlemTruth **truth, const char *ranking, const char *qrels,
                                       const char *junk, SlemApKind ap) {
   char *pr = tu_path("r.tsv"), *pq = tu_path("q.qrels"), *pj = tu_path("j.txt");
-  SlemRun *run = NULL;
   SlemTruth *t = NULL;
   SlemEvalResult *res = NULL;
   SlemEvalOpts o;
   SlemError err;
   tu_write_bytes(pr, ranking, strlen(ranking));
   tu_write_bytes(pq, qrels, strlen(qrels));
-  ck_assert_msg(slem_run_read(&run, pr, NULL, &err) == SLEM_OK, "%s", err.msg);
   ck_assert_msg(slem_truth_read_qrels(&t, pq, &err) == SLEM_OK, "%s", err.msg);
   if (junk) {
     tu_write_bytes(pj, junk, strlen(junk));
@@ -54,8 +52,7 @@ static SlemEvalResult *evaluate_files(SlemTruth **truth, const char *ranking, co
   slem_eval_opts_init(&o);
   o.ap = ap;
   o.recall_k = 2;
-  ck_assert_msg(slem_evaluate(&res, run, t, &o, &err) == SLEM_OK, "%s", err.msg);
-  slem_run_free(run);
+  ck_assert_msg(slem_evalresult_read(&res, pr, SLEM_RANK_AUTO, t, &o, &err) == SLEM_OK, "%s", err.msg);
   *truth = t;
   free(pr);
   free(pq);

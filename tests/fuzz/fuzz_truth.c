@@ -3,7 +3,7 @@
 #define _GNU_SOURCE /* memfd_create */
 #include <string.h>
 
-#include "../../lib/eval.h"
+#include "../../lib/truth.h"
 #include "../../lib/ids.h"
 #include "fuzz.h"
 

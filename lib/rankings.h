@@ -1,0 +1,116 @@
+/* Rankings: the result lists that slem-match writes and slem-eval and slem-merge read,
+ * in three formats, each query's results on consecutive lines:
+ *   tsv    "query<TAB>rank<TAB>id<TAB>score"
+ *   trec   "qid Q0 docno rank score tag" (a TREC run; white space separated)
+ *   jsonl  one query per line: {"query":"q","results":[{"rank":1,"id":"d","row":17,
+ *          "score":0.93}]}
+ * Ranks count from 1; ids are the ids files' lines, else 0-based database rows. Scores
+ * print with %.9g (float32) in the C locale. This module owns the format names, the
+ * writer and the reader.
+ */
+#ifndef SLEM_RANKINGS_H
+#define SLEM_RANKINGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "ids.h"
+#include "match.h"
+
+typedef enum SlemRankFormat {
+  SLEM_RANK_AUTO = -1,  /* reader only: recognise the format from the first line */
+  SLEM_RANK_TSV = 0,
+  SLEM_RANK_TREC,
+  SLEM_RANK_JSONL
+} SlemRankFormat;
+
+/* Parses "tsv", "trec", "jsonl". Returns SLEM_EINVAL on another name, and fills err (may
+ * be NULL) with "unknown format 'NAME' (tsv, trec, jsonl)". */
+int slem_rankformat_parse(SlemRankFormat *fmt, const char *name, SlemError *err);
+
+/* The name of fmt ("tsv", ...; "auto" for SLEM_RANK_AUTO). Static storage. */
+const char *slem_rankformat_name(SlemRankFormat fmt);
+
+/* "tsv, trec, jsonl": the names, for help and messages. Static storage. */
+const char *slem_rankformat_names(void);
+
+/* ---- writer ---- */
+
+typedef struct SlemRankWriter SlemRankWriter;
+
+/* Opens path ("-": stdout) atomically. qids and dbids may be NULL (rows are used) and
+ * are borrowed; tag names the run in TREC output ("slem" when NULL; copied). */
+int slem_rankwriter_open(SlemRankWriter **self, const char *path, SlemRankFormat fmt,
+                         const SlemIds *qids, const SlemIds *dbids, const char *tag,
+                         SlemError *err);
+
+/* Writes the hits of one query. Errors: SLEM_EFORMAT when an ids file is too short,
+ * SLEM_EIO. Has the signature of SlemHitsFn, with self as the context. */
+int slem_rankwriter_write(void *self, uint64_t query, const SlemHit *hits, size_t n,
+                          SlemError *err);
+
+/* One result as the reader gives it and slem_rankwriter_write_entries() takes it. */
+typedef struct SlemRankEntry {
+  long rank;               /* as read (the writer numbers 1, 2, ... instead) */
+  const char *id;
+  double score;            /* the writer prints (float)score with %.9g */
+  const char *score_text;  /* tsv, trec: the score as written; jsonl: NULL */
+  int64_t row;             /* jsonl "row": the database row; -1 when absent */
+  const char *tag;         /* trec: the run tag of the line; NULL otherwise */
+  uint64_t line;           /* line of the file (1-based) */
+} SlemRankEntry;
+
+/* Writes the n entries of query with their string ids as given, ranked 1..n in the
+ * order given; "row" in jsonl when entry.row >= 0. The writer's ids tables are not
+ * used. Errors: SLEM_EIO, SLEM_ENOMEM. */
+int slem_rankwriter_write_entries(SlemRankWriter *self, const char *query,
+                                  const SlemRankEntry *e, size_t n, SlemError *err);
+
+/* Finishes and moves the file into place; frees self whatever happens. */
+int slem_rankwriter_close(SlemRankWriter *self, SlemError *err);
+void slem_rankwriter_abort(SlemRankWriter *self);
+
+/* ---- reader ---- */
+
+/* The results of one query: the consecutive lines (one line in jsonl) that name it. */
+typedef struct SlemRankQuery {
+  const char *query;
+  size_t index;            /* dense index of the query id in order of first appearance;
+                              below the count of earlier groups when the id was seen
+                              before, its lines not being together */
+  uint64_t line;           /* its first line */
+  const SlemRankEntry *e;  /* e(n), in file order */
+  size_t n;
+} SlemRankQuery;
+
+typedef struct SlemRankReader SlemRankReader;
+
+/* Opens a ranking file ("-": stdin) in format fmt, SLEM_RANK_AUTO to recognise it from
+ * the first non-blank line ('{' jsonl; tabs and no space tsv; else trec). Errors:
+ * SLEM_EIO. */
+int slem_rankreader_open(SlemRankReader **self, const char *path, SlemRankFormat fmt,
+                         SlemError *err);
+void slem_rankreader_free(SlemRankReader *self);
+
+/* Reads the next query: *q points to storage owned by self, valid until the next call;
+ * NULL at end of file. Memory holds one query at a time. Errors name the file and the
+ * line: SLEM_EFORMAT for a wrong field count, a rank that is not a positive whole number,
+ * a score that is not a finite number, a jsonl line that is not an object with a string
+ * "query" and an array "results" of objects with a string "id", a number "score" and
+ * optional number "rank" and whole "row" >= 0, an id twice in a query's lines, a file
+ * with no ranking at all; SLEM_EIO; SLEM_ENOMEM. A tsv or trec line that cannot be
+ * parsed ends the query before it, which is handed out first; the error comes on the
+ * next call (so a consumer sees errors in line order). */
+int slem_rankreader_next(SlemRankReader *self, const SlemRankQuery **q, SlemError *err);
+
+/* The format (known once the first query was read, else what was asked). */
+SlemRankFormat slem_rankreader_format(const SlemRankReader *self);
+
+/* The file's name for messages ("<stdin>" for stdin). Owned by self. */
+const char *slem_rankreader_name(const SlemRankReader *self);
+
+/* The number of distinct query ids seen so far. */
+size_t slem_rankreader_queries(const SlemRankReader *self);
+
+#endif

@@ -1,0 +1,305 @@
+#include "truth.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ids.h"
+#include "lines.h"
+#include "strmap.h"
+
+struct SlemTruth {
+  int labels;            /* 1: labels, 0: qrels */
+  SlemStrMap *qmap, *dmap;
+  /* qrels */
+  SlemKeySet *rel;
+  size_t *nrel;          /* per query */
+  /* labels */
+  long *qlab, *dlab;     /* per query row, per database row */
+  size_t *lab_count;     /* database rows per label */
+  /* junk */
+  SlemKeySet *junk;
+  size_t *junk_rel;      /* per query: junk documents that were relevant */
+};
+
+void slem_truth_free(SlemTruth *self) {
+  if (!self) return;
+  slem_strmap_free(self->qmap);
+  slem_strmap_free(self->dmap);
+  slem_keyset_free(self->rel);
+  slem_keyset_free(self->junk);
+  free(self->nrel);
+  free(self->qlab);
+  free(self->dlab);
+  free(self->lab_count);
+  free(self->junk_rel);
+  free(self);
+}
+
+static SlemTruth *truth_new(int labels) {
+  SlemTruth *t = calloc(1, sizeof *t);
+  if (!t) return NULL;
+  t->labels = labels;
+  t->qmap = slem_strmap_new();
+  t->dmap = slem_strmap_new();
+  t->junk = slem_keyset_new();
+  t->rel = labels ? NULL : slem_keyset_new();
+  if (!t->qmap || !t->dmap || !t->junk || (!labels && !t->rel)) {
+    slem_truth_free(t);
+    return NULL;
+  }
+  return t;
+}
+
+/* Grows a per-query array of size_t to hold index i. */
+static int ensure(size_t **a, size_t *cap, size_t i) {
+  if (i < *cap) return 0;
+  {
+    size_t n = *cap ? *cap : 256;
+    size_t *p;
+    while (n <= i) n *= 2;
+    p = realloc(*a, n * sizeof *p);
+    if (!p) return -1;
+    memset(p + *cap, 0, (n - *cap) * sizeof *p);
+    *a = p;
+    *cap = n;
+  }
+  return 0;
+}
+
+int slem_truth_read_qrels(SlemTruth **self, const char *path, SlemError *err) {
+  SlemTruth *t = truth_new(0);
+  SlemLines *in = NULL;
+  size_t cap = 0;
+  int st;
+  *self = NULL;
+  if (!t) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  st = slem_lines_open(&in, path, err);
+  if (st) goto fail;
+  for (;;) {
+    char *f[6];
+    size_t nf;
+    long qi, di, rel;
+    char *end;
+    st = slem_lines_fields(in, f, 6, &nf, err);
+    if (st) goto fail;
+    if (nf == 0) break;
+    if (nf != 4) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": %zu fields, expected 4 (qid iter "
+                      "docno rel)", slem_lines_name(in), slem_lines_number(in), nf);
+      goto fail;
+    }
+    errno = 0;
+    rel = strtol(f[3], &end, 10);
+    if (end == f[3] || *end || errno) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": relevance '%s' is not a whole "
+                      "number", slem_lines_name(in), slem_lines_number(in), f[3]);
+      goto fail;
+    }
+    qi = slem_strmap_intern(t->qmap, f[0], strlen(f[0]));
+    di = slem_strmap_intern(t->dmap, f[2], strlen(f[2]));
+    if (qi < 0 || di < 0 || ensure(&t->nrel, &cap, (size_t)qi) != 0) goto nomem;
+    if (rel >= 1) {
+      int added = slem_keyset_add(t->rel, slem_pair((size_t)qi, (size_t)di));
+      if (added < 0) goto nomem;
+      t->nrel[qi] += (size_t)added;
+    }
+  }
+  if (slem_strmap_count(t->qmap) == 0) {
+    st = slem_error(err, SLEM_EFORMAT, "%s: no judgements (empty file)", slem_lines_name(in));
+    goto fail;
+  }
+  t->junk_rel = calloc(slem_strmap_count(t->qmap), sizeof *t->junk_rel);
+  if (!t->junk_rel) goto nomem;
+  slem_lines_free(in);
+  *self = t;
+  return SLEM_OK;
+nomem:
+  st = slem_error(err, SLEM_ENOMEM, "out of memory");
+fail:
+  slem_lines_free(in);
+  slem_truth_free(t);
+  return st;
+}
+
+/* Interns the ids of n rows (from an ids file, or "0".."n-1") into map; duplicates are
+ * errors. */
+static int intern_rows(SlemStrMap *map, const char *ids_path, size_t n, const char *what,
+                       SlemError *err) {
+  SlemIds *ids = NULL;
+  int st = SLEM_OK;
+  if (ids_path) {
+    st = slem_ids_read(&ids, ids_path, err);
+    if (st) return st;
+    if (slem_ids_count(ids) != n) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: %zu ids for %zu %s labels", ids_path,
+                      slem_ids_count(ids), n, what);
+      goto done;
+    }
+  }
+  for (size_t i = 0; i < n; i++) {
+    char buf[24];
+    const char *s = buf;
+    long k;
+    if (ids) s = slem_ids_get(ids, i);
+    else snprintf(buf, sizeof buf, "%zu", i);
+    k = slem_strmap_intern(map, s, strlen(s));
+    if (k < 0) {
+      st = slem_error(err, SLEM_ENOMEM, "out of memory");
+      goto done;
+    }
+    if ((size_t)k != i) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: line %zu: id '%s' appears twice", ids_path, i + 1, s);
+      goto done;
+    }
+  }
+done:
+  slem_ids_free(ids);
+  return st;
+}
+
+int slem_truth_read_labels(SlemTruth **self, const char *qlabels, const char *dblabels,
+                           const char *qids, const char *dbids, int exclude_self,
+                           SlemError *err) {
+  SlemTruth *t = truth_new(1);
+  SlemIds *ql = NULL, *dl = NULL;
+  SlemStrMap *labmap = slem_strmap_new();
+  size_t nq, nd, nlab;
+  int st;
+  *self = NULL;
+  if (!t || !labmap) {
+    st = slem_error(err, SLEM_ENOMEM, "out of memory");
+    goto fail;
+  }
+  if ((st = slem_ids_read(&ql, qlabels, err)) != SLEM_OK ||
+      (st = slem_ids_read(&dl, dblabels, err)) != SLEM_OK)
+    goto fail;
+  nq = slem_ids_count(ql);
+  nd = slem_ids_count(dl);
+  if ((st = intern_rows(t->qmap, qids, nq, "query", err)) != SLEM_OK ||
+      (st = intern_rows(t->dmap, dbids, nd, "database", err)) != SLEM_OK)
+    goto fail;
+  t->qlab = malloc(nq * sizeof *t->qlab);
+  t->dlab = malloc(nd * sizeof *t->dlab);
+  t->junk_rel = calloc(nq, sizeof *t->junk_rel);
+  if (!t->qlab || !t->dlab || !t->junk_rel) goto nomem;
+  for (size_t i = 0; i < nd; i++) {
+    const char *s = slem_ids_get(dl, i);
+    if ((t->dlab[i] = slem_strmap_intern(labmap, s, strlen(s))) < 0) goto nomem;
+  }
+  for (size_t i = 0; i < nq; i++) {
+    const char *s = slem_ids_get(ql, i);
+    if ((t->qlab[i] = slem_strmap_intern(labmap, s, strlen(s))) < 0) goto nomem;
+  }
+  nlab = slem_strmap_count(labmap);
+  t->lab_count = calloc(nlab, sizeof *t->lab_count);
+  if (!t->lab_count) goto nomem;
+  for (size_t i = 0; i < nd; i++) t->lab_count[t->dlab[i]]++;
+  if (exclude_self)
+    for (size_t i = 0; i < nq && i < nd; i++) {
+      if (slem_keyset_add(t->junk, slem_pair(i, i)) < 0) goto nomem;
+      if (t->qlab[i] == t->dlab[i]) t->junk_rel[i]++;
+    }
+  slem_ids_free(ql);
+  slem_ids_free(dl);
+  slem_strmap_free(labmap);
+  *self = t;
+  return SLEM_OK;
+nomem:
+  st = slem_error(err, SLEM_ENOMEM, "out of memory");
+fail:
+  slem_ids_free(ql);
+  slem_ids_free(dl);
+  slem_strmap_free(labmap);
+  slem_truth_free(t);
+  return st;
+}
+
+int slem_truth_relevant(const SlemTruth *self, size_t q, size_t d) {
+  if (self->labels) return self->qlab[q] == self->dlab[d];
+  return slem_keyset_has(self->rel, slem_pair(q, d));
+}
+
+int slem_truth_junk(const SlemTruth *self, size_t q, size_t d) {
+  return slem_keyset_has(self->junk, slem_pair(q, d));
+}
+
+size_t slem_truth_nrel(const SlemTruth *self, size_t q) {
+  size_t base = self->labels ? self->lab_count[self->qlab[q]] : self->nrel[q];
+  return base - self->junk_rel[q];
+}
+
+size_t slem_truth_queries(const SlemTruth *self) { return slem_strmap_count(self->qmap); }
+
+const char *slem_truth_query(const SlemTruth *self, size_t q) { return slem_strmap_get(self->qmap, q); }
+
+long slem_truth_find_query(const SlemTruth *self, const char *s) {
+  return slem_strmap_find(self->qmap, s, strlen(s));
+}
+
+long slem_truth_find_doc(const SlemTruth *self, const char *s) {
+  return slem_strmap_find(self->dmap, s, strlen(s));
+}
+
+int slem_truth_knows_all_docs(const SlemTruth *self) { return self->labels; }
+
+int slem_truth_read_junk(SlemTruth *self, const char *path, SlemError *err) {
+  SlemLines *in = NULL;
+  int st = slem_lines_open(&in, path, err);
+  if (st) return st;
+  for (;;) {
+    char *f[3];
+    size_t nf;
+    long qi, di;
+    int added;
+    st = slem_lines_fields(in, f, 3, &nf, err);
+    if (st || nf == 0) break;
+    if (nf != 2) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": %zu fields, expected 2 (query id, "
+                      "junk id)", slem_lines_name(in), slem_lines_number(in), nf);
+      break;
+    }
+    qi = slem_strmap_find(self->qmap, f[0], strlen(f[0]));
+    if (qi < 0) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": query '%s' is not in the ground "
+                      "truth", slem_lines_name(in), slem_lines_number(in), f[0]);
+      break;
+    }
+    di = self->labels ? slem_strmap_find(self->dmap, f[1], strlen(f[1]))
+                      : slem_strmap_intern(self->dmap, f[1], strlen(f[1]));
+    if (di < 0) {
+      st = self->labels ? slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": '%s' is not a "
+                                     "database id", slem_lines_name(in), slem_lines_number(in), f[1])
+                        : slem_error(err, SLEM_ENOMEM, "out of memory");
+      break;
+    }
+    added = slem_keyset_add(self->junk, slem_pair((size_t)qi, (size_t)di));
+    if (added < 0) {
+      st = slem_error(err, SLEM_ENOMEM, "out of memory");
+      break;
+    }
+    if (added && slem_truth_relevant(self, (size_t)qi, (size_t)di)) self->junk_rel[qi]++;
+  }
+  slem_lines_free(in);
+  return st;
+}
+
+int slem_truth_read(SlemTruth **self, const SlemTruthSpec *spec, SlemError *err) {
+  int st;
+  *self = NULL;
+  if (!spec->qrels == !(spec->qlabels && spec->dblabels))
+    return slem_error(err, SLEM_EINVAL, "give the ground truth as qrels, or as query and "
+                      "database labels");
+  st = spec->qrels ? slem_truth_read_qrels(self, spec->qrels, err)
+                   : slem_truth_read_labels(self, spec->qlabels, spec->dblabels, spec->qids,
+                                            spec->dbids, spec->exclude_self, err);
+  for (size_t i = 0; st == SLEM_OK && i < spec->njunk; i++)
+    st = slem_truth_read_junk(*self, spec->junk[i], err);
+  if (st) {
+    slem_truth_free(*self);
+    *self = NULL;
+  }
+  return st;
+}

@@ -1,0 +1,71 @@
+/* Ground truth for retrieval evaluation: which database items are relevant to which
+ * query, and which are junk (ignored for that query).
+ *
+ * Two sources: TREC qrels ("qid iter docno rel", rel >= 1 relevant), or one label per
+ * query and per database row (relevant = same label), the rows named by ids files or by
+ * their 0-based numbers. Query and document ids are strings, as rankings name them.
+ */
+#ifndef SLEM_TRUTH_H
+#define SLEM_TRUTH_H
+
+#include <stddef.h>
+
+#include "error.h"
+
+typedef struct SlemTruth SlemTruth;
+
+/* TREC qrels: "qid iter docno rel" per line, rel >= 1 relevant. Errors: SLEM_EIO,
+ * SLEM_EFORMAT naming the file and line (field count, a relevance that is not a whole
+ * number, an empty file), SLEM_ENOMEM. */
+int slem_truth_read_qrels(SlemTruth **self, const char *path, SlemError *err);
+
+/* One label per line for the queries and the database rows, relevant = same label.
+ * qids/dbids name the rows as the ranking does (NULL: 0-based row numbers).
+ * exclude_self: the database row with the query's index is junk (queries taken from the
+ * database and matched with --exclude-self). Errors: as slem_ids_read() for each file;
+ * SLEM_EFORMAT when an ids file's count differs from its labels' or names a row twice. */
+int slem_truth_read_labels(SlemTruth **self, const char *qlabels, const char *dblabels,
+                           const char *qids, const char *dbids, int exclude_self,
+                           SlemError *err);
+
+/* Adds the junk of path: "qid docid" per line; such documents are ignored for that
+ * query. Errors name the file and line: field count, a query the ground truth does not
+ * have, with labels a document that is not a database id. */
+int slem_truth_read_junk(SlemTruth *self, const char *path, SlemError *err);
+void slem_truth_free(SlemTruth *self);
+
+/* What a SlemTruthSpec names: qrels, or both label files (with optional ids and
+ * exclude_self), and any number of junk files. */
+typedef struct SlemTruthSpec {
+  const char *qrels;
+  const char *qlabels, *dblabels, *qids, *dbids;
+  int exclude_self;
+  const char *const *junk;
+  size_t njunk;
+} SlemTruthSpec;
+
+/* Reads the ground truth that spec names, then its junk files. Errors: those of the
+ * readers above; SLEM_EINVAL when spec names both or neither source. */
+int slem_truth_read(SlemTruth **self, const SlemTruthSpec *spec, SlemError *err);
+
+/* Queries: dense indices 0..count-1 in the order of the qrels or query labels. */
+size_t slem_truth_queries(const SlemTruth *self);
+const char *slem_truth_query(const SlemTruth *self, size_t q);  /* owned by self */
+/* The index of the query named s, or -1. */
+long slem_truth_find_query(const SlemTruth *self, const char *s);
+
+/* The index of the document named s, or -1 when the ground truth never names it. */
+long slem_truth_find_doc(const SlemTruth *self, const char *s);
+
+/* 1 when every database document is known (labels): an unknown id is then an error of
+ * the ranking rather than a non-relevant document. */
+int slem_truth_knows_all_docs(const SlemTruth *self);
+
+/* Relevance and junk of document d (an index from slem_truth_find_doc) for query q. */
+int slem_truth_relevant(const SlemTruth *self, size_t q, size_t d);
+int slem_truth_junk(const SlemTruth *self, size_t q, size_t d);
+
+/* R of query q: its relevant documents, junk removed. */
+size_t slem_truth_nrel(const SlemTruth *self, size_t q);
+
+#endif

@@ -1,0 +1,247 @@
+/* The rankings module: format names, the writer and the reader's iterator, round trips
+ * through all three formats, and bad lines named by file and line. */
+#include "testutil.h"
+
+#include "../lib/fmt.h"
+#include "../lib/rankings.h"
+
+/* Reads the whole text of path into a new string. */
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  char *s = calloc(1, 1 << 16);
+  ck_assert_ptr_nonnull(f);
+  fread(s, 1, (1 << 16) - 1, f);
+  fclose(f);
+  return s;
+}
+
+START_TEST(format_names) {
+  SlemRankFormat f = SLEM_RANK_AUTO;
+  SlemError err;
+  ck_assert_int_eq(slem_rankformat_parse(&f, "trec", &err), SLEM_OK);
+  ck_assert_int_eq(f, SLEM_RANK_TREC);
+  ck_assert_int_eq(slem_rankformat_parse(&f, "jsonl", NULL), SLEM_OK);
+  ck_assert_int_eq(f, SLEM_RANK_JSONL);
+  ck_assert_str_eq(slem_rankformat_name(SLEM_RANK_TSV), "tsv");
+  ck_assert_str_eq(slem_rankformat_name(SLEM_RANK_AUTO), "auto");
+  /* the undocumented "json" spelling is gone */
+  ck_assert_int_eq(slem_rankformat_parse(&f, "json", &err), SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "unknown format 'json' (tsv, trec, jsonl)");
+  ck_assert_int_eq(f, SLEM_RANK_JSONL);
+}
+END_TEST
+
+/* Writes two queries of string-id entries in format fmt, then reads them back with the
+ * format recognised, and checks every field. */
+static void round_trip(SlemRankFormat fmt, const char *name) {
+  char *path = tu_path(name);
+  SlemRankEntry a[3] = {{.id = "img-7", .score = 0.75f, .row = 7},
+                        {.id = "x", .score = 0.5f, .row = 12},
+                        {.id = "long_id_0001", .score = -1.25e-3f, .row = 0}};
+  SlemRankEntry b[1] = {{.id = "img-7", .score = 3e10f, .row = -1}};
+  const SlemRankQuery *q;
+  SlemRankWriter *w = NULL;
+  SlemRankReader *r = NULL;
+  SlemError err;
+  char buf[SLEM_FMT_G9_MAX];
+  ck_assert_msg(slem_rankwriter_open(&w, path, fmt, NULL, NULL, "run1", &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_msg(slem_rankwriter_write_entries(w, "q-one", a, 3, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_msg(slem_rankwriter_write_entries(w, "q2", b, 1, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_msg(slem_rankwriter_close(w, &err) == SLEM_OK, "%s", err.msg);
+
+  ck_assert_msg(slem_rankreader_open(&r, path, SLEM_RANK_AUTO, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_msg(slem_rankreader_next(r, &q, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_int_eq(slem_rankreader_format(r), fmt);
+  ck_assert_ptr_nonnull(q);
+  ck_assert_str_eq(q->query, "q-one");
+  ck_assert_uint_eq(q->index, 0);
+  ck_assert_uint_eq(q->line, 1);
+  ck_assert_uint_eq(q->n, 3);
+  for (size_t i = 0; i < 3; i++) {
+    ck_assert_int_eq(q->e[i].rank, (long)i + 1);
+    ck_assert_str_eq(q->e[i].id, a[i].id);
+    ck_assert_msg((float)q->e[i].score == (float)a[i].score, "score %zu: %.9g", i, q->e[i].score);
+    slem_fmt_g9(buf, (float)a[i].score);
+    if (fmt == SLEM_RANK_JSONL) {
+      ck_assert_ptr_null(q->e[i].score_text);
+      ck_assert_int_eq(q->e[i].row, a[i].row);
+      ck_assert_uint_eq(q->e[i].line, 1);
+    } else {
+      ck_assert_str_eq(q->e[i].score_text, buf);
+      ck_assert_int_eq(q->e[i].row, -1);
+      ck_assert_uint_eq(q->e[i].line, i + 1);
+    }
+    if (fmt == SLEM_RANK_TREC) ck_assert_str_eq(q->e[i].tag, "run1");
+    else ck_assert_ptr_null(q->e[i].tag);
+  }
+  ck_assert_msg(slem_rankreader_next(r, &q, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_ptr_nonnull(q);
+  ck_assert_str_eq(q->query, "q2");
+  ck_assert_uint_eq(q->index, 1);
+  ck_assert_uint_eq(q->n, 1);
+  ck_assert_str_eq(q->e[0].id, "img-7");
+  ck_assert_int_eq(q->e[0].row, -1); /* jsonl leaves "row" out when it is not known */
+  ck_assert_msg((float)q->e[0].score == 3e10f, "%.9g", q->e[0].score);
+  ck_assert_msg(slem_rankreader_next(r, &q, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_ptr_null(q);
+  ck_assert_uint_eq(slem_rankreader_queries(r), 2);
+  slem_rankreader_free(r);
+  free(path);
+}
+
+START_TEST(round_trip_tsv) { round_trip(SLEM_RANK_TSV, "rt.tsv"); }
+END_TEST
+START_TEST(round_trip_trec) { round_trip(SLEM_RANK_TREC, "rt.trec"); }
+END_TEST
+START_TEST(round_trip_jsonl) { round_trip(SLEM_RANK_JSONL, "rt.jsonl"); }
+END_TEST
+
+/* Hits with rows and an ids table, the way slem-match writes them: the same bytes as
+ * entries with those ids and rows. */
+START_TEST(hits_and_entries_write_the_same_bytes) {
+  static const SlemRankFormat fmts[] = {SLEM_RANK_TSV, SLEM_RANK_TREC, SLEM_RANK_JSONL};
+  for (size_t f = 0; f < 3; f++) {
+    char *p1 = tu_path("hits.out"), *p2 = tu_path("entries.out"), *s1, *s2;
+    SlemHit h[2] = {{4, 0.25f}, {1, 0.125f}};
+    SlemRankEntry e[2] = {{.id = "4", .score = 0.25, .row = 4}, {.id = "1", .score = 0.125, .row = 1}};
+    SlemRankWriter *w = NULL;
+    SlemError err;
+    ck_assert_int_eq(slem_rankwriter_open(&w, p1, fmts[f], NULL, NULL, NULL, &err), SLEM_OK);
+    ck_assert_int_eq(slem_rankwriter_write(w, 3, h, 2, &err), SLEM_OK);
+    ck_assert_int_eq(slem_rankwriter_close(w, &err), SLEM_OK);
+    ck_assert_int_eq(slem_rankwriter_open(&w, p2, fmts[f], NULL, NULL, NULL, &err), SLEM_OK);
+    ck_assert_int_eq(slem_rankwriter_write_entries(w, "3", e, 2, &err), SLEM_OK);
+    ck_assert_int_eq(slem_rankwriter_close(w, &err), SLEM_OK);
+    s1 = slurp(p1);
+    s2 = slurp(p2);
+    ck_assert_str_eq(s1, s2);
+    if (f == 0) ck_assert_str_eq(s1, "3\t1\t4\t0.25\n3\t2\t1\t0.125\n");
+    if (f == 1) ck_assert_str_eq(s1, "3 Q0 4 1 0.25 slem\n3 Q0 1 2 0.125 slem\n");
+    if (f == 2)
+      ck_assert_str_eq(s1, "{\"query\":\"3\",\"results\":[{\"rank\":1,\"id\":\"4\",\"row\":4,\"score\":0.25},"
+                           "{\"rank\":2,\"id\":\"1\",\"row\":1,\"score\":0.125}]}\n");
+    free(s1);
+    free(s2);
+    free(p1);
+    free(p2);
+  }
+}
+END_TEST
+
+/* Reads text as a ranking in format fmt until an error or the end; returns the status
+ * and leaves the message in err; *nq counts the queries handed out before. */
+static int read_text(const char *text, SlemRankFormat fmt, SlemError *err, size_t *nq) {
+  char *path = tu_path("bad.rank");
+  SlemRankReader *r = NULL;
+  const SlemRankQuery *q;
+  int st;
+  tu_write_bytes(path, text, strlen(text));
+  *nq = 0;
+  st = slem_rankreader_open(&r, path, fmt, err);
+  ck_assert_int_eq(st, SLEM_OK);
+  while ((st = slem_rankreader_next(r, &q, err)) == SLEM_OK && q) ++*nq;
+  slem_rankreader_free(r);
+  free(path);
+  return st;
+}
+
+static void expect_bad(const char *text, SlemRankFormat fmt, const char *msg, size_t nq_before) {
+  SlemError err;
+  size_t nq;
+  ck_assert_int_eq(read_text(text, fmt, &err, &nq), SLEM_EFORMAT);
+  ck_assert_msg(strstr(err.msg, "bad.rank: ") && strstr(err.msg, msg), "'%s' lacks '%s'", err.msg, msg);
+  ck_assert_uint_eq(nq, nq_before);
+}
+
+START_TEST(bad_lines_name_file_and_line) {
+  expect_bad("q\t1\tx\n", SLEM_RANK_AUTO, "line 1: 3 fields, expected 4", 0);
+  expect_bad("q\t1\ta\t0.9\nq\t2\tx\tabc\n", SLEM_RANK_AUTO, "line 2: score 'abc' is not a number", 1);
+  expect_bad("q\t1\ta\t0.9\nq\t2\tx\tinf\n", SLEM_RANK_TSV, "line 2: score 'inf' is not a number", 1);
+  expect_bad("q\tone\ta\t0.9\n", SLEM_RANK_TSV, "line 1: rank 'one' is not a positive whole number", 0);
+  expect_bad("q\t0\ta\t0.9\n", SLEM_RANK_TSV, "line 1: rank '0' is not a positive", 0);
+  expect_bad("q\t1\ta\t0.9\nq\t2\ta\t0.8\n", SLEM_RANK_AUTO, "line 2: id 'a' appears twice for query 'q'", 0);
+  expect_bad("q Q0 a 1 0.5\n", SLEM_RANK_TREC, "line 1: 5 fields, expected 6", 0);
+  expect_bad("{\"query\":\"q\",\"results\":[{\"id\":\"a\"}]}\n", SLEM_RANK_AUTO,
+             "line 1: result 1 needs a string \"id\" and a number \"score\"", 0);
+  expect_bad("{\"query\":\"q\",\"results\":[{\"id\":\"a\",\"score\":1,\"row\":-2}]}\n", SLEM_RANK_AUTO,
+             "line 1: result 1: \"row\" is not a whole number >= 0", 0);
+  expect_bad("{\"query\":\"q\",\"results\":[{\"id\":\"a\",\"score\":1,\"row\":1.5}]}\n", SLEM_RANK_JSONL,
+             "line 1: result 1: \"row\"", 0);
+  expect_bad("{\"query\":\"q\",\"results\":[]}\n[1]\n", SLEM_RANK_AUTO, "line 2: not a JSON object", 1);
+  expect_bad("{\"results\":[]}\n", SLEM_RANK_JSONL, "line 1: needs a string \"query\"", 0);
+  expect_bad("", SLEM_RANK_AUTO, "no rankings (empty file)", 0);
+  expect_bad(" \n\t\n", SLEM_RANK_AUTO, "no rankings (empty file)", 0);
+  /* a bad line: the lines before it are handed out first (as a query, here the part of q
+   * before line 2 above), then the error, so that errors come in line order */
+  expect_bad("q\t1\ta\t0.9\nw\t1\ta\t0.9\nw\t2\tb\n", SLEM_RANK_TSV, "line 3: 3 fields", 2);
+  expect_bad("q\t1\ta\t0.9\nw\tx\ta\t0.9\n", SLEM_RANK_TSV, "line 2: rank 'x'", 1);
+}
+END_TEST
+
+START_TEST(queries_group_consecutive_lines) {
+  /* blank lines skipped; q's lines apart: a second group with the index of the first */
+  const char *text = "q\t1\ta\t0.9\n\nq\t2\tb\t0.8\nw\t1\ta\t0.7\nq\t3\tc\t0.6\n";
+  char *path = tu_path("groups.tsv");
+  SlemRankReader *r = NULL;
+  const SlemRankQuery *q;
+  SlemError err;
+  tu_write_bytes(path, text, strlen(text));
+  ck_assert_int_eq(slem_rankreader_open(&r, path, SLEM_RANK_AUTO, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankreader_next(r, &q, &err), SLEM_OK);
+  ck_assert_str_eq(q->query, "q");
+  ck_assert_uint_eq(q->n, 2);
+  ck_assert_uint_eq(q->e[1].line, 3);
+  ck_assert_str_eq(q->e[1].id, "b");
+  ck_assert_int_eq(slem_rankreader_next(r, &q, &err), SLEM_OK);
+  ck_assert_str_eq(q->query, "w");
+  ck_assert_uint_eq(q->index, 1);
+  ck_assert_uint_eq(q->line, 4);
+  ck_assert_int_eq(slem_rankreader_next(r, &q, &err), SLEM_OK);
+  ck_assert_str_eq(q->query, "q");
+  ck_assert_uint_eq(q->index, 0);
+  ck_assert_uint_eq(q->n, 1);
+  ck_assert_str_eq(q->e[0].id, "c");
+  ck_assert_int_eq(slem_rankreader_next(r, &q, &err), SLEM_OK);
+  ck_assert_ptr_null(q);
+  slem_rankreader_free(r);
+  free(path);
+}
+END_TEST
+
+START_TEST(many_entries_per_query) {
+  /* more entries than the id set's first size, and long ids: the arena and the set grow */
+  char *path = tu_path("many.tsv");
+  FILE *f = fopen(path, "w");
+  SlemRankReader *r = NULL;
+  const SlemRankQuery *q;
+  SlemError err;
+  for (int i = 0; i < 3000; i++) fprintf(f, "query\t%d\tdocument-%0200d\t%d\n", i + 1, i, -i);
+  fclose(f);
+  ck_assert_int_eq(slem_rankreader_open(&r, path, SLEM_RANK_TSV, &err), SLEM_OK);
+  ck_assert_msg(slem_rankreader_next(r, &q, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_uint_eq(q->n, 3000);
+  ck_assert_int_eq(q->e[2999].rank, 3000);
+  ck_assert_double_eq(q->e[2999].score, -2999);
+  ck_assert_int_eq(strncmp(q->e[1234].id, "document-0000", 13), 0);
+  ck_assert_str_eq(q->e[1234].id + strlen(q->e[1234].id) - 4, "1234");
+  slem_rankreader_free(r);
+  free(path);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("rankings");
+  TCase *tc = tcase_create("rankings");
+  tcase_add_test(tc, format_names);
+  tcase_add_test(tc, round_trip_tsv);
+  tcase_add_test(tc, round_trip_trec);
+  tcase_add_test(tc, round_trip_jsonl);
+  tcase_add_test(tc, hits_and_entries_write_the_same_bytes);
+  tcase_add_test(tc, bad_lines_name_file_and_line);
+  tcase_add_test(tc, queries_group_consecutive_lines);
+  tcase_add_test(tc, many_entries_per_query);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+TU_RUN(suite)
