@@ -2,12 +2,15 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../lib/eval.h"
+#include "../lib/revisitop.h"
 #include "../lib/slem.h"
+#include "../lib/treceval.h"
 #include "cli.h"
 
 #define MAX_JUNK 16
@@ -39,12 +42,92 @@ static void __attribute__((noreturn)) usage(void) {
       "      --curve FILE        write the interpolated precision-recall curve (for plot-pr)\n"
       "      --curve-points N    recall points of the curve: 11 (default) or 101\n"
       "  -o, --output OUT        write here (default: stdout)\n"
+      "  -q, --quiet             no warnings\n"
+      "\n"
+      "trec_eval's numbers (with --qrels):\n"
+      "      --trec-compat       evaluate as trec_eval 10.0: results re-sorted by score, ties\n"
+      "                          by docno in decreasing order, ranks ignored; the qrels' topics\n"
+      "                          only; 'measure<TAB>query<TAB>value' lines as it prints them\n"
+      "  -m, --measure M         trec_eval's -m: map, gm_map, Rprec, recip_rank, P[.5,10,...],\n"
+      "                          iprec_at_recall[.0,.1,...], ndcg, num_q, num_ret, num_rel,\n"
+      "                          num_rel_ret, official (the default set); may be repeated\n"
+      "      --complete          trec_eval -c: qrels topics missing from the run count as 0\n"
+      "      --relevance-level N trec_eval -l: qrels value >= N is relevant (default 1)\n"
+      "                          (--per-query is trec_eval's -q)\n"
+      "\n"
+      "The revisited Oxford/Paris protocol (revisitop's compute_map):\n"
+      "      --protocol P        easy, medium or hard: mAP and mP@1, mP@5, mP@10\n"
+      "      --easy FILE         'query item' per line: the easy positives\n"
+      "      --hard FILE         the hard positives (--junk FILE: the junk), or instead\n"
+      "                          --qrels with grades 2 easy, 1 hard, -1 junk, 0 negative\n"
+      "\n"
       "  -h, --help              show this help and exit\n"
       "  -V, --version           show the version and exit\n"
       "\n"
       "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
       "See slem-eval(1).\n");
   exit(cli_close_stdout(CLI_EXIT_OK));
+}
+
+/* --trec-compat: the qrels and the ranking through treceval.h. */
+static int run_trec(const char *ranking, SlemRankFormat format, const char *qrels, size_t njunk,
+                    const char *output, const SlemTrecOpts *topts, const char *const *measures,
+                    size_t nmeasures, int flags, int quiet) {
+  SlemTrecOpts o = *topts;
+  SlemTrecEval *ev = NULL;
+  SlemRankReader *r = NULL;
+  SlemError err;
+  uint64_t skipped = 0;
+  int st;
+  if (!qrels) cli_usage_error("--trec-compat needs --qrels");
+  if (njunk) cli_usage_error("--trec-compat: trec_eval has no junk lists");
+  if (flags & SLEM_EVAL_JSON) cli_usage_error("--trec-compat prints trec_eval's lines, not JSON");
+  o.per_query = (flags & SLEM_EVAL_PER_QUERY) != 0;
+  if (slem_treceval_new(&ev, &o, &err) != SLEM_OK) return cli_fail(&err);
+  for (size_t i = 0; i < nmeasures; i++)
+    if (slem_treceval_measure(ev, measures[i], &err) != SLEM_OK) {
+      slem_treceval_free(ev);
+      cli_usage_error("-m: %s", err.msg);
+    }
+  st = slem_treceval_read_qrels(ev, qrels, &err);
+  if (st == SLEM_OK) st = slem_rankreader_open(&r, ranking, format, &err);
+  if (st == SLEM_OK) st = slem_treceval_add_run(ev, r, &err);
+  if (st == SLEM_OK) st = slem_treceval_write_path(ev, output, &skipped, &err);
+  slem_rankreader_free(r);
+  slem_treceval_free(ev);
+  if (st != SLEM_OK) return cli_fail(&err);
+  if (skipped && !quiet)
+    cli_warn("%" PRIu64 " topics of the qrels are not in the run: left out (trec_eval 10.0 stops "
+             "there; --complete counts them as 0, as trec_eval -c)", skipped);
+  return CLI_EXIT_OK;
+}
+
+/* --protocol: revisitop's easy/medium/hard evaluation through revisitop.h. */
+static int run_protocol(const char *ranking, SlemRankFormat format, SlemProtocol protocol,
+                        const char *qrels, const char *easy, const char *hard,
+                        const char *const *junk, size_t njunk, const char *output, int flags) {
+  SlemRevisit *rv = NULL;
+  SlemRankReader *r = NULL;
+  SlemError err;
+  int st;
+  if (!qrels == !(easy || hard))
+    cli_usage_error("--protocol needs the positives: --easy F and --hard F, or graded --qrels");
+  if (qrels && njunk) cli_usage_error("--protocol with --qrels: junk is grade -1 there");
+  if ((st = slem_revisit_new(&rv, protocol, &err)) != SLEM_OK) return cli_fail(&err);
+  if (qrels) st = slem_revisit_read_qrels(rv, qrels, &err);
+  if (st == SLEM_OK && easy) st = slem_revisit_read(rv, SLEM_GT_EASY, easy, &err);
+  if (st == SLEM_OK && hard) st = slem_revisit_read(rv, SLEM_GT_HARD, hard, &err);
+  for (size_t i = 0; i < njunk && st == SLEM_OK; i++)
+    st = slem_revisit_read(rv, SLEM_GT_JUNK, junk[i], &err);
+  if (st == SLEM_OK) st = slem_rankreader_open(&r, ranking, format, &err);
+  if (st == SLEM_OK) st = slem_revisit_add_run(rv, r, &err);
+  if (st == SLEM_OK)
+    st = slem_revisit_write(rv, output, ((flags & SLEM_EVAL_JSON) ? SLEM_REVISIT_JSON : 0) |
+                                            ((flags & SLEM_EVAL_PER_QUERY) ? SLEM_REVISIT_PER_QUERY : 0),
+                            &err);
+  slem_rankreader_free(r);
+  slem_revisit_free(rv);
+  return st == SLEM_OK ? CLI_EXIT_OK : cli_fail(&err);
 }
 
 int main(int argc, char **argv) {
@@ -57,7 +140,17 @@ int main(int argc, char **argv) {
       {"per-query", no_argument, 0, 'P'},          {"json", no_argument, 0, 'j'},
       {"curve", required_argument, 0, 'C'},        {"curve-points", required_argument, 0, 'N'},
       {"output", required_argument, 0, 'o'},       {"help", no_argument, 0, 'h'},
-      {"version", no_argument, 0, 'V'},            {0, 0, 0, 0}};
+      {"version", no_argument, 0, 'V'},            {"quiet", no_argument, 0, 'q'},
+      {"trec-compat", no_argument, 0, 'T'},        {"measure", required_argument, 0, 'm'},
+      {"complete", no_argument, 0, 'c'},           {"relevance-level", required_argument, 0, 'l'},
+      {"protocol", required_argument, 0, 'p'},     {"easy", required_argument, 0, 'E'},
+      {"hard", required_argument, 0, 'H'},         {0, 0, 0, 0}};
+  static const char shortopts[] = "k:f:o:m:qhV";
+  const char *measures[64], *easy = NULL, *hard = NULL;
+  size_t nmeasures = 0;
+  int trec = 0, quiet = 0, have_protocol = 0;
+  SlemTrecOpts topts;
+  SlemProtocol protocol = SLEM_PROTO_MEDIUM;
   const char *junk[MAX_JUNK], *curve = NULL, *output = "-", *ranking = "-";
   int flags = 0, c, status = CLI_EXIT_OK;
   SlemRankFormat format = SLEM_RANK_AUTO;
@@ -69,7 +162,8 @@ int main(int argc, char **argv) {
 
   cli_init(argv[0]);
   slem_eval_opts_init(&opts);
-  while ((c = getopt_long(argc, argv, "k:f:o:hV", longopts, NULL)) != -1) {
+  slem_treceval_opts_init(&topts);
+  while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
     switch (c) {
     case 'Q': spec.qrels = optarg; break;
     case 'L': spec.qlabels = optarg; break;
@@ -98,13 +192,44 @@ int main(int argc, char **argv) {
         cli_usage_error("--curve-points: 11 or 101");
       break;
     case 'o': output = optarg; break;
+    case 'q': quiet = 1; break;
+    case 'T': trec = 1; break;
+    case 'm':
+      if (nmeasures == sizeof measures / sizeof *measures) cli_usage_error("-m: too many measures");
+      measures[nmeasures++] = optarg;
+      break;
+    case 'c': topts.complete = 1; break;
+    case 'l': topts.relevance_level = cli_long("--relevance-level", optarg, -1000000, 1000000); break;
+    case 'p':
+      if (slem_protocol_parse(&protocol, optarg) != SLEM_OK)
+        cli_usage_error("--protocol: '%s' (easy, medium, hard)", optarg);
+      have_protocol = 1;
+      break;
+    case 'E': easy = optarg; break;
+    case 'H': hard = optarg; break;
     case 'h': usage();
     case 'V': cli_version();
-    default: cli_usage_error("unknown option");
+    default: cli_bad_option(argv, shortopts);
     }
   }
+  cli_set_quiet(quiet);
   if (optind < argc) ranking = argv[optind++];
   if (optind < argc) cli_usage_error("one ranking at a time: unexpected '%s'", argv[optind]);
+  if (!trec && (nmeasures || topts.complete || topts.relevance_level != 1))
+    cli_usage_error("-m, --complete and --relevance-level go with --trec-compat");
+  if (!have_protocol && (easy || hard))
+    cli_usage_error("--easy and --hard go with --protocol");
+  if (trec && have_protocol) cli_usage_error("--trec-compat or --protocol, not both");
+  if (trec || have_protocol) {
+    if (spec.qlabels || spec.dblabels || spec.qids || spec.dbids || spec.exclude_self || curve ||
+        opts.ap != SLEM_AP_TREC)
+      cli_usage_error("%s takes neither labels, ids, --exclude-self, --curve nor --ap",
+                      trec ? "--trec-compat" : "--protocol");
+    return cli_close_stdout(trec ? run_trec(ranking, format, spec.qrels, spec.njunk, output, &topts,
+                                            measures, nmeasures, flags, quiet)
+                                 : run_protocol(ranking, format, protocol, spec.qrels, easy, hard,
+                                                junk, spec.njunk, output, flags));
+  }
   if (!spec.qrels == !(spec.qlabels || spec.dblabels))
     cli_usage_error("give the ground truth as --qrels, or as --query-labels and --db-labels");
   if (!spec.qrels && !(spec.qlabels && spec.dblabels))
@@ -118,7 +243,7 @@ int main(int argc, char **argv) {
                                             &err) != SLEM_OK) ||
       slem_evalresult_write(res, output, flags, &err) != SLEM_OK)
     goto fail;
-  if (res->missing > 0) {
+  if (res->missing > 0 && !quiet) {
     for (size_t i = 0; i < res->nq; i++)
       if (res->q[i].status == SLEM_Q_MISSING) {
         cli_warn("%zu queries of the ground truth are not in the ranking; their AP counts as 0 "

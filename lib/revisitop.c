@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "io.h"
 #include "strmap.h"
 
@@ -239,4 +241,124 @@ int slem_revisit_query_result(const SlemRevisit *self, size_t i, const char **qi
   *ap = *status == 0 ? q->ap : 0.0;
   for (int c = 0; c < SLEM_REVISIT_NK; c++) mp[c] = *status == 0 ? q->mp[c] : 0.0;
   return SLEM_OK;
+}
+
+typedef struct Ranked {
+  long rank;
+  uint64_t line;
+  const char *id;
+} Ranked;
+
+static int by_rank_line(const void *a, const void *b) {
+  const Ranked *x = a, *y = b;
+  if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+  return x->line < y->line ? -1 : x->line > y->line;
+}
+
+int slem_revisit_add_run(SlemRevisit *self, SlemRankReader *rankings, SlemError *err) {
+  const SlemRankQuery *q;
+  Ranked *r = NULL;
+  const char **ids = NULL;
+  size_t cap = 0;
+  int st;
+  while ((st = slem_rankreader_next(rankings, &q, err)) == SLEM_OK && q) {
+    if (q->n > cap) {
+      Ranked *nr = realloc(r, q->n * sizeof *r);
+      const char **ni = nr ? realloc(ids, q->n * sizeof *ids) : NULL;
+      if (nr) r = nr;
+      if (ni) ids = ni;
+      if (!nr || !ni) {
+        st = slem_error(err, SLEM_ENOMEM, "out of memory reading %s", slem_rankreader_name(rankings));
+        break;
+      }
+      cap = q->n;
+    }
+    for (size_t i = 0; i < q->n; i++) r[i] = (Ranked){q->e[i].rank, q->e[i].line, q->e[i].id};
+    qsort(r, q->n, sizeof *r, by_rank_line);
+    for (size_t i = 0; i < q->n; i++) ids[i] = r[i].id;
+    if ((st = slem_revisit_query(self, q->query, ids, q->n, err)) != SLEM_OK) {
+      char msg[SLEM_ERRMSG_MAX];
+      snprintf(msg, sizeof msg, "%s", err->msg);
+      st = slem_error(err, st, "%s: line %" PRIu64 ": %s", slem_rankreader_name(rankings),
+                      q->line, msg);
+      break;
+    }
+  }
+  free(r);
+  free(ids);
+  return st;
+}
+
+static const char *const status_names[] = {"ok", "empty", "missing"};
+
+static int write_text(SlemRevisit *self, FILE *f, const SlemRevisitResult *res, int flags) {
+  int ok = 1;
+  if (flags & SLEM_REVISIT_PER_QUERY) {
+    ok &= fprintf(f, "# query\tAP\tP@1\tP@5\tP@10\tstatus\n") > 0;
+    for (size_t i = 0; i < self->nq; i++) {
+      const char *qid;
+      double ap, mp[SLEM_REVISIT_NK];
+      int status;
+      slem_revisit_query_result(self, i, &qid, &ap, mp, &status);
+      ok &= fprintf(f, "%s\t%.6f\t%.4f\t%.4f\t%.4f\t%s\n", qid, ap, mp[0], mp[1], mp[2],
+                    status_names[status]) > 0;
+    }
+  }
+  ok &= fprintf(f, "protocol\t%s\nmAP\t%.6f\n", slem_protocol_name(self->p), res->map) > 0;
+  for (int c = 0; c < SLEM_REVISIT_NK; c++)
+    ok &= fprintf(f, "mP@%zu\t%.6f\n", slem_revisit_kappas[c], res->mp[c]) > 0;
+  ok &= fprintf(f, "queries\t%zu\nempty\t%zu\nmissing\t%zu\n", res->evaluated, res->empty,
+                res->missing) > 0;
+  return ok;
+}
+
+static int write_json(SlemRevisit *self, FILE *f, const SlemRevisitResult *res, int flags) {
+  cJSON *o = cJSON_CreateObject(), *arr;
+  char key[16], *text;
+  int ok = o != NULL;
+  if (!ok) return 0;
+  cJSON_AddStringToObject(o, "protocol", slem_protocol_name(self->p));
+  cJSON_AddNumberToObject(o, "map", res->map);
+  for (int c = 0; c < SLEM_REVISIT_NK; c++) {
+    snprintf(key, sizeof key, "mp@%zu", slem_revisit_kappas[c]);
+    cJSON_AddNumberToObject(o, key, res->mp[c]);
+  }
+  cJSON_AddNumberToObject(o, "queries", (double)res->evaluated);
+  cJSON_AddNumberToObject(o, "empty", (double)res->empty);
+  cJSON_AddNumberToObject(o, "missing", (double)res->missing);
+  if ((flags & SLEM_REVISIT_PER_QUERY) && (arr = cJSON_AddArrayToObject(o, "per_query")))
+    for (size_t i = 0; i < self->nq; i++) {
+      const char *qid;
+      double ap, mp[SLEM_REVISIT_NK];
+      int status;
+      cJSON *q = cJSON_CreateObject();
+      if (!q) break;
+      slem_revisit_query_result(self, i, &qid, &ap, mp, &status);
+      cJSON_AddStringToObject(q, "query", qid);
+      cJSON_AddNumberToObject(q, "ap", ap);
+      for (int c = 0; c < SLEM_REVISIT_NK; c++) {
+        snprintf(key, sizeof key, "p@%zu", slem_revisit_kappas[c]);
+        cJSON_AddNumberToObject(q, key, mp[c]);
+      }
+      cJSON_AddStringToObject(q, "status", status_names[status]);
+      cJSON_AddItemToArray(arr, q);
+    }
+  text = cJSON_PrintUnformatted(o);
+  ok = text && fprintf(f, "%s\n", text) > 0;
+  free(text);
+  cJSON_Delete(o);
+  return ok;
+}
+
+int slem_revisit_write(SlemRevisit *self, const char *path, int flags, SlemError *err) {
+  SlemRevisitResult res;
+  SlemOut *out = NULL;
+  int st = slem_revisit_result(self, &res, err);
+  if (st == SLEM_OK) st = slem_out_open(&out, path, err);
+  if (st != SLEM_OK) return st;
+  if (!((flags & SLEM_REVISIT_JSON) ? write_json : write_text)(self, slem_out_file(out), &res, flags)) {
+    slem_out_abort(out);
+    return slem_error(err, SLEM_ENOMEM, "out of memory formatting the result");
+  }
+  return slem_out_commit(out, err);
 }

@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "error.h"
+#include "rankings.h"
 
 typedef enum SlemProtocol { SLEM_PROTO_EASY = 0, SLEM_PROTO_MEDIUM, SLEM_PROTO_HARD } SlemProtocol;
 typedef enum SlemGtKind { SLEM_GT_EASY = 0, SLEM_GT_HARD, SLEM_GT_JUNK } SlemGtKind;
@@ -51,6 +52,11 @@ int slem_revisit_read_qrels(SlemRevisit *self, const char *path, SlemError *err)
 int slem_revisit_query(SlemRevisit *self, const char *qid, const char *const *ids, size_t n,
                        SlemError *err);
 
+/* slem_revisit_query() for every query that rankings gives, read to its end, its entries
+ * in order of their rank field (equal ranks in file order). Errors: those of the reader
+ * (naming file and line) and of slem_revisit_query() (naming the file). */
+int slem_revisit_add_run(SlemRevisit *self, SlemRankReader *rankings, SlemError *err);
+
 typedef struct SlemRevisitResult {
   double map, mp[SLEM_REVISIT_NK];
   size_t evaluated; /* queries with positives, in the means */
@@ -67,5 +73,18 @@ int slem_revisit_result(SlemRevisit *self, SlemRevisitResult *out, SlemError *er
 size_t slem_revisit_nqueries(const SlemRevisit *self);
 int slem_revisit_query_result(const SlemRevisit *self, size_t i, const char **qid, double *ap,
                               double mp[SLEM_REVISIT_NK], int *status);
+
+enum {
+  SLEM_REVISIT_JSON = 1,      /* one JSON object instead of "key<TAB>value" lines */
+  SLEM_REVISIT_PER_QUERY = 2  /* every query of the ground truth before the summary */
+};
+
+/* Writes the result to path ("-": stdout) atomically: with SLEM_REVISIT_PER_QUERY first
+ * "# query<TAB>AP<TAB>P@1<TAB>P@5<TAB>P@10<TAB>status" and a line per query (status ok,
+ * empty or missing), then "protocol<TAB>medium", "mAP<TAB>%.6f", "mP@1", "mP@5", "mP@10",
+ * "queries", "empty", "missing". JSON: the same keys in lower case, numbers in full
+ * precision, "per_query" an array. Errors: those of slem_revisit_result(), SLEM_EIO,
+ * SLEM_ENOMEM. */
+int slem_revisit_write(SlemRevisit *self, const char *path, int flags, SlemError *err);
 
 #endif

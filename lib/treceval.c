@@ -264,6 +264,28 @@ int slem_treceval_result(SlemTrecEval *self, const char *qid, const char *docno,
   return SLEM_OK;
 }
 
+int slem_treceval_add_run(SlemTrecEval *self, SlemRankReader *rankings, SlemError *err) {
+  const SlemRankQuery *q;
+  int st;
+  while ((st = slem_rankreader_next(rankings, &q, err)) == SLEM_OK && q)
+    for (size_t i = 0; i < q->n && st == SLEM_OK; i++)
+      st = slem_treceval_result(self, q->query, q->e[i].id, q->e[i].score,
+                                slem_rankreader_name(rankings), q->e[i].line, err);
+  return st;
+}
+
+int slem_treceval_write_path(SlemTrecEval *self, const char *path, uint64_t *skipped,
+                             SlemError *err) {
+  SlemOut *out = NULL;
+  int st = slem_out_open(&out, path, err);
+  if (st == SLEM_OK) st = slem_treceval_write(self, slem_out_file(out), skipped, err);
+  if (st != SLEM_OK) {
+    slem_out_abort(out);
+    return st;
+  }
+  return slem_out_commit(out, err);
+}
+
 /* trec_eval's order: higher score first, equal scores by docno in decreasing order. */
 static int by_score_docno(const void *a, const void *b) {
   const Res *x = a, *y = b;

@@ -22,6 +22,7 @@
 #include <stdio.h>
 
 #include "error.h"
+#include "rankings.h"
 
 typedef struct SlemTrecEval SlemTrecEval;
 
@@ -56,6 +57,15 @@ int slem_treceval_read_qrels(SlemTrecEval *self, const char *path, SlemError *er
  * for a topic, which trec_eval refuses too), SLEM_ENOMEM. */
 int slem_treceval_result(SlemTrecEval *self, const char *qid, const char *docno, double score,
                          const char *name, uint64_t line, SlemError *err);
+
+/* Adds every result that rankings gives, read to its end (any ranking format: query ids
+ * are the topics, ids the docnos; ranks are ignored, as trec_eval ignores them). Errors:
+ * those of the reader and of slem_treceval_result(). */
+int slem_treceval_add_run(SlemTrecEval *self, SlemRankReader *rankings, SlemError *err);
+
+/* slem_treceval_write() into path ("-": stdout), atomically. Errors: the same, SLEM_EIO. */
+int slem_treceval_write_path(SlemTrecEval *self, const char *path, uint64_t *skipped,
+                             SlemError *err);
 
 /* Evaluates and writes the measures to out. *skipped (if not NULL) gets the number of
  * qrels topics missing from the run that were skipped. Errors: SLEM_EFORMAT (no topic

@@ -1,0 +1,93 @@
+#!/bin/sh
+# slem-eval --trec-compat against the trec_eval 10.0 lines of testdata/trec (made by
+# scripts/gen-trec.py from trec_eval's definitions, and equal to trec_eval's own output on
+# these files), from TREC, TSV and JSONL rankings alike; slem-eval --protocol against
+# revisitop's compute_map definition (testdata/revisitop, scripts/gen-revisitop.py); then the
+# usage and data errors. Run from the top of the tree.
+. "$(dirname "$0")/testlib.sh"
+TD=$TOP/testdata/trec
+RV=$TOP/testdata/revisitop
+M="-m num_q -m num_ret -m num_rel -m num_rel_ret -m map -m gm_map -m Rprec -m recip_rank -m iprec_at_recall -m P -m ndcg"
+
+# the same runs in the other two formats: tsv "q rank id score", jsonl with ranks
+for base in edge digits; do
+  awk '{ print $1 "\t" $4 "\t" $3 "\t" $5 }' "$TD/$base.run" >"$T/$base.tsv"
+  awk '{ if (NR == 1 || $1 != q) { if (NR > 1) print "]}"; printf "{\"query\":\"%s\",\"results\":[", $1; q = $1; sep = "" }
+         printf "%s{\"rank\":%s,\"id\":\"%s\",\"score\":%s}", sep, $4, $3, $5; sep = "," }
+       END { print "]}" }' "$TD/$base.run" | sed 's/\]}$/]}/' >"$T/$base.jsonl"
+done
+golden() { # golden NAME BASE OPTIONS...
+  name=$1 base=$2; shift 2
+  for fmt in run tsv jsonl; do
+    in=$TD/$base.run; [ "$fmt" = run ] || in=$T/$base.$fmt
+    slem-eval --trec-compat -q "$@" $M --qrels "$TD/$base.qrels" "$in" >"$T/out" 2>"$T/err"
+    st=$?
+    if [ "$st" = 0 ] && cmp -s "$T/out" "$TD/expected.$name.txt"; then ok
+    else bad "trec-compat $name from $fmt (status $st): $(diff "$T/out" "$TD/expected.$name.txt" | head -4) $(head -c 200 "$T/err")"; fi
+  done
+}
+golden edge edge
+golden edge-q edge --per-query
+golden edge-c edge --complete
+golden edge-cq edge --complete --per-query
+golden edge-l2 edge --relevance-level 2 --per-query
+golden digits digits
+golden digits-cq digits --complete --per-query
+
+# without -q: the qrels topic missing from the run is reported, once
+slem-eval --trec-compat -m map --qrels "$TD/edge.qrels" "$TD/edge.run" >"$T/out" 2>"$T/err"
+if grep -q "1 topics of the qrels are not in the run" "$T/err" && [ "$(wc -l <"$T/err")" = 1 ]; then ok; else bad "missing-topic warning: $(cat "$T/err")"; fi
+# the default set is trec_eval's official one, less runid and bpref, in its order
+check "default measures" slem-eval --trec-compat -q --qrels "$TD/edge.qrels" "$TD/edge.run"
+cut -f1 "$T/out" | sed 's/ *$//' | tr '\n' ' ' >"$T/names"
+want="num_q num_ret num_rel num_rel_ret map gm_map Rprec recip_rank iprec_at_recall_0.00 iprec_at_recall_0.10 iprec_at_recall_0.20 iprec_at_recall_0.30 iprec_at_recall_0.40 iprec_at_recall_0.50 iprec_at_recall_0.60 iprec_at_recall_0.70 iprec_at_recall_0.80 iprec_at_recall_0.90 iprec_at_recall_1.00 P_5 P_10 P_15 P_20 P_30 P_100 P_200 P_500 P_1000 "
+[ "$(cat "$T/names")" = "$want" ] && ok || bad "default measures: $(cat "$T/names")"
+# cut-offs come out sorted; the output file is written atomically
+check "P cut-offs" slem-eval --trec-compat -q -m P.10,1 -o "$T/p.txt" --qrels "$TD/edge.qrels" "$TD/edge.run"
+[ "$(cut -f1 "$T/p.txt" | tr -d ' ' | tr '\n' ' ')" = "P_1 P_10 " ] && ok || bad "P cut-offs: $(cat "$T/p.txt")"
+
+# errors
+expect_fail "trec-compat without qrels" 2 "needs --qrels" "$T/x" slem-eval --trec-compat -o "$T/x" "$TD/edge.run"
+expect_fail "trec-compat with labels" 2 "takes neither labels" "$T/x" slem-eval --trec-compat --query-labels a --db-labels b -o "$T/x" "$TD/edge.run"
+expect_fail "unknown measure" 2 "unknown measure 'bpref'" "$T/x" slem-eval --trec-compat -m bpref --qrels "$TD/edge.qrels" -o "$T/x" "$TD/edge.run"
+expect_fail "measure without trec-compat" 2 "go with --trec-compat" "$T/x" slem-eval -m map --qrels "$TD/edge.qrels" -o "$T/x" "$TD/edge.run"
+printf 'q1 Q0 d1 1 0.5 r\nq1 Q0 d1 2 0.4 r\n' >"$T/dup.run"
+expect_fail "document twice" 1 "line 2: an id twice\|line 2: .*twice" "$T/x" slem-eval --trec-compat --qrels "$TD/edge.qrels" -o "$T/x" "$T/dup.run"
+printf 'q1 Q0 d1 1 x r\n' >"$T/bad.run"
+expect_fail "bad score" 1 "line 1" "$T/x" slem-eval --trec-compat --qrels "$TD/edge.qrels" -o "$T/x" "$T/bad.run"
+printf 'zz Q0 d1 1 0.5 r\n' >"$T/other.run"
+expect_fail "no topic in common" 1 "no topic has both" "$T/x" slem-eval --trec-compat --qrels "$TD/edge.qrels" -o "$T/x" "$T/other.run"
+echo "old" >"$T/keep"
+printf 'q1 0 d1 1\nq1 0 d2 x\n' >"$T/bad.qrels"
+expect_fail "bad qrels keeps the output" 1 "bad.qrels: line 2: relevance 'x'" - slem-eval --trec-compat --qrels "$T/bad.qrels" -o "$T/keep" "$TD/edge.run"
+[ "$(cat "$T/keep")" = old ] && ok || bad "an existing output was changed"
+
+# ---- the revisited protocol ----
+# the graded-qrels form of the same ground truth
+{ awk '{ print $1, 0, $2, 2 }' "$RV/easy.txt"; awk '{ print $1, 0, $2, 1 }' "$RV/hard.txt"; awk '{ print $1, 0, $2, -1 }' "$RV/junk.txt"; } >"$T/graded.qrels"
+for r in cosine-full slem-top100; do
+  for p in easy medium hard; do
+    check "protocol $p $r" slem-eval --protocol $p --easy "$RV/easy.txt" --hard "$RV/hard.txt" --junk "$RV/junk.txt" "$TOP/testdata/eval/$r.tsv"
+    cp "$T/out" "$T/files.out"
+    # mAP, mP@k to the printed 6 decimals; the number of queries exactly
+    if awk -F '\t' -v r="$r" -v p="$p" 'NR == FNR { if ($1 == r && $2 == p) want[$3] = $4; next }
+        $1 == "mAP" || $1 ~ /^mP@/ { n++; d = $2 - want[$1]; if (d < 0) d = -d; if (d > 5e-7) { print $1, $2, want[$1]; bad = 1 } }
+        $1 == "queries" { n++; if ($2 != want["queries"]) { print "queries", $2; bad = 1 } }
+        END { exit bad || n != 5 }' "$RV/expected.txt" "$T/files.out" >"$T/diff"; then ok; else bad "protocol $p $r: $(cat "$T/diff")"; fi
+    check "protocol $p $r, graded qrels" slem-eval --protocol $p --qrels "$T/graded.qrels" "$TOP/testdata/eval/$r.tsv"
+    cmp -s "$T/out" "$T/files.out" && ok || bad "graded qrels differ from the three files ($p $r)"
+  done
+done
+# per-query APs in JSON, full precision, against the transcription to 1e-12
+check "protocol json" slem-eval --protocol medium --json --per-query --easy "$RV/easy.txt" --hard "$RV/hard.txt" --junk "$RV/junk.txt" "$TOP/testdata/eval/slem-top100.tsv"
+tr '{' '\n' <"$T/out" | sed -n 's/^"query":"\([0-9]*\)","ap":\([-0-9.eE+]*\),.*"status":"ok".*/\1 \2/p' >"$T/aps"
+if [ "$(wc -l <"$T/aps")" = 100 ] && awk 'NR == FNR { if ($1 == "slem-top100" && $2 == "medium" && $3 ~ /^ap\./) { sub(/^ap\./, "", $3); want[$3] = $4 } next }
+    { d = $2 - want[$1]; if (d < 0) d = -d; if (d > 1e-12) { print; bad = 1 } } END { exit bad }' "$RV/expected.txt" "$T/aps" >"$T/diff"
+then ok; else bad "per-query AP: $(head -3 "$T/diff") ($(wc -l <"$T/aps") queries)"; fi
+expect_fail "protocol without positives" 2 "needs the positives" "$T/x" slem-eval --protocol hard -o "$T/x" "$TOP/testdata/eval/slem-top100.tsv"
+expect_fail "unknown protocol" 2 "--protocol: 'extreme'" "$T/x" slem-eval --protocol extreme --easy "$RV/easy.txt" -o "$T/x" "$TOP/testdata/eval/slem-top100.tsv"
+printf 'nosuch\t1\t3\t0.5\n' >"$T/other.tsv"
+expect_fail "protocol: unknown query" 1 "other.tsv: line 1: query 'nosuch'" "$T/x" slem-eval --protocol easy --easy "$RV/easy.txt" -o "$T/x" "$T/other.tsv"
+printf '1 2 3\n' >"$T/bad.txt"
+expect_fail "protocol: bad ground truth" 1 "bad.txt: line 1: 3 fields, expected 2" "$T/x" slem-eval --protocol easy --easy "$T/bad.txt" -o "$T/x" "$TOP/testdata/eval/slem-top100.tsv"
+finish cli-trec
