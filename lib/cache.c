@@ -165,7 +165,13 @@ int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
     goto fail;
   }
   strcpy(c->priv->path, path);
-  fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (strcmp(path, "-") == 0) {
+    status = slem_error(err, SLEM_EINVAL, "a cache cannot be read from stdin ('-'): it is used in "
+                        "place from its file; give the path of the .slem file");
+    goto fail;
+  }
+  /* O_NONBLOCK: a FIFO named as the cache must not block the tool in open() */
+  fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     status = slem_error(err, SLEM_EIO, "%s: %s", path, strerror(errno));
     goto fail;

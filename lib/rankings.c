@@ -35,6 +35,14 @@ const char *slem_rankformat_name(SlemRankFormat fmt) {
 
 const char *slem_rankformat_names(void) { return "tsv, trec, jsonl"; }
 
+SlemRankFormat slem_rankformat_from_path(const char *path) {
+  const char *dot = path ? strrchr(path, '.') : NULL, *slash = path ? strrchr(path, '/') : NULL;
+  SlemRankFormat f = SLEM_RANK_AUTO;
+  if (!dot || (slash && slash > dot) || slem_rankformat_parse(&f, dot + 1, NULL) != SLEM_OK)
+    return SLEM_RANK_AUTO;
+  return f;
+}
+
 /* ---- writer ---- */
 
 struct SlemRankWriter {

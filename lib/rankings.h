@@ -35,6 +35,10 @@ const char *slem_rankformat_name(SlemRankFormat fmt);
 /* "tsv, trec, jsonl": the names, for help and messages. Static storage. */
 const char *slem_rankformat_names(void);
 
+/* The format that path's extension names (".tsv", ".trec", ".jsonl"), so that an output's
+ * format can follow its name; SLEM_RANK_AUTO when it names none. */
+SlemRankFormat slem_rankformat_from_path(const char *path);
+
 /* ---- writer ---- */
 
 typedef struct SlemRankWriter SlemRankWriter;

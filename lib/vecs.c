@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "io.h"
 #include "vecfmt.h"
@@ -332,6 +333,12 @@ int slem_vecwriter_open(SlemVecWriter **self, const char *path, SlemFormat fmt, 
   if (!w->rec) {
     free(w);
     return slem_error(err, SLEM_ENOMEM, "out of memory");
+  }
+  /* binary vectors on a terminal are noise and can upset it: refuse, as gzip does */
+  if ((!path || strcmp(path, "-") == 0) && fmt != SLEM_FMT_TEXT && isatty(STDOUT_FILENO)) {
+    st = slem_error(err, SLEM_EINVAL, "refusing to write binary %s vectors to a terminal: give "
+                    "-o FILE, redirect the output, or choose text", w->def->names[0]);
+    goto fail;
   }
   st = slem_out_open(&w->out, path, err);
   if (st) goto fail;
