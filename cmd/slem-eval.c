@@ -215,6 +215,16 @@ int main(int argc, char **argv) {
   cli_set_quiet(quiet);
   if (optind < argc) ranking = argv[optind++];
   if (optind < argc) cli_usage_error("one ranking at a time: unexpected '%s'", argv[optind]);
+  {
+    /* neither output may be an input, nor the two outputs one file */
+    const char *inputs[MAX_JUNK + 9] = {ranking, spec.qrels, spec.qlabels, spec.dblabels,
+                                        spec.qids, spec.dbids, easy, hard};
+    size_t n = 8;
+    for (size_t i = 0; i < spec.njunk; i++) inputs[n++] = junk[i];
+    if (curve) cli_refuse_clobber(curve, inputs, n);
+    inputs[n++] = curve;
+    cli_refuse_clobber(output, inputs, n);
+  }
   if (!trec && (nmeasures || topts.complete || topts.relevance_level != 1))
     cli_usage_error("-m, --complete and --relevance-level go with --trec-compat");
   if (!have_protocol && (easy || hard))
