@@ -2,6 +2,7 @@
 #include "merge.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,6 +92,17 @@ static int row_of(Merge *m, size_t s, const SlemRankEntry *e, uint64_t *row, Sle
                       "use jsonl between shards", name, e->line, e->id,
                       slem_rankformat_name(slem_rankreader_format(m->s[s].r)));
   return SLEM_OK;
+}
+
+/* 1 when path is a seekable file whose last byte is not a newline: a shard cut short,
+ * found before anything is written (a pipe is checked at its end instead). */
+static int cut_short(const char *path) {
+  FILE *f;
+  int cut = 0;
+  if (strcmp(path, "-") == 0 || !(f = fopen(path, "rb"))) return 0;
+  if (fseek(f, -1, SEEK_END) == 0) cut = getc(f) != '\n';
+  fclose(f);
+  return cut;
 }
 
 /* Reads the next query of every shard and checks they name the same one. *done is set
@@ -240,6 +252,12 @@ int slem_merge(const char *const *shards, size_t n, const char *output,
     if ((st = slem_rankreader_open(&m.s[s].r, shards[s], SLEM_RANK_AUTO, err)) != SLEM_OK) goto done;
     if (!(m.s[s].rows = slem_keyset_new())) goto nomem;
   }
+  for (size_t s = 0; s < n; s++)
+    if (cut_short(shards[s])) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: the last line has no newline: the file was cut short",
+                      name_of(&m, s));
+      goto done;
+    }
   for (;;) {
     size_t nc = 0, keep;
     if ((st = next_query(&m, &seen, &done, err)) != SLEM_OK) goto done;

@@ -49,7 +49,8 @@ void slem_merge_opts_init(SlemMergeOpts *opts);
  * shards; a score that is not a float32 printed with %.9g; a query with fewer than k
  * results in a shard that returned more distinct rows than that over all its queries
  * (it was made with a smaller -k, so the merge cannot be exact); a file whose last line
- * has no newline (cut short); every error of the reader. SLEM_EIO (a missing shard,
+ * has no newline (cut short; checked before anything is written for a shard that is a
+ * file, at its end for a pipe); every error of the reader. SLEM_EIO (a missing shard,
  * a write error), SLEM_EINVAL (n == 0, k == 0), SLEM_ENOMEM, or what opts->check returned. */
 int slem_merge(const char *const *shards, size_t n, const char *output,
                const SlemMergeOpts *opts, SlemMergeStats *stats, SlemError *err);
