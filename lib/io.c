@@ -25,6 +25,7 @@ struct SlemIn {
   int eof;
   char *line;
   size_t line_cap;
+  int unterminated;  /* the last line returned had no newline */
 };
 
 static char *dupstr(const char *s) {
@@ -90,6 +91,8 @@ void slem_in_free(SlemIn *self) {
 }
 
 const char *slem_in_name(const SlemIn *self) { return self->name; }
+
+int slem_in_unterminated(const SlemIn *self) { return self->unterminated; }
 int64_t slem_in_size(const SlemIn *self) { return self->size; }
 uint64_t slem_in_offset(const SlemIn *self) { return self->offset; }
 int slem_in_seekable(const SlemIn *self) { return self->is_regular && self->owns_fd; }
@@ -185,6 +188,7 @@ int slem_in_getline(SlemIn *self, char **line, size_t *len, SlemError *err) {
     if (nl) break;
     if (self->eof) {
       if (n == 0) return SLEM_OK; /* end of file */
+      self->unterminated = 1;
       break;
     }
     int st = fill(self, err);

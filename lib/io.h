@@ -44,6 +44,10 @@ int slem_in_read(SlemIn *self, void *dst, size_t n, size_t *got, SlemError *err)
  * SLEM_EFORMAT for a line over 64 MiB (memory stays bounded on a file with no newline). */
 int slem_in_getline(SlemIn *self, char **line, size_t *len, SlemError *err);
 
+/* 1 when the last line slem_in_getline() returned had no newline: the file ends inside
+ * it (a file cut short, or written by hand without the last newline). */
+int slem_in_unterminated(const SlemIn *self);
+
 /* Goes back to byte offset off of a regular file. Errors: SLEM_EIO (not seekable). */
 int slem_in_seek(SlemIn *self, uint64_t off, SlemError *err);
 

@@ -54,6 +54,8 @@ int slem_lines_fields(SlemLines *self, char **f, size_t max, size_t *nf, SlemErr
 
 uint64_t slem_lines_number(const SlemLines *self) { return self->number; }
 
+int slem_lines_unterminated(const SlemLines *self) { return slem_in_unterminated(self->in); }
+
 const char *slem_lines_name(const SlemLines *self) { return slem_in_name(self->in); }
 
 size_t slem_split(char *line, const char *seps, int collapse, char **f, size_t max) {

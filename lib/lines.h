@@ -28,6 +28,9 @@ int slem_lines_next(SlemLines *self, char **line, size_t *len, SlemError *err);
  * file (lines with no field are skipped). */
 int slem_lines_fields(SlemLines *self, char **f, size_t max, size_t *nf, SlemError *err);
 
+/* 1 when the last line returned had no newline (see slem_in_unterminated()). */
+int slem_lines_unterminated(const SlemLines *self);
+
 /* The 1-based number of the line last returned. */
 uint64_t slem_lines_number(const SlemLines *self);
 

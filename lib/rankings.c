@@ -296,6 +296,10 @@ int slem_rankreader_open(SlemRankReader **self, const char *path, SlemRankFormat
 SlemRankFormat slem_rankreader_format(const SlemRankReader *self) { return self->fmt; }
 const char *slem_rankreader_name(const SlemRankReader *self) { return slem_lines_name(self->lines); }
 size_t slem_rankreader_queries(const SlemRankReader *self) { return slem_strmap_count(self->qmap); }
+int slem_rankreader_unterminated(const SlemRankReader *self) {
+  return self->eof && slem_lines_unterminated(self->lines);
+}
+uint64_t slem_rankreader_line(const SlemRankReader *self) { return slem_lines_number(self->lines); }
 
 /* Copies s (len bytes) into the arena; returns its offset, or NONE out of memory. */
 static size_t keep(SlemRankReader *r, const char *s, size_t len) {

@@ -114,6 +114,13 @@ SlemRankFormat slem_rankreader_format(const SlemRankReader *self);
 /* The file's name for messages ("<stdin>" for stdin). Owned by self. */
 const char *slem_rankreader_name(const SlemRankReader *self);
 
+/* 1 once the end was reached when the file's last line has no newline: slem-match always
+ * ends its lines, so the file was most likely cut short. */
+int slem_rankreader_unterminated(const SlemRankReader *self);
+
+/* The line number of the last line read (0 before the first). */
+uint64_t slem_rankreader_line(const SlemRankReader *self);
+
 /* The number of distinct query ids seen so far. */
 size_t slem_rankreader_queries(const SlemRankReader *self);
 

@@ -10,7 +10,8 @@
  * incomplete Cholesky), kslem.h (kernel SLEM statistics), kproj.h (kernel projection, exact
  * similarity, the kernel scorer), topk.h (the ordering rule of hits, top-k selection),
  * scorer.h (the scorer interface, inner-product scorer), match.h (top-k search), rankings.h
- * (the ranking formats: names, writer, reader with an iterator over queries), fmt.h (%.9g),
+ * (the ranking formats: names, writer, reader with an iterator over queries), merge.h
+ * (shard rankings merged into the ranking of the whole database), fmt.h (%.9g),
  * strmap.h (interned ids), lines.h (line files: the loop of qrels, junk and rankings),
  * truth.h (ground truth: qrels, labels, junk), eval.h (mAP and friends, and their reports),
  * treceval.h (trec_eval 10.0 measures), revisitop.h (the revisited Oxford/Paris protocol),

@@ -1,0 +1,70 @@
+/* slem-merge: the rankings of database shards merged into the ranking of the whole. */
+#define _POSIX_C_SOURCE 200809L
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../lib/merge.h"
+#include "../lib/slem.h"
+#include "cli.h"
+
+static void __attribute__((noreturn)) usage(void) {
+  printf(
+      "Usage: slem-merge [OPTION]... SHARD...\n"
+      "Merge the rankings that slem-match wrote for shards of one database (the same\n"
+      "queries, rows numbered over the whole database, as slem-match --shard I/N writes\n"
+      "them) into the top K per query, byte for byte what one slem-match over the whole\n"
+      "database writes: higher score first, equal scores by the lower database row.\n"
+      "\n"
+      "  -k, --top K            results per query (default 100); every shard must hold K\n"
+      "                         per query, or all of its rows\n"
+      "  -f, --output-format F  %s (default: the format of the first shard)\n"
+      "  -o, --output OUT       write here (default: stdout)\n"
+      "      --db-ids FILE      the database's ids file, when tsv or trec shards name rows\n"
+      "                         by ids (jsonl carries the rows itself)\n"
+      "  -h, --help             show this help and exit\n"
+      "  -V, --version          show the version and exit\n"
+      "\n"
+      "Shards may be in any of the ranking formats, recognised from their first line.\n"
+      "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
+      "See slem-merge(1).\n",
+      slem_rankformat_names());
+  exit(cli_close_stdout(CLI_EXIT_OK));
+}
+
+int main(int argc, char **argv) {
+  static const char shortopts[] = "k:f:o:hV";
+  static const struct option longopts[] = {
+      {"top", required_argument, 0, 'k'},    {"output-format", required_argument, 0, 'f'},
+      {"output", required_argument, 0, 'o'}, {"db-ids", required_argument, 0, 'D'},
+      {"help", no_argument, 0, 'h'},         {"version", no_argument, 0, 'V'},
+      {0, 0, 0, 0}};
+  const char *output = "-";
+  SlemMergeOpts opts;
+  SlemError err;
+  int c, status;
+
+  cli_init(argv[0]);
+  slem_merge_opts_init(&opts);
+  while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+    switch (c) {
+    case 'k': opts.k = (size_t)cli_long("-k", optarg, 1, 1L << 20); break;
+    case 'f':
+      if (slem_rankformat_parse(&opts.format, optarg, &err) != SLEM_OK)
+        cli_usage_error("--output-format: %s", err.msg);
+      break;
+    case 'o': output = optarg; break;
+    case 'D': opts.db_ids = optarg; break;
+    case 'h': usage();
+    case 'V': cli_version();
+    default: cli_bad_option(argv, shortopts);
+    }
+  }
+  if (optind == argc) cli_usage_error("no shard: give the rankings to merge");
+  cli_refuse_clobber(output, (const char *const *)argv + optind, (size_t)(argc - optind));
+  status = slem_merge((const char *const *)argv + optind, (size_t)(argc - optind), output, &opts,
+                      NULL, &err) == SLEM_OK
+               ? CLI_EXIT_OK
+               : cli_fail(&err);
+  return cli_close_stdout(status);
+}

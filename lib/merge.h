@@ -1,0 +1,58 @@
+/* Merging the rankings of database shards into the ranking of the whole database.
+ *
+ * Each shard's ranking lists, for the same queries in the same order, the best hits
+ * among its own rows, named by their global database rows (slem-match --shard I/N).
+ * The merge keeps, per query, the best k of the union under the ordering rule of topk.h
+ * (higher score first, equal scores by the lower global row), and writes them the way
+ * one slem-match over the whole database would, byte for byte: the ids as the shards
+ * wrote them, scores reprinted from their float32 value with %.9g (tsv and trec check on
+ * reading that this gives back the text of the shard).
+ *
+ * The global row of a result: jsonl's "row"; else, with an ids table (the database's
+ * ids file), the line of its id; else the id itself, which is then the row number.
+ */
+#ifndef SLEM_MERGE_H
+#define SLEM_MERGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "rankings.h"
+
+/* A check that the shards belong together (the same queries, database and cache), for
+ * the metadata of descriptor files: called once with the shard paths before anything is
+ * read. Returns SLEM_OK or an error status with err filled, naming the file. */
+typedef int (*SlemMergeCheckFn)(void *ctx, const char *const *shards, size_t n, SlemError *err);
+
+typedef struct SlemMergeOpts {
+  size_t k;              /* results per query (default 100) */
+  SlemRankFormat format; /* output format; SLEM_RANK_AUTO (default): the first shard's */
+  const char *db_ids;    /* the database's ids file, for tsv and trec shards with ids */
+  SlemMergeCheckFn check;  /* NULL (default): no check beyond the rankings themselves */
+  void *check_ctx;
+} SlemMergeOpts;
+
+typedef struct SlemMergeStats {
+  uint64_t queries, results;  /* written */
+} SlemMergeStats;
+
+void slem_merge_opts_init(SlemMergeOpts *opts);
+
+/* Merges the n >= 1 ranking files shards (each in any of the three formats, recognised)
+ * into output ("-": stdout), written atomically: nothing appears under output unless
+ * the merge succeeds. stats (may be NULL) receives the counts.
+ * Errors (SLEM_EFORMAT naming the file and, where there is one, the line): a shard that
+ * lists other queries or another order than the first; a query twice in a shard; a
+ * result whose row is not known (a tsv/trec id that is not a row number and no db_ids,
+ * or an id missing from db_ids, with a hint to use jsonl between shards); a row in two
+ * shards; a score that is not a float32 printed with %.9g; a query with fewer than k
+ * results in a shard that returned more distinct rows than that over all its queries
+ * (it was made with a smaller -k, so the merge cannot be exact); a file whose last line
+ * has no newline (cut short; checked before anything is written for a shard that is a
+ * file, at its end for a pipe); every error of the reader. SLEM_EIO (a missing shard,
+ * a write error), SLEM_EINVAL (n == 0, k == 0), SLEM_ENOMEM, or what opts->check returned. */
+int slem_merge(const char *const *shards, size_t n, const char *output,
+               const SlemMergeOpts *opts, SlemMergeStats *stats, SlemError *err);
+
+#endif

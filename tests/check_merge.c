@@ -1,0 +1,136 @@
+/* slem_merge on hand-made shards: the ordering rule across shards (ties to the lower
+ * global row), rows from jsonl and from an ids table, K beyond the shards, and the
+ * refusals that only a merge can see. */
+#include "testutil.h"
+
+#include "../lib/merge.h"
+
+static char *write_text(const char *name, const char *text) {
+  char *p = tu_path(name);
+  tu_write_bytes(p, text, strlen(text));
+  return p;
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  char *s = calloc(1, 1 << 16);
+  ck_assert_ptr_nonnull(f);
+  ck_assert_uint_lt(fread(s, 1, (1 << 16) - 1, f), (1 << 16) - 1);
+  fclose(f);
+  return s;
+}
+
+/* Merges shards a and b with k into a file and returns its text (NULL on error, with
+ * the message in err). */
+static char *merge2(const char *a, const char *b, size_t k, SlemRankFormat fmt, const char *ids,
+                    SlemError *err) {
+  char *pa = write_text("a.rank", a), *pb = write_text("b.rank", b), *po = tu_path("out.rank");
+  const char *shards[2];
+  SlemMergeOpts o;
+  SlemMergeStats st;
+  char *text = NULL;
+  shards[0] = pa;
+  shards[1] = pb;
+  unlink(po);
+  slem_merge_opts_init(&o);
+  o.k = k;
+  o.format = fmt;
+  o.db_ids = ids;
+  if (slem_merge(shards, 2, po, &o, &st, err) == SLEM_OK) text = slurp(po);
+  else ck_assert_msg(!tu_file_exists(po), "an output was left after: %s", err->msg);
+  free(pa);
+  free(pb);
+  free(po);
+  return text;
+}
+
+START_TEST(ties_go_to_the_lower_global_row) {
+  /* both shards score 0.5 on rows 3 (b) and 4 (a): 3 first, whatever the shard order */
+  SlemError err;
+  char *m = merge2("q\t1\t4\t0.5\nq\t2\t0\t0.25\n", "q\t1\t3\t0.5\nq\t2\t9\t0.375\n", 3,
+                   SLEM_RANK_AUTO, NULL, &err);
+  ck_assert_msg(m != NULL, "%s", err.msg);
+  ck_assert_str_eq(m, "q\t1\t3\t0.5\nq\t2\t4\t0.5\nq\t3\t9\t0.375\n");
+  free(m);
+  m = merge2("q\t1\t3\t0.5\nq\t2\t9\t0.375\n", "q\t1\t4\t0.5\nq\t2\t0\t0.25\n", 3, SLEM_RANK_AUTO,
+             NULL, &err);
+  ck_assert_msg(m != NULL, "%s", err.msg);
+  ck_assert_str_eq(m, "q\t1\t3\t0.5\nq\t2\t4\t0.5\nq\t3\t9\t0.375\n");
+  free(m);
+}
+END_TEST
+
+START_TEST(rows_from_jsonl_and_from_ids) {
+  /* the ids sort the other way from the rows: the rule follows the rows */
+  const char *a = "{\"query\":\"q\",\"results\":[{\"rank\":1,\"id\":\"zz\",\"row\":1,\"score\":1}]}\n";
+  const char *b = "{\"query\":\"q\",\"results\":[{\"rank\":1,\"id\":\"aa\",\"row\":2,\"score\":1}]}\n";
+  char *ids = write_text("db.ids", "x\nzz\naa\n");
+  SlemError err;
+  char *m = merge2(a, b, 5, SLEM_RANK_TSV, NULL, &err);
+  ck_assert_msg(m != NULL, "%s", err.msg);
+  ck_assert_str_eq(m, "q\t1\tzz\t1\nq\t2\taa\t1\n");
+  free(m);
+  m = merge2("q Q0 aa 1 1 run7\n", "q Q0 zz 1 1 run8\n", 5, SLEM_RANK_AUTO, ids, &err);
+  ck_assert_msg(m != NULL, "%s", err.msg);
+  ck_assert_str_eq(m, "q Q0 zz 1 1 run7\nq Q0 aa 2 1 run7\n");
+  free(m);
+  m = merge2("q Q0 aa 1 1 run7\n", "q Q0 zz 1 1 run8\n", 5, SLEM_RANK_JSONL, ids, &err);
+  ck_assert_msg(m != NULL, "%s", err.msg);
+  ck_assert_str_eq(m, "{\"query\":\"q\",\"results\":[{\"rank\":1,\"id\":\"zz\",\"row\":1,\"score\":1},"
+                      "{\"rank\":2,\"id\":\"aa\",\"row\":2,\"score\":1}]}\n");
+  free(m);
+  /* jsonl's row must agree with the ids table */
+  free(ids);
+  ids = write_text("db.ids", "zz\naa\n");
+  ck_assert_ptr_null(merge2(a, b, 5, SLEM_RANK_TSV, ids, &err));
+  ck_assert_msg(strstr(err.msg, "a.rank: line 1: id 'zz' has row 1, but line 1 of") != NULL, "%s",
+                err.msg);
+  free(ids);
+}
+END_TEST
+
+START_TEST(refusals) {
+  SlemError err;
+  /* the query lists differ */
+  ck_assert_ptr_null(merge2("q\t1\t1\t1\n", "w\t1\t2\t1\n", 2, SLEM_RANK_AUTO, NULL, &err));
+  ck_assert_msg(strstr(err.msg, "b.rank: line 1: query 'w', but") != NULL, "%s", err.msg);
+  /* one list shorter than k while its shard returned more rows elsewhere */
+  ck_assert_ptr_null(merge2("q\t1\t1\t1\nw\t1\t3\t1\nw\t2\t5\t0\n", "q\t1\t2\t1\nq\t2\t4\t0\nw\t1\t2\t1\nw\t2\t4\t0\n",
+                            2, SLEM_RANK_AUTO, NULL, &err));
+  ck_assert_msg(strstr(err.msg, "a.rank: line 1: query 'q' has 1 results, fewer than -k 2") != NULL,
+                "%s", err.msg);
+  /* a row in both shards */
+  ck_assert_ptr_null(merge2("q\t1\t1\t1\n", "q\t1\t1\t1\n", 2, SLEM_RANK_AUTO, NULL, &err));
+  ck_assert_msg(strstr(err.msg, "b.rank: line 1: row 1 ('1') is also in") != NULL, "%s", err.msg);
+  /* a cut last line */
+  ck_assert_ptr_null(merge2("q\t1\t1\t1\n", "q\t1\t2\t0.5", 2, SLEM_RANK_AUTO, NULL, &err));
+  ck_assert_msg(strstr(err.msg, "b.rank: the last line has no newline") != NULL, "%s", err.msg);
+  /* a row number with a leading zero is an id, not a row */
+  ck_assert_ptr_null(merge2("q\t1\t01\t1\n", "q\t1\t2\t0.5\n", 2, SLEM_RANK_AUTO, NULL, &err));
+  ck_assert_msg(strstr(err.msg, "a.rank: line 1: id '01' is not a database row") != NULL, "%s", err.msg);
+}
+END_TEST
+
+START_TEST(short_lists_of_small_shards_are_exact) {
+  /* shard a has two rows and lists both (one with exclude-self): fewer than k is fine */
+  SlemError err;
+  char *m = merge2("0\t1\t1\t0.5\n1\t1\t0\t0.5\n", "0\t1\t2\t0.75\n0\t2\t3\t0.25\n1\t1\t3\t1\n1\t2\t2\t0\n",
+                   3, SLEM_RANK_AUTO, NULL, &err);
+  ck_assert_msg(m != NULL, "%s", err.msg);
+  ck_assert_str_eq(m, "0\t1\t2\t0.75\n0\t2\t1\t0.5\n0\t3\t3\t0.25\n1\t1\t3\t1\n1\t2\t0\t0.5\n1\t3\t2\t0\n");
+  free(m);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("merge");
+  TCase *tc = tcase_create("merge");
+  tcase_add_test(tc, ties_go_to_the_lower_global_row);
+  tcase_add_test(tc, rows_from_jsonl_and_from_ids);
+  tcase_add_test(tc, refusals);
+  tcase_add_test(tc, short_lists_of_small_shards_are_exact);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+TU_RUN(suite)
