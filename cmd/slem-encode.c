@@ -26,7 +26,9 @@ static void __attribute__((noreturn)) usage(void) {
       "  -f, --format FMT         input format: %s\n"
       "                           (default: from the extension, else from the content)\n"
       "  -F, --output-format FMT  %s\n"
-      "                           (default: from OUT's extension, else fvecs)\n"
+      "                           (default: from OUT's extension; fvecs to stdout)\n"
+      "      --dtype T            npy values as f4 (float32, default), f2 (float16) or i1\n"
+      "                           (int8 holding round(127 v), for unit-norm descriptors)\n"
       "      --classifier         write the exemplar classifier instead: omega (d values)\n"
       "                           then nu, so that omega . z + nu scores a vector z\n"
       "      --theta T            weight of the positive in the classifier (default 1)\n"
@@ -53,11 +55,14 @@ int main(int argc, char **argv) {
       {"block", required_argument, 0, 'b'},     {"threads", required_argument, 0, 't'},
       {"quiet", no_argument, 0, 'q'},           {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, 'V'},         {"precision", required_argument, 0, 'P'},
+      {"dtype", required_argument, 0, 'Y'},
       {0, 0, 0, 0}};
   const char *cache_path = NULL, *output = "-", *input = "-";
   SlemFormat ifmt = SLEM_FMT_AUTO, ofmt = SLEM_FMT_AUTO;
   SlemEncodeMode mode = SLEM_ENCODE_UNIT;
   SlemPrecision precision = SLEM_PRECISION_AUTO;
+  SlemDtype dtype = SLEM_DTYPE_F4;
+  const char *dtype_arg = "f4";
   double theta = 1;
   int theta_set = 0, quiet = 0, c, status = CLI_EXIT_OK;
   long threads = 0;
@@ -88,6 +93,11 @@ int main(int argc, char **argv) {
                         slem_format_names());
       break;
     case 'C': mode = SLEM_ENCODE_CLASSIFIER; break;
+    case 'Y':
+      if (slem_dtype_parse(&dtype, optarg) != SLEM_OK)
+        cli_usage_error("--dtype: '%s' is not f4, f2 or i1", optarg);
+      dtype_arg = optarg;
+      break;
     case 'P':
       if (strcmp(optarg, "auto") == 0) precision = SLEM_PRECISION_AUTO;
       else if (strcmp(optarg, "single") == 0) precision = SLEM_PRECISION_SINGLE;
@@ -113,6 +123,12 @@ int main(int argc, char **argv) {
   if (theta_set && mode != SLEM_ENCODE_CLASSIFIER)
     cli_usage_error("--theta goes with --classifier: the descriptor's direction does not depend "
                     "on theta");
+  if (ofmt == SLEM_FMT_AUTO && slem_format_for_output(&ofmt, output, &err) != SLEM_OK)
+    cli_usage_error("%s", err.msg);
+  if (dtype != SLEM_DTYPE_F4 && ofmt != SLEM_FMT_NPY)
+    cli_usage_error("--dtype %s needs npy output (-F npy, or OUT.npy)", dtype_arg);
+  if (dtype == SLEM_DTYPE_I1 && mode == SLEM_ENCODE_CLASSIFIER)
+    cli_usage_error("--dtype i1 is for unit-norm descriptors, not classifiers");
   cli_threads(threads);
 
   if (slem_cache_read(&cache, cache_path, &err) != SLEM_OK ||
@@ -141,7 +157,8 @@ int main(int argc, char **argv) {
     slem_error(&err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", block);
     goto fail;
   }
-  if (slem_vecwriter_open(&w, output, ofmt, out_dim, slem_vecreader_count(r), &err) != SLEM_OK)
+  if (slem_vecwriter_open(&w, output, ofmt, out_dim, slem_vecreader_count(r), &err) != SLEM_OK ||
+      slem_vecwriter_set_dtype(w, dtype, &err) != SLEM_OK)
     goto fail;
   if (slem_prefetch_new(&pf, r, block, 0, &err) != SLEM_OK) goto fail;
   /* from here the reader belongs to the prefetch thread: count records here */

@@ -85,10 +85,10 @@ static int write_integral(SlemVecWriter *w, const float *x, size_t n, SlemError 
     const float *xr = x + i * d;
     for (size_t j = 0; j < d; j++) {
       float v = xr[j];
-      if (v != floorf(v) || (bytes ? (v < 0 || v > 255) : (v < -2147483648.0f || v >= 2147483648.0f)))
-        return slem_error(err, SLEM_EINVAL, "%s: record %" PRIu64 ": value %zu (%.9g) does not "
-                          "fit %s", slem_out_name(w->out), w->n + i + 1, j + 1, (double)v,
-                          w->def->names[0]);
+      int st = bytes ? slem_vfmt_check_integral(w, v, 0, 255, w->n + i + 1, j, err)
+                     : slem_vfmt_check_integral(w, v, -2147483648.0, 2147483647.0,
+                                                w->n + i + 1, j, err);
+      if (st) return st;
       if (bytes) {
         w->rec[4 + j] = (unsigned char)v;
       } else {

@@ -17,8 +17,8 @@
 #include "io.h"
 #include "vecs.h"
 
-/* Element types of binary payloads (little-endian). */
-enum { SLEM_DT_F4, SLEM_DT_F8, SLEM_DT_U1, SLEM_DT_I4 };
+/* Element types of binary payloads (little-endian unless the reader's swap is set). */
+enum { SLEM_DT_F4, SLEM_DT_F8, SLEM_DT_F2, SLEM_DT_U1, SLEM_DT_I1, SLEM_DT_I2, SLEM_DT_I4 };
 
 typedef struct SlemVecFormatDef SlemVecFormatDef;
 
@@ -34,6 +34,8 @@ struct SlemVecReader {
   int skip_nonfinite;
   /* fixed-size binary records, set by the format's open hook: */
   int dtype;          /* element type */
+  int swap;           /* elements are big-endian */
+  double divisor;     /* values are divided by this (1 unless the file records a scale) */
   size_t esize;       /* bytes per element */
   size_t prefix;      /* bytes before the values of each record: 4 for an int32 d, else 0 */
   size_t rec;         /* bytes per record, prefix included */
@@ -42,6 +44,12 @@ struct SlemVecReader {
                            * what says so, in messages ("the shape") */
   unsigned char *raw;
   size_t raw_cap;
+  /* npy in Fortran order (column-major): read by npy's own hook */
+  int fortran;
+  int fd;             /* own descriptor for pread, or -1 */
+  unsigned char *whole; /* from a pipe: the whole payload, or NULL */
+  unsigned char *cols;  /* one block, column by column */
+  size_t cols_cap;
   /* text: */
   double *pending;    /* the first line, parsed at open */
   double *row;        /* one row, for reading into float */
@@ -58,6 +66,8 @@ struct SlemVecWriter {
   size_t d;
   int64_t n_hint;
   uint64_t n;          /* vectors written */
+  SlemDtype dtype;     /* element type asked for (formats with out_dtypes) */
+  int started;         /* the header is written */
   unsigned char *rec;  /* one record of 4 + 4d bytes, for formats that assemble one */
 };
 
@@ -78,8 +88,13 @@ struct SlemVecFormatDef {
               SlemError *err);
   /* Back to the first vector. NULL: seek to data_off. */
   int (*rewind)(SlemVecReader *r, SlemError *err);
-  /* Writes the header, if any (w->out is open; NULL: none). */
+  /* The element types the writer can store, as bits 1u << SlemDtype (0: float32 only
+   * or the format's own type). */
+  unsigned out_dtypes;
+  /* Checks that the output can be written (w->out is open; NULL: it can). */
   int (*begin)(SlemVecWriter *w, SlemError *err);
+  /* Writes the header, if any, before the first record or at the close (NULL: none). */
+  int (*header)(SlemVecWriter *w, SlemError *err);
   /* Writes n vectors x(n, d) as records w->n + 1, ... (w->n is advanced by the caller). */
   int (*write)(SlemVecWriter *w, const float *x, size_t n, SlemError *err);
   /* Completes the file before the commit (NULL: nothing to do). */
@@ -88,6 +103,7 @@ struct SlemVecFormatDef {
 
 extern const SlemVecFormatDef slem_vfmt_fvecs, slem_vfmt_bvecs, slem_vfmt_ivecs;
 extern const SlemVecFormatDef slem_vfmt_npy;
+extern const SlemVecFormatDef slem_vfmt_fbin, slem_vfmt_u8bin, slem_vfmt_i8bin, slem_vfmt_ibin;
 extern const SlemVecFormatDef slem_vfmt_text;
 
 /* The definition of fmt, or NULL (SLEM_FMT_AUTO, or not a format). */
@@ -97,6 +113,31 @@ const SlemVecFormatDef *slem_vfmt_find(SlemFormat fmt);
 static inline uint32_t slem_le32(const unsigned char *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
+
+/* Bytes of a Fortran-order npy payload that are held whole when it comes from a pipe. */
+#define SLEM_NPY_FORTRAN_PIPE_MAX ((uint64_t)64 << 20)
+
+/* The reader of fixed-size binary records (the default when a format has no read hook). */
+int slem_vfmt_read_records(SlemVecReader *r, double *xd, float *xf, size_t max, size_t *got,
+                           SlemError *err);
+
+/* Refuses value j of record recno when it is not an integer within [lo, hi] (the
+ * message names the format), else returns SLEM_OK. */
+int slem_vfmt_check_integral(SlemVecWriter *w, float v, double lo, double hi, uint64_t recno,
+                             size_t j, SlemError *err);
+
+/* Decodes n records at raw (r->rec bytes each, numbered from r->recs + 1) into xd or xf
+ * (whichever is not NULL) as *out rows: checks the dimension prefix, applies swap and
+ * divisor, and skips (counting them in r->skipped) or refuses non-finite values. Errors:
+ * SLEM_EFORMAT naming the record. Does not advance r->recs or r->done. */
+int slem_vfmt_decode(SlemVecReader *r, const unsigned char *raw, size_t n, double *xd,
+                     float *xf, size_t *out, SlemError *err);
+
+/* The float16 bits h as a float (exact). */
+float slem_half_to_float(uint16_t h);
+/* v rounded to the nearest float16, ties to even. Returns -1 when v is finite but beyond
+ * the float16 range (|v| >= 65520) or not finite, else 0. */
+int slem_float_to_half(float v, uint16_t *h);
 
 /* Sets err to the failed write on w's output (from errno) and returns SLEM_EIO. */
 int slem_vfmt_write_error(SlemVecWriter *w, SlemError *err);

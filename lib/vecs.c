@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "io.h"
@@ -23,6 +24,7 @@
 /* Every format slem reads and writes, in the order --help lists them. */
 static const SlemVecFormatDef *const formats[] = {
     &slem_vfmt_fvecs, &slem_vfmt_bvecs, &slem_vfmt_ivecs, &slem_vfmt_npy, &slem_vfmt_text,
+    &slem_vfmt_fbin,  &slem_vfmt_u8bin, &slem_vfmt_i8bin, &slem_vfmt_ibin,
 };
 #define N_FORMATS (sizeof formats / sizeof formats[0])
 
@@ -56,22 +58,34 @@ const char *slem_format_name(SlemFormat fmt) {
   return def ? def->names[0] : "auto";
 }
 
-static char names_list[256];
+static char names_list[256], ext_list[512];
 static pthread_once_t names_once = PTHREAD_ONCE_INIT;
 
-static void make_names_list(void) {
-  size_t len = 0;
+static void append(char *buf, size_t cap, size_t *len, const char *sep, const char *s) {
+  int w = snprintf(buf + *len, cap - *len, "%s%s", *len ? sep : "", s);
+  if (w > 0 && (size_t)w < cap - *len) *len += (size_t)w;
+}
+
+static void make_lists(void) {
+  size_t len = 0, elen = 0;
   for (size_t i = 0; i < N_FORMATS; i++) {
-    int w = snprintf(names_list + len, sizeof names_list - len, "%s%s", i ? ", " : "",
-                     formats[i]->names[0]);
-    if (w < 0 || (size_t)w >= sizeof names_list - len) break;
-    len += (size_t)w;
+    append(names_list, sizeof names_list, &len, ", ", formats[i]->names[0]);
+    for (const char *const *n = formats[i]->names; *n; n++) {
+      char ext[32];
+      snprintf(ext, sizeof ext, ".%s", *n);
+      append(ext_list, sizeof ext_list, &elen, " ", ext);
+    }
   }
 }
 
 const char *slem_format_names(void) {
-  pthread_once(&names_once, make_names_list);
+  pthread_once(&names_once, make_lists);
   return names_list;
+}
+
+static const char *format_extensions(void) {
+  pthread_once(&names_once, make_lists);
+  return ext_list;
 }
 
 SlemFormat slem_format_from_path(const char *path) {
@@ -82,6 +96,60 @@ SlemFormat slem_format_from_path(const char *path) {
   if (!dot || strchr(dot, '/')) return SLEM_FMT_AUTO;
   if (slem_format_parse(&fmt, dot + 1) == SLEM_OK) return fmt;
   return SLEM_FMT_AUTO;
+}
+
+int slem_format_for_output(SlemFormat *fmt, const char *path, SlemError *err) {
+  struct stat sb;
+  *fmt = slem_format_from_path(path);
+  if (*fmt != SLEM_FMT_AUTO) return SLEM_OK;
+  if (!path || strcmp(path, "-") == 0 || (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))) {
+    *fmt = SLEM_FMT_FVECS;
+    return SLEM_OK;
+  }
+  return slem_error(err, SLEM_EINVAL,
+                    "%s: the output's extension names no vector format (%s); give the "
+                    "format, or write to - for fvecs", path, format_extensions());
+}
+
+int slem_dtype_parse(SlemDtype *dt, const char *name) {
+  static const struct { const char *name; SlemDtype dt; } tab[] = {
+      {"f4", SLEM_DTYPE_F4}, {"float32", SLEM_DTYPE_F4}, {"f2", SLEM_DTYPE_F2},
+      {"float16", SLEM_DTYPE_F2}, {"i1", SLEM_DTYPE_I1}, {"int8", SLEM_DTYPE_I1}};
+  for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
+    if (strcmp(name, tab[i].name) == 0) {
+      *dt = tab[i].dt;
+      return SLEM_OK;
+    }
+  return SLEM_EINVAL;
+}
+
+float slem_half_to_float(uint16_t h) {
+  unsigned e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  float v = e == 0 ? ldexpf((float)m, -24)
+            : e == 31 ? (m ? NAN : INFINITY)
+            : ldexpf((float)(m | 0x400), (int)e - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
+int slem_float_to_half(float v, uint16_t *h) {
+  uint32_t u, a, sign;
+  memcpy(&u, &v, 4);
+  sign = (u >> 16) & 0x8000;
+  a = u & 0x7fffffffu;
+  if (a >= 0x477ff000u) { /* 65520 and beyond round to Inf; NaN and Inf themselves */
+    *h = (uint16_t)(sign | 0x7c00);
+    return -1;
+  }
+  if (a < 0x38800000u) { /* below 2^-14: a multiple of 2^-24, exact after the scaling */
+    float f;
+    memcpy(&f, &a, 4);
+    *h = (uint16_t)(sign | (uint32_t)nearbyintf(f * 16777216.0f));
+  } else {
+    uint32_t r = ((a >> 23) - 112) << 10 | (a & 0x7fffff) >> 13, rem = a & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (r & 1))) r++; /* a carry moves the exponent up */
+    *h = (uint16_t)(sign | r);
+  }
+  return 0;
 }
 
 /* ---- reader ---- */
@@ -98,6 +166,9 @@ int slem_vecreader_seekable(const SlemVecReader *self) { return slem_in_seekable
 void slem_vecreader_free(SlemVecReader *self) {
   if (!self) return;
   slem_in_free(self->in);
+  if (self->fd >= 0) close(self->fd);
+  free(self->whole);
+  free(self->cols);
   free(self->raw);
   free(self->pending);
   free(self->row);
@@ -121,6 +192,8 @@ int slem_vecreader_open(SlemVecReader **self, const char *path, SlemFormat fmt,
   int st;
   *self = NULL;
   if (!r) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  r->fd = -1;
+  r->divisor = 1;
   st = slem_in_open(&r->in, path, err);
   if (st) goto fail;
   if (fmt == SLEM_FMT_AUTO) fmt = slem_format_from_path(path);
@@ -161,14 +234,48 @@ int slem_vecreader_rewind(SlemVecReader *self, SlemError *err) {
   return SLEM_OK;
 }
 
+/* Element j of a payload at p, as double. */
+static double load(int dtype, int swap, const unsigned char *p, size_t j) {
+  unsigned char b[8];
+  size_t size = dtype == SLEM_DT_F8 ? 8 : dtype == SLEM_DT_F4 || dtype == SLEM_DT_I4 ? 4
+              : dtype == SLEM_DT_F2 || dtype == SLEM_DT_I2 ? 2 : 1;
+  p += j * size;
+  for (size_t k = 0; k < size; k++) b[k] = swap ? p[size - 1 - k] : p[k];
+  switch (dtype) {
+  case SLEM_DT_F4: {
+    float f;
+    memcpy(&f, b, 4);
+    return f;
+  }
+  case SLEM_DT_F8: {
+    double v;
+    memcpy(&v, b, 8);
+    return v;
+  }
+  case SLEM_DT_F2: return slem_half_to_float((uint16_t)(b[0] | b[1] << 8));
+  case SLEM_DT_I1: return (int8_t)b[0];
+  case SLEM_DT_I2: {
+    int16_t v;
+    memcpy(&v, b, 2);
+    return v;
+  }
+  case SLEM_DT_I4: {
+    int32_t v;
+    memcpy(&v, b, 4);
+    return v;
+  }
+  default: return b[0];
+  }
+}
+
 /* Converts the d values of one record at rp into xr (double) or fr (float), whichever is
  * not NULL. Returns 0, or 1 + the index of the first value that is not finite (the row is
  * then incomplete). */
-static size_t decode(int dtype, const unsigned char *rp, size_t d, double *xr, float *fr) {
-  switch (dtype) {
-  case SLEM_DT_F4: {
-    /* a branch-free scan for exponent bits all ones (NaN, Inf) first: it vectorises, and
-     * almost every record passes it */
+static size_t decode(const SlemVecReader *r, const unsigned char *rp, double *xr, float *fr) {
+  size_t d = r->d;
+  if (r->dtype == SLEM_DT_F4 && !r->swap && r->divisor == 1) {
+    /* the common case, fast: a branch-free scan for exponent bits all ones (NaN, Inf)
+     * first (it vectorises, and almost every record passes it), then a copy */
     uint32_t any = 0;
     for (size_t j = 0; j < d; j++) {
       uint32_t u;
@@ -193,55 +300,61 @@ static size_t decode(int dtype, const unsigned char *rp, size_t d, double *xr, f
     }
     return 0;
   }
-  case SLEM_DT_F8:
-    for (size_t j = 0; j < d; j++) {
-      double v;
-      memcpy(&v, rp + 8 * j, 8);
-      if (!isfinite(v)) return j + 1;
-      if (xr) xr[j] = v;
-      else fr[j] = (float)v;
-    }
-    return 0;
-  case SLEM_DT_I4:
-    for (size_t j = 0; j < d; j++) {
-      int32_t v;
-      memcpy(&v, rp + 4 * j, 4);
-      if (xr) xr[j] = v;
-      else fr[j] = (float)v;
-    }
-    return 0;
-  default:
+  if (r->dtype == SLEM_DT_U1 && r->divisor == 1) {
     for (size_t j = 0; j < d; j++) {
       if (xr) xr[j] = rp[j];
       else fr[j] = rp[j];
     }
     return 0;
   }
-}
-
-/* The value at index j of a record's payload, as double (for messages). */
-static double value_at(int dtype, const unsigned char *rp, size_t j) {
-  if (dtype == SLEM_DT_F4) {
-    float f;
-    memcpy(&f, rp + 4 * j, 4);
-    return f;
-  }
-  if (dtype == SLEM_DT_F8) {
-    double v;
-    memcpy(&v, rp + 8 * j, 8);
-    return v;
+  for (size_t j = 0; j < d; j++) {
+    double v = load(r->dtype, r->swap, rp, j);
+    if (!isfinite(v)) return j + 1;
+    v /= r->divisor;
+    if (xr) xr[j] = v;
+    else fr[j] = (float)v;
   }
   return 0;
 }
 
-/* Reads up to max fixed-size binary records into xd (double) or xf (float). */
-static int read_records(SlemVecReader *self, double *xd, float *xf, size_t max, size_t *got,
+int slem_vfmt_decode(SlemVecReader *r, const unsigned char *raw, size_t n, double *xd,
+                     float *xf, size_t *out, SlemError *err) {
+  const char *name = slem_in_name(r->in);
+  size_t o = 0;
+  for (size_t i = 0; i < n; i++) {
+    const unsigned char *rp = raw + i * r->rec;
+    uint64_t recno = r->recs + i + 1;
+    size_t bad;
+    if (r->prefix) {
+      uint32_t d = slem_le32(rp);
+      if (d != r->d)
+        return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": dimension %" PRId32
+                          ", expected %zu", name, recno, (int32_t)d, r->d);
+      rp += r->prefix;
+    }
+    bad = decode(r, rp, xd ? xd + o * r->d : NULL, xf ? xf + o * r->d : NULL);
+    if (bad) {
+      if (!r->skip_nonfinite) {
+        double v = load(r->dtype, r->swap, rp, bad - 1);
+        return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": value %zu is %s", name,
+                          recno, bad, isnan(v) ? "NaN" : "infinite");
+      }
+      r->skipped++;
+      continue;
+    }
+    o++;
+  }
+  *out = o;
+  return SLEM_OK;
+}
+
+int slem_vfmt_read_records(SlemVecReader *self, double *xd, float *xf, size_t max, size_t *got,
                         SlemError *err) {
   const char *name = slem_in_name(self->in);
   size_t want, nbytes, n;
   int st;
   for (;;) { /* again when every record of a block was skipped */
-    size_t o = 0;
+    size_t o;
     if (self->count_from && (uint64_t)self->count - self->recs < max)
       max = (size_t)((uint64_t)self->count - self->recs);
     if (max == 0) return SLEM_OK;
@@ -261,30 +374,8 @@ static int read_records(SlemVecReader *self, double *xd, float *xf, size_t max, 
     if (self->count_from && n < max)
       return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": missing (%s says %" PRId64
                         ")", name, self->recs + n + 1, self->count_from, self->count);
-    for (size_t i = 0; i < n; i++) {
-      const unsigned char *rp = self->raw + i * self->rec;
-      uint64_t recno = self->recs + i + 1;
-      size_t bad;
-      if (self->prefix) {
-        uint32_t d = slem_le32(rp);
-        if (d != self->d)
-          return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": dimension %" PRId32
-                            ", expected %zu", name, recno, (int32_t)d, self->d);
-        rp += self->prefix;
-      }
-      bad = decode(self->dtype, rp, self->d, xd ? xd + o * self->d : NULL,
-                   xf ? xf + o * self->d : NULL);
-      if (bad) {
-        if (!self->skip_nonfinite) {
-          double v = value_at(self->dtype, rp, bad - 1);
-          return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": value %zu is %s", name,
-                            recno, bad, isnan(v) ? "NaN" : "infinite");
-        }
-        self->skipped++;
-        continue;
-      }
-      o++;
-    }
+    st = slem_vfmt_decode(self, self->raw, n, xd, xf, &o, err);
+    if (st) return st;
     self->recs += n;
     if (o == 0 && n > 0) continue;
     *got = o;
@@ -297,17 +388,24 @@ int slem_vecreader_read(SlemVecReader *self, double *x, size_t max, size_t *got,
                         SlemError *err) {
   *got = 0;
   return self->def->read ? self->def->read(self, x, NULL, max, got, err)
-                         : read_records(self, x, NULL, max, got, err);
+                         : slem_vfmt_read_records(self, x, NULL, max, got, err);
 }
 
 int slem_vecreader_read_f32(SlemVecReader *self, float *x, size_t max, size_t *got,
                             SlemError *err) {
   *got = 0;
   return self->def->read ? self->def->read(self, NULL, x, max, got, err)
-                         : read_records(self, NULL, x, max, got, err);
+                         : slem_vfmt_read_records(self, NULL, x, max, got, err);
 }
 
 /* ---- writer ---- */
+
+int slem_vfmt_check_integral(SlemVecWriter *w, float v, double lo, double hi, uint64_t recno,
+                             size_t j, SlemError *err) {
+  if (v == floorf(v) && v >= lo && v <= hi) return SLEM_OK;
+  return slem_error(err, SLEM_EINVAL, "%s: record %" PRIu64 ": value %zu (%.9g) does not fit %s",
+                    slem_out_name(w->out), recno, j + 1, (double)v, w->def->names[0]);
+}
 
 int slem_vfmt_write_error(SlemVecWriter *w, SlemError *err) {
   return slem_error(err, SLEM_EIO, "%s: write: %s", slem_out_name(w->out), strerror(errno));
@@ -319,8 +417,10 @@ int slem_vecwriter_open(SlemVecWriter **self, const char *path, SlemFormat fmt, 
   int st;
   *self = NULL;
   if (!w) return slem_error(err, SLEM_ENOMEM, "out of memory");
-  if (fmt == SLEM_FMT_AUTO) fmt = slem_format_from_path(path);
-  if (fmt == SLEM_FMT_AUTO) fmt = SLEM_FMT_FVECS;
+  if (fmt == SLEM_FMT_AUTO && (st = slem_format_for_output(&fmt, path, err)) != SLEM_OK) {
+    free(w);
+    return st;
+  }
   w->fmt = fmt;
   w->def = slem_vfmt_find(fmt);
   w->d = d;
@@ -334,6 +434,7 @@ int slem_vecwriter_open(SlemVecWriter **self, const char *path, SlemFormat fmt, 
     free(w);
     return slem_error(err, SLEM_ENOMEM, "out of memory");
   }
+  w->dtype = SLEM_DTYPE_F4;
   /* binary vectors on a terminal are noise and can upset it: refuse, as gzip does */
   if ((!path || strcmp(path, "-") == 0) && fmt != SLEM_FMT_TEXT && isatty(STDOUT_FILENO)) {
     st = slem_error(err, SLEM_EINVAL, "refusing to write binary %s vectors to a terminal: give "
@@ -350,15 +451,38 @@ fail:
   return st;
 }
 
+int slem_vecwriter_set_dtype(SlemVecWriter *self, SlemDtype dt, SlemError *err) {
+  static const char *const names[] = {"f4", "f2", "i1"};
+  if (self->started)
+    return slem_error(err, SLEM_EINVAL, "%s: the element type is set before the first vector",
+                      slem_out_name(self->out));
+  if (dt != SLEM_DTYPE_F4 && !(self->def->out_dtypes & (1u << dt)))
+    return slem_error(err, SLEM_EINVAL, "%s: %s output cannot store %s values (npy can)",
+                      slem_out_name(self->out), self->def->names[0], names[dt]);
+  self->dtype = dt;
+  return SLEM_OK;
+}
+
+/* Writes the header before the first vector (or at the close of an empty file). */
+static int start(SlemVecWriter *self, SlemError *err) {
+  int st = SLEM_OK;
+  if (!self->started && self->def->header) st = self->def->header(self, err);
+  self->started = 1;
+  return st;
+}
+
 int slem_vecwriter_write(SlemVecWriter *self, const float *x, size_t n, SlemError *err) {
-  int st = self->def->write(self, x, n, err);
+  int st = start(self, err);
+  if (st) return st;
+  st = self->def->write(self, x, n, err);
   if (st) return st;
   self->n += n;
   return SLEM_OK;
 }
 
 int slem_vecwriter_close(SlemVecWriter *self, SlemError *err) {
-  int st = self->def->end ? self->def->end(self, err) : SLEM_OK;
+  int st = start(self, err);
+  if (!st && self->def->end) st = self->def->end(self, err);
   if (st) {
     slem_vecwriter_abort(self);
     return st;

@@ -25,6 +25,10 @@ typedef enum SlemFormat {
   SLEM_FMT_IVECS,
   SLEM_FMT_NPY,
   SLEM_FMT_TEXT,
+  SLEM_FMT_FBIN,
+  SLEM_FMT_U8BIN,
+  SLEM_FMT_I8BIN,
+  SLEM_FMT_IBIN,
   SLEM_FMT_END /* one past the last format; new formats go just before it */
 } SlemFormat;
 
@@ -92,14 +96,40 @@ int slem_vecreader_seekable(const SlemVecReader *self);
 
 typedef struct SlemVecWriter SlemVecWriter;
 
+/* Element types a writer can store instead of float32 (npy only): float16 (rounded to
+ * nearest, ties to even; values beyond +-65504 are refused), or int8 holding
+ * round(SLEM_I1_SCALE * x) (halves away from zero), clipped to +-SLEM_I1_SCALE, for
+ * unit-norm descriptors. The scale is recorded in the npy header after the dictionary
+ * ("# slem-scale: 1/127", which numpy.load ignores), and slem's reader divides by it
+ * again; other readers see the integers. */
+typedef enum SlemDtype { SLEM_DTYPE_F4 = 0, SLEM_DTYPE_F2, SLEM_DTYPE_I1 } SlemDtype;
+#define SLEM_I1_SCALE 127
+
+/* Parses "f4", "f2", "i1" (also "float32", "float16", "int8"). Returns SLEM_EINVAL on an
+ * unknown name. */
+int slem_dtype_parse(SlemDtype *dt, const char *name);
+
+/* The format a writer to path would use when none is given: from path's extension;
+ * fvecs for "-" (stdout) and for a path that exists and is not a regular file (a device,
+ * a FIFO). Errors: SLEM_EINVAL when the extension is missing or names no format (the
+ * message names path and the known extensions). */
+int slem_format_for_output(SlemFormat *fmt, const char *path, SlemError *err);
+
 /* Opens path ("-": stdout) for n_hint vectors of dimension d (n_hint -1 when unknown)
- * in format fmt (SLEM_FMT_AUTO: from the extension, else fvecs). npy needs the count in
- * its header: to stdout it needs n_hint; to a file the header is patched on close.
- * Errors: SLEM_EIO, SLEM_EINVAL (npy to a pipe with no count). */
+ * in format fmt (SLEM_FMT_AUTO: as slem_format_for_output() says). npy and the *bin
+ * formats need the count in their header: to stdout they need n_hint; to a file the
+ * header is patched on close. Errors: SLEM_EIO, SLEM_EINVAL (no format for path, npy or
+ * *bin to a pipe with no count). */
 int slem_vecwriter_open(SlemVecWriter **self, const char *path, SlemFormat fmt, size_t d,
                         int64_t n_hint, SlemError *err);
 
-/* Appends n vectors x(n, d). bvecs and ivecs accept only integral values in range. */
+/* Stores the values as dt instead of float32; before the first write. Errors:
+ * SLEM_EINVAL when the format cannot store dt (only npy can store f2 and i1), or after a
+ * write. */
+int slem_vecwriter_set_dtype(SlemVecWriter *self, SlemDtype dt, SlemError *err);
+
+/* Appends n vectors x(n, d). bvecs, ivecs, u8bin, i8bin and ibin accept only integral
+ * values in range; an npy of float16 only values within +-65504. */
 int slem_vecwriter_write(SlemVecWriter *self, const float *x, size_t n, SlemError *err);
 
 /* Finishes the file and moves it into place; frees self whatever happens. */

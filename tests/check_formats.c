@@ -1,7 +1,16 @@
-/* The table of vector formats: names, aliases and extensions; and each format's files. */
+/* The table of vector formats: names, aliases and extensions; each format against files
+ * numpy wrote (testdata/formats, scripts/gen-formats.py); Fortran order from files and
+ * pipes; the big-ann-benchmarks formats; float16 and int8 output; bad inputs. */
 #include "testutil.h"
 
+#include "../lib/vecfmt.h"
 #include "../lib/vecs.h"
+#include <sys/stat.h>
+
+static long tu_file_size(const char *path) {
+  struct stat sb;
+  return stat(path, &sb) == 0 ? (long)sb.st_size : -1;
+}
 
 START_TEST(names_come_from_one_table) {
   /* every canonical name in the list parses back to a format that has that name, and
@@ -10,7 +19,7 @@ START_TEST(names_come_from_one_table) {
   size_t count = 0;
   SlemFormat f;
   snprintf(list, sizeof list, "%s", slem_format_names());
-  ck_assert_str_eq(list, "fvecs, bvecs, ivecs, npy, text");
+  ck_assert_str_eq(list, "fvecs, bvecs, ivecs, npy, text, fbin, u8bin, i8bin, ibin");
   for (char *tok = strtok_r(list, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
     char path[64];
     ck_assert_int_eq(slem_format_parse(&f, tok), SLEM_OK);
@@ -39,11 +48,506 @@ START_TEST(names_come_from_one_table) {
 }
 END_TEST
 
+#define FD "testdata/formats/"
+
+/* Reads path whole (in blocks of block rows, as double or float) into a new array of
+ * *n x *d doubles. Fails the test on any error. */
+static double *read_whole(const char *path, SlemFormat fmt, size_t block, int f32, size_t *n,
+                          size_t *d) {
+  SlemVecReader *r = NULL;
+  SlemError err;
+  double *all = NULL;
+  size_t got, cap = 0;
+  ck_assert_msg(slem_vecreader_open(&r, path, fmt, &err) == SLEM_OK, "%s: %s", path, err.msg);
+  *d = slem_vecreader_dim(r);
+  *n = 0;
+  for (;;) {
+    float fb[64 * 16];
+    double db[64 * 16];
+    ck_assert_uint_le(block * *d, 64 * 16);
+    if (f32) ck_assert_msg(slem_vecreader_read_f32(r, fb, block, &got, &err) == SLEM_OK, "%s", err.msg);
+    else ck_assert_msg(slem_vecreader_read(r, db, block, &got, &err) == SLEM_OK, "%s", err.msg);
+    if (!got) break;
+    if ((*n + got) * *d > cap) {
+      cap = 2 * (*n + got) * *d;
+      all = realloc(all, cap * sizeof *all);
+    }
+    for (size_t i = 0; i < got * *d; i++) all[*n * *d + i] = f32 ? fb[i] : db[i];
+    *n += got;
+  }
+  ck_assert_uint_eq(slem_vecreader_done(r), *n);
+  if (slem_vecreader_count(r) >= 0) ck_assert_int_eq(slem_vecreader_count(r), (int64_t)*n);
+  slem_vecreader_free(r);
+  return all;
+}
+
+/* path holds exactly the values of the numpy-made FD name.expect.txt, read both ways. */
+static void expect_values(const char *path, SlemFormat fmt, SlemFormat want_fmt, const char *name) {
+  char ep[256];
+  size_t n, d, en, ed;
+  double *want, *got;
+  SlemVecReader *r = NULL;
+  SlemError err;
+  snprintf(ep, sizeof ep, FD "%s.expect.txt", name);
+  want = read_whole(ep, SLEM_FMT_TEXT, 5, 0, &en, &ed);
+  ck_assert_msg(slem_vecreader_open(&r, path, fmt, &err) == SLEM_OK, "%s: %s", path, err.msg);
+  ck_assert_int_eq(slem_vecreader_format(r), want_fmt);
+  slem_vecreader_free(r);
+  for (int f32 = 0; f32 < 2; f32++) {
+    got = read_whole(path, fmt, 2, f32, &n, &d);
+    ck_assert_msg(n == en && d == ed, "%s: %zu x %zu, expected %zu x %zu", path, n, d, en, ed);
+    for (size_t i = 0; i < n * d; i++)
+      ck_assert_msg(f32 ? (float)got[i] == (float)want[i] : got[i] == want[i],
+                    "%s (%s): value %zu: %.17g, expected %.17g", path, f32 ? "float" : "double",
+                    i, got[i], want[i]);
+    free(got);
+  }
+  free(want);
+}
+
+START_TEST(numpy_golden_files) {
+  static const struct { const char *file, *expect; SlemFormat fmt; } g[] = {
+      {"f4.npy", "float", SLEM_FMT_NPY},          {"f8.npy", "float", SLEM_FMT_NPY},
+      {"f4be.npy", "float", SLEM_FMT_NPY},        {"f8be.npy", "float", SLEM_FMT_NPY},
+      {"f4fortran.npy", "float", SLEM_FMT_NPY},   {"f8befortran.npy", "float", SLEM_FMT_NPY},
+      {"float.fbin", "float", SLEM_FMT_FBIN},     {"f2.npy", "f2", SLEM_FMT_NPY},
+      {"f2be.npy", "f2", SLEM_FMT_NPY},           {"i1.npy", "i1", SLEM_FMT_NPY},
+      {"i1.i8bin", "i1", SLEM_FMT_I8BIN},         {"i2.npy", "i2", SLEM_FMT_NPY},
+      {"i2be.npy", "i2", SLEM_FMT_NPY},           {"i4.npy", "i4", SLEM_FMT_NPY},
+      {"i4be.npy", "i4", SLEM_FMT_NPY},           {"i4fortran.npy", "i4", SLEM_FMT_NPY},
+      {"i4.ibin", "i4", SLEM_FMT_IBIN},           {"u1.npy", "u1", SLEM_FMT_NPY},
+      {"u1.u8bin", "u1", SLEM_FMT_U8BIN},         {"gt.ibin", "gt", SLEM_FMT_IBIN}};
+  for (size_t i = 0; i < sizeof g / sizeof g[0]; i++) {
+    char path[256];
+    snprintf(path, sizeof path, FD "%s", g[i].file);
+    expect_values(path, SLEM_FMT_AUTO, g[i].fmt, g[i].expect); /* by extension */
+    expect_values(path, g[i].fmt, g[i].fmt, g[i].expect);      /* by name */
+  }
+}
+END_TEST
+
+START_TEST(fortran_order_in_blocks) {
+  /* 300 x 6 in blocks of 7 and of 64 rows, double and float, against the C-order twin;
+   * then again after a rewind */
+  size_t n, d, n2, d2;
+  double *c = read_whole(FD "big_c.npy", SLEM_FMT_AUTO, 64, 0, &n, &d);
+  SlemVecReader *r = NULL;
+  SlemError err;
+  double row[6];
+  size_t got;
+  for (int f32 = 0; f32 < 2; f32++)
+    for (size_t block = 7; block <= 64; block += 57) {
+      double *f = read_whole(FD "big_fortran.npy", SLEM_FMT_AUTO, block, f32, &n2, &d2);
+      ck_assert_uint_eq(n2, 300);
+      ck_assert_uint_eq(d2, 6);
+      ck_assert_uint_eq(n, n2);
+      for (size_t i = 0; i < n * d; i++) ck_assert_double_eq(f[i], c[i]);
+      free(f);
+    }
+  ck_assert_int_eq(slem_vecreader_open(&r, FD "big_fortran.npy", SLEM_FMT_AUTO, &err), SLEM_OK);
+  for (int k = 0; k < 3; k++) ck_assert_int_eq(slem_vecreader_read(r, row, 1, &got, &err), SLEM_OK);
+  ck_assert_double_eq(row[5], c[2 * 6 + 5]);
+  ck_assert_int_eq(slem_vecreader_rewind(r, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecreader_read(r, row, 1, &got, &err), SLEM_OK);
+  ck_assert_uint_eq(got, 1);
+  for (size_t j = 0; j < 6; j++) ck_assert_double_eq(row[j], c[j]);
+  slem_vecreader_free(r);
+  free(c);
+}
+END_TEST
+
+/* Makes fd 0 a pipe holding the first n bytes of path (n at most 64 KiB: the pipe's
+ * buffer) followed by extra. Check forks each test, so stdin is the test's own. */
+static void stdin_from(const char *path, size_t n, const void *extra, size_t extra_n) {
+  unsigned char buf[65536];
+  FILE *f = fopen(path, "rb");
+  int p[2];
+  size_t got;
+  ck_assert_ptr_nonnull(f);
+  got = fread(buf, 1, n < sizeof buf ? n : sizeof buf, f);
+  fclose(f);
+  ck_assert_int_eq(pipe(p), 0);
+  ck_assert_int_eq(write(p[1], buf, got), (ssize_t)got);
+  if (extra_n) ck_assert_int_eq(write(p[1], extra, extra_n), (ssize_t)extra_n);
+  close(p[1]);
+  ck_assert_int_eq(dup2(p[0], 0), 0);
+  close(p[0]);
+}
+
+START_TEST(fortran_order_from_a_pipe) {
+  size_t n, d;
+  double *c = read_whole(FD "big_c.npy", SLEM_FMT_AUTO, 64, 0, &n, &d), *f;
+  size_t n2, d2;
+  stdin_from(FD "big_fortran.npy", 1 << 16, NULL, 0);
+  f = read_whole("-", SLEM_FMT_AUTO, 7, 0, &n2, &d2);
+  ck_assert_uint_eq(n2, n);
+  for (size_t i = 0; i < n * d; i++) ck_assert_double_eq(f[i], c[i]);
+  free(f);
+  free(c);
+}
+END_TEST
+
+/* An npy header as numpy writes it (version 1, padded to 64 bytes) into buf; returns its
+ * length. */
+static size_t npy_header(unsigned char *buf, const char *dict) {
+  size_t len = strlen(dict), hl = len + 1;
+  while ((10 + hl) % 64) hl++;
+  memcpy(buf, "\x93NUMPY\x01\x00", 8);
+  buf[8] = (unsigned char)(hl & 0xff);
+  buf[9] = (unsigned char)(hl >> 8);
+  memcpy(buf + 10, dict, len);
+  memset(buf + 10 + len, ' ', hl - len - 1);
+  buf[10 + hl - 1] = '\n';
+  return 10 + hl;
+}
+
+static void expect_open_error(const char *path, SlemFormat fmt, int st, const char *want) {
+  SlemVecReader *r = NULL;
+  SlemError err;
+  int got = slem_vecreader_open(&r, path, fmt, &err);
+  ck_assert_msg(got == st, "%s: status %d, expected %d (%s)", path, got, st, got ? err.msg : "");
+  ck_assert_msg(strstr(err.msg, want) != NULL, "message '%s' lacks '%s'", err.msg, want);
+  ck_assert_ptr_null(r);
+}
+
+static void expect_read_error(const char *path, SlemFormat fmt, const char *want) {
+  SlemVecReader *r = NULL;
+  SlemError err;
+  double buf[4096];
+  size_t got;
+  int st;
+  ck_assert_msg(slem_vecreader_open(&r, path, fmt, &err) == SLEM_OK, "%s: %s", path, err.msg);
+  do st = slem_vecreader_read(r, buf, 4096 / slem_vecreader_dim(r), &got, &err);
+  while (st == SLEM_OK && got > 0);
+  ck_assert_msg(st == SLEM_EFORMAT, "%s: read status %d", path, st);
+  ck_assert_msg(strstr(err.msg, want) != NULL, "message '%s' lacks '%s'", err.msg, want);
+  slem_vecreader_free(r);
+}
+
+START_TEST(fortran_order_on_a_pipe_is_bounded) {
+  unsigned char buf[256];
+  /* 5e6 x 4 float32 = 80 MB to hold: refused from the header alone */
+  size_t hl = npy_header(buf, "{'descr': '<f4', 'fortran_order': True, 'shape': (5000000, 4), }");
+  char *p = tu_path("huge.npy");
+  tu_write_bytes(p, buf, hl);
+  stdin_from(p, hl, NULL, 0);
+  expect_open_error("-", SLEM_FMT_AUTO, SLEM_EFORMAT, "Fortran order on a pipe");
+  free(p);
+}
+END_TEST
+
+START_TEST(fortran_order_truncated_on_a_pipe) {
+  unsigned char buf[256];
+  float v[5] = {1, 2, 3, 4, 5};
+  size_t hl = npy_header(buf, "{'descr': '<f4', 'fortran_order': True, 'shape': (3, 2), }");
+  char *p = tu_path("short.npy");
+  memcpy(buf + hl, v, sizeof v);
+  tu_write_bytes(p, buf, hl + sizeof v); /* 5 of 6 values */
+  expect_open_error(p, SLEM_FMT_AUTO, SLEM_EFORMAT, "truncated or corrupt");
+  stdin_from(p, hl + sizeof v, NULL, 0);
+  expect_open_error("-", SLEM_FMT_AUTO, SLEM_EFORMAT, "npy data truncated (20 of 24 bytes)");
+  free(p);
+}
+END_TEST
+
+START_TEST(bad_npy_values) {
+  unsigned char buf[512];
+  char *p = tu_path("nan.npy");
+  size_t hl;
+  /* float16 NaN and Inf, big-endian NaN, named by record and value */
+  uint16_t h[4] = {0x3c00, 0x3c00, 0x7e00, 0x3c00};
+  hl = npy_header(buf, "{'descr': '<f2', 'fortran_order': False, 'shape': (2, 2), }");
+  memcpy(buf + hl, h, sizeof h);
+  tu_write_bytes(p, buf, hl + sizeof h);
+  expect_read_error(p, SLEM_FMT_AUTO, "record 2: value 1 is NaN");
+  h[2] = 0xfc00;
+  memcpy(buf + hl, h, sizeof h);
+  tu_write_bytes(p, buf, hl + sizeof h);
+  expect_read_error(p, SLEM_FMT_AUTO, "record 2: value 1 is infinite");
+  {
+    unsigned char be[16] = {0x3f, 0x80, 0, 0, 0x3f, 0x80, 0, 0, 0x3f, 0x80, 0, 0, 0x7f, 0xc0, 0, 0};
+    hl = npy_header(buf, "{'descr': '>f4', 'fortran_order': True, 'shape': (2, 2), }");
+    memcpy(buf + hl, be, sizeof be);
+    tu_write_bytes(p, buf, hl + sizeof be);
+    /* column-major: the 4th value is row 2, column 2 */
+    expect_read_error(p, SLEM_FMT_AUTO, "record 2: value 2 is NaN");
+  }
+  /* the dtypes still refused */
+  hl = npy_header(buf, "{'descr': '<i8', 'fortran_order': False, 'shape': (1, 2), }");
+  tu_write_bytes(p, buf, hl + 16);
+  expect_open_error(p, SLEM_FMT_AUTO, SLEM_EFORMAT, "dtype '<i8' is not supported");
+  hl = npy_header(buf, "{'descr': '|i2', 'fortran_order': False, 'shape': (1, 2), }");
+  tu_write_bytes(p, buf, hl + 4);
+  expect_open_error(p, SLEM_FMT_AUTO, SLEM_EFORMAT, "dtype '|i2' is not supported");
+  free(p);
+}
+END_TEST
+
+START_TEST(bad_bin_files) {
+  char *p = tu_path("bad.fbin"), *pi = tu_path("bad.ibin");
+  unsigned char buf[64];
+  uint32_t hd[2];
+  float v[6] = {1, 2, 3, 4, 5, 6};
+  hd[0] = 2, hd[1] = 3;
+  memcpy(buf, hd, 8);
+  memcpy(buf + 8, v, sizeof v);
+  tu_write_bytes(p, buf, 8 + sizeof v);
+  expect_values(FD "float.fbin", SLEM_FMT_AUTO, SLEM_FMT_FBIN, "float"); /* sanity */
+  /* truncated: one value short; one value too many */
+  tu_write_bytes(p, buf, 8 + sizeof v - 4);
+  expect_open_error(p, SLEM_FMT_AUTO, SLEM_EFORMAT, "n = 2, d = 3 of fbin needs 32: truncated");
+  tu_write_bytes(p, buf, 8 + sizeof v);
+  {
+    FILE *f = fopen(p, "ab");
+    fwrite(v, 4, 1, f);
+    fclose(f);
+  }
+  expect_open_error(p, SLEM_FMT_AUTO, SLEM_EFORMAT, "truncated or corrupt");
+  tu_write_bytes(p, buf, 5);
+  expect_open_error(p, SLEM_FMT_AUTO, SLEM_EFORMAT, "fbin header truncated (5 of 8 bytes)");
+  tu_write_bytes(p, buf, 0);
+  expect_open_error(p, SLEM_FMT_AUTO, SLEM_EFORMAT, "no vectors (empty file)");
+  /* absurd sizes, refused from the header before anything is allocated */
+  hd[0] = 0xffffffffu, hd[1] = 1u << 20;
+  memcpy(buf, hd, 8);
+  tu_write_bytes(p, buf, 8 + sizeof v);
+  expect_open_error(p, SLEM_FMT_AUTO, SLEM_EFORMAT, "truncated or corrupt");
+  hd[1] = (1u << 20) + 1;
+  memcpy(buf, hd, 8);
+  tu_write_bytes(p, buf, 8 + sizeof v);
+  expect_open_error(p, SLEM_FMT_AUTO, SLEM_EFORMAT, "dimension 1048577 is out of range");
+  hd[0] = 0, hd[1] = 3;
+  memcpy(buf, hd, 8);
+  tu_write_bytes(p, buf, 8);
+  expect_open_error(p, SLEM_FMT_AUTO, SLEM_EFORMAT, "header says 0 vectors");
+  hd[0] = 2, hd[1] = 0;
+  memcpy(buf, hd, 8);
+  tu_write_bytes(p, buf, 8);
+  expect_open_error(p, SLEM_FMT_AUTO, SLEM_EFORMAT, "dimension 0 is out of range");
+  /* on a pipe the size is unknown: an absurd count fails at the first missing record */
+  hd[0] = 0xffffffffu, hd[1] = 3;
+  memcpy(buf, hd, 8);
+  memcpy(buf + 8, v, sizeof v);
+  tu_write_bytes(p, buf, 8 + sizeof v);
+  stdin_from(p, 8 + sizeof v, NULL, 0);
+  expect_read_error("-", SLEM_FMT_FBIN, "record 3: missing (the header says 4294967295)");
+  /* NaN and Inf */
+  hd[0] = 2;
+  v[3] = NAN;
+  memcpy(buf, hd, 8);
+  memcpy(buf + 8, v, sizeof v);
+  tu_write_bytes(p, buf, 8 + sizeof v);
+  expect_read_error(p, SLEM_FMT_AUTO, "record 2: value 1 is NaN");
+  /* ibin: data, or data and as much again (ground truth), nothing else */
+  {
+    int32_t iv[6] = {1, 2, 3, 4, 5, 6};
+    memcpy(buf + 8, iv, sizeof iv);
+    tu_write_bytes(pi, buf, 8 + sizeof iv - 4);
+    expect_open_error(pi, SLEM_FMT_AUTO, SLEM_EFORMAT, "(or twice the data for ground truth)");
+  }
+  free(p);
+  free(pi);
+}
+END_TEST
+
+/* Writes x(n, d) to path (format from the name) with element type dt. */
+static void write_all(const char *path, SlemDtype dt, const float *x, size_t n, size_t d) {
+  SlemVecWriter *w = NULL;
+  SlemError err;
+  ck_assert_msg(slem_vecwriter_open(&w, path, SLEM_FMT_AUTO, d, -1, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_msg(slem_vecwriter_set_dtype(w, dt, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_msg(slem_vecwriter_write(w, x, 1, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_msg(slem_vecwriter_write(w, x + d, n - 1, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_msg(slem_vecwriter_close(w, &err) == SLEM_OK, "%s", err.msg);
+}
+
+START_TEST(bin_round_trips) {
+  static const struct { const char *ext; SlemFormat fmt; float lo, hi; } b[] = {
+      {"fbin", SLEM_FMT_FBIN, 0, 0},       {"u8bin", SLEM_FMT_U8BIN, 0, 255},
+      {"i8bin", SLEM_FMT_I8BIN, -128, 127}, {"ibin", SLEM_FMT_IBIN, -2147483648.0f, 2147483520.0f}};
+  const size_t n = 700, d = 5;
+  float *x = malloc(n * d * sizeof *x);
+  tu_seed(5);
+  for (size_t k = 0; k < 4; k++) {
+    char name[32], *path;
+    size_t rn, rd;
+    double *back;
+    for (size_t i = 0; i < n * d; i++)
+      x[i] = b[k].hi == 0 ? (float)(tu_gauss() * 100)
+             : (float)floor(b[k].lo + tu_uniform() * ((double)b[k].hi - b[k].lo + 1));
+    x[0] = b[k].hi == 0 ? 1.17549435e-38f : b[k].lo;
+    x[1] = b[k].hi == 0 ? -3.40282347e38f : b[k].hi;
+    snprintf(name, sizeof name, "rt.%s", b[k].ext);
+    path = tu_path(name);
+    write_all(path, SLEM_DTYPE_F4, x, n, d);
+    ck_assert_int_eq(tu_file_size(path), 8 + (long)(n * d * (k == 1 || k == 2 ? 1 : 4)));
+    back = read_whole(path, SLEM_FMT_AUTO, 64, 0, &rn, &rd);
+    ck_assert_uint_eq(rn, n);
+    ck_assert_uint_eq(rd, d);
+    for (size_t i = 0; i < n * d; i++) ck_assert_float_eq((float)back[i], x[i]);
+    free(back);
+    /* values that do not fit are refused, naming record and value */
+    if (b[k].hi != 0) {
+      SlemVecWriter *w = NULL;
+      SlemError err;
+      float bad[5] = {1, 2, 3, 4, 0.5f};
+      char want[64];
+      ck_assert_int_eq(slem_vecwriter_open(&w, path, SLEM_FMT_AUTO, d, -1, &err), SLEM_OK);
+      ck_assert_int_eq(slem_vecwriter_write(w, bad, 1, &err), SLEM_EINVAL);
+      snprintf(want, sizeof want, "record 1: value 5 (0.5) does not fit %s", b[k].ext);
+      ck_assert_msg(strstr(err.msg, want), "%s", err.msg);
+      slem_vecwriter_abort(w);
+    }
+    free(path);
+  }
+  free(x);
+}
+END_TEST
+
+START_TEST(float16_output_rounds_as_numpy) {
+  size_t n, d, n2, d2;
+  double *src = read_whole(FD "f2src.npy", SLEM_FMT_AUTO, 64, 0, &n, &d), *ours, *theirs;
+  float *x = malloc(n * d * sizeof *x);
+  char *p = tu_path("half.npy");
+  SlemVecWriter *w = NULL;
+  SlemError err;
+  for (size_t i = 0; i < n * d; i++) x[i] = (float)src[i];
+  write_all(p, SLEM_DTYPE_F2, x, n, d);
+  ck_assert_int_eq(tu_file_size(p), 128 + (long)(2 * n * d));
+  ours = read_whole(p, SLEM_FMT_AUTO, 3, 0, &n2, &d2);
+  theirs = read_whole(FD "f2.npy", SLEM_FMT_AUTO, 3, 0, &n2, &d2);
+  for (size_t i = 0; i < n * d; i++) {
+    ck_assert_msg(ours[i] == theirs[i] && signbit(ours[i]) == signbit(theirs[i]),
+                  "value %zu (%.9g): %.17g, numpy %.17g", i, x[i], ours[i], theirs[i]);
+  }
+  /* beyond the range of float16: refused */
+  x[3] = 65520;
+  ck_assert_int_eq(slem_vecwriter_open(&w, p, SLEM_FMT_NPY, d, -1, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecwriter_set_dtype(w, SLEM_DTYPE_F2, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecwriter_write(w, x, 1, &err), SLEM_EINVAL);
+  ck_assert_msg(strstr(err.msg, "record 1: value 4 (65520) does not fit float16"), "%s", err.msg);
+  slem_vecwriter_abort(w);
+  free(src);
+  free(ours);
+  free(theirs);
+  free(x);
+  free(p);
+}
+END_TEST
+
+START_TEST(int8_output_with_its_scale) {
+  size_t n, d, n2, d2;
+  double *src = read_whole(FD "i1src.npy", SLEM_FMT_AUTO, 64, 0, &n, &d), *back, *q;
+  float *x = malloc(n * d * sizeof *x);
+  char *p = tu_path("q.npy");
+  unsigned char hdr[129];
+  FILE *f;
+  for (size_t i = 0; i < n * d; i++) x[i] = (float)src[i];
+  write_all(p, SLEM_DTYPE_I1, x, n, d);
+  ck_assert_int_eq(tu_file_size(p), 128 + (long)(n * d));
+  f = fopen(p, "rb");
+  ck_assert_uint_eq(fread(hdr, 1, 128, f), 128);
+  fclose(f);
+  hdr[128] = 0;
+  ck_assert_ptr_nonnull(strstr((char *)hdr + 10, "'descr': '|i1'"));
+  ck_assert_ptr_nonnull(strstr((char *)hdr + 10, "} # slem-scale: 1/127"));
+  /* read back as q / 127, q = round(127 x) as numpy computed it */
+  back = read_whole(p, SLEM_FMT_AUTO, 2, 0, &n2, &d2);
+  q = read_whole(FD "i1q.expect.txt", SLEM_FMT_AUTO, 64, 0, &n2, &d2);
+  ck_assert_uint_eq(n2, n);
+  for (size_t i = 0; i < n * d; i++)
+    ck_assert_msg(back[i] == q[i] / 127, "value %zu (%.9g): %.17g, expected %.17g / 127", i,
+                  x[i], back[i], q[i]);
+  /* a numpy int8 file has no scale: its integers as they are */
+  free(back);
+  back = read_whole(FD "i1.npy", SLEM_FMT_AUTO, 2, 0, &n2, &d2);
+  ck_assert_double_eq(back[0], -128);
+  free(src);
+  free(back);
+  free(q);
+  free(x);
+  free(p);
+}
+END_TEST
+
+START_TEST(dtype_and_output_names) {
+  SlemVecWriter *w = NULL;
+  SlemError err;
+  SlemFormat f;
+  SlemDtype dt;
+  float x[2] = {1, 2};
+  char *p = tu_path("x.fvecs"), *pu = tu_path("x.unknown"), *pn = tu_path("noext");
+  ck_assert_int_eq(slem_dtype_parse(&dt, "f2"), SLEM_OK);
+  ck_assert_int_eq(dt, SLEM_DTYPE_F2);
+  ck_assert_int_eq(slem_dtype_parse(&dt, "int8"), SLEM_OK);
+  ck_assert_int_eq(dt, SLEM_DTYPE_I1);
+  ck_assert_int_eq(slem_dtype_parse(&dt, "f4"), SLEM_OK);
+  ck_assert_int_eq(dt, SLEM_DTYPE_F4);
+  ck_assert_int_eq(slem_dtype_parse(&dt, "f8"), SLEM_EINVAL);
+  /* only npy stores f2 and i1 */
+  ck_assert_int_eq(slem_vecwriter_open(&w, p, SLEM_FMT_AUTO, 2, -1, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecwriter_set_dtype(w, SLEM_DTYPE_F2, &err), SLEM_EINVAL);
+  ck_assert_msg(strstr(err.msg, "fvecs output cannot store f2 values"), "%s", err.msg);
+  ck_assert_int_eq(slem_vecwriter_set_dtype(w, SLEM_DTYPE_F4, &err), SLEM_OK);
+  slem_vecwriter_abort(w);
+  /* and not after the first vector */
+  ck_assert_int_eq(slem_vecwriter_open(&w, p, SLEM_FMT_NPY, 2, -1, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecwriter_write(w, x, 1, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecwriter_set_dtype(w, SLEM_DTYPE_I1, &err), SLEM_EINVAL);
+  slem_vecwriter_abort(w);
+  ck_assert(!tu_file_exists(p));
+  /* an output name whose extension names no format is refused; - and devices are fvecs */
+  ck_assert_int_eq(slem_format_for_output(&f, pu, &err), SLEM_EINVAL);
+  ck_assert_msg(strstr(err.msg, "x.unknown: the output's extension names no vector format "
+                                "(.fvecs .bvecs .ivecs .npy .text .txt .csv .tsv .fbin .u8bin "
+                                ".i8bin .ibin)"), "%s", err.msg);
+  ck_assert_int_eq(slem_format_for_output(&f, pn, &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_vecwriter_open(&w, pu, SLEM_FMT_AUTO, 2, -1, &err), SLEM_EINVAL);
+  ck_assert_ptr_null(w);
+  ck_assert(!tu_file_exists(pu));
+  ck_assert_int_eq(slem_vecwriter_open(&w, pu, SLEM_FMT_TEXT, 2, -1, &err), SLEM_OK);
+  slem_vecwriter_abort(w);
+  ck_assert_int_eq(slem_format_for_output(&f, "-", &err), SLEM_OK);
+  ck_assert_int_eq(f, SLEM_FMT_FVECS);
+  ck_assert_int_eq(slem_format_for_output(&f, "/dev/null", &err), SLEM_OK);
+  ck_assert_int_eq(f, SLEM_FMT_FVECS);
+  ck_assert_int_eq(slem_format_for_output(&f, "a/b.u8bin", &err), SLEM_OK);
+  ck_assert_int_eq(f, SLEM_FMT_U8BIN);
+  free(p);
+  free(pu);
+  free(pn);
+}
+END_TEST
+
+START_TEST(float16_conversions) {
+  /* every float16 converts to a float and back to itself */
+  for (uint32_t h = 0; h < 0x10000; h++) {
+    uint16_t back;
+    float v = slem_half_to_float((uint16_t)h);
+    if ((h & 0x7c00) == 0x7c00) continue; /* Inf, NaN */
+    ck_assert_int_eq(slem_float_to_half(v, &back), 0);
+    ck_assert_uint_eq(back, h);
+  }
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("formats");
   TCase *tc = tcase_create("formats");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, names_come_from_one_table);
+  tcase_add_test(tc, numpy_golden_files);
+  tcase_add_test(tc, fortran_order_in_blocks);
+  tcase_add_test(tc, fortran_order_from_a_pipe);
+  tcase_add_test(tc, fortran_order_on_a_pipe_is_bounded);
+  tcase_add_test(tc, fortran_order_truncated_on_a_pipe);
+  tcase_add_test(tc, bad_npy_values);
+  tcase_add_test(tc, bad_bin_files);
+  tcase_add_test(tc, bin_round_trips);
+  tcase_add_test(tc, float16_output_rounds_as_numpy);
+  tcase_add_test(tc, int8_output_with_its_scale);
+  tcase_add_test(tc, dtype_and_output_names);
+  tcase_add_test(tc, float16_conversions);
   suite_add_tcase(s, tc);
   return s;
 }

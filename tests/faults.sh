@@ -44,7 +44,7 @@ for tool in negstats kernel encode match eval; do
   case $tool in
     negstats) set -- slem-negstats -q -o "$T/out/o" --format fvecs "$G/neg.fvecs" ;;
     kernel) set -- slem-negstats -q --kernel rbf --rank 16 -o "$T/out/o" --format fvecs "$G/neg.fvecs" ;;
-    encode) set -- slem-encode -q -c "$T/neg.slem" -o "$T/out/o" "$G/pos.fvecs" ;;
+    encode) set -- slem-encode -q -c "$T/neg.slem" -F fvecs -o "$T/out/o" "$G/pos.fvecs" ;;
     match) set -- slem-match -d "$T/db.fvecs" -o "$T/out/o" "$G/pos.fvecs" ;;
     eval) set -- slem-eval --qrels "$T/qrels" -o "$T/out/o" "$T/rank.tsv" ;;
   esac
