@@ -333,7 +333,8 @@ static int npy_header(SlemVecWriter *w, FILE *fp, uint64_t n) {
   h[7] = 0;
   h[8] = (char)(NPY_HEADER_LEN - 10);
   h[9] = 0;
-  if (w->dtype == SLEM_DTYPE_I1) snprintf(scale, sizeof scale, " # slem-scale: 1/%d", SLEM_I1_SCALE);
+  if (w->dtype == SLEM_DTYPE_I1)
+    snprintf(scale, sizeof scale, " # slem-scale: 1/%d", SLEM_I1_SCALE);
   len = snprintf(h + 10, NPY_HEADER_LEN - 10,
                  "{'descr': '%s', 'fortran_order': False, 'shape': (%" PRIu64 ", %zu), }%s",
                  descr[w->dtype], n, w->d, scale);

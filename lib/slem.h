@@ -5,8 +5,8 @@
  *
  * Modules: error.h (status codes), io.h (buffered input, atomic output), vecs.h (vector
  * files: a table of formats, each implementing the internal vecfmt.h in fmt_vecs.c,
- * fmt_npy.c or fmt_text.c), prefetch.h (reading a block ahead), ids.h, cache.h (the .slem
- * cache), stats.h (negative statistics), encode.h (descriptors), kernel.h (kernels,
+ * fmt_npy.c, fmt_text.c or fmt_bin.c), prefetch.h (reading a block ahead), ids.h,
+ * cache.h (the .slem cache), stats.h (negative statistics), encode.h (descriptors), kernel.h (kernels,
  * incomplete Cholesky), kslem.h (kernel SLEM statistics), kproj.h (kernel projection, exact
  * similarity, the kernel scorer), topk.h (the ordering rule of hits, top-k selection),
  * scorer.h (the scorer interface, inner-product scorer), match.h (top-k search), rankings.h

@@ -4,8 +4,8 @@
  * and the hooks of its reader and writer. lib/vecs.c holds the table of formats, the
  * public reader and writer that dispatch through it, and the reading of fixed-size binary
  * records that most formats share; each family of formats lives in its own file
- * (fmt_vecs.c, fmt_npy.c, fmt_text.c). Adding a format is one definition there and one
- * line in the table.
+ * (fmt_vecs.c, fmt_npy.c, fmt_text.c, fmt_bin.c). Adding a format is one definition there
+ * and one line in the table.
  */
 #ifndef SLEM_VECFMT_H
 #define SLEM_VECFMT_H

@@ -65,8 +65,9 @@ static double *read_whole(const char *path, SlemFormat fmt, size_t block, int f3
     float fb[64 * 16];
     double db[64 * 16];
     ck_assert_uint_le(block * *d, 64 * 16);
-    if (f32) ck_assert_msg(slem_vecreader_read_f32(r, fb, block, &got, &err) == SLEM_OK, "%s", err.msg);
-    else ck_assert_msg(slem_vecreader_read(r, db, block, &got, &err) == SLEM_OK, "%s", err.msg);
+    int st = f32 ? slem_vecreader_read_f32(r, fb, block, &got, &err)
+                 : slem_vecreader_read(r, db, block, &got, &err);
+    ck_assert_msg(st == SLEM_OK, "%s", err.msg);
     if (!got) break;
     if ((*n + got) * *d > cap) {
       cap = 2 * (*n + got) * *d;
@@ -354,7 +355,8 @@ END_TEST
 static void write_all(const char *path, SlemDtype dt, const float *x, size_t n, size_t d) {
   SlemVecWriter *w = NULL;
   SlemError err;
-  ck_assert_msg(slem_vecwriter_open(&w, path, SLEM_FMT_AUTO, d, -1, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_msg(slem_vecwriter_open(&w, path, SLEM_FMT_AUTO, d, -1, &err) == SLEM_OK, "%s",
+                err.msg);
   ck_assert_msg(slem_vecwriter_set_dtype(w, dt, &err) == SLEM_OK, "%s", err.msg);
   ck_assert_msg(slem_vecwriter_write(w, x, 1, &err) == SLEM_OK, "%s", err.msg);
   ck_assert_msg(slem_vecwriter_write(w, x + d, n - 1, &err) == SLEM_OK, "%s", err.msg);

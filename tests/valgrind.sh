@@ -17,7 +17,7 @@ WRAP
   chmod +x "$W/$tool"
 done
 status=0
-for t in ${@:-tests/cli.sh tests/cli-eval.sh tests/cli-kernel.sh}; do
+for t in ${@:-tests/cli.sh tests/cli-eval.sh tests/cli-kernel.sh tests/cli-formats.sh}; do
   SLEM_WRAP=$W sh "$t" || status=1
 done
 exit $status

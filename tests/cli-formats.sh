@@ -1,0 +1,75 @@
+#!/bin/sh
+# CLI tests of the vector formats of the field: the big-ann-benchmarks *bin files in and
+# out, npy descriptors as float16 and int8, Fortran-order npy through a pipe, and output
+# names whose extension names no format. Run from the top of the tree.
+. "$(dirname "$0")/testlib.sh"
+D=$TOP/testdata/digits
+F=$TOP/testdata/formats
+
+check "negstats" slem-negstats -q -r 100 -o "$T/neg.slem" "$D/negatives.fvecs"
+check "encode db" slem-encode -q -c "$T/neg.slem" -o "$T/db.fvecs" "$D/database.fvecs"
+check "encode queries" slem-encode -q -c "$T/neg.slem" -o "$T/q.fvecs" "$D/queries.fvecs"
+check "match" slem-match -k 5 -d "$T/db.fvecs" -o "$T/rank.tsv" "$T/q.fvecs"
+
+# ---- fbin in and out: the same ranking as fvecs, exactly ----
+check "encode -o db.fbin" slem-encode -q -c "$T/neg.slem" -o "$T/db.fbin" "$D/database.fvecs"
+# 8 header bytes, then 1000 x 64 float32
+[ "$(wc -c <"$T/db.fbin")" = $((8 + 1000 * 64 * 4)) ] && ok || bad "db.fbin size $(wc -c <"$T/db.fbin")"
+[ "$(od -An -tu4 -N8 "$T/db.fbin" | tr -s ' ')" = " 1000 64" ] && ok || bad "db.fbin header: $(od -An -tu4 -N8 "$T/db.fbin")"
+check "match against fbin" slem-match -k 5 -d "$T/db.fbin" -o "$T/rank.fbin.tsv" "$T/q.fvecs"
+cmp -s "$T/rank.tsv" "$T/rank.fbin.tsv" && ok || bad "ranking against db.fbin differs"
+# to stdout the count comes from the input file; from a pipe it is not known
+slem-encode -q -c "$T/neg.slem" -F fbin "$D/database.fvecs" | cmp -s - "$T/db.fbin" && ok || bad "fbin to stdout differs"
+expect_fail "fbin to a pipe without a count" 1 "fbin output to a pipe needs the vector count" - \
+  sh -c "cat '$D/queries.fvecs' | slem-encode -q -c '$T/neg.slem' -F fbin"
+
+# ---- npy as float16 and int8: a smaller database, nearly the same ranking ----
+check "encode --dtype f2" slem-encode -q -c "$T/neg.slem" --dtype f2 -o "$T/db.f2.npy" "$D/database.fvecs"
+check "encode --dtype i1" slem-encode -q -c "$T/neg.slem" -F npy --dtype i1 -o "$T/db.i1.npy" "$D/database.fvecs"
+[ "$(wc -c <"$T/db.f2.npy")" = $((128 + 1000 * 64 * 2)) ] && ok || bad "db.f2.npy size"
+[ "$(wc -c <"$T/db.i1.npy")" = $((128 + 1000 * 64)) ] && ok || bad "db.i1.npy size"
+head -c 128 "$T/db.f2.npy" | grep -q "'descr': '<f2'" && ok || bad "db.f2.npy header"
+head -c 128 "$T/db.i1.npy" | grep -q "'descr': '|i1'.*} # slem-scale: 1/127" && ok || bad "db.i1.npy header"
+# scores within the rounding of the stored values (f2: 2^-11 relative per value; i1:
+# 1/254 per value), the top results the same queries
+for t in f2:5e-4 i1:1.5e-2; do
+  dt=${t%%:*} tol=${t#*:}
+  check "match against $dt" slem-match -k 5 -d "$T/db.$dt.npy" -o "$T/rank.$dt.tsv" "$T/q.fvecs"
+  paste "$T/rank.tsv" "$T/rank.$dt.tsv" | awk -F '\t' -v tol="$tol" '
+    $1 != $5 || $2 != $6 { print "line " NR ": " $0; exit 1 }
+    { d = $4 - $8; if (d < 0) d = -d; if (d > max) max = d }
+    $2 == 1 && $3 == $7 { same++ }
+    END { if (max > tol || same < 95) { print "max score difference " max ", same top-1 " same; exit 1 } }' >"$T/diff" &&
+    ok || bad "ranking against $dt descriptors: $(cat "$T/diff")"
+done
+expect_fail "dtype unknown" 2 "--dtype: 'f8' is not f4, f2 or i1" - slem-encode -c "$T/neg.slem" --dtype f8 "$D/queries.fvecs"
+expect_fail "dtype needs npy" 2 "--dtype f2 needs npy output" "$T/x.fvecs" slem-encode -c "$T/neg.slem" --dtype f2 -o "$T/x.fvecs" "$D/queries.fvecs"
+expect_fail "dtype i1 classifier" 2 "not classifiers" "$T/x.npy" slem-encode -c "$T/neg.slem" --classifier --dtype i1 -o "$T/x.npy" "$D/queries.fvecs"
+
+# ---- output names ----
+expect_fail "unknown extension" 2 "db.vec: the output's extension names no vector format (.fvecs .bvecs .ivecs .npy .text .txt .csv .tsv .fbin .u8bin .i8bin .ibin)" \
+  "$T/db.vec" slem-encode -q -c "$T/neg.slem" -o "$T/db.vec" "$D/queries.fvecs"
+expect_fail "no extension" 2 "names no vector format" "$T/descriptors" slem-encode -q -c "$T/neg.slem" -o "$T/descriptors" "$D/queries.fvecs"
+check "no extension with -F" slem-encode -q -c "$T/neg.slem" -F fvecs -o "$T/descriptors" "$D/queries.fvecs"
+cmp -s "$T/descriptors" "$T/q.fvecs" && ok || bad "-F fvecs to a name without extension differs"
+check "- is fvecs" sh -c "slem-encode -q -c '$T/neg.slem' -o - '$D/queries.fvecs' >'$T/stdout.bin'"
+cmp -s "$T/stdout.bin" "$T/q.fvecs" && ok || bad "-o - is not fvecs"
+check "/dev/null" slem-encode -q -c "$T/neg.slem" -o /dev/null "$D/queries.fvecs"
+# an existing file under a name that names no format is left as it was
+echo keep >"$T/keep.dat"
+expect_fail "unknown extension, existing file" 2 "keep.dat: the output's extension" - slem-encode -q -c "$T/neg.slem" -o "$T/keep.dat" "$D/queries.fvecs"
+[ "$(cat "$T/keep.dat")" = keep ] && ok || bad "keep.dat was changed"
+
+# ---- Fortran-order npy: from a file and through a pipe, as its C-order twin ----
+check "match C order" slem-match -k 3 -d "$F/big_c.npy" -o "$T/big.tsv" "$F/big_c.npy"
+check "match Fortran order" slem-match -k 3 -d "$F/big_fortran.npy" -o "$T/bigf.tsv" "$F/big_fortran.npy"
+cmp -s "$T/big.tsv" "$T/bigf.tsv" && ok || bad "Fortran-order database ranks differently"
+cat "$F/big_fortran.npy" | slem-match -k 3 -d "$F/big_c.npy" >"$T/bigp.tsv" 2>"$T/err" &&
+  cmp -s "$T/big.tsv" "$T/bigp.tsv" && ok || bad "Fortran-order queries through a pipe: $(cat "$T/err")"
+
+# ---- bad inputs name the file ----
+head -c 100 "$T/db.fbin" >"$T/short.fbin"
+expect_fail "truncated fbin" 1 "short.fbin: size 100 bytes, but the header's n = 1000, d = 64 of fbin needs 256008: truncated or corrupt" \
+  "$T/o.fvecs" slem-encode -q -c "$T/neg.slem" -o "$T/o.fvecs" "$T/short.fbin"
+
+finish cli-formats
