@@ -23,10 +23,10 @@ static void __attribute__((noreturn)) usage(void) {
       "\n"
       "  -c, --cache CACHE        negative statistics from slem-negstats (required)\n"
       "  -o, --output OUT         write here (default: stdout)\n"
-      "  -f, --format FMT         input format: %s\n"
-      "                           (default: from the extension, else from the content)\n"
-      "  -F, --output-format FMT  %s\n"
-      "                           (default: from OUT's extension; fvecs to stdout)\n"
+      "  -f, --format FMT         input format (default: from the extension, else from the\n"
+      "                           content)\n"
+      "  -F, --output-format FMT  output format (default: from OUT's extension; fvecs to\n"
+      "                           stdout)\n"
       "      --dtype T            npy values as f4 (float32, default), f2 (float16) or i1\n"
       "                           (int8 holding round(127 v), for unit-norm descriptors)\n"
       "      --classifier         write the exemplar classifier instead: omega (d values)\n"
@@ -42,8 +42,9 @@ static void __attribute__((noreturn)) usage(void) {
       "  -h, --help               show this help and exit\n"
       "  -V, --version            show the version and the BLAS library, and exit\n"
       "\n"
+      "FMT: %s.\n"
       "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
-      "See slem-encode(1).\n", slem_format_names(), slem_format_names());
+      "See slem-encode(1).\n", slem_format_names());
   exit(cli_close_stdout(CLI_EXIT_OK));
 }
 

@@ -29,8 +29,8 @@ static void __attribute__((noreturn)) usage(void) {
       "  -k, --top K            results per query (default 100)\n"
       "  -o, --output OUT       write here (default: stdout)\n"
       "  -f, --output-format F  tsv (query, rank, id, score), trec, jsonl (default tsv)\n"
-      "      --input-format FMT format of both inputs: %s\n"
-      "                         (default: from the extension, else from the content)\n"
+      "      --input-format FMT format of both inputs (default: from the extension, else\n"
+      "                         from the content)\n"
       "      --query-ids FILE   ids of the queries, one per line (default: 0-based rows)\n"
       "      --db-ids FILE      ids of the database rows, one per line\n"
       "      --exclude-self     skip the database row with the query's index (queries\n"
@@ -43,6 +43,7 @@ static void __attribute__((noreturn)) usage(void) {
       "  -V, --version          show the version and the BLAS library, and exit\n"
       "\n"
       "Ties are broken by the lower database row. Scores print with %%.9g.\n"
+      "FMT: %s.\n"
       "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
       "See slem-match(1).\n", slem_format_names());
   exit(cli_close_stdout(CLI_EXIT_OK));

@@ -24,8 +24,8 @@ static void __attribute__((noreturn)) usage(void) {
       "Compute the mean and covariance of a pool of negative vectors and write a cache\n"
       "with mu and A^-1 = (Sigma + lambda I)^-1 for slem-encode.\n"
       "\n"
-      "NEGATIVES are vector files (%s; - for stdin) or partial\n"
-      "caches written with --partial, merged exactly.\n"
+      "NEGATIVES are vector files (- for stdin) or partial caches written with --partial,\n"
+      "merged exactly.\n"
       "\n"
       "  -o, --output CACHE     write the cache to CACHE (required; - for stdout)\n"
       "  -l, --lambda L         regularisation lambda, absolute\n"
@@ -38,8 +38,8 @@ static void __attribute__((noreturn)) usage(void) {
       "      --tol T            kernel: stop when the residual trace is T * trace(K) (default 0)\n"
       "      --sample M         kernel: negatives sampled for the median distance (default 1000)\n"
       "      --seed S           kernel: seed of that sample (default 1)\n"
-      "  -f, --format FMT       format of the negative files: %s\n"
-      "                         (default: from the extension, else from the content)\n"
+      "  -f, --format FMT       format of the negative files (default: from the extension,\n"
+      "                         else from the content)\n"
       "      --skip-nonfinite   skip (and count) negatives holding a NaN or an Inf, instead\n"
       "                         of stopping at the first one\n"
       "  -b, --block N          vectors per block (default: 2^21 / d, from 256 to 4096)\n"
@@ -49,11 +49,12 @@ static void __attribute__((noreturn)) usage(void) {
       "  -h, --help             show this help and exit\n"
       "  -V, --version          show the version and the BLAS library, and exit\n"
       "\n"
+      "FMT: %s.\n"
       "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
       "A kernel cache holds the negatives' pivots and an r x r factor; the negatives are\n"
       "read into memory for it (n x d values, and the n x r factor).\n"
       "See slem-negstats(1).\n",
-      slem_format_names(), DEFAULT_LAMBDA_REL, slem_format_names());
+      DEFAULT_LAMBDA_REL, slem_format_names());
   exit(cli_close_stdout(CLI_EXIT_OK));
 }
 
