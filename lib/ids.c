@@ -94,3 +94,21 @@ fail:
   slem_ids_free(ids);
   return st;
 }
+
+int slem_ids_concat(SlemIds **self, SlemIds *const *parts, size_t n, SlemError *err) {
+  SlemIds *ids = calloc(1, sizeof *ids);
+  const char *name = n > 0 ? parts[0]->name : "ids";
+  *self = NULL;
+  if (!ids || !(ids->name = malloc(strlen(name) + 1))) goto nomem;
+  strcpy(ids->name, name);
+  for (size_t p = 0; p < n; p++)
+    for (size_t i = 0; i < parts[p]->n; i++) {
+      const char *s = slem_ids_get(parts[p], i);
+      if (push(ids, s, strlen(s)) != 0) goto nomem;
+    }
+  *self = ids;
+  return SLEM_OK;
+nomem:
+  slem_ids_free(ids);
+  return slem_error(err, SLEM_ENOMEM, "out of memory for the ids");
+}

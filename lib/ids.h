@@ -17,6 +17,10 @@ typedef struct SlemIds SlemIds;
 int slem_ids_read(SlemIds **self, const char *path, SlemError *err);
 void slem_ids_free(SlemIds *self);
 
+/* A new list holding the ids of parts[0..n-1] one after the other (parts borrowed),
+ * named after the first part, freed by slem_ids_free(). Errors: SLEM_ENOMEM. */
+int slem_ids_concat(SlemIds **self, SlemIds *const *parts, size_t n, SlemError *err);
+
 size_t slem_ids_count(const SlemIds *self);
 /* The i-th id (0-based), owned by self; i must be below slem_ids_count(). */
 const char *slem_ids_get(const SlemIds *self, size_t i);

@@ -123,16 +123,77 @@ void slem_kproj_similarity(double *s, const SlemKProj *q, const SlemKProj *db) {
     }
 }
 
-/* ---- the kernel scorer ---- */
+int slem_kproj_run_fixed(SlemKProj *self, const double *x, size_t b, const char *name,
+                         uint64_t first_record, SlemError *err) {
+  const SlemCache *c = self->c;
+  size_t d = c->d, r = c->r;
+  double lam2 = c->lambda * c->lambda;
+  int st;
+  self->rows = b;
+  if (b == 0) return SLEM_OK;
+  memcpy(self->xp, x, b * d * sizeof *x);
+  /* the input transform is per value, so per row */
+  st = slem_kernel_prepare(&c->kernel, self->xp, b, d, name, first_record, err);
+  if (st) return st;
+  for (size_t i = 0; i < b; i++) {
+    const double *xi = self->xp + i * d;
+    double *vi = self->v + i * r, *zi = self->z + i * r, *ti = self->t + i * r;
+    double kxx, u2;
+    /* v = L_P^-1 k(x, pivots) by forward substitution, each sum in the fixed order */
+    for (size_t l = 0; l < r; l++) {
+      double kl = slem_kernel_eval(&c->kernel, xi, c->pivots + l * d, d);
+      vi[l] = (kl - slem_dot_f64(c->lp + l * r, vi, l)) / c->lp[l * r + l];
+    }
+    for (size_t l = 0; l < r; l++) ti[l] = vi[l] - c->mu[l];
+    for (size_t l = 0; l < r; l++) zi[l] = slem_dot_f64(c->ginv + l * r, ti, r);
+    kxx = slem_kernel_eval(&c->kernel, xi, xi, d);
+    u2 = kxx - slem_dot_f64(vi, vi, r);
+    if (u2 < 0) {
+      if (u2 < -1e-9 * (fabs(kxx) + 1e-300)) self->clamps++;
+      u2 = 0;
+    }
+    self->kxx[i] = kxx;
+    self->nrm[i] = sqrt(slem_dot_f64(zi, zi, r) + u2 / lam2);
+  }
+  return SLEM_OK;
+}
+
+/* ---- the kernel scorer ----
+ *
+ * Both ways of scoring start from the same per-row projections (v, z, N), computed by
+ * slem_kproj_run_fixed(), which depend on the row alone, and from the same kernel value
+ * K = k(x, x') of slem_kernel_eval() (a function of the pair). The fast score of a tile is
+ * T_b = K / lambda^2 + Z Z'^T - V V'^T / lambda^2 by two dgemm, divided by N N'; the exact
+ * one computes T_e with fixed-order sums of r products. Both are sums of at most 2r + 2
+ * rounded terms of magnitudes adding up to M = |K| / lambda^2 + |z||z'| + |v||v'| /
+ * lambda^2 (Cauchy-Schwarz), so |T_b - T_e| <= 2 gamma_{2r+8}(2^-53) M, whatever the
+ * order; the same division by the same N N' adds 2 u |s| to each, and the fast score's
+ * rounding to float u |s|, |s| <= M / (N N'). Hence the slack 1.01 (2 gamma_{2r+8} + 6 u)
+ * M / (N N'), taken at the tile's largest |z'| / N', |v'| / (lambda N') and |K| / N'. A
+ * point with N = 0 scores 0 both ways. */
 
 typedef struct KernelScorer {
   SlemScorer base;
   SlemKProj *qp, *dp;  /* projections of the queries and of the current tile */
   double *qx;          /* qx(max_q, d): the queries as read */
   double *sd;          /* sd(max_q, max_d): similarities in double */
+  double *kmax;        /* kmax(max_q): max over the tile of |K| / N' */
+  double *qa, *qb;     /* per query: |z| / N, |v| / (lambda N) */
+  double amax, bmax;   /* the same, max over the tile */
+  double c;            /* 1.01 (2 gamma_{2r+8} + 6 u) */
   size_t blocks;       /* query blocks loaded */
   uint64_t db_clamps;  /* clamps of the database rows, counted on its first pass only */
 } KernelScorer;
+
+/* |z| / N and |v| / (lambda N) of the rows of p, 0 where N is 0. */
+static void row_factors(const SlemKProj *p, double *a, double *b) {
+  size_t r = p->c->r;
+  for (size_t i = 0; i < p->rows; i++) {
+    double n = p->nrm[i];
+    a[i] = n > 0 ? sqrt(slem_dot_f64(p->z + i * r, p->z + i * r, r)) / n : 0;
+    b[i] = n > 0 ? sqrt(slem_dot_f64(p->v + i * r, p->v + i * r, r)) / (p->c->lambda * n) : 0;
+  }
+}
 
 static int kernel_queries(SlemScorer *self, SlemVecReader *r, size_t *got, SlemError *err) {
   KernelScorer *s = (KernelScorer *)self;
@@ -141,19 +202,70 @@ static int kernel_queries(SlemScorer *self, SlemVecReader *r, size_t *got, SlemE
   if (s->blocks++ == 1) s->db_clamps = slem_kproj_clamps(s->dp);
   st = slem_vecreader_read(r, s->qx, self->max_q, got, err);
   if (st || *got == 0) return st;
-  return slem_kproj_run(s->qp, s->qx, *got, slem_vecreader_name(r),
-                        slem_vecreader_done(r) - *got + 1, err);
+  st = slem_kproj_run_fixed(s->qp, s->qx, *got, slem_vecreader_name(r),
+                            slem_vecreader_done(r) - *got + 1, err);
+  if (!st) row_factors(s->qp, s->qa, s->qb);
+  return st;
 }
 
 static int kernel_tile(SlemScorer *self, float *scores, void *rows, size_t nd, const char *name,
                        uint64_t first_record, SlemError *err) {
   KernelScorer *s = (KernelScorer *)self;
-  int st = slem_kproj_run(s->dp, rows, nd, name, first_record, err);
-  size_t n = self->nq * nd;
+  const SlemKProj *q = s->qp, *x = s->dp;
+  const SlemCache *c = q->c;
+  size_t nq = self->nq, r = c->r, d = c->d;
+  double lam2 = c->lambda * c->lambda, *sd = s->sd;
+  int st = slem_kproj_run_fixed(s->dp, rows, nd, name, first_record, err);
   if (st) return st;
-  slem_kproj_similarity(s->sd, s->qp, s->dp);
-  for (size_t i = 0; i < n; i++) scores[i] = (float)s->sd[i];
+  s->amax = s->bmax = 0;
+  if (nq == 0 || nd == 0) return SLEM_OK;
+  for (size_t j = 0; j < nd; j++) {
+    double n = x->nrm[j], a, b;
+    if (!(n > 0)) continue;
+    a = sqrt(slem_dot_f64(x->z + j * r, x->z + j * r, r)) / n;
+    b = sqrt(slem_dot_f64(x->v + j * r, x->v + j * r, r)) / (c->lambda * n);
+    if (a > s->amax) s->amax = a;
+    if (b > s->bmax) s->bmax = b;
+  }
+  for (size_t i = 0; i < nq; i++) {
+    double km = 0;
+    for (size_t j = 0; j < nd; j++) {
+      double k = slem_kernel_eval(&c->kernel, q->xp + i * d, x->xp + j * d, d);
+      sd[i * nd + j] = k;
+      if (x->nrm[j] > 0 && fabs(k) / x->nrm[j] > km) km = fabs(k) / x->nrm[j];
+    }
+    s->kmax[i] = km;
+  }
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nd, (int)r, 1.0, q->z, (int)r,
+              x->z, (int)r, 1.0 / lam2, sd, (int)nd);
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nd, (int)r, -1.0 / lam2, q->v,
+              (int)r, x->v, (int)r, 1.0, sd, (int)nd);
+  for (size_t i = 0; i < nq; i++)
+    for (size_t j = 0; j < nd; j++) {
+      double den = q->nrm[i] * x->nrm[j];
+      scores[i * nd + j] = (float)(den > 0 ? sd[i * nd + j] / den : 0);
+    }
   return SLEM_OK;
+}
+
+static double kernel_slack(const SlemScorer *self, size_t i) {
+  const KernelScorer *s = (const KernelScorer *)self;
+  double n = s->qp->nrm[i], lam2 = s->qp->c->lambda * s->qp->c->lambda;
+  if (!(n > 0)) return 0;
+  return s->c * (s->qa[i] * s->amax + s->qb[i] * s->bmax + s->kmax[i] / (lam2 * n));
+}
+
+static double kernel_exact(const SlemScorer *self, size_t i, size_t j) {
+  const KernelScorer *s = (const KernelScorer *)self;
+  const SlemKProj *q = s->qp, *x = s->dp;
+  const SlemCache *c = q->c;
+  size_t r = c->r, d = c->d;
+  double lam2 = c->lambda * c->lambda, den = q->nrm[i] * x->nrm[j], t;
+  if (!(den > 0)) return 0;
+  t = slem_kernel_eval(&c->kernel, q->xp + i * d, x->xp + j * d, d) / lam2;
+  t += slem_dot_f64(q->z + i * r, x->z + j * r, r);
+  t -= slem_dot_f64(q->v + i * r, x->v + j * r, r) / lam2;
+  return t / den;
 }
 
 static uint64_t kernel_clamps(const SlemScorer *self) {
@@ -167,11 +279,14 @@ static void kernel_destroy(SlemScorer *self) {
   slem_kproj_free(s->dp);
   free(s->qx);
   free(s->sd);
+  free(s->kmax);
+  free(s->qa);
+  free(s->qb);
   free(s);
 }
 
-static const SlemScorerOps kernel_ops = {"kernel SLEM", kernel_queries, kernel_tile,
-                                         kernel_clamps, kernel_destroy};
+static const SlemScorerOps kernel_ops = {"kernel SLEM", kernel_queries, kernel_tile, kernel_slack,
+                                         kernel_exact, kernel_clamps, kernel_destroy};
 
 int slem_scorer_kernel_new(SlemScorer **self, const SlemCache *cache, size_t max_q,
                            size_t max_d, SlemError *err) {
@@ -185,9 +300,13 @@ int slem_scorer_kernel_new(SlemScorer **self, const SlemCache *cache, size_t max
     kernel_destroy(&s->base);
     return st;
   }
+  s->c = 1.01 * (2 * slem_gamma(2.0 * (double)cache->r + 8, 0x1p-53) + 6 * 0x1p-24);
   s->qx = malloc(max_q * cache->d * sizeof *s->qx);
   s->sd = malloc(max_q * max_d * sizeof *s->sd);
-  if (!s->qx || !s->sd) {
+  s->kmax = malloc(max_q * sizeof *s->kmax);
+  s->qa = malloc(max_q * sizeof *s->qa);
+  s->qb = malloc(max_q * sizeof *s->qb);
+  if (!s->qx || !s->sd || !s->kmax || !s->qa || !s->qb) {
     kernel_destroy(&s->base);
     return slem_error(err, SLEM_ENOMEM, "out of memory for the kernel match tiles");
   }

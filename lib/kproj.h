@@ -33,6 +33,13 @@ void slem_kproj_free(SlemKProj *self);
 int slem_kproj_run(SlemKProj *self, const double *x, size_t b, const char *name,
                    uint64_t first_record, SlemError *err);
 
+/* The same projections, computed row by row with every sum in a fixed order (no BLAS):
+ * the v, z, u and N of a point then depend on that point alone, not on the block it came
+ * in or the thread count. Slower than slem_kproj_run() by the BLAS factor; used by the
+ * kernel scorer, whose exact scores must not depend on how the work was cut. */
+int slem_kproj_run_fixed(SlemKProj *self, const double *x, size_t b, const char *name,
+                         uint64_t first_record, SlemError *err);
+
 /* Explicit descriptors y(b, r) = z / N of the last block (zero where N is 0). */
 void slem_kproj_descriptors(const SlemKProj *self, float *y);
 void slem_kproj_descriptors_f64(const SlemKProj *self, double *y);
@@ -48,7 +55,8 @@ uint64_t slem_kproj_clamps(const SlemKProj *self);
 size_t slem_kproj_rows(const SlemKProj *self);
 
 /* The kernel scorer (scorer.h): queries and tiles are base features read as double, the
- * score is the exact similarity above, rounded to float. cache (borrowed, kind kernel)
+ * score is the exact similarity above from projections of slem_kproj_run_fixed(), its
+ * fast score the same through two dgemm per tile (see kproj.c for the slack). cache (borrowed, kind kernel)
  * must outlive the scorer. Errors: SLEM_EINVAL (not a kernel cache), SLEM_ENOMEM. */
 int slem_scorer_kernel_new(SlemScorer **self, const SlemCache *cache, size_t max_q,
                            size_t max_d, SlemError *err);

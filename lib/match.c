@@ -16,10 +16,31 @@ void slem_match_opts_init(SlemMatchOpts *opts) {
   opts->dblock = 0; /* slem_block_rows(d) */
 }
 
+/* The fast scores below which a row cannot enter t: a row enters only when its exact
+ * score e, rounded to float, is at least the worst held (a tie then goes to the lower
+ * row); float(e) >= w implies e > the float just below w, and e <= fast + slack. */
+static double threshold(const SlemTopK *t, double slack) {
+  const SlemHit *w = slem_topk_worst(t);
+  return w ? (double)nextafterf(w->score, -INFINITY) - slack : -INFINITY;
+}
+
 int slem_match(SlemVecReader *queries, SlemVecReader *db, const SlemMatchOpts *opts,
                SlemHitsFn emit, void *ctx, SlemMatchStats *stats, SlemError *err) {
+  SlemDb *set = NULL;
+  int st = slem_db_wrap(&set, db, err);
+  if (st) {
+    memset(stats, 0, sizeof *stats);
+    return st;
+  }
+  st = slem_match_db(queries, set, opts, emit, ctx, stats, err);
+  slem_db_free(set);
+  return st;
+}
+
+int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
+                  SlemHitsFn emit, void *ctx, SlemMatchStats *stats, SlemError *err) {
   size_t d = slem_vecreader_dim(queries);
-  size_t qb = opts->qblock ? opts->qblock : 2048;
+  size_t qb = opts->qblock ? opts->qblock : 2048, qmax;
   /* float32 tiles are half the bytes of the double blocks elsewhere: twice the rows */
   size_t tb = opts->dblock ? opts->dblock
                            : opts->kernel ? slem_block_rows(d) : slem_block_rows((d + 1) / 2);
@@ -27,90 +48,108 @@ int slem_match(SlemVecReader *queries, SlemVecReader *db, const SlemMatchOpts *o
   float *scores = NULL;
   SlemHit *mem = NULL;
   SlemTopK *tops = NULL;
-  uint64_t q0 = 0, ndb = 0;
-  int status = SLEM_OK, first = 1;
+  uint64_t q0 = 0, ndb = 0, lo, hi;
+  int status = SLEM_OK, first = 1, once = !slem_db_seekable(db);
+  int64_t nqueries = slem_vecreader_count(queries);
   SlemScorer *sc = NULL;
   SlemPrefetch *pf = NULL;
 
   memset(stats, 0, sizeof *stats);
-  if (slem_vecreader_dim(db) != d)
+  slem_db_window(db, &lo, &hi);
+  if (slem_db_dim(db) != d)
     return slem_error(err, SLEM_EFORMAT, "%s has dimension %zu but %s has dimension %zu",
-                      slem_vecreader_name(queries), d, slem_vecreader_name(db),
-                      slem_vecreader_dim(db));
+                      slem_vecreader_name(queries), d, slem_db_name(db), slem_db_dim(db));
   if (k == 0) return slem_error(err, SLEM_EINVAL, "k must be at least 1");
+  if (once && nqueries > (int64_t)qb)
+    return slem_error(err, SLEM_EIO, "%s: %" PRId64 " queries need the database read %" PRIu64
+                      " times (once per %zu), so it must be regular files, not a pipe",
+                      slem_db_name(db), nqueries, ((uint64_t)nqueries + qb - 1) / qb, qb);
+  /* a database read once, queries of unknown count: one query more tells whether they fit */
+  qmax = once ? qb + 1 : qb;
   if (opts->kernel) {
     if (opts->normalize)
       return slem_error(err, SLEM_EINVAL, "the kernel similarity is normalised already: no --normalize");
     if (opts->kernel->d != d)
       return slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the cache %s has dimension %zu",
                         slem_vecreader_name(queries), d, slem_cache_path(opts->kernel), opts->kernel->d);
-    status = slem_scorer_kernel_new(&sc, opts->kernel, qb, tb, err);
+    status = slem_scorer_kernel_new(&sc, opts->kernel, qmax, tb, err);
   } else {
-    status = slem_scorer_ip_new(&sc, d, opts->normalize, qb, tb, err);
+    status = slem_scorer_ip_new(&sc, d, opts->normalize, qmax, tb, err);
   }
   if (status) goto done;
-  scores = malloc(qb * tb * sizeof *scores);
-  mem = malloc(qb * k * sizeof *mem);
-  tops = malloc(qb * sizeof *tops);
+  scores = malloc(qmax * tb * sizeof *scores);
+  mem = malloc(qmax * k * sizeof *mem);
+  tops = malloc(qmax * sizeof *tops);
   if (!scores || !mem || !tops) {
     status = slem_error(err, SLEM_ENOMEM, "out of memory for the match tiles");
     goto done;
   }
   for (;;) {
     size_t nq, nd;
-    uint64_t row0 = 0;
+    uint64_t nrows = 0;
+    SlemBlockPos pos;
     status = slem_scorer_queries(sc, queries, &nq, err);
     if (status) goto done;
     if (nq == 0) break;
+    if (nq > qb) {
+      status = slem_error(err, SLEM_EIO, "%s: more than %zu queries need the database read more "
+                          "than once, so it must be regular files, not a pipe",
+                          slem_db_name(db), qb);
+      goto done;
+    }
     if (!first) {
-      if (!slem_vecreader_seekable(db)) {
-        status = slem_error(err, SLEM_EIO,
-                            "%s: with more than %zu queries the database is read again, so it "
-                            "must be a regular file, not a pipe", slem_vecreader_name(db), qb);
+      if (once) {
+        status = slem_error(err, SLEM_EIO, "%s: with more than %zu queries the database is read "
+                            "again, so it must be a regular file, not a pipe", slem_db_name(db), qb);
         goto done;
       }
-      status = slem_vecreader_rewind(db, err);
+      status = slem_db_rewind(db, err);
       if (status) goto done;
     }
     for (size_t i = 0; i < nq; i++) slem_topk_init(&tops[i], mem + i * k, k);
     /* the database, a tile ahead on another thread, for this block of queries */
-    status = slem_prefetch_new(&pf, db, tb, slem_scorer_f32(sc), err);
+    status = slem_prefetch_new_fn(&pf, slem_db_read, db, d, tb, slem_scorer_f32(sc), err);
     if (status) goto done;
     for (;;) {
       void *rows;
-      status = slem_prefetch_next(pf, &rows, &nd, err);
+      status = slem_prefetch_next_pos(pf, &rows, &nd, &pos, err);
       if (status) goto done;
       if (nd == 0) break;
-      status = slem_scorer_tile(sc, scores, rows, nd, slem_vecreader_name(db), row0 + 1, err);
+      status = slem_scorer_tile(sc, scores, rows, nd, pos.name, pos.record, err);
       if (status) goto done;
       for (size_t i = 0; i < nq; i++) {
         const float *s = scores + i * nd;
         SlemTopK *t = &tops[i];
         uint64_t self_row = q0 + i;
+        double slack = slem_scorer_slack(sc, i), thr = threshold(t, slack);
         for (size_t j = 0; j < nd; j++) {
           SlemHit c;
-          const SlemHit *w = slem_topk_worst(t);
-          if (w && s[j] < w->score) continue; /* the common case: not good enough */
-          if (isnan(s[j])) continue;
-          c.row = row0 + j;
-          c.score = s[j];
+          double e;
+          /* the common case: not good enough (NaN and -Inf, from an overflow, fall through) */
+          if (s[j] < thr && s[j] != -INFINITY) continue;
+          c.row = pos.row + j;
           if (opts->exclude_self && c.row == self_row) continue;
-          slem_topk_push(t, c);
+          e = slem_scorer_exact(sc, i, j);
+          stats->rescored++;
+          if (isnan(e)) continue;
+          c.score = (float)e;
+          if (slem_topk_push(t, c)) thr = threshold(t, slack);
         }
       }
-      row0 += nd;
+      nrows += nd;
     }
     slem_prefetch_free(pf);
     pf = NULL;
+    stats->pairs += nrows * nq;
     if (first) {
-      ndb = row0;
-      if (ndb == 0) {
-        status = slem_error(err, SLEM_EFORMAT, "%s: no vectors", slem_vecreader_name(db));
+      ndb = nrows;
+      if (ndb == 0 && lo == 0 && hi == UINT64_MAX) {
+        status = slem_error(err, SLEM_EFORMAT, "%s: no vectors", slem_db_name(db));
         goto done;
       }
-    } else if (row0 != ndb) {
+    } else if (nrows != ndb) {
       status = slem_error(err, SLEM_EFORMAT, "%s: changed while being read (%" PRIu64
-                          " rows, then %" PRIu64 ")", slem_vecreader_name(db), ndb, row0);
+                          " rows, then %" PRIu64 ")", slem_db_name(db), ndb, nrows);
       goto done;
     }
     for (size_t i = 0; i < nq; i++) {

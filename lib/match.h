@@ -1,16 +1,19 @@
-/* Exhaustive top-k search by inner product, in tiles.
+/* Exhaustive top-k search by inner product, in tiles, with exact scores.
  *
  * Queries are read in blocks of qblock; for each block the database is streamed in
  * tiles of dblock rows (float32, read as such), scores(qblock, dblock) = Q D^T comes from
- * one sgemm, and each
- * query keeps its best k in a heap that is touched only when a score beats its worst.
- * Memory: O((qblock + dblock) d + qblock dblock + qblock k), whatever the database size.
- * With more than one query block the database is read again, so it must then be a
- * regular file.
+ * one sgemm, and each query keeps its best k in a heap (topk.h) keyed by the exact score
+ * rounded to float and the global row. A row is re-scored exactly (scorer.h) only when
+ * its fast score plus the scorer's proven slack reaches the float below the heap's worst
+ * exact score, or while the heap is not full; every row of the exact top k passes that
+ * test, so the heap ends holding the exact top k. Memory: O((qblock + dblock) d + qblock
+ * dblock + qblock k), whatever the database size. With more than one query block the
+ * database is read again, so it must then be a regular file.
  *
- * Order: the rule of topk.h, higher score first and equal scores by lower database row.
- * What a score is belongs to a scorer (scorer.h): the inner product, or the exact kernel
- * SLEM similarity with a kernel cache.
+ * Order: the rule of topk.h, higher score first and equal scores by lower database row,
+ * on the printed (float) scores, so that merging the rankings of shards by that rule
+ * gives the ranking of the whole. What a score is belongs to a scorer (scorer.h): the
+ * inner product, or the exact kernel SLEM similarity with a kernel cache.
  */
 #ifndef SLEM_MATCH_H
 #define SLEM_MATCH_H
@@ -19,6 +22,7 @@
 #include <stdint.h>
 
 #include "cache.h"
+#include "db.h"
 #include "error.h"
 #include "topk.h"
 #include "vecs.h"
@@ -35,8 +39,10 @@ typedef struct SlemMatchOpts {
 } SlemMatchOpts;
 
 typedef struct SlemMatchStats {
-  uint64_t nq, ndb;  /* queries and database rows */
-  uint64_t clamps;   /* kernel: points whose u^2 was clamped (see kslem.h) */
+  uint64_t nq, ndb;  /* queries and database rows searched (the shard's, with a shard) */
+  uint64_t clamps;   /* kernel: points whose u^2 was clamped (see kproj.h) */
+  uint64_t pairs;    /* (query, row) pairs scored by the tiles */
+  uint64_t rescored; /* pairs re-scored exactly (near or above a k-th best) */
 } SlemMatchStats;
 
 void slem_match_opts_init(SlemMatchOpts *opts);
@@ -46,10 +52,24 @@ void slem_match_opts_init(SlemMatchOpts *opts);
 typedef int (*SlemHitsFn)(void *ctx, uint64_t query, const SlemHit *hits, size_t n,
                           SlemError *err);
 
-/* Ranks db for every vector of queries (both borrowed, positioned at their start) and
- * calls emit for each query; stats receives the counts. Errors: SLEM_EFORMAT (dimensions
- * differ, a read error naming file and record), SLEM_EIO (database not rereadable),
- * SLEM_EINVAL (normalize with a kernel), SLEM_ENOMEM, or what emit returned. */
+/* Ranks the rows of db (its shard's rows, numbered globally, when slem_db_select() chose
+ * one) for every vector of queries (both borrowed, at their start) and calls emit for
+ * each query, in order, with its hits under the exact scores of the scorer (scorer.h):
+ * the hits and their scores depend on the vectors alone, not on the tile and block sizes,
+ * the thread count, the order of the queries or the split of the database into files and
+ * shards. A query may get no hits (an empty shard, k rows excluded). stats receives the
+ * counts.
+ *
+ * Checked before anything is emitted: dimensions; that a database that cannot be read
+ * twice (a pipe) is read once, i.e. that the queries fit in one block of qblock, from
+ * their count when known, else by reading one query beyond the block before starting.
+ * Errors: SLEM_EFORMAT (dimensions differ, a read error naming file and record, an empty
+ * database), SLEM_EIO (a pipe and more than qblock queries), SLEM_EINVAL (normalize with a
+ * kernel, k 0), SLEM_ENOMEM, or what emit returned. */
+int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
+                  SlemHitsFn emit, void *ctx, SlemMatchStats *stats, SlemError *err);
+
+/* slem_match_db() over the one file of db (borrowed, at its start). */
 int slem_match(SlemVecReader *queries, SlemVecReader *db, const SlemMatchOpts *opts,
                SlemHitsFn emit, void *ctx, SlemMatchStats *stats, SlemError *err);
 

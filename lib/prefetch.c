@@ -8,12 +8,14 @@ typedef struct Buffer {
   void *rows;
   size_t got;
   int status;
+  SlemBlockPos pos;
   SlemError err;
   int full;   /* filled by the thread, not yet taken */
 } Buffer;
 
 struct SlemPrefetch {
-  SlemVecReader *r;
+  SlemBlockReadFn fn;
+  void *ctx;
   size_t block;
   int f32;
   Buffer buf[2];
@@ -38,8 +40,7 @@ static void *worker(void *arg) {
     b = &p->buf[p->next_fill];
     pthread_mutex_unlock(&p->mu);
     /* the reading happens outside the lock */
-    b->status = p->f32 ? slem_vecreader_read_f32(p->r, b->rows, p->block, &b->got, &b->err)
-                       : slem_vecreader_read(p->r, b->rows, p->block, &b->got, &b->err);
+    b->status = p->fn(p->ctx, b->rows, p->block, p->f32, &b->got, &b->pos, &b->err);
     pthread_mutex_lock(&p->mu);
     b->full = 1;
     p->next_fill ^= 1;
@@ -50,13 +51,32 @@ static void *worker(void *arg) {
   }
 }
 
+/* A vector reader as a block source. */
+static int read_vecs(void *ctx, void *x, size_t max, int f32, size_t *got, SlemBlockPos *pos,
+                     SlemError *err) {
+  SlemVecReader *r = ctx;
+  int st = f32 ? slem_vecreader_read_f32(r, x, max, got, err)
+               : slem_vecreader_read(r, x, max, got, err);
+  if (!st) {
+    uint64_t done = slem_vecreader_done(r) - *got;
+    *pos = (SlemBlockPos){slem_vecreader_name(r), done + 1, done};
+  }
+  return st;
+}
+
 int slem_prefetch_new(SlemPrefetch **self, SlemVecReader *r, size_t block, int f32,
                       SlemError *err) {
+  return slem_prefetch_new_fn(self, read_vecs, r, slem_vecreader_dim(r), block, f32, err);
+}
+
+int slem_prefetch_new_fn(SlemPrefetch **self, SlemBlockReadFn fn, void *ctx, size_t row_dim,
+                         size_t block, int f32, SlemError *err) {
   SlemPrefetch *p = calloc(1, sizeof *p);
-  size_t bytes = block * slem_vecreader_dim(r) * (f32 ? sizeof(float) : sizeof(double));
+  size_t bytes = block * row_dim * (f32 ? sizeof(float) : sizeof(double));
   *self = NULL;
   if (!p) return slem_error(err, SLEM_ENOMEM, "out of memory");
-  p->r = r;
+  p->fn = fn;
+  p->ctx = ctx;
   p->block = block;
   p->f32 = f32;
   p->held = -1;
@@ -83,6 +103,11 @@ int slem_prefetch_new(SlemPrefetch **self, SlemVecReader *r, size_t block, int f
 }
 
 int slem_prefetch_next(SlemPrefetch *self, void **rows, size_t *got, SlemError *err) {
+  return slem_prefetch_next_pos(self, rows, got, NULL, err);
+}
+
+int slem_prefetch_next_pos(SlemPrefetch *self, void **rows, size_t *got, SlemBlockPos *pos,
+                           SlemError *err) {
   Buffer *b;
   int st;
   pthread_mutex_lock(&self->mu);
@@ -96,6 +121,7 @@ int slem_prefetch_next(SlemPrefetch *self, void **rows, size_t *got, SlemError *
   st = b->status;
   *rows = b->rows;
   *got = st ? 0 : b->got;
+  if (pos && !st) *pos = b->pos;
   if (st && err) *err = b->err;
   if (!st && b->got > 0) {
     self->held = self->next_take;

@@ -8,11 +8,36 @@
 #define SLEM_PREFETCH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
 #include "vecs.h"
 
 typedef struct SlemPrefetch SlemPrefetch;
+
+/* Where a block came from: the file, the record of its first row in that file (from 1),
+ * and the row's number in the whole input (from 0; across files for a database made of
+ * several, see db.h). */
+typedef struct SlemBlockPos {
+  const char *name;
+  uint64_t record;
+  uint64_t row;
+} SlemBlockPos;
+
+/* A source of blocks: fills x with up to max rows (float32 when f32, else double), *got
+ * 0 at the end; a block may hold fewer than max rows before the end (for example at a
+ * file boundary). pos describes the block. Called on the prefetch thread only. */
+typedef int (*SlemBlockReadFn)(void *ctx, void *x, size_t max, int f32, size_t *got,
+                               SlemBlockPos *pos, SlemError *err);
+
+/* Starts reading blocks of block rows of row_dim values each from fn(ctx) (ctx borrowed,
+ * used by the thread only until slem_prefetch_free()). Errors: SLEM_ENOMEM, SLEM_EIO. */
+int slem_prefetch_new_fn(SlemPrefetch **self, SlemBlockReadFn fn, void *ctx, size_t row_dim,
+                         size_t block, int f32, SlemError *err);
+
+/* slem_prefetch_next(), also telling where the block came from (pos may be NULL). */
+int slem_prefetch_next_pos(SlemPrefetch *self, void **rows, size_t *got, SlemBlockPos *pos,
+                           SlemError *err);
 
 /* Starts reading r (borrowed, not to be used by the caller until slem_prefetch_free())
  * in blocks of block vectors, as float32 when f32, else double. Errors: SLEM_ENOMEM,

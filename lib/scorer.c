@@ -1,5 +1,6 @@
 #include "scorer.h"
 
+#include <float.h>
 #include <gsl/gsl_cblas.h>
 #include <math.h>
 #include <stdlib.h>
@@ -19,6 +20,12 @@ int slem_scorer_tile(SlemScorer *self, float *scores, void *rows, size_t nd, con
   return self->ops->tile(self, scores, rows, nd, name, first_record, err);
 }
 
+double slem_scorer_slack(const SlemScorer *self, size_t i) { return self->ops->slack(self, i); }
+
+double slem_scorer_exact(const SlemScorer *self, size_t i, size_t j) {
+  return self->ops->exact(self, i, j);
+}
+
 int slem_scorer_f32(const SlemScorer *self) { return self->f32; }
 size_t slem_scorer_nq(const SlemScorer *self) { return self->nq; }
 
@@ -26,61 +33,141 @@ uint64_t slem_scorer_clamps(const SlemScorer *self) {
   return self->ops->clamps ? self->ops->clamps(self) : 0;
 }
 
-/* ---- the inner product ---- */
+double slem_dot_f32(const float *a, const float *b, size_t n) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  size_t l = 0;
+  for (; l + 4 <= n; l += 4) {
+    s0 += (double)a[l] * b[l];
+    s1 += (double)a[l + 1] * b[l + 1];
+    s2 += (double)a[l + 2] * b[l + 2];
+    s3 += (double)a[l + 3] * b[l + 3];
+  }
+  for (; l < n; l++) s0 += (double)a[l] * b[l];
+  return (s0 + s1) + (s2 + s3);
+}
+
+double slem_dot_f64(const double *a, const double *b, size_t n) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  size_t l = 0;
+  for (; l + 4 <= n; l += 4) {
+    s0 += a[l] * b[l];
+    s1 += a[l + 1] * b[l + 1];
+    s2 += a[l + 2] * b[l + 2];
+    s3 += a[l + 3] * b[l + 3];
+  }
+  for (; l < n; l++) s0 += a[l] * b[l];
+  return (s0 + s1) + (s2 + s3);
+}
+
+double slem_gamma(double n, double u) { return n * u / (1 - n * u); }
+
+/* ---- the inner product ----
+ *
+ * Why the slack bounds the error. The fast score of q and x is s = fl32(sum_l q_l x_l),
+ * from sgemm in some order (blocked, vectorised, with or without FMA, but a classical
+ * product: each of the d products rounded at most once and d - 1 additions in a tree);
+ * the standard bound for such a sum is |s - q.x| <= gamma_d sum |q_l x_l| <= gamma_d |q|
+ * |x| (Cauchy-Schwarz), gamma_d = d u / (1 - d u), u = 2^-24, while no product or partial
+ * sum is subnormal; each subnormal rounding adds at most 2^-150 in absolute terms, and
+ * there are at most 2d of them, hence the extra 2d 2^-149. The exact score e is the same
+ * sum in double of the exact products: |e - q.x| <= gamma_d(2^-53) |q||x|, a 2^-29
+ * fraction of the float bound. With normalize the fast score is fl32(s * iq * ix), one
+ * more rounding (u |score|, and the score is at most about 1) and the relative errors of
+ * iq and ix (a few 2^-53 each); e is q.x / (|q| |x|). The factor 1.01 covers every
+ * double-rounding term and the rounding of the bound's own arithmetic, which are all
+ * below 2^-28 of gamma_d. */
 
 typedef struct IpScorer {
   SlemScorer base;
   int normalize;
-  float *q;  /* q(max_q, d) */
+  float *q;             /* q(max_q, d), as read */
+  double *qn, *iq;      /* |q| and the factor applied to q's scores (1, or 1 / |q|) */
+  const float *x;       /* the last tile, as read (borrowed until the next tile) */
+  double *xn, *ix;      /* |x| and its factor, per row of the tile */
+  double xmax, ixmax;   /* max over the tile of |x| ix and of ix */
+  double gamma;         /* 1.01 (gamma_d + 2u) */
 } IpScorer;
 
-/* L2-normalises the rows of x(n, d) in place, accumulating in double. */
-static void normalize_rows(float *x, size_t n, size_t d) {
+static void norms(const float *x, size_t n, size_t d, int normalize, double *nrm, double *f) {
   for (size_t i = 0; i < n; i++) {
-    float *t = x + i * d;
-    double ss = 0, scale;
-    for (size_t j = 0; j < d; j++) ss += (double)t[j] * t[j];
-    scale = ss > 0 ? 1 / sqrt(ss) : 0;
-    for (size_t j = 0; j < d; j++) t[j] = (float)(t[j] * scale);
+    double ss = slem_dot_f32(x + i * d, x + i * d, d);
+    nrm[i] = sqrt(ss);
+    f[i] = !normalize ? 1 : ss > 0 ? 1 / nrm[i] : 0;
   }
 }
 
 static int ip_queries(SlemScorer *self, SlemVecReader *r, size_t *got, SlemError *err) {
   IpScorer *s = (IpScorer *)self;
   int st = slem_vecreader_read_f32(r, s->q, self->max_q, got, err);
-  if (!st && s->normalize) normalize_rows(s->q, *got, self->d);
+  if (!st) norms(s->q, *got, self->d, s->normalize, s->qn, s->iq);
   return st;
 }
 
 static int ip_tile(SlemScorer *self, float *scores, void *rows, size_t nd, const char *name,
                    uint64_t first_record, SlemError *err) {
   IpScorer *s = (IpScorer *)self;
-  size_t d = self->d;
-  if (self->nq == 0 || nd == 0) return SLEM_OK;
-  if (s->normalize) normalize_rows(rows, nd, d);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)self->nq, (int)nd, (int)d, 1.0f, s->q,
+  size_t d = self->d, nq = self->nq;
+  s->x = rows;
+  s->xmax = s->ixmax = 0;
+  if (nq == 0 || nd == 0) return SLEM_OK;
+  norms(rows, nd, d, s->normalize, s->xn, s->ix);
+  for (size_t j = 0; j < nd; j++) {
+    if (s->xn[j] * s->ix[j] > s->xmax) s->xmax = s->xn[j] * s->ix[j];
+    if (s->ix[j] > s->ixmax) s->ixmax = s->ix[j];
+  }
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nd, (int)d, 1.0f, s->q,
               (int)d, rows, (int)d, 0.0f, scores, (int)nd);
+  if (s->normalize)
+    for (size_t i = 0; i < nq; i++)
+      for (size_t j = 0; j < nd; j++)
+        scores[i * nd + j] = (float)((double)scores[i * nd + j] * s->iq[i] * s->ix[j]);
   return SLEM_OK;
+}
+
+static double ip_slack(const SlemScorer *self, size_t i) {
+  const IpScorer *s = (const IpScorer *)self;
+  return s->gamma * s->qn[i] * s->iq[i] * s->xmax +
+         1.01 * 2 * (double)self->d * 0x1p-149 * s->iq[i] * s->ixmax;
+}
+
+static double ip_exact(const SlemScorer *self, size_t i, size_t j) {
+  const IpScorer *s = (const IpScorer *)self;
+  size_t d = self->d;
+  double dot = slem_dot_f32(s->q + i * d, s->x + j * d, d);
+  if (!s->normalize) return dot;
+  return s->iq[i] > 0 && s->ix[j] > 0 ? dot / (s->qn[i] * s->xn[j]) : 0;
 }
 
 static void ip_destroy(SlemScorer *self) {
   IpScorer *s = (IpScorer *)self;
   free(s->q);
+  free(s->qn);
+  free(s->iq);
+  free(s->xn);
+  free(s->ix);
   free(s);
 }
 
-static const SlemScorerOps ip_ops = {"inner product", ip_queries, ip_tile, NULL, ip_destroy};
+static const SlemScorerOps ip_ops = {"inner product", ip_queries, ip_tile, ip_slack, ip_exact,
+                                     NULL, ip_destroy};
 
 int slem_scorer_ip_new(SlemScorer **self, size_t d, int normalize, size_t max_q, size_t max_d,
                        SlemError *err) {
   IpScorer *s = calloc(1, sizeof *s);
   *self = NULL;
-  if (!s || !(s->q = malloc(max_q * d * sizeof *s->q))) {
-    free(s);
-    return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu queries", max_q);
-  }
+  if (!s) return slem_error(err, SLEM_ENOMEM, "out of memory");
   s->base = (SlemScorer){&ip_ops, d, max_q, max_d, 1, 0};
   s->normalize = normalize;
+  s->gamma = 1.01 * (slem_gamma((double)d, 0x1p-24) + 2 * 0x1p-24);
+  s->q = malloc(max_q * d * sizeof *s->q);
+  s->qn = malloc(max_q * sizeof *s->qn);
+  s->iq = malloc(max_q * sizeof *s->iq);
+  s->xn = malloc(max_d * sizeof *s->xn);
+  s->ix = malloc(max_d * sizeof *s->ix);
+  if (!s->q || !s->qn || !s->iq || !s->xn || !s->ix) {
+    ip_destroy(&s->base);
+    return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu queries", max_q);
+  }
   *self = &s->base;
   return SLEM_OK;
 }

@@ -9,6 +9,15 @@
  * A new way to score (an affine classifier, calibrated scores) is a new implementation,
  * not a branch in the search loop.
  *
+ * Exact scores. A scorer has two ways to score a pair: the fast one of a whole tile (a
+ * BLAS product, whose rounding depends on the tile, the thread count and the row's
+ * position), and the exact one, slem_scorer_exact(), a function of the two vectors alone
+ * computed in a fixed order. slem_scorer_slack() bounds, with a proof in the
+ * implementation, how far the fast score of a pair of the current tile can be from its
+ * exact score; slem_match() re-scores exactly every row whose fast score comes within that
+ * bound of a query's k-th best, so that its ranking and its printed scores are the exact
+ * ones, identical however the work is cut.
+ *
  * Life of a scorer: _new for at most max_q queries and tiles of at most max_d rows;
  * then, for each block of queries, slem_scorer_queries() once and slem_scorer_tile() for
  * each tile of the database; slem_scorer_free() at the end.
@@ -30,6 +39,8 @@ typedef struct SlemScorerOps {
   int (*queries)(SlemScorer *self, SlemVecReader *r, size_t *got, SlemError *err);
   int (*tile)(SlemScorer *self, float *scores, void *rows, size_t nd, const char *name,
               uint64_t first_record, SlemError *err);
+  double (*slack)(const SlemScorer *self, size_t i);
+  double (*exact)(const SlemScorer *self, size_t i, size_t j);
   uint64_t (*clamps)(const SlemScorer *self);  /* may be NULL: none */
   void (*destroy)(SlemScorer *self);           /* frees what the implementation holds */
 } SlemScorerOps;
@@ -46,8 +57,10 @@ struct SlemScorer {
 
 /* The inner-product scorer for vectors of dimension d: queries and tiles as float32,
  * scores = Q D^T from one sgemm; with normalize, queries and database rows are first
- * L2-normalised (each row in double, then rounded to float32), so that the score is the
- * cosine. Errors: SLEM_ENOMEM. */
+ * scaled by the inverse L2 norms, so that the score is the cosine. Exact score: the sum of
+ * the products q_l x_l in double (each product of two float32 is exact in double), in a
+ * fixed order, divided by |q| |x| (each a fixed-order sum in double) with normalize; 0
+ * when either vector is zero. Errors: SLEM_ENOMEM. */
 int slem_scorer_ip_new(SlemScorer **self, size_t d, int normalize, size_t max_q, size_t max_d,
                        SlemError *err);
 
@@ -64,6 +77,24 @@ int slem_scorer_queries(SlemScorer *self, SlemVecReader *r, size_t *got, SlemErr
  * (from 1) name the rows in errors. nd <= max_d. */
 int slem_scorer_tile(SlemScorer *self, float *scores, void *rows, size_t nd, const char *name,
                      uint64_t first_record, SlemError *err);
+
+/* An upper bound on |fast score - exact score| over the pairs of query i (of the current
+ * block) and the rows of the last tile; +0.0 when they agree exactly. The fast score is
+ * the float in scores of slem_scorer_tile(); the bound covers its rounding to float. */
+double slem_scorer_slack(const SlemScorer *self, size_t i);
+
+/* The exact score of query i of the current block and row j of the last tile: a function
+ * of the two vectors alone, whatever the tile, the thread count or the positions. */
+double slem_scorer_exact(const SlemScorer *self, size_t i, size_t j);
+
+/* The fixed-order sums the exact scores are made of: sum a_l b_l over l < n, in double,
+ * with four partial sums over l mod 4 added as (s0 + s1) + (s2 + s3). */
+double slem_dot_f32(const float *a, const float *b, size_t n);
+double slem_dot_f64(const double *a, const double *b, size_t n);
+
+/* gamma_n = n u / (1 - n u): the bound on the relative error of a sum of n products in
+ * any order, for unit roundoff u (2^-24 for float32, 2^-53 for double). */
+double slem_gamma(double n, double u);
 
 /* Whether tiles are float32 (else double), for the reader that fills them. */
 int slem_scorer_f32(const SlemScorer *self);

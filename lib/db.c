@@ -1,0 +1,226 @@
+#include "db.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct SlemDb {
+  size_t n;             /* files */
+  SlemVecReader **r;    /* r[n] */
+  int owns;             /* the readers are ours to free */
+  SlemIds **fids;       /* fids[n] or NULL: each file's ids */
+  SlemIds *ids;         /* all ids, or NULL */
+  int64_t *count;       /* count[n]: rows per file, -1 unknown */
+  int64_t rows;         /* R or -1 */
+  uint64_t lo, hi;      /* the window */
+  size_t d;
+  char *name;
+  /* the cursor */
+  size_t f;             /* current file */
+  uint64_t base;        /* global row of its first row */
+  uint64_t row;         /* next global row */
+};
+
+void slem_db_free(SlemDb *self) {
+  if (!self) return;
+  for (size_t i = 0; i < self->n; i++) {
+    if (self->owns && self->r) slem_vecreader_free(self->r[i]);
+    if (self->fids) slem_ids_free(self->fids[i]);
+  }
+  free(self->r);
+  free(self->fids);
+  slem_ids_free(self->ids);
+  free(self->count);
+  free(self->name);
+  free(self);
+}
+
+static int alloc_db(SlemDb **self, size_t n, SlemError *err) {
+  SlemDb *db = calloc(1, sizeof *db);
+  *self = NULL;
+  if (!db) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  db->n = n;
+  db->r = calloc(n, sizeof *db->r);
+  db->count = calloc(n, sizeof *db->count);
+  if (!db->r || !db->count) {
+    slem_db_free(db);
+    return slem_error(err, SLEM_ENOMEM, "out of memory");
+  }
+  db->hi = UINT64_MAX;
+  *self = db;
+  return SLEM_OK;
+}
+
+/* R from the counts; the name. */
+static int finish(SlemDb *db, SlemError *err) {
+  const char *first = slem_vecreader_name(db->r[0]);
+  size_t len = strlen(first) + 64;
+  db->rows = 0;
+  for (size_t i = 0; i < db->n; i++) {
+    if (db->count[i] < 0) {
+      db->rows = -1;
+      break;
+    }
+    db->rows += db->count[i];
+  }
+  db->d = slem_vecreader_dim(db->r[0]);
+  if (!(db->name = malloc(len))) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  if (db->n == 1)
+    snprintf(db->name, len, "%s", first);
+  else
+    snprintf(db->name, len, "%s (and %zu more database files)", first, db->n - 1);
+  return SLEM_OK;
+}
+
+int slem_db_wrap(SlemDb **self, SlemVecReader *r, SlemError *err) {
+  int st = alloc_db(self, 1, err);
+  if (st) return st;
+  (*self)->r[0] = r;
+  (*self)->count[0] = slem_vecreader_count(r);
+  if ((st = finish(*self, err)) != SLEM_OK) {
+    slem_db_free(*self);
+    *self = NULL;
+  }
+  return st;
+}
+
+static int ids_mismatch(const SlemDb *db, size_t i, uint64_t rows, SlemError *err) {
+  return slem_error(err, SLEM_EFORMAT, "%s: %zu ids for the %" PRIu64 " vectors of %s",
+                    slem_ids_name(db->fids[i]), slem_ids_count(db->fids[i]), rows,
+                    slem_vecreader_name(db->r[i]));
+}
+
+int slem_db_open(SlemDb **self, const char *const *paths, const char *const *ids_paths,
+                 size_t n, SlemFormat fmt, SlemError *err) {
+  SlemDb *db = NULL;
+  int st, stdin_seen = 0;
+  *self = NULL;
+  if (n == 0) return slem_error(err, SLEM_EINVAL, "no database file");
+  if ((st = alloc_db(&db, n, err)) != SLEM_OK) return st;
+  db->owns = 1;
+  if (ids_paths && !(db->fids = calloc(n, sizeof *db->fids))) {
+    st = slem_error(err, SLEM_ENOMEM, "out of memory");
+    goto fail;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (strcmp(paths[i], "-") == 0 && stdin_seen++) {
+      st = slem_error(err, SLEM_EINVAL, "the standard input can be one database file only");
+      goto fail;
+    }
+    if ((st = slem_vecreader_open(&db->r[i], paths[i], fmt, err)) != SLEM_OK) goto fail;
+    db->count[i] = slem_vecreader_count(db->r[i]);
+    if (i > 0 && slem_vecreader_dim(db->r[i]) != slem_vecreader_dim(db->r[0])) {
+      st = slem_error(err, SLEM_EFORMAT, "%s has dimension %zu but %s has dimension %zu",
+                      slem_vecreader_name(db->r[i]), slem_vecreader_dim(db->r[i]),
+                      slem_vecreader_name(db->r[0]), slem_vecreader_dim(db->r[0]));
+      goto fail;
+    }
+    if (ids_paths) {
+      if ((st = slem_ids_read(&db->fids[i], ids_paths[i], err)) != SLEM_OK) goto fail;
+      if (db->count[i] >= 0 && slem_ids_count(db->fids[i]) != (uint64_t)db->count[i]) {
+        st = ids_mismatch(db, i, (uint64_t)db->count[i], err);
+        goto fail;
+      }
+    }
+  }
+  if (ids_paths && (st = slem_ids_concat(&db->ids, db->fids, n, err)) != SLEM_OK) goto fail;
+  if ((st = finish(db, err)) != SLEM_OK) goto fail;
+  *self = db;
+  return SLEM_OK;
+fail:
+  slem_db_free(db);
+  return st;
+}
+
+size_t slem_db_dim(const SlemDb *self) { return self->d; }
+size_t slem_db_files(const SlemDb *self) { return self->n; }
+const char *slem_db_name(const SlemDb *self) { return self->name; }
+int64_t slem_db_rows(const SlemDb *self) { return self->rows; }
+const SlemIds *slem_db_ids(const SlemDb *self) { return self->ids; }
+
+int slem_db_select(SlemDb *self, const SlemShard *shard, SlemError *err) {
+  if (shard->count == 0) {
+    self->lo = 0;
+    self->hi = UINT64_MAX;
+    return SLEM_OK;
+  }
+  if (self->rows < 0) {
+    size_t i = 0;
+    while (self->count[i] >= 0) i++;
+    return slem_error(err, SLEM_EINVAL, "%s: the number of vectors is not known before reading "
+                      "it (text, or a pipe), so it cannot be cut into shards",
+                      slem_vecreader_name(self->r[i]));
+  }
+  slem_shard_range(shard, (uint64_t)self->rows, &self->lo, &self->hi);
+  return SLEM_OK;
+}
+
+void slem_db_window(const SlemDb *self, uint64_t *lo, uint64_t *hi) {
+  *lo = self->lo;
+  *hi = self->hi;
+}
+
+int slem_db_seekable(const SlemDb *self) {
+  for (size_t i = 0; i < self->n; i++)
+    if (!slem_vecreader_seekable(self->r[i])) return 0;
+  return 1;
+}
+
+int slem_db_rewind(SlemDb *self, SlemError *err) {
+  for (size_t i = 0; i < self->n && i <= self->f; i++) {
+    int st = slem_vecreader_rewind(self->r[i], err);
+    if (st) return st;
+  }
+  self->f = 0;
+  self->base = 0;
+  self->row = 0;
+  return SLEM_OK;
+}
+
+static int read_rows(SlemVecReader *r, void *x, size_t max, int f32, size_t *got,
+                     SlemError *err) {
+  return f32 ? slem_vecreader_read_f32(r, x, max, got, err)
+             : slem_vecreader_read(r, x, max, got, err);
+}
+
+int slem_db_read(void *ctx, void *x, size_t max, int f32, size_t *got, SlemBlockPos *pos,
+                 SlemError *err) {
+  SlemDb *db = ctx;
+  *got = 0;
+  while (db->f < db->n && db->row < db->hi) {
+    SlemVecReader *r = db->r[db->f];
+    int64_t c = db->count[db->f];
+    size_t want = max;
+    int st;
+    if (c >= 0 && db->base + (uint64_t)c <= db->lo) { /* wholly before the window */
+      db->row = db->base += (uint64_t)c;
+      db->f++;
+      continue;
+    }
+    if (db->row < db->lo) { /* the file's rows before the window: read and dropped */
+      if (db->lo - db->row < want) want = (size_t)(db->lo - db->row);
+    } else if (db->hi - db->row < want) {
+      want = (size_t)(db->hi - db->row);
+    }
+    if ((st = read_rows(r, x, want, f32, got, err)) != SLEM_OK) return st;
+    if (*got == 0) { /* the end of this file */
+      uint64_t rows = db->row - db->base;
+      if (db->fids && slem_ids_count(db->fids[db->f]) != rows) return ids_mismatch(db, db->f, rows, err);
+      db->base = db->row;
+      db->f++;
+      continue;
+    }
+    if (db->row < db->lo) {
+      db->row += *got;
+      *got = 0;
+      continue;
+    }
+    pos->name = slem_vecreader_name(r);
+    pos->record = slem_vecreader_done(r) - *got + 1;
+    pos->row = db->row;
+    db->row += *got;
+    return SLEM_OK;
+  }
+  return SLEM_OK;
+}

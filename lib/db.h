@@ -1,0 +1,73 @@
+/* A database: one or more vector files read as one sequence of rows, numbered from 0
+ * consecutively across the files, optionally restricted to a shard of it.
+ *
+ * The files (segments) must share a dimension. Each may come with its ids file, so that
+ * the ids of the whole database are the files' ids one after the other. (A file that
+ * carries its own ids, such as a descriptor container, would supply them here too.)
+ *
+ * A shard (shard.h) restricts the rows read to [lo, hi) of the R rows; R must then be
+ * known before reading, from the files' headers or sizes: a text file or a pipe whose
+ * count is unknown cannot be sharded. Files wholly before the shard are not read; the
+ * rows of a file before lo are read and dropped.
+ */
+#ifndef SLEM_DB_H
+#define SLEM_DB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "ids.h"
+#include "prefetch.h"
+#include "shard.h"
+#include "vecs.h"
+
+typedef struct SlemDb SlemDb;
+
+/* Opens the n >= 1 files paths[0..n-1] ("-": stdin, at most once) in format fmt (or
+ * SLEM_FMT_AUTO, per file). ids_paths is NULL or n ids files, ids_paths[i] naming the
+ * rows of paths[i]. Checked here, before any row is read: one dimension in every file,
+ * and each ids file's count against its file's count when the header or the file size
+ * tells it (otherwise when that file has been read). Errors: those of opening the files
+ * and reading the ids, SLEM_EFORMAT (dimensions, ids counts), SLEM_EINVAL (n 0, stdin
+ * twice), SLEM_ENOMEM. */
+int slem_db_open(SlemDb **self, const char *const *paths, const char *const *ids_paths,
+                 size_t n, SlemFormat fmt, SlemError *err);
+
+/* A database over one reader, borrowed (it must outlive self), without ids. Errors:
+ * SLEM_ENOMEM. */
+int slem_db_wrap(SlemDb **self, SlemVecReader *r, SlemError *err);
+
+void slem_db_free(SlemDb *self);
+
+size_t slem_db_dim(const SlemDb *self);
+size_t slem_db_files(const SlemDb *self);
+/* The name of the database in messages: its file's name, or the first file's name and
+ * how many follow. Owned by self. */
+const char *slem_db_name(const SlemDb *self);
+/* R: rows of all files, or -1 when some file's count is not known before reading. */
+int64_t slem_db_rows(const SlemDb *self);
+/* The ids of all rows (NULL without ids files), owned by self. */
+const SlemIds *slem_db_ids(const SlemDb *self);
+
+/* Restricts reading to the rows of shard (all rows when shard->count is 0); call before
+ * reading. Errors: SLEM_EINVAL when R is not known up front, naming the file that hides
+ * its count. */
+int slem_db_select(SlemDb *self, const SlemShard *shard, SlemError *err);
+/* The rows [*lo, *hi) that reading returns; *hi is UINT64_MAX while R is unknown. */
+void slem_db_window(const SlemDb *self, uint64_t *lo, uint64_t *hi);
+
+/* Whether every file can be read again (regular files). */
+int slem_db_seekable(const SlemDb *self);
+/* Starts again from the first row of the window. Errors: SLEM_EIO (a pipe). */
+int slem_db_rewind(SlemDb *self, SlemError *err);
+
+/* Reads the next block of at most max rows of the window into x (float32 when f32, else
+ * double), never across a file boundary; pos tells the file, its record and the global
+ * row of the block's first row. *got is 0 at the end. A SlemBlockReadFn with self as the
+ * context. Errors: those of slem_vecreader_read(), SLEM_EFORMAT (an ids file whose count
+ * disagrees with its file, found at the file's end). */
+int slem_db_read(void *self, void *x, size_t max, int f32, size_t *got, SlemBlockPos *pos,
+                 SlemError *err);
+
+#endif
