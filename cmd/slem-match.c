@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../lib/cache.h"
+#include "../lib/db.h"
 #include "../lib/ids.h"
 #include "../lib/match.h"
 #include "../lib/rankings.h"
@@ -16,14 +17,19 @@
 
 static void __attribute__((noreturn)) usage(void) {
   printf(
-      "Usage: slem-match [OPTION]... -d DATABASE [QUERIES]\n"
+      "Usage: slem-match [OPTION]... -d DATABASE [-d DATABASE]... [QUERIES]\n"
       "Rank the vectors of DATABASE for each vector of QUERIES (default: stdin) by inner\n"
       "product, best first, and write the top K of each query. With a kernel cache (-c),\n"
       "QUERIES and DATABASE are base features and the score is the exact kernel SLEM\n"
-      "similarity.\n"
+      "similarity. Scores are exact: the same whatever the threads, tiles, query order or\n"
+      "split of the database into files and shards.\n"
       "\n"
       "  -d, --database FILE    database vectors (required; a regular file when there are\n"
-      "                         more than 2048 queries, since it is read once per block)\n"
+      "                         more than 2048 queries, since it is read once per block);\n"
+      "                         several -d make one database, rows numbered across them\n"
+      "  -D, --database-list L  database files listed in L, one path per line (after any -d)\n"
+      "      --shard I/N        search only rows floor(I*R/N) .. floor((I+1)*R/N)-1 of the R\n"
+      "                         database rows (0 <= I < N); rows and ids stay global\n"
       "  -c, --cache CACHE      a kernel cache from slem-negstats --kernel: score base\n"
       "                         features by the exact kernel SLEM similarity\n"
       "  -k, --top K            results per query (default 100)\n"
@@ -32,17 +38,22 @@ static void __attribute__((noreturn)) usage(void) {
       "      --input-format FMT format of both inputs (default: from the extension, else\n"
       "                         from the content)\n"
       "      --query-ids FILE   ids of the queries, one per line (default: 0-based rows)\n"
-      "      --db-ids FILE      ids of the database rows, one per line\n"
+      "      --db-ids FILE      ids of the database rows, one per line; with several\n"
+      "                         database files, one --db-ids per file, in their order\n"
       "      --exclude-self     skip the database row with the query's index (queries\n"
       "                         taken from the database)\n"
       "  -n, --normalize        L2-normalise queries and database first: cosine search on\n"
       "                         raw vectors\n"
       "      --tag TAG          run tag of the trec format (default slem)\n"
       "  -t, --threads N        BLAS threads (default: SLEM_THREADS, else all cores)\n"
+      "      --tile-rows N      database rows per tile (default about 2^22/d)\n"
+      "      --query-block N    queries per block (default 2048)\n"
+      "      --stats            print the counts of scored and exactly re-scored pairs\n"
       "  -h, --help             show this help and exit\n"
       "  -V, --version          show the version and the BLAS library, and exit\n"
       "\n"
-      "Ties are broken by the lower database row. Scores print with %%.9g.\n"
+      "Ties are broken by the lower database row. Scores print with %%.9g. A query with no\n"
+      "result (an empty shard) writes no line in tsv and trec, an empty list in jsonl.\n"
       "FMT: %s.\n"
       "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
       "See slem-match(1).\n", slem_format_names());
@@ -55,19 +66,29 @@ int main(int argc, char **argv) {
       {"cache", required_argument, 0, 'c'},
       {"output", required_argument, 0, 'o'},       {"output-format", required_argument, 0, 'f'},
       {"input-format", required_argument, 0, 'I'}, {"query-ids", required_argument, 0, 'Q'},
-      {"db-ids", required_argument, 0, 'D'},       {"exclude-self", no_argument, 0, 'X'},
+      {"db-ids", required_argument, 0, 'B'},       {"exclude-self", no_argument, 0, 'X'},
+      {"database-list", required_argument, 0, 'D'}, {"shard", required_argument, 0, 'S'},
+      {"tile-rows", required_argument, 0, 'R'},    {"query-block", required_argument, 0, 'P'},
+      {"stats", no_argument, 0, 'A'},
       {"normalize", no_argument, 0, 'n'},          {"tag", required_argument, 0, 'G'},
       {"threads", required_argument, 0, 't'},      {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, 'V'},            {0, 0, 0, 0}};
-  const char *db_path = NULL, *output = "-", *qpath = "-", *qids_path = NULL,
-             *dbids_path = NULL, *tag = NULL, *cache_path = NULL;
+  const char *output = "-", *qpath = "-", *qids_path = NULL, *list_path = NULL, *tag = NULL,
+             *cache_path = NULL;
+  const char **db_paths = calloc((size_t)argc, sizeof *db_paths),
+             **dbids_paths = calloc((size_t)argc, sizeof *dbids_paths);
+  char **listed = NULL;
+  size_t ndb = 0, nids = 0, nlisted = 0;
+  SlemShard shard = {0, 0};
+  int print_stats = 0;
   SlemFormat ifmt = SLEM_FMT_AUTO;
   SlemRankFormat rfmt = SLEM_RANK_TSV;
   SlemMatchOpts opts;
   long threads = 0;
   int c, status = CLI_EXIT_OK;
-  SlemVecReader *q = NULL, *db = NULL;
-  SlemIds *qids = NULL, *dbids = NULL;
+  SlemVecReader *q = NULL;
+  SlemDb *db = NULL;
+  SlemIds *qids = NULL;
   SlemRankWriter *w = NULL;
   SlemCache *cache = NULL;
   SlemError err;
@@ -75,9 +96,23 @@ int main(int argc, char **argv) {
 
   cli_init(argv[0]);
   slem_match_opts_init(&opts);
-  while ((c = getopt_long(argc, argv, "d:c:k:o:f:nt:hV", longopts, NULL)) != -1) {
+  if (!db_paths || !dbids_paths) {
+    fprintf(stderr, "%s: out of memory\n", cli_prog());
+    return CLI_EXIT_FAIL;
+  }
+  while ((c = getopt_long(argc, argv, "d:D:c:k:o:f:nt:hV", longopts, NULL)) != -1) {
     switch (c) {
-    case 'd': db_path = optarg; break;
+    case 'd': db_paths[ndb++] = optarg; break;
+    case 'D':
+      if (list_path) cli_usage_error("--database-list: one list, please");
+      list_path = optarg;
+      break;
+    case 'S':
+      if (slem_shard_parse(&shard, optarg, &err) != SLEM_OK) cli_usage_error("--shard: %s", err.msg);
+      break;
+    case 'R': opts.dblock = (size_t)cli_long("--tile-rows", optarg, 1, 1L << 24); break;
+    case 'P': opts.qblock = (size_t)cli_long("--query-block", optarg, 1, 1L << 20); break;
+    case 'A': print_stats = 1; break;
     case 'c': cache_path = optarg; break;
     case 'k': opts.k = (size_t)cli_long("-k", optarg, 1, 1L << 20); break;
     case 'o': output = optarg; break;
@@ -91,7 +126,7 @@ int main(int argc, char **argv) {
                         slem_format_names());
       break;
     case 'Q': qids_path = optarg; break;
-    case 'D': dbids_path = optarg; break;
+    case 'B': dbids_paths[nids++] = optarg; break;
     case 'X': opts.exclude_self = 1; break;
     case 'n': opts.normalize = 1; break;
     case 'G':
@@ -104,11 +139,16 @@ int main(int argc, char **argv) {
     default: cli_usage_error("unknown option");
     }
   }
-  if (!db_path) cli_usage_error("no database: give -d DATABASE");
+  if (ndb == 0 && !list_path) cli_usage_error("no database: give -d DATABASE");
   if (optind < argc) qpath = argv[optind++];
   if (optind < argc) cli_usage_error("one query file at a time: unexpected '%s'", argv[optind]);
-  if (strcmp(qpath, "-") == 0 && strcmp(db_path, "-") == 0)
-    cli_usage_error("the queries and the database cannot both come from stdin");
+  for (size_t i = 0; i < ndb; i++)
+    if (strcmp(qpath, "-") == 0 && strcmp(db_paths[i], "-") == 0)
+      cli_usage_error("the queries and the database cannot both come from stdin");
+  if (list_path && strcmp(list_path, "-") == 0 && strcmp(qpath, "-") == 0)
+    cli_usage_error("the queries and the database list cannot both come from stdin");
+  if (nids > 0 && !list_path && nids != ndb)
+    cli_usage_error("%zu --db-ids for %zu database files: give one per -d, in order", nids, ndb);
   if (cache_path && opts.normalize)
     cli_usage_error("--normalize does not go with a kernel cache: its similarity is normalised");
   cli_threads(threads);
@@ -122,25 +162,55 @@ int main(int argc, char **argv) {
     }
     opts.kernel = cache;
   }
+  if (list_path) {
+    if (slem_db_list_read(&listed, &nlisted, list_path, &err) != SLEM_OK) goto fail;
+    const char **all = realloc(db_paths, (ndb + nlisted) * sizeof *all);
+    if (!all) {
+      slem_error(&err, SLEM_ENOMEM, "out of memory");
+      goto fail;
+    }
+    db_paths = all;
+    for (size_t i = 0; i < nlisted; i++) {
+      if (strcmp(listed[i], "-") == 0 && strcmp(qpath, "-") == 0) {
+        slem_error(&err, SLEM_EINVAL, "%s: the queries and the database cannot both come from "
+                   "stdin", list_path);
+        goto fail;
+      }
+      db_paths[ndb++] = listed[i];
+    }
+    if (nids > 0 && nids != ndb) {
+      slem_error(&err, SLEM_EINVAL, "%zu --db-ids for %zu database files (-d and %s): give one "
+                 "per file, in order", nids, ndb, list_path);
+      goto fail;
+    }
+  }
   if ((qids_path && slem_ids_read(&qids, qids_path, &err) != SLEM_OK) ||
-      (dbids_path && slem_ids_read(&dbids, dbids_path, &err) != SLEM_OK) ||
-      slem_vecreader_open(&db, db_path, ifmt, &err) != SLEM_OK ||
-      slem_vecreader_open(&q, qpath, ifmt, &err) != SLEM_OK ||
-      slem_rankwriter_open(&w, output, rfmt, qids, dbids, tag, &err) != SLEM_OK ||
-      slem_match(q, db, &opts, slem_rankwriter_write, w, &ms, &err) != SLEM_OK)
+      slem_db_open(&db, db_paths, nids ? dbids_paths : NULL, ndb, ifmt, &err) != SLEM_OK ||
+      slem_db_select(db, &shard, &err) != SLEM_OK ||
+      slem_vecreader_open(&q, qpath, ifmt, &err) != SLEM_OK)
+    goto fail;
+  /* an ids count that the header already contradicts fails before any output */
+  if (qids && slem_vecreader_count(q) >= 0 &&
+      slem_ids_count(qids) != (uint64_t)slem_vecreader_count(q)) {
+    slem_error(&err, SLEM_EFORMAT, "%s: %zu ids for %" PRId64 " queries (%s)", qids_path,
+               slem_ids_count(qids), slem_vecreader_count(q), slem_vecreader_name(q));
+    goto fail;
+  }
+  if (slem_rankwriter_open(&w, output, rfmt, qids, slem_db_ids(db), tag, &err) != SLEM_OK ||
+      slem_match_db(q, db, &opts, slem_rankwriter_write, w, &ms, &err) != SLEM_OK)
     goto fail;
   if (qids && slem_ids_count(qids) != ms.nq) {
     slem_error(&err, SLEM_EFORMAT, "%s: %zu ids for %" PRIu64 " queries", qids_path,
                slem_ids_count(qids), ms.nq);
     goto fail;
   }
-  if (dbids && slem_ids_count(dbids) != ms.ndb) {
-    slem_error(&err, SLEM_EFORMAT, "%s: %zu ids for %" PRIu64 " database rows", dbids_path,
-               slem_ids_count(dbids), ms.ndb);
-    goto fail;
-  }
   status = slem_rankwriter_close(w, &err) == SLEM_OK ? CLI_EXIT_OK : cli_fail(&err);
   w = NULL;
+  if (status == CLI_EXIT_OK && print_stats)
+    fprintf(stderr, "%s: %" PRIu64 " queries x %" PRIu64 " rows: %" PRIu64 " pairs scored, %" PRIu64
+            " re-scored exactly (%.3g%%, %.1f per query)\n", cli_prog(), ms.nq, ms.ndb, ms.pairs,
+            ms.rescored, ms.pairs ? 100.0 * (double)ms.rescored / (double)ms.pairs : 0.0,
+            ms.nq ? (double)ms.rescored / (double)ms.nq : 0.0);
   if (status == CLI_EXIT_OK && ms.clamps > 0)
     cli_warn("%" PRIu64 " vectors had |v|^2 > k(x, x) beyond rounding; u^2 was clamped to 0",
              ms.clamps);
@@ -150,9 +220,11 @@ fail:
 done:
   slem_rankwriter_abort(w);
   slem_vecreader_free(q);
-  slem_vecreader_free(db);
+  slem_db_free(db);
   slem_ids_free(qids);
-  slem_ids_free(dbids);
+  slem_db_list_free(listed, nlisted);
+  free(db_paths);
+  free(dbids_paths);
   slem_cache_free(cache);
   return cli_close_stdout(status);
 }

@@ -1,5 +1,7 @@
 #include "db.h"
 
+#include "io.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,9 +88,10 @@ int slem_db_wrap(SlemDb **self, SlemVecReader *r, SlemError *err) {
 }
 
 static int ids_mismatch(const SlemDb *db, size_t i, uint64_t rows, SlemError *err) {
-  return slem_error(err, SLEM_EFORMAT, "%s: %zu ids for the %" PRIu64 " vectors of %s",
-                    slem_ids_name(db->fids[i]), slem_ids_count(db->fids[i]), rows,
-                    slem_vecreader_name(db->r[i]));
+  size_t n = slem_ids_count(db->fids[i]);
+  return slem_error(err, SLEM_EFORMAT, "%s: %zu ids, but the database has %s rows (%" PRIu64
+                    " vectors in %s)", slem_ids_name(db->fids[i]), n, n < rows ? "more" : "fewer",
+                    rows, slem_vecreader_name(db->r[i]));
 }
 
 int slem_db_open(SlemDb **self, const char *const *paths, const char *const *ids_paths,
@@ -223,4 +226,48 @@ int slem_db_read(void *ctx, void *x, size_t max, int f32, size_t *got, SlemBlock
     return SLEM_OK;
   }
   return SLEM_OK;
+}
+
+void slem_db_list_free(char **paths, size_t n) {
+  if (!paths) return;
+  for (size_t i = 0; i < n; i++) free(paths[i]);
+  free(paths);
+}
+
+int slem_db_list_read(char ***paths, size_t *n, const char *list, SlemError *err) {
+  SlemIn *in = NULL;
+  char **p = NULL;
+  size_t cap = 0, len;
+  int st;
+  *paths = NULL;
+  *n = 0;
+  if ((st = slem_in_open(&in, list, err)) != SLEM_OK) return st;
+  for (;;) {
+    char *line;
+    if ((st = slem_in_getline(in, &line, &len, err)) != SLEM_OK) goto fail;
+    if (!line) break;
+    if (len == 0) continue;
+    if (*n == cap) {
+      char **q = realloc(p, (cap = cap ? 2 * cap : 16) * sizeof *q);
+      if (!q) goto nomem;
+      p = q;
+    }
+    if (!(p[*n] = malloc(len + 1))) goto nomem;
+    memcpy(p[*n], line, len + 1);
+    (*n)++;
+  }
+  if (*n == 0) {
+    st = slem_error(err, SLEM_EFORMAT, "%s: no database file listed", slem_in_name(in));
+    goto fail;
+  }
+  slem_in_free(in);
+  *paths = p;
+  return SLEM_OK;
+nomem:
+  st = slem_error(err, SLEM_ENOMEM, "out of memory");
+fail:
+  slem_in_free(in);
+  slem_db_list_free(p, *n);
+  *n = 0;
+  return st;
 }

@@ -34,6 +34,12 @@ typedef struct SlemDb SlemDb;
 int slem_db_open(SlemDb **self, const char *const *paths, const char *const *ids_paths,
                  size_t n, SlemFormat fmt, SlemError *err);
 
+/* Reads a list of database files, one path per line (blank lines skipped; a path is the
+ * whole line, spaces included, relative to the current directory). *paths (n entries) is
+ * freed by slem_db_list_free(). Errors: SLEM_EIO, SLEM_EFORMAT (no path), SLEM_ENOMEM. */
+int slem_db_list_read(char ***paths, size_t *n, const char *list, SlemError *err);
+void slem_db_list_free(char **paths, size_t n);
+
 /* A database over one reader, borrowed (it must outlive self), without ids. Errors:
  * SLEM_ENOMEM. */
 int slem_db_wrap(SlemDb **self, SlemVecReader *r, SlemError *err);

@@ -1,7 +1,9 @@
 /* Top-k matching against a brute-force ranking written independently here. */
 #include "testutil.h"
 
+#include "../lib/db.h"
 #include "../lib/match.h"
+#include "../lib/shard.h"
 #include "../lib/scorer.h"
 #include "../lib/topk.h"
 #include "../lib/vecs.h"
@@ -276,6 +278,173 @@ START_TEST(ip_scorer_scores_a_tile) {
 }
 END_TEST
 
+START_TEST(shard_ranges_cover_the_rows) {
+  SlemShard s;
+  SlemError err;
+  uint64_t lo, hi;
+  const uint64_t rows[] = {0, 1, 2, 7, 1000, 1080, 12345678901ull};
+  ck_assert_int_eq(slem_shard_parse(&s, "2/7", &err), SLEM_OK);
+  ck_assert_uint_eq(s.index, 2);
+  ck_assert_uint_eq(s.count, 7);
+  ck_assert_int_eq(slem_shard_parse(&s, "7/7", &err), SLEM_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "I must be below N"));
+  ck_assert_int_eq(slem_shard_parse(&s, "0/0", &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_shard_parse(&s, "-1/3", &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_shard_parse(&s, "1/3x", &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_shard_parse(&s, "1 /3", &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_shard_parse(&s, "/3", &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_shard_parse(&s, "99999999999999999999/3", &err), SLEM_EINVAL);
+  for (size_t r = 0; r < sizeof rows / sizeof *rows; r++)
+    for (uint64_t n = 1; n <= 9; n++) {
+      uint64_t next = 0;
+      for (uint64_t i = 0; i < n; i++) {
+        SlemShard t = {i, n};
+        slem_shard_range(&t, rows[r], &lo, &hi);
+        ck_assert_uint_eq(lo, next);             /* contiguous, in order */
+        ck_assert_uint_ge(hi, lo);
+        ck_assert_uint_le(hi - lo, rows[r] / n + 1); /* sizes differ by one at most */
+        ck_assert_uint_ge(hi - lo, rows[r] / n);
+        ck_assert_uint_eq(lo, (uint64_t)((unsigned __int128)i * rows[r] / n));
+        next = hi;
+      }
+      ck_assert_uint_eq(next, rows[r]); /* every row once */
+    }
+  s.count = 0; /* no sharding: everything */
+  slem_shard_range(&s, 55, &lo, &hi);
+  ck_assert_uint_eq(lo, 0);
+  ck_assert_uint_eq(hi, 55);
+}
+END_TEST
+
+/* Same rows and bit-identical scores (SlemHit has padding: compare fields). */
+static void same_hits(const SlemHit *a, const SlemHit *b, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    ck_assert_uint_eq(a[i].row, b[i].row);
+    ck_assert_mem_eq(&a[i].score, &b[i].score, sizeof(float));
+  }
+}
+
+/* Runs slem_match_db over files[0..nf-1] (shard s) and collects into c. */
+static void match_files(Collected *c, const char *qpath, const char *const *files, size_t nf,
+                        SlemShard s, const SlemMatchOpts *o) {
+  SlemVecReader *rq = NULL;
+  SlemDb *db = NULL;
+  SlemError err;
+  SlemMatchStats ms;
+  c->nq = 0;
+  ck_assert_int_eq(slem_vecreader_open(&rq, qpath, SLEM_FMT_AUTO, &err), SLEM_OK);
+  ck_assert_msg(slem_db_open(&db, files, NULL, nf, SLEM_FMT_AUTO, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_int_eq(slem_db_select(db, &s, &err), SLEM_OK);
+  ck_assert_msg(slem_match_db(rq, db, o, collect, c, &ms, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_uint_le(ms.rescored, ms.pairs);
+  slem_db_free(db);
+  slem_vecreader_free(rq);
+}
+
+/* Exact scores: the same hits, bit for bit, whatever the blocks, tiles and files; the
+ * scores are the double inner products (or cosines) rounded to float, computed here by a
+ * plain loop; duplicates score alike, the lower row first. */
+START_TEST(scores_are_exact_and_independent_of_the_cut) {
+  enum { NQ = 23, ND = 300, D = 37, K = 15 };
+  double *q = malloc(NQ * D * sizeof *q), *x = malloc(ND * D * sizeof *x);
+  char *pq = tu_path("eq.fvecs"), *pd = tu_path("ed.fvecs"), *p0 = tu_path("ed0.fvecs"),
+       *p1 = tu_path("ed1.fvecs"), *p2 = tu_path("ed2.fvecs");
+  const char *one[1] = {pd}, *three[3] = {p0, p1, p2};
+  Collected ref = {K, 0, malloc(NQ * K * sizeof(SlemHit)), malloc(NQ * sizeof(size_t))};
+  Collected got = {K, 0, malloc(NQ * K * sizeof(SlemHit)), malloc(NQ * sizeof(size_t))};
+  SlemHit *merged = malloc(3 * K * sizeof *merged);
+  SlemMatchOpts o;
+  tu_seed(35);
+  for (size_t i = 0; i < NQ * D; i++) q[i] = (float)tu_gauss();
+  for (size_t i = 0; i < ND * D; i++) x[i] = (float)(tu_gauss() * 1e-3);
+  for (size_t r = 0; r < 40; r++) /* rows 200-239 copy rows 0-39; query 5 is row 3 */
+    memcpy(x + (200 + r) * D, x + r * D, D * sizeof *x);
+  memcpy(q + 5 * D, x + 3 * D, D * sizeof *x);
+  tu_write_fvecs(pq, q, NQ, D);
+  tu_write_fvecs(pd, x, ND, D);
+  tu_write_fvecs(p0, x, 100, D);
+  tu_write_fvecs(p1, x + 100 * D, 150, D);
+  tu_write_fvecs(p2, x + 250 * D, 50, D);
+  for (int normalize = 0; normalize <= 1; normalize++) {
+    slem_match_opts_init(&o);
+    o.k = K;
+    o.normalize = normalize;
+    match_files(&ref, pq, one, 1, (SlemShard){0, 0}, &o);
+    for (size_t i = 0; i < NQ; i++) { /* against a plain double loop */
+      double s[ND];
+      ck_assert_uint_eq(ref.n[i], K);
+      for (size_t j = 0; j < ND; j++) {
+        double dot = 0, nq = 0, nx = 0;
+        for (size_t l = 0; l < D; l++) {
+          dot += q[i * D + l] * x[j * D + l];
+          nq += q[i * D + l] * q[i * D + l];
+          nx += x[j * D + l] * x[j * D + l];
+        }
+        s[j] = (float)(normalize ? dot / (sqrt(nq) * sqrt(nx)) : dot);
+      }
+      for (size_t r = 0; r < K; r++) {
+        const SlemHit *h = ref.hits + i * K + r;
+        size_t better = 0;
+        ck_assert_msg(h->score == (float)s[h->row], "query %zu row %llu: %.9g, expected %.9g", i,
+                      (unsigned long long)h->row, h->score, s[h->row]);
+        for (size_t j = 0; j < ND; j++) /* rows ranking before it, by the rule */
+          better += s[j] > s[h->row] || (s[j] == s[h->row] && j < h->row);
+        ck_assert_uint_eq(better, r);
+      }
+    }
+    if (normalize) /* a vector with itself: cosine 1 exactly */
+      ck_assert(ref.hits[5 * K].score == 1.0f && ref.hits[5 * K].row == 3 &&
+                ref.hits[5 * K + 1].score == 1.0f && ref.hits[5 * K + 1].row == 203);
+    for (size_t qb = 1; qb <= 64; qb *= 4)
+      for (size_t tb = 1; tb <= 512; tb *= 8) {
+        o.qblock = qb;
+        o.dblock = tb;
+        match_files(&got, pq, tb == 8 ? three : one, tb == 8 ? 3 : 1, (SlemShard){0, 0}, &o);
+        ck_assert_mem_eq(got.n, ref.n, NQ * sizeof(size_t));
+        same_hits(got.hits, ref.hits, NQ * K);
+      }
+    /* three shards merged by the rule give the whole */
+    {
+      Collected sh[3];
+      for (int s = 0; s < 3; s++) {
+        sh[s] = (Collected){K, 0, malloc(NQ * K * sizeof(SlemHit)), malloc(NQ * sizeof(size_t))};
+        o.qblock = 7;
+        o.dblock = 33;
+        match_files(&sh[s], pq, three, 3, (SlemShard){(uint64_t)s, 3}, &o);
+      }
+      for (size_t i = 0; i < NQ; i++) {
+        size_t m = 0;
+        for (int s = 0; s < 3; s++)
+          for (size_t r = 0; r < sh[s].n[i]; r++) {
+            SlemHit h = sh[s].hits[i * K + r];
+            ck_assert_uint_ge(h.row, (uint64_t)s * ND / 3);
+            ck_assert_uint_lt(h.row, (uint64_t)(s + 1) * ND / 3);
+            merged[m++] = h;
+          }
+        qsort(merged, m, sizeof *merged, slem_hit_cmp);
+        same_hits(merged, ref.hits + i * K, K);
+      }
+      for (int s = 0; s < 3; s++) {
+        free(sh[s].hits);
+        free(sh[s].n);
+      }
+    }
+  }
+  free(q);
+  free(x);
+  free(pq);
+  free(pd);
+  free(p0);
+  free(p1);
+  free(p2);
+  free(ref.hits);
+  free(ref.n);
+  free(got.hits);
+  free(got.n);
+  free(merged);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("match");
   TCase *tc = tcase_create("match");
@@ -286,6 +455,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, topk_keeps_the_best_k_in_order);
   tcase_add_test(tc, hit_cmp_is_the_rule);
   tcase_add_test(tc, ip_scorer_scores_a_tile);
+  tcase_add_test(tc, shard_ranges_cover_the_rows);
+  tcase_add_test(tc, scores_are_exact_and_independent_of_the_cut);
   suite_add_tcase(s, tc);
   return s;
 }
