@@ -16,11 +16,22 @@ void slem_match_opts_init(SlemMatchOpts *opts) {
   opts->dblock = 0; /* slem_block_rows(d) */
 }
 
-/* The fast scores below which a row cannot enter t: a row enters only when its exact
- * score e, rounded to float, is at least the worst held (a tie then goes to the lower
- * row); float(e) >= w implies e > the float just below w, and e <= fast + slack. */
-static double threshold(const SlemTopK *t, double slack) {
-  const SlemHit *w = slem_topk_worst(t);
+/* Bounds in float that keep their direction: lo(x) <= x <= up(x), so that float(e) of an
+ * exact score e with lo <= e <= up lies in [lo(x), up(x)] too (rounding is monotone). */
+static float round_down(double x) {
+  float f = (float)x;
+  return (double)f > x ? nextafterf(f, -INFINITY) : f;
+}
+static float round_up(double x) {
+  float f = (float)x;
+  return (double)f < x ? nextafterf(f, INFINITY) : f;
+}
+
+/* The fast scores below which a row cannot enter the top k: with lk the k-th largest
+ * lower bound held, a row whose upper bound up(s + slack) is below lk has, rounded to
+ * float, an exact score strictly below that of k other rows. s < thr implies it. */
+static double threshold(const SlemTopK *lower, double slack) {
+  const SlemHit *w = slem_topk_worst(lower);
   return w ? (double)nextafterf(w->score, -INFINITY) - slack : -INFINITY;
 }
 
@@ -46,8 +57,9 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
                            : opts->kernel ? slem_block_rows(d) : slem_block_rows((d + 1) / 2);
   size_t k = opts->k;
   float *scores = NULL;
-  SlemHit *mem = NULL;
-  SlemTopK *tops = NULL;
+  SlemHit *mem = NULL, *lmem = NULL;
+  SlemTopK *tops = NULL, *lows = NULL;
+  struct Cand { size_t j; float up; } *cand = NULL;
   uint64_t q0 = 0, ndb = 0, lo, hi;
   int status = SLEM_OK, first = 1, once = !slem_db_seekable(db);
   int64_t nqueries = slem_vecreader_count(queries);
@@ -79,8 +91,11 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
   if (status) goto done;
   scores = malloc(qmax * tb * sizeof *scores);
   mem = malloc(qmax * k * sizeof *mem);
+  lmem = malloc(qmax * k * sizeof *lmem);
   tops = malloc(qmax * sizeof *tops);
-  if (!scores || !mem || !tops) {
+  lows = malloc(qmax * sizeof *lows);
+  cand = malloc(tb * sizeof *cand);
+  if (!scores || !mem || !lmem || !tops || !lows || !cand) {
     status = slem_error(err, SLEM_ENOMEM, "out of memory for the match tiles");
     goto done;
   }
@@ -106,7 +121,10 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
       status = slem_db_rewind(db, err);
       if (status) goto done;
     }
-    for (size_t i = 0; i < nq; i++) slem_topk_init(&tops[i], mem + i * k, k);
+    for (size_t i = 0; i < nq; i++) {
+      slem_topk_init(&tops[i], mem + i * k, k);
+      slem_topk_init(&lows[i], lmem + i * k, k);
+    }
     /* the database, a tile ahead on another thread, for this block of queries */
     status = slem_prefetch_new_fn(&pf, slem_db_read, db, d, tb, slem_scorer_f32(sc), err);
     if (status) goto done;
@@ -117,23 +135,42 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
       if (nd == 0) break;
       status = slem_scorer_tile(sc, scores, rows, nd, pos.name, pos.record, err);
       if (status) goto done;
+      /* Per query: the rows of the tile that may enter its top k, from their fast scores
+       * s and the slack (lo(s - slack) <= exact <= up(s + slack)), while the k-th best
+       * lower bound rises; then those whose upper bound still reaches it are re-scored
+       * exactly and offered to the top k. A row of the exact top k is never dropped: k
+       * rows beating it would need lower bounds above its upper bound. */
       for (size_t i = 0; i < nq; i++) {
         const float *s = scores + i * nd;
-        SlemTopK *t = &tops[i];
+        SlemTopK *t = &tops[i], *low = &lows[i];
         uint64_t self_row = q0 + i;
-        double slack = slem_scorer_slack(sc, i), thr = threshold(t, slack);
+        double slack = slem_scorer_slack(sc, i), thr = threshold(low, slack);
+        size_t nc = 0;
         for (size_t j = 0; j < nd; j++) {
-          SlemHit c;
-          double e;
+          SlemHit lb;
           /* the common case: not good enough (NaN and -Inf, from an overflow, fall through) */
           if (s[j] < thr && s[j] != -INFINITY) continue;
-          c.row = pos.row + j;
-          if (opts->exclude_self && c.row == self_row) continue;
-          e = slem_scorer_exact(sc, i, j);
+          lb.row = pos.row + j;
+          if (opts->exclude_self && lb.row == self_row) continue;
+          if (isfinite(s[j])) {
+            lb.score = round_down((double)s[j] - slack);
+            cand[nc++] = (struct Cand){j, round_up((double)s[j] + slack)};
+            if (slem_topk_push(low, lb)) thr = threshold(low, slack);
+          } else {
+            cand[nc++] = (struct Cand){j, INFINITY};
+          }
+        }
+        for (size_t m = 0; m < nc; m++) {
+          const SlemHit *w = slem_topk_worst(low);
+          SlemHit c;
+          double e;
+          if (w && cand[m].up < w->score) continue;
+          e = slem_scorer_exact(sc, i, cand[m].j);
           stats->rescored++;
           if (isnan(e)) continue;
+          c.row = pos.row + cand[m].j;
           c.score = (float)e;
-          if (slem_topk_push(t, c)) thr = threshold(t, slack);
+          slem_topk_push(t, c);
         }
       }
       nrows += nd;
@@ -168,6 +205,9 @@ done:
   slem_scorer_free(sc);
   free(scores);
   free(mem);
+  free(lmem);
   free(tops);
+  free(lows);
+  free(cand);
   return status;
 }

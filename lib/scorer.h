@@ -88,7 +88,9 @@ double slem_scorer_slack(const SlemScorer *self, size_t i);
 double slem_scorer_exact(const SlemScorer *self, size_t i, size_t j);
 
 /* The fixed-order sums the exact scores are made of: sum a_l b_l over l < n, in double,
- * with four partial sums over l mod 4 added as (s0 + s1) + (s2 + s3). */
+ * four partial sums over l mod 4 (the tail beyond the last multiple of 4 in the first)
+ * added as (s0 + s1) + (s2 + s3). The products of two float32 are exact in double, so a
+ * fused multiply-add would give the same sums in _f32. */
 double slem_dot_f32(const float *a, const float *b, size_t n);
 double slem_dot_f64(const double *a, const double *b, size_t n);
 
