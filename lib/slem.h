@@ -9,12 +9,13 @@
  * (the .slem cache), stats.h (negative statistics), encode.h (descriptors), kernel.h
  * (kernels, incomplete Cholesky), kslem.h (kernel SLEM statistics), kproj.h (kernel
  * projection, exact similarity, the kernel scorer), topk.h (the ordering rule of hits,
- * top-k selection), scorer.h (the scorer interface, inner-product scorer), match.h (top-k
- * search), rankings.h (the ranking formats: names, writer, reader with an iterator over
- * queries), merge.h (shard rankings merged into the ranking of the whole database), fmt.h
- * (%.9g), strmap.h (interned ids), lines.h (line files: the loop of qrels, junk and
- * rankings), truth.h (ground truth: qrels, labels, junk), eval.h (mAP and friends, and
- * their reports), treceval.h (trec_eval 10.0 measures), revisitop.h (the revisited
+ * top-k selection), scorer.h (the scorer interface, inner-product scorer, exact fixed-order
+ * sums), shard.h (the I/N cut of rows), db.h (a database of several files, a shard of it),
+ * match.h (top-k search), rankings.h (the ranking formats: names, writer, reader with an
+ * iterator over queries), merge.h (shard rankings merged into the ranking of the whole
+ * database), fmt.h (%.9g), strmap.h (interned ids), lines.h (line files: the loop of qrels,
+ * junk and rankings), truth.h (ground truth: qrels, labels, junk), eval.h (mAP and friends,
+ * and their reports), treceval.h (trec_eval 10.0 measures), revisitop.h (the revisited
  * Oxford/Paris protocol), crc32.h.
  */
 #ifndef SLEM_H
