@@ -1,7 +1,8 @@
 #!/bin/sh
 # CLI tests of slem-match's exact scores: the output must be byte-identical whatever the
 # thread count, tile and query-block sizes, the order of the queries, and the split of
-# the database into files and shards; duplicate rows score alike, the lower row first.
+# the database into files and shards (shards merged by the ordering rule written here in
+# awk, and by slem-merge); duplicate rows score alike, the lower row first.
 # The data hold exact duplicates (rows copied to other tiles) and exact ties (the raw
 # digits are small integers). Run from the top of the tree.
 . "$(dirname "$0")/testlib.sh"
@@ -86,6 +87,12 @@ invariance() {
   same "$name three shards" "$T/ref.tsv" "$T/o.tsv"
   merge "$k" "$T/f0.tsv" "$T/f1.tsv" "$T/f2.tsv" >"$T/o.tsv"
   same "$name three shards of three files" "$T/ref.tsv" "$T/o.tsv"
+  # and by slem-merge, from tsv and from jsonl shards
+  slem-merge -k "$k" "$T/s0.tsv" "$T/s1.tsv" "$T/s2.tsv" >"$T/o.tsv" 2>"$T/err" || bad "$name slem-merge: $(cat "$T/err")"
+  same "$name three shards, slem-merge" "$T/ref.tsv" "$T/o.tsv"
+  for i in 0 1 2; do m "$@" --shard $i/3 -f jsonl -d "$d0" -d "$d1" -d "$d2" -o "$T/j$i.jsonl" "$q"; done
+  slem-merge -k "$k" -f tsv "$T/j0.jsonl" "$T/j1.jsonl" "$T/j2.jsonl" >"$T/o.tsv" 2>"$T/err" || bad "$name slem-merge jsonl: $(cat "$T/err")"
+  same "$name three jsonl shards, slem-merge" "$T/ref.tsv" "$T/o.tsv"
   # duplicates: row r < 40 and its copy 1000 + r (500 + r and 1040 + r) score alike and
   # the lower row comes first
   awk -F '\t' '{ s[$1 " " $3] = $4; r[$1 " " $3] = $2 }
