@@ -424,13 +424,14 @@ int slem_treceval_write(SlemTrecEval *self, FILE *out, uint64_t *skipped_out, Sl
       skipped++;
       continue;
     }
-    qsort(t->j, t->nj, sizeof *t->j, by_doc);
+    if (t->nj > 0) qsort(t->j, t->nj, sizeof *t->j, by_doc);
     for (size_t i = 0; i < t->nr; i++) {
-      Judg key = {t->r[i].doc, 0}, *hit = bsearch(&key, t->j, t->nj, sizeof *t->j, by_doc);
+      Judg key = {t->r[i].doc, 0};
+      Judg *hit = t->nj > 0 ? bsearch(&key, t->j, t->nj, sizeof *t->j, by_doc) : NULL;
       t->r[i].docno = slem_strmap_get(self->docs, t->r[i].doc);
       t->r[i].rel = hit ? hit->rel : -1;
     }
-    qsort(t->r, t->nr, sizeof *t->r, by_score_docno);
+    if (t->nr > 0) qsort(t->r, t->nr, sizeof *t->r, by_score_docno);
     if (topic_values(self, t, &v) != 0) {
       free(order);
       return slem_error(err, SLEM_ENOMEM, "out of memory");

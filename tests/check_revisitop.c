@@ -8,19 +8,29 @@
 
 #define TD "testdata/revisitop/"
 
-/* expected.txt: "ranking protocol measure value" lines */
+/* expected.txt: "ranking protocol measure value" lines, read once */
+#define MAX_EXPECTED 1024
+static struct { char key[128]; double v; } exp_tab[MAX_EXPECTED];
+static size_t n_exp;
+
 static double expected(const char *ranking, const char *proto, const char *measure) {
-  FILE *f = fopen(TD "expected.txt", "r");
-  char r[64], p[16], m[32];
-  double v;
-  ck_assert_ptr_nonnull(f);
-  while (fscanf(f, "%63s %15s %31s %lf", r, p, m, &v) == 4)
-    if (!strcmp(r, ranking) && !strcmp(p, proto) && !strcmp(m, measure)) {
-      fclose(f);
-      return v;
+  char key[128];
+  if (n_exp == 0) {
+    FILE *f = fopen(TD "expected.txt", "r");
+    char r[64], p[16], m[32];
+    double v;
+    ck_assert_ptr_nonnull(f);
+    while (n_exp < MAX_EXPECTED && fscanf(f, "%63s %15s %31s %lf", r, p, m, &v) == 4) {
+      snprintf(exp_tab[n_exp].key, sizeof exp_tab[n_exp].key, "%s %s %s", r, p, m);
+      exp_tab[n_exp++].v = v;
     }
-  fclose(f);
-  ck_abort_msg("no %s %s %s in expected.txt", ranking, proto, measure);
+    fclose(f);
+    ck_assert_uint_gt(n_exp, 0);
+  }
+  snprintf(key, sizeof key, "%s %s %s", ranking, proto, measure);
+  for (size_t i = 0; i < n_exp; i++)
+    if (strcmp(exp_tab[i].key, key) == 0) return exp_tab[i].v;
+  ck_abort_msg("no %s in expected.txt", key);
   return 0;
 }
 
