@@ -84,7 +84,7 @@ unit-test: $(TEST_BINS)
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; $$t; done
 
 cli-test: $(BINS) build/tests/faultshim.so
-	@sh tests/cli.sh && sh tests/cli-blas.sh && sh tests/cli-install.sh && sh tests/cli-eval.sh && sh tests/cli-trec.sh && sh tests/cli-merge.sh && sh tests/cli-kernel.sh && sh tests/cli-formats.sh && sh tests/cli-exact.sh && sh tests/faults.sh && sh tests/crash.sh
+	@sh tests/cli.sh && sh tests/cli-blas.sh && sh tests/cli-install.sh && sh tests/cli-footguns.sh && sh tests/cli-eval.sh && sh tests/cli-trec.sh && sh tests/cli-merge.sh && sh tests/cli-kernel.sh && sh tests/cli-formats.sh && sh tests/cli-exact.sh && sh tests/faults.sh && sh tests/crash.sh
 
 man-test: $(BINS)
 	@sh tests/man-examples.sh $(MANS) $(SCRIPT_MANS)

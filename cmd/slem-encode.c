@@ -115,7 +115,7 @@ int main(int argc, char **argv) {
     case 'q': quiet = 1; break;
     case 'h': usage();
     case 'V': cli_version();
-    default: cli_usage_error("unknown option");
+    default: cli_bad_option(argv, "c:o:f:F:b:t:qhV");
     }
   }
   if (!cache_path) cli_usage_error("no cache: give -c CACHE (made by slem-negstats)");

@@ -34,9 +34,10 @@ static void __attribute__((noreturn)) usage(void) {
       "                         features by the exact kernel SLEM similarity\n"
       "  -k, --top K            results per query (default 100)\n"
       "  -o, --output OUT       write here (default: stdout)\n"
-      "  -f, --output-format F  tsv (query, rank, id, score), trec, jsonl (default tsv)\n"
-      "      --input-format FMT format of both inputs (default: from the extension, else\n"
-      "                         from the content)\n"
+      "  -F, --output-format F  tsv (query, rank, id, score), trec, jsonl (default: from\n"
+      "                         OUT's extension .tsv, .trec, .jsonl, else tsv)\n"
+      "  -f, --format FMT       format of both inputs (default: from the extension, else\n"
+      "                         from the content); also --input-format\n"
       "      --query-ids FILE   ids of the queries, one per line (default: 0-based rows)\n"
       "      --db-ids FILE      ids of the database rows, one per line; with several\n"
       "                         database files, one --db-ids per file, in their order\n"
@@ -49,6 +50,7 @@ static void __attribute__((noreturn)) usage(void) {
       "      --tile-rows N      database rows per tile (default about 2^22/d)\n"
       "      --query-block N    queries per block (default 2048)\n"
       "      --stats            print the counts of scored and exactly re-scored pairs\n"
+      "  -q, --quiet            no warnings\n"
       "  -h, --help             show this help and exit\n"
       "  -V, --version          show the version and the BLAS library, and exit\n"
       "\n"
@@ -64,8 +66,9 @@ int main(int argc, char **argv) {
   static const struct option longopts[] = {
       {"database", required_argument, 0, 'd'},     {"top", required_argument, 0, 'k'},
       {"cache", required_argument, 0, 'c'},
-      {"output", required_argument, 0, 'o'},       {"output-format", required_argument, 0, 'f'},
-      {"input-format", required_argument, 0, 'I'}, {"query-ids", required_argument, 0, 'Q'},
+      {"output", required_argument, 0, 'o'},       {"output-format", required_argument, 0, 'F'},
+      {"input-format", required_argument, 0, 'f'}, {"format", required_argument, 0, 'f'},
+      {"quiet", no_argument, 0, 'q'},              {"query-ids", required_argument, 0, 'Q'},
       {"db-ids", required_argument, 0, 'B'},       {"exclude-self", no_argument, 0, 'X'},
       {"database-list", required_argument, 0, 'D'}, {"shard", required_argument, 0, 'S'},
       {"tile-rows", required_argument, 0, 'R'},    {"query-block", required_argument, 0, 'P'},
@@ -80,7 +83,8 @@ int main(int argc, char **argv) {
   char **listed = NULL;
   size_t ndb = 0, nids = 0, nlisted = 0;
   SlemShard shard = {0, 0};
-  int print_stats = 0;
+  static const char shortopts[] = "d:D:c:k:o:f:F:nt:qhV";
+  int print_stats = 0, quiet = 0, rfmt_given = 0;
   SlemFormat ifmt = SLEM_FMT_AUTO;
   SlemRankFormat rfmt = SLEM_RANK_TSV;
   SlemMatchOpts opts;
@@ -100,7 +104,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s: out of memory\n", cli_prog());
     return CLI_EXIT_FAIL;
   }
-  while ((c = getopt_long(argc, argv, "d:D:c:k:o:f:nt:hV", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
     switch (c) {
     case 'd': db_paths[ndb++] = optarg; break;
     case 'D':
@@ -116,15 +120,22 @@ int main(int argc, char **argv) {
     case 'c': cache_path = optarg; break;
     case 'k': opts.k = (size_t)cli_long("-k", optarg, 1, 1L << 20); break;
     case 'o': output = optarg; break;
-    case 'f':
+    case 'F':
       if (slem_rankformat_parse(&rfmt, optarg, &err) != SLEM_OK)
         cli_usage_error("--output-format: %s", err.msg);
+      rfmt_given = 1;
       break;
-    case 'I':
-      if (slem_format_parse(&ifmt, optarg) != SLEM_OK)
-        cli_usage_error("--input-format: unknown format '%s' (%s)", optarg,
-                        slem_format_names());
-      break;
+    case 'f':
+      if (slem_format_parse(&ifmt, optarg) == SLEM_OK) break;
+      /* the spelling of the previous release: -f named the output format */
+      if (slem_rankformat_parse(&rfmt, optarg, NULL) == SLEM_OK) {
+        cli_warn("-f %s: -f is now the input format, as in the other tools; use -F %s for the "
+                 "output format (the old spelling goes away in the next release)", optarg, optarg);
+        rfmt_given = 1;
+        break;
+      }
+      cli_usage_error("--format: unknown format '%s' (%s)", optarg, slem_format_names());
+    case 'q': quiet = 1; break;
     case 'Q': qids_path = optarg; break;
     case 'B': dbids_paths[nids++] = optarg; break;
     case 'X': opts.exclude_self = 1; break;
@@ -136,9 +147,12 @@ int main(int argc, char **argv) {
     case 't': threads = cli_long("--threads", optarg, 1, 1024); break;
     case 'h': usage();
     case 'V': cli_version();
-    default: cli_usage_error("unknown option");
+    default: cli_bad_option(argv, shortopts);
     }
   }
+  cli_set_quiet(quiet);
+  if (!rfmt_given && slem_rankformat_from_path(output) != SLEM_RANK_AUTO)
+    rfmt = slem_rankformat_from_path(output);
   if (ndb == 0 && !list_path) cli_usage_error("no database: give -d DATABASE");
   if (optind < argc) qpath = argv[optind++];
   if (optind < argc) cli_usage_error("one query file at a time: unexpected '%s'", argv[optind]);
@@ -184,6 +198,23 @@ int main(int argc, char **argv) {
       goto fail;
     }
   }
+  {
+    /* the output may be none of the inputs */
+    const char **inputs = calloc(ndb + nids + 4, sizeof *inputs);
+    size_t n = 0;
+    if (!inputs) {
+      slem_error(&err, SLEM_ENOMEM, "out of memory");
+      goto fail;
+    }
+    inputs[n++] = qpath;
+    inputs[n++] = qids_path;
+    inputs[n++] = cache_path;
+    inputs[n++] = list_path;
+    for (size_t i = 0; i < ndb; i++) inputs[n++] = db_paths[i];
+    for (size_t i = 0; i < nids; i++) inputs[n++] = dbids_paths[i];
+    cli_refuse_clobber(output, inputs, n);
+    free(inputs);
+  }
   if ((qids_path && slem_ids_read(&qids, qids_path, &err) != SLEM_OK) ||
       slem_db_open(&db, db_paths, nids ? dbids_paths : NULL, ndb, ifmt, &err) != SLEM_OK ||
       slem_db_select(db, &shard, &err) != SLEM_OK ||
@@ -211,7 +242,10 @@ int main(int argc, char **argv) {
             " re-scored exactly (%.3g%%, %.1f per query)\n", cli_prog(), ms.nq, ms.ndb, ms.pairs,
             ms.rescored, ms.pairs ? 100.0 * (double)ms.rescored / (double)ms.pairs : 0.0,
             ms.nq ? (double)ms.rescored / (double)ms.nq : 0.0);
-  if (status == CLI_EXIT_OK && ms.clamps > 0)
+  if (status == CLI_EXIT_OK && !quiet && shard.count == 0 && opts.k > ms.ndb)
+    cli_warn("-k %zu is more than the %" PRIu64 " database rows: each query lists at most %" PRIu64,
+             opts.k, ms.ndb, ms.ndb);
+  if (status == CLI_EXIT_OK && !quiet && ms.clamps > 0)
     cli_warn("%" PRIu64 " vectors had |v|^2 > k(x, x) beyond rounding; u^2 was clamped to 0",
              ms.clamps);
   goto done;

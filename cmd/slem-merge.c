@@ -18,7 +18,8 @@ static void __attribute__((noreturn)) usage(void) {
       "\n"
       "  -k, --top K            results per query (default 100); every shard must hold K\n"
       "                         per query, or all of its rows\n"
-      "  -f, --output-format F  %s (default: the format of the first shard)\n"
+      "  -F, --output-format F  %s (default: from OUT's extension .tsv, .trec,\n"
+      "                         .jsonl, else the format of the first shard)\n"
       "  -o, --output OUT       write here (default: stdout)\n"
       "      --db-ids FILE      the database's ids file, when tsv or trec shards name rows\n"
       "                         by ids (jsonl carries the rows itself)\n"
@@ -33,13 +34,15 @@ static void __attribute__((noreturn)) usage(void) {
 }
 
 int main(int argc, char **argv) {
-  static const char shortopts[] = "k:f:o:hV";
+  static const char shortopts[] = "k:f:F:o:qhV";
   static const struct option longopts[] = {
-      {"top", required_argument, 0, 'k'},    {"output-format", required_argument, 0, 'f'},
+      {"top", required_argument, 0, 'k'},    {"output-format", required_argument, 0, 'F'},
+      {"quiet", no_argument, 0, 'q'},
       {"output", required_argument, 0, 'o'}, {"db-ids", required_argument, 0, 'D'},
       {"help", no_argument, 0, 'h'},         {"version", no_argument, 0, 'V'},
       {0, 0, 0, 0}};
   const char *output = "-";
+  int format_given = 0;
   SlemMergeOpts opts;
   SlemError err;
   int c, status;
@@ -49,10 +52,16 @@ int main(int argc, char **argv) {
   while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
     switch (c) {
     case 'k': opts.k = (size_t)cli_long("-k", optarg, 1, 1L << 20); break;
-    case 'f':
+    case 'f': /* the spelling of the previous release */
+      cli_warn("-f %s: use -F %s for the output format; -f is the input format in every slem "
+               "tool, and slem-merge recognises its shards' formats", optarg, optarg);
+      /* fall through */
+    case 'F':
       if (slem_rankformat_parse(&opts.format, optarg, &err) != SLEM_OK)
         cli_usage_error("--output-format: %s", err.msg);
+      format_given = 1;
       break;
+    case 'q': break; /* slem-merge prints nothing but errors */
     case 'o': output = optarg; break;
     case 'D': opts.db_ids = optarg; break;
     case 'h': usage();
@@ -61,6 +70,7 @@ int main(int argc, char **argv) {
     }
   }
   if (optind == argc) cli_usage_error("no shard: give the rankings to merge");
+  if (!format_given) opts.format = slem_rankformat_from_path(output);
   cli_refuse_clobber(output, (const char *const *)argv + optind, (size_t)(argc - optind));
   status = slem_merge((const char *const *)argv + optind, (size_t)(argc - optind), output, &opts,
                       NULL, &err) == SLEM_OK

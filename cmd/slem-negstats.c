@@ -31,7 +31,7 @@ static void __attribute__((noreturn)) usage(void) {
       "  -l, --lambda L         regularisation lambda, absolute\n"
       "  -r, --lambda-rel R     lambda = R * trace(Sigma) / d (default %g)\n"
       "      --partial          write mergeable partial statistics (count, mean, scatter)\n"
-      "  -k, --kernel SPEC      kernel SLEM: linear, poly:gamma=G,c=C,p=P, rbf:gamma=G or\n"
+      "  -K, --kernel SPEC      kernel SLEM: linear, poly:gamma=G,c=C,p=P, rbf:gamma=G or\n"
       "                         rbf:g=R (gamma = R / median squared distance, default g=1),\n"
       "                         chi2, intersection, hellinger\n"
       "      --rank R           kernel: rank of the factorisation (default 256)\n"
@@ -209,7 +209,7 @@ int main(int argc, char **argv) {
       {"format", required_argument, 0, 'f'},  {"block", required_argument, 0, 'b'},
       {"threads", required_argument, 0, 't'}, {"info", required_argument, 0, 'I'},
       {"quiet", no_argument, 0, 'q'},         {"help", no_argument, 0, 'h'},
-      {"version", no_argument, 0, 'V'},       {"kernel", required_argument, 0, 'k'},
+      {"version", no_argument, 0, 'V'},       {"kernel", required_argument, 0, 'K'},
       {"rank", required_argument, 0, 'R'},    {"tol", required_argument, 0, 'O'},
       {"sample", required_argument, 0, 'S'},  {"seed", required_argument, 0, 'E'},
       {"skip-nonfinite", no_argument, 0, 'N'},
@@ -228,7 +228,7 @@ int main(int argc, char **argv) {
   double *ainv = NULL;
 
   cli_init(argv[0]);
-  while ((c = getopt_long(argc, argv, "o:l:r:k:f:b:t:qhV", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "o:l:r:k:K:f:b:t:qhV", longopts, NULL)) != -1) {
     switch (c) {
     case 'o': output = optarg; break;
     case 'l':
@@ -241,7 +241,11 @@ int main(int argc, char **argv) {
       break;
     case 'P': partial = 1; break;
     case 'N': skip = 1; break;
-    case 'k': {
+    case 'k': /* the spelling of the previous release */
+      cli_warn("-k %s: use -K (--kernel); -k means a count of results in the other slem tools",
+               optarg);
+      /* fall through */
+    case 'K': {
       SlemKernel k;
       if (slem_kernel_parse(&k, optarg, &err) != SLEM_OK) cli_usage_error("--kernel: %s", err.msg);
       kernel = optarg;
@@ -264,7 +268,7 @@ int main(int argc, char **argv) {
     case 'q': quiet = 1; break;
     case 'h': usage();
     case 'V': cli_version();
-    default: cli_usage_error("unknown option");
+    default: cli_bad_option(argv, "o:l:r:k:K:f:b:t:qhV");
     }
   }
   if (!output) cli_usage_error("no output cache: give -o CACHE");

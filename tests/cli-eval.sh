@@ -44,7 +44,7 @@ slem-negstats -q --lambda-rel 100 -o "$T/neg.slem" "$D/negatives.fvecs"
 slem-encode -q -c "$T/neg.slem" -o "$T/db.fvecs" "$D/database.fvecs"
 slem-encode -q -c "$T/neg.slem" -o "$T/q.fvecs" "$D/queries.fvecs"
 for f in tsv trec jsonl; do
-  slem-match -k 50 -f $f -d "$T/db.fvecs" -o "$T/rank.$f" "$T/q.fvecs"
+  slem-match -k 50 -F $f -d "$T/db.fvecs" -o "$T/rank.$f" "$T/q.fvecs"
   # shellcheck disable=SC2086
   check "eval $f" slem-eval $LABELS --per-query -o "$T/eval.$f" "$T/rank.$f"
 done

@@ -90,8 +90,8 @@ invariance() {
   # and by slem-merge, from tsv and from jsonl shards
   slem-merge -k "$k" "$T/s0.tsv" "$T/s1.tsv" "$T/s2.tsv" >"$T/o.tsv" 2>"$T/err" || bad "$name slem-merge: $(cat "$T/err")"
   same "$name three shards, slem-merge" "$T/ref.tsv" "$T/o.tsv"
-  for i in 0 1 2; do m "$@" --shard $i/3 -f jsonl -d "$d0" -d "$d1" -d "$d2" -o "$T/j$i.jsonl" "$q"; done
-  slem-merge -k "$k" -f tsv "$T/j0.jsonl" "$T/j1.jsonl" "$T/j2.jsonl" >"$T/o.tsv" 2>"$T/err" || bad "$name slem-merge jsonl: $(cat "$T/err")"
+  for i in 0 1 2; do m "$@" --shard $i/3 -F jsonl -d "$d0" -d "$d1" -d "$d2" -o "$T/j$i.jsonl" "$q"; done
+  slem-merge -k "$k" -F tsv "$T/j0.jsonl" "$T/j1.jsonl" "$T/j2.jsonl" >"$T/o.tsv" 2>"$T/err" || bad "$name slem-merge jsonl: $(cat "$T/err")"
   same "$name three jsonl shards, slem-merge" "$T/ref.tsv" "$T/o.tsv"
   # duplicates: row r < 40 and its copy 1000 + r (500 + r and 1040 + r) score alike and
   # the lower row comes first
@@ -126,7 +126,7 @@ grep -q "110 queries x 1080 rows: 118800 pairs scored, [0-9]* re-scored exactly"
 
 # ---- shards: edges and errors ----
 # an empty shard is valid: every query, no result (jsonl lists them; tsv writes nothing)
-check "empty shard" slem-match --shard 0/2000 -f jsonl -d "$T/db.fvecs" -o "$T/e.jsonl" "$T/q.fvecs"
+check "empty shard" slem-match --shard 0/2000 -F jsonl -d "$T/db.fvecs" -o "$T/e.jsonl" "$T/q.fvecs"
 [ "$(grep -c '"results":\[\]' "$T/e.jsonl")" = 110 ] && ok || bad "empty shard jsonl: $(head -2 "$T/e.jsonl")"
 check "empty shard tsv" slem-match --shard 2/2000 -d "$T/db.fvecs" -o "$T/e.tsv" "$T/q.fvecs"
 [ -f "$T/e.tsv" ] && [ ! -s "$T/e.tsv" ] && ok || bad "empty shard tsv is not an empty file"

@@ -31,4 +31,25 @@ for tool in slem-negstats slem-encode slem-match slem-eval; do
   if [ "$st" = 2 ] && [ "$(grep -c . "$T/err")" = 2 ] && grep -q "no-such-option" "$T/err"; then ok
   else bad "$tool --no-such-option: status $st: $(cat "$T/err")"; fi
 done
+# one scheme of option letters: -f input format, -F output format, -k a count, -K a kernel;
+# the previous spellings work for one release, with a warning
+check "negstats" slem-negstats -q -o "$T/neg.slem" "$D/negatives.fvecs"
+check "encode" slem-encode -q -c "$T/neg.slem" -o "$T/db.fvecs" "$D/database.fvecs"
+slem-match -k 3 -F trec -d "$T/db.fvecs" -o "$T/new.trec" "$D/queries.fvecs" 2>"$T/err" && [ ! -s "$T/err" ] && ok || bad "-F trec: $(cat "$T/err")"
+slem-match -k 3 -f trec -d "$T/db.fvecs" -o "$T/old.trec" "$D/queries.fvecs" 2>"$T/err"
+if cmp -s "$T/new.trec" "$T/old.trec" && grep -q "use -F trec" "$T/err"; then ok; else bad "old -f trec: $(cat "$T/err")"; fi
+slem-match -k 3 -f fvecs -d "$T/db.fvecs" -o "$T/f.tsv" "$D/queries.fvecs" 2>"$T/err" && [ ! -s "$T/err" ] && ok || bad "-f fvecs as the input format: $(cat "$T/err")"
+# the output format follows the output's name
+slem-match -k 3 -d "$T/db.fvecs" -o "$T/by-name.trec" "$D/queries.fvecs" && cmp -s "$T/by-name.trec" "$T/new.trec" && ok || bad "-o x.trec did not write trec"
+slem-match -k 3 -d "$T/db.fvecs" -o "$T/by-name.jsonl" "$D/queries.fvecs" && head -c 9 "$T/by-name.jsonl" | grep -q '^{"query"' && ok || bad "-o x.jsonl did not write jsonl"
+slem-negstats -q -k rbf:g=1 --rank 16 -o "$T/k1.slem" "$D/negatives.fvecs" 2>"$T/err" && grep -q "use -K" "$T/err" && ok || bad "negstats -k: $(cat "$T/err")"
+slem-negstats -q -K rbf:g=1 --rank 16 -o "$T/k2.slem" "$D/negatives.fvecs" 2>"$T/err" && [ ! -s "$T/err" ] && ok || bad "negstats -K: $(cat "$T/err")"
+# -k beyond the database is said once
+slem-match -k 5000 -d "$T/db.fvecs" -o "$T/big.tsv" "$D/queries.fvecs" 2>"$T/err"
+[ "$(grep -c "is more than the 1000 database rows" "$T/err")" = 1 ] && ok || bad "-k beyond the database: $(cat "$T/err")"
+slem-match -q -k 5000 -d "$T/db.fvecs" -o "$T/big.tsv" "$D/queries.fvecs" 2>"$T/err"
+[ ! -s "$T/err" ] && ok || bad "-q did not silence the warning"
+# slem-match refuses to write over one of its inputs, the database files included
+cp "$T/db.fvecs" "$T/db2.fvecs"
+expect_fail "match output is a database file" 2 "is also an input" - slem-match -d "$T/db.fvecs" -d "$T/db2.fvecs" -o "$T/db2.fvecs" "$D/queries.fvecs"
 finish cli-footguns

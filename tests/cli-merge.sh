@@ -34,7 +34,7 @@ shard() {
   name=$1 k=$2 f=$3 ids=$4; shift 4
   for p in 0 1 2; do
     off=$(head -n 1 "$T/p$p.rows")
-    slem-match -t 1 -k "$k" -f "$f" --db-ids "$T/p$p.$ids" "$@" -d "$T/p$p.fvecs" "$D/queries.fvecs" |
+    slem-match -t 1 -k "$k" -F "$f" --db-ids "$T/p$p.$ids" "$@" -d "$T/p$p.fvecs" "$D/queries.fvecs" |
       global_rows "$off" >"$T/$name.$p"
   done
 }
@@ -44,13 +44,13 @@ same() { # same NAME A B: files A and B are identical
 
 # ---- byte for byte the ranking of the whole database ----
 for f in tsv trec jsonl; do
-  slem-match -t 1 -k 50 -f $f -d "$D/database.fvecs" -o "$T/all.$f" "$D/queries.fvecs"
+  slem-match -t 1 -k 50 -F $f -d "$D/database.fvecs" -o "$T/all.$f" "$D/queries.fvecs"
   shard "s$f" 50 $f rows
   check "merge $f" slem-merge -k 50 -o "$T/m.$f" "$T/s$f.0" "$T/s$f.1" "$T/s$f.2"
   same "merge $f" "$T/m.$f" "$T/all.$f"
   [ -s "$T/all.$f" ] && ok || bad "$f: empty reference"
   # ids from an ids file: tsv and trec need --db-ids, jsonl carries the rows
-  slem-match -t 1 -k 50 -f $f --db-ids "$D/database.ids" -d "$D/database.fvecs" -o "$T/allid.$f" "$D/queries.fvecs"
+  slem-match -t 1 -k 50 -F $f --db-ids "$D/database.ids" -d "$D/database.fvecs" -o "$T/allid.$f" "$D/queries.fvecs"
   shard "i$f" 50 $f ids
   check "merge $f with ids" slem-merge -k 50 --db-ids "$D/database.ids" -o "$T/mi.$f" "$T/i$f.0" "$T/i$f.1" "$T/i$f.2"
   same "merge $f with ids" "$T/mi.$f" "$T/allid.$f"
@@ -63,17 +63,17 @@ awk -F '\t' '$1 == q && $4 == s { n++ } { q = $1; s = $4 } END { exit n < 100 }'
 # shards in the order 2 0 1, and in mixed formats: the same merge
 check "shard order" slem-merge -k 50 -o "$T/m2.tsv" "$T/stsv.2" "$T/stsv.0" "$T/stsv.1"
 same "shard order" "$T/m2.tsv" "$T/all.tsv"
-check "mixed formats" slem-merge -k 50 -f tsv "$T/strec.1" "$T/stsv.0" "$T/sjsonl.2"
+check "mixed formats" slem-merge -k 50 -F tsv "$T/strec.1" "$T/stsv.0" "$T/sjsonl.2"
 same "mixed formats" "$T/out" "$T/all.tsv"
 # the output format follows -f; the default is the first shard's
-check "-f jsonl" slem-merge -k 50 -f jsonl "$T/stsv.0" "$T/stsv.1" "$T/stsv.2"
+check "-F jsonl" slem-merge -k 50 -F jsonl "$T/stsv.0" "$T/stsv.1" "$T/stsv.2"
 same "-f jsonl" "$T/out" "$T/all.jsonl"
 # a smaller K than the shards': the head of the whole ranking
 slem-match -t 1 -k 7 -d "$D/database.fvecs" -o "$T/all7.tsv" "$D/queries.fvecs"
 check "-k 7" slem-merge -k 7 "$T/stsv.0" "$T/stsv.1" "$T/stsv.2"
 same "-k 7" "$T/out" "$T/all7.tsv"
 # one shard: itself
-slem-match -t 1 -k 20 -f trec -d "$D/database.fvecs" -o "$T/one.trec" "$D/queries.fvecs"
+slem-match -t 1 -k 20 -F trec -d "$D/database.fvecs" -o "$T/one.trec" "$D/queries.fvecs"
 check "one shard" slem-merge -k 20 "$T/one.trec"
 same "one shard" "$T/out" "$T/one.trec"
 # K beyond the database: every shard lists all its rows, the merge the whole database
@@ -133,7 +133,7 @@ expect_fail "no output on stdout" 1 "nope" - slem-merge "$T/stsv.0" "$T/nope"
 # ---- usage ----
 expect_fail "no shard" 2 "no shard" - slem-merge -k 5
 expect_fail "bad -k" 2 "-k" - slem-merge -k 0 "$T/stsv.0"
-expect_fail "bad format" 2 "unknown format 'xml'" - slem-merge -f xml "$T/stsv.0"
+expect_fail "bad format" 2 "unknown format 'xml'" - slem-merge -F xml "$T/stsv.0"
 expect_fail "output is a shard" 2 "" - slem-merge -o "$T/stsv.0" "$T/stsv.0" "$T/stsv.1"
 check "help" slem-merge --help
 grep -q "Usage: slem-merge" "$T/out" && ok || bad "--help"

@@ -22,7 +22,7 @@ expect_fail "encode without cache" 2 "give -c CACHE" - slem-encode "$G/pos.fvecs
 expect_fail "encode theta without classifier" 2 "goes with --classifier" - slem-encode -c x --theta 2
 expect_fail "match without database" 2 "give -d DATABASE" - slem-match "$G/pos.fvecs"
 expect_fail "match bad k" 2 "-k: '0'" - slem-match -d x -k 0
-expect_fail "match bad format" 2 "unknown format 'xml'" - slem-match -d x -f xml
+expect_fail "match bad format" 2 "unknown format 'xml'" - slem-match -d x -F xml
 
 # ---- the pipeline against the scikit-learn reference ----
 check "negstats" slem-negstats -q --lambda 0.05 -o "$T/neg.slem" "$G/neg.fvecs"
@@ -70,10 +70,10 @@ check "classifier" slem-encode -c "$T/neg.slem" --classifier --theta 10 -F text 
 [ "$(awk '{ print NF }' "$T/clf.txt" | sort -u)" = 13 ] && ok || bad "classifier rows do not have d + 1 = 13 values"
 
 # ---- output formats of slem-match ----
-check "trec" slem-match -d "$T/db.fvecs" -k 10 -f trec --tag run1 -o "$T/rank.trec" "$T/pos.fvecs"
+check "trec" slem-match -d "$T/db.fvecs" -k 10 -F trec --tag run1 -o "$T/rank.trec" "$T/pos.fvecs"
 awk 'NF != 6 || $2 != "Q0" || $6 != "run1" { exit 1 }' "$T/rank.trec" && [ "$(wc -l <"$T/rank.trec")" = 200 ] && ok || bad "trec format"
 awk '{ print $1 "\t" $4 "\t" $3 "\t" $5 }' "$T/rank.trec" | cmp -s - "$T/rank.tsv" && ok || bad "trec and tsv disagree"
-check "jsonl" slem-match -d "$T/db.fvecs" -k 3 -f jsonl -o "$T/rank.jsonl" "$T/pos.fvecs"
+check "jsonl" slem-match -d "$T/db.fvecs" -k 3 -F jsonl -o "$T/rank.jsonl" "$T/pos.fvecs"
 [ "$(wc -l <"$T/rank.jsonl")" = 20 ] && head -1 "$T/rank.jsonl" | grep -q '^{"query":"0","results":\[{"rank":1,"id":"[0-9]*","row":[0-9]*,"score":0\.[0-9]*},' && ok || bad "jsonl format: $(head -1 "$T/rank.jsonl")"
 
 # ids
