@@ -37,7 +37,7 @@ endif
 CFLAGS    ?= $(OPT) -g
 ALL_CFLAGS = -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter $(SAN) $(CFLAGS) $(CPPFLAGS)
 ALL_LDFLAGS = $(SAN) $(LDFLAGS)
-LIBS      = -lgsl -Wl,--push-state,--no-as-needed $(BLAS_LIBS) -Wl,--pop-state -lcjson -lm -lpthread -ldl
+LIBS      = -lgsl -Wl,--push-state,--no-as-needed $(BLAS_LIBS) -Wl,--pop-state -lcjson -lpng -lm -lpthread -ldl
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
 LIB_SRC   = $(wildcard lib/*.c)

@@ -1,0 +1,427 @@
+/* slem-report's pieces: PNG through libpng and back, images from vectors, HTML escaping,
+ * relative links, the SVG figures. */
+#include "testutil.h"
+
+#include <png.h>
+#include <sys/stat.h>
+
+#include "../lib/html.h"
+#include "../lib/image.h"
+#include "../lib/plot.h"
+#include "../lib/pngenc.h"
+#include "../lib/thumbs.h"
+
+
+/* What a writer put on a stream, as a new string. */
+typedef struct Cap {
+  FILE *fp;
+  char *buf;
+  size_t len;
+} Cap;
+
+static void cap_open(Cap *c) {
+  c->buf = NULL;
+  c->fp = open_memstream(&c->buf, &c->len);
+  ck_assert_ptr_nonnull(c->fp);
+}
+
+static char *cap_close(Cap *c) {
+  ck_assert_int_eq(fclose(c->fp), 0);
+  return c->buf;
+}
+
+static size_t count(const char *s, const char *what) {
+  size_t n = 0;
+  for (const char *p = strstr(s, what); p; p = strstr(p + 1, what)) n++;
+  return n;
+}
+
+/* Decodes a PNG with libpng's own reader into pixels(h, w, channels). */
+static unsigned char *png_decode(const unsigned char *data, size_t n, int channels, size_t *w, size_t *h) {
+  png_image im;
+  unsigned char *pix;
+  memset(&im, 0, sizeof im);
+  im.version = PNG_IMAGE_VERSION;
+  ck_assert_msg(png_image_begin_read_from_memory(&im, data, n), "libpng: %s", im.message);
+  ck_assert_uint_eq(im.format & PNG_FORMAT_FLAG_COLOR, channels == 3 ? PNG_FORMAT_FLAG_COLOR : 0);
+  im.format = channels == 3 ? PNG_FORMAT_RGB : PNG_FORMAT_GRAY;
+  pix = malloc(PNG_IMAGE_SIZE(im));
+  ck_assert_msg(png_image_finish_read(&im, NULL, pix, 0, NULL), "libpng: %s", im.message);
+  *w = im.width;
+  *h = im.height;
+  return pix;
+}
+
+START_TEST(png_round_trip) {
+  static const size_t dims[][3] = {{13, 7, 1}, {5, 9, 3}, {1, 1, 1}, {64, 64, 3}};
+  tu_seed(17);
+  for (size_t k = 0; k < sizeof dims / sizeof dims[0]; k++) {
+    size_t w = dims[k][0], h = dims[k][1], c = dims[k][2], rw, rh;
+    unsigned char *pix = malloc(w * h * c), *back;
+    SlemPng *png = NULL;
+    SlemError err;
+    for (size_t i = 0; i < w * h * c; i++) pix[i] = (unsigned char)(tu_next() & 255);
+    ck_assert_msg(slem_png_new(&png, pix, w, h, (int)c, &err) == SLEM_OK, "%s", err.msg);
+    ck_assert_uint_gt(png->size, 8);
+    ck_assert_mem_eq(png->data, "\x89PNG\r\n\x1a\n", 8);
+    back = png_decode(png->data, png->size, (int)c, &rw, &rh);
+    ck_assert_uint_eq(rw, w);
+    ck_assert_uint_eq(rh, h);
+    ck_assert_mem_eq(back, pix, w * h * c);
+    free(back);
+    free(pix);
+    slem_png_free(png);
+  }
+}
+END_TEST
+
+START_TEST(png_refuses_bad_geometry) {
+  unsigned char px[4] = {0};
+  SlemPng *png = (SlemPng *)1;
+  SlemError err;
+  ck_assert_int_eq(slem_png_new(&png, px, 0, 1, 1, &err), SLEM_EINVAL);
+  ck_assert_ptr_null(png);
+  ck_assert_int_eq(slem_png_new(&png, px, 1, SLEM_PNG_MAX_SIDE + 1, 1, &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_png_new(&png, px, 2, 1, 2, &err), SLEM_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "channels"));
+  slem_png_free(NULL);
+}
+END_TEST
+
+START_TEST(image_shapes) {
+  SlemImageShape s;
+  SlemError err;
+  ck_assert_int_eq(slem_image_shape_parse(&s, "8x8", &err), SLEM_OK);
+  ck_assert(s.height == 8 && s.width == 8 && s.channels == 1 && !s.planar);
+  ck_assert_int_eq(slem_image_shape_parse(&s, "28x14", &err), SLEM_OK);
+  ck_assert(s.height == 28 && s.width == 14 && slem_image_shape_size(&s) == 392);
+  ck_assert_int_eq(slem_image_shape_parse(&s, "32x32x3", &err), SLEM_OK);
+  ck_assert(s.channels == 3 && !s.planar && slem_image_shape_size(&s) == 3072);
+  ck_assert_int_eq(slem_image_shape_parse(&s, "3x32x16", &err), SLEM_OK);
+  ck_assert(s.channels == 3 && s.planar && s.height == 32 && s.width == 16);
+  ck_assert_int_eq(slem_image_shape_parse(&s, "3x3x3", &err), SLEM_OK);
+  ck_assert(!s.planar);
+  {
+    const char *bad[] = {"8", "0x8", "8x", "x8", "8x8x2", "8x8x3x1", "-8x8", "8 x8", "5000x1", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+      ck_assert_msg(slem_image_shape_parse(&s, bad[i], &err) == SLEM_EINVAL, "accepted '%s'", bad[i]);
+  }
+  ck_assert_uint_eq(slem_image_scale(&(SlemImageShape){8, 8, 1, 0}, 64), 8);
+  ck_assert_uint_eq(slem_image_scale(&(SlemImageShape){28, 28, 1, 0}, 64), 3);
+  ck_assert_uint_eq(slem_image_scale(&(SlemImageShape){100, 20, 1, 0}, 64), 1);
+}
+END_TEST
+
+START_TEST(image_render_ranges_and_scale) {
+  SlemImageShape s = {1, 2, 1, 0};
+  SlemPixelRange mm = {0, 0, 0, 0}, fixed = {0, 0, 0, 0}, inv;
+  SlemError err;
+  float x[2] = {2, 6}, y[2] = {-1, 20}, flat[2] = {3, 3};
+  unsigned char p[16];
+  ck_assert_int_eq(slem_pixel_range_parse(&fixed, "0:16", &err), SLEM_OK);
+  ck_assert(fixed.fixed && fixed.lo == 0 && fixed.hi == 16);
+  ck_assert_int_eq(slem_pixel_range_parse(&inv, "1:1", &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_pixel_range_parse(&inv, "a:1", &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_pixel_range_parse(&inv, "0:", &err), SLEM_EINVAL);
+  /* min-max: 2 -> 0, 6 -> 255; scale 2 repeats each value in a 2x2 block */
+  slem_image_render(p, x, &s, &mm, 2);
+  ck_assert_mem_eq(p, "\x00\x00\xff\xff\x00\x00\xff\xff", 8);
+  /* fixed 0:16: 2 -> round(255 * 2/16) = 32, 6 -> 96; clamped outside */
+  slem_image_render(p, x, &s, &fixed, 1);
+  ck_assert_uint_eq(p[0], 32);
+  ck_assert_uint_eq(p[1], 96);
+  slem_image_render(p, y, &s, &fixed, 1);
+  ck_assert_uint_eq(p[0], 0);
+  ck_assert_uint_eq(p[1], 255);
+  inv = fixed;
+  inv.invert = 1;
+  slem_image_render(p, x, &s, &inv, 1);
+  ck_assert_uint_eq(p[0], 255 - 32);
+  /* one value everywhere: black */
+  slem_image_render(p, flat, &s, &mm, 1);
+  ck_assert_uint_eq(p[0] | p[1], 0);
+  {
+    /* 1x2 RGB: interleaved r0 g0 b0 r1 g1 b1 against planar r0 r1 g0 g1 b0 b1 */
+    float v[6] = {0, 1, 2, 3, 4, 5};
+    SlemImageShape hwc = {1, 2, 3, 0}, chw = {1, 2, 3, 1};
+    SlemPixelRange r05 = {1, 0, 5, 0};
+    slem_image_render(p, v, &hwc, &r05, 1);
+    ck_assert_mem_eq(p, "\x00\x33\x66\x99\xcc\xff", 6);
+    slem_image_render(p, v, &chw, &r05, 1);
+    ck_assert_mem_eq(p, "\x00\x66\xcc\x33\x99\xff", 6);
+  }
+}
+END_TEST
+
+START_TEST(html_escaping) {
+  Cap c;
+  char *s;
+  cap_open(&c);
+  slem_html_text(c.fp, "<script>alert(\"x\")</script> & 'q'");
+  s = cap_close(&c);
+  ck_assert_str_eq(s, "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;q&#39;");
+  free(s);
+  cap_open(&c);
+  slem_html_url(c.fp, "../a b/#1?%\"<x>.png");
+  s = cap_close(&c);
+  ck_assert_str_eq(s, "../a%20b/%231%3F%25%22%3Cx%3E.png");
+  free(s);
+  ck_assert_str_eq(slem_image_mime("a/b.JPG"), "image/jpeg");
+  ck_assert_str_eq(slem_image_mime("x.png"), "image/png");
+  ck_assert_ptr_null(slem_image_mime("x.png/readme"));
+  ck_assert_ptr_null(slem_image_mime("x.txt"));
+}
+END_TEST
+
+START_TEST(base64_rfc4648) {
+  static const char *const in[] = {"", "f", "fo", "foo", "foob", "fooba", "foobar"};
+  static const char *const out[] = {"", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy"};
+  for (size_t i = 0; i < 7; i++) {
+    Cap c;
+    char *s;
+    cap_open(&c);
+    slem_html_base64(c.fp, (const unsigned char *)in[i], strlen(in[i]));
+    s = cap_close(&c);
+    ck_assert_str_eq(s, out[i]);
+    free(s);
+  }
+}
+END_TEST
+
+START_TEST(relative_paths) {
+  char *a = tu_path("rel"), *b, *cdir, *x, *rel = NULL;
+  SlemError err;
+  b = malloc(strlen(a) + 16);
+  cdir = malloc(strlen(a) + 16);
+  x = malloc(strlen(a) + 32);
+  sprintf(b, "%s/b", a);
+  sprintf(cdir, "%s/c", a);
+  sprintf(x, "%s/c/x.png", a);
+  mkdir(a, 0700);
+  mkdir(b, 0700);
+  mkdir(cdir, 0700);
+  tu_write_bytes(x, "x", 1);
+  ck_assert_int_eq(slem_relpath_new(&rel, x, b, &err), SLEM_OK);
+  ck_assert_str_eq(rel, "../c/x.png");
+  free(rel);
+  ck_assert_int_eq(slem_relpath_new(&rel, x, cdir, &err), SLEM_OK);
+  ck_assert_str_eq(rel, "x.png");
+  free(rel);
+  ck_assert_int_eq(slem_relpath_new(&rel, x, a, &err), SLEM_OK);
+  ck_assert_str_eq(rel, "c/x.png");
+  free(rel);
+  ck_assert_int_eq(slem_relpath_new(&rel, "/nonexistent/x.png", a, &err), SLEM_EIO);
+  ck_assert_ptr_null(rel);
+  free(a);
+  free(b);
+  free(cdir);
+  free(x);
+}
+END_TEST
+
+START_TEST(histogram_bins) {
+  ck_assert_uint_eq(slem_plot_bin(0, 10), 0);
+  ck_assert_uint_eq(slem_plot_bin(-1, 10), 0);
+  ck_assert_uint_eq(slem_plot_bin(0.0999, 10), 0);
+  ck_assert_uint_eq(slem_plot_bin(0.1, 10), 1);
+  ck_assert_uint_eq(slem_plot_bin(0.95, 10), 9);
+  ck_assert_uint_eq(slem_plot_bin(1, 10), 9);
+  {
+    /* 4 values: bars of 1, 0, 2 and 1 in 4 bins */
+    double v[] = {0.1, 0.6, 0.7, 1.0};
+    SlemSeries s = {"run", "#000000", v, 4};
+    Cap c;
+    char *svg;
+    cap_open(&c);
+    slem_plot_histogram(c.fp, &s, 1, 4, "AP");
+    svg = cap_close(&c);
+    ck_assert_uint_eq(count(svg, "<rect class=\"bar\""), 4);
+    ck_assert_uint_eq(count(svg, "data-count=\"1\""), 2);
+    ck_assert_uint_eq(count(svg, "data-count=\"2\""), 1);
+    ck_assert_uint_eq(count(svg, "data-count=\"0\""), 1);
+    free(svg);
+  }
+}
+END_TEST
+
+/* ---- the page ---- */
+
+/* 1 when every element opened is closed in order: void elements (meta, img, br) and
+ * self-closed SVG elements excepted, the contents of <style> skipped. */
+static int balanced(const char *html, char *why, size_t n) {
+  char stack[256][16];
+  size_t depth = 0;
+  for (const char *p = html; (p = strchr(p, '<')); ) {
+    char name[16];
+    size_t len = 0;
+    const char *end = strchr(p, '>');
+    int closing = p[1] == '/';
+    if (!end) return snprintf(why, n, "unterminated tag"), 0;
+    if (p[1] == '!') {
+      p = end + 1;
+      continue;
+    }
+    for (const char *q = p + 1 + closing; len < sizeof name - 1 && (q[0] == '-' || (q[0] >= 'a' && q[0] <= 'z') || (q[0] >= '0' && q[0] <= '9')); q++)
+      name[len++] = *q;
+    name[len] = '\0';
+    if (!len) return snprintf(why, n, "bad tag at '%.20s'", p), 0;
+    if (closing) {
+      if (!depth || strcmp(stack[depth - 1], name))
+        return snprintf(why, n, "</%s> closes <%s>", name, depth ? stack[depth - 1] : "nothing"), 0;
+      depth--;
+    } else if (end[-1] != '/' && strcmp(name, "meta") && strcmp(name, "img") && strcmp(name, "br")) {
+      if (depth == 256) return snprintf(why, n, "too deep"), 0;
+      strcpy(stack[depth++], name);
+      if (!strcmp(name, "style")) {
+        end = strstr(end, "</style>");
+        if (!end) return snprintf(why, n, "unterminated style"), 0;
+        p = end;
+        continue;
+      }
+    }
+    p = end + 1;
+  }
+  if (depth) return snprintf(why, n, "<%s> never closed", stack[depth - 1]), 0;
+  return 1;
+}
+
+START_TEST(balance_checker_catches_errors) {
+  char why[128];
+  ck_assert(balanced("<p><b>x</b><img src=\"a\"></p>", why, sizeof why));
+  ck_assert(!balanced("<p><b>x</p></b>", why, sizeof why));
+  ck_assert(!balanced("<div><p>x</p>", why, sizeof why));
+  ck_assert(balanced("<svg><path d=\"M0\"/></svg>", why, sizeof why));
+}
+END_TEST
+
+/* base64 back to bytes (the test's own decoder). */
+static unsigned char *unbase64(const char *s, size_t *n) {
+  size_t len = strlen(s), k = 0;
+  unsigned char *out = malloc(len);
+  unsigned long v = 0;
+  int bits = 0;
+  for (size_t i = 0; i < len && s[i] != '='; i++) {
+    const char *tab = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const char *p = strchr(tab, s[i]);
+    ck_assert_ptr_nonnull(p);
+    v = v << 6 | (unsigned long)(p - tab);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out[k++] = (unsigned char)(v >> bits & 255);
+    }
+  }
+  *n = k;
+  return out;
+}
+
+START_TEST(thumbnails_from_vectors) {
+  /* 3 RGB images of 2x3 pixels, named by an ids file; the PNG in the data: URI decodes to
+   * the rendering of the vector, scaled by 4 (6 px asked, sides of 2 and 3 -> factor 2;
+   * 12 asked -> 4) */
+  char *vec = tu_path("rgb.fvecs"), *ids = tu_path("rgb.ids");
+  double x[3 * 18];
+  SlemImageShape shape;
+  SlemThumbOpts o;
+  SlemThumbs *th = NULL;
+  SlemError err;
+  const char *want[] = {"c", "a", "zz"}, *first;
+  for (size_t i = 0; i < 54; i++) x[i] = (double)((i * 37) % 11);
+  tu_write_fvecs(vec, x, 3, 18);
+  tu_write_bytes(ids, "a\nb\nc\n", 6);
+  ck_assert_int_eq(slem_image_shape_parse(&shape, "2x3x3", &err), SLEM_OK);
+  slem_thumb_opts_init(&o);
+  o.shape = &shape;
+  o.vectors[SLEM_THUMB_DB] = vec;
+  o.ids[SLEM_THUMB_DB] = ids;
+  o.min_side = 12;
+  ck_assert_int_eq(slem_thumbs_new(&th, &o, &err), SLEM_OK);
+  ck_assert_msg(slem_thumbs_load(th, SLEM_THUMB_DB, want, 3, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_uint_eq(slem_thumbs_side(th), 12);
+  ck_assert_uint_eq(slem_thumbs_missing(th, &first), 1);
+  ck_assert_str_eq(first, "zz");
+  ck_assert_ptr_null(slem_thumbs_src(th, SLEM_THUMB_DB, "zz"));
+  ck_assert_ptr_null(slem_thumbs_src(th, SLEM_THUMB_DB, "b")); /* never asked for */
+  for (size_t k = 0; k < 2; k++) {
+    const char *src = slem_thumbs_src(th, SLEM_THUMB_DB, want[k]);
+    size_t row = k == 0 ? 2 : 0, n, w, h;
+    unsigned char *png, *pix, expect[12 * 8 * 3];
+    float v[18];
+    ck_assert_ptr_nonnull(src);
+    ck_assert_int_eq(strncmp(src, "data:image/png;base64,", 22), 0);
+    png = unbase64(src + 22, &n);
+    pix = png_decode(png, n, 3, &w, &h);
+    ck_assert_uint_eq(w, 12);
+    ck_assert_uint_eq(h, 8);
+    for (size_t j = 0; j < 18; j++) v[j] = (float)x[row * 18 + j];
+    slem_image_render(expect, v, &shape, &o.range, 4);
+    ck_assert_mem_eq(pix, expect, sizeof expect);
+    free(pix);
+    free(png);
+  }
+  slem_thumbs_free(th);
+  /* a dimension that is not the shape's size */
+  ck_assert_int_eq(slem_image_shape_parse(&shape, "4x4", &err), SLEM_OK);
+  ck_assert_int_eq(slem_thumbs_new(&th, &o, &err), SLEM_OK);
+  ck_assert_int_eq(slem_thumbs_load(th, SLEM_THUMB_DB, want, 1, &err), SLEM_EFORMAT);
+  ck_assert_ptr_nonnull(strstr(err.msg, "dimension 18"));
+  slem_thumbs_free(th);
+  free(vec);
+  free(ids);
+}
+END_TEST
+
+START_TEST(thumbnails_from_files) {
+  char *dir = tu_path("imgs"), *page = tu_path("pages"), *f = malloc(strlen(dir) + 32);
+  SlemThumbOpts o;
+  SlemThumbs *th = NULL;
+  SlemError err;
+  const char *ids[] = {"cat 1", "dog", "x.gif"};
+  mkdir(dir, 0700);
+  mkdir(page, 0700);
+  sprintf(f, "%s/cat 1.JPG", dir);
+  tu_write_bytes(f, "jpeg!", 5);
+  sprintf(f, "%s/x.gif", dir);
+  tu_write_bytes(f, "GIF89a", 6);
+  slem_thumb_opts_init(&o);
+  o.images_dir = dir;
+  o.base_dir = page;
+  ck_assert_int_eq(slem_thumbs_new(&th, &o, &err), SLEM_OK);
+  ck_assert_int_eq(slem_thumbs_load(th, SLEM_THUMB_QUERY, ids, 3, &err), SLEM_OK);
+  ck_assert_str_eq(slem_thumbs_src(th, SLEM_THUMB_QUERY, "cat 1"), "../imgs/cat%201.JPG");
+  ck_assert_str_eq(slem_thumbs_src(th, SLEM_THUMB_QUERY, "x.gif"), "../imgs/x.gif");
+  ck_assert_ptr_null(slem_thumbs_src(th, SLEM_THUMB_QUERY, "dog"));
+  ck_assert_ptr_null(slem_thumbs_src(th, SLEM_THUMB_DB, "cat 1"));
+  slem_thumbs_free(th);
+  o.embed = 1;
+  ck_assert_int_eq(slem_thumbs_new(&th, &o, &err), SLEM_OK);
+  ck_assert_int_eq(slem_thumbs_load(th, SLEM_THUMB_DB, ids, 3, &err), SLEM_OK);
+  ck_assert_str_eq(slem_thumbs_src(th, SLEM_THUMB_DB, "cat 1"), "data:image/jpeg;base64,anBlZyE=");
+  ck_assert_str_eq(slem_thumbs_src(th, SLEM_THUMB_DB, "x.gif"), "data:image/gif;base64,R0lGODlh");
+  slem_thumbs_free(th);
+  free(dir);
+  free(page);
+  free(f);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("report");
+  TCase *tc = tcase_create("report");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, png_round_trip);
+  tcase_add_test(tc, png_refuses_bad_geometry);
+  tcase_add_test(tc, image_shapes);
+  tcase_add_test(tc, image_render_ranges_and_scale);
+  tcase_add_test(tc, html_escaping);
+  tcase_add_test(tc, base64_rfc4648);
+  tcase_add_test(tc, relative_paths);
+  tcase_add_test(tc, histogram_bins);
+  tcase_add_test(tc, balance_checker_catches_errors);
+  tcase_add_test(tc, thumbnails_from_vectors);
+  tcase_add_test(tc, thumbnails_from_files);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+TU_RUN(suite)
