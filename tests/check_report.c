@@ -1,16 +1,20 @@
 /* slem-report's pieces: PNG through libpng and back, images from vectors, HTML escaping,
- * relative links, the SVG figures. */
+ * relative links, the SVG curves against slem-eval's, and the page's structure. */
 #include "testutil.h"
 
 #include <png.h>
 #include <sys/stat.h>
 
+#include "../lib/eval.h"
 #include "../lib/html.h"
 #include "../lib/image.h"
 #include "../lib/plot.h"
 #include "../lib/pngenc.h"
+#include "../lib/report.h"
 #include "../lib/thumbs.h"
 
+#define DIGITS "testdata/digits/"
+#define EVAL "testdata/eval/"
 
 /* What a writer put on a stream, as a new string. */
 typedef struct Cap {
@@ -28,6 +32,21 @@ static void cap_open(Cap *c) {
 static char *cap_close(Cap *c) {
   ck_assert_int_eq(fclose(c->fp), 0);
   return c->buf;
+}
+
+static char *read_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  char *buf;
+  long n;
+  ck_assert_ptr_nonnull(f);
+  fseek(f, 0, SEEK_END);
+  n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  buf = malloc((size_t)n + 1);
+  ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+  buf[n] = '\0';
+  fclose(f);
+  return buf;
 }
 
 static size_t count(const char *s, const char *what) {
@@ -285,12 +304,302 @@ static int balanced(const char *html, char *why, size_t n) {
   return 1;
 }
 
+/* The part of html from the element with id="name" (or class) to its </section>. */
+static char *section(const char *html, const char *marker) {
+  const char *a = strstr(html, marker), *b;
+  char *s;
+  ck_assert_msg(a != NULL, "no %s", marker);
+  b = strstr(a, "</section>");
+  ck_assert_ptr_nonnull(b);
+  s = strndup(a, (size_t)(b - a));
+  return s;
+}
+
+static SlemTruth *digit_labels(void) {
+  SlemTruth *t = NULL;
+  SlemError err;
+  ck_assert_msg(slem_truth_read_labels(&t, DIGITS "queries.labels", DIGITS "database.labels", NULL,
+                                       NULL, SLEM_RANK_AUTO, &err) == SLEM_OK, "%s", err.msg);
+  return t;
+}
+
 START_TEST(balance_checker_catches_errors) {
   char why[128];
   ck_assert(balanced("<p><b>x</b><img src=\"a\"></p>", why, sizeof why));
   ck_assert(!balanced("<p><b>x</p></b>", why, sizeof why));
   ck_assert(!balanced("<div><p>x</p>", why, sizeof why));
   ck_assert(balanced("<svg><path d=\"M0\"/></svg>", why, sizeof why));
+}
+END_TEST
+
+START_TEST(page_structure) {
+  SlemTruth *t = digit_labels();
+  SlemReport *rep = NULL;
+  SlemReportOpts o;
+  SlemError err;
+  char *path = tu_path("page.html"), *html, *s, why[128];
+  slem_report_opts_init(&o);
+  ck_assert_int_eq(slem_report_new(&rep, t, &o, &err), SLEM_OK);
+  ck_assert_msg(slem_report_add_run(rep, "cosine", EVAL "cosine-full.tsv", SLEM_RANK_AUTO, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_msg(slem_report_add_run(rep, "SLEM", EVAL "slem-top100.tsv", SLEM_RANK_AUTO, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_int_eq(slem_report_choose(rep, NULL, &err), SLEM_OK);
+  ck_assert_uint_eq(rep->nshown, 10);
+  ck_assert_msg(slem_report_write(rep, NULL, path, &err) == SLEM_OK, "%s", err.msg);
+  html = read_file(path);
+  ck_assert_msg(balanced(html, why, sizeof why), "unbalanced: %s", why);
+  ck_assert_ptr_nonnull(strstr(html, "<!DOCTYPE html>"));
+  ck_assert_ptr_null(strstr(html, "<script"));
+  ck_assert_ptr_null(strstr(html, "http://www.w3.org/1999")); /* nothing but the SVG namespace */
+  ck_assert_uint_eq(count(html, "http"), count(html, "xmlns=\"http://www.w3.org/2000/svg\""));
+  /* summary: one table, a row per run */
+  s = section(html, "id=\"summary\"");
+  ck_assert_uint_eq(count(s, "<table"), 1);
+  ck_assert_uint_eq(count(s, "<tr>"), 3);
+  free(s);
+  /* figures: two SVGs, one curve per run, 10 bins x 2 runs */
+  s = section(html, "id=\"figures\"");
+  ck_assert_uint_eq(count(s, "<svg"), 2);
+  ck_assert_uint_eq(count(s, "<path class=\"pr\""), 2);
+  ck_assert_uint_eq(count(s, "<rect class=\"bar\""), 20);
+  free(s);
+  /* chosen queries: one table, a row per query and run, top 10 results in each */
+  s = section(html, "id=\"queries\"");
+  ck_assert_uint_eq(count(s, "<table"), 1);
+  ck_assert_uint_eq(count(s, "<tr>"), 1 + 10 * 2);
+  ck_assert_uint_eq(count(s, "<figure class=\"q\""), 10);
+  ck_assert_uint_eq(count(s, "<figure class=\"hit "), 10 * 2 * 10);
+  free(s);
+  /* worst and best: a section per run, 3 + 3 queries */
+  ck_assert_uint_eq(count(html, "<section class=\"extremes\""), 2);
+  s = section(html, "id=\"run-2\"");
+  ck_assert_uint_eq(count(s, "<table"), 1);
+  ck_assert_uint_eq(count(s, "<tr>"), 1 + 6);
+  ck_assert_uint_eq(count(s, "<figure class=\"hit "), 6 * 10);
+  ck_assert_uint_eq(count(s, ">worst<"), 3);
+  ck_assert_uint_eq(count(s, ">best<"), 3);
+  free(s);
+  free(html);
+  free(path);
+  slem_report_free(rep);
+  slem_truth_free(t);
+}
+END_TEST
+
+/* The points of the <path class="pr" data-run="run"> of html: "x,y" strings. */
+static size_t svg_points(const char *html, const char *run, char pts[][40], size_t max) {
+  char key[128];
+  const char *p, *d, *end;
+  size_t n = 0;
+  snprintf(key, sizeof key, "<path class=\"pr\" data-run=\"%s\"", run);
+  p = strstr(html, key);
+  ck_assert_msg(p != NULL, "no curve of %s", run);
+  d = strstr(p, " d=\"");
+  ck_assert_ptr_nonnull(d);
+  d += 4;
+  end = strchr(d, '"');
+  while (d < end && n < max) {
+    size_t len;
+    if (*d == 'M' || *d == 'L' || *d == ' ') {
+      d++;
+      continue;
+    }
+    len = strcspn(d, " \"");
+    ck_assert_uint_lt(len, 40);
+    memcpy(pts[n], d, len);
+    pts[n][len] = '\0';
+    n++;
+    d += len;
+  }
+  return n;
+}
+
+START_TEST(curves_are_slem_evals) {
+  static const char *const runs[][2] = {{"cosine", EVAL "cosine-full.tsv"}, {"SLEM", EVAL "slem-top100.tsv"}};
+  for (size_t points = 11; points <= 101; points += 90) {
+    SlemTruth *t = digit_labels();
+    SlemReport *rep = NULL;
+    SlemReportOpts o;
+    SlemError err;
+    char *path = tu_path("curves.html"), *html;
+    slem_report_opts_init(&o);
+    o.curve_points = points;
+    ck_assert_int_eq(slem_report_new(&rep, t, &o, &err), SLEM_OK);
+    for (size_t r = 0; r < 2; r++)
+      ck_assert_msg(slem_report_add_run(rep, runs[r][0], runs[r][1], SLEM_RANK_AUTO, &err) == SLEM_OK, "%s", err.msg);
+    ck_assert_int_eq(slem_report_choose(rep, NULL, &err), SLEM_OK);
+    ck_assert_int_eq(slem_report_write(rep, NULL, path, &err), SLEM_OK);
+    html = read_file(path);
+    for (size_t r = 0; r < 2; r++) {
+      char pts[101][40], *curve = tu_path("curve.txt"), *text, *line;
+      size_t n = svg_points(html, runs[r][0], pts, 101), i = 0;
+      /* the curve as slem-eval --curve writes it */
+      SlemEvalResult *res = NULL;
+      SlemEvalOpts eo;
+      slem_eval_opts_init(&eo);
+      eo.curve_points = points;
+      ck_assert_int_eq(slem_evalresult_read(&res, runs[r][1], SLEM_RANK_AUTO, t, &eo, &err), SLEM_OK);
+      ck_assert_int_eq(slem_evalresult_write_curve(res, curve, runs[r][0], &err), SLEM_OK);
+      slem_evalresult_free(res);
+      ck_assert_uint_eq(n, points);
+      text = read_file(curve);
+      for (line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        char want[64];
+        double x, y, px, py;
+        if (line[0] == '#') continue;
+        ck_assert_int_eq(sscanf(line, "%lf\t%lf", &x, &y), 2);
+        snprintf(want, sizeof want, "%s", line);
+        *strchr(want, '\t') = ',';
+        ck_assert_uint_lt(i, n);
+        ck_assert_str_eq(pts[i], want); /* the same characters, so the same printed numbers */
+        ck_assert_int_eq(sscanf(pts[i], "%lf,%lf", &px, &py), 2);
+        ck_assert_double_eq(px, x);
+        ck_assert_double_eq(py, y);
+        i++;
+      }
+      ck_assert_uint_eq(i, n);
+      free(text);
+      free(curve);
+    }
+    free(html);
+    free(path);
+    slem_report_free(rep);
+    slem_truth_free(t);
+  }
+}
+END_TEST
+
+/* A hand-made run: query "<script>q" with relevant a, junk j, wrong x"y, and a query with
+ * a quote in its name. */
+static SlemReport *hand_report(SlemTruth **truth, size_t top) {
+  char *rank = tu_path("hand.tsv"), *qrels = tu_path("hand.qrels"), *junk = tu_path("hand.junk");
+  const char *r = "<script>q\t1\ta\t0.9\n<script>q\t2\tj\t0.8\n<script>q\t3\tx\"y\t0.7\n"
+                  "<script>q\t4\tb\t0.6\nq'2\t1\tb\t0.5\nq'2\t2\ta\t0.4\n";
+  const char *q = "<script>q 0 a 1\n<script>q 0 b 1\nq'2 0 a 1\n";
+  SlemReport *rep = NULL;
+  SlemReportOpts o;
+  SlemError err;
+  tu_write_bytes(rank, r, strlen(r));
+  tu_write_bytes(qrels, q, strlen(q));
+  tu_write_bytes(junk, "<script>q j\n", 12);
+  ck_assert_int_eq(slem_truth_read_qrels(truth, qrels, &err), SLEM_OK);
+  ck_assert_int_eq(slem_truth_read_junk(*truth, junk, &err), SLEM_OK);
+  slem_report_opts_init(&o);
+  o.top = top;
+  o.title = "A & B <i>";
+  ck_assert_int_eq(slem_report_new(&rep, *truth, &o, &err), SLEM_OK);
+  ck_assert_msg(slem_report_add_run(rep, "run \"1\" <b>", rank, SLEM_RANK_AUTO, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_int_eq(slem_report_choose(rep, NULL, &err), SLEM_OK);
+  free(rank);
+  free(qrels);
+  free(junk);
+  return rep;
+}
+
+START_TEST(ids_are_escaped_and_frames_follow_relevance) {
+  SlemTruth *t = NULL;
+  SlemReport *rep = hand_report(&t, 10);
+  SlemError err;
+  char *path = tu_path("hand.html"), *html, *s, why[128];
+  ck_assert_uint_eq(rep->nq, 2);
+  ck_assert_uint_eq(rep->nshown, 2);
+  ck_assert_int_eq(slem_report_write(rep, NULL, path, &err), SLEM_OK);
+  html = read_file(path);
+  ck_assert_msg(balanced(html, why, sizeof why), "unbalanced: %s", why);
+  ck_assert_ptr_null(strstr(html, "<script"));
+  ck_assert_ptr_null(strstr(html, "\"1\" <b>"));
+  ck_assert_ptr_null(strstr(html, "<i>"));
+  ck_assert_ptr_nonnull(strstr(html, "<title>A &amp; B &lt;i&gt;</title>"));
+  ck_assert_ptr_nonnull(strstr(html, "data-run=\"run &quot;1&quot; &lt;b&gt;\""));
+  ck_assert_ptr_nonnull(strstr(html, "<figcaption>&lt;script&gt;q</figcaption>"));
+  ck_assert_ptr_nonnull(strstr(html, "title=\"query q&#39;2\""));
+  s = section(html, "id=\"queries\"");
+  /* AP of "<script>q": a at 1, b at 3 after junk: (1 + 2/3) / 2 */
+  ck_assert_ptr_nonnull(strstr(s, "AP 0.833"));
+  ck_assert_ptr_nonnull(strstr(s, "<figure class=\"hit rel\" title=\"rank 1: a (relevant), score 0.9\">"));
+  ck_assert_ptr_nonnull(strstr(s, "<figure class=\"hit junk\" title=\"rank 2: j (junk), score 0.8\">"));
+  ck_assert_ptr_nonnull(strstr(s, "<figure class=\"hit wrong\" title=\"rank 3: x&quot;y (wrong), score 0.7\">"));
+  ck_assert_ptr_nonnull(strstr(s, "<span class=\"pic tile\">x&quot;y</span>"));
+  ck_assert_uint_eq(count(s, "<figure class=\"hit "), 6);
+  free(s);
+  free(html);
+  free(path);
+  slem_report_free(rep);
+  slem_truth_free(t);
+}
+END_TEST
+
+START_TEST(top_k_limits_the_results) {
+  SlemTruth *t = NULL;
+  SlemReport *rep = hand_report(&t, 2);
+  SlemError err;
+  char *path = tu_path("top2.html"), *html, *s;
+  ck_assert_int_eq(slem_report_write(rep, NULL, path, &err), SLEM_OK);
+  html = read_file(path);
+  s = section(html, "id=\"queries\"");
+  ck_assert_uint_eq(count(s, "<figure class=\"hit "), 4);
+  ck_assert_ptr_null(strstr(s, "rank 3"));
+  free(s);
+  free(html);
+  free(path);
+  slem_report_free(rep);
+  slem_truth_free(t);
+}
+END_TEST
+
+START_TEST(choosing_queries) {
+  SlemTruth *t = digit_labels();
+  SlemReport *rep = NULL;
+  SlemReportOpts o;
+  SlemError err;
+  char *list = tu_path("queries.txt");
+  size_t worst[3], best[3], nw, nb;
+  slem_report_opts_init(&o);
+  o.nqueries = 5;
+  ck_assert_int_eq(slem_report_new(&rep, t, &o, &err), SLEM_OK);
+  ck_assert_int_eq(slem_report_add_run(rep, "cosine", EVAL "cosine-full.tsv", SLEM_RANK_AUTO, &err), SLEM_OK);
+  /* one run: spread from the worst to the best */
+  ck_assert_int_eq(slem_report_choose(rep, NULL, &err), SLEM_OK);
+  ck_assert_uint_eq(rep->nshown, 5);
+  slem_report_extremes(rep, 0, worst, &nw, best, &nb);
+  ck_assert_uint_eq(nw, 3);
+  ck_assert_uint_eq(nb, 3);
+  ck_assert_uint_eq(rep->shown[0], worst[0]);
+  ck_assert_uint_eq(rep->shown[4], best[0]);
+  for (size_t i = 1; i < 5; i++) ck_assert(rep->runs[0].ap[rep->shown[i - 1]] <= rep->runs[0].ap[rep->shown[i]]);
+  for (size_t q = 0; q < rep->nq; q++) {
+    ck_assert(rep->runs[0].ap[q] >= rep->runs[0].ap[worst[0]]);
+    ck_assert(rep->runs[0].ap[q] <= rep->runs[0].ap[best[0]]);
+  }
+  ck_assert(rep->runs[0].ap[worst[0]] <= rep->runs[0].ap[worst[1]]);
+  ck_assert(rep->runs[0].ap[best[0]] >= rep->runs[0].ap[best[1]]);
+  /* two runs: the largest differences first, and no other query differs more */
+  ck_assert_int_eq(slem_report_add_run(rep, "SLEM", EVAL "slem-top100.tsv", SLEM_RANK_AUTO, &err), SLEM_OK);
+  ck_assert_int_eq(slem_report_choose(rep, NULL, &err), SLEM_OK);
+  ck_assert_uint_eq(rep->nshown, 5);
+  {
+    double last = fabs(rep->runs[0].ap[rep->shown[4]] - rep->runs[1].ap[rep->shown[4]]);
+    for (size_t i = 1; i < 5; i++)
+      ck_assert(fabs(rep->runs[0].ap[rep->shown[i - 1]] - rep->runs[1].ap[rep->shown[i - 1]]) >=
+                fabs(rep->runs[0].ap[rep->shown[i]] - rep->runs[1].ap[rep->shown[i]]));
+    for (size_t q = 0; q < rep->nq; q++) {
+      int shown = 0;
+      for (size_t i = 0; i < 5; i++) shown |= rep->shown[i] == q;
+      if (!shown) ck_assert(fabs(rep->runs[0].ap[q] - rep->runs[1].ap[q]) <= last);
+    }
+  }
+  /* a list, in its order; an unknown query is an error naming the line */
+  tu_write_bytes(list, "7\n3\n", 4);
+  ck_assert_int_eq(slem_report_choose(rep, list, &err), SLEM_OK);
+  ck_assert_uint_eq(rep->nshown, 2);
+  ck_assert_str_eq(rep->qids[rep->shown[0]], "7");
+  ck_assert_str_eq(rep->qids[rep->shown[1]], "3");
+  tu_write_bytes(list, "7\nnope\n", 7);
+  ck_assert_int_eq(slem_report_choose(rep, list, &err), SLEM_EFORMAT);
+  ck_assert_ptr_nonnull(strstr(err.msg, "line 2"));
+  ck_assert_ptr_nonnull(strstr(err.msg, "nope"));
+  free(list);
+  slem_report_free(rep);
+  slem_truth_free(t);
 }
 END_TEST
 
@@ -418,6 +727,11 @@ static Suite *suite(void) {
   tcase_add_test(tc, relative_paths);
   tcase_add_test(tc, histogram_bins);
   tcase_add_test(tc, balance_checker_catches_errors);
+  tcase_add_test(tc, page_structure);
+  tcase_add_test(tc, curves_are_slem_evals);
+  tcase_add_test(tc, ids_are_escaped_and_frames_follow_relevance);
+  tcase_add_test(tc, top_k_limits_the_results);
+  tcase_add_test(tc, choosing_queries);
   tcase_add_test(tc, thumbnails_from_vectors);
   tcase_add_test(tc, thumbnails_from_files);
   suite_add_tcase(s, tc);
