@@ -122,9 +122,10 @@ void slem_plot_histogram(FILE *fp, const SlemSeries *series, size_t nseries, siz
       size_t *c = count + s * nbins + slem_plot_bin(series[s].y[i], nbins);
       if (++*c > top) top = *c;
     }
-  step = nice_step((double)top);
+  /* headroom above the highest bar for the legend, one line per series */
+  step = nice_step((double)top * (1.1 + 0.08 * (double)nseries));
   if (step < 1) step = 1;
-  ymax = ceil((double)top / step) * step;
+  ymax = ceil((double)top * (1.1 + 0.08 * (double)nseries) / step) * step;
   y_axis(fp, ymax, step, "%.0f", "queries");
   for (size_t b = 0; b <= nbins; b++) {
     double x = ML + (double)b * bw;

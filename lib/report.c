@@ -240,7 +240,7 @@ static const char css[] =
     "figcaption b{color:var(--ink)}\n"
     ".none{color:var(--mute);font-style:italic}\n"
     ".keyrow{display:flex;gap:16px;color:var(--mute);font-size:12px;margin:0 0 10px}\n"
-    ".keyrow span::before{content:\"\";display:inline-block;width:10px;height:10px;border:3px solid;"
+    ".keyrow span[class]::before{content:\"\";display:inline-block;width:10px;height:10px;border:3px solid;"
     "border-radius:3px;margin-right:6px;vertical-align:-2px}\n"
     ".keyrow .k-rel::before{border-color:var(--ok)}.keyrow .k-junk::before{border-color:var(--junk)}"
     ".keyrow .k-wrong::before{border-color:var(--bad)}\n"
