@@ -133,9 +133,9 @@ int main(int argc, char **argv) {
   SlemReportOpts opts;
   SlemThumbOpts topts;
   SlemImageShape shape;
-  SlemTruth *truth = NULL;
-  SlemReport *rep = NULL;
-  SlemThumbs *thumbs = NULL;
+  SlemReportInput runs[MAX_RUNS];
+  size_t missing = 0;
+  char first[256];
   SlemError err;
 
   cli_init(argv[0]);
@@ -207,6 +207,10 @@ int main(int argc, char **argv) {
     rpath[0] = "-";
     nruns = 1;
   }
+  for (size_t r = 0; r < nruns; r++) {
+    runs[r].name = rname[r];
+    runs[r].path = rpath[r];
+  }
   if (!qrels == !(qlabels || dblabels))
     cli_usage_error("give the ground truth as --qrels, or as --query-labels and --db-labels");
   if (!qrels && !(qlabels && dblabels))
@@ -259,26 +263,15 @@ int main(int argc, char **argv) {
   spec.exclude_self = exclude_self;
   spec.junk = junk;
   spec.njunk = njunk;
-  if (slem_truth_read(&truth, &spec, &err) != SLEM_OK) goto fail;
-  if (slem_report_new(&rep, truth, &opts, &err) != SLEM_OK) goto fail;
-  for (size_t r = 0; r < nruns; r++)
-    if (slem_report_add_run(rep, rname[r], rpath[r], fmt, &err) != SLEM_OK) goto fail;
-  if (slem_report_choose(rep, queries_file, &err) != SLEM_OK ||
-      slem_thumbs_new(&thumbs, &topts, &err) != SLEM_OK ||
-      slem_report_write(rep, thumbs, output, &err) != SLEM_OK)
+  if (slem_report_make(output, &spec, runs, nruns, fmt, queries_file, &opts, &topts, &missing,
+                       first, sizeof first, &err) != SLEM_OK)
     goto fail;
-  if (topts.images_dir || have_shape) {
-    const char *first;
-    size_t missing = slem_thumbs_missing(thumbs, &first);
-    if (missing) cli_warn("%zu ids shown have no picture (the first: '%s')", missing, first);
-  }
+  if ((topts.images_dir || have_shape) && missing)
+    cli_warn("%zu ids shown have no picture (the first: '%s')", missing, first);
   goto done;
 fail:
   status = cli_fail(&err);
 done:
-  slem_thumbs_free(thumbs);
-  slem_report_free(rep);
-  slem_truth_free(truth);
   free(outdir);
   return cli_close_stdout(status);
 }

@@ -24,21 +24,25 @@ void slem_report_opts_init(SlemReportOpts *opts) {
   opts->bins = 10;
 }
 
-static void run_clear(SlemReportRun *r, size_t nq, size_t top) {
+static void run_clear(SlemReportRun *r, size_t nq) {
   free(r->name);
   free(r->source);
   free(r->curve);
   free(r->ap);
   free(r->status);
-  if (r->hits)
-    for (size_t i = 0; i < nq * top; i++) free(r->hits[i].id);
+  for (size_t q = 0; r->hits && q < nq; q++) {
+    for (size_t i = 0; r->hits[q] && i < r->nhits[q]; i++) free(r->hits[q][i].id);
+    free(r->hits[q]);
+  }
   free(r->hits);
   free(r->nhits);
+  if (r->spooled && r->path) unlink(r->path);
+  free(r->path);
 }
 
 void slem_report_free(SlemReport *self) {
   if (!self) return;
-  for (size_t r = 0; r < self->nruns; r++) run_clear(self->runs + r, self->nq, self->opts.top);
+  for (size_t r = 0; r < self->nruns; r++) run_clear(self->runs + r, self->nq);
   free(self->runs);
   free(self->qids);
   free(self->shown);
@@ -133,16 +137,15 @@ int slem_report_choose(SlemReport *self, const char *path, SlemError *err) {
     }
     for (size_t i = 0; i < slem_ids_count(ids); i++) {
       const char *id = slem_ids_get(ids, i);
-      size_t q = 0;
-      while (q < self->nq && strcmp(self->qids[q], id) != 0) q++;
-      if (q == self->nq) {
+      long q = slem_truth_find_query(self->truth, id);
+      if (q < 0) {
         st = slem_error(err, SLEM_EFORMAT, "%s: line %zu: query '%s' is not in the ground truth",
                         path, i + 1, id);
         free(shown);
         slem_ids_free(ids);
         return st;
       }
-      shown[n++] = q;
+      shown[n++] = (size_t)q;
     }
     slem_ids_free(ids);
   } else if (self->nruns > 0) {
@@ -277,7 +280,7 @@ static void query_figure(FILE *fp, const SlemReport *self, const SlemThumbs *th,
 
 static void strip(FILE *fp, const SlemReport *self, const SlemThumbs *th, size_t r, size_t q) {
   const SlemReportRun *run = self->runs + r;
-  const SlemReportHit *h = run->hits + q * self->opts.top;
+  const SlemReportHit *h = run->hits[q];
   fputs("<td><div class=\"strip\">", fp);
   if (run->nhits[q] == 0)
     fputs(run->status[q] == SLEM_Q_MISSING ? "<span class=\"none\">not in this ranking</span>"
@@ -479,7 +482,7 @@ static int load_pictures(const SlemReport *self, SlemThumbs *th, SlemError *err)
   for (size_t i = 0; i < nqs; i++)
     for (size_t r = 0; r < self->nruns; r++) {
       const SlemReportRun *x = self->runs + r;
-      for (size_t j = 0; j < x->nhits[qs[i]]; j++) ids[nids++] = x->hits[qs[i] * self->opts.top + j].id;
+      for (size_t j = 0; j < x->nhits[qs[i]]; j++) ids[nids++] = x->hits[qs[i]][j].id;
     }
   st = slem_thumbs_load(th, SLEM_THUMB_DB, ids, nids, err);
 cleanup:
@@ -591,7 +594,7 @@ static void name_stdin(SlemError *err, const char *tmp) {
 /* Adds entry e of query q to the query's results, kept sorted by rank (then file order)
  * and cut at top. */
 static int keep_hit(const SlemReport *self, SlemReportRun *x, size_t q, const SlemRankEntry *e) {
-  SlemReportHit *h = x->hits + q * self->opts.top;
+  SlemReportHit *h = x->hits[q];
   size_t n = x->nhits[q], at = n;
   long d;
   char *id;
@@ -604,7 +607,7 @@ static int keep_hit(const SlemReport *self, SlemReportRun *x, size_t q, const Sl
   h[at].rank = e->rank;
   h[at].score = e->score;
   d = slem_truth_find_doc(self->truth, e->id);
-  h[at].rel = d < 0                                      ? SLEM_HIT_WRONG
+  h[at].rel = d < 0                                            ? SLEM_HIT_WRONG
               : slem_truth_junk(self->truth, q, (size_t)d)     ? SLEM_HIT_JUNK
               : slem_truth_relevant(self->truth, q, (size_t)d) ? SLEM_HIT_RELEVANT
                                                                : SLEM_HIT_WRONG;
@@ -612,16 +615,15 @@ static int keep_hit(const SlemReport *self, SlemReportRun *x, size_t q, const Sl
   return SLEM_OK;
 }
 
-/* The first results of each query of the ranking at path. */
-static int read_hits(const SlemReport *self, SlemReportRun *x, const char *path, SlemRankFormat fmt,
-                     SlemError *err) {
+/* The first results of the queries of run x that have room for them (hits[q] set). */
+static int read_hits(const SlemReport *self, SlemReportRun *x, SlemError *err) {
   SlemRankReader *rr = NULL;
   const SlemRankQuery *q;
   int st;
-  if ((st = slem_rankreader_open(&rr, path, fmt, err)) != SLEM_OK) return st;
+  if ((st = slem_rankreader_open(&rr, x->path, x->fmt, err)) != SLEM_OK) goto cleanup;
   while ((st = slem_rankreader_next(rr, &q, err)) == SLEM_OK && q) {
     long qi = slem_truth_find_query(self->truth, q->query);
-    if (qi < 0) continue; /* the evaluation has refused such a ranking already */
+    if (qi < 0 || !x->hits[qi]) continue; /* not shown; unknown ones were refused before */
     for (size_t i = 0; i < q->n; i++)
       if (keep_hit(self, x, (size_t)qi, q->e + i) != SLEM_OK) {
         st = slem_error(err, SLEM_ENOMEM, "out of memory");
@@ -629,7 +631,41 @@ static int read_hits(const SlemReport *self, SlemReportRun *x, const char *path,
       }
   }
 cleanup:
+  if (st != SLEM_OK && x->spooled) name_stdin(err, x->path);
   slem_rankreader_free(rr);
+  return st;
+}
+
+int slem_report_read_results(SlemReport *self, SlemError *err) {
+  size_t e = self->opts.extremes, *worst = malloc((e + 1) * sizeof *worst);
+  size_t *best = malloc((e + 1) * sizeof *best), nw, nb;
+  unsigned char *shown = calloc(self->nq + 1, 1);
+  int st = SLEM_OK;
+  if (!worst || !best || !shown) goto nomem;
+  for (size_t i = 0; i < self->nshown; i++) shown[self->shown[i]] = 1;
+  for (size_t r = 0; r < self->nruns; r++) {
+    slem_report_extremes(self, r, worst, &nw, best, &nb);
+    for (size_t i = 0; i < nw; i++) shown[worst[i]] = 1;
+    for (size_t i = 0; i < nb; i++) shown[best[i]] = 1;
+  }
+  for (size_t r = 0; r < self->nruns && st == SLEM_OK; r++) {
+    SlemReportRun *x = self->runs + r;
+    for (size_t q = 0; q < self->nq; q++) {
+      for (size_t i = 0; x->hits[q] && i < x->nhits[q]; i++) free(x->hits[q][i].id);
+      free(x->hits[q]);
+      x->hits[q] = NULL;
+      x->nhits[q] = 0;
+      if (shown[q] && !(x->hits[q] = calloc(self->opts.top, sizeof **x->hits))) goto nomem;
+    }
+    st = read_hits(self, x, err);
+  }
+  goto cleanup;
+nomem:
+  st = slem_error(err, SLEM_ENOMEM, "out of memory");
+cleanup:
+  free(worst);
+  free(best);
+  free(shown);
   return st;
 }
 
@@ -662,7 +698,7 @@ int slem_report_add_run(SlemReport *self, const char *name, const char *path, Sl
   x->curve = malloc(res[0]->curve_points * sizeof *x->curve);
   x->ap = malloc((self->nq + 1) * sizeof *x->ap);
   x->status = malloc((self->nq + 1) * sizeof *x->status);
-  x->hits = calloc(self->nq * self->opts.top + 1, sizeof *x->hits);
+  x->hits = calloc(self->nq + 1, sizeof *x->hits);
   x->nhits = calloc(self->nq + 1, sizeof *x->nhits);
   if (!x->name || !x->source || !x->curve || !x->ap || !x->status || !x->hits || !x->nhits) goto nomem;
   for (int k = 0; k < 2; k++) x->map[k] = res[k]->map;
@@ -679,20 +715,55 @@ int slem_report_add_run(SlemReport *self, const char *name, const char *path, Sl
     x->ap[q] = res[self->opts.ap]->q[q].ap;
     x->status[q] = res[0]->q[q].status;
   }
-  if ((st = read_hits(self, x, src, fmt, err)) != SLEM_OK) goto cleanup;
+  x->fmt = fmt;
+  x->path = spool ? spool : strdup(path);
+  if (!x->path) goto nomem;
+  x->spooled = spool != NULL;
+  spool = NULL;
   self->nruns++;
   x = NULL;
   goto cleanup;
 nomem:
   st = slem_error(err, SLEM_ENOMEM, "out of memory");
 cleanup:
-  if (x) run_clear(x, self->nq, self->opts.top);
-  if (spool) {
+  if (x) run_clear(x, self->nq);
+  if (spool) { /* not handed to the run */
     if (st != SLEM_OK) name_stdin(err, spool);
     unlink(spool);
     free(spool);
   }
   slem_evalresult_free(res[0]);
   slem_evalresult_free(res[1]);
+  return st;
+}
+
+int slem_report_make(const char *output, const SlemTruthSpec *spec, const SlemReportInput *runs,
+                     size_t nruns, SlemRankFormat fmt, const char *queries_file,
+                     const SlemReportOpts *opts, const SlemThumbOpts *thumbs, size_t *missing,
+                     char *first, size_t first_size, SlemError *err) {
+  SlemTruth *truth = NULL;
+  SlemReport *rep = NULL;
+  SlemThumbs *th = NULL;
+  int st;
+  if ((st = slem_truth_read(&truth, spec, err)) != SLEM_OK ||
+      (st = slem_report_new(&rep, truth, opts, err)) != SLEM_OK)
+    goto cleanup;
+  for (size_t r = 0; r < nruns; r++)
+    if ((st = slem_report_add_run(rep, runs[r].name, runs[r].path, fmt, err)) != SLEM_OK) goto cleanup;
+  if ((st = slem_report_choose(rep, queries_file, err)) != SLEM_OK ||
+      (st = slem_report_read_results(rep, err)) != SLEM_OK ||
+      (st = slem_thumbs_new(&th, thumbs, err)) != SLEM_OK ||
+      (st = slem_report_write(rep, th, output, err)) != SLEM_OK)
+    goto cleanup;
+  {
+    const char *f;
+    size_t m = slem_thumbs_missing(th, &f);
+    if (missing) *missing = m;
+    if (first && first_size) snprintf(first, first_size, "%s", m ? f : "");
+  }
+cleanup:
+  slem_thumbs_free(th);
+  slem_report_free(rep);
+  slem_truth_free(truth);
   return st;
 }

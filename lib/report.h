@@ -45,8 +45,12 @@ typedef struct SlemReportRun {
   size_t curve_points;
   double *ap;                     /* ap(nq): by the report's AP kind */
   int *status;                    /* status(nq): SLEM_Q_* */
-  SlemReportHit *hits;            /* hits(nq, top): the first nhits[q] are set */
+  SlemReportHit **hits;           /* hits(nq): of the queries the page shows, the first
+                                     nhits[q] results by rank; NULL for the others */
   size_t *nhits;                  /* nhits(nq) */
+  char *path;                     /* the ranking, read again for the results */
+  SlemRankFormat fmt;
+  int spooled;                    /* path is a temporary copy of stdin, removed on free */
 } SlemReportRun;
 
 typedef struct SlemReportOpts {
@@ -61,6 +65,7 @@ typedef struct SlemReportOpts {
   size_t bins;               /* histogram bins (10) */
 } SlemReportOpts;
 
+/* The defaults noted above. */
 void slem_report_opts_init(SlemReportOpts *opts);
 
 typedef struct SlemReport {
@@ -82,11 +87,11 @@ int slem_report_new(SlemReport **self, const SlemTruth *truth, const SlemReportO
 void slem_report_free(SlemReport *self);
 
 /* Evaluates the ranking at path (format fmt, SLEM_RANK_AUTO: recognised) against the
- * truth, by both AP definitions, keeps each query's first opts.top results by rank, and
- * adds it as run name (copied). The file is read three times; "-" (stdin) is first
- * copied to a temporary file in $TMPDIR (else /tmp), removed before returning. Errors:
- * those of reading and evaluating the ranking (slem-eval's, naming "<stdin>" for "-"),
- * SLEM_EIO, SLEM_ENOMEM. */
+ * truth by both AP definitions and adds it as run name (copied). The file is read twice
+ * here and once more by slem_report_read_results(); "-" (stdin) is first copied to a
+ * temporary file in $TMPDIR (else /tmp), removed by slem_report_free(). Errors: those of
+ * reading and evaluating the ranking (slem-eval's, naming "<stdin>" for "-"), SLEM_EIO,
+ * SLEM_ENOMEM. */
 int slem_report_add_run(SlemReport *self, const char *name, const char *path, SlemRankFormat fmt,
                         SlemError *err);
 
@@ -98,6 +103,12 @@ int slem_report_add_run(SlemReport *self, const char *name, const char *path, Sl
  * and line of a query the ground truth does not have; SLEM_ENOMEM. */
 int slem_report_choose(SlemReport *self, const char *path, SlemError *err);
 
+/* Reads each run's ranking once more, keeping the first opts.top results by rank of the
+ * queries the page shows (those chosen and each run's worst and best), framed by the
+ * truth: relevant, junk, else wrong. Call after slem_report_choose(). Memory: the
+ * results of the queries shown only. Errors: those of reading the rankings, SLEM_ENOMEM. */
+int slem_report_read_results(SlemReport *self, SlemError *err);
+
 /* Indices of run r's worst and best queries by AP (ties by the ground truth's order):
  * worst(nworst) from the lowest up, best(nbest) from the highest down, each at most
  * opts.extremes and together at most the queries evaluated. Out of memory
@@ -106,9 +117,27 @@ void slem_report_extremes(const SlemReport *self, size_t r, size_t *worst, size_
                           size_t *best, size_t *nbest);
 
 /* Writes the page to path ("-": stdout) atomically, the pictures from thumbs (NULL: name
- * tiles only; every id shown is loaded into it first). Errors: those of
- * slem_thumbs_load(), SLEM_EIO, SLEM_ENOMEM. */
+ * tiles only; every id shown is loaded into it first), the results as
+ * slem_report_read_results() left them. Errors: those of slem_thumbs_load(), SLEM_EIO,
+ * SLEM_ENOMEM. */
 int slem_report_write(const SlemReport *self, SlemThumbs *thumbs, const char *path,
                       SlemError *err);
+
+/* One ranking of slem_report_make(): its file ("-": stdin) and the name shown. */
+typedef struct SlemReportInput {
+  const char *name;
+  const char *path;
+} SlemReportInput;
+
+/* The whole page, for slem-report: reads the ground truth of spec, adds runs(nruns) in
+ * format fmt, chooses the queries (the ids in queries_file, or opts.nqueries), reads
+ * their results and writes the page to output with pictures as thumbs describes.
+ * *missing (may be NULL) is set to the number of ids shown that have no picture, and
+ * first (first_size bytes, may be NULL) to the first of them. Errors: those of each
+ * step. */
+int slem_report_make(const char *output, const SlemTruthSpec *spec, const SlemReportInput *runs,
+                     size_t nruns, SlemRankFormat fmt, const char *queries_file,
+                     const SlemReportOpts *opts, const SlemThumbOpts *thumbs, size_t *missing,
+                     char *first, size_t first_size, SlemError *err);
 
 #endif

@@ -343,6 +343,7 @@ START_TEST(page_structure) {
   ck_assert_msg(slem_report_add_run(rep, "cosine", EVAL "cosine-full.tsv", SLEM_RANK_AUTO, &err) == SLEM_OK, "%s", err.msg);
   ck_assert_msg(slem_report_add_run(rep, "SLEM", EVAL "slem-top100.tsv", SLEM_RANK_AUTO, &err) == SLEM_OK, "%s", err.msg);
   ck_assert_int_eq(slem_report_choose(rep, NULL, &err), SLEM_OK);
+    ck_assert_msg(slem_report_read_results(rep, &err) == SLEM_OK, "%s", err.msg);
   ck_assert_uint_eq(rep->nshown, 10);
   ck_assert_msg(slem_report_write(rep, NULL, path, &err) == SLEM_OK, "%s", err.msg);
   html = read_file(path);
@@ -351,6 +352,17 @@ START_TEST(page_structure) {
   ck_assert_ptr_null(strstr(html, "<script"));
   ck_assert_ptr_null(strstr(html, "http://www.w3.org/1999")); /* nothing but the SVG namespace */
   ck_assert_uint_eq(count(html, "http"), count(html, "xmlns=\"http://www.w3.org/2000/svg\""));
+  /* results kept for the queries shown only */
+  for (size_t r = 0; r < 2; r++) {
+    size_t kept = 0;
+    for (size_t q = 0; q < rep->nq; q++) kept += rep->runs[r].hits[q] != NULL;
+    ck_assert_uint_ge(kept, 10);
+    ck_assert_uint_le(kept, 10 + 2 * 2 * 3);
+    for (size_t i = 0; i < rep->nshown; i++) {
+      ck_assert_ptr_nonnull(rep->runs[r].hits[rep->shown[i]]);
+      ck_assert_uint_eq(rep->runs[r].nhits[rep->shown[i]], 10);
+    }
+  }
   /* summary: one table, a row per run */
   s = section(html, "id=\"summary\"");
   ck_assert_uint_eq(count(s, "<table"), 1);
@@ -427,6 +439,7 @@ START_TEST(curves_are_slem_evals) {
     for (size_t r = 0; r < 2; r++)
       ck_assert_msg(slem_report_add_run(rep, runs[r][0], runs[r][1], SLEM_RANK_AUTO, &err) == SLEM_OK, "%s", err.msg);
     ck_assert_int_eq(slem_report_choose(rep, NULL, &err), SLEM_OK);
+    ck_assert_msg(slem_report_read_results(rep, &err) == SLEM_OK, "%s", err.msg);
     ck_assert_int_eq(slem_report_write(rep, NULL, path, &err), SLEM_OK);
     html = read_file(path);
     for (size_t r = 0; r < 2; r++) {
@@ -489,6 +502,7 @@ static SlemReport *hand_report(SlemTruth **truth, size_t top) {
   ck_assert_int_eq(slem_report_new(&rep, *truth, &o, &err), SLEM_OK);
   ck_assert_msg(slem_report_add_run(rep, "run \"1\" <b>", rank, SLEM_RANK_AUTO, &err) == SLEM_OK, "%s", err.msg);
   ck_assert_int_eq(slem_report_choose(rep, NULL, &err), SLEM_OK);
+    ck_assert_msg(slem_report_read_results(rep, &err) == SLEM_OK, "%s", err.msg);
   free(rank);
   free(qrels);
   free(junk);
@@ -543,6 +557,44 @@ START_TEST(top_k_limits_the_results) {
   free(path);
   slem_report_free(rep);
   slem_truth_free(t);
+}
+END_TEST
+
+START_TEST(results_follow_the_rank_field) {
+  /* lines out of rank order and a query's lines split in two groups: the results come
+   * by rank, cut at top */
+  char *rank = tu_path("order.tsv"), *qrels = tu_path("order.qrels");
+  const char *r = "q\t3\tc\t0.7\nq\t1\ta\t0.9\nz\t1\ta\t0.5\nq\t2\tb\t0.8\nq\t4\td\t0.6\n";
+  SlemTruth *t = NULL;
+  SlemReport *rep = NULL;
+  SlemReportOpts o;
+  SlemError err;
+  tu_write_bytes(rank, r, strlen(r));
+  tu_write_bytes(qrels, "q 0 b 1\nz 0 a 1\n", 16);
+  ck_assert_int_eq(slem_truth_read_qrels(&t, qrels, &err), SLEM_OK);
+  slem_report_opts_init(&o);
+  o.top = 3;
+  ck_assert_int_eq(slem_report_new(&rep, t, &o, &err), SLEM_OK);
+  ck_assert_msg(slem_report_add_run(rep, "r", rank, SLEM_RANK_AUTO, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_int_eq(slem_report_choose(rep, NULL, &err), SLEM_OK);
+  ck_assert_int_eq(slem_report_read_results(rep, &err), SLEM_OK);
+  {
+    long q = slem_truth_find_query(t, "q");
+    const SlemReportHit *h = rep->runs[0].hits[q];
+    ck_assert_ptr_nonnull(h);
+    ck_assert_uint_eq(rep->runs[0].nhits[q], 3);
+    ck_assert_str_eq(h[0].id, "a");
+    ck_assert_str_eq(h[1].id, "b");
+    ck_assert_str_eq(h[2].id, "c");
+    ck_assert_int_eq(h[0].rel, SLEM_HIT_WRONG);
+    ck_assert_int_eq(h[1].rel, SLEM_HIT_RELEVANT);
+    ck_assert_double_eq(h[2].score, 0.7);
+    ck_assert_int_eq(h[2].rank, 3);
+  }
+  slem_report_free(rep);
+  slem_truth_free(t);
+  free(rank);
+  free(qrels);
 }
 END_TEST
 
@@ -731,6 +783,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, curves_are_slem_evals);
   tcase_add_test(tc, ids_are_escaped_and_frames_follow_relevance);
   tcase_add_test(tc, top_k_limits_the_results);
+  tcase_add_test(tc, results_follow_the_rank_field);
   tcase_add_test(tc, choosing_queries);
   tcase_add_test(tc, thumbnails_from_vectors);
   tcase_add_test(tc, thumbnails_from_files);
