@@ -11,6 +11,7 @@
 #include "../lib/report.h"
 #include "../lib/slem.h"
 #include "../lib/thumbs.h"
+#include "../lib/vecs.h"
 #include "cli.h"
 
 #define MAX_JUNK 16
@@ -61,8 +62,8 @@ static void __attribute__((noreturn)) usage(void) {
       "      --image-shape S     the vectors are images: HxW gray (8x8, 28x28), HxWx3 RGB\n"
       "                          interleaved (32x32x3) or 3xHxW planar; rendered to PNG and\n"
       "                          embedded, scaled up (nearest neighbour) to --thumb-size\n"
-      "      --query-vectors F   the query vectors (any slem vector format), rows named by\n"
-      "                          --query-ids\n"
+      "      --query-vectors F   the query vectors (a FMT, from the extension or the contents),\n"
+      "                          rows named by --query-ids\n"
       "      --db-vectors F      the database vectors, rows named by --db-ids\n"
       "      --pixel-range LO:HI values mapped to black..white for every image (default: each\n"
       "                          image's own minimum and maximum)\n"
@@ -72,8 +73,9 @@ static void __attribute__((noreturn)) usage(void) {
       "  -h, --help              show this help and exit\n"
       "  -V, --version           show the version and exit\n"
       "\n"
+      "FMT: %s.\n"
       "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
-      "See slem-report(1).\n");
+      "See slem-report(1).\n", slem_format_names());
   exit(cli_close_stdout(CLI_EXIT_OK));
 }
 
