@@ -3,13 +3,15 @@
 # scripts/demo-report.sh from a quick run of the pipeline), must report no console error,
 # and its screenshot must show a page (many colours, the relevance frames' green and red,
 # the runs' blue). Skipped, not failed, when Chromium is not installed (.ci/run installs
-# it; apt-get install chromium). Run from the top of the tree.
+# it; apt-get install chromium). SLEM_KEEP_SCREENSHOT=FILE keeps the screenshot. Run from
+# the top of the tree.
 . "$(dirname "$0")/testlib.sh"
 D=$TOP/testdata/digits
 PNGSTAT=$TOP/build/tests/pngstat
 
+# SLEM_CHROMIUM names the browser to use (a path or a command), else the first found
 CHROME=""
-for c in chromium chromium-browser google-chrome; do
+for c in ${SLEM_CHROMIUM:-chromium chromium-browser google-chrome}; do
   if command -v "$c" >/dev/null 2>&1; then CHROME=$c; break; fi
 done
 if [ -z "$CHROME" ]; then
@@ -21,7 +23,7 @@ fi
 chrome() {
   url=$1 log=$2; shift 2
   rm -rf "$T/profile"
-  timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --no-first-run --hide-scrollbars \
+  timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run --hide-scrollbars \
     --user-data-dir="$T/profile" --enable-logging=stderr --v=0 "$@" "$url" 2>"$log"
 }
 # console_errors LOGFILE: any console message (the report has no script, so any is an
