@@ -222,7 +222,7 @@ static const char css[] =
     "svg .legend{fill:#1f2937;font-size:12px}\n"
     ".hits td{padding:8px 10px 8px 0;vertical-align:middle;border-top:1px solid var(--line)}\n"
     ".hits th{padding:0 10px 6px 0}\n"
-    ".hits td.qcell{padding-right:18px}\n"
+    ".hits td.qcell{padding-right:18px;text-align:center}\n"
     ".hits td.run{white-space:nowrap;min-width:150px}\n"
     ".ap{display:block;color:var(--mute);font-size:12px}\n"
     ".badge{display:inline-block;font-size:11px;font-weight:600;text-transform:uppercase;"
@@ -245,8 +245,8 @@ static const char css[] =
     ".keyrow{display:flex;gap:16px;color:var(--mute);font-size:12px;margin:0 0 10px}\n"
     ".keyrow span[class]::before{content:\"\";display:inline-block;width:10px;height:10px;border:3px solid;"
     "border-radius:3px;margin-right:6px;vertical-align:-2px}\n"
-    ".keyrow .k-rel::before{border-color:var(--ok)}.keyrow .k-junk::before{border-color:var(--junk)}"
-    ".keyrow .k-wrong::before{border-color:var(--bad)}\n"
+    ".keyrow span.k-rel::before{border-color:var(--ok)}.keyrow span.k-junk::before{border-color:var(--junk)}"
+    ".keyrow span.k-wrong::before{border-color:var(--bad)}\n"
     "footer{color:var(--mute);font-size:12px;margin-top:18px}\n";
 
 static const char *const rel_class[] = {"wrong", "rel", "junk"};
@@ -336,7 +336,9 @@ static void summary(FILE *fp, const SlemReport *self) {
     for (int c = 0; c < 6; c++)
       fprintf(fp, "<td%s title=\"%.6f\">%.4f</td>", self->nruns > 1 && v[c] == best[c] ? " class=\"best\"" : "",
               v[c], v[c]); /* the title holds slem-eval's digits */
-    fprintf(fp, "<td>%zu</td></tr>\n", x->evaluated);
+    fprintf(fp, "<td>%zu", x->evaluated);
+    if (x->missing) fprintf(fp, "<span class=\"src\">%zu not ranked, AP 0</span>", x->missing);
+    fputs("</td></tr>\n", fp);
   }
   fputs("</tbody></table>\n<p class=\"note\">mAP: trec_eval's non-interpolated AP (unretrieved "
         "relevant items count 0); mAP (Oxford): the trapezoid of the Oxford/Holidays compute_ap. "
@@ -418,7 +420,7 @@ static void chosen(FILE *fp, const SlemReport *self, const SlemThumbs *th) {
       if (r == 0) {
         fprintf(fp, "<td class=\"qcell\" rowspan=\"%zu\">", self->nruns);
         query_figure(fp, self, th, q);
-        fputs("</td>", fp);
+        fprintf(fp, "<span class=\"ap\">%zu relevant</span></td>", slem_truth_nrel(self->truth, q));
       }
       fputs("<td class=\"run\">", fp);
       run_label(fp, self, r);
@@ -450,7 +452,8 @@ static int extremes(FILE *fp, const SlemReport *self, const SlemThumbs *th, size
     fprintf(fp, "<tr><td class=\"qcell\"><span class=\"badge%s\">%s</span></td><td class=\"run\">",
             i < nw ? "" : " best", i < nw ? "worst" : "best");
     query_figure(fp, self, th, q);
-    fprintf(fp, "<span class=\"ap\">AP %.3f</span></td>", self->runs[r].ap[q]);
+    fprintf(fp, "<span class=\"ap\">AP %.3f, %zu relevant</span></td>", self->runs[r].ap[q],
+            slem_truth_nrel(self->truth, q));
     strip(fp, self, th, r, q);
     fputs("</tr>\n", fp);
   }
