@@ -36,7 +36,7 @@ static void run_clear(SlemReportRun *r, size_t nq) {
   }
   free(r->hits);
   free(r->nhits);
-  if (r->spooled && r->path) unlink(r->path);
+  if (r->spool_fd >= 0) close(r->spool_fd);
   free(r->path);
 }
 
@@ -540,23 +540,26 @@ fail:
 /* ---- the measures of a run (the one place that knows the evaluation API) ---- */
 
 /* A ranking on stdin is read three times (two AP definitions, then the top results), so
- * it is first copied to a temporary file; messages then name "<stdin>" again. */
-static int spool_stdin(char **tmp, SlemError *err) {
+ * it is first copied to a temporary file, removed from its folder at once (nothing is
+ * left behind, even by a killed run) and read again through *path, "/dev/fd/N" for the
+ * descriptor *fd that keeps it alive; messages then name "<stdin>" again. */
+static int spool_stdin(char **path, int *fd, SlemError *err) {
   const char *dir = getenv("TMPDIR");
-  char buf[65536];
+  char buf[65536], *tmp;
   size_t len;
-  int fd, st = SLEM_OK;
-  *tmp = NULL;
+  int st = SLEM_OK;
+  *path = NULL;
+  *fd = -1;
   if (!dir || !*dir) dir = "/tmp";
   len = strlen(dir) + 32;
-  if (!(*tmp = malloc(len))) return slem_error(err, SLEM_ENOMEM, "out of memory");
-  snprintf(*tmp, len, "%s/slem-report.XXXXXX", dir);
-  if ((fd = mkstemp(*tmp)) < 0) {
-    st = slem_error(err, SLEM_EIO, "%s: %s", *tmp, strerror(errno));
-    free(*tmp);
-    *tmp = NULL;
+  if (!(tmp = malloc(len))) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  snprintf(tmp, len, "%s/slem-report.XXXXXX", dir);
+  if ((*fd = mkstemp(tmp)) < 0) {
+    st = slem_error(err, SLEM_EIO, "%s: %s", tmp, strerror(errno));
+    free(tmp);
     return st;
   }
+  unlink(tmp);
   for (;;) {
     ssize_t got = read(0, buf, sizeof buf), put = 0;
     if (got < 0 && errno == EINTR) continue;
@@ -566,22 +569,24 @@ static int spool_stdin(char **tmp, SlemError *err) {
     }
     if (got == 0) break;
     while (put < got) {
-      ssize_t w = write(fd, buf + put, (size_t)(got - put));
+      ssize_t w = write(*fd, buf + put, (size_t)(got - put));
       if (w < 0 && errno == EINTR) continue;
       if (w < 0) {
-        st = slem_error(err, SLEM_EIO, "%s: write: %s", *tmp, strerror(errno));
+        st = slem_error(err, SLEM_EIO, "%s: write: %s", tmp, strerror(errno));
         break;
       }
       put += w;
     }
     if (st) break;
   }
-  if (close(fd) != 0 && st == SLEM_OK) st = slem_error(err, SLEM_EIO, "%s: %s", *tmp, strerror(errno));
-  if (st) {
-    unlink(*tmp);
-    free(*tmp);
-    *tmp = NULL;
+  if (st == SLEM_OK) {
+    snprintf(tmp, len, "/dev/fd/%d", *fd);
+    *path = tmp;
+    return SLEM_OK;
   }
+  close(*fd);
+  *fd = -1;
+  free(tmp);
   return st;
 }
 
@@ -634,7 +639,7 @@ static int read_hits(const SlemReport *self, SlemReportRun *x, SlemError *err) {
       }
   }
 cleanup:
-  if (st != SLEM_OK && x->spooled) name_stdin(err, x->path);
+  if (st != SLEM_OK && x->spool_fd >= 0) name_stdin(err, x->path);
   slem_rankreader_free(rr);
   return st;
 }
@@ -678,10 +683,11 @@ int slem_report_add_run(SlemReport *self, const char *name, const char *path, Sl
   SlemReportRun *runs, *x = NULL;
   SlemEvalOpts o;
   char *spool = NULL;
+  int spool_fd = -1;
   const char *src = path;
   int st;
   if (strcmp(path, "-") == 0) {
-    if ((st = spool_stdin(&spool, err)) != SLEM_OK) return st;
+    if ((st = spool_stdin(&spool, &spool_fd, err)) != SLEM_OK) return st;
     src = spool;
   }
   slem_eval_opts_init(&o);
@@ -696,6 +702,7 @@ int slem_report_add_run(SlemReport *self, const char *name, const char *path, Sl
   self->runs = runs;
   x = runs + self->nruns;
   memset(x, 0, sizeof *x);
+  x->spool_fd = -1;
   x->name = strdup(name);
   x->source = strdup(spool ? "<stdin>" : path);
   x->curve = malloc(res[0]->curve_points * sizeof *x->curve);
@@ -721,8 +728,9 @@ int slem_report_add_run(SlemReport *self, const char *name, const char *path, Sl
   x->fmt = fmt;
   x->path = spool ? spool : strdup(path);
   if (!x->path) goto nomem;
-  x->spooled = spool != NULL;
+  x->spool_fd = spool_fd;
   spool = NULL;
+  spool_fd = -1;
   self->nruns++;
   x = NULL;
   goto cleanup;
@@ -732,7 +740,7 @@ cleanup:
   if (x) run_clear(x, self->nq);
   if (spool) { /* not handed to the run */
     if (st != SLEM_OK) name_stdin(err, spool);
-    unlink(spool);
+    close(spool_fd);
     free(spool);
   }
   slem_evalresult_free(res[0]);

@@ -50,7 +50,8 @@ typedef struct SlemReportRun {
   size_t *nhits;                  /* nhits(nq) */
   char *path;                     /* the ranking, read again for the results */
   SlemRankFormat fmt;
-  int spooled;                    /* path is a temporary copy of stdin, removed on free */
+  int spool_fd;                   /* >= 0: path is "/dev/fd/N" of this unlinked copy of
+                                     stdin, closed on free */
 } SlemReportRun;
 
 typedef struct SlemReportOpts {
@@ -89,7 +90,8 @@ void slem_report_free(SlemReport *self);
 /* Evaluates the ranking at path (format fmt, SLEM_RANK_AUTO: recognised) against the
  * truth by both AP definitions and adds it as run name (copied). The file is read twice
  * here and once more by slem_report_read_results(); "-" (stdin) is first copied to a
- * temporary file in $TMPDIR (else /tmp), removed by slem_report_free(). Errors: those of
+ * temporary file in $TMPDIR (else /tmp), unlinked at once and read through /dev/fd
+ * until slem_report_free(). Errors: those of
  * reading and evaluating the ranking (slem-eval's, naming "<stdin>" for "-"), SLEM_EIO,
  * SLEM_ENOMEM. */
 int slem_report_add_run(SlemReport *self, const char *name, const char *path, SlemRankFormat fmt,

@@ -120,6 +120,9 @@ printf 'q\t1\n' >"$T/short.tsv"
 # shellcheck disable=SC2086
 expect_fail "bad ranking" 1 "short.tsv: line 1" "$T/none.html" slem-report $LABELS -o "$T/none.html" "$T/short.tsv"
 # shellcheck disable=SC2086
+expect_fail "bad ranking on stdin" 1 "<stdin>: line 1" "$T/none.html" sh -c "slem-report $LABELS -o '$T/none.html' <'$T/short.tsv'"
+ls "${TMPDIR:-/tmp}"/slem-report.* >/dev/null 2>&1 && bad "stdin: a temporary copy left behind" || ok
+# shellcheck disable=SC2086
 expect_fail "page over its input" 2 "" "-" slem-report $LABELS -o "$T/run.tsv" "$T/run.tsv"
 
 check "--help" slem-report --help
