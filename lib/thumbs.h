@@ -32,6 +32,8 @@ typedef struct SlemThumbOpts {
   const char *base_dir;        /* the report's folder, for relative links */
 } SlemThumbOpts;
 
+/* No source at all (every id a tile), thumbnails of at least 64 pixels, links relative to
+ * the current folder. */
 void slem_thumb_opts_init(SlemThumbOpts *opts);
 
 typedef struct SlemThumbs SlemThumbs;

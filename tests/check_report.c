@@ -598,6 +598,35 @@ START_TEST(results_follow_the_rank_field) {
 }
 END_TEST
 
+START_TEST(per_query_ap_follows_the_option) {
+  /* --ap oxford: the per-query AP is slem-eval's oxford AP; the summary keeps both */
+  SlemTruth *t = digit_labels();
+  SlemReport *rep = NULL;
+  SlemReportOpts o;
+  SlemEvalOpts eo;
+  SlemEvalResult *res[2] = {NULL, NULL};
+  SlemError err;
+  slem_report_opts_init(&o);
+  o.ap = SLEM_AP_OXFORD;
+  ck_assert_int_eq(slem_report_new(&rep, t, &o, &err), SLEM_OK);
+  ck_assert_int_eq(slem_report_add_run(rep, "s", EVAL "slem-top100.tsv", SLEM_RANK_AUTO, &err), SLEM_OK);
+  slem_eval_opts_init(&eo);
+  for (int k = 0; k < 2; k++) {
+    eo.ap = (SlemApKind)k;
+    ck_assert_int_eq(slem_evalresult_read(&res[k], EVAL "slem-top100.tsv", SLEM_RANK_AUTO, t, &eo, &err), SLEM_OK);
+    ck_assert_double_eq(rep->runs[0].map[k], res[k]->map);
+  }
+  ck_assert(res[0]->map != res[1]->map);
+  for (size_t q = 0; q < rep->nq; q++) ck_assert_double_eq(rep->runs[0].ap[q], res[1]->q[q].ap);
+  ck_assert_double_eq(rep->runs[0].p10, res[0]->p10);
+  ck_assert_double_eq(rep->runs[0].rk, res[0]->rk);
+  slem_evalresult_free(res[0]);
+  slem_evalresult_free(res[1]);
+  slem_report_free(rep);
+  slem_truth_free(t);
+}
+END_TEST
+
 START_TEST(choosing_queries) {
   SlemTruth *t = digit_labels();
   SlemReport *rep = NULL;
@@ -784,6 +813,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, ids_are_escaped_and_frames_follow_relevance);
   tcase_add_test(tc, top_k_limits_the_results);
   tcase_add_test(tc, results_follow_the_rank_field);
+  tcase_add_test(tc, per_query_ap_follows_the_option);
   tcase_add_test(tc, choosing_queries);
   tcase_add_test(tc, thumbnails_from_vectors);
   tcase_add_test(tc, thumbnails_from_files);
