@@ -37,12 +37,12 @@ endif
 CFLAGS    ?= $(OPT) -g
 ALL_CFLAGS = -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter $(SAN) $(CFLAGS) $(CPPFLAGS)
 ALL_LDFLAGS = $(SAN) $(LDFLAGS)
-LIBS      = -lgsl -Wl,--push-state,--no-as-needed $(BLAS_LIBS) -Wl,--pop-state -lcjson -lm -lpthread -ldl
+LIBS      = -lgsl -Wl,--push-state,--no-as-needed $(BLAS_LIBS) -Wl,--pop-state -lcjson -lpng -lm -lpthread -ldl
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
 LIB_SRC   = $(wildcard lib/*.c)
 LIB_OBJ   = $(LIB_SRC:lib/%.c=build/lib/%.o)
-TOOLS     = slem-negstats slem-encode slem-match slem-eval slem-merge
+TOOLS     = slem-negstats slem-encode slem-match slem-eval slem-merge slem-report
 BINS      = $(TOOLS:%=bin/%)
 CLI_OBJ   = build/cmd/cli.o
 TEST_SRC  = $(wildcard tests/check_*.c)
@@ -81,17 +81,26 @@ deps:
 	@sh scripts/install-deps.sh
 
 unit-test: $(TEST_BINS)
-	@set -e; for t in $(TEST_BINS); do echo "== $$t"; $$t; done
+	@f=0; for t in $(TEST_BINS); do echo "== $$t"; $$t || f=$$((f + 1)); done; test $$f = 0
+
+# every CLI script runs, and the target fails when any of them did
+CLI_TESTS = tests/cli.sh tests/cli-blas.sh tests/cli-install.sh tests/cli-footguns.sh \
+  tests/cli-eval.sh tests/cli-trec.sh tests/cli-merge.sh tests/cli-kernel.sh \
+  tests/cli-formats.sh tests/cli-exact.sh tests/cli-report.sh tests/faults.sh tests/crash.sh
 
 cli-test: $(BINS) build/tests/faultshim.so
-	@sh tests/cli.sh && sh tests/cli-blas.sh && sh tests/cli-install.sh && sh tests/cli-footguns.sh && sh tests/cli-eval.sh && sh tests/cli-trec.sh && sh tests/cli-merge.sh && sh tests/cli-kernel.sh && sh tests/cli-formats.sh && sh tests/cli-exact.sh && sh tests/faults.sh && sh tests/crash.sh
+	@f=0; for t in $(CLI_TESTS); do sh $$t || f=$$((f + 1)); done; test $$f = 0
+
+# slem-report's page in headless Chromium (skipped when Chromium is not installed)
+browser-test: $(BINS) build/tests/pngstat
+	@sh tests/browser.sh
 
 man-test: $(BINS)
 	@sh tests/man-examples.sh $(MANS) $(SCRIPT_MANS)
 
 check: deps
 	@$(MAKE) --no-print-directory all $(TEST_BINS) $(REPLAY_BINS)
-	@$(MAKE) --no-print-directory unit-test cli-test fuzz-replay man-test
+	@$(MAKE) --no-print-directory unit-test cli-test fuzz-replay man-test browser-test
 
 demo: deps
 	@$(MAKE) --no-print-directory all
@@ -111,6 +120,10 @@ uninstall:
 
 clean:
 	rm -rf build bin lib/libslem.a
+
+# Reads a screenshot for tests/browser.sh: size, colours, pixels near given colours.
+build/tests/pngstat: tests/pngstat.c | build/tests
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -lpng
 
 # The fault-injection shim of tests/faults.sh (LD_PRELOAD).
 build/tests/faultshim.so: tests/faultshim.c | build/tests

@@ -17,6 +17,10 @@
  * junk and rankings), truth.h (ground truth: qrels, labels, junk), eval.h (mAP and friends,
  * and their reports), treceval.h (trec_eval 10.0 measures), revisitop.h (the revisited
  * Oxford/Paris protocol), crc32.h.
+ *
+ * For slem-report: report.h (the HTML results page), thumbs.h (pictures of ids), image.h
+ * (vectors as images), pngenc.h (PNG through libpng), plot.h (SVG curves and histogram),
+ * html.h (escaping, data: URIs, relative links).
  */
 #ifndef SLEM_H
 #define SLEM_H

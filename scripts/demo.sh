@@ -72,3 +72,8 @@ for run in kexact kexplicit; do
   # shellcheck disable=SC2086
   printf '   %-34s %s\n' "$name" "$(slem-eval $LABELS "$W/$run.tsv" | awk -F '\t' '$1 == "mAP" { print $2 }')"
 done
+
+echo
+echo "5. the page: slem-report, cosine against SLEM, with the digits' pictures"
+sh "$TOP/scripts/demo-report.sh" "$TOP/demo-report.html" "$W/cosine.tsv" "$W/slem.tsv" "SLEM, lambda_rel $lambda"
+echo "   wrote $TOP/demo-report.html: open it in a browser"

@@ -59,5 +59,32 @@ for tool in negstats kernel encode match eval; do
     inject "$tool" FAULT_MALLOC $n "out of memory" "$@"
   done
 done
+# slem-report renders vectors to PNG last: allocations from 1 KiB fail, the first few and
+# the last twelve of the run (found by bisection: the smallest FAULT_MALLOC it survives),
+# so that some land in libpng's write callback; libpng's longjmp must come back as a
+# status ("png: out of memory"), never past the library
+set -- env FAULT_MALLOC_MIN=1024 slem-report --queries 1 --extremes 0 --top 2 --qrels "$T/qrels" \
+  --image-shape 2x2x3 --query-vectors "$G/pos.fvecs" --db-vectors "$G/db.fvecs" -o "$T/out/o" "$T/rank.tsv"
+"$@" && mv "$T/out/o" "$T/ref.report" || bad "report without faults"
+inject report FAULT_WRITE 1 "write: No space left on device" "$@"
+inject report FAULT_RENAME 1 "rename: Input/output error" "$@"
+inject report FAULT_READ 1 "read: Input/output error" "$@"
+lo=1 hi=4096 # the run survives FAULT_MALLOC=hi, not lo (unless it allocates nothing)
+while [ $((hi - lo)) -gt 1 ]; do
+  mid=$(((lo + hi) / 2))
+  if env LD_PRELOAD="$SHIM" FAULT_MALLOC=$mid "$@" >/dev/null 2>&1; then hi=$mid; else lo=$mid; fi
+  clean_out
+done
+png=0
+for n in 1 2 3 4 5 6 $(seq $((hi > 13 ? hi - 12 : 7)) $((hi - 1))); do
+  inject report FAULT_MALLOC "$n" "out of memory" "$@"
+  grep -q "png: out of memory" "$T/err" && png=$((png + 1))
+done
+if [ "$hi" -le 2 ]; then
+  # no allocation could be made to fail (a sanitizer's allocator comes before the shim)
+  echo "faults: slem-report's allocations were not reached by the shim; libpng's path not tested here"
+else
+  [ "$png" -gt 0 ] && ok || bad "report: no fault reached libpng's write callback ($hi allocations)"
+fi
 echo "faults: $injected faults injected"
 finish faults

@@ -1,0 +1,279 @@
+/* slem-report: one self-contained HTML page comparing rankings against ground truth. */
+#define _POSIX_C_SOURCE 200809L
+#include <getopt.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../lib/image.h"
+#include "../lib/report.h"
+#include "../lib/slem.h"
+#include "../lib/thumbs.h"
+#include "../lib/vecs.h"
+#include "cli.h"
+
+#define MAX_JUNK 16
+#define MAX_RUNS 16
+
+static void __attribute__((noreturn)) usage(void) {
+  printf(
+      "Usage: slem-report [OPTION]... (--qrels FILE | --query-labels F --db-labels F)\n"
+      "                   [NAME=]RANKING...\n"
+      "Write one self-contained HTML page about rankings written by slem-match: a summary\n"
+      "table (mAP both ways, P@1, P@5, P@10, R@K), precision-recall curves, a histogram of\n"
+      "per-query AP, chosen queries with each run's top results framed by relevance\n"
+      "(relevant green, junk grey, wrong red), and each run's worst and best queries.\n"
+      "Each RANKING is one run, named NAME (default: its file name without extension).\n"
+      "\n"
+      "Ground truth (as slem-eval):\n"
+      "      --qrels FILE        TREC qrels, 'qid iter docno rel' per line, rel >= 1 relevant\n"
+      "      --query-labels F    one label per query, in vector order\n"
+      "      --db-labels F       one label per database vector; relevant = same label\n"
+      "      --query-ids F       ids of the queries as the ranking names them (default: rows)\n"
+      "      --db-ids F          ids of the database rows (default: 0-based rows)\n"
+      "      --junk FILE         'qid docid' per line: neither relevant nor counted (repeatable)\n"
+      "      --exclude-self      labels: the database row with the query's index is junk\n"
+      "\n"
+      "Measures:\n"
+      "      --ap KIND           per-query AP for choosing queries and the histogram:\n"
+      "                          trec (default) or oxford; the table shows both\n"
+      "  -k, --recall-k K        R@K (default 100)\n"
+      "  -f, --format F          ranking format: tsv, trec, jsonl (default: from its first line)\n"
+      "      --curve-points N    recall points of the curves: 11 (default) or 101\n"
+      "\n"
+      "Page:\n"
+      "  -o, --output OUT        write the page here (default: stdout); links to pictures are\n"
+      "                          relative to its folder\n"
+      "      --title TEXT        the page's title (default: Retrieval report)\n"
+      "      --queries N|FILE    the queries shown in detail: the N (default 10) where the runs'\n"
+      "                          AP differs most (one run: N spread from worst to best), or the\n"
+      "                          ids listed in FILE, one per line\n"
+      "  -t, --top K             results shown per query (default 10)\n"
+      "      --extremes N        worst and best queries shown per run (default 3, 0: none)\n"
+      "      --bins N            bins of the AP histogram (default 10)\n"
+      "\n"
+      "Pictures (without any, each result shows its id in a tile):\n"
+      "      --images DIR        DIR/ID.png (.jpg .jpeg .gif .webp .bmp .svg), linked relative to\n"
+      "                          the page; without --images and vectors, ids that are paths of\n"
+      "                          image files are used as they are\n"
+      "      --embed-images      embed image files in the page (data: URIs) instead of linking\n"
+      "      --image-shape S     the vectors are images: HxW gray (8x8, 28x28), HxWx3 RGB\n"
+      "                          interleaved (32x32x3) or 3xHxW planar; rendered to PNG and\n"
+      "                          embedded, scaled up (nearest neighbour) to --thumb-size\n"
+      "      --query-vectors F   the query vectors (a FMT, from the extension or the contents),\n"
+      "                          rows named by --query-ids\n"
+      "      --db-vectors F      the database vectors, rows named by --db-ids\n"
+      "      --pixel-range LO:HI values mapped to black..white for every image (default: each\n"
+      "                          image's own minimum and maximum)\n"
+      "      --invert            dark on light: the high values black\n"
+      "      --thumb-size PX     rendered vectors are at least PX pixels a side (default 64)\n"
+      "\n"
+      "  -h, --help              show this help and exit\n"
+      "  -V, --version           show the version and exit\n"
+      "\n"
+      "FMT: %s.\n"
+      "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
+      "See slem-report(1).\n", slem_format_names());
+  exit(cli_close_stdout(CLI_EXIT_OK));
+}
+
+static const char *base_name(const char *path) {
+  const char *slash = strrchr(path, '/');
+  return slash && slash[1] ? slash + 1 : path;
+}
+
+/* Splits "NAME=PATH" (a file of that very name wins) into name and path; without '=',
+ * the name is the file's base name without its extension. */
+static void run_arg(char *arg, char **name, char **path, char *buf, size_t n) {
+  struct stat sb;
+  char *eq = strchr(arg, '=');
+  if (eq && eq > arg && stat(arg, &sb) != 0) {
+    *eq = '\0';
+    *name = arg;
+    *path = eq + 1;
+    return;
+  }
+  *path = arg;
+  if (strcmp(arg, "-") == 0) {
+    snprintf(buf, n, "stdin");
+  } else {
+    const char *base = strrchr(arg, '/');
+    char *dot;
+    snprintf(buf, n, "%s", base ? base + 1 : arg);
+    dot = strrchr(buf, '.');
+    if (dot && dot != buf) *dot = '\0';
+  }
+  *name = buf;
+}
+
+int main(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"qrels", required_argument, 0, 'Q'},         {"query-labels", required_argument, 0, 'L'},
+      {"db-labels", required_argument, 0, 'B'},     {"query-ids", required_argument, 0, 'I'},
+      {"db-ids", required_argument, 0, 'D'},        {"junk", required_argument, 0, 'J'},
+      {"exclude-self", no_argument, 0, 'X'},        {"ap", required_argument, 0, 'A'},
+      {"recall-k", required_argument, 0, 'k'},      {"format", required_argument, 0, 'f'},
+      {"curve-points", required_argument, 0, 'N'},  {"output", required_argument, 0, 'o'},
+      {"title", required_argument, 0, 'T'},         {"queries", required_argument, 0, 'q'},
+      {"top", required_argument, 0, 't'},           {"extremes", required_argument, 0, 'E'},
+      {"bins", required_argument, 0, 'b'},          {"images", required_argument, 0, 'i'},
+      {"embed-images", no_argument, 0, 'e'},        {"image-shape", required_argument, 0, 's'},
+      {"query-vectors", required_argument, 0, 'v'}, {"db-vectors", required_argument, 0, 'w'},
+      {"pixel-range", required_argument, 0, 'r'},   {"invert", no_argument, 0, 'n'},
+      {"thumb-size", required_argument, 0, 'z'},    {"help", no_argument, 0, 'h'},
+      {"version", no_argument, 0, 'V'},             {0, 0, 0, 0}};
+  const char *qrels = NULL, *qlabels = NULL, *dblabels = NULL, *qids = NULL, *dbids = NULL;
+  const char *junk[MAX_JUNK], *output = "-", *queries_file = NULL;
+  static char names[MAX_RUNS][256];
+  char *rname[MAX_RUNS], *rpath[MAX_RUNS], *outdir = NULL, note[1024];
+  size_t njunk = 0, nruns = 0;
+  SlemRankFormat fmt = SLEM_RANK_AUTO;
+  SlemTruthSpec spec = {0};
+  int exclude_self = 0, c, status = CLI_EXIT_OK, have_shape = 0, stdin_runs = 0;
+  SlemReportOpts opts;
+  SlemThumbOpts topts;
+  SlemImageShape shape;
+  SlemReportInput runs[MAX_RUNS];
+  size_t missing = 0;
+  char first[256];
+  SlemError err;
+
+  cli_init(argv[0]);
+  slem_report_opts_init(&opts);
+  slem_thumb_opts_init(&topts);
+  static const char shortopts[] = "k:f:o:t:hV";
+  while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+    switch (c) {
+    case 'Q': qrels = optarg; break;
+    case 'L': qlabels = optarg; break;
+    case 'B': dblabels = optarg; break;
+    case 'I': qids = optarg; break;
+    case 'D': dbids = optarg; break;
+    case 'J':
+      if (njunk == MAX_JUNK) cli_usage_error("--junk: at most %d files", MAX_JUNK);
+      junk[njunk++] = optarg;
+      break;
+    case 'X': exclude_self = 1; break;
+    case 'A':
+      if (slem_apkind_parse(&opts.ap, optarg, &err) != SLEM_OK) cli_usage_error("--ap: %s", err.msg);
+      break;
+    case 'k': opts.recall_k = (size_t)cli_long("--recall-k", optarg, 1, 1L << 30); break;
+    case 'f':
+      if (slem_rankformat_parse(&fmt, optarg, &err) != SLEM_OK) cli_usage_error("--format: %s", err.msg);
+      break;
+    case 'N':
+      opts.curve_points = (size_t)cli_long("--curve-points", optarg, 11, 101);
+      if (opts.curve_points != 11 && opts.curve_points != 101)
+        cli_usage_error("--curve-points: 11 or 101");
+      break;
+    case 'o': output = optarg; break;
+    case 'T': opts.title = optarg; break;
+    case 'q':
+      if (optarg[0] >= '0' && optarg[0] <= '9' && strspn(optarg, "0123456789") == strlen(optarg))
+        opts.nqueries = (size_t)cli_long("--queries", optarg, 0, 100000);
+      else
+        queries_file = optarg;
+      break;
+    case 't': opts.top = (size_t)cli_long("--top", optarg, 1, 1000); break;
+    case 'E': opts.extremes = (size_t)cli_long("--extremes", optarg, 0, 1000); break;
+    case 'b': opts.bins = (size_t)cli_long("--bins", optarg, 1, 100); break;
+    case 'i': topts.images_dir = optarg; break;
+    case 'e': topts.embed = 1; break;
+    case 's':
+      if (slem_image_shape_parse(&shape, optarg, &err) != SLEM_OK) cli_usage_error("--image-shape: %s", err.msg);
+      have_shape = 1;
+      break;
+    case 'v': topts.vectors[SLEM_THUMB_QUERY] = optarg; break;
+    case 'w': topts.vectors[SLEM_THUMB_DB] = optarg; break;
+    case 'r':
+      if (slem_pixel_range_parse(&topts.range, optarg, &err) != SLEM_OK)
+        cli_usage_error("--pixel-range: %s", err.msg);
+      break;
+    case 'n': topts.range.invert = 1; break;
+    case 'z': topts.min_side = (size_t)cli_long("--thumb-size", optarg, 1, 1024); break;
+    case 'h': usage();
+    case 'V': cli_version();
+    default: cli_bad_option(argv, shortopts);
+    }
+  }
+  for (; optind < argc; optind++) {
+    if (nruns == MAX_RUNS) cli_usage_error("at most %d rankings", MAX_RUNS);
+    run_arg(argv[optind], &rname[nruns], &rpath[nruns], names[nruns], sizeof names[nruns]);
+    if (strcmp(rpath[nruns], "-") == 0 && ++stdin_runs > 1) cli_usage_error("only one ranking can be stdin");
+    nruns++;
+  }
+  if (nruns == 0) {
+    rname[0] = "stdin";
+    rpath[0] = "-";
+    nruns = 1;
+  }
+  for (size_t r = 0; r < nruns; r++) {
+    runs[r].name = rname[r];
+    runs[r].path = rpath[r];
+  }
+  if (!qrels == !(qlabels || dblabels))
+    cli_usage_error("give the ground truth as --qrels, or as --query-labels and --db-labels");
+  if (!qrels && !(qlabels && dblabels))
+    cli_usage_error("--query-labels and --db-labels go together");
+  if (qrels && exclude_self) cli_usage_error("--exclude-self goes with labels, not --qrels");
+  if (have_shape != (topts.vectors[0] || topts.vectors[1]))
+    cli_usage_error(have_shape ? "--image-shape needs --query-vectors or --db-vectors"
+                               : "--query-vectors and --db-vectors need --image-shape");
+  if (have_shape && topts.images_dir) cli_usage_error("--images or --image-shape, not both");
+  if (topts.range.invert && !have_shape) cli_usage_error("--invert goes with --image-shape");
+  if (topts.range.fixed && !have_shape) cli_usage_error("--pixel-range goes with --image-shape");
+  if (topts.embed && have_shape) cli_usage_error("--embed-images is for --images; rendered vectors are always embedded");
+
+  {
+    const char *inputs[MAX_RUNS + MAX_JUNK + 8];
+    size_t n = 0;
+    const char *more[] = {qrels, qlabels, dblabels, qids, dbids, queries_file,
+                          topts.vectors[0], topts.vectors[1]};
+    for (size_t i = 0; i < nruns; i++) inputs[n++] = rpath[i];
+    for (size_t i = 0; i < njunk; i++) inputs[n++] = junk[i];
+    for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) inputs[n++] = more[i];
+    cli_refuse_clobber(output, inputs, n);
+  }
+  if (have_shape) topts.shape = &shape;
+  topts.ids_are_paths = !topts.images_dir && !have_shape;
+  topts.ids[SLEM_THUMB_QUERY] = qids;
+  topts.ids[SLEM_THUMB_DB] = dbids;
+  if (strcmp(output, "-") != 0) {
+    char *copy = strdup(output);
+    if (!copy || !(outdir = strdup(dirname(copy)))) {
+      free(copy);
+      slem_error(&err, SLEM_ENOMEM, "out of memory");
+      goto fail;
+    }
+    free(copy);
+    topts.base_dir = outdir;
+  }
+  if (qrels) snprintf(note, sizeof note, "qrels %s", base_name(qrels));
+  else snprintf(note, sizeof note, "labels %s and %s", base_name(qlabels), base_name(dblabels));
+  if (njunk) snprintf(note + strlen(note), sizeof note - strlen(note), ", junk from %zu file%s", njunk, njunk > 1 ? "s" : "");
+  opts.truth_note = note;
+
+  spec.qrels = qrels;
+  spec.qlabels = qlabels;
+  spec.dblabels = dblabels;
+  if (!qrels) { /* with qrels the ids files name the vectors' rows only */
+    spec.qids = qids;
+    spec.dbids = dbids;
+  }
+  spec.exclude_self = exclude_self;
+  spec.junk = junk;
+  spec.njunk = njunk;
+  if (slem_report_make(output, &spec, runs, nruns, fmt, queries_file, &opts, &topts, &missing,
+                       first, sizeof first, &err) != SLEM_OK)
+    goto fail;
+  if ((topts.images_dir || have_shape) && missing)
+    cli_warn("%zu ids shown have no picture (the first: '%s')", missing, first);
+  goto done;
+fail:
+  status = cli_fail(&err);
+done:
+  free(outdir);
+  return cli_close_stdout(status);
+}

@@ -1,0 +1,41 @@
+/* Figures as inline SVG, drawn by slem itself: precision-recall curves and a histogram.
+ *
+ * The output is an <svg> element for an HTML page (no XML prolog), sized in CSS pixels
+ * with a viewBox so that it scales with the page. Texts are escaped (html.h). Write
+ * errors are left on the stream for slem_out_commit().
+ */
+#ifndef SLEM_PLOT_H
+#define SLEM_PLOT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* One line or one set of bars: name (shown in the legend), colour ("#rrggbb"). */
+typedef struct SlemSeries {
+  const char *name;
+  const char *colour;
+  const double *y;  /* y(n) */
+  size_t n;
+} SlemSeries;
+
+/* The run colours the report uses, in order, cycling after the last. Static storage. */
+const char *slem_plot_colour(size_t i);
+
+/* Precision against recall, one line per series: series[i].y(n) is the interpolated
+ * precision at recall j / (n - 1), n >= 2, as slem-eval --curve prints it. Each line is
+ * a <path class="pr" data-run="NAME"> whose "d" holds the points in data units, recall
+ * as "%.6g" and precision as "%.6f" (the very numbers of slem-eval --curve), drawn through
+ * a transform onto the axes; legend labels are taken from legend[i] when not NULL. */
+void slem_plot_pr(FILE *fp, const SlemSeries *series, size_t nseries, const char *const *legend);
+
+/* A histogram of values in [0, 1] in nbins equal bins (the last one closed), the series
+ * side by side in each bin: series[i].y(n) are one run's values (e.g. per-query AP).
+ * Each bar is a <rect class="bar"> with a data-count attribute and a <title>. */
+void slem_plot_histogram(FILE *fp, const SlemSeries *series, size_t nseries, size_t nbins,
+                         const char *xlabel);
+
+/* The bin of v among nbins equal bins over [0, 1]: values below 0 go to the first, 1
+ * and above to the last. */
+size_t slem_plot_bin(double v, size_t nbins);
+
+#endif

@@ -1,0 +1,131 @@
+#!/bin/sh
+# CLI tests of slem-report: the page's numbers against slem-eval's, pictures from vectors,
+# from a folder (linked and embedded) and from ids that are paths, escaping, the query
+# list, and bad inputs (message, status, no page, an existing page untouched). Run from
+# the top of the tree.
+. "$(dirname "$0")/testlib.sh"
+D=$TOP/testdata/digits
+E=$TOP/testdata/eval
+LABELS="--query-labels $D/queries.labels --db-labels $D/database.labels"
+hits() { grep -o '<figure class="hit ' "$1" | wc -l | tr -d ' '; }
+
+# ---- the numbers are slem-eval's ----
+# shellcheck disable=SC2086
+check "two runs" slem-report $LABELS -o "$T/r.html" cosine="$E/cosine-full.tsv" "$E/slem-top100.tsv"
+for run in cosine-full slem-top100; do
+  for ap in trec oxford; do
+    # shellcheck disable=SC2086
+    slem-eval $LABELS --ap $ap "$E/$run.tsv" >"$T/eval.$ap"
+  done
+  name=$run
+  [ $run = cosine-full ] && name=cosine
+  # the row of the run: its cells' titles hold the values as slem-eval prints them
+  row=$(grep "<span class=\"swatch\"[^>]*></span>$name<span class=\"src\"" "$T/r.html" | head -1)
+  cells=$(printf '%s\n' "$row" | grep -o 'title="[0-9.]*"' | sed 's/title="\(.*\)"/\1/' | tr '\n' ' ')
+  want="$(awk -F '\t' '$1 == "mAP" { print $2 }' "$T/eval.trec") $(awk -F '\t' '$1 == "mAP" { print $2 }' "$T/eval.oxford")"
+  want="$want $(awk -F '\t' '$1 ~ /^(P@1|P@5|P@10|R@100)$/ { printf "%s ", $2 }' "$T/eval.trec")"
+  [ "$(echo $cells)" = "$(echo $want)" ] && ok || bad "$name: table '$cells', slem-eval '$want'"
+done
+[ "$(hits "$T/r.html")" = 320 ] && ok || bad "two runs: $(hits "$T/r.html") results shown, expected 320"
+grep -q '<h2>Queries where the runs differ most' "$T/r.html" && ok || bad "two runs: section title"
+
+# one run, 4 queries, top 5, no extremes; the run named by its file
+# shellcheck disable=SC2086
+check "one run" slem-report $LABELS --queries 4 --top 5 --extremes 0 -o "$T/one.html" "$E/cosine-full.tsv"
+[ "$(hits "$T/one.html")" = 20 ] && ok || bad "one run: $(hits "$T/one.html") results, expected 20"
+grep -q '</span>cosine-full<span' "$T/one.html" && ok || bad "one run: not named after its file"
+grep -q 'Queries from worst to best' "$T/one.html" && ok || bad "one run: section title"
+
+# the ranking from stdin, the page to stdout
+# shellcheck disable=SC2086
+check "stdin to stdout" slem-report $LABELS --extremes 0 --queries 2 --top 3 <"$E/cosine-full.tsv"
+[ "$(hits "$T/out")" = 6 ] && ok || bad "stdin: $(hits "$T/out") results"
+
+# ---- pictures ----
+# rendered vectors: every shown id has a PNG (10 + 12 queries, 320 results)
+# shellcheck disable=SC2086
+check "vectors" slem-report $LABELS --image-shape 8x8 --pixel-range 0:16 --invert \
+  --query-vectors "$D/queries.fvecs" --db-vectors "$D/database.fvecs" -o "$T/v.html" \
+  cosine="$E/cosine-full.tsv" SLEM="$E/slem-top100.tsv"
+n=$(grep -o '<img src="data:image/png;base64,' "$T/v.html" | wc -l)
+[ "$n" = 342 ] && ok || bad "vectors: $n pictures, expected 342"
+[ ! -s "$T/err" ] && ok || bad "vectors: unexpected warning: $(cat "$T/err")"
+# the same with ids
+# shellcheck disable=SC2086
+slem-match --normalize -k 20 -d "$D/database.fvecs" --query-ids "$D/queries.ids" \
+  --db-ids "$D/database.ids" -o "$T/ids.tsv" "$D/queries.fvecs"
+# shellcheck disable=SC2086
+check "vectors by id" slem-report $LABELS --query-ids "$D/queries.ids" --db-ids "$D/database.ids" \
+  --image-shape 8x8 --query-vectors "$D/queries.fvecs" --db-vectors "$D/database.fvecs" \
+  --queries 3 --extremes 0 -o "$T/vid.html" "$T/ids.tsv"
+n=$(grep -o '<img src="data:image/png;base64,' "$T/vid.html" | wc -l)
+[ "$n" = 33 ] && ok || bad "vectors by id: $n pictures, expected 33"
+
+# a folder of image files, linked relative to the page, or embedded
+mkdir -p "$T/imgs" "$T/pages"
+printf 'q 0 a 1\nq 0 c 1\n' >"$T/q.qrels"
+printf 'q\t1\ta\t0.9\nq\t2\tb\t0.8\nq\t3\tc\t0.7\n' >"$T/run.tsv"
+printf 'GIF89a' >"$T/imgs/a.gif"
+printf 'PNG' >"$T/imgs/q.PNG"
+check "folder" slem-report --qrels "$T/q.qrels" --images "$T/imgs" -o "$T/pages/f.html" "$T/run.tsv"
+grep -q '<img src="../imgs/a.gif" alt="a">' "$T/pages/f.html" && ok || bad "folder: no relative link to a.gif"
+grep -q '<img src="../imgs/q.PNG" alt="q">' "$T/pages/f.html" && ok || bad "folder: no link to the query's picture"
+grep -q '<span class="pic tile">b</span>' "$T/pages/f.html" && ok || bad "folder: b without a picture is not a tile"
+grep -q "warning: 2 ids shown have no picture (the first: 'b')" "$T/err" && ok || bad "folder: no warning about b and c: $(cat "$T/err")"
+check "embedded" slem-report --qrels "$T/q.qrels" --images "$T/imgs" --embed-images -o "$T/pages/e.html" "$T/run.tsv"
+grep -q '<img src="data:image/gif;base64,R0lGODlh" alt="a">' "$T/pages/e.html" && ok || bad "embedded: a.gif"
+# ids that are paths
+printf 'q 0 %s 1\n' "$T/imgs/a.gif" >"$T/p.qrels"
+printf 'q\t1\t%s\t0.9\n' "$T/imgs/a.gif" >"$T/p.tsv"
+check "ids are paths" slem-report --qrels "$T/p.qrels" -o "$T/pages/p.html" "$T/p.tsv"
+grep -q '<img src="../imgs/a.gif"' "$T/pages/p.html" && ok || bad "ids are paths: no link"
+
+# ---- escaping: ids, names and title are text ----
+printf '<script>x 0 "a" 1\n' >"$T/x.qrels"
+printf '<script>x\t1\t"a"\t0.9\n' >"$T/x.tsv"
+check "escaping" slem-report --qrels "$T/x.qrels" --title "<b>T</b>" -o "$T/x.html" "<i>n</i>=$T/x.tsv"
+grep -q '<script' "$T/x.html" && bad "escaping: a <script> element" || ok
+grep -q '&lt;script&gt;x' "$T/x.html" && ok || bad "escaping: the query id is not shown as text"
+grep -q 'alt="&quot;a&quot;"\|title="rank 1: &quot;a&quot; (relevant)' "$T/x.html" && ok || bad "escaping: quotes in an attribute"
+grep -q '<i>\|<b>T' "$T/x.html" && bad "escaping: markup from a name or the title" || ok
+
+# ---- --queries FILE ----
+printf '5\n9\n' >"$T/list"
+# shellcheck disable=SC2086
+check "query list" slem-report $LABELS --queries "$T/list" --extremes 0 -o "$T/l.html" "$E/cosine-full.tsv"
+[ "$(grep -o '<figure class="q"' "$T/l.html" | wc -l)" = 2 ] && ok || bad "query list: not 2 queries"
+grep -q '<h2>Chosen queries' "$T/l.html" && ok || bad "query list: section title"
+
+# ---- bad inputs: message, status, no page; an existing page untouched ----
+echo keep >"$T/keep.html"
+# shellcheck disable=SC2086
+expect_fail "no ground truth" 2 "ground truth" "$T/none.html" slem-report -o "$T/none.html" "$E/cosine-full.tsv"
+# shellcheck disable=SC2086
+expect_fail "shape without vectors" 2 "needs --query-vectors" "$T/none.html" slem-report $LABELS --image-shape 8x8 -o "$T/none.html" "$E/cosine-full.tsv"
+# shellcheck disable=SC2086
+expect_fail "bad shape" 2 "image shape '8x8x2'" "$T/none.html" slem-report $LABELS --image-shape 8x8x2 --db-vectors "$D/database.fvecs" -o "$T/none.html" "$E/cosine-full.tsv"
+# shellcheck disable=SC2086
+expect_fail "bad range" 2 "pixel range" "$T/none.html" slem-report $LABELS --image-shape 8x8 --pixel-range 3:1 --db-vectors "$D/database.fvecs" -o "$T/none.html" "$E/cosine-full.tsv"
+# shellcheck disable=SC2086
+expect_fail "two stdin" 2 "only one ranking can be stdin" "$T/none.html" slem-report $LABELS -o "$T/none.html" - -
+# shellcheck disable=SC2086
+slem-report $LABELS --image-shape 28x28 --db-vectors "$D/database.fvecs" -o "$T/keep.html" "$E/cosine-full.tsv" 2>"$T/err"
+st=$?
+[ $st = 1 ] && grep -q "database.fvecs: dimension 64" "$T/err" && [ "$(cat "$T/keep.html")" = keep ] &&
+  ! ls -a "$T" | grep -q '\.tmp\.' && ok || bad "dimension mismatch: status $st, $(cat "$T/err")"
+printf '5\nnope\n' >"$T/badlist"
+# shellcheck disable=SC2086
+expect_fail "unknown query in the list" 1 "badlist: line 2: query 'nope'" "$T/none.html" slem-report $LABELS --queries "$T/badlist" -o "$T/none.html" "$E/cosine-full.tsv"
+printf 'q\t1\n' >"$T/short.tsv"
+# shellcheck disable=SC2086
+expect_fail "bad ranking" 1 "short.tsv: line 1" "$T/none.html" slem-report $LABELS -o "$T/none.html" "$T/short.tsv"
+# shellcheck disable=SC2086
+expect_fail "bad ranking on stdin" 1 "<stdin>: line 1" "$T/none.html" sh -c "slem-report $LABELS -o '$T/none.html' <'$T/short.tsv'"
+ls "${TMPDIR:-/tmp}"/slem-report.* >/dev/null 2>&1 && bad "stdin: a temporary copy left behind" || ok
+# shellcheck disable=SC2086
+expect_fail "page over its input" 2 "" "-" slem-report $LABELS -o "$T/run.tsv" "$T/run.tsv"
+
+check "--help" slem-report --help
+grep -q -- '--image-shape' "$T/out" && ok || bad "--help lacks --image-shape"
+check "--version" slem-report --version
+finish cli-report
