@@ -37,12 +37,13 @@ endif
 CFLAGS    ?= $(OPT) -g
 ALL_CFLAGS = -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter $(SAN) $(CFLAGS) $(CPPFLAGS)
 ALL_LDFLAGS = $(SAN) $(LDFLAGS)
-LIBS      = -lgsl -Wl,--push-state,--no-as-needed $(BLAS_LIBS) -Wl,--pop-state -lcjson -lm -lpthread -ldl
+# LIBLINEAR (Debian's liblinear-dev) trains slem-esvm's exemplar SVMs.
+LIBS      = -llinear -lgsl -Wl,--push-state,--no-as-needed $(BLAS_LIBS) -Wl,--pop-state -lcjson -lm -lpthread -ldl
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
 LIB_SRC   = $(wildcard lib/*.c)
 LIB_OBJ   = $(LIB_SRC:lib/%.c=build/lib/%.o)
-TOOLS     = slem-negstats slem-encode slem-match slem-eval slem-merge
+TOOLS     = slem-negstats slem-encode slem-match slem-eval slem-merge slem-esvm
 BINS      = $(TOOLS:%=bin/%)
 CLI_OBJ   = build/cmd/cli.o
 TEST_SRC  = $(wildcard tests/check_*.c)
@@ -84,7 +85,7 @@ unit-test: $(TEST_BINS)
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; $$t; done
 
 cli-test: $(BINS) build/tests/faultshim.so
-	@sh tests/cli.sh && sh tests/cli-blas.sh && sh tests/cli-install.sh && sh tests/cli-eval.sh && sh tests/cli-trec.sh && sh tests/cli-merge.sh && sh tests/cli-kernel.sh && sh tests/cli-formats.sh && sh tests/cli-exact.sh && sh tests/faults.sh && sh tests/crash.sh
+	@sh tests/cli.sh && sh tests/cli-blas.sh && sh tests/cli-install.sh && sh tests/cli-eval.sh && sh tests/cli-trec.sh && sh tests/cli-merge.sh && sh tests/cli-kernel.sh && sh tests/cli-formats.sh && sh tests/cli-exact.sh && sh tests/cli-esvm.sh && sh tests/faults.sh && sh tests/crash.sh
 
 man-test: $(BINS)
 	@sh tests/man-examples.sh $(MANS) $(SCRIPT_MANS)

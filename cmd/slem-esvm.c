@@ -1,0 +1,169 @@
+/* slem-esvm: exemplar-SVM descriptors (or classifiers) of vectors, trained by LIBLINEAR. */
+#define _POSIX_C_SOURCE 200809L
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/esvm.h"
+#include "../lib/slem.h"
+#include "../lib/vecs.h"
+#include "cli.h"
+
+static void __attribute__((noreturn)) usage(void) {
+  printf(
+      "Usage: slem-esvm [OPTION]... -n NEGATIVES [INPUT]\n"
+      "Train one linear SVM per vector of INPUT (default: stdin) against every vector of\n"
+      "NEGATIVES, with LIBLINEAR's dual coordinate descent, and write its weight vector\n"
+      "w / |w| (the exemplar-SVM descriptor), one row per vector, float32.\n"
+      "\n"
+      "  -n, --negatives FILE     the pool of negatives, loaded once (required)\n"
+      "  -C C                     cost of a margin violation (default 1)\n"
+      "      --pos-weight W       the positive's cost is C * W (default 1)\n"
+      "      --solver S           l1: hinge loss (default), l2: squared hinge\n"
+      "      --bias B             constant feature B appended to every vector, its weight\n"
+      "                           regularised like the others, b = B w_B (default 1;\n"
+      "                           0: no bias term)\n"
+      "      --eps E              LIBLINEAR's stopping tolerance (default 1e-4); a problem\n"
+      "                           that reaches LIBLINEAR's iteration limit first is solved\n"
+      "                           again at 10 E, 100 E, ... up to 0.1\n"
+      "      --classifier         write w (d values) then b: w . z + b scores a vector z\n"
+      "  -o, --output OUT         write here (default: stdout)\n"
+      "  -f, --format FMT         input format of INPUT and NEGATIVES: fvecs, bvecs, ivecs,\n"
+      "                           npy, text (default: from the extension, else the content)\n"
+      "  -F, --output-format FMT  fvecs, npy, text, ivecs, bvecs (default: from OUT's\n"
+      "                           extension, else fvecs)\n"
+      "  -b, --block N            vectors read per block (default 256)\n"
+      "  -t, --threads N          worker threads (default: SLEM_THREADS, else all cores);\n"
+      "                           the output does not depend on it\n"
+      "  -q, --quiet              no progress or warnings\n"
+      "  -h, --help               show this help and exit\n"
+      "  -V, --version            show the version, the BLAS and the LIBLINEAR, and exit\n"
+      "\n"
+      "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
+      "See slem-esvm(1).\n");
+  exit(cli_close_stdout(CLI_EXIT_OK));
+}
+
+static void __attribute__((noreturn)) version(void) {
+  printf("%s %s\nBLAS: %s\nSVM solver: %s\n", cli_prog(), SLEM_VERSION, slem_blas_library(),
+         slem_esvm_liblinear());
+  exit(cli_close_stdout(CLI_EXIT_OK));
+}
+
+static void progress(void *ctx, uint64_t done) {
+  if (!*(int *)ctx) cli_progress("exemplar SVMs trained", done);
+}
+
+int main(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"negatives", required_argument, 0, 'n'}, {"pos-weight", required_argument, 0, 'W'},
+      {"solver", required_argument, 0, 'S'},    {"bias", required_argument, 0, 'B'},
+      {"eps", required_argument, 0, 'E'},       {"classifier", no_argument, 0, 'K'},
+      {"output", required_argument, 0, 'o'},    {"format", required_argument, 0, 'f'},
+      {"output-format", required_argument, 0, 'F'}, {"block", required_argument, 0, 'b'},
+      {"threads", required_argument, 0, 't'},   {"quiet", no_argument, 0, 'q'},
+      {"help", no_argument, 0, 'h'},            {"version", no_argument, 0, 'V'},
+      {0, 0, 0, 0}};
+  const char *neg_path = NULL, *output = "-", *input = "-";
+  SlemFormat ifmt = SLEM_FMT_AUTO, ofmt = SLEM_FMT_AUTO;
+  SlemEsvmOpts opts;
+  int quiet = 0, c, status = CLI_EXIT_OK;
+  long threads = 0;
+  size_t block = 256;
+  SlemVecReader *nr = NULL, *r = NULL;
+  SlemVecWriter *w = NULL;
+  SlemEsvm *esvm = NULL;
+  SlemError err;
+  const char *env;
+
+  cli_init(argv[0]);
+  slem_esvm_opts_init(&opts);
+  while ((c = getopt_long(argc, argv, "n:C:o:f:F:b:t:qhV", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'n': neg_path = optarg; break;
+    case 'C':
+      opts.C = cli_double("-C", optarg);
+      if (!(opts.C > 0)) cli_usage_error("-C: must be positive, not %s", optarg);
+      break;
+    case 'W':
+      opts.pos_weight = cli_double("--pos-weight", optarg);
+      if (!(opts.pos_weight > 0)) cli_usage_error("--pos-weight: must be positive, not %s", optarg);
+      break;
+    case 'S':
+      if (strcmp(optarg, "l1") == 0) opts.loss = SLEM_ESVM_HINGE;
+      else if (strcmp(optarg, "l2") == 0) opts.loss = SLEM_ESVM_SQUARED_HINGE;
+      else cli_usage_error("--solver: '%s' is not l1 (hinge) or l2 (squared hinge)", optarg);
+      break;
+    case 'B':
+      opts.bias = cli_double("--bias", optarg);
+      if (opts.bias < 0) cli_usage_error("--bias: must be 0 (no bias) or positive, not %s", optarg);
+      break;
+    case 'E':
+      opts.eps = cli_double("--eps", optarg);
+      if (!(opts.eps > 0)) cli_usage_error("--eps: must be positive, not %s", optarg);
+      break;
+    case 'K': opts.classifier = 1; break;
+    case 'o': output = optarg; break;
+    case 'f':
+      if (slem_format_parse(&ifmt, optarg) != SLEM_OK)
+        cli_usage_error("--format: unknown format '%s' (fvecs, bvecs, ivecs, npy, text)", optarg);
+      break;
+    case 'F':
+      if (slem_format_parse(&ofmt, optarg) != SLEM_OK || ofmt == SLEM_FMT_AUTO)
+        cli_usage_error("--output-format: unknown format '%s' (fvecs, npy, text, ivecs, bvecs)",
+                        optarg);
+      break;
+    case 'b': block = (size_t)cli_long("--block", optarg, 1, 1L << 20); break;
+    case 't': threads = cli_long("--threads", optarg, 1, 256); break;
+    case 'q': quiet = 1; break;
+    case 'h': usage();
+    case 'V': version();
+    default: cli_usage_error("unknown option");
+    }
+  }
+  if (!neg_path) cli_usage_error("no negatives: give -n NEGATIVES");
+  if (optind < argc) input = argv[optind++];
+  if (optind < argc) cli_usage_error("one input at a time: unexpected '%s'", argv[optind]);
+  if (strcmp(input, "-") == 0 && strcmp(neg_path, "-") == 0)
+    cli_usage_error("the negatives and the input cannot both be stdin");
+  env = getenv("SLEM_THREADS");
+  if (threads <= 0 && env && *env) threads = cli_long("SLEM_THREADS", env, 1, 256);
+  opts.threads = (int)threads;
+  slem_set_threads(1); /* the parallelism is over exemplars, not inside BLAS */
+
+  if (slem_vecreader_open(&nr, neg_path, ifmt, &err) != SLEM_OK ||
+      slem_esvm_new(&esvm, nr, &opts, &err) != SLEM_OK ||
+      slem_vecreader_open(&r, input, ifmt, &err) != SLEM_OK)
+    goto fail;
+  if (slem_vecreader_dim(r) != slem_esvm_dim(esvm)) {
+    slem_error(&err, SLEM_EFORMAT, "%s: dimension %zu, but the negatives %s have dimension %zu",
+               slem_vecreader_name(r), slem_vecreader_dim(r), slem_vecreader_name(nr),
+               slem_esvm_dim(esvm));
+    goto fail;
+  }
+  if (slem_vecwriter_open(&w, output, ofmt, slem_esvm_out_dim(esvm), slem_vecreader_count(r),
+                          &err) != SLEM_OK ||
+      slem_esvm_encode_stream(esvm, r, w, block, progress, &quiet, &err) != SLEM_OK)
+    goto fail;
+  cli_progress_done();
+  status = slem_vecwriter_close(w, &err) == SLEM_OK ? CLI_EXIT_OK : cli_fail(&err);
+  w = NULL;
+  if (status == CLI_EXIT_OK && !quiet && slem_esvm_loosened(esvm) > 0)
+    cli_warn("%" PRIu64 " exemplar SVMs reached LIBLINEAR's iteration limit at --eps %g and "
+             "were solved to a looser tolerance (%" PRIu64 " not even to 0.1)",
+             slem_esvm_loosened(esvm), opts.eps, slem_esvm_unconverged(esvm));
+  if (status == CLI_EXIT_OK && !quiet && slem_esvm_zeros(esvm) > 0)
+    cli_warn("%" PRIu64 " exemplar SVMs have w = 0 (their %s zero)", slem_esvm_zeros(esvm),
+             opts.classifier ? "w are" : "descriptors are");
+  goto done;
+fail:
+  status = cli_fail(&err);
+done:
+  slem_vecwriter_abort(w);
+  slem_esvm_free(esvm);
+  slem_vecreader_free(r);
+  slem_vecreader_free(nr);
+  return cli_close_stdout(status);
+}
