@@ -46,14 +46,8 @@ static void __attribute__((noreturn)) usage(void) {
   exit(cli_close_stdout(CLI_EXIT_OK));
 }
 
-static void __attribute__((noreturn)) version(void) {
-  printf("%s %s\nBLAS: %s\nSVM solver: %s\n", cli_prog(), SLEM_VERSION, slem_blas_library(),
-         slem_esvm_liblinear());
-  exit(cli_close_stdout(CLI_EXIT_OK));
-}
-
 static void progress(void *ctx, uint64_t done) {
-  if (!*(int *)ctx) cli_progress("exemplar SVMs trained", done);
+  cli_progress_of("exemplar SVMs trained", done, *(uint64_t *)ctx);
 }
 
 int main(int argc, char **argv) {
@@ -77,8 +71,10 @@ int main(int argc, char **argv) {
   SlemEsvm *esvm = NULL;
   SlemError err;
   const char *env;
+  uint64_t total;
 
   cli_init(argv[0]);
+  cli_version_extra(slem_esvm_liblinear());
   slem_esvm_opts_init(&opts);
   while ((c = getopt_long(argc, argv, "n:C:o:f:F:b:t:qhV", longopts, NULL)) != -1) {
     switch (c) {
@@ -119,8 +115,8 @@ int main(int argc, char **argv) {
     case 't': threads = cli_long("--threads", optarg, 1, 256); break;
     case 'q': quiet = 1; break;
     case 'h': usage();
-    case 'V': version();
-    default: cli_usage_error("unknown option");
+    case 'V': cli_version();
+    default: cli_bad_option(argv, "n:C:o:f:F:b:t:qhV");
     }
   }
   if (!neg_path) cli_usage_error("no negatives: give -n NEGATIVES");
@@ -128,6 +124,11 @@ int main(int argc, char **argv) {
   if (optind < argc) cli_usage_error("one input at a time: unexpected '%s'", argv[optind]);
   if (strcmp(input, "-") == 0 && strcmp(neg_path, "-") == 0)
     cli_usage_error("the negatives and the input cannot both be stdin");
+  {
+    const char *inputs[2] = {neg_path, input};
+    cli_refuse_clobber(output, inputs, 2);
+  }
+  cli_set_quiet(quiet);
   env = getenv("SLEM_THREADS");
   if (threads <= 0 && env && *env) threads = cli_long("SLEM_THREADS", env, 1, 256);
   opts.threads = (int)threads;
@@ -143,9 +144,10 @@ int main(int argc, char **argv) {
                slem_esvm_dim(esvm));
     goto fail;
   }
+  total = slem_vecreader_count(r) > 0 ? (uint64_t)slem_vecreader_count(r) : 0;
   if (slem_vecwriter_open(&w, output, ofmt, slem_esvm_out_dim(esvm), slem_vecreader_count(r),
                           &err) != SLEM_OK ||
-      slem_esvm_encode_stream(esvm, r, w, block, progress, &quiet, &err) != SLEM_OK)
+      slem_esvm_encode_stream(esvm, r, w, block, progress, &total, &err) != SLEM_OK)
     goto fail;
   cli_progress_done();
   status = slem_vecwriter_close(w, &err) == SLEM_OK ? CLI_EXIT_OK : cli_fail(&err);

@@ -58,7 +58,7 @@ slem-esvm -q --classifier -n "$D/negatives.fvecs" -F npy -o "$T/c.npy" "$E/digit
 head -c 128 "$T/c.npy" | grep -q "'shape': (20, 65)" && ok || bad "classifier npy shape (20, 65)"
 slem-esvm -n "$D/negatives.fvecs" -o "$T/o.fvecs" "$D/queries.fvecs" 2>"$T/err"
 [ ! -s "$T/err" ] || grep -q "looser tolerance" "$T/err" && ok || bad "unexpected stderr: $(cat "$T/err")"
-slem-esvm --version >"$T/v" && grep -q "^SVM solver: LIBLINEAR [0-9]" "$T/v" && grep -q "^BLAS: " "$T/v" &&
+slem-esvm --version >"$T/v" && grep -q "^LIBLINEAR [0-9]" "$T/v" && grep -q "^BLAS: " "$T/v" &&
   ok || bad "--version does not name LIBLINEAR: $(cat "$T/v")"
 slem-esvm --help | grep -q -- "--pos-weight" && ok || bad "--help"
 
