@@ -10,10 +10,22 @@ and intercept settings as slem-esvm and a tolerance far tighter than slem's defa
   ref-<case>.npy   w (d values) then b (intercept_), float64, one row per positive;
   ref-<case>.txt   the same as text (%.17g), for the CLI tests.
 The cases are listed in esvm/cases.txt: name, C, positive weight, loss, bias.
+
+calibration: Platt's sigmoid per exemplar, fitted independently of slem's Newton method:
+scipy.optimize.minimize (trust-exact, exact gradient and Hessian, then scipy.optimize.root
+on its gradient) on the same negative log-likelihood with Platt's targets (N+ + 1)/(N+ + 2) and 1/(N- + 2), checked against
+scikit-learn's own sigmoid calibration (CalibratedClassifierCV(method='sigmoid') calls it):
+  clf-digits20.fvecs     the LinearSVC classifiers of the digits case, as float32 (w, b)
+  digits-q20.labels      their labels (the first 20 test queries' digits)
+  calib-digits20.txt     "a b" per exemplar, P = 1 / (1 + exp(-a (s - b))), with the
+                         validation digits as positives (same digit) and negatives (other
+                         digits) and the 597 digit negatives as held-out negatives
 """
 import os
 
 import numpy as np
+from scipy.optimize import minimize, root
+from sklearn.calibration import _sigmoid_calibration
 from sklearn.svm import LinearSVC
 
 OUT = "testdata/esvm"
@@ -78,5 +90,61 @@ def esvm():
             f.write(f"{name} {C:g} {wpos:g} {'l1' if loss == 'hinge' else 'l2'} {bias:g}\n")
 
 
+def platt(pos, neg):
+    """(a, b) of 1 / (1 + exp(-a (s - b))) by scipy on Platt's likelihood; z = A s + B."""
+    s = np.concatenate([pos, neg])
+    t = np.concatenate([np.full(len(pos), (len(pos) + 1.0) / (len(pos) + 2.0)),
+                        np.full(len(neg), 1.0 / (len(neg) + 2.0))])
+
+    def f(p):
+        z = p[0] * s + p[1]
+        return np.sum(np.logaddexp(0, z) - (1 - t) * z)
+
+    def g(p):
+        z = p[0] * s + p[1]
+        r = 1 / (1 + np.exp(-z)) - (1 - t)  # d/dz
+        return np.array([np.sum(r * s), np.sum(r)])
+
+    def h(p):
+        z = p[0] * s + p[1]
+        w = 1 / (1 + np.exp(-z)) * (1 / (1 + np.exp(z)))
+        return np.array([[np.sum(w * s * s), np.sum(w * s)], [np.sum(w * s), np.sum(w)]])
+
+    x0 = np.array([0.0, np.log((len(neg) + 1.0) / (len(pos) + 1.0))])
+    res = minimize(f, x0, jac=g, hess=h, method="trust-exact", options={"gtol": 1e-10})
+    # trust-exact stalls near 1e-8 in the gradient: solve g = 0 from there (the NLL is
+    # strictly convex, so its stationary point is the minimum)
+    res = root(g, res.x, jac=h, method="hybr", tol=1e-15)
+    # the gradient over the Hessian's smallest eigenvalue bounds the distance to the optimum
+    step = np.max(np.abs(g(res.x))) / np.linalg.eigvalsh(h(res.x))[0]
+    assert step < 1e-10 * np.max(np.abs(res.x)), res
+    A, B = res.x
+    # scikit-learn's sigmoid calibration: the same model, fitted by BFGS
+    y = np.concatenate([np.ones(len(pos)), np.zeros(len(neg))])
+    skA, skB = _sigmoid_calibration(s, y)
+    assert abs(skA - A) <= 1e-3 * abs(A) and abs(skB - B) <= 1e-3 * (1 + abs(B)), (A, B, skA, skB)
+    return -A, -B / A
+
+
+def calibration():
+    ref = np.load(f"{OUT}/ref-digits.npy")
+    clf = ref.astype("<f4").astype(np.float64)  # the float32 file is the input
+    write_fvecs(f"{OUT}/clf-digits20.fvecs", clf)
+    qlab = open(f"{DIGITS}/queries.labels").read().split()[:20]
+    with open(f"{OUT}/digits-q20.labels", "w") as f:
+        f.write("".join(f"{x}\n" for x in qlab))
+    val = read_fvecs(f"{DIGITS}/validation.fvecs")
+    vlab = open(f"{DIGITS}/validation.labels").read().split()
+    held = read_fvecs(f"{DIGITS}/negatives.fvecs")
+    W, b = clf[:, :-1], clf[:, -1]
+    sval, sheld = val @ W.T + b, held @ W.T + b
+    with open(f"{OUT}/calib-digits20.txt", "w") as f:
+        for e in range(len(clf)):
+            same = np.array([v == qlab[e] for v in vlab])
+            a, bb = platt(sval[same, e], np.concatenate([sval[~same, e], sheld[:, e]]))
+            f.write(f"{a:.17g} {bb:.17g}\n")
+
+
 if __name__ == "__main__":
     esvm()
+    calibration()
