@@ -20,6 +20,14 @@ scikit-learn's own sigmoid calibration (CalibratedClassifierCV(method='sigmoid')
   calib-digits20.txt     "a b" per exemplar, P = 1 / (1 + exp(-a (s - b))), with the
                          validation digits as positives (same digit) and negatives (other
                          digits) and the 597 digit negatives as held-out negatives
+
+expand (testdata/expand/): query expansion by the formula of dirtorch's expand_descriptors,
+normalise(q + sum_{j <= n} s_j^alpha x_j) over the top n by cosine (ties to the lower row),
+written with numpy from the definition (not from slem's code):
+  q.fvecs, q.ids      50 test digits, L2-normalised; db.fvecs, db.ids: 200 database digits
+  aqe-n2.txt          n 2, alpha 0 (AQE) of q against db, %.9g
+  aqe-n5-a3.txt       n 5, alpha 3 (alpha-QE)
+  dba-n2.txt          n 2, alpha 0 of db against itself, self excluded (DBA)
 """
 import os
 
@@ -145,6 +153,37 @@ def calibration():
             f.write(f"{a:.17g} {bb:.17g}\n")
 
 
+def expanded(q, db, n, alpha, exclude_self=False):
+    sim = q @ db.T
+    if exclude_self:
+        np.fill_diagonal(sim, -np.inf)
+    out = np.empty_like(q)
+    for i in range(q.shape[0]):
+        order = np.lexsort((np.arange(db.shape[0]), -sim[i]))
+        gap = sim[i, order[n - 1]] - sim[i, order[n]]
+        assert gap > 2e-6, f"near-tie at rank {n} for vector {i}: choose other data"
+        v = q[i] + sum(db[j] * sim[i, j] ** alpha for j in order[:n])
+        out[i] = v / np.linalg.norm(v)
+    return out
+
+
+def expand():
+    out = "testdata/expand"
+    os.makedirs(out, exist_ok=True)
+    unit = lambda a: a / np.linalg.norm(a, axis=1, keepdims=True)  # noqa: E731
+    q = unit(read_fvecs(f"{DIGITS}/queries.fvecs")[:50]).astype("<f4").astype(np.float64)
+    db = unit(read_fvecs(f"{DIGITS}/database.fvecs")[:200]).astype("<f4").astype(np.float64)
+    write_fvecs(f"{out}/q.fvecs", q)
+    write_fvecs(f"{out}/db.fvecs", db)
+    for name, src, k in (("q.ids", "queries.ids", 50), ("db.ids", "database.ids", 200)):
+        with open(f"{out}/{name}", "w") as f:
+            f.write("".join(open(f"{DIGITS}/{src}").readlines()[:k]))
+    np.savetxt(f"{out}/aqe-n2.txt", expanded(q, db, 2, 0), fmt="%.9g")
+    np.savetxt(f"{out}/aqe-n5-a3.txt", expanded(q, db, 5, 3), fmt="%.9g")
+    np.savetxt(f"{out}/dba-n2.txt", expanded(db, db, 2, 0, exclude_self=True), fmt="%.9g")
+
+
 if __name__ == "__main__":
     esvm()
     calibration()
+    expand()
