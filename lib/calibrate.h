@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "scorer.h"
 #include "vecs.h"
 
 typedef struct SlemSigmoid {
@@ -76,5 +77,15 @@ void slem_calibration_counts(const SlemCalibration *self, size_t i, size_t *npos
 
 /* Writes the file atomically (path, "-": stdout). Errors: SLEM_EIO. */
 int slem_calibration_write(const SlemCalibration *self, const char *path, SlemError *err);
+
+/* The affine scorer (scorer.h): queries are classifiers of d + 1 values (w, then b),
+ * database rows vectors of d values, and the score of row x is w.x + b (one sgemm a tile
+ * in float32, b added in double; exact score: the fixed-order double sum of slem_dot_f32
+ * plus b); with cal (borrowed, may be NULL), the i-th query's score goes through the i-th
+ * sigmoid, a probability. Queries are counted from the first block
+ * on: a query beyond the calibration's count is an error (SLEM_EFORMAT) when its block is
+ * read. Errors of _new: SLEM_ENOMEM. */
+int slem_scorer_affine_new(SlemScorer **self, size_t d, const SlemCalibration *cal,
+                           size_t max_q, size_t max_d, SlemError *err);
 
 #endif

@@ -4,6 +4,7 @@
 #include "testutil.h"
 
 #include "../lib/calibrate.h"
+#include "../lib/match.h"
 
 /* gradient of Platt's NLL at (A, B) = (-a, a b) with the smoothed targets */
 static void platt_gradient(const SlemSigmoid *sg, const double *pos, size_t np,
@@ -161,6 +162,79 @@ START_TEST(bad_inputs) {
 }
 END_TEST
 
+typedef struct Got {
+  size_t n;
+  uint64_t row[3][4];
+  float score[3][4];
+} Got;
+
+static int keep(void *ctx, uint64_t query, const SlemHit *hits, size_t n, SlemError *err) {
+  Got *g = ctx;
+  (void)err;
+  for (size_t i = 0; i < n; i++) {
+    g->row[query][i] = hits[i].row;
+    g->score[query][i] = hits[i].score;
+  }
+  g->n += n;
+  return 0;
+}
+
+/* slem_match with classifier queries: w.x + b, then the query's sigmoid, by hand */
+START_TEST(affine_and_calibrated_match) {
+  char *dbp = tu_path("adb.fvecs"), *qp = tu_path("aq.fvecs"), *cp = tu_path("acal.txt");
+  double db[4 * 2] = {1, 0, 0, 1, 1, 1, -1, 2}, clf[3 * 3] = {1, 2, 0.5, -1, 1, 0, 0.5, 0.5, -2};
+  SlemSigmoid sg[3] = {{2, 1}, {0.5, 0}, {-1, 3}};
+  SlemVecReader *q = NULL, *d = NULL;
+  SlemCalibration *cal = NULL;
+  SlemMatchOpts o;
+  SlemMatchStats st;
+  SlemError err;
+  FILE *f;
+  tu_write_fvecs(dbp, db, 4, 2);
+  tu_write_fvecs(qp, clf, 3, 3);
+  f = fopen(cp, "w");
+  for (int i = 0; i < 3; i++) fprintf(f, "%.17g %.17g\n", sg[i].a, sg[i].b);
+  fclose(f);
+  ck_assert_int_eq(slem_calibration_read(&cal, cp, &err), SLEM_OK);
+  for (int calibrated = 0; calibrated < 2; calibrated++) {
+    Got g = {0};
+    slem_match_opts_init(&o);
+    o.k = 4;
+    if (calibrated) o.calibration = cal;
+    else o.affine = 1;
+    ck_assert_int_eq(slem_vecreader_open(&q, qp, SLEM_FMT_AUTO, &err), SLEM_OK);
+    ck_assert_int_eq(slem_vecreader_open(&d, dbp, SLEM_FMT_AUTO, &err), SLEM_OK);
+    ck_assert_msg(slem_match(q, d, &o, keep, &g, &st, &err) == SLEM_OK, "%s", err.msg);
+    ck_assert_uint_eq(g.n, 12);
+    for (int i = 0; i < 3; i++)
+      for (int r = 0; r < 4; r++) {
+        uint64_t j = g.row[i][r];
+        double s = clf[i * 3] * db[j * 2] + clf[i * 3 + 1] * db[j * 2 + 1] + clf[i * 3 + 2];
+        if (calibrated) s = 1 / (1 + exp(-sg[i].a * (s - sg[i].b)));
+        ck_assert_msg(fabs(g.score[i][r] - s) <= 1e-6 * (1 + fabs(s)), "query %d rank %d: %g, "
+                      "expected %g", i, r, g.score[i][r], s);
+        if (r > 0) ck_assert(g.score[i][r] <= g.score[i][r - 1]);
+      }
+    slem_vecreader_free(q);
+    slem_vecreader_free(d);
+  }
+  /* descriptors where classifiers are expected */
+  slem_match_opts_init(&o);
+  o.calibration = cal;
+  ck_assert_int_eq(slem_vecreader_open(&q, dbp, SLEM_FMT_AUTO, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecreader_open(&d, dbp, SLEM_FMT_AUTO, &err), SLEM_OK);
+  ck_assert_int_eq(slem_match(q, d, &o, keep, NULL, &st, &err), SLEM_EFORMAT);
+  ck_assert_msg(strstr(err.msg, "classifiers of 2 values (w, then b) score vectors of dimension 1"),
+                "%s", err.msg);
+  slem_vecreader_free(q);
+  slem_vecreader_free(d);
+  slem_calibration_free(cal);
+  free(dbp);
+  free(qp);
+  free(cp);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("calibrate");
   TCase *tc = tcase_create("calibrate");
@@ -170,6 +244,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, agrees_with_scipy_on_the_digits);
   tcase_add_test(tc, file_round_trip_is_exact);
   tcase_add_test(tc, bad_inputs);
+  tcase_add_test(tc, affine_and_calibrated_match);
   suite_add_tcase(s, tc);
   return s;
 }

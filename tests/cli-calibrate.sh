@@ -32,6 +32,38 @@ check "no held-out" slem-calibrate $IN -o "$T/val.txt"
 slem-calibrate --help | grep -q -- "--positive-labels" && ok || bad "--help"
 slem-calibrate --version | grep -q "^slem-calibrate " && ok || bad "--version"
 
+# ---- slem-match --affine and --calibration: w.x + b, then the query's sigmoid ----
+check "match affine" slem-match --affine -k 1000 -d "$D/database.fvecs" -o "$T/affine.tsv" "$E/clf-digits20.fvecs"
+check "match calibrated" slem-match --calibration "$E/calib-digits20.txt" -k 5 -d "$D/database.fvecs" \
+  -o "$T/calibrated.tsv" "$E/clf-digits20.fvecs"
+[ "$(wc -l <"$T/calibrated.tsv")" = 100 ] && ok || bad "20 queries x 5 results expected"
+# each calibrated score is the reference sigmoid of the document's affine score (the whole
+# affine ranking is there), best first; an exemplar with a < 0 (its class scores lower than
+# the others) has its order reversed
+awk 'NR == FNR { a[NR - 1] = $1; b[NR - 1] = $2; next }
+  FILENAME ~ /affine/ { s[$1 " " $3] = $4; next }
+  { key = $1 " " $3; if (!(key in s)) { print "missing: " $0; exit 1 }
+    p = 1 / (1 + exp(-a[$1] * (s[key] - b[$1]))); d = p - $4; if (d < 0) d = -d
+    if (d > 1e-6 * p + 1e-12) { print "score: " $0 " expected " p; exit 1 }
+    if ($2 > 1 && $4 > last) { print "order: " $0; exit 1 } last = $4; n++ }
+  END { if (n != 100) exit 1 }' "$E/calib-digits20.txt" "$T/affine.tsv" "$T/calibrated.tsv" >"$T/diff" &&
+  ok || bad "calibrated scores: $(cat "$T/diff")"
+expect_fail "descriptors as classifier queries" 1 "classifiers of 64 values (w, then b) score vectors of dimension 63" "$T/x.tsv" \
+  slem-match --calibration "$E/calib-digits20.txt" -d "$D/database.fvecs" -o "$T/x.tsv" "$D/queries.fvecs"
+expect_fail "classifiers without --affine" 1 "are the queries classifiers (w, then b)? They need --affine" "$T/x.tsv" \
+  slem-match -d "$D/database.fvecs" -o "$T/x.tsv" "$E/clf-digits20.fvecs"
+head -5 "$E/calib-digits20.txt" >"$T/short.txt"
+expect_fail "too few sigmoids" 1 "query 6 has no sigmoid: the calibration holds 5" "$T/x.tsv" \
+  slem-match --calibration "$T/short.txt" -d "$D/database.fvecs" -o "$T/x.tsv" "$E/clf-digits20.fvecs"
+cat "$E/calib-digits20.txt" "$T/short.txt" >"$T/long.txt"
+expect_fail "too many sigmoids" 1 "long.txt: 25 sigmoids for 20 queries" "$T/x.tsv" \
+  slem-match --calibration "$T/long.txt" -d "$D/database.fvecs" -o "$T/x.tsv" "$E/clf-digits20.fvecs"
+expect_fail "calibration with --normalize" 2 "go with neither -c nor --normalize" "$T/x.tsv" \
+  slem-match -n --affine -d "$D/database.fvecs" -o "$T/x.tsv" "$E/clf-digits20.fvecs"
+printf '1 x\n' >"$T/badcal.txt"
+expect_fail "bad calibration file" 1 "badcal.txt: line 1: expected two finite numbers" "$T/x.tsv" \
+  slem-match --calibration "$T/badcal.txt" -d "$D/database.fvecs" -o "$T/x.tsv" "$E/clf-digits20.fvecs"
+
 # ---- errors ----
 # shellcheck disable=SC2086
 expect_fail "descriptors as classifiers" 1 "is it a file of descriptors rather than classifiers" "$T/x.txt" \
