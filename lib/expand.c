@@ -1,6 +1,7 @@
 #include "expand.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,4 +147,110 @@ int slem_expander_run(SlemExpander *self, double *y, const double *q, const size
   else
     self->zeros++;
   return SLEM_OK;
+}
+
+int slem_expand_stream(SlemExpander *self, SlemVecReader *in, const SlemIds *qids,
+                       SlemRankingNextFn next, void *ctx, const char *ranking_name,
+                       SlemVecWriter *out, SlemError *err) {
+  size_t d = self->d, n = self->opts.n, block = slem_block_rows(d), got;
+  double *x = NULL, *y = NULL, *sc = NULL;
+  float *yf = NULL;
+  size_t *rows = NULL;
+  uint64_t done = 0;
+  int status = SLEM_OK;
+  const char *rname = ranking_name ? ranking_name : "the ranking";
+
+  if (slem_vecreader_dim(in) != d)
+    return slem_error(err, SLEM_EFORMAT, "%s: %zu values per row, but the database has dimension "
+                      "%zu%s", slem_vecreader_name(in), slem_vecreader_dim(in), d,
+                      slem_vecreader_dim(in) == d + 1
+                          ? ": is it a file of classifiers (w, then b)? Expansion takes "
+                            "descriptors"
+                          : "");
+  x = malloc(block * d * sizeof *x);
+  y = malloc(d * sizeof *y);
+  yf = malloc(block * d * sizeof *yf);
+  rows = malloc(n * sizeof *rows);
+  sc = malloc(n * sizeof *sc);
+  if (!x || !y || !yf || !rows || !sc) {
+    status = slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", block);
+    goto cleanup;
+  }
+  for (;;) {
+    if ((status = slem_vecreader_read(in, x, block, &got, err)) != SLEM_OK) goto cleanup;
+    if (got == 0) break;
+    for (size_t i = 0; i < got; i++, done++) {
+      const char *qid, *const *docs;
+      const size_t *dlens;
+      const double *scores;
+      size_t qlen, nh, take;
+      char want[32], qname[300];
+      const char *expect = want;
+      if (qids) {
+        if (done >= slem_ids_count(qids)) {
+          status = slem_error(err, SLEM_EFORMAT, "%s: fewer ids than the vectors of %s",
+                              slem_ids_name(qids), slem_vecreader_name(in));
+          goto cleanup;
+        }
+        expect = slem_ids_get(qids, done);
+      } else {
+        snprintf(want, sizeof want, "%llu", (unsigned long long)done);
+      }
+      if ((status = next(ctx, &qid, &qlen, &docs, &dlens, &scores, &nh, err)) != SLEM_OK)
+        goto cleanup;
+      if (!qid) {
+        status = slem_error(err, SLEM_EFORMAT, "%s ends before query '%s' (vector %llu of %s): "
+                            "it must rank every vector, in order", rname, expect,
+                            (unsigned long long)done + 1, slem_vecreader_name(in));
+        goto cleanup;
+      }
+      if (strlen(expect) != qlen || memcmp(expect, qid, qlen) != 0) {
+        status = slem_error(err, SLEM_EFORMAT, "%s: query '%.*s' where '%s' (vector %llu of "
+                            "%s) was expected: the ranking must rank every vector, in order%s",
+                            rname, (int)(qlen < 64 ? qlen : 64), qid, expect,
+                            (unsigned long long)done + 1, slem_vecreader_name(in),
+                            qids ? "" : " (give --query-ids when it names queries by id)");
+        goto cleanup;
+      }
+      snprintf(qname, sizeof qname, "'%s' of %s", expect, rname);
+      take = nh < n ? nh : n;
+      for (size_t j = 0; j < take; j++) {
+        if ((status = slem_expander_row(self, docs[j], dlens[j], &rows[j], err)) != SLEM_OK) {
+          char msg[SLEM_ERRMSG_MAX];
+          snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
+          slem_error(err, status, "%s: query '%s': rank %zu: %s", rname, expect, j + 1, msg);
+          goto cleanup;
+        }
+        sc[j] = scores[j];
+      }
+      if ((status = slem_expander_run(self, y, x + i * d, rows, sc, nh, qname, err)) != SLEM_OK)
+        goto cleanup;
+      for (size_t k = 0; k < d; k++) yf[i * d + k] = (float)y[k];
+    }
+    if ((status = slem_vecwriter_write(out, yf, got, err)) != SLEM_OK) goto cleanup;
+  }
+  {
+    const char *qid, *const *docs;
+    const size_t *dlens;
+    const double *scores;
+    size_t qlen, nh;
+    if ((status = next(ctx, &qid, &qlen, &docs, &dlens, &scores, &nh, err)) != SLEM_OK)
+      goto cleanup;
+    if (qid) {
+      status = slem_error(err, SLEM_EFORMAT, "%s: query '%.*s' after the last of the %llu "
+                          "vectors of %s", rname, (int)(qlen < 64 ? qlen : 64), qid,
+                          (unsigned long long)done, slem_vecreader_name(in));
+      goto cleanup;
+    }
+  }
+  if (qids && done != slem_ids_count(qids))
+    status = slem_error(err, SLEM_EFORMAT, "%s: %zu ids for %llu vectors", slem_ids_name(qids),
+                        slem_ids_count(qids), (unsigned long long)done);
+cleanup:
+  free(x);
+  free(y);
+  free(yf);
+  free(rows);
+  free(sc);
+  return status;
 }
