@@ -43,7 +43,7 @@ CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubun
 
 LIB_SRC   = $(wildcard lib/*.c)
 LIB_OBJ   = $(LIB_SRC:lib/%.c=build/lib/%.o)
-TOOLS     = slem-negstats slem-encode slem-match slem-eval slem-merge slem-esvm slem-calibrate
+TOOLS     = slem-negstats slem-encode slem-match slem-eval slem-merge slem-esvm slem-calibrate slem-expand
 BINS      = $(TOOLS:%=bin/%)
 CLI_OBJ   = build/cmd/cli.o
 TEST_SRC  = $(wildcard tests/check_*.c)
@@ -85,7 +85,7 @@ unit-test: $(TEST_BINS)
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; $$t; done
 
 cli-test: $(BINS) build/tests/faultshim.so
-	@sh tests/cli.sh && sh tests/cli-blas.sh && sh tests/cli-install.sh && sh tests/cli-eval.sh && sh tests/cli-trec.sh && sh tests/cli-merge.sh && sh tests/cli-kernel.sh && sh tests/cli-formats.sh && sh tests/cli-exact.sh && sh tests/cli-esvm.sh && sh tests/cli-calibrate.sh && sh tests/faults.sh && sh tests/crash.sh
+	@sh tests/cli.sh && sh tests/cli-blas.sh && sh tests/cli-install.sh && sh tests/cli-eval.sh && sh tests/cli-trec.sh && sh tests/cli-merge.sh && sh tests/cli-kernel.sh && sh tests/cli-formats.sh && sh tests/cli-exact.sh && sh tests/cli-esvm.sh && sh tests/cli-calibrate.sh && sh tests/cli-expand.sh && sh tests/faults.sh && sh tests/crash.sh
 
 man-test: $(BINS)
 	@sh tests/man-examples.sh $(MANS) $(SCRIPT_MANS)

@@ -150,15 +150,14 @@ int slem_expander_run(SlemExpander *self, double *y, const double *q, const size
 }
 
 int slem_expand_stream(SlemExpander *self, SlemVecReader *in, const SlemIds *qids,
-                       SlemRankingNextFn next, void *ctx, const char *ranking_name,
-                       SlemVecWriter *out, SlemError *err) {
+                       SlemRankReader *r, SlemVecWriter *out, SlemError *err) {
   size_t d = self->d, n = self->opts.n, block = slem_block_rows(d), got;
   double *x = NULL, *y = NULL, *sc = NULL;
   float *yf = NULL;
   size_t *rows = NULL;
   uint64_t done = 0;
   int status = SLEM_OK;
-  const char *rname = ranking_name ? ranking_name : "the ranking";
+  const char *rname = slem_rankreader_name(r);
 
   if (slem_vecreader_dim(in) != d)
     return slem_error(err, SLEM_EFORMAT, "%s: %zu values per row, but the database has dimension "
@@ -180,9 +179,8 @@ int slem_expand_stream(SlemExpander *self, SlemVecReader *in, const SlemIds *qid
     if ((status = slem_vecreader_read(in, x, block, &got, err)) != SLEM_OK) goto cleanup;
     if (got == 0) break;
     for (size_t i = 0; i < got; i++, done++) {
-      const char *qid, *const *docs;
-      const size_t *dlens;
-      const double *scores;
+      const SlemRankQuery *rq;
+      const char *qid;
       size_t qlen, nh, take;
       char want[32], qname[300];
       const char *expect = want;
@@ -196,15 +194,17 @@ int slem_expand_stream(SlemExpander *self, SlemVecReader *in, const SlemIds *qid
       } else {
         snprintf(want, sizeof want, "%llu", (unsigned long long)done);
       }
-      if ((status = next(ctx, &qid, &qlen, &docs, &dlens, &scores, &nh, err)) != SLEM_OK)
-        goto cleanup;
-      if (!qid) {
+      if ((status = slem_rankreader_next(r, &rq, err)) != SLEM_OK) goto cleanup;
+      if (!rq) {
         status = slem_error(err, SLEM_EFORMAT, "%s ends before query '%s' (vector %llu of %s): "
                             "it must rank every vector, in order", rname, expect,
                             (unsigned long long)done + 1, slem_vecreader_name(in));
         goto cleanup;
       }
-      if (strlen(expect) != qlen || memcmp(expect, qid, qlen) != 0) {
+      qid = rq->query;
+      qlen = strlen(qid);
+      nh = rq->n;
+      if (strcmp(expect, qid) != 0) {
         status = slem_error(err, SLEM_EFORMAT, "%s: query '%.*s' where '%s' (vector %llu of "
                             "%s) was expected: the ranking must rank every vector, in order%s",
                             rname, (int)(qlen < 64 ? qlen : 64), qid, expect,
@@ -215,13 +215,14 @@ int slem_expand_stream(SlemExpander *self, SlemVecReader *in, const SlemIds *qid
       snprintf(qname, sizeof qname, "'%s' of %s", expect, rname);
       take = nh < n ? nh : n;
       for (size_t j = 0; j < take; j++) {
-        if ((status = slem_expander_row(self, docs[j], dlens[j], &rows[j], err)) != SLEM_OK) {
+        if ((status = slem_expander_row(self, rq->e[j].id, strlen(rq->e[j].id), &rows[j],
+                                        err)) != SLEM_OK) {
           char msg[SLEM_ERRMSG_MAX];
           snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
           slem_error(err, status, "%s: query '%s': rank %zu: %s", rname, expect, j + 1, msg);
           goto cleanup;
         }
-        sc[j] = scores[j];
+        sc[j] = rq->e[j].score;
       }
       if ((status = slem_expander_run(self, y, x + i * d, rows, sc, nh, qname, err)) != SLEM_OK)
         goto cleanup;
@@ -230,16 +231,12 @@ int slem_expand_stream(SlemExpander *self, SlemVecReader *in, const SlemIds *qid
     if ((status = slem_vecwriter_write(out, yf, got, err)) != SLEM_OK) goto cleanup;
   }
   {
-    const char *qid, *const *docs;
-    const size_t *dlens;
-    const double *scores;
-    size_t qlen, nh;
-    if ((status = next(ctx, &qid, &qlen, &docs, &dlens, &scores, &nh, err)) != SLEM_OK)
-      goto cleanup;
-    if (qid) {
-      status = slem_error(err, SLEM_EFORMAT, "%s: query '%.*s' after the last of the %llu "
-                          "vectors of %s", rname, (int)(qlen < 64 ? qlen : 64), qid,
-                          (unsigned long long)done, slem_vecreader_name(in));
+    const SlemRankQuery *rq;
+    if ((status = slem_rankreader_next(r, &rq, err)) != SLEM_OK) goto cleanup;
+    if (rq) {
+      status = slem_error(err, SLEM_EFORMAT, "%s: line %llu: query '%.64s' after the last of "
+                          "the %llu vectors of %s", rname, (unsigned long long)rq->line,
+                          rq->query, (unsigned long long)done, slem_vecreader_name(in));
       goto cleanup;
     }
   }

@@ -23,6 +23,7 @@
 
 #include "error.h"
 #include "ids.h"
+#include "rankings.h"
 #include "vecs.h"
 
 typedef struct SlemExpandOpts {
@@ -59,22 +60,15 @@ int slem_expander_run(SlemExpander *self, double *y, const double *q, const size
 
 uint64_t slem_expander_zeros(const SlemExpander *self);
 
-/* A ranking's next query, in file order: its id (len qlen) and its n entries, best first,
- * document ids docs[i] (lengths dlens[i]) and scores[i], all valid until the next call;
- * *qid NULL at the end. where (may be NULL) names the ranking for messages. */
-typedef int (*SlemRankingNextFn)(void *ctx, const char **qid, size_t *qlen,
-                                 const char *const **docs, const size_t **dlens,
-                                 const double **scores, size_t *n, SlemError *err);
-
-/* Expands every vector of in (borrowed) with the ranking that next yields and appends the
- * rows to out (borrowed; the caller closes or aborts it). The ranking's queries must be
- * in's vectors, in order: the i-th query's id must be qids' i-th line, or i (0-based)
- * without qids. Errors: SLEM_EFORMAT (in's dimension is not the database's, said to be a
- * classifier file when it is one more; a query id out of order; a document that is not a
- * database row; fewer than n entries; more or fewer queries than vectors; a read error
- * naming file and record), those of the writer and of next. */
+/* Expands every vector of in (borrowed) with the ranking that r (borrowed, at its start;
+ * rankings.h) reads, and appends the rows to out (borrowed; the caller closes or aborts
+ * it). The ranking's queries must be in's vectors, in order: the i-th query's id must be
+ * qids' i-th line, or i (0-based) without qids; its entries are taken in file order, which
+ * is best first in what slem-match writes. Errors: SLEM_EFORMAT (in's dimension is not the
+ * database's, said to be a classifier file when it is one more; a query id out of order;
+ * a document that is not a database row; fewer than n entries; more or fewer queries than
+ * vectors; a read error naming file and record or line), those of the writer. */
 int slem_expand_stream(SlemExpander *self, SlemVecReader *in, const SlemIds *qids,
-                       SlemRankingNextFn next, void *ctx, const char *ranking_name,
-                       SlemVecWriter *out, SlemError *err);
+                       SlemRankReader *r, SlemVecWriter *out, SlemError *err);
 
 #endif
