@@ -122,7 +122,7 @@ build/tests/faultshim.so: tests/faultshim.c | build/tests
 # (-fsanitize=fuzzer,address,undefined) and runs it N seconds from its seed corpus in
 # testdata/fuzz; a crash stops make and leaves the input in build/fuzz. The corpora are
 # replayed by `make check` with the ordinary compiler (fuzz-replay).
-FUZZERS      = vecs cache rank truth kernel
+FUZZERS      = vecs cache rank truth kernel calib
 FUZZ_SECONDS ?= 30
 FUZZ_CC      ?= clang
 FUZZ_BINS    = $(FUZZERS:%=build/fuzz/fuzz_%)
