@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../lib/esvm.h"
+#include "../lib/ids.h"
 #include "../lib/slem.h"
 #include "../lib/vecs.h"
 #include "cli.h"
@@ -34,6 +35,8 @@ static void __attribute__((noreturn)) usage(void) {
       "                           npy, text (default: from the extension, else the content)\n"
       "  -F, --output-format FMT  fvecs, npy, text, ivecs, bvecs (default: from OUT's\n"
       "                           extension, else fvecs)\n"
+      "      --ids FILE           ids of the INPUT vectors, one per line: their count is\n"
+      "                           checked, and warnings name exemplars by id\n"
       "  -b, --block N            vectors read per block (default 256)\n"
       "  -t, --threads N          worker threads (default: SLEM_THREADS, else all cores);\n"
       "                           the output does not depend on it\n"
@@ -44,6 +47,13 @@ static void __attribute__((noreturn)) usage(void) {
       "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
       "See slem-esvm(1).\n");
   exit(cli_close_stdout(CLI_EXIT_OK));
+}
+
+/* "'ID'" with ids, else "vector N" (from 1) */
+static const char *name_of(const SlemIds *ids, uint64_t i, char *buf, size_t len) {
+  if (ids && i < slem_ids_count(ids)) snprintf(buf, len, "'%s'", slem_ids_get(ids, i));
+  else snprintf(buf, len, "vector %" PRIu64, i + 1);
+  return buf;
 }
 
 static void progress(void *ctx, uint64_t done) {
@@ -58,9 +68,10 @@ int main(int argc, char **argv) {
       {"output", required_argument, 0, 'o'},    {"format", required_argument, 0, 'f'},
       {"output-format", required_argument, 0, 'F'}, {"block", required_argument, 0, 'b'},
       {"threads", required_argument, 0, 't'},   {"quiet", no_argument, 0, 'q'},
+      {"ids", required_argument, 0, 'I'},
       {"help", no_argument, 0, 'h'},            {"version", no_argument, 0, 'V'},
       {0, 0, 0, 0}};
-  const char *neg_path = NULL, *output = "-", *input = "-";
+  const char *neg_path = NULL, *output = "-", *input = "-", *ids_path = NULL;
   SlemFormat ifmt = SLEM_FMT_AUTO, ofmt = SLEM_FMT_AUTO;
   SlemEsvmOpts opts;
   int quiet = 0, c, status = CLI_EXIT_OK;
@@ -69,8 +80,10 @@ int main(int argc, char **argv) {
   SlemVecReader *nr = NULL, *r = NULL;
   SlemVecWriter *w = NULL;
   SlemEsvm *esvm = NULL;
+  SlemIds *ids = NULL;
   SlemError err;
   const char *env;
+  char name[300];
   uint64_t total;
 
   cli_init(argv[0]);
@@ -101,6 +114,7 @@ int main(int argc, char **argv) {
       if (!(opts.eps > 0)) cli_usage_error("--eps: must be positive, not %s", optarg);
       break;
     case 'K': opts.classifier = 1; break;
+    case 'I': ids_path = optarg; break;
     case 'o': output = optarg; break;
     case 'f':
       if (slem_format_parse(&ifmt, optarg) != SLEM_OK)
@@ -125,8 +139,10 @@ int main(int argc, char **argv) {
   if (strcmp(input, "-") == 0 && strcmp(neg_path, "-") == 0)
     cli_usage_error("the negatives and the input cannot both be stdin");
   {
-    const char *inputs[2] = {neg_path, input};
-    cli_refuse_clobber(output, inputs, 2);
+    const char *inputs[3] = {neg_path, input, ids_path};
+    cli_refuse_clobber(output, inputs, 3);
+    if (ids_path && strcmp(ids_path, "-") == 0 && (strcmp(input, "-") == 0 || strcmp(neg_path, "-") == 0))
+      cli_usage_error("only one input can be stdin");
   }
   cli_set_quiet(quiet);
   env = getenv("SLEM_THREADS");
@@ -134,7 +150,8 @@ int main(int argc, char **argv) {
   opts.threads = (int)threads;
   slem_set_threads(1); /* the parallelism is over exemplars, not inside BLAS */
 
-  if (slem_vecreader_open(&nr, neg_path, ifmt, &err) != SLEM_OK ||
+  if ((ids_path && slem_ids_read(&ids, ids_path, &err) != SLEM_OK) ||
+      slem_vecreader_open(&nr, neg_path, ifmt, &err) != SLEM_OK ||
       slem_esvm_new(&esvm, nr, &opts, &err) != SLEM_OK ||
       slem_vecreader_open(&r, input, ifmt, &err) != SLEM_OK)
     goto fail;
@@ -150,15 +167,22 @@ int main(int argc, char **argv) {
       slem_esvm_encode_stream(esvm, r, w, block, progress, &total, &err) != SLEM_OK)
     goto fail;
   cli_progress_done();
+  if (ids && slem_ids_count(ids) != slem_vecreader_done(r)) {
+    slem_error(&err, SLEM_EFORMAT, "%s: %zu ids for %" PRIu64 " vectors", ids_path,
+               slem_ids_count(ids), slem_vecreader_done(r));
+    goto fail;
+  }
   status = slem_vecwriter_close(w, &err) == SLEM_OK ? CLI_EXIT_OK : cli_fail(&err);
   w = NULL;
   if (status == CLI_EXIT_OK && !quiet && slem_esvm_loosened(esvm) > 0)
     cli_warn("%" PRIu64 " exemplar SVMs reached LIBLINEAR's iteration limit at --eps %g and "
-             "were solved to a looser tolerance (%" PRIu64 " not even to 0.1)",
-             slem_esvm_loosened(esvm), opts.eps, slem_esvm_unconverged(esvm));
+             "were solved to a looser tolerance (%" PRIu64 " not even to 0.1; the first: %s)",
+             slem_esvm_loosened(esvm), opts.eps, slem_esvm_unconverged(esvm),
+             name_of(ids, slem_esvm_first_loosened(esvm), name, sizeof name));
   if (status == CLI_EXIT_OK && !quiet && slem_esvm_zeros(esvm) > 0)
-    cli_warn("%" PRIu64 " exemplar SVMs have w = 0 (their %s zero)", slem_esvm_zeros(esvm),
-             opts.classifier ? "w are" : "descriptors are");
+    cli_warn("%" PRIu64 " exemplar SVMs have w = 0 (their %s zero; the first: %s)",
+             slem_esvm_zeros(esvm), opts.classifier ? "w are" : "descriptors are",
+             name_of(ids, slem_esvm_first_zero(esvm), name, sizeof name));
   goto done;
 fail:
   status = cli_fail(&err);
@@ -167,5 +191,6 @@ done:
   slem_esvm_free(esvm);
   slem_vecreader_free(r);
   slem_vecreader_free(nr);
+  slem_ids_free(ids);
   return cli_close_stdout(status);
 }

@@ -79,6 +79,8 @@ struct SlemEsvm {
   int parallel;              /* rand() bound per thread: train concurrently */
   pthread_mutex_t serial;    /* otherwise one train() at a time, under srand() */
   uint64_t zeros, loosened, unconverged;
+  uint64_t seen;                  /* vectors given to run() so far */
+  uint64_t first_zero, first_loosened; /* their indices, UINT64_MAX: none */
 };
 
 void slem_esvm_opts_init(SlemEsvmOpts *opts) {
@@ -135,6 +137,7 @@ int slem_esvm_new(SlemEsvm **out, SlemVecReader *r, const SlemEsvmOpts *opts,
   }
   self->opts = *opts;
   self->d = d;
+  self->first_zero = self->first_loosened = UINT64_MAX;
   pthread_mutex_init(&self->serial, NULL);
 
   for (;;) {
@@ -232,6 +235,8 @@ int slem_esvm_threads(const SlemEsvm *self) { return self->threads; }
 uint64_t slem_esvm_zeros(const SlemEsvm *self) { return self->zeros; }
 uint64_t slem_esvm_unconverged(const SlemEsvm *self) { return self->unconverged; }
 uint64_t slem_esvm_loosened(const SlemEsvm *self) { return self->loosened; }
+uint64_t slem_esvm_first_zero(const SlemEsvm *self) { return self->first_zero; }
+uint64_t slem_esvm_first_loosened(const SlemEsvm *self) { return self->first_loosened; }
 
 /* ---- training, one problem per positive, on worker threads ---- */
 
@@ -245,6 +250,7 @@ typedef struct Job {
   size_t next;
   int status;
   uint64_t zeros, loosened, unconverged;
+  uint64_t first_zero, first_loosened; /* indices in this run, UINT64_MAX: none */
 } Job;
 
 /* Trains the exemplar x0 with the worker's buffers; w(d + 1) receives w and b. When
@@ -327,6 +333,8 @@ static void *worker(void *arg) {
       pthread_mutex_lock(&job->lock);
       job->zeros += (uint64_t)zero;
       job->loosened += (uint64_t)loose;
+      if (zero && i < job->first_zero) job->first_zero = i;
+      if (loose && i < job->first_loosened) job->first_loosened = i;
       job->unconverged += (uint64_t)unconv;
       pthread_mutex_unlock(&job->lock);
     }
@@ -339,7 +347,8 @@ static void *worker(void *arg) {
 
 static int run(SlemEsvm *self, float *yf, double *yd, const double *x, size_t m,
                SlemError *err) {
-  Job job = {.self = self, .x = x, .m = m, .yf = yf, .yd = yd, .status = SLEM_OK};
+  Job job = {.self = self, .x = x, .m = m, .yf = yf, .yd = yd, .status = SLEM_OK,
+             .first_zero = UINT64_MAX, .first_loosened = UINT64_MAX};
   size_t nt = (size_t)self->threads < m ? (size_t)self->threads : m, started = 0;
   pthread_t tid[256];
   int status = SLEM_OK;
@@ -354,6 +363,11 @@ static int run(SlemEsvm *self, float *yf, double *yd, const double *x, size_t m,
   pthread_mutex_destroy(&job.lock);
   self->zeros += job.zeros;
   self->loosened += job.loosened;
+  if (job.first_zero != UINT64_MAX && self->first_zero == UINT64_MAX)
+    self->first_zero = self->seen + job.first_zero;
+  if (job.first_loosened != UINT64_MAX && self->first_loosened == UINT64_MAX)
+    self->first_loosened = self->seen + job.first_loosened;
+  self->seen += m;
   self->unconverged += job.unconverged;
   if (job.status != SLEM_OK)
     status = slem_error(err, job.status, "out of memory training an exemplar SVM against %zu "

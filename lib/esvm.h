@@ -91,6 +91,10 @@ int slem_esvm_run_f64(SlemEsvm *self, double *y, const double *x, size_t m,
 uint64_t slem_esvm_zeros(const SlemEsvm *self);
 uint64_t slem_esvm_loosened(const SlemEsvm *self);
 uint64_t slem_esvm_unconverged(const SlemEsvm *self);
+/* The first such exemplar, as a 0-based index among all the vectors given to
+ * slem_esvm_run() since _new (whatever the threads); UINT64_MAX when there is none. */
+uint64_t slem_esvm_first_zero(const SlemEsvm *self);
+uint64_t slem_esvm_first_loosened(const SlemEsvm *self);
 
 /* Called after each block with the vectors done so far; may be NULL. */
 typedef void (*SlemProgressFn)(void *ctx, uint64_t done);

@@ -134,6 +134,7 @@ START_TEST(deterministic_whatever_the_threads) {
   size_t n, d;
   double *pos = read_all("testdata/digits/queries.fvecs", &n, &d), *y[3], *moved;
   int threads[3] = {1, 2, 5};
+  uint64_t first[3];
   ck_assert_msg(slem_esvm_parallel_rand() == 1, "LIBLINEAR's rand() is not bound to the "
                 "per-thread generator: problems would be trained one at a time");
   n = 40;
@@ -146,8 +147,11 @@ START_TEST(deterministic_whatever_the_threads) {
     ck_assert_int_eq(slem_esvm_threads(e), threads[t]);
     y[t] = malloc(n * (d + 1) * sizeof *y[t]);
     ck_assert_int_eq(slem_esvm_run_f64(e, y[t], pos, n, &err), SLEM_OK);
+    first[t] = slem_esvm_first_loosened(e);
+    ck_assert(first[t] == UINT64_MAX || slem_esvm_loosened(e) > 0);
     if (t > 0) ck_assert_msg(memcmp(y[0], y[t], n * (d + 1) * sizeof *y[0]) == 0,
                              "%d threads differ from 1", threads[t]);
+    if (t > 0) ck_assert_uint_eq(first[t], first[0]);
     if (t == 2) {
       /* exemplar 7 alone, as the first row of a block */
       moved = malloc((d + 1) * sizeof *moved);

@@ -76,6 +76,11 @@ expect_fail "empty negatives" 1 "none.txt: no vectors" "$T/x.fvecs" slem-esvm -n
 expect_fail "missing negatives" 1 "nowhere.fvecs" "$T/x.fvecs" slem-esvm -n "$T/nowhere.fvecs" -o "$T/x.fvecs" "$D/queries.fvecs"
 printf '1 2 3\n4 5 nan\n' >"$T/nan.txt"
 expect_fail "NaN positive" 1 "nan.txt: line 2" "$T/x.fvecs" slem-esvm -n "$T/nan.txt" -o "$T/x.fvecs" "$T/nan.txt"
+expect_fail "ids count" 1 "database.ids: 1000 ids for 100 vectors" "$T/x.fvecs" \
+  slem-esvm --ids "$D/database.ids" -n "$D/negatives.fvecs" -o "$T/x.fvecs" "$D/queries.fvecs"
+slem-esvm -t 2 --ids "$D/queries.ids" -n "$D/negatives.fvecs" -o "$T/ids.fvecs" "$D/queries.fvecs" 2>"$T/err"
+cmp -s "$T/ids.fvecs" "$T/t1.fvecs" && grep -q "looser tolerance .*the first: 'digit[0-9]*')" "$T/err" && ok ||
+  bad "--ids: output or warning: $(cat "$T/err")"
 cp "$T/t1.fvecs" "$T/keep.fvecs"
 slem-esvm -n "$D/negatives.fvecs" -o "$T/keep.fvecs" "$E/pos.fvecs" 2>/dev/null
 [ $? = 1 ] && cmp -s "$T/keep.fvecs" "$T/t1.fvecs" && ok || bad "a failed run changed an existing output"
