@@ -51,12 +51,13 @@ static void liblinear_print(const char *s) {
   if (strstr(s, "max number of iterations")) maxiter_hit = 1;
 }
 
-static char liblinear_name[64];
+static char liblinear_name[128];
 static pthread_once_t liblinear_once = PTHREAD_ONCE_INIT;
 
 static void name_liblinear(void) {
-  snprintf(liblinear_name, sizeof liblinear_name, "LIBLINEAR %d (dual coordinate descent)",
-           liblinear_version);
+  snprintf(liblinear_name, sizeof liblinear_name,
+           "LIBLINEAR %d.%02d (liblinear_version %d; dual coordinate descent)",
+           liblinear_version / 100, liblinear_version % 100, liblinear_version);
 }
 
 const char *slem_esvm_liblinear(void) {

@@ -107,8 +107,8 @@ int slem_esvm_encode_stream(SlemEsvm *self, SlemVecReader *in, SlemVecWriter *ou
                             size_t block, SlemProgressFn progress, void *ctx,
                             SlemError *err);
 
-/* The LIBLINEAR this process runs, e.g. "LIBLINEAR 230 (liblinear.so, dual coordinate
- * descent)": its liblinear_version. Constant; cannot fail. */
+/* The LIBLINEAR this process runs, from its liblinear_version, e.g. "LIBLINEAR 2.30
+ * (liblinear_version 230; dual coordinate descent)". Static storage; cannot fail. */
 const char *slem_esvm_liblinear(void);
 
 /* 1 when LIBLINEAR's rand() calls bind to this module's per-thread generator (so that
