@@ -18,11 +18,14 @@
 #   BLAS_LIBS=-lopenblas   the CBLAS that GSL's and slem's BLAS calls bind to. It must come
 #                          after -lgsl, and is linked --no-as-needed, so that the reference
 #                          libgslcblas that libgsl depends on is never the one used
+#   LINEAR_LIBS=-llinear   LIBLINEAR (Debian's liblinear-dev), whose dual coordinate descent
+#                          trains slem-esvm's exemplar SVMs; slem-esvm --version names it
 #   CC=cc  CFLAGS=...  LDFLAGS=...
 
 PREFIX    ?= /usr/local
 DESTDIR   ?=
 BLAS_LIBS ?= -lopenblas
+LINEAR_LIBS ?= -llinear
 CC        ?= cc
 
 OPT       := -O2
@@ -37,8 +40,7 @@ endif
 CFLAGS    ?= $(OPT) -g
 ALL_CFLAGS = -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter $(SAN) $(CFLAGS) $(CPPFLAGS)
 ALL_LDFLAGS = $(SAN) $(LDFLAGS)
-# LIBLINEAR (Debian's liblinear-dev) trains slem-esvm's exemplar SVMs.
-LIBS      = -llinear -lgsl -Wl,--push-state,--no-as-needed $(BLAS_LIBS) -Wl,--pop-state -lcjson -lm -lpthread -ldl
+LIBS      = $(LINEAR_LIBS) -lgsl -Wl,--push-state,--no-as-needed $(BLAS_LIBS) -Wl,--pop-state -lcjson -lm -lpthread -ldl
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
 LIB_SRC   = $(wildcard lib/*.c)
