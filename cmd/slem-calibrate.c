@@ -36,6 +36,11 @@ static void __attribute__((noreturn)) usage(void) {
   exit(cli_close_stdout(CLI_EXIT_OK));
 }
 
+static void progress(void *ctx, uint64_t done) {
+  (void)ctx;
+  cli_progress("exemplars calibrated", done);
+}
+
 int main(int argc, char **argv) {
   static const struct option longopts[] = {
       {"classifiers", required_argument, 0, 'c'},
@@ -87,11 +92,13 @@ int main(int argc, char **argv) {
     if (stdin_uses > 1) cli_usage_error("only one input can be stdin");
     cli_refuse_clobber(output, inputs, 5);
   }
+  in.progress = progress;
   if (slem_calibration_fit(&cal, &in, &err) != SLEM_OK ||
       slem_calibration_write(cal, output, &err) != SLEM_OK)
     status = cli_fail(&err);
   else
     status = CLI_EXIT_OK;
+  cli_progress_done();
   slem_calibration_free(cal);
   return cli_close_stdout(status);
 }

@@ -31,7 +31,7 @@ static void __attribute__((noreturn)) usage(void) {
       "  -o, --output OUT         write here (default: stdout)\n"
       "  -f, --format FMT         input format of VECTORS and DATABASE: %s\n"
       "  -F, --output-format FMT  (default: from OUT's extension, else fvecs)\n"
-      "  -q, --quiet              no warnings\n"
+      "  -q, --quiet              no progress or warnings\n"
       "  -h, --help               show this help and exit\n"
       "  -V, --version            show the version and the BLAS library, and exit\n"
       "\n"
@@ -41,6 +41,10 @@ static void __attribute__((noreturn)) usage(void) {
       "See slem-expand(1).\n",
       slem_rankformat_names(), slem_format_names());
   exit(cli_close_stdout(CLI_EXIT_OK));
+}
+
+static void progress(void *ctx, uint64_t done) {
+  cli_progress_of("vectors expanded", done, *(uint64_t *)ctx);
 }
 
 int main(int argc, char **argv) {
@@ -65,6 +69,7 @@ int main(int argc, char **argv) {
   SlemVecWriter *w = NULL;
   SlemError err;
   int c, quiet = 0, status = CLI_EXIT_OK;
+  uint64_t total;
 
   cli_init(argv[0]);
   while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
@@ -122,10 +127,12 @@ int main(int argc, char **argv) {
       slem_vecreader_open(&in, input, ifmt, &err) != SLEM_OK ||
       slem_rankreader_open(&rr, rank_path, rfmt, &err) != SLEM_OK)
     goto fail;
+  total = slem_vecreader_count(in) > 0 ? (uint64_t)slem_vecreader_count(in) : 0;
   if (slem_vecwriter_open(&w, output, ofmt, slem_expander_dim(ex), slem_vecreader_count(in),
                           &err) != SLEM_OK ||
-      slem_expand_stream(ex, in, qids, rr, w, &err) != SLEM_OK)
+      slem_expand_stream(ex, in, qids, rr, w, progress, &total, &err) != SLEM_OK)
     goto fail;
+  cli_progress_done();
   status = slem_vecwriter_close(w, &err) == SLEM_OK ? CLI_EXIT_OK : cli_fail(&err);
   w = NULL;
   if (status == CLI_EXIT_OK && !quiet && slem_expander_zeros(ex) > 0)

@@ -313,6 +313,7 @@ int slem_calibration_fit(SlemCalibration **self, const SlemCalibrateInput *in,
     }
     cal->npos[e] = np;
     cal->nneg[e] = nq;
+    if (in->progress && (e + 1) % 64 == 0) in->progress(in->progress_ctx, e + 1);
   }
   *self = cal;
   cal = NULL;

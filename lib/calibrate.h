@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "progress.h"
 #include "scorer.h"
 #include "vecs.h"
 
@@ -48,6 +49,8 @@ typedef struct SlemCalibrateInput {
   const char *positive_labels;  /* one label per validation vector */
   const char *negatives;        /* NULL, or held-out vectors: negatives of every exemplar */
   SlemFormat format;            /* of the three vector files (SLEM_FMT_AUTO: each its own) */
+  SlemProgressFn progress;      /* may be NULL: called with the exemplars fitted so far */
+  void *progress_ctx;
 } SlemCalibrateInput;
 
 typedef struct SlemCalibration SlemCalibration;

@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "progress.h"
 #include "vecs.h"
 
 typedef enum SlemEsvmLoss {
@@ -96,11 +97,9 @@ uint64_t slem_esvm_unconverged(const SlemEsvm *self);
 uint64_t slem_esvm_first_zero(const SlemEsvm *self);
 uint64_t slem_esvm_first_loosened(const SlemEsvm *self);
 
-/* Called after each block with the vectors done so far; may be NULL. */
-typedef void (*SlemProgressFn)(void *ctx, uint64_t done);
-
 /* Encodes every vector of in (borrowed) in blocks of block rows and appends the rows to
- * out (borrowed; the caller closes or aborts it). Errors: SLEM_EFORMAT (in's dimension
+ * out (borrowed; the caller closes or aborts it); progress (may be NULL) is called after
+ * each block with the vectors done. Errors: SLEM_EFORMAT (in's dimension
  * differs from the negatives', both named; a read error naming file and record), those
  * of slem_esvm_run() and of the writer. */
 int slem_esvm_encode_stream(SlemEsvm *self, SlemVecReader *in, SlemVecWriter *out,

@@ -150,7 +150,8 @@ int slem_expander_run(SlemExpander *self, double *y, const double *q, const size
 }
 
 int slem_expand_stream(SlemExpander *self, SlemVecReader *in, const SlemIds *qids,
-                       SlemRankReader *r, SlemVecWriter *out, SlemError *err) {
+                       SlemRankReader *r, SlemVecWriter *out, SlemProgressFn progress,
+                       void *ctx, SlemError *err) {
   size_t d = self->d, n = self->opts.n, block = slem_block_rows(d), got;
   double *x = NULL, *y = NULL, *sc = NULL;
   float *yf = NULL;
@@ -229,6 +230,7 @@ int slem_expand_stream(SlemExpander *self, SlemVecReader *in, const SlemIds *qid
       for (size_t k = 0; k < d; k++) yf[i * d + k] = (float)y[k];
     }
     if ((status = slem_vecwriter_write(out, yf, got, err)) != SLEM_OK) goto cleanup;
+    if (progress) progress(ctx, done);
   }
   {
     const SlemRankQuery *rq;

@@ -23,6 +23,7 @@
 
 #include "error.h"
 #include "ids.h"
+#include "progress.h"
 #include "rankings.h"
 #include "vecs.h"
 
@@ -67,8 +68,10 @@ uint64_t slem_expander_zeros(const SlemExpander *self);
  * is best first in what slem-match writes. Errors: SLEM_EFORMAT (in's dimension is not the
  * database's, said to be a classifier file when it is one more; a query id out of order;
  * a document that is not a database row; fewer than n entries; more or fewer queries than
- * vectors; a read error naming file and record or line), those of the writer. */
+ * vectors; a read error naming file and record or line), those of the writer.
+ * progress (may be NULL) is called after each block with the vectors done. */
 int slem_expand_stream(SlemExpander *self, SlemVecReader *in, const SlemIds *qids,
-                       SlemRankReader *r, SlemVecWriter *out, SlemError *err);
+                       SlemRankReader *r, SlemVecWriter *out, SlemProgressFn progress,
+                       void *ctx, SlemError *err);
 
 #endif

@@ -57,7 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         slem_vecreader_open(&qr, qp, SLEM_FMT_FVECS, &err) == SLEM_OK &&
         slem_rankreader_open(&rr, path, SLEM_RANK_AUTO, &err) == SLEM_OK &&
         slem_vecwriter_open(&w, "/dev/null", SLEM_FMT_FVECS, 2, -1, &err) == SLEM_OK) {
-      if (slem_expand_stream(ex, qr, qids, rr, w, &err) == SLEM_OK)
+      if (slem_expand_stream(ex, qr, qids, rr, w, NULL, NULL, &err) == SLEM_OK)
         slem_vecwriter_close(w, &err);
       else
         slem_vecwriter_abort(w);
