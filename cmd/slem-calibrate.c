@@ -25,14 +25,15 @@ static void __attribute__((noreturn)) usage(void) {
       "  -l, --positive-labels FILE  one label per validation vector (required)\n"
       "  -n, --negatives FILE        held-out negatives, d values per row\n"
       "  -o, --output OUT            write here (default: stdout)\n"
-      "  -f, --format FMT            format of the vector files: fvecs, bvecs, ivecs, npy,\n"
-      "                              text (default: from each extension, else content)\n"
+      "  -f, --format FMT            format of the vector files (default: from each\n"
+      "                              extension, else from the content)\n"
       "  -q, --quiet                 no progress\n"
       "  -h, --help                  show this help and exit\n"
       "  -V, --version               show the version and the BLAS library, and exit\n"
       "\n"
+      "FMT: %s.\n"
       "Labels: one per line, no white space. Exit status: 0 success, 1 data or system\n"
-      "error, 2 usage error. See slem-calibrate(1).\n");
+      "error, 2 usage error. See slem-calibrate(1).\n", slem_format_names());
   exit(cli_close_stdout(CLI_EXIT_OK));
 }
 
@@ -71,7 +72,7 @@ int main(int argc, char **argv) {
     case 'o': output = optarg; break;
     case 'f':
       if (slem_format_parse(&in.format, optarg) != SLEM_OK)
-        cli_usage_error("--format: unknown format '%s' (fvecs, bvecs, ivecs, npy, text)", optarg);
+        cli_usage_error("--format: unknown format '%s' (%s)", optarg, slem_format_names());
       break;
     case 'q': cli_set_quiet(1); break;
     case 'h': usage();

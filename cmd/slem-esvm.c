@@ -31,10 +31,12 @@ static void __attribute__((noreturn)) usage(void) {
       "                           again at 10 E, 100 E, ... up to 0.1\n"
       "      --classifier         write w (d values) then b: w . z + b scores a vector z\n"
       "  -o, --output OUT         write here (default: stdout)\n"
-      "  -f, --format FMT         input format of INPUT and NEGATIVES: fvecs, bvecs, ivecs,\n"
-      "                           npy, text (default: from the extension, else the content)\n"
-      "  -F, --output-format FMT  fvecs, npy, text, ivecs, bvecs (default: from OUT's\n"
-      "                           extension, else fvecs)\n"
+      "  -f, --format FMT         input format of INPUT and NEGATIVES (default: from the\n"
+      "                           extension, else from the content)\n"
+      "  -F, --output-format FMT  output format (default: from OUT's extension; fvecs to\n"
+      "                           stdout)\n"
+      "      --dtype T            npy values as f4 (float32, default), f2 (float16) or i1\n"
+      "                           (int8 holding round(127 v), for unit-norm descriptors)\n"
       "      --ids FILE           ids of the INPUT vectors, one per line: their count is\n"
       "                           checked, and warnings name exemplars by id\n"
       "  -b, --block N            vectors read per block (default 256)\n"
@@ -44,8 +46,9 @@ static void __attribute__((noreturn)) usage(void) {
       "  -h, --help               show this help and exit\n"
       "  -V, --version            show the version, the BLAS and the LIBLINEAR, and exit\n"
       "\n"
+      "FMT: %s.\n"
       "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
-      "See slem-esvm(1).\n");
+      "See slem-esvm(1).\n", slem_format_names());
   exit(cli_close_stdout(CLI_EXIT_OK));
 }
 
@@ -68,12 +71,14 @@ int main(int argc, char **argv) {
       {"output", required_argument, 0, 'o'},    {"format", required_argument, 0, 'f'},
       {"output-format", required_argument, 0, 'F'}, {"block", required_argument, 0, 'b'},
       {"threads", required_argument, 0, 't'},   {"quiet", no_argument, 0, 'q'},
-      {"ids", required_argument, 0, 'I'},
+      {"ids", required_argument, 0, 'I'},       {"dtype", required_argument, 0, 'Y'},
       {"help", no_argument, 0, 'h'},            {"version", no_argument, 0, 'V'},
       {0, 0, 0, 0}};
   const char *neg_path = NULL, *output = "-", *input = "-", *ids_path = NULL;
   SlemFormat ifmt = SLEM_FMT_AUTO, ofmt = SLEM_FMT_AUTO;
   SlemEsvmOpts opts;
+  SlemDtype dtype = SLEM_DTYPE_F4;
+  const char *dtype_arg = "f4";
   int quiet = 0, c, status = CLI_EXIT_OK;
   long threads = 0;
   size_t block = 256;
@@ -115,15 +120,20 @@ int main(int argc, char **argv) {
       break;
     case 'K': opts.classifier = 1; break;
     case 'I': ids_path = optarg; break;
+    case 'Y':
+      if (slem_dtype_parse(&dtype, optarg) != SLEM_OK)
+        cli_usage_error("--dtype: '%s' is not f4, f2 or i1", optarg);
+      dtype_arg = optarg;
+      break;
     case 'o': output = optarg; break;
     case 'f':
       if (slem_format_parse(&ifmt, optarg) != SLEM_OK)
-        cli_usage_error("--format: unknown format '%s' (fvecs, bvecs, ivecs, npy, text)", optarg);
+        cli_usage_error("--format: unknown format '%s' (%s)", optarg, slem_format_names());
       break;
     case 'F':
       if (slem_format_parse(&ofmt, optarg) != SLEM_OK || ofmt == SLEM_FMT_AUTO)
-        cli_usage_error("--output-format: unknown format '%s' (fvecs, npy, text, ivecs, bvecs)",
-                        optarg);
+        cli_usage_error("--output-format: unknown format '%s' (%s)", optarg,
+                        slem_format_names());
       break;
     case 'b': block = (size_t)cli_long("--block", optarg, 1, 1L << 20); break;
     case 't': threads = cli_long("--threads", optarg, 1, 256); break;
@@ -138,6 +148,12 @@ int main(int argc, char **argv) {
   if (optind < argc) cli_usage_error("one input at a time: unexpected '%s'", argv[optind]);
   if (strcmp(input, "-") == 0 && strcmp(neg_path, "-") == 0)
     cli_usage_error("the negatives and the input cannot both be stdin");
+  if (ofmt == SLEM_FMT_AUTO && slem_format_for_output(&ofmt, output, &err) != SLEM_OK)
+    cli_usage_error("%s", err.msg);
+  if (dtype != SLEM_DTYPE_F4 && ofmt != SLEM_FMT_NPY)
+    cli_usage_error("--dtype %s needs npy output (-F npy, or OUT.npy)", dtype_arg);
+  if (dtype == SLEM_DTYPE_I1 && opts.classifier)
+    cli_usage_error("--dtype i1 is for unit-norm descriptors, not classifiers");
   {
     const char *inputs[3] = {neg_path, input, ids_path};
     cli_refuse_clobber(output, inputs, 3);
@@ -164,6 +180,7 @@ int main(int argc, char **argv) {
   total = slem_vecreader_count(r) > 0 ? (uint64_t)slem_vecreader_count(r) : 0;
   if (slem_vecwriter_open(&w, output, ofmt, slem_esvm_out_dim(esvm), slem_vecreader_count(r),
                           &err) != SLEM_OK ||
+      (dtype != SLEM_DTYPE_F4 && slem_vecwriter_set_dtype(w, dtype, &err) != SLEM_OK) ||
       slem_esvm_encode_stream(esvm, r, w, block, progress, &total, &err) != SLEM_OK)
     goto fail;
   cli_progress_done();

@@ -29,14 +29,17 @@ static void __attribute__((noreturn)) usage(void) {
       "      --query-ids FILE     ids naming VECTORS in the ranking (default: 0-based rows)\n"
       "      --db-ids FILE        ids naming DATABASE rows in the ranking (default: rows)\n"
       "  -o, --output OUT         write here (default: stdout)\n"
-      "  -f, --format FMT         input format of VECTORS and DATABASE: %s\n"
-      "  -F, --output-format FMT  (default: from OUT's extension, else fvecs)\n"
+      "  -f, --format FMT         input format of VECTORS and DATABASE (default: from the\n"
+      "                           extension, else from the content)\n"
+      "  -F, --output-format FMT  output format (default: from OUT's extension; fvecs to\n"
+      "                           stdout)\n"
       "  -q, --quiet              no progress or warnings\n"
       "  -h, --help               show this help and exit\n"
       "  -V, --version            show the version and the BLAS library, and exit\n"
       "\n"
       "Example: slem-match -d db.fvecs q.fvecs | slem-expand -d db.fvecs -n 2 q.fvecs |\n"
       "         slem-match -d db.fvecs\n"
+      "FMT: %s.\n"
       "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
       "See slem-expand(1).\n",
       slem_rankformat_names(), slem_format_names());
@@ -118,6 +121,8 @@ int main(int argc, char **argv) {
     if (stdin_uses > 1) cli_usage_error("only one input can be stdin");
     cli_refuse_clobber(output, inputs, 5);
   }
+  if (ofmt == SLEM_FMT_AUTO && slem_format_for_output(&ofmt, output, &err) != SLEM_OK)
+    cli_usage_error("%s", err.msg);
   cli_set_quiet(quiet);
 
   if ((qids_path && slem_ids_read(&qids, qids_path, &err) != SLEM_OK) ||

@@ -56,6 +56,10 @@ check "npy out" slem-esvm -q -n "$D/negatives.fvecs" -o "$T/o.npy" "$D/queries.f
 head -c 128 "$T/o.npy" | grep -q "'shape': (100, 64)" && ok || bad "npy shape"
 slem-esvm -q --classifier -n "$D/negatives.fvecs" -F npy -o "$T/c.npy" "$E/digits-q20.fvecs"
 head -c 128 "$T/c.npy" | grep -q "'shape': (20, 65)" && ok || bad "classifier npy shape (20, 65)"
+slem-esvm -q --dtype f2 -n "$D/negatives.fvecs" -o "$T/o16.npy" "$E/digits-q20.fvecs"
+head -c 128 "$T/o16.npy" | grep -q "'descr': '<f2'.*'shape': (20, 64)" && ok || bad "--dtype f2"
+expect_fail "dtype i1 classifier" 2 "i1 is for unit-norm descriptors" "$T/x.npy" \
+  slem-esvm --classifier --dtype i1 -n "$D/negatives.fvecs" -o "$T/x.npy" "$D/queries.fvecs"
 slem-esvm -n "$D/negatives.fvecs" -o "$T/o.fvecs" "$D/queries.fvecs" 2>"$T/err"
 [ ! -s "$T/err" ] || grep -q "looser tolerance" "$T/err" && ok || bad "unexpected stderr: $(cat "$T/err")"
 slem-esvm --version >"$T/v" && grep -q "^LIBLINEAR [0-9]" "$T/v" && grep -q "^BLAS: " "$T/v" &&
