@@ -5,6 +5,7 @@
 
 #include "../lib/calibrate.h"
 #include "../lib/match.h"
+#include "../lib/scorer.h"
 
 /* gradient of Platt's NLL at (A, B) = (-a, a b) with the smoothed targets */
 static void platt_gradient(const SlemSigmoid *sg, const double *pos, size_t np,
@@ -235,6 +236,61 @@ START_TEST(affine_and_calibrated_match) {
 }
 END_TEST
 
+/* The affine scorer's fast scores stay within its slack of its exact scores, and the exact
+ * score is w.x + b (then the sigmoid) computed here in long double. */
+START_TEST(affine_slack_bounds_the_fast_scores) {
+  enum { D = 37, NQ = 6, ND = 50 };
+  char *qp = tu_path("sq.fvecs"), *cp = tu_path("scal.txt");
+  double clf[NQ * (D + 1)], rows64[ND * D];
+  float rows[ND * D], scores[NQ * ND];
+  SlemCalibration *cal = NULL;
+  SlemVecReader *q = NULL;
+  SlemScorer *sc = NULL;
+  SlemError err;
+  FILE *f;
+  size_t got;
+  double worst = 0;
+  tu_seed(11);
+  for (int i = 0; i < NQ * (D + 1); i++) clf[i] = (float)(tu_gauss() * (i % 5 + 1));
+  for (int i = 0; i < ND * D; i++) rows64[i] = rows[i] = (float)(3 + tu_gauss());
+  tu_write_fvecs(qp, clf, NQ, D + 1);
+  f = fopen(cp, "w");
+  for (int i = 0; i < NQ; i++) fprintf(f, "%.17g %.17g\n", 0.5 + i, -3.0 + i);
+  fclose(f);
+  ck_assert_int_eq(slem_calibration_read(&cal, cp, &err), SLEM_OK);
+  for (int calibrated = 0; calibrated < 2; calibrated++) {
+    ck_assert_int_eq(slem_scorer_affine_new(&sc, D, calibrated ? cal : NULL, NQ, ND, &err), SLEM_OK);
+    ck_assert_int_eq(slem_vecreader_open(&q, qp, SLEM_FMT_AUTO, &err), SLEM_OK);
+    ck_assert_int_eq(slem_scorer_queries(sc, q, &got, &err), SLEM_OK);
+    ck_assert_uint_eq(got, NQ);
+    ck_assert_int_eq(slem_scorer_tile(sc, scores, rows, ND, "rows", 1, &err), SLEM_OK);
+    for (int i = 0; i < NQ; i++)
+      for (int j = 0; j < ND; j++) {
+        long double v = (float)clf[i * (D + 1) + D];
+        double e = slem_scorer_exact(sc, (size_t)i, (size_t)j), want;
+        for (int l = 0; l < D; l++) v += (long double)(float)clf[i * (D + 1) + l] * rows64[j * D + l];
+        want = (double)v;
+        if (calibrated) {
+          SlemSigmoid sg = {0.5 + i, -3.0 + i};
+          want = slem_sigmoid(&sg, want);
+        }
+        ck_assert_msg(fabs(e - want) <= 1e-12 * (1 + fabs(want)), "exact %g, want %g", e, want);
+        ck_assert_msg(fabs(scores[i * ND + j] - e) <= slem_scorer_slack(sc, (size_t)i),
+                      "query %d row %d: fast %.9g exact %.17g slack %g", i, j, scores[i * ND + j],
+                      e, slem_scorer_slack(sc, (size_t)i));
+        if (fabs(scores[i * ND + j] - e) / slem_scorer_slack(sc, (size_t)i) > worst)
+          worst = fabs(scores[i * ND + j] - e) / slem_scorer_slack(sc, (size_t)i);
+      }
+    slem_vecreader_free(q);
+    slem_scorer_free(sc);
+  }
+  ck_assert(worst > 0); /* the fast scores are not the exact ones: the bound was exercised */
+  slem_calibration_free(cal);
+  free(qp);
+  free(cp);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("calibrate");
   TCase *tc = tcase_create("calibrate");
@@ -245,6 +301,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, file_round_trip_is_exact);
   tcase_add_test(tc, bad_inputs);
   tcase_add_test(tc, affine_and_calibrated_match);
+  tcase_add_test(tc, affine_slack_bounds_the_fast_scores);
   suite_add_tcase(s, tc);
   return s;
 }
