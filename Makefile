@@ -18,11 +18,14 @@
 #   BLAS_LIBS=-lopenblas   the CBLAS that GSL's and slem's BLAS calls bind to. It must come
 #                          after -lgsl, and is linked --no-as-needed, so that the reference
 #                          libgslcblas that libgsl depends on is never the one used
+#   LINEAR_LIBS=-llinear   LIBLINEAR (Debian's liblinear-dev), whose dual coordinate descent
+#                          trains slem-esvm's exemplar SVMs; slem-esvm --version names it
 #   CC=cc  CFLAGS=...  LDFLAGS=...
 
 PREFIX    ?= /usr/local
 DESTDIR   ?=
 BLAS_LIBS ?= -lopenblas
+LINEAR_LIBS ?= -llinear
 CC        ?= cc
 
 OPT       := -O2
@@ -37,12 +40,13 @@ endif
 CFLAGS    ?= $(OPT) -g
 ALL_CFLAGS = -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter $(SAN) $(CFLAGS) $(CPPFLAGS)
 ALL_LDFLAGS = $(SAN) $(LDFLAGS)
-LIBS      = -lgsl -Wl,--push-state,--no-as-needed $(BLAS_LIBS) -Wl,--pop-state -lcjson -lpng -lm -lpthread -ldl
+LIBS      = $(LINEAR_LIBS) -lgsl -Wl,--push-state,--no-as-needed $(BLAS_LIBS) -Wl,--pop-state -lcjson -lpng -lm -lpthread -ldl
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
 LIB_SRC   = $(wildcard lib/*.c)
 LIB_OBJ   = $(LIB_SRC:lib/%.c=build/lib/%.o)
-TOOLS     = slem-negstats slem-encode slem-match slem-eval slem-merge slem-report
+TOOLS     = slem-negstats slem-encode slem-match slem-eval slem-merge slem-report slem-esvm \
+            slem-calibrate slem-expand
 BINS      = $(TOOLS:%=bin/%)
 CLI_OBJ   = build/cmd/cli.o
 TEST_SRC  = $(wildcard tests/check_*.c)
@@ -86,7 +90,8 @@ unit-test: $(TEST_BINS)
 # every CLI script runs, and the target fails when any of them did
 CLI_TESTS = tests/cli.sh tests/cli-blas.sh tests/cli-install.sh tests/cli-footguns.sh \
   tests/cli-eval.sh tests/cli-trec.sh tests/cli-merge.sh tests/cli-kernel.sh \
-  tests/cli-formats.sh tests/cli-exact.sh tests/cli-report.sh tests/faults.sh tests/crash.sh
+  tests/cli-formats.sh tests/cli-exact.sh tests/cli-report.sh tests/cli-esvm.sh \
+  tests/cli-calibrate.sh tests/cli-expand.sh tests/faults.sh tests/crash.sh
 
 cli-test: $(BINS) build/tests/faultshim.so
 	@f=0; for t in $(CLI_TESTS); do sh $$t || f=$$((f + 1)); done; test $$f = 0
@@ -134,7 +139,7 @@ build/tests/faultshim.so: tests/faultshim.c | build/tests
 # (-fsanitize=fuzzer,address,undefined) and runs it N seconds from its seed corpus in
 # testdata/fuzz; a crash stops make and leaves the input in build/fuzz. The corpora are
 # replayed by `make check` with the ordinary compiler (fuzz-replay).
-FUZZERS      = vecs cache rank truth kernel
+FUZZERS      = vecs cache rank truth kernel calib
 FUZZ_SECONDS ?= 30
 FUZZ_CC      ?= clang
 FUZZ_BINS    = $(FUZZERS:%=build/fuzz/fuzz_%)

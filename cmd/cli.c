@@ -129,6 +129,10 @@ long cli_long(const char *opt, const char *s, long min, long max) {
   return v;
 }
 
+static const char *version_extra;
+
+void cli_version_extra(const char *line) { version_extra = line; }
+
 void cli_version(void) {
   const char *was = getenv("SLEM_BLAS_CORE_WAS"), *env = getenv("OPENBLAS_CORETYPE"),
              *better = slem_blas_better_core();
@@ -142,6 +146,7 @@ void cli_version(void) {
     printf(" (generic kernels: this CPU could run %s; set OPENBLAS_CORETYPE=%s)\n", better, better);
   else
     printf(" (chosen by OpenBLAS)\n");
+  if (version_extra) printf("%s\n", version_extra);
   exit(cli_close_stdout(CLI_EXIT_OK));
 }
 

@@ -36,6 +36,9 @@ long cli_long(const char *opt, const char *s, long min, long max);
 
 /* Prints "prog VERSION" and the BLAS in use, then exits 0. */
 void cli_version(void) __attribute__((noreturn));
+/* One more line for cli_version() to print last (a tool's other library, for example);
+ * borrowed, it must stay valid. */
+void cli_version_extra(const char *line);
 
 /* Sets the BLAS threads from --threads, else SLEM_THREADS. */
 void cli_threads(long n);

@@ -32,6 +32,12 @@ static void __attribute__((noreturn)) usage(void) {
       "                         database rows (0 <= I < N); rows and ids stay global\n"
       "  -c, --cache CACHE      a kernel cache from slem-negstats --kernel: score base\n"
       "                         features by the exact kernel SLEM similarity\n"
+      "      --affine           QUERIES are exemplar classifiers, d + 1 values (w, then\n"
+      "                         b, from slem-encode or slem-esvm --classifier): the score\n"
+      "                         of a database vector x is w.x + b\n"
+      "      --calibration FILE the same, each score mapped through its query's sigmoid\n"
+      "                         1 / (1 + exp(-a (s - b))), one 'a b' line per query (from\n"
+      "                         slem-calibrate): probabilities comparable across queries\n"
       "  -k, --top K            results per query (default 100)\n"
       "  -o, --output OUT       write here (default: stdout)\n"
       "  -F, --output-format F  tsv (query, rank, id, score), trec, jsonl (default: from\n"
@@ -75,9 +81,10 @@ int main(int argc, char **argv) {
       {"stats", no_argument, 0, 'A'},
       {"normalize", no_argument, 0, 'n'},          {"tag", required_argument, 0, 'G'},
       {"threads", required_argument, 0, 't'},      {"help", no_argument, 0, 'h'},
-      {"version", no_argument, 0, 'V'},            {0, 0, 0, 0}};
+      {"version", no_argument, 0, 'V'},            {"affine", no_argument, 0, 'M'},
+      {"calibration", required_argument, 0, 'L'},  {0, 0, 0, 0}};
   const char *output = "-", *qpath = "-", *qids_path = NULL, *list_path = NULL, *tag = NULL,
-             *cache_path = NULL;
+             *cache_path = NULL, *cal_path = NULL;
   const char **db_paths = calloc((size_t)argc, sizeof *db_paths),
              **dbids_paths = calloc((size_t)argc, sizeof *dbids_paths);
   char **listed = NULL;
@@ -95,6 +102,7 @@ int main(int argc, char **argv) {
   SlemIds *qids = NULL;
   SlemRankWriter *w = NULL;
   SlemCache *cache = NULL;
+  SlemCalibration *cal = NULL;
   SlemError err;
   SlemMatchStats ms;
 
@@ -140,6 +148,8 @@ int main(int argc, char **argv) {
     case 'B': dbids_paths[nids++] = optarg; break;
     case 'X': opts.exclude_self = 1; break;
     case 'n': opts.normalize = 1; break;
+    case 'M': opts.affine = 1; break;
+    case 'L': cal_path = optarg; break;
     case 'G':
       if (!*optarg || strpbrk(optarg, " \t\n")) cli_usage_error("--tag: one word, please");
       tag = optarg;
@@ -165,8 +175,15 @@ int main(int argc, char **argv) {
     cli_usage_error("%zu --db-ids for %zu database files: give one per -d, in order", nids, ndb);
   if (cache_path && opts.normalize)
     cli_usage_error("--normalize does not go with a kernel cache: its similarity is normalised");
+  if ((opts.affine || cal_path) && (cache_path || opts.normalize))
+    cli_usage_error("classifier queries (--affine, --calibration) go with neither -c nor "
+                    "--normalize");
   cli_threads(threads);
 
+  if (cal_path) {
+    if (slem_calibration_read(&cal, cal_path, &err) != SLEM_OK) goto fail;
+    opts.calibration = cal;
+  }
   if (cache_path) {
     if (slem_cache_read(&cache, cache_path, &err) != SLEM_OK) goto fail;
     if (cache->kind != SLEM_CACHE_KERNEL) {
@@ -230,6 +247,11 @@ int main(int argc, char **argv) {
   if (slem_rankwriter_open(&w, output, rfmt, qids, slem_db_ids(db), tag, &err) != SLEM_OK ||
       slem_match_db(q, db, &opts, slem_rankwriter_write, w, &ms, &err) != SLEM_OK)
     goto fail;
+  if (cal && slem_calibration_count(cal) != ms.nq) {
+    slem_error(&err, SLEM_EFORMAT, "%s: %zu sigmoids for %" PRIu64 " queries", cal_path,
+               slem_calibration_count(cal), ms.nq);
+    goto fail;
+  }
   if (qids && slem_ids_count(qids) != ms.nq) {
     slem_error(&err, SLEM_EFORMAT, "%s: %zu ids for %" PRIu64 " queries", qids_path,
                slem_ids_count(qids), ms.nq);
@@ -260,5 +282,6 @@ done:
   free(db_paths);
   free(dbids_paths);
   slem_cache_free(cache);
+  slem_calibration_free(cal);
   return cli_close_stdout(status);
 }

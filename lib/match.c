@@ -66,11 +66,28 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
   SlemScorer *sc = NULL;
   SlemPrefetch *pf = NULL;
 
+  int affine = opts->affine || opts->calibration != NULL;
+
   memset(stats, 0, sizeof *stats);
   slem_db_window(db, &lo, &hi);
-  if (slem_db_dim(db) != d)
-    return slem_error(err, SLEM_EFORMAT, "%s has dimension %zu but %s has dimension %zu",
-                      slem_vecreader_name(queries), d, slem_db_name(db), slem_db_dim(db));
+  if (affine) {
+    if (opts->kernel || opts->normalize)
+      return slem_error(err, SLEM_EINVAL, "classifier queries (w, b) go with neither a kernel "
+                        "nor normalisation");
+    if (slem_db_dim(db) + 1 != d)
+      return slem_error(err, SLEM_EFORMAT, "%s: classifiers of %zu values (w, then b) score "
+                        "vectors of dimension %zu, but %s has dimension %zu",
+                        slem_vecreader_name(queries), d, d - 1, slem_db_name(db),
+                        slem_db_dim(db));
+    d -= 1;
+  } else if (slem_db_dim(db) != d) {
+    return slem_error(err, SLEM_EFORMAT, "%s has dimension %zu but %s has dimension %zu%s",
+                      slem_vecreader_name(queries), d, slem_db_name(db), slem_db_dim(db),
+                      slem_db_dim(db) + 1 == d
+                          ? ": are the queries classifiers (w, then b)? They need "
+                            "--affine or --calibration"
+                          : "");
+  }
   if (k == 0) return slem_error(err, SLEM_EINVAL, "k must be at least 1");
   if (once && nqueries > (int64_t)qb)
     return slem_error(err, SLEM_EIO, "%s: %" PRId64 " queries need the database read %" PRIu64
@@ -85,6 +102,8 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
       return slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the cache %s has dimension %zu",
                         slem_vecreader_name(queries), d, slem_cache_path(opts->kernel), opts->kernel->d);
     status = slem_scorer_kernel_new(&sc, opts->kernel, qmax, tb, err);
+  } else if (affine) {
+    status = slem_scorer_affine_new(&sc, d, opts->calibration, qmax, tb, err);
   } else {
     status = slem_scorer_ip_new(&sc, d, opts->normalize, qmax, tb, err);
   }

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "cache.h"
+#include "calibrate.h"
 #include "db.h"
 #include "error.h"
 #include "topk.h"
@@ -36,6 +37,9 @@ typedef struct SlemMatchOpts {
                         about 2^22 / d rows of float32, or slem_block_rows(d) for a kernel) */
   const SlemCache *kernel;  /* a kernel cache: score by the exact kernel SLEM similarity
                                of base features (kslem.h) instead of the inner product */
+  int affine;        /* queries are classifiers of d + 1 values (w, b): score w.x + b */
+  const SlemCalibration *calibration;  /* implies affine: each query's score through its
+                                          sigmoid (calibrate.h) */
 } SlemMatchOpts;
 
 typedef struct SlemMatchStats {
@@ -63,9 +67,11 @@ typedef int (*SlemHitsFn)(void *ctx, uint64_t query, const SlemHit *hits, size_t
  * Checked before anything is emitted: dimensions; that a database that cannot be read
  * twice (a pipe) is read once, i.e. that the queries fit in one block of qblock, from
  * their count when known, else by reading one query beyond the block before starting.
- * Errors: SLEM_EFORMAT (dimensions differ, a read error naming file and record, an empty
+ * Errors: SLEM_EFORMAT (dimensions differ: queries of d + 1 values against a database of
+ * d without affine are named as classifiers; a read error naming file and record, an empty
  * database), SLEM_EIO (a pipe and more than qblock queries), SLEM_EINVAL (normalize with a
- * kernel, k 0), SLEM_ENOMEM, or what emit returned. */
+ * kernel, normalize or a kernel with affine queries, k 0), SLEM_ENOMEM, or what emit
+ * returned. */
 int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
                   SlemHitsFn emit, void *ctx, SlemMatchStats *stats, SlemError *err);
 

@@ -16,7 +16,9 @@
  * database), fmt.h (%.9g), strmap.h (interned ids), lines.h (line files: the loop of qrels,
  * junk and rankings), truth.h (ground truth: qrels, labels, junk), eval.h (mAP and friends,
  * and their reports), treceval.h (trec_eval 10.0 measures), revisitop.h (the revisited
- * Oxford/Paris protocol), crc32.h.
+ * Oxford/Paris protocol), crc32.h; the baselines and post-processing: esvm.h (exemplar
+ * SVMs through LIBLINEAR), calibrate.h (Platt's sigmoids, the affine scorer), expand.h (AQE,
+ * alpha-QE, DBA).
  *
  * For slem-report: report.h (the HTML results page), thumbs.h (pictures of ids), image.h
  * (vectors as images), pngenc.h (PNG through libpng), plot.h (SVG curves and histogram),

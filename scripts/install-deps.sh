@@ -5,8 +5,9 @@
 set -eu
 
 # build and test: GSL (with OpenBLAS as its CBLAS), cJSON, Check, pkg-config, a compiler;
-# gnuplot-nox for scripts/plot-pr; libpng-dev for the pictures of slem-report
-PKGS="libgsl-dev libopenblas-dev libcjson-dev check pkg-config gcc make gnuplot-nox libpng-dev"
+# LIBLINEAR for slem-esvm; gnuplot-nox for scripts/plot-pr; libpng-dev for the pictures of
+# slem-report
+PKGS="libgsl-dev libopenblas-dev libcjson-dev liblinear-dev check pkg-config gcc make gnuplot-nox libpng-dev"
 # extra packages named on the command line (for example: scripts/install-deps.sh python3-numpy)
 PKGS="$PKGS $*"
 

@@ -40,13 +40,22 @@ inject() {
 }
 
 export SOURCE_DATE_EPOCH=0 # caches with the same provenance time compare equal
-for tool in negstats kernel encode match eval; do
+E=$TOP/testdata/esvm
+X=$TOP/testdata/expand
+slem-match -k 5 -d "$X/db.fvecs" -o "$T/x.tsv" "$X/q.fvecs"
+for tool in negstats kernel encode match eval esvm calibrate calmatch expand; do
   case $tool in
     negstats) set -- slem-negstats -q -o "$T/out/o" --format fvecs "$G/neg.fvecs" ;;
     kernel) set -- slem-negstats -q --kernel rbf --rank 16 -o "$T/out/o" --format fvecs "$G/neg.fvecs" ;;
     encode) set -- slem-encode -q -c "$T/neg.slem" -F fvecs -o "$T/out/o" "$G/pos.fvecs" ;;
     match) set -- slem-match -d "$T/db.fvecs" -o "$T/out/o" "$G/pos.fvecs" ;;
     eval) set -- slem-eval --qrels "$T/qrels" -o "$T/out/o" "$T/rank.tsv" ;;
+    esvm) set -- slem-esvm -q -t 2 -F fvecs -n "$E/neg.fvecs" -o "$T/out/o" "$E/pos.fvecs" ;;
+    calibrate) set -- slem-calibrate -c "$E/clf-digits20.fvecs" -e "$E/digits-q20.labels" \
+      -p "$D/validation.fvecs" -l "$D/validation.labels" -n "$D/negatives.fvecs" -o "$T/out/o" ;;
+    calmatch) set -- slem-match --calibration "$E/calib-digits20.txt" -d "$D/database.fvecs" \
+      -o "$T/out/o" "$E/clf-digits20.fvecs" ;;
+    expand) set -- slem-expand -F fvecs -d "$X/db.fvecs" -n 2 -r "$T/x.tsv" -o "$T/out/o" "$X/q.fvecs" ;;
   esac
   "$@" && mv "$T/out/o" "$T/ref.$tool" || bad "$tool without faults"
   inject "$tool" FAULT_WRITE 1 "write: No space left on device" "$@"

@@ -7,7 +7,7 @@ command -v valgrind >/dev/null || { echo "valgrind: not installed (apt-get insta
 TOP=$(pwd)
 W=$(mktemp -d "${TMPDIR:-/tmp}/slem-vg.XXXXXX")
 trap 'rm -rf "$W"' EXIT INT TERM
-for tool in slem-negstats slem-encode slem-match slem-eval; do
+for tool in slem-negstats slem-encode slem-match slem-eval slem-esvm slem-calibrate slem-expand; do
   cat >"$W/$tool" <<WRAP
 #!/bin/sh
 # one BLAS thread: valgrind runs threads one at a time anyway
@@ -17,7 +17,7 @@ WRAP
   chmod +x "$W/$tool"
 done
 status=0
-for t in ${@:-tests/cli.sh tests/cli-eval.sh tests/cli-kernel.sh tests/cli-formats.sh}; do
+for t in ${@:-tests/cli.sh tests/cli-eval.sh tests/cli-kernel.sh tests/cli-formats.sh tests/cli-esvm.sh tests/cli-calibrate.sh tests/cli-expand.sh}; do
   SLEM_WRAP=$W sh "$t" || status=1
 done
 exit $status

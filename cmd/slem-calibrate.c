@@ -1,0 +1,105 @@
+/* slem-calibrate: Platt's sigmoid per exemplar classifier, fitted on held-out data. */
+#define _POSIX_C_SOURCE 200809L
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/calibrate.h"
+#include "../lib/vecs.h"
+#include "cli.h"
+
+static void __attribute__((noreturn)) usage(void) {
+  printf(
+      "Usage: slem-calibrate [OPTION]... -c CLASSIFIERS --exemplar-labels FILE\n"
+      "                      --positives VAL --positive-labels FILE [--negatives HELDOUT]\n"
+      "Fit, for each exemplar classifier (w then b, from slem-encode --classifier or\n"
+      "slem-esvm --classifier), Platt's sigmoid P = 1 / (1 + exp(-a (s - b))) of its score\n"
+      "s = w.x + b, and write one line 'a b' per exemplar. A validation vector is a positive\n"
+      "of the exemplars that share its label and a negative of the others; every held-out\n"
+      "vector is a negative of every exemplar.\n"
+      "\n"
+      "  -c, --classifiers FILE      m classifiers, d + 1 values per row (required)\n"
+      "  -e, --exemplar-labels FILE  one label per classifier (required)\n"
+      "  -p, --positives FILE        validation vectors, d values per row (required)\n"
+      "  -l, --positive-labels FILE  one label per validation vector (required)\n"
+      "  -n, --negatives FILE        held-out negatives, d values per row\n"
+      "  -o, --output OUT            write here (default: stdout)\n"
+      "  -f, --format FMT            format of the vector files (default: from each\n"
+      "                              extension, else from the content)\n"
+      "  -q, --quiet                 no progress\n"
+      "  -h, --help                  show this help and exit\n"
+      "  -V, --version               show the version and the BLAS library, and exit\n"
+      "\n"
+      "FMT: %s.\n"
+      "Labels: one per line, no white space. Exit status: 0 success, 1 data or system\n"
+      "error, 2 usage error. See slem-calibrate(1).\n", slem_format_names());
+  exit(cli_close_stdout(CLI_EXIT_OK));
+}
+
+static void progress(void *ctx, uint64_t done) {
+  (void)ctx;
+  cli_progress("exemplars calibrated", done);
+}
+
+int main(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"classifiers", required_argument, 0, 'c'},
+      {"exemplar-labels", required_argument, 0, 'e'},
+      {"positives", required_argument, 0, 'p'},
+      {"positive-labels", required_argument, 0, 'l'},
+      {"negatives", required_argument, 0, 'n'},
+      {"output", required_argument, 0, 'o'},
+      {"format", required_argument, 0, 'f'},
+      {"quiet", no_argument, 0, 'q'},
+      {"help", no_argument, 0, 'h'},
+      {"version", no_argument, 0, 'V'},
+      {0, 0, 0, 0}};
+  const char *shortopts = "c:e:p:l:n:o:f:qhV", *output = "-";
+  SlemCalibrateInput in = {0};
+  SlemCalibration *cal = NULL;
+  SlemError err;
+  int c, status;
+
+  cli_init(argv[0]);
+  while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+    switch (c) {
+    case 'c': in.classifiers = optarg; break;
+    case 'e': in.exemplar_labels = optarg; break;
+    case 'p': in.positives = optarg; break;
+    case 'l': in.positive_labels = optarg; break;
+    case 'n': in.negatives = optarg; break;
+    case 'o': output = optarg; break;
+    case 'f':
+      if (slem_format_parse(&in.format, optarg) != SLEM_OK)
+        cli_usage_error("--format: unknown format '%s' (%s)", optarg, slem_format_names());
+      break;
+    case 'q': cli_set_quiet(1); break;
+    case 'h': usage();
+    case 'V': cli_version();
+    default: cli_bad_option(argv, shortopts);
+    }
+  }
+  if (optind < argc) cli_usage_error("unexpected argument '%s'", argv[optind]);
+  if (!in.classifiers) cli_usage_error("no classifiers: give -c CLASSIFIERS");
+  if (!in.exemplar_labels) cli_usage_error("no exemplar labels: give --exemplar-labels FILE");
+  if (!in.positives) cli_usage_error("no validation vectors: give --positives FILE");
+  if (!in.positive_labels) cli_usage_error("no validation labels: give --positive-labels FILE");
+  {
+    const char *inputs[5] = {in.classifiers, in.exemplar_labels, in.positives,
+                             in.positive_labels, in.negatives};
+    int stdin_uses = 0;
+    for (int i = 0; i < 5; i++) stdin_uses += inputs[i] && strcmp(inputs[i], "-") == 0;
+    if (stdin_uses > 1) cli_usage_error("only one input can be stdin");
+    cli_refuse_clobber(output, inputs, 5);
+  }
+  in.progress = progress;
+  if (slem_calibration_fit(&cal, &in, &err) != SLEM_OK ||
+      slem_calibration_write(cal, output, &err) != SLEM_OK)
+    status = cli_fail(&err);
+  else
+    status = CLI_EXIT_OK;
+  cli_progress_done();
+  slem_calibration_free(cal);
+  return cli_close_stdout(status);
+}

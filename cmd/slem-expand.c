@@ -1,0 +1,157 @@
+/* slem-expand: average / alpha query expansion and database-side augmentation. */
+#define _POSIX_C_SOURCE 200809L
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/expand.h"
+#include "../lib/ids.h"
+#include "../lib/rankings.h"
+#include "../lib/vecs.h"
+#include "cli.h"
+
+static void __attribute__((noreturn)) usage(void) {
+  printf(
+      "Usage: slem-expand [OPTION]... -d DATABASE -n N [-r RANKING] [VECTORS]\n"
+      "Write, for each vector q of VECTORS, normalise(q + sum_{j <= N} s_j^alpha x_j), where\n"
+      "x_1, x_2, ... are the database vectors that RANKING (slem-match's output for\n"
+      "VECTORS against DATABASE) lists for q, best first, and s_j their scores: average\n"
+      "query expansion (alpha 0) or alpha-QE. The database against itself, with\n"
+      "slem-match --exclude-self, gives database-side augmentation (DBA).\n"
+      "\n"
+      "  -d, --database FILE      the database the ranking ranks (required)\n"
+      "  -n, --neighbours N       results added per vector (required)\n"
+      "  -a, --alpha A            weight s^A of each result (default 0: AQE)\n"
+      "  -r, --ranking FILE       the ranking (default: stdin when VECTORS is a file)\n"
+      "      --ranking-format F   %s (default: from the first line)\n"
+      "      --query-ids FILE     ids naming VECTORS in the ranking (default: 0-based rows)\n"
+      "      --db-ids FILE        ids naming DATABASE rows in the ranking (default: rows)\n"
+      "  -o, --output OUT         write here (default: stdout)\n"
+      "  -f, --format FMT         input format of VECTORS and DATABASE (default: from the\n"
+      "                           extension, else from the content)\n"
+      "  -F, --output-format FMT  output format (default: from OUT's extension; fvecs to\n"
+      "                           stdout)\n"
+      "  -q, --quiet              no progress or warnings\n"
+      "  -h, --help               show this help and exit\n"
+      "  -V, --version            show the version and the BLAS library, and exit\n"
+      "\n"
+      "Example: slem-match -d db.fvecs q.fvecs | slem-expand -d db.fvecs -n 2 q.fvecs |\n"
+      "         slem-match -d db.fvecs\n"
+      "FMT: %s.\n"
+      "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
+      "See slem-expand(1).\n",
+      slem_rankformat_names(), slem_format_names());
+  exit(cli_close_stdout(CLI_EXIT_OK));
+}
+
+static void progress(void *ctx, uint64_t done) {
+  cli_progress_of("vectors expanded", done, *(uint64_t *)ctx);
+}
+
+int main(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"database", required_argument, 0, 'd'},      {"neighbours", required_argument, 0, 'n'},
+      {"alpha", required_argument, 0, 'a'},         {"ranking", required_argument, 0, 'r'},
+      {"ranking-format", required_argument, 0, 'R'}, {"query-ids", required_argument, 0, 'Q'},
+      {"db-ids", required_argument, 0, 'D'},        {"output", required_argument, 0, 'o'},
+      {"format", required_argument, 0, 'f'},        {"output-format", required_argument, 0, 'F'},
+      {"quiet", no_argument, 0, 'q'},               {"help", no_argument, 0, 'h'},
+      {"version", no_argument, 0, 'V'},             {0, 0, 0, 0}};
+  const char *shortopts = "d:n:a:r:o:f:F:qhV";
+  const char *db_path = NULL, *rank_path = NULL, *input = "-", *output = "-",
+             *qids_path = NULL, *dbids_path = NULL;
+  SlemFormat ifmt = SLEM_FMT_AUTO, ofmt = SLEM_FMT_AUTO;
+  SlemRankFormat rfmt = SLEM_RANK_AUTO;
+  SlemExpandOpts opts = {0, 0};
+  SlemVecReader *db = NULL, *in = NULL;
+  SlemIds *qids = NULL, *dbids = NULL;
+  SlemRankReader *rr = NULL;
+  SlemExpander *ex = NULL;
+  SlemVecWriter *w = NULL;
+  SlemError err;
+  int c, quiet = 0, status = CLI_EXIT_OK;
+  uint64_t total;
+
+  cli_init(argv[0]);
+  while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+    switch (c) {
+    case 'd': db_path = optarg; break;
+    case 'n': opts.n = (size_t)cli_long("-n", optarg, 1, 1L << 20); break;
+    case 'a':
+      opts.alpha = cli_double("--alpha", optarg);
+      if (opts.alpha < 0) cli_usage_error("--alpha: must not be negative, not %s", optarg);
+      break;
+    case 'r': rank_path = optarg; break;
+    case 'R':
+      if (slem_rankformat_parse(&rfmt, optarg, &err) != SLEM_OK)
+        cli_usage_error("--ranking-format: %s", err.msg);
+      break;
+    case 'Q': qids_path = optarg; break;
+    case 'D': dbids_path = optarg; break;
+    case 'o': output = optarg; break;
+    case 'f':
+      if (slem_format_parse(&ifmt, optarg) != SLEM_OK)
+        cli_usage_error("--format: unknown format '%s' (%s)", optarg, slem_format_names());
+      break;
+    case 'F':
+      if (slem_format_parse(&ofmt, optarg) != SLEM_OK || ofmt == SLEM_FMT_AUTO)
+        cli_usage_error("--output-format: unknown format '%s' (%s)", optarg, slem_format_names());
+      break;
+    case 'q': quiet = 1; break;
+    case 'h': usage();
+    case 'V': cli_version();
+    default: cli_bad_option(argv, shortopts);
+    }
+  }
+  if (!db_path) cli_usage_error("no database: give -d DATABASE");
+  if (opts.n == 0) cli_usage_error("no -n: give the number of results to add to each vector");
+  if (optind < argc) input = argv[optind++];
+  if (optind < argc) cli_usage_error("one input at a time: unexpected '%s'", argv[optind]);
+  if (!rank_path) {
+    if (strcmp(input, "-") == 0)
+      cli_usage_error("the vectors come from stdin: give the ranking with -r RANKING");
+    rank_path = "-";
+  }
+  {
+    const char *inputs[5] = {db_path, rank_path, input, qids_path, dbids_path};
+    int stdin_uses = 0;
+    for (int i = 0; i < 5; i++) stdin_uses += inputs[i] && strcmp(inputs[i], "-") == 0;
+    if (stdin_uses > 1) cli_usage_error("only one input can be stdin");
+    cli_refuse_clobber(output, inputs, 5);
+  }
+  if (ofmt == SLEM_FMT_AUTO && slem_format_for_output(&ofmt, output, &err) != SLEM_OK)
+    cli_usage_error("%s", err.msg);
+  cli_set_quiet(quiet);
+
+  if ((qids_path && slem_ids_read(&qids, qids_path, &err) != SLEM_OK) ||
+      (dbids_path && slem_ids_read(&dbids, dbids_path, &err) != SLEM_OK) ||
+      slem_vecreader_open(&db, db_path, ifmt, &err) != SLEM_OK ||
+      slem_expander_new(&ex, db, dbids, &opts, &err) != SLEM_OK ||
+      slem_vecreader_open(&in, input, ifmt, &err) != SLEM_OK ||
+      slem_rankreader_open(&rr, rank_path, rfmt, &err) != SLEM_OK)
+    goto fail;
+  total = slem_vecreader_count(in) > 0 ? (uint64_t)slem_vecreader_count(in) : 0;
+  if (slem_vecwriter_open(&w, output, ofmt, slem_expander_dim(ex), slem_vecreader_count(in),
+                          &err) != SLEM_OK ||
+      slem_expand_stream(ex, in, qids, rr, w, progress, &total, &err) != SLEM_OK)
+    goto fail;
+  cli_progress_done();
+  status = slem_vecwriter_close(w, &err) == SLEM_OK ? CLI_EXIT_OK : cli_fail(&err);
+  w = NULL;
+  if (status == CLI_EXIT_OK && !quiet && slem_expander_zeros(ex) > 0)
+    cli_warn("%" PRIu64 " expanded vectors are zero", slem_expander_zeros(ex));
+  goto done;
+fail:
+  status = cli_fail(&err);
+done:
+  slem_vecwriter_abort(w);
+  slem_rankreader_free(rr);
+  slem_expander_free(ex);
+  slem_vecreader_free(in);
+  slem_vecreader_free(db);
+  slem_ids_free(qids);
+  slem_ids_free(dbids);
+  return cli_close_stdout(status);
+}
