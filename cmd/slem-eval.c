@@ -130,6 +130,8 @@ static int run_protocol(const char *ranking, SlemRankFormat format, SlemProtocol
   return st == SLEM_OK ? CLI_EXIT_OK : cli_fail(&err);
 }
 
+static void on_progress(void *ctx, uint64_t done) { cli_progress_of("queries read", done, 0); }
+
 int main(int argc, char **argv) {
   static const struct option longopts[] = {
       {"qrels", required_argument, 0, 'Q'},        {"query-labels", required_argument, 0, 'L'},
@@ -247,8 +249,10 @@ int main(int argc, char **argv) {
   if (spec.qrels && (spec.qids || spec.dbids || spec.exclude_self))
     cli_usage_error("--query-ids, --db-ids and --exclude-self go with labels, not --qrels");
   spec.junk = junk;
+  opts.progress = on_progress;
   if (slem_truth_read(&truth, &spec, &err) != SLEM_OK ||
       slem_evalresult_read(&res, ranking, format, truth, &opts, &err) != SLEM_OK ||
+      (cli_progress_done(), 0) ||
       (curve && slem_evalresult_write_curve(res, curve, strcmp(ranking, "-") ? ranking : "<stdin>",
                                             &err) != SLEM_OK) ||
       slem_evalresult_write(res, output, flags, &err) != SLEM_OK)

@@ -68,6 +68,16 @@ static void __attribute__((noreturn)) usage(void) {
   exit(cli_close_stdout(CLI_EXIT_OK));
 }
 
+/* Progress on a terminal: the pairs scored, as queries out of the queries' count. */
+typedef struct Progress {
+  uint64_t rows, queries; /* rows searched (0: unknown), queries (0: unknown) */
+} Progress;
+
+static void on_progress(void *ctx, uint64_t pairs) {
+  const Progress *p = ctx;
+  if (p->rows > 0) cli_progress_of("queries", pairs / p->rows, p->queries);
+}
+
 int main(int argc, char **argv) {
   static const struct option longopts[] = {
       {"database", required_argument, 0, 'd'},     {"top", required_argument, 0, 'k'},
@@ -92,6 +102,7 @@ int main(int argc, char **argv) {
   SlemShard shard = {0, 0};
   static const char shortopts[] = "d:D:c:k:o:f:F:nt:qhV";
   int print_stats = 0, quiet = 0, rfmt_given = 0;
+  Progress progress = {0, 0};
   SlemFormat ifmt = SLEM_FMT_AUTO;
   SlemRankFormat rfmt = SLEM_RANK_TSV;
   SlemMatchOpts opts;
@@ -244,6 +255,15 @@ int main(int argc, char **argv) {
                slem_ids_count(qids), slem_vecreader_count(q), slem_vecreader_name(q));
     goto fail;
   }
+  {
+    uint64_t lo, hi;
+    slem_db_window(db, &lo, &hi);
+    if (hi == UINT64_MAX && slem_db_rows(db) >= 0) hi = (uint64_t)slem_db_rows(db);
+    progress.rows = hi == UINT64_MAX ? 0 : hi - lo;
+    progress.queries = slem_vecreader_count(q) > 0 ? (uint64_t)slem_vecreader_count(q) : 0;
+    opts.progress = on_progress;
+    opts.progress_ctx = &progress;
+  }
   if (slem_rankwriter_open(&w, output, rfmt, qids, slem_db_ids(db), tag, &err) != SLEM_OK ||
       slem_match_db(q, db, &opts, slem_rankwriter_write, w, &ms, &err) != SLEM_OK)
     goto fail;
@@ -257,6 +277,7 @@ int main(int argc, char **argv) {
                slem_ids_count(qids), ms.nq);
     goto fail;
   }
+  cli_progress_done();
   status = slem_rankwriter_close(w, &err) == SLEM_OK ? CLI_EXIT_OK : cli_fail(&err);
   w = NULL;
   if (status == CLI_EXIT_OK && print_stats)

@@ -75,7 +75,8 @@ static void run_clear(Run *run) {
 
 /* Reads every query of reader into run; an id twice for one query is an error even when
  * the query's lines are apart (the reader checks the lines that are together). */
-static int run_gather(Run *run, SlemRankReader *reader, SlemError *err) {
+static int run_gather(Run *run, SlemRankReader *reader, const SlemEvalOpts *opts, SlemError *err) {
+  uint64_t nread = 0;
   SlemKeySet *seen = slem_keyset_new();
   int st = SLEM_OK;
   run->name = slem_rankreader_name(reader);
@@ -88,6 +89,7 @@ static int run_gather(Run *run, SlemRankReader *reader, SlemError *err) {
     RunQuery *rq;
     st = slem_rankreader_next(reader, &g, err);
     if (st || !g) break;
+    if (opts->progress && (++nread & 255) == 0) opts->progress(opts->progress_ctx, nread);
     if (g->n == 0) continue; /* a jsonl line with no results names no query */
     qi = slem_strmap_intern(run->qmap, g->query, strlen(g->query));
     if (qi < 0) goto nomem;
@@ -193,7 +195,7 @@ int slem_evalresult_new(SlemEvalResult **self, SlemRankReader *rankings, const S
   if (!res) return slem_error(err, SLEM_ENOMEM, "out of memory");
   res->ap = opts->ap;
   res->recall_k = opts->recall_k;
-  st = run_gather(run, rankings, err);
+  st = run_gather(run, rankings, opts, err);
   if (st) goto done;
   if (slem_strmap_count(run->qmap) == 0) {
     st = slem_error(err, SLEM_EFORMAT, "%s: no rankings (empty file)", run->name);

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "progress.h"
 #include "rankings.h"
 #include "truth.h"
 
@@ -45,6 +46,8 @@ typedef struct SlemEvalOpts {
   SlemApKind ap;
   size_t recall_k;      /* R@K (default 100) */
   size_t curve_points;  /* interpolated precision at this many recall points: 11 or 101 */
+  SlemProgressFn progress;  /* may be NULL: called with the ranking's queries read so far */
+  void *progress_ctx;
 } SlemEvalOpts;
 
 void slem_eval_opts_init(SlemEvalOpts *opts);

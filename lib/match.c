@@ -193,6 +193,7 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
         }
       }
       nrows += nd;
+      if (opts->progress) opts->progress(opts->progress_ctx, stats->pairs + nrows * nq);
     }
     slem_prefetch_free(pf);
     pf = NULL;

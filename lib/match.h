@@ -25,6 +25,7 @@
 #include "calibrate.h"
 #include "db.h"
 #include "error.h"
+#include "progress.h"
 #include "topk.h"
 #include "vecs.h"
 
@@ -40,6 +41,9 @@ typedef struct SlemMatchOpts {
   int affine;        /* queries are classifiers of d + 1 values (w, b): score w.x + b */
   const SlemCalibration *calibration;  /* implies affine: each query's score through its
                                           sigmoid (calibrate.h) */
+  SlemProgressFn progress;  /* may be NULL: called after each tile with the (query, row)
+                               pairs scored so far */
+  void *progress_ctx;
 } SlemMatchOpts;
 
 typedef struct SlemMatchStats {

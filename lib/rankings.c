@@ -408,7 +408,7 @@ static void finish(SlemRankReader *r, const SlemRankQuery **q) {
   r->q.query = r->arena + r->qoff;
   r->q.e = r->e;
   r->q.n = r->n;
-  if (r->n) r->any = 1;
+  r->any = 1; /* a jsonl query with an empty list counts: an empty shard names its queries */
   *q = &r->q;
 }
 

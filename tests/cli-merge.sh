@@ -78,8 +78,8 @@ check "one shard" slem-merge -k 20 "$T/one.trec"
 same "one shard" "$T/out" "$T/one.trec"
 # K beyond the database: every shard lists all its rows, the merge the whole database
 head -c $((5 * REC)) "$D/queries.fvecs" >"$T/q5.fvecs"
-slem-match -t 1 -k 2000 -d "$D/database.fvecs" -o "$T/allk.tsv" "$T/q5.fvecs"
-for p in 0 1 2; do slem-match -t 1 -k 2000 --db-ids "$T/p$p.rows" -d "$T/p$p.fvecs" -o "$T/k.$p" "$T/q5.fvecs"; done
+slem-match -q -t 1 -k 2000 -d "$D/database.fvecs" -o "$T/allk.tsv" "$T/q5.fvecs"
+for p in 0 1 2; do slem-match -q -t 1 -k 2000 --db-ids "$T/p$p.rows" -d "$T/p$p.fvecs" -o "$T/k.$p" "$T/q5.fvecs"; done
 check "K beyond the database" slem-merge -k 2000 "$T/k.0" "$T/k.1" "$T/k.2"
 same "K beyond the database" "$T/out" "$T/allk.tsv"
 [ "$(wc -l <"$T/out")" = 5000 ] && ok || bad "K beyond the database: $(wc -l <"$T/out") lines"
@@ -140,4 +140,12 @@ grep -q "Usage: slem-merge" "$T/out" && ok || bad "--help"
 check "version" slem-merge --version
 grep -q "slem-merge" "$T/out" && ok || bad "--version: $(cat "$T/out")"
 
+# an empty shard (more shards than rows) names every query with an empty list in jsonl,
+# and merges
+slem-match -k 5 --shard 0/2000 -F jsonl -d "$D/database.fvecs" -o "$T/e0.jsonl" "$D/queries.fvecs" &&
+  slem-match -k 5 --shard 1/2 -F jsonl -d "$D/database.fvecs" -o "$T/e1.jsonl" "$D/queries.fvecs" &&
+  slem-match -k 5 --shard 0/2 -F jsonl -d "$D/database.fvecs" -o "$T/e2.jsonl" "$D/queries.fvecs" &&
+  slem-match -k 5 -d "$D/database.fvecs" -o "$T/e.tsv" "$D/queries.fvecs" || bad "empty-shard runs"
+check "merge with an empty shard" slem-merge -k 5 -F tsv -o "$T/em.tsv" "$T/e0.jsonl" "$T/e1.jsonl" "$T/e2.jsonl"
+cmp -s "$T/em.tsv" "$T/e.tsv" && ok || bad "merge with an empty shard differs"
 finish cli-merge
