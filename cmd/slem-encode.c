@@ -8,8 +8,7 @@
 
 #include "../lib/cache.h"
 #include "../lib/encode.h"
-#include "../lib/kslem.h"
-#include "../lib/prefetch.h"
+#include "../lib/encstream.h"
 #include "../lib/slem.h"
 #include "../lib/vecs.h"
 #include "cli.h"
@@ -48,6 +47,11 @@ static void __attribute__((noreturn)) usage(void) {
   exit(cli_close_stdout(CLI_EXIT_OK));
 }
 
+static void on_progress(void *ctx, uint64_t n) {
+  (void)ctx;
+  cli_progress("vectors encoded", n);
+}
+
 int main(int argc, char **argv) {
   static const struct option longopts[] = {
       {"cache", required_argument, 0, 'c'},     {"output", required_argument, 0, 'o'},
@@ -70,14 +74,9 @@ int main(int argc, char **argv) {
   size_t block = 1024;
   SlemCache *cache = NULL;
   SlemVecReader *r = NULL;
-  SlemVecWriter *w = NULL;
-  SlemEncoder *enc = NULL;
-  SlemKProj *kp = NULL;
-  SlemPrefetch *pf = NULL;
-  size_t out_dim;
+  SlemEncStreamOpts opts;
+  SlemEncStreamResult res;
   SlemError err;
-  double *x = NULL;
-  float *y = NULL;
 
   cli_init(argv[0]);
   while ((c = getopt_long(argc, argv, "c:o:f:F:b:t:qhV", longopts, NULL)) != -1) {
@@ -100,10 +99,8 @@ int main(int argc, char **argv) {
       dtype_arg = optarg;
       break;
     case 'P':
-      if (strcmp(optarg, "auto") == 0) precision = SLEM_PRECISION_AUTO;
-      else if (strcmp(optarg, "single") == 0) precision = SLEM_PRECISION_SINGLE;
-      else if (strcmp(optarg, "double") == 0) precision = SLEM_PRECISION_DOUBLE;
-      else cli_usage_error("--precision: '%s' is not auto, single or double", optarg);
+      if (slem_precision_parse(&precision, optarg) != SLEM_OK)
+        cli_usage_error("--precision: '%s' is not auto, single or double", optarg);
       break;
     case 'T':
       theta = cli_double("--theta", optarg);
@@ -132,73 +129,30 @@ int main(int argc, char **argv) {
     cli_usage_error("--dtype i1 is for unit-norm descriptors, not classifiers");
   cli_threads(threads);
 
+  slem_encstream_opts_init(&opts);
+  opts.mode = mode;
+  opts.theta = theta;
+  opts.precision = precision;
+  opts.block = block;
+  opts.format = ofmt;
+  opts.dtype = dtype;
+  if (!quiet) opts.progress = on_progress;
   if (slem_cache_read(&cache, cache_path, &err) != SLEM_OK ||
-      slem_vecreader_open(&r, input, ifmt, &err) != SLEM_OK)
+      slem_vecreader_open(&r, input, ifmt, &err) != SLEM_OK ||
+      slem_encstream_run(cache, r, output, &opts, &res, &err) != SLEM_OK)
     goto fail;
-  if (slem_vecreader_dim(r) != cache->d) {
-    slem_error(&err, SLEM_EFORMAT, "%s: dimension %zu, but the cache %s has dimension %zu",
-               slem_vecreader_name(r), slem_vecreader_dim(r), cache_path, cache->d);
-    goto fail;
-  }
-  if (cache->kind == SLEM_CACHE_KERNEL) {
-    if (mode == SLEM_ENCODE_CLASSIFIER) {
-      slem_error(&err, SLEM_EINVAL, "%s: --classifier needs a linear cache", cache_path);
-      goto fail;
-    }
-    if (slem_kproj_new(&kp, cache, block, &err) != SLEM_OK) goto fail;
-    out_dim = cache->r;
-  } else {
-    if (slem_encoder_new(&enc, cache, mode, theta, block, &err) != SLEM_OK ||
-        slem_encoder_set_precision(enc, precision, NULL, &err) != SLEM_OK)
-      goto fail;
-    out_dim = slem_encoder_out_dim(enc);
-  }
-  y = malloc(block * out_dim * sizeof *y);
-  if (!y) {
-    slem_error(&err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", block);
-    goto fail;
-  }
-  if (slem_vecwriter_open(&w, output, ofmt, out_dim, slem_vecreader_count(r), &err) != SLEM_OK ||
-      slem_vecwriter_set_dtype(w, dtype, &err) != SLEM_OK)
-    goto fail;
-  if (slem_prefetch_new(&pf, r, block, 0, &err) != SLEM_OK) goto fail;
-  /* from here the reader belongs to the prefetch thread: count records here */
-  for (uint64_t done = 0;;) {
-    void *rows;
-    size_t got;
-    if (slem_prefetch_next(pf, &rows, &got, &err) != SLEM_OK) goto fail;
-    if (got == 0) break;
-    x = rows;
-    if (kp) {
-      if (slem_kproj_run(kp, x, got, slem_vecreader_name(r), done + 1, &err) != SLEM_OK)
-        goto fail;
-      slem_kproj_descriptors(kp, y);
-    } else {
-      slem_encoder_run(enc, y, x, got);
-    }
-    if (slem_vecwriter_write(w, y, got, &err) != SLEM_OK) goto fail;
-    done += got;
-    if (!quiet) cli_progress("vectors encoded", done);
-  }
   cli_progress_done();
-  status = slem_vecwriter_close(w, &err) == SLEM_OK ? CLI_EXIT_OK : cli_fail(&err);
-  w = NULL;
-  if (status == CLI_EXIT_OK && !quiet && kp && slem_kproj_clamps(kp) > 0)
+  if (!quiet && res.clamps > 0)
     cli_warn("%" PRIu64 " vectors had |v|^2 > k(x, x) beyond rounding; u^2 was clamped to 0",
-             slem_kproj_clamps(kp));
-  if (status == CLI_EXIT_OK && !quiet && enc && slem_encoder_zeros(enc) > 0)
-    cli_warn("%" PRIu64 " input vectors equal the negatives' mean: their %s zero",
-             slem_encoder_zeros(enc), mode == SLEM_ENCODE_UNIT ? "descriptors are" : "omegas are");
+             res.clamps);
+  if (!quiet && res.zeros > 0)
+    cli_warn("%" PRIu64 " input vectors equal the negatives' mean: their %s zero", res.zeros,
+             mode == SLEM_ENCODE_UNIT ? "descriptors are" : "omegas are");
   goto done;
 fail:
   status = cli_fail(&err);
 done:
-  slem_prefetch_free(pf); /* before the reader it reads */
-  slem_vecwriter_abort(w);
-  slem_encoder_free(enc);
-  slem_kproj_free(kp);
   slem_vecreader_free(r);
   slem_cache_free(cache);
-  free(y);
   return cli_close_stdout(status);
 }

@@ -8,10 +8,8 @@
 
 #include "../lib/cache.h"
 #include "../lib/kernel.h"
-#include "../lib/kslem.h"
-#include "../lib/prefetch.h"
+#include "../lib/negstats.h"
 #include "../lib/slem.h"
-#include "../lib/stats.h"
 #include "../lib/vecs.h"
 #include "cli.h"
 
@@ -68,138 +66,9 @@ static int info(const char *path) {
   return cli_close_stdout(CLI_EXIT_OK);
 }
 
-/* Adds one input: a partial cache (merged) or a vector file (streamed, the next block
- * read while the current one is accumulated). */
-static int add_input(SlemStats **stats, const char *path, SlemFormat fmt, size_t block,
-                     int skip, int quiet, SlemError *err) {
-  SlemVecReader *r = NULL;
-  SlemPrefetch *pf = NULL;
-  int st;
-  if (strcmp(path, "-") != 0 && fmt == SLEM_FMT_AUTO && slem_cache_sniff(path)) {
-    SlemCache *c = NULL;
-    st = slem_cache_read(&c, path, err);
-    if (st) return st;
-    if (c->kind != SLEM_CACHE_PARTIAL) {
-      slem_cache_free(c);
-      return slem_error(err, SLEM_EFORMAT, "%s: only partial caches (--partial) can be merged",
-                        path);
-    }
-    if (!*stats && (st = slem_stats_new(stats, c->d, err)) != SLEM_OK) {
-      slem_cache_free(c);
-      return st;
-    }
-    if (slem_stats_dim(*stats) != c->d) {
-      st = slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the negatives before it have %zu",
-                      path, c->d, slem_stats_dim(*stats));
-      slem_cache_free(c);
-      return st;
-    }
-    slem_stats_merge(*stats, c->n, c->mu, c->scatter);
-    slem_cache_free(c);
-    return SLEM_OK;
-  }
-  st = slem_vecreader_open(&r, path, fmt, err);
-  if (st) return st;
-  slem_vecreader_skip_nonfinite(r, skip);
-  if (!*stats) {
-    st = slem_stats_new(stats, slem_vecreader_dim(r), err);
-    if (st) goto done;
-  }
-  if (slem_stats_dim(*stats) != slem_vecreader_dim(r)) {
-    st = slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the negatives before it have %zu",
-                    slem_vecreader_name(r), slem_vecreader_dim(r), slem_stats_dim(*stats));
-    goto done;
-  }
-  st = slem_prefetch_new(&pf, r, block ? block : slem_block_rows(slem_vecreader_dim(r)), 0, err);
-  if (st) goto done;
-  for (;;) {
-    void *rows;
-    size_t got;
-    st = slem_prefetch_next(pf, &rows, &got, err);
-    if (st || got == 0) break;
-    slem_stats_add(*stats, rows, got);
-    if (!quiet) cli_progress("negatives", slem_stats_count(*stats));
-  }
-done:
-  slem_prefetch_free(pf);
-  if (st == SLEM_OK && slem_vecreader_skipped(r) > 0 && !quiet)
-    cli_warn("%s: skipped %" PRIu64 " records with NaN or Inf", slem_vecreader_name(r),
-             slem_vecreader_skipped(r));
-  slem_vecreader_free(r);
-  return st;
-}
-
-/* Reads every vector of the inputs into one growing array (kernel SLEM needs them all). */
-static int read_all(double **x, size_t *n, size_t *d, char **paths, int npaths, SlemFormat fmt,
-                    size_t block, int quiet, SlemError *err) {
-  size_t cap = 0;
-  int st = SLEM_OK;
-  *x = NULL;
-  *n = *d = 0;
-  for (int i = 0; i < npaths && st == SLEM_OK; i++) {
-    SlemVecReader *r = NULL;
-    if (strcmp(paths[i], "-") != 0 && fmt == SLEM_FMT_AUTO && slem_cache_sniff(paths[i]))
-      return slem_error(err, SLEM_EINVAL, "%s: a kernel cache is built from vectors, not from "
-                        "partial caches", paths[i]);
-    st = slem_vecreader_open(&r, paths[i], fmt, err);
-    if (st) break;
-    if (*d == 0) *d = slem_vecreader_dim(r);
-    if (slem_vecreader_dim(r) != *d) {
-      st = slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the negatives before it have %zu",
-                      slem_vecreader_name(r), slem_vecreader_dim(r), *d);
-    }
-    while (st == SLEM_OK) {
-      size_t got;
-      if (*n + block > cap) {
-        size_t ncap = cap ? 2 * cap : 4 * block;
-        double *p = realloc(*x, ncap * *d * sizeof *p);
-        if (!p) {
-          st = slem_error(err, SLEM_ENOMEM, "out of memory for %zu negatives of dimension %zu",
-                          ncap, *d);
-          break;
-        }
-        *x = p;
-        cap = ncap;
-      }
-      st = slem_vecreader_read(r, *x + *n * *d, block, &got, err);
-      if (st || got == 0) break;
-      *n += got;
-      if (!quiet) cli_progress("negatives", *n);
-    }
-    slem_vecreader_free(r);
-  }
-  return st;
-}
-
-static int kernel_cache(const char *output, const char *spec, size_t rank, double tol,
-                        size_t sample, uint64_t seed, double lambda, double lambda_rel,
-                        char **paths, int npaths, SlemFormat fmt, size_t block, int quiet,
-                        SlemError *err) {
-  SlemKernel k;
-  SlemKernelStats *ks = NULL;
-  double *x = NULL, median = -1;
-  size_t n, d;
-  int st = slem_kernel_parse(&k, spec, err);
-  if (st == SLEM_OK) st = read_all(&x, &n, &d, paths, npaths, fmt, block ? block : 4096, quiet, err);
-  cli_progress_done();
-  if (st == SLEM_OK) st = slem_kernel_prepare(&k, x, n, d, npaths == 1 ? paths[0] : "negatives", 1, err);
-  if (st == SLEM_OK && k.gamma_relative)
-    st = slem_kernel_estimate_gamma(&k, &median, x, n, d, sample, seed, err);
-  if (st == SLEM_OK)
-    st = slem_kernel_stats_new(&ks, &k, x, n, d, rank, tol, lambda, lambda_rel, err);
-  if (st == SLEM_OK) {
-    SlemProvenance prov = {"slem-negstats", (const char *const *)paths, (size_t)npaths};
-    ks->info.gamma_median = median;
-    ks->info.seed = seed;
-    if (ks->info.r < rank && ks->info.r < n && !quiet)
-      cli_warn("the factorisation stopped at rank %zu of %zu (residual trace %g)", ks->info.r,
-               rank, ks->info.residual_trace);
-    st = slem_cache_write_kernel(output, d, n, &ks->info, ks->pivots, ks->lp, ks->mu_b, ks->ginv,
-                                 &prov, err);
-  }
-  slem_kernel_stats_free(ks);
-  free(x);
-  return st;
+static void on_progress(void *ctx, uint64_t n) {
+  (void)ctx;
+  cli_progress("negatives", n);
 }
 
 int main(int argc, char **argv) {
@@ -223,9 +92,9 @@ int main(int argc, char **argv) {
   long threads = 0;
   size_t block = 0; /* slem_block_rows(d) */
   SlemFormat fmt = SLEM_FMT_AUTO;
-  SlemStats *stats = NULL;
+  SlemNegstatsOpts opts;
+  SlemNegstatsResult res;
   SlemError err;
-  double *ainv = NULL;
 
   cli_init(argv[0]);
   while ((c = getopt_long(argc, argv, "o:l:r:k:K:f:b:t:qhV", longopts, NULL)) != -1) {
@@ -283,44 +152,28 @@ int main(int argc, char **argv) {
     if (strcmp(argv[i], "-") == 0 && ++nstdin > 1) cli_usage_error("stdin (-) given twice");
   cli_threads(threads);
 
-  if (kernel) {
-    if (kernel_cache(output, kernel, rank, tol, sample, seed, lambda, lambda_rel, argv + optind,
-                     argc - optind, fmt, block, quiet, &err) != SLEM_OK)
-      status = cli_fail(&err);
-    goto done;
-  }
-  for (int i = optind; i < argc; i++) {
-    if (add_input(&stats, argv[i], fmt, block, skip, quiet, &err) != SLEM_OK) {
-      status = cli_fail(&err);
-      goto done;
-    }
-  }
+  slem_negstats_opts_init(&opts);
+  opts.format = fmt;
+  opts.block = block;
+  opts.skip_nonfinite = skip;
+  opts.partial = partial;
+  opts.lambda = lambda;
+  opts.lambda_rel = lambda_rel;
+  opts.kernel = kernel;
+  opts.rank = rank;
+  opts.tol = tol;
+  opts.sample = sample;
+  opts.seed = seed;
+  if (!quiet) opts.progress = on_progress;
+  status = slem_negstats_run(output, (const char *const *)argv + optind, (size_t)(argc - optind),
+                             &opts, &res, &err) == SLEM_OK
+               ? CLI_EXIT_OK
+               : cli_fail(&err);
   cli_progress_done();
-  {
-    SlemProvenance prov = {"slem-negstats", (const char *const *)argv + optind,
-                           (size_t)(argc - optind)};
-    size_t d = slem_stats_dim(stats);
-    if (partial) {
-      if (slem_cache_write_partial(output, d, slem_stats_count(stats), slem_stats_mean(stats),
-                                   slem_stats_scatter(stats), &prov, &err) != SLEM_OK)
-        status = cli_fail(&err);
-      goto done;
-    }
-    double used;
-    ainv = malloc(d * d * sizeof *ainv);
-    if (!ainv) {
-      slem_error(&err, SLEM_ENOMEM, "out of memory for a %zu x %zu matrix", d, d);
-      status = cli_fail(&err);
-      goto done;
-    }
-    if (slem_stats_inverse(stats, ainv, &used, lambda, lambda_rel, &err) != SLEM_OK ||
-        slem_cache_write_linear(output, d, slem_stats_count(stats), used, lambda_rel,
-                                slem_stats_trace(stats), slem_stats_rcond(stats),
-                                slem_stats_mean(stats), ainv, &prov, &err) != SLEM_OK)
-      status = cli_fail(&err);
-  }
-done:
-  free(ainv);
-  slem_stats_free(stats);
+  if (status == CLI_EXIT_OK && !quiet && res.skipped > 0)
+    cli_warn("%s: skipped %" PRIu64 " records with NaN or Inf", res.skipped_in, res.skipped);
+  if (status == CLI_EXIT_OK && !quiet && kernel && res.rank < res.rank_asked)
+    cli_warn("the factorisation stopped at rank %zu of %zu (residual trace %g)", res.rank, rank,
+             res.residual_trace);
   return cli_close_stdout(status);
 }

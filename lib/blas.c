@@ -1,5 +1,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <gsl/gsl_errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,4 +55,11 @@ const char *slem_blas_better_core(void) {
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
 #endif
   return NULL;
+}
+
+static void gsl_quiet(void) { gsl_set_error_handler_off(); }
+
+void slem_gsl_init(void) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, gsl_quiet);
 }

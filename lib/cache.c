@@ -436,10 +436,11 @@ static cJSON *meta_new(const char *kind, size_t d, uint64_t n) {
   return meta;
 }
 
-int slem_cache_write_linear(const char *path, size_t d, uint64_t n, double lambda,
-                            double lambda_rel, double trace_sigma, double rcond,
+int slem_cache_write_linear(const char *path, size_t d, uint64_t n, const SlemLinearInfo *info,
                             const double *mu, const double *ainv, const SlemProvenance *prov,
                             SlemError *err) {
+  double lambda = info->lambda, lambda_rel = info->lambda_rel, trace_sigma = info->trace_sigma,
+         rcond = info->rcond;
   cJSON *meta = meta_new("linear", d, n);
   Section sec[2] = {{"mu", mu, d, 0}, {"ainv", ainv, d, d}};
   int status;

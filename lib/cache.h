@@ -78,11 +78,17 @@ typedef struct SlemProvenance {
   size_t ninputs;
 } SlemProvenance;
 
-/* Write a cache atomically (temporary file, fsync, rename). lambda_rel is recorded when
- * >= 0 (lambda = lambda_rel * trace(Sigma) / d), rcond (of A) when > 0, trace_sigma
- * always. Errors: SLEM_EIO. */
-int slem_cache_write_linear(const char *path, size_t d, uint64_t n, double lambda,
-                            double lambda_rel, double trace_sigma, double rcond,
+/* What a linear cache records beyond its sections. */
+typedef struct SlemLinearInfo {
+  double lambda;       /* the lambda of A = Sigma + lambda I */
+  double lambda_rel;   /* recorded when >= 0: lambda = lambda_rel * trace(Sigma) / d */
+  double trace_sigma;  /* trace(Sigma), always recorded */
+  double rcond;        /* reciprocal condition number of A, recorded when > 0 */
+} SlemLinearInfo;
+
+/* Write a cache atomically (temporary file, fsync, rename): a linear one from mu(d) and
+ * ainv(d, d), a partial one from mu(d) and scatter(d, d). Errors: SLEM_EIO. */
+int slem_cache_write_linear(const char *path, size_t d, uint64_t n, const SlemLinearInfo *info,
                             const double *mu, const double *ainv, const SlemProvenance *prov,
                             SlemError *err);
 int slem_cache_write_partial(const char *path, size_t d, uint64_t n, const double *mu,

@@ -3,6 +3,7 @@
 #include <gsl/gsl_cblas.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct SlemEncoder {
   const SlemCache *cache;
@@ -159,4 +160,14 @@ void slem_encoder_run(SlemEncoder *self, float *y, const double *x, size_t b) {
 
 void slem_encoder_run_f64(SlemEncoder *self, double *y, const double *x, size_t b) {
   run(self, NULL, y, x, b);
+}
+
+int slem_precision_parse(SlemPrecision *p, const char *name) {
+  static const char *const names[] = {"auto", "single", "double"};
+  for (int i = 0; i < 3; i++)
+    if (strcmp(name, names[i]) == 0) {
+      *p = (SlemPrecision)i;
+      return SLEM_OK;
+    }
+  return SLEM_EINVAL;
 }

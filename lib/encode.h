@@ -41,6 +41,9 @@ typedef enum SlemPrecision {
   SLEM_PRECISION_DOUBLE
 } SlemPrecision;
 
+/* Parses "auto", "single", "double". Returns SLEM_EINVAL on another name. */
+int slem_precision_parse(SlemPrecision *p, const char *name);
+
 /* Largest condition number of A for which SLEM_PRECISION_AUTO computes the unit
  * descriptor in float32: the GEMM's relative error is then about 6e-8 * cond(A) <= 6e-4,
  * so 1 - cos stays near 2e-7 or below. */

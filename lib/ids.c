@@ -5,49 +5,26 @@
 #include <string.h>
 
 #include "io.h"
+#include "strmap.h"
 
 struct SlemIds {
   char *name;
-  char *text;       /* all ids, each NUL-terminated */
-  size_t text_len, text_cap;
-  size_t *off;      /* start of each id in text */
-  size_t n, cap;
+  SlemArena a;      /* the ids, in order */
 };
 
 void slem_ids_free(SlemIds *self) {
   if (!self) return;
   free(self->name);
-  free(self->text);
-  free(self->off);
+  slem_arena_clear(&self->a);
   free(self);
 }
 
-size_t slem_ids_count(const SlemIds *self) { return self->n; }
-const char *slem_ids_get(const SlemIds *self, size_t i) { return self->text + self->off[i]; }
+size_t slem_ids_count(const SlemIds *self) { return self->a.n; }
+const char *slem_ids_get(const SlemIds *self, size_t i) { return slem_arena_get(&self->a, i); }
 const char *slem_ids_name(const SlemIds *self) { return self->name; }
 
 static int push(SlemIds *ids, const char *s, size_t len) {
-  if (ids->n == ids->cap) {
-    size_t cap = ids->cap ? 2 * ids->cap : 1024;
-    size_t *p = realloc(ids->off, cap * sizeof *p);
-    if (!p) return -1;
-    ids->off = p;
-    ids->cap = cap;
-  }
-  if (ids->text_len + len + 1 > ids->text_cap) {
-    size_t cap = ids->text_cap ? ids->text_cap : 16384;
-    char *p;
-    while (cap < ids->text_len + len + 1) cap *= 2;
-    p = realloc(ids->text, cap);
-    if (!p) return -1;
-    ids->text = p;
-    ids->text_cap = cap;
-  }
-  ids->off[ids->n++] = ids->text_len;
-  memcpy(ids->text + ids->text_len, s, len);
-  ids->text[ids->text_len + len] = '\0';
-  ids->text_len += len + 1;
-  return 0;
+  return slem_arena_push(&ids->a, s, len) < 0 ? -1 : 0;
 }
 
 int slem_ids_read(SlemIds **self, const char *path, SlemError *err) {
@@ -80,7 +57,7 @@ int slem_ids_read(SlemIds **self, const char *path, SlemError *err) {
     }
     if (push(ids, line, len) != 0) goto nomem;
   }
-  if (ids->n == 0) {
+  if (ids->a.n == 0) {
     st = slem_error(err, SLEM_EFORMAT, "%s: no ids (empty file)", ids->name);
     goto fail;
   }
@@ -102,7 +79,7 @@ int slem_ids_concat(SlemIds **self, SlemIds *const *parts, size_t n, SlemError *
   if (!ids || !(ids->name = malloc(strlen(name) + 1))) goto nomem;
   strcpy(ids->name, name);
   for (size_t p = 0; p < n; p++)
-    for (size_t i = 0; i < parts[p]->n; i++) {
+    for (size_t i = 0; i < parts[p]->a.n; i++) {
       const char *s = slem_ids_get(parts[p], i);
       if (push(ids, s, strlen(s)) != 0) goto nomem;
     }

@@ -364,6 +364,8 @@ FILE *slem_out_file(SlemOut *self) { return self->fp; }
 const char *slem_out_name(const SlemOut *self) { return self->target; }
 int slem_out_seekable(const SlemOut *self) { return self->tmp != NULL; }
 
+static void sync_dir(const char *path);
+
 int slem_out_commit(SlemOut *self, SlemError *err) {
   int st = SLEM_OK;
   if (self->is_stdout) {
@@ -384,9 +386,32 @@ int slem_out_commit(SlemOut *self, SlemError *err) {
     if (st == SLEM_OK && rename(self->tmp, self->target) != 0)
       st = slem_error(err, SLEM_EIO, "%s: rename: %s", self->target, strerror(errno));
     if (st != SLEM_OK) unlink(self->tmp);
+    else sync_dir(self->target);
   }
   out_free(self);
   return st;
+}
+
+/* Makes the rename of path durable by syncing its directory, as redis does after renaming
+ * its dump. Best effort: the rename is done and cannot be undone, so a failure here (a
+ * file system that cannot sync directories) leaves the complete new file and is ignored. */
+static void sync_dir(const char *path) {
+  char dir[4096];
+  const char *slash = strrchr(path, '/');
+  size_t n = slash ? (size_t)(slash - path) : 0;
+  int fd;
+  if (!slash) strcpy(dir, ".");
+  else if (n == 0) strcpy(dir, "/");
+  else if (n < sizeof dir) {
+    memcpy(dir, path, n);
+    dir[n] = 0;
+  } else {
+    return;
+  }
+  fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  (void)fsync(fd);
+  close(fd);
 }
 
 void slem_out_abort(SlemOut *self) {

@@ -221,8 +221,10 @@ int slem_kernel_estimate_gamma(SlemKernel *self, double *median, const double *x
   return SLEM_OK;
 }
 
-int slem_icl(size_t *rank, double *b, size_t *piv, double *trace, const SlemKernel *k,
-             const double *x, size_t n, size_t d, size_t rmax, double tol, SlemError *err) {
+int slem_icl(SlemIcl *out, const SlemKernel *k, const double *x, size_t n, size_t d, size_t rmax,
+             double tol, SlemError *err) {
+  double *b = out->b, *trace = out->trace;
+  size_t *piv = out->piv, *rank = &out->rank;
   double *diag = malloc(n * sizeof *diag), *kcol = malloc(n * sizeof *kcol);
   char *is_piv = calloc(n, 1);
   double trace0 = 0, dmax = 0, floor_;

@@ -67,13 +67,21 @@ int slem_kernel_estimate_gamma(SlemKernel *self, double *median, const double *x
 
 /* Pivoted incomplete Cholesky of K = [k(x_i, x_j)] for prepared x(n, d) (Bach and
  * Jordan 2002): greedy pivot on the largest residual diagonal (ties to the lower index),
- * so that K ~ B B^T with B(n, rank) stored in b(n, rmax), row-major. Stops at rmax
- * columns, when the residual trace falls to tol * trace(K) or below, or when no residual
- * diagonal is positive. piv(rmax) gets the pivot rows; trace(rmax + 1) the residual trace
- * before each step and after the last (trace[0] = trace(K)). On the pivots B reproduces K
+ * so that K ~ B B^T with B(n, out->rank) stored in out->b(n, rmax), row-major. Stops at
+ * rmax columns, when the residual trace falls to tol * trace(K) or below, or when no
+ * residual diagonal is positive. out->piv(rmax) gets the pivot rows; out->trace(rmax + 1)
+ * the residual trace before each step and after the last (trace[0] = trace(K)). On the pivots B reproduces K
  * exactly, and B[piv, :] is lower triangular. O(n rank d + n rank^2) time, O(n rmax)
  * memory. Errors: SLEM_ENOMEM. */
-int slem_icl(size_t *rank, double *b, size_t *piv, double *trace, const SlemKernel *k,
-             const double *x, size_t n, size_t d, size_t rmax, double tol, SlemError *err);
+/* Where slem_icl() puts the factorisation; the caller owns the arrays. */
+typedef struct SlemIcl {
+  size_t rank;    /* out: r, the columns of B computed */
+  double *b;      /* b(n, rmax), row-major: B in its first r columns */
+  size_t *piv;    /* piv(rmax): the pivot rows in order */
+  double *trace;  /* trace(rmax + 1): the residual trace before each step and after the last */
+} SlemIcl;
+
+int slem_icl(SlemIcl *out, const SlemKernel *k, const double *x, size_t n, size_t d, size_t rmax,
+             double tol, SlemError *err);
 
 #endif

@@ -37,7 +37,11 @@ int slem_kernel_stats_new(SlemKernelStats **self, const SlemKernel *k, const dou
     status = slem_error(err, SLEM_ENOMEM, "out of memory for the %zu x %zu factor", n, rmax);
     goto done;
   }
-  status = slem_icl(&r, b, piv, trace, k, x, n, d, rmax, tol, err);
+  {
+    SlemIcl icl = {0, b, piv, trace};
+    status = slem_icl(&icl, k, x, n, d, rmax, tol, err);
+    r = icl.rank;
+  }
   if (status) goto done;
   if (r == 0) {
     status = slem_error(err, SLEM_ENUMERIC, "the kernel matrix of the negatives is zero");

@@ -3,7 +3,9 @@
  * Ownership, in one line: only *_new, *_read and *_open hand memory to the caller, and
  * each has a *_free (or *_close, *_abort) that accepts NULL; everything else borrows.
  *
- * Modules: error.h (status codes), io.h (buffered input, atomic output), vecs.h (vector
+ * Modules: error.h (status codes), io.h (buffered input, atomic output), negstats.h (the
+ * pipeline of slem-negstats: inputs to a cache), encstream.h (the pipeline of slem-encode:
+ * a reader encoded into a vector file), vecs.h (vector
  * files: a table of formats, each implementing the internal vecfmt.h in fmt_vecs.c,
  * fmt_npy.c, fmt_text.c or fmt_bin.c), prefetch.h (reading a block ahead), ids.h, cache.h
  * (the .slem cache), stats.h (negative statistics), encode.h (descriptors), kernel.h
@@ -35,6 +37,11 @@
  * ".../libopenblasp-r0.3.21.so"), or "unknown". GSL's own BLAS calls resolve to the same
  * one, so this tells whether the fast BLAS is bound or the reference gslcblas. */
 const char *slem_blas_library(void);
+
+/* Turns GSL's default error handler (which prints and aborts) off, once per process, so
+ * that every GSL call returns its status to slem instead. Called before the library's
+ * first GSL call; cannot fail. */
+void slem_gsl_init(void);
 
 /* Sets the number of BLAS threads (OpenBLAS); n <= 0 leaves the default. */
 void slem_set_threads(int n);

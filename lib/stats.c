@@ -1,5 +1,7 @@
 #include "stats.h"
 
+#include "slem.h"
+
 #include <gsl/gsl_cblas.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_linalg.h>
@@ -115,7 +117,7 @@ int slem_stats_inverse(SlemStats *self, double *ainv, double *lambda_used, doubl
   *lambda_used = lambda;
   suggest = tr > 0 ? 1e-3 * tr / (double)d : 1.0;
 
-  gsl_set_error_handler_off();
+  slem_gsl_init();
   for (size_t i = 0; i < d; i++)
     for (size_t j = 0; j <= i; j++)
       ainv[i * d + j] = self->scatter[i * d + j] / (double)self->n + (i == j ? lambda : 0.0);

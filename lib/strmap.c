@@ -3,11 +3,38 @@
 #include <stdlib.h>
 #include <string.h>
 
+long slem_arena_push(SlemArena *self, const char *s, size_t len) {
+  if (self->n == self->off_cap) {
+    size_t cap = self->off_cap ? 2 * self->off_cap : 256;
+    size_t *p = realloc(self->off, cap * sizeof *p);
+    if (!p) return -1;
+    self->off = p;
+    self->off_cap = cap;
+  }
+  if (self->len + len + 1 > self->cap) {
+    size_t cap = self->cap ? self->cap : 4096;
+    char *p;
+    while (cap < self->len + len + 1) cap *= 2;
+    p = realloc(self->text, cap);
+    if (!p) return -1;
+    self->text = p;
+    self->cap = cap;
+  }
+  memcpy(self->text + self->len, s, len);
+  self->text[self->len + len] = '\0';
+  self->off[self->n] = self->len;
+  self->len += len + 1;
+  return (long)self->n++;
+}
+
+void slem_arena_clear(SlemArena *self) {
+  free(self->text);
+  free(self->off);
+  memset(self, 0, sizeof *self);
+}
+
 struct SlemStrMap {
-  char *text;          /* the strings, NUL-terminated, back to back */
-  size_t text_len, text_cap;
-  size_t *off;         /* off[i]: start of string i */
-  size_t n, off_cap;
+  SlemArena a;         /* the strings */
   long *slot;          /* open addressing: index or -1 */
   size_t nslot;        /* a power of two */
 };
@@ -33,14 +60,13 @@ SlemStrMap *slem_strmap_new(void) {
 
 void slem_strmap_free(SlemStrMap *self) {
   if (!self) return;
-  free(self->text);
-  free(self->off);
+  slem_arena_clear(&self->a);
   free(self->slot);
   free(self);
 }
 
-size_t slem_strmap_count(const SlemStrMap *self) { return self->n; }
-const char *slem_strmap_get(const SlemStrMap *self, size_t i) { return self->text + self->off[i]; }
+size_t slem_strmap_count(const SlemStrMap *self) { return self->a.n; }
+const char *slem_strmap_get(const SlemStrMap *self, size_t i) { return slem_arena_get(&self->a, i); }
 
 static size_t probe(const SlemStrMap *m, const char *s, size_t len) {
   size_t mask = m->nslot - 1, i = (size_t)hash(s, len) & mask;
@@ -48,7 +74,7 @@ static size_t probe(const SlemStrMap *m, const char *s, size_t len) {
     long k = m->slot[i];
     if (k < 0) return i;
     {
-      const char *t = m->text + m->off[k];
+      const char *t = slem_arena_get(&m->a, (size_t)k);
       if (strncmp(t, s, len) == 0 && t[len] == '\0') return i;
     }
     i = (i + 1) & mask;
@@ -67,8 +93,8 @@ static int grow(SlemStrMap *m) {
   free(m->slot);
   m->slot = slot;
   m->nslot = n;
-  for (size_t k = 0; k < m->n; k++) {
-    const char *t = m->text + m->off[k];
+  for (size_t k = 0; k < m->a.n; k++) {
+    const char *t = slem_arena_get(&m->a, k);
     m->slot[probe(m, t, strlen(t))] = (long)k;
   }
   return 0;
@@ -77,30 +103,10 @@ static int grow(SlemStrMap *m) {
 long slem_strmap_intern(SlemStrMap *self, const char *s, size_t len) {
   size_t i = probe(self, s, len);
   if (self->slot[i] >= 0) return self->slot[i];
-  if (self->n == self->off_cap) {
-    size_t cap = self->off_cap ? 2 * self->off_cap : 256;
-    size_t *p = realloc(self->off, cap * sizeof *p);
-    if (!p) return -1;
-    self->off = p;
-    self->off_cap = cap;
-  }
-  if (self->text_len + len + 1 > self->text_cap) {
-    size_t cap = self->text_cap ? self->text_cap : 4096;
-    char *p;
-    while (cap < self->text_len + len + 1) cap *= 2;
-    p = realloc(self->text, cap);
-    if (!p) return -1;
-    self->text = p;
-    self->text_cap = cap;
-  }
-  memcpy(self->text + self->text_len, s, len);
-  self->text[self->text_len + len] = '\0';
-  self->off[self->n] = self->text_len;
-  self->text_len += len + 1;
-  self->slot[i] = (long)self->n;
-  self->n++;
-  if (2 * self->n > self->nslot && grow(self) != 0) return -1;
-  return (long)self->n - 1;
+  if (slem_arena_push(&self->a, s, len) < 0) return -1;
+  self->slot[i] = (long)self->a.n - 1;
+  if (2 * self->a.n > self->nslot && grow(self) != 0) return -1;
+  return (long)self->a.n - 1;
 }
 
 struct SlemKeySet {

@@ -6,6 +6,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Strings back to back in one growing buffer, each NUL-terminated and numbered 0, 1, ...
+ * in order of appending: the storage of ids files and of interned strings. Zero-initialise
+ * one to start; slem_arena_clear() frees what it holds. */
+typedef struct SlemArena {
+  char *text;
+  size_t len, cap;   /* bytes used and allocated in text */
+  size_t *off;       /* off[i]: start of string i */
+  size_t n, off_cap;
+} SlemArena;
+
+/* Appends s (len bytes, a NUL is added) as string number self->n; returns that number, or
+ * -1 when out of memory (self unchanged). */
+long slem_arena_push(SlemArena *self, const char *s, size_t len);
+static inline const char *slem_arena_get(const SlemArena *self, size_t i) {
+  return self->text + self->off[i];
+}
+void slem_arena_clear(SlemArena *self);
+
 typedef struct SlemStrMap SlemStrMap;
 
 /* NULL when out of memory. */

@@ -292,7 +292,8 @@ static unsigned char *cache_bytes(const char *path, size_t *len) {
   SlemError err;
   FILE *f;
   unsigned char *b;
-  ck_assert_int_eq(slem_cache_write_linear(path, 3, 42, 0.25, 0.1, 7.5, 0.2, mu, ainv, &prov, &err), SLEM_OK);
+  SlemLinearInfo info = {0.25, 0.1, 7.5, 0.2};
+  ck_assert_int_eq(slem_cache_write_linear(path, 3, 42, &info, mu, ainv, &prov, &err), SLEM_OK);
   f = fopen(path, "rb");
   fseek(f, 0, SEEK_END);
   *len = (size_t)ftell(f);

@@ -92,7 +92,9 @@ START_TEST(icl_reproduces_pivots_and_trace_decreases) {
   tu_seed(42);
   tu_gaussian_rows(x, n, d, 0.0);
   slem_kernel_parse(&k, "rbf:gamma=0.3", &err);
-  ck_assert_int_eq(slem_icl(&r, b, piv, trace, &k, x, n, d, rmax, 0, &err), SLEM_OK);
+  SlemIcl icl = {0, b, piv, trace};
+  ck_assert_int_eq(slem_icl(&icl, &k, x, n, d, rmax, 0, &err), SLEM_OK);
+  r = icl.rank;
   ck_assert_uint_eq(r, rmax);
   ck_assert_double_eq_tol(trace[0], (double)n, 1e-9); /* RBF: k(x, x) = 1 */
   for (size_t j = 0; j < r; j++) ck_assert_double_le(trace[j + 1], trace[j] + 1e-12);
@@ -111,7 +113,8 @@ START_TEST(icl_reproduces_pivots_and_trace_decreases) {
     ck_assert_double_le(bb, 1 + 1e-12);
   }
   /* tol stops it early */
-  ck_assert_int_eq(slem_icl(&r, b, piv, trace, &k, x, n, d, rmax, 0.9, &err), SLEM_OK);
+  ck_assert_int_eq(slem_icl(&icl, &k, x, n, d, rmax, 0.9, &err), SLEM_OK);
+  r = icl.rank;
   ck_assert_uint_lt(r, rmax);
   ck_assert_double_le(trace[r], 0.9 * trace[0]);
   free(x);
@@ -286,7 +289,8 @@ START_TEST(linear_kernel_equals_linear_slem) {
     slem_stats_new(&st, d, &err);
     slem_stats_add(st, y, n);
     ck_assert_int_eq(slem_stats_inverse(st, ainv, &used, lambda, -1, &err), SLEM_OK);
-    slem_cache_write_linear(path, d, n, used, -1, 0, 0, slem_stats_mean(st), ainv, NULL, &err);
+    SlemLinearInfo info = {used, -1, 0, 0};
+    slem_cache_write_linear(path, d, n, &info, slem_stats_mean(st), ainv, NULL, &err);
     ck_assert_int_eq(slem_cache_read(&lc, path, &err), SLEM_OK);
     free(y);
   }

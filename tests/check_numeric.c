@@ -23,8 +23,9 @@ static SlemCache *make_cache(const double *neg, size_t n, size_t d, double lambd
   slem_stats_add(s, x, n);
   ck_assert_msg(slem_stats_inverse(s, ainv, &used, lambda, -1, &err) == SLEM_OK, "%s", err.msg);
   ck_assert_double_eq(used, lambda);
-  ck_assert_int_eq(slem_cache_write_linear(path, d, n, used, -1, slem_stats_trace(s),
-                                           slem_stats_rcond(s), slem_stats_mean(s), ainv, NULL, &err), SLEM_OK);
+  SlemLinearInfo info = {used, -1, slem_stats_trace(s), slem_stats_rcond(s)};
+  ck_assert_int_eq(slem_cache_write_linear(path, d, n, &info, slem_stats_mean(s), ainv, NULL, &err),
+                   SLEM_OK);
   ck_assert_msg(slem_cache_read(&c, path, &err) == SLEM_OK, "%s", err.msg);
   slem_stats_free(s);
   free(x);

@@ -1,0 +1,46 @@
+/* The pipeline of slem-encode: every vector of a reader encoded against a cache, block by
+ * block, into a vector file written atomically, in one call that a test can drive.
+ *
+ * A linear cache gives SLEM descriptors (or classifiers, encode.h); a kernel cache gives the
+ * explicit kernel descriptors z / N (kproj.h). The next block is read on another thread
+ * while the current one is encoded; memory is O(block (d + out_dim)) beside the cache.
+ */
+#ifndef SLEM_ENCSTREAM_H
+#define SLEM_ENCSTREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cache.h"
+#include "encode.h"
+#include "error.h"
+#include "progress.h"
+#include "vecs.h"
+
+typedef struct SlemEncStreamOpts {
+  SlemEncodeMode mode;      /* descriptors or classifiers (linear caches only) */
+  double theta;             /* classifiers: the weight of the positive (default 1) */
+  SlemPrecision precision;  /* arithmetic of unit descriptors (encode.h) */
+  size_t block;             /* vectors per GEMM block (default 1024) */
+  SlemFormat format;        /* of the output; SLEM_FMT_AUTO: from its name (vecs.h) */
+  SlemDtype dtype;          /* element type of npy output (vecs.h) */
+  SlemProgressFn progress;  /* may be NULL: called with the vectors encoded so far */
+  void *progress_ctx;
+} SlemEncStreamOpts;
+
+void slem_encstream_opts_init(SlemEncStreamOpts *opts);
+
+typedef struct SlemEncStreamResult {
+  uint64_t n;       /* vectors encoded */
+  uint64_t zeros;   /* linear: inputs equal to the negatives' mean (zero descriptors) */
+  uint64_t clamps;  /* kernel: vectors whose u^2 was clamped (kproj.h) */
+} SlemEncStreamResult;
+
+/* Encodes every vector of r (borrowed, at its start) against cache (borrowed) into output
+ * ("-": stdout). Errors: SLEM_EFORMAT (a dimension other than the cache's, naming both;
+ * a read error naming file and record), SLEM_EINVAL (classifiers from a kernel cache),
+ * SLEM_EIO, SLEM_ENOMEM. No output file is left behind on failure. */
+int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *output,
+                       const SlemEncStreamOpts *opts, SlemEncStreamResult *res, SlemError *err);
+
+#endif

@@ -1,0 +1,59 @@
+/* The negative-statistics pipeline of slem-negstats: vector files and partial caches in,
+ * one cache out (linear, partial or kernel), in a single call that a test can drive.
+ *
+ * Linear and partial: each input is either a partial cache (recognised by its magic when
+ * the format is SLEM_FMT_AUTO; merged exactly) or a vector file, streamed in blocks (the
+ * next block read on another thread while the current one is accumulated: stats.h). With
+ * `partial` the cache keeps the sums (mergeable later); otherwise A^-1 is computed with
+ * the lambda asked. Kernel: every vector is held (n x d) and factorised (kslem.h).
+ * Memory of the linear path: O(d^2 + block d), whatever the number of negatives.
+ */
+#ifndef SLEM_NEGSTATS_H
+#define SLEM_NEGSTATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "progress.h"
+#include "vecs.h"
+
+typedef struct SlemNegstatsOpts {
+  SlemFormat format;     /* of the vector inputs (SLEM_FMT_AUTO: recognised; partial caches too) */
+  size_t block;          /* rows per block; 0: slem_block_rows(d) (4096 for the kernel path) */
+  int skip_nonfinite;    /* skip and count records holding NaN or Inf instead of failing */
+  int partial;           /* write a partial cache: count, mean, scatter */
+  double lambda;         /* >= 0: absolute lambda; else lambda_rel applies */
+  double lambda_rel;     /* lambda = lambda_rel * trace(Sigma) / d (or / r for a kernel) */
+  const char *kernel;    /* a kernel spec (kernel.h) for kernel SLEM, or NULL */
+  size_t rank;           /* kernel: largest rank of the factorisation */
+  double tol;            /* kernel: stop when the residual trace falls below tol * trace(K) */
+  size_t sample;         /* kernel: rows sampled to estimate a relative gamma */
+  uint64_t seed;         /* kernel: seed of that sample */
+  SlemProgressFn progress;  /* may be NULL: called with the negatives read so far */
+  void *progress_ctx;
+} SlemNegstatsOpts;
+
+/* Defaults: auto format, blocks by dimension, lambda_rel 1, rank 256, tol 0, sample 1000,
+ * seed 1, no kernel, no progress. */
+void slem_negstats_opts_init(SlemNegstatsOpts *opts);
+
+/* What a run did beyond its cache, for the caller to report. */
+typedef struct SlemNegstatsResult {
+  uint64_t n;                  /* negatives summarised */
+  size_t d;
+  uint64_t skipped;            /* records skipped for NaN or Inf (skip_nonfinite) */
+  const char *skipped_in;      /* the last input that had some (borrowed from inputs) */
+  size_t rank, rank_asked;     /* kernel: rank reached, and asked */
+  double residual_trace;       /* kernel: trace of K - B B^T */
+} SlemNegstatsResult;
+
+/* Summarises inputs[0..n) (paths, "-" for stdin at most once) into the cache output,
+ * written atomically. Errors name the file and the record: those of reading the inputs
+ * (dimensions that differ between files included), of the statistics (SLEM_ENUMERIC for a
+ * singular A, with a lambda to try), SLEM_EINVAL (a partial cache with --kernel, a cache of
+ * another kind among the inputs), SLEM_EIO, SLEM_ENOMEM. */
+int slem_negstats_run(const char *output, const char *const *inputs, size_t n,
+                      const SlemNegstatsOpts *opts, SlemNegstatsResult *res, SlemError *err);
+
+#endif
