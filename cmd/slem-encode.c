@@ -37,6 +37,8 @@ static void __attribute__((noreturn)) usage(void) {
       "                           the double result below 1e-6\n"
       "  -b, --block N            vectors per GEMM block (default 1024)\n"
       "  -t, --threads N          BLAS threads (default: SLEM_THREADS, else all cores)\n"
+      "      --shard I/N          encode only rows floor(I*R/N) .. floor((I+1)*R/N)-1 of the\n"
+      "                           R input rows (an input whose count is known: not text)\n"
       "  -q, --quiet              no progress or warnings\n"
       "  -h, --help               show this help and exit\n"
       "  -V, --version            show the version and the BLAS library, and exit\n"
@@ -61,6 +63,7 @@ int main(int argc, char **argv) {
       {"quiet", no_argument, 0, 'q'},           {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, 'V'},         {"precision", required_argument, 0, 'P'},
       {"dtype", required_argument, 0, 'Y'},
+      {"shard", required_argument, 0, 'H'},
       {0, 0, 0, 0}};
   const char *cache_path = NULL, *output = "-", *input = "-";
   SlemFormat ifmt = SLEM_FMT_AUTO, ofmt = SLEM_FMT_AUTO;
@@ -75,6 +78,7 @@ int main(int argc, char **argv) {
   SlemCache *cache = NULL;
   SlemVecReader *r = NULL;
   SlemEncStreamOpts opts;
+  SlemShard shard = {0, 0};
   SlemEncStreamResult res;
   SlemError err;
 
@@ -110,6 +114,9 @@ int main(int argc, char **argv) {
     case 'b': block = (size_t)cli_long("--block", optarg, 1, 1L << 20); break;
     case 't': threads = cli_long("--threads", optarg, 1, 1024); break;
     case 'q': quiet = 1; break;
+    case 'H':
+      if (slem_shard_parse(&shard, optarg, &err) != SLEM_OK) cli_usage_error("--shard: %s", err.msg);
+      break;
     case 'h': usage();
     case 'V': cli_version();
     default: cli_bad_option(argv, "c:o:f:F:b:t:qhV");
@@ -136,6 +143,7 @@ int main(int argc, char **argv) {
   opts.block = block;
   opts.format = ofmt;
   opts.dtype = dtype;
+  opts.shard = shard;
   if (!quiet) opts.progress = on_progress;
   if (slem_cache_read(&cache, cache_path, &err) != SLEM_OK ||
       slem_vecreader_open(&r, input, ifmt, &err) != SLEM_OK ||

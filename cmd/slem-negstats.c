@@ -43,6 +43,9 @@ static void __attribute__((noreturn)) usage(void) {
       "  -b, --block N          vectors per block (default: 2^21 / d, from 256 to 4096)\n"
       "  -t, --threads N        BLAS threads (default: SLEM_THREADS, else all cores)\n"
       "      --info CACHE       print the JSON header of CACHE and exit\n"
+      "      --shard I/N        with --partial: only rows floor(I*R/N) .. floor((I+1)*R/N)-1\n"
+      "                         of the R rows of the inputs; the N partial caches merge\n"
+      "                         exactly into the statistics of all rows\n"
       "  -q, --quiet            no progress on the terminal\n"
       "  -h, --help             show this help and exit\n"
       "  -V, --version          show the version and the BLAS library, and exit\n"
@@ -81,7 +84,7 @@ int main(int argc, char **argv) {
       {"version", no_argument, 0, 'V'},       {"kernel", required_argument, 0, 'K'},
       {"rank", required_argument, 0, 'R'},    {"tol", required_argument, 0, 'O'},
       {"sample", required_argument, 0, 'S'},  {"seed", required_argument, 0, 'E'},
-      {"skip-nonfinite", no_argument, 0, 'N'},
+      {"skip-nonfinite", no_argument, 0, 'N'}, {"shard", required_argument, 0, 'H'},
       {0, 0, 0, 0}};
   const char *output = NULL, *kernel = NULL;
   size_t rank = 256, sample = 1000;
@@ -93,6 +96,7 @@ int main(int argc, char **argv) {
   size_t block = 0; /* slem_block_rows(d) */
   SlemFormat fmt = SLEM_FMT_AUTO;
   SlemNegstatsOpts opts;
+  SlemShard shard = {0, 0};
   SlemNegstatsResult res;
   SlemError err;
 
@@ -110,6 +114,9 @@ int main(int argc, char **argv) {
       break;
     case 'P': partial = 1; break;
     case 'N': skip = 1; break;
+    case 'H':
+      if (slem_shard_parse(&shard, optarg, &err) != SLEM_OK) cli_usage_error("--shard: %s", err.msg);
+      break;
     case 'k': /* the spelling of the previous release */
       cli_warn("-k %s: use -K (--kernel); -k means a count of results in the other slem tools",
                optarg);
@@ -146,6 +153,9 @@ int main(int argc, char **argv) {
   if (partial && (lambda >= 0 || lambda_rel >= 0))
     cli_usage_error("--partial stores sums only: lambda is chosen when the partial caches are merged");
   if (partial && kernel) cli_usage_error("--partial does not go with --kernel");
+  if (shard.count > 0 && !partial)
+    cli_usage_error("--shard makes partial statistics: add --partial, then merge the shards' "
+                    "caches with slem-negstats -o CACHE PART...");
   if (skip && kernel) cli_usage_error("--skip-nonfinite is for linear caches");
   if (lambda < 0 && lambda_rel < 0) lambda_rel = DEFAULT_LAMBDA_REL;
   for (int i = optind, nstdin = 0; i < argc; i++)
@@ -164,6 +174,7 @@ int main(int argc, char **argv) {
   opts.tol = tol;
   opts.sample = sample;
   opts.seed = seed;
+  opts.shard = shard;
   if (!quiet) opts.progress = on_progress;
   status = slem_negstats_run(output, (const char *const *)argv + optind, (size_t)(argc - optind),
                              &opts, &res, &err) == SLEM_OK

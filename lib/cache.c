@@ -245,8 +245,10 @@ int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
     goto fail;
   }
   kind = cJSON_GetObjectItemCaseSensitive(json, "kind");
+  /* n = 0 only in a partial cache: a shard with no row, which merges as nothing */
   if (json_uint(json, "d", SLEM_DIM_MAX, &d) != 0 || d == 0 ||
-      json_uint(json, "n", (uint64_t)1 << 53, &n) != 0 || n == 0 || !cJSON_IsString(kind)) {
+      json_uint(json, "n", (uint64_t)1 << 53, &n) != 0 || !cJSON_IsString(kind) ||
+      (n == 0 && strcmp(kind->valuestring, "partial") != 0)) {
     status = slem_error(err, SLEM_EFORMAT, "%s: the JSON header lacks a valid kind, d or n", path);
     goto fail;
   }

@@ -24,8 +24,18 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
   SlemPrefetch *pf = NULL;
   SlemVecWriter *w = NULL;
   float *y = NULL;
+  uint64_t lo = 0, hi = UINT64_MAX, row = 0; /* the rows to encode, and the next row read */
+  int64_t count = slem_vecreader_count(r);
   int st;
   memset(res, 0, sizeof *res);
+  if (o->shard.count > 0) {
+    if (count < 0)
+      return slem_error(err, SLEM_EINVAL, "%s: the number of vectors is not known before reading "
+                        "it (text, or a pipe), so it cannot be cut into shards",
+                        slem_vecreader_name(r));
+    slem_shard_range(&o->shard, (uint64_t)count, &lo, &hi);
+    count = (int64_t)(hi - lo);
+  }
   if (slem_vecreader_dim(r) != cache->d)
     return slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the cache %s has dimension %zu",
                       slem_vecreader_name(r), slem_vecreader_dim(r), slem_cache_path(cache),
@@ -46,7 +56,7 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
     st = slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", block);
     goto done;
   }
-  if ((st = slem_vecwriter_open(&w, output, o->format, out_dim, slem_vecreader_count(r), err)) ||
+  if ((st = slem_vecwriter_open(&w, output, o->format, out_dim, count, err)) ||
       (st = slem_vecwriter_set_dtype(w, o->dtype, err)) ||
       (st = slem_prefetch_new(&pf, r, block, 0, err)))
     goto done;
@@ -54,17 +64,34 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
   for (;;) {
     void *rows;
     size_t got;
+    size_t skip, keep, all;
     if ((st = slem_prefetch_next(pf, &rows, &got, err)) != SLEM_OK || got == 0) break;
+    /* the part of the block inside the shard: rows [lo, hi) of the input. The whole block
+     * is encoded all the same, so that every row sits at the place of the same GEMM call as
+     * in a run over all the rows: a shard's descriptors are then those of the whole run,
+     * byte for byte (a GEMM's rows depend on where they fall in the call). */
+    all = got;
+    skip = row < lo ? (size_t)(lo - row < got ? lo - row : got) : 0;
+    keep = got - skip;
+    if (row + got > hi) keep -= (size_t)(row + got - hi < keep ? row + got - hi : keep);
+    row += got;
+    if (keep == 0) {
+      if (row >= hi) break;
+      continue;
+    }
     if (kp) {
-      if ((st = slem_kproj_run(kp, rows, got, slem_vecreader_name(r), res->n + 1, err)) != SLEM_OK)
+      if ((st = slem_kproj_run(kp, rows, all, slem_vecreader_name(r), row - all + 1, err)) !=
+          SLEM_OK)
         break;
       slem_kproj_descriptors(kp, y);
     } else {
-      slem_encoder_run(enc, y, rows, got);
+      slem_encoder_run(enc, y, rows, all);
     }
-    if ((st = slem_vecwriter_write(w, y, got, err)) != SLEM_OK) break;
+    got = keep;
+    if ((st = slem_vecwriter_write(w, y + skip * out_dim, got, err)) != SLEM_OK) break;
     res->n += got;
     if (o->progress) o->progress(o->progress_ctx, res->n);
+    if (row >= hi) break;
   }
   slem_prefetch_free(pf); /* before the reader it reads, and before the output is final */
   pf = NULL;

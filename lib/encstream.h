@@ -15,6 +15,7 @@
 #include "encode.h"
 #include "error.h"
 #include "progress.h"
+#include "shard.h"
 #include "vecs.h"
 
 typedef struct SlemEncStreamOpts {
@@ -24,6 +25,8 @@ typedef struct SlemEncStreamOpts {
   size_t block;             /* vectors per GEMM block (default 1024) */
   SlemFormat format;        /* of the output; SLEM_FMT_AUTO: from its name (vecs.h) */
   SlemDtype dtype;          /* element type of npy output (vecs.h) */
+  SlemShard shard;          /* encode only rows floor(I R / N) .. floor((I + 1) R / N) - 1 of
+                               the R input rows (count 0: all of them; shard.h) */
   SlemProgressFn progress;  /* may be NULL: called with the vectors encoded so far */
   void *progress_ctx;
 } SlemEncStreamOpts;
@@ -37,8 +40,10 @@ typedef struct SlemEncStreamResult {
 } SlemEncStreamResult;
 
 /* Encodes every vector of r (borrowed, at its start) against cache (borrowed) into output
- * ("-": stdout). Errors: SLEM_EFORMAT (a dimension other than the cache's, naming both;
- * a read error naming file and record), SLEM_EINVAL (classifiers from a kernel cache),
+ * ("-": stdout); with a shard, only that shard's rows, in order. Errors: SLEM_EFORMAT (a
+ * dimension other than the cache's, naming both; a read error naming file and record),
+ * SLEM_EINVAL (classifiers from a kernel cache; a shard of an input whose number of
+ * vectors is not known before reading it: text, or a pipe of fvecs),
  * SLEM_EIO, SLEM_ENOMEM. No output file is left behind on failure. */
 int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *output,
                        const SlemEncStreamOpts *opts, SlemEncStreamResult *res, SlemError *err);

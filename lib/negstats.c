@@ -44,7 +44,8 @@ static int merge_partial(SlemStats **stats, const char *path, SlemError *err) {
 /* One input: a partial cache (merged) or a vector file (streamed, the next block read while
  * the current one is accumulated). */
 static int add_input(SlemStats **stats, const char *path, const SlemNegstatsOpts *o,
-                     SlemNegstatsResult *res, SlemError *err) {
+                     uint64_t *row, uint64_t lo, uint64_t hi, SlemNegstatsResult *res,
+                     SlemError *err) {
   SlemVecReader *r = NULL;
   SlemPrefetch *pf = NULL;
   int st;
@@ -65,9 +66,14 @@ static int add_input(SlemStats **stats, const char *path, const SlemNegstatsOpts
   for (;;) {
     void *rows;
     size_t got;
+    size_t skip, d = slem_vecreader_dim(r);
     st = slem_prefetch_next(pf, &rows, &got, err);
     if (st || got == 0) break;
-    slem_stats_add(*stats, rows, got);
+    /* the part of the block inside the shard: global rows [lo, hi) */
+    skip = *row < lo ? (size_t)(lo - *row < got ? lo - *row : got) : 0;
+    *row += got;
+    if (*row > hi) got -= (size_t)(*row - hi < got ? *row - hi : got);
+    if (got > skip) slem_stats_add(*stats, (double *)rows + skip * d, got - skip);
     progress(o, slem_stats_count(*stats));
   }
 done:
@@ -80,16 +86,51 @@ done:
   return st;
 }
 
+/* The global rows [lo, hi) of the shard among the rows of all the inputs, which must be
+ * vector files whose number of vectors their headers or sizes tell. */
+static int shard_window(const char *const *inputs, size_t n, const SlemNegstatsOpts *o,
+                        uint64_t *lo, uint64_t *hi, SlemError *err) {
+  uint64_t total = 0;
+  for (size_t i = 0; i < n; i++) {
+    SlemVecReader *r = NULL;
+    int64_t count;
+    int st;
+    if (strcmp(inputs[i], "-") != 0 && o->format == SLEM_FMT_AUTO && slem_cache_sniff(inputs[i]))
+      return slem_error(err, SLEM_EINVAL, "%s: --shard cuts vector files, not partial caches",
+                        inputs[i]);
+    if ((st = slem_vecreader_open(&r, inputs[i], o->format, err)) != SLEM_OK) return st;
+    count = slem_vecreader_count(r);
+    if (count < 0 || !slem_vecreader_seekable(r)) {
+      st = slem_error(err, SLEM_EINVAL, "%s: the number of vectors is not known before reading "
+                      "it (text, or a pipe), so it cannot be cut into shards",
+                      slem_vecreader_name(r));
+      slem_vecreader_free(r);
+      return st;
+    }
+    total += (uint64_t)count;
+    slem_vecreader_free(r);
+  }
+  slem_shard_range(&o->shard, total, lo, hi);
+  return SLEM_OK;
+}
+
 static int linear(const char *output, const char *const *inputs, size_t n,
                   const SlemNegstatsOpts *o, SlemNegstatsResult *res, SlemError *err) {
   SlemStats *stats = NULL;
   SlemProvenance prov = {"slem-negstats", inputs, n};
   double *ainv = NULL, used;
+  uint64_t row = 0, lo = 0, hi = UINT64_MAX;
   int st = SLEM_OK;
-  for (size_t i = 0; i < n && st == SLEM_OK; i++) st = add_input(&stats, inputs[i], o, res, err);
+  if (o->shard.count > 0 && (st = shard_window(inputs, n, o, &lo, &hi, err)) != SLEM_OK) return st;
+  for (size_t i = 0; i < n && st == SLEM_OK; i++)
+    st = add_input(&stats, inputs[i], o, &row, lo, hi, res, err);
   if (st) goto done;
   res->n = slem_stats_count(stats);
   res->d = slem_stats_dim(stats);
+  if (res->n == 0 && !o->partial) {
+    st = slem_error(err, SLEM_EINVAL, "no negatives were given (every record was skipped)");
+    goto done;
+  }
   if (o->partial) {
     st = slem_cache_write_partial(output, res->d, res->n, slem_stats_mean(stats),
                                   slem_stats_scatter(stats), &prov, err);
@@ -190,6 +231,9 @@ int slem_negstats_run(const char *output, const char *const *inputs, size_t n,
   if (n == 0) return slem_error(err, SLEM_EINVAL, "no negatives");
   if (opts->kernel && opts->partial)
     return slem_error(err, SLEM_EINVAL, "a kernel cache has no partial form");
+  if (opts->shard.count > 0 && !opts->partial)
+    return slem_error(err, SLEM_EINVAL, "--shard makes partial statistics: add --partial, and "
+                      "merge the shards' partial caches into the cache");
   return opts->kernel ? kernel(output, inputs, n, opts, res, err)
                       : linear(output, inputs, n, opts, res, err);
 }

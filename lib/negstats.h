@@ -16,6 +16,7 @@
 
 #include "error.h"
 #include "progress.h"
+#include "shard.h"
 #include "vecs.h"
 
 typedef struct SlemNegstatsOpts {
@@ -30,6 +31,9 @@ typedef struct SlemNegstatsOpts {
   double tol;            /* kernel: stop when the residual trace falls below tol * trace(K) */
   size_t sample;         /* kernel: rows sampled to estimate a relative gamma */
   uint64_t seed;         /* kernel: seed of that sample */
+  SlemShard shard;       /* partial only: the rows floor(I R / N) .. floor((I + 1) R / N) - 1
+                            of the R rows of the vector inputs, numbered across them in
+                            order (count 0: all rows; shard.h) */
   SlemProgressFn progress;  /* may be NULL: called with the negatives read so far */
   void *progress_ctx;
 } SlemNegstatsOpts;
@@ -52,7 +56,10 @@ typedef struct SlemNegstatsResult {
  * written atomically. Errors name the file and the record: those of reading the inputs
  * (dimensions that differ between files included), of the statistics (SLEM_ENUMERIC for a
  * singular A, with a lambda to try), SLEM_EINVAL (a partial cache with --kernel, a cache of
- * another kind among the inputs), SLEM_EIO, SLEM_ENOMEM. */
+ * another kind among the inputs; a shard without `partial`, of partial caches, or of an
+ * input whose number of vectors is not known before reading it), SLEM_EIO, SLEM_ENOMEM.
+ * A shard with no row (N > R, or all skipped) makes a partial cache of n = 0, which merges
+ * as nothing. */
 int slem_negstats_run(const char *output, const char *const *inputs, size_t n,
                       const SlemNegstatsOpts *opts, SlemNegstatsResult *res, SlemError *err);
 

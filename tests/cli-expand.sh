@@ -35,7 +35,7 @@ awk '{ s = 0; for (i = 1; i <= NF; i++) s += $i * $i; if (NF != 64 || s < 0.9999
 # ---- the same from trec and jsonl rankings, with ids, vectors from stdin ----
 slem-expand -d "$X/db.fvecs" -n 2 -r "$T/q.tsv" -o "$T/aqe.fvecs" "$X/q.fvecs"
 for f in trec jsonl; do
-  slem-match -k 10 -f "$f" -d "$X/db.fvecs" "$X/q.fvecs" >"$T/q.$f"
+  slem-match -k 10 -F "$f" -d "$X/db.fvecs" "$X/q.fvecs" >"$T/q.$f"
   slem-expand -d "$X/db.fvecs" -n 2 -r "$T/q.$f" -o "$T/aqe.$f.fvecs" "$X/q.fvecs" 2>"$T/err"
   cmp -s "$T/aqe.$f.fvecs" "$T/aqe.fvecs" && ok || bad "$f ranking gives other vectors: $(cat "$T/err")"
 done
