@@ -50,8 +50,7 @@ static void __attribute__((noreturn)) usage(void) {
 }
 
 static void on_progress(void *ctx, uint64_t n) {
-  (void)ctx;
-  cli_progress("vectors encoded", n);
+  cli_progress_of("vectors encoded", n, *(const uint64_t *)ctx);
 }
 
 int main(int argc, char **argv) {
@@ -79,6 +78,7 @@ int main(int argc, char **argv) {
   SlemVecReader *r = NULL;
   SlemEncStreamOpts opts;
   SlemShard shard = {0, 0};
+  uint64_t total = 0;
   SlemEncStreamResult res;
   SlemError err;
 
@@ -134,6 +134,10 @@ int main(int argc, char **argv) {
     cli_usage_error("--dtype %s needs npy output (-F npy, or OUT.npy)", dtype_arg);
   if (dtype == SLEM_DTYPE_I1 && mode == SLEM_ENCODE_CLASSIFIER)
     cli_usage_error("--dtype i1 is for unit-norm descriptors, not classifiers");
+  {
+    const char *inputs[2] = {input, cache_path};
+    cli_refuse_clobber(output, inputs, 2);
+  }
   cli_threads(threads);
 
   slem_encstream_opts_init(&opts);
@@ -144,9 +148,20 @@ int main(int argc, char **argv) {
   opts.format = ofmt;
   opts.dtype = dtype;
   opts.shard = shard;
-  if (!quiet) opts.progress = on_progress;
   if (slem_cache_read(&cache, cache_path, &err) != SLEM_OK ||
-      slem_vecreader_open(&r, input, ifmt, &err) != SLEM_OK ||
+      slem_vecreader_open(&r, input, ifmt, &err) != SLEM_OK)
+    goto fail;
+  total = slem_vecreader_count(r) > 0 ? (uint64_t)slem_vecreader_count(r) : 0;
+  if (shard.count > 0) {
+    uint64_t lo, hi;
+    slem_shard_range(&shard, total, &lo, &hi);
+    total = hi - lo;
+  }
+  if (!quiet) {
+    opts.progress = on_progress;
+    opts.progress_ctx = &total;
+  }
+  if (
       slem_encstream_run(cache, r, output, &opts, &res, &err) != SLEM_OK)
     goto fail;
   cli_progress_done();

@@ -33,6 +33,11 @@ static void __attribute__((noreturn)) usage(void) {
   exit(cli_close_stdout(CLI_EXIT_OK));
 }
 
+static void on_progress(void *ctx, uint64_t n) {
+  (void)ctx;
+  cli_progress("queries merged", n);
+}
+
 int main(int argc, char **argv) {
   static const char shortopts[] = "k:f:F:o:qhV";
   static const struct option longopts[] = {
@@ -61,7 +66,7 @@ int main(int argc, char **argv) {
         cli_usage_error("--output-format: %s", err.msg);
       format_given = 1;
       break;
-    case 'q': break; /* slem-merge prints nothing but errors */
+    case 'q': cli_set_quiet(1); break;
     case 'o': output = optarg; break;
     case 'D': opts.db_ids = optarg; break;
     case 'h': usage();
@@ -71,10 +76,12 @@ int main(int argc, char **argv) {
   }
   if (optind == argc) cli_usage_error("no shard: give the rankings to merge");
   if (!format_given) opts.format = slem_rankformat_from_path(output);
+  opts.progress = on_progress;
   cli_refuse_clobber(output, (const char *const *)argv + optind, (size_t)(argc - optind));
   status = slem_merge((const char *const *)argv + optind, (size_t)(argc - optind), output, &opts,
                       NULL, &err) == SLEM_OK
                ? CLI_EXIT_OK
                : cli_fail(&err);
+  cli_progress_done();
   return cli_close_stdout(status);
 }

@@ -160,6 +160,7 @@ int main(int argc, char **argv) {
   if (lambda < 0 && lambda_rel < 0) lambda_rel = DEFAULT_LAMBDA_REL;
   for (int i = optind, nstdin = 0; i < argc; i++)
     if (strcmp(argv[i], "-") == 0 && ++nstdin > 1) cli_usage_error("stdin (-) given twice");
+  cli_refuse_clobber(output, (const char *const *)argv + optind, (size_t)(argc - optind));
   cli_threads(threads);
 
   slem_negstats_opts_init(&opts);

@@ -50,7 +50,7 @@ static void __attribute__((noreturn)) usage(void) {
       "      --queries N|FILE    the queries shown in detail: the N (default 10) where the runs'\n"
       "                          AP differs most (one run: N spread from worst to best), or the\n"
       "                          ids listed in FILE, one per line\n"
-      "  -t, --top K             results shown per query (default 10)\n"
+      "      --top K             results shown per query (default 10)\n"
       "      --extremes N        worst and best queries shown per run (default 3, 0: none)\n"
       "      --bins N            bins of the AP histogram (default 10)\n"
       "\n"
@@ -70,6 +70,7 @@ static void __attribute__((noreturn)) usage(void) {
       "      --invert            dark on light: the high values black\n"
       "      --thumb-size PX     rendered vectors are at least PX pixels a side (default 64)\n"
       "\n"
+      "  -q, --quiet             no warnings\n"
       "  -h, --help              show this help and exit\n"
       "  -V, --version           show the version and exit\n"
       "\n"
@@ -116,14 +117,15 @@ int main(int argc, char **argv) {
       {"exclude-self", no_argument, 0, 'X'},        {"ap", required_argument, 0, 'A'},
       {"recall-k", required_argument, 0, 'k'},      {"format", required_argument, 0, 'f'},
       {"curve-points", required_argument, 0, 'N'},  {"output", required_argument, 0, 'o'},
-      {"title", required_argument, 0, 'T'},         {"queries", required_argument, 0, 'q'},
-      {"top", required_argument, 0, 't'},           {"extremes", required_argument, 0, 'E'},
+      {"title", required_argument, 0, 'T'},         {"queries", required_argument, 0, 'W'},
+      {"top", required_argument, 0, 'K'},           {"extremes", required_argument, 0, 'E'},
       {"bins", required_argument, 0, 'b'},          {"images", required_argument, 0, 'i'},
       {"embed-images", no_argument, 0, 'e'},        {"image-shape", required_argument, 0, 's'},
       {"query-vectors", required_argument, 0, 'v'}, {"db-vectors", required_argument, 0, 'w'},
       {"pixel-range", required_argument, 0, 'r'},   {"invert", no_argument, 0, 'n'},
       {"thumb-size", required_argument, 0, 'z'},    {"help", no_argument, 0, 'h'},
-      {"version", no_argument, 0, 'V'},             {0, 0, 0, 0}};
+      {"version", no_argument, 0, 'V'},             {"quiet", no_argument, 0, 'q'},
+      {0, 0, 0, 0}};
   const char *qrels = NULL, *qlabels = NULL, *dblabels = NULL, *qids = NULL, *dbids = NULL;
   const char *junk[MAX_JUNK], *output = "-", *queries_file = NULL;
   static char names[MAX_RUNS][256];
@@ -131,7 +133,7 @@ int main(int argc, char **argv) {
   size_t njunk = 0, nruns = 0;
   SlemRankFormat fmt = SLEM_RANK_AUTO;
   SlemTruthSpec spec = {0};
-  int exclude_self = 0, c, status = CLI_EXIT_OK, have_shape = 0, stdin_runs = 0;
+  int exclude_self = 0, c, status = CLI_EXIT_OK, have_shape = 0, stdin_runs = 0, quiet = 0;
   SlemReportOpts opts;
   SlemThumbOpts topts;
   SlemImageShape shape;
@@ -143,7 +145,7 @@ int main(int argc, char **argv) {
   cli_init(argv[0]);
   slem_report_opts_init(&opts);
   slem_thumb_opts_init(&topts);
-  static const char shortopts[] = "k:f:o:t:hV";
+  static const char shortopts[] = "k:f:o:qhV";
   while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
     switch (c) {
     case 'Q': qrels = optarg; break;
@@ -170,13 +172,14 @@ int main(int argc, char **argv) {
       break;
     case 'o': output = optarg; break;
     case 'T': opts.title = optarg; break;
-    case 'q':
+    case 'q': cli_set_quiet(1); quiet = 1; break;
+    case 'W':
       if (optarg[0] >= '0' && optarg[0] <= '9' && strspn(optarg, "0123456789") == strlen(optarg))
         opts.nqueries = (size_t)cli_long("--queries", optarg, 0, 100000);
       else
         queries_file = optarg;
       break;
-    case 't': opts.top = (size_t)cli_long("--top", optarg, 1, 1000); break;
+    case 'K': opts.top = (size_t)cli_long("--top", optarg, 1, 1000); break;
     case 'E': opts.extremes = (size_t)cli_long("--extremes", optarg, 0, 1000); break;
     case 'b': opts.bins = (size_t)cli_long("--bins", optarg, 1, 100); break;
     case 'i': topts.images_dir = optarg; break;
@@ -269,7 +272,7 @@ int main(int argc, char **argv) {
                        first, sizeof first, &err) != SLEM_OK)
     goto fail;
   if ((topts.images_dir || have_shape) && missing)
-    cli_warn("%zu ids shown have no picture (the first: '%s')", missing, first);
+    if (!quiet) cli_warn("%zu ids shown have no picture (the first: '%s')", missing, first);
   goto done;
 fail:
   status = cli_fail(&err);

@@ -296,6 +296,7 @@ int slem_merge(const char *const *shards, size_t n, const char *output,
     st = slem_rankwriter_write_entries(w, m.s[0].g->query, m.out, keep, err);
     if (st) goto done;
     stats->queries++;
+    if (opts->progress && (stats->queries & 255) == 0) opts->progress(opts->progress_ctx, stats->queries);
     stats->results += keep;
   }
   for (size_t s = 0; s < n; s++)

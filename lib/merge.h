@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "progress.h"
 #include "rankings.h"
 
 /* A check that the shards belong together (the same queries, database and cache), for
@@ -31,6 +32,8 @@ typedef struct SlemMergeOpts {
   const char *db_ids;    /* the database's ids file, for tsv and trec shards with ids */
   SlemMergeCheckFn check;  /* NULL (default): no check beyond the rankings themselves */
   void *check_ctx;
+  SlemProgressFn progress; /* may be NULL: called with the queries merged so far */
+  void *progress_ctx;
 } SlemMergeOpts;
 
 typedef struct SlemMergeStats {

@@ -52,4 +52,11 @@ slem-match -q -k 5000 -d "$T/db.fvecs" -o "$T/big.tsv" "$D/queries.fvecs" 2>"$T/
 # slem-match refuses to write over one of its inputs, the database files included
 cp "$T/db.fvecs" "$T/db2.fvecs"
 expect_fail "match output is a database file" 2 "is also an input" - slem-match -d "$T/db.fvecs" -d "$T/db2.fvecs" -o "$T/db2.fvecs" "$D/queries.fvecs"
+# slem-encode and slem-negstats refuse to replace their own inputs too
+cp "$T/neg.slem" "$T/neg2.slem"
+expect_fail "encode output is its cache" 2 "is also an input" - slem-encode -c "$T/neg2.slem" -F fvecs -o "$T/neg2.slem" "$D/queries.fvecs"
+cmp -s "$T/neg2.slem" "$T/neg.slem" && ok || bad "the cache was changed"
+cp "$D/negatives.fvecs" "$T/n.fvecs"
+expect_fail "negstats output is its input" 2 "is also an input" - slem-negstats -o "$T/n.fvecs" "$T/n.fvecs"
+cmp -s "$T/n.fvecs" "$D/negatives.fvecs" && ok || bad "the negatives were changed"
 finish cli-footguns
