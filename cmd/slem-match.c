@@ -10,6 +10,7 @@
 #include "../lib/db.h"
 #include "../lib/ids.h"
 #include "../lib/match.h"
+#include "../lib/ranknpy.h"
 #include "../lib/rankings.h"
 #include "../lib/slem.h"
 #include "../lib/vecs.h"
@@ -40,8 +41,9 @@ static void __attribute__((noreturn)) usage(void) {
       "                         slem-calibrate): probabilities comparable across queries\n"
       "  -k, --top K            results per query (default 100)\n"
       "  -o, --output OUT       write here (default: stdout)\n"
-      "  -F, --output-format F  tsv (query, rank, id, score), trec, jsonl (default: from\n"
-      "                         OUT's extension .tsv, .trec, .jsonl, else tsv)\n"
+      "  -F, --output-format F  tsv (query, rank, id, score), trec, jsonl, or npy (FAISS's\n"
+      "                         I and D matrices: OUT.I.npy and OUT.D.npy) (default: from\n"
+      "                         OUT's extension .tsv, .trec, .jsonl, .npy, else tsv)\n"
       "  -f, --format FMT       format of both inputs (default: from the extension, else\n"
       "                         from the content); also --input-format\n"
       "      --query-ids FILE   ids of the queries, one per line (default: 0-based rows)\n"
@@ -101,7 +103,8 @@ int main(int argc, char **argv) {
   size_t ndb = 0, nids = 0, nlisted = 0;
   SlemShard shard = {0, 0};
   static const char shortopts[] = "d:D:c:k:o:f:F:nt:qhV";
-  int print_stats = 0, quiet = 0, rfmt_given = 0;
+  int print_stats = 0, quiet = 0, rfmt_given = 0, npy = 0;
+  SlemRankNpy *wn = NULL;
   Progress progress = {0, 0};
   SlemFormat ifmt = SLEM_FMT_AUTO;
   SlemRankFormat rfmt = SLEM_RANK_TSV;
@@ -140,9 +143,14 @@ int main(int argc, char **argv) {
     case 'k': opts.k = (size_t)cli_long("-k", optarg, 1, 1L << 20); break;
     case 'o': output = optarg; break;
     case 'F':
-      if (slem_rankformat_parse(&rfmt, optarg, &err) != SLEM_OK)
-        cli_usage_error("--output-format: %s", err.msg);
       rfmt_given = 1;
+      if (strcmp(optarg, "npy") == 0) {
+        npy = 1;
+        break;
+      }
+      npy = 0;
+      if (slem_rankformat_parse(&rfmt, optarg, &err) != SLEM_OK)
+        cli_usage_error("--output-format: %s, npy", err.msg);
       break;
     case 'f':
       if (slem_format_parse(&ifmt, optarg) == SLEM_OK) break;
@@ -174,6 +182,7 @@ int main(int argc, char **argv) {
   cli_set_quiet(quiet);
   if (!rfmt_given && slem_rankformat_from_path(output) != SLEM_RANK_AUTO)
     rfmt = slem_rankformat_from_path(output);
+  if (!rfmt_given && strlen(output) > 4 && strcmp(output + strlen(output) - 4, ".npy") == 0) npy = 1;
   if (ndb == 0 && !list_path) cli_usage_error("no database: give -d DATABASE");
   if (optind < argc) qpath = argv[optind++];
   if (optind < argc) cli_usage_error("one query file at a time: unexpected '%s'", argv[optind]);
@@ -241,6 +250,13 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < ndb; i++) inputs[n++] = db_paths[i];
     for (size_t i = 0; i < nids; i++) inputs[n++] = dbids_paths[i];
     cli_refuse_clobber(output, inputs, n);
+    if (npy) { /* the two files npy rankings are written to */
+      char iname[4096], dname[4096];
+      if (slem_ranknpy_names(output, iname, dname, sizeof iname) == 0) {
+        cli_refuse_clobber(iname, inputs, n);
+        cli_refuse_clobber(dname, inputs, n);
+      }
+    }
     free(inputs);
   }
   if ((qids_path && slem_ids_read(&qids, qids_path, &err) != SLEM_OK) ||
@@ -264,8 +280,10 @@ int main(int argc, char **argv) {
     opts.progress = on_progress;
     opts.progress_ctx = &progress;
   }
-  if (slem_rankwriter_open(&w, output, rfmt, qids, slem_db_ids(db), tag, &err) != SLEM_OK ||
-      slem_match_db(q, db, &opts, slem_rankwriter_write, w, &ms, &err) != SLEM_OK)
+  if (npy ? slem_ranknpy_open(&wn, output, opts.k, &err) != SLEM_OK ||
+                slem_match_db(q, db, &opts, slem_ranknpy_write, wn, &ms, &err) != SLEM_OK
+          : slem_rankwriter_open(&w, output, rfmt, qids, slem_db_ids(db), tag, &err) != SLEM_OK ||
+                slem_match_db(q, db, &opts, slem_rankwriter_write, w, &ms, &err) != SLEM_OK)
     goto fail;
   if (cal && slem_calibration_count(cal) != ms.nq) {
     slem_error(&err, SLEM_EFORMAT, "%s: %zu sigmoids for %" PRIu64 " queries", cal_path,
@@ -278,8 +296,13 @@ int main(int argc, char **argv) {
     goto fail;
   }
   cli_progress_done();
-  status = slem_rankwriter_close(w, &err) == SLEM_OK ? CLI_EXIT_OK : cli_fail(&err);
-  w = NULL;
+  if (npy) {
+    status = slem_ranknpy_close(wn, &err) == SLEM_OK ? CLI_EXIT_OK : cli_fail(&err);
+    wn = NULL;
+  } else {
+    status = slem_rankwriter_close(w, &err) == SLEM_OK ? CLI_EXIT_OK : cli_fail(&err);
+    w = NULL;
+  }
   if (status == CLI_EXIT_OK && print_stats)
     fprintf(stderr, "%s: %" PRIu64 " queries x %" PRIu64 " rows: %" PRIu64 " pairs scored, %" PRIu64
             " re-scored exactly (%.3g%%, %.1f per query)\n", cli_prog(), ms.nq, ms.ndb, ms.pairs,
@@ -296,6 +319,7 @@ fail:
   status = cli_fail(&err);
 done:
   slem_rankwriter_abort(w);
+  slem_ranknpy_abort(wn);
   slem_vecreader_free(q);
   slem_db_free(db);
   slem_ids_free(qids);

@@ -59,4 +59,12 @@ cmp -s "$T/neg2.slem" "$T/neg.slem" && ok || bad "the cache was changed"
 cp "$D/negatives.fvecs" "$T/n.fvecs"
 expect_fail "negstats output is its input" 2 "is also an input" - slem-negstats -o "$T/n.fvecs" "$T/n.fvecs"
 cmp -s "$T/n.fvecs" "$D/negatives.fvecs" && ok || bad "the negatives were changed"
+# rankings as FAISS's I and D matrices, by -F npy or by the name; never on stdout
+check "npy rankings" slem-match -k 4 -d "$T/db.fvecs" -o "$T/faiss.npy" "$D/queries.fvecs"
+[ "$(wc -c <"$T/faiss.I.npy")" = $((128 + 100 * 4 * 8)) ] && [ "$(wc -c <"$T/faiss.D.npy")" = $((128 + 100 * 4 * 4)) ] && [ ! -e "$T/faiss.npy" ] && ok || bad "npy rankings: sizes"
+slem-match -k 4 -d "$T/db.fvecs" -o "$T/faiss.tsv" "$D/queries.fvecs"
+# the first row of I holds the tsv's first four rows, as int64 little-endian
+first=$(od -A n -t d8 -j 128 -N 32 "$T/faiss.I.npy" | tr -s ' \n' ' ' | sed 's/^ //; s/ $//')
+[ "$first" = "$(head -4 "$T/faiss.tsv" | cut -f3 | tr '\n' ' ' | sed 's/ $//')" ] && ok || bad "npy I row 0: $first"
+expect_fail "npy to stdout" 1 "two files" - slem-match -k 4 -F npy -d "$T/db.fvecs" "$D/queries.fvecs"
 finish cli-footguns

@@ -1,0 +1,129 @@
+#include "ranknpy.h"
+
+#include <errno.h>
+#include <float.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io.h"
+
+#define HEADER_LEN 128 /* magic, version, length, dict and padding: a multiple of 64 */
+
+struct SlemRankNpy {
+  SlemOut *i_out, *d_out;
+  size_t k;
+  uint64_t nq;
+  int64_t *irow;
+  float *drow;
+};
+
+int slem_ranknpy_names(const char *path, char *i_name, char *d_name, size_t n) {
+  size_t len = strlen(path);
+  if (len > 4 && strcmp(path + len - 4, ".npy") == 0) len -= 4;
+  if (len + 7 >= n) return -1;
+  snprintf(i_name, n, "%.*s.I.npy", (int)len, path);
+  snprintf(d_name, n, "%.*s.D.npy", (int)len, path);
+  return 0;
+}
+
+/* The npy header for an (nq, k) matrix of descr, padded with spaces to HEADER_LEN. */
+static void header(unsigned char *h, const char *descr, uint64_t nq, size_t k) {
+  char dict[HEADER_LEN];
+  size_t dlen = HEADER_LEN - 10;
+  memset(h, ' ', HEADER_LEN);
+  memcpy(h, "\x93NUMPY\x01\x00", 8);
+  h[8] = (unsigned char)(dlen & 0xff);
+  h[9] = (unsigned char)(dlen >> 8);
+  snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (%" PRIu64
+           ", %zu), }", descr, nq, k);
+  memcpy(h + 10, dict, strlen(dict));
+  h[HEADER_LEN - 1] = '\n';
+}
+
+static int put_header(SlemOut *out, const char *descr, uint64_t nq, size_t k, int rewind,
+                      SlemError *err) {
+  unsigned char h[HEADER_LEN];
+  FILE *fp = slem_out_file(out);
+  header(h, descr, nq, k);
+  if ((rewind && fseek(fp, 0, SEEK_SET) != 0) || fwrite(h, 1, HEADER_LEN, fp) != HEADER_LEN)
+    return slem_error(err, SLEM_EIO, "%s: write: %s", slem_out_name(out), strerror(errno));
+  return SLEM_OK;
+}
+
+int slem_ranknpy_open(SlemRankNpy **out, const char *path, size_t k, SlemError *err) {
+  char iname[4096], dname[4096];
+  SlemRankNpy *self;
+  int st;
+  *out = NULL;
+  if (!path || strcmp(path, "-") == 0)
+    return slem_error(err, SLEM_EINVAL, "npy rankings are two files (I and D): give -o NAME.npy");
+  if (k == 0) return slem_error(err, SLEM_EINVAL, "npy rankings need k >= 1");
+  if (slem_ranknpy_names(path, iname, dname, sizeof iname) != 0)
+    return slem_error(err, SLEM_EINVAL, "%s: name too long", path);
+  if (!(self = calloc(1, sizeof *self)) || !(self->irow = malloc(k * sizeof *self->irow)) ||
+      !(self->drow = malloc(k * sizeof *self->drow))) {
+    slem_ranknpy_abort(self);
+    return slem_error(err, SLEM_ENOMEM, "out of memory");
+  }
+  self->k = k;
+  if ((st = slem_out_open(&self->i_out, iname, err)) != SLEM_OK ||
+      (st = slem_out_open(&self->d_out, dname, err)) != SLEM_OK)
+    goto fail;
+  if (!slem_out_seekable(self->i_out) || !slem_out_seekable(self->d_out)) {
+    st = slem_error(err, SLEM_EINVAL, "%s: npy rankings need regular files (their headers are "
+                    "completed at the end)", path);
+    goto fail;
+  }
+  if ((st = put_header(self->i_out, "<i8", 0, k, 0, err)) != SLEM_OK ||
+      (st = put_header(self->d_out, "<f4", 0, k, 0, err)) != SLEM_OK)
+    goto fail;
+  *out = self;
+  return SLEM_OK;
+fail:
+  slem_ranknpy_abort(self);
+  return st;
+}
+
+int slem_ranknpy_write(void *ctx, uint64_t query, const SlemHit *hits, size_t n,
+                       SlemError *err) {
+  SlemRankNpy *self = ctx;
+  size_t k = self->k;
+  if (query != self->nq)
+    return slem_error(err, SLEM_EINVAL, "npy rankings: query %" PRIu64 " after %" PRIu64, query,
+                      self->nq);
+  for (size_t i = 0; i < k; i++) {
+    self->irow[i] = i < n ? (int64_t)hits[i].row : -1;
+    self->drow[i] = i < n ? hits[i].score : -FLT_MAX;
+  }
+  if (fwrite(self->irow, sizeof *self->irow, k, slem_out_file(self->i_out)) != k ||
+      fwrite(self->drow, sizeof *self->drow, k, slem_out_file(self->d_out)) != k)
+    return slem_error(err, SLEM_EIO, "%s: write: %s", slem_out_name(self->i_out), strerror(errno));
+  self->nq++;
+  return SLEM_OK;
+}
+
+int slem_ranknpy_close(SlemRankNpy *self, SlemError *err) {
+  int st = put_header(self->i_out, "<i8", self->nq, self->k, 1, err);
+  if (st == SLEM_OK) st = put_header(self->d_out, "<f4", self->nq, self->k, 1, err);
+  if (st == SLEM_OK) {
+    st = slem_out_commit(self->i_out, err);
+    self->i_out = NULL;
+  }
+  if (st == SLEM_OK) {
+    st = slem_out_commit(self->d_out, err);
+    self->d_out = NULL;
+  }
+  slem_ranknpy_abort(self);
+  return st;
+}
+
+void slem_ranknpy_abort(SlemRankNpy *self) {
+  if (!self) return;
+  slem_out_abort(self->i_out);
+  slem_out_abort(self->d_out);
+  free(self->irow);
+  free(self->drow);
+  free(self);
+}

@@ -1,0 +1,39 @@
+/* Rankings as numpy matrices, the way FAISS returns a search: I(nq, k), int64 database rows
+ * (0-based, global), and D(nq, k), float32 scores, row q holding query q's results best
+ * first. Queries with fewer than k results are padded with I = -1 and D = -FLT_MAX, as
+ * FAISS pads its inner-product searches. Both files are npy version 1.0, C order, written
+ * through temporary files and renamed into place at the close (I, then D).
+ *
+ * Names: for an output "BASE.npy" (or "BASE"), the files are "BASE.I.npy" and "BASE.D.npy".
+ * Ids files do not apply: I holds rows. slem's own tools read the text formats (rankings.h);
+ * these files are for numpy and FAISS users.
+ */
+#ifndef SLEM_RANKNPY_H
+#define SLEM_RANKNPY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "topk.h"
+
+typedef struct SlemRankNpy SlemRankNpy;
+
+/* Opens the two outputs of path for k results per query. Errors: SLEM_EINVAL (path "-":
+ * two files cannot go to stdout; k 0), SLEM_EIO, SLEM_ENOMEM. */
+int slem_ranknpy_open(SlemRankNpy **self, const char *path, size_t k, SlemError *err);
+
+/* Writes query's row (queries must come in order 0, 1, ...). Has the signature of
+ * SlemHitsFn, with self as the context. Errors: SLEM_EIO, SLEM_EINVAL (out of order). */
+int slem_ranknpy_write(void *self, uint64_t query, const SlemHit *hits, size_t n,
+                       SlemError *err);
+
+/* Writes the final shapes into both headers and moves the files into place; frees self
+ * whatever happens. */
+int slem_ranknpy_close(SlemRankNpy *self, SlemError *err);
+void slem_ranknpy_abort(SlemRankNpy *self);
+
+/* The two file names for path, in buffers of n bytes; -1 when they do not fit. */
+int slem_ranknpy_names(const char *path, char *i_name, char *d_name, size_t n);
+
+#endif
