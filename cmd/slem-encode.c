@@ -128,6 +128,8 @@ int main(int argc, char **argv) {
   if (theta_set && mode != SLEM_ENCODE_CLASSIFIER)
     cli_usage_error("--theta goes with --classifier: the descriptor's direction does not depend "
                     "on theta");
+  /* to stdout, the self-describing container unless a format is asked for */
+  if (ofmt == SLEM_FMT_AUTO && strcmp(output, "-") == 0) ofmt = SLEM_FMT_SLEM;
   if (ofmt == SLEM_FMT_AUTO && slem_format_for_output(&ofmt, output, &err) != SLEM_OK)
     cli_usage_error("%s", err.msg);
   if (dtype != SLEM_DTYPE_F4 && ofmt != SLEM_FMT_NPY)

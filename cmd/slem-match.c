@@ -58,6 +58,8 @@ static void __attribute__((noreturn)) usage(void) {
       "      --tile-rows N      database rows per tile (default about 2^22/d)\n"
       "      --query-block N    queries per block (default 2048)\n"
       "      --stats            print the counts of scored and exactly re-scored pairs\n"
+      "      --no-check         match descriptors of different caches, or descriptors\n"
+      "                         against plain vectors (refused by default)\n"
       "  -q, --quiet            no warnings\n"
       "  -h, --help             show this help and exit\n"
       "  -V, --version          show the version and the BLAS library, and exit\n"
@@ -90,7 +92,7 @@ int main(int argc, char **argv) {
       {"db-ids", required_argument, 0, 'B'},       {"exclude-self", no_argument, 0, 'X'},
       {"database-list", required_argument, 0, 'D'}, {"shard", required_argument, 0, 'S'},
       {"tile-rows", required_argument, 0, 'R'},    {"query-block", required_argument, 0, 'P'},
-      {"stats", no_argument, 0, 'A'},
+      {"stats", no_argument, 0, 'A'},              {"no-check", no_argument, 0, 'C'},
       {"normalize", no_argument, 0, 'n'},          {"tag", required_argument, 0, 'G'},
       {"threads", required_argument, 0, 't'},      {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, 'V'},            {"affine", no_argument, 0, 'M'},
@@ -103,7 +105,7 @@ int main(int argc, char **argv) {
   size_t ndb = 0, nids = 0, nlisted = 0;
   SlemShard shard = {0, 0};
   static const char shortopts[] = "d:D:c:k:o:f:F:nt:qhV";
-  int print_stats = 0, quiet = 0, rfmt_given = 0, npy = 0;
+  int print_stats = 0, quiet = 0, rfmt_given = 0, npy = 0, no_check = 0;
   SlemRankNpy *wn = NULL;
   Progress progress = {0, 0};
   SlemFormat ifmt = SLEM_FMT_AUTO;
@@ -139,6 +141,7 @@ int main(int argc, char **argv) {
     case 'R': opts.dblock = (size_t)cli_long("--tile-rows", optarg, 1, 1L << 24); break;
     case 'P': opts.qblock = (size_t)cli_long("--query-block", optarg, 1, 1L << 20); break;
     case 'A': print_stats = 1; break;
+    case 'C': no_check = 1; break;
     case 'c': cache_path = optarg; break;
     case 'k': opts.k = (size_t)cli_long("-k", optarg, 1, 1L << 20); break;
     case 'o': output = optarg; break;
@@ -264,6 +267,25 @@ int main(int argc, char **argv) {
       slem_db_select(db, &shard, &err) != SLEM_OK ||
       slem_vecreader_open(&q, qpath, ifmt, &err) != SLEM_OK)
     goto fail;
+  /* descriptors of one cache only, and descriptors against descriptors (--no-check skips) */
+  if (!no_check) {
+    const char *fq = slem_vecreader_fingerprint(q);
+    for (size_t i = 0; i < slem_db_files(db); i++) {
+      const SlemVecReader *dr = slem_db_reader(db, i);
+      int plain = 0;
+      if ((i > 0 && slem_vecreaders_compatible(slem_db_reader(db, 0), dr, &plain, &err) != SLEM_OK) ||
+          slem_vecreaders_compatible(q, dr, &plain, &err) != SLEM_OK)
+        goto fail;
+      if (plain == 1) opts.unit_queries = 1;
+      if (plain == 2) opts.unit_db = 1;
+      if (cache_path && (fq || slem_vecreader_fingerprint(dr))) {
+        slem_error(&err, SLEM_EINVAL, "%s: SLEM descriptors, but the kernel similarity of -c ranks "
+                   "base features: give the feature files, or pass --no-check",
+                   fq ? slem_vecreader_name(q) : slem_vecreader_name(dr));
+        goto fail;
+      }
+    }
+  }
   /* an ids count that the header already contradicts fails before any output */
   if (qids && slem_vecreader_count(q) >= 0 &&
       slem_ids_count(qids) != (uint64_t)slem_vecreader_count(q)) {

@@ -286,6 +286,14 @@ int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
                         kind->valuestring);
   }
   if (status) goto fail;
+  {
+    /* the fingerprint: what descriptors record of the cache that made them */
+    uint64_t h = 1469598103934665603ull;
+    for (uint64_t i = 0; i < pay_len; i++) h = (h ^ p[pay_off + i]) * 1099511628211ull;
+    snprintf(c->fingerprint, sizeof c->fingerprint, "%016" PRIx64, h);
+    cJSON_DeleteItemFromObjectCaseSensitive(json, "fingerprint");
+    cJSON_AddStringToObject(json, "fingerprint", c->fingerprint);
+  }
   c->priv->json_text = cJSON_Print(json);
   if (!c->priv->json_text) {
     status = slem_error(err, SLEM_ENOMEM, "out of memory");

@@ -56,6 +56,8 @@ typedef struct SlemCache {
   const double *pivots;   /* kernel: pivots(r, d), prepared */
   const double *lp;       /* kernel: lp(r, r), lower triangular */
   const double *ginv;     /* kernel: ginv(r, r), symmetric */
+  char fingerprint[17];   /* 16 hex digits: FNV-1a (64 bits) of the payload, which names
+                             this cache's numbers in the descriptors made with it */
   struct SlemCachePriv *priv;
 } SlemCache;
 

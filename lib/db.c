@@ -140,6 +140,7 @@ size_t slem_db_dim(const SlemDb *self) { return self->d; }
 size_t slem_db_files(const SlemDb *self) { return self->n; }
 const char *slem_db_name(const SlemDb *self) { return self->name; }
 int64_t slem_db_rows(const SlemDb *self) { return self->rows; }
+const SlemVecReader *slem_db_reader(const SlemDb *self, size_t i) { return self->r[i]; }
 const SlemIds *slem_db_ids(const SlemDb *self) { return self->ids; }
 
 int slem_db_select(SlemDb *self, const SlemShard *shard, SlemError *err) {

@@ -53,6 +53,8 @@ size_t slem_db_files(const SlemDb *self);
 const char *slem_db_name(const SlemDb *self);
 /* R: rows of all files, or -1 when some file's count is not known before reading. */
 int64_t slem_db_rows(const SlemDb *self);
+/* The reader of file i (i < slem_db_files()), borrowed: for its format and metadata. */
+const SlemVecReader *slem_db_reader(const SlemDb *self, size_t i);
 /* The ids of all rows (NULL without ids files), owned by self. */
 const SlemIds *slem_db_ids(const SlemDb *self);
 

@@ -16,6 +16,22 @@ void slem_encstream_opts_init(SlemEncStreamOpts *opts) {
   opts->dtype = SLEM_DTYPE_F4;
 }
 
+/* What a descriptor container records: the cache, the input, the shard. */
+static int set_meta(SlemVecWriter *w, const SlemCache *cache, SlemVecReader *r,
+                    const SlemEncStreamOpts *o, uint64_t lo, SlemError *err) {
+  SlemDescMeta m;
+  memset(&m, 0, sizeof m);
+  m.cache_fingerprint = cache->fingerprint;
+  m.cache_path = slem_cache_path(cache);
+  m.input = slem_vecreader_name(r);
+  m.input_count = slem_vecreader_count(r);
+  m.shard_index = o->shard.index;
+  m.shard_count = o->shard.count;
+  m.first_row = lo;
+  m.kind_of_rows = o->mode == SLEM_ENCODE_CLASSIFIER ? "classifiers" : "descriptors";
+  return slem_vecwriter_set_meta(w, &m, err);
+}
+
 int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *output,
                        const SlemEncStreamOpts *o, SlemEncStreamResult *res, SlemError *err) {
   size_t block = o->block ? o->block : 1024, out_dim;
@@ -58,6 +74,7 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
   }
   if ((st = slem_vecwriter_open(&w, output, o->format, out_dim, count, err)) ||
       (st = slem_vecwriter_set_dtype(w, o->dtype, err)) ||
+      (st = set_meta(w, cache, r, o, lo, err)) ||
       (st = slem_prefetch_new(&pf, r, block, 0, err)))
     goto done;
   /* from here the reader belongs to the prefetch thread: records are counted here */

@@ -294,7 +294,7 @@ int slem_scorer_kernel_new(SlemScorer **self, const SlemCache *cache, size_t max
   int st;
   *self = NULL;
   if (!s) return slem_error(err, SLEM_ENOMEM, "out of memory");
-  s->base = (SlemScorer){&kernel_ops, cache->d, max_q, max_d, 0, 0};
+  s->base = (SlemScorer){&kernel_ops, cache->d, max_q, max_d, 0, 0, 0, 0};
   if ((st = slem_kproj_new(&s->qp, cache, max_q, err)) != SLEM_OK ||
       (st = slem_kproj_new(&s->dp, cache, max_d, err)) != SLEM_OK) {
     kernel_destroy(&s->base);

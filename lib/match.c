@@ -106,6 +106,10 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
     status = slem_scorer_affine_new(&sc, d, opts->calibration, qmax, tb, err);
   } else {
     status = slem_scorer_ip_new(&sc, d, opts->normalize, qmax, tb, err);
+    if (status == SLEM_OK) {
+      sc->unit_q = opts->unit_queries;
+      sc->unit_db = opts->unit_db;
+    }
   }
   if (status) goto done;
   scores = malloc(qmax * tb * sizeof *scores);

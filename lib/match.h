@@ -41,6 +41,8 @@ typedef struct SlemMatchOpts {
   int affine;        /* queries are classifiers of d + 1 values (w, b): score w.x + b */
   const SlemCalibration *calibration;  /* implies affine: each query's score through its
                                           sigmoid (calibrate.h) */
+  int unit_queries, unit_db;  /* inner product: refuse query / database rows that are not
+                                 unit descriptors (set when the other side is a container) */
   SlemProgressFn progress;  /* may be NULL: called after each tile with the (query, row)
                                pairs scored so far */
   void *progress_ctx;

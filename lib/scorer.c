@@ -2,6 +2,7 @@
 
 #include <float.h>
 #include <gsl/gsl_cblas.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -96,10 +97,25 @@ static void norms(const float *x, size_t n, size_t d, int normalize, double *nrm
   }
 }
 
+/* SLEM descriptors have norm 1 (linear), at most 1 (kernel SLEM's explicit ones) or 0 (the
+ * negatives' mean itself), up to float32 rounding: a larger norm is a plain vector. */
+static int not_unit(double norm) { return norm > 1 + 1e-3; }
+
+static int refuse_plain(const char *name, uint64_t record, double norm, SlemError *err) {
+  return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 " has norm %g > 1: plain vectors, not "
+                    "SLEM descriptors, matched against the descriptors of a slem container; encode "
+                    "them with slem-encode -c CACHE, or pass --no-check", name, record, norm);
+}
+
 static int ip_queries(SlemScorer *self, SlemVecReader *r, size_t *got, SlemError *err) {
   IpScorer *s = (IpScorer *)self;
   int st = slem_vecreader_read_f32(r, s->q, self->max_q, got, err);
   if (!st) norms(s->q, *got, self->d, s->normalize, s->qn, s->iq);
+  if (!st && self->unit_q)
+    for (size_t i = 0; i < *got; i++)
+      if (not_unit(s->qn[i]))
+        return refuse_plain(slem_vecreader_name(r), slem_vecreader_done(r) - *got + i + 1, s->qn[i],
+                            err);
   return st;
 }
 
@@ -111,6 +127,9 @@ static int ip_tile(SlemScorer *self, float *scores, void *rows, size_t nd, const
   s->xmax = s->ixmax = 0;
   if (nq == 0 || nd == 0) return SLEM_OK;
   norms(rows, nd, d, s->normalize, s->xn, s->ix);
+  if (self->unit_db)
+    for (size_t j = 0; j < nd; j++)
+      if (not_unit(s->xn[j])) return refuse_plain(name, first_record + j, s->xn[j], err);
   for (size_t j = 0; j < nd; j++) {
     if (s->xn[j] * s->ix[j] > s->xmax) s->xmax = s->xn[j] * s->ix[j];
     if (s->ix[j] > s->ixmax) s->ixmax = s->ix[j];
@@ -156,7 +175,7 @@ int slem_scorer_ip_new(SlemScorer **self, size_t d, int normalize, size_t max_q,
   IpScorer *s = calloc(1, sizeof *s);
   *self = NULL;
   if (!s) return slem_error(err, SLEM_ENOMEM, "out of memory");
-  s->base = (SlemScorer){&ip_ops, d, max_q, max_d, 1, 0};
+  s->base = (SlemScorer){&ip_ops, d, max_q, max_d, 1, 0, 0, 0};
   s->normalize = normalize;
   s->gamma = 1.01 * (slem_gamma((double)d, 0x1p-24) + 2 * 0x1p-24);
   s->q = malloc(max_q * d * sizeof *s->q);

@@ -53,6 +53,8 @@ struct SlemScorer {
   size_t max_d;   /* database rows per tile, at most */
   int f32;        /* tiles are float32 rows (else double) */
   size_t nq;      /* queries of the current block */
+  int unit_q, unit_db;  /* inner product: refuse queries / database rows of norm above 1,
+                           which are not descriptors (plain vectors against a container's) */
 };
 
 /* The inner-product scorer for vectors of dimension d: queries and tiles as float32,

@@ -57,6 +57,9 @@ struct SlemVecReader {
   uint64_t pending_line;
   int has_pending;
   uint64_t line_no;   /* lines read */
+  /* the descriptor container: */
+  char cache_fp[17];  /* the fingerprint of the cache that made the descriptors, or "" */
+  char *meta_json;    /* its JSON header, or NULL */
 };
 
 struct SlemVecWriter {
@@ -69,6 +72,12 @@ struct SlemVecWriter {
   SlemDtype dtype;     /* element type asked for (formats with out_dtypes) */
   int started;         /* the header is written */
   unsigned char *rec;  /* one record of 4 + 4d bytes, for formats that assemble one */
+  /* the descriptor container: */
+  SlemDescMeta meta;   /* what the container records of where its rows come from */
+  char *meta_strs;     /* the copies of meta's strings */
+  uint32_t crc;        /* CRC-32 of the payload written so far */
+  float *buf;          /* to a pipe: the rows, held until the close */
+  size_t buf_n, buf_cap;
 };
 
 struct SlemVecFormatDef {
@@ -105,6 +114,7 @@ extern const SlemVecFormatDef slem_vfmt_fvecs, slem_vfmt_bvecs, slem_vfmt_ivecs;
 extern const SlemVecFormatDef slem_vfmt_npy;
 extern const SlemVecFormatDef slem_vfmt_fbin, slem_vfmt_u8bin, slem_vfmt_i8bin, slem_vfmt_ibin;
 extern const SlemVecFormatDef slem_vfmt_text;
+extern const SlemVecFormatDef slem_vfmt_slem;
 
 /* The definition of fmt, or NULL (SLEM_FMT_AUTO, or not a format). */
 const SlemVecFormatDef *slem_vfmt_find(SlemFormat fmt);

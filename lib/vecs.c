@@ -24,7 +24,7 @@
 /* Every format slem reads and writes, in the order --help lists them. */
 static const SlemVecFormatDef *const formats[] = {
     &slem_vfmt_fvecs, &slem_vfmt_bvecs, &slem_vfmt_ivecs, &slem_vfmt_npy, &slem_vfmt_text,
-    &slem_vfmt_fbin,  &slem_vfmt_u8bin, &slem_vfmt_i8bin, &slem_vfmt_ibin,
+    &slem_vfmt_fbin,  &slem_vfmt_u8bin, &slem_vfmt_i8bin, &slem_vfmt_ibin, &slem_vfmt_slem,
 };
 #define N_FORMATS (sizeof formats / sizeof formats[0])
 
@@ -108,7 +108,7 @@ int slem_format_for_output(SlemFormat *fmt, const char *path, SlemError *err) {
   }
   return slem_error(err, SLEM_EINVAL,
                     "%s: the output's extension names no vector format (%s); give the "
-                    "format, or write to - for fvecs", path, format_extensions());
+                    "format with -F", path, format_extensions());
 }
 
 int slem_dtype_parse(SlemDtype *dt, const char *name) {
@@ -172,7 +172,27 @@ void slem_vecreader_free(SlemVecReader *self) {
   free(self->raw);
   free(self->pending);
   free(self->row);
+  free(self->meta_json);
   free(self);
+}
+
+const char *slem_vecreader_fingerprint(const SlemVecReader *self) {
+  return self->fmt == SLEM_FMT_SLEM && self->cache_fp[0] ? self->cache_fp : NULL;
+}
+
+const char *slem_vecreader_meta(const SlemVecReader *self) { return self->meta_json; }
+
+int slem_vecreaders_compatible(const SlemVecReader *a, const SlemVecReader *b, int *plain_side,
+                               SlemError *err) {
+  const char *fa = slem_vecreader_fingerprint(a), *fb = slem_vecreader_fingerprint(b);
+  *plain_side = 0;
+  if (fa && fb && strcmp(fa, fb) != 0)
+    return slem_error(err, SLEM_EFORMAT, "%s holds descriptors made with the cache %s, but %s "
+                      "with the cache %s: they cannot be compared; re-encode the side made with an "
+                      "older cache with the current one (slem-encode -c CACHE), or pass --no-check",
+                      slem_vecreader_name(a), fa, slem_vecreader_name(b), fb);
+  if (!fa != !fb) *plain_side = fa ? 2 : 1;
+  return SLEM_OK;
 }
 
 /* The format of the first n bytes (n >= 1): the most confident sniffer's. */
@@ -489,6 +509,8 @@ int slem_vecwriter_close(SlemVecWriter *self, SlemError *err) {
   }
   st = slem_out_commit(self->out, err);
   free(self->rec);
+  free(self->meta_strs);
+  free(self->buf);
   free(self);
   return st;
 }
@@ -497,5 +519,28 @@ void slem_vecwriter_abort(SlemVecWriter *self) {
   if (!self) return;
   slem_out_abort(self->out);
   free(self->rec);
+  free(self->meta_strs);
+  free(self->buf);
   free(self);
+}
+
+int slem_vecwriter_set_meta(SlemVecWriter *self, const SlemDescMeta *meta, SlemError *err) {
+  const char *src[4] = {meta->cache_fingerprint, meta->cache_path, meta->input,
+                        meta->kind_of_rows};
+  size_t len = 0;
+  char *p;
+  for (int i = 0; i < 4; i++) len += src[i] ? strlen(src[i]) + 1 : 0;
+  free(self->meta_strs);
+  if (!(self->meta_strs = malloc(len + 1))) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  self->meta = *meta;
+  p = self->meta_strs;
+  for (int i = 0; i < 4; i++) {
+    const char **dst = i == 0 ? &self->meta.cache_fingerprint : i == 1 ? &self->meta.cache_path
+                     : i == 2 ? &self->meta.input : &self->meta.kind_of_rows;
+    if (!src[i]) continue;
+    strcpy(p, src[i]);
+    *dst = p;
+    p += strlen(src[i]) + 1;
+  }
+  return SLEM_OK;
 }

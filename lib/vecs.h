@@ -34,6 +34,7 @@ typedef enum SlemFormat {
   SLEM_FMT_U8BIN,
   SLEM_FMT_I8BIN,
   SLEM_FMT_IBIN,
+  SLEM_FMT_SLEM,    /* slem's descriptor container (.slem, kind "descriptors") */
   SLEM_FMT_END /* one past the last format; new formats go just before it */
 } SlemFormat;
 
@@ -100,6 +101,33 @@ uint64_t slem_vecreader_skipped(const SlemVecReader *self);
 int slem_vecreader_rewind(SlemVecReader *self, SlemError *err);
 int slem_vecreader_seekable(const SlemVecReader *self);
 
+/* What a descriptor container (SLEM_FMT_SLEM) records of its rows: the cache that made them
+ * (its fingerprint, cache.h), where they come from, and the shard they are. */
+typedef struct SlemDescMeta {
+  const char *cache_fingerprint;  /* 16 hex digits, or NULL */
+  const char *cache_path;         /* the cache's file, for messages; may be NULL */
+  const char *input;              /* the input's name; may be NULL */
+  int64_t input_count;            /* the input's vectors, -1 unknown */
+  uint64_t shard_index, shard_count;  /* shard_count 0: not a shard */
+  uint64_t first_row;             /* the global row of the first row */
+  const char *kind_of_rows;       /* "descriptors" or "classifiers" */
+} SlemDescMeta;
+
+/* The fingerprint of the cache that made the descriptors of a container read by self, or
+ * NULL for any other format (plain vectors, as far as slem can tell). */
+const char *slem_vecreader_fingerprint(const SlemVecReader *self);
+
+/* The JSON header of a container read by self (owned by self), or NULL. */
+const char *slem_vecreader_meta(const SlemVecReader *self);
+
+/* Refuses what cannot be compared: a and b (queries and one database file) both
+ * containers from different caches (SLEM_EFORMAT naming both files and fingerprints, and
+ * that the older side must be re-encoded). Returns SLEM_OK otherwise. When exactly one
+ * side is a container, *plain_side is set to 1 (a is plain) or 2 (b is plain), else 0:
+ * the caller then checks that the plain side holds unit-norm descriptors. */
+int slem_vecreaders_compatible(const SlemVecReader *a, const SlemVecReader *b, int *plain_side,
+                               SlemError *err);
+
 typedef struct SlemVecWriter SlemVecWriter;
 
 /* Element types a writer can store instead of float32 (npy only): float16 (rounded to
@@ -133,6 +161,10 @@ int slem_vecwriter_open(SlemVecWriter **self, const char *path, SlemFormat fmt, 
  * SLEM_EINVAL when the format cannot store dt (only npy can store f2 and i1), or after a
  * write. */
 int slem_vecwriter_set_dtype(SlemVecWriter *self, SlemDtype dt, SlemError *err);
+
+/* Records meta (copied) in a container output; ignored by the other formats. Call before
+ * the first write. Errors: SLEM_ENOMEM. */
+int slem_vecwriter_set_meta(SlemVecWriter *self, const SlemDescMeta *meta, SlemError *err);
 
 /* Appends n vectors x(n, d). bvecs, ivecs, u8bin, i8bin and ibin accept only integral
  * values in range; an npy of float16 only values within +-65504. */

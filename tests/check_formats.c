@@ -19,7 +19,7 @@ START_TEST(names_come_from_one_table) {
   size_t count = 0;
   SlemFormat f;
   snprintf(list, sizeof list, "%s", slem_format_names());
-  ck_assert_str_eq(list, "fvecs, bvecs, ivecs, npy, text, fbin, u8bin, i8bin, ibin");
+  ck_assert_str_eq(list, "fvecs, bvecs, ivecs, npy, text, fbin, u8bin, i8bin, ibin, slem");
   for (char *tok = strtok_r(list, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
     char path[64];
     ck_assert_int_eq(slem_format_parse(&f, tok), SLEM_OK);
@@ -502,7 +502,7 @@ START_TEST(dtype_and_output_names) {
   ck_assert_int_eq(slem_format_for_output(&f, pu, &err), SLEM_EINVAL);
   ck_assert_msg(strstr(err.msg, "x.unknown: the output's extension names no vector format "
                                 "(.fvecs .bvecs .ivecs .npy .text .txt .csv .tsv .fbin .u8bin "
-                                ".i8bin .ibin)"), "%s", err.msg);
+                                ".i8bin .ibin .slem)"), "%s", err.msg);
   ck_assert_int_eq(slem_format_for_output(&f, pn, &err), SLEM_EINVAL);
   ck_assert_int_eq(slem_vecwriter_open(&w, pu, SLEM_FMT_AUTO, 2, -1, &err), SLEM_EINVAL);
   ck_assert_ptr_null(w);

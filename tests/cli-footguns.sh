@@ -9,7 +9,7 @@ check "negstats" slem-negstats -q -o "$T/neg.slem" "$D/negatives.fvecs"
 # binary vectors to a terminal: refused (script(1) gives the tool a terminal); text is fine
 if command -v script >/dev/null 2>&1; then
   script -qec "slem-encode -c '$T/neg.slem' '$D/queries.fvecs'; echo status=\$?" /dev/null >"$T/tty" 2>&1
-  if grep -q "refusing to write binary fvecs vectors to a terminal" "$T/tty" && grep -q "status=1" "$T/tty"; then ok
+  if grep -q "refusing to write binary slem vectors to a terminal" "$T/tty" && grep -q "status=1" "$T/tty"; then ok
   else bad "binary to a terminal: $(head -c 300 "$T/tty")"; fi
   script -qec "slem-encode -c '$T/neg.slem' -F text '$D/queries.fvecs' | head -1; echo status=\$?" /dev/null >"$T/tty" 2>&1
   grep -q "status=0" "$T/tty" && ! grep -q refusing "$T/tty" && ok || bad "text to a terminal: $(head -c 300 "$T/tty")"

@@ -47,13 +47,17 @@ expect_fail "dtype needs npy" 2 "--dtype f2 needs npy output" "$T/x.fvecs" slem-
 expect_fail "dtype i1 classifier" 2 "not classifiers" "$T/x.npy" slem-encode -c "$T/neg.slem" --classifier --dtype i1 -o "$T/x.npy" "$D/queries.fvecs"
 
 # ---- output names ----
-expect_fail "unknown extension" 2 "db.vec: the output's extension names no vector format (.fvecs .bvecs .ivecs .npy .text .txt .csv .tsv .fbin .u8bin .i8bin .ibin)" \
+expect_fail "unknown extension" 2 "db.vec: the output's extension names no vector format (.fvecs .bvecs .ivecs .npy .text .txt .csv .tsv .fbin .u8bin .i8bin .ibin .slem)" \
   "$T/db.vec" slem-encode -q -c "$T/neg.slem" -o "$T/db.vec" "$D/queries.fvecs"
 expect_fail "no extension" 2 "names no vector format" "$T/descriptors" slem-encode -q -c "$T/neg.slem" -o "$T/descriptors" "$D/queries.fvecs"
 check "no extension with -F" slem-encode -q -c "$T/neg.slem" -F fvecs -o "$T/descriptors" "$D/queries.fvecs"
 cmp -s "$T/descriptors" "$T/q.fvecs" && ok || bad "-F fvecs to a name without extension differs"
-check "- is fvecs" sh -c "slem-encode -q -c '$T/neg.slem' -o - '$D/queries.fvecs' >'$T/stdout.bin'"
-cmp -s "$T/stdout.bin" "$T/q.fvecs" && ok || bad "-o - is not fvecs"
+# to stdout slem-encode writes its container (the descriptors and the cache that made them);
+# -F fvecs gives fvecs
+check "- is the container" sh -c "slem-encode -q -c '$T/neg.slem' -o - '$D/queries.fvecs' >'$T/stdout.bin'"
+head -c 5 "$T/stdout.bin" | tail -c 4 | grep -q SLEM && ok || bad "-o - is not the container"
+check "- with -F fvecs" sh -c "slem-encode -q -c '$T/neg.slem' -F fvecs -o - '$D/queries.fvecs' >'$T/stdout.bin'"
+cmp -s "$T/stdout.bin" "$T/q.fvecs" && ok || bad "-F fvecs -o - is not fvecs"
 check "/dev/null" slem-encode -q -c "$T/neg.slem" -o /dev/null "$D/queries.fvecs"
 # an existing file under a name that names no format is left as it was
 echo keep >"$T/keep.dat"

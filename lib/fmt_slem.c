@@ -1,0 +1,285 @@
+/* slem's descriptor container: the .slem family of the cache (cache.h), kind "descriptors".
+ *
+ *   0      64 bytes  the fixed header of the cache format (magic, version, byte-order mark,
+ *                    lengths and offsets, CRC-32 of the JSON, of the payload, of the header)
+ *   64     JSON      kind "descriptors", d, n, dtype "<f4", the fingerprint of the cache that
+ *                    made the rows, the input they come from, the shard they are, sections
+ *   65536  payload   n rows of d float32, little-endian
+ *
+ * The payload starts at a fixed offset, so that rows are written as they come and the
+ * header is completed at the close (a pipe gets the rows held in memory until then). A
+ * reader checks the header and the JSON before the first row, and the payload checksum
+ * first when the input is a regular file (one pass over it), else at its end.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crc32.h"
+#include "vecfmt.h"
+
+#define FIXED_LEN 64
+#define PAY_OFF 65536
+#define BOM 0x01020304u
+#define VERSION 1
+
+static const unsigned char magic[8] = {0x89, 'S', 'L', 'E', 'M', '\r', '\n', 0x1a};
+
+static uint64_t le64(const unsigned char *p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return v;
+}
+
+static int sniff_slem(const unsigned char *p, size_t n) {
+  return n >= 8 && memcmp(p, magic, 8) == 0 ? 100 : 0;
+}
+
+static int open_slem(SlemVecReader *r, SlemError *err) {
+  const char *name = slem_in_name(r->in);
+  unsigned char h[FIXED_LEN];
+  char *json_text = NULL;
+  cJSON *json = NULL;
+  const cJSON *kind, *dtype, *fp;
+  size_t got;
+  uint32_t json_len, v;
+  uint64_t json_off, pay_off, pay_len, n, d;
+  int st = slem_in_read(r->in, h, FIXED_LEN, &got, err);
+  if (st) return st;
+  if (got < FIXED_LEN || memcmp(h, magic, 8) != 0)
+    return slem_error(err, SLEM_EFORMAT, "%s: not a slem container, or truncated", name);
+  memcpy(&v, h + 60, 4);
+  if (slem_crc32(0, h, 60) != v)
+    return slem_error(err, SLEM_EFORMAT, "%s: checksum mismatch in the fixed header", name);
+  memcpy(&v, h + 8, 4);
+  if (v != VERSION)
+    return slem_error(err, SLEM_EFORMAT, "%s: format version %u; this slem reads version %d",
+                      name, v, VERSION);
+  memcpy(&v, h + 12, 4);
+  if (v != BOM) return slem_error(err, SLEM_EFORMAT, "%s: written with another byte order", name);
+  memcpy(&json_len, h + 20, 4);
+  json_off = le64(h + 24);
+  pay_off = le64(h + 32);
+  pay_len = le64(h + 40);
+  if (json_off != FIXED_LEN || json_len == 0 || json_len > pay_off - FIXED_LEN ||
+      pay_off % 64 != 0 || pay_off > ((uint64_t)1 << 30))
+    return slem_error(err, SLEM_EFORMAT, "%s: the header's offsets are inconsistent", name);
+  if (!(json_text = malloc(json_len)))
+    return slem_error(err, SLEM_ENOMEM, "out of memory");
+  st = slem_in_read(r->in, json_text, json_len, &got, err);
+  if (st == SLEM_OK && got < json_len)
+    st = slem_error(err, SLEM_EFORMAT, "%s: truncated in its JSON header", name);
+  memcpy(&v, h + 48, 4);
+  if (st == SLEM_OK && slem_crc32(0, json_text, json_len) != v)
+    st = slem_error(err, SLEM_EFORMAT, "%s: checksum mismatch in the JSON header", name);
+  if (st == SLEM_OK && !(json = cJSON_ParseWithLength(json_text, json_len)))
+    st = slem_error(err, SLEM_EFORMAT, "%s: the JSON header does not parse", name);
+  free(json_text);
+  if (st) goto done;
+  kind = cJSON_GetObjectItemCaseSensitive(json, "kind");
+  dtype = cJSON_GetObjectItemCaseSensitive(json, "dtype");
+  fp = cJSON_GetObjectItemCaseSensitive(json, "cache_fingerprint");
+  if (!cJSON_IsString(kind) || strcmp(kind->valuestring, "descriptors") != 0) {
+    st = slem_error(err, SLEM_EFORMAT, "%s: a slem cache of kind '%s', not descriptors: give it "
+                    "with -c", name, cJSON_IsString(kind) ? kind->valuestring : "?");
+    goto done;
+  }
+  {
+    const cJSON *jd = cJSON_GetObjectItemCaseSensitive(json, "d");
+    const cJSON *jn = cJSON_GetObjectItemCaseSensitive(json, "n");
+    if (!cJSON_IsNumber(jd) || !cJSON_IsNumber(jn) || jd->valuedouble < 1 ||
+        jd->valuedouble > SLEM_DIM_MAX || jd->valuedouble != (double)(uint64_t)jd->valuedouble ||
+        jn->valuedouble < 0 || jn->valuedouble > 9007199254740992.0 ||
+        jn->valuedouble != (double)(uint64_t)jn->valuedouble || !cJSON_IsString(dtype) ||
+        strcmp(dtype->valuestring, "<f4") != 0) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: the JSON header lacks a valid d, n or dtype", name);
+      goto done;
+    }
+    d = (uint64_t)jd->valuedouble;
+    n = (uint64_t)jn->valuedouble;
+  }
+  if (n > 0 && pay_len / n / 4 != d) {
+    st = slem_error(err, SLEM_EFORMAT, "%s: the payload holds %" PRIu64 " bytes, not %" PRIu64
+                    " rows of %" PRIu64 " floats", name, pay_len, n, d);
+    goto done;
+  }
+  if (pay_len != n * d * 4 ||
+      (slem_in_size(r->in) >= 0 && (uint64_t)slem_in_size(r->in) != pay_off + pay_len)) {
+    st = slem_error(err, SLEM_EFORMAT, "%s: size disagrees with its header: truncated or "
+                    "corrupt", name);
+    goto done;
+  }
+  if (cJSON_IsString(fp) && strlen(fp->valuestring) == 16)
+    snprintf(r->cache_fp, sizeof r->cache_fp, "%s", fp->valuestring);
+  r->meta_json = cJSON_Print(json);
+  /* up to the payload */
+  for (uint64_t pos = FIXED_LEN + json_len; st == SLEM_OK && pos < pay_off;) {
+    unsigned char skip[4096];
+    size_t want = pay_off - pos < sizeof skip ? (size_t)(pay_off - pos) : sizeof skip;
+    st = slem_in_read(r->in, skip, want, &got, err);
+    if (st == SLEM_OK && got < want)
+      st = slem_error(err, SLEM_EFORMAT, "%s: truncated before its rows", name);
+    pos += got;
+  }
+  if (st) goto done;
+  /* the payload's checksum, first, when the file can be read twice */
+  if (slem_in_seekable(r->in)) {
+    static unsigned char buf[1 << 16];
+    uint32_t crc = 0, want_crc;
+    uint64_t left = pay_len;
+    while (left > 0 && st == SLEM_OK) {
+      size_t chunk = left < sizeof buf ? (size_t)left : sizeof buf;
+      st = slem_in_read(r->in, buf, chunk, &got, err);
+      if (st == SLEM_OK && got < chunk) st = slem_error(err, SLEM_EFORMAT, "%s: truncated", name);
+      crc = slem_crc32(crc, buf, got);
+      left -= got;
+    }
+    memcpy(&want_crc, h + 52, 4);
+    if (st == SLEM_OK && crc != want_crc)
+      st = slem_error(err, SLEM_EFORMAT, "%s: checksum mismatch in the rows: corrupt", name);
+    if (st == SLEM_OK) st = slem_in_seek(r->in, pay_off, err);
+    if (st) goto done;
+  }
+  r->d = (size_t)d;
+  r->count = (int64_t)n;
+  r->count_from = "the header";
+  r->dtype = SLEM_DT_F4;
+  r->esize = 4;
+  r->prefix = 0;
+  r->rec = r->d * 4;
+  r->data_off = pay_off; /* n may be 0: a shard with no row */
+done:
+  cJSON_Delete(json);
+  return st;
+}
+
+static int write_slem(SlemVecWriter *w, const float *x, size_t n, SlemError *err) {
+  FILE *fp = slem_out_file(w->out);
+  size_t values = n * w->d;
+  if (!slem_out_seekable(w->out)) { /* held until the close */
+    if (w->buf_n + values > w->buf_cap) {
+      size_t cap = w->buf_cap ? w->buf_cap : 1 << 16;
+      float *b;
+      while (cap < w->buf_n + values) cap *= 2;
+      if (!(b = realloc(w->buf, cap * sizeof *b)))
+        return slem_error(err, SLEM_ENOMEM, "out of memory holding descriptors for %s",
+                          slem_out_name(w->out));
+      w->buf = b;
+      w->buf_cap = cap;
+    }
+    memcpy(w->buf + w->buf_n, x, values * sizeof *x);
+    w->buf_n += values;
+    return SLEM_OK;
+  }
+  if (w->n == 0 && w->crc == 0) { /* the room of the header, completed at the close */
+    static const unsigned char zeros[4096] = {0};
+    for (size_t pos = 0; pos < PAY_OFF; pos += sizeof zeros)
+      if (fwrite(zeros, 1, sizeof zeros, fp) != sizeof zeros) return slem_vfmt_write_error(w, err);
+  }
+  w->crc = slem_crc32(w->crc, x, values * sizeof *x);
+  if (fwrite(x, sizeof *x, values, fp) != values) return slem_vfmt_write_error(w, err);
+  return SLEM_OK;
+}
+
+static int end_slem(SlemVecWriter *w, SlemError *err) {
+  FILE *fp = slem_out_file(w->out);
+  cJSON *meta = cJSON_CreateObject(), *secs, *sec, *shape;
+  const SlemDescMeta *m = &w->meta;
+  unsigned char h[FIXED_LEN];
+  char *text = NULL;
+  uint64_t n = w->n, pay_len = n * w->d * 4, pos;
+  uint32_t json_len, v32, crc_json;
+  int st = SLEM_OK;
+  if (!slem_out_seekable(w->out)) w->crc = slem_crc32(0, w->buf, w->buf_n * sizeof *w->buf);
+  if (!meta) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  cJSON_AddStringToObject(meta, "format", "slem-cache");
+  cJSON_AddNumberToObject(meta, "format_version", VERSION);
+  cJSON_AddStringToObject(meta, "kind", "descriptors");
+  cJSON_AddStringToObject(meta, "rows", m->kind_of_rows ? m->kind_of_rows : "descriptors");
+  cJSON_AddNumberToObject(meta, "d", (double)w->d);
+  cJSON_AddNumberToObject(meta, "n", (double)n);
+  cJSON_AddStringToObject(meta, "dtype", "<f4");
+  if (m->cache_fingerprint) cJSON_AddStringToObject(meta, "cache_fingerprint", m->cache_fingerprint);
+  if (m->cache_path) cJSON_AddStringToObject(meta, "cache", m->cache_path);
+  if (m->input) {
+    cJSON *in = cJSON_AddObjectToObject(meta, "input");
+    if (in) {
+      cJSON_AddStringToObject(in, "name", m->input);
+      if (m->input_count >= 0) cJSON_AddNumberToObject(in, "count", (double)m->input_count);
+    }
+  }
+  if (m->shard_count > 0) {
+    cJSON *sh = cJSON_AddObjectToObject(meta, "shard");
+    if (sh) {
+      cJSON_AddNumberToObject(sh, "index", (double)m->shard_index);
+      cJSON_AddNumberToObject(sh, "count", (double)m->shard_count);
+      cJSON_AddNumberToObject(sh, "first_row", (double)m->first_row);
+    }
+  }
+  secs = cJSON_AddArrayToObject(meta, "sections");
+  sec = cJSON_CreateObject();
+  shape = cJSON_CreateArray();
+  if (secs && sec && shape) {
+    cJSON_AddStringToObject(sec, "name", "rows");
+    cJSON_AddNumberToObject(sec, "offset", PAY_OFF);
+    cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)n));
+    cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)w->d));
+    cJSON_AddItemToObject(sec, "shape", shape);
+    cJSON_AddStringToObject(sec, "dtype", "<f4");
+    cJSON_AddItemToArray(secs, sec);
+  } else {
+    cJSON_Delete(sec);
+    cJSON_Delete(shape);
+  }
+  text = cJSON_PrintUnformatted(meta);
+  cJSON_Delete(meta);
+  if (!text) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  json_len = (uint32_t)strlen(text);
+  if (FIXED_LEN + (uint64_t)json_len + 1 > PAY_OFF) {
+    free(text);
+    return slem_error(err, SLEM_EINVAL, "%s: the header of the container is too long (%u bytes)",
+                      slem_out_name(w->out), json_len);
+  }
+  crc_json = slem_crc32(0, text, json_len);
+  memset(h, 0, sizeof h);
+  memcpy(h, magic, 8);
+  v32 = VERSION; memcpy(h + 8, &v32, 4);
+  v32 = BOM; memcpy(h + 12, &v32, 4);
+  v32 = FIXED_LEN; memcpy(h + 16, &v32, 4);
+  memcpy(h + 20, &json_len, 4);
+  pos = FIXED_LEN; memcpy(h + 24, &pos, 8);
+  pos = PAY_OFF; memcpy(h + 32, &pos, 8);
+  memcpy(h + 40, &pay_len, 8);
+  memcpy(h + 48, &crc_json, 4);
+  memcpy(h + 52, &w->crc, 4);
+  v32 = slem_crc32(0, h, 60); memcpy(h + 60, &v32, 4);
+  if (slem_out_seekable(w->out)) {
+    if (n == 0) { /* no write came: the room of the header still has to be made */
+      static const unsigned char zeros[4096] = {0};
+      for (pos = 0; pos < PAY_OFF; pos += sizeof zeros)
+        if (fwrite(zeros, 1, sizeof zeros, fp) != sizeof zeros) st = slem_vfmt_write_error(w, err);
+    }
+    if (st == SLEM_OK && (fseek(fp, 0, SEEK_SET) != 0 || fwrite(h, 1, FIXED_LEN, fp) != FIXED_LEN ||
+                          fwrite(text, 1, json_len, fp) != json_len || putc('\n', fp) == EOF ||
+                          fseek(fp, 0, SEEK_END) != 0))
+      st = slem_vfmt_write_error(w, err);
+  } else {
+    if (fwrite(h, 1, FIXED_LEN, fp) != FIXED_LEN || fwrite(text, 1, json_len, fp) != json_len ||
+        putc('\n', fp) == EOF)
+      st = slem_vfmt_write_error(w, err);
+    for (pos = FIXED_LEN + json_len + 1; st == SLEM_OK && pos < PAY_OFF; pos++)
+      if (putc(0, fp) == EOF) st = slem_vfmt_write_error(w, err);
+    if (st == SLEM_OK && w->buf_n > 0 && fwrite(w->buf, sizeof *w->buf, w->buf_n, fp) != w->buf_n)
+      st = slem_vfmt_write_error(w, err);
+  }
+  free(text);
+  return st;
+}
+
+const SlemVecFormatDef slem_vfmt_slem = {
+    SLEM_FMT_SLEM, {"slem", NULL}, sniff_slem, open_slem, NULL, NULL, 0,
+    NULL, NULL, write_slem, end_slem};

@@ -1,0 +1,80 @@
+#!/bin/sh
+# Descriptors that know their cache: slem-encode's container (.slem, kind "descriptors", the
+# default on stdout), the same rankings as the fvecs path, and slem-match's refusals: two
+# caches, descriptors against plain vectors, a corrupt or truncated container. Then the
+# nightly re-indexing recipe of the README. Run from the top of the tree.
+. "$(dirname "$0")/testlib.sh"
+D=$TOP/testdata/digits
+fp() { slem-negstats --info "$1" | sed -n 's/.*"fingerprint":[^"]*"\([0-9a-f]*\)".*/\1/p'; }
+check "cache" slem-negstats -q -r 1000 -o "$T/neg.slem" "$D/negatives.fvecs"
+check "another cache" slem-negstats -q -r 10 -o "$T/neg2.slem" "$D/negatives.fvecs"
+F1=$(fp "$T/neg.slem") F2=$(fp "$T/neg2.slem")
+[ ${#F1} = 16 ] && [ ${#F2} = 16 ] && [ "$F1" != "$F2" ] && ok || bad "fingerprints: '$F1' '$F2'"
+
+# the container, and the fvecs path for comparison
+check "db container" slem-encode -q -c "$T/neg.slem" -o "$T/db.slem" "$D/database.fvecs"
+head -c 2000 "$T/db.slem" | grep -q "\"cache_fingerprint\":\"$F1\"" && ok || bad "the container does not name its cache"
+check "db fvecs" slem-encode -q -c "$T/neg.slem" -F fvecs -o "$T/db.fvecs" "$D/database.fvecs"
+check "q fvecs" slem-encode -q -c "$T/neg.slem" -F fvecs -o "$T/q.fvecs" "$D/queries.fvecs"
+check "fvecs ranking" slem-match -d "$T/db.fvecs" -o "$T/ref.tsv" "$T/q.fvecs"
+slem-encode -q -c "$T/neg.slem" "$D/queries.fvecs" | slem-match -d "$T/db.slem" -o "$T/pipe.tsv" - ||
+  bad "the container through a pipe"
+cmp -s "$T/pipe.tsv" "$T/ref.tsv" && ok || bad "container ranking differs from the fvecs one"
+check "q container" slem-encode -q -c "$T/neg.slem" -o "$T/q.slem" "$D/queries.fvecs"
+check "containers from files" slem-match -d "$T/db.slem" -o "$T/files.tsv" "$T/q.slem"
+cmp -s "$T/files.tsv" "$T/ref.tsv" && ok || bad "container files: another ranking"
+# descriptors in fvecs (other programs') beside a container: accepted, they are descriptors
+check "container against fvecs descriptors" slem-match -d "$T/db.fvecs" -o "$T/mixed.tsv" "$T/q.slem"
+cmp -s "$T/mixed.tsv" "$T/ref.tsv" && ok || bad "container against fvecs descriptors: another ranking"
+
+# the mismatched-cache pipeline: refused, naming both fingerprints, nothing written
+slem-encode -q -c "$T/neg2.slem" "$D/queries.fvecs" >"$T/q2.slem"
+expect_fail "two caches" 1 "$F2.*$F1\|$F1.*$F2" "$T/none.tsv" slem-match -d "$T/db.slem" -o "$T/none.tsv" "$T/q2.slem"
+grep -q "re-encode" "$T/err" && ok || bad "the refusal does not say to re-encode: $(cat "$T/err")"
+check "two caches with --no-check" slem-match --no-check -d "$T/db.slem" -o "$T/y.tsv" "$T/q2.slem"
+# raw vectors against descriptors: refused either way round
+expect_fail "raw queries" 1 "record 1 has norm .* plain vectors" "$T/none.tsv" slem-match -d "$T/db.slem" -o "$T/none.tsv" "$D/queries.fvecs"
+expect_fail "raw database" 1 "database.fvecs: record 1 has norm" "$T/none.tsv" slem-match -d "$D/database.fvecs" -o "$T/none.tsv" "$T/q.slem"
+check "raw with --no-check" slem-match --no-check -d "$T/db.slem" -o "$T/y.tsv" "$D/queries.fvecs"
+# a kernel similarity ranks base features, not descriptors
+check "kernel cache" slem-negstats -q -K rbf:g=1 --rank 16 -o "$T/k.slem" "$D/negatives.fvecs"
+expect_fail "descriptors to a kernel match" 1 "base features" "$T/none.tsv" slem-match -c "$T/k.slem" -d "$D/database.fvecs" -o "$T/none.tsv" "$T/q.slem"
+# a cache given as vectors, a corrupt and a truncated container
+expect_fail "cache as vectors" 1 "a slem cache of kind 'linear', not descriptors" "$T/none.tsv" slem-match -d "$T/neg.slem" -o "$T/none.tsv" "$T/q.slem"
+cp "$T/db.slem" "$T/bad.slem"
+printf 'x' | dd of="$T/bad.slem" bs=1 seek=70000 conv=notrunc 2>/dev/null
+expect_fail "corrupt rows" 1 "bad.slem: checksum mismatch in the rows" "$T/none.tsv" slem-match -d "$T/bad.slem" -o "$T/none.tsv" "$T/q.slem"
+head -c 80000 "$T/db.slem" >"$T/short.slem"
+expect_fail "truncated" 1 "short.slem: size disagrees with its header" "$T/none.tsv" slem-match -d "$T/short.slem" -o "$T/none.tsv" "$T/q.slem"
+cp "$T/db.slem" "$T/badjson.slem"
+printf 'X' | dd of="$T/badjson.slem" bs=1 seek=100 conv=notrunc 2>/dev/null
+expect_fail "corrupt header" 1 "badjson.slem: checksum mismatch in the JSON header" "$T/none.tsv" slem-match -d "$T/badjson.slem" -o "$T/none.tsv" "$T/q.slem"
+
+# nightly re-indexing: a segment per night, matched over all segments; after a rebuild of
+# the cache, yesterday's segments are refused until re-encoded
+head -c $((600 * 260)) "$D/database.fvecs" >"$T/night1.fvecs"
+tail -c $((400 * 260)) "$D/database.fvecs" >"$T/night2.fvecs"
+check "segment 1" slem-encode -q -c "$T/neg.slem" -o "$T/seg1.slem" "$T/night1.fvecs"
+check "segment 2" slem-encode -q -c "$T/neg.slem" -o "$T/seg2.slem" "$T/night2.fvecs"
+check "all segments" slem-match -d "$T/seg1.slem" -d "$T/seg2.slem" -o "$T/segs.tsv" "$T/q.slem"
+# the segments are one database: the ranking of the same descriptors in one fvecs file
+slem-encode -q -c "$T/neg.slem" -F fvecs -o "$T/n1.fvecs" "$T/night1.fvecs"
+slem-encode -q -c "$T/neg.slem" -F fvecs -o "$T/n2.fvecs" "$T/night2.fvecs"
+cat "$T/n1.fvecs" "$T/n2.fvecs" >"$T/n12.fvecs"
+slem-match -d "$T/n12.fvecs" -o "$T/n12.tsv" "$T/q.slem"
+cmp -s "$T/segs.tsv" "$T/n12.tsv" && ok || bad "two segments: not the ranking of their concatenation"
+check "rebuilt cache" slem-negstats -q -r 100 -o "$T/neg.slem" "$D/negatives.fvecs"
+slem-encode -q -c "$T/neg.slem" -o "$T/q3.slem" "$D/queries.fvecs"
+expect_fail "old segments" 1 "re-encode" "$T/none.tsv" slem-match -d "$T/seg1.slem" -d "$T/seg2.slem" -o "$T/none.tsv" "$T/q3.slem"
+check "re-encoded segment 1" slem-encode -q -c "$T/neg.slem" -o "$T/seg1.slem" "$T/night1.fvecs"
+expect_fail "one old segment" 1 "re-encode" "$T/none.tsv" slem-match -d "$T/seg1.slem" -d "$T/seg2.slem" -o "$T/none.tsv" "$T/q3.slem"
+check "re-encoded segment 2" slem-encode -q -c "$T/neg.slem" -o "$T/seg2.slem" "$T/night2.fvecs"
+check "all re-encoded" slem-match -d "$T/seg1.slem" -d "$T/seg2.slem" -o "$T/y.tsv" "$T/q3.slem"
+# shards of a container database merge into the whole
+for i in 0 1 2; do slem-encode -q -c "$T/neg.slem" --shard $i/3 -o "$T/s$i.slem" "$D/database.fvecs" || bad "shard $i"; done
+check "whole database" slem-encode -q -c "$T/neg.slem" -o "$T/db3.slem" "$D/database.fvecs"
+check "whole" slem-match -d "$T/db3.slem" -o "$T/w.tsv" "$T/q3.slem"
+check "shard segments" slem-match -d "$T/s0.slem" -d "$T/s1.slem" -d "$T/s2.slem" -o "$T/s.tsv" "$T/q3.slem"
+cmp -s "$T/s.tsv" "$T/w.tsv" && ok || bad "shard segments: another ranking"
+head -c 2000 "$T/s1.slem" | grep -q '"shard":{"index":1,"count":3,"first_row":333}' && ok || bad "the shard is not recorded"
+finish cli-container
