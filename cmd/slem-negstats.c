@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../lib/cache.h"
 #include "../lib/kernel.h"
@@ -70,8 +71,25 @@ static int info(const char *path) {
 }
 
 static void on_progress(void *ctx, uint64_t n) {
-  (void)ctx;
-  cli_progress("negatives", n);
+  cli_progress_of("negatives", n, *(const uint64_t *)ctx);
+}
+
+/* The vectors of the inputs when every header or size tells (0: unknown), for progress. */
+static uint64_t count_inputs(char **paths, int n, SlemFormat fmt) {
+  uint64_t total = 0;
+  for (int i = 0; i < n; i++) {
+    SlemVecReader *r = NULL;
+    SlemError err;
+    int64_t c;
+    if (strcmp(paths[i], "-") == 0 || slem_cache_sniff(paths[i]) ||
+        slem_vecreader_open(&r, paths[i], fmt, &err) != SLEM_OK)
+      return 0;
+    c = slem_vecreader_count(r);
+    slem_vecreader_free(r);
+    if (c < 0) return 0;
+    total += (uint64_t)c;
+  }
+  return total;
 }
 
 int main(int argc, char **argv) {
@@ -97,6 +115,7 @@ int main(int argc, char **argv) {
   SlemFormat fmt = SLEM_FMT_AUTO;
   SlemNegstatsOpts opts;
   SlemShard shard = {0, 0};
+  uint64_t total = 0;
   SlemNegstatsResult res;
   SlemError err;
 
@@ -176,7 +195,11 @@ int main(int argc, char **argv) {
   opts.sample = sample;
   opts.seed = seed;
   opts.shard = shard;
-  if (!quiet) opts.progress = on_progress;
+  if (!quiet && isatty(2)) {
+    total = shard.count ? 0 : count_inputs(argv + optind, argc - optind, fmt);
+    opts.progress = on_progress;
+    opts.progress_ctx = &total;
+  }
   status = slem_negstats_run(output, (const char *const *)argv + optind, (size_t)(argc - optind),
                              &opts, &res, &err) == SLEM_OK
                ? CLI_EXIT_OK
