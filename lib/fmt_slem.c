@@ -65,8 +65,8 @@ static int open_slem(SlemVecReader *r, SlemError *err) {
   json_off = le64(h + 24);
   pay_off = le64(h + 32);
   pay_len = le64(h + 40);
-  if (json_off != FIXED_LEN || json_len == 0 || json_len > pay_off - FIXED_LEN ||
-      pay_off % 64 != 0 || pay_off > ((uint64_t)1 << 30))
+  if (json_off != FIXED_LEN || json_len == 0 || pay_off < FIXED_LEN ||
+      json_len > pay_off - FIXED_LEN || pay_off % 64 != 0 || pay_off > ((uint64_t)1 << 30))
     return slem_error(err, SLEM_EFORMAT, "%s: the header's offsets are inconsistent", name);
   if (!(json_text = malloc(json_len)))
     return slem_error(err, SLEM_ENOMEM, "out of memory");
@@ -128,7 +128,7 @@ static int open_slem(SlemVecReader *r, SlemError *err) {
   if (st) goto done;
   /* the payload's checksum, first, when the file can be read twice */
   if (slem_in_seekable(r->in)) {
-    static unsigned char buf[1 << 16];
+    unsigned char buf[1 << 14];
     uint32_t crc = 0, want_crc;
     uint64_t left = pay_len;
     while (left > 0 && st == SLEM_OK) {
