@@ -9,6 +9,7 @@
 #include "../lib/cache.h"
 #include "../lib/encode.h"
 #include "../lib/encstream.h"
+#include "../lib/ids.h"
 #include "../lib/slem.h"
 #include "../lib/vecs.h"
 #include "cli.h"
@@ -31,6 +32,10 @@ static void __attribute__((noreturn)) usage(void) {
       "      --classifier         write the exemplar classifier instead: omega (d values)\n"
       "                           then nu, so that omega . z + nu scores a vector z\n"
       "      --theta T            weight of the positive in the classifier (default 1)\n"
+      "      --groups FILE        several positives per exemplar: FILE names the group of\n"
+      "                           each input vector, one name per line; one row per group,\n"
+      "                           in order of first appearance, with x0 the mean of the\n"
+      "                           group's vectors (linear caches only)\n"
       "      --precision P        auto (default), single or double: the arithmetic of the\n"
       "                           product with A^-1; auto is single (twice as fast) when A's\n"
       "                           condition number is at most 1e4, which keeps 1 - cos to\n"
@@ -62,9 +67,9 @@ int main(int argc, char **argv) {
       {"quiet", no_argument, 0, 'q'},           {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, 'V'},         {"precision", required_argument, 0, 'P'},
       {"dtype", required_argument, 0, 'Y'},
-      {"shard", required_argument, 0, 'H'},
+      {"shard", required_argument, 0, 'H'},     {"groups", required_argument, 0, 'G'},
       {0, 0, 0, 0}};
-  const char *cache_path = NULL, *output = "-", *input = "-";
+  const char *cache_path = NULL, *output = "-", *input = "-", *groups_path = NULL;
   SlemFormat ifmt = SLEM_FMT_AUTO, ofmt = SLEM_FMT_AUTO;
   SlemEncodeMode mode = SLEM_ENCODE_UNIT;
   SlemPrecision precision = SLEM_PRECISION_AUTO;
@@ -80,6 +85,7 @@ int main(int argc, char **argv) {
   SlemShard shard = {0, 0};
   uint64_t total = 0;
   SlemEncStreamResult res;
+  SlemIds *names = NULL;
   SlemError err;
 
   cli_init(argv[0]);
@@ -97,6 +103,7 @@ int main(int argc, char **argv) {
                         slem_format_names());
       break;
     case 'C': mode = SLEM_ENCODE_CLASSIFIER; break;
+    case 'G': groups_path = optarg; break;
     case 'Y':
       if (slem_dtype_parse(&dtype, optarg) != SLEM_OK)
         cli_usage_error("--dtype: '%s' is not f4, f2 or i1", optarg);
@@ -136,9 +143,11 @@ int main(int argc, char **argv) {
     cli_usage_error("--dtype %s needs npy output (-F npy, or OUT.npy)", dtype_arg);
   if (dtype == SLEM_DTYPE_I1 && mode == SLEM_ENCODE_CLASSIFIER)
     cli_usage_error("--dtype i1 is for unit-norm descriptors, not classifiers");
+  if (groups_path && shard.count > 0)
+    cli_usage_error("--groups needs the whole input: not with --shard");
   {
-    const char *inputs[2] = {input, cache_path};
-    cli_refuse_clobber(output, inputs, 2);
+    const char *inputs[3] = {input, cache_path, groups_path ? groups_path : input};
+    cli_refuse_clobber(output, inputs, 3);
   }
   cli_threads(threads);
 
@@ -153,6 +162,13 @@ int main(int argc, char **argv) {
   if (slem_cache_read(&cache, cache_path, &err) != SLEM_OK ||
       slem_vecreader_open(&r, input, ifmt, &err) != SLEM_OK)
     goto fail;
+  if (groups_path && cache->kind == SLEM_CACHE_KERNEL)
+    cli_usage_error("--groups needs a linear cache: %s is a kernel cache (the mean of the "
+                    "rows is not the mean of their features)", cache_path);
+  if (groups_path) {
+    if (slem_ids_read(&names, groups_path, &err) != SLEM_OK) goto fail;
+    opts.groups = names;
+  }
   total = slem_vecreader_count(r) > 0 ? (uint64_t)slem_vecreader_count(r) : 0;
   if (shard.count > 0) {
     uint64_t lo, hi;
@@ -179,5 +195,6 @@ fail:
 done:
   slem_vecreader_free(r);
   slem_cache_free(cache);
+  slem_ids_free(names);
   return cli_close_stdout(status);
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "groups.h"
 #include "kproj.h"
 #include "prefetch.h"
 
@@ -39,6 +40,7 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
   SlemKProj *kp = NULL;
   SlemPrefetch *pf = NULL;
   SlemVecWriter *w = NULL;
+  SlemGroups *groups = NULL;
   float *y = NULL;
   uint64_t lo = 0, hi = UINT64_MAX, row = 0; /* the rows to encode, and the next row read */
   int64_t count = slem_vecreader_count(r);
@@ -56,6 +58,13 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
     return slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the cache %s has dimension %zu",
                       slem_vecreader_name(r), slem_vecreader_dim(r), slem_cache_path(cache),
                       cache->d);
+  if (o->groups && (cache->kind == SLEM_CACHE_KERNEL || o->shard.count > 0))
+    return slem_error(err, SLEM_EINVAL, "%s: groups of positives need a linear cache and the "
+                      "whole input (no shard)", slem_cache_path(cache));
+  if (o->groups) {
+    if ((st = slem_groups_new(&groups, o->groups, cache->d, err)) != SLEM_OK) goto done;
+    count = (int64_t)slem_groups_count(groups);
+  }
   if (cache->kind == SLEM_CACHE_KERNEL) {
     if (o->mode == SLEM_ENCODE_CLASSIFIER)
       return slem_error(err, SLEM_EINVAL, "%s: --classifier needs a linear cache",
@@ -96,6 +105,11 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
       if (row >= hi) break;
       continue;
     }
+    if (groups) { /* rows are summed per group; the means are encoded at the end */
+      if ((st = slem_groups_add(groups, rows, got, slem_vecreader_name(r), err)) != SLEM_OK)
+        break;
+      continue;
+    }
     if (kp) {
       if ((st = slem_kproj_run(kp, rows, all, slem_vecreader_name(r), row - all + 1, err)) !=
           SLEM_OK)
@@ -112,6 +126,18 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
   }
   slem_prefetch_free(pf); /* before the reader it reads, and before the output is final */
   pf = NULL;
+  if (st == SLEM_OK && groups) {
+    const double *means;
+    size_t ng = slem_groups_count(groups);
+    if ((st = slem_groups_finish(groups, slem_vecreader_name(r), &means, err)) != SLEM_OK)
+      goto done;
+    for (size_t g = 0; g < ng && st == SLEM_OK; g += block) {
+      size_t b = ng - g < block ? ng - g : block;
+      slem_encoder_run(enc, y, means + g * cache->d, b);
+      st = slem_vecwriter_write(w, y, b, err);
+      res->n += b;
+    }
+  }
   if (st == SLEM_OK) {
     st = slem_vecwriter_close(w, err);
     w = NULL;
@@ -123,6 +149,7 @@ done:
   slem_vecwriter_abort(w);
   slem_encoder_free(enc);
   slem_kproj_free(kp);
+  slem_groups_free(groups);
   free(y);
   return st;
 }

@@ -1,0 +1,326 @@
+/* The rest of the SLEM family against float64 references written with numpy from the
+ * definitions (testdata/family, scripts/gen-family.py), and against the objectives they
+ * minimise.
+ *
+ * Several positives: slem-encode --groups encodes x0 = the mean of a group's rows with the
+ * single-positive closed form. That closed form minimises
+ *   J_mean(w, b) = theta/m sum_j l(1, w.x_j + b) - theta/2 w^T S_p w
+ *                  + (1/n) sum_i l(-1, w.x_i + b) + lambda/2 |w|^2
+ *                = theta l(1, w.x0 + b) + (1/n) sum_i l(-1, w.x_i + b) + lambda/2 |w|^2,
+ * S_p the positives' own biased covariance (the identity
+ * 1/m sum_j (t_j - 1)^2 = (mean_j t_j - 1)^2 + w^T S_p w). Keeping the positives' scatter,
+ *   J_all(w, b) = theta/m sum_j l(1, w.x_j + b) + (1/n) sum_i l(-1, w.x_i + b) + lambda/2 |w|^2,
+ * eliminating b gives (Sigma + theta S_p + lambda I) w = c (x0 - mu), the same closed form
+ * with A = Sigma + theta S_p + lambda I. When the positives share Sigma (S_p = Sigma) that
+ * is A = (1 + theta) Sigma + lambda I, whose direction is the descriptor of a cache with
+ * lambda / (1 + theta); with lambda = 0 it is Sigma^-1 (x0 - mu), LDA's direction. */
+#include "testutil.h"
+
+#include "../lib/cache.h"
+#include "../lib/encode.h"
+#include "../lib/groups.h"
+#include "../lib/ids.h"
+#include "../lib/stats.h"
+#include "../lib/vecs.h"
+
+#define FAM "testdata/family/"
+
+static double *read_all(const char *path, size_t *n, size_t *d) {
+  SlemVecReader *r = NULL;
+  SlemError err;
+  double *x;
+  size_t got;
+  ck_assert_msg(slem_vecreader_open(&r, path, SLEM_FMT_AUTO, &err) == SLEM_OK, "%s", err.msg);
+  *d = slem_vecreader_dim(r);
+  *n = (size_t)slem_vecreader_count(r);
+  x = malloc(*n * *d * sizeof *x);
+  ck_assert_int_eq(slem_vecreader_read(r, x, *n, &got, &err), SLEM_OK);
+  ck_assert_uint_eq(got, *n);
+  slem_vecreader_free(r);
+  return x;
+}
+
+/* A linear cache of neg(n, d) with an absolute lambda, through the real write/read path. */
+static SlemCache *make_cache(const double *neg, size_t n, size_t d, double lambda,
+                             const char *name) {
+  SlemStats *s = NULL;
+  SlemCache *c = NULL;
+  SlemError err;
+  double *x = malloc(n * d * sizeof *x), *ainv = malloc(d * d * sizeof *ainv), used;
+  char *path = tu_path(name);
+  memcpy(x, neg, n * d * sizeof *x);
+  ck_assert_int_eq(slem_stats_new(&s, d, &err), SLEM_OK);
+  slem_stats_add(s, x, n);
+  ck_assert_msg(slem_stats_inverse(s, ainv, &used, lambda, -1, &err) == SLEM_OK, "%s", err.msg);
+  SlemLinearInfo info = {used, -1, slem_stats_trace(s), slem_stats_rcond(s)};
+  ck_assert_int_eq(slem_cache_write_linear(path, d, n, &info, slem_stats_mean(s), ainv, NULL,
+                                           &err), SLEM_OK);
+  ck_assert_msg(slem_cache_read(&c, path, &err) == SLEM_OK, "%s", err.msg);
+  slem_stats_free(s);
+  free(x);
+  free(ainv);
+  free(path);
+  return c;
+}
+
+/* The group means of pos(m, d) named by the lines of names_path, fed in two chunks. */
+static SlemGroups *group_means(const char *names_path, SlemIds **names, const double *pos,
+                               size_t m, size_t d, const double **means) {
+  SlemGroups *g = NULL;
+  SlemError err;
+  size_t half = m / 3;
+  ck_assert_msg(slem_ids_read(names, names_path, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_int_eq(slem_groups_new(&g, *names, d, &err), SLEM_OK);
+  ck_assert_int_eq(slem_groups_add(g, pos, half, "pos", &err), SLEM_OK);
+  ck_assert_int_eq(slem_groups_add(g, pos + half * d, m - half, "pos", &err), SLEM_OK);
+  ck_assert_msg(slem_groups_finish(g, "pos", means, &err) == SLEM_OK, "%s", err.msg);
+  return g;
+}
+
+START_TEST(groups_agree_with_numpy) {
+  size_t n, d, m, dp, nr, dr, nc, dc;
+  double *neg = read_all(FAM "neg.fvecs", &n, &d), *pos = read_all(FAM "pos.fvecs", &m, &dp);
+  double *ref = read_all(FAM "groups-desc.npy", &nr, &dr);
+  double *refc = read_all(FAM "groups-clf.npy", &nc, &dc);
+  SlemCache *c = make_cache(neg, n, d, 0.05, "groups.slem");
+  SlemIds *names = NULL, *order = NULL;
+  const double *means;
+  SlemGroups *g = group_means(FAM "pos.groups", &names, pos, m, d, &means);
+  SlemEncoder *e = NULL, *ec = NULL;
+  SlemError err;
+  size_t k = slem_groups_count(g);
+  double *y = malloc(k * (d + 1) * sizeof *y), worst = 0, worst_c = 0;
+  ck_assert_uint_eq(dp, d);
+  ck_assert_uint_eq(k, 9);
+  ck_assert_uint_eq(nr, k);
+  ck_assert_uint_eq(dr, d);
+  ck_assert_uint_eq(nc, k);
+  ck_assert_uint_eq(dc, d + 1);
+  /* order of first appearance */
+  ck_assert_int_eq(slem_ids_read(&order, FAM "groups-order.txt", &err), SLEM_OK);
+  ck_assert_uint_eq(slem_ids_count(order), k);
+  for (size_t i = 0; i < k; i++) ck_assert_str_eq(slem_groups_name(g, i), slem_ids_get(order, i));
+  ck_assert_int_eq(slem_encoder_new(&e, c, SLEM_ENCODE_UNIT, 1, k, &err), SLEM_OK);
+  slem_encoder_run_f64(e, y, means, k);
+  for (size_t i = 0; i < k; i++) {
+    double cs = tu_one_minus_cos(y + i * d, ref + i * d, d);
+    ck_assert_msg(cs <= 1e-12, "group %zu: 1 - cos = %g", i, cs);
+    worst = fmax(worst, cs);
+  }
+  ck_assert_int_eq(slem_encoder_new(&ec, c, SLEM_ENCODE_CLASSIFIER, 2, k, &err), SLEM_OK);
+  slem_encoder_run_f64(ec, y, means, k);
+  for (size_t i = 0; i < k * (d + 1); i++) {
+    double rel = fabs(y[i] - refc[i]) / fmax(fabs(refc[i]), 1e-300);
+    ck_assert_msg(fabs(y[i] - refc[i]) <= 1e-9 * fabs(refc[i]), "classifier value %zu: %.17g, "
+                  "numpy %.17g", i, y[i], refc[i]);
+    worst_c = fmax(worst_c, rel);
+  }
+  printf("groups: worst 1 - cos %.3g, worst relative classifier error %.3g\n", worst, worst_c);
+  slem_encoder_free(e);
+  slem_encoder_free(ec);
+  slem_groups_free(g);
+  slem_ids_free(names);
+  slem_ids_free(order);
+  slem_cache_free(c);
+  free(neg), free(pos), free(ref), free(refc), free(y);
+}
+END_TEST
+
+START_TEST(group_of_one_is_the_single_positive) {
+  size_t n, d, m, dp;
+  double *neg = read_all(FAM "neg.fvecs", &n, &d), *pos = read_all(FAM "pos.fvecs", &m, &dp);
+  SlemCache *c = make_cache(neg, n, d, 0.05, "one.slem");
+  SlemIds *names = NULL;
+  const double *means;
+  SlemGroups *g = group_means(FAM "pos.groups", &names, pos, m, d, &means);
+  SlemEncoder *e = NULL;
+  SlemError err;
+  size_t k = slem_groups_count(g), singles = 0;
+  double *y = malloc(k * (d + 1) * sizeof *y), *y1 = malloc((d + 1) * sizeof *y1);
+  for (int mode = 0; mode < 2; mode++) {
+    size_t od = d + (size_t)mode;
+    ck_assert_int_eq(slem_encoder_new(&e, c, mode ? SLEM_ENCODE_CLASSIFIER : SLEM_ENCODE_UNIT,
+                                      1.5, k, &err), SLEM_OK);
+    slem_encoder_run_f64(e, y, means, k);
+    for (size_t gi = 0; gi < k; gi++) {
+      size_t cnt = 0, row = 0;
+      for (size_t i = 0; i < m; i++)
+        if (strcmp(slem_ids_get(names, i), slem_groups_name(g, gi)) == 0) cnt++, row = i;
+      if (cnt != 1) continue;
+      singles++;
+      slem_encoder_run_f64(e, y1, pos + row * d, 1);
+      for (size_t j = 0; j < od; j++) ck_assert_double_eq(y[gi * od + j], y1[j]);
+    }
+    slem_encoder_free(e);
+  }
+  ck_assert_uint_eq(singles, 2); /* one single-row group, in both modes */
+  slem_groups_free(g);
+  slem_ids_free(names);
+  slem_cache_free(c);
+  free(neg), free(pos), free(y), free(y1);
+}
+END_TEST
+
+START_TEST(lambda_zero_is_lda) {
+  size_t n, d, m, dp, nr, dr;
+  double *neg = read_all(FAM "lda-neg.fvecs", &n, &d), *pos = read_all(FAM "lda-pos.fvecs", &m, &dp);
+  double *coef = read_all(FAM "lda-coef.npy", &nr, &dr);
+  SlemCache *c = make_cache(neg, n, d, 0, "lda.slem");
+  char *gpath = tu_path("lda.groups");
+  FILE *f = fopen(gpath, "w");
+  SlemIds *names = NULL;
+  const double *means;
+  SlemGroups *g;
+  SlemEncoder *e = NULL;
+  SlemError err;
+  double y[16], cs;
+  ck_assert_uint_eq(nr, 1);
+  ck_assert_uint_eq(dr, d);
+  for (size_t i = 0; i < m; i++) fputs("A\n", f);
+  ck_assert_int_eq(fclose(f), 0);
+  g = group_means(gpath, &names, pos, m, d, &means);
+  ck_assert_uint_eq(slem_groups_count(g), 1);
+  ck_assert_int_eq(slem_encoder_new(&e, c, SLEM_ENCODE_UNIT, 1, 1, &err), SLEM_OK);
+  slem_encoder_run_f64(e, y, means, 1);
+  cs = tu_one_minus_cos(y, coef, d);
+  printf("lda: 1 - cos to scikit-learn's LDA coef_ %.3g\n", cs);
+  ck_assert_msg(cs <= 1e-9, "1 - cos to LDA = %g", cs);
+  slem_encoder_free(e);
+  slem_groups_free(g);
+  slem_ids_free(names);
+  slem_cache_free(c);
+  free(neg), free(pos), free(coef), free(gpath);
+}
+END_TEST
+
+/* Gradient of J_all (w, b) with m positives weighted theta/m each; g has d + 1 entries. */
+static void grad_J_all(double *g, const double *w, double b, const double *pos, size_t m,
+                       const double *neg, size_t n, size_t d, double theta, double lambda) {
+  for (size_t j = 0; j < d; j++) g[j] = lambda * w[j];
+  g[d] = 0;
+  for (int side = 0; side < 2; side++) {
+    const double *x = side ? neg : pos;
+    size_t cnt = side ? n : m;
+    double wt = side ? 1.0 / (double)n : theta / (double)m, y = side ? -1 : 1;
+    for (size_t i = 0; i < cnt; i++) {
+      double t = b;
+      for (size_t j = 0; j < d; j++) t += w[j] * x[i * d + j];
+      for (size_t j = 0; j < d; j++) g[j] += wt * (t - y) * x[i * d + j];
+      g[d] += wt * (t - y);
+    }
+  }
+}
+
+START_TEST(gradients_vanish_at_the_closed_forms) {
+  enum { N = 120, D = 7, M = 9 };
+  static const double thetas[] = {0.5, 1, 4}, lambdas[] = {0, 0.3};
+  double *neg = malloc(N * D * sizeof *neg), pos_any[M * D], *pos_shared = malloc(N * D * sizeof *pos_shared);
+  double shift[D], x0[D], w[D + 1], g[D + 1];
+  SlemError err;
+  tu_seed(1111);
+  tu_gaussian_rows(neg, N, D, 0.4);
+  tu_gaussian_rows(pos_any, M, D, 2.0);
+  for (size_t j = 0; j < D; j++) shift[j] = 1 + 0.25 * (double)j;
+  for (size_t i = 0; i < N; i++)
+    for (size_t j = 0; j < D; j++) pos_shared[i * D + j] = neg[i * D + j] + shift[j];
+  for (size_t li = 0; li < 2; li++)
+    for (size_t ti = 0; ti < 3; ti++) {
+      double th = thetas[ti], lam = lambdas[li], gn, wn, q = 0, cc, b, wx = 0, wm = 0;
+      SlemCache *c = make_cache(neg, N, D, lam, "grad.slem");
+      SlemEncoder *e = NULL;
+      /* (1) the tool's classifier of a group of M arbitrary positives zeroes J_mean's
+       * gradient, that is J_all's gradient plus theta S_p w */
+      for (size_t j = 0; j < D; j++) {
+        x0[j] = 0;
+        for (size_t i = 0; i < M; i++) x0[j] += pos_any[i * D + j] / M;
+      }
+      ck_assert_int_eq(slem_encoder_new(&e, c, SLEM_ENCODE_CLASSIFIER, th, 1, &err), SLEM_OK);
+      slem_encoder_run_f64(e, w, x0, 1);
+      grad_J_all(g, w, w[D], pos_any, M, neg, N, D, th, lam);
+      for (size_t i = 0; i < M; i++) { /* minus theta S_p w */
+        double t = 0;
+        for (size_t j = 0; j < D; j++) t += w[j] * (pos_any[i * D + j] - x0[j]);
+        for (size_t j = 0; j < D; j++) g[j] -= th / M * t * (pos_any[i * D + j] - x0[j]);
+      }
+      gn = 0, wn = 0;
+      for (size_t j = 0; j <= D; j++) gn += g[j] * g[j], wn += w[j] * w[j];
+      ck_assert_msg(sqrt(gn) <= 1e-10 * (1 + sqrt(wn)), "J_mean, theta %g lambda %g: |grad| %g",
+                    th, lam, sqrt(gn));
+      slem_encoder_free(e);
+      slem_cache_free(c);
+      /* (2) positives sharing Sigma: J_all's minimiser is the closed form with
+       * A = (1 + theta) Sigma + lambda I = (1 + theta) (Sigma + lambda/(1 + theta) I) */
+      c = make_cache(neg, N, D, lam / (1 + th), "grad2.slem");
+      for (size_t j = 0; j < D; j++) x0[j] = c->mu[j] + shift[j];
+      {
+        double y[D], delta[D];
+        for (size_t j = 0; j < D; j++) delta[j] = x0[j] - c->mu[j];
+        for (size_t i = 0; i < D; i++) {
+          y[i] = 0;
+          for (size_t j = 0; j < D; j++) y[i] += c->ainv[i * D + j] * delta[j] / (1 + th);
+          q += delta[i] * y[i];
+        }
+        cc = 2 * th / (th * q + th + 1);
+        for (size_t j = 0; j < D; j++) w[j] = cc * y[j], wx += w[j] * x0[j], wm += w[j] * c->mu[j];
+        b = (th * (1 - wx) - (1 + wm)) / (1 + th);
+        /* and its direction is the descriptor of that cache */
+        ck_assert_int_eq(slem_encoder_new(&e, c, SLEM_ENCODE_UNIT, 1, 1, &err), SLEM_OK);
+        slem_encoder_run_f64(e, y, x0, 1);
+        ck_assert(tu_one_minus_cos(y, w, D) <= 1e-12);
+        slem_encoder_free(e);
+      }
+      grad_J_all(g, w, b, pos_shared, N, neg, N, D, th, lam);
+      gn = 0, wn = 0;
+      for (size_t j = 0; j <= D; j++) gn += g[j] * g[j];
+      for (size_t j = 0; j < D; j++) wn += w[j] * w[j];
+      ck_assert_msg(sqrt(gn) <= 1e-10 * (1 + sqrt(wn)), "J_all, theta %g lambda %g: |grad| %g",
+                    th, lam, sqrt(gn));
+      slem_cache_free(c);
+    }
+  free(neg);
+  free(pos_shared);
+}
+END_TEST
+
+START_TEST(groups_file_errors) {
+  SlemIds *names = NULL;
+  SlemGroups *g = NULL;
+  SlemError err;
+  const double *means;
+  double x[3 * 2] = {1, 2, 3, 4, 5, 6};
+  char *p = tu_path("short.groups");
+  FILE *f = fopen(p, "w");
+  fputs("a\nb\n", f);
+  ck_assert_int_eq(fclose(f), 0);
+  ck_assert_int_eq(slem_ids_read(&names, p, &err), SLEM_OK);
+  ck_assert_int_eq(slem_groups_new(&g, names, 2, &err), SLEM_OK);
+  /* too many rows: refused, naming the record and the groups file */
+  ck_assert_int_eq(slem_groups_add(g, x, 3, "in.fvecs", &err), SLEM_EFORMAT);
+  ck_assert_ptr_nonnull(strstr(err.msg, "record 3"));
+  ck_assert_ptr_nonnull(strstr(err.msg, "short.groups"));
+  slem_groups_free(g);
+  /* too few */
+  ck_assert_int_eq(slem_groups_new(&g, names, 2, &err), SLEM_OK);
+  ck_assert_int_eq(slem_groups_add(g, x, 1, "in.fvecs", &err), SLEM_OK);
+  ck_assert_int_eq(slem_groups_finish(g, "in.fvecs", &means, &err), SLEM_EFORMAT);
+  ck_assert_ptr_nonnull(strstr(err.msg, "1 records"));
+  slem_groups_free(g);
+  slem_ids_free(names);
+  free(p);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("family");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, groups_agree_with_numpy);
+  tcase_add_test(tc, group_of_one_is_the_single_positive);
+  tcase_add_test(tc, lambda_zero_is_lda);
+  tcase_add_test(tc, gradients_vanish_at_the_closed_forms);
+  tcase_add_test(tc, groups_file_errors);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+TU_RUN(suite)
