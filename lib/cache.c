@@ -119,6 +119,35 @@ static int find_section(SlemCache *c, const cJSON *sections, const char *name, u
   return slem_error(err, SLEM_EFORMAT, "%s: section '%s' is missing", path, name);
 }
 
+static int has_section(const cJSON *sections, const char *name) {
+  const cJSON *s;
+  cJSON_ArrayForEach(s, sections) {
+    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(s, "name");
+    if (cJSON_IsString(nm) && strcmp(nm->valuestring, name) == 0) return 1;
+  }
+  return 0;
+}
+
+/* The pca kind: lambda, the rank R and three sections. */
+static int read_pca(SlemCache *c, const cJSON *json, const cJSON *sections, uint64_t pay_off,
+                    uint64_t pay_len, SlemError *err) {
+  const char *path = c->priv->path;
+  const cJSON *lam = cJSON_GetObjectItemCaseSensitive(json, "lambda");
+  uint64_t r;
+  int st;
+  c->kind = SLEM_CACHE_PCA;
+  if (json_uint(json, "r", c->d, &r) != 0 || r == 0)
+    return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid rank r (1..d)", path);
+  if (!cJSON_IsNumber(lam) || !(lam->valuedouble >= 0) || !isfinite(lam->valuedouble))
+    return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid lambda", path);
+  c->neig = c->r = r;
+  c->lambda = lam->valuedouble;
+  if ((st = find_section(c, sections, "evals", r, 0, pay_off, pay_len, &c->evals, err)) ||
+      (st = find_section(c, sections, "evecs", r, c->d, pay_off, pay_len, &c->evecs, err)))
+    return st;
+  return SLEM_OK;
+}
+
 /* The kernel kind: its kernel, rank, lambda and four sections. */
 static int read_kernel(SlemCache *c, const cJSON *json, const cJSON *sections, uint64_t pay_off,
                        uint64_t pay_len, SlemError *err) {
@@ -276,6 +305,13 @@ int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
       if (cJSON_IsNumber(rc) && rc->valuedouble > 0 && rc->valuedouble <= 1) c->rcond = rc->valuedouble;
     }
     status = find_section(c, sections, "ainv", d, d, pay_off, pay_len, &c->ainv, err);
+    if (!status && has_section(sections, "evecs")) {
+      c->neig = d;
+      if ((status = find_section(c, sections, "evals", d, 0, pay_off, pay_len, &c->evals, err)) == 0)
+        status = find_section(c, sections, "evecs", d, d, pay_off, pay_len, &c->evecs, err);
+    }
+  } else if (strcmp(kind->valuestring, "pca") == 0) {
+    status = read_pca(c, json, sections, pay_off, pay_len, err);
   } else if (strcmp(kind->valuestring, "partial") == 0) {
     c->kind = SLEM_CACHE_PARTIAL;
     status = find_section(c, sections, "scatter", d, d, pay_off, pay_len, &c->scatter, err);
@@ -501,6 +537,46 @@ int slem_cache_write_kernel(const char *path, size_t d, uint64_t n, const SlemKe
   cJSON_AddNumberToObject(meta, "trace_sigma_b", info->trace_sigma_b);
   cJSON_AddItemToObject(meta, "provenance", provenance_json(prov));
   status = write_cache(path, meta, sec, 4, err);
+  cJSON_Delete(meta);
+  return status;
+}
+
+int slem_cache_write_eigen(const char *path, size_t d, uint64_t n, double lambda,
+                           double lambda_rel, double trace_sigma, double rcond,
+                           const double *mu, const double *ainv, const double *evals,
+                           const double *evecs, const SlemProvenance *prov, SlemError *err) {
+  cJSON *meta = meta_new("linear", d, n);
+  Section sec[4] = {{"mu", mu, d, 0}, {"ainv", ainv, d, d}, {"evals", evals, d, 0},
+                    {"evecs", evecs, d, d}};
+  int status;
+  if (!meta) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  cJSON_AddNumberToObject(meta, "lambda", lambda);
+  if (lambda_rel >= 0) cJSON_AddNumberToObject(meta, "lambda_rel", lambda_rel);
+  cJSON_AddNumberToObject(meta, "trace_sigma", trace_sigma);
+  if (rcond > 0) cJSON_AddNumberToObject(meta, "rcond", rcond);
+  cJSON_AddItemToObject(meta, "provenance", provenance_json(prov));
+  status = write_cache(path, meta, sec, 4, err);
+  cJSON_Delete(meta);
+  return status;
+}
+
+int slem_cache_write_pca(const char *path, size_t d, uint64_t n, size_t rank, double lambda,
+                         double lambda_rel, double trace_sigma, const double *mu,
+                         const double *evals, const double *evecs, const SlemProvenance *prov,
+                         SlemError *err) {
+  cJSON *meta = meta_new("pca", d, n);
+  Section sec[3] = {{"mu", mu, d, 0}, {"evals", evals, rank, 0}, {"evecs", evecs, rank, d}};
+  double kept = 0;
+  int status;
+  if (!meta) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  for (size_t k = 0; k < rank; k++) kept += evals[k];
+  cJSON_AddNumberToObject(meta, "r", (double)rank);
+  cJSON_AddNumberToObject(meta, "lambda", lambda);
+  if (lambda_rel >= 0) cJSON_AddNumberToObject(meta, "lambda_rel", lambda_rel);
+  cJSON_AddNumberToObject(meta, "trace_sigma", trace_sigma);
+  cJSON_AddNumberToObject(meta, "variance_kept", trace_sigma > 0 ? kept / trace_sigma : 1.0);
+  cJSON_AddItemToObject(meta, "provenance", provenance_json(prov));
+  status = write_cache(path, meta, sec, 3, err);
   cJSON_Delete(meta);
   return status;
 }

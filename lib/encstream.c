@@ -5,6 +5,7 @@
 
 #include "groups.h"
 #include "kproj.h"
+#include "whiten.h"
 #include "prefetch.h"
 
 void slem_encstream_opts_init(SlemEncStreamOpts *opts) {
@@ -15,6 +16,7 @@ void slem_encstream_opts_init(SlemEncStreamOpts *opts) {
   opts->block = 1024;
   opts->format = SLEM_FMT_AUTO;
   opts->dtype = SLEM_DTYPE_F4;
+  opts->alpha = -1;
 }
 
 /* What a descriptor container records: the cache, the input, the shard. */
@@ -41,6 +43,7 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
   SlemPrefetch *pf = NULL;
   SlemVecWriter *w = NULL;
   SlemGroups *groups = NULL;
+  SlemWhitener *wh = NULL;
   float *y = NULL;
   uint64_t lo = 0, hi = UINT64_MAX, row = 0; /* the rows to encode, and the next row read */
   int64_t count = slem_vecreader_count(r);
@@ -71,6 +74,12 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
                         slem_cache_path(cache));
     if ((st = slem_kproj_new(&kp, cache, block, err)) != SLEM_OK) goto done;
     out_dim = cache->r;
+  } else if (o->alpha_set || cache->kind == SLEM_CACHE_PCA) {
+    if (o->mode == SLEM_ENCODE_CLASSIFIER)
+      return slem_error(err, SLEM_EINVAL, "%s: --classifier needs a full linear cache and no "
+                        "--alpha", slem_cache_path(cache));
+    if ((st = slem_whitener_new(&wh, cache, o->alpha, block, err)) != SLEM_OK) goto done;
+    out_dim = slem_whitener_out_dim(wh);
   } else {
     if ((st = slem_encoder_new(&enc, cache, o->mode, o->theta, block, err)) != SLEM_OK ||
         (st = slem_encoder_set_precision(enc, o->precision, NULL, err)) != SLEM_OK)
@@ -115,6 +124,8 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
           SLEM_OK)
         break;
       slem_kproj_descriptors(kp, y);
+    } else if (wh) {
+      slem_whitener_run(wh, y, rows, all);
     } else {
       slem_encoder_run(enc, y, rows, all);
     }
@@ -133,7 +144,8 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
       goto done;
     for (size_t g = 0; g < ng && st == SLEM_OK; g += block) {
       size_t b = ng - g < block ? ng - g : block;
-      slem_encoder_run(enc, y, means + g * cache->d, b);
+      if (wh) slem_whitener_run(wh, y, means + g * cache->d, b);
+      else slem_encoder_run(enc, y, means + g * cache->d, b);
       st = slem_vecwriter_write(w, y, b, err);
       res->n += b;
     }
@@ -144,12 +156,14 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
   }
   if (kp) res->clamps = slem_kproj_clamps(kp);
   if (enc) res->zeros = slem_encoder_zeros(enc);
+  if (wh) res->zeros = slem_whitener_zeros(wh);
 done:
   slem_prefetch_free(pf);
   slem_vecwriter_abort(w);
   slem_encoder_free(enc);
   slem_kproj_free(kp);
   slem_groups_free(groups);
+  slem_whitener_free(wh);
   free(y);
   return st;
 }

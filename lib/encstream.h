@@ -28,6 +28,10 @@ typedef struct SlemEncStreamOpts {
   SlemDtype dtype;          /* element type of npy output (vecs.h) */
   SlemShard shard;          /* encode only rows floor(I R / N) .. floor((I + 1) R / N) - 1 of
                                the R input rows (count 0: all of them; shard.h) */
+  int alpha_set;            /* 1: the whitening family (whiten.h) with this alpha, from a
+                               linear cache holding its eigendecomposition */
+  double alpha;             /* also the power for a pca cache, which always uses whiten.h
+                               (default -1) */
   const SlemIds *groups;    /* may be NULL: the group of every input row (groups.h): one
                                output row per group, in order of first appearance, from the
                                mean of its rows (linear caches; not with a shard) */

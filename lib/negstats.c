@@ -1,6 +1,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "negstats.h"
 
+#include "whiten.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -134,6 +136,11 @@ static int linear(const char *output, const char *const *inputs, size_t n,
   if (o->partial) {
     st = slem_cache_write_partial(output, res->d, res->n, slem_stats_mean(stats),
                                   slem_stats_scatter(stats), &prov, err);
+    goto done;
+  }
+  if (o->eigen || o->pca) {
+    st = slem_whiten_write_cache(output, stats, o->lambda, o->lambda >= 0 ? -1 : o->lambda_rel,
+                                 o->pca, &prov, err);
     goto done;
   }
   if (!(ainv = malloc(res->d * res->d * sizeof *ainv))) {

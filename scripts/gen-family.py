@@ -22,11 +22,22 @@ lda (lambda = 0 is LDA's direction):
                    have exactly the same empirical covariance (LDA's assumption)
   lda-coef.npy     scikit-learn's LinearDiscriminantAnalysis(solver='lsqr').coef_ on
                    A (label 1) against B (label 0), float64
+whitening (slem-encode --alpha, slem-negstats --eigen), on neg.fvecs and pos.fvecs:
+  whiten.npy       (Sigma + lambda I)^A (x - mu) normalised, lambda 0.05, for A = -1, -0.5,
+                   0, 0.3 (25 rows each, in that order), from numpy's eigh;
+                   whiten-m1.txt, whiten-m05.txt, whiten-p03.txt: A = -1, -0.5, 0.3 as text
+  sk-white.npy     scikit-learn's PCA(whiten=True) of pos (fitted on neg), rows normalised:
+                   a rotation of A = -1/2 at lambda 0, so their Gram matrices agree
+PCA-reduced SLEM (slem-negstats --pca R):
+  pca-r3.npy       (Lambda_3 + lambda I)^-1 U^T (x - mu) normalised, lambda = 0.5 trace(Sigma)/d
+                   of the full Sigma, each eigenvector's largest entry made positive
+  pca-r3.txt       the same as text; pca-r3.kept: sum of the top 3 eigenvalues / trace
 The fvecs inputs are float32; every reference is computed from the float32 values.
 """
 import os
 
 import numpy as np
+from sklearn.decomposition import PCA
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 
 OUT = "testdata/family"
@@ -98,11 +109,58 @@ def lda(rng):
     np.save(f"{OUT}/lda-coef.npy", clf.coef_.astype(np.float64))
 
 
+def eig_desc(sigma):
+    s, v = np.linalg.eigh(sigma)
+    s, v = s[::-1], v[:, ::-1].T.copy()  # rows, largest first
+    for k in range(len(s)):
+        if v[k, np.argmax(np.abs(v[k]))] < 0:
+            v[k] = -v[k]
+    return s, v
+
+
+def unit(y):
+    return y / np.linalg.norm(y, axis=1, keepdims=True)
+
+
+def whitening():
+    neg = read_fvecs(f"{OUT}/neg.fvecs")
+    pos = read_fvecs(f"{OUT}/pos.fvecs")
+    mu, sigma = stats(neg)
+    s, v = eig_desc(sigma)
+    rows = []
+    for a in (-1.0, -0.5, 0.0, 0.3):
+        m = v.T @ np.diag((np.maximum(s, 0) + 0.05) ** a) @ v
+        rows.append(unit((pos - mu) @ m.T))
+    np.save(f"{OUT}/whiten.npy", np.vstack(rows))
+    for name, y in zip(("m1", "m05", "0", "p03"), rows):
+        if name != "0":
+            with open(f"{OUT}/whiten-{name}.txt", "w") as f:
+                for row in y:
+                    f.write(" ".join("%.17g" % t for t in row) + "\n")
+    pca = PCA(whiten=True).fit(neg)
+    np.save(f"{OUT}/sk-white.npy", unit(pca.transform(pos)))
+    lam = 0.5 * np.trace(sigma) / len(mu)
+    y = unit(((pos - mu) @ v[:3].T) / (s[:3] + lam))
+    np.save(f"{OUT}/pca-r3.npy", y)
+    with open(f"{OUT}/pca-r3.txt", "w") as f:
+        for row in y:
+            f.write(" ".join("%.17g" % t for t in row) + "\n")
+    with open(f"{OUT}/pca-r3.kept", "w") as f:
+        f.write("%.17g\n" % (s[:3].sum() / np.trace(sigma)))
+
+
+def read_fvecs(path):
+    a = np.fromfile(path, dtype="<f4")
+    d = a[:1].view("<i4")[0]
+    return a.reshape(-1, d + 1)[:, 1:].astype(np.float64)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     rng = np.random.default_rng(11)
     groups(rng)
     lda(rng)
+    whitening()
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@
 #include "../lib/ids.h"
 #include "../lib/stats.h"
 #include "../lib/vecs.h"
+#include "../lib/whiten.h"
 
 #define FAM "testdata/family/"
 
@@ -310,6 +311,207 @@ START_TEST(groups_file_errors) {
 }
 END_TEST
 
+/* A cache with eigenpairs (rank 0: linear with --eigen; else pca) of neg(n, d). */
+static SlemCache *make_eigen_cache(const double *neg, size_t n, size_t d, double lambda,
+                                   double lambda_rel, size_t rank, const char *name) {
+  SlemStats *s = NULL;
+  SlemCache *c = NULL;
+  SlemError err;
+  double *x = malloc(n * d * sizeof *x);
+  char *path = tu_path(name);
+  memcpy(x, neg, n * d * sizeof *x);
+  ck_assert_int_eq(slem_stats_new(&s, d, &err), SLEM_OK);
+  slem_stats_add(s, x, n);
+  ck_assert_msg(slem_whiten_write_cache(path, s, lambda, lambda_rel, rank, NULL, &err) == SLEM_OK,
+                "%s", err.msg);
+  ck_assert_msg(slem_cache_read(&c, path, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_ptr_nonnull(c->evecs);
+  slem_stats_free(s);
+  free(x);
+  free(path);
+  return c;
+}
+
+static double *whiten(const SlemCache *c, double alpha, const double *x, size_t m) {
+  SlemWhitener *w = NULL;
+  SlemError err;
+  double *y;
+  ck_assert_msg(slem_whitener_new(&w, c, alpha, m, &err) == SLEM_OK, "%s", err.msg);
+  y = malloc(m * slem_whitener_out_dim(w) * sizeof *y);
+  slem_whitener_run_f64(w, y, x, m);
+  slem_whitener_free(w);
+  return y;
+}
+
+START_TEST(whitening_agrees_with_numpy) {
+  static const double alphas[] = {-1, -0.5, 0, 0.3};
+  size_t n, d, m, dp, nr, dr;
+  double *neg = read_all(FAM "neg.fvecs", &n, &d), *pos = read_all(FAM "pos.fvecs", &m, &dp);
+  double *ref = read_all(FAM "whiten.npy", &nr, &dr), worst = 0;
+  SlemCache *c = make_eigen_cache(neg, n, d, 0.05, -1, 0, "eig.slem");
+  ck_assert_uint_eq(nr, 4 * m);
+  ck_assert_uint_eq(dr, d);
+  ck_assert_uint_eq(c->neig, d);
+  ck_assert_ptr_nonnull(c->ainv); /* still a linear cache that slem-encode reads as before */
+  for (size_t a = 0; a < 4; a++) {
+    double *y = whiten(c, alphas[a], pos, m);
+    for (size_t i = 0; i < m; i++) {
+      double cs = tu_one_minus_cos(y + i * d, ref + (a * m + i) * d, d);
+      ck_assert_msg(cs <= 1e-9, "alpha %g, row %zu: 1 - cos = %g", alphas[a], i, cs);
+      worst = fmax(worst, cs);
+    }
+    free(y);
+  }
+  printf("whitening: worst 1 - cos to numpy %.3g\n", worst);
+  slem_cache_free(c);
+  free(neg), free(pos), free(ref);
+}
+END_TEST
+
+START_TEST(alpha_minus_one_is_slem) {
+  size_t n, d, m, dq;
+  double *neg = read_all("testdata/digits/negatives.fvecs", &n, &d);
+  double *q = read_all("testdata/digits/queries.fvecs", &m, &dq), worst = 0;
+  SlemCache *c = make_eigen_cache(neg, n, d, -1, 1, 0, "eig-digits.slem");
+  SlemEncoder *e = NULL;
+  SlemError err;
+  double *y = whiten(c, -1, q, m), *ref = malloc(m * d * sizeof *ref);
+  ck_assert_int_eq(slem_encoder_new(&e, c, SLEM_ENCODE_UNIT, 1, m, &err), SLEM_OK);
+  slem_encoder_run_f64(e, ref, q, m);
+  for (size_t i = 0; i < m; i++) worst = fmax(worst, tu_one_minus_cos(y + i * d, ref + i * d, d));
+  printf("alpha -1 against A^-1 (x - mu) on the digits: worst 1 - cos %.3g\n", worst);
+  ck_assert_msg(worst <= 1e-9, "1 - cos = %g", worst);
+  /* alpha 0 is centring */
+  free(y);
+  y = whiten(c, 0, q, m);
+  for (size_t i = 0; i < m; i++) {
+    double dl[64];
+    for (size_t j = 0; j < d; j++) dl[j] = q[i * d + j] - c->mu[j];
+    ck_assert(tu_one_minus_cos(y + i * d, dl, d) <= 1e-12);
+  }
+  slem_encoder_free(e);
+  slem_cache_free(c);
+  free(neg), free(q), free(y), free(ref);
+}
+END_TEST
+
+/* G = Y Y^T of m rows of width k */
+static double gram_gap(const double *a, size_t ka, const double *b, size_t kb, size_t m) {
+  double gap = 0;
+  for (size_t i = 0; i < m; i++)
+    for (size_t j = 0; j < m; j++) {
+      double ga = 0, gb = 0;
+      for (size_t t = 0; t < ka; t++) ga += a[i * ka + t] * a[j * ka + t];
+      for (size_t t = 0; t < kb; t++) gb += b[i * kb + t] * b[j * kb + t];
+      gap = fmax(gap, fabs(ga - gb));
+    }
+  return gap;
+}
+
+START_TEST(alpha_half_is_pca_whitening) {
+  size_t n, d, m, dp, nr, dr;
+  double *neg = read_all(FAM "neg.fvecs", &n, &d), *pos = read_all(FAM "pos.fvecs", &m, &dp);
+  double *sk = read_all(FAM "sk-white.npy", &nr, &dr), *y, gap;
+  SlemCache *c = make_eigen_cache(neg, n, d, 0, -1, 0, "eig0.slem");
+  ck_assert_uint_eq(nr, m);
+  y = whiten(c, -0.5, pos, m);
+  gap = gram_gap(y, d, sk, dr, m);
+  printf("alpha -1/2 against scikit-learn's PCA(whiten=True): Gram matrices within %.3g\n", gap);
+  ck_assert_msg(gap <= 1e-9, "Gram gap %g", gap);
+  slem_cache_free(c);
+  free(neg), free(pos), free(sk), free(y);
+}
+END_TEST
+
+START_TEST(pca_agrees_with_numpy) {
+  size_t n, d, m, dp, nr, dr;
+  double *neg = read_all(FAM "neg.fvecs", &n, &d), *pos = read_all(FAM "pos.fvecs", &m, &dp);
+  double *ref = read_all(FAM "pca-r3.npy", &nr, &dr), *y, kept_ref, kept, worst = 0;
+  SlemCache *c = make_eigen_cache(neg, n, d, -1, 0.5, 3, "pca.slem");
+  FILE *f = fopen(FAM "pca-r3.kept", "r");
+  const char *k;
+  ck_assert_int_eq(c->kind, SLEM_CACHE_PCA);
+  ck_assert_uint_eq(c->neig, 3);
+  ck_assert_uint_eq(dr, 3);
+  y = whiten(c, -1, pos, m);
+  for (size_t i = 0; i < m; i++) {
+    for (size_t j = 0; j < 3; j++)
+      worst = fmax(worst, fabs(y[i * 3 + j] - ref[i * 3 + j]));
+  }
+  printf("pca R 3: worst entry gap to numpy %.3g\n", worst);
+  ck_assert_msg(worst <= 1e-9, "gap %g", worst);
+  ck_assert_int_eq(fscanf(f, "%lf", &kept_ref), 1);
+  fclose(f);
+  k = strstr(slem_cache_json(c), "\"variance_kept\"");
+  ck_assert_ptr_nonnull(k);
+  kept = strtod(strchr(k, ':') + 1, NULL);
+  ck_assert_msg(fabs(kept - kept_ref) <= 1e-12, "variance kept %.17g, numpy %.17g", kept, kept_ref);
+  slem_cache_free(c);
+  free(y);
+  /* R = d keeps everything: the same inner products as the full SLEM descriptors */
+  {
+    SlemCache *full = make_eigen_cache(neg, n, d, -1, 0.5, d, "pca-d.slem");
+    SlemCache *lin = make_cache(neg, n, d, full->lambda, "lin-d.slem");
+    SlemEncoder *e = NULL;
+    SlemError err;
+    double *yr = whiten(full, -1, pos, m), *ys = malloc(m * d * sizeof *ys);
+    ck_assert_int_eq(slem_encoder_new(&e, lin, SLEM_ENCODE_UNIT, 1, m, &err), SLEM_OK);
+    slem_encoder_run_f64(e, ys, pos, m);
+    ck_assert_msg(gram_gap(yr, d, ys, d, m) <= 1e-12, "R = d differs from SLEM");
+    slem_encoder_free(e);
+    slem_cache_free(full);
+    slem_cache_free(lin);
+    free(yr), free(ys);
+  }
+  /* R > d is refused */
+  {
+    SlemStats *s = NULL;
+    SlemError err;
+    double *x = malloc(n * d * sizeof *x);
+    char *p = tu_path("toobig.slem");
+    memcpy(x, neg, n * d * sizeof *x);
+    ck_assert_int_eq(slem_stats_new(&s, d, &err), SLEM_OK);
+    slem_stats_add(s, x, n);
+    ck_assert_int_eq(slem_whiten_write_cache(p, s, 1, -1, d + 1, NULL, &err), SLEM_EINVAL);
+    ck_assert_int_eq(access(p, F_OK), -1);
+    slem_stats_free(s);
+    free(x), free(p);
+  }
+  free(neg), free(pos), free(ref);
+}
+END_TEST
+
+START_TEST(eigenpairs_are_eigenpairs) {
+  enum { N = 300, D = 24 };
+  double *x = malloc(N * D * sizeof *x), sigma[D * D], ev[D], V[D * D], worst = 0, orth = 0;
+  SlemError err;
+  tu_seed(77);
+  tu_gaussian_rows(x, N, D, 3.0);
+  for (size_t i = 0; i < D; i++)
+    for (size_t j = 0; j < D; j++) {
+      double s = 0;
+      for (size_t r = 0; r < N; r++) s += x[r * D + i] * x[r * D + j];
+      sigma[i * D + j] = s / N;
+    }
+  ck_assert_int_eq(slem_eigen_sym(sigma, D, ev, V, &err), SLEM_OK);
+  for (size_t k = 0; k < D; k++) {
+    if (k) ck_assert(ev[k] <= ev[k - 1]);
+    for (size_t i = 0; i < D; i++) {
+      double sv = 0;
+      for (size_t j = 0; j < D; j++) sv += sigma[i * D + j] * V[k * D + j];
+      worst = fmax(worst, fabs(sv - ev[k] * V[k * D + i]) / ev[0]);
+    }
+    for (size_t l = 0; l < D; l++) {
+      double dt = 0;
+      for (size_t j = 0; j < D; j++) dt += V[k * D + j] * V[l * D + j];
+      orth = fmax(orth, fabs(dt - (k == l)));
+    }
+  }
+  ck_assert_msg(worst <= 1e-12 && orth <= 1e-12, "residual %g, orthogonality %g", worst, orth);
+  free(x);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("family");
   TCase *tc = tcase_create("core");
@@ -319,6 +521,11 @@ static Suite *suite(void) {
   tcase_add_test(tc, lambda_zero_is_lda);
   tcase_add_test(tc, gradients_vanish_at_the_closed_forms);
   tcase_add_test(tc, groups_file_errors);
+  tcase_add_test(tc, whitening_agrees_with_numpy);
+  tcase_add_test(tc, alpha_minus_one_is_slem);
+  tcase_add_test(tc, alpha_half_is_pca_whitening);
+  tcase_add_test(tc, pca_agrees_with_numpy);
+  tcase_add_test(tc, eigenpairs_are_eigenpairs);
   suite_add_tcase(s, tc);
   return s;
 }

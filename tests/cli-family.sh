@@ -48,4 +48,63 @@ check "kernel cache" slem-negstats -q -K rbf --rank 8 -o "$T/k.slem" "$F/neg.fve
 expect_fail "groups with a kernel cache" 2 "needs a linear cache" "$T/o.fvecs" \
   slem-encode -q -c "$T/k.slem" --groups "$F/pos.groups" -o "$T/o.fvecs" "$F/pos.fvecs"
 
+# ---- the whitening family ----
+check "negstats --eigen" slem-negstats -q -l 0.05 --eigen -o "$T/eig.slem" "$F/neg.fvecs"
+# the linear cache's own descriptors are unchanged by the extra sections
+slem-encode -q -c "$T/eig.slem" -o "$T/eig-plain.fvecs" "$F/pos.fvecs"
+cmp -s "$T/eig-plain.fvecs" "$T/plain.fvecs" && ok || bad "--eigen changed the plain descriptors"
+i=0
+for a in -1 -0.5 0 0.3; do
+  i=$((i + 1))
+  slem-encode -q -c "$T/eig.slem" --alpha "$a" -F text -o "$T/w$i.txt" "$F/pos.fvecs"
+done
+slem-encode -q -c "$T/eig.slem" --alpha -1 -F text --precision double -o "$T/am1.txt" "$F/pos.fvecs"
+slem-encode -q -c "$T/neg.slem" -F text --precision double -o "$T/slem.txt" "$F/pos.fvecs"
+g=$(max_cos_gap "$T/am1.txt" "$T/slem.txt")
+le "${g:-0}" 1e-9 && ok || bad "--alpha -1 is not SLEM: 1 - cos $g"
+# alpha 0 is centring: x - mu, normalised
+slem-encode -q -c "$T/eig.slem" --alpha 0 -F text -o "$T/a0.txt" "$F/pos.fvecs"
+g=$(max_cos_gap "$T/w3.txt" "$T/a0.txt")
+le "${g:-0}" 1e-12 && ok || bad "--alpha 0 differs between runs"
+g=$(max_cos_gap "$T/w1.txt" "$F/whiten-m1.txt")
+le "${g:-0}" 1e-6 && ok || bad "--alpha -1: 1 - cos to numpy $g"
+g=$(max_cos_gap "$T/w2.txt" "$F/whiten-m05.txt")
+le "${g:-0}" 1e-6 && ok || bad "--alpha -0.5: 1 - cos to numpy $g"
+g=$(max_cos_gap "$T/w4.txt" "$F/whiten-p03.txt")
+le "${g:-0}" 1e-6 && ok || bad "--alpha 0.3: 1 - cos to numpy $g"
+
+# ---- PCA-reduced SLEM ----
+check "negstats --pca" slem-negstats -q -r 0.5 --pca 3 -o "$T/pca.slem" "$F/neg.fvecs"
+slem-encode -q -c "$T/pca.slem" -F text -o "$T/pca.txt" "$F/pos.fvecs"
+g=$(max_cos_gap "$T/pca.txt" "$F/pca-r3.txt")
+same_rows "$T/pca.txt" "$F/pca-r3.txt" && le "${g:-0}" 1e-6 && ok || bad "--pca 3: 1 - cos to numpy $g"
+awk 'NF != 3 { exit 1 }' "$T/pca.txt" && ok || bad "--pca 3 rows are not 3 values wide"
+kept=$(slem-negstats --info "$T/pca.slem" | awk -F'[:,]' '/variance_kept/ { gsub(/[ \t]/, "", $2); print $2 }')
+awk -v a="$kept" -v b="$(cat "$F/pca-r3.kept")" 'BEGIN { d = a - b; exit !(a != "" && d < 1e-12 && d > -1e-12) }' &&
+  ok || bad "variance_kept $kept, numpy $(cat "$F/pca-r3.kept")"
+
+# ---- invalid combinations ----
+expect_fail "--alpha with a kernel cache" 2 "kernel cache" "$T/o.fvecs" \
+  slem-encode -q -c "$T/k.slem" --alpha -0.5 -o "$T/o.fvecs" "$F/pos.fvecs"
+expect_fail "--alpha without --eigen" 2 "slem-negstats --eigen" "$T/o.fvecs" \
+  slem-encode -q -c "$T/neg.slem" --alpha -0.5 -o "$T/o.fvecs" "$F/pos.fvecs"
+expect_fail "--alpha with --classifier" 2 "drop --classifier" "$T/o.fvecs" \
+  slem-encode -q -c "$T/eig.slem" --alpha -1 --classifier -o "$T/o.fvecs" "$F/pos.fvecs"
+expect_fail "--alpha not a number" 2 "alpha" "$T/o.fvecs" \
+  slem-encode -q -c "$T/eig.slem" --alpha x -o "$T/o.fvecs" "$F/pos.fvecs"
+expect_fail "--classifier with a pca cache" 2 "PCA-reduced" "$T/o.fvecs" \
+  slem-encode -q -c "$T/pca.slem" --classifier -o "$T/o.fvecs" "$F/pos.fvecs"
+expect_fail "--pca beyond d" 2 "more than the dimension 6" "$T/o.slem" \
+  slem-negstats -q --pca 7 -o "$T/o.slem" "$F/neg.fvecs"
+expect_fail "--pca 0" 2 "pca" "$T/o.slem" slem-negstats -q --pca 0 -o "$T/o.slem" "$F/neg.fvecs"
+expect_fail "--pca with --kernel" 2 "linear caches" "$T/o.slem" \
+  slem-negstats -q --pca 3 -K rbf -o "$T/o.slem" "$F/neg.fvecs"
+expect_fail "--eigen with --partial" 2 "linear caches" "$T/o.slem" \
+  slem-negstats -q --eigen --partial -o "$T/o.slem" "$F/neg.fvecs"
+expect_fail "--eigen with --pca" 2 "not both" "$T/o.slem" \
+  slem-negstats -q --eigen --pca 2 -o "$T/o.slem" "$F/neg.fvecs"
+# a pca cache is refused where a full one is needed
+expect_fail "pca cache in slem-match -c" 1 "kernel cache" - \
+  slem-match -c "$T/pca.slem" -d "$F/pos.fvecs" "$F/pos.fvecs"
+
 finish cli-family
