@@ -183,6 +183,9 @@ int main(int argc, char **argv) {
                     "slem-negstats --eigen", cache_path);
   if (cache->kind == SLEM_CACHE_PCA && mode == SLEM_ENCODE_CLASSIFIER)
     cli_usage_error("--classifier needs a full linear cache: %s is PCA-reduced", cache_path);
+  if (cache->kind == SLEM_CACHE_RECURSIVE && (mode == SLEM_ENCODE_CLASSIFIER || alpha_set))
+    cli_usage_error("%s is a recursive cache: it gives unit descriptors only (no --%s)",
+                    cache_path, alpha_set ? "alpha" : "classifier");
   opts.alpha = alpha;
   opts.alpha_set = alpha_set;
   if (groups_path && cache->kind == SLEM_CACHE_KERNEL)

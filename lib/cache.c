@@ -30,6 +30,8 @@ struct SlemCachePriv {
   size_t map_len;
   char *json_text;  /* pretty-printed */
   char *path;
+  const double **stage_mu, **stage_ainv;  /* recursive caches */
+  double *stage_lambda;
 };
 
 static uint32_t get32(const unsigned char *p) {
@@ -62,6 +64,9 @@ void slem_cache_free(SlemCache *self) {
     if (self->priv->map) munmap(self->priv->map, self->priv->map_len);
     free(self->priv->json_text);
     free(self->priv->path);
+    free(self->priv->stage_mu);
+    free(self->priv->stage_ainv);
+    free(self->priv->stage_lambda);
     free(self->priv);
   }
   free(self);
@@ -145,6 +150,51 @@ static int read_pca(SlemCache *c, const cJSON *json, const cJSON *sections, uint
   if ((st = find_section(c, sections, "evals", r, 0, pay_off, pay_len, &c->evals, err)) ||
       (st = find_section(c, sections, "evecs", r, c->d, pay_off, pay_len, &c->evecs, err)))
     return st;
+  return SLEM_OK;
+}
+
+/* The recursive kind: depth, the lambda of every stage, and mu.S, ainv.S per stage. */
+static int read_recursive(SlemCache *c, const cJSON *json, const cJSON *sections,
+                          uint64_t pay_off, uint64_t pay_len, SlemError *err) {
+  const char *path = c->priv->path;
+  const cJSON *lams = cJSON_GetObjectItemCaseSensitive(json, "lambdas");
+  struct SlemCachePriv *p = c->priv;
+  uint64_t depth;
+  int st;
+  c->kind = SLEM_CACHE_RECURSIVE;
+  if (json_uint(json, "depth", 1024, &depth) != 0 || depth < 2)
+    return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid depth (2..1024)", path);
+  if (!cJSON_IsArray(lams) || (uint64_t)cJSON_GetArraySize(lams) != depth)
+    return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no lambda per stage", path);
+  p->stage_mu = calloc(depth, sizeof *p->stage_mu);
+  p->stage_ainv = calloc(depth, sizeof *p->stage_ainv);
+  p->stage_lambda = calloc(depth, sizeof *p->stage_lambda);
+  if (!p->stage_mu || !p->stage_ainv || !p->stage_lambda)
+    return slem_error(err, SLEM_ENOMEM, "out of memory");
+  for (uint64_t s = 0; s < depth; s++) {
+    const cJSON *l = cJSON_GetArrayItem(lams, (int)s);
+    char mu[32], ainv[32];
+    if (!cJSON_IsNumber(l) || !(l->valuedouble >= 0) || !isfinite(l->valuedouble))
+      return slem_error(err, SLEM_EFORMAT, "%s: stage %" PRIu64 ": no valid lambda", path, s + 1);
+    p->stage_lambda[s] = l->valuedouble;
+    if (s == 0) {
+      strcpy(mu, "mu");
+      strcpy(ainv, "ainv");
+    } else {
+      snprintf(mu, sizeof mu, "mu.%" PRIu64, s + 1);
+      snprintf(ainv, sizeof ainv, "ainv.%" PRIu64, s + 1);
+    }
+    if ((st = find_section(c, sections, mu, c->d, 0, pay_off, pay_len, &p->stage_mu[s], err)) ||
+        (st = find_section(c, sections, ainv, c->d, c->d, pay_off, pay_len, &p->stage_ainv[s],
+                           err)))
+      return st;
+  }
+  c->depth = depth;
+  c->stage_mu = p->stage_mu;
+  c->stage_ainv = p->stage_ainv;
+  c->stage_lambda = p->stage_lambda;
+  c->ainv = p->stage_ainv[0];
+  c->lambda = p->stage_lambda[0];
   return SLEM_OK;
 }
 
@@ -283,6 +333,7 @@ int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
   }
   c->d = d;
   c->n = n;
+  c->depth = 1;
   sections = cJSON_GetObjectItemCaseSensitive(json, "sections");
   if (!cJSON_IsArray(sections)) {
     status = slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no sections", path);
@@ -310,6 +361,8 @@ int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
       if ((status = find_section(c, sections, "evals", d, 0, pay_off, pay_len, &c->evals, err)) == 0)
         status = find_section(c, sections, "evecs", d, d, pay_off, pay_len, &c->evecs, err);
     }
+  } else if (strcmp(kind->valuestring, "recursive") == 0) {
+    status = read_recursive(c, json, sections, pay_off, pay_len, err);
   } else if (strcmp(kind->valuestring, "pca") == 0) {
     status = read_pca(c, json, sections, pay_off, pay_len, err);
   } else if (strcmp(kind->valuestring, "partial") == 0) {
@@ -578,5 +631,48 @@ int slem_cache_write_pca(const char *path, size_t d, uint64_t n, size_t rank, do
   cJSON_AddItemToObject(meta, "provenance", provenance_json(prov));
   status = write_cache(path, meta, sec, 3, err);
   cJSON_Delete(meta);
+  return status;
+}
+
+int slem_cache_write_recursive(const char *path, size_t d, uint64_t n, size_t depth,
+                               double lambda_rel, const double *lambda,
+                               const double *trace_sigma, const double *rcond,
+                               const double *const *mu, const double *const *ainv,
+                               const SlemProvenance *prov, SlemError *err) {
+  cJSON *meta = meta_new("recursive", d, n), *lams, *traces, *rconds;
+  Section *sec = calloc(2 * depth, sizeof *sec);
+  char (*names)[32] = calloc(2 * depth, sizeof *names);
+  int status;
+  if (!meta || !sec || !names) {
+    cJSON_Delete(meta);
+    free(sec);
+    free(names);
+    return slem_error(err, SLEM_ENOMEM, "out of memory");
+  }
+  cJSON_AddNumberToObject(meta, "depth", (double)depth);
+  cJSON_AddNumberToObject(meta, "lambda", lambda[0]);
+  if (lambda_rel >= 0) cJSON_AddNumberToObject(meta, "lambda_rel", lambda_rel);
+  lams = cJSON_AddArrayToObject(meta, "lambdas");
+  traces = cJSON_AddArrayToObject(meta, "trace_sigmas");
+  rconds = cJSON_AddArrayToObject(meta, "rconds");
+  for (size_t s = 0; s < depth; s++) {
+    cJSON_AddItemToArray(lams, cJSON_CreateNumber(lambda[s]));
+    cJSON_AddItemToArray(traces, cJSON_CreateNumber(trace_sigma[s]));
+    cJSON_AddItemToArray(rconds, cJSON_CreateNumber(rcond[s]));
+    if (s == 0) {
+      strcpy(names[0], "mu");
+      strcpy(names[1], "ainv");
+    } else {
+      snprintf(names[2 * s], 32, "mu.%zu", s + 1);
+      snprintf(names[2 * s + 1], 32, "ainv.%zu", s + 1);
+    }
+    sec[2 * s] = (Section){names[2 * s], mu[s], d, 0};
+    sec[2 * s + 1] = (Section){names[2 * s + 1], ainv[s], d, d};
+  }
+  cJSON_AddItemToObject(meta, "provenance", provenance_json(prov));
+  status = write_cache(path, meta, sec, 2 * depth, err);
+  cJSON_Delete(meta);
+  free(sec);
+  free(names);
   return status;
 }

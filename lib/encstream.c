@@ -5,6 +5,7 @@
 
 #include "groups.h"
 #include "kproj.h"
+#include "recursive.h"
 #include "whiten.h"
 #include "prefetch.h"
 
@@ -44,6 +45,7 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
   SlemVecWriter *w = NULL;
   SlemGroups *groups = NULL;
   SlemWhitener *wh = NULL;
+  SlemRecursive *rec = NULL;
   float *y = NULL;
   uint64_t lo = 0, hi = UINT64_MAX, row = 0; /* the rows to encode, and the next row read */
   int64_t count = slem_vecreader_count(r);
@@ -74,6 +76,12 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
                         slem_cache_path(cache));
     if ((st = slem_kproj_new(&kp, cache, block, err)) != SLEM_OK) goto done;
     out_dim = cache->r;
+  } else if (cache->kind == SLEM_CACHE_RECURSIVE) {
+    if (o->mode == SLEM_ENCODE_CLASSIFIER || o->alpha_set)
+      return slem_error(err, SLEM_EINVAL, "%s: a recursive cache gives unit descriptors only "
+                        "(no --classifier, no --alpha)", slem_cache_path(cache));
+    if ((st = slem_recursive_new(&rec, cache, block, err)) != SLEM_OK) goto done;
+    out_dim = cache->d;
   } else if (o->alpha_set || cache->kind == SLEM_CACHE_PCA) {
     if (o->mode == SLEM_ENCODE_CLASSIFIER)
       return slem_error(err, SLEM_EINVAL, "%s: --classifier needs a full linear cache and no "
@@ -126,6 +134,8 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
       slem_kproj_descriptors(kp, y);
     } else if (wh) {
       slem_whitener_run(wh, y, rows, all);
+    } else if (rec) {
+      slem_recursive_run(rec, y, rows, all);
     } else {
       slem_encoder_run(enc, y, rows, all);
     }
@@ -145,6 +155,7 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
     for (size_t g = 0; g < ng && st == SLEM_OK; g += block) {
       size_t b = ng - g < block ? ng - g : block;
       if (wh) slem_whitener_run(wh, y, means + g * cache->d, b);
+      else if (rec) slem_recursive_run(rec, y, means + g * cache->d, b);
       else slem_encoder_run(enc, y, means + g * cache->d, b);
       st = slem_vecwriter_write(w, y, b, err);
       res->n += b;
@@ -157,6 +168,7 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
   if (kp) res->clamps = slem_kproj_clamps(kp);
   if (enc) res->zeros = slem_encoder_zeros(enc);
   if (wh) res->zeros = slem_whitener_zeros(wh);
+  if (rec) res->zeros = slem_recursive_zeros(rec);
 done:
   slem_prefetch_free(pf);
   slem_vecwriter_abort(w);
@@ -164,6 +176,7 @@ done:
   slem_kproj_free(kp);
   slem_groups_free(groups);
   slem_whitener_free(wh);
+  slem_recursive_free(rec);
   free(y);
   return st;
 }

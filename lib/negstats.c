@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "negstats.h"
 
+#include "recursive.h"
 #include "whiten.h"
 
 #include <stdlib.h>
@@ -123,6 +124,14 @@ static int linear(const char *output, const char *const *inputs, size_t n,
   double *ainv = NULL, used;
   uint64_t row = 0, lo = 0, hi = UINT64_MAX;
   int st = SLEM_OK;
+  if (o->depth > 1) {
+    for (size_t i = 0; i < n; i++)
+      if (strcmp(inputs[i], "-") != 0 && o->format == SLEM_FMT_AUTO && slem_cache_sniff(inputs[i]))
+        return slem_error(err, SLEM_EINVAL, "%s: a partial cache cannot make a recursive cache: "
+                          "stage 2 needs the negatives themselves", inputs[i]);
+    return slem_recursive_write_cache(output, inputs, n, o->format, o->block, o->skip_nonfinite,
+                                      o->depth, o->lambda, o->lambda_rel, &prov, err);
+  }
   if (o->shard.count > 0 && (st = shard_window(inputs, n, o, &lo, &hi, err)) != SLEM_OK) return st;
   for (size_t i = 0; i < n && st == SLEM_OK; i++)
     st = add_input(&stats, inputs[i], o, &row, lo, hi, res, err);

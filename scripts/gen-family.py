@@ -32,6 +32,11 @@ PCA-reduced SLEM (slem-negstats --pca R):
   pca-r3.npy       (Lambda_3 + lambda I)^-1 U^T (x - mu) normalised, lambda = 0.5 trace(Sigma)/d
                    of the full Sigma, each eigenvector's largest entry made positive
   pca-r3.txt       the same as text; pca-r3.kept: sum of the top 3 eigenvalues / trace
+recursive SLEM (slem-negstats --depth K), on neg.fvecs and pos.fvecs, lambda_rel 0.5:
+  rec-d2.txt, rec-d3.txt  pos encoded through K = 2, 3 stages: stage s + 1 computes mu,
+                   Sigma and lambda = 0.5 trace(Sigma)/d from the negatives encoded
+                   (normalised) by stages 1..s; a vector passes through every stage in turn
+  rec.npy          the same, K = 1, 2, 3 stacked (25 rows each), float64
 The fvecs inputs are float32; every reference is computed from the float32 values.
 """
 import os
@@ -149,6 +154,32 @@ def whitening():
         f.write("%.17g\n" % (s[:3].sum() / np.trace(sigma)))
 
 
+def recursive():
+    neg = read_fvecs(f"{OUT}/neg.fvecs")
+    pos = read_fvecs(f"{OUT}/pos.fvecs")
+    d = neg.shape[1]
+    stages = []
+
+    def encode(x, upto):
+        for mu, a in stages[:upto]:
+            y = np.linalg.solve(a, (x - mu).T).T
+            x = unit(y)
+        return x
+
+    out = []
+    for k in range(3):
+        z = encode(neg, k)
+        mu, sigma = stats(z)
+        stages.append((mu, sigma + 0.5 * np.trace(sigma) / d * np.eye(d)))
+        y = encode(pos, k + 1)
+        out.append(y)
+        if k:
+            with open(f"{OUT}/rec-d{k + 1}.txt", "w") as f:
+                for row in y:
+                    f.write(" ".join("%.17g" % t for t in row) + "\n")
+    np.save(f"{OUT}/rec.npy", np.vstack(out))
+
+
 def read_fvecs(path):
     a = np.fromfile(path, dtype="<f4")
     d = a[:1].view("<i4")[0]
@@ -161,6 +192,7 @@ def main():
     groups(rng)
     lda(rng)
     whitening()
+    recursive()
 
 
 if __name__ == "__main__":

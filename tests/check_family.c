@@ -22,6 +22,7 @@
 #include "../lib/ids.h"
 #include "../lib/stats.h"
 #include "../lib/vecs.h"
+#include "../lib/recursive.h"
 #include "../lib/whiten.h"
 
 #define FAM "testdata/family/"
@@ -512,6 +513,68 @@ START_TEST(eigenpairs_are_eigenpairs) {
 }
 END_TEST
 
+START_TEST(recursive_agrees_with_numpy) {
+  size_t n, d, m, dp, nr, dr;
+  double *pos = read_all(FAM "pos.fvecs", &m, &dp), *neg = read_all(FAM "neg.fvecs", &n, &d);
+  double *ref = read_all(FAM "rec.npy", &nr, &dr), *y = malloc(m * d * sizeof *y), worst = 0;
+  const char *inputs[1] = {FAM "neg.fvecs"};
+  ck_assert_uint_eq(nr, 3 * m);
+  for (size_t k = 1; k <= 3; k++) {
+    char name[32];
+    char *path;
+    SlemCache *c = NULL;
+    SlemRecursive *r = NULL;
+    SlemError err;
+    snprintf(name, sizeof name, "rec%zu.slem", k);
+    path = tu_path(name);
+    ck_assert_msg(slem_recursive_write_cache(path, inputs, 1, SLEM_FMT_AUTO, 7, 0, k, -1, 0.5,
+                                             NULL, &err) == SLEM_OK, "%s", err.msg);
+    ck_assert_msg(slem_cache_read(&c, path, &err) == SLEM_OK, "%s", err.msg);
+    ck_assert_int_eq(c->kind, k == 1 ? SLEM_CACHE_LINEAR : SLEM_CACHE_RECURSIVE);
+    ck_assert_uint_eq(c->depth, k);
+    ck_assert_uint_eq(c->n, n);
+    ck_assert_int_eq(slem_recursive_new(&r, c, m, &err), SLEM_OK);
+    slem_recursive_run_f64(r, y, pos, m);
+    for (size_t i = 0; i < m; i++) {
+      double cs = tu_one_minus_cos(y + i * d, ref + ((k - 1) * m + i) * d, d);
+      ck_assert_msg(cs <= 1e-9, "depth %zu, row %zu: 1 - cos = %g", k, i, cs);
+      worst = fmax(worst, cs);
+    }
+    if (k == 1) { /* depth 1 is plain SLEM */
+      SlemCache *lin = make_cache(neg, n, d, c->lambda, "rec-lin.slem");
+      SlemEncoder *e = NULL;
+      double *ys = malloc(m * d * sizeof *ys);
+      ck_assert_int_eq(slem_encoder_new(&e, lin, SLEM_ENCODE_UNIT, 1, m, &err), SLEM_OK);
+      slem_encoder_run_f64(e, ys, pos, m);
+      for (size_t i = 0; i < m; i++) ck_assert(tu_one_minus_cos(y + i * d, ys + i * d, d) <= 1e-12);
+      slem_encoder_free(e);
+      slem_cache_free(lin);
+      free(ys);
+    } else { /* every stage's lambda is 0.5 trace / d of its own Sigma: traces below 1 */
+      ck_assert(c->stage_lambda[1] < c->stage_lambda[0]);
+      ck_assert(c->stage_lambda[1] <= 0.5 / (double)d + 1e-12);
+    }
+    slem_recursive_free(r);
+    slem_cache_free(c);
+    free(path);
+  }
+  printf("recursive, depth 1-3: worst 1 - cos to numpy %.3g\n", worst);
+  /* an absolute lambda and stdin are refused beyond depth 1 */
+  {
+    SlemError err;
+    char *p = tu_path("bad.slem");
+    const char *in2[1] = {"-"};
+    ck_assert_int_eq(slem_recursive_write_cache(p, inputs, 1, SLEM_FMT_AUTO, 0, 0, 2, 1.0, -1, NULL,
+                                                &err), SLEM_EINVAL);
+    ck_assert_int_eq(slem_recursive_write_cache(p, in2, 1, SLEM_FMT_AUTO, 0, 0, 2, -1, 1, NULL,
+                                                &err), SLEM_EINVAL);
+    ck_assert_int_eq(access(p, F_OK), -1);
+    free(p);
+  }
+  free(pos), free(neg), free(ref), free(y);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("family");
   TCase *tc = tcase_create("core");
@@ -526,6 +589,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, alpha_half_is_pca_whitening);
   tcase_add_test(tc, pca_agrees_with_numpy);
   tcase_add_test(tc, eigenpairs_are_eigenpairs);
+  tcase_add_test(tc, recursive_agrees_with_numpy);
   suite_add_tcase(s, tc);
   return s;
 }

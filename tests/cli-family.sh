@@ -83,6 +83,37 @@ kept=$(slem-negstats --info "$T/pca.slem" | awk -F'[:,]' '/variance_kept/ { gsub
 awk -v a="$kept" -v b="$(cat "$F/pca-r3.kept")" 'BEGIN { d = a - b; exit !(a != "" && d < 1e-12 && d > -1e-12) }' &&
   ok || bad "variance_kept $kept, numpy $(cat "$F/pca-r3.kept")"
 
+# ---- recursive SLEM ----
+for k in 2 3; do
+  check "negstats --depth $k" slem-negstats -q --depth "$k" -r 0.5 -o "$T/rec$k.slem" "$F/neg.fvecs"
+  slem-encode -q -c "$T/rec$k.slem" -F text -o "$T/rec$k.txt" "$F/pos.fvecs"
+  g=$(max_cos_gap "$T/rec$k.txt" "$F/rec-d$k.txt")
+  same_rows "$T/rec$k.txt" "$F/rec-d$k.txt" && le "${g:-0}" 1e-6 && ok || bad "--depth $k: 1 - cos to numpy $g"
+done
+slem-negstats --info "$T/rec3.slem" | grep -q '"depth":[[:space:]]*3' && ok || bad "--info shows no depth 3"
+slem-negstats -q --depth 1 -r 0.5 -o "$T/rec1.slem" "$F/neg.fvecs"
+slem-negstats -q -r 0.5 -o "$T/lin05.slem" "$F/neg.fvecs"
+slem-encode -q -c "$T/rec1.slem" -o "$T/rec1.fvecs" "$F/pos.fvecs"
+slem-encode -q -c "$T/lin05.slem" -o "$T/lin05.fvecs" "$F/pos.fvecs"
+cmp -s "$T/rec1.fvecs" "$T/lin05.fvecs" && ok || bad "--depth 1 differs from the default"
+# groups through a recursive cache: one row per group
+slem-encode -q -c "$T/rec2.slem" --groups "$F/pos.groups" -F text -o "$T/recg.txt" "$F/pos.fvecs"
+[ "$(wc -l <"$T/recg.txt")" = 9 ] && ok || bad "groups through a recursive cache"
+expect_fail "--depth 0" 2 "depth" "$T/o.slem" slem-negstats -q --depth 0 -o "$T/o.slem" "$F/neg.fvecs"
+expect_fail "--depth with --partial" 2 "does not merge shards" "$T/o.slem" \
+  slem-negstats -q --depth 2 --partial -o "$T/o.slem" "$F/neg.fvecs"
+slem-negstats -q --partial -o "$T/part.slem" "$F/neg.fvecs"
+expect_fail "--depth with a partial cache" 1 "needs the negatives themselves" "$T/o.slem" \
+  slem-negstats -q --depth 2 -o "$T/o.slem" "$T/part.slem"
+expect_fail "--depth with --lambda" 2 "not an absolute --lambda" "$T/o.slem" \
+  slem-negstats -q --depth 2 -l 1 -o "$T/o.slem" "$F/neg.fvecs"
+expect_fail "--depth from stdin" 2 "not from stdin" "$T/o.slem" \
+  slem-negstats -q --depth 2 -o "$T/o.slem" - <"$F/neg.fvecs"
+expect_fail "--depth with --kernel" 2 "linear SLEM" "$T/o.slem" \
+  slem-negstats -q --depth 2 -K rbf -o "$T/o.slem" "$F/neg.fvecs"
+expect_fail "--classifier with a recursive cache" 2 "unit descriptors only" "$T/o.fvecs" \
+  slem-encode -q -c "$T/rec2.slem" --classifier -o "$T/o.fvecs" "$F/pos.fvecs"
+
 # ---- invalid combinations ----
 expect_fail "--alpha with a kernel cache" 2 "kernel cache" "$T/o.fvecs" \
   slem-encode -q -c "$T/k.slem" --alpha -0.5 -o "$T/o.fvecs" "$F/pos.fvecs"
