@@ -9,6 +9,7 @@
 #include "../lib/cache.h"
 #include "../lib/encode.h"
 #include "../lib/encstream.h"
+#include "../lib/ids.h"
 #include "../lib/slem.h"
 #include "../lib/vecs.h"
 #include "cli.h"
@@ -31,6 +32,14 @@ static void __attribute__((noreturn)) usage(void) {
       "      --classifier         write the exemplar classifier instead: omega (d values)\n"
       "                           then nu, so that omega . z + nu scores a vector z\n"
       "      --theta T            weight of the positive in the classifier (default 1)\n"
+      "      --alpha A            the whitening family: (Sigma + lambda I)^A (x - mu),\n"
+      "                           normalised, from a cache made with slem-negstats --eigen\n"
+      "                           (-1: SLEM, -0.5: PCA whitening, 0: centring); with a PCA\n"
+      "                           cache (--pca R) the power of Lambda_R + lambda I (default -1)\n"
+      "      --groups FILE        several positives per exemplar: FILE names the group of\n"
+      "                           each input vector, one name per line; one row per group,\n"
+      "                           in order of first appearance, with x0 the mean of the\n"
+      "                           group's vectors (linear caches only)\n"
       "      --precision P        auto (default), single or double: the arithmetic of the\n"
       "                           product with A^-1; auto is single (twice as fast) when A's\n"
       "                           condition number is at most 1e4, which keeps 1 - cos to\n"
@@ -62,15 +71,18 @@ int main(int argc, char **argv) {
       {"quiet", no_argument, 0, 'q'},           {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, 'V'},         {"precision", required_argument, 0, 'P'},
       {"dtype", required_argument, 0, 'Y'},
-      {"shard", required_argument, 0, 'H'},
+      {"shard", required_argument, 0, 'H'},     {"groups", required_argument, 0, 'G'},
+      {"alpha", required_argument, 0, 'A'},
       {0, 0, 0, 0}};
-  const char *cache_path = NULL, *output = "-", *input = "-";
+  const char *cache_path = NULL, *output = "-", *input = "-", *groups_path = NULL;
   SlemFormat ifmt = SLEM_FMT_AUTO, ofmt = SLEM_FMT_AUTO;
   SlemEncodeMode mode = SLEM_ENCODE_UNIT;
   SlemPrecision precision = SLEM_PRECISION_AUTO;
   SlemDtype dtype = SLEM_DTYPE_F4;
   const char *dtype_arg = "f4";
   double theta = 1;
+  double alpha = -1;
+  int alpha_set = 0;
   int theta_set = 0, quiet = 0, c, status = CLI_EXIT_OK;
   long threads = 0;
   size_t block = 1024;
@@ -80,6 +92,7 @@ int main(int argc, char **argv) {
   SlemShard shard = {0, 0};
   uint64_t total = 0;
   SlemEncStreamResult res;
+  SlemIds *names = NULL;
   SlemError err;
 
   cli_init(argv[0]);
@@ -97,6 +110,11 @@ int main(int argc, char **argv) {
                         slem_format_names());
       break;
     case 'C': mode = SLEM_ENCODE_CLASSIFIER; break;
+    case 'G': groups_path = optarg; break;
+    case 'A':
+      alpha = cli_double("--alpha", optarg);
+      alpha_set = 1;
+      break;
     case 'Y':
       if (slem_dtype_parse(&dtype, optarg) != SLEM_OK)
         cli_usage_error("--dtype: '%s' is not f4, f2 or i1", optarg);
@@ -130,15 +148,19 @@ int main(int argc, char **argv) {
                     "on theta");
   /* to stdout, the self-describing container unless a format is asked for */
   if (ofmt == SLEM_FMT_AUTO && strcmp(output, "-") == 0) ofmt = SLEM_FMT_SLEM;
+  if (alpha_set && mode == SLEM_ENCODE_CLASSIFIER)
+    cli_usage_error("--alpha gives unit descriptors, not classifiers: drop --classifier");
   if (ofmt == SLEM_FMT_AUTO && slem_format_for_output(&ofmt, output, &err) != SLEM_OK)
     cli_usage_error("%s", err.msg);
   if (dtype != SLEM_DTYPE_F4 && ofmt != SLEM_FMT_NPY)
     cli_usage_error("--dtype %s needs npy output (-F npy, or OUT.npy)", dtype_arg);
   if (dtype == SLEM_DTYPE_I1 && mode == SLEM_ENCODE_CLASSIFIER)
     cli_usage_error("--dtype i1 is for unit-norm descriptors, not classifiers");
+  if (groups_path && shard.count > 0)
+    cli_usage_error("--groups needs the whole input: not with --shard");
   {
-    const char *inputs[2] = {input, cache_path};
-    cli_refuse_clobber(output, inputs, 2);
+    const char *inputs[3] = {input, cache_path, groups_path ? groups_path : input};
+    cli_refuse_clobber(output, inputs, 3);
   }
   cli_threads(threads);
 
@@ -153,6 +175,26 @@ int main(int argc, char **argv) {
   if (slem_cache_read(&cache, cache_path, &err) != SLEM_OK ||
       slem_vecreader_open(&r, input, ifmt, &err) != SLEM_OK)
     goto fail;
+  if (alpha_set && cache->kind == SLEM_CACHE_KERNEL)
+    cli_usage_error("--alpha needs a linear cache made with --eigen: %s is a kernel cache",
+                    cache_path);
+  if (alpha_set && cache->kind == SLEM_CACHE_LINEAR && !cache->evecs)
+    cli_usage_error("--alpha needs the eigendecomposition: %s holds none; make it with "
+                    "slem-negstats --eigen", cache_path);
+  if (cache->kind == SLEM_CACHE_PCA && mode == SLEM_ENCODE_CLASSIFIER)
+    cli_usage_error("--classifier needs a full linear cache: %s is PCA-reduced", cache_path);
+  if (cache->kind == SLEM_CACHE_RECURSIVE && (mode == SLEM_ENCODE_CLASSIFIER || alpha_set))
+    cli_usage_error("%s is a recursive cache: it gives unit descriptors only (no --%s)",
+                    cache_path, alpha_set ? "alpha" : "classifier");
+  opts.alpha = alpha;
+  opts.alpha_set = alpha_set;
+  if (groups_path && cache->kind == SLEM_CACHE_KERNEL)
+    cli_usage_error("--groups needs a linear cache: %s is a kernel cache (the mean of the "
+                    "rows is not the mean of their features)", cache_path);
+  if (groups_path) {
+    if (slem_ids_read(&names, groups_path, &err) != SLEM_OK) goto fail;
+    opts.groups = names;
+  }
   total = slem_vecreader_count(r) > 0 ? (uint64_t)slem_vecreader_count(r) : 0;
   if (shard.count > 0) {
     uint64_t lo, hi;
@@ -179,5 +221,6 @@ fail:
 done:
   slem_vecreader_free(r);
   slem_cache_free(cache);
+  slem_ids_free(names);
   return cli_close_stdout(status);
 }

@@ -30,6 +30,15 @@ static void __attribute__((noreturn)) usage(void) {
       "  -l, --lambda L         regularisation lambda, absolute\n"
       "  -r, --lambda-rel R     lambda = R * trace(Sigma) / d (default %g)\n"
       "      --partial          write mergeable partial statistics (count, mean, scatter)\n"
+      "      --depth K          recursive SLEM: K stages, stage s + 1 computed on the\n"
+      "                         negatives encoded by stages 1..s, each with the same\n"
+      "                         --lambda-rel of its own trace (default 1; K > 1 reads the\n"
+      "                         negative files K times, and takes no partial caches)\n"
+      "      --eigen            also store the eigendecomposition of Sigma, for\n"
+      "                         slem-encode --alpha\n"
+      "      --pca R            a PCA-reduced cache: the top R eigenpairs of Sigma only;\n"
+      "                         descriptors (Lambda_R + lambda I)^-1 U^T (x - mu) of R values\n"
+      "                         (--info shows the fraction of the variance kept)\n"
       "  -K, --kernel SPEC      kernel SLEM: linear, poly:gamma=G,c=C,p=P, rbf:gamma=G or\n"
       "                         rbf:g=R (gamma = R / median squared distance, default g=1),\n"
       "                         chi2, intersection, hellinger\n"
@@ -103,13 +112,16 @@ int main(int argc, char **argv) {
       {"rank", required_argument, 0, 'R'},    {"tol", required_argument, 0, 'O'},
       {"sample", required_argument, 0, 'S'},  {"seed", required_argument, 0, 'E'},
       {"skip-nonfinite", no_argument, 0, 'N'}, {"shard", required_argument, 0, 'H'},
+      {"eigen", no_argument, 0, 'G'},         {"depth", required_argument, 0, 'D'},
+              {"pca", required_argument, 0, 'A'},
       {0, 0, 0, 0}};
   const char *output = NULL, *kernel = NULL;
   size_t rank = 256, sample = 1000;
   double tol = 0;
   uint64_t seed = 1;
   double lambda = -1, lambda_rel = -1;
-  int partial = 0, quiet = 0, skip = 0, c, status = CLI_EXIT_OK;
+  int partial = 0, quiet = 0, skip = 0, eigen = 0, c, status = CLI_EXIT_OK;
+  size_t pca = 0, depth = 1;
   long threads = 0;
   size_t block = 0; /* slem_block_rows(d) */
   SlemFormat fmt = SLEM_FMT_AUTO;
@@ -133,6 +145,9 @@ int main(int argc, char **argv) {
       break;
     case 'P': partial = 1; break;
     case 'N': skip = 1; break;
+    case 'G': eigen = 1; break;
+    case 'D': depth = (size_t)cli_long("--depth", optarg, 1, 1024); break;
+    case 'A': pca = (size_t)cli_long("--pca", optarg, 1, 1L << 20); break;
     case 'H':
       if (slem_shard_parse(&shard, optarg, &err) != SLEM_OK) cli_usage_error("--shard: %s", err.msg);
       break;
@@ -176,6 +191,24 @@ int main(int argc, char **argv) {
     cli_usage_error("--shard makes partial statistics: add --partial, then merge the shards' "
                     "caches with slem-negstats -o CACHE PART...");
   if (skip && kernel) cli_usage_error("--skip-nonfinite is for linear caches");
+  if ((eigen || pca) && (kernel || partial))
+    cli_usage_error("--%s is for linear caches: not with --%s", eigen ? "eigen" : "pca",
+                    kernel ? "kernel" : "partial");
+  if (eigen && pca) cli_usage_error("give --eigen or --pca, not both");
+  if (depth > 1) {
+    if (partial || shard.count > 0)
+      cli_usage_error("--depth %zu does not merge shards: stage 2 needs the negatives encoded "
+                      "by the finished stage 1; give the negative files themselves", depth);
+    if (kernel || eigen || pca)
+      cli_usage_error("--depth %zu is for linear SLEM: not with --%s", depth,
+                      kernel ? "kernel" : eigen ? "eigen" : "pca");
+    if (lambda >= 0)
+      cli_usage_error("--depth %zu takes --lambda-rel (each stage relative to its own trace), "
+                      "not an absolute --lambda", depth);
+    for (int i = optind; i < argc; i++)
+      if (strcmp(argv[i], "-") == 0)
+        cli_usage_error("--depth %zu reads the negatives once per stage: not from stdin", depth);
+  }
   if (lambda < 0 && lambda_rel < 0) lambda_rel = DEFAULT_LAMBDA_REL;
   for (int i = optind, nstdin = 0; i < argc; i++)
     if (strcmp(argv[i], "-") == 0 && ++nstdin > 1) cli_usage_error("stdin (-) given twice");
@@ -187,6 +220,9 @@ int main(int argc, char **argv) {
   opts.block = block;
   opts.skip_nonfinite = skip;
   opts.partial = partial;
+  opts.eigen = eigen;
+  opts.depth = depth;
+  opts.pca = pca;
   opts.lambda = lambda;
   opts.lambda_rel = lambda_rel;
   opts.kernel = kernel;
@@ -203,7 +239,10 @@ int main(int argc, char **argv) {
   status = slem_negstats_run(output, (const char *const *)argv + optind, (size_t)(argc - optind),
                              &opts, &res, &err) == SLEM_OK
                ? CLI_EXIT_OK
-               : cli_fail(&err);
+               : pca > 0 && res.d > 0 && pca > res.d
+                     ? (cli_usage_error("--pca %zu: more than the dimension %zu of the negatives",
+                                        pca, res.d), CLI_EXIT_USAGE)
+                     : cli_fail(&err);
   cli_progress_done();
   if (status == CLI_EXIT_OK && !quiet && res.skipped > 0)
     cli_warn("%s: skipped %" PRIu64 " records with NaN or Inf", res.skipped_in, res.skipped);

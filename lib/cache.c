@@ -30,6 +30,8 @@ struct SlemCachePriv {
   size_t map_len;
   char *json_text;  /* pretty-printed */
   char *path;
+  const double **stage_mu, **stage_ainv;  /* recursive caches */
+  double *stage_lambda;
 };
 
 static uint32_t get32(const unsigned char *p) {
@@ -62,6 +64,9 @@ void slem_cache_free(SlemCache *self) {
     if (self->priv->map) munmap(self->priv->map, self->priv->map_len);
     free(self->priv->json_text);
     free(self->priv->path);
+    free(self->priv->stage_mu);
+    free(self->priv->stage_ainv);
+    free(self->priv->stage_lambda);
     free(self->priv);
   }
   free(self);
@@ -117,6 +122,80 @@ static int find_section(SlemCache *c, const cJSON *sections, const char *name, u
     return SLEM_OK;
   }
   return slem_error(err, SLEM_EFORMAT, "%s: section '%s' is missing", path, name);
+}
+
+static int has_section(const cJSON *sections, const char *name) {
+  const cJSON *s;
+  cJSON_ArrayForEach(s, sections) {
+    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(s, "name");
+    if (cJSON_IsString(nm) && strcmp(nm->valuestring, name) == 0) return 1;
+  }
+  return 0;
+}
+
+/* The pca kind: lambda, the rank R and three sections. */
+static int read_pca(SlemCache *c, const cJSON *json, const cJSON *sections, uint64_t pay_off,
+                    uint64_t pay_len, SlemError *err) {
+  const char *path = c->priv->path;
+  const cJSON *lam = cJSON_GetObjectItemCaseSensitive(json, "lambda");
+  uint64_t r;
+  int st;
+  c->kind = SLEM_CACHE_PCA;
+  if (json_uint(json, "r", c->d, &r) != 0 || r == 0)
+    return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid rank r (1..d)", path);
+  if (!cJSON_IsNumber(lam) || !(lam->valuedouble >= 0) || !isfinite(lam->valuedouble))
+    return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid lambda", path);
+  c->neig = c->r = r;
+  c->lambda = lam->valuedouble;
+  if ((st = find_section(c, sections, "evals", r, 0, pay_off, pay_len, &c->evals, err)) ||
+      (st = find_section(c, sections, "evecs", r, c->d, pay_off, pay_len, &c->evecs, err)))
+    return st;
+  return SLEM_OK;
+}
+
+/* The recursive kind: depth, the lambda of every stage, and mu.S, ainv.S per stage. */
+static int read_recursive(SlemCache *c, const cJSON *json, const cJSON *sections,
+                          uint64_t pay_off, uint64_t pay_len, SlemError *err) {
+  const char *path = c->priv->path;
+  const cJSON *lams = cJSON_GetObjectItemCaseSensitive(json, "lambdas");
+  struct SlemCachePriv *p = c->priv;
+  uint64_t depth;
+  int st;
+  c->kind = SLEM_CACHE_RECURSIVE;
+  if (json_uint(json, "depth", 1024, &depth) != 0 || depth < 2)
+    return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid depth (2..1024)", path);
+  if (!cJSON_IsArray(lams) || (uint64_t)cJSON_GetArraySize(lams) != depth)
+    return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no lambda per stage", path);
+  p->stage_mu = calloc(depth, sizeof *p->stage_mu);
+  p->stage_ainv = calloc(depth, sizeof *p->stage_ainv);
+  p->stage_lambda = calloc(depth, sizeof *p->stage_lambda);
+  if (!p->stage_mu || !p->stage_ainv || !p->stage_lambda)
+    return slem_error(err, SLEM_ENOMEM, "out of memory");
+  for (uint64_t s = 0; s < depth; s++) {
+    const cJSON *l = cJSON_GetArrayItem(lams, (int)s);
+    char mu[32], ainv[32];
+    if (!cJSON_IsNumber(l) || !(l->valuedouble >= 0) || !isfinite(l->valuedouble))
+      return slem_error(err, SLEM_EFORMAT, "%s: stage %" PRIu64 ": no valid lambda", path, s + 1);
+    p->stage_lambda[s] = l->valuedouble;
+    if (s == 0) {
+      strcpy(mu, "mu");
+      strcpy(ainv, "ainv");
+    } else {
+      snprintf(mu, sizeof mu, "mu.%" PRIu64, s + 1);
+      snprintf(ainv, sizeof ainv, "ainv.%" PRIu64, s + 1);
+    }
+    if ((st = find_section(c, sections, mu, c->d, 0, pay_off, pay_len, &p->stage_mu[s], err)) ||
+        (st = find_section(c, sections, ainv, c->d, c->d, pay_off, pay_len, &p->stage_ainv[s],
+                           err)))
+      return st;
+  }
+  c->depth = depth;
+  c->stage_mu = p->stage_mu;
+  c->stage_ainv = p->stage_ainv;
+  c->stage_lambda = p->stage_lambda;
+  c->ainv = p->stage_ainv[0];
+  c->lambda = p->stage_lambda[0];
+  return SLEM_OK;
 }
 
 /* The kernel kind: its kernel, rank, lambda and four sections. */
@@ -254,6 +333,7 @@ int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
   }
   c->d = d;
   c->n = n;
+  c->depth = 1;
   sections = cJSON_GetObjectItemCaseSensitive(json, "sections");
   if (!cJSON_IsArray(sections)) {
     status = slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no sections", path);
@@ -276,6 +356,15 @@ int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
       if (cJSON_IsNumber(rc) && rc->valuedouble > 0 && rc->valuedouble <= 1) c->rcond = rc->valuedouble;
     }
     status = find_section(c, sections, "ainv", d, d, pay_off, pay_len, &c->ainv, err);
+    if (!status && has_section(sections, "evecs")) {
+      c->neig = d;
+      if ((status = find_section(c, sections, "evals", d, 0, pay_off, pay_len, &c->evals, err)) == 0)
+        status = find_section(c, sections, "evecs", d, d, pay_off, pay_len, &c->evecs, err);
+    }
+  } else if (strcmp(kind->valuestring, "recursive") == 0) {
+    status = read_recursive(c, json, sections, pay_off, pay_len, err);
+  } else if (strcmp(kind->valuestring, "pca") == 0) {
+    status = read_pca(c, json, sections, pay_off, pay_len, err);
   } else if (strcmp(kind->valuestring, "partial") == 0) {
     c->kind = SLEM_CACHE_PARTIAL;
     status = find_section(c, sections, "scatter", d, d, pay_off, pay_len, &c->scatter, err);
@@ -502,5 +591,88 @@ int slem_cache_write_kernel(const char *path, size_t d, uint64_t n, const SlemKe
   cJSON_AddItemToObject(meta, "provenance", provenance_json(prov));
   status = write_cache(path, meta, sec, 4, err);
   cJSON_Delete(meta);
+  return status;
+}
+
+int slem_cache_write_eigen(const char *path, size_t d, uint64_t n, double lambda,
+                           double lambda_rel, double trace_sigma, double rcond,
+                           const double *mu, const double *ainv, const double *evals,
+                           const double *evecs, const SlemProvenance *prov, SlemError *err) {
+  cJSON *meta = meta_new("linear", d, n);
+  Section sec[4] = {{"mu", mu, d, 0}, {"ainv", ainv, d, d}, {"evals", evals, d, 0},
+                    {"evecs", evecs, d, d}};
+  int status;
+  if (!meta) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  cJSON_AddNumberToObject(meta, "lambda", lambda);
+  if (lambda_rel >= 0) cJSON_AddNumberToObject(meta, "lambda_rel", lambda_rel);
+  cJSON_AddNumberToObject(meta, "trace_sigma", trace_sigma);
+  if (rcond > 0) cJSON_AddNumberToObject(meta, "rcond", rcond);
+  cJSON_AddItemToObject(meta, "provenance", provenance_json(prov));
+  status = write_cache(path, meta, sec, 4, err);
+  cJSON_Delete(meta);
+  return status;
+}
+
+int slem_cache_write_pca(const char *path, size_t d, uint64_t n, size_t rank, double lambda,
+                         double lambda_rel, double trace_sigma, const double *mu,
+                         const double *evals, const double *evecs, const SlemProvenance *prov,
+                         SlemError *err) {
+  cJSON *meta = meta_new("pca", d, n);
+  Section sec[3] = {{"mu", mu, d, 0}, {"evals", evals, rank, 0}, {"evecs", evecs, rank, d}};
+  double kept = 0;
+  int status;
+  if (!meta) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  for (size_t k = 0; k < rank; k++) kept += evals[k];
+  cJSON_AddNumberToObject(meta, "r", (double)rank);
+  cJSON_AddNumberToObject(meta, "lambda", lambda);
+  if (lambda_rel >= 0) cJSON_AddNumberToObject(meta, "lambda_rel", lambda_rel);
+  cJSON_AddNumberToObject(meta, "trace_sigma", trace_sigma);
+  cJSON_AddNumberToObject(meta, "variance_kept", trace_sigma > 0 ? kept / trace_sigma : 1.0);
+  cJSON_AddItemToObject(meta, "provenance", provenance_json(prov));
+  status = write_cache(path, meta, sec, 3, err);
+  cJSON_Delete(meta);
+  return status;
+}
+
+int slem_cache_write_recursive(const char *path, size_t d, uint64_t n, size_t depth,
+                               double lambda_rel, const double *lambda,
+                               const double *trace_sigma, const double *rcond,
+                               const double *const *mu, const double *const *ainv,
+                               const SlemProvenance *prov, SlemError *err) {
+  cJSON *meta = meta_new("recursive", d, n), *lams, *traces, *rconds;
+  Section *sec = calloc(2 * depth, sizeof *sec);
+  char (*names)[32] = calloc(2 * depth, sizeof *names);
+  int status;
+  if (!meta || !sec || !names) {
+    cJSON_Delete(meta);
+    free(sec);
+    free(names);
+    return slem_error(err, SLEM_ENOMEM, "out of memory");
+  }
+  cJSON_AddNumberToObject(meta, "depth", (double)depth);
+  cJSON_AddNumberToObject(meta, "lambda", lambda[0]);
+  if (lambda_rel >= 0) cJSON_AddNumberToObject(meta, "lambda_rel", lambda_rel);
+  lams = cJSON_AddArrayToObject(meta, "lambdas");
+  traces = cJSON_AddArrayToObject(meta, "trace_sigmas");
+  rconds = cJSON_AddArrayToObject(meta, "rconds");
+  for (size_t s = 0; s < depth; s++) {
+    cJSON_AddItemToArray(lams, cJSON_CreateNumber(lambda[s]));
+    cJSON_AddItemToArray(traces, cJSON_CreateNumber(trace_sigma[s]));
+    cJSON_AddItemToArray(rconds, cJSON_CreateNumber(rcond[s]));
+    if (s == 0) {
+      strcpy(names[0], "mu");
+      strcpy(names[1], "ainv");
+    } else {
+      snprintf(names[2 * s], 32, "mu.%zu", s + 1);
+      snprintf(names[2 * s + 1], 32, "ainv.%zu", s + 1);
+    }
+    sec[2 * s] = (Section){names[2 * s], mu[s], d, 0};
+    sec[2 * s + 1] = (Section){names[2 * s + 1], ainv[s], d, d};
+  }
+  cJSON_AddItemToObject(meta, "provenance", provenance_json(prov));
+  status = write_cache(path, meta, sec, 2 * depth, err);
+  cJSON_Delete(meta);
+  free(sec);
+  free(names);
   return status;
 }

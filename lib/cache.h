@@ -39,7 +39,9 @@
 typedef enum SlemCacheKind {
   SLEM_CACHE_LINEAR = 1,
   SLEM_CACHE_PARTIAL = 2,
-  SLEM_CACHE_KERNEL = 3
+  SLEM_CACHE_KERNEL = 3,
+  SLEM_CACHE_PCA = 4,
+  SLEM_CACHE_RECURSIVE = 5
 } SlemCacheKind;
 
 typedef struct SlemCache {
@@ -58,6 +60,15 @@ typedef struct SlemCache {
   const double *ginv;     /* kernel: ginv(r, r), symmetric */
   char fingerprint[17];   /* 16 hex digits: FNV-1a (64 bits) of the payload, which names
                              this cache's numbers in the descriptors made with it */
+  size_t neig;            /* linear: d when the eigendecomposition is stored, else 0;
+                           * pca: R, the eigenpairs kept */
+  const double *evals;    /* linear, pca: evals(neig), the eigenvalues of Sigma, largest
+                           * first; NULL when not stored */
+  const double *evecs;    /* linear, pca: evecs(neig, d), row k the k-th eigenvector */
+  size_t depth;           /* recursive: K >= 2 stages (1 for the other kinds) */
+  const double *const *stage_mu;    /* recursive: stage_mu[s](d), s < depth; [0] is mu */
+  const double *const *stage_ainv;  /* recursive: stage_ainv[s](d, d); [0] is ainv */
+  const double *stage_lambda;       /* recursive: the lambda of every stage */
   struct SlemCachePriv *priv;
 } SlemCache;
 
@@ -111,6 +122,28 @@ typedef struct SlemKernelInfo {
 int slem_cache_write_kernel(const char *path, size_t d, uint64_t n, const SlemKernelInfo *info,
                             const double *pivots, const double *lp, const double *mu_b,
                             const double *ginv, const SlemProvenance *prov, SlemError *err);
+
+/* Eigendecompositions (slem-negstats --eigen, --pca). A linear cache may also hold
+ * sections evals(d) and evecs(d, d), the eigenpairs of Sigma (largest first, row k the
+ * k-th eigenvector); readers that do not know them ignore them. Kind "pca" holds
+ * mu(d), evals(R) and evecs(R, d), the top R eigenpairs of Sigma, with lambda,
+ * trace_sigma and variance_kept = sum evals / trace_sigma in its JSON header. */
+int slem_cache_write_eigen(const char *path, size_t d, uint64_t n, double lambda,
+                           double lambda_rel, double trace_sigma, double rcond,
+                           const double *mu, const double *ainv, const double *evals,
+                           const double *evecs, const SlemProvenance *prov, SlemError *err);
+int slem_cache_write_pca(const char *path, size_t d, uint64_t n, size_t rank, double lambda,
+                         double lambda_rel, double trace_sigma, const double *mu,
+                         const double *evals, const double *evecs, const SlemProvenance *prov,
+                         SlemError *err);
+
+/* A recursive cache (lib/recursive.h) of depth >= 2 stages: mu[s](d), ainv[s](d, d),
+ * lambda[s], trace_sigma[s] and rcond[s] for s < depth. */
+int slem_cache_write_recursive(const char *path, size_t d, uint64_t n, size_t depth,
+                               double lambda_rel, const double *lambda,
+                               const double *trace_sigma, const double *rcond,
+                               const double *const *mu, const double *const *ainv,
+                               const SlemProvenance *prov, SlemError *err);
 
 /* 1 when the first bytes of path are the cache magic (0 also when it cannot be read). */
 int slem_cache_sniff(const char *path);

@@ -3,7 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "groups.h"
 #include "kproj.h"
+#include "recursive.h"
+#include "whiten.h"
 #include "prefetch.h"
 
 void slem_encstream_opts_init(SlemEncStreamOpts *opts) {
@@ -14,6 +17,7 @@ void slem_encstream_opts_init(SlemEncStreamOpts *opts) {
   opts->block = 1024;
   opts->format = SLEM_FMT_AUTO;
   opts->dtype = SLEM_DTYPE_F4;
+  opts->alpha = -1;
 }
 
 /* What a descriptor container records: the cache, the input, the shard. */
@@ -39,6 +43,9 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
   SlemKProj *kp = NULL;
   SlemPrefetch *pf = NULL;
   SlemVecWriter *w = NULL;
+  SlemGroups *groups = NULL;
+  SlemWhitener *wh = NULL;
+  SlemRecursive *rec = NULL;
   float *y = NULL;
   uint64_t lo = 0, hi = UINT64_MAX, row = 0; /* the rows to encode, and the next row read */
   int64_t count = slem_vecreader_count(r);
@@ -56,12 +63,31 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
     return slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the cache %s has dimension %zu",
                       slem_vecreader_name(r), slem_vecreader_dim(r), slem_cache_path(cache),
                       cache->d);
+  if (o->groups && (cache->kind == SLEM_CACHE_KERNEL || o->shard.count > 0))
+    return slem_error(err, SLEM_EINVAL, "%s: groups of positives need a linear cache and the "
+                      "whole input (no shard)", slem_cache_path(cache));
+  if (o->groups) {
+    if ((st = slem_groups_new(&groups, o->groups, cache->d, err)) != SLEM_OK) goto done;
+    count = (int64_t)slem_groups_count(groups);
+  }
   if (cache->kind == SLEM_CACHE_KERNEL) {
     if (o->mode == SLEM_ENCODE_CLASSIFIER)
       return slem_error(err, SLEM_EINVAL, "%s: --classifier needs a linear cache",
                         slem_cache_path(cache));
     if ((st = slem_kproj_new(&kp, cache, block, err)) != SLEM_OK) goto done;
     out_dim = cache->r;
+  } else if (cache->kind == SLEM_CACHE_RECURSIVE) {
+    if (o->mode == SLEM_ENCODE_CLASSIFIER || o->alpha_set)
+      return slem_error(err, SLEM_EINVAL, "%s: a recursive cache gives unit descriptors only "
+                        "(no --classifier, no --alpha)", slem_cache_path(cache));
+    if ((st = slem_recursive_new(&rec, cache, block, err)) != SLEM_OK) goto done;
+    out_dim = cache->d;
+  } else if (o->alpha_set || cache->kind == SLEM_CACHE_PCA) {
+    if (o->mode == SLEM_ENCODE_CLASSIFIER)
+      return slem_error(err, SLEM_EINVAL, "%s: --classifier needs a full linear cache and no "
+                        "--alpha", slem_cache_path(cache));
+    if ((st = slem_whitener_new(&wh, cache, o->alpha, block, err)) != SLEM_OK) goto done;
+    out_dim = slem_whitener_out_dim(wh);
   } else {
     if ((st = slem_encoder_new(&enc, cache, o->mode, o->theta, block, err)) != SLEM_OK ||
         (st = slem_encoder_set_precision(enc, o->precision, NULL, err)) != SLEM_OK)
@@ -96,11 +122,20 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
       if (row >= hi) break;
       continue;
     }
+    if (groups) { /* rows are summed per group; the means are encoded at the end */
+      if ((st = slem_groups_add(groups, rows, got, slem_vecreader_name(r), err)) != SLEM_OK)
+        break;
+      continue;
+    }
     if (kp) {
       if ((st = slem_kproj_run(kp, rows, all, slem_vecreader_name(r), row - all + 1, err)) !=
           SLEM_OK)
         break;
       slem_kproj_descriptors(kp, y);
+    } else if (wh) {
+      slem_whitener_run(wh, y, rows, all);
+    } else if (rec) {
+      slem_recursive_run(rec, y, rows, all);
     } else {
       slem_encoder_run(enc, y, rows, all);
     }
@@ -112,17 +147,36 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
   }
   slem_prefetch_free(pf); /* before the reader it reads, and before the output is final */
   pf = NULL;
+  if (st == SLEM_OK && groups) {
+    const double *means;
+    size_t ng = slem_groups_count(groups);
+    if ((st = slem_groups_finish(groups, slem_vecreader_name(r), &means, err)) != SLEM_OK)
+      goto done;
+    for (size_t g = 0; g < ng && st == SLEM_OK; g += block) {
+      size_t b = ng - g < block ? ng - g : block;
+      if (wh) slem_whitener_run(wh, y, means + g * cache->d, b);
+      else if (rec) slem_recursive_run(rec, y, means + g * cache->d, b);
+      else slem_encoder_run(enc, y, means + g * cache->d, b);
+      st = slem_vecwriter_write(w, y, b, err);
+      res->n += b;
+    }
+  }
   if (st == SLEM_OK) {
     st = slem_vecwriter_close(w, err);
     w = NULL;
   }
   if (kp) res->clamps = slem_kproj_clamps(kp);
   if (enc) res->zeros = slem_encoder_zeros(enc);
+  if (wh) res->zeros = slem_whitener_zeros(wh);
+  if (rec) res->zeros = slem_recursive_zeros(rec);
 done:
   slem_prefetch_free(pf);
   slem_vecwriter_abort(w);
   slem_encoder_free(enc);
   slem_kproj_free(kp);
+  slem_groups_free(groups);
+  slem_whitener_free(wh);
+  slem_recursive_free(rec);
   free(y);
   return st;
 }

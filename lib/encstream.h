@@ -14,6 +14,7 @@
 #include "cache.h"
 #include "encode.h"
 #include "error.h"
+#include "ids.h"
 #include "progress.h"
 #include "shard.h"
 #include "vecs.h"
@@ -27,6 +28,13 @@ typedef struct SlemEncStreamOpts {
   SlemDtype dtype;          /* element type of npy output (vecs.h) */
   SlemShard shard;          /* encode only rows floor(I R / N) .. floor((I + 1) R / N) - 1 of
                                the R input rows (count 0: all of them; shard.h) */
+  int alpha_set;            /* 1: the whitening family (whiten.h) with this alpha, from a
+                               linear cache holding its eigendecomposition */
+  double alpha;             /* also the power for a pca cache, which always uses whiten.h
+                               (default -1) */
+  const SlemIds *groups;    /* may be NULL: the group of every input row (groups.h): one
+                               output row per group, in order of first appearance, from the
+                               mean of its rows (linear caches; not with a shard) */
   SlemProgressFn progress;  /* may be NULL: called with the vectors encoded so far */
   void *progress_ctx;
 } SlemEncStreamOpts;
@@ -42,7 +50,7 @@ typedef struct SlemEncStreamResult {
 /* Encodes every vector of r (borrowed, at its start) against cache (borrowed) into output
  * ("-": stdout); with a shard, only that shard's rows, in order. Errors: SLEM_EFORMAT (a
  * dimension other than the cache's, naming both; a read error naming file and record),
- * SLEM_EINVAL (classifiers from a kernel cache; a shard of an input whose number of
+ * SLEM_EINVAL (classifiers or groups with a kernel cache; groups with a shard; a shard of an input whose number of
  * vectors is not known before reading it: text, or a pipe of fvecs),
  * SLEM_EIO, SLEM_ENOMEM. No output file is left behind on failure. */
 int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *output,

@@ -1,6 +1,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include "negstats.h"
 
+#include "recursive.h"
+#include "whiten.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,6 +124,14 @@ static int linear(const char *output, const char *const *inputs, size_t n,
   double *ainv = NULL, used;
   uint64_t row = 0, lo = 0, hi = UINT64_MAX;
   int st = SLEM_OK;
+  if (o->depth > 1) {
+    for (size_t i = 0; i < n; i++)
+      if (strcmp(inputs[i], "-") != 0 && o->format == SLEM_FMT_AUTO && slem_cache_sniff(inputs[i]))
+        return slem_error(err, SLEM_EINVAL, "%s: a partial cache cannot make a recursive cache: "
+                          "stage 2 needs the negatives themselves", inputs[i]);
+    return slem_recursive_write_cache(output, inputs, n, o->format, o->block, o->skip_nonfinite,
+                                      o->depth, o->lambda, o->lambda_rel, &prov, err);
+  }
   if (o->shard.count > 0 && (st = shard_window(inputs, n, o, &lo, &hi, err)) != SLEM_OK) return st;
   for (size_t i = 0; i < n && st == SLEM_OK; i++)
     st = add_input(&stats, inputs[i], o, &row, lo, hi, res, err);
@@ -134,6 +145,11 @@ static int linear(const char *output, const char *const *inputs, size_t n,
   if (o->partial) {
     st = slem_cache_write_partial(output, res->d, res->n, slem_stats_mean(stats),
                                   slem_stats_scatter(stats), &prov, err);
+    goto done;
+  }
+  if (o->eigen || o->pca) {
+    st = slem_whiten_write_cache(output, stats, o->lambda, o->lambda >= 0 ? -1 : o->lambda_rel,
+                                 o->pca, &prov, err);
     goto done;
   }
   if (!(ainv = malloc(res->d * res->d * sizeof *ainv))) {

@@ -24,6 +24,12 @@ typedef struct SlemNegstatsOpts {
   size_t block;          /* rows per block; 0: slem_block_rows(d) (4096 for the kernel path) */
   int skip_nonfinite;    /* skip and count records holding NaN or Inf instead of failing */
   int partial;           /* write a partial cache: count, mean, scatter */
+  size_t depth;          /* recursive SLEM (recursive.h): stages, default 1; > 1 reads the
+                            vector files once per stage (no stdin, partial caches, shard,
+                            kernel, eigen or pca; lambda_rel, not lambda) */
+  int eigen;             /* linear: also store the eigendecomposition of Sigma (whiten.h) */
+  size_t pca;            /* > 0: a PCA-reduced cache of the top pca eigenpairs (whiten.h);
+                            more than d is SLEM_EINVAL, with res->d set */
   double lambda;         /* >= 0: absolute lambda; else lambda_rel applies */
   double lambda_rel;     /* lambda = lambda_rel * trace(Sigma) / d (or / r for a kernel) */
   const char *kernel;    /* a kernel spec (kernel.h) for kernel SLEM, or NULL */

@@ -1,0 +1,210 @@
+#include "whiten.h"
+
+#include "stats.h"
+
+#include <gsl/gsl_cblas.h>
+#include <gsl/gsl_eigen.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_vector.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int slem_eigen_sym(const double *sigma, size_t d, double *evals, double *evecs, SlemError *err) {
+  gsl_matrix *a = gsl_matrix_alloc(d, d), *v = gsl_matrix_alloc(d, d);
+  gsl_vector *e = gsl_vector_alloc(d);
+  gsl_eigen_symmv_workspace *w = gsl_eigen_symmv_alloc(d);
+  gsl_error_handler_t *old = gsl_set_error_handler_off();
+  int st = SLEM_OK, g;
+  if (!a || !v || !e || !w) {
+    st = slem_error(err, SLEM_ENOMEM, "out of memory for the eigendecomposition (d = %zu)", d);
+    goto done;
+  }
+  memcpy(a->data, sigma, d * d * sizeof *sigma); /* gsl_matrix_alloc: tda == d */
+  if ((g = gsl_eigen_symmv(a, e, v, w)) != GSL_SUCCESS ||
+      (g = gsl_eigen_symmv_sort(e, v, GSL_EIGEN_SORT_VAL_DESC)) != GSL_SUCCESS) {
+    st = slem_error(err, SLEM_ENUMERIC, "eigendecomposition of Sigma failed: %s",
+                    gsl_strerror(g));
+    goto done;
+  }
+  for (size_t k = 0; k < d; k++) {
+    evals[k] = gsl_vector_get(e, k);
+    if (!isfinite(evals[k])) {
+      st = slem_error(err, SLEM_ENUMERIC, "eigendecomposition of Sigma: eigenvalue %zu is "
+                      "not finite", k + 1);
+      goto done;
+    }
+    for (size_t j = 0; j < d; j++) evecs[k * d + j] = gsl_matrix_get(v, j, k);
+    /* a fixed sign, so that PCA coordinates do not depend on the library: the entry of
+     * largest magnitude (the first of equals) is positive */
+    {
+      size_t jm = 0;
+      for (size_t j = 1; j < d; j++)
+        if (fabs(evecs[k * d + j]) > fabs(evecs[k * d + jm])) jm = j;
+      if (evecs[k * d + jm] < 0)
+        for (size_t j = 0; j < d; j++) evecs[k * d + j] = -evecs[k * d + j];
+    }
+  }
+done:
+  gsl_set_error_handler(old);
+  gsl_matrix_free(a);
+  gsl_matrix_free(v);
+  gsl_vector_free(e);
+  if (w) gsl_eigen_symmv_free(w);
+  return st;
+}
+
+struct SlemWhitener {
+  const SlemCache *cache;
+  size_t d, od, max_rows;
+  double *p;      /* p(od, d): y = P delta */
+  double *delta;  /* delta(max_rows, d) */
+  double *y;      /* y(max_rows, od) */
+  uint64_t zeros;
+};
+
+int slem_whitener_new(SlemWhitener **self, const SlemCache *cache, double alpha,
+                      size_t max_rows, SlemError *err) {
+  SlemWhitener *w;
+  size_t d = cache->d, od;
+  double *f;
+  *self = NULL;
+  if ((cache->kind != SLEM_CACHE_LINEAR && cache->kind != SLEM_CACHE_PCA) || !cache->evecs)
+    return slem_error(err, SLEM_EINVAL, "%s: the cache holds no eigendecomposition: make it "
+                      "with slem-negstats --eigen (or --pca R)", slem_cache_path(cache));
+  if (!isfinite(alpha)) return slem_error(err, SLEM_EINVAL, "alpha must be finite");
+  od = cache->kind == SLEM_CACHE_PCA ? cache->neig : d;
+  w = calloc(1, sizeof *w);
+  f = malloc(cache->neig * sizeof *f);
+  if (!w || !f) goto oom;
+  w->cache = cache;
+  w->d = d;
+  w->od = od;
+  w->max_rows = max_rows;
+  for (size_t k = 0; k < cache->neig; k++) {
+    /* rounding can leave a zero eigenvalue slightly negative */
+    double s = fmax(cache->evals[k], 0) + cache->lambda;
+    if (alpha < 0 && !(s > 0)) {
+      free(f);
+      slem_whitener_free(w);
+      return slem_error(err, SLEM_ENUMERIC, "%s: eigenvalue %zu of Sigma + lambda I is 0: "
+                        "alpha %g needs lambda > 0", slem_cache_path(cache), k + 1, alpha);
+    }
+    f[k] = alpha == 0 ? 1.0 : pow(s, alpha);
+  }
+  w->p = malloc(od * d * sizeof *w->p);
+  w->delta = malloc(max_rows * d * sizeof *w->delta);
+  w->y = malloc(max_rows * od * sizeof *w->y);
+  if (!w->p || !w->delta || !w->y) goto oom;
+  if (cache->kind == SLEM_CACHE_PCA) {
+    for (size_t k = 0; k < od; k++)
+      for (size_t j = 0; j < d; j++) w->p[k * d + j] = f[k] * cache->evecs[k * d + j];
+  } else {
+    /* P = E^T diag(f) E, E the eigenvectors by rows: scale the rows, one GEMM */
+    double *fe = malloc(d * d * sizeof *fe);
+    if (!fe) goto oom;
+    for (size_t k = 0; k < d; k++)
+      for (size_t j = 0; j < d; j++) fe[k * d + j] = f[k] * cache->evecs[k * d + j];
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)d, (int)d, (int)d, 1.0,
+                cache->evecs, (int)d, fe, (int)d, 0.0, w->p, (int)d);
+    free(fe);
+  }
+  free(f);
+  *self = w;
+  return SLEM_OK;
+oom:
+  free(f);
+  slem_whitener_free(w);
+  return slem_error(err, SLEM_ENOMEM, "out of memory for the whitening matrix (d = %zu)", d);
+}
+
+void slem_whitener_free(SlemWhitener *self) {
+  if (!self) return;
+  free(self->p);
+  free(self->delta);
+  free(self->y);
+  free(self);
+}
+
+size_t slem_whitener_out_dim(const SlemWhitener *self) { return self->od; }
+uint64_t slem_whitener_zeros(const SlemWhitener *self) { return self->zeros; }
+
+static void run(SlemWhitener *self, float *outf, double *outd, const double *x, size_t b) {
+  size_t d = self->d, od = self->od;
+  const double *mu = self->cache->mu;
+  if (b == 0) return;
+  for (size_t i = 0; i < b; i++)
+    for (size_t j = 0; j < d; j++) self->delta[i * d + j] = x[i * d + j] - mu[j];
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)b, (int)od, (int)d, 1.0,
+              self->delta, (int)d, self->p, (int)d, 0.0, self->y, (int)od);
+  for (size_t i = 0; i < b; i++) {
+    const double *yi = self->y + i * od;
+    double nrm = cblas_dnrm2((int)od, yi, 1), s = nrm > 0 ? 1 / nrm : 0;
+    if (nrm == 0) self->zeros++;
+    for (size_t j = 0; j < od; j++) {
+      if (outf) outf[i * od + j] = (float)(yi[j] * s);
+      else outd[i * od + j] = yi[j] * s;
+    }
+  }
+}
+
+void slem_whitener_run(SlemWhitener *self, float *y, const double *x, size_t b) {
+  run(self, y, NULL, x, b);
+}
+
+void slem_whitener_run_f64(SlemWhitener *self, double *y, const double *x, size_t b) {
+  run(self, NULL, y, x, b);
+}
+
+int slem_whiten_write_cache(const char *path, struct SlemStats *stats, double lambda,
+                            double lambda_rel, size_t rank, const struct SlemProvenance *prov,
+                            SlemError *err) {
+  size_t d = slem_stats_dim(stats);
+  uint64_t n = slem_stats_count(stats);
+  double *sigma = NULL, *evals = NULL, *evecs = NULL, *ainv = NULL, used;
+  const double *scatter;
+  int st;
+  if (rank > d)
+    return slem_error(err, SLEM_EINVAL, "--pca %zu: more than the dimension %zu", rank, d);
+  if (n == 0) return slem_error(err, SLEM_EINVAL, "no negatives: nothing to decompose");
+  sigma = malloc(d * d * sizeof *sigma);
+  evals = malloc(d * sizeof *evals);
+  evecs = malloc(d * d * sizeof *evecs);
+  if (!sigma || !evals || !evecs) {
+    st = slem_error(err, SLEM_ENOMEM, "out of memory for a %zu x %zu matrix", d, d);
+    goto done;
+  }
+  scatter = slem_stats_scatter(stats);
+  for (size_t i = 0; i < d * d; i++) sigma[i] = scatter[i] / (double)n;
+  if ((st = slem_eigen_sym(sigma, d, evals, evecs, err)) != SLEM_OK) goto done;
+  if (rank == 0) {
+    ainv = malloc(d * d * sizeof *ainv);
+    if (!ainv) {
+      st = slem_error(err, SLEM_ENOMEM, "out of memory for a %zu x %zu matrix", d, d);
+      goto done;
+    }
+    if ((st = slem_stats_inverse(stats, ainv, &used, lambda, lambda_rel, err)) != SLEM_OK)
+      goto done;
+    st = slem_cache_write_eigen(path, d, n, used, lambda >= 0 ? -1 : lambda_rel, slem_stats_trace(stats),
+                                slem_stats_rcond(stats), slem_stats_mean(stats), ainv, evals,
+                                evecs, prov, err);
+  } else {
+    used = lambda >= 0 ? lambda : lambda_rel * slem_stats_trace(stats) / (double)d;
+    if (!(fmax(evals[rank - 1], 0) + used > 0)) {
+      st = slem_error(err, SLEM_ENUMERIC, "eigenvalue %zu of Sigma is 0 and lambda is 0: "
+                      "Lambda_R + lambda I is singular; give --lambda > 0 or a smaller --pca",
+                      rank);
+      goto done;
+    }
+    st = slem_cache_write_pca(path, d, n, rank, used, lambda >= 0 ? -1 : lambda_rel,
+                              slem_stats_trace(stats), slem_stats_mean(stats), evals, evecs,
+                              prov, err);
+  }
+done:
+  free(sigma);
+  free(evals);
+  free(evecs);
+  free(ainv);
+  return st;
+}
