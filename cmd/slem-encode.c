@@ -48,6 +48,8 @@ static void __attribute__((noreturn)) usage(void) {
       "  -t, --threads N          BLAS threads (default: SLEM_THREADS, else all cores)\n"
       "      --shard I/N          encode only rows floor(I*R/N) .. floor((I+1)*R/N)-1 of the\n"
       "                           R input rows (an input whose count is known: not text)\n"
+      "      --ids FILE           the ids of the input's rows (one per line), kept in the\n"
+      "                           container with the descriptors (slem-match names rows by them)\n"
       "  -q, --quiet              no progress or warnings\n"
       "  -h, --help               show this help and exit\n"
       "  -V, --version            show the version and the BLAS library, and exit\n"
@@ -71,7 +73,7 @@ int main(int argc, char **argv) {
       {"quiet", no_argument, 0, 'q'},           {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, 'V'},         {"precision", required_argument, 0, 'P'},
       {"dtype", required_argument, 0, 'Y'},
-      {"shard", required_argument, 0, 'H'},     {"groups", required_argument, 0, 'G'},
+      {"shard", required_argument, 0, 'H'},        {"ids", required_argument, 0, 'J'},     {"groups", required_argument, 0, 'G'},
       {"alpha", required_argument, 0, 'A'},
       {0, 0, 0, 0}};
   const char *cache_path = NULL, *output = "-", *input = "-", *groups_path = NULL;
@@ -90,6 +92,8 @@ int main(int argc, char **argv) {
   SlemVecReader *r = NULL;
   SlemEncStreamOpts opts;
   SlemShard shard = {0, 0};
+  const char *ids_path = NULL;
+  SlemIds *ids = NULL;
   uint64_t total = 0;
   SlemEncStreamResult res;
   SlemIds *names = NULL;
@@ -135,6 +139,7 @@ int main(int argc, char **argv) {
     case 'H':
       if (slem_shard_parse(&shard, optarg, &err) != SLEM_OK) cli_usage_error("--shard: %s", err.msg);
       break;
+    case 'J': ids_path = optarg; break;
     case 'h': usage();
     case 'V': cli_version();
     default: cli_bad_option(argv, "c:o:f:F:b:t:qhV");
@@ -172,9 +177,14 @@ int main(int argc, char **argv) {
   opts.format = ofmt;
   opts.dtype = dtype;
   opts.shard = shard;
-  if (slem_cache_read(&cache, cache_path, &err) != SLEM_OK ||
+  if (ids_path && ofmt != SLEM_FMT_SLEM)
+    cli_usage_error("--ids: ids travel in the container (.slem, or -F slem); give the ids file "
+                    "to slem-match for the other formats");
+  if ((ids_path && slem_ids_read(&ids, ids_path, &err) != SLEM_OK) ||
+      slem_cache_read(&cache, cache_path, &err) != SLEM_OK ||
       slem_vecreader_open(&r, input, ifmt, &err) != SLEM_OK)
     goto fail;
+  opts.ids = ids;
   if (alpha_set && cache->kind == SLEM_CACHE_KERNEL)
     cli_usage_error("--alpha needs a linear cache made with --eigen: %s is a kernel cache",
                     cache_path);
@@ -219,6 +229,7 @@ int main(int argc, char **argv) {
 fail:
   status = cli_fail(&err);
 done:
+  slem_ids_free(ids);
   slem_vecreader_free(r);
   slem_cache_free(cache);
   slem_ids_free(names);

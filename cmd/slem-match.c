@@ -304,7 +304,7 @@ int main(int argc, char **argv) {
   }
   if (npy ? slem_ranknpy_open(&wn, output, opts.k, &err) != SLEM_OK ||
                 slem_match_db(q, db, &opts, slem_ranknpy_write, wn, &ms, &err) != SLEM_OK
-          : slem_rankwriter_open(&w, output, rfmt, qids, slem_db_ids(db), tag, &err) != SLEM_OK ||
+          : slem_rankwriter_open(&w, output, rfmt, qids ? qids : slem_vecreader_ids(q), slem_db_ids(db), tag, &err) != SLEM_OK ||
                 slem_match_db(q, db, &opts, slem_rankwriter_write, w, &ms, &err) != SLEM_OK)
     goto fail;
   if (cal && slem_calibration_count(cal) != ms.nq) {

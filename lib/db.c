@@ -128,6 +128,19 @@ int slem_db_open(SlemDb **self, const char *const *paths, const char *const *ids
     }
   }
   if (ids_paths && (st = slem_ids_concat(&db->ids, db->fids, n, err)) != SLEM_OK) goto fail;
+  if (!ids_paths) { /* descriptor containers that all carry their ids name the rows */
+    SlemIds **parts = malloc(n * sizeof *parts);
+    size_t have = 0;
+    if (!parts) {
+      st = slem_error(err, SLEM_ENOMEM, "out of memory");
+      goto fail;
+    }
+    for (size_t i = 0; i < n; i++)
+      if ((parts[i] = (SlemIds *)slem_vecreader_ids(db->r[i])) != NULL) have++;
+    if (have == n) st = slem_ids_concat(&db->ids, parts, n, err);
+    free(parts);
+    if (st) goto fail;
+  }
   if ((st = finish(db, err)) != SLEM_OK) goto fail;
   *self = db;
   return SLEM_OK;

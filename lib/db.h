@@ -55,7 +55,8 @@ const char *slem_db_name(const SlemDb *self);
 int64_t slem_db_rows(const SlemDb *self);
 /* The reader of file i (i < slem_db_files()), borrowed: for its format and metadata. */
 const SlemVecReader *slem_db_reader(const SlemDb *self, size_t i);
-/* The ids of all rows (NULL without ids files), owned by self. */
+/* The ids of all rows (NULL without ids files, or without ids in every file when the files
+ * are descriptor containers and no ids files were given), owned by self. */
 const SlemIds *slem_db_ids(const SlemDb *self);
 
 /* Restricts reading to the rows of shard (all rows when shard->count is 0); call before

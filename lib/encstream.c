@@ -1,9 +1,11 @@
 #include "encstream.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "groups.h"
+#include "ids.h"
 #include "kproj.h"
 #include "recursive.h"
 #include "whiten.h"
@@ -33,6 +35,8 @@ static int set_meta(SlemVecWriter *w, const SlemCache *cache, SlemVecReader *r,
   m.shard_count = o->shard.count;
   m.first_row = lo;
   m.kind_of_rows = o->mode == SLEM_ENCODE_CLASSIFIER ? "classifiers" : "descriptors";
+  m.ids = o->ids;
+  m.ids_first = lo;
   return slem_vecwriter_set_meta(w, &m, err);
 }
 
@@ -59,6 +63,14 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
     slem_shard_range(&o->shard, (uint64_t)count, &lo, &hi);
     count = (int64_t)(hi - lo);
   }
+  if (o->ids && slem_vecreader_count(r) >= 0 &&
+      slem_ids_count(o->ids) != (uint64_t)slem_vecreader_count(r))
+    return slem_error(err, SLEM_EFORMAT, "%s: %zu ids for the %" PRId64 " vectors of %s",
+                      slem_ids_name(o->ids), slem_ids_count(o->ids), slem_vecreader_count(r),
+                      slem_vecreader_name(r));
+  if (o->ids && slem_vecreader_count(r) < 0)
+    return slem_error(err, SLEM_EINVAL, "%s: --ids needs an input whose number of vectors its "
+                      "header or size tells", slem_vecreader_name(r));
   if (slem_vecreader_dim(r) != cache->d)
     return slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the cache %s has dimension %zu",
                       slem_vecreader_name(r), slem_vecreader_dim(r), slem_cache_path(cache),

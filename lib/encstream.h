@@ -26,6 +26,8 @@ typedef struct SlemEncStreamOpts {
   size_t block;             /* vectors per GEMM block (default 1024) */
   SlemFormat format;        /* of the output; SLEM_FMT_AUTO: from its name (vecs.h) */
   SlemDtype dtype;          /* element type of npy output (vecs.h) */
+  const struct SlemIds *ids;  /* NULL, or the ids of the input's rows, kept by a container
+                                 output with the rows written (vecs.h) */
   SlemShard shard;          /* encode only rows floor(I R / N) .. floor((I + 1) R / N) - 1 of
                                the R input rows (count 0: all of them; shard.h) */
   int alpha_set;            /* 1: the whitening family (whiten.h) with this alpha, from a

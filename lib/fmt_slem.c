@@ -4,7 +4,8 @@
  *                    lengths and offsets, CRC-32 of the JSON, of the payload, of the header)
  *   64     JSON      kind "descriptors", d, n, dtype "<f4", the fingerprint of the cache that
  *                    made the rows, the input they come from, the shard they are, sections
- *   65536  payload   n rows of d float32, little-endian
+ *   65536  payload   n rows of d float32, little-endian; then, when the rows have ids, at
+ *                    the next multiple of 64, the ids as NUL-terminated strings
  *
  * The payload starts at a fixed offset, so that rows are written as they come and the
  * header is completed at the close (a pipe gets the rows held in memory until then). A
@@ -20,6 +21,7 @@
 #include <string.h>
 
 #include "crc32.h"
+#include "ids.h"
 #include "vecfmt.h"
 
 #define FIXED_LEN 64
@@ -47,7 +49,7 @@ static int open_slem(SlemVecReader *r, SlemError *err) {
   const cJSON *kind, *dtype, *fp;
   size_t got;
   uint32_t json_len, v;
-  uint64_t json_off, pay_off, pay_len, n, d;
+  uint64_t json_off, pay_off, pay_len, n, d, ids_off = 0, ids_bytes = 0;
   int st = slem_in_read(r->in, h, FIXED_LEN, &got, err);
   if (st) return st;
   if (got < FIXED_LEN || memcmp(h, magic, 8) != 0)
@@ -102,13 +104,39 @@ static int open_slem(SlemVecReader *r, SlemError *err) {
     d = (uint64_t)jd->valuedouble;
     n = (uint64_t)jn->valuedouble;
   }
-  if (n > 0 && pay_len / n / 4 != d) {
+  if (n > 0 && pay_len / n / 4 < d) {
     st = slem_error(err, SLEM_EFORMAT, "%s: the payload holds %" PRIu64 " bytes, not %" PRIu64
                     " rows of %" PRIu64 " floats", name, pay_len, n, d);
     goto done;
   }
-  if (pay_len != n * d * 4 ||
-      (slem_in_size(r->in) >= 0 && (uint64_t)slem_in_size(r->in) != pay_off + pay_len)) {
+  {
+    /* the ids section, if any: right after the rows (64-byte aligned) to the end */
+    const cJSON *secs = cJSON_GetObjectItemCaseSensitive(json, "sections"), *s;
+    uint64_t rows_end = n * d * 4;
+    ids_off = ids_bytes = 0;
+    cJSON_ArrayForEach(s, secs) {
+      const cJSON *nm = cJSON_GetObjectItemCaseSensitive(s, "name");
+      const cJSON *off = cJSON_GetObjectItemCaseSensitive(s, "offset");
+      const cJSON *by = cJSON_GetObjectItemCaseSensitive(s, "bytes");
+      const cJSON *cnt = cJSON_GetObjectItemCaseSensitive(s, "count");
+      if (!cJSON_IsString(nm) || strcmp(nm->valuestring, "ids") != 0) continue;
+      if (!cJSON_IsNumber(off) || !cJSON_IsNumber(by) || !cJSON_IsNumber(cnt) ||
+          off->valuedouble != (double)(pay_off + (rows_end + 63) / 64 * 64) ||
+          by->valuedouble < (double)n || by->valuedouble > 1e15 || cnt->valuedouble != (double)n ||
+          (uint64_t)off->valuedouble - pay_off + (uint64_t)by->valuedouble != pay_len) {
+        st = slem_error(err, SLEM_EFORMAT, "%s: the ids section is inconsistent", name);
+        goto done;
+      }
+      ids_off = (uint64_t)off->valuedouble;
+      ids_bytes = (uint64_t)by->valuedouble;
+    }
+    if (!ids_off && pay_len != rows_end) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: size disagrees with its header: truncated or "
+                      "corrupt", name);
+      goto done;
+    }
+  }
+  if ((slem_in_size(r->in) >= 0 && (uint64_t)slem_in_size(r->in) != pay_off + pay_len)) {
     st = slem_error(err, SLEM_EFORMAT, "%s: size disagrees with its header: truncated or "
                     "corrupt", name);
     goto done;
@@ -141,6 +169,16 @@ static int open_slem(SlemVecReader *r, SlemError *err) {
     memcpy(&want_crc, h + 52, 4);
     if (st == SLEM_OK && crc != want_crc)
       st = slem_error(err, SLEM_EFORMAT, "%s: checksum mismatch in the rows: corrupt", name);
+    if (st == SLEM_OK && ids_off) { /* the ids, read before the rows they name */
+      char *ids_buf = malloc(ids_bytes ? ids_bytes : 1);
+      if (!ids_buf) st = slem_error(err, SLEM_ENOMEM, "out of memory for the ids of %s", name);
+      if (st == SLEM_OK) st = slem_in_seek(r->in, ids_off, err);
+      if (st == SLEM_OK) st = slem_in_read(r->in, ids_buf, ids_bytes, &got, err);
+      if (st == SLEM_OK && got < ids_bytes)
+        st = slem_error(err, SLEM_EFORMAT, "%s: truncated in its ids", name);
+      if (st == SLEM_OK) st = slem_ids_unpack(&r->ids, name, ids_buf, ids_bytes, n, err);
+      free(ids_buf);
+    }
     if (st == SLEM_OK) st = slem_in_seek(r->in, pay_off, err);
     if (st) goto done;
   }
@@ -235,6 +273,37 @@ static int end_slem(SlemVecWriter *w, SlemError *err) {
     cJSON_Delete(sec);
     cJSON_Delete(shape);
   }
+  if (m->ids) { /* the ids of the rows, after them at the next multiple of 64 */
+    static const unsigned char zeros[64] = {0};
+    uint64_t rows_end = n * w->d * 4, ids_off = (rows_end + 63) / 64 * 64, bytes = 0;
+    cJSON *s = cJSON_CreateObject();
+    for (uint64_t i = 0; i < n; i++) bytes += strlen(slem_ids_get(m->ids, m->ids_first + i)) + 1;
+    if (s) {
+      cJSON_AddStringToObject(s, "name", "ids");
+      cJSON_AddNumberToObject(s, "offset", (double)(PAY_OFF + ids_off));
+      cJSON_AddNumberToObject(s, "bytes", (double)bytes);
+      cJSON_AddNumberToObject(s, "count", (double)n);
+      cJSON_AddItemToArray(secs, s);
+    }
+    if (fseek(fp, 0, SEEK_END) != 0 && slem_out_seekable(w->out)) st = slem_vfmt_write_error(w, err);
+    if (!slem_out_seekable(w->out)) { /* after the held rows: written below, after them */
+      w->ids_pad = (size_t)(ids_off - rows_end);
+    } else if (st == SLEM_OK && fwrite(zeros, 1, (size_t)(ids_off - rows_end), fp) != ids_off - rows_end) {
+      st = slem_vfmt_write_error(w, err);
+    }
+    w->crc = slem_crc32(w->crc, zeros, (size_t)(ids_off - rows_end));
+    for (uint64_t i = 0; i < n && st == SLEM_OK; i++) {
+      const char *id = slem_ids_get(m->ids, m->ids_first + i);
+      size_t len = strlen(id) + 1;
+      w->crc = slem_crc32(w->crc, id, len);
+      if (slem_out_seekable(w->out) && fwrite(id, 1, len, fp) != len) st = slem_vfmt_write_error(w, err);
+    }
+    pay_len = ids_off + bytes;
+    if (st) {
+      cJSON_Delete(meta);
+      return st;
+    }
+  }
   text = cJSON_PrintUnformatted(meta);
   cJSON_Delete(meta);
   if (!text) return slem_error(err, SLEM_ENOMEM, "out of memory");
@@ -275,6 +344,14 @@ static int end_slem(SlemVecWriter *w, SlemError *err) {
       if (putc(0, fp) == EOF) st = slem_vfmt_write_error(w, err);
     if (st == SLEM_OK && w->buf_n > 0 && fwrite(w->buf, sizeof *w->buf, w->buf_n, fp) != w->buf_n)
       st = slem_vfmt_write_error(w, err);
+    if (st == SLEM_OK && m->ids) {
+      for (size_t i = 0; st == SLEM_OK && i < w->ids_pad; i++)
+        if (putc(0, fp) == EOF) st = slem_vfmt_write_error(w, err);
+      for (uint64_t i = 0; st == SLEM_OK && i < n; i++) {
+        const char *id = slem_ids_get(m->ids, m->ids_first + i);
+        if (fwrite(id, 1, strlen(id) + 1, fp) != strlen(id) + 1) st = slem_vfmt_write_error(w, err);
+      }
+    }
   }
   free(text);
   return st;

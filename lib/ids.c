@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L
 #include "ids.h"
 
 #include <inttypes.h>
@@ -83,6 +84,41 @@ int slem_ids_concat(SlemIds **self, SlemIds *const *parts, size_t n, SlemError *
       const char *s = slem_ids_get(parts[p], i);
       if (push(ids, s, strlen(s)) != 0) goto nomem;
     }
+  *self = ids;
+  return SLEM_OK;
+nomem:
+  slem_ids_free(ids);
+  return slem_error(err, SLEM_ENOMEM, "out of memory for the ids");
+}
+
+int slem_ids_unpack(SlemIds **self, const char *name, const char *buf, size_t bytes,
+                    uint64_t count, SlemError *err) {
+  SlemIds *ids = calloc(1, sizeof *ids);
+  size_t pos = 0;
+  *self = NULL;
+  if (!ids || !(ids->name = malloc(strlen(name) + 1))) goto nomem;
+  strcpy(ids->name, name);
+  for (uint64_t i = 0; i < count; i++) {
+    const char *s = buf + pos;
+    size_t len = pos < bytes ? strnlen(s, bytes - pos) : 0;
+    if (pos >= bytes || pos + len == bytes) {
+      slem_ids_free(ids);
+      return slem_error(err, SLEM_EFORMAT, "%s: the ids section holds fewer than %" PRIu64
+                        " ids", name, count);
+    }
+    if (len == 0 || strpbrk(s, " \t\n\r\v\f")) {
+      slem_ids_free(ids);
+      return slem_error(err, SLEM_EFORMAT, "%s: id %" PRIu64 " is empty or holds white space",
+                        name, i + 1);
+    }
+    if (push(ids, s, len) != 0) goto nomem;
+    pos += len + 1;
+  }
+  if (pos != bytes) {
+    slem_ids_free(ids);
+    return slem_error(err, SLEM_EFORMAT, "%s: the ids section holds more than %" PRIu64 " ids",
+                      name, count);
+  }
   *self = ids;
   return SLEM_OK;
 nomem:

@@ -7,6 +7,7 @@
 #define SLEM_IDS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
 
@@ -20,6 +21,12 @@ void slem_ids_free(SlemIds *self);
 /* A new list holding the ids of parts[0..n-1] one after the other (parts borrowed),
  * named after the first part, freed by slem_ids_free(). Errors: SLEM_ENOMEM. */
 int slem_ids_concat(SlemIds **self, SlemIds *const *parts, size_t n, SlemError *err);
+
+/* A new list from count NUL-terminated ids packed in buf(bytes) (a descriptor container's ids
+ * section), named name, freed by slem_ids_free(). Errors: SLEM_EFORMAT naming name (a count
+ * or a length that disagrees, an empty id, white space in an id), SLEM_ENOMEM. */
+int slem_ids_unpack(SlemIds **self, const char *name, const char *buf, size_t bytes,
+                    uint64_t count, SlemError *err);
 
 size_t slem_ids_count(const SlemIds *self);
 /* The i-th id (0-based), owned by self; i must be below slem_ids_count(). */

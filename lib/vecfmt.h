@@ -60,6 +60,7 @@ struct SlemVecReader {
   /* the descriptor container: */
   char cache_fp[17];  /* the fingerprint of the cache that made the descriptors, or "" */
   char *meta_json;    /* its JSON header, or NULL */
+  struct SlemIds *ids; /* the ids it carries, or NULL */
 };
 
 struct SlemVecWriter {
@@ -77,7 +78,7 @@ struct SlemVecWriter {
   char *meta_strs;     /* the copies of meta's strings */
   uint32_t crc;        /* CRC-32 of the payload written so far */
   float *buf;          /* to a pipe: the rows, held until the close */
-  size_t buf_n, buf_cap;
+  size_t buf_n, buf_cap, ids_pad;
 };
 
 struct SlemVecFormatDef {

@@ -16,6 +16,7 @@
 
 #include "io.h"
 #include "vecfmt.h"
+#include "ids.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "slem reads and writes little-endian files in host order: a little-endian host is needed"
@@ -173,8 +174,11 @@ void slem_vecreader_free(SlemVecReader *self) {
   free(self->pending);
   free(self->row);
   free(self->meta_json);
+  slem_ids_free(self->ids);
   free(self);
 }
+
+const struct SlemIds *slem_vecreader_ids(const SlemVecReader *self) { return self->ids; }
 
 const char *slem_vecreader_fingerprint(const SlemVecReader *self) {
   return self->fmt == SLEM_FMT_SLEM && self->cache_fp[0] ? self->cache_fp : NULL;

@@ -111,11 +111,18 @@ typedef struct SlemDescMeta {
   uint64_t shard_index, shard_count;  /* shard_count 0: not a shard */
   uint64_t first_row;             /* the global row of the first row */
   const char *kind_of_rows;       /* "descriptors" or "classifiers" */
+  const struct SlemIds *ids;      /* NULL, or the ids of the input: the container keeps those
+                                     of its rows (from first_row - the shard's start - on) */
+  uint64_t ids_first;             /* the index in ids of the container's first row */
 } SlemDescMeta;
 
 /* The fingerprint of the cache that made the descriptors of a container read by self, or
  * NULL for any other format (plain vectors, as far as slem can tell). */
 const char *slem_vecreader_fingerprint(const SlemVecReader *self);
+
+/* The ids a container read by self carries (owned by self), or NULL: none, or a container
+ * on a pipe (its ids follow its rows, so they cannot name them while they are read). */
+const struct SlemIds *slem_vecreader_ids(const SlemVecReader *self);
 
 /* The JSON header of a container read by self (owned by self), or NULL. */
 const char *slem_vecreader_meta(const SlemVecReader *self);

@@ -77,4 +77,15 @@ check "whole" slem-match -d "$T/db3.slem" -o "$T/w.tsv" "$T/q3.slem"
 check "shard segments" slem-match -d "$T/s0.slem" -d "$T/s1.slem" -d "$T/s2.slem" -o "$T/s.tsv" "$T/q3.slem"
 cmp -s "$T/s.tsv" "$T/w.tsv" && ok || bad "shard segments: another ranking"
 head -c 2000 "$T/s1.slem" | grep -q '"shard":{"index":1,"count":3,"first_row":333}' && ok || bad "the shard is not recorded"
+# ids travel in the container: the ranking names rows as the ids files would
+check "db with ids" slem-encode -q -c "$T/neg.slem" --ids "$D/database.ids" -o "$T/dbi.slem" "$D/database.fvecs"
+check "q with ids" slem-encode -q -c "$T/neg.slem" --ids "$D/queries.ids" -o "$T/qi.slem" "$D/queries.fvecs"
+check "ids from containers" slem-match -d "$T/dbi.slem" -o "$T/ids1.tsv" "$T/qi.slem"
+check "ids from files" slem-match --query-ids "$D/queries.ids" --db-ids "$D/database.ids" -d "$T/db3.slem" -o "$T/ids2.tsv" "$T/q3.slem"
+cmp -s "$T/ids1.tsv" "$T/ids2.tsv" && grep -q "^digit" "$T/ids1.tsv" && ok || bad "ids from containers differ from ids files"
+for i in 0 1 2; do slem-encode -q -c "$T/neg.slem" --shard $i/3 --ids "$D/database.ids" -o "$T/si$i.slem" "$D/database.fvecs" || bad "shard $i with ids"; done
+check "shards with ids" slem-match -d "$T/si0.slem" -d "$T/si1.slem" -d "$T/si2.slem" -o "$T/ids3.tsv" "$T/qi.slem"
+cmp -s "$T/ids3.tsv" "$T/ids1.tsv" && ok || bad "shards with ids: another ranking"
+expect_fail "ids of another count" 1 "1000 ids for the 100 vectors" "$T/none.slem" slem-encode -c "$T/neg.slem" --ids "$D/database.ids" -o "$T/none.slem" "$D/queries.fvecs"
+expect_fail "ids without a container" 2 "ids travel in the container" "$T/none.fvecs" slem-encode -c "$T/neg.slem" --ids "$D/queries.ids" -o "$T/none.fvecs" "$D/queries.fvecs"
 finish cli-container
