@@ -213,10 +213,11 @@ static int write_slem(SlemVecWriter *w, const float *x, size_t n, SlemError *err
     w->buf_n += values;
     return SLEM_OK;
   }
-  if (w->n == 0 && w->crc == 0) { /* the room of the header, completed at the close */
+  if (!w->room) { /* the room of the header, completed at the close */
     static const unsigned char zeros[4096] = {0};
     for (size_t pos = 0; pos < PAY_OFF; pos += sizeof zeros)
       if (fwrite(zeros, 1, sizeof zeros, fp) != sizeof zeros) return slem_vfmt_write_error(w, err);
+    w->room = 1;
   }
   w->crc = slem_crc32(w->crc, x, values * sizeof *x);
   if (fwrite(x, sizeof *x, values, fp) != values) return slem_vfmt_write_error(w, err);
@@ -327,7 +328,7 @@ static int end_slem(SlemVecWriter *w, SlemError *err) {
   memcpy(h + 52, &w->crc, 4);
   v32 = slem_crc32(0, h, 60); memcpy(h + 60, &v32, 4);
   if (slem_out_seekable(w->out)) {
-    if (n == 0) { /* no write came: the room of the header still has to be made */
+    if (!w->room) { /* no write came: the room of the header still has to be made */
       static const unsigned char zeros[4096] = {0};
       for (pos = 0; pos < PAY_OFF; pos += sizeof zeros)
         if (fwrite(zeros, 1, sizeof zeros, fp) != sizeof zeros) st = slem_vfmt_write_error(w, err);

@@ -79,6 +79,7 @@ struct SlemVecWriter {
   uint32_t crc;        /* CRC-32 of the payload written so far */
   float *buf;          /* to a pipe: the rows, held until the close */
   size_t buf_n, buf_cap, ids_pad;
+  int room;            /* the room of the header is written (to a file) */
 };
 
 struct SlemVecFormatDef {
