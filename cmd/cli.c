@@ -67,9 +67,29 @@ static void choose_blas_core(void) {
   free(argv);
 }
 
+/* A cron job or a careless parent may start the tool with fd 0, 1 or 2 closed: the first
+ * file the tool opens would then take that number and be read as the queries or written
+ * over as the output. Each closed one of the three is reopened on /dev/null before any
+ * file is opened. If /dev/null cannot be opened the tool stops with status 1. */
+static void reopen_std_fds(void) {
+  for (int fd = 0; fd <= 2; fd++) {
+    int got;
+    if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    got = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+    if (got != fd) {
+      if (got >= 0) close(got);
+      _exit(CLI_EXIT_FAIL);
+    }
+  }
+}
+
 void cli_init(const char *name) {
   const char *slash = strrchr(name, '/');
   struct sigaction sa;
+  reopen_std_fds();
+  /* Past a file-size limit (ulimit -f) a write fails with EFBIG and the normal error path
+   * removes the temporary file and says why, rather than SIGXFSZ killing the tool. */
+  signal(SIGXFSZ, SIG_IGN);
   choose_blas_core();
   opterr = 0; /* cli_bad_option() says it once, naming the option */
   prog = slash ? slash + 1 : name;

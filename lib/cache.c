@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,7 +60,7 @@ int slem_cache_sniff(const char *path) {
 void slem_cache_free(SlemCache *self) {
   if (!self) return;
   if (self->priv) {
-    if (self->priv->map) munmap(self->priv->map, self->priv->map_len);
+    free(self->priv->map);
     free(self->priv->json_text);
     free(self->priv->path);
     free(self->priv->stage_mu);
@@ -264,12 +263,41 @@ int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
                         path, st.st_size ? "too short" : "empty", (long long)st.st_size);
     goto fail;
   }
+  /* The cache is read into private memory, not mapped: a mapping of a file that another
+   * process truncates in place (cp over it, truncate) kills the reader with SIGBUS at the
+   * first page past the new end. A file that changes size while it is read is an error. */
   c->priv->map_len = (size_t)st.st_size;
-  c->priv->map = mmap(NULL, c->priv->map_len, PROT_READ, MAP_PRIVATE, fd, 0);
-  if (c->priv->map == MAP_FAILED) {
+  if ((uint64_t)st.st_size > SIZE_MAX ||
+      posix_memalign(&c->priv->map, ALIGN, c->priv->map_len) != 0) { /* aligned as in the file */
     c->priv->map = NULL;
-    status = slem_error(err, SLEM_EIO, "%s: mmap: %s", path, strerror(errno));
+    status = slem_error(err, SLEM_ENOMEM, "%s: out of memory for a cache of %lld bytes", path,
+                        (long long)st.st_size);
     goto fail;
+  }
+  {
+    size_t got = 0;
+    char extra;
+    ssize_t r = 1;
+    while (got < c->priv->map_len) {
+      r = read(fd, (char *)c->priv->map + got, c->priv->map_len - got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) break;
+      got += (size_t)r;
+    }
+    if (r > 0)
+      while ((r = read(fd, &extra, 1)) < 0 && errno == EINTR) {}
+    if (r < 0) {
+      status = slem_error(err, SLEM_EIO, "%s: read: %s", path, strerror(errno));
+      goto fail;
+    }
+    if (got != c->priv->map_len || r != 0) {
+      status = slem_error(err, SLEM_EFORMAT,
+                          "%s: the file changed size while it was read (%zu bytes expected, "
+                          "%s): it is being rewritten in place; replace a cache by renaming "
+                          "a new file over it", path, c->priv->map_len,
+                          r != 0 ? "more found" : "fewer found");
+      goto fail;
+    }
   }
   close(fd);
   fd = -1;
