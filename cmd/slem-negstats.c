@@ -29,7 +29,7 @@ static void __attribute__((noreturn)) usage(void) {
       "  -o, --output CACHE     write the cache to CACHE (required; - for stdout)\n"
       "  -l, --lambda L         regularisation lambda, absolute\n"
       "  -r, --lambda-rel R     lambda = R * trace(Sigma) / d (default %g)\n"
-      "      --partial          write mergeable partial statistics (count, mean, scatter)\n"
+      "      --partial          write mergeable partial statistics (counts, means, scatters)\n"
       "      --depth K          recursive SLEM: K stages, stage s + 1 computed on the\n"
       "                         negatives encoded by stages 1..s, each with the same\n"
       "                         --lambda-rel of its own trace (default 1; K > 1 reads the\n"
@@ -50,12 +50,15 @@ static void __attribute__((noreturn)) usage(void) {
       "                         else from the content)\n"
       "      --skip-nonfinite   skip (and count) negatives holding a NaN or an Inf, instead\n"
       "                         of stopping at the first one\n"
-      "  -b, --block N          vectors per block (default: 2^21 / d, from 256 to 4096)\n"
+      "  -b, --block N          vectors read per block (default: 2^21 / d, 256 to 4096)\n"
+      "      --leaf-rows N      rows per leaf of the statistics tree (default: 2^21 / d,\n"
+      "                         256 to 4096): the same in every shard and in a whole run\n"
       "  -t, --threads N        BLAS threads (default: SLEM_THREADS, else all cores)\n"
       "      --info CACHE       print the JSON header of CACHE and exit\n"
-      "      --shard I/N        with --partial: only rows floor(I*R/N) .. floor((I+1)*R/N)-1\n"
-      "                         of the R rows of the inputs; the N partial caches merge\n"
-      "                         exactly into the statistics of all rows\n"
+      "      --shard I/N        with --partial: only leaves floor(I*L/N) .. floor((I+1)*L/N)-1\n"
+      "                         of the L leaves of rows of the inputs; the N partial caches\n"
+      "                         merge into the statistics of all rows, bit for bit those of\n"
+      "                         one run over them\n"
       "  -q, --quiet            no progress on the terminal\n"
       "  -h, --help             show this help and exit\n"
       "  -V, --version          show the version and the BLAS library, and exit\n"
@@ -113,7 +116,7 @@ int main(int argc, char **argv) {
       {"sample", required_argument, 0, 'S'},  {"seed", required_argument, 0, 'E'},
       {"skip-nonfinite", no_argument, 0, 'N'}, {"shard", required_argument, 0, 'H'},
       {"eigen", no_argument, 0, 'G'},         {"depth", required_argument, 0, 'D'},
-              {"pca", required_argument, 0, 'A'},
+      {"pca", required_argument, 0, 'A'},    {"leaf-rows", required_argument, 0, 'L'},
       {0, 0, 0, 0}};
   const char *output = NULL, *kernel = NULL;
   size_t rank = 256, sample = 1000;
@@ -123,7 +126,7 @@ int main(int argc, char **argv) {
   int partial = 0, quiet = 0, skip = 0, eigen = 0, c, status = CLI_EXIT_OK;
   size_t pca = 0, depth = 1;
   long threads = 0;
-  size_t block = 0; /* slem_block_rows(d) */
+  size_t block = 0, leaf_rows = 0; /* slem_block_rows(d) */
   SlemFormat fmt = SLEM_FMT_AUTO;
   SlemNegstatsOpts opts;
   SlemShard shard = {0, 0};
@@ -173,6 +176,7 @@ int main(int argc, char **argv) {
         cli_usage_error("--format: unknown format '%s' (%s)", optarg, slem_format_names());
       break;
     case 'b': block = (size_t)cli_long("--block", optarg, 1, 1L << 24); break;
+    case 'L': leaf_rows = (size_t)cli_long("--leaf-rows", optarg, 1, 1L << 24); break;
     case 't': threads = cli_long("--threads", optarg, 1, 1024); break;
     case 'I': return info(optarg);
     case 'q': quiet = 1; break;
@@ -218,6 +222,7 @@ int main(int argc, char **argv) {
   slem_negstats_opts_init(&opts);
   opts.format = fmt;
   opts.block = block;
+  opts.leaf_rows = leaf_rows;
   opts.skip_nonfinite = skip;
   opts.partial = partial;
   opts.eigen = eigen;

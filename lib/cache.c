@@ -31,6 +31,8 @@ struct SlemCachePriv {
   char *path;
   const double **stage_mu, **stage_ainv;  /* recursive caches */
   double *stage_lambda;
+  SlemPartialInfo partial;  /* partial caches */
+  uint64_t *node;
 };
 
 static uint32_t get32(const unsigned char *p) {
@@ -66,6 +68,7 @@ void slem_cache_free(SlemCache *self) {
     free(self->priv->stage_mu);
     free(self->priv->stage_ainv);
     free(self->priv->stage_lambda);
+    free(self->priv->node);
     free(self->priv);
   }
   free(self);
@@ -194,6 +197,89 @@ static int read_recursive(SlemCache *c, const cJSON *json, const cJSON *sections
   c->stage_lambda = p->stage_lambda;
   c->ainv = p->stage_ainv[0];
   c->lambda = p->stage_lambda[0];
+  return SLEM_OK;
+}
+
+/* The partial kind: the grid of leaves, the nodes (which must tile the leaves it claims,
+ * each in its place of the tree, their counts adding up to n) and two sections. */
+static int read_partial(SlemCache *c, const cJSON *json, const cJSON *sections,
+                        uint64_t pay_off, uint64_t pay_len, SlemError *err) {
+  const char *path = c->priv->path;
+  const cJSON *leaves = cJSON_GetObjectItemCaseSensitive(json, "leaves");
+  const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(json, "nodes");
+  SlemPartialInfo *pi = &c->priv->partial;
+  uint64_t lr, m, at, sum = 0, v[3];
+  int st;
+  c->kind = SLEM_CACHE_PARTIAL;
+  if (json_uint(json, "leaf_rows", (uint64_t)1 << 32, &lr) != 0 ||
+      json_uint(json, "leaf_total", (uint64_t)1 << 53, &pi->leaf_total) != 0 ||
+      json_uint(json, "rows", (uint64_t)1 << 53, &pi->rows) != 0 || !cJSON_IsArray(leaves) ||
+      cJSON_GetArraySize(leaves) != 2 || !cJSON_IsArray(nodes))
+    return slem_error(err, SLEM_EFORMAT, "%s: the JSON header of a partial cache lacks its "
+                      "leaves or nodes (a partial cache of an older slem: compute it again)",
+                      path);
+  pi->leaf_rows = (size_t)lr;
+  for (int i = 0; i < 2; i++) {
+    const cJSON *it = cJSON_GetArrayItem(leaves, i);
+    double x = cJSON_IsNumber(it) ? it->valuedouble : -1;
+    if (!(x >= 0) || x > 9007199254740992.0 || x != floor(x))
+      return slem_error(err, SLEM_EFORMAT, "%s: bad leaves in the JSON header", path);
+    v[i] = (uint64_t)x;
+  }
+  pi->leaf_first = v[0];
+  pi->leaf_end = v[1];
+  if (pi->leaf_first > pi->leaf_end || pi->leaf_end > pi->leaf_total)
+    return slem_error(err, SLEM_EFORMAT, "%s: leaves %" PRIu64 "..%" PRIu64 " do not lie in the "
+                      "%" PRIu64 " leaves", path, pi->leaf_first, pi->leaf_end, pi->leaf_total);
+  m = (uint64_t)cJSON_GetArraySize(nodes);
+  if (m > 128 * 64)
+    return slem_error(err, SLEM_EFORMAT, "%s: %" PRIu64 " nodes: too many", path, m);
+  pi->nnodes = (size_t)m;
+  if (m && !(c->priv->node = malloc(m * 3 * sizeof *c->priv->node)))
+    return slem_error(err, SLEM_ENOMEM, "out of memory");
+  at = pi->leaf_first;
+  for (uint64_t k = 0; k < m; k++) {
+    const cJSON *nd = cJSON_GetArrayItem(nodes, (int)k);
+    for (int i = 0; i < 3; i++) {
+      const cJSON *it = cJSON_IsArray(nd) && cJSON_GetArraySize(nd) == 3 ?
+                        cJSON_GetArrayItem(nd, i) : NULL;
+      double x = cJSON_IsNumber(it) ? it->valuedouble : -1;
+      if (!(x >= 0) || x > 9007199254740992.0 || x != floor(x) || (i == 0 && x >= 63))
+        return slem_error(err, SLEM_EFORMAT, "%s: node %" PRIu64 " is not [level, index, n]",
+                          path, k + 1);
+      v[i] = (uint64_t)x;
+    }
+    /* in its place: it starts where the previous one ends, within the leaves claimed, and
+     * holds no more rows than its leaves can */
+    if (v[1] > (UINT64_MAX >> v[0]) || v[1] << v[0] != at ||
+        ((v[1] + 1) << v[0]) > pi->leaf_end ||
+        (lr && v[2] > (lr << v[0])) || v[2] > c->n - sum)
+      return slem_error(err, SLEM_EFORMAT, "%s: node %" PRIu64 " (level %" PRIu64 ", index %"
+                        PRIu64 ", %" PRIu64 " rows) is out of place", path, k + 1, v[0], v[1],
+                        v[2]);
+    at = (v[1] + 1) << v[0];
+    sum += v[2];
+    memcpy(c->priv->node + 3 * k, v, sizeof v);
+  }
+  if (at != pi->leaf_end || sum != c->n)
+    return slem_error(err, SLEM_EFORMAT, "%s: the nodes do not cover the leaves %" PRIu64 "..%"
+                      PRIu64 " with the %" PRIu64 " rows the header counts", path,
+                      pi->leaf_first, pi->leaf_end, c->n);
+  {
+    const cJSON *sh = cJSON_GetObjectItemCaseSensitive(json, "shard");
+    if (cJSON_IsArray(sh) && cJSON_GetArraySize(sh) == 2 &&
+        cJSON_IsNumber(cJSON_GetArrayItem(sh, 0)) && cJSON_IsNumber(cJSON_GetArrayItem(sh, 1))) {
+      pi->shard_index = (uint64_t)cJSON_GetArrayItem(sh, 0)->valuedouble;
+      pi->shard_count = (uint64_t)cJSON_GetArrayItem(sh, 1)->valuedouble;
+    }
+  }
+  pi->node = c->priv->node;
+  if ((st = find_section(c, sections, "node_mu", m, c->d, pay_off, pay_len, &pi->node_mu,
+                         err)) ||
+      (st = find_section(c, sections, "node_scatter", m * c->d, c->d, pay_off, pay_len,
+                         &pi->node_scatter, err)))
+    return st;
+  c->partial = pi;
   return SLEM_OK;
 }
 
@@ -367,7 +453,7 @@ int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
     status = slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no sections", path);
     goto fail;
   }
-  if (strcmp(kind->valuestring, "kernel") != 0) {
+  if (strcmp(kind->valuestring, "kernel") != 0 && strcmp(kind->valuestring, "partial") != 0) {
     status = find_section(c, sections, "mu", d, 0, pay_off, pay_len, &c->mu, err);
     if (status) goto fail;
   }
@@ -394,8 +480,7 @@ int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
   } else if (strcmp(kind->valuestring, "pca") == 0) {
     status = read_pca(c, json, sections, pay_off, pay_len, err);
   } else if (strcmp(kind->valuestring, "partial") == 0) {
-    c->kind = SLEM_CACHE_PARTIAL;
-    status = find_section(c, sections, "scatter", d, d, pay_off, pay_len, &c->scatter, err);
+    status = read_partial(c, json, sections, pay_off, pay_len, err);
   } else if (strcmp(kind->valuestring, "kernel") == 0) {
     status = read_kernel(c, json, sections, pay_off, pay_len, err);
   } else {
@@ -582,13 +667,31 @@ int slem_cache_write_linear(const char *path, size_t d, uint64_t n, const SlemLi
   return status;
 }
 
-int slem_cache_write_partial(const char *path, size_t d, uint64_t n, const double *mu,
-                             const double *scatter, const SlemProvenance *prov,
+int slem_cache_write_partial(const char *path, size_t d, uint64_t n,
+                             const SlemPartialInfo *info, const SlemProvenance *prov,
                              SlemError *err) {
-  cJSON *meta = meta_new("partial", d, n);
-  Section sec[2] = {{"mu", mu, d, 0}, {"scatter", scatter, d, d}};
+  cJSON *meta = meta_new("partial", d, n), *leaves, *nodes;
+  Section sec[2] = {{"node_mu", info->node_mu, info->nnodes, d},
+                    {"node_scatter", info->node_scatter, info->nnodes * d, d}};
   int status;
   if (!meta) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  cJSON_AddNumberToObject(meta, "rows", (double)info->rows);
+  cJSON_AddNumberToObject(meta, "leaf_rows", (double)info->leaf_rows);
+  cJSON_AddNumberToObject(meta, "leaf_total", (double)info->leaf_total);
+  leaves = cJSON_AddArrayToObject(meta, "leaves");
+  cJSON_AddItemToArray(leaves, cJSON_CreateNumber((double)info->leaf_first));
+  cJSON_AddItemToArray(leaves, cJSON_CreateNumber((double)info->leaf_end));
+  if (info->shard_count > 0) {
+    cJSON *sh = cJSON_AddArrayToObject(meta, "shard");
+    cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)info->shard_index));
+    cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)info->shard_count));
+  }
+  nodes = cJSON_AddArrayToObject(meta, "nodes");
+  for (size_t k = 0; k < info->nnodes; k++) {
+    cJSON *nd = cJSON_CreateArray();
+    for (int i = 0; i < 3; i++) cJSON_AddItemToArray(nd, cJSON_CreateNumber((double)info->node[3 * k + i]));
+    cJSON_AddItemToArray(nodes, nd);
+  }
   cJSON_AddItemToObject(meta, "provenance", provenance_json(prov));
   status = write_cache(path, meta, sec, 2, err);
   cJSON_Delete(meta);

@@ -18,8 +18,11 @@
  * provenance), then the sections, each at a 64-byte aligned absolute offset, float64
  * little-endian, row-major, so that a reader can use them in place from mmap.
  *
- * Kinds: "linear" (sections mu(d), ainv(d, d) = (Sigma + lambda I)^-1), "partial"
- * (mu(d), scatter(d, d) = sum (x - mu)(x - mu)^T over n vectors), mergeable across shards,
+ * Kinds: "linear" (sections mu(d), ainv(d, d) = (Sigma + lambda I)^-1), "partial" (the
+ * complete nodes of the statistics tree of stats.h for a run of leaves: node_mu(m, d) and
+ * node_scatter(m d, d), each node's scatter sum (x - mu)(x - mu)^T over its rows, with the
+ * nodes' places and counts and the grid of leaves in the JSON header), mergeable across
+ * shards into exactly the statistics of one pass,
  * and "kernel" (pivots(r, d): the pivot negatives after the kernel's input transform;
  * lp(r, r): the lower-triangular factor of K on the pivots; mu(r): mu_B, the mean row of
  * B; ginv(r, r) = G^-1 with G = (1/n) B^T B - mu_B mu_B^T + lambda I), its JSON header
@@ -52,7 +55,7 @@ typedef struct SlemCache {
   double rcond;           /* linear: reciprocal condition number of A (0: not recorded) */
   const double *mu;       /* mu(d); kernel: mu_B(r) */
   const double *ainv;     /* linear: ainv(d, d), symmetric */
-  const double *scatter;  /* partial: scatter(d, d), symmetric */
+  const struct SlemPartialInfo *partial;  /* partial: the grid of leaves and the nodes */
   size_t r;               /* kernel: rank */
   SlemKernel kernel;      /* kernel: the kernel, gamma resolved */
   const double *pivots;   /* kernel: pivots(r, d), prepared */
@@ -99,13 +102,28 @@ typedef struct SlemLinearInfo {
   double rcond;        /* reciprocal condition number of A, recorded when > 0 */
 } SlemLinearInfo;
 
+/* What a partial cache holds (stats.h): the complete nodes of the statistics tree over the
+ * leaves [leaf_first, leaf_end) of a set of negatives of `rows` rows cut into leaf_total
+ * leaves of leaf_rows rows each. leaf_rows 0: the leaves are whole sets of negatives folded
+ * already (a merge of several sets). */
+typedef struct SlemPartialInfo {
+  size_t leaf_rows;
+  uint64_t leaf_first, leaf_end, leaf_total;
+  uint64_t rows;
+  uint64_t shard_index, shard_count;  /* the shard written, count 0: none */
+  size_t nnodes;
+  const uint64_t *node;               /* node(nnodes, 3): level, index, n */
+  const double *node_mu;              /* node_mu(nnodes, d) */
+  const double *node_scatter;         /* node_scatter(nnodes d, d), lower triangles valid */
+} SlemPartialInfo;
+
 /* Write a cache atomically (temporary file, fsync, rename): a linear one from mu(d) and
- * ainv(d, d), a partial one from mu(d) and scatter(d, d). Errors: SLEM_EIO. */
+ * ainv(d, d), a partial one from its nodes. Errors: SLEM_EIO. */
 int slem_cache_write_linear(const char *path, size_t d, uint64_t n, const SlemLinearInfo *info,
                             const double *mu, const double *ainv, const SlemProvenance *prov,
                             SlemError *err);
-int slem_cache_write_partial(const char *path, size_t d, uint64_t n, const double *mu,
-                             const double *scatter, const SlemProvenance *prov,
+int slem_cache_write_partial(const char *path, size_t d, uint64_t n,
+                             const SlemPartialInfo *info, const SlemProvenance *prov,
                              SlemError *err);
 
 /* What a kernel cache records beyond its sections. */

@@ -60,9 +60,10 @@ int slem_kernel_stats_new(SlemKernelStats **self, const SlemKernel *k, const dou
   }
   /* compact B to stride r, then its mean and covariance through the linear machinery */
   for (size_t i = 1; i < n && r < rmax; i++) memmove(b + i * r, b + i * rmax, r * sizeof *b);
-  status = slem_stats_new(&st, r, err);
-  if (status) goto done;
-  slem_stats_add(st, b, n);
+  if ((status = slem_stats_new(&st, r, slem_block_rows(r), 0, err)) != SLEM_OK ||
+      (status = slem_stats_add(st, b, n, err)) != SLEM_OK ||
+      (status = slem_stats_finish(st, err)) != SLEM_OK)
+    goto done;
   ks->info.trace_sigma_b = slem_stats_trace(st);
   status = slem_stats_inverse(st, ks->ginv, &ks->info.lambda, lambda, lambda_rel, err);
   if (status) goto done;

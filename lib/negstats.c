@@ -4,6 +4,7 @@
 #include "recursive.h"
 #include "whiten.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,82 +28,76 @@ static void progress(const SlemNegstatsOpts *o, uint64_t n) {
   if (o->progress) o->progress(o->progress_ctx, n);
 }
 
-/* A partial cache among the inputs: merged into *stats. */
-static int merge_partial(SlemStats **stats, const char *path, SlemError *err) {
-  SlemCache *c = NULL;
-  int st = slem_cache_read(&c, path, err);
-  if (st) return st;
-  if (c->kind != SLEM_CACHE_PARTIAL)
-    st = slem_error(err, SLEM_EFORMAT, "%s: only partial caches (--partial) can be merged", path);
-  else if (!*stats)
-    st = slem_stats_new(stats, c->d, err);
-  if (st == SLEM_OK && slem_stats_dim(*stats) != c->d)
-    st = slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the negatives before it have %zu",
-                    path, c->d, slem_stats_dim(*stats));
-  if (st == SLEM_OK) slem_stats_merge(*stats, c->n, c->mu, c->scatter);
-  slem_cache_free(c);
-  return st;
+/* One set of negatives being summarised (stats.h): the rows of the vector files, or the
+ * partial caches that tile the leaves of one set, with the first argument that names it. */
+typedef struct Unit {
+  SlemStats *stats;
+  size_t first_arg;
+  uint64_t leaf_total, rows;
+} Unit;
+
+static size_t leaf_rows(const SlemNegstatsOpts *o, size_t d) {
+  return o->leaf_rows ? o->leaf_rows : slem_block_rows(d);
 }
 
-/* One input: a partial cache (merged) or a vector file (streamed, the next block read while
- * the current one is accumulated). */
-static int add_input(SlemStats **stats, const char *path, const SlemNegstatsOpts *o,
-                     uint64_t *row, uint64_t lo, uint64_t hi, SlemNegstatsResult *res,
-                     SlemError *err) {
+/* The rows of one vector file: those of global rows [lo, hi) are added to st, read in
+ * blocks (the next block read while the current one is accumulated). */
+static int add_file(SlemStats **st, const char *path, const SlemNegstatsOpts *o,
+                    uint64_t *row, uint64_t lo, uint64_t hi, SlemNegstatsResult *res,
+                    SlemError *err) {
   SlemVecReader *r = NULL;
   SlemPrefetch *pf = NULL;
-  int st;
-  if (strcmp(path, "-") != 0 && o->format == SLEM_FMT_AUTO && slem_cache_sniff(path))
-    return merge_partial(stats, path, err);
-  st = slem_vecreader_open(&r, path, o->format, err);
-  if (st) return st;
+  size_t d;
+  int status = slem_vecreader_open(&r, path, o->format, err);
+  if (status) return status;
   slem_vecreader_skip_nonfinite(r, o->skip_nonfinite);
-  if (!*stats && (st = slem_stats_new(stats, slem_vecreader_dim(r), err)) != SLEM_OK) goto done;
-  if (slem_stats_dim(*stats) != slem_vecreader_dim(r)) {
-    st = slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the negatives before it have %zu",
-                    slem_vecreader_name(r), slem_vecreader_dim(r), slem_stats_dim(*stats));
+  d = slem_vecreader_dim(r);
+  if (!*st && (status = slem_stats_new(st, d, leaf_rows(o, d), lo / leaf_rows(o, d), err)) !=
+                  SLEM_OK)
+    goto done;
+  if (slem_stats_dim(*st) != d) {
+    status = slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the negatives before it "
+                        "have %zu", slem_vecreader_name(r), d, slem_stats_dim(*st));
     goto done;
   }
-  st = slem_prefetch_new(&pf, r, o->block ? o->block : slem_block_rows(slem_vecreader_dim(r)), 0,
-                         err);
-  if (st) goto done;
-  for (;;) {
+  if (*row >= hi) goto done;
+  status = slem_prefetch_new(&pf, r, o->block ? o->block : slem_block_rows(d), 0, err);
+  while (status == SLEM_OK) {
     void *rows;
-    size_t got;
-    size_t skip, d = slem_vecreader_dim(r);
-    st = slem_prefetch_next(pf, &rows, &got, err);
-    if (st || got == 0) break;
+    size_t got, skip;
+    if ((status = slem_prefetch_next(pf, &rows, &got, err)) != SLEM_OK || got == 0) break;
     /* the part of the block inside the shard: global rows [lo, hi) */
     skip = *row < lo ? (size_t)(lo - *row < got ? lo - *row : got) : 0;
     *row += got;
     if (*row > hi) got -= (size_t)(*row - hi < got ? *row - hi : got);
-    if (got > skip) slem_stats_add(*stats, (double *)rows + skip * d, got - skip);
-    progress(o, slem_stats_count(*stats));
+    if (got > skip) status = slem_stats_add(*st, (double *)rows + skip * d, got - skip, err);
+    progress(o, slem_stats_count(*st));
+    if (*row >= hi) break;
   }
 done:
   slem_prefetch_free(pf); /* before the reader it reads */
-  if (st == SLEM_OK && slem_vecreader_skipped(r) > 0) {
+  if (status == SLEM_OK && slem_vecreader_skipped(r) > 0) {
     res->skipped += slem_vecreader_skipped(r);
     res->skipped_in = path;
   }
   slem_vecreader_free(r);
-  return st;
+  return status;
 }
 
-/* The global rows [lo, hi) of the shard among the rows of all the inputs, which must be
- * vector files whose number of vectors their headers or sizes tell. */
-static int shard_window(const char *const *inputs, size_t n, const SlemNegstatsOpts *o,
-                        uint64_t *lo, uint64_t *hi, SlemError *err) {
-  uint64_t total = 0;
+/* The shard's rows [*lo, *hi) among the rows of all the vector files, which must tell
+ * their number of vectors: whole leaves of the grid, shard I of N taking leaves
+ * floor(I L / N) .. floor((I + 1) L / N) - 1 of the L leaves. *rows: all the rows. */
+static int shard_window(const char *const *files, size_t n, const SlemNegstatsOpts *o,
+                        uint64_t *lo, uint64_t *hi, uint64_t *rows, uint64_t *leaves,
+                        SlemError *err) {
+  uint64_t total = 0, a, b, leaf = 0;
   for (size_t i = 0; i < n; i++) {
     SlemVecReader *r = NULL;
     int64_t count;
     int st;
-    if (strcmp(inputs[i], "-") != 0 && o->format == SLEM_FMT_AUTO && slem_cache_sniff(inputs[i]))
-      return slem_error(err, SLEM_EINVAL, "%s: --shard cuts vector files, not partial caches",
-                        inputs[i]);
-    if ((st = slem_vecreader_open(&r, inputs[i], o->format, err)) != SLEM_OK) return st;
+    if ((st = slem_vecreader_open(&r, files[i], o->format, err)) != SLEM_OK) return st;
     count = slem_vecreader_count(r);
+    if (!leaf) leaf = leaf_rows(o, slem_vecreader_dim(r));
     if (count < 0 || !slem_vecreader_seekable(r)) {
       st = slem_error(err, SLEM_EINVAL, "%s: the number of vectors is not known before reading "
                       "it (text, or a pipe), so it cannot be cut into shards",
@@ -113,42 +108,290 @@ static int shard_window(const char *const *inputs, size_t n, const SlemNegstatsO
     total += (uint64_t)count;
     slem_vecreader_free(r);
   }
-  slem_shard_range(&o->shard, total, lo, hi);
+  *rows = total;
+  *leaves = (total + leaf - 1) / leaf;
+  slem_shard_range(&o->shard, *leaves, &a, &b);
+  *lo = a * leaf;
+  *hi = b * leaf < total ? b * leaf : total;
   return SLEM_OK;
 }
 
+/* "p3.slem (shard 3/7)", for messages. */
+static const char *part_name(char *buf, size_t size, const SlemCache *c) {
+  const SlemPartialInfo *pi = c->partial;
+  if (pi->shard_count > 0)
+    snprintf(buf, size, "%s (shard %llu/%llu)", slem_cache_path(c),
+             (unsigned long long)pi->shard_index, (unsigned long long)pi->shard_count);
+  else
+    snprintf(buf, size, "%s", slem_cache_path(c));
+  return buf;
+}
+
+/* "12..14" (inclusive), or "none". */
+static const char *leaves(char *buf, size_t size, const SlemPartialInfo *pi) {
+  if (pi->leaf_end == pi->leaf_first)
+    snprintf(buf, size, "none");
+  else
+    snprintf(buf, size, "%llu..%llu", (unsigned long long)pi->leaf_first,
+             (unsigned long long)pi->leaf_end - 1);
+  return buf;
+}
+
+static int same_grid(const SlemPartialInfo *a, const SlemPartialInfo *b) {
+  return a->leaf_rows == b->leaf_rows && a->leaf_total == b->leaf_total && a->rows == b->rows;
+}
+
+/* Partial caches sorted by grid, then by their leaves, then by argument. */
+typedef struct Part {
+  SlemCache *cache;
+  size_t arg;
+} Part;
+
+static int part_cmp(const void *pa, const void *pb) {
+  const Part *x = pa, *y = pb;
+  const SlemPartialInfo *a = x->cache->partial, *b = y->cache->partial;
+  if (a->leaf_rows != b->leaf_rows) return a->leaf_rows < b->leaf_rows ? -1 : 1;
+  if (a->leaf_total != b->leaf_total) return a->leaf_total < b->leaf_total ? -1 : 1;
+  if (a->rows != b->rows) return a->rows < b->rows ? -1 : 1;
+  if (a->leaf_first != b->leaf_first) return a->leaf_first < b->leaf_first ? -1 : 1;
+  if (a->leaf_end != b->leaf_end) return a->leaf_end < b->leaf_end ? -1 : 1; /* empty first */
+  return x->arg < y->arg ? -1 : x->arg > y->arg;
+}
+
+/* Groups the partial caches into sets of negatives, each the run of caches that tile its
+ * leaves in order, their nodes pushed into a new unit. A gap or an overlap between the
+ * caches of one set is an error naming both; a set need not be complete (checked by the
+ * caller). */
+static int group_parts(Part *parts, size_t np, Unit *units, size_t *nu, SlemError *err) {
+  char b1[600], b2[600], b3[64];
+  Unit *u = NULL;
+  const SlemCache *prev = NULL;
+  qsort(parts, np, sizeof *parts, part_cmp);
+  for (size_t i = 0; i < np; i++) {
+    const SlemCache *c = parts[i].cache;
+    const SlemPartialInfo *pi = c->partial;
+    int st;
+    if (u && slem_stats_dim(u->stats) != c->d)
+      return slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the negatives before it "
+                        "have %zu", slem_cache_path(c), c->d, slem_stats_dim(u->stats));
+    if (u && same_grid(prev->partial, pi) && pi->leaf_first > slem_stats_next_leaf(u->stats))
+      return slem_error(err, SLEM_EINVAL, "%s holds leaves %s of %llu, but %s ends before leaf "
+                        "%llu: the partial cache of leaves %llu..%llu (a shard) is missing",
+                        part_name(b1, sizeof b1, c), leaves(b3, sizeof b3, pi),
+                        (unsigned long long)pi->leaf_total, part_name(b2, sizeof b2, prev),
+                        (unsigned long long)slem_stats_next_leaf(u->stats),
+                        (unsigned long long)slem_stats_next_leaf(u->stats),
+                        (unsigned long long)pi->leaf_first - 1);
+    if (u && same_grid(prev->partial, pi) && pi->leaf_first < slem_stats_next_leaf(u->stats) &&
+        !(pi->leaf_first == 0 && slem_stats_next_leaf(u->stats) == u->leaf_total))
+      return slem_error(err, SLEM_EINVAL, "%s and %s hold some of the same leaves (the same "
+                        "shard given twice?)", part_name(b1, sizeof b1, prev),
+                        part_name(b2, sizeof b2, c));
+    if (!u || !same_grid(prev->partial, pi) || pi->leaf_first < slem_stats_next_leaf(u->stats)) {
+      u = &units[(*nu)++];
+      u->first_arg = parts[i].arg;
+      u->leaf_total = pi->leaf_total;
+      u->rows = pi->rows;
+      if ((st = slem_stats_new(&u->stats, c->d, pi->leaf_rows, pi->leaf_first, err)) != SLEM_OK)
+        return st;
+    }
+    if (parts[i].arg < u->first_arg) u->first_arg = parts[i].arg;
+    for (size_t k = 0; k < pi->nnodes; k++) {
+      const uint64_t *nd = pi->node + 3 * k;
+      if ((st = slem_stats_push(u->stats, (unsigned)nd[0], nd[1], nd[2], pi->node_mu + k * c->d,
+                                pi->node_scatter + k * c->d * c->d, err)) != SLEM_OK)
+        return st;
+    }
+    /* an empty shard holds no node; it still ends where its leaves end */
+    if (pi->nnodes == 0 && pi->leaf_end > slem_stats_next_leaf(u->stats)) {
+      slem_stats_free(u->stats);
+      u->stats = NULL;
+      return slem_error(err, SLEM_EFORMAT, "%s: leaves %s but no node",
+                        part_name(b1, sizeof b1, c), leaves(b3, sizeof b3, pi));
+    }
+    prev = c;
+  }
+  return SLEM_OK;
+}
+
+static int unit_cmp(const void *pa, const void *pb) {
+  const Unit *a = pa, *b = pb;
+  return a->first_arg < b->first_arg ? -1 : a->first_arg > b->first_arg;
+}
+
+/* Writes the nodes of st as a partial cache. */
+static int write_partial(const char *output, SlemStats *st, const SlemPartialInfo *grid,
+                         const SlemProvenance *prov, SlemError *err) {
+  size_t m = slem_stats_nodes(st), d = slem_stats_dim(st);
+  SlemPartialInfo pi = *grid;
+  uint64_t *node = malloc((m ? m : 1) * 3 * sizeof *node);
+  double *mu = malloc((m ? m : 1) * d * sizeof *mu);
+  double *sc = calloc((m ? m : 1) * d * d, sizeof *sc);
+  int status;
+  if (!node || !mu || !sc) {
+    status = slem_error(err, SLEM_ENOMEM, "out of memory for %zu nodes of dimension %zu", m, d);
+    goto done;
+  }
+  for (size_t k = 0; k < m; k++) {
+    unsigned level;
+    const double *nm, *ns;
+    slem_stats_node(st, k, &level, &node[3 * k + 1], &node[3 * k + 2], &nm, &ns);
+    node[3 * k] = level;
+    memcpy(mu + k * d, nm, d * sizeof *mu);
+    for (size_t i = 0; i < d; i++)
+      memcpy(sc + (k * d + i) * d, ns + i * d, (i + 1) * sizeof *sc);
+  }
+  pi.nnodes = m;
+  pi.node = node;
+  pi.node_mu = mu;
+  pi.node_scatter = sc;
+  pi.leaf_end = slem_stats_next_leaf(st);
+  status = slem_cache_write_partial(output, d, slem_stats_count(st), &pi, prov, err);
+done:
+  free(node);
+  free(mu);
+  free(sc);
+  return status;
+}
+
+/* Every input is a vector file or a partial cache. The vector files (in order) are one set
+ * of negatives, cut into leaves (the shard's only, with --shard); the partial caches are
+ * grouped into the sets whose leaves they tile. Each set is summarised along its tree; the
+ * sets, in the order of their first argument, are folded as the leaves of one more tree. A
+ * partial output of one set keeps its nodes, so that merging stays exact. */
 static int linear(const char *output, const char *const *inputs, size_t n,
                   const SlemNegstatsOpts *o, SlemNegstatsResult *res, SlemError *err) {
-  SlemStats *stats = NULL;
   SlemProvenance prov = {"slem-negstats", inputs, n};
+  Unit *units = calloc(n + 1, sizeof *units), *vec = NULL;
+  Part *parts = calloc(n, sizeof *parts);
+  const char **files = calloc(n, sizeof *files);
+  SlemStats *all = NULL, *result;
+  SlemPartialInfo grid;
   double *ainv = NULL, used;
-  uint64_t row = 0, lo = 0, hi = UINT64_MAX;
+  uint64_t row = 0, lo = 0, hi = UINT64_MAX, rows = 0, leaves = 0;
+  size_t np = 0, nf = 0, nu = 0;
   int st = SLEM_OK;
+  if (!units || !parts || !files) {
+    st = slem_error(err, SLEM_ENOMEM, "out of memory");
+    goto done;
+  }
   if (o->depth > 1) {
     for (size_t i = 0; i < n; i++)
-      if (strcmp(inputs[i], "-") != 0 && o->format == SLEM_FMT_AUTO && slem_cache_sniff(inputs[i]))
-        return slem_error(err, SLEM_EINVAL, "%s: a partial cache cannot make a recursive cache: "
-                          "stage 2 needs the negatives themselves", inputs[i]);
-    return slem_recursive_write_cache(output, inputs, n, o->format, o->block, o->skip_nonfinite,
-                                      o->depth, o->lambda, o->lambda_rel, &prov, err);
+      if (strcmp(inputs[i], "-") != 0 && o->format == SLEM_FMT_AUTO && slem_cache_sniff(inputs[i])) {
+        st = slem_error(err, SLEM_EINVAL, "%s: a partial cache cannot make a recursive cache: "
+                        "stage 2 needs the negatives themselves", inputs[i]);
+        goto done;
+      }
+    st = slem_recursive_write_cache(output, inputs, n, o->format, o->block, o->skip_nonfinite,
+                                    o->depth, o->lambda, o->lambda_rel, &prov, err);
+    goto done;
   }
-  if (o->shard.count > 0 && (st = shard_window(inputs, n, o, &lo, &hi, err)) != SLEM_OK) return st;
-  for (size_t i = 0; i < n && st == SLEM_OK; i++)
-    st = add_input(&stats, inputs[i], o, &row, lo, hi, res, err);
+  for (size_t i = 0; i < n && st == SLEM_OK; i++) {
+    if (strcmp(inputs[i], "-") == 0 || o->format != SLEM_FMT_AUTO || !slem_cache_sniff(inputs[i])) {
+      if (nf == 0) units[nu].first_arg = i;
+      files[nf++] = inputs[i];
+      continue;
+    }
+    if (o->shard.count > 0)
+      st = slem_error(err, SLEM_EINVAL, "%s: --shard cuts vector files, not partial caches",
+                      inputs[i]);
+    else if ((st = slem_cache_read(&parts[np].cache, inputs[i], err)) == SLEM_OK) {
+      parts[np].arg = i;
+      if (parts[np++].cache->kind != SLEM_CACHE_PARTIAL)
+        st = slem_error(err, SLEM_EFORMAT, "%s: only partial caches (--partial) can be merged",
+                        inputs[i]);
+    }
+  }
   if (st) goto done;
-  res->n = slem_stats_count(stats);
-  res->d = slem_stats_dim(stats);
+  if (nf > 0) {
+    vec = &units[nu++];
+    if (o->shard.count > 0) {
+      if (o->skip_nonfinite) {
+        st = slem_error(err, SLEM_EINVAL, "--skip-nonfinite cannot cut shards: a skipped row "
+                        "would move the rows of the other shards; clean the negatives first");
+        goto done;
+      }
+      if ((st = shard_window(files, nf, o, &lo, &hi, &rows, &leaves, err)) != SLEM_OK) goto done;
+    }
+    for (size_t i = 0; i < nf && st == SLEM_OK; i++)
+      st = add_file(&vec->stats, files[i], o, &row, lo, hi, res, err);
+    if (st == SLEM_OK) st = slem_stats_flush(vec->stats, err);
+    if (st) goto done;
+    vec->leaf_total = o->shard.count > 0 ? leaves : slem_stats_next_leaf(vec->stats);
+    vec->rows = o->shard.count > 0 ? rows : slem_stats_count(vec->stats);
+  }
+  if (np > 0 && (st = group_parts(parts, np, units, &nu, err)) != SLEM_OK) goto done;
+  qsort(units, nu, sizeof *units, unit_cmp);
+  /* a set must be whole, unless it is the only one and becomes a partial cache again */
+  for (size_t u = 0; u < nu && !(o->partial && nu == 1); u++) {
+    SlemStats *s = units[u].stats;
+    uint64_t first = slem_stats_next_leaf(s);
+    for (size_t k = 0; k < slem_stats_nodes(s); k++) {
+      unsigned level;
+      uint64_t index, cnt;
+      const double *m_, *s_;
+      slem_stats_node(s, k, &level, &index, &cnt, &m_, &s_);
+      if (k == 0) first = index << level;
+    }
+    if (first != 0 || slem_stats_next_leaf(s) != units[u].leaf_total)
+      st = slem_error(err, SLEM_EINVAL, "%s and the partial caches with it hold leaves "
+                      "%llu..%llu of %llu: the shards of the other leaves are missing",
+                      inputs[units[u].first_arg], (unsigned long long)first,
+                      (unsigned long long)slem_stats_next_leaf(s) - 1,
+                      (unsigned long long)units[u].leaf_total);
+    if (st) goto done;
+  }
+  if (nu == 1) {
+    result = units[0].stats;
+    grid.leaf_rows = slem_stats_leaf_rows(result);
+    grid.leaf_total = units[0].leaf_total;
+    grid.rows = units[0].rows;
+    grid.leaf_first = slem_stats_nodes(result) ? 0 : slem_stats_next_leaf(result);
+    for (size_t k = 0; k < slem_stats_nodes(result) && k < 1; k++) {
+      unsigned level;
+      uint64_t index, cnt;
+      const double *m_, *s_;
+      slem_stats_node(result, k, &level, &index, &cnt, &m_, &s_);
+      grid.leaf_first = index << level;
+    }
+    if (vec && o->shard.count > 0) grid.leaf_first = lo / slem_stats_leaf_rows(result);
+  } else {
+    /* several sets: each folded, then the sets as the leaves of one more tree */
+    if ((st = slem_stats_new(&all, slem_stats_dim(units[0].stats), 0, 0, err)) != SLEM_OK)
+      goto done;
+    for (size_t u = 0; u < nu && st == SLEM_OK; u++) {
+      SlemStats *s = units[u].stats;
+      if (slem_stats_dim(s) != slem_stats_dim(all))
+        st = slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the negatives before it "
+                        "have %zu", inputs[units[u].first_arg], slem_stats_dim(s),
+                        slem_stats_dim(all));
+      else if ((st = slem_stats_finish(s, err)) == SLEM_OK)
+        st = slem_stats_push(all, 0, u, slem_stats_count(s), slem_stats_mean(s),
+                             slem_stats_scatter(s), err);
+    }
+    if (st == SLEM_OK) st = slem_stats_flush(all, err);
+    if (st) goto done;
+    result = all;
+    grid.leaf_rows = 0;
+    grid.leaf_first = 0;
+    grid.leaf_total = nu;
+    grid.rows = slem_stats_count(all);
+  }
+  grid.shard_index = o->shard.index;
+  grid.shard_count = o->shard.count;
+  res->n = slem_stats_count(result);
+  res->d = slem_stats_dim(result);
   if (res->n == 0 && !o->partial) {
     st = slem_error(err, SLEM_EINVAL, "no negatives were given (every record was skipped)");
     goto done;
   }
   if (o->partial) {
-    st = slem_cache_write_partial(output, res->d, res->n, slem_stats_mean(stats),
-                                  slem_stats_scatter(stats), &prov, err);
+    st = write_partial(output, result, &grid, &prov, err);
     goto done;
   }
+  if ((st = slem_stats_finish(result, err)) != SLEM_OK) goto done;
   if (o->eigen || o->pca) {
-    st = slem_whiten_write_cache(output, stats, o->lambda, o->lambda >= 0 ? -1 : o->lambda_rel,
+    st = slem_whiten_write_cache(output, result, o->lambda, o->lambda >= 0 ? -1 : o->lambda_rel,
                                  o->pca, &prov, err);
     goto done;
   }
@@ -156,16 +399,21 @@ static int linear(const char *output, const char *const *inputs, size_t n,
     st = slem_error(err, SLEM_ENOMEM, "out of memory for a %zu x %zu matrix", res->d, res->d);
     goto done;
   }
-  st = slem_stats_inverse(stats, ainv, &used, o->lambda, o->lambda_rel, err);
+  st = slem_stats_inverse(result, ainv, &used, o->lambda, o->lambda_rel, err);
   if (st == SLEM_OK) {
-    SlemLinearInfo info = {used, o->lambda >= 0 ? -1 : o->lambda_rel, slem_stats_trace(stats),
-                           slem_stats_rcond(stats)};
-    st = slem_cache_write_linear(output, res->d, res->n, &info, slem_stats_mean(stats), ainv,
+    SlemLinearInfo info = {used, o->lambda >= 0 ? -1 : o->lambda_rel, slem_stats_trace(result),
+                           slem_stats_rcond(result)};
+    st = slem_cache_write_linear(output, res->d, res->n, &info, slem_stats_mean(result), ainv,
                                  &prov, err);
   }
 done:
   free(ainv);
-  slem_stats_free(stats);
+  slem_stats_free(all);
+  for (size_t u = 0; units && u < nu; u++) slem_stats_free(units[u].stats);
+  for (size_t i = 0; parts && i < np; i++) slem_cache_free(parts[i].cache);
+  free(units);
+  free(parts);
+  free(files);
   return st;
 }
 

@@ -2,10 +2,12 @@
  * one cache out (linear, partial or kernel), in a single call that a test can drive.
  *
  * Linear and partial: each input is either a partial cache (recognised by its magic when
- * the format is SLEM_FMT_AUTO; merged exactly) or a vector file, streamed in blocks (the
- * next block read on another thread while the current one is accumulated: stats.h). With
- * `partial` the cache keeps the sums (mergeable later); otherwise A^-1 is computed with
- * the lambda asked. Kernel: every vector is held (n x d) and factorised (kslem.h).
+ * the format is SLEM_FMT_AUTO) or a vector file, streamed in blocks (the next block read on
+ * another thread while the current one is accumulated). The statistics follow the tree of
+ * stats.h: the partial caches of the shards of one set of negatives, given in any order,
+ * merge into the statistics of one run over all its rows, bit for bit; a missing or
+ * repeated shard is an error. With `partial` the cache keeps the tree's nodes (mergeable
+ * later); otherwise A^-1 is computed with the lambda asked. Kernel: every vector is held (n x d) and factorised (kslem.h).
  * Memory of the linear path: O(d^2 + block d), whatever the number of negatives.
  */
 #ifndef SLEM_NEGSTATS_H
@@ -21,7 +23,10 @@
 
 typedef struct SlemNegstatsOpts {
   SlemFormat format;     /* of the vector inputs (SLEM_FMT_AUTO: recognised; partial caches too) */
-  size_t block;          /* rows per block; 0: slem_block_rows(d) (4096 for the kernel path) */
+  size_t block;          /* rows read per block; 0: slem_block_rows(d) (4096 for the kernel
+                            path) */
+  size_t leaf_rows;      /* linear: rows per leaf of the statistics tree (stats.h); 0:
+                            slem_block_rows(d). Shards and whole runs must agree on it */
   int skip_nonfinite;    /* skip and count records holding NaN or Inf instead of failing */
   int partial;           /* write a partial cache: count, mean, scatter */
   size_t depth;          /* recursive SLEM (recursive.h): stages, default 1; > 1 reads the
@@ -37,9 +42,9 @@ typedef struct SlemNegstatsOpts {
   double tol;            /* kernel: stop when the residual trace falls below tol * trace(K) */
   size_t sample;         /* kernel: rows sampled to estimate a relative gamma */
   uint64_t seed;         /* kernel: seed of that sample */
-  SlemShard shard;       /* partial only: the rows floor(I R / N) .. floor((I + 1) R / N) - 1
-                            of the R rows of the vector inputs, numbered across them in
-                            order (count 0: all rows; shard.h) */
+  SlemShard shard;       /* partial only: the leaves floor(I L / N) .. floor((I + 1) L / N) - 1
+                            of the L leaves of leaf_rows rows of the vector inputs, numbered
+                            across them in order (count 0: all rows; shard.h) */
   SlemProgressFn progress;  /* may be NULL: called with the negatives read so far */
   void *progress_ctx;
 } SlemNegstatsOpts;

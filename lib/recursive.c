@@ -117,7 +117,8 @@ static int add_file(SlemStats **st, const char *path, SlemFormat fmt, size_t blo
     goto done;
   }
   if (!block) block = slem_block_rows(*d);
-  if (!*st && (status = slem_stats_new(st, *d, err)) != SLEM_OK) goto done;
+  if (!*st && (status = slem_stats_new(st, *d, slem_block_rows(*d), 0, err)) != SLEM_OK)
+    goto done;
   x = malloc(block * *d * sizeof *x);
   y = malloc(block * *d * sizeof *y);
   work = malloc(block * *d * sizeof *work);
@@ -129,7 +130,7 @@ static int add_file(SlemStats **st, const char *path, SlemFormat fmt, size_t blo
     size_t got;
     if ((status = slem_vecreader_read(r, x, block, &got, err)) != SLEM_OK || got == 0) break;
     stages(y, work, x, got, *d, k, mu, ainv);
-    slem_stats_add(*st, y, got); /* y is overwritten */
+    if ((status = slem_stats_add(*st, y, got, err)) != SLEM_OK) break;
   }
 done:
   free(x);
@@ -171,6 +172,7 @@ int slem_recursive_write_cache(const char *path, const char *const *inputs, size
       if ((status = add_file(&st, inputs[i], fmt, block, skip, s, (const double *const *)mu,
                              (const double *const *)ainv, &d, err)) != SLEM_OK)
         goto done;
+    if ((status = slem_stats_finish(st, err)) != SLEM_OK) goto done;
     if (s == 0) n = slem_stats_count(st);
     mu[s] = malloc(d * sizeof **mu);
     ainv[s] = malloc(d * d * sizeof **ainv);

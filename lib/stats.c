@@ -9,90 +9,219 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct SlemStats {
-  size_t d;
+typedef struct Node {
+  unsigned level;
+  uint64_t index;
   uint64_t n;
   double *mean;     /* mean(d) */
-  double *scatter;  /* scatter(d, d), lower triangle accumulated */
-  double *bmean;    /* work(d) */
-  double rcond;     /* of A, from the last slem_stats_inverse() */
+  double *scatter;  /* scatter(d, d), lower triangle */
+} Node;
+
+struct SlemStats {
+  size_t d, leaf_rows;
+  uint64_t next_leaf;  /* where the rows being added, or the next node, start */
+  uint64_t n;          /* rows summarised */
+  double *leaf;        /* leaf(leaf_rows, d): the rows of the current leaf */
+  size_t fill;         /* rows in it */
+  Node *nodes;         /* the complete nodes, left to right */
+  size_t nnodes, cap;
+  double *mean;        /* the result, after slem_stats_finish() */
+  double *scatter;
+  double rcond;        /* of A, from the last slem_stats_inverse() */
 };
 
-int slem_stats_new(SlemStats **self, size_t d, SlemError *err) {
+int slem_stats_new(SlemStats **self, size_t d, size_t leaf_rows, uint64_t first_leaf,
+                   SlemError *err) {
   SlemStats *s = calloc(1, sizeof *s);
   *self = NULL;
   if (!s) return slem_error(err, SLEM_ENOMEM, "out of memory");
   s->d = d;
-  s->mean = calloc(d, sizeof *s->mean);
-  s->bmean = calloc(d, sizeof *s->bmean);
-  s->scatter = calloc(d * d, sizeof *s->scatter);
-  if (!s->mean || !s->bmean || !s->scatter) {
-    slem_stats_free(s);
-    return slem_error(err, SLEM_ENOMEM, "out of memory for a %zu x %zu scatter matrix", d, d);
-  }
+  s->leaf_rows = leaf_rows;
+  s->next_leaf = first_leaf;
   *self = s;
   return SLEM_OK;
 }
 
+static void node_clear(Node *nd) {
+  free(nd->mean);
+  free(nd->scatter);
+  memset(nd, 0, sizeof *nd);
+}
+
 void slem_stats_free(SlemStats *self) {
   if (!self) return;
+  for (size_t i = 0; i < self->nnodes; i++) node_clear(&self->nodes[i]);
+  free(self->nodes);
+  free(self->leaf);
   free(self->mean);
-  free(self->bmean);
   free(self->scatter);
   free(self);
 }
 
 size_t slem_stats_dim(const SlemStats *self) { return self->d; }
 uint64_t slem_stats_count(const SlemStats *self) { return self->n; }
+size_t slem_stats_leaf_rows(const SlemStats *self) { return self->leaf_rows; }
+uint64_t slem_stats_next_leaf(const SlemStats *self) { return self->next_leaf; }
 const double *slem_stats_mean(const SlemStats *self) { return self->mean; }
+const double *slem_stats_scatter(const SlemStats *self) { return self->scatter; }
 double slem_stats_rcond(const SlemStats *self) { return self->rcond; }
 
-/* Pairwise update: the set of n vectors (mean, scatter) absorbs m vectors whose mean is
- * bmean and whose scatter has already been added; adds the between-means term. */
-static void absorb_mean(SlemStats *s, uint64_t m) {
-  size_t d = s->d;
-  double nn = (double)s->n, mm = (double)m;
-  if (s->n == 0) {
-    memcpy(s->mean, s->bmean, d * sizeof *s->mean);
-  } else {
-    /* bmean := bmean - mean, then scatter += n m / (n + m) delta delta^T */
-    for (size_t j = 0; j < d; j++) s->bmean[j] -= s->mean[j];
-    cblas_dsyr(CblasRowMajor, CblasLower, (int)d, nn * mm / (nn + mm), s->bmean, 1, s->scatter,
-               (int)d);
-    for (size_t j = 0; j < d; j++) s->mean[j] += s->bmean[j] * (mm / (nn + mm));
+size_t slem_stats_nodes(const SlemStats *self) { return self->nnodes; }
+
+void slem_stats_node(const SlemStats *self, size_t i, unsigned *level, uint64_t *index,
+                     uint64_t *n, const double **mean, const double **scatter) {
+  const Node *nd = &self->nodes[i];
+  *level = nd->level;
+  *index = nd->index;
+  *n = nd->n;
+  *mean = nd->mean;
+  *scatter = nd->scatter;
+}
+
+/* A new node at the right end, its buffers allocated (contents undefined). */
+static int node_append(SlemStats *s, Node **out, SlemError *err) {
+  Node *nd;
+  if (s->nnodes == s->cap) {
+    size_t cap = s->cap ? 2 * s->cap : 16;
+    Node *p = realloc(s->nodes, cap * sizeof *p);
+    if (!p) return slem_error(err, SLEM_ENOMEM, "out of memory");
+    s->nodes = p;
+    s->cap = cap;
   }
-  s->n += m;
+  nd = &s->nodes[s->nnodes];
+  memset(nd, 0, sizeof *nd);
+  nd->mean = malloc(s->d * sizeof *nd->mean);
+  nd->scatter = malloc(s->d * s->d * sizeof *nd->scatter);
+  if (!nd->mean || !nd->scatter) {
+    node_clear(nd);
+    return slem_error(err, SLEM_ENOMEM, "out of memory for a %zu x %zu scatter matrix", s->d,
+                      s->d);
+  }
+  s->nnodes++;
+  *out = nd;
+  return SLEM_OK;
 }
 
-void slem_stats_add(SlemStats *self, double *x, size_t b) {
-  size_t d = self->d;
-  if (b == 0) return;
-  memset(self->bmean, 0, d * sizeof *self->bmean);
+/* a := a then b (the pairwise update; only the lower triangles are read and written). The
+ * operations and their order are fixed, in plain loops: the same inputs give the same
+ * bits on every machine and thread count. */
+static void combine(Node *a, const Node *b, size_t d) {
+  uint64_t n = a->n + b->n;
+  if (b->n == 0) return;
+  if (a->n == 0) {
+    memcpy(a->mean, b->mean, d * sizeof *a->mean);
+    for (size_t i = 0; i < d; i++)
+      memcpy(a->scatter + i * d, b->scatter + i * d, (i + 1) * sizeof *a->scatter);
+  } else {
+    double f = (double)a->n * (double)b->n / (double)n, w = (double)b->n / (double)n;
+    for (size_t i = 0; i < d; i++) {
+      double di = b->mean[i] - a->mean[i], fi = f * di;
+      for (size_t j = 0; j <= i; j++)
+        a->scatter[i * d + j] = (a->scatter[i * d + j] + b->scatter[i * d + j]) +
+                                fi * (b->mean[j] - a->mean[j]);
+    }
+    for (size_t i = 0; i < d; i++) a->mean[i] += (b->mean[i] - a->mean[i]) * w;
+  }
+  a->n = n;
+}
+
+/* Makes parents of the two rightmost nodes while they are the left and right children of
+ * one node of the tree. */
+static void collapse(SlemStats *s) {
+  while (s->nnodes >= 2) {
+    Node *a = &s->nodes[s->nnodes - 2], *b = &s->nodes[s->nnodes - 1];
+    if (a->level != b->level || a->index % 2 != 0 || b->index != a->index + 1) break;
+    combine(a, b, s->d);
+    a->level++;
+    a->index /= 2;
+    node_clear(b);
+    s->nnodes--;
+  }
+}
+
+/* The statistics of the current leaf become a node. */
+static int close_leaf(SlemStats *s, SlemError *err) {
+  size_t d = s->d, b = s->fill;
+  Node *nd;
+  int st;
+  if (b == 0) return SLEM_OK;
+  if ((st = node_append(s, &nd, err)) != SLEM_OK) return st;
+  memset(nd->mean, 0, d * sizeof *nd->mean);
   for (size_t i = 0; i < b; i++)
-    for (size_t j = 0; j < d; j++) self->bmean[j] += x[i * d + j];
-  for (size_t j = 0; j < d; j++) self->bmean[j] /= (double)b;
+    for (size_t j = 0; j < d; j++) nd->mean[j] += s->leaf[i * d + j];
+  for (size_t j = 0; j < d; j++) nd->mean[j] /= (double)b;
   for (size_t i = 0; i < b; i++)
-    for (size_t j = 0; j < d; j++) x[i * d + j] -= self->bmean[j];
-  /* scatter += x^T x, x being b x d row-major */
-  cblas_dsyrk(CblasRowMajor, CblasLower, CblasTrans, (int)d, (int)b, 1.0, x, (int)d, 1.0,
-              self->scatter, (int)d);
-  absorb_mean(self, b);
+    for (size_t j = 0; j < d; j++) s->leaf[i * d + j] -= nd->mean[j];
+  /* scatter = x^T x, x being the b x d centred rows */
+  cblas_dsyrk(CblasRowMajor, CblasLower, CblasTrans, (int)d, (int)b, 1.0, s->leaf, (int)d, 0.0,
+              nd->scatter, (int)d);
+  nd->level = 0;
+  nd->index = s->next_leaf++;
+  nd->n = b;
+  s->fill = 0;
+  collapse(s);
+  return SLEM_OK;
 }
 
-void slem_stats_merge(SlemStats *self, uint64_t n, const double *mu, const double *scatter) {
-  size_t d = self->d;
-  if (n == 0) return;
-  for (size_t i = 0; i < d; i++)
-    for (size_t j = 0; j <= i; j++) self->scatter[i * d + j] += scatter[i * d + j];
-  memcpy(self->bmean, mu, d * sizeof *self->bmean);
-  absorb_mean(self, n);
+int slem_stats_add(SlemStats *self, const double *x, size_t b, SlemError *err) {
+  size_t d = self->d, L = self->leaf_rows;
+  if (b > 0 && !self->leaf && !(self->leaf = malloc(L * d * sizeof *self->leaf)))
+    return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", L);
+  while (b > 0) {
+    size_t take = L - self->fill < b ? L - self->fill : b;
+    int st;
+    memcpy(self->leaf + self->fill * d, x, take * d * sizeof *x);
+    self->fill += take;
+    self->n += take;
+    x += take * d;
+    b -= take;
+    if (self->fill == L && (st = close_leaf(self, err)) != SLEM_OK) return st;
+  }
+  return SLEM_OK;
 }
 
-const double *slem_stats_scatter(SlemStats *self) {
+int slem_stats_flush(SlemStats *self, SlemError *err) { return close_leaf(self, err); }
+
+int slem_stats_push(SlemStats *self, unsigned level, uint64_t index, uint64_t n,
+                    const double *mean, const double *scatter, SlemError *err) {
   size_t d = self->d;
+  Node *nd;
+  int st;
+  if (level >= 64 || index > (UINT64_MAX >> level) || index << level != self->next_leaf ||
+      self->fill > 0)
+    return slem_error(err, SLEM_EINVAL, "node (%u, %llu) does not start at leaf %llu", level,
+                      (unsigned long long)index, (unsigned long long)self->next_leaf);
+  if ((st = node_append(self, &nd, err)) != SLEM_OK) return st;
+  nd->level = level;
+  nd->index = index;
+  nd->n = n;
+  memcpy(nd->mean, mean, d * sizeof *mean);
+  for (size_t i = 0; i < d; i++) memcpy(nd->scatter + i * d, scatter + i * d, (i + 1) * sizeof *scatter);
+  self->next_leaf = (index + 1) << level;
+  self->n += n;
+  collapse(self);
+  return SLEM_OK;
+}
+
+int slem_stats_finish(SlemStats *self, SlemError *err) {
+  size_t d = self->d;
+  Node acc = {0};
+  int st = slem_stats_flush(self, err);
+  if (st) return st;
+  acc.mean = calloc(d, sizeof *acc.mean);
+  acc.scatter = calloc(d * d, sizeof *acc.scatter);
+  if (!acc.mean || !acc.scatter) {
+    node_clear(&acc);
+    return slem_error(err, SLEM_ENOMEM, "out of memory for a %zu x %zu scatter matrix", d, d);
+  }
+  for (size_t i = 0; i < self->nnodes; i++) combine(&acc, &self->nodes[i], d);
   for (size_t i = 0; i < d; i++)
-    for (size_t j = i + 1; j < d; j++) self->scatter[i * d + j] = self->scatter[j * d + i];
-  return self->scatter;
+    for (size_t j = i + 1; j < d; j++) acc.scatter[i * d + j] = acc.scatter[j * d + i];
+  free(self->mean);
+  free(self->scatter);
+  self->mean = acc.mean;
+  self->scatter = acc.scatter;
+  return SLEM_OK;
 }
 
 double slem_stats_trace(const SlemStats *self) {

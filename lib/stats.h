@@ -1,10 +1,19 @@
-/* Negative statistics: mean and centred scatter of a stream of vectors, merged exactly
- * across blocks and shards (Chan, Golub and LeVeque's pairwise update), and the inverse
+/* Negative statistics: mean and centred scatter of a stream of vectors, computed so that
+ * the result is the same bit for bit however the rows are cut into shards, and the inverse
  * of A = Sigma + lambda I that SLEM needs.
  *
- * Accumulation is in double. Each block is centred on its own mean before its scatter
- * (one dsyrk) is added, and the blocks are combined with the pairwise correction, so a
- * large common offset costs no precision.
+ * The rows are cut into leaves of leaf_rows consecutive rows, numbered from the first row
+ * of all the negatives (a fixed grid, whatever the shard or the read block). A leaf's
+ * statistics are its mean (a sum in row order) and its scatter about that mean (one dsyrk
+ * on the centred rows, in double). Leaves are combined along a fixed binary tree: node
+ * (level j, index k) covers leaves k 2^j .. (k + 1) 2^j - 1 and is made from its two
+ * children by Chan, Golub and LeVeque's pairwise update, always left then right. The
+ * result is the left fold of the complete nodes that remain (at most one per level).
+ *
+ * A shard of whole leaves keeps the nodes it could complete (a partial cache stores them);
+ * pushing every shard's nodes in order rebuilds the very same tree, so the merged
+ * statistics equal those of one pass over all the rows, byte for byte. A large common
+ * offset costs no precision: every leaf is centred on its own mean.
  */
 #ifndef SLEM_STATS_H
 #define SLEM_STATS_H
@@ -16,23 +25,49 @@
 
 typedef struct SlemStats SlemStats;
 
-/* A new, empty accumulator for dimension d. Errors: SLEM_ENOMEM. */
-int slem_stats_new(SlemStats **self, size_t d, SlemError *err);
+/* A new, empty accumulator for dimension d whose first row starts leaf first_leaf of a
+ * grid of leaf_rows rows per leaf (0: slem_stats_add() is not used, only pushed nodes).
+ * Errors: SLEM_ENOMEM. */
+int slem_stats_new(SlemStats **self, size_t d, size_t leaf_rows, uint64_t first_leaf,
+                   SlemError *err);
 void slem_stats_free(SlemStats *self);
 
 size_t slem_stats_dim(const SlemStats *self);
+/* Rows summarised so far (added and pushed). */
 uint64_t slem_stats_count(const SlemStats *self);
+size_t slem_stats_leaf_rows(const SlemStats *self);
+/* The leaf the next row or node starts: the end of what self holds. */
+uint64_t slem_stats_next_leaf(const SlemStats *self);
 
-/* Adds b vectors x(b, d). x is overwritten (centred in place). Cannot fail. */
-void slem_stats_add(SlemStats *self, double *x, size_t b);
+/* Adds b vectors x(b, d), the next rows of the grid (x is not changed). Errors:
+ * SLEM_ENOMEM. */
+int slem_stats_add(SlemStats *self, const double *x, size_t b, SlemError *err);
 
-/* Adds the summary of n other vectors: their mean mu(d) and centred scatter
- * scatter(d, d) = sum (x - mu)(x - mu)^T. Cannot fail. */
-void slem_stats_merge(SlemStats *self, uint64_t n, const double *mu, const double *scatter);
+/* Ends the current leaf even if it holds fewer than leaf_rows rows: the last rows of the
+ * negatives, or of a shard that stops there. Errors: SLEM_ENOMEM. */
+int slem_stats_flush(SlemStats *self, SlemError *err);
 
-/* The mean mu(d), and the scatter(d, d) made symmetric; both owned by self. */
+/* Adds node (level, index) summarising n rows: their mean(d) and scatter(d, d) (the lower
+ * triangle is read). It must start where self ends: index 2^level = next leaf. Errors:
+ * SLEM_EINVAL when it does not, SLEM_ENOMEM. */
+int slem_stats_push(SlemStats *self, unsigned level, uint64_t index, uint64_t n,
+                    const double *mean, const double *scatter, SlemError *err);
+
+/* The complete nodes self holds (after slem_stats_flush()), left to right. */
+size_t slem_stats_nodes(const SlemStats *self);
+/* Node i: its place in the tree, rows, mean(d) and scatter(d, d) (lower triangle valid),
+ * owned by self. */
+void slem_stats_node(const SlemStats *self, size_t i, unsigned *level, uint64_t *index,
+                     uint64_t *n, const double **mean, const double **scatter);
+
+/* Flushes and folds the nodes into the result; afterwards only the functions below and
+ * the ones above that read are valid. Errors: SLEM_ENOMEM. */
+int slem_stats_finish(SlemStats *self, SlemError *err);
+
+/* After slem_stats_finish(): the mean mu(d), and the scatter(d, d), symmetric; both
+ * owned by self. */
 const double *slem_stats_mean(const SlemStats *self);
-const double *slem_stats_scatter(SlemStats *self);
+const double *slem_stats_scatter(const SlemStats *self);
 
 /* trace(Sigma) with Sigma = scatter / n (biased covariance). */
 double slem_stats_trace(const SlemStats *self);

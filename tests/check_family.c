@@ -51,8 +51,8 @@ static SlemCache *make_cache(const double *neg, size_t n, size_t d, double lambd
   double *x = malloc(n * d * sizeof *x), *ainv = malloc(d * d * sizeof *ainv), used;
   char *path = tu_path(name);
   memcpy(x, neg, n * d * sizeof *x);
-  ck_assert_int_eq(slem_stats_new(&s, d, &err), SLEM_OK);
-  slem_stats_add(s, x, n);
+  ck_assert_int_eq(slem_stats_new(&s, d, 256, 0, &err), SLEM_OK);
+  ck_assert_int_eq(slem_stats_add(s, x, n, &err) | slem_stats_finish(s, &err), SLEM_OK);
   ck_assert_msg(slem_stats_inverse(s, ainv, &used, lambda, -1, &err) == SLEM_OK, "%s", err.msg);
   SlemLinearInfo info = {used, -1, slem_stats_trace(s), slem_stats_rcond(s)};
   ck_assert_int_eq(slem_cache_write_linear(path, d, n, &info, slem_stats_mean(s), ainv, NULL,
@@ -321,8 +321,8 @@ static SlemCache *make_eigen_cache(const double *neg, size_t n, size_t d, double
   double *x = malloc(n * d * sizeof *x);
   char *path = tu_path(name);
   memcpy(x, neg, n * d * sizeof *x);
-  ck_assert_int_eq(slem_stats_new(&s, d, &err), SLEM_OK);
-  slem_stats_add(s, x, n);
+  ck_assert_int_eq(slem_stats_new(&s, d, 256, 0, &err), SLEM_OK);
+  ck_assert_int_eq(slem_stats_add(s, x, n, &err) | slem_stats_finish(s, &err), SLEM_OK);
   ck_assert_msg(slem_whiten_write_cache(path, s, lambda, lambda_rel, rank, NULL, &err) == SLEM_OK,
                 "%s", err.msg);
   ck_assert_msg(slem_cache_read(&c, path, &err) == SLEM_OK, "%s", err.msg);
@@ -471,8 +471,8 @@ START_TEST(pca_agrees_with_numpy) {
     double *x = malloc(n * d * sizeof *x);
     char *p = tu_path("toobig.slem");
     memcpy(x, neg, n * d * sizeof *x);
-    ck_assert_int_eq(slem_stats_new(&s, d, &err), SLEM_OK);
-    slem_stats_add(s, x, n);
+    ck_assert_int_eq(slem_stats_new(&s, d, 256, 0, &err), SLEM_OK);
+    ck_assert_int_eq(slem_stats_add(s, x, n, &err) | slem_stats_finish(s, &err), SLEM_OK);
     ck_assert_int_eq(slem_whiten_write_cache(p, s, 1, -1, d + 1, NULL, &err), SLEM_EINVAL);
     ck_assert_int_eq(access(p, F_OK), -1);
     slem_stats_free(s);

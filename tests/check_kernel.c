@@ -286,8 +286,8 @@ START_TEST(linear_kernel_equals_linear_slem) {
   {
     double *y = malloc(n * d * sizeof *y);
     memcpy(y, x, n * d * sizeof *y);
-    slem_stats_new(&st, d, &err);
-    slem_stats_add(st, y, n);
+    slem_stats_new(&st, d, 256, 0, &err);
+    ck_assert_int_eq(slem_stats_add(st, y, n, &err) | slem_stats_finish(st, &err), SLEM_OK);
     ck_assert_int_eq(slem_stats_inverse(st, ainv, &used, lambda, -1, &err), SLEM_OK);
     SlemLinearInfo info = {used, -1, 0, 0};
     slem_cache_write_linear(path, d, n, &info, slem_stats_mean(st), ainv, NULL, &err);

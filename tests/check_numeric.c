@@ -19,8 +19,8 @@ static SlemCache *make_cache(const double *neg, size_t n, size_t d, double lambd
   double *x = malloc(n * d * sizeof *x), *ainv = malloc(d * d * sizeof *ainv), used;
   char *path = tu_path("numeric.slem");
   memcpy(x, neg, n * d * sizeof *x);
-  ck_assert_int_eq(slem_stats_new(&s, d, &err), SLEM_OK);
-  slem_stats_add(s, x, n);
+  ck_assert_int_eq(slem_stats_new(&s, d, 256, 0, &err), SLEM_OK);
+  ck_assert_int_eq(slem_stats_add(s, x, n, &err) | slem_stats_finish(s, &err), SLEM_OK);
   ck_assert_msg(slem_stats_inverse(s, ainv, &used, lambda, -1, &err) == SLEM_OK, "%s", err.msg);
   ck_assert_double_eq(used, lambda);
   SlemLinearInfo info = {used, -1, slem_stats_trace(s), slem_stats_rcond(s)};
@@ -175,13 +175,14 @@ START_TEST(large_offset_loses_no_precision) {
   const double *sc, *mu;
   SlemStats *s = NULL;
   SlemError err;
-  ck_assert_int_eq(slem_stats_new(&s, d, &err), SLEM_OK);
+  ck_assert_int_eq(slem_stats_new(&s, d, 256, 0, &err), SLEM_OK);
   for (size_t i0 = 0; i0 < n; i0 += block) {
     size_t b = n - i0 < block ? n - i0 : block;
     for (size_t i = 0; i < b; i++)
       for (size_t j = 0; j < d; j++) x[i * d + j] = 1e6 + pat[j][(i0 + i) % 6];
-    slem_stats_add(s, x, b);
+    ck_assert_int_eq(slem_stats_add(s, x, b, &err), SLEM_OK);
   }
+  ck_assert_int_eq(slem_stats_finish(s, &err), SLEM_OK);
   /* n is a multiple of 6 less 4: the exact sums over the rows that are there */
   {
     double m[4] = {0};
@@ -207,35 +208,69 @@ START_TEST(large_offset_loses_no_precision) {
 }
 END_TEST
 
+/* The statistics of shards of whole leaves, their nodes pushed in order, are those of one
+ * pass over all the rows bit for bit, whatever the blocks the rows arrive in; and they
+ * agree with the plain two-pass formulas. */
+static SlemStats *stats_of(const double *x, size_t n, size_t d, size_t leaf, size_t lo,
+                           size_t hi, size_t chunk) {
+  SlemStats *s = NULL;
+  SlemError err;
+  ck_assert_int_eq(slem_stats_new(&s, d, leaf, lo / leaf, &err), SLEM_OK);
+  for (size_t i = lo; i < hi; i += chunk)
+    ck_assert_int_eq(slem_stats_add(s, x + i * d, (hi - i < chunk ? hi - i : chunk), &err), SLEM_OK);
+  ck_assert_int_eq(slem_stats_flush(s, &err), SLEM_OK);
+  (void)n;
+  return s;
+}
+
 START_TEST(shards_merge_exactly) {
-  size_t n = 500, d = 6;
-  double *x = malloc(n * d * sizeof *x), *y = malloc(n * d * sizeof *y);
-  SlemStats *all = NULL, *a = NULL, *b = NULL;
+  size_t n = 1000, d = 6, leaf = 16;
+  double *x = malloc(n * d * sizeof *x), m[6] = {0}, sc[36] = {0};
+  SlemStats *all, *merged = NULL;
   SlemError err;
   tu_seed(14);
   tu_gaussian_rows(x, n, d, 100.0);
-  memcpy(y, x, n * d * sizeof *x);
-  slem_stats_new(&all, d, &err);
-  slem_stats_new(&a, d, &err);
-  slem_stats_new(&b, d, &err);
-  slem_stats_add(all, y, n);
-  memcpy(y, x, n * d * sizeof *x);
-  slem_stats_add(a, y, 123);           /* uneven shards, and one added in two blocks */
-  slem_stats_add(b, y + 123 * d, 300);
-  slem_stats_add(b, y + 423 * d, n - 423);
-  slem_stats_merge(a, slem_stats_count(b), slem_stats_mean(b), slem_stats_scatter(b));
-  ck_assert_uint_eq(slem_stats_count(a), n);
-  {
-    const double *sa = slem_stats_scatter(a), *s = slem_stats_scatter(all);
-    for (size_t j = 0; j < d; j++)
-      ck_assert_double_eq_tol(slem_stats_mean(a)[j], slem_stats_mean(all)[j], 1e-12);
-    for (size_t j = 0; j < d * d; j++) ck_assert_double_eq_tol(sa[j], s[j], 1e-9 * fabs(s[j]) + 1e-9);
+  all = stats_of(x, n, d, leaf, 0, n, n);
+  ck_assert_int_eq(slem_stats_finish(all, &err), SLEM_OK);
+  /* 63 leaves (the last one of 8 rows) cut into 1, 2, 3, 5, 7 and 63 shards */
+  for (size_t ns = 1; ns <= 63; ns += (ns < 7 ? 1 : 56)) {
+    size_t nleaves = (n + leaf - 1) / leaf;
+    ck_assert_int_eq(slem_stats_new(&merged, d, leaf, 0, &err), SLEM_OK);
+    for (size_t k = 0; k < ns; k++) {
+      size_t a = k * nleaves / ns, b = (k + 1) * nleaves / ns;
+      SlemStats *part = stats_of(x, n, d, leaf, a * leaf, b * leaf < n ? b * leaf : n, 7 + k);
+      for (size_t i = 0; i < slem_stats_nodes(part); i++) {
+        unsigned level;
+        uint64_t index, cnt;
+        const double *mu, *s;
+        slem_stats_node(part, i, &level, &index, &cnt, &mu, &s);
+        ck_assert_int_eq(slem_stats_push(merged, level, index, cnt, mu, s, &err), SLEM_OK);
+      }
+      slem_stats_free(part);
+    }
+    ck_assert_int_eq(slem_stats_finish(merged, &err), SLEM_OK);
+    ck_assert_uint_eq(slem_stats_count(merged), n);
+    ck_assert_msg(memcmp(slem_stats_mean(merged), slem_stats_mean(all), d * sizeof(double)) == 0,
+                  "%zu shards: the mean differs in its bits", ns);
+    ck_assert_msg(memcmp(slem_stats_scatter(merged), slem_stats_scatter(all),
+                         d * d * sizeof(double)) == 0, "%zu shards: the scatter differs", ns);
+    slem_stats_free(merged);
   }
+  /* a node out of place is refused */
+  ck_assert_int_eq(slem_stats_new(&merged, d, leaf, 0, &err), SLEM_OK);
+  ck_assert_int_eq(slem_stats_push(merged, 1, 1, 3, m, sc, &err), SLEM_EINVAL);
+  slem_stats_free(merged);
+  /* the two-pass formulas */
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < d; j++) m[j] += x[i * d + j] / (double)n;
+  for (size_t i = 0; i < n; i++)
+    for (size_t a = 0; a < d; a++)
+      for (size_t b = 0; b < d; b++) sc[a * d + b] += (x[i * d + a] - m[a]) * (x[i * d + b] - m[b]);
+  for (size_t j = 0; j < d; j++) ck_assert_double_eq_tol(slem_stats_mean(all)[j], m[j], 1e-12);
+  for (size_t j = 0; j < d * d; j++)
+    ck_assert_double_eq_tol(slem_stats_scatter(all)[j], sc[j], 1e-9 * fabs(sc[j]) + 1e-9);
   slem_stats_free(all);
-  slem_stats_free(a);
-  slem_stats_free(b);
   free(x);
-  free(y);
 }
 END_TEST
 
@@ -247,8 +282,8 @@ START_TEST(inverse_is_an_inverse) {
   SlemError err;
   tu_seed(15);
   tu_gaussian_rows(x, n, d, 0.0);
-  slem_stats_new(&s, d, &err);
-  slem_stats_add(s, x, n);
+  slem_stats_new(&s, d, 256, 0, &err);
+  ck_assert_int_eq(slem_stats_add(s, x, n, &err) | slem_stats_finish(s, &err), SLEM_OK);
   ck_assert_int_eq(slem_stats_inverse(s, ainv, &used, -1, 0.01, &err), SLEM_OK);
   ck_assert_double_eq_tol(used, 0.01 * slem_stats_trace(s) / (double)d, 1e-15);
   sc = slem_stats_scatter(s);
@@ -273,16 +308,16 @@ START_TEST(singular_without_lambda_is_an_error) {
   tu_seed(16);
   tu_gaussian_rows(x, n, d, 0.0);
   for (size_t i = 0; i < n; i++) x[i * d + 2] = 7.0; /* a constant dimension */
-  slem_stats_new(&s, d, &err);
-  slem_stats_add(s, x, n);
+  slem_stats_new(&s, d, 256, 0, &err);
+  ck_assert_int_eq(slem_stats_add(s, x, n, &err) | slem_stats_finish(s, &err), SLEM_OK);
   ck_assert_int_eq(slem_stats_inverse(s, ainv, &used, 0, -1, &err), SLEM_ENUMERIC);
   ck_assert_ptr_nonnull(strstr(err.msg, "lambda_rel 1e-3"));
   ck_assert_int_eq(slem_stats_inverse(s, ainv, &used, -1, 1e-3, &err), SLEM_OK);
   /* duplicated dimension: rank deficient by rounding only */
   for (size_t i = 0; i < n; i++) x[i * d + 2] = x[i * d + 1] = tu_gauss();
   slem_stats_free(s);
-  slem_stats_new(&s, d, &err);
-  slem_stats_add(s, x, n);
+  slem_stats_new(&s, d, 256, 0, &err);
+  ck_assert_int_eq(slem_stats_add(s, x, n, &err) | slem_stats_finish(s, &err), SLEM_OK);
   ck_assert_int_eq(slem_stats_inverse(s, ainv, &used, 0, -1, &err), SLEM_ENUMERIC);
   slem_stats_free(s);
   free(x);

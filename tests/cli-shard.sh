@@ -4,30 +4,68 @@
 # concatenate, byte for byte, into the encoding of the whole input. Run from the top of the tree.
 . "$(dirname "$0")/testlib.sh"
 D=$TOP/testdata/digits
-check "whole cache" slem-negstats -q -o "$T/whole.slem" "$D/negatives.fvecs" "$D/validation.fvecs"
+# The statistics tree (leaves of 32 rows: 22 leaves of the 697 negatives): the partial
+# caches of N shards, merged in any order, give the very cache of one run over all the rows
+# (the same payload fingerprint), hence the same descriptors byte for byte.
+fp() { slem-negstats --info "$1" | sed -n 's/.*"fingerprint": *"\([0-9a-f]*\)".*/\1/p'; }
+check "whole cache" slem-negstats -q --leaf-rows 32 -o "$T/whole.slem" "$D/negatives.fvecs" "$D/validation.fvecs"
 slem-encode -q -c "$T/whole.slem" -F text -o "$T/whole.txt" "$D/queries.fvecs" || bad "encode whole"
-for n in 1 3 7; do
+check "whole cache read in other blocks" slem-negstats -q --leaf-rows 32 -b 5 -t 1 -o "$T/whole5.slem" "$D/negatives.fvecs" "$D/validation.fvecs"
+[ "$(fp "$T/whole5.slem")" = "$(fp "$T/whole.slem")" ] && ok || bad "the read block or the threads change the cache"
+for n in 1 3 7 30; do
   parts=
+  rparts=
   i=0
   while [ $i -lt $n ]; do
-    slem-negstats -q --partial --shard $i/$n -o "$T/p$i.slem" "$D/negatives.fvecs" "$D/validation.fvecs" || bad "negstats shard $i/$n"
+    slem-negstats -q --leaf-rows 32 --partial --shard $i/$n -o "$T/p$i.slem" "$D/negatives.fvecs" "$D/validation.fvecs" || bad "negstats shard $i/$n"
     parts="$parts $T/p$i.slem"
+    rparts="$T/p$i.slem $rparts"
     i=$((i + 1))
   done
   # shellcheck disable=SC2086
   check "merge of $n shards" slem-negstats -q -o "$T/merged$n.slem" $parts
   slem-negstats --info "$T/merged$n.slem" | grep -q '"n":.*697,' && ok || bad "merged n"
+  [ "$(fp "$T/merged$n.slem")" = "$(fp "$T/whole.slem")" ] && ok || bad "$n merged shards: another cache than the whole run's"
+  # shellcheck disable=SC2086
+  check "merge of $n shards in reverse order" slem-negstats -q -o "$T/rmerged$n.slem" $rparts
+  [ "$(fp "$T/rmerged$n.slem")" = "$(fp "$T/whole.slem")" ] && ok || bad "$n shards merged in reverse: another cache"
   slem-encode -q -c "$T/merged$n.slem" -F text -o "$T/merged$n.txt" "$D/queries.fvecs" || bad "encode merged"
-  # the statistics are merged exactly: the descriptors agree to the printed digit
   if cmp -s "$T/merged$n.txt" "$T/whole.txt"; then ok; else bad "$n merged shards give other descriptors"; fi
 done
-# every row in exactly one shard: the shard sizes add up
+# every row in exactly one shard: the shard sizes add up (30 shards of 22 leaves: some empty)
 total=0
-for i in 0 1 2 3 4 5 6; do
-  m=$(slem-negstats --info "$T/p$i.slem" | sed -n 's/.*"n":[^0-9]*\([0-9]*\).*/\1/p')
+empty=0
+i=0
+while [ $i -lt 30 ]; do
+  m=$(slem-negstats --info "$T/p$i.slem" | sed -n 's/^[[:space:]]*"n":[^0-9]*\([0-9]*\).*/\1/p')
   total=$((total + m))
+  [ "$m" = 0 ] && empty=$((empty + 1))
+  i=$((i + 1))
 done
-[ "$total" = 697 ] && ok || bad "the 7 shards hold $total rows, not 697"
+[ "$total" = 697 ] && ok || bad "the 30 shards hold $total rows, not 697"
+[ "$empty" = 8 ] && ok || bad "$empty empty shards of 30, not 8"
+# merges in two steps (shards 0-3 on one host, 4-6 on another) give the same cache
+for i in 0 1 2 3 4 5 6; do
+  slem-negstats -q --leaf-rows 32 --partial --shard $i/7 -o "$T/s$i.slem" "$D/negatives.fvecs" "$D/validation.fvecs" || bad "shard $i/7"
+done
+check "merge of shards 0-3 into a partial cache" slem-negstats -q --partial -o "$T/s03.slem" "$T/s2.slem" "$T/s0.slem" "$T/s3.slem" "$T/s1.slem"
+check "merge of shards 4-6 into a partial cache" slem-negstats -q --partial -o "$T/s46.slem" "$T/s4.slem" "$T/s5.slem" "$T/s6.slem"
+check "merge of the two" slem-negstats -q -o "$T/two.slem" "$T/s46.slem" "$T/s03.slem"
+[ "$(fp "$T/two.slem")" = "$(fp "$T/whole.slem")" ] && ok || bad "a merge in two steps gives another cache"
+# a missing or repeated shard is refused, naming the caches and the leaves
+expect_fail "a shard missing" 1 "s4.slem (shard 4/7) holds leaves 12..14 of 22, but $T/s2.slem (shard 2/7) ends before leaf 9: the partial cache of leaves 9..11 (a shard) is missing" "$T/x.slem" slem-negstats -o "$T/x.slem" "$T/s0.slem" "$T/s1.slem" "$T/s2.slem" "$T/s4.slem" "$T/s5.slem" "$T/s6.slem"
+expect_fail "the last shard missing" 1 "missing" "$T/x.slem" slem-negstats -o "$T/x.slem" "$T/s0.slem" "$T/s1.slem" "$T/s2.slem" "$T/s3.slem" "$T/s4.slem" "$T/s5.slem"
+expect_fail "a shard twice" 1 "given twice" "$T/x.slem" slem-negstats -o "$T/x.slem" "$T/s0.slem" "$T/s1.slem" "$T/s1.slem" "$T/s2.slem" "$T/s3.slem" "$T/s4.slem" "$T/s5.slem" "$T/s6.slem"
+slem-negstats -q --leaf-rows 64 --partial --shard 6/7 -o "$T/l6.slem" "$D/negatives.fvecs" "$D/validation.fvecs" || bad "shard of leaves of 64"
+expect_fail "shards of another leaf size" 1 "missing" "$T/x.slem" slem-negstats -o "$T/x.slem" "$T/s0.slem" "$T/s1.slem" "$T/s2.slem" "$T/s3.slem" "$T/s4.slem" "$T/s5.slem" "$T/l6.slem"
+# two whole sets of negatives, each a partial cache, merge as the union (in order)
+check "partial of the negatives" slem-negstats -q --partial -o "$T/neg.slem" "$D/negatives.fvecs"
+check "partial of the validation" slem-negstats -q --partial -o "$T/val.slem" "$D/validation.fvecs"
+check "merge of two sets" slem-negstats -q -o "$T/sets.slem" "$T/neg.slem" "$T/val.slem"
+slem-negstats --info "$T/sets.slem" | grep -q '"n":.*697,' && ok || bad "two sets: n"
+slem-encode -q -c "$T/sets.slem" -F text -o "$T/sets.txt" "$D/queries.fvecs" || bad "encode sets"
+# the union of two sets is the statistics of all the rows to rounding (not the same tree)
+paste "$T/sets.txt" "$T/whole.txt" | awk '{h = NF / 2; for (i = 1; i <= h; i++) { e = $i - $(i + h); if (e < 0) e = -e; if (e > 1e-6) bad = 1 } } END { exit bad }' && ok || bad "two sets: other descriptors"
 
 # encoded shards concatenate into the whole, linear (float32 and double) and kernel
 check "kernel cache" slem-negstats -q -K rbf:g=1 --rank 32 -o "$T/k.slem" "$D/negatives.fvecs"
@@ -59,10 +97,21 @@ while [ $i -lt 7 ]; do
   i=$((i + 1))
 done
 cmp -s "$T/five.cat" "$T/five.all.fvecs" && ok || bad "7 shards of 5 rows"
-# a shard with no row, or whose rows are all skipped, is a partial cache of n = 0 that merges
-check "empty shard" slem-negstats -q --partial --shard 0/7 -o "$T/empty.slem" "$T/five.fvecs"
-slem-negstats --info "$T/empty.slem" | grep -q '"n":.*0,' && ok || bad "empty shard n"
-check "merge with an empty shard" slem-negstats -q -o "$T/m2.slem" "$T/empty.slem" "$T/p0.slem" "$T/p1.slem" "$T/p2.slem" "$T/p3.slem" "$T/p4.slem" "$T/p5.slem" "$T/p6.slem"
+# a shard with no row is a partial cache of n = 0; the 7 shards of 5 rows merge into the
+# cache of the 5 rows
+parts=
+i=0
+while [ $i -lt 7 ]; do
+  slem-negstats -q --partial --shard $i/7 -o "$T/five$i.slem" "$T/five.fvecs" || bad "shard $i/7 of 5 rows"
+  parts="$parts $T/five$i.slem"
+  i=$((i + 1))
+done
+slem-negstats --info "$T/five0.slem" | grep -q '^[[:space:]]*"n":[^0-9]*0,' && ok || bad "empty shard n"
+# shellcheck disable=SC2086
+check "merge with empty shards" slem-negstats -q -o "$T/five.m.slem" $parts
+check "the 5 rows at once" slem-negstats -q -o "$T/five.w.slem" "$T/five.fvecs"
+[ "$(fp "$T/five.m.slem")" = "$(fp "$T/five.w.slem")" ] && ok || bad "7 shards of 5 rows: another cache"
+expect_fail "shard with --skip-nonfinite" 1 "skip-nonfinite" "$T/x.slem" slem-negstats --partial --skip-nonfinite --shard 0/2 -o "$T/x.slem" "$D/negatives.fvecs"
 printf '1 nan\n2 inf\n3 4\n5 6\n' >"$T/nan.txt"
 slem-encode -q -c "$T/whole.slem" -F text -o /dev/null "$D/queries.fvecs"
 # errors
