@@ -14,7 +14,11 @@ S=$(mktemp -d "${TMPDIR:-/tmp}/slem-man-scripts.XXXXXX")
 trap 'rm -rf "$S"' EXIT
 ln -s "$TOP/scripts/slem-tune" "$S/slem-tune"
 ln -s "$TOP/scripts/plot-pr" "$S/slem-plot-pr"
+ln -s "$TOP/scripts/slem-scale" "$S/slem-parallel"
+ln -s "$TOP/scripts/slem-scale" "$S/slem-sbatch"
 for page in "$@"; do
+  # a page that is another's (.so) has that page's examples
+  case $(head -n 1 "$page") in .so\ *) continue ;; esac
   dir=$(mktemp -d "${TMPDIR:-/tmp}/slem-man.XXXXXX")
   ln -s "$TOP/testdata" "$dir/testdata"
   # split the examples into cmd.N and exp.N files
