@@ -215,6 +215,10 @@ int slem_db_read(void *ctx, void *x, size_t max, int f32, size_t *got, SlemBlock
       db->f++;
       continue;
     }
+    if (db->row < db->lo && slem_vecreader_can_seek(r)) { /* the window starts in this file */
+      if ((st = slem_vecreader_seek(r, db->lo - db->base, err)) != SLEM_OK) return st;
+      db->row = db->lo;
+    }
     if (db->row < db->lo) { /* the file's rows before the window: read and dropped */
       if (db->lo - db->row < want) want = (size_t)(db->lo - db->row);
     } else if (db->hi - db->row < want) {

@@ -112,9 +112,15 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
   }
   if ((st = slem_vecwriter_open(&w, output, o->format, out_dim, count, err)) ||
       (st = slem_vecwriter_set_dtype(w, o->dtype, err)) ||
-      (st = set_meta(w, cache, r, o, lo, err)) ||
-      (st = slem_prefetch_new(&pf, r, block, 0, err)))
+      (st = set_meta(w, cache, r, o, lo, err)))
     goto done;
+  /* a shard starts reading at the block that holds its first row: the blocks stay those of
+   * a run over all the rows */
+  if (lo > 0 && slem_vecreader_can_seek(r)) {
+    row = lo / block * block;
+    if ((st = slem_vecreader_seek(r, row, err)) != SLEM_OK) goto done;
+  }
+  if ((st = slem_prefetch_new(&pf, r, block, 0, err)) != SLEM_OK) goto done;
   /* from here the reader belongs to the prefetch thread: records are counted here */
   for (;;) {
     void *rows;

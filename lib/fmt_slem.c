@@ -154,31 +154,26 @@ static int open_slem(SlemVecReader *r, SlemError *err) {
     pos += got;
   }
   if (st) goto done;
-  /* the payload's checksum, first, when the file can be read twice */
+  /* the payload's checksum is followed as the rows are read, from the first row to the last
+   * (at the end of the rows, or now when there is none): opening a container costs its
+   * header, whatever its size. What follows the rows (padding, the ids) is kept for it. */
   if (slem_in_seekable(r->in)) {
-    unsigned char buf[1 << 14];
-    uint32_t crc = 0, want_crc;
-    uint64_t left = pay_len;
-    while (left > 0 && st == SLEM_OK) {
-      size_t chunk = left < sizeof buf ? (size_t)left : sizeof buf;
-      st = slem_in_read(r->in, buf, chunk, &got, err);
-      if (st == SLEM_OK && got < chunk) st = slem_error(err, SLEM_EFORMAT, "%s: truncated", name);
-      crc = slem_crc32(crc, buf, got);
-      left -= got;
-    }
-    memcpy(&want_crc, h + 52, 4);
-    if (st == SLEM_OK && crc != want_crc)
-      st = slem_error(err, SLEM_EFORMAT, "%s: checksum mismatch in the rows: corrupt", name);
-    if (st == SLEM_OK && ids_off) { /* the ids, read before the rows they name */
-      char *ids_buf = malloc(ids_bytes ? ids_bytes : 1);
-      if (!ids_buf) st = slem_error(err, SLEM_ENOMEM, "out of memory for the ids of %s", name);
-      if (st == SLEM_OK) st = slem_in_seek(r->in, ids_off, err);
-      if (st == SLEM_OK) st = slem_in_read(r->in, ids_buf, ids_bytes, &got, err);
-      if (st == SLEM_OK && got < ids_bytes)
+    uint64_t rows_end = pay_off + n * d * 4;
+    memcpy(&r->crc_want, h + 52, 4);
+    r->crc_tail_len = (size_t)(pay_off + pay_len - rows_end);
+    if (!(r->crc_tail = calloc(r->crc_tail_len ? r->crc_tail_len : 1, 1)))
+      st = slem_error(err, SLEM_ENOMEM, "out of memory for the ids of %s", name);
+    if (st == SLEM_OK && r->crc_tail_len > 0) { /* the ids, read before the rows they name */
+      if (st == SLEM_OK) st = slem_in_seek(r->in, rows_end, err);
+      if (st == SLEM_OK) st = slem_in_read(r->in, r->crc_tail, r->crc_tail_len, &got, err);
+      if (st == SLEM_OK && got < r->crc_tail_len)
         st = slem_error(err, SLEM_EFORMAT, "%s: truncated in its ids", name);
-      if (st == SLEM_OK) st = slem_ids_unpack(&r->ids, name, ids_buf, ids_bytes, n, err);
-      free(ids_buf);
+      if (st == SLEM_OK && ids_off)
+        st = slem_ids_unpack(&r->ids, name, (const char *)r->crc_tail + (ids_off - rows_end),
+                             ids_bytes, n, err);
     }
+    r->crc_on = r->crc_can = 1;
+    if (st == SLEM_OK && n == 0) st = slem_vfmt_crc_end(r, err);
     if (st == SLEM_OK) st = slem_in_seek(r->in, pay_off, err);
     if (st) goto done;
   }

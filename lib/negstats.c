@@ -61,6 +61,14 @@ static int add_file(SlemStats **st, const char *path, const SlemNegstatsOpts *o,
     goto done;
   }
   if (*row >= hi) goto done;
+  if (*row + (uint64_t)slem_vecreader_count(r) <= lo && slem_vecreader_count(r) >= 0) {
+    *row += (uint64_t)slem_vecreader_count(r); /* wholly before the shard */
+    goto done;
+  }
+  if (*row < lo && slem_vecreader_can_seek(r)) { /* the shard starts in this file */
+    if ((status = slem_vecreader_seek(r, lo - *row, err)) != SLEM_OK) goto done;
+    *row = lo;
+  }
   status = slem_prefetch_new(&pf, r, o->block ? o->block : slem_block_rows(d), 0, err);
   while (status == SLEM_OK) {
     void *rows;

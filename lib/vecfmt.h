@@ -58,6 +58,12 @@ struct SlemVecReader {
   int has_pending;
   uint64_t line_no;   /* lines read */
   /* the descriptor container: */
+  int crc_on;         /* the rows are checksummed as they are read, from the first */
+  int crc_can;        /* crc_on again after a rewind */
+  uint32_t crc;       /* CRC-32 of the records read so far */
+  uint32_t crc_want;  /* of the whole payload: the records, then crc_tail */
+  unsigned char *crc_tail; /* what follows the rows in the payload (padding, ids) */
+  size_t crc_tail_len;
   char cache_fp[17];  /* the fingerprint of the cache that made the descriptors, or "" */
   char *meta_json;    /* its JSON header, or NULL */
   struct SlemIds *ids; /* the ids it carries, or NULL */
@@ -153,5 +159,9 @@ int slem_float_to_half(float v, uint16_t *h);
 
 /* Sets err to the failed write on w's output (from errno) and returns SLEM_EIO. */
 int slem_vfmt_write_error(SlemVecWriter *w, SlemError *err);
+
+/* Ends the checksum of a container's payload that was followed as its rows were read (the
+ * records, then crc_tail): SLEM_EFORMAT "checksum mismatch in the rows" when it differs. */
+int slem_vfmt_crc_end(SlemVecReader *r, SlemError *err);
 
 #endif

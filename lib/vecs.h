@@ -101,6 +101,14 @@ uint64_t slem_vecreader_skipped(const SlemVecReader *self);
 int slem_vecreader_rewind(SlemVecReader *self, SlemError *err);
 int slem_vecreader_seekable(const SlemVecReader *self);
 
+/* Moves to vector row (from 0) without reading the rows before it: a regular file of
+ * fixed-size records whose number is known (not text, not a Fortran-order npy) read
+ * without skipping non-finite records; slem_vecreader_can_seek() tells. A container's rows
+ * are then no longer checksummed (the check follows a read from the first row to the last;
+ * rewind restores it). Errors: SLEM_EINVAL when it cannot, SLEM_EIO. */
+int slem_vecreader_seek(SlemVecReader *self, uint64_t row, SlemError *err);
+int slem_vecreader_can_seek(const SlemVecReader *self);
+
 /* What a descriptor container (SLEM_FMT_SLEM) records of its rows: the cache that made them
  * (its fingerprint, cache.h), where they come from, and the shard they are. */
 typedef struct SlemDescMeta {

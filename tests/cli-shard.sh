@@ -114,6 +114,20 @@ check "the 5 rows at once" slem-negstats -q -o "$T/five.w.slem" "$T/five.fvecs"
 expect_fail "shard with --skip-nonfinite" 1 "skip-nonfinite" "$T/x.slem" slem-negstats --partial --skip-nonfinite --shard 0/2 -o "$T/x.slem" "$D/negatives.fvecs"
 printf '1 nan\n2 inf\n3 4\n5 6\n' >"$T/nan.txt"
 slem-encode -q -c "$T/whole.slem" -F text -o /dev/null "$D/queries.fvecs"
+# a shard reads only its rows (a seek to them): a bad record before them is never read, and
+# the shard is still the same cut of the clean file's rows
+cp "$D/database.fvecs" "$T/dirty.fvecs"
+printf '\377\377\300\177' | dd of="$T/dirty.fvecs" bs=1 seek=8 conv=notrunc 2>/dev/null # NaN in record 1
+expect_fail "the dirty record is bad" 1 "record 1: value 2 is NaN" "$T/x.fvecs" slem-encode -c "$T/whole.slem" -o "$T/x.fvecs" "$T/dirty.fvecs"
+slem-encode -q -c "$T/whole.slem" --shard 1/2 -b 64 -o "$T/clean1.fvecs" "$D/database.fvecs"
+check "encode shard after a bad record" slem-encode -q -c "$T/whole.slem" --shard 1/2 -b 64 -o "$T/dirty1.fvecs" "$T/dirty.fvecs"
+cmp -s "$T/dirty1.fvecs" "$T/clean1.fvecs" && ok || bad "encode shard after a bad record: other descriptors"
+slem-match -q -n -k 5 --shard 1/2 -d "$D/database.fvecs" -o "$T/clean1.tsv" "$D/queries.fvecs"
+check "match shard after a bad record" slem-match -q -n -k 5 --shard 1/2 -d "$T/dirty.fvecs" -o "$T/dirty1.tsv" "$D/queries.fvecs"
+cmp -s "$T/dirty1.tsv" "$T/clean1.tsv" && ok || bad "match shard after a bad record: another ranking"
+slem-negstats -q --leaf-rows 32 --partial --shard 1/2 -o "$T/clean1.slem" "$D/database.fvecs"
+check "negstats shard after a bad record" slem-negstats -q --leaf-rows 32 --partial --shard 1/2 -o "$T/dirty1.slem" "$T/dirty.fvecs"
+[ "$(fp "$T/dirty1.slem")" = "$(fp "$T/clean1.slem")" ] && ok || bad "negstats shard after a bad record: other statistics"
 # errors
 expect_fail "shard without partial" 2 "add --partial" "$T/x.slem" slem-negstats --shard 0/2 -o "$T/x.slem" "$D/negatives.fvecs"
 expect_fail "bad shard" 2 "--shard" "$T/x.slem" slem-negstats --partial --shard 2/2 -o "$T/x.slem" "$D/negatives.fvecs"
