@@ -1,0 +1,36 @@
+#!/bin/sh
+# scripts/slem-sbatch on a real single-node Slurm cluster that this test starts (munged,
+# slurmctld and slurmd from Debian's slurm-wlm and munge, every file in a temporary
+# directory, tests/slurm-cluster.sh) and stops at its end: sharded rankings equal to the
+# single-process ones byte for byte, a failed array task stopping the chain, and the rerun
+# resuming. Run from the top of the tree, as root; skipped when Slurm is not installed.
+# shellcheck disable=SC2034,SC2154 # SCALE_ARGS and odd are shared with scale-common.sh
+. "$(dirname "$0")/testlib.sh"
+. "$TOP/tests/slurm-cluster.sh"
+C=$(mktemp -d "${TMPDIR:-/tmp}/slem-slurm.XXXXXX")
+trap 'slurm_stop "$C"; rm -rf "$T" "$C"' EXIT
+trap 'exit 1' INT TERM
+slurm_start "$C"
+case $? in
+  0) ;;
+  77) echo "slurm: Slurm or munge is not installed, or not root: skipped"; exit 0 ;;
+  *) bad "the test cluster did not start"; finish slurm; exit 1 ;;
+esac
+# the cluster answers, and runs jobs as its own (no system Slurm is involved)
+sinfo -h -o '%P %a %T' | grep -q '^test\* up idle' && ok || bad "sinfo: $(sinfo 2>&1)"
+SCALE=$TOP/scripts/slem-sbatch
+SCALE_ARGS="--wait --time 10"
+. "$TOP/tests/scale-common.sh"
+# without --wait the jobs are queued and the script returns at once; a second run with
+# --wait and the same work directory then waits for them
+rm -f "$T/q.tsv"
+if "$SCALE" -N 2 -n "$odd" -n "$D/validation.fvecs" -q "$D/queries.fvecs" -d "$D/database.fvecs" -o "$T/q.tsv" -k 20 \
+  --leaf-rows 32 --workdir "$T/qw" >"$T/out" 2>"$T/err"; then
+  grep -q "queued jobs" "$T/err" && ok || bad "no --wait: no word of the queued jobs: $(cat "$T/err")"
+else
+  bad "no --wait: status $?: $(cat "$T/err")"
+fi
+i=0
+while squeue -h -o %i 2>/dev/null | grep -q . && [ $i -lt 240 ]; do sleep 0.5; i=$((i + 1)); done
+cmp -s "$T/q.tsv" "$T/lin.tsv" && ok || bad "the queued jobs wrote no ranking, or another"
+finish slurm
