@@ -30,7 +30,8 @@ static void __attribute__((noreturn)) usage(void) {
       "                         several -d make one database, rows numbered across them\n"
       "  -D, --database-list L  database files listed in L, one path per line (after any -d)\n"
       "      --shard I/N        search only rows floor(I*R/N) .. floor((I+1)*R/N)-1 of the R\n"
-      "                         database rows (0 <= I < N); rows and ids stay global\n"
+      "                         database rows (0 <= I < N); rows and ids stay global; in\n"
+      "                         jsonl a first line names the shard for slem-merge\n"
       "  -c, --cache CACHE      a kernel cache from slem-negstats --kernel: score base\n"
       "                         features by the exact kernel SLEM similarity\n"
       "      --affine           QUERIES are exemplar classifiers, d + 1 values (w, then\n"
@@ -57,7 +58,10 @@ static void __attribute__((noreturn)) usage(void) {
       "  -t, --threads N        BLAS threads (default: SLEM_THREADS, else all cores)\n"
       "      --tile-rows N      database rows per tile (default about 2^22/d)\n"
       "      --query-block N    queries per block (default 2048)\n"
-      "      --stats            print the counts of scored and exactly re-scored pairs\n"
+      "      --stats            print the counts of scored and exactly re-scored pairs, and\n"
+      "                         of the passes over the database (one per block of queries;\n"
+      "                         the files are read once when the database fits in\n"
+      "                         SLEM_MATCH_MEMORY bytes, default a quarter of the memory)\n"
       "      --no-check         match descriptors of different caches, or descriptors\n"
       "                         against plain vectors (refused by default)\n"
       "  -q, --quiet            no warnings\n"
@@ -80,6 +84,19 @@ typedef struct Progress {
 static void on_progress(void *ctx, uint64_t pairs) {
   const Progress *p = ctx;
   if (p->rows > 0) cli_progress_of("queries", pairs / p->rows, p->queries);
+}
+
+/* A shard's ranking says which shard of which database it is, for slem-merge. */
+static int shard_line(SlemRankWriter *w, const SlemDb *db, const SlemShard *shard, size_t k,
+                      SlemError *err) {
+  SlemRankShard m;
+  if (shard->count == 0) return SLEM_OK;
+  m.index = shard->index;
+  m.count = shard->count;
+  m.rows = (uint64_t)slem_db_rows(db);
+  m.k = k;
+  slem_db_fingerprint(db, m.database);
+  return slem_rankwriter_shard(w, &m, err);
 }
 
 int main(int argc, char **argv) {
@@ -305,6 +322,7 @@ int main(int argc, char **argv) {
   if (npy ? slem_ranknpy_open(&wn, output, opts.k, &err) != SLEM_OK ||
                 slem_match_db(q, db, &opts, slem_ranknpy_write, wn, &ms, &err) != SLEM_OK
           : slem_rankwriter_open(&w, output, rfmt, qids ? qids : slem_vecreader_ids(q), slem_db_ids(db), tag, &err) != SLEM_OK ||
+                shard_line(w, db, &shard, opts.k, &err) != SLEM_OK ||
                 slem_match_db(q, db, &opts, slem_rankwriter_write, w, &ms, &err) != SLEM_OK)
     goto fail;
   if (cal && slem_calibration_count(cal) != ms.nq) {
@@ -330,6 +348,9 @@ int main(int argc, char **argv) {
             " re-scored exactly (%.3g%%, %.1f per query)\n", cli_prog(), ms.nq, ms.ndb, ms.pairs,
             ms.rescored, ms.pairs ? 100.0 * (double)ms.rescored / (double)ms.pairs : 0.0,
             ms.nq ? (double)ms.rescored / (double)ms.nq : 0.0);
+  if (status == CLI_EXIT_OK && print_stats)
+    fprintf(stderr, "%s: %" PRIu64 " passes over the database, %" PRIu64 " from the files\n",
+            cli_prog(), ms.passes, ms.reads);
   if (status == CLI_EXIT_OK && !quiet && shard.count == 0 && opts.k > ms.ndb)
     cli_warn("-k %zu is more than the %" PRIu64 " database rows: each query lists at most %" PRIu64,
              opts.k, ms.ndb, ms.ndb);

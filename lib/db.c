@@ -178,6 +178,32 @@ void slem_db_window(const SlemDb *self, uint64_t *lo, uint64_t *hi) {
   *hi = self->hi;
 }
 
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
+  return h;
+}
+
+void slem_db_fingerprint(const SlemDb *self, char out[17]) {
+  uint64_t h = 1469598103934665603ull;
+  char buf[96];
+  int len = snprintf(buf, sizeof buf, "d=%zu;rows=%lld;", self->d, (long long)self->rows);
+  h = fnv(h, buf, (size_t)len);
+  for (size_t i = 0; i < self->n; i++) { /* the caches, not how the rows fall in files */
+    const char *fp = slem_vecreader_fingerprint(self->r[i]);
+    const char *prev = i ? slem_vecreader_fingerprint(self->r[i - 1]) : NULL;
+    if (i > 0 && (fp && prev ? strcmp(fp, prev) == 0 : fp == prev)) continue;
+    len = snprintf(buf, sizeof buf, "cache=%s;", fp ? fp : "-");
+    h = fnv(h, buf, (size_t)len);
+  }
+  if (self->ids)
+    for (size_t i = 0; i < slem_ids_count(self->ids); i++) {
+      const char *id = slem_ids_get(self->ids, i);
+      h = fnv(h, id, strlen(id) + 1);
+    }
+  snprintf(out, 17, "%016llx", (unsigned long long)h);
+}
+
 int slem_db_seekable(const SlemDb *self) {
   for (size_t i = 0; i < self->n; i++)
     if (!slem_vecreader_seekable(self->r[i])) return 0;

@@ -68,6 +68,14 @@ void slem_db_window(const SlemDb *self, uint64_t *lo, uint64_t *hi);
 
 /* Whether every file can be read again (regular files). */
 int slem_db_seekable(const SlemDb *self);
+
+/* 16 hex digits naming the database, for the shard line of its rankings (rankings.h): an
+ * FNV-1a (64 bits) of its dimension, its rows, the fingerprints of the caches its
+ * descriptors came from (containers), and its ids when it has some; not of how its rows are
+ * split into files. Rankings of shards of other databases (another size, another cache,
+ * other ids) then differ; two databases alike in all these but their values do not.
+ * Cannot fail. */
+void slem_db_fingerprint(const SlemDb *self, char out[17]);
 /* Starts again from the first row of the window. Errors: SLEM_EIO (a pipe). */
 int slem_db_rewind(SlemDb *self, SlemError *err);
 

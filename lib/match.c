@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L
 #include "match.h"
 
 #include "kproj.h"
@@ -8,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void slem_match_opts_init(SlemMatchOpts *opts) {
   memset(opts, 0, sizeof *opts);
@@ -48,6 +50,72 @@ int slem_match(SlemVecReader *queries, SlemVecReader *db, const SlemMatchOpts *o
   return st;
 }
 
+/* The database's tiles as the first block of queries read them, kept in memory while they
+ * fit in a budget, so that the next blocks of queries read memory instead of the files. */
+typedef struct Kept {
+  void **rows;
+  size_t *n;
+  SlemBlockPos *pos;
+  size_t count, cap, bytes, budget;
+  int on;        /* still keeping (the budget not exceeded) */
+} Kept;
+
+/* The budget: SLEM_MATCH_MEMORY bytes when set (0: keep nothing), else a quarter of the
+ * physical memory. */
+static size_t kept_budget(void) {
+  const char *e = getenv("SLEM_MATCH_MEMORY");
+  long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+  if (e && *e) {
+    char *end;
+    unsigned long long v = strtoull(e, &end, 10);
+    if (*end == '\0') return (size_t)v;
+  }
+  return pages > 0 && psize > 0 ? (size_t)pages / 4 * (size_t)psize : 0;
+}
+
+static void kept_clear(Kept *kp) {
+  for (size_t i = 0; i < kp->count; i++) free(kp->rows[i]);
+  free(kp->rows);
+  free(kp->n);
+  free(kp->pos);
+  kp->rows = NULL;
+  kp->n = NULL;
+  kp->pos = NULL;
+  kp->count = kp->cap = kp->bytes = 0;
+}
+
+/* Keeps a copy of a tile of nd rows of bytes bytes; past the budget, or out of memory, stops
+ * keeping and frees what was kept (the files are then read again: nothing fails). */
+static void kept_add(Kept *kp, const void *rows, size_t nd, size_t bytes, const SlemBlockPos *pos) {
+  void *copy;
+  if (!kp->on) return;
+  if (kp->bytes + bytes > kp->budget) goto stop;
+  if (kp->count == kp->cap) {
+    size_t cap = kp->cap ? 2 * kp->cap : 64;
+    void **r = realloc(kp->rows, cap * sizeof *r);
+    size_t *n;
+    SlemBlockPos *p;
+    if (!r) goto stop;
+    kp->rows = r;
+    if (!(n = realloc(kp->n, cap * sizeof *n))) goto stop;
+    kp->n = n;
+    if (!(p = realloc(kp->pos, cap * sizeof *p))) goto stop;
+    kp->pos = p;
+    kp->cap = cap;
+  }
+  if (!(copy = malloc(bytes ? bytes : 1))) goto stop;
+  memcpy(copy, rows, bytes);
+  kp->rows[kp->count] = copy;
+  kp->n[kp->count] = nd;
+  kp->pos[kp->count] = *pos;
+  kp->count++;
+  kp->bytes += bytes;
+  return;
+stop:
+  kp->on = 0;
+  kept_clear(kp);
+}
+
 int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
                   SlemHitsFn emit, void *ctx, SlemMatchStats *stats, SlemError *err) {
   size_t d = slem_vecreader_dim(queries);
@@ -65,6 +133,9 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
   int64_t nqueries = slem_vecreader_count(queries);
   SlemScorer *sc = NULL;
   SlemPrefetch *pf = NULL;
+  Kept kp = {0};
+  void *scratch = NULL;
+  size_t esize;
 
   int affine = opts->affine || opts->calibration != NULL;
 
@@ -118,10 +189,16 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
   tops = malloc(qmax * sizeof *tops);
   lows = malloc(qmax * sizeof *lows);
   cand = malloc(tb * sizeof *cand);
-  if (!scores || !mem || !lmem || !tops || !lows || !cand) {
+  esize = slem_scorer_f32(sc) ? sizeof(float) : sizeof(double);
+  scratch = malloc(tb * d * esize);
+  if (!scores || !mem || !lmem || !tops || !lows || !cand || !scratch) {
     status = slem_error(err, SLEM_ENOMEM, "out of memory for the match tiles");
     goto done;
   }
+  /* more than one block of queries (or an unknown number) from regular files: keep the
+   * tiles of the first pass, as they were read, before the scorer works on them */
+  kp.budget = kept_budget();
+  kp.on = !once && kp.budget > 0 && (nqueries < 0 || nqueries > (int64_t)qb);
   for (;;) {
     size_t nq, nd;
     uint64_t nrows = 0;
@@ -141,20 +218,37 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
                             "again, so it must be a regular file, not a pipe", slem_db_name(db), qb);
         goto done;
       }
-      status = slem_db_rewind(db, err);
-      if (status) goto done;
+      if (!kp.on) {
+        status = slem_db_rewind(db, err);
+        if (status) goto done;
+      }
     }
     for (size_t i = 0; i < nq; i++) {
       slem_topk_init(&tops[i], mem + i * k, k);
       slem_topk_init(&lows[i], lmem + i * k, k);
     }
-    /* the database, a tile ahead on another thread, for this block of queries */
-    status = slem_prefetch_new_fn(&pf, slem_db_read, db, d, tb, slem_scorer_f32(sc), err);
-    if (status) goto done;
-    for (;;) {
-      void *rows;
-      status = slem_prefetch_next_pos(pf, &rows, &nd, &pos, err);
+    /* the database, a tile ahead on another thread, for this block of queries; or the
+     * tiles the first block kept */
+    stats->passes++;
+    if (first || !kp.on) {
+      stats->reads++;
+      status = slem_prefetch_new_fn(&pf, slem_db_read, db, d, tb, slem_scorer_f32(sc), err);
       if (status) goto done;
+    }
+    for (size_t ti = 0;; ti++) {
+      void *rows;
+      if (pf) {
+        status = slem_prefetch_next_pos(pf, &rows, &nd, &pos, err);
+        if (status) goto done;
+        if (first && nd > 0) kept_add(&kp, rows, nd, nd * d * esize, &pos);
+      } else if (ti < kp.count) { /* a copy: the scorer may change its rows */
+        nd = kp.n[ti];
+        pos = kp.pos[ti];
+        memcpy(scratch, kp.rows[ti], nd * d * esize);
+        rows = scratch;
+      } else {
+        nd = 0;
+      }
       if (nd == 0) break;
       status = slem_scorer_tile(sc, scores, rows, nd, pos.name, pos.record, err);
       if (status) goto done;
@@ -227,6 +321,8 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
 done:
   slem_prefetch_free(pf);
   slem_scorer_free(sc);
+  kept_clear(&kp);
+  free(scratch);
   free(scores);
   free(mem);
   free(lmem);

@@ -53,6 +53,9 @@ typedef struct SlemMatchStats {
   uint64_t clamps;   /* kernel: points whose u^2 was clamped (see kproj.h) */
   uint64_t pairs;    /* (query, row) pairs scored by the tiles */
   uint64_t rescored; /* pairs re-scored exactly (near or above a k-th best) */
+  uint64_t passes;   /* passes over the database, one per block of queries */
+  uint64_t reads;    /* of them, passes that read the files (the others read the tiles the
+                        first pass kept in memory: SLEM_MATCH_MEMORY) */
 } SlemMatchStats;
 
 void slem_match_opts_init(SlemMatchOpts *opts);

@@ -203,6 +203,61 @@ static int gather(Merge *m, size_t *nc, SlemError *err) {
 /* A list shorter than k is only exact when it holds every row of its shard (less the
  * query's own with --exclude-self): the shard must not have returned more rows than
  * that over all its queries. */
+/* The shard lines (rankings.h): when one shard has one, every shard must, all of the same
+ * database, size and k, each index of 0..N-1 once. */
+static int check_shards(const Merge *m, SlemError *err) {
+  const SlemRankShard *first = NULL;
+  size_t with = 0, at = 0;
+  char *seen;
+  for (size_t s = 0; s < m->n; s++)
+    if (slem_rankreader_shard(m->s[s].r)) {
+      if (!first) first = slem_rankreader_shard(m->s[s].r), at = s;
+      with++;
+    }
+  if (!first) return SLEM_OK;
+  for (size_t s = 0; s < m->n; s++) {
+    const SlemRankShard *x = slem_rankreader_shard(m->s[s].r);
+    if (!x)
+      return slem_error(err, SLEM_EFORMAT, "%s: not the ranking of a shard (no shard line), "
+                        "but %s is shard %llu/%llu", name_of(m, s), name_of(m, at),
+                        (unsigned long long)first->index, (unsigned long long)first->count);
+    if (strcmp(x->database, first->database) != 0 || x->rows != first->rows)
+      return slem_error(err, SLEM_EFORMAT, "%s: a shard of another database (%llu rows, %s) "
+                        "than %s (%llu rows, %s)", name_of(m, s), (unsigned long long)x->rows,
+                        x->database, name_of(m, at), (unsigned long long)first->rows,
+                        first->database);
+    if (x->count != first->count)
+      return slem_error(err, SLEM_EFORMAT, "%s: shard %llu/%llu, but %s is one of %llu",
+                        name_of(m, s), (unsigned long long)x->index, (unsigned long long)x->count,
+                        name_of(m, at), (unsigned long long)first->count);
+    if (x->k != first->k)
+      return slem_error(err, SLEM_EFORMAT, "%s: made with -k %llu, but %s with -k %llu",
+                        name_of(m, s), (unsigned long long)x->k, name_of(m, at),
+                        (unsigned long long)first->k);
+  }
+  if (m->n != first->count) {
+    if (!(seen = calloc(first->count, 1))) return slem_error(err, SLEM_ENOMEM, "out of memory");
+    for (size_t s = 0; s < m->n; s++) seen[slem_rankreader_shard(m->s[s].r)->index] = 1;
+    for (uint64_t i = 0; i < first->count; i++)
+      if (!seen[i]) {
+        free(seen);
+        return slem_error(err, SLEM_EFORMAT, "shard %llu/%llu is missing: %zu shard rankings "
+                          "given", (unsigned long long)i, (unsigned long long)first->count,
+                          m->n);
+      }
+    free(seen);
+  }
+  for (size_t s = 0; s < m->n; s++)
+    for (size_t t = s + 1; t < m->n; t++)
+      if (slem_rankreader_shard(m->s[s].r)->index == slem_rankreader_shard(m->s[t].r)->index)
+        return slem_error(err, SLEM_EFORMAT, "%s and %s are both shard %llu/%llu",
+                          name_of(m, s), name_of(m, t),
+                          (unsigned long long)slem_rankreader_shard(m->s[s].r)->index,
+                          (unsigned long long)first->count);
+  (void)with;
+  return SLEM_OK;
+}
+
 static int check_short(const Merge *m, SlemError *err) {
   for (size_t s = 0; s < m->n; s++) {
     const Shard *sh = m->s + s;
@@ -264,6 +319,7 @@ int slem_merge(const char *const *shards, size_t n, const char *output,
     if (done) break;
     if (!w) {
       SlemRankFormat f = opts->format;
+      if ((st = check_shards(&m, err)) != SLEM_OK) goto done;
       const SlemRankQuery *g = m.s[0].g;
       if (f == SLEM_RANK_AUTO) f = slem_rankreader_format(m.s[0].r);
       st = slem_rankwriter_open(&w, output, f, NULL, NULL, g->n && g->e[0].tag ? g->e[0].tag : NULL,

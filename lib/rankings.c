@@ -212,6 +212,32 @@ int slem_rankwriter_write_entries(SlemRankWriter *self, const char *query,
   return SLEM_OK;
 }
 
+/* The shard line's JSON: {"index":I,"count":N,"rows":R,"k":K,"database":"..."}. */
+static char *shard_json(const SlemRankShard *m) {
+  cJSON *o = cJSON_CreateObject();
+  char *text;
+  if (!o) return NULL;
+  cJSON_AddNumberToObject(o, "index", (double)m->index);
+  cJSON_AddNumberToObject(o, "count", (double)m->count);
+  cJSON_AddNumberToObject(o, "rows", (double)m->rows);
+  cJSON_AddNumberToObject(o, "k", (double)m->k);
+  cJSON_AddStringToObject(o, "database", m->database);
+  text = cJSON_PrintUnformatted(o);
+  cJSON_Delete(o);
+  return text;
+}
+
+int slem_rankwriter_shard(SlemRankWriter *self, const SlemRankShard *m, SlemError *err) {
+  char *text;
+  int bad;
+  if (self->fmt != SLEM_RANK_JSONL) return SLEM_OK;
+  if (!(text = shard_json(m))) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  bad = fprintf(slem_out_file(self->out), "{\"slem_shard\":%s}\n", text) < 0;
+  free(text);
+  if (bad) return slem_error(err, SLEM_EIO, "%s: write: %s", slem_out_name(self->out), strerror(errno));
+  return SLEM_OK;
+}
+
 int slem_rankwriter_close(SlemRankWriter *self, SlemError *err) {
   int st = slem_out_commit(self->out, err);
   free(self->tag);
@@ -255,6 +281,7 @@ struct SlemRankReader {
   double pend_score;
   uint64_t pend_line;
   int has_pend, eof, any;
+  SlemRankShard shard;   /* the shard line, if any (shard.count > 0) */
   SlemError deferred;    /* a bad line after a query's lines: reported on the next call */
 };
 
@@ -294,6 +321,53 @@ int slem_rankreader_open(SlemRankReader **self, const char *path, SlemRankFormat
 }
 
 SlemRankFormat slem_rankreader_format(const SlemRankReader *self) { return self->fmt; }
+const SlemRankShard *slem_rankreader_shard(const SlemRankReader *self) {
+  return self->shard.count > 0 ? &self->shard : NULL;
+}
+
+/* A shard line (the first line of a file that slem-match --shard wrote): parsed into
+ * r->shard. Returns 1 when line is one, 0 when it is not, -1 with err set when it is a bad
+ * one. */
+static int shard_line(SlemRankReader *r, const char *line, SlemError *err) {
+  static const char jsonl[] = "{\"slem_shard\":";
+  const char *name = slem_lines_name(r->lines);
+  cJSON *o = NULL, *all = NULL;
+  const char *keys[4] = {"index", "count", "rows", "k"};
+  uint64_t v[4];
+  const cJSON *db;
+  if (strncmp(line, jsonl, sizeof jsonl - 1) == 0 && r->fmt != SLEM_RANK_TSV &&
+      r->fmt != SLEM_RANK_TREC) {
+    all = cJSON_Parse(line);
+    o = cJSON_DetachItemFromObjectCaseSensitive(all, "slem_shard");
+    if (r->fmt == SLEM_RANK_AUTO) r->fmt = SLEM_RANK_JSONL;
+  } else {
+    return 0;
+  }
+  cJSON_Delete(all);
+  for (int i = 0; i < 4; i++) {
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, keys[i]);
+    if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0) || it->valuedouble > 9007199254740992.0 ||
+        it->valuedouble != floor(it->valuedouble)) {
+      cJSON_Delete(o);
+      slem_error(err, SLEM_EFORMAT, "%s: line 1: a bad shard line (no whole '%s')", name, keys[i]);
+      return -1;
+    }
+    v[i] = (uint64_t)it->valuedouble;
+  }
+  db = cJSON_GetObjectItemCaseSensitive(o, "database");
+  if (!cJSON_IsString(db) || strlen(db->valuestring) != 16 || v[1] == 0 || v[0] >= v[1]) {
+    cJSON_Delete(o);
+    slem_error(err, SLEM_EFORMAT, "%s: line 1: a bad shard line", name);
+    return -1;
+  }
+  r->shard.index = v[0];
+  r->shard.count = v[1];
+  r->shard.rows = v[2];
+  r->shard.k = v[3];
+  memcpy(r->shard.database, db->valuestring, 17);
+  cJSON_Delete(o);
+  return 1;
+}
 const char *slem_rankreader_name(const SlemRankReader *self) { return slem_lines_name(self->lines); }
 size_t slem_rankreader_queries(const SlemRankReader *self) { return slem_strmap_count(self->qmap); }
 int slem_rankreader_unterminated(const SlemRankReader *self) {
@@ -520,6 +594,11 @@ int slem_rankreader_next(SlemRankReader *self, const SlemRankQuery **q, SlemErro
       break;
     }
     ln = slem_lines_number(r->lines);
+    if (ln == 1) {
+      int sh = shard_line(r, line, err);
+      if (sh < 0) return SLEM_EFORMAT;
+      if (sh > 0) continue;
+    }
     if (r->fmt == SLEM_RANK_AUTO) {
       if (line[strspn(line, " \t")] == '{') r->fmt = SLEM_RANK_JSONL;
       else if (strchr(line, '\t') && !strchr(line, ' ')) r->fmt = SLEM_RANK_TSV;

@@ -71,6 +71,21 @@ typedef struct SlemRankEntry {
 int slem_rankwriter_write_entries(SlemRankWriter *self, const char *query,
                                   const SlemRankEntry *e, size_t n, SlemError *err);
 
+/* What a shard's ranking (slem-match --shard I/N) records of where it comes from, so that
+ * slem-merge can check that the pieces belong together. In jsonl only, as the file's first
+ * line: {"slem_shard":{"index":I,"count":N,"rows":R,"k":K,"database":"..."}}; tsv and trec
+ * stay plain, for the programs that read them. */
+typedef struct SlemRankShard {
+  uint64_t index, count;  /* shard I of N (count 0: not a shard) */
+  uint64_t rows;          /* R, the rows of the whole database */
+  uint64_t k;             /* the results asked per query */
+  char database[17];      /* 16 hex digits naming the database (slem_db_fingerprint) */
+} SlemRankShard;
+
+/* Writes the shard's line, before any query (jsonl; nothing for tsv and trec). Errors:
+ * SLEM_EIO. */
+int slem_rankwriter_shard(SlemRankWriter *self, const SlemRankShard *m, SlemError *err);
+
 /* Finishes and moves the file into place; frees self whatever happens. */
 int slem_rankwriter_close(SlemRankWriter *self, SlemError *err);
 void slem_rankwriter_abort(SlemRankWriter *self);
@@ -107,6 +122,9 @@ void slem_rankreader_free(SlemRankReader *self);
  * parsed ends the query before it, which is handed out first; the error comes on the
  * next call (so a consumer sees errors in line order). */
 int slem_rankreader_next(SlemRankReader *self, const SlemRankQuery **q, SlemError *err);
+
+/* The shard line of the file (once the first query was read), or NULL when it has none. */
+const SlemRankShard *slem_rankreader_shard(const SlemRankReader *self);
 
 /* The format (known once the first query was read, else what was asked). */
 SlemRankFormat slem_rankreader_format(const SlemRankReader *self);

@@ -124,6 +124,17 @@ awk -F '\t' '$4 != "1" { bad = 1 } END { exit bad || NR != 10 }' "$T/o.tsv" && o
 slem-match --stats -k 10 -d "$T/db.fvecs" "$T/q.fvecs" >/dev/null 2>"$T/err"
 grep -q "110 queries x 1080 rows: 118800 pairs scored, [0-9]* re-scored exactly" "$T/err" && ok || bad "--stats: $(cat "$T/err")"
 
+# ---- the database read once: the tiles of the first block of queries kept in memory ----
+slem-match -n -k 10 -d "$T/db.fvecs" -o "$T/once.ref" "$T/q.fvecs"
+check "database kept in memory" slem-match -n -k 10 --query-block 16 --stats -d "$T/db.fvecs" -o "$T/once.tsv" "$T/q.fvecs"
+grep -q 'passes over the database, 1 from the files' "$T/err" && ok || bad "kept in memory: $(cat "$T/err")"
+cmp -s "$T/once.tsv" "$T/once.ref" && ok || bad "kept in memory: another ranking"
+check "database read every pass" env SLEM_MATCH_MEMORY=0 slem-match -n -k 10 --query-block 16 --stats -d "$T/db.fvecs" -o "$T/every.tsv" "$T/q.fvecs"
+grep -q ' passes over the database, \([0-9]*\) from the files' "$T/err" && ! grep -q ', 1 from the files' "$T/err" && ok || bad "SLEM_MATCH_MEMORY=0: $(cat "$T/err")"
+cmp -s "$T/every.tsv" "$T/once.ref" && ok || bad "read every pass: another ranking"
+check "a budget smaller than the database" env SLEM_MATCH_MEMORY=1000 slem-match -n -k 10 --query-block 16 --stats -d "$T/db.fvecs" -o "$T/small.tsv" "$T/q.fvecs"
+cmp -s "$T/small.tsv" "$T/once.ref" && ok || bad "a small budget: another ranking"
+
 # ---- shards: edges and errors ----
 # an empty shard is valid: every query, no result (jsonl lists them; tsv writes nothing)
 check "empty shard" slem-match --shard 0/2000 -F jsonl -d "$T/db.fvecs" -o "$T/e.jsonl" "$T/q.fvecs"

@@ -141,11 +141,48 @@ check "version" slem-merge --version
 grep -q "slem-merge" "$T/out" && ok || bad "--version: $(cat "$T/out")"
 
 # an empty shard (more shards than rows) names every query with an empty list in jsonl,
-# and merges
-slem-match -k 5 --shard 0/2000 -F jsonl -d "$D/database.fvecs" -o "$T/e0.jsonl" "$D/queries.fvecs" &&
-  slem-match -k 5 --shard 1/2 -F jsonl -d "$D/database.fvecs" -o "$T/e1.jsonl" "$D/queries.fvecs" &&
-  slem-match -k 5 --shard 0/2 -F jsonl -d "$D/database.fvecs" -o "$T/e2.jsonl" "$D/queries.fvecs" &&
-  slem-match -k 5 -d "$D/database.fvecs" -o "$T/e.tsv" "$D/queries.fvecs" || bad "empty-shard runs"
-check "merge with an empty shard" slem-merge -k 5 -F tsv -o "$T/em.tsv" "$T/e0.jsonl" "$T/e1.jsonl" "$T/e2.jsonl"
-cmp -s "$T/em.tsv" "$T/e.tsv" && ok || bad "merge with an empty shard differs"
+# and merges: 7 shards of 5 rows
+head -c $((5 * 260)) "$D/database.fvecs" >"$T/five.fvecs"
+slem-match -k 3 -d "$T/five.fvecs" -o "$T/e.tsv" "$D/queries.fvecs" || bad "whole run of 5 rows"
+for i in 0 1 2 3 4 5 6; do
+  slem-match -k 3 --shard $i/7 -F jsonl -d "$T/five.fvecs" -o "$T/e$i.jsonl" "$D/queries.fvecs" || bad "shard $i/7"
+done
+grep -q '"results":\[\]' "$T/e0.jsonl" && ok || bad "shard 0/7 of 5 rows: no empty list"
+check "merge with empty shards" slem-merge -k 3 -F tsv -o "$T/em.tsv" "$T/e6.jsonl" "$T/e0.jsonl" "$T/e1.jsonl" "$T/e2.jsonl" "$T/e3.jsonl" "$T/e4.jsonl" "$T/e5.jsonl"
+cmp -s "$T/em.tsv" "$T/e.tsv" && ok || bad "merge with empty shards differs"
+# a shard's ranking says which shard of which database it is: a missing shard, a shard
+# twice, a shard of another database, size, split or k are refused, naming the files
+head -n 1 "$T/e3.jsonl" | grep -q '^{"slem_shard":{"index":3,"count":7,"rows":5,"k":3,"database":"[0-9a-f]\{16\}"}}$' && ok ||
+  bad "the shard line of jsonl: $(head -n 1 "$T/e3.jsonl")"
+# tsv and trec stay plain (other programs read them)
+slem-match -k 3 --shard 4/7 -d "$T/five.fvecs" -o "$T/e4.tsv" "$D/queries.fvecs"
+head -n 1 "$T/e4.tsv" | grep -q '^0	1	' && ok || bad "tsv has a shard line: $(head -n 1 "$T/e4.tsv")"
+slem-match -k 3 --shard 4/7 -F trec -d "$T/five.fvecs" -o "$T/e4.trec" "$D/queries.fvecs"
+head -n 1 "$T/e4.trec" | grep -q '^0 Q0 ' && ok || bad "trec has a shard line: $(head -n 1 "$T/e4.trec")"
+# slem-eval reads a jsonl shard's ranking as any other
+head -n 5 "$D/database.labels" >"$T/five.labels"
+check "slem-eval of a shard" slem-eval --query-labels "$D/queries.labels" --db-labels "$T/five.labels" "$T/e4.jsonl"
+expect_fail "a missing shard" 1 "shard 4/7 is missing" "$T/o" slem-merge -k 3 -o "$T/o" "$T/e0.jsonl" "$T/e1.jsonl" "$T/e2.jsonl" "$T/e3.jsonl" "$T/e5.jsonl" "$T/e6.jsonl"
+cp "$T/e4.jsonl" "$T/e4again.jsonl"
+expect_fail "a shard twice" 1 "e4again.jsonl are both shard 4/7" "$T/o" slem-merge -k 3 -o "$T/o" "$T/e0.jsonl" "$T/e1.jsonl" "$T/e2.jsonl" "$T/e3.jsonl" "$T/e4.jsonl" "$T/e4again.jsonl" "$T/e5.jsonl" "$T/e6.jsonl"
+# a tsv shard among jsonl ones cannot be checked: refused
+expect_fail "a plain shard among checked ones" 1 "e4.tsv: not the ranking of a shard" "$T/o" slem-merge -k 3 -o "$T/o" "$T/e0.jsonl" "$T/e1.jsonl" "$T/e2.jsonl" "$T/e3.jsonl" "$T/e4.tsv" "$T/e5.jsonl" "$T/e6.jsonl"
+head -c $((6 * 260)) "$D/database.fvecs" >"$T/six.fvecs"
+slem-match -k 3 --shard 4/7 -F jsonl -d "$T/six.fvecs" -o "$T/x4.jsonl" "$D/queries.fvecs"
+expect_fail "a shard of another database" 1 "x4.jsonl: a shard of another database (6 rows" "$T/o" slem-merge -k 3 -o "$T/o" "$T/e0.jsonl" "$T/e1.jsonl" "$T/e2.jsonl" "$T/e3.jsonl" "$T/x4.jsonl" "$T/e5.jsonl" "$T/e6.jsonl"
+slem-match -k 4 --shard 4/7 -F jsonl -d "$T/five.fvecs" -o "$T/k4.jsonl" "$D/queries.fvecs"
+expect_fail "a shard of another k" 1 "k4.jsonl: made with -k 4" "$T/o" slem-merge -k 3 -o "$T/o" "$T/e0.jsonl" "$T/e1.jsonl" "$T/e2.jsonl" "$T/e3.jsonl" "$T/k4.jsonl" "$T/e5.jsonl" "$T/e6.jsonl"
+slem-match -k 3 --shard 1/2 -F jsonl -d "$T/five.fvecs" -o "$T/n2.jsonl" "$D/queries.fvecs"
+expect_fail "a shard of another split" 1 "n2.jsonl: shard 1/2" "$T/o" slem-merge -k 3 -o "$T/o" "$T/e0.jsonl" "$T/n2.jsonl"
+slem-match -k 3 -F jsonl -d "$T/five.fvecs" -o "$T/whole.jsonl" "$D/queries.fvecs"
+expect_fail "a whole ranking among shards" 1 "whole.jsonl: not the ranking of a shard" "$T/o" slem-merge -k 3 -o "$T/o" "$T/e0.jsonl" "$T/whole.jsonl"
+# descriptors of another cache make another database
+slem-negstats -q -o "$T/c1.slem" "$D/negatives.fvecs"
+slem-negstats -q --lambda-rel 10 -o "$T/c2.slem" "$D/negatives.fvecs"
+slem-encode -q -c "$T/c1.slem" -o "$T/d1.slem" "$T/five.fvecs"
+slem-encode -q -c "$T/c2.slem" -o "$T/d2.slem" "$T/five.fvecs"
+slem-encode -q -c "$T/c1.slem" -o "$T/q1.slem" "$D/queries.fvecs"
+slem-match -k 3 --shard 0/2 -F jsonl -d "$T/d1.slem" -o "$T/c1.0.jsonl" "$T/q1.slem"
+slem-match -k 3 --no-check --shard 1/2 -F jsonl -d "$T/d2.slem" -o "$T/c2.1.jsonl" "$T/q1.slem"
+expect_fail "a shard of another cache" 1 "c2.1.jsonl: a shard of another database" "$T/o" slem-merge -k 3 -o "$T/o" "$T/c1.0.jsonl" "$T/c2.1.jsonl"
 finish cli-merge
