@@ -432,6 +432,18 @@ int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
     status = slem_error(err, SLEM_EFORMAT, "%s: checksum mismatch in the payload: corrupt", path);
     goto fail;
   }
+  /* every section is float64, the padding zeros: a NaN or an infinity is refused even
+   * under a right checksum (a cache written by something else) */
+  for (uint64_t off = 0; off + 8 <= pay_len; off += 8) {
+    double v;
+    memcpy(&v, p + pay_off + off, 8);
+    if (!isfinite(v)) {
+      status = slem_error(err, SLEM_EFORMAT, "%s: the payload holds %s at byte %" PRIu64
+                          ": not a cache slem wrote", path, isnan(v) ? "a NaN" : "an infinity",
+                          pay_off + off);
+      goto fail;
+    }
+  }
   json = cJSON_ParseWithLength((const char *)p + json_off, json_len);
   if (!json || !cJSON_IsObject(json)) {
     status = slem_error(err, SLEM_EFORMAT, "%s: the JSON header does not parse", path);
@@ -563,6 +575,19 @@ static int write_cache(const char *path, cJSON *meta, const Section *sec, size_t
   FILE *fp;
   int status;
 
+  /* a cache holds finite numbers only: an overflow upstream is said here, not written */
+  for (size_t i = 0; i < nsec; i++) {
+    size_t count = sec[i].rows * (sec[i].cols ? sec[i].cols : 1);
+    for (size_t j = 0; j < count; j++)
+      if (!isfinite(sec[i].data[j]))
+        {
+          cJSON_Delete(secs);
+          return slem_error(err, SLEM_ENUMERIC, "%s: section '%s' would hold %s (value %zu): "
+                            "the statistics overflow double; scale the negatives down",
+                            path, sec[i].name, isnan(sec[i].data[j]) ? "NaN" : "an infinity",
+                            j + 1);
+        }
+  }
   for (size_t i = 0; i < nsec; i++) {
     cJSON *s = cJSON_CreateObject(), *shape = cJSON_CreateArray();
     cJSON_AddStringToObject(s, "name", sec[i].name);

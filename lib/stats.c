@@ -240,6 +240,9 @@ int slem_stats_inverse(SlemStats *self, double *ainv, double *lambda_used, doubl
   int status = SLEM_OK, gs;
 
   if (self->n == 0) return slem_error(err, SLEM_EINVAL, "no negatives were given");
+  if (!isfinite(tr))
+    return slem_error(err, SLEM_ENUMERIC, "the covariance of the negatives overflows double "
+                      "(trace %g): scale them down", tr);
   if (lambda < 0) lambda = lambda_rel * tr / (double)d;
   if (!isfinite(lambda) || lambda < 0)
     return slem_error(err, SLEM_EINVAL, "lambda %g is not a finite non-negative number", lambda);

@@ -2,6 +2,7 @@
 #include "testutil.h"
 
 #include <dlfcn.h>
+#include <math.h>
 
 #include "../lib/cache.h"
 #include "../lib/crc32.h"
@@ -430,6 +431,28 @@ START_TEST(crafted_caches_are_refused) {
     ck_assert_msg(strstr(err.msg, cases[i].want) != NULL, "case %zu: '%s' lacks '%s'", i, err.msg,
                   cases[i].want);
     ck_assert_ptr_null(c);
+  }
+  /* a NaN or an infinity in the payload, under right checksums, is refused */
+  for (int k = 0; k < 2; k++) {
+    SlemCache *c = NULL;
+    SlemError err;
+    double bad[8] = {0, 1, 2, k ? INFINITY : NAN, 4, 5, 6, 7};
+    write_crafted(p, "{\"kind\":\"linear\",\"d\":2,\"n\":3,\"lambda\":1,\"sections\":[]}", bad, 8);
+    ck_assert_int_eq(slem_cache_read(&c, p, &err), SLEM_EFORMAT);
+    ck_assert_msg(strstr(err.msg, k ? "holds an infinity at byte" : "holds a NaN at byte") != NULL,
+                  "%s", err.msg);
+    ck_assert_ptr_null(c);
+  }
+  /* and never written: the writer refuses a non-finite section, and leaves no file */
+  {
+    double mu[2] = {1, HUGE_VAL}, ainv[4] = {1, 0, 0, 1};
+    SlemLinearInfo info = {1, -1, 1, 0};
+    SlemError err;
+    char *w = tu_path("overflow.slem");
+    ck_assert_int_eq(slem_cache_write_linear(w, 2, 3, &info, mu, ainv, NULL, &err), SLEM_ENUMERIC);
+    ck_assert_msg(strstr(err.msg, "section 'mu' would hold an infinity (value 2)") != NULL, "%s", err.msg);
+    ck_assert(!tu_file_exists(w));
+    free(w);
   }
   free(p);
 }

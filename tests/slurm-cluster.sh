@@ -51,7 +51,7 @@ slurm_start() {
     --seed-file="$dir/munge/munged.seed" 2>>"$dir/log/munged.log" || {
     echo "slurm-cluster: munged did not start" >&2; slurm_logs "$dir"; return 1; }
   host=$(hostname -s 2>/dev/null || hostname)
-  cpus=$(nproc)
+  cpus=8
   mem=$(awk '/^MemTotal/ { print int($2 / 1024 / 2) }' /proc/meminfo)
   # ports from a range that depends on this process, so that two runs at once differ
   portc=$(slurm_free_port $((20000 + $$ % 20000))) || return 1

@@ -6,6 +6,10 @@
 # resuming. Run from the top of the tree, as root; skipped when Slurm is not installed.
 # shellcheck disable=SC2034,SC2154 # SCALE_ARGS and odd are shared with scale-common.sh
 . "$(dirname "$0")/testlib.sh"
+if [ -n "${SLEM_SKIP_ENGINES:-}" ]; then
+  echo "slurm: skipped (SLEM_SKIP_ENGINES is set: the engines ran in the first pass)"
+  exit 0
+fi
 . "$TOP/tests/slurm-cluster.sh"
 C=$(mktemp -d "${TMPDIR:-/tmp}/slem-slurm.XXXXXX")
 trap 'slurm_stop "$C"; rm -rf "$T" "$C"' EXIT
