@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <getopt.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -67,6 +68,44 @@ static void choose_blas_core(void) {
   free(argv);
 }
 
+/* Under an address-space limit (ulimit -v) OpenBLAS cannot allocate the buffers of its
+ * threads (128 MiB each for its x86 kernels) and retries for ever. Before any work: when the
+ * limit leaves room for fewer threads than OpenBLAS started with, the tool is executed
+ * once more with OPENBLAS_NUM_THREADS set to what fits (SLEM_BLAS_FITTED marks the second
+ * image); when it leaves room for none, the tool stops with a message and status 1. */
+#define BLAS_THREAD_BYTES ((unsigned long long)160 << 20)
+static void fit_memory_limit(void) {
+  struct rlimit rl;
+  unsigned long long used, room, fit, limit;
+  long pages = 0, psize = sysconf(_SC_PAGESIZE);
+  int threads = slem_blas_threads();
+  char **argv, num[24];
+  FILE *f;
+  if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || psize <= 0) return;
+  if (!(f = fopen("/proc/self/statm", "r"))) return;
+  if (fscanf(f, "%ld", &pages) != 1) pages = 0;
+  fclose(f);
+  limit = (unsigned long long)rl.rlim_cur;
+  used = (unsigned long long)pages * (unsigned long long)psize;
+  room = limit > used ? limit - used : 0;
+  fit = room / BLAS_THREAD_BYTES;
+  if (fit >= (unsigned long long)threads) return;
+  if (fit == 0) {
+    fprintf(stderr, "%s: the address-space limit (ulimit -v %llu) leaves %llu MiB beyond the "
+            "%llu MiB in use, and the BLAS needs about %llu MiB for its buffers: raise the "
+            "limit to at least %llu KiB\n", prog, limit >> 10, room >> 20,
+            used >> 20, BLAS_THREAD_BYTES >> 20, (used + 2 * BLAS_THREAD_BYTES) >> 10);
+    fflush(stderr);
+    _exit(CLI_EXIT_FAIL);
+  }
+  if (getenv("SLEM_BLAS_FITTED") || !(argv = own_argv())) return;
+  snprintf(num, sizeof num, "%llu", fit);
+  setenv("OPENBLAS_NUM_THREADS", num, 1);
+  setenv("SLEM_BLAS_FITTED", num, 1);
+  execv("/proc/self/exe", argv);
+  free(argv);
+}
+
 /* A cron job or a careless parent may start the tool with fd 0, 1 or 2 closed: the first
  * file the tool opens would then take that number and be read as the queries or written
  * over as the output. Each closed one of the three is reopened on /dev/null before any
@@ -90,9 +129,10 @@ void cli_init(const char *name) {
   /* Past a file-size limit (ulimit -f) a write fails with EFBIG and the normal error path
    * removes the temporary file and says why, rather than SIGXFSZ killing the tool. */
   signal(SIGXFSZ, SIG_IGN);
+  prog = slash ? slash + 1 : name;
+  fit_memory_limit();
   choose_blas_core();
   opterr = 0; /* cli_bad_option() says it once, naming the option */
-  prog = slash ? slash + 1 : name;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
@@ -171,8 +211,10 @@ void cli_version(void) {
 }
 
 void cli_threads(long n) {
-  const char *env = getenv("SLEM_THREADS");
+  const char *env = getenv("SLEM_THREADS"), *fitted = getenv("SLEM_BLAS_FITTED");
   if (n <= 0 && env && *env) n = cli_long("SLEM_THREADS", env, 1, 1024);
+  /* no more threads than a memory limit left room for (fit_memory_limit) */
+  if (fitted && n > atol(fitted)) n = atol(fitted);
   if (n > 0) slem_set_threads((int)n);
 }
 

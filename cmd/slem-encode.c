@@ -202,7 +202,7 @@ int main(int argc, char **argv) {
     cli_usage_error("--groups needs a linear cache: %s is a kernel cache (the mean of the "
                     "rows is not the mean of their features)", cache_path);
   if (groups_path) {
-    if (slem_ids_read(&names, groups_path, &err) != SLEM_OK) goto fail;
+    if (slem_labels_read(&names, groups_path, &err) != SLEM_OK) goto fail;
     opts.groups = names;
   }
   total = slem_vecreader_count(r) > 0 ? (uint64_t)slem_vecreader_count(r) : 0;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../lib/eval.h"
+#include "../lib/io.h"
 #include "../lib/revisitop.h"
 #include "../lib/slem.h"
 #include "../lib/treceval.h"
@@ -154,6 +155,8 @@ int main(int argc, char **argv) {
   SlemTrecOpts topts;
   SlemProtocol protocol = SLEM_PROTO_MEDIUM;
   const char *junk[MAX_JUNK], *curve = NULL, *output = "-", *ranking = "-";
+  SlemOut *outs[2] = {NULL, NULL};
+  int st2;
   int flags = 0, c, status = CLI_EXIT_OK;
   SlemRankFormat format = SLEM_RANK_AUTO;
   SlemEvalOpts opts;
@@ -250,13 +253,19 @@ int main(int argc, char **argv) {
     cli_usage_error("--query-ids, --db-ids and --exclude-self go with labels, not --qrels");
   spec.junk = junk;
   opts.progress = on_progress;
+  /* the summary and the curve are written, then committed together: a failure leaves both
+   * files as they were */
   if (slem_truth_read(&truth, &spec, &err) != SLEM_OK ||
       slem_evalresult_read(&res, ranking, format, truth, &opts, &err) != SLEM_OK ||
-      (cli_progress_done(), 0) ||
-      (curve && slem_evalresult_write_curve(res, curve, strcmp(ranking, "-") ? ranking : "<stdin>",
-                                            &err) != SLEM_OK) ||
-      slem_evalresult_write(res, output, flags, &err) != SLEM_OK)
+      (cli_progress_done(), 0) || slem_out_open(&outs[0], output, &err) != SLEM_OK ||
+      (curve && slem_out_open(&outs[1], curve, &err) != SLEM_OK) ||
+      slem_evalresult_put(res, outs[0], flags, &err) != SLEM_OK ||
+      (curve && slem_evalresult_put_curve(res, outs[1], strcmp(ranking, "-") ? ranking : "<stdin>",
+                                          &err) != SLEM_OK))
     goto fail;
+  st2 = slem_out_commit_all(outs, 2, &err);
+  outs[0] = outs[1] = NULL;
+  if (st2 != SLEM_OK) goto fail;
   if (res->missing > 0 && !quiet) {
     for (size_t i = 0; i < res->nq; i++)
       if (res->q[i].status == SLEM_Q_MISSING) {
@@ -269,6 +278,8 @@ int main(int argc, char **argv) {
 fail:
   status = cli_fail(&err);
 done:
+  slem_out_abort(outs[0]);
+  slem_out_abort(outs[1]);
   slem_evalresult_free(res);
   slem_truth_free(truth);
   return cli_close_stdout(status);

@@ -10,6 +10,7 @@
 /* Declared by OpenBLAS; weak so that a build against another CBLAS still links. */
 extern void openblas_set_num_threads(int) __attribute__((weak));
 extern char *openblas_get_corename(void) __attribute__((weak));
+extern int openblas_get_num_threads(void) __attribute__((weak));
 
 const char *slem_blas_library(void) {
   Dl_info info;
@@ -20,6 +21,10 @@ const char *slem_blas_library(void) {
 
 void slem_set_threads(int n) {
   if (n > 0 && openblas_set_num_threads) openblas_set_num_threads(n);
+}
+
+int slem_blas_threads(void) {
+  return openblas_get_num_threads ? openblas_get_num_threads() : 1;
 }
 
 const char *slem_blas_corename(void) {

@@ -51,9 +51,13 @@ static uint64_t align_up(uint64_t x) { return (x + ALIGN - 1) / ALIGN * ALIGN; }
 
 int slem_cache_sniff(const char *path) {
   unsigned char buf[8];
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  int fd;
   ssize_t r;
-  if (fd < 0) return 0;
+  /* only a regular file can be a cache: a pipe or a FIFO (process substitution, a named
+   * pipe) is neither opened nor read here, so none of its bytes is lost to the sniffing */
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+  if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) return 0;
   r = read(fd, buf, 8);
   close(fd);
   return r == 8 && memcmp(buf, magic, 8) == 0;

@@ -367,16 +367,32 @@ done:
   return st;
 }
 
+int slem_evalresult_put(const SlemEvalResult *self, SlemOut *out, int flags, SlemError *err) {
+  int st = (flags & SLEM_EVAL_JSON ? write_json : write_text)(slem_out_file(out), self,
+                                                             flags & SLEM_EVAL_PER_QUERY);
+  if (st == SLEM_ENOMEM) return slem_error(err, st, "out of memory");
+  if (st) return slem_error(err, st, "%s: write: %s", slem_out_name(out), strerror(errno));
+  return SLEM_OK;
+}
+
+int slem_evalresult_put_curve(const SlemEvalResult *self, SlemOut *out, const char *run,
+                              SlemError *err) {
+  FILE *fp = slem_out_file(out);
+  int ok = fprintf(fp, "# interpolated precision-recall of %s: mean over %zu queries, mAP %.6f\n"
+                       "# recall\tprecision\n", run, self->evaluated, self->map) > 0;
+  for (size_t i = 0; i < self->curve_points; i++)
+    ok &= fprintf(fp, "%.6g\t%.6f\n", (double)i / (double)(self->curve_points - 1),
+                  self->curve[i]) > 0;
+  if (!ok) return slem_error(err, SLEM_EIO, "%s: write: %s", slem_out_name(out), strerror(errno));
+  return SLEM_OK;
+}
+
 int slem_evalresult_write(const SlemEvalResult *self, const char *path, int flags,
                           SlemError *err) {
   SlemOut *out = NULL;
   int st = slem_out_open(&out, path, err);
   if (st) return st;
-  st = (flags & SLEM_EVAL_JSON ? write_json : write_text)(slem_out_file(out), self,
-                                                         flags & SLEM_EVAL_PER_QUERY);
-  if (st) {
-    if (st == SLEM_ENOMEM) slem_error(err, st, "out of memory");
-    else slem_error(err, st, "%s: write: %s", slem_out_name(out), strerror(errno));
+  if ((st = slem_evalresult_put(self, out, flags, err)) != SLEM_OK) {
     slem_out_abort(out);
     return st;
   }
@@ -386,17 +402,9 @@ int slem_evalresult_write(const SlemEvalResult *self, const char *path, int flag
 int slem_evalresult_write_curve(const SlemEvalResult *self, const char *path, const char *run,
                                 SlemError *err) {
   SlemOut *out = NULL;
-  FILE *fp;
-  int st = slem_out_open(&out, path, err), ok;
+  int st = slem_out_open(&out, path, err);
   if (st) return st;
-  fp = slem_out_file(out);
-  ok = fprintf(fp, "# interpolated precision-recall of %s: mean over %zu queries, mAP %.6f\n"
-                   "# recall\tprecision\n", run, self->evaluated, self->map) > 0;
-  for (size_t i = 0; i < self->curve_points; i++)
-    ok &= fprintf(fp, "%.6g\t%.6f\n", (double)i / (double)(self->curve_points - 1),
-                  self->curve[i]) > 0;
-  if (!ok) {
-    st = slem_error(err, SLEM_EIO, "%s: write: %s", slem_out_name(out), strerror(errno));
+  if ((st = slem_evalresult_put_curve(self, out, run, err)) != SLEM_OK) {
     slem_out_abort(out);
     return st;
   }

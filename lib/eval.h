@@ -28,6 +28,8 @@
 #include "rankings.h"
 #include "truth.h"
 
+struct SlemOut;
+
 typedef enum SlemApKind { SLEM_AP_TREC = 0, SLEM_AP_OXFORD = 1 } SlemApKind;
 
 /* Parses "trec" or "oxford". Returns SLEM_EINVAL on another name and fills err (may be
@@ -107,5 +109,13 @@ int slem_evalresult_write(const SlemEvalResult *self, const char *path, int flag
  * SLEM_EIO. */
 int slem_evalresult_write_curve(const SlemEvalResult *self, const char *path, const char *run,
                                 SlemError *err);
+
+/* The same two into outputs already open (io.h), not committed: for a caller that commits
+ * the summary and the curve together (slem_out_commit_all), so that a failure leaves both
+ * files as they were. Errors: SLEM_EIO, SLEM_ENOMEM. */
+int slem_evalresult_put(const SlemEvalResult *self, struct SlemOut *out, int flags,
+                        SlemError *err);
+int slem_evalresult_put_curve(const SlemEvalResult *self, struct SlemOut *out, const char *run,
+                              SlemError *err);
 
 #endif

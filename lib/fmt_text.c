@@ -1,5 +1,6 @@
 /* Text vectors: one vector per line, values separated by white space, commas or
- * semicolons; blank lines and lines starting with '#' are skipped. Written with %.9g. */
+ * semicolons (one comma or semicolon at most between two values: "1,,2" is an empty value,
+ * an error); blank lines and lines starting with '#' are skipped. Written with %.9g. */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
 #include <errno.h>
@@ -33,7 +34,15 @@ static long parse_text_line(SlemVecReader *r, char *line, double *out, size_t ca
   for (;;) {
     char *end;
     double v;
-    while (*p == ' ' || *p == '\t' || *p == ',' || *p == ';') p++;
+    int seps = 0; /* commas and semicolons before the value: one at most, between values */
+    while (*p == ' ' || *p == '\t' || *p == ',' || *p == ';') seps += *p == ',' || *p == ';', p++;
+    if (seps > 1 || (seps == 1 && (n == 0 || *p == '\0'))) {
+      slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": value %ld is empty (%s)",
+                 slem_in_name(r->in), r->line_no, n + 1,
+                 n == 0 ? "a separator before the first value"
+                        : *p == '\0' ? "a separator after the last value" : "two separators in a row");
+      return -1;
+    }
     if (*p == '\0') break;
     errno = 0;
     v = strtod(p, &end);

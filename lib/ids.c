@@ -28,13 +28,40 @@ static int push(SlemIds *ids, const char *s, size_t len) {
   return slem_arena_push(&ids->a, s, len) < 0 ? -1 : 0;
 }
 
-int slem_ids_read(SlemIds **self, const char *path, SlemError *err) {
+/* 1 when s[0..len) is well-formed UTF-8 (no overlong forms, surrogates or code points
+ * past U+10FFFF). */
+static int utf8_valid(const char *s, size_t len) {
+  const unsigned char *p = (const unsigned char *)s, *end = p + len;
+  while (p < end) {
+    unsigned c = *p++, need, min, cp;
+    if (c < 0x80) continue;
+    if (c >= 0xc2 && c <= 0xdf) need = 1, min = 0x80, cp = c & 0x1f;
+    else if (c >= 0xe0 && c <= 0xef) need = 2, min = 0x800, cp = c & 0x0f;
+    else if (c >= 0xf0 && c <= 0xf4) need = 3, min = 0x10000, cp = c & 0x07;
+    else return 0;
+    if ((size_t)(end - p) < need) return 0;
+    for (unsigned k = 0; k < need; k++) {
+      if ((p[k] & 0xc0) != 0x80) return 0;
+      cp = cp << 6 | (p[k] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+    p += need;
+  }
+  return 1;
+}
+
+static int read_list(SlemIds **self, const char *path, int unique, SlemError *err) {
   SlemIn *in = NULL;
   SlemIds *ids = calloc(1, sizeof *ids);
+  SlemStrMap *seen = slem_strmap_new();
   int st;
   uint64_t line_no = 0;
   *self = NULL;
-  if (!ids) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  if (!ids || !seen) {
+    free(ids);
+    slem_strmap_free(seen);
+    return slem_error(err, SLEM_ENOMEM, "out of memory");
+  }
   st = slem_in_open(&in, path, err);
   if (st) goto fail;
   ids->name = malloc(strlen(slem_in_name(in)) + 1);
@@ -56,6 +83,21 @@ int slem_ids_read(SlemIds **self, const char *path, SlemError *err) {
                       ids->name, line_no);
       goto fail;
     }
+    if (!utf8_valid(line, len)) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": id is not UTF-8 text (rankings "
+                      "in jsonl and the results page need it)", ids->name, line_no);
+      goto fail;
+    }
+    if (unique) {
+      long at = slem_strmap_intern(seen, line, len);
+      if (at < 0) goto nomem;
+      if ((uint64_t)at != ids->a.n) {
+        st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": id '%s' appears twice (line "
+                        "%ld): rows named alike could not be told apart", ids->name, line_no,
+                        line, at + 1);
+        goto fail;
+      }
+    }
     if (push(ids, line, len) != 0) goto nomem;
   }
   if (ids->a.n == 0) {
@@ -63,14 +105,24 @@ int slem_ids_read(SlemIds **self, const char *path, SlemError *err) {
     goto fail;
   }
   slem_in_free(in);
+  slem_strmap_free(seen);
   *self = ids;
   return SLEM_OK;
 nomem:
   st = slem_error(err, SLEM_ENOMEM, "out of memory");
 fail:
   slem_in_free(in);
+  slem_strmap_free(seen);
   slem_ids_free(ids);
   return st;
+}
+
+int slem_ids_read(SlemIds **self, const char *path, SlemError *err) {
+  return read_list(self, path, 1, err);
+}
+
+int slem_labels_read(SlemIds **self, const char *path, SlemError *err) {
+  return read_list(self, path, 0, err);
 }
 
 int slem_ids_concat(SlemIds **self, SlemIds *const *parts, size_t n, SlemError *err) {

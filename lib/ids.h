@@ -13,9 +13,13 @@
 
 typedef struct SlemIds SlemIds;
 
-/* Reads path ("-": stdin) into a new list, freed by slem_ids_free(). Errors: SLEM_EIO,
- * SLEM_EFORMAT naming the line (empty id, white space inside an id, empty file). */
+/* Reads path ("-": stdin) into a new list of ids, freed by slem_ids_free(). Errors:
+ * SLEM_EIO, SLEM_EFORMAT naming the line (empty id, white space inside an id, not UTF-8,
+ * an id that appears twice, empty file). */
 int slem_ids_read(SlemIds **self, const char *path, SlemError *err);
+
+/* The same for a list whose names may repeat: labels, group names. */
+int slem_labels_read(SlemIds **self, const char *path, SlemError *err);
 void slem_ids_free(SlemIds *self);
 
 /* A new list holding the ids of parts[0..n-1] one after the other (parts borrowed),

@@ -26,6 +26,7 @@ struct SlemIn {
   char *line;
   size_t line_cap;
   int unterminated;  /* the last line returned had no newline */
+  struct stat opened; /* a regular file: its size and time when opened */
 };
 
 static char *dupstr(const char *s) {
@@ -68,6 +69,7 @@ int slem_in_open(SlemIn **self, const char *path, SlemError *err) {
     }
     if (S_ISREG(st.st_mode)) {
       in->is_regular = 1;
+      in->opened = st;
       in->size = (int64_t)st.st_size;
       /* stdin redirected from a file may start anywhere: count from there */
       if (use_stdin) {
@@ -91,6 +93,17 @@ void slem_in_free(SlemIn *self) {
 }
 
 const char *slem_in_name(const SlemIn *self) { return self->name; }
+
+int slem_in_unchanged(const SlemIn *self, SlemError *err) {
+  struct stat st;
+  if (!self->is_regular || fstat(self->fd, &st) != 0) return SLEM_OK;
+  if (st.st_size != self->opened.st_size || st.st_mtim.tv_sec != self->opened.st_mtim.tv_sec ||
+      st.st_mtim.tv_nsec != self->opened.st_mtim.tv_nsec)
+    return slem_error(err, SLEM_EFORMAT, "%s: changed while being read (%s): its contents "
+                      "cannot be trusted; run again once it is written", self->name,
+                      st.st_size != self->opened.st_size ? "its size changed" : "it was rewritten");
+  return SLEM_OK;
+}
 
 int slem_in_unterminated(const SlemIn *self) { return self->unterminated; }
 int64_t slem_in_size(const SlemIn *self) { return self->size; }
@@ -288,6 +301,9 @@ static void out_free(SlemOut *o) {
   free(o);
 }
 
+/* The longest file name the temporary name may take (NAME_MAX of common file systems). */
+#define TMP_NAME_MAX 255
+
 int slem_out_open(SlemOut **self, const char *path, SlemError *err) {
   SlemOut *o = calloc(1, sizeof *o);
   struct stat st;
@@ -325,11 +341,13 @@ int slem_out_open(SlemOut **self, const char *path, SlemError *err) {
     size_t dirlen = slash ? (size_t)(slash - path + 1) : 0;
     const char *base = slash ? slash + 1 : path;
     size_t n = dirlen + strlen(base) + 32;
-    int fd;
+    /* ".NAME.tmp.XXXXXX" must itself be a valid name: a long NAME is cut in it */
+    int keep = strlen(base) + 12 > TMP_NAME_MAX ? TMP_NAME_MAX - 12 : (int)strlen(base);
+    int fd, existed = stat(path, &st) == 0;
     mode_t mask;
     o->tmp = malloc(n);
     if (!o->tmp) goto nomem;
-    snprintf(o->tmp, n, "%.*s.%s.tmp.XXXXXX", (int)dirlen, path, base);
+    snprintf(o->tmp, n, "%.*s.%.*s.tmp.XXXXXX", (int)dirlen, path, keep, base);
     fd = mkstemp(o->tmp);
     if (fd < 0) {
       int e = errno;
@@ -338,11 +356,12 @@ int slem_out_open(SlemOut **self, const char *path, SlemError *err) {
                         path, strerror(e));
     }
     pending_add(o);
-    /* mkstemp made it 0600; give it the mode a plain creat() would have (failing that,
-     * 0600 is the safe side) */
+    /* mkstemp made it 0600; give it the mode of the file it replaces, else the mode a
+     * plain creat() would have (failing that, 0600 is the safe side): replacing an output
+     * never widens who may read it */
     mask = umask(0);
     umask(mask);
-    (void)fchmod(fd, 0666 & ~mask);
+    (void)fchmod(fd, existed ? (st.st_mode & 07777) : (0666 & ~mask));
     o->fd = fd;
     o->fp = open_stream(o);
     if (!o->fp) {
@@ -365,6 +384,31 @@ const char *slem_out_name(const SlemOut *self) { return self->target; }
 int slem_out_seekable(const SlemOut *self) { return self->tmp != NULL; }
 
 static void sync_dir(const char *path);
+
+int slem_out_commit_all(SlemOut *const *outs, size_t n, SlemError *err) {
+  int st = SLEM_OK;
+  /* first everything that can fail for lack of room: every file written and synced */
+  for (size_t i = 0; i < n && st == SLEM_OK; i++) {
+    SlemOut *o = outs[i];
+    if (!o) continue;
+    if (fflush(o->fp) != 0 || ferror(o->fp))
+      st = slem_error(err, SLEM_EIO, "%s: write: %s", o->target, strerror(errno));
+    else if (o->tmp && fsync(o->fd) != 0)
+      st = slem_error(err, SLEM_EIO, "%s: fsync: %s", o->target, strerror(errno));
+  }
+  if (st != SLEM_OK) {
+    for (size_t i = 0; i < n; i++) slem_out_abort(outs[i]);
+    return st;
+  }
+  /* then the renames, one after the other */
+  for (size_t i = 0; i < n; i++) {
+    int s;
+    if (!outs[i]) continue;
+    s = slem_out_commit(outs[i], err);
+    if (s != SLEM_OK && st == SLEM_OK) st = s;
+  }
+  return st;
+}
 
 int slem_out_commit(SlemOut *self, SlemError *err) {
   int st = SLEM_OK;

@@ -28,6 +28,11 @@ const char *slem_in_name(const SlemIn *self);
 /* Size in bytes of a regular file, or -1 when unknown (pipe, terminal). */
 int64_t slem_in_size(const SlemIn *self);
 
+/* For a regular file: SLEM_EFORMAT "changed while being read" when its size or its
+ * modification time is no longer what it was when it was opened (another process wrote
+ * it meanwhile); SLEM_OK otherwise, and always for a pipe. */
+int slem_in_unchanged(const SlemIn *self, SlemError *err);
+
 /* Bytes consumed so far by slem_in_read/slem_in_skip. */
 uint64_t slem_in_offset(const SlemIn *self);
 
@@ -72,6 +77,12 @@ int slem_out_seekable(const SlemOut *self);
 /* Flushes, fsyncs and renames into place, then frees self (also on failure, after
  * removing the temporary file). For stdout it flushes and checks for errors. */
 int slem_out_commit(SlemOut *self, SlemError *err);
+
+/* Commits n outputs that belong together (NULL entries are skipped): all are flushed and
+ * synced first, and only when every one succeeded are they renamed into place, so that a
+ * write error (a full disk) leaves every target as it was. Frees them all. Errors: those
+ * of slem_out_commit(), the first one. */
+int slem_out_commit_all(SlemOut *const *outs, size_t n, SlemError *err);
 
 /* Closes and removes the temporary file, then frees self. Accepts NULL. */
 void slem_out_abort(SlemOut *self);

@@ -9,6 +9,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 void slem_match_opts_init(SlemMatchOpts *opts) {
@@ -61,16 +63,30 @@ typedef struct Kept {
 } Kept;
 
 /* The budget: SLEM_MATCH_MEMORY bytes when set (0: keep nothing), else a quarter of the
- * physical memory. */
+ * physical memory; under an address-space limit (ulimit -v), at most a quarter of what it
+ * leaves, so that the BLAS's buffers still fit. */
 static size_t kept_budget(void) {
   const char *e = getenv("SLEM_MATCH_MEMORY");
-  long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+  long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE), used = 0;
+  size_t budget = pages > 0 && psize > 0 ? (size_t)pages / 4 * (size_t)psize : 0;
+  struct rlimit rl;
+  FILE *f;
   if (e && *e) {
     char *end;
     unsigned long long v = strtoull(e, &end, 10);
-    if (*end == '\0') return (size_t)v;
+    if (*end == '\0') budget = (size_t)v;
   }
-  return pages > 0 && psize > 0 ? (size_t)pages / 4 * (size_t)psize : 0;
+  if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && psize > 0 &&
+      (f = fopen("/proc/self/statm", "r")) != NULL) {
+    unsigned long long room;
+    if (fscanf(f, "%ld", &used) != 1) used = 0;
+    fclose(f);
+    room = (unsigned long long)rl.rlim_cur > (unsigned long long)used * (unsigned long long)psize
+               ? (unsigned long long)rl.rlim_cur - (unsigned long long)used * (unsigned long long)psize
+               : 0;
+    if (room / 4 < budget) budget = (size_t)(room / 4);
+  }
+  return budget;
 }
 
 static void kept_clear(Kept *kp) {
@@ -160,6 +176,17 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
                           : "");
   }
   if (k == 0) return slem_error(err, SLEM_EINVAL, "k must be at least 1");
+  /* buffers by what the run needs: a query lists no more than the rows searched, and a
+   * large k takes fewer queries per block (the ranking does not depend on the block) */
+  if (slem_db_rows(db) >= 0) {
+    uint64_t end = hi < (uint64_t)slem_db_rows(db) ? hi : (uint64_t)slem_db_rows(db);
+    uint64_t rows = end > lo ? end - lo : 0;
+    if (k > rows) k = rows ? (size_t)rows : 1;
+  }
+  if (!opts->qblock) {
+    size_t per = 2 * k * sizeof(SlemHit) + tb * sizeof(float), cap = ((size_t)256 << 20) / per;
+    if (qb > cap) qb = cap ? cap : 1;
+  }
   if (once && nqueries > (int64_t)qb)
     return slem_error(err, SLEM_EIO, "%s: %" PRId64 " queries need the database read %" PRIu64
                       " times (once per %zu), so it must be regular files, not a pipe",
@@ -287,6 +314,14 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
           if (isnan(e)) continue;
           c.row = pos.row + cand[m].j;
           c.score = (float)e;
+          if (isinf(c.score)) { /* scores are written as float32: never as inf */
+            status = slem_error(err, SLEM_ENUMERIC, "%s: query %" PRIu64 ", %s record %" PRIu64
+                                ": the score %.6g is beyond float32, in which scores are "
+                                "written; scale the vectors down (or use --normalize)",
+                                slem_vecreader_name(queries), q0 + i + 1, pos.name,
+                                pos.record + cand[m].j, e);
+            goto done;
+          }
           slem_topk_push(t, c);
         }
       }

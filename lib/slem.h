@@ -50,6 +50,9 @@ void slem_set_threads(int n);
  * openblas_get_corename() reports it, or "unknown" with another BLAS. */
 const char *slem_blas_corename(void);
 
+/* The threads the BLAS runs with now (OpenBLAS's count; 1 for another CBLAS). */
+int slem_blas_threads(void);
+
 /* The core slem_blas_better_core() judges: slem_blas_corename(), or the value of the
  * environment variable SLEM_TEST_BLAS_CORE when set (for tests of that choice on a CPU
  * that OpenBLAS recognises). */

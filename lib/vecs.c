@@ -445,18 +445,27 @@ int slem_vfmt_read_records(SlemVecReader *self, double *xd, float *xf, size_t ma
   }
 }
 
+/* At the end of the vectors, a file another process wrote meanwhile is an error: what was
+ * read may mix two versions. */
+static int at_end(SlemVecReader *self, int st, size_t got, SlemError *err) {
+  if (st != SLEM_OK || got > 0) return st;
+  return slem_in_unchanged(self->in, err);
+}
+
 int slem_vecreader_read(SlemVecReader *self, double *x, size_t max, size_t *got,
                         SlemError *err) {
   *got = 0;
-  return self->def->read ? self->def->read(self, x, NULL, max, got, err)
-                         : slem_vfmt_read_records(self, x, NULL, max, got, err);
+  return at_end(self, self->def->read ? self->def->read(self, x, NULL, max, got, err)
+                                      : slem_vfmt_read_records(self, x, NULL, max, got, err),
+                *got, err);
 }
 
 int slem_vecreader_read_f32(SlemVecReader *self, float *x, size_t max, size_t *got,
                             SlemError *err) {
   *got = 0;
-  return self->def->read ? self->def->read(self, NULL, x, max, got, err)
-                         : slem_vfmt_read_records(self, NULL, x, max, got, err);
+  return at_end(self, self->def->read ? self->def->read(self, NULL, x, max, got, err)
+                                      : slem_vfmt_read_records(self, NULL, x, max, got, err),
+                *got, err);
 }
 
 /* ---- writer ---- */

@@ -67,4 +67,95 @@ done
 wait "$writer"
 [ "$sig" = 0 ] && ok || bad "cache rewritten in place under a reader: $sig"
 
+# an address-space limit (ulimit -v): the BLAS's buffers are sized to it before any work, so
+# the tools end with a message or run with fewer threads, never spin (not under ASan, whose
+# shadow memory needs far more address space than any such limit)
+if ! nm -an "$BIN/slem-match" 2>/dev/null | grep -q __asan_init; then
+  (ulimit -v 200000; timeout 60 slem-match -q -k 5 -d "$D/database.fvecs" -o "$T/v.tsv" "$D/queries.fvecs") 2>"$T/err"
+  st=$?
+  [ "$st" = 1 ] && grep -q "the address-space limit (ulimit -v 200000)" "$T/err" && [ ! -e "$T/v.tsv" ] && ok ||
+    bad "ulimit -v 200000: status $st: $(head -c 300 "$T/err")"
+  for tool in "slem-negstats -q -o $T/v.slem $D/negatives.fvecs" "slem-match -q -k 5 -d $D/database.fvecs -o $T/v.tsv $D/queries.fvecs"; do
+    # shellcheck disable=SC2086
+    (ulimit -v 450000; timeout 60 $tool) 2>"$T/err" && ok || bad "ulimit -v 450000: $tool: status $?: $(head -c 300 "$T/err")"
+  done
+fi
+
+# documented limits that hold: -k at its maximum on a small database (buffers sized by the
+# rows searched), an output name of 250 characters (the temporary name is cut to fit)
+check "-k at its maximum" slem-match -q -k 1048576 -d "$D/database.fvecs" -o "$T/kmax.tsv" "$D/queries.fvecs"
+[ "$(wc -l <"$T/kmax.tsv")" = 100000 ] && ok || bad "-k 1048576: $(wc -l <"$T/kmax.tsv") lines, not 100 x 1000"
+long=$(printf '%0250d' 0).tsv
+check "an output name near NAME_MAX" slem-match -q -k 1 -d "$D/database.fvecs" -o "$T/$long" "$D/queries.fvecs"
+[ -s "$T/$long" ] && [ -z "$(find "$T" -name '*.tmp.*')" ] && ok || bad "long output name: no file, or a temporary left"
+
+# replacing an output keeps its permissions (never widens who may read it)
+slem-match -q -k 1 -d "$D/database.fvecs" -o "$T/private.tsv" "$D/queries.fvecs"
+chmod 600 "$T/private.tsv"
+slem-match -q -k 2 -d "$D/database.fvecs" -o "$T/private.tsv" "$D/queries.fvecs"
+[ "$(stat -c %a "$T/private.tsv")" = 600 ] && ok || bad "a replaced output has mode $(stat -c %a "$T/private.tsv"), not 600"
+(umask 022; slem-match -q -k 1 -d "$D/database.fvecs" -o "$T/new.tsv" "$D/queries.fvecs")
+[ "$(stat -c %a "$T/new.tsv")" = 644 ] && ok || bad "a new output has mode $(stat -c %a "$T/new.tsv"), not 644 under umask 022"
+
+# a pipe or a FIFO where a file is expected: no byte is lost to recognising its format, and
+# opening a FIFO to sniff it does not block (the cache of a pipe is refused, by name)
+slem-negstats -q -o "$T/fromfile.slem" "$D/negatives.fvecs"
+fpfile=$(slem-negstats --info "$T/fromfile.slem" | grep fingerprint)
+if command -v bash >/dev/null 2>&1; then
+  check "negatives from a process substitution" bash -c 'slem-negstats -q -o "$1" <(cat "$2")' sh "$T/frompipe.slem" "$D/negatives.fvecs"
+  [ "$(slem-negstats --info "$T/frompipe.slem" | grep fingerprint)" = "$fpfile" ] && ok || bad "a process substitution gives another cache"
+  expect_fail "a cache from a process substitution" 1 "not a regular file" "$T/x.fvecs" bash -c 'slem-encode -c <(cat "$1") -o "$2" "$3"' sh "$T/fromfile.slem" "$T/x.fvecs" "$D/queries.fvecs"
+fi
+mkfifo "$T/negs.fifo"
+(cat "$D/negatives.fvecs" >"$T/negs.fifo" &)
+check "negatives from a FIFO" timeout 60 slem-negstats -q -o "$T/fromfifo.slem" "$T/negs.fifo"
+[ "$(slem-negstats --info "$T/fromfifo.slem" | grep fingerprint)" = "$fpfile" ] && ok || bad "a FIFO gives another cache"
+
+# a side output commits with the main one: slem-eval's summary failing to be written
+# (a full disk) leaves the curve file as it was
+slem-match -q -k 10 -d "$D/database.fvecs" -o "$T/r.tsv" "$D/queries.fvecs"
+echo old >"$T/curve.txt"
+expect_fail "summary on a full disk" 1 "/dev/full" - slem-eval --query-labels "$D/queries.labels" --db-labels "$D/database.labels" --curve "$T/curve.txt" -o /dev/full "$T/r.tsv"
+[ "$(cat "$T/curve.txt")" = old ] && ok || bad "the curve was replaced although the summary failed"
+check "summary and curve" slem-eval --query-labels "$D/queries.labels" --db-labels "$D/database.labels" --curve "$T/curve.txt" -o "$T/sum.txt" "$T/r.tsv"
+grep -q '^mAP' "$T/sum.txt" && grep -q '^# recall' "$T/curve.txt" && ok || bad "summary and curve not both written"
+
+# a vector file another process writes while it is read: an error at its end, naming it
+cp "$D/database.fvecs" "$T/moving.fvecs"
+# a FIFO of queries holds the run open while the database file is touched
+mkfifo "$T/q.fifo"
+( sleep 1; touch "$T/moving.fvecs"; cat "$D/queries.fvecs" ) >"$T/q.fifo" &
+expect_fail "a database rewritten while read" 1 "moving.fvecs: changed while being read" "$T/m.tsv" \
+  timeout 60 slem-match -q --query-block 10 -k 5 -d "$T/moving.fvecs" -o "$T/m.tsv" -f fvecs "$T/q.fifo"
+wait
+
+# policies (README, Reliability): ids must be distinct and UTF-8; "1,,2" in text is an
+# empty value, not two
+printf '1 2\n3 4\n' >"$T/two.txt"
+printf 'a\na\n' >"$T/dup.ids"
+expect_fail "duplicate database ids" 1 "dup.ids: line 2: id 'a' appears twice (line 1)" "$T/o.tsv" slem-match -k 1 -d "$T/two.txt" --db-ids "$T/dup.ids" -o "$T/o.tsv" "$T/two.txt"
+printf 'a\377\nb\n' >"$T/bin.ids"
+expect_fail "ids not UTF-8" 1 "bin.ids: line 1: id is not UTF-8" "$T/o.jsonl" slem-match -k 1 -F jsonl -d "$T/two.txt" --db-ids "$T/bin.ids" -o "$T/o.jsonl" "$T/two.txt"
+printf 'caf\303\251\nb\n' >"$T/utf8.ids"
+check "UTF-8 ids" slem-match -k 2 -F jsonl -d "$T/two.txt" --db-ids "$T/utf8.ids" -o "$T/o.jsonl" "$T/two.txt"
+grep -q 'caf' "$T/o.jsonl" && ok || bad "UTF-8 ids: $(cat "$T/o.jsonl")"
+printf '1,,2\n3,4\n' >"$T/empty.txt"
+expect_fail "an empty text value" 1 "empty.txt: line 1: value 2 is empty (two separators in a row)" "$T/e.slem" slem-negstats -o "$T/e.slem" "$T/empty.txt"
+printf '1, 2\n3 ;4\n5,6\n' >"$T/seps.txt"
+check "one separator with spaces" slem-negstats -q -o "$T/s.slem" "$T/seps.txt"
+# labels may repeat (they are not ids): the digits' labels do
+[ "$(sort -u "$D/database.labels" | wc -l)" -lt "$(wc -l <"$D/database.labels")" ] && ok || bad "the labels do not repeat"
+check "repeated labels" slem-eval --query-labels "$D/queries.labels" --db-labels "$D/database.labels" -o /dev/null "$T/r.tsv"
+
+# a set whose every record was skipped is a partial cache of n = 0 that merges as nothing
+printf 'nan 1\ninf 2\n' >"$T/allnan.txt"
+printf '1 2\n3 5\n0 1\n' >"$T/fine.txt"
+check "an all-skipped partial cache" slem-negstats -q --partial --skip-nonfinite -o "$T/an.slem" "$T/allnan.txt"
+slem-negstats -q --partial -o "$T/fine.slem" "$T/fine.txt"
+check "merged with another" slem-negstats -q -o "$T/anm.slem" "$T/an.slem" "$T/fine.slem"
+slem-negstats -q -o "$T/fine1.slem" "$T/fine.txt"
+[ "$(slem-negstats --info "$T/anm.slem" | grep fingerprint)" = "$(slem-negstats --info "$T/fine1.slem" | grep fingerprint)" ] && ok ||
+  bad "an all-skipped partial cache changed the merge"
+expect_fail "only all-skipped negatives" 1 "every record was skipped" "$T/x.slem" slem-negstats -o "$T/x.slem" "$T/an.slem"
+
 finish cli-hostile
