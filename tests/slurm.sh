@@ -25,8 +25,8 @@ sinfo -h -o '%P %a %T' | grep -q '^test\* up idle' && ok || bad "sinfo: $(sinfo 
 SCALE=$TOP/scripts/slem-sbatch
 SCALE_ARGS="--wait --time 10"
 . "$TOP/tests/scale-common.sh"
-# without --wait the jobs are queued and the script returns at once; a second run with
-# --wait and the same work directory then waits for them
+# without --wait the jobs are queued and the script returns at once; the same command with
+# --wait and the same work directory then waits for those jobs (never queues them twice)
 rm -f "$T/q.tsv"
 if "$SCALE" -N 2 -n "$odd" -n "$D/validation.fvecs" -q "$D/queries.fvecs" -d "$D/database.fvecs" -o "$T/q.tsv" -k 20 \
   --leaf-rows 32 --workdir "$T/qw" >"$T/out" 2>"$T/err"; then
@@ -34,7 +34,11 @@ if "$SCALE" -N 2 -n "$odd" -n "$D/validation.fvecs" -q "$D/queries.fvecs" -d "$D
 else
   bad "no --wait: status $?: $(cat "$T/err")"
 fi
-i=0
-while squeue -h -o %i 2>/dev/null | grep -q . && [ $i -lt 240 ]; do sleep 0.5; i=$((i + 1)); done
-cmp -s "$T/q.tsv" "$T/lin.tsv" && ok || bad "the queued jobs wrote no ranking, or another"
+if "$SCALE" --wait -N 2 -n "$odd" -n "$D/validation.fvecs" -q "$D/queries.fvecs" -d "$D/database.fvecs" -o "$T/q.tsv" -k 20 \
+  --leaf-rows 32 --workdir "$T/qw" --keep >"$T/out" 2>"$T/err"; then
+  cmp -s "$T/q.tsv" "$T/lin.tsv" && ok || bad "the queued jobs wrote no ranking, or another"
+  grep -q "queued jobs" "$T/err" && bad "the rerun queued jobs again: $(cat "$T/err"); done: $(ls "$T/qw/done" | tr '\n' ' ')" || ok
+else
+  bad "--wait on a queued run: status $?: $(cat "$T/err")"
+fi
 finish slurm
