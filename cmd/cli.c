@@ -89,7 +89,10 @@ static void fit_memory_limit(void) {
   used = (unsigned long long)pages * (unsigned long long)psize;
   room = limit > used ? limit - used : 0;
   fit = room / BLAS_THREAD_BYTES;
-  if (fit >= (unsigned long long)threads) return;
+  if (fit >= (unsigned long long)threads) {
+    slem_blas_warm(); /* the buffers now, while the room is there */
+    return;
+  }
   if (fit == 0) {
     fprintf(stderr, "%s: the address-space limit (ulimit -v %llu) leaves %llu MiB beyond the "
             "%llu MiB in use, and the BLAS needs about %llu MiB for its buffers: raise the "

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <gsl/gsl_cblas.h>
 #include <gsl/gsl_errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -21,6 +22,16 @@ const char *slem_blas_library(void) {
 
 void slem_set_threads(int n) {
   if (n > 0 && openblas_set_num_threads) openblas_set_num_threads(n);
+}
+
+void slem_blas_warm(void) {
+  enum { N = 512 };
+  double *a = calloc((size_t)3 * N * N, sizeof *a);
+  if (!a) return;
+  /* large enough for every BLAS thread to take part, and so to get its buffer */
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0, a, N, a + N * N, N, 0.0,
+              a + 2 * N * N, N);
+  free(a);
 }
 
 int slem_blas_threads(void) {

@@ -50,6 +50,11 @@ void slem_set_threads(int n);
  * openblas_get_corename() reports it, or "unknown" with another BLAS. */
 const char *slem_blas_corename(void);
 
+/* One matrix product that every BLAS thread takes part in, so that OpenBLAS allocates the
+ * buffers of all its threads now: under an address-space limit, before the tool's own
+ * allocations can leave no room for them (OpenBLAS retries for ever when it finds none). */
+void slem_blas_warm(void);
+
 /* The threads the BLAS runs with now (OpenBLAS's count; 1 for another CBLAS). */
 int slem_blas_threads(void);
 
