@@ -227,6 +227,17 @@ static int unit_cmp(const void *pa, const void *pb) {
   return a->first_arg < b->first_arg ? -1 : a->first_arg > b->first_arg;
 }
 
+/* The leaf where the first node of s starts, or where s ends when it holds none (a shard
+ * with no row starts and ends at its first leaf). */
+static uint64_t first_leaf(const SlemStats *s) {
+  unsigned level;
+  uint64_t index, cnt;
+  const double *mean, *scatter;
+  if (slem_stats_nodes(s) == 0) return slem_stats_next_leaf(s);
+  slem_stats_node(s, 0, &level, &index, &cnt, &mean, &scatter);
+  return index << level;
+}
+
 /* Writes the nodes of st as a partial cache. */
 static int write_partial(const char *output, SlemStats *st, const SlemPartialInfo *grid,
                          const SlemProvenance *prov, SlemError *err) {
@@ -333,14 +344,7 @@ static int linear(const char *output, const char *const *inputs, size_t n,
   /* a set must be whole, unless it is the only one and becomes a partial cache again */
   for (size_t u = 0; u < nu && !(o->partial && nu == 1); u++) {
     SlemStats *s = units[u].stats;
-    uint64_t first = slem_stats_next_leaf(s);
-    for (size_t k = 0; k < slem_stats_nodes(s); k++) {
-      unsigned level;
-      uint64_t index, cnt;
-      const double *m_, *s_;
-      slem_stats_node(s, k, &level, &index, &cnt, &m_, &s_);
-      if (k == 0) first = index << level;
-    }
+    uint64_t first = first_leaf(s);
     if (first != 0 || slem_stats_next_leaf(s) != units[u].leaf_total)
       st = slem_error(err, SLEM_EINVAL, "%s and the partial caches with it hold leaves "
                       "%llu..%llu of %llu: the shards of the other leaves are missing",
@@ -354,15 +358,7 @@ static int linear(const char *output, const char *const *inputs, size_t n,
     grid.leaf_rows = slem_stats_leaf_rows(result);
     grid.leaf_total = units[0].leaf_total;
     grid.rows = units[0].rows;
-    grid.leaf_first = slem_stats_nodes(result) ? 0 : slem_stats_next_leaf(result);
-    for (size_t k = 0; k < slem_stats_nodes(result) && k < 1; k++) {
-      unsigned level;
-      uint64_t index, cnt;
-      const double *m_, *s_;
-      slem_stats_node(result, k, &level, &index, &cnt, &m_, &s_);
-      grid.leaf_first = index << level;
-    }
-    if (vec && o->shard.count > 0) grid.leaf_first = lo / slem_stats_leaf_rows(result);
+    grid.leaf_first = first_leaf(result);
   } else {
     /* several sets: each folded, then the sets as the leaves of one more tree */
     if ((st = slem_stats_new(&all, slem_stats_dim(units[0].stats), 0, 0, err)) != SLEM_OK)
