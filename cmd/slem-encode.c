@@ -36,6 +36,9 @@ static void __attribute__((noreturn)) usage(void) {
       "                           normalised, from a cache made with slem-negstats --eigen\n"
       "                           (-1: SLEM, -0.5: PCA whitening, 0: centring); with a PCA\n"
       "                           cache (--pca R) the power of Lambda_R + lambda I (default -1)\n"
+      "      --couple             kernel caches made with slem-negstats --couple: couple\n"
+      "                           the negatives with each vector (the ICD branch of the\n"
+      "                           authors' slem_similarity.m); costs n (d + r) per vector\n"
       "      --groups FILE        several positives per exemplar: FILE names the group of\n"
       "                           each input vector, one name per line; one row per group,\n"
       "                           in order of first appearance, with x0 the mean of the\n"
@@ -74,7 +77,7 @@ int main(int argc, char **argv) {
       {"version", no_argument, 0, 'V'},         {"precision", required_argument, 0, 'P'},
       {"dtype", required_argument, 0, 'Y'},
       {"shard", required_argument, 0, 'H'},        {"ids", required_argument, 0, 'J'},     {"groups", required_argument, 0, 'G'},
-      {"alpha", required_argument, 0, 'A'},
+      {"alpha", required_argument, 0, 'A'},     {"couple", no_argument, 0, 'K'},
       {0, 0, 0, 0}};
   const char *cache_path = NULL, *output = "-", *input = "-", *groups_path = NULL;
   SlemFormat ifmt = SLEM_FMT_AUTO, ofmt = SLEM_FMT_AUTO;
@@ -84,7 +87,7 @@ int main(int argc, char **argv) {
   const char *dtype_arg = "f4";
   double theta = 1;
   double alpha = -1;
-  int alpha_set = 0;
+  int alpha_set = 0, couple = 0;
   int theta_set = 0, quiet = 0, c, status = CLI_EXIT_OK;
   long threads = 0;
   size_t block = 1024;
@@ -115,6 +118,7 @@ int main(int argc, char **argv) {
       break;
     case 'C': mode = SLEM_ENCODE_CLASSIFIER; break;
     case 'G': groups_path = optarg; break;
+    case 'K': couple = 1; break;
     case 'A':
       alpha = cli_double("--alpha", optarg);
       alpha_set = 1;
@@ -196,8 +200,15 @@ int main(int argc, char **argv) {
   if (cache->kind == SLEM_CACHE_RECURSIVE && (mode == SLEM_ENCODE_CLASSIFIER || alpha_set))
     cli_usage_error("%s is a recursive cache: it gives unit descriptors only (no --%s)",
                     cache_path, alpha_set ? "alpha" : "classifier");
+  if (couple && cache->kind != SLEM_CACHE_KERNEL)
+    cli_usage_error("--couple needs a kernel cache made with slem-negstats --couple: %s is "
+                    "linear", cache_path);
+  if (couple && !cache->couple)
+    cli_usage_error("--couple: %s was made without --couple (make it with slem-negstats "
+                    "--kernel SPEC --couple)", cache_path);
   opts.alpha = alpha;
   opts.alpha_set = alpha_set;
+  opts.couple = couple;
   if (groups_path && cache->kind == SLEM_CACHE_KERNEL)
     cli_usage_error("--groups needs a linear cache: %s is a kernel cache (the mean of the "
                     "rows is not the mean of their features)", cache_path);

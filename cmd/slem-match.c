@@ -34,6 +34,8 @@ static void __attribute__((noreturn)) usage(void) {
       "                         jsonl a first line names the shard for slem-merge\n"
       "  -c, --cache CACHE      a kernel cache from slem-negstats --kernel: score base\n"
       "                         features by the exact kernel SLEM similarity\n"
+      "      --couple           with -c: couple the negatives with each point (a cache made\n"
+      "                         with slem-negstats --couple; see slem-encode(1))\n"
       "      --affine           QUERIES are exemplar classifiers, d + 1 values (w, then\n"
       "                         b, from slem-encode or slem-esvm --classifier): the score\n"
       "                         of a database vector x is w.x + b\n"
@@ -113,7 +115,8 @@ int main(int argc, char **argv) {
       {"normalize", no_argument, 0, 'n'},          {"tag", required_argument, 0, 'G'},
       {"threads", required_argument, 0, 't'},      {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, 'V'},            {"affine", no_argument, 0, 'M'},
-      {"calibration", required_argument, 0, 'L'},  {0, 0, 0, 0}};
+      {"calibration", required_argument, 0, 'L'},  {"couple", no_argument, 0, 'U'},
+      {0, 0, 0, 0}};
   const char *output = "-", *qpath = "-", *qids_path = NULL, *list_path = NULL, *tag = NULL,
              *cache_path = NULL, *cal_path = NULL;
   const char **db_paths = calloc((size_t)argc, sizeof *db_paths),
@@ -122,7 +125,7 @@ int main(int argc, char **argv) {
   size_t ndb = 0, nids = 0, nlisted = 0;
   SlemShard shard = {0, 0};
   static const char shortopts[] = "d:D:c:k:o:f:F:nt:qhV";
-  int print_stats = 0, quiet = 0, rfmt_given = 0, npy = 0, no_check = 0;
+  int print_stats = 0, quiet = 0, rfmt_given = 0, npy = 0, no_check = 0, couple = 0;
   SlemRankNpy *wn = NULL;
   Progress progress = {0, 0};
   SlemFormat ifmt = SLEM_FMT_AUTO;
@@ -194,6 +197,7 @@ int main(int argc, char **argv) {
       tag = optarg;
       break;
     case 't': threads = cli_long("--threads", optarg, 1, 1024); break;
+    case 'U': couple = 1; break;
     case 'h': usage();
     case 'V': cli_version();
     default: cli_bad_option(argv, shortopts);
@@ -213,6 +217,7 @@ int main(int argc, char **argv) {
     cli_usage_error("the queries and the database list cannot both come from stdin");
   if (nids > 0 && !list_path && nids != ndb)
     cli_usage_error("%zu --db-ids for %zu database files: give one per -d, in order", nids, ndb);
+  if (couple && !cache_path) cli_usage_error("--couple goes with a kernel cache: give -c CACHE");
   if (cache_path && opts.normalize)
     cli_usage_error("--normalize does not go with a kernel cache: its similarity is normalised");
   if ((opts.affine || cal_path) && (cache_path || opts.normalize))
@@ -231,7 +236,11 @@ int main(int argc, char **argv) {
                  "and database with slem-encode and match the descriptors", cache_path);
       goto fail;
     }
+    if (couple && !cache->couple)
+      cli_usage_error("--couple: %s was made without --couple (make it with slem-negstats "
+                      "--kernel SPEC --couple)", cache_path);
     opts.kernel = cache;
+    opts.couple = couple;
   }
   if (list_path) {
     if (slem_db_list_read(&listed, &nlisted, list_path, &err) != SLEM_OK) goto fail;

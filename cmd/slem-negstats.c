@@ -41,7 +41,14 @@ static void __attribute__((noreturn)) usage(void) {
       "                         (--info shows the fraction of the variance kept)\n"
       "  -K, --kernel SPEC      kernel SLEM: linear, poly:gamma=G,c=C,p=P, rbf:gamma=G or\n"
       "                         rbf:g=R (gamma = R / median squared distance, default g=1),\n"
-      "                         chi2, intersection, hellinger\n"
+      "                         exp:gamma=G or exp:g=R (exp(-G |x - y|), G = R / median\n"
+      "                         distance), quad:gamma=G (x.y + G (x.y)^2), chi2,\n"
+      "                         intersection, hellinger\n"
+      "      --factor F         kernel: icd (pivoted incomplete Cholesky, the default), kpca\n"
+      "                         (the top R eigenpairs of K), full (Cholesky to the numerical\n"
+      "                         rank; no --rank, --tol)\n"
+      "      --couple           kernel: also keep the negatives and the factor, for\n"
+      "                         slem-encode --couple and slem-match --couple\n"
       "      --rank R           kernel: rank of the factorisation (default 256)\n"
       "      --tol T            kernel: stop when the residual trace is T * trace(K) (default 0)\n"
       "      --sample M         kernel: negatives sampled for the median distance (default 1000)\n"
@@ -66,7 +73,9 @@ static void __attribute__((noreturn)) usage(void) {
       "FMT: %s.\n"
       "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
       "A kernel cache holds the negatives' pivots and an r x r factor; the negatives are\n"
-      "read into memory for it (n x d values, and the n x r factor).\n"
+      "read into memory for it (n x d values, and the n x r factor). kpca and --couple\n"
+      "keep all n negatives in the cache; kpca needs n x n values three times and O(n^3)\n"
+      "time.\n"
       "See slem-negstats(1).\n",
       DEFAULT_LAMBDA_REL, slem_format_names());
   exit(cli_close_stdout(CLI_EXIT_OK));
@@ -117,6 +126,7 @@ int main(int argc, char **argv) {
       {"skip-nonfinite", no_argument, 0, 'N'}, {"shard", required_argument, 0, 'H'},
       {"eigen", no_argument, 0, 'G'},         {"depth", required_argument, 0, 'D'},
       {"pca", required_argument, 0, 'A'},    {"leaf-rows", required_argument, 0, 'L'},
+      {"factor", required_argument, 0, 'F'},  {"couple", no_argument, 0, 'C'},
       {0, 0, 0, 0}};
   const char *output = NULL, *kernel = NULL;
   size_t rank = 256, sample = 1000;
@@ -125,6 +135,7 @@ int main(int argc, char **argv) {
   double lambda = -1, lambda_rel = -1;
   int partial = 0, quiet = 0, skip = 0, eigen = 0, c, status = CLI_EXIT_OK;
   size_t pca = 0, depth = 1;
+  int factor = -1, couple = 0, rank_set = 0, tol_set = 0;
   long threads = 0;
   size_t block = 0, leaf_rows = 0; /* slem_block_rows(d) */
   SlemFormat fmt = SLEM_FMT_AUTO;
@@ -164,8 +175,14 @@ int main(int argc, char **argv) {
       kernel = optarg;
       break;
     }
-    case 'R': rank = (size_t)cli_long("--rank", optarg, 1, 1L << 20); break;
+    case 'R': rank = (size_t)cli_long("--rank", optarg, 1, 1L << 20), rank_set = 1; break;
+    case 'F':
+      if ((factor = slem_factor_parse(optarg)) < 0)
+        cli_usage_error("--factor: '%s' is not icd, kpca or full", optarg);
+      break;
+    case 'C': couple = 1; break;
     case 'O':
+      tol_set = 1;
       tol = cli_double("--tol", optarg);
       if (tol < 0 || tol >= 1) cli_usage_error("--tol: from 0 to below 1");
       break;
@@ -195,6 +212,11 @@ int main(int argc, char **argv) {
     cli_usage_error("--shard makes partial statistics: add --partial, then merge the shards' "
                     "caches with slem-negstats -o CACHE PART...");
   if (skip && kernel) cli_usage_error("--skip-nonfinite is for linear caches");
+  if ((factor >= 0 || couple || rank_set || tol_set) && !kernel)
+    cli_usage_error("--%s is for kernel caches: add --kernel SPEC",
+                    factor >= 0 ? "factor" : couple ? "couple" : rank_set ? "rank" : "tol");
+  if (factor == SLEM_FACTOR_FULL && (rank_set || tol_set))
+    cli_usage_error("--factor full goes to the numerical rank: no --%s", rank_set ? "rank" : "tol");
   if ((eigen || pca) && (kernel || partial))
     cli_usage_error("--%s is for linear caches: not with --%s", eigen ? "eigen" : "pca",
                     kernel ? "kernel" : "partial");
@@ -233,6 +255,8 @@ int main(int argc, char **argv) {
   opts.kernel = kernel;
   opts.rank = rank;
   opts.tol = tol;
+  opts.factor = factor < 0 ? SLEM_FACTOR_ICD : (SlemKernelFactor)factor;
+  opts.couple = couple;
   opts.sample = sample;
   opts.seed = seed;
   opts.shard = shard;
@@ -251,7 +275,8 @@ int main(int argc, char **argv) {
   cli_progress_done();
   if (status == CLI_EXIT_OK && !quiet && res.skipped > 0)
     cli_warn("%s: skipped %" PRIu64 " records with NaN or Inf", res.skipped_in, res.skipped);
-  if (status == CLI_EXIT_OK && !quiet && kernel && res.rank < res.rank_asked)
+  if (status == CLI_EXIT_OK && !quiet && kernel && res.rank < res.rank_asked &&
+      factor != SLEM_FACTOR_FULL)
     cli_warn("the factorisation stopped at rank %zu of %zu (residual trace %g)", res.rank, rank,
              res.residual_trace);
   return cli_close_stdout(status);

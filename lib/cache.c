@@ -119,7 +119,10 @@ static int find_section(SlemCache *c, const cJSON *sections, const char *name, u
                           c->r ? " and r" : "");
       dims[i] = (uint64_t)it->valuedouble;
     }
-    bytes = dims[0] * (cols ? dims[1] : 1) * 8; /* d <= 2^20: no overflow */
+    /* sections of n rows (kernel negatives) can claim sizes that overflow */
+    if (cols && dims[0] > UINT64_MAX / 8 / (dims[1] ? dims[1] : 1))
+      return slem_error(err, SLEM_EFORMAT, "%s: section '%s': shape too large", path, name);
+    bytes = dims[0] * (cols ? dims[1] : 1) * 8;
     if (off % ALIGN != 0 || off < pay_off || bytes > pay_len || off - pay_off > pay_len - bytes)
       return slem_error(err, SLEM_EFORMAT,
                         "%s: section '%s' (offset %" PRIu64 ", %" PRIu64 " bytes) lies outside "
@@ -306,15 +309,40 @@ static int read_kernel(SlemCache *c, const cJSON *json, const cJSON *sections, u
     return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid lambda (> 0)", path);
   c->r = r;
   c->lambda = lam->valuedouble;
-  if ((st = find_section(c, sections, "pivots", r, c->d, pay_off, pay_len, &c->pivots, err)) ||
-      (st = find_section(c, sections, "lp", r, r, pay_off, pay_len, &c->lp, err)) ||
-      (st = find_section(c, sections, "mu", r, 0, pay_off, pay_len, &c->mu, err)) ||
+  {
+    const cJSON *fac = cJSON_GetObjectItemCaseSensitive(json, "factor");
+    const cJSON *cpl = cJSON_GetObjectItemCaseSensitive(json, "couple");
+    int f = fac ? (cJSON_IsString(fac) ? slem_factor_parse(fac->valuestring) : -1) : SLEM_FACTOR_ICD;
+    if (f < 0)
+      return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid factor (icd, kpca, "
+                        "full)", path);
+    if (cpl && !cJSON_IsBool(cpl))
+      return slem_error(err, SLEM_EFORMAT, "%s: the JSON header's couple is not true or false",
+                        path);
+    c->factor = (SlemKernelFactor)f;
+    c->couple = cJSON_IsTrue(cpl);
+  }
+  if (c->factor == SLEM_FACTOR_KPCA) {
+    if ((st = find_section(c, sections, "proj", r, c->n, pay_off, pay_len, &c->proj, err)))
+      return st;
+  } else {
+    if ((st = find_section(c, sections, "pivots", r, c->d, pay_off, pay_len, &c->pivots, err)) ||
+        (st = find_section(c, sections, "lp", r, r, pay_off, pay_len, &c->lp, err)))
+      return st;
+    /* the triangular solves divide by the diagonal of lp */
+    for (uint64_t i = 0; i < r; i++)
+      if (!(c->lp[i * r + i] > 0))
+        return slem_error(err, SLEM_EFORMAT, "%s: section 'lp' is not a Cholesky factor", path);
+  }
+  if ((c->factor == SLEM_FACTOR_KPCA || c->couple) &&
+      (st = find_section(c, sections, "negatives", c->n, c->d, pay_off, pay_len, &c->negs, err)))
+    return st;
+  if (c->couple &&
+      (st = find_section(c, sections, "bneg", c->n, r, pay_off, pay_len, &c->bneg, err)))
+    return st;
+  if ((st = find_section(c, sections, "mu", r, 0, pay_off, pay_len, &c->mu, err)) ||
       (st = find_section(c, sections, "ginv", r, r, pay_off, pay_len, &c->ginv, err)))
     return st;
-  /* the triangular solves divide by the diagonal of lp */
-  for (uint64_t i = 0; i < r; i++)
-    if (!(c->lp[i * r + i] > 0))
-      return slem_error(err, SLEM_EFORMAT, "%s: section 'lp' is not a Cholesky factor", path);
   return SLEM_OK;
 }
 
@@ -728,11 +756,11 @@ int slem_cache_write_partial(const char *path, size_t d, uint64_t n,
 }
 
 int slem_cache_write_kernel(const char *path, size_t d, uint64_t n, const SlemKernelInfo *info,
-                            const double *pivots, const double *lp, const double *mu_b,
-                            const double *ginv, const SlemProvenance *prov, SlemError *err) {
+                            const SlemKernelSections *ks, const SlemProvenance *prov,
+                            SlemError *err) {
   cJSON *meta = meta_new("kernel", d, n);
-  size_t r = info->r;
-  Section sec[4] = {{"pivots", pivots, r, d}, {"lp", lp, r, r}, {"mu", mu_b, r, 0}, {"ginv", ginv, r, r}};
+  size_t r = info->r, nsec = 0;
+  Section sec[6];
   char spec[256];
   int status;
   if (!meta) return slem_error(err, SLEM_ENOMEM, "out of memory");
@@ -748,8 +776,21 @@ int slem_cache_write_kernel(const char *path, size_t d, uint64_t n, const SlemKe
   cJSON_AddNumberToObject(meta, "lambda", info->lambda);
   if (info->lambda_rel >= 0) cJSON_AddNumberToObject(meta, "lambda_rel", info->lambda_rel);
   cJSON_AddNumberToObject(meta, "trace_sigma_b", info->trace_sigma_b);
+  cJSON_AddStringToObject(meta, "factor", slem_factor_name(info->factor));
+  if (info->couple) cJSON_AddBoolToObject(meta, "couple", 1);
   cJSON_AddItemToObject(meta, "provenance", provenance_json(prov));
-  status = write_cache(path, meta, sec, 4, err);
+  if (info->factor == SLEM_FACTOR_KPCA) {
+    sec[nsec++] = (Section){"negatives", ks->negs, n, d};
+    sec[nsec++] = (Section){"proj", ks->proj, r, n};
+  } else {
+    sec[nsec++] = (Section){"pivots", ks->pivots, r, d};
+    sec[nsec++] = (Section){"lp", ks->lp, r, r};
+    if (info->couple) sec[nsec++] = (Section){"negatives", ks->negs, n, d};
+  }
+  if (info->couple) sec[nsec++] = (Section){"bneg", ks->bneg, n, r};
+  sec[nsec++] = (Section){"mu", ks->mu_b, r, 0};
+  sec[nsec++] = (Section){"ginv", ks->ginv, r, r};
+  status = write_cache(path, meta, sec, nsec, err);
   cJSON_Delete(meta);
   return status;
 }

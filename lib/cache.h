@@ -26,7 +26,10 @@
  * and "kernel" (pivots(r, d): the pivot negatives after the kernel's input transform;
  * lp(r, r): the lower-triangular factor of K on the pivots; mu(r): mu_B, the mean row of
  * B; ginv(r, r) = G^-1 with G = (1/n) B^T B - mu_B mu_B^T + lambda I), its JSON header
- * naming the kernel with all its parameters, the rank r and the residual trace.
+ * naming the kernel with all its parameters, the rank r, the residual trace and the
+ * factor ("icd" when absent, "kpca", "full"). A kpca cache has negatives(n, d) (prepared)
+ * and proj(r, n) in place of pivots and lp; a cache made for the coupling ("couple":
+ * true) has negatives(n, d) and bneg(n, r) = B besides.
  */
 #ifndef SLEM_CACHE_H
 #define SLEM_CACHE_H
@@ -61,6 +64,11 @@ typedef struct SlemCache {
   const double *pivots;   /* kernel: pivots(r, d), prepared */
   const double *lp;       /* kernel: lp(r, r), lower triangular */
   const double *ginv;     /* kernel: ginv(r, r), symmetric */
+  SlemKernelFactor factor;  /* kernel: how K was factorised */
+  int couple;             /* kernel: negs and bneg are there for the coupling */
+  const double *negs;     /* kernel, kpca or couple: negs(n, d), prepared; else NULL */
+  const double *proj;     /* kernel, kpca: proj(r, n); else NULL */
+  const double *bneg;     /* kernel, couple: bneg(n, r); else NULL */
   char fingerprint[17];   /* 16 hex digits: FNV-1a (64 bits) of the payload, which names
                              this cache's numbers in the descriptors made with it */
   size_t neig;            /* linear: d when the eigendecomposition is stored, else 0;
@@ -135,11 +143,19 @@ typedef struct SlemKernelInfo {
   double trace_sigma_b;            /* trace of (1/n) B^T B - mu_B mu_B^T */
   double gamma_median;             /* < 0 unless gamma was set from the median */
   uint64_t seed;
+  SlemKernelFactor factor;
+  int couple;
 } SlemKernelInfo;
 
+/* The sections of a kernel cache: pivots and lp for icd and full, negs and proj for kpca,
+ * negs and bneg besides when info->couple. */
+typedef struct SlemKernelSections {
+  const double *pivots, *lp, *mu_b, *ginv, *negs, *proj, *bneg;
+} SlemKernelSections;
+
 int slem_cache_write_kernel(const char *path, size_t d, uint64_t n, const SlemKernelInfo *info,
-                            const double *pivots, const double *lp, const double *mu_b,
-                            const double *ginv, const SlemProvenance *prov, SlemError *err);
+                            const SlemKernelSections *sections, const SlemProvenance *prov,
+                            SlemError *err);
 
 /* Eigendecompositions (slem-negstats --eigen, --pca). A linear cache may also hold
  * sections evals(d) and evecs(d, d), the eigenpairs of Sigma (largest first, row k the

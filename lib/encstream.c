@@ -1,6 +1,7 @@
 #include "encstream.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,12 +23,32 @@ void slem_encstream_opts_init(SlemEncStreamOpts *opts) {
   opts->alpha = -1;
 }
 
+/* The fingerprint the descriptors carry: the cache's, or, when the encoding chooses among
+ * several descriptors of one cache (--alpha, --couple), the FNV-1a (64 bits) of the
+ * cache's fingerprint followed by that choice, so that descriptors of two choices are not
+ * taken for comparable. buf of 17 bytes. */
+static const char *encoding_fingerprint(char *buf, const SlemCache *cache,
+                                        const SlemEncStreamOpts *o) {
+  char text[96];
+  uint64_t h = 0xcbf29ce484222325ull;
+  if (o->couple)
+    snprintf(text, sizeof text, "%s:couple", cache->fingerprint);
+  else if (o->alpha_set && o->alpha != -1)
+    snprintf(text, sizeof text, "%s:alpha=%.17g", cache->fingerprint, o->alpha);
+  else
+    return cache->fingerprint;
+  for (const char *p = text; *p; p++) h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+  snprintf(buf, 17, "%016llx", (unsigned long long)h);
+  return buf;
+}
+
 /* What a descriptor container records: the cache, the input, the shard. */
 static int set_meta(SlemVecWriter *w, const SlemCache *cache, SlemVecReader *r,
                     const SlemEncStreamOpts *o, uint64_t lo, SlemError *err) {
   SlemDescMeta m;
+  char fp[17];
   memset(&m, 0, sizeof m);
-  m.cache_fingerprint = cache->fingerprint;
+  m.cache_fingerprint = encoding_fingerprint(fp, cache, o);
   m.cache_path = slem_cache_path(cache);
   m.input = slem_vecreader_name(r);
   m.input_count = slem_vecreader_count(r);
@@ -86,7 +107,7 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
     if (o->mode == SLEM_ENCODE_CLASSIFIER)
       return slem_error(err, SLEM_EINVAL, "%s: --classifier needs a linear cache",
                         slem_cache_path(cache));
-    if ((st = slem_kproj_new(&kp, cache, block, err)) != SLEM_OK) goto done;
+    if ((st = slem_kproj_new(&kp, cache, block, o->couple, err)) != SLEM_OK) goto done;
     out_dim = cache->r;
   } else if (cache->kind == SLEM_CACHE_RECURSIVE) {
     if (o->mode == SLEM_ENCODE_CLASSIFIER || o->alpha_set)

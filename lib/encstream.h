@@ -37,6 +37,7 @@ typedef struct SlemEncStreamOpts {
   const SlemIds *groups;    /* may be NULL: the group of every input row (groups.h): one
                                output row per group, in order of first appearance, from the
                                mean of its rows (linear caches; not with a shard) */
+  int couple;               /* kernel caches made with --couple: the coupling of kproj.h */
   SlemProgressFn progress;  /* may be NULL: called with the vectors encoded so far */
   void *progress_ctx;
 } SlemEncStreamOpts;

@@ -8,10 +8,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *names[] = {"linear", "poly", "rbf", "chi2", "intersection", "hellinger"};
+static const char *names[] = {"linear", "poly", "rbf", "chi2", "intersection", "hellinger",
+                               "exp", "quad"};
 
 const char *slem_kernel_name(SlemKernelType type) {
   return (unsigned)type < sizeof names / sizeof names[0] ? names[type] : "unknown";
+}
+
+static const char *factor_names[] = {"icd", "kpca", "full"};
+
+const char *slem_factor_name(SlemKernelFactor f) {
+  return (unsigned)f < 3 ? factor_names[f] : "unknown";
+}
+
+int slem_factor_parse(const char *name) {
+  for (int i = 0; i < 3; i++)
+    if (strcmp(name, factor_names[i]) == 0) return i;
+  return -1;
 }
 
 static int parse_param(const char *spec, const char *key, const char *val, double *out,
@@ -36,12 +49,12 @@ int slem_kernel_parse(SlemKernel *self, const char *spec, SlemError *err) {
     if (strcmp(buf, names[i]) == 0) break;
   if (i == sizeof names / sizeof names[0])
     return slem_error(err, SLEM_EINVAL,
-                      "unknown kernel '%s' (linear, poly, rbf, chi2, intersection, hellinger)", buf);
+                      "unknown kernel '%s' (linear, poly, rbf, exp, quad, chi2, intersection, hellinger)", buf);
   self->type = (SlemKernelType)i;
   self->gamma = 1;
   self->c = 1;
   self->p = 2;
-  if (self->type == SLEM_K_RBF) {
+  if (self->type == SLEM_K_RBF || self->type == SLEM_K_EXP) {
     self->gamma_relative = 1;
     self->g_rel = 1;
   }
@@ -52,12 +65,15 @@ int slem_kernel_parse(SlemKernel *self, const char *spec, SlemError *err) {
     if (!eq) return slem_error(err, SLEM_EINVAL, "kernel '%s': parameter '%s' has no value", spec, tok);
     *eq = '\0';
     if ((st = parse_param(spec, tok, eq + 1, &v, err)) != SLEM_OK) return st;
-    if (strcmp(tok, "gamma") == 0 && (self->type == SLEM_K_RBF || self->type == SLEM_K_POLY)) {
-      if (!(v > 0)) return slem_error(err, SLEM_EINVAL, "kernel '%s': gamma must be positive", spec);
+    if (strcmp(tok, "gamma") == 0 && (self->type == SLEM_K_RBF || self->type == SLEM_K_POLY ||
+                                      self->type == SLEM_K_EXP || self->type == SLEM_K_QUAD)) {
+      /* quad: x.y + gamma (x.y)^2 is positive semidefinite for gamma >= 0 */
+      if (!(v > 0) && !(self->type == SLEM_K_QUAD && v == 0))
+        return slem_error(err, SLEM_EINVAL, "kernel '%s': gamma must be positive", spec);
       self->gamma = v;
       self->gamma_relative = 0;
       have_gamma = 1;
-    } else if (strcmp(tok, "g") == 0 && self->type == SLEM_K_RBF) {
+    } else if (strcmp(tok, "g") == 0 && (self->type == SLEM_K_RBF || self->type == SLEM_K_EXP)) {
       if (!(v > 0)) return slem_error(err, SLEM_EINVAL, "kernel '%s': g must be positive", spec);
       self->g_rel = v;
       self->gamma_relative = 1;
@@ -87,7 +103,9 @@ void slem_kernel_format(const SlemKernel *self, char *buf, size_t n) {
     snprintf(buf, n, "poly:gamma=%.17g,c=%.17g,p=%.17g", self->gamma, self->c, self->p);
     break;
   case SLEM_K_RBF:
-    snprintf(buf, n, "rbf:gamma=%.17g", self->gamma);
+  case SLEM_K_EXP:
+  case SLEM_K_QUAD:
+    snprintf(buf, n, "%s:gamma=%.17g", names[self->type], self->gamma);
     break;
   default:
     snprintf(buf, n, "%s", names[self->type]);
@@ -124,6 +142,9 @@ double slem_kernel_eval(const SlemKernel *self, const double *x, const double *y
   case SLEM_K_RBF:
     for (size_t j = 0; j < d; j++) s += (x[j] - y[j]) * (x[j] - y[j]);
     return exp(-self->gamma * s);
+  case SLEM_K_EXP:
+    for (size_t j = 0; j < d; j++) s += (x[j] - y[j]) * (x[j] - y[j]);
+    return exp(-self->gamma * sqrt(s));
   case SLEM_K_CHI2:
     for (size_t j = 0; j < d; j++)
       if (x[j] + y[j] > 0) s += 2 * x[j] * y[j] / (x[j] + y[j]);
@@ -133,7 +154,9 @@ double slem_kernel_eval(const SlemKernel *self, const double *x, const double *y
     return s;
   default:
     for (size_t j = 0; j < d; j++) s += x[j] * y[j];
-    return self->type == SLEM_K_POLY ? powi(self->gamma * s + self->c, self->p) : s;
+    return self->type == SLEM_K_POLY   ? powi(self->gamma * s + self->c, self->p)
+           : self->type == SLEM_K_QUAD ? s + self->gamma * s * s
+                                       : s;
   }
 }
 
@@ -149,7 +172,9 @@ void slem_kernel_block(const SlemKernel *self, double *out, const double *a, siz
               b, (int)d, 0.0, out, (int)nb);
   if (self->type == SLEM_K_POLY) {
     for (size_t i = 0; i < na * nb; i++) out[i] = powi(self->gamma * out[i] + self->c, self->p);
-  } else if (self->type == SLEM_K_RBF) {
+  } else if (self->type == SLEM_K_QUAD) {
+    for (size_t i = 0; i < na * nb; i++) out[i] += self->gamma * out[i] * out[i];
+  } else if (self->type == SLEM_K_RBF || self->type == SLEM_K_EXP) {
     /* |a - b|^2 = |a|^2 + |b|^2 - 2 a.b, clamped at 0 against rounding */
     double *nb2 = malloc(nb * sizeof *nb2);
     if (!nb2) { /* no memory for the norms: the direct sum, slower but exact */
@@ -162,7 +187,17 @@ void slem_kernel_block(const SlemKernel *self, double *out, const double *a, siz
       double na2 = cblas_ddot((int)d, a + i * d, 1, a + i * d, 1);
       for (size_t j = 0; j < nb; j++) {
         double sq = na2 + nb2[j] - 2 * out[i * nb + j];
-        out[i * nb + j] = exp(-self->gamma * (sq > 0 ? sq : 0));
+        sq = sq > 0 ? sq : 0;
+        if (self->type == SLEM_K_RBF) {
+          out[i * nb + j] = exp(-self->gamma * sq);
+        } else if (sq > 1e-4 * (na2 + nb2[j])) {
+          out[i * nb + j] = exp(-self->gamma * sqrt(sq));
+        } else {
+          /* near pairs: the square root would turn the rounding of |a|^2 + |b|^2 - 2 a.b
+           * (about 1e-16 (|a|^2 + |b|^2)) into an error of its square root, 1e-8: the
+           * direct sum instead */
+          out[i * nb + j] = slem_kernel_eval(self, a + i * d, b + j * d, d);
+        }
       }
     }
     free(nb2);
@@ -216,7 +251,9 @@ int slem_kernel_estimate_gamma(SlemKernel *self, double *median, const double *x
   if (!(*median > 0))
     return slem_error(err, SLEM_ENUMERIC, "the median squared distance between negatives is 0 "
                       "(duplicates?): give gamma directly");
-  self->gamma = self->g_rel / *median;
+  /* rbf divides by the median squared distance, exp by its square root (the median of
+   * the distances when the sample's pair count is odd) */
+  self->gamma = self->g_rel / (self->type == SLEM_K_EXP ? sqrt(*median) : *median);
   self->gamma_relative = 0;
   return SLEM_OK;
 }

@@ -6,12 +6,15 @@
  *   rbf:gamma=G | rbf:g=R         exp(-G |x - y|^2); with g, G = R / m where m is the
  *                                 median squared distance between negatives, estimated
  *                                 on a seeded sample (default g=1)
+ *   exp:gamma=G | exp:g=R         exp(-G |x - y|) (Laplacian); with g, G = R / sqrt(m)
+ *   quad:gamma=G                  x.y + G (x.y)^2                 (default G 1, G >= 0)
  *   chi2                          sum_i 2 x_i y_i / (x_i + y_i)   (additive, x, y >= 0)
  *   intersection                  sum_i min(x_i, y_i)             (x, y >= 0)
  *   hellinger                     sum_i sqrt(x_i y_i)             (x, y >= 0)
  * Vectors go through slem_kernel_prepare() first: hellinger takes square roots there, so
  * that it becomes the linear kernel, and the kernels for histograms refuse negative
- * values. Linear, polynomial, RBF and Hellinger blocks come from one GEMM plus norms.
+ * values. Linear, polynomial, quad, RBF, exp and Hellinger blocks come from one GEMM plus
+ * norms. exp and quad are those of the authors' kernel_matrix.m.
  */
 #ifndef SLEM_KERNEL_H
 #define SLEM_KERNEL_H
@@ -27,8 +30,24 @@ typedef enum SlemKernelType {
   SLEM_K_RBF,
   SLEM_K_CHI2,
   SLEM_K_INTERSECTION,
-  SLEM_K_HELLINGER
+  SLEM_K_HELLINGER,
+  SLEM_K_EXP,
+  SLEM_K_QUAD
 } SlemKernelType;
+
+/* How the negatives' kernel matrix is factorised (slem-negstats --factor): pivoted
+ * incomplete Cholesky to a rank or a tolerance; the kernel PCA of the authors'
+ * slem_similarity.m (the top r eigenpairs of the uncentred K, B = U_r D_r^1/2); or a
+ * complete pivoted Cholesky, to the numerical rank. */
+typedef enum SlemKernelFactor {
+  SLEM_FACTOR_ICD = 0,
+  SLEM_FACTOR_KPCA,
+  SLEM_FACTOR_FULL
+} SlemKernelFactor;
+
+/* "icd", "kpca" or "full"; and back (-1 for another name). */
+const char *slem_factor_name(SlemKernelFactor f);
+int slem_factor_parse(const char *name);
 
 typedef struct SlemKernel {
   SlemKernelType type;

@@ -7,35 +7,69 @@
 
 struct SlemKProj {
   const SlemCache *c;
+  int couple;
   size_t max_rows, rows;
   double *xp;   /* xp(max_rows, d): prepared inputs */
   double *v;    /* v(max_rows, r) */
   double *z;    /* z(max_rows, r) */
   double *t;    /* t(max_rows, r): scratch */
   double *kxx;  /* k(x, x) */
+  double *u2;   /* u^2 */
   double *nrm;  /* N */
+  double *kx;   /* kpca or couple: kx(max_rows, n), k(x, negatives), then the coupling w */
+  double *tt;   /* couple: tt(max_rows), the weight t of the part outside the span */
+  double *tv;   /* couple: tv(max_rows, r) = t v */
+  double *a0;   /* couple: a0(max_rows, r), then G^-1 a0 */
   uint64_t clamps;
 };
 
-int slem_kproj_new(SlemKProj **self, const SlemCache *cache, size_t max_rows, SlemError *err) {
+/* Below this fraction of k(x, x), u^2 is rounding: x lies in the span and is not coupled. */
+#define COUPLE_FLOOR 1e-12
+
+int slem_kproj_new(SlemKProj **self, const SlemCache *cache, size_t max_rows, int couple,
+                   SlemError *err) {
   SlemKProj *p;
-  size_t d = cache->d, r = cache->r;
+  size_t d = cache->d, r = cache->r, n;
   *self = NULL;
   if (cache->kind != SLEM_CACHE_KERNEL)
     return slem_error(err, SLEM_EINVAL, "%s is not a kernel cache", slem_cache_path(cache));
+  if (couple && !cache->couple)
+    return slem_error(err, SLEM_EINVAL, "%s was made without --couple: the coupling needs the "
+                      "negatives and B it keeps (slem-negstats --kernel ... --couple)",
+                      slem_cache_path(cache));
+  n = (size_t)cache->n;
   p = calloc(1, sizeof *p);
   if (!p) return slem_error(err, SLEM_ENOMEM, "out of memory");
   p->c = cache;
+  p->couple = couple;
   p->max_rows = max_rows;
   p->xp = malloc(max_rows * d * sizeof *p->xp);
   p->v = malloc(max_rows * r * sizeof *p->v);
   p->z = malloc(max_rows * r * sizeof *p->z);
   p->t = malloc(max_rows * r * sizeof *p->t);
   p->kxx = malloc(max_rows * sizeof *p->kxx);
+  p->u2 = malloc(max_rows * sizeof *p->u2);
   p->nrm = malloc(max_rows * sizeof *p->nrm);
-  if (!p->xp || !p->v || !p->z || !p->t || !p->kxx || !p->nrm) {
+  if (!p->xp || !p->v || !p->z || !p->t || !p->kxx || !p->u2 || !p->nrm) {
     slem_kproj_free(p);
     return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", max_rows);
+  }
+  if (cache->factor == SLEM_FACTOR_KPCA || couple) {
+    if (n > SIZE_MAX / sizeof(double) / (max_rows ? max_rows : 1) ||
+        !(p->kx = malloc(max_rows * n * sizeof *p->kx))) {
+      slem_kproj_free(p);
+      return slem_error(err, SLEM_ENOMEM, "out of memory for the kernel values of %zu vectors "
+                        "against %zu negatives", max_rows, n);
+    }
+  }
+  if (couple) {
+    p->tt = malloc(max_rows * sizeof *p->tt);
+    p->tv = malloc(max_rows * r * sizeof *p->tv);
+    p->a0 = malloc(max_rows * r * sizeof *p->a0);
+    if (!p->tt || !p->tv || !p->a0) {
+      slem_kproj_free(p);
+      return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", max_rows);
+    }
   }
   *self = p;
   return SLEM_OK;
@@ -48,17 +82,65 @@ void slem_kproj_free(SlemKProj *self) {
   free(self->z);
   free(self->t);
   free(self->kxx);
+  free(self->u2);
   free(self->nrm);
+  free(self->kx);
+  free(self->tt);
+  free(self->tv);
+  free(self->a0);
   free(self);
 }
 
 uint64_t slem_kproj_clamps(const SlemKProj *self) { return self->clamps; }
 size_t slem_kproj_rows(const SlemKProj *self) { return self->rows; }
 
+/* u^2 = k(x, x) - |v|^2, clamped at 0 (counted when below rounding). */
+static double residual(SlemKProj *self, double kxx, double vv) {
+  double u2 = kxx - vv;
+  if (u2 < 0) {
+    if (u2 < -1e-9 * (fabs(kxx) + 1e-300)) self->clamps++;
+    u2 = 0;
+  }
+  return u2;
+}
+
+/* The coupling of row i, from its w (kx row i, already (k(x_j, x) - b_j.v) / u), the sums
+ * wbar = sum w / n and ww = sum w^2 / n, and its a0 = B^T w / n (a0 row i): with y the
+ * uncoupled z of the row,
+ *   a0 -= mu_B wbar,  a00 = ww - wbar^2 + lambda,  g = G^-1 a0,
+ *   eta = 1 / (a00 - a0.g),  xi = u - wbar - a0.y,  beta = eta xi,
+ *   z = y - beta g,  t = beta / u,  N = sqrt(z.z + beta^2). */
+static void couple_row(SlemKProj *self, size_t i, double wbar, double ww) {
+  const SlemCache *c = self->c;
+  size_t r = c->r;
+  double *a0 = self->a0 + i * r, *g = self->t + i * r, *zi = self->z + i * r;
+  double u = sqrt(self->u2[i]), a00 = ww - wbar * wbar + c->lambda, eta, xi, beta;
+  for (size_t l = 0; l < r; l++) a0[l] -= c->mu[l] * wbar;
+  for (size_t l = 0; l < r; l++) g[l] = slem_dot_f64(c->ginv + l * r, a0, r);
+  eta = 1 / (a00 - slem_dot_f64(a0, g, r));
+  xi = u - wbar - slem_dot_f64(a0, zi, r);
+  beta = eta * xi;
+  for (size_t l = 0; l < r; l++) zi[l] -= beta * g[l];
+  self->tt[i] = beta / u;
+  self->nrm[i] = sqrt(slem_dot_f64(zi, zi, r) + beta * beta);
+  for (size_t l = 0; l < r; l++) self->tv[i * r + l] = self->tt[i] * self->v[i * r + l];
+}
+
+/* A row not coupled: its part outside the span weighs 1 / lambda, as without coupling. */
+static void uncoupled_row(SlemKProj *self, size_t i) {
+  size_t r = self->c->r;
+  self->tt[i] = 1 / self->c->lambda;
+  for (size_t l = 0; l < r; l++) self->tv[i * r + l] = self->tt[i] * self->v[i * r + l];
+}
+
+static int couples(const SlemKProj *self, size_t i) {
+  return self->u2[i] > COUPLE_FLOOR * self->kxx[i];
+}
+
 int slem_kproj_run(SlemKProj *self, const double *x, size_t b, const char *name,
                    uint64_t first_record, SlemError *err) {
   const SlemCache *c = self->c;
-  size_t d = c->d, r = c->r;
+  size_t d = c->d, r = c->r, n = (size_t)c->n;
   double lam2 = c->lambda * c->lambda;
   int st;
   self->rows = b;
@@ -66,10 +148,17 @@ int slem_kproj_run(SlemKProj *self, const double *x, size_t b, const char *name,
   memcpy(self->xp, x, b * d * sizeof *x);
   st = slem_kernel_prepare(&c->kernel, self->xp, b, d, name, first_record, err);
   if (st) return st;
-  /* v = L_P^-1 k(x, pivots), row by row: V(b, r) = K(x, P) L_P^-T */
-  slem_kernel_block(&c->kernel, self->v, self->xp, b, c->pivots, r, d);
-  cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, (int)b, (int)r, 1.0,
-              c->lp, (int)r, self->v, (int)r);
+  if (self->kx) slem_kernel_block(&c->kernel, self->kx, self->xp, b, c->negs, n, d);
+  if (c->factor == SLEM_FACTOR_KPCA) {
+    /* v = D_r^-1/2 U_r^T k(negatives, x): V(b, r) = K(x, X) proj^T */
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)b, (int)r, (int)n, 1.0, self->kx,
+                (int)n, c->proj, (int)n, 0.0, self->v, (int)r);
+  } else {
+    /* v = L_P^-1 k(x, pivots), row by row: V(b, r) = K(x, P) L_P^-T */
+    slem_kernel_block(&c->kernel, self->v, self->xp, b, c->pivots, r, d);
+    cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, (int)b, (int)r,
+                1.0, c->lp, (int)r, self->v, (int)r);
+  }
   /* z = (v - mu_B) G^-1, G^-1 symmetric */
   for (size_t i = 0; i < b; i++)
     for (size_t j = 0; j < r; j++) self->t[i * r + j] = self->v[i * r + j] - c->mu[j];
@@ -78,13 +167,30 @@ int slem_kproj_run(SlemKProj *self, const double *x, size_t b, const char *name,
   for (size_t i = 0; i < b; i++) {
     const double *xi = self->xp + i * d, *vi = self->v + i * r, *zi = self->z + i * r;
     double kxx = slem_kernel_eval(&c->kernel, xi, xi, d);
-    double u2 = kxx - cblas_ddot((int)r, vi, 1, vi, 1);
-    if (u2 < 0) {
-      if (u2 < -1e-9 * (fabs(kxx) + 1e-300)) self->clamps++;
-      u2 = 0;
-    }
+    double u2 = residual(self, kxx, cblas_ddot((int)r, vi, 1, vi, 1));
     self->kxx[i] = kxx;
+    self->u2[i] = u2;
     self->nrm[i] = sqrt(cblas_ddot((int)r, zi, 1, zi, 1) + u2 / lam2);
+  }
+  if (!self->couple) return SLEM_OK;
+  /* W(b, n) = (K(x, X) - V B^T) / u by rows, then A0(b, r) = W B / n */
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)b, (int)n, (int)r, -1.0, self->v,
+              (int)r, c->bneg, (int)r, 1.0, self->kx, (int)n);
+  for (size_t i = 0; i < b; i++) {
+    double s = couples(self, i) ? 1 / sqrt(self->u2[i]) : 0;
+    for (size_t j = 0; j < n; j++) self->kx[i * n + j] *= s;
+  }
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, (int)r, (int)n, 1.0 / (double)n,
+              self->kx, (int)n, c->bneg, (int)r, 0.0, self->a0, (int)r);
+  for (size_t i = 0; i < b; i++) {
+    const double *w = self->kx + i * n;
+    double sw = 0, sww = 0;
+    if (!couples(self, i)) {
+      uncoupled_row(self, i);
+      continue;
+    }
+    for (size_t j = 0; j < n; j++) sw += w[j], sww += w[j] * w[j];
+    couple_row(self, i, sw / (double)n, sww / (double)n);
   }
   return SLEM_OK;
 }
@@ -110,12 +216,22 @@ void slem_kproj_similarity(double *s, const SlemKProj *q, const SlemKProj *db) {
   size_t nq = q->rows, nd = db->rows, r = c->r;
   double lam2 = c->lambda * c->lambda;
   if (nq == 0 || nd == 0) return;
-  /* s = K / lambda^2 + Z_q Z_d^T - V_q V_d^T / lambda^2, then / (N_q N_d) */
   slem_kernel_block(&c->kernel, s, q->xp, nq, db->xp, nd, c->d);
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nd, (int)r, 1.0, q->z, (int)r,
-              db->z, (int)r, 1.0 / lam2, s, (int)nd);
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nd, (int)r, -1.0 / lam2, q->v,
-              (int)r, db->v, (int)r, 1.0, s, (int)nd);
+  if (q->couple && db->couple) {
+    /* s = K t t' + Z_q Z_d^T - (t V_q)(t' V_d)^T, then / (N_q N_d) */
+    for (size_t i = 0; i < nq; i++)
+      for (size_t j = 0; j < nd; j++) s[i * nd + j] *= q->tt[i] * db->tt[j];
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nd, (int)r, 1.0, q->z,
+                (int)r, db->z, (int)r, 1.0, s, (int)nd);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nd, (int)r, -1.0, q->tv,
+                (int)r, db->tv, (int)r, 1.0, s, (int)nd);
+  } else {
+    /* s = K / lambda^2 + Z_q Z_d^T - V_q V_d^T / lambda^2, then / (N_q N_d) */
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nd, (int)r, 1.0, q->z,
+                (int)r, db->z, (int)r, 1.0 / lam2, s, (int)nd);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nd, (int)r, -1.0 / lam2,
+                q->v, (int)r, db->v, (int)r, 1.0, s, (int)nd);
+  }
   for (size_t i = 0; i < nq; i++)
     for (size_t j = 0; j < nd; j++) {
       double den = q->nrm[i] * db->nrm[j];
@@ -126,7 +242,7 @@ void slem_kproj_similarity(double *s, const SlemKProj *q, const SlemKProj *db) {
 int slem_kproj_run_fixed(SlemKProj *self, const double *x, size_t b, const char *name,
                          uint64_t first_record, SlemError *err) {
   const SlemCache *c = self->c;
-  size_t d = c->d, r = c->r;
+  size_t d = c->d, r = c->r, n = (size_t)c->n;
   double lam2 = c->lambda * c->lambda;
   int st;
   self->rows = b;
@@ -138,22 +254,46 @@ int slem_kproj_run_fixed(SlemKProj *self, const double *x, size_t b, const char 
   for (size_t i = 0; i < b; i++) {
     const double *xi = self->xp + i * d;
     double *vi = self->v + i * r, *zi = self->z + i * r, *ti = self->t + i * r;
+    double *kx = self->kx ? self->kx + i * n : NULL;
     double kxx, u2;
-    /* v = L_P^-1 k(x, pivots) by forward substitution, each sum in the fixed order */
-    for (size_t l = 0; l < r; l++) {
-      double kl = slem_kernel_eval(&c->kernel, xi, c->pivots + l * d, d);
-      vi[l] = (kl - slem_dot_f64(c->lp + l * r, vi, l)) / c->lp[l * r + l];
+    if (kx)
+      for (size_t j = 0; j < n; j++) kx[j] = slem_kernel_eval(&c->kernel, xi, c->negs + j * d, d);
+    if (c->factor == SLEM_FACTOR_KPCA) {
+      for (size_t l = 0; l < r; l++) vi[l] = slem_dot_f64(c->proj + l * n, kx, n);
+    } else {
+      /* v = L_P^-1 k(x, pivots) by forward substitution, each sum in the fixed order */
+      for (size_t l = 0; l < r; l++) {
+        double kl = slem_kernel_eval(&c->kernel, xi, c->pivots + l * d, d);
+        vi[l] = (kl - slem_dot_f64(c->lp + l * r, vi, l)) / c->lp[l * r + l];
+      }
     }
     for (size_t l = 0; l < r; l++) ti[l] = vi[l] - c->mu[l];
     for (size_t l = 0; l < r; l++) zi[l] = slem_dot_f64(c->ginv + l * r, ti, r);
     kxx = slem_kernel_eval(&c->kernel, xi, xi, d);
-    u2 = kxx - slem_dot_f64(vi, vi, r);
-    if (u2 < 0) {
-      if (u2 < -1e-9 * (fabs(kxx) + 1e-300)) self->clamps++;
-      u2 = 0;
-    }
+    u2 = residual(self, kxx, slem_dot_f64(vi, vi, r));
     self->kxx[i] = kxx;
+    self->u2[i] = u2;
     self->nrm[i] = sqrt(slem_dot_f64(zi, zi, r) + u2 / lam2);
+    if (!self->couple) continue;
+    if (!couples(self, i)) {
+      uncoupled_row(self, i);
+      continue;
+    }
+    {
+      double u = sqrt(u2), sw = 0, sww = 0, *a0 = self->a0 + i * r;
+      for (size_t j = 0; j < n; j++) {
+        kx[j] = (kx[j] - slem_dot_f64(c->bneg + j * r, vi, r)) / u;
+        sw += kx[j];
+        sww += kx[j] * kx[j];
+      }
+      /* a0 = B^T w / n, each sum over the negatives in their order */
+      for (size_t l = 0; l < r; l++) {
+        double s = 0;
+        for (size_t j = 0; j < n; j++) s += c->bneg[j * r + l] * kx[j];
+        a0[l] = s / (double)n;
+      }
+      couple_row(self, i, sw / (double)n, sww / (double)n);
+    }
   }
   return SLEM_OK;
 }
@@ -170,7 +310,12 @@ int slem_kproj_run_fixed(SlemKProj *self, const double *x, size_t b, const char 
  * order; the same division by the same N N' adds 2 u |s| to each, and the fast score's
  * rounding to float u |s|, |s| <= M / (N N'). Hence the slack 1.01 (2 gamma_{2r+8} + 6 u)
  * M / (N N'), taken at the tile's largest |z'| / N', |v'| / (lambda N') and |K| / N'. A
- * point with N = 0 scores 0 both ways. */
+ * point with N = 0 scores 0 both ways.
+ * Coupled, 1 / lambda becomes the per-row weight t: T_b = K t t' + Z Z'^T - (t V)(t' V')^T
+ * and T_e = K (t t') + z.z' - (v.v') (t t'); each term carries at most three more
+ * roundings (the products with t), within the same gamma_{2r+8}, and M = |K t t'| +
+ * |z||z'| + |v t||v' t'|, taken at the tile's largest |z'| / N', |v' t'| / N' and
+ * |K t'| / N'. */
 
 typedef struct KernelScorer {
   SlemScorer base;
@@ -185,13 +330,17 @@ typedef struct KernelScorer {
   uint64_t db_clamps;  /* clamps of the database rows, counted on its first pass only */
 } KernelScorer;
 
-/* |z| / N and |v| / (lambda N) of the rows of p, 0 where N is 0. */
+/* The weight of row i's part outside the span: 1 / lambda, or t when coupled. */
+static double tw(const SlemKProj *p, size_t i) { return p->couple ? p->tt[i] : 1 / p->c->lambda; }
+
+/* |z| / N and |v| t / N of the rows of p (t = 1 / lambda without coupling), 0 where N is
+ * 0. */
 static void row_factors(const SlemKProj *p, double *a, double *b) {
   size_t r = p->c->r;
   for (size_t i = 0; i < p->rows; i++) {
     double n = p->nrm[i];
     a[i] = n > 0 ? sqrt(slem_dot_f64(p->z + i * r, p->z + i * r, r)) / n : 0;
-    b[i] = n > 0 ? sqrt(slem_dot_f64(p->v + i * r, p->v + i * r, r)) / (p->c->lambda * n) : 0;
+    b[i] = n > 0 ? sqrt(slem_dot_f64(p->v + i * r, p->v + i * r, r)) * fabs(tw(p, i)) / n : 0;
   }
 }
 
@@ -223,7 +372,8 @@ static int kernel_tile(SlemScorer *self, float *scores, void *rows, size_t nd, c
     double n = x->nrm[j], a, b;
     if (!(n > 0)) continue;
     a = sqrt(slem_dot_f64(x->z + j * r, x->z + j * r, r)) / n;
-    b = sqrt(slem_dot_f64(x->v + j * r, x->v + j * r, r)) / (c->lambda * n);
+    b = x->couple ? sqrt(slem_dot_f64(x->v + j * r, x->v + j * r, r)) * fabs(x->tt[j]) / n
+                  : sqrt(slem_dot_f64(x->v + j * r, x->v + j * r, r)) / (c->lambda * n);
     if (a > s->amax) s->amax = a;
     if (b > s->bmax) s->bmax = b;
   }
@@ -231,15 +381,25 @@ static int kernel_tile(SlemScorer *self, float *scores, void *rows, size_t nd, c
     double km = 0;
     for (size_t j = 0; j < nd; j++) {
       double k = slem_kernel_eval(&c->kernel, q->xp + i * d, x->xp + j * d, d);
+      double kw = x->couple ? fabs(k * x->tt[j]) : fabs(k);
       sd[i * nd + j] = k;
-      if (x->nrm[j] > 0 && fabs(k) / x->nrm[j] > km) km = fabs(k) / x->nrm[j];
+      if (x->nrm[j] > 0 && kw / x->nrm[j] > km) km = kw / x->nrm[j];
     }
     s->kmax[i] = km;
   }
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nd, (int)r, 1.0, q->z, (int)r,
-              x->z, (int)r, 1.0 / lam2, sd, (int)nd);
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nd, (int)r, -1.0 / lam2, q->v,
-              (int)r, x->v, (int)r, 1.0, sd, (int)nd);
+  if (q->couple) {
+    for (size_t i = 0; i < nq; i++)
+      for (size_t j = 0; j < nd; j++) sd[i * nd + j] *= q->tt[i] * x->tt[j];
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nd, (int)r, 1.0, q->z,
+                (int)r, x->z, (int)r, 1.0, sd, (int)nd);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nd, (int)r, -1.0, q->tv,
+                (int)r, x->tv, (int)r, 1.0, sd, (int)nd);
+  } else {
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nd, (int)r, 1.0, q->z,
+                (int)r, x->z, (int)r, 1.0 / lam2, sd, (int)nd);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nd, (int)r, -1.0 / lam2,
+                q->v, (int)r, x->v, (int)r, 1.0, sd, (int)nd);
+  }
   for (size_t i = 0; i < nq; i++)
     for (size_t j = 0; j < nd; j++) {
       double den = q->nrm[i] * x->nrm[j];
@@ -252,6 +412,8 @@ static double kernel_slack(const SlemScorer *self, size_t i) {
   const KernelScorer *s = (const KernelScorer *)self;
   double n = s->qp->nrm[i], lam2 = s->qp->c->lambda * s->qp->c->lambda;
   if (!(n > 0)) return 0;
+  if (s->qp->couple)
+    return s->c * (s->qa[i] * s->amax + s->qb[i] * s->bmax + s->kmax[i] * fabs(s->qp->tt[i]) / n);
   return s->c * (s->qa[i] * s->amax + s->qb[i] * s->bmax + s->kmax[i] / (lam2 * n));
 }
 
@@ -262,6 +424,13 @@ static double kernel_exact(const SlemScorer *self, size_t i, size_t j) {
   size_t r = c->r, d = c->d;
   double lam2 = c->lambda * c->lambda, den = q->nrm[i] * x->nrm[j], t;
   if (!(den > 0)) return 0;
+  if (q->couple) {
+    double w = q->tt[i] * x->tt[j];
+    t = slem_kernel_eval(&c->kernel, q->xp + i * d, x->xp + j * d, d) * w;
+    t += slem_dot_f64(q->z + i * r, x->z + j * r, r);
+    t -= slem_dot_f64(q->v + i * r, x->v + j * r, r) * w;
+    return t / den;
+  }
   t = slem_kernel_eval(&c->kernel, q->xp + i * d, x->xp + j * d, d) / lam2;
   t += slem_dot_f64(q->z + i * r, x->z + j * r, r);
   t -= slem_dot_f64(q->v + i * r, x->v + j * r, r) / lam2;
@@ -289,14 +458,14 @@ static const SlemScorerOps kernel_ops = {"kernel SLEM", kernel_queries, kernel_t
                                          kernel_exact, kernel_clamps, kernel_destroy};
 
 int slem_scorer_kernel_new(SlemScorer **self, const SlemCache *cache, size_t max_q,
-                           size_t max_d, SlemError *err) {
+                           size_t max_d, int couple, SlemError *err) {
   KernelScorer *s = calloc(1, sizeof *s);
   int st;
   *self = NULL;
   if (!s) return slem_error(err, SLEM_ENOMEM, "out of memory");
   s->base = (SlemScorer){&kernel_ops, cache->d, max_q, max_d, 0, 0, 0, 0};
-  if ((st = slem_kproj_new(&s->qp, cache, max_q, err)) != SLEM_OK ||
-      (st = slem_kproj_new(&s->dp, cache, max_d, err)) != SLEM_OK) {
+  if ((st = slem_kproj_new(&s->qp, cache, max_q, couple, err)) != SLEM_OK ||
+      (st = slem_kproj_new(&s->dp, cache, max_d, couple, err)) != SLEM_OK) {
     kernel_destroy(&s->base);
     return st;
   }

@@ -9,6 +9,25 @@
  * The exact similarity of x and x' is
  *   s = [z.z' + (k(x, x') - v.v') / lambda^2] / (N N'),  N = sqrt(z.z + u^2 / lambda^2),
  * and the explicit descriptor z / N (norm <= 1) drops the term outside the span.
+ *
+ * With a kernel PCA factor, v = D_r^-1/2 U_r^T k(negatives, x) instead (cache.h).
+ *
+ * The coupling (the ICD branch of the authors' slem_similarity.m, here for any factor):
+ * the negatives' parts outside the span E are dropped by the factorisation, but each new
+ * point x brings its own direction e = (phi(x) - P_E phi(x)) / u, on which negative j has
+ * the coordinate w_j = (k(x_j, x) - b_j.v) / u. The exemplar problem is then solved
+ * exactly in E + e, with the negatives' coordinates [b_j, w_j] and x at [v, u]: with
+ * wbar = mean w, a0 = (1/n) B^T w - mu_B wbar, a00 = (1/n) w.w - wbar^2 + lambda (the new
+ * row and column of G), by the Schur complement
+ *   eta = 1 / (a00 - a0.G^-1 a0),  xi = u - wbar - a0.G^-1 (v - mu_B),
+ *   beta = eta xi,  z = G^-1 (v - mu_B) - beta G^-1 a0.
+ * The descriptor is z on E plus beta e, so N = sqrt(z.z + beta^2) and, with t = beta / u,
+ *   s = [z.z' + t t' (k(x, x') - v.v')] / (N N'),
+ * the inner product of the two descriptors (e.e' = (k(x, x') - v.v') / (u u')). Without
+ * coupling beta = u / lambda, t = 1 / lambda: the formula above. (slem_similarity.m keeps
+ * (k(x, x') - v.v') / lambda^2 for that term, the value it has when no negative has a
+ * coordinate on e; slem uses the inner product of the descriptors it solves for.) A point
+ * with u^2 <= 1e-12 k(x, x) lies in E and is not coupled. Costs O(n (d + r)) per point.
  */
 #ifndef SLEM_KPROJ_H
 #define SLEM_KPROJ_H
@@ -23,9 +42,10 @@
 /* Projections of blocks of points against a kernel cache. */
 typedef struct SlemKProj SlemKProj;
 
-/* For blocks of at most max_rows points; cache (borrowed) must be of kind kernel.
- * Errors: SLEM_EINVAL, SLEM_ENOMEM. */
-int slem_kproj_new(SlemKProj **self, const SlemCache *cache, size_t max_rows, SlemError *err);
+/* For blocks of at most max_rows points; cache (borrowed) must be of kind kernel, and made
+ * with --couple when couple is set. Errors: SLEM_EINVAL, SLEM_ENOMEM. */
+int slem_kproj_new(SlemKProj **self, const SlemCache *cache, size_t max_rows, int couple,
+                   SlemError *err);
 void slem_kproj_free(SlemKProj *self);
 
 /* Projects x(b, d). name and first_record (from 1) name the input in errors. Errors:
@@ -59,6 +79,6 @@ size_t slem_kproj_rows(const SlemKProj *self);
  * fast score the same through two dgemm per tile (see kproj.c for the slack). cache (borrowed, kind kernel)
  * must outlive the scorer. Errors: SLEM_EINVAL (not a kernel cache), SLEM_ENOMEM. */
 int slem_scorer_kernel_new(SlemScorer **self, const SlemCache *cache, size_t max_q,
-                           size_t max_d, SlemError *err);
+                           size_t max_d, int couple, SlemError *err);
 
 #endif

@@ -199,7 +199,7 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
     if (opts->kernel->d != d)
       return slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the cache %s has dimension %zu",
                         slem_vecreader_name(queries), d, slem_cache_path(opts->kernel), opts->kernel->d);
-    status = slem_scorer_kernel_new(&sc, opts->kernel, qmax, tb, err);
+    status = slem_scorer_kernel_new(&sc, opts->kernel, qmax, tb, opts->couple, err);
   } else if (affine) {
     status = slem_scorer_affine_new(&sc, d, opts->calibration, qmax, tb, err);
   } else {

@@ -38,6 +38,7 @@ typedef struct SlemMatchOpts {
                         about 2^22 / d rows of float32, or slem_block_rows(d) for a kernel) */
   const SlemCache *kernel;  /* a kernel cache: score by the exact kernel SLEM similarity
                                of base features (kslem.h) instead of the inner product */
+  int couple;        /* kernel: the coupling of kproj.h (a cache made with --couple) */
   int affine;        /* queries are classifiers of d + 1 values (w, b): score w.x + b */
   const SlemCalibration *calibration;  /* implies affine: each query's score through its
                                           sigmoid (calibrate.h) */

@@ -475,7 +475,8 @@ static int kernel(const char *output, const char *const *inputs, size_t npaths,
   if (st == SLEM_OK && k.gamma_relative)
     st = slem_kernel_estimate_gamma(&k, &median, x, n, d, o->sample, o->seed, err);
   if (st == SLEM_OK)
-    st = slem_kernel_stats_new(&ks, &k, x, n, d, o->rank, o->tol, o->lambda, o->lambda_rel, err);
+    st = slem_kernel_stats_new(&ks, &k, x, n, d, o->rank, o->tol, o->lambda, o->lambda_rel,
+                               o->factor, o->couple, err);
   if (st == SLEM_OK) {
     SlemProvenance prov = {"slem-negstats", inputs, npaths};
     ks->info.gamma_median = median;
@@ -483,10 +484,10 @@ static int kernel(const char *output, const char *const *inputs, size_t npaths,
     res->n = n;
     res->d = d;
     res->rank = ks->info.r;
-    res->rank_asked = o->rank < n ? o->rank : n;
+    res->rank_asked = o->factor == SLEM_FACTOR_FULL ? n : o->rank < n ? o->rank : n;
     res->residual_trace = ks->info.residual_trace;
-    st = slem_cache_write_kernel(output, d, n, &ks->info, ks->pivots, ks->lp, ks->mu_b, ks->ginv,
-                                 &prov, err);
+    SlemKernelSections sec = {ks->pivots, ks->lp, ks->mu_b, ks->ginv, ks->negs, ks->proj, ks->bneg};
+    st = slem_cache_write_kernel(output, d, n, &ks->info, &sec, &prov, err);
   }
   slem_kernel_stats_free(ks);
   free(x);

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "kernel.h"
 #include "progress.h"
 #include "shard.h"
 #include "vecs.h"
@@ -40,6 +41,8 @@ typedef struct SlemNegstatsOpts {
   const char *kernel;    /* a kernel spec (kernel.h) for kernel SLEM, or NULL */
   size_t rank;           /* kernel: largest rank of the factorisation */
   double tol;            /* kernel: stop when the residual trace falls below tol * trace(K) */
+  SlemKernelFactor factor;  /* kernel: icd (default), kpca or full */
+  int couple;            /* kernel: keep B and the negatives for the coupling (kproj.h) */
   size_t sample;         /* kernel: rows sampled to estimate a relative gamma */
   uint64_t seed;         /* kernel: seed of that sample */
   SlemShard shard;       /* partial only: the leaves floor(I L / N) .. floor((I + 1) L / N) - 1

@@ -2,6 +2,8 @@
  * the dense (n+1)-point kernel ridge problem solved by LU in the RKHS, and linear SLEM. */
 #include "testutil.h"
 
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_eigen.h>
 #include <gsl/gsl_linalg.h>
 
 #include "../lib/cache.h"
@@ -12,14 +14,14 @@
 
 START_TEST(kernel_values_against_direct_formulas) {
   static const char *specs[] = {"linear", "poly:gamma=0.5,c=2,p=3", "rbf:gamma=0.7", "chi2",
-                                "intersection", "hellinger"};
+                                "intersection", "hellinger", "exp:gamma=0.7", "quad:gamma=0.3"};
   double a[4 * 5], b[3 * 5], out[12];
   SlemError err;
   tu_seed(41);
   for (size_t i = 0; i < 20; i++) a[i] = tu_uniform() * 2;
   for (size_t i = 0; i < 15; i++) b[i] = tu_uniform() * 2;
   a[3] = 0, b[3] = 0; /* chi2's 0/0 term counts 0 */
-  for (size_t s = 0; s < 6; s++) {
+  for (size_t s = 0; s < 8; s++) {
     SlemKernel k;
     double ap[20], bp[15];
     ck_assert_int_eq(slem_kernel_parse(&k, specs[s], &err), SLEM_OK);
@@ -47,9 +49,11 @@ START_TEST(kernel_values_against_direct_formulas) {
         case 4:
           for (size_t l = 0; l < 5; l++) want += x[l] < y[l] ? x[l] : y[l];
           break;
-        default:
+        case 5:
           for (size_t l = 0; l < 5; l++) want += sqrt(x[l] * y[l]);
           break;
+        case 6: want = exp(-0.7 * sqrt(sq)); break; /* kernel_matrix.m's 'exp' */
+        default: want = dot + 0.3 * dot * dot; break; /* and its 'quad' */
         }
         ck_assert_msg(fabs(out[i * 3 + j] - want) <= 1e-12 * (fabs(want) + 1), "%s: %g vs %g",
                       specs[s], out[i * 3 + j], want);
@@ -75,6 +79,17 @@ START_TEST(kernel_specs) {
   ck_assert_ptr_nonnull(strstr(err.msg, "linear takes no parameter 'gamma'"));
   ck_assert_int_eq(slem_kernel_parse(&k, "sigmoid", &err), SLEM_EINVAL);
   ck_assert_int_eq(slem_kernel_parse(&k, "rbf:gamma=1,g=1", &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_kernel_parse(&k, "exp", &err), SLEM_OK);
+  ck_assert(k.gamma_relative && k.g_rel == 1);
+  ck_assert_int_eq(slem_kernel_parse(&k, "quad", &err), SLEM_OK);
+  slem_kernel_format(&k, buf, sizeof buf);
+  ck_assert_str_eq(buf, "quad:gamma=1");
+  ck_assert_int_eq(slem_kernel_parse(&k, "quad:gamma=0", &err), SLEM_OK);
+  ck_assert_int_eq(slem_kernel_parse(&k, "quad:gamma=-0.5", &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_kernel_parse(&k, "quad:g=1", &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_kernel_parse(&k, "exp:gamma=0.25", &err), SLEM_OK);
+  slem_kernel_format(&k, buf, sizeof buf);
+  ck_assert_str_eq(buf, "exp:gamma=0.25");
   {
     double x[4] = {1, 2, -3, 4};
     ck_assert_int_eq(slem_kernel_parse(&k, "chi2", &err), SLEM_OK);
@@ -138,6 +153,11 @@ START_TEST(gamma_estimate_is_deterministic) {
   slem_kernel_parse(&k, "rbf:g=2", &err);
   ck_assert_int_eq(slem_kernel_estimate_gamma(&k, &m3, x, n, d, 200, 8, &err), SLEM_OK);
   ck_assert_double_ne(m1, m3);
+  /* exp divides g by the square root of the same median */
+  slem_kernel_parse(&k, "exp:g=2", &err);
+  ck_assert_int_eq(slem_kernel_estimate_gamma(&k, &m2, x, n, d, 200, 7, &err), SLEM_OK);
+  ck_assert_double_eq(m1, m2);
+  ck_assert_double_eq_tol(k.gamma, 2 / sqrt(m1), 1e-15);
   /* with all rows in the sample: the median over every pair, computed here */
   slem_kernel_parse(&k, "rbf", &err);
   ck_assert_int_eq(slem_kernel_estimate_gamma(&k, &m4, x, 40, d, 1000, 7, &err), SLEM_OK);
@@ -159,8 +179,17 @@ START_TEST(gamma_estimate_is_deterministic) {
 END_TEST
 
 /* Kernel cache of negatives x(n, d) through the real write and read path. */
+static SlemCache *kernel_cache_as(const char *spec, const double *x, size_t n, size_t d,
+                                  size_t rank, double lambda, SlemKernelFactor factor,
+                                  int couple);
 static SlemCache *kernel_cache(const char *spec, const double *x, size_t n, size_t d, size_t rank,
                                double lambda) {
+  return kernel_cache_as(spec, x, n, d, rank, lambda, SLEM_FACTOR_ICD, 0);
+}
+
+static SlemCache *kernel_cache_as(const char *spec, const double *x, size_t n, size_t d,
+                                  size_t rank, double lambda, SlemKernelFactor factor,
+                                  int couple) {
   SlemKernel k;
   SlemKernelStats *ks = NULL;
   SlemCache *c = NULL;
@@ -170,10 +199,10 @@ static SlemCache *kernel_cache(const char *spec, const double *x, size_t n, size
   memcpy(xp, x, n * d * sizeof *xp);
   ck_assert_int_eq(slem_kernel_parse(&k, spec, &err), SLEM_OK);
   ck_assert_int_eq(slem_kernel_prepare(&k, xp, n, d, "x", 1, &err), SLEM_OK);
-  ck_assert_msg(slem_kernel_stats_new(&ks, &k, xp, n, d, rank, 0, lambda, -1, &err) == SLEM_OK, "%s",
-                err.msg);
-  ck_assert_int_eq(slem_cache_write_kernel(path, d, n, &ks->info, ks->pivots, ks->lp, ks->mu_b,
-                                           ks->ginv, NULL, &err), SLEM_OK);
+  ck_assert_msg(slem_kernel_stats_new(&ks, &k, xp, n, d, rank, 0, lambda, -1, factor, couple,
+                                      &err) == SLEM_OK, "%s", err.msg);
+  SlemKernelSections sec = {ks->pivots, ks->lp, ks->mu_b, ks->ginv, ks->negs, ks->proj, ks->bneg};
+  ck_assert_int_eq(slem_cache_write_kernel(path, d, n, &ks->info, &sec, NULL, &err), SLEM_OK);
   ck_assert_msg(slem_cache_read(&c, path, &err) == SLEM_OK, "%s", err.msg);
   ck_assert_int_eq(c->kind, SLEM_CACHE_KERNEL);
   ck_assert_uint_eq(c->r, ks->info.r);
@@ -239,7 +268,7 @@ START_TEST(exact_similarity_equals_dense_rkhs_solution) {
     slem_kernel_parse(&k, specs[sp], &err);
     c = kernel_cache(specs[sp], x, n, d, n, lambda);
     if (sp == 0) ck_assert_uint_eq(c->r, n); /* RBF: full rank */
-    ck_assert_int_eq(slem_kproj_new(&q, c, 4, &err), SLEM_OK);
+    ck_assert_int_eq(slem_kproj_new(&q, c, 4, 0, &err), SLEM_OK);
     ck_assert_int_eq(slem_kproj_run(q, pos, 4, "pos", 1, &err), SLEM_OK);
     slem_kproj_similarity(s, q, q);
     for (size_t i = 0; i < 4; i++) dense_alpha(alpha[i], &k, pos + i * d, x, n, d, 1.0, lambda);
@@ -296,7 +325,7 @@ START_TEST(linear_kernel_equals_linear_slem) {
   }
   slem_encoder_new(&e, lc, SLEM_ENCODE_UNIT, 1, nq, &err);
   slem_encoder_run_f64(e, lin, q, nq);
-  slem_kproj_new(&p, kc, nq, &err);
+  slem_kproj_new(&p, kc, nq, 0, &err);
   slem_kproj_run(p, q, nq, "q", 1, &err);
   slem_kproj_similarity(s, p, p);
   slem_kproj_descriptors_f64(p, expl);
@@ -320,6 +349,324 @@ START_TEST(linear_kernel_equals_linear_slem) {
 }
 END_TEST
 
+/* ---- the factors and the coupling against dense solutions of their problems ----
+ *
+ * Each variant claims to solve the exemplar problem of a positive p and the n negatives
+ * with every negative x_i replaced by psi(x_i), its projection on a subspace: the span of
+ * the pivots (icd, full), the top r eigen-directions of K (kpca), and with the coupling
+ * that subspace plus phi(p). Here psi(x_i) is written as a combination of m points S
+ * (coef(n + 1, m), row 0 the positive, p the last point of S), the Gram matrix of
+ * [p, psi(x_1), ..] is formed and the problem solved densely by LU (dense_alpha_gram), and
+ * descriptors are compared through their RKHS inner products: no line of kproj.c. */
+typedef struct Problem {
+  size_t m;
+  double *pts;  /* pts(m, d) */
+  double *coef; /* coef(n + 1, m) */
+} Problem;
+
+static double *gram(const SlemKernel *k, const double *a, size_t na, const double *b, size_t nb,
+                    size_t d) {
+  double *g = malloc(na * nb * sizeof *g);
+  for (size_t i = 0; i < na; i++)
+    for (size_t j = 0; j < nb; j++) g[i * nb + j] = slem_kernel_eval(k, a + i * d, b + j * d, d);
+  return g;
+}
+
+/* X(m, nrhs) = A(m, m)^-1 B(m, nrhs), by LU. */
+static void lu_solve(double *xo, const double *a, size_t m, const double *b, size_t nrhs) {
+  gsl_matrix *A = gsl_matrix_alloc(m, m);
+  gsl_permutation *perm = gsl_permutation_alloc(m);
+  gsl_vector *rhs = gsl_vector_alloc(m), *sol = gsl_vector_alloc(m);
+  int sgn;
+  memcpy(A->data, a, m * m * sizeof *a);
+  ck_assert_int_eq(gsl_linalg_LU_decomp(A, perm, &sgn), 0);
+  for (size_t c = 0; c < nrhs; c++) {
+    for (size_t i = 0; i < m; i++) gsl_vector_set(rhs, i, b[i * nrhs + c]);
+    ck_assert_int_eq(gsl_linalg_LU_solve(A, perm, rhs, sol), 0);
+    for (size_t i = 0; i < m; i++) xo[i * nrhs + c] = gsl_vector_get(sol, i);
+  }
+  gsl_matrix_free(A);
+  gsl_permutation_free(perm);
+  gsl_vector_free(rhs);
+  gsl_vector_free(sol);
+}
+
+/* dense_alpha with the Gram matrix kt(n + 1, n + 1) of [p, psi(x_1), ..] given. */
+static void dense_alpha_gram(double *alpha, const double *kt, size_t n, double theta,
+                             double lambda) {
+  size_t m = n + 1, s = m + 1;
+  double *a = calloc(s * s, sizeof *a), *rhs = calloc(s, sizeof *rhs), *sol = malloc(s * sizeof *sol);
+  for (size_t i = 0; i < m; i++) {
+    double wi = i ? 1.0 / (double)n : theta;
+    for (size_t j = 0; j < m; j++) a[i * s + j] = wi * kt[i * m + j] + (i == j ? lambda : 0);
+    a[i * s + m] = wi;
+    a[m * s + i] = 1;
+    rhs[i] = wi * (i ? -1 : 1);
+  }
+  lu_solve(sol, a, s, rhs, 1);
+  memcpy(alpha, sol, m * sizeof *alpha);
+  free(a);
+  free(rhs);
+  free(sol);
+}
+
+/* Negatives on span(basis (mb rows)), or on span(basis, p) when couple: S = basis then p. */
+static void problem_span(Problem *pr, const SlemKernel *k, const double *basis, size_t mb,
+                         const double *p, const double *x, size_t n, size_t d, int couple) {
+  size_t m = mb + 1, ms = couple ? m : mb;
+  double *kss, *ksx, *c;
+  pr->m = m;
+  pr->pts = malloc(m * d * sizeof *pr->pts);
+  memcpy(pr->pts, basis, mb * d * sizeof *basis);
+  memcpy(pr->pts + mb * d, p, d * sizeof *p);
+  pr->coef = calloc((n + 1) * m, sizeof *pr->coef);
+  pr->coef[m - 1] = 1; /* the positive is itself */
+  kss = gram(k, pr->pts, ms, pr->pts, ms, d);
+  ksx = gram(k, pr->pts, ms, x, n, d);
+  c = malloc(ms * n * sizeof *c);
+  lu_solve(c, kss, ms, ksx, n); /* the projection of phi(x_i): K_SS^-1 k(S, x_i) */
+  for (size_t i = 0; i < n; i++)
+    for (size_t s = 0; s < ms; s++) pr->coef[(i + 1) * m + s] = c[s * n + i];
+  free(kss);
+  free(ksx);
+  free(c);
+}
+
+/* The top r eigenpairs of the uncentred K of x(n, d): u(n, r) by columns, ev(r), largest
+ * first, each eigenvector's entry of largest magnitude positive. */
+static void top_eigen(double *u, double *ev, const SlemKernel *k, const double *x, size_t n,
+                      size_t d, size_t r) {
+  double *kk = gram(k, x, n, x, n, d);
+  gsl_matrix_view a = gsl_matrix_view_array(kk, n, n);
+  gsl_matrix *v = gsl_matrix_alloc(n, n);
+  gsl_vector *e = gsl_vector_alloc(n);
+  gsl_eigen_symmv_workspace *w = gsl_eigen_symmv_alloc(n);
+  gsl_eigen_symmv(&a.matrix, e, v, w);
+  gsl_eigen_symmv_sort(e, v, GSL_EIGEN_SORT_VAL_DESC);
+  for (size_t l = 0; l < r; l++) {
+    size_t jm = 0;
+    double sg;
+    ev[l] = gsl_vector_get(e, l);
+    for (size_t i = 1; i < n; i++)
+      if (fabs(gsl_matrix_get(v, i, l)) > fabs(gsl_matrix_get(v, jm, l))) jm = i;
+    sg = gsl_matrix_get(v, jm, l) < 0 ? -1 : 1;
+    for (size_t i = 0; i < n; i++) u[i * r + l] = sg * gsl_matrix_get(v, i, l);
+  }
+  gsl_eigen_symmv_free(w);
+  gsl_matrix_free(v);
+  gsl_vector_free(e);
+  free(kk);
+}
+
+/* Negatives on E = span of the top r eigen-directions (plus phi(p) when couple): S is the
+ * negatives then p; P_E phi(y) = sum_j [M k(X, y)]_j phi(x_j), M = U_r D_r^-1 U_r^T. */
+static void problem_kpca(Problem *pr, const SlemKernel *k, const double *u, const double *ev,
+                         size_t r, const double *p, const double *x, size_t n, size_t d,
+                         int couple) {
+  size_t m = n + 1;
+  double *mm = calloc(n * n, sizeof *mm), *kxx = gram(k, x, n, x, n, d), *kp = gram(k, x, n, p, 1, d);
+  double *ep = calloc(m, sizeof *ep), u2;
+  pr->m = m;
+  pr->pts = malloc(m * d * sizeof *pr->pts);
+  memcpy(pr->pts, x, n * d * sizeof *x);
+  memcpy(pr->pts + n * d, p, d * sizeof *p);
+  pr->coef = calloc((n + 1) * m, sizeof *pr->coef);
+  pr->coef[m - 1] = 1;
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < n; j++)
+      for (size_t l = 0; l < r; l++) mm[i * n + j] += u[i * r + l] * u[j * r + l] / ev[l];
+  /* e = (phi(p) - P_E phi(p)) / u over S */
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < n; j++) ep[i] -= mm[i * n + j] * kp[j];
+  u2 = slem_kernel_eval(k, p, p, d);
+  for (size_t i = 0; i < n; i++) u2 += ep[i] * kp[i];
+  ep[n] = 1;
+  for (size_t i = 0; i < m; i++) ep[i] /= sqrt(u2);
+  for (size_t i = 0; i < n; i++) {
+    double *row = pr->coef + (i + 1) * m, we = 0;
+    for (size_t j = 0; j < n; j++) /* P_E phi(x_i) = sum_j [M K e_i]_j phi(x_j) */
+      for (size_t l = 0; l < n; l++) row[j] += mm[j * n + l] * kxx[l * n + i];
+    if (!couple) continue;
+    for (size_t s = 0; s < m; s++) we += ep[s] * (s < n ? kxx[s * n + i] : kp[i]); /* <phi(x_i), e> */
+    for (size_t s = 0; s < m; s++) row[s] += we * ep[s];
+  }
+  free(mm);
+  free(kxx);
+  free(kp);
+  free(ep);
+}
+
+/* h = sum_s beta_s phi(S_s), the solution of the problem at theta 1. */
+static double *problem_solve(const Problem *pr, const SlemKernel *k, size_t n, size_t d,
+                             double lambda) {
+  size_t m = pr->m, np = n + 1;
+  double *kss = gram(k, pr->pts, m, pr->pts, m, d), *ck = calloc(np * m, sizeof *ck);
+  double *kt = calloc(np * np, sizeof *kt), *alpha = malloc(np * sizeof *alpha);
+  double *beta = calloc(m, sizeof *beta);
+  for (size_t i = 0; i < np; i++)
+    for (size_t s = 0; s < m; s++)
+      for (size_t t = 0; t < m; t++) ck[i * m + t] += pr->coef[i * m + s] * kss[s * m + t];
+  for (size_t i = 0; i < np; i++)
+    for (size_t j = 0; j < np; j++)
+      for (size_t t = 0; t < m; t++) kt[i * np + j] += ck[i * m + t] * pr->coef[j * m + t];
+  dense_alpha_gram(alpha, kt, n, 1.0, lambda);
+  for (size_t i = 0; i < np; i++)
+    for (size_t s = 0; s < m; s++) beta[s] += alpha[i] * pr->coef[i * m + s];
+  free(kss);
+  free(ck);
+  free(kt);
+  free(alpha);
+  return beta;
+}
+
+static double problem_dot(const Problem *a, const double *ba, const Problem *b, const double *bb,
+                          const SlemKernel *k, size_t d) {
+  double s = 0;
+  for (size_t i = 0; i < a->m; i++)
+    for (size_t j = 0; j < b->m; j++)
+      s += ba[i] * bb[j] * slem_kernel_eval(k, a->pts + i * d, b->pts + j * d, d);
+  return s;
+}
+
+START_TEST(factors_and_coupling_equal_dense_solutions) {
+  static const char *specs[] = {"rbf:gamma=0.4", "exp:gamma=0.6", "quad:gamma=0.5"};
+  enum { N = 30, D = 3, NQ = 6, R = 8 };
+  double x[N * D], pos[NQ * D], lambda = 0.05;
+  SlemError err;
+  tu_seed(46);
+  tu_gaussian_rows(x, N, D, 0.0);
+  tu_gaussian_rows(pos, NQ, D, 0.7);
+  for (size_t sp = 0; sp < 3; sp++)
+    for (int f = 0; f < 3; f++) {
+      SlemKernel k;
+      SlemCache *c;
+      size_t r;
+      double u[N * R], ev[R];
+      slem_kernel_parse(&k, specs[sp], &err);
+      c = kernel_cache_as(specs[sp], x, N, D, R, lambda, (SlemKernelFactor)f, 1);
+      r = c->r;
+      ck_assert_uint_eq(c->factor, (unsigned)f);
+      if (f != SLEM_FACTOR_FULL) ck_assert_uint_eq(r, R);
+      if (f == SLEM_FACTOR_KPCA) top_eigen(u, ev, &k, x, N, D, r);
+      for (int couple = 0; couple < 2; couple++) {
+        SlemKProj *q = NULL, *qf = NULL;
+        double s[NQ * NQ], sf[NQ * NQ], y[NQ * N], *beta[NQ], hh[NQ];
+        Problem pr[NQ];
+        ck_assert_int_eq(slem_kproj_new(&q, c, NQ, couple, &err), SLEM_OK);
+        ck_assert_int_eq(slem_kproj_new(&qf, c, NQ, couple, &err), SLEM_OK);
+        ck_assert_int_eq(slem_kproj_run(q, pos, NQ, "pos", 1, &err), SLEM_OK);
+        ck_assert_int_eq(slem_kproj_run_fixed(qf, pos, NQ, "pos", 1, &err), SLEM_OK);
+        slem_kproj_similarity(s, q, q);
+        slem_kproj_similarity(sf, qf, qf);
+        slem_kproj_descriptors_f64(q, y);
+        for (size_t i = 0; i < NQ; i++) {
+          if (f == SLEM_FACTOR_KPCA)
+            problem_kpca(&pr[i], &k, u, ev, r, pos + i * D, x, N, D, couple);
+          else
+            problem_span(&pr[i], &k, c->pivots, r, pos + i * D, x, N, D, couple);
+          beta[i] = problem_solve(&pr[i], &k, N, D, lambda);
+          hh[i] = problem_dot(&pr[i], beta[i], &pr[i], beta[i], &k, D);
+        }
+        for (size_t i = 0; i < NQ; i++) {
+          /* the explicit descriptor: h's coordinates on the orthonormal basis of E, / |h| */
+          double cd[N] = {0}, dot = 0, n1 = 0, n2 = 0;
+          for (size_t l = 0; l < r; l++) {
+            double t = 0;
+            for (size_t sidx = 0; sidx < pr[i].m; sidx++) {
+              const double *pt = pr[i].pts + sidx * D;
+              double kl;
+              if (f == SLEM_FACTOR_KPCA) { /* <e_l, phi(y)> = U_l^T k(X, y) / sqrt(D_l) */
+                kl = 0;
+                for (size_t j = 0; j < N; j++) kl += u[j * r + l] * slem_kernel_eval(&k, x + j * D, pt, D);
+                kl /= sqrt(ev[l]);
+              } else {
+                kl = slem_kernel_eval(&k, c->pivots + l * D, pt, D);
+              }
+              t += beta[i][sidx] * kl;
+            }
+            cd[l] = t;
+          }
+          if (f != SLEM_FACTOR_KPCA) { /* Cholesky basis of the pivots: L_P^-1 k(P, h) */
+            double *kpp = gram(&k, c->pivots, r, c->pivots, r, D);
+            gsl_matrix_view lv = gsl_matrix_view_array(kpp, r, r);
+            gsl_vector_view cv = gsl_vector_view_array(cd, r);
+            ck_assert_int_eq(gsl_linalg_cholesky_decomp1(&lv.matrix), 0);
+            gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, &lv.matrix, &cv.vector);
+            free(kpp);
+          }
+          for (size_t l = 0; l < r; l++) {
+            dot += cd[l] * y[i * r + l];
+            n1 += cd[l] * cd[l];
+            n2 += y[i * r + l] * y[i * r + l];
+          }
+          ck_assert_msg(1 - dot / sqrt(n1 * n2) <= 1e-6, "%s %s couple %d: explicit %zu: 1 - cos = %g",
+                        specs[sp], slem_factor_name(f), couple, i, 1 - dot / sqrt(n1 * n2));
+          ck_assert_msg(fabs(sqrt(n2) - sqrt(n1 / hh[i])) <= 1e-8, "%s %s couple %d: |y| %.12f, "
+                        "dense %.12f", specs[sp], slem_factor_name(f), couple, sqrt(n2),
+                        sqrt(n1 / hh[i]));
+          for (size_t j = 0; j < NQ; j++) {
+            double want = problem_dot(&pr[i], beta[i], &pr[j], beta[j], &k, D) / sqrt(hh[i] * hh[j]);
+            ck_assert_msg(fabs(s[i * NQ + j] - want) < 1e-8, "%s %s couple %d: s(%zu, %zu) = %.12f, "
+                          "dense %.12f", specs[sp], slem_factor_name(f), couple, i, j,
+                          s[i * NQ + j], want);
+            ck_assert_msg(fabs(sf[i * NQ + j] - s[i * NQ + j]) < 1e-10, "fixed-order projection");
+          }
+        }
+        /* the coupling changes the answer where the negatives leave the span */
+        if (couple && f != SLEM_FACTOR_FULL) {
+          SlemKProj *p0 = NULL;
+          double s0[NQ * NQ], diff = 0;
+          slem_kproj_new(&p0, c, NQ, 0, &err);
+          slem_kproj_run(p0, pos, NQ, "pos", 1, &err);
+          slem_kproj_similarity(s0, p0, p0);
+          for (size_t i = 0; i < NQ * NQ; i++) diff = fmax(diff, fabs(s0[i] - s[i]));
+          ck_assert_msg(diff > 1e-4, "%s %s: coupled = uncoupled (%g)", specs[sp],
+                        slem_factor_name(f), diff);
+          slem_kproj_free(p0);
+        }
+        for (size_t i = 0; i < NQ; i++) {
+          free(pr[i].pts);
+          free(pr[i].coef);
+          free(beta[i]);
+        }
+        slem_kproj_free(q);
+        slem_kproj_free(qf);
+      }
+      slem_cache_free(c);
+    }
+}
+END_TEST
+
+START_TEST(full_factor_coupling_changes_nothing) {
+  /* every negative in the span: w = 0, so the coupled solution is the plain one */
+  enum { N = 20, D = 2, NQ = 5 };
+  double x[N * D], pos[NQ * D], s0[NQ * NQ], s1[NQ * NQ];
+  SlemKProj *p0 = NULL, *p1 = NULL;
+  SlemError err;
+  SlemCache *c;
+  tu_seed(47);
+  tu_gaussian_rows(x, N, D, 0.0);
+  tu_gaussian_rows(pos, NQ, D, 1.0);
+  c = kernel_cache_as("rbf:gamma=3", x, N, D, 0, 0.1, SLEM_FACTOR_FULL, 1);
+  ck_assert_uint_eq(c->r, N); /* K well conditioned: every negative a pivot */
+  slem_kproj_new(&p0, c, NQ, 0, &err);
+  slem_kproj_new(&p1, c, NQ, 1, &err);
+  slem_kproj_run(p0, pos, NQ, "p", 1, &err);
+  slem_kproj_run(p1, pos, NQ, "p", 1, &err);
+  slem_kproj_similarity(s0, p0, p0);
+  slem_kproj_similarity(s1, p1, p1);
+  for (size_t i = 0; i < NQ * NQ; i++) ck_assert_double_eq_tol(s0[i], s1[i], 1e-9);
+  slem_kproj_free(p0);
+  slem_kproj_free(p1);
+  slem_cache_free(c);
+  /* a cache made without --couple refuses the coupling */
+  c = kernel_cache_as("rbf:gamma=0.3", x, N, D, 8, 0.1, SLEM_FACTOR_ICD, 0);
+  ck_assert_int_eq(slem_kproj_new(&p1, c, NQ, 1, &err), SLEM_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "without --couple"));
+  slem_cache_free(c);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("kernel");
   TCase *tc = tcase_create("kernel");
@@ -330,6 +677,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, gamma_estimate_is_deterministic);
   tcase_add_test(tc, exact_similarity_equals_dense_rkhs_solution);
   tcase_add_test(tc, linear_kernel_equals_linear_slem);
+  tcase_add_test(tc, factors_and_coupling_equal_dense_solutions);
+  tcase_add_test(tc, full_factor_coupling_changes_nothing);
   suite_add_tcase(s, tc);
   return s;
 }

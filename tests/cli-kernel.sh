@@ -54,6 +54,43 @@ best=$(awk '/  \*$/ { print $4 }' "$T/out")
 max=$(awk 'NR > 2 { if ($4 > m) m = $4 } END { print m }' "$T/out")
 [ "$best" = "$max" ] && slem-negstats --info "$T/best.slem" | grep -q '"r":.*32' && ok || bad "slem-tune -K best $best, max $max"
 
+# ---- the authors' variants: factors, coupling, exp and quad (formulas: check_kernel.c) ----
+for f in icd kpca full; do
+  if [ $f = full ]; then rk=""; else rk="--rank 48"; fi
+  # shellcheck disable=SC2086
+  check "factor $f" slem-negstats -q --kernel exp:g=1 --factor $f $rk --couple --lambda-rel 10 -o "$T/f.$f.slem" "$D/negatives.fvecs"
+  slem-negstats --info "$T/f.$f.slem" >"$T/info"
+  grep -q "\"factor\":.*\"$f\"" "$T/info" && grep -q '"couple":.*true' "$T/info" &&
+    grep -q '"kernel":.*"exp:gamma=' "$T/info" && ok || bad "--info of a $f cache: $(head -c 400 "$T/info")"
+  check "coupled match $f" slem-match -c "$T/f.$f.slem" --couple -k 50 -d "$D/database.fvecs" -o "$T/c1.tsv" "$D/queries.fvecs"
+  check "plain match $f" slem-match -c "$T/f.$f.slem" -k 50 -d "$D/database.fvecs" -o "$T/c0.tsv" "$D/queries.fvecs"
+  # the coupled ranking depends neither on the threads nor on how queries and rows are cut
+  check "coupled match $f, cut" slem-match -t 1 --query-block 7 --tile-rows 33 -c "$T/f.$f.slem" --couple -k 50 -d "$D/database.fvecs" -o "$T/c2.tsv" "$D/queries.fvecs"
+  cmp -s "$T/c1.tsv" "$T/c2.tsv" && ok || bad "$f: the coupled ranking changes with threads and blocks"
+  if [ $f = full ]; then
+    # every negative in the span: nothing to couple
+    compare_ranking "$T/c1.tsv" "$T/c0.tsv" 1e-6 >"$T/diff" && ok || bad "full: coupling changed the ranking: $(head -3 "$T/diff")"
+  else
+    cmp -s "$T/c1.tsv" "$T/c0.tsv" && bad "$f: coupling changed nothing" || ok
+  fi
+  check "coupled encode $f" slem-encode -c "$T/f.$f.slem" --couple -o "$T/e1.slem" "$D/database.fvecs"
+  check "plain encode $f" slem-encode -c "$T/f.$f.slem" -o "$T/e0.slem" "$D/database.fvecs"
+done
+# coupled and plain descriptors of one cache are not comparable: the containers say so
+slem-encode -q -c "$T/f.icd.slem" -o "$T/q0.slem" "$D/queries.fvecs"
+expect_fail "coupled db, plain queries" 1 "cannot be compared" "$T/o.tsv" slem-match -d "$T/e1.slem" -o "$T/o.tsv" "$T/q0.slem"
+check "quad kernel" slem-negstats -q --kernel quad:gamma=0.5 --rank 32 -o "$T/quad.slem" "$D/negatives.fvecs"
+check "quad match" slem-match -c "$T/quad.slem" -k 10 -d "$D/database.fvecs" -o "$T/quad.tsv" "$D/queries.fvecs"
+expect_fail "bad factor" 2 "'lu' is not icd, kpca or full" "$T/o.slem" slem-negstats --kernel rbf --factor lu -o "$T/o.slem" "$D/negatives.fvecs"
+expect_fail "factor without kernel" 2 "--factor is for kernel caches" "$T/o.slem" slem-negstats --factor kpca -o "$T/o.slem" "$D/negatives.fvecs"
+expect_fail "couple without kernel" 2 "--couple is for kernel caches" "$T/o.slem" slem-negstats --couple -o "$T/o.slem" "$D/negatives.fvecs"
+expect_fail "full with a rank" 2 "no --rank" "$T/o.slem" slem-negstats --kernel rbf --factor full --rank 10 -o "$T/o.slem" "$D/negatives.fvecs"
+expect_fail "encode --couple, cache without" 2 "made without --couple" "$T/o.fvecs" slem-encode --couple -c "$T/rbf.slem" -o "$T/o.fvecs" "$D/queries.fvecs"
+expect_fail "match --couple, cache without" 2 "made without --couple" "$T/o.tsv" slem-match --couple -c "$T/rbf.slem" -d "$D/database.fvecs" -o "$T/o.tsv" "$D/queries.fvecs"
+expect_fail "encode --couple, linear cache" 2 "needs a kernel cache" "$T/o.fvecs" slem-encode --couple -c "$T/lin.slem" -o "$T/o.fvecs" "$G/pos.fvecs"
+expect_fail "match --couple without -c" 2 "give -c CACHE" "$T/o.tsv" slem-match --couple -d "$D/database.fvecs" -o "$T/o.tsv" "$D/queries.fvecs"
+expect_fail "quad gamma < 0" 2 "gamma must be positive" "$T/o.slem" slem-negstats --kernel quad:gamma=-1 -o "$T/o.slem" "$D/negatives.fvecs"
+
 # ---- errors ----
 expect_fail "unknown kernel" 2 "unknown kernel 'sigmoid'" "$T/o.slem" slem-negstats --kernel sigmoid -o "$T/o.slem" "$D/negatives.fvecs"
 expect_fail "bad kernel parameter" 2 "p must be a whole number" "$T/o.slem" slem-negstats --kernel poly:p=0.5 -o "$T/o.slem" "$D/negatives.fvecs"
