@@ -1,7 +1,10 @@
 #include "kproj.h"
 
+#include "slem.h"
+
 #include <gsl/gsl_cblas.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +25,9 @@ struct SlemKProj {
   double *a0;   /* couple: a0(max_rows, r), then G^-1 a0 */
   uint64_t clamps;
 };
+
+/* Threads of slem_kproj_run_fixed() at most. */
+#define SLEM_KPROJ_THREADS 64
 
 /* Below this fraction of k(x, x), u^2 is rounding: x lies in the span and is not coupled. */
 #define COUPLE_FLOOR 1e-12
@@ -239,47 +245,41 @@ void slem_kproj_similarity(double *s, const SlemKProj *q, const SlemKProj *db) {
     }
 }
 
-int slem_kproj_run_fixed(SlemKProj *self, const double *x, size_t b, const char *name,
-                         uint64_t first_record, SlemError *err) {
+/* Row i of the block by slem_kproj_run_fixed(): every sum in a fixed order, no BLAS, no
+ * state shared with the other rows but the cache (read only); returns 1 when its u^2 was
+ * clamped beyond rounding. */
+static int fixed_row(SlemKProj *self, size_t i) {
   const SlemCache *c = self->c;
   size_t d = c->d, r = c->r, n = (size_t)c->n;
   double lam2 = c->lambda * c->lambda;
-  int st;
-  self->rows = b;
-  if (b == 0) return SLEM_OK;
-  memcpy(self->xp, x, b * d * sizeof *x);
-  /* the input transform is per value, so per row */
-  st = slem_kernel_prepare(&c->kernel, self->xp, b, d, name, first_record, err);
-  if (st) return st;
-  for (size_t i = 0; i < b; i++) {
-    const double *xi = self->xp + i * d;
-    double *vi = self->v + i * r, *zi = self->z + i * r, *ti = self->t + i * r;
-    double *kx = self->kx ? self->kx + i * n : NULL;
-    double kxx, u2;
-    if (kx)
-      for (size_t j = 0; j < n; j++) kx[j] = slem_kernel_eval(&c->kernel, xi, c->negs + j * d, d);
-    if (c->factor == SLEM_FACTOR_KPCA) {
-      for (size_t l = 0; l < r; l++) vi[l] = slem_dot_f64(c->proj + l * n, kx, n);
-    } else {
-      /* v = L_P^-1 k(x, pivots) by forward substitution, each sum in the fixed order */
-      for (size_t l = 0; l < r; l++) {
-        double kl = slem_kernel_eval(&c->kernel, xi, c->pivots + l * d, d);
-        vi[l] = (kl - slem_dot_f64(c->lp + l * r, vi, l)) / c->lp[l * r + l];
-      }
+  const double *xi = self->xp + i * d;
+  double *vi = self->v + i * r, *zi = self->z + i * r, *ti = self->t + i * r;
+  double *kx = self->kx ? self->kx + i * n : NULL;
+  double kxx, u2, vv;
+  if (kx)
+    for (size_t j = 0; j < n; j++) kx[j] = slem_kernel_eval(&c->kernel, xi, c->negs + j * d, d);
+  if (c->factor == SLEM_FACTOR_KPCA) {
+    for (size_t l = 0; l < r; l++) vi[l] = slem_dot_f64(c->proj + l * n, kx, n);
+  } else {
+    /* v = L_P^-1 k(x, pivots) by forward substitution, each sum in the fixed order */
+    for (size_t l = 0; l < r; l++) {
+      double kl = slem_kernel_eval(&c->kernel, xi, c->pivots + l * d, d);
+      vi[l] = (kl - slem_dot_f64(c->lp + l * r, vi, l)) / c->lp[l * r + l];
     }
-    for (size_t l = 0; l < r; l++) ti[l] = vi[l] - c->mu[l];
-    for (size_t l = 0; l < r; l++) zi[l] = slem_dot_f64(c->ginv + l * r, ti, r);
-    kxx = slem_kernel_eval(&c->kernel, xi, xi, d);
-    u2 = residual(self, kxx, slem_dot_f64(vi, vi, r));
-    self->kxx[i] = kxx;
-    self->u2[i] = u2;
-    self->nrm[i] = sqrt(slem_dot_f64(zi, zi, r) + u2 / lam2);
-    if (!self->couple) continue;
+  }
+  for (size_t l = 0; l < r; l++) ti[l] = vi[l] - c->mu[l];
+  for (size_t l = 0; l < r; l++) zi[l] = slem_dot_f64(c->ginv + l * r, ti, r);
+  kxx = slem_kernel_eval(&c->kernel, xi, xi, d);
+  vv = slem_dot_f64(vi, vi, r);
+  u2 = kxx - vv;
+  if (u2 < 0) u2 = 0;
+  self->kxx[i] = kxx;
+  self->u2[i] = u2;
+  self->nrm[i] = sqrt(slem_dot_f64(zi, zi, r) + u2 / lam2);
+  if (self->couple) {
     if (!couples(self, i)) {
       uncoupled_row(self, i);
-      continue;
-    }
-    {
+    } else {
       double u = sqrt(u2), sw = 0, sww = 0, *a0 = self->a0 + i * r;
       for (size_t j = 0; j < n; j++) {
         kx[j] = (kx[j] - slem_dot_f64(c->bneg + j * r, vi, r)) / u;
@@ -295,6 +295,48 @@ int slem_kproj_run_fixed(SlemKProj *self, const double *x, size_t b, const char 
       couple_row(self, i, sw / (double)n, sww / (double)n);
     }
   }
+  return kxx - vv < -1e-9 * (fabs(kxx) + 1e-300);
+}
+
+/* The rows of a block shared among threads: each row's numbers depend on that row alone,
+ * so the split changes nothing but the time. */
+typedef struct FixedJob {
+  SlemKProj *self;
+  size_t lo, hi, clamps;
+} FixedJob;
+
+static void *fixed_rows(void *arg) {
+  FixedJob *job = arg;
+  for (size_t i = job->lo; i < job->hi; i++) job->clamps += (size_t)fixed_row(job->self, i);
+  return NULL;
+}
+
+int slem_kproj_run_fixed(SlemKProj *self, const double *x, size_t b, const char *name,
+                         uint64_t first_record, SlemError *err) {
+  const SlemCache *c = self->c;
+  size_t d = c->d, nt = 1, started = 0;
+  FixedJob job[SLEM_KPROJ_THREADS];
+  pthread_t tid[SLEM_KPROJ_THREADS];
+  int st;
+  self->rows = b;
+  if (b == 0) return SLEM_OK;
+  memcpy(self->xp, x, b * d * sizeof *x);
+  /* the input transform is per value, so per row */
+  st = slem_kernel_prepare(&c->kernel, self->xp, b, d, name, first_record, err);
+  if (st) return st;
+  /* as many threads as BLAS may use (the BLAS threads are idle meanwhile), a few rows
+   * each at least */
+  if (slem_blas_threads() > 1) nt = (size_t)slem_blas_threads();
+  if (nt > SLEM_KPROJ_THREADS) nt = SLEM_KPROJ_THREADS;
+  if (nt > b / 4) nt = b / 4 ? b / 4 : 1;
+  for (size_t t = 0; t < nt; t++) job[t] = (FixedJob){self, b * t / nt, b * (t + 1) / nt, 0};
+  for (size_t t = 1; t < nt; t++, started++)
+    if (pthread_create(&tid[t - 1], NULL, fixed_rows, &job[t]) != 0) break;
+  /* rows of threads that could not start are done here */
+  for (size_t t = started + 1; t < nt; t++) fixed_rows(&job[t]);
+  fixed_rows(&job[0]);
+  for (size_t t = 0; t < started; t++) pthread_join(tid[t], NULL);
+  for (size_t t = 0; t < nt; t++) self->clamps += job[t].clamps;
   return SLEM_OK;
 }
 

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "slem.h"
 #include "stats.h"
-#include "whiten.h"
 
 void slem_kernel_stats_free(SlemKernelStats *self) {
   if (!self) return;
@@ -66,14 +66,74 @@ done:
   return SLEM_OK;
 }
 
+/* LAPACK's dsyevr (from OpenBLAS): selected eigenpairs of a symmetric matrix. */
+extern void dsyevr_(const char *jobz, const char *range, const char *uplo, const int *n,
+                    double *a, const int *lda, const double *vl, const double *vu, const int *il,
+                    const int *iu, const double *abstol, int *m, double *w, double *z,
+                    const int *ldz, int *isuppz, double *work, const int *lwork, int *iwork,
+                    const int *liwork, int *info);
+
+/* The top k eigenpairs of the symmetric kk(n, n) (destroyed): ev(k) largest first, vecs(k,
+ * n) row l the l-th eigenvector, its entry of largest magnitude (the first of equals)
+ * positive. Called with one BLAS thread (see slem_kernel_stats_new). */
+static int top_eigen(double *kk, size_t n, size_t k, double *ev, double *vecs, SlemError *err) {
+  int nn = (int)n, il = (int)(n - k + 1), iu = (int)n, m = 0, info = 0, lwork = -1, liwork = -1;
+  int iq, *isuppz = malloc(2 * k * sizeof *isuppz), *iwork = NULL;
+  double vl = 0, vu = 0, abstol = 0, wq, *w = malloc(n * sizeof *w), *z = malloc(n * k * sizeof *z);
+  double *work = NULL;
+  int st = SLEM_OK;
+  if (n > (size_t)0x7fffffff / (n ? n : 1))
+    st = slem_error(err, SLEM_EINVAL, "kernel PCA of %zu negatives: too many for LAPACK", n);
+  if (!st && (!isuppz || !w || !z))
+    st = slem_error(err, SLEM_ENOMEM, "out of memory for the eigendecomposition (n = %zu)", n);
+  if (!st) {
+    dsyevr_("V", "I", "L", &nn, kk, &nn, &vl, &vu, &il, &iu, &abstol, &m, w, z, &nn, isuppz,
+            &wq, &lwork, &iq, &liwork, &info);
+    lwork = (int)wq;
+    liwork = iq;
+    work = malloc((size_t)lwork * sizeof *work);
+    iwork = malloc((size_t)liwork * sizeof *iwork);
+    if (!work || !iwork)
+      st = slem_error(err, SLEM_ENOMEM, "out of memory for the eigendecomposition (n = %zu)", n);
+  }
+  if (!st) {
+    dsyevr_("V", "I", "L", &nn, kk, &nn, &vl, &vu, &il, &iu, &abstol, &m, w, z, &nn, isuppz,
+            work, &lwork, iwork, &liwork, &info);
+    if (info != 0 || (size_t)m != k)
+      st = slem_error(err, SLEM_ENUMERIC, "eigendecomposition of the kernel matrix failed "
+                      "(LAPACK dsyevr: info %d, %d of %zu eigenpairs)", info, m, k);
+  }
+  for (size_t l = 0; !st && l < k; l++) { /* LAPACK: ascending, column-major */
+    const double *col = z + (k - 1 - l) * n;
+    size_t jm = 0;
+    double sg;
+    ev[l] = w[k - 1 - l];
+    if (!isfinite(ev[l])) {
+      st = slem_error(err, SLEM_ENUMERIC, "eigendecomposition of the kernel matrix: eigenvalue "
+                      "%zu is not finite", l + 1);
+      break;
+    }
+    for (size_t j = 1; j < n; j++)
+      if (fabs(col[j]) > fabs(col[jm])) jm = j;
+    sg = col[jm] < 0 ? -1 : 1;
+    for (size_t j = 0; j < n; j++) vecs[l * n + j] = sg * col[j];
+  }
+  free(isuppz);
+  free(iwork);
+  free(w);
+  free(z);
+  free(work);
+  return st;
+}
+
 /* Kernel PCA as slem_similarity.m does it: K = U D U^T, the top r eigenpairs with
  * eigenvalues above 1e-10 times the largest, stopping when the trace left is tol * trace(K)
  * or less; B = U_r D_r^1/2 (n, r) and proj = D_r^-1/2 U_r^T (r, n). */
 static int factor_kpca(SlemKernelStats *ks, double **bout, size_t *rout, const SlemKernel *k,
                        const double *x, size_t n, size_t d, size_t rmax, double tol,
                        SlemError *err) {
-  double *kk = malloc(n * n * sizeof *kk), *ev = malloc(n * sizeof *ev);
-  double *vecs = malloc(n * n * sizeof *vecs), *b = NULL, trace0 = 0, kept = 0;
+  double *kk = malloc(n * n * sizeof *kk), *ev = malloc(rmax * sizeof *ev);
+  double *vecs = malloc(rmax * n * sizeof *vecs), *b = NULL, trace0 = 0, kept = 0;
   size_t r = 0;
   int status = SLEM_OK;
   if (!kk || !ev || !vecs) {
@@ -83,10 +143,9 @@ static int factor_kpca(SlemKernelStats *ks, double **bout, size_t *rout, const S
   }
   slem_kernel_block(k, kk, x, n, x, n, d);
   for (size_t i = 0; i < n; i++) trace0 += kk[i * n + i];
-  status = slem_eigen_sym(kk, n, ev, vecs, err);
+  status = top_eigen(kk, n, rmax, ev, vecs, err);
   if (status) goto done;
-  while (r < rmax && r < n && ev[r] > 1e-10 * ev[0] && trace0 - kept > tol * trace0)
-    kept += ev[r++];
+  while (r < rmax && ev[r] > 1e-10 * ev[0] && trace0 - kept > tol * trace0) kept += ev[r++];
   if (r == 0 || !(ev[0] > 0)) {
     status = slem_error(err, SLEM_ENUMERIC, "the kernel matrix of the negatives is zero");
     goto done;
@@ -127,7 +186,7 @@ int slem_kernel_stats_new(SlemKernelStats **self, const SlemKernel *k, const dou
   SlemStats *st = NULL;
   double *b = NULL;
   size_t r = 0;
-  int status;
+  int status, threads = slem_blas_threads();
   *self = NULL;
   if (!ks) return slem_error(err, SLEM_ENOMEM, "out of memory");
   if (factor == SLEM_FACTOR_FULL) rmax = n, tol = 0;
@@ -137,6 +196,9 @@ int slem_kernel_stats_new(SlemKernelStats **self, const SlemKernel *k, const dou
   ks->n = n;
   ks->factor = factor;
   ks->couple = couple;
+  /* one BLAS thread: OpenBLAS's level-2 calls (the Cholesky columns) and its small GEMMs
+   * add in an order that depends on how many threads share them, and the cache must not */
+  slem_set_threads(1);
   status = factor == SLEM_FACTOR_KPCA ? factor_kpca(ks, &b, &r, k, x, n, d, rmax, tol, err)
                                       : factor_icd(ks, &b, &r, k, x, n, d, rmax, tol, err);
   if (status) goto done;
@@ -168,6 +230,7 @@ int slem_kernel_stats_new(SlemKernelStats **self, const SlemKernel *k, const dou
   ks->info.factor = factor;
   ks->info.couple = couple;
 done:
+  slem_set_threads(threads);
   slem_stats_free(st);
   free(b);
   if (status) {

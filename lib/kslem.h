@@ -45,8 +45,8 @@ typedef struct SlemKernelStats {
  * rmax and tol) and computes mu_B and G^-1 with lambda (>= 0: absolute) or lambda_rel
  * (lambda = lambda_rel * trace(Sigma_B) / r). couple keeps B for the coupling. x must
  * outlive the result when factor is kpca or couple is set (negs points into it). k's
- * gamma must be resolved. kpca costs O(n^2) memory and O(n^3) time (a dense symmetric
- * eigendecomposition). Errors: SLEM_ENUMERIC (lambda 0, G singular, K zero),
+ * gamma must be resolved. kpca costs O(n^2) memory and O(n^3) time (LAPACK's dsyevr for
+ * the top r eigenpairs of the dense K). Errors: SLEM_ENUMERIC (lambda 0, G singular, K zero),
  * SLEM_ENOMEM. */
 int slem_kernel_stats_new(SlemKernelStats **self, const SlemKernel *k, const double *x,
                           size_t n, size_t d, size_t rmax, double tol, double lambda,

@@ -122,6 +122,24 @@ awk '$1 == "cosine" { c = 1 } $1 == "0.1" { a = $3 } $1 == "1000" { b = $3; star
      END { exit !(c && a < b && star) }' "$T/out" && ok || bad "slem-tune table: $(cat "$T/out")"
 slem-negstats --info "$T/best.slem" | grep -q '"lambda_rel":.*1000' && ok || bad "slem-tune -o kept another cache"
 expect_fail "slem-tune usage" 2 "give -n NEGATIVES" - "$TOP/scripts/slem-tune" -q x
+# the family's axes: every variant at every lambda, the best kept with what it needs
+check "slem-tune axes" "$TOP/scripts/slem-tune" -g "0.1 1000" --depth 2 --alpha "-0.5" --pca 8 -o "$T/best2.slem" \
+  -n "$D/negatives.fvecs" -q "$D/validation.fvecs" -d "$D/database.fvecs" --query-labels "$D/validation.labels" \
+  --db-labels "$D/database.labels"
+awk 'NR > 2 { n[$1]++ } /  \*$/ { star++; b = $4 } NR > 2 && $4 > m { m = $4 }
+     END { exit !(n["slem"] == 2 && n["depth=2"] == 2 && n["alpha=-0.5"] == 2 && n["pca=8"] == 2 &&
+                  star == 1 && b == m) }' "$T/out" && ok || bad "slem-tune axes table: $(cat "$T/out")"
+kind=$(awk '/  \*$/ { print $1 }' "$T/out")
+case $kind in
+  pca=8) slem-negstats --info "$T/best2.slem" | grep -q '"kind":.*"pca"' ;;
+  depth=2) slem-negstats --info "$T/best2.slem" | grep -q '"depth":.*2' ;;
+  alpha=*) slem-negstats --info "$T/best2.slem" | grep -q '"evals"' && grep -q "slem-encode --alpha" "$T/err" ;;
+  *) slem-negstats --info "$T/best2.slem" | grep -q '"kind":.*"linear"' ;;
+esac && ok || bad "slem-tune axes: the cache kept is not the $kind one"
+expect_fail "slem-tune --depth 0" 2 "whole numbers from 1" - "$TOP/scripts/slem-tune" --depth 0 -n x -q x -d x --qrels "$D/queries.labels"
+expect_fail "slem-tune --alpha text" 2 "numbers" - "$TOP/scripts/slem-tune" --alpha '1;true' -n x -q x -d x --qrels "$D/queries.labels"
+expect_fail "slem-tune --factor linear" 2 "give -K" - "$TOP/scripts/slem-tune" --factor kpca -n x -q x -d x --qrels "$D/queries.labels"
+expect_fail "slem-tune --pca with -K" 2 "not with -K" - "$TOP/scripts/slem-tune" -K rbf --pca 8 -n x -q x -d x --qrels "$D/queries.labels"
 # shellcheck disable=SC2086
 slem-eval $LABELS --curve "$T/a.pr" "$T/rank.tsv" >/dev/null
 expect_fail "plot-pr bad curve" 1 "reference.txt: line 1: not recall, precision" "$T/pr.png" "$TOP/scripts/plot-pr" "$T/pr.png" "$E/reference.txt"

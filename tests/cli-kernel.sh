@@ -53,6 +53,14 @@ check "slem-tune -K" "$TOP/scripts/slem-tune" -K "rbf:g=1 linear" -g "10 1000" -
 best=$(awk '/  \*$/ { print $4 }' "$T/out")
 max=$(awk 'NR > 2 { if ($4 > m) m = $4 } END { print m }' "$T/out")
 [ "$best" = "$max" ] && slem-negstats --info "$T/best.slem" | grep -q '"r":.*32' && ok || bad "slem-tune -K best $best, max $max"
+check "slem-tune --factor --couple" "$TOP/scripts/slem-tune" -K "rbf:g=1" --factor "icd kpca" --couple -g "10 1000" -r 32 \
+  -o "$T/best.slem" -n "$D/negatives.fvecs" -q "$D/validation.fvecs" -d "$D/database.fvecs" \
+  --query-labels "$D/validation.labels" --db-labels "$D/database.labels"
+[ "$(grep -c '^rbf:g=1,icd ' "$T/out")" = 2 ] && [ "$(grep -c '^rbf:g=1,kpca,couple ' "$T/out")" = 2 ] &&
+  [ "$(awk 'NR > 2' "$T/out" | wc -l)" = 8 ] && [ "$(grep -c '  \*$' "$T/out")" = 1 ] && ok ||
+  bad "slem-tune --factor table: $(cat "$T/out")"
+f=$(awk '/  \*$/ { split($1, a, ","); print a[2] }' "$T/out")
+slem-negstats --info "$T/best.slem" | grep -q "\"factor\":.*\"$f\"" && ok || bad "slem-tune --factor kept another cache than $f"
 
 # ---- the authors' variants: factors, coupling, exp and quad (formulas: check_kernel.c) ----
 for f in icd kpca full; do
@@ -75,6 +83,13 @@ for f in icd kpca full; do
   fi
   check "coupled encode $f" slem-encode -c "$T/f.$f.slem" --couple -o "$T/e1.slem" "$D/database.fvecs"
   check "plain encode $f" slem-encode -c "$T/f.$f.slem" -o "$T/e0.slem" "$D/database.fvecs"
+done
+# a kernel cache does not depend on the thread count (the same payload)
+for f in icd kpca; do
+  slem-negstats -q -t 1 --kernel rbf:g=1 --factor $f --rank 48 -o "$T/kp1.slem" "$D/negatives.fvecs"
+  slem-negstats -q -t 2 --kernel rbf:g=1 --factor $f --rank 48 -o "$T/kp2.slem" "$D/negatives.fvecs"
+  fp1=$(slem-negstats --info "$T/kp1.slem" | grep fingerprint) fp2=$(slem-negstats --info "$T/kp2.slem" | grep fingerprint)
+  [ -n "$fp1" ] && [ "$fp1" = "$fp2" ] && ok || bad "$f factor differs with the thread count: $fp1 / $fp2"
 done
 # coupled and plain descriptors of one cache are not comparable: the containers say so
 slem-encode -q -c "$T/f.icd.slem" -o "$T/q0.slem" "$D/queries.fvecs"
