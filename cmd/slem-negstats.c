@@ -57,7 +57,7 @@ static void __attribute__((noreturn)) usage(void) {
       "                         else from the content)\n"
       "      --skip-nonfinite   skip (and count) negatives holding a NaN or an Inf, instead\n"
       "                         of stopping at the first one\n"
-      "  -b, --block N          vectors read per block (default: 2^21 / d, 256 to 4096)\n"
+      "  -b, --block N          vectors read per block (default: 2^18 / d, 64 to 4096)\n"
       "      --leaf-rows N      rows per leaf of the statistics tree (default: 2^21 / d,\n"
       "                         256 to 4096): the same in every shard and in a whole run\n"
       "  -t, --threads N        BLAS threads (default: SLEM_THREADS, else all cores)\n"
@@ -74,7 +74,7 @@ static void __attribute__((noreturn)) usage(void) {
       "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
       "A kernel cache holds the negatives' pivots and an r x r factor; the negatives are\n"
       "read into memory for it (n x d values, and the n x r factor). kpca and --couple\n"
-      "keep all n negatives in the cache; kpca needs n x n values three times and O(n^3)\n"
+      "keep all n negatives in the cache; kpca needs the n x n kernel matrix and O(n^3)\n"
       "time.\n"
       "See slem-negstats(1).\n",
       DEFAULT_LAMBDA_REL, slem_format_names());

@@ -38,6 +38,50 @@ int slem_blas_threads(void) {
   return openblas_get_num_threads ? openblas_get_num_threads() : 1;
 }
 
+#define PAR_MAX 64
+
+typedef struct ParJob {
+  size_t n, chunk, nchunks, stride, first;
+  void (*fn)(void *, size_t, size_t);
+  void *ctx;
+} ParJob;
+
+/* Chunks first, first + stride, ...: a fixed share, so that no lock is needed. */
+static void *par_worker(void *arg) {
+  const ParJob *job = arg;
+  for (size_t c = job->first; c < job->nchunks; c += job->stride) {
+    size_t lo = c * job->chunk, hi = lo + job->chunk < job->n ? lo + job->chunk : job->n;
+    job->fn(job->ctx, lo, hi);
+  }
+  return NULL;
+}
+
+void slem_par_chunks(size_t n, size_t chunk, void (*fn)(void *ctx, size_t lo, size_t hi),
+                     void *ctx) {
+  int threads = slem_blas_threads();
+  size_t nchunks = chunk ? (n + chunk - 1) / chunk : 0, nt = (size_t)threads;
+  ParJob job[PAR_MAX];
+  pthread_t tid[PAR_MAX];
+  size_t started = 0;
+  if (nchunks == 0) return;
+  if (nt > PAR_MAX) nt = PAR_MAX;
+  if (nt > nchunks) nt = nchunks;
+  if (nt <= 1) { /* the same chunks, on this thread, with the BLAS on one thread */
+    if (threads > 1) slem_set_threads(1);
+    for (size_t c = 0; c < nchunks; c++) fn(ctx, c * chunk, c * chunk + chunk < n ? c * chunk + chunk : n);
+    if (threads > 1) slem_set_threads(threads);
+    return;
+  }
+  slem_set_threads(1);
+  for (size_t t = 0; t < nt; t++) job[t] = (ParJob){n, chunk, nchunks, nt, t, fn, ctx};
+  for (size_t t = 1; t < nt; t++, started++)
+    if (pthread_create(&tid[t - 1], NULL, par_worker, &job[t]) != 0) break;
+  for (size_t t = started + 1; t < nt; t++) par_worker(&job[t]); /* threads that did not start */
+  par_worker(&job[0]);
+  for (size_t t = 0; t < started; t++) pthread_join(tid[t], NULL);
+  slem_set_threads(threads);
+}
+
 const char *slem_blas_corename(void) {
   return openblas_get_corename ? openblas_get_corename() : "unknown";
 }

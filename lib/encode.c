@@ -1,5 +1,7 @@
 #include "encode.h"
 
+#include "slem.h"
+
 #include <gsl/gsl_cblas.h>
 #include <math.h>
 #include <stdlib.h>
@@ -59,26 +61,34 @@ size_t slem_encoder_out_dim(const SlemEncoder *self) {
 
 uint64_t slem_encoder_zeros(const SlemEncoder *self) { return self->zeros; }
 
-/* Writes float32 to outf or float64 to outd, whichever is not NULL. */
-static void run(SlemEncoder *self, float *outf, double *outd, const double *x, size_t b) {
+/* Rows per product: the blocks are cut into chunks of this many rows from their first, each
+ * chunk one GEMM on one BLAS thread (slem_par_chunks), so that a descriptor's bits depend
+ * on its place in its block, never on the thread count. */
+#define ENC_CHUNK 256
+
+/* Rows [lo, hi) of a block: float32 to outf or float64 to outd, whichever is not NULL (the
+ * block's outputs, row 0 at outf / outd). */
+static void run(SlemEncoder *self, float *outf, double *outd, const double *x, size_t lo,
+                size_t hi) {
   const SlemCache *c = self->cache;
-  size_t d = c->d, od = slem_encoder_out_dim(self);
+  size_t d = c->d, od = slem_encoder_out_dim(self), b = hi - lo;
   const double *mu = c->mu;
-  double th = self->theta;
+  double th = self->theta, *delta = self->delta + lo * d, *y = self->y + lo * d;
   if (b == 0) return;
+  x += lo * d;
   for (size_t i = 0; i < b; i++)
-    for (size_t j = 0; j < d; j++) self->delta[i * d + j] = x[i * d + j] - mu[j];
+    for (size_t j = 0; j < d; j++) delta[i * d + j] = x[i * d + j] - mu[j];
   /* y(b, d) = delta(b, d) A^-1(d, d); A^-1 is symmetric, stored whole */
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, (int)d, (int)d, 1.0,
-              self->delta, (int)d, c->ainv, (int)d, 0.0, self->y, (int)d);
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, (int)d, (int)d, 1.0, delta,
+              (int)d, c->ainv, (int)d, 0.0, y, (int)d);
   for (size_t i = 0; i < b; i++) {
-    const double *yi = self->y + i * d, *di = self->delta + i * d, *xi = x + i * d;
-    float *of = outf ? outf + i * od : NULL;
-    double *odd = outd ? outd + i * od : NULL;
+    const double *yi = y + i * d, *di = delta + i * d, *xi = x + i * d;
+    float *of = outf ? outf + (lo + i) * od : NULL;
+    double *odd = outd ? outd + (lo + i) * od : NULL;
     double nrm = cblas_dnrm2((int)d, yi, 1);
+    if (nrm == 0) __atomic_fetch_add(&self->zeros, 1, __ATOMIC_RELAXED);
     if (self->mode == SLEM_ENCODE_UNIT) {
       double s = nrm > 0 ? 1.0 / nrm : 0.0;
-      if (nrm == 0) self->zeros++;
       for (size_t j = 0; j < d; j++) {
         if (of) of[j] = (float)(yi[j] * s);
         else odd[j] = yi[j] * s;
@@ -86,7 +96,6 @@ static void run(SlemEncoder *self, float *outf, double *outd, const double *x, s
     } else {
       double q = cblas_ddot((int)d, di, 1, yi, 1);
       double s = 2 * th / (th * q + th + 1), proj = 0;
-      if (nrm == 0) self->zeros++;
       for (size_t j = 0; j < d; j++) {
         double w = s * yi[j];
         proj += (th * xi[j] + mu[j]) * w;
@@ -130,36 +139,54 @@ int slem_encoder_set_precision(SlemEncoder *self, SlemPrecision p, SlemPrecision
   return SLEM_OK;
 }
 
-/* Unit descriptors with one sgemm: x - mu in double, scaled to a largest entry of 1 and
- * rounded once to float32. */
-static void run_single(SlemEncoder *self, float *out, const double *x, size_t b) {
-  size_t d = self->cache->d;
+/* Unit descriptors with one sgemm per chunk: x - mu in double, scaled to a largest entry
+ * of 1 and rounded once to float32. Rows [lo, hi) of the block. */
+static void run_single(SlemEncoder *self, float *out, const double *x, size_t lo, size_t hi) {
+  size_t d = self->cache->d, b = hi - lo;
   const double *mu = self->cache->mu;
+  float *delta = self->delta_f + lo * d, *y = self->y_f + lo * d;
+  if (b == 0) return;
+  x += lo * d;
+  out += lo * d;
   for (size_t i = 0; i < b; i++) {
     double m = 0, s;
     for (size_t j = 0; j < d; j++) m = fmax(m, fabs(x[i * d + j] - mu[j]));
     s = m > 0 ? 1 / m : 1;
-    for (size_t j = 0; j < d; j++) self->delta_f[i * d + j] = (float)((x[i * d + j] - mu[j]) * s);
+    for (size_t j = 0; j < d; j++) delta[i * d + j] = (float)((x[i * d + j] - mu[j]) * s);
   }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, (int)d, (int)d, 1.0f,
-              self->delta_f, (int)d, self->ainv_f, (int)d, 0.0f, self->y_f, (int)d);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, (int)d, (int)d, 1.0f, delta,
+              (int)d, self->ainv_f, (int)d, 0.0f, y, (int)d);
   for (size_t i = 0; i < b; i++) {
-    const float *yi = self->y_f + i * d;
+    const float *yi = y + i * d;
     double ss = 0, s;
     for (size_t j = 0; j < d; j++) ss += (double)yi[j] * yi[j];
     s = ss > 0 ? 1 / sqrt(ss) : 0;
-    if (ss == 0) self->zeros++;
+    if (ss == 0) __atomic_fetch_add(&self->zeros, 1, __ATOMIC_RELAXED);
     for (size_t j = 0; j < d; j++) out[i * d + j] = (float)(yi[j] * s);
   }
 }
 
+typedef struct EncJob {
+  SlemEncoder *self;
+  float *outf;
+  double *outd;
+  const double *x;
+} EncJob;
+
+static void run_chunk(void *ctx, size_t lo, size_t hi) {
+  EncJob *j = ctx;
+  if (j->outf && j->self->ainv_f) run_single(j->self, j->outf, j->x, lo, hi);
+  else run(j->self, j->outf, j->outd, j->x, lo, hi);
+}
+
 void slem_encoder_run(SlemEncoder *self, float *y, const double *x, size_t b) {
-  if (self->ainv_f) run_single(self, y, x, b);
-  else run(self, y, NULL, x, b);
+  EncJob j = {self, y, NULL, x};
+  slem_par_chunks(b, ENC_CHUNK, run_chunk, &j);
 }
 
 void slem_encoder_run_f64(SlemEncoder *self, double *y, const double *x, size_t b) {
-  run(self, NULL, y, x, b);
+  EncJob j = {self, NULL, y, x};
+  slem_par_chunks(b, ENC_CHUNK, run_chunk, &j);
 }
 
 int slem_precision_parse(SlemPrecision *p, const char *name) {

@@ -4,6 +4,7 @@
 #include "kproj.h"
 #include "prefetch.h"
 #include "scorer.h"
+#include "slem.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -132,6 +133,84 @@ stop:
   kept_clear(kp);
 }
 
+struct Cand {
+  size_t j;
+  float up;
+};
+
+/* Threads of the selection at most (a tile's queries cut into as many chunks). */
+#define TILE_THREADS 64
+
+/* One tile's selection for queries [lo, hi): each query's numbers depend on that query and
+ * the tile alone, so that the threads sharing the queries change nothing but the time. */
+typedef struct TileJob {
+  SlemScorer *sc;
+  const SlemMatchOpts *opts;
+  const float *scores;
+  SlemTopK *tops, *lows;
+  struct Cand *cand;  /* cand(TILE_THREADS, nd): a row per chunk */
+  size_t nd;
+  SlemBlockPos pos;
+  uint64_t q0;
+  const char *qname;
+  size_t chunk;
+  uint64_t rescored[TILE_THREADS];
+  int status[TILE_THREADS];
+  SlemError err[TILE_THREADS];
+} TileJob;
+
+static void tile_queries(void *ctx, size_t qlo, size_t qhi) {
+  TileJob *jb = ctx;
+  size_t c = qlo / jb->chunk, nd = jb->nd;
+  struct Cand *cand = jb->cand + c * nd;
+  const SlemBlockPos *pos = &jb->pos;
+  /* Per query: the rows of the tile that may enter its top k, from their fast scores
+   * s and the slack (lo(s - slack) <= exact <= up(s + slack)), while the k-th best
+   * lower bound rises; then those whose upper bound still reaches it are re-scored
+   * exactly and offered to the top k. A row of the exact top k is never dropped: k
+   * rows beating it would need lower bounds above its upper bound. */
+  for (size_t i = qlo; i < qhi; i++) {
+    const float *s = jb->scores + i * nd;
+    SlemTopK *t = &jb->tops[i], *low = &jb->lows[i];
+    uint64_t self_row = jb->q0 + i;
+    double slack = slem_scorer_slack(jb->sc, i), thr = threshold(low, slack);
+    size_t nc = 0;
+    for (size_t j = 0; j < nd; j++) {
+      SlemHit lb;
+      /* the common case: not good enough (NaN and -Inf, from an overflow, fall through) */
+      if (s[j] < thr && s[j] != -INFINITY) continue;
+      lb.row = pos->row + j;
+      if (jb->opts->exclude_self && lb.row == self_row) continue;
+      if (isfinite(s[j])) {
+        lb.score = round_down((double)s[j] - slack);
+        cand[nc++] = (struct Cand){j, round_up((double)s[j] + slack)};
+        if (slem_topk_push(low, lb)) thr = threshold(low, slack);
+      } else {
+        cand[nc++] = (struct Cand){j, INFINITY};
+      }
+    }
+    for (size_t m = 0; m < nc; m++) {
+      const SlemHit *w = slem_topk_worst(low);
+      SlemHit h;
+      double e;
+      if (w && cand[m].up < w->score) continue;
+      e = slem_scorer_exact(jb->sc, i, cand[m].j);
+      jb->rescored[c]++;
+      if (isnan(e)) continue;
+      h.row = pos->row + cand[m].j;
+      h.score = (float)e;
+      if (isinf(h.score)) { /* scores are written as float32: never as inf */
+        jb->status[c] = slem_error(&jb->err[c], SLEM_ENUMERIC, "%s: query %" PRIu64 ", %s record %"
+                                   PRIu64 ": the score %.6g is beyond float32, in which scores "
+                                   "are written; scale the vectors down (or use --normalize)",
+                                   jb->qname, jb->q0 + i + 1, pos->name, pos->record + cand[m].j, e);
+        return;
+      }
+      slem_topk_push(t, h);
+    }
+  }
+}
+
 int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
                   SlemHitsFn emit, void *ctx, SlemMatchStats *stats, SlemError *err) {
   size_t d = slem_vecreader_dim(queries);
@@ -143,7 +222,9 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
   float *scores = NULL;
   SlemHit *mem = NULL, *lmem = NULL;
   SlemTopK *tops = NULL, *lows = NULL;
-  struct Cand { size_t j; float up; } *cand = NULL;
+  struct Cand *cand = NULL;
+  TileJob *job = NULL; /* large: an error message per thread */
+  size_t nthreads = (size_t)slem_blas_threads();
   uint64_t q0 = 0, ndb = 0, lo, hi;
   int status = SLEM_OK, first = 1, once = !slem_db_seekable(db);
   int64_t nqueries = slem_vecreader_count(queries);
@@ -215,10 +296,13 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
   lmem = malloc(qmax * k * sizeof *lmem);
   tops = malloc(qmax * sizeof *tops);
   lows = malloc(qmax * sizeof *lows);
-  cand = malloc(tb * sizeof *cand);
+  if (nthreads < 1) nthreads = 1;
+  if (nthreads > TILE_THREADS) nthreads = TILE_THREADS;
+  cand = malloc(nthreads * tb * sizeof *cand);
+  job = calloc(1, sizeof *job);
   esize = slem_scorer_f32(sc) ? sizeof(float) : sizeof(double);
   scratch = malloc(tb * d * esize);
-  if (!scores || !mem || !lmem || !tops || !lows || !cand || !scratch) {
+  if (!scores || !mem || !lmem || !tops || !lows || !cand || !job || !scratch) {
     status = slem_error(err, SLEM_ENOMEM, "out of memory for the match tiles");
     goto done;
   }
@@ -279,51 +363,21 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
       if (nd == 0) break;
       status = slem_scorer_tile(sc, scores, rows, nd, pos.name, pos.record, err);
       if (status) goto done;
-      /* Per query: the rows of the tile that may enter its top k, from their fast scores
-       * s and the slack (lo(s - slack) <= exact <= up(s + slack)), while the k-th best
-       * lower bound rises; then those whose upper bound still reaches it are re-scored
-       * exactly and offered to the top k. A row of the exact top k is never dropped: k
-       * rows beating it would need lower bounds above its upper bound. */
-      for (size_t i = 0; i < nq; i++) {
-        const float *s = scores + i * nd;
-        SlemTopK *t = &tops[i], *low = &lows[i];
-        uint64_t self_row = q0 + i;
-        double slack = slem_scorer_slack(sc, i), thr = threshold(low, slack);
-        size_t nc = 0;
-        for (size_t j = 0; j < nd; j++) {
-          SlemHit lb;
-          /* the common case: not good enough (NaN and -Inf, from an overflow, fall through) */
-          if (s[j] < thr && s[j] != -INFINITY) continue;
-          lb.row = pos.row + j;
-          if (opts->exclude_self && lb.row == self_row) continue;
-          if (isfinite(s[j])) {
-            lb.score = round_down((double)s[j] - slack);
-            cand[nc++] = (struct Cand){j, round_up((double)s[j] + slack)};
-            if (slem_topk_push(low, lb)) thr = threshold(low, slack);
-          } else {
-            cand[nc++] = (struct Cand){j, INFINITY};
-          }
-        }
-        for (size_t m = 0; m < nc; m++) {
-          const SlemHit *w = slem_topk_worst(low);
-          SlemHit c;
-          double e;
-          if (w && cand[m].up < w->score) continue;
-          e = slem_scorer_exact(sc, i, cand[m].j);
-          stats->rescored++;
-          if (isnan(e)) continue;
-          c.row = pos.row + cand[m].j;
-          c.score = (float)e;
-          if (isinf(c.score)) { /* scores are written as float32: never as inf */
-            status = slem_error(err, SLEM_ENUMERIC, "%s: query %" PRIu64 ", %s record %" PRIu64
-                                ": the score %.6g is beyond float32, in which scores are "
-                                "written; scale the vectors down (or use --normalize)",
-                                slem_vecreader_name(queries), q0 + i + 1, pos.name,
-                                pos.record + cand[m].j, e);
+      /* the queries' selections, shared among threads (each query's own) */
+      {
+        memset(job->rescored, 0, sizeof job->rescored);
+        memset(job->status, 0, sizeof job->status);
+        job->sc = sc, job->opts = opts, job->scores = scores, job->tops = tops, job->lows = lows;
+        job->cand = cand, job->nd = nd, job->pos = pos, job->q0 = q0;
+        job->qname = slem_vecreader_name(queries), job->chunk = (nq + nthreads - 1) / nthreads;
+        slem_par_chunks(nq, job->chunk, tile_queries, job);
+        for (size_t c = 0; c < nthreads; c++) stats->rescored += job->rescored[c];
+        for (size_t c = 0; c < nthreads; c++)
+          if (job->status[c]) { /* the error of the first query that had one */
+            status = job->status[c];
+            *err = job->err[c];
             goto done;
           }
-          slem_topk_push(t, c);
-        }
       }
       nrows += nd;
       if (opts->progress) opts->progress(opts->progress_ctx, stats->pairs + nrows * nq);
@@ -364,5 +418,6 @@ done:
   free(tops);
   free(lows);
   free(cand);
+  free(job);
   return status;
 }

@@ -24,8 +24,8 @@
 
 typedef struct SlemNegstatsOpts {
   SlemFormat format;     /* of the vector inputs (SLEM_FMT_AUTO: recognised; partial caches too) */
-  size_t block;          /* rows read per block; 0: slem_block_rows(d) (4096 for the kernel
-                            path) */
+  size_t block;          /* rows read per block; 0: 2^18 / d, 64 to 4096 (about 1 MiB of
+                            float32; 4096 for the kernel path) */
   size_t leaf_rows;      /* linear: rows per leaf of the statistics tree (stats.h); 0:
                             slem_block_rows(d). Shards and whole runs must agree on it */
   int skip_nonfinite;    /* skip and count records holding NaN or Inf instead of failing */

@@ -58,6 +58,16 @@ void slem_blas_warm(void);
 /* The threads the BLAS runs with now (OpenBLAS's count; 1 for another CBLAS). */
 int slem_blas_threads(void);
 
+/* Rows [0, n) cut into chunks of `chunk` rows from row 0, fn(ctx, lo, hi) called once per
+ * chunk, the chunks shared among as many threads as the BLAS has, each of them calling the
+ * BLAS single-threaded meanwhile. A chunk's numbers then depend on the chunk alone, not on
+ * the thread count (OpenBLAS's own threads cut a product where its thread count says, and
+ * the micro-kernels at the cuts round differently), and no BLAS thread spins beside the
+ * workers. fn must touch only its rows' outputs. Cannot fail: chunks whose thread did not
+ * start run on the caller's. */
+void slem_par_chunks(size_t n, size_t chunk, void (*fn)(void *ctx, size_t lo, size_t hi),
+                     void *ctx);
+
 /* The core slem_blas_better_core() judges: slem_blas_corename(), or the value of the
  * environment variable SLEM_TEST_BLAS_CORE when set (for tests of that choice on a CPU
  * that OpenBLAS recognises). */

@@ -1,5 +1,7 @@
 #include "stats.h"
 
+#include "mem.h"
+
 #include "slem.h"
 
 #include <gsl/gsl_cblas.h>
@@ -28,6 +30,8 @@ struct SlemStats {
   double *mean;        /* the result, after slem_stats_finish() */
   double *scatter;
   double rcond;        /* of A, from the last slem_stats_inverse() */
+  Node spare;          /* the buffers of the last node merged away, for the next one: a
+                          node's d^2 doubles are touched once, not once per leaf */
 };
 
 int slem_stats_new(SlemStats **self, size_t d, size_t leaf_rows, uint64_t first_leaf,
@@ -51,6 +55,7 @@ static void node_clear(Node *nd) {
 void slem_stats_free(SlemStats *self) {
   if (!self) return;
   for (size_t i = 0; i < self->nnodes; i++) node_clear(&self->nodes[i]);
+  node_clear(&self->spare);
   free(self->nodes);
   free(self->leaf);
   free(self->mean);
@@ -90,8 +95,14 @@ static int node_append(SlemStats *s, Node **out, SlemError *err) {
   }
   nd = &s->nodes[s->nnodes];
   memset(nd, 0, sizeof *nd);
-  nd->mean = malloc(s->d * sizeof *nd->mean);
-  nd->scatter = malloc(s->d * s->d * sizeof *nd->scatter);
+  if (s->spare.scatter) {
+    nd->mean = s->spare.mean;
+    nd->scatter = s->spare.scatter;
+    memset(&s->spare, 0, sizeof s->spare);
+  } else {
+    nd->mean = malloc(s->d * sizeof *nd->mean);
+    nd->scatter = malloc(s->d * s->d * sizeof *nd->scatter);
+  }
   if (!nd->mean || !nd->scatter) {
     node_clear(nd);
     return slem_error(err, SLEM_ENOMEM, "out of memory for a %zu x %zu scatter matrix", s->d,
@@ -134,7 +145,13 @@ static void collapse(SlemStats *s) {
     combine(a, b, s->d);
     a->level++;
     a->index /= 2;
-    node_clear(b);
+    if (!s->spare.scatter) { /* keep b's buffers for the next node */
+      s->spare.mean = b->mean;
+      s->spare.scatter = b->scatter;
+      memset(b, 0, sizeof *b);
+    } else {
+      node_clear(b);
+    }
     s->nnodes--;
   }
 }
@@ -163,21 +180,36 @@ static int close_leaf(SlemStats *s, SlemError *err) {
   return SLEM_OK;
 }
 
-int slem_stats_add(SlemStats *self, const double *x, size_t b, SlemError *err) {
+/* Adds b rows, each of d doubles or floats (the other pointer NULL), into the leaf. */
+static int add_rows(SlemStats *self, const double *x, const float *xf, size_t b, SlemError *err) {
   size_t d = self->d, L = self->leaf_rows;
-  if (b > 0 && !self->leaf && !(self->leaf = malloc(L * d * sizeof *self->leaf)))
+  if (b > 0 && !self->leaf && !(self->leaf = slem_alloc_large(L * d * sizeof *self->leaf)))
     return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", L);
   while (b > 0) {
     size_t take = L - self->fill < b ? L - self->fill : b;
+    double *to = self->leaf + self->fill * d;
     int st;
-    memcpy(self->leaf + self->fill * d, x, take * d * sizeof *x);
+    if (x) {
+      memcpy(to, x, take * d * sizeof *x);
+      x += take * d;
+    } else {
+      for (size_t i = 0; i < take * d; i++) to[i] = xf[i];
+      xf += take * d;
+    }
     self->fill += take;
     self->n += take;
-    x += take * d;
     b -= take;
     if (self->fill == L && (st = close_leaf(self, err)) != SLEM_OK) return st;
   }
   return SLEM_OK;
+}
+
+int slem_stats_add(SlemStats *self, const double *x, size_t b, SlemError *err) {
+  return add_rows(self, x, NULL, b, err);
+}
+
+int slem_stats_add_f32(SlemStats *self, const float *x, size_t b, SlemError *err) {
+  return add_rows(self, NULL, x, b, err);
 }
 
 int slem_stats_flush(SlemStats *self, SlemError *err) { return close_leaf(self, err); }

@@ -42,6 +42,9 @@ uint64_t slem_stats_next_leaf(const SlemStats *self);
 /* Adds b vectors x(b, d), the next rows of the grid (x is not changed). Errors:
  * SLEM_ENOMEM. */
 int slem_stats_add(SlemStats *self, const double *x, size_t b, SlemError *err);
+/* The same from float32 rows, widened to double as they are copied into the leaf: the same
+ * statistics as slem_stats_add() of the widened rows, without a double copy of them. */
+int slem_stats_add_f32(SlemStats *self, const float *x, size_t b, SlemError *err);
 
 /* Ends the current leaf even if it holds fewer than leaf_rows rows: the last rows of the
  * negatives, or of a shard that stops there. Errors: SLEM_ENOMEM. */

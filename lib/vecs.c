@@ -158,6 +158,18 @@ int slem_float_to_half(float v, uint16_t *h) {
 
 const char *slem_vecreader_name(const SlemVecReader *self) { return slem_in_name(self->in); }
 size_t slem_vecreader_dim(const SlemVecReader *self) { return self->d; }
+
+int slem_vecreader_f32_exact(const SlemVecReader *self) {
+  if (self->esize == 0 || self->divisor != 1) return 0; /* text, or scaled values */
+  switch (self->dtype) {
+  case SLEM_DT_F4:
+  case SLEM_DT_F2:
+  case SLEM_DT_U1:
+  case SLEM_DT_I1:
+  case SLEM_DT_I2: return 1;
+  default: return 0;
+  }
+}
 int64_t slem_vecreader_count(const SlemVecReader *self) { return self->count; }
 SlemFormat slem_vecreader_format(const SlemVecReader *self) { return self->fmt; }
 uint64_t slem_vecreader_done(const SlemVecReader *self) { return self->done; }

@@ -73,6 +73,10 @@ int slem_vecreader_open(SlemVecReader **self, const char *path, SlemFormat fmt,
 void slem_vecreader_free(SlemVecReader *self);
 
 size_t slem_vecreader_dim(const SlemVecReader *self);
+/* Non-zero when float32 holds every value of self exactly (binary float32, float16, 8-
+ * and 16-bit integers, unscaled): slem_vecreader_read_f32() then loses nothing, and half
+ * the bytes of slem_vecreader_read() pass through memory. */
+int slem_vecreader_f32_exact(const SlemVecReader *self);
 /* Number of vectors when the header or the file size tells it, else -1. */
 int64_t slem_vecreader_count(const SlemVecReader *self);
 SlemFormat slem_vecreader_format(const SlemVecReader *self);

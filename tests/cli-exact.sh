@@ -26,6 +26,17 @@ same() { # same NAME A B: byte-identical files
   if cmp -s "$2" "$3"; then ok; else bad "$1: $(diff "$2" "$3" | head -4 | tr '\n' ' ')"; fi
 }
 
+# ---- descriptors do not depend on the thread count either (single and double precision,
+# unit descriptors and classifiers; blocks of 1000 rows cut into fixed chunks) ----
+slem-negstats -q --lambda-rel 1000 -o "$T/neg0.slem" "$D/negatives.fvecs"
+for mode in "--precision single" "--precision double" "--classifier"; do
+  # shellcheck disable=SC2086
+  slem-encode -q -t 1 $mode -c "$T/neg0.slem" -o "$T/t1.fvecs" "$D/database.fvecs"
+  # shellcheck disable=SC2086
+  slem-encode -q -t 2 $mode -c "$T/neg0.slem" -o "$T/t2.fvecs" "$D/database.fvecs"
+  same "encode $mode, -t 1 and -t 2" "$T/t1.fvecs" "$T/t2.fvecs"
+done
+
 # ---- the data ----
 slem-negstats -q --lambda-rel 1000 -o "$T/neg.slem" "$D/negatives.fvecs"
 slem-encode -c "$T/neg.slem" -o "$T/enc.fvecs" "$D/database.fvecs"

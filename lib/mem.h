@@ -1,0 +1,14 @@
+/* Large buffers that are touched once and reused: page faults are the cost of a first touch
+ * (each 4 KiB page zeroed by the kernel, and dear in a virtual machine), so buffers of
+ * megabytes are allocated aligned to 2 MiB and offered to the kernel's transparent huge
+ * pages, which fault once per 2 MiB. */
+#ifndef SLEM_MEM_H
+#define SLEM_MEM_H
+
+#include <stddef.h>
+
+/* bytes of memory, freed with free(); NULL when there is none. Below 4 MiB a plain
+ * malloc(). */
+void *slem_alloc_large(size_t bytes);
+
+#endif
