@@ -1,5 +1,6 @@
 #include "encode.h"
 
+#include "mem.h"
 #include "slem.h"
 
 #include <gsl/gsl_cblas.h>
@@ -35,8 +36,8 @@ int slem_encoder_new(SlemEncoder **self, const SlemCache *cache, SlemEncodeMode 
   e->mode = mode;
   e->theta = theta;
   e->max_rows = max_rows;
-  e->delta = malloc(max_rows * cache->d * sizeof *e->delta);
-  e->y = malloc(max_rows * cache->d * sizeof *e->y);
+  e->delta = slem_alloc_large(max_rows * cache->d * sizeof *e->delta);
+  e->y = slem_alloc_large(max_rows * cache->d * sizeof *e->y);
   if (!e->delta || !e->y) {
     slem_encoder_free(e);
     return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", max_rows);
@@ -117,8 +118,8 @@ int slem_encoder_set_precision(SlemEncoder *self, SlemPrecision p, SlemPrecision
   if (self->mode != SLEM_ENCODE_UNIT) p = SLEM_PRECISION_DOUBLE;
   if (p == SLEM_PRECISION_SINGLE && !self->ainv_f) {
     self->ainv_f = malloc(d * d * sizeof *self->ainv_f);
-    self->delta_f = malloc(self->max_rows * d * sizeof *self->delta_f);
-    self->y_f = malloc(self->max_rows * d * sizeof *self->y_f);
+    self->delta_f = slem_alloc_large(self->max_rows * d * sizeof *self->delta_f);
+    self->y_f = slem_alloc_large(self->max_rows * d * sizeof *self->y_f);
     if (!self->ainv_f || !self->delta_f || !self->y_f)
       return slem_error(err, SLEM_ENOMEM, "out of memory for float32 buffers");
     /* scaled to a largest entry of 1, so that no scale of the data underflows or
@@ -150,7 +151,10 @@ static void run_single(SlemEncoder *self, float *out, const double *x, size_t lo
   out += lo * d;
   for (size_t i = 0; i < b; i++) {
     double m = 0, s;
-    for (size_t j = 0; j < d; j++) m = fmax(m, fabs(x[i * d + j] - mu[j]));
+    for (size_t j = 0; j < d; j++) {
+      double a = fabs(x[i * d + j] - mu[j]);
+      m = a > m ? a : m;
+    }
     s = m > 0 ? 1 / m : 1;
     for (size_t j = 0; j < d; j++) delta[i * d + j] = (float)((x[i * d + j] - mu[j]) * s);
   }

@@ -9,7 +9,7 @@
 void *slem_alloc_large(size_t bytes) {
   void *p = NULL;
   size_t size;
-  if (bytes < 2 * HUGE_PAGE) return malloc(bytes ? bytes : 1);
+  if (bytes < HUGE_PAGE) return malloc(bytes ? bytes : 1);
   if (bytes > (size_t)-1 - HUGE_PAGE) return NULL;
   size = (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
   if (posix_memalign(&p, HUGE_PAGE, size) != 0) return NULL;

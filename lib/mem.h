@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-/* bytes of memory, freed with free(); NULL when there is none. Below 4 MiB a plain
+/* bytes of memory, freed with free(); NULL when there is none. Below 2 MiB a plain
  * malloc(). */
 void *slem_alloc_large(size_t bytes);
 
