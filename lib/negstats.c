@@ -11,6 +11,7 @@
 #include "cache.h"
 #include "kernel.h"
 #include "kslem.h"
+#include "mem.h"
 #include "prefetch.h"
 #include "stats.h"
 
@@ -411,7 +412,7 @@ static int linear(const char *output, const char *const *inputs, size_t n,
                                  o->pca, &prov, err);
     goto done;
   }
-  if (!(ainv = malloc(res->d * res->d * sizeof *ainv))) {
+  if (!(ainv = slem_alloc_large(res->d * res->d * sizeof *ainv))) {
     st = slem_error(err, SLEM_ENOMEM, "out of memory for a %zu x %zu matrix", res->d, res->d);
     goto done;
   }

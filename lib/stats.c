@@ -30,8 +30,9 @@ struct SlemStats {
   double *mean;        /* the result, after slem_stats_finish() */
   double *scatter;
   double rcond;        /* of A, from the last slem_stats_inverse() */
-  Node spare;          /* the buffers of the last node merged away, for the next one: a
-                          node's d^2 doubles are touched once, not once per leaf */
+  Node spare[64];      /* buffers of nodes merged away, for the next ones: a node's d^2
+                          doubles are touched once, not once per leaf */
+  size_t nspare;
 };
 
 int slem_stats_new(SlemStats **self, size_t d, size_t leaf_rows, uint64_t first_leaf,
@@ -55,7 +56,7 @@ static void node_clear(Node *nd) {
 void slem_stats_free(SlemStats *self) {
   if (!self) return;
   for (size_t i = 0; i < self->nnodes; i++) node_clear(&self->nodes[i]);
-  node_clear(&self->spare);
+  for (size_t i = 0; i < self->nspare; i++) node_clear(&self->spare[i]);
   free(self->nodes);
   free(self->leaf);
   free(self->mean);
@@ -95,13 +96,14 @@ static int node_append(SlemStats *s, Node **out, SlemError *err) {
   }
   nd = &s->nodes[s->nnodes];
   memset(nd, 0, sizeof *nd);
-  if (s->spare.scatter) {
-    nd->mean = s->spare.mean;
-    nd->scatter = s->spare.scatter;
-    memset(&s->spare, 0, sizeof s->spare);
+  if (s->nspare > 0) {
+    Node *sp = &s->spare[--s->nspare];
+    nd->mean = sp->mean;
+    nd->scatter = sp->scatter;
+    memset(sp, 0, sizeof *sp);
   } else {
     nd->mean = malloc(s->d * sizeof *nd->mean);
-    nd->scatter = malloc(s->d * s->d * sizeof *nd->scatter);
+    nd->scatter = malloc(s->d * s->d * sizeof *nd->scatter); /* only its lower half is touched */
   }
   if (!nd->mean || !nd->scatter) {
     node_clear(nd);
@@ -116,6 +118,27 @@ static int node_append(SlemStats *s, Node **out, SlemError *err) {
 /* a := a then b (the pairwise update; only the lower triangles are read and written). The
  * operations and their order are fixed, in plain loops: the same inputs give the same
  * bits on every machine and thread count. */
+typedef struct CombineJob {
+  Node *a;
+  const Node *b;
+  size_t d;
+  double f;
+} CombineJob;
+
+/* Rows [lo, hi) of the scatter's lower triangle: each entry on its own, in one order. */
+static void combine_rows(void *ctx, size_t lo, size_t hi) {
+  const CombineJob *j = ctx;
+  Node *a = j->a;
+  const Node *b = j->b;
+  size_t d = j->d;
+  for (size_t i = lo; i < hi; i++) {
+    double di = b->mean[i] - a->mean[i], fi = j->f * di;
+    for (size_t k = 0; k <= i; k++)
+      a->scatter[i * d + k] = (a->scatter[i * d + k] + b->scatter[i * d + k]) +
+                              fi * (b->mean[k] - a->mean[k]);
+  }
+}
+
 static void combine(Node *a, const Node *b, size_t d) {
   uint64_t n = a->n + b->n;
   if (b->n == 0) return;
@@ -125,12 +148,9 @@ static void combine(Node *a, const Node *b, size_t d) {
       memcpy(a->scatter + i * d, b->scatter + i * d, (i + 1) * sizeof *a->scatter);
   } else {
     double f = (double)a->n * (double)b->n / (double)n, w = (double)b->n / (double)n;
-    for (size_t i = 0; i < d; i++) {
-      double di = b->mean[i] - a->mean[i], fi = f * di;
-      for (size_t j = 0; j <= i; j++)
-        a->scatter[i * d + j] = (a->scatter[i * d + j] + b->scatter[i * d + j]) +
-                                fi * (b->mean[j] - a->mean[j]);
-    }
+    CombineJob job = {a, b, d, f};
+    /* the entries are independent: rows shared among threads give the same bits */
+    slem_par_chunks(d, 64, combine_rows, &job);
     for (size_t i = 0; i < d; i++) a->mean[i] += (b->mean[i] - a->mean[i]) * w;
   }
   a->n = n;
@@ -145,15 +165,38 @@ static void collapse(SlemStats *s) {
     combine(a, b, s->d);
     a->level++;
     a->index /= 2;
-    if (!s->spare.scatter) { /* keep b's buffers for the next node */
-      s->spare.mean = b->mean;
-      s->spare.scatter = b->scatter;
+    if (s->nspare < sizeof s->spare / sizeof s->spare[0]) { /* b's buffers for a next node */
+      s->spare[s->nspare].mean = b->mean;
+      s->spare[s->nspare++].scatter = b->scatter;
       memset(b, 0, sizeof *b);
     } else {
       node_clear(b);
     }
     s->nnodes--;
   }
+}
+
+typedef struct LeafJob {
+  double *leaf, *mean;
+  size_t b, d;
+} LeafJob;
+
+/* The means of columns [lo, hi) of the leaf, each a sum in row order. */
+static void leaf_mean(void *ctx, size_t lo, size_t hi) {
+  const LeafJob *j = ctx;
+  size_t d = j->d;
+  for (size_t c = lo; c < hi; c++) j->mean[c] = 0;
+  for (size_t i = 0; i < j->b; i++)
+    for (size_t c = lo; c < hi; c++) j->mean[c] += j->leaf[i * d + c];
+  for (size_t c = lo; c < hi; c++) j->mean[c] /= (double)j->b;
+}
+
+/* Rows [lo, hi) of the leaf, centred. */
+static void leaf_centre(void *ctx, size_t lo, size_t hi) {
+  const LeafJob *j = ctx;
+  size_t d = j->d;
+  for (size_t i = lo; i < hi; i++)
+    for (size_t c = 0; c < d; c++) j->leaf[i * d + c] -= j->mean[c];
 }
 
 /* The statistics of the current leaf become a node. */
@@ -163,12 +206,13 @@ static int close_leaf(SlemStats *s, SlemError *err) {
   int st;
   if (b == 0) return SLEM_OK;
   if ((st = node_append(s, &nd, err)) != SLEM_OK) return st;
-  memset(nd->mean, 0, d * sizeof *nd->mean);
-  for (size_t i = 0; i < b; i++)
-    for (size_t j = 0; j < d; j++) nd->mean[j] += s->leaf[i * d + j];
-  for (size_t j = 0; j < d; j++) nd->mean[j] /= (double)b;
-  for (size_t i = 0; i < b; i++)
-    for (size_t j = 0; j < d; j++) s->leaf[i * d + j] -= nd->mean[j];
+  {
+    LeafJob job = {s->leaf, nd->mean, b, d};
+    /* each column's sum in row order, then each entry centred: by columns, then by rows,
+     * among threads, with the bits of one thread */
+    slem_par_chunks(d, 64, leaf_mean, &job);
+    slem_par_chunks(b, 256, leaf_centre, &job);
+  }
   /* scatter = x^T x, x being the b x d centred rows */
   cblas_dsyrk(CblasRowMajor, CblasLower, CblasTrans, (int)d, (int)b, 1.0, s->leaf, (int)d, 0.0,
               nd->scatter, (int)d);
@@ -240,8 +284,12 @@ int slem_stats_finish(SlemStats *self, SlemError *err) {
   Node acc = {0};
   int st = slem_stats_flush(self, err);
   if (st) return st;
+  /* no more leaves: the spare buffers go back before the result's are taken */
+  for (size_t i = 0; i < self->nspare; i++) node_clear(&self->spare[i]);
+  self->nspare = 0;
   acc.mean = calloc(d, sizeof *acc.mean);
-  acc.scatter = calloc(d * d, sizeof *acc.scatter);
+  acc.scatter = slem_alloc_large(d * d * sizeof *acc.scatter);
+  if (acc.scatter) memset(acc.scatter, 0, d * d * sizeof *acc.scatter);
   if (!acc.mean || !acc.scatter) {
     node_clear(&acc);
     return slem_error(err, SLEM_ENOMEM, "out of memory for a %zu x %zu scatter matrix", d, d);
