@@ -148,7 +148,7 @@ typedef struct TileJob {
   const SlemMatchOpts *opts;
   const float *scores;
   SlemTopK *tops, *lows;
-  struct Cand *cand;  /* cand(TILE_THREADS, nd): a row per chunk */
+  struct Cand *cand;  /* a row of candidates per chunk of queries */
   size_t nd;
   SlemBlockPos pos;
   uint64_t q0;

@@ -115,9 +115,6 @@ static int node_append(SlemStats *s, Node **out, SlemError *err) {
   return SLEM_OK;
 }
 
-/* a := a then b (the pairwise update; only the lower triangles are read and written). The
- * operations and their order are fixed, in plain loops: the same inputs give the same
- * bits on every machine and thread count. */
 typedef struct CombineJob {
   Node *a;
   const Node *b;
@@ -139,6 +136,9 @@ static void combine_rows(void *ctx, size_t lo, size_t hi) {
   }
 }
 
+/* a := a then b (the pairwise update; only the lower triangles are read and written). The
+ * operations and their order are fixed, in plain loops: the same inputs give the same
+ * bits on every machine and thread count. */
 static void combine(Node *a, const Node *b, size_t d) {
   uint64_t n = a->n + b->n;
   if (b->n == 0) return;

@@ -550,7 +550,7 @@ START_TEST(factors_and_coupling_equal_dense_solutions) {
       if (f == SLEM_FACTOR_KPCA) top_eigen(u, ev, &k, x, N, D, r);
       for (int couple = 0; couple < 2; couple++) {
         SlemKProj *q = NULL, *qf = NULL;
-        double s[NQ * NQ], sf[NQ * NQ], y[NQ * N], *beta[NQ], hh[NQ];
+        double s[NQ * NQ], sf[NQ * NQ], dense[NQ * NQ], y[NQ * N], *beta[NQ], hh[NQ];
         Problem pr[NQ];
         ck_assert_int_eq(slem_kproj_new(&q, c, NQ, couple, &err), SLEM_OK);
         ck_assert_int_eq(slem_kproj_new(&qf, c, NQ, couple, &err), SLEM_OK);
@@ -610,8 +610,16 @@ START_TEST(factors_and_coupling_equal_dense_solutions) {
                           "dense %.12f", specs[sp], slem_factor_name(f), couple, i, j,
                           s[i * NQ + j], want);
             ck_assert_msg(fabs(sf[i * NQ + j] - s[i * NQ + j]) < 1e-10, "fixed-order projection");
+            dense[i * NQ + j] = want;
           }
         }
+        /* the rankings: every pair of rows in the dense solution's order */
+        for (size_t i = 0; i < NQ; i++)
+          for (size_t a = 0; a < NQ; a++)
+            for (size_t b2 = 0; b2 < NQ; b2++)
+              if (dense[i * NQ + a] > dense[i * NQ + b2] + 1e-7)
+                ck_assert_msg(s[i * NQ + a] > s[i * NQ + b2], "%s %s couple %d: query %zu ranks "
+                              "%zu after %zu", specs[sp], slem_factor_name(f), couple, i, a, b2);
         /* the coupling changes the answer where the negatives leave the span */
         if (couple && f != SLEM_FACTOR_FULL) {
           SlemKProj *p0 = NULL;

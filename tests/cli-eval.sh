@@ -136,7 +136,8 @@ case $kind in
   alpha=*) slem-negstats --info "$T/best2.slem" | grep -q '"evals"' && grep -q "slem-encode --alpha" "$T/err" ;;
   *) slem-negstats --info "$T/best2.slem" | grep -q '"kind":.*"linear"' ;;
 esac && ok || bad "slem-tune axes: the cache kept is not the $kind one"
-expect_fail "slem-tune --depth 0" 2 "whole numbers from 1" - "$TOP/scripts/slem-tune" --depth 0 -n x -q x -d x --qrels "$D/queries.labels"
+expect_fail "slem-tune --depth 0" 2 "whole numbers from 1" - "$TOP/scripts/slem-tune" --depth 00 -n x -q x -d x --qrels "$D/queries.labels"
+expect_fail "slem-tune -g glob" 2 "non-negative numbers ('\*')" - "$TOP/scripts/slem-tune" -g "*" -n x -q x -d x --qrels "$D/queries.labels"
 expect_fail "slem-tune --alpha text" 2 "numbers" - "$TOP/scripts/slem-tune" --alpha '1;true' -n x -q x -d x --qrels "$D/queries.labels"
 expect_fail "slem-tune --factor linear" 2 "give -K" - "$TOP/scripts/slem-tune" --factor kpca -n x -q x -d x --qrels "$D/queries.labels"
 expect_fail "slem-tune --pca with -K" 2 "not with -K" - "$TOP/scripts/slem-tune" -K rbf --pca 8 -n x -q x -d x --qrels "$D/queries.labels"
