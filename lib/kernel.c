@@ -1,9 +1,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include "kernel.h"
 
+#include "slem.h"
+
 #include <gsl/gsl_cblas.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,16 +163,201 @@ double slem_kernel_eval(const SlemKernel *self, const double *x, const double *y
   }
 }
 
-void slem_kernel_block(const SlemKernel *self, double *out, const double *a, size_t na,
-                       const double *b, size_t nb, size_t d) {
+size_t slem_kernel_lanes_size(size_t n, size_t d) {
+  return (n + SLEM_KLANES - 1) / SLEM_KLANES * SLEM_KLANES * d;
+}
+
+void slem_kernel_lanes(double *yt, const double *y, size_t n, size_t d) {
+  size_t groups = (n + SLEM_KLANES - 1) / SLEM_KLANES;
+  for (size_t b = 0; b < groups; b++) {
+    double *t = yt + b * SLEM_KLANES * d;
+    for (size_t g = 0; g < SLEM_KLANES; g++) {
+      size_t i = b * SLEM_KLANES + g;
+      for (size_t l = 0; l < d; l++) t[l * SLEM_KLANES + g] = i < n ? y[i * d + l] : 0;
+    }
+  }
+}
+
+/* Pairs of doubles (and fours where the CPU has AVX) of GCC's (and clang's) vector
+ * extension: element-wise IEEE operations, lowered to what the target has; no fused
+ * multiply-add anywhere (-std=c11 turns contraction off, and neither target has FMA), so
+ * that both ways give every lane the bits of the scalar sum. */
+typedef double V2 __attribute__((vector_size(16)));
+_Static_assert(SLEM_KLANES == 8, "the lanes below are written for 8");
+typedef double V4 __attribute__((vector_size(32)));
+
+/* s[g] = sum_l (x_l - y_gl)^2 (sq) or sum_l x_l y_gl, in the order of l, 8 lanes. */
+static void lanes_sse(int sq, const double *x, const double *yt, size_t d, double *s) {
+  V2 a0 = {0, 0}, a1 = {0, 0}, a2 = {0, 0}, a3 = {0, 0}, y0, y1, y2, y3;
+  for (size_t l = 0; l < d; l++) {
+    V2 xv = {x[l], x[l]};
+    memcpy(&y0, yt + l * 8, sizeof y0);
+    memcpy(&y1, yt + l * 8 + 2, sizeof y1);
+    memcpy(&y2, yt + l * 8 + 4, sizeof y2);
+    memcpy(&y3, yt + l * 8 + 6, sizeof y3);
+    if (sq) {
+      y0 = xv - y0, y1 = xv - y1, y2 = xv - y2, y3 = xv - y3;
+      a0 += y0 * y0, a1 += y1 * y1, a2 += y2 * y2, a3 += y3 * y3;
+    } else {
+      a0 += xv * y0, a1 += xv * y1, a2 += xv * y2, a3 += xv * y3;
+    }
+  }
+  memcpy(s, &a0, sizeof a0);
+  memcpy(s + 2, &a1, sizeof a1);
+  memcpy(s + 4, &a2, sizeof a2);
+  memcpy(s + 6, &a3, sizeof a3);
+}
+
+__attribute__((target("avx"))) static void lanes_avx(int sq, const double *x, const double *yt,
+                                                      size_t d, double *s) {
+  V4 a0 = {0, 0, 0, 0}, a1 = {0, 0, 0, 0}, y0, y1;
+  for (size_t l = 0; l < d; l++) {
+    V4 xv = {x[l], x[l], x[l], x[l]};
+    memcpy(&y0, yt + l * 8, sizeof y0);
+    memcpy(&y1, yt + l * 8 + 4, sizeof y1);
+    if (sq) {
+      y0 = xv - y0, y1 = xv - y1;
+      a0 += y0 * y0, a1 += y1 * y1;
+    } else {
+      a0 += xv * y0, a1 += xv * y1;
+    }
+  }
+  memcpy(s, &a0, sizeof a0);
+  memcpy(s + 4, &a1, sizeof a1);
+}
+
+static pthread_once_t lanes_once = PTHREAD_ONCE_INIT;
+static int lanes_avx_ok;
+
+/* AVX where the CPU has it, unless SLEM_TEST_LANES=sse (the tests compare both ways). */
+static void lanes_choose(void) {
+  const char *t = getenv("SLEM_TEST_LANES");
+  lanes_avx_ok = __builtin_cpu_supports("avx") && !(t && strcmp(t, "sse") == 0);
+}
+
+static void lanes_sum(int sq, const double *x, const double *yt, size_t d, double *s) {
+  pthread_once(&lanes_once, lanes_choose);
+  if (lanes_avx_ok)
+    lanes_avx(sq, x, yt, d, s);
+  else
+    lanes_sse(sq, x, yt, d, s);
+}
+
+/* out[g] = slem_dot_f64(a, v_g, n) for the 8 vectors v_g side by side in vt: the same four
+ * partial sums over l mod 4, the same tail and the same final additions, per lane; four
+ * lanes at a time so that the sums stay in the 16 registers. */
+static void dot_lanes_sse(const double *a, const double *vt, size_t n, double *out) {
+  for (size_t h = 0; h < 8; h += 4) {
+    V2 s0 = {0, 0}, s1 = {0, 0}, s2 = {0, 0}, s3 = {0, 0}, t0 = {0, 0}, t1 = {0, 0},
+       t2 = {0, 0}, t3 = {0, 0}, y0, y1;
+    size_t l = 0;
+#define DOT_SSE_STEP(k, s, t)                    \
+  do {                                           \
+    V2 av = {a[l + k], a[l + k]};                \
+    memcpy(&y0, vt + (l + k) * 8 + h, 16);       \
+    memcpy(&y1, vt + (l + k) * 8 + h + 2, 16);   \
+    s += av * y0, t += av * y1;                  \
+  } while (0)
+    for (; l + 4 <= n; l += 4) {
+      DOT_SSE_STEP(0, s0, t0);
+      DOT_SSE_STEP(1, s1, t1);
+      DOT_SSE_STEP(2, s2, t2);
+      DOT_SSE_STEP(3, s3, t3);
+    }
+    for (; l < n; l++) DOT_SSE_STEP(0, s0, t0);
+#undef DOT_SSE_STEP
+    s0 = (s0 + s1) + (s2 + s3);
+    t0 = (t0 + t1) + (t2 + t3);
+    memcpy(out + h, &s0, 16);
+    memcpy(out + h + 2, &t0, 16);
+  }
+}
+
+__attribute__((target("avx"))) static void dot_lanes_avx(const double *a, const double *vt,
+                                                          size_t n, double *out) {
+  V4 s0 = {0, 0, 0, 0}, s1 = s0, s2 = s0, s3 = s0, t0 = s0, t1 = s0, t2 = s0, t3 = s0, y0, y1;
+  size_t l = 0;
+#define DOT_AVX_STEP(k, s, t)                      \
+  do {                                             \
+    V4 av = {a[l + k], a[l + k], a[l + k], a[l + k]}; \
+    memcpy(&y0, vt + (l + k) * 8, 32);             \
+    memcpy(&y1, vt + (l + k) * 8 + 4, 32);         \
+    s += av * y0, t += av * y1;                    \
+  } while (0)
+  for (; l + 4 <= n; l += 4) {
+    DOT_AVX_STEP(0, s0, t0);
+    DOT_AVX_STEP(1, s1, t1);
+    DOT_AVX_STEP(2, s2, t2);
+    DOT_AVX_STEP(3, s3, t3);
+  }
+  for (; l < n; l++) DOT_AVX_STEP(0, s0, t0);
+#undef DOT_AVX_STEP
+  s0 = (s0 + s1) + (s2 + s3);
+  t0 = (t0 + t1) + (t2 + t3);
+  memcpy(out, &s0, 32);
+  memcpy(out + 4, &t0, 32);
+}
+
+void slem_dot_f64_lanes(const double *a, const double *vt, size_t n, double *out) {
+  pthread_once(&lanes_once, lanes_choose);
+  if (lanes_avx_ok)
+    dot_lanes_avx(a, vt, n, out);
+  else
+    dot_lanes_sse(a, vt, n, out);
+}
+
+/* Each lane's sum runs over l in order, as slem_kernel_eval's: only the pairs are side by
+ * side. */
+void slem_kernel_eval_lanes(const SlemKernel *self, const double *x, const double *yt, size_t d,
+                            double *out) {
+  double s[SLEM_KLANES] = {0};
+  switch (self->type) {
+  case SLEM_K_RBF:
+  case SLEM_K_EXP:
+    lanes_sum(1, x, yt, d, s);
+    for (size_t g = 0; g < SLEM_KLANES; g++)
+      out[g] = self->type == SLEM_K_RBF ? exp(-self->gamma * s[g]) : exp(-self->gamma * sqrt(s[g]));
+    return;
+  case SLEM_K_CHI2:
+    /* the pairs with x + y = 0 add nothing, as in slem_kernel_eval (s stays >= +0) */
+    for (size_t l = 0; l < d; l++) {
+      const double *y = yt + l * SLEM_KLANES;
+      for (size_t g = 0; g < SLEM_KLANES; g++)
+        if (x[l] + y[g] > 0) s[g] += 2 * x[l] * y[g] / (x[l] + y[g]);
+    }
+    break;
+  case SLEM_K_INTERSECTION:
+    for (size_t l = 0; l < d; l++) {
+      const double *y = yt + l * SLEM_KLANES;
+      for (size_t g = 0; g < SLEM_KLANES; g++) s[g] += fmin(x[l], y[g]);
+    }
+    break;
+  default:
+    lanes_sum(0, x, yt, d, s);
+    for (size_t g = 0; g < SLEM_KLANES; g++)
+      s[g] = self->type == SLEM_K_POLY   ? powi(self->gamma * s[g] + self->c, self->p)
+             : self->type == SLEM_K_QUAD ? s[g] + self->gamma * s[g] * s[g]
+                                         : s[g];
+    break;
+  }
+  for (size_t g = 0; g < SLEM_KLANES; g++) out[g] = s[g];
+}
+
+/* slem_kernel_block() with the squared norms of a's rows given (a2), or computed here when
+ * a2 is NULL (rbf and exp only use them). */
+static void kernel_block(const SlemKernel *self, double *out, const double *a, const double *a2,
+                         size_t na, const double *b, size_t nb, size_t d) {
   if (na == 0 || nb == 0) return;
   if (self->type == SLEM_K_CHI2 || self->type == SLEM_K_INTERSECTION) {
     for (size_t i = 0; i < na; i++)
       for (size_t j = 0; j < nb; j++) out[i * nb + j] = slem_kernel_eval(self, a + i * d, b + j * d, d);
     return;
   }
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)na, (int)nb, (int)d, 1.0, a, (int)d,
-              b, (int)d, 0.0, out, (int)nb);
+  if (nb == 1) /* a kernel column (each pivot of the Cholesky): dgemm would copy all of a */
+    cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)na, (int)d, 1.0, a, (int)d, b, 1, 0.0, out, 1);
+  else
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)na, (int)nb, (int)d, 1.0, a,
+                (int)d, b, (int)d, 0.0, out, (int)nb);
   if (self->type == SLEM_K_POLY) {
     for (size_t i = 0; i < na * nb; i++) out[i] = powi(self->gamma * out[i] + self->c, self->p);
   } else if (self->type == SLEM_K_QUAD) {
@@ -184,7 +372,7 @@ void slem_kernel_block(const SlemKernel *self, double *out, const double *a, siz
     }
     for (size_t j = 0; j < nb; j++) nb2[j] = cblas_ddot((int)d, b + j * d, 1, b + j * d, 1);
     for (size_t i = 0; i < na; i++) {
-      double na2 = cblas_ddot((int)d, a + i * d, 1, a + i * d, 1);
+      double na2 = a2 ? a2[i] : cblas_ddot((int)d, a + i * d, 1, a + i * d, 1);
       for (size_t j = 0; j < nb; j++) {
         double sq = na2 + nb2[j] - 2 * out[i * nb + j];
         sq = sq > 0 ? sq : 0;
@@ -202,6 +390,11 @@ void slem_kernel_block(const SlemKernel *self, double *out, const double *a, siz
     }
     free(nb2);
   }
+}
+
+void slem_kernel_block(const SlemKernel *self, double *out, const double *a, size_t na,
+                       const double *b, size_t nb, size_t d) {
+  kernel_block(self, out, a, NULL, na, b, nb, d);
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -258,21 +451,57 @@ int slem_kernel_estimate_gamma(SlemKernel *self, double *median, const double *x
   return SLEM_OK;
 }
 
+/* Rows per task of a Cholesky step: fixed, so that no column depends on the thread count
+ * (each chunk one BLAS call on one thread). */
+#define ICL_CHUNK 2048
+
+/* One step of slem_icl() for the rows of a chunk. */
+typedef struct IclStep {
+  const SlemKernel *k;
+  const double *x, *x2;
+  size_t d, rmax, j, p;
+  double bpp;
+  const double *bp; /* B[p, :j], copied: row p is written meanwhile */
+  double *b, *diag, *kcol;
+  const char *is_piv;
+} IclStep;
+
+/* Rows lo to hi: the kernel column k(x_i, x_p) - B[i, :j] B[p, :j], divided by the pivot's
+ * sqrt(diag) into B[i, j], and the residual diagonal. */
+static void icl_rows(void *ctx, size_t lo, size_t hi) {
+  const IclStep *s = ctx;
+  size_t m = hi - lo, d = s->d, j = s->j;
+  kernel_block(s->k, s->kcol + lo, s->x + lo * d, s->x2 + lo, m, s->x + s->p * d, 1, d);
+  if (j > 0)
+    cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)m, (int)j, -1.0, s->b + lo * s->rmax,
+                (int)s->rmax, s->bp, 1, 1.0, s->kcol + lo, 1);
+  for (size_t i = lo; i < hi; i++) {
+    double v = s->is_piv[i] ? 0 : s->kcol[i] / s->bpp;
+    s->b[i * s->rmax + j] = v;
+    s->diag[i] -= v * v;
+  }
+}
+
 int slem_icl(SlemIcl *out, const SlemKernel *k, const double *x, size_t n, size_t d, size_t rmax,
              double tol, SlemError *err) {
   double *b = out->b, *trace = out->trace;
   size_t *piv = out->piv, *rank = &out->rank;
   double *diag = malloc(n * sizeof *diag), *kcol = malloc(n * sizeof *kcol);
+  double *x2 = malloc(n * sizeof *x2), *bp = malloc((rmax ? rmax : 1) * sizeof *bp);
   char *is_piv = calloc(n, 1);
   double trace0 = 0, dmax = 0, floor_;
   size_t j = 0;
   *rank = 0;
-  if (!diag || !kcol || !is_piv) {
+  if (!diag || !kcol || !x2 || !bp || !is_piv) {
     free(diag);
     free(kcol);
+    free(x2);
+    free(bp);
     free(is_piv);
     return slem_error(err, SLEM_ENOMEM, "out of memory");
   }
+  /* the rows' squared norms, once (each kernel column of rbf or exp needs them all) */
+  for (size_t i = 0; i < n; i++) x2[i] = cblas_ddot((int)d, x + i * d, 1, x + i * d, 1);
   for (size_t i = 0; i < n; i++) {
     diag[i] = slem_kernel_eval(k, x + i * d, x + i * d, d);
     trace0 += diag[i];
@@ -293,15 +522,10 @@ int slem_icl(SlemIcl *out, const SlemKernel *k, const double *x, size_t n, size_
     piv[j] = p;
     is_piv[p] = 1;
     bpp = sqrt(diag[p]);
-    slem_kernel_block(k, kcol, x, n, x + p * d, 1, d);
-    /* kcol -= B[:, :j] B[p, :j] */
-    if (j > 0)
-      cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)j, -1.0, b, (int)rmax, b + p * rmax, 1,
-                  1.0, kcol, 1);
-    for (size_t i = 0; i < n; i++) {
-      double v = is_piv[i] ? 0 : kcol[i] / bpp;
-      b[i * rmax + j] = v;
-      diag[i] -= v * v;
+    memcpy(bp, b + p * rmax, j * sizeof *bp);
+    {
+      IclStep step = {k, x, x2, d, rmax, j, p, bpp, bp, b, diag, kcol, is_piv};
+      slem_par_chunks(n, ICL_CHUNK, icl_rows, &step);
     }
     b[p * rmax + j] = bpp;
     diag[p] = 0;
@@ -315,6 +539,8 @@ int slem_icl(SlemIcl *out, const SlemKernel *k, const double *x, size_t n, size_
   *rank = j;
   free(diag);
   free(kcol);
+  free(x2);
+  free(bp);
   free(is_piv);
   return SLEM_OK;
 }

@@ -23,6 +23,8 @@ struct SlemKProj {
   double *tt;   /* couple: tt(max_rows), the weight t of the part outside the span */
   double *tv;   /* couple: tv(max_rows, r) = t v */
   double *a0;   /* couple: a0(max_rows, r), then G^-1 a0 */
+  double *pivt; /* the pivots side by side (slem_kernel_lanes), for slem_kproj_run_fixed() */
+  double *negt; /* kpca or couple: the negatives side by side */
   uint64_t clamps;
 };
 
@@ -56,17 +58,23 @@ int slem_kproj_new(SlemKProj **self, const SlemCache *cache, size_t max_rows, in
   p->kxx = malloc(max_rows * sizeof *p->kxx);
   p->u2 = malloc(max_rows * sizeof *p->u2);
   p->nrm = malloc(max_rows * sizeof *p->nrm);
-  if (!p->xp || !p->v || !p->z || !p->t || !p->kxx || !p->u2 || !p->nrm) {
+  if (cache->factor != SLEM_FACTOR_KPCA &&
+      (p->pivt = malloc(slem_kernel_lanes_size(r, d) * sizeof *p->pivt)))
+    slem_kernel_lanes(p->pivt, cache->pivots, r, d);
+  if (!p->xp || !p->v || !p->z || !p->t || !p->kxx || !p->u2 || !p->nrm ||
+      (cache->factor != SLEM_FACTOR_KPCA && !p->pivt)) {
     slem_kproj_free(p);
     return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", max_rows);
   }
   if (cache->factor == SLEM_FACTOR_KPCA || couple) {
     if (n > SIZE_MAX / sizeof(double) / (max_rows ? max_rows : 1) ||
-        !(p->kx = malloc(max_rows * n * sizeof *p->kx))) {
+        !(p->kx = malloc(max_rows * n * sizeof *p->kx)) ||
+        !(p->negt = malloc(slem_kernel_lanes_size(n, d) * sizeof *p->negt))) {
       slem_kproj_free(p);
       return slem_error(err, SLEM_ENOMEM, "out of memory for the kernel values of %zu vectors "
                         "against %zu negatives", max_rows, n);
     }
+    slem_kernel_lanes(p->negt, cache->negs, n, d);
   }
   if (couple) {
     p->tt = malloc(max_rows * sizeof *p->tt);
@@ -94,6 +102,8 @@ void slem_kproj_free(SlemKProj *self) {
   free(self->tt);
   free(self->tv);
   free(self->a0);
+  free(self->pivt);
+  free(self->negt);
   free(self);
 }
 
@@ -245,30 +255,80 @@ void slem_kproj_similarity(double *s, const SlemKProj *q, const SlemKProj *db) {
     }
 }
 
-/* Row i of the block by slem_kproj_run_fixed(): every sum in a fixed order, no BLAS, no
- * state shared with the other rows but the cache (read only); returns 1 when its u^2 was
- * clamped beyond rounding. */
+/* out(n) = k(x, y_j) for the n rows of yt (side by side), each slem_kernel_eval's double. */
+static void kernel_row(const SlemKernel *k, double *out, const double *x, const double *yt,
+                       size_t n, size_t d) {
+  double g8[SLEM_KLANES];
+  for (size_t j = 0; j < n; j += SLEM_KLANES) {
+    size_t m = n - j < SLEM_KLANES ? n - j : SLEM_KLANES;
+    slem_kernel_eval_lanes(k, x, yt + j * d, d, g8);
+    memcpy(out + j, g8, m * sizeof *g8);
+  }
+}
+
+/* The doubles of scratch fixed_group() needs: k(x, pivots) (kpca: k(x, negatives)), v and
+ * v - mu_B, each side by side for SLEM_KLANES rows. */
+static size_t group_scratch(const SlemCache *c) {
+  size_t nk = c->factor == SLEM_FACTOR_KPCA ? (size_t)c->n : c->r;
+  return (nk + 2 * c->r) * SLEM_KLANES;
+}
+
+/* v and z of rows i0 to i0 + m - 1 (m <= SLEM_KLANES) by slem_kproj_run_fixed(): every sum in
+ * a fixed order, no BLAS, the rows side by side in w only so that each step runs on
+ * SLEM_KLANES rows at once (slem_dot_f64_lanes: each row's bits those of slem_dot_f64
+ * alone), no state shared with the other rows but the cache (read only). */
+static void fixed_group(SlemKProj *self, size_t i0, size_t m, double *w) {
+  const SlemCache *c = self->c;
+  size_t d = c->d, r = c->r, n = (size_t)c->n, L = SLEM_KLANES;
+  int kpca = c->factor == SLEM_FACTOR_KPCA;
+  size_t nk = kpca ? n : r;
+  double *kt = w, *vt = w + nk * L, *tt = vt + r * L, out[SLEM_KLANES];
+  memset(kt, 0, nk * L * sizeof *kt); /* lanes past m stay 0 */
+  for (size_t g = 0; g < m; g++) {
+    size_t i = i0 + g;
+    const double *xi = self->xp + i * d;
+    double *kx = self->kx ? self->kx + i * n : NULL, *ti = self->t + i * r;
+    if (kx) kernel_row(&c->kernel, kx, xi, self->negt, n, d);
+    if (kpca) {
+      for (size_t j = 0; j < n; j++) kt[j * L + g] = kx[j];
+    } else {
+      kernel_row(&c->kernel, ti, xi, self->pivt, r, d); /* k(x, pivots) in ti meanwhile */
+      for (size_t l = 0; l < r; l++) kt[l * L + g] = ti[l];
+    }
+  }
+  if (kpca) {
+    for (size_t l = 0; l < r; l++) slem_dot_f64_lanes(c->proj + l * n, kt, n, vt + l * L);
+  } else {
+    /* v = L_P^-1 k(x, pivots) by forward substitution */
+    for (size_t l = 0; l < r; l++) {
+      slem_dot_f64_lanes(c->lp + l * r, vt, l, out);
+      for (size_t g = 0; g < L; g++) vt[l * L + g] = (kt[l * L + g] - out[g]) / c->lp[l * r + l];
+    }
+  }
+  for (size_t l = 0; l < r; l++)
+    for (size_t g = 0; g < L; g++) tt[l * L + g] = vt[l * L + g] - c->mu[l];
+  /* z = G^-1 (v - mu_B) */
+  for (size_t l = 0; l < r; l++) {
+    slem_dot_f64_lanes(c->ginv + l * r, tt, r, out);
+    for (size_t g = 0; g < m; g++) self->z[(i0 + g) * r + l] = out[g];
+  }
+  for (size_t g = 0; g < m; g++)
+    for (size_t l = 0; l < r; l++) {
+      self->v[(i0 + g) * r + l] = vt[l * L + g];
+      self->t[(i0 + g) * r + l] = tt[l * L + g];
+    }
+}
+
+/* The rest of row i once fixed_group() gave its v and z: k(x, x), u, N and the coupling,
+ * each sum in a fixed order; returns 1 when its u^2 was clamped beyond rounding. */
 static int fixed_row(SlemKProj *self, size_t i) {
   const SlemCache *c = self->c;
   size_t d = c->d, r = c->r, n = (size_t)c->n;
   double lam2 = c->lambda * c->lambda;
   const double *xi = self->xp + i * d;
-  double *vi = self->v + i * r, *zi = self->z + i * r, *ti = self->t + i * r;
+  double *vi = self->v + i * r, *zi = self->z + i * r;
   double *kx = self->kx ? self->kx + i * n : NULL;
   double kxx, u2, vv;
-  if (kx)
-    for (size_t j = 0; j < n; j++) kx[j] = slem_kernel_eval(&c->kernel, xi, c->negs + j * d, d);
-  if (c->factor == SLEM_FACTOR_KPCA) {
-    for (size_t l = 0; l < r; l++) vi[l] = slem_dot_f64(c->proj + l * n, kx, n);
-  } else {
-    /* v = L_P^-1 k(x, pivots) by forward substitution, each sum in the fixed order */
-    for (size_t l = 0; l < r; l++) {
-      double kl = slem_kernel_eval(&c->kernel, xi, c->pivots + l * d, d);
-      vi[l] = (kl - slem_dot_f64(c->lp + l * r, vi, l)) / c->lp[l * r + l];
-    }
-  }
-  for (size_t l = 0; l < r; l++) ti[l] = vi[l] - c->mu[l];
-  for (size_t l = 0; l < r; l++) zi[l] = slem_dot_f64(c->ginv + l * r, ti, r);
   kxx = slem_kernel_eval(&c->kernel, xi, xi, d);
   vv = slem_dot_f64(vi, vi, r);
   u2 = kxx - vv;
@@ -303,10 +363,13 @@ static int fixed_row(SlemKProj *self, size_t i) {
 typedef struct FixedJob {
   SlemKProj *self;
   size_t lo, hi, clamps;
+  double *w; /* group_scratch() doubles */
 } FixedJob;
 
 static void *fixed_rows(void *arg) {
   FixedJob *job = arg;
+  for (size_t i = job->lo; i < job->hi; i += SLEM_KLANES)
+    fixed_group(job->self, i, job->hi - i < SLEM_KLANES ? job->hi - i : SLEM_KLANES, job->w);
   for (size_t i = job->lo; i < job->hi; i++) job->clamps += (size_t)fixed_row(job->self, i);
   return NULL;
 }
@@ -314,8 +377,9 @@ static void *fixed_rows(void *arg) {
 int slem_kproj_run_fixed(SlemKProj *self, const double *x, size_t b, const char *name,
                          uint64_t first_record, SlemError *err) {
   const SlemCache *c = self->c;
-  size_t d = c->d, nt = 1, started = 0;
+  size_t d = c->d, nt = 1, started = 0, ws = group_scratch(c);
   FixedJob job[SLEM_KPROJ_THREADS];
+  double *w;
   pthread_t tid[SLEM_KPROJ_THREADS];
   int st;
   self->rows = b;
@@ -329,7 +393,10 @@ int slem_kproj_run_fixed(SlemKProj *self, const double *x, size_t b, const char 
   if (slem_blas_threads() > 1) nt = (size_t)slem_blas_threads();
   if (nt > SLEM_KPROJ_THREADS) nt = SLEM_KPROJ_THREADS;
   if (nt > b / 4) nt = b / 4 ? b / 4 : 1;
-  for (size_t t = 0; t < nt; t++) job[t] = (FixedJob){self, b * t / nt, b * (t + 1) / nt, 0};
+  if (!(w = malloc(nt * ws * sizeof *w)))
+    return slem_error(err, SLEM_ENOMEM, "out of memory for the projections of %zu vectors", b);
+  for (size_t t = 0; t < nt; t++)
+    job[t] = (FixedJob){self, b * t / nt, b * (t + 1) / nt, 0, w + t * ws};
   for (size_t t = 1; t < nt; t++, started++)
     if (pthread_create(&tid[t - 1], NULL, fixed_rows, &job[t]) != 0) break;
   /* rows of threads that could not start are done here */
@@ -337,6 +404,7 @@ int slem_kproj_run_fixed(SlemKProj *self, const double *x, size_t b, const char 
   fixed_rows(&job[0]);
   for (size_t t = 0; t < started; t++) pthread_join(tid[t], NULL);
   for (size_t t = 0; t < nt; t++) self->clamps += job[t].clamps;
+  free(w);
   return SLEM_OK;
 }
 
@@ -364,6 +432,7 @@ typedef struct KernelScorer {
   SlemKProj *qp, *dp;  /* projections of the queries and of the current tile */
   double *qx;          /* qx(max_q, d): the queries as read */
   double *sd;          /* sd(max_q, max_d): similarities in double */
+  double *xt;          /* the tile's rows side by side (slem_kernel_lanes) */
   double *kmax;        /* kmax(max_q): max over the tile of |K| / N' */
   double *qa, *qb;     /* per query: |z| / N, |v| / (lambda N) */
   double amax, bmax;   /* the same, max over the tile */
@@ -399,6 +468,33 @@ static int kernel_queries(SlemScorer *self, SlemVecReader *r, size_t *got, SlemE
   return st;
 }
 
+/* Queries lo to hi of the tile: K = k(q_i, x_j) into sd, each slem_kernel_eval's double
+ * (so that the exact score sees the same K), and kmax. */
+static void kernel_rows(void *ctx, size_t lo, size_t hi) {
+  KernelScorer *s = ctx;
+  const SlemKProj *q = s->qp, *x = s->dp;
+  const SlemCache *c = q->c;
+  size_t nd = x->rows, d = c->d;
+  double g8[SLEM_KLANES];
+  /* a group of tile rows (8 d doubles) stays in the first-level cache for the chunk's
+   * queries */
+  for (size_t j = 0; j < nd; j += SLEM_KLANES) {
+    size_t m = nd - j < SLEM_KLANES ? nd - j : SLEM_KLANES;
+    for (size_t i = lo; i < hi; i++) {
+      slem_kernel_eval_lanes(&c->kernel, q->xp + i * d, s->xt + j * d, d, g8);
+      memcpy(s->sd + i * nd + j, g8, m * sizeof *g8);
+    }
+  }
+  for (size_t i = lo; i < hi; i++) {
+    double km = 0, *si = s->sd + i * nd;
+    for (size_t j = 0; j < nd; j++) {
+      double kw = x->couple ? fabs(si[j] * x->tt[j]) : fabs(si[j]);
+      if (x->nrm[j] > 0 && kw / x->nrm[j] > km) km = kw / x->nrm[j];
+    }
+    s->kmax[i] = km;
+  }
+}
+
 static int kernel_tile(SlemScorer *self, float *scores, void *rows, size_t nd, const char *name,
                        uint64_t first_record, SlemError *err) {
   KernelScorer *s = (KernelScorer *)self;
@@ -419,16 +515,8 @@ static int kernel_tile(SlemScorer *self, float *scores, void *rows, size_t nd, c
     if (a > s->amax) s->amax = a;
     if (b > s->bmax) s->bmax = b;
   }
-  for (size_t i = 0; i < nq; i++) {
-    double km = 0;
-    for (size_t j = 0; j < nd; j++) {
-      double k = slem_kernel_eval(&c->kernel, q->xp + i * d, x->xp + j * d, d);
-      double kw = x->couple ? fabs(k * x->tt[j]) : fabs(k);
-      sd[i * nd + j] = k;
-      if (x->nrm[j] > 0 && kw / x->nrm[j] > km) km = kw / x->nrm[j];
-    }
-    s->kmax[i] = km;
-  }
+  slem_kernel_lanes(s->xt, x->xp, nd, d);
+  slem_par_chunks(nq, 32, kernel_rows, s);
   if (q->couple) {
     for (size_t i = 0; i < nq; i++)
       for (size_t j = 0; j < nd; j++) sd[i * nd + j] *= q->tt[i] * x->tt[j];
@@ -490,6 +578,7 @@ static void kernel_destroy(SlemScorer *self) {
   slem_kproj_free(s->dp);
   free(s->qx);
   free(s->sd);
+  free(s->xt);
   free(s->kmax);
   free(s->qa);
   free(s->qb);
@@ -514,10 +603,11 @@ int slem_scorer_kernel_new(SlemScorer **self, const SlemCache *cache, size_t max
   s->c = 1.01 * (2 * slem_gamma(2.0 * (double)cache->r + 8, 0x1p-53) + 6 * 0x1p-24);
   s->qx = malloc(max_q * cache->d * sizeof *s->qx);
   s->sd = malloc(max_q * max_d * sizeof *s->sd);
+  s->xt = malloc(slem_kernel_lanes_size(max_d, cache->d) * sizeof *s->xt);
   s->kmax = malloc(max_q * sizeof *s->kmax);
   s->qa = malloc(max_q * sizeof *s->qa);
   s->qb = malloc(max_q * sizeof *s->qb);
-  if (!s->qx || !s->sd || !s->kmax || !s->qa || !s->qb) {
+  if (!s->qx || !s->sd || !s->xt || !s->kmax || !s->qa || !s->qb) {
     kernel_destroy(&s->base);
     return slem_error(err, SLEM_ENOMEM, "out of memory for the kernel match tiles");
   }

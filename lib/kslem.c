@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mem.h"
 #include "slem.h"
 #include "stats.h"
 
@@ -23,7 +24,8 @@ void slem_kernel_stats_free(SlemKernelStats *self) {
 static int factor_icd(SlemKernelStats *ks, double **bout, size_t *rout, const SlemKernel *k,
                       const double *x, size_t n, size_t d, size_t rmax, double tol,
                       SlemError *err) {
-  double *b = malloc(n * rmax * sizeof *b), *trace = malloc((rmax + 1) * sizeof *trace);
+  /* huge pages: each column of the factor touches every row */
+  double *b = slem_alloc_large(n * rmax * sizeof *b), *trace = malloc((rmax + 1) * sizeof *trace);
   size_t *piv = malloc(rmax * sizeof *piv), r = 0;
   int status;
   if (!b || !trace || !piv) {
@@ -196,11 +198,12 @@ int slem_kernel_stats_new(SlemKernelStats **self, const SlemKernel *k, const dou
   ks->n = n;
   ks->factor = factor;
   ks->couple = couple;
-  /* one BLAS thread: OpenBLAS's level-2 calls (the Cholesky columns) and its small GEMMs
-   * add in an order that depends on how many threads share them, and the cache must not */
+  /* one BLAS thread: OpenBLAS's level-2 calls and its small GEMMs add in an order that
+   * depends on how many threads share them, and the cache must not; the Cholesky shares
+   * fixed chunks of rows among slem's threads (each on one BLAS thread) */
+  if (factor != SLEM_FACTOR_KPCA) status = factor_icd(ks, &b, &r, k, x, n, d, rmax, tol, err);
   slem_set_threads(1);
-  status = factor == SLEM_FACTOR_KPCA ? factor_kpca(ks, &b, &r, k, x, n, d, rmax, tol, err)
-                                      : factor_icd(ks, &b, &r, k, x, n, d, rmax, tol, err);
+  if (factor == SLEM_FACTOR_KPCA) status = factor_kpca(ks, &b, &r, k, x, n, d, rmax, tol, err);
   if (status) goto done;
   ks->ginv = malloc(r * r * sizeof *ks->ginv);
   ks->mu_b = malloc(r * sizeof *ks->mu_b);

@@ -62,6 +62,54 @@ START_TEST(kernel_values_against_direct_formulas) {
 }
 END_TEST
 
+/* The lanes are an arrangement, not another formula: every value the same double as
+ * slem_kernel_eval's, whatever the row's place among the lanes and the dimension. */
+static void lanes_equal_kernel_eval(void) {
+  static const char *specs[] = {"linear", "poly:gamma=0.5,c=2,p=3", "rbf:gamma=0.7", "chi2",
+                                "intersection", "hellinger", "exp:gamma=0.7", "quad:gamma=0.3"};
+  static const size_t dims[] = {1, 3, 8, 37, 130};
+  enum { N = 13 }; /* a full group and a partial one */
+  SlemError err;
+  tu_seed(43);
+  for (size_t s = 0; s < 8; s++)
+    for (size_t di = 0; di < 5; di++) {
+      size_t d = dims[di];
+      SlemKernel k;
+      double *x = malloc(d * sizeof *x), *y = malloc(N * d * sizeof *y);
+      double *yt = malloc(slem_kernel_lanes_size(N, d) * sizeof *yt), out[SLEM_KLANES];
+      ck_assert_int_eq(slem_kernel_parse(&k, specs[s], &err), SLEM_OK);
+      for (size_t l = 0; l < d; l++) x[l] = tu_uniform() * 3;
+      for (size_t l = 0; l < N * d; l++) y[l] = tu_uniform() * 3;
+      x[0] = 0, y[0] = 0, y[d] = 0; /* a 0/0 term of chi2 */
+      if (d > 2) memcpy(y + 5 * d, x, d * sizeof *x); /* a pair at distance 0 */
+      ck_assert_int_eq(slem_kernel_prepare(&k, x, 1, d, "x", 1, &err), SLEM_OK);
+      ck_assert_int_eq(slem_kernel_prepare(&k, y, N, d, "y", 1, &err), SLEM_OK);
+      slem_kernel_lanes(yt, y, N, d);
+      for (size_t b = 0; b * SLEM_KLANES < N; b++) {
+        slem_kernel_eval_lanes(&k, x, yt + b * SLEM_KLANES * d, d, out);
+        for (size_t g = 0; g < SLEM_KLANES && b * SLEM_KLANES + g < N; g++) {
+          double want = slem_kernel_eval(&k, x, y + (b * SLEM_KLANES + g) * d, d);
+          ck_assert_msg(memcmp(&out[g], &want, sizeof want) == 0, "%s d %zu row %zu: %.17g vs %.17g",
+                        specs[s], d, b * SLEM_KLANES + g, out[g], want);
+        }
+      }
+      free(x);
+      free(y);
+      free(yt);
+    }
+}
+
+START_TEST(kernel_lanes_equal_kernel_eval_bit_for_bit) {
+  lanes_equal_kernel_eval(); /* with AVX where the CPU has it */
+}
+END_TEST
+
+START_TEST(kernel_lanes_without_avx_equal_kernel_eval_bit_for_bit) {
+  setenv("SLEM_TEST_LANES", "sse", 1); /* read once per process: each test is a fork */
+  lanes_equal_kernel_eval();
+}
+END_TEST
+
 START_TEST(kernel_specs) {
   SlemKernel k;
   SlemError err;
@@ -680,6 +728,8 @@ static Suite *suite(void) {
   TCase *tc = tcase_create("kernel");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, kernel_values_against_direct_formulas);
+  tcase_add_test(tc, kernel_lanes_equal_kernel_eval_bit_for_bit);
+  tcase_add_test(tc, kernel_lanes_without_avx_equal_kernel_eval_bit_for_bit);
   tcase_add_test(tc, kernel_specs);
   tcase_add_test(tc, icl_reproduces_pivots_and_trace_decreases);
   tcase_add_test(tc, gamma_estimate_is_deterministic);

@@ -91,6 +91,17 @@ for f in icd kpca; do
   fp1=$(slem-negstats --info "$T/kp1.slem" | grep fingerprint) fp2=$(slem-negstats --info "$T/kp2.slem" | grep fingerprint)
   [ -n "$fp1" ] && [ "$fp1" = "$fp2" ] && ok || bad "$f factor differs with the thread count: $fp1 / $fp2"
 done
+# the Cholesky shares chunks of 2048 rows among the threads: 4791 negatives (the digits,
+# three times over) make three, and the cache is the same for 1, 2 and 3 threads
+for i in 1 2 3; do cat "$D/database.fvecs" "$D/negatives.fvecs"; done >"$T/big.fvecs"
+for t in 1 2 3; do
+  slem-negstats -q -t $t --kernel rbf:g=1 --rank 48 -o "$T/big$t.slem" "$T/big.fvecs"
+done
+fp1=$(slem-negstats --info "$T/big1.slem" | grep fingerprint)
+for t in 2 3; do
+  fp=$(slem-negstats --info "$T/big$t.slem" | grep fingerprint)
+  [ -n "$fp1" ] && [ "$fp1" = "$fp" ] && ok || bad "icd over 3 chunks differs with -t $t: $fp1 / $fp"
+done
 # coupled and plain descriptors of one cache are not comparable: the containers say so
 slem-encode -q -c "$T/f.icd.slem" -o "$T/q0.slem" "$D/queries.fvecs"
 expect_fail "coupled db, plain queries" 1 "cannot be compared" "$T/o.tsv" slem-match -d "$T/e1.slem" -o "$T/o.tsv" "$T/q0.slem"
