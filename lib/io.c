@@ -237,6 +237,7 @@ struct SlemOut {
   char *tmp;      /* NULL when writing in place (stdout or a device) */
   int is_stdout;
   int slot;
+  char *buf;      /* fp's buffer */
 };
 
 /* The stream of a file output writes through these, so that every byte goes through
@@ -263,11 +264,15 @@ static int cookie_seek(void *c, off64_t *pos, int whence) {
 
 static int cookie_close(void *c) { return close(*(int *)c); }
 
-/* A buffered stream over o->fd. */
+/* Bytes of a file output's buffer: a write(2) per MiB (glibc ignores the size that
+ * setvbuf() is given without a buffer, and wrote 8 KiB at a time). */
+#define OUT_BUFFER (1 << 20)
+
+/* A buffered stream over o->fd (stdio's own buffer when there is no memory for ours). */
 static FILE *open_stream(SlemOut *o) {
   cookie_io_functions_t io = {NULL, cookie_write, cookie_seek, cookie_close};
   FILE *fp = fopencookie(&o->fd, "w", io);
-  if (fp) setvbuf(fp, NULL, _IOFBF, 1 << 20);
+  if (fp && (o->buf = malloc(OUT_BUFFER)) != NULL) setvbuf(fp, o->buf, _IOFBF, OUT_BUFFER);
   return fp;
 }
 
@@ -298,6 +303,7 @@ static void out_free(SlemOut *o) {
   pending_remove(o);
   free(o->target);
   free(o->tmp);
+  free(o->buf); /* after fclose(): callers close the stream first */
   free(o);
 }
 

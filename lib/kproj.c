@@ -110,16 +110,6 @@ void slem_kproj_free(SlemKProj *self) {
 uint64_t slem_kproj_clamps(const SlemKProj *self) { return self->clamps; }
 size_t slem_kproj_rows(const SlemKProj *self) { return self->rows; }
 
-/* u^2 = k(x, x) - |v|^2, clamped at 0 (counted when below rounding). */
-static double residual(SlemKProj *self, double kxx, double vv) {
-  double u2 = kxx - vv;
-  if (u2 < 0) {
-    if (u2 < -1e-9 * (fabs(kxx) + 1e-300)) self->clamps++;
-    u2 = 0;
-  }
-  return u2;
-}
-
 /* The coupling of row i, from its w (kx row i, already (k(x_j, x) - b_j.v) / u), the sums
  * wbar = sum w / n and ww = sum w^2 / n, and its a0 = B^T w / n (a0 row i): with y the
  * uncoupled z of the row,
@@ -153,52 +143,58 @@ static int couples(const SlemKProj *self, size_t i) {
   return self->u2[i] > COUPLE_FLOOR * self->kxx[i];
 }
 
-int slem_kproj_run(SlemKProj *self, const double *x, size_t b, const char *name,
-                   uint64_t first_record, SlemError *err) {
+/* Rows per BLAS call of slem_kproj_run(): fixed from the start of the block, so that a
+ * row's bits do not depend on the thread count (the calls run on one BLAS thread each). */
+#define KPROJ_CHUNK 256
+
+/* slem_kproj_run() for rows lo to hi of the block. */
+static void run_rows(void *ctx, size_t lo, size_t hi) {
+  SlemKProj *self = ctx;
   const SlemCache *c = self->c;
-  size_t d = c->d, r = c->r, n = (size_t)c->n;
+  size_t d = c->d, r = c->r, n = (size_t)c->n, b = hi - lo;
   double lam2 = c->lambda * c->lambda;
-  int st;
-  self->rows = b;
-  if (b == 0) return SLEM_OK;
-  memcpy(self->xp, x, b * d * sizeof *x);
-  st = slem_kernel_prepare(&c->kernel, self->xp, b, d, name, first_record, err);
-  if (st) return st;
-  if (self->kx) slem_kernel_block(&c->kernel, self->kx, self->xp, b, c->negs, n, d);
+  double *xp = self->xp + lo * d, *v = self->v + lo * r, *z = self->z + lo * r;
+  double *t = self->t + lo * r, *kx = self->kx ? self->kx + lo * n : NULL;
+  uint64_t clamps = 0;
+  if (kx) slem_kernel_block(&c->kernel, kx, xp, b, c->negs, n, d);
   if (c->factor == SLEM_FACTOR_KPCA) {
     /* v = D_r^-1/2 U_r^T k(negatives, x): V(b, r) = K(x, X) proj^T */
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)b, (int)r, (int)n, 1.0, self->kx,
-                (int)n, c->proj, (int)n, 0.0, self->v, (int)r);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)b, (int)r, (int)n, 1.0, kx,
+                (int)n, c->proj, (int)n, 0.0, v, (int)r);
   } else {
     /* v = L_P^-1 k(x, pivots), row by row: V(b, r) = K(x, P) L_P^-T */
-    slem_kernel_block(&c->kernel, self->v, self->xp, b, c->pivots, r, d);
+    slem_kernel_block(&c->kernel, v, xp, b, c->pivots, r, d);
     cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, (int)b, (int)r,
-                1.0, c->lp, (int)r, self->v, (int)r);
+                1.0, c->lp, (int)r, v, (int)r);
   }
   /* z = (v - mu_B) G^-1, G^-1 symmetric */
   for (size_t i = 0; i < b; i++)
-    for (size_t j = 0; j < r; j++) self->t[i * r + j] = self->v[i * r + j] - c->mu[j];
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, (int)r, (int)r, 1.0, self->t,
-              (int)r, c->ginv, (int)r, 0.0, self->z, (int)r);
-  for (size_t i = 0; i < b; i++) {
+    for (size_t j = 0; j < r; j++) t[i * r + j] = v[i * r + j] - c->mu[j];
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, (int)r, (int)r, 1.0, t, (int)r,
+              c->ginv, (int)r, 0.0, z, (int)r);
+  for (size_t i = lo; i < hi; i++) {
     const double *xi = self->xp + i * d, *vi = self->v + i * r, *zi = self->z + i * r;
-    double kxx = slem_kernel_eval(&c->kernel, xi, xi, d);
-    double u2 = residual(self, kxx, cblas_ddot((int)r, vi, 1, vi, 1));
+    double kxx = slem_kernel_eval(&c->kernel, xi, xi, d), u2 = kxx - slem_dot_f64(vi, vi, r);
+    if (u2 < 0) {
+      if (u2 < -1e-9 * (fabs(kxx) + 1e-300)) clamps++;
+      u2 = 0;
+    }
     self->kxx[i] = kxx;
     self->u2[i] = u2;
-    self->nrm[i] = sqrt(cblas_ddot((int)r, zi, 1, zi, 1) + u2 / lam2);
+    self->nrm[i] = sqrt(slem_dot_f64(zi, zi, r) + u2 / lam2);
   }
-  if (!self->couple) return SLEM_OK;
+  __atomic_fetch_add(&self->clamps, clamps, __ATOMIC_RELAXED);
+  if (!self->couple) return;
   /* W(b, n) = (K(x, X) - V B^T) / u by rows, then A0(b, r) = W B / n */
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)b, (int)n, (int)r, -1.0, self->v,
-              (int)r, c->bneg, (int)r, 1.0, self->kx, (int)n);
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)b, (int)n, (int)r, -1.0, v, (int)r,
+              c->bneg, (int)r, 1.0, kx, (int)n);
   for (size_t i = 0; i < b; i++) {
-    double s = couples(self, i) ? 1 / sqrt(self->u2[i]) : 0;
-    for (size_t j = 0; j < n; j++) self->kx[i * n + j] *= s;
+    double sc = couples(self, lo + i) ? 1 / sqrt(self->u2[lo + i]) : 0;
+    for (size_t j = 0; j < n; j++) kx[i * n + j] *= sc;
   }
   cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, (int)r, (int)n, 1.0 / (double)n,
-              self->kx, (int)n, c->bneg, (int)r, 0.0, self->a0, (int)r);
-  for (size_t i = 0; i < b; i++) {
+              kx, (int)n, c->bneg, (int)r, 0.0, self->a0 + lo * r, (int)r);
+  for (size_t i = lo; i < hi; i++) {
     const double *w = self->kx + i * n;
     double sw = 0, sww = 0;
     if (!couples(self, i)) {
@@ -208,6 +204,18 @@ int slem_kproj_run(SlemKProj *self, const double *x, size_t b, const char *name,
     for (size_t j = 0; j < n; j++) sw += w[j], sww += w[j] * w[j];
     couple_row(self, i, sw / (double)n, sww / (double)n);
   }
+}
+
+int slem_kproj_run(SlemKProj *self, const double *x, size_t b, const char *name,
+                   uint64_t first_record, SlemError *err) {
+  const SlemCache *c = self->c;
+  int st;
+  self->rows = b;
+  if (b == 0) return SLEM_OK;
+  memcpy(self->xp, x, b * c->d * sizeof *x);
+  st = slem_kernel_prepare(&c->kernel, self->xp, b, c->d, name, first_record, err);
+  if (st) return st;
+  slem_par_chunks(b, KPROJ_CHUNK, run_rows, self);
   return SLEM_OK;
 }
 

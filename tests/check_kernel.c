@@ -9,7 +9,9 @@
 #include "../lib/cache.h"
 #include "../lib/encode.h"
 #include "../lib/kernel.h"
+#include "../lib/kproj.h"
 #include "../lib/kslem.h"
+#include "../lib/slem.h"
 #include "../lib/stats.h"
 
 START_TEST(kernel_values_against_direct_formulas) {
@@ -723,6 +725,40 @@ START_TEST(full_factor_coupling_changes_nothing) {
 }
 END_TEST
 
+/* The BLAS projections (slem-encode's) run in fixed chunks of rows: the same bits for 1, 2
+ * and 3 threads, plain and coupled, icd and kpca. */
+START_TEST(kproj_blas_projections_do_not_depend_on_threads) {
+  enum { N = 300, D = 6, NQ = 700 };
+  double *x = malloc(N * D * sizeof *x), *q = malloc(NQ * D * sizeof *q);
+  SlemError err;
+  tu_seed(47);
+  tu_gaussian_rows(x, N, D, 0.0);
+  tu_gaussian_rows(q, NQ, D, 0.0);
+  for (int f = 0; f < 2; f++)
+    for (int couple = 0; couple < 2; couple++) {
+      SlemCache *c = kernel_cache_as("rbf:gamma=0.2", x, N, D, 24, 0.1,
+                                     f ? SLEM_FACTOR_KPCA : SLEM_FACTOR_ICD, couple);
+      double *y[3];
+      for (int t = 0; t < 3; t++) {
+        SlemKProj *p;
+        y[t] = malloc(NQ * c->r * sizeof *y[t]);
+        ck_assert_int_eq(slem_kproj_new(&p, c, NQ, couple, &err), SLEM_OK);
+        slem_set_threads(t + 1);
+        ck_assert_int_eq(slem_kproj_run(p, q, NQ, "q", 1, &err), SLEM_OK);
+        slem_set_threads(1);
+        slem_kproj_descriptors_f64(p, y[t]);
+        slem_kproj_free(p);
+      }
+      ck_assert_msg(memcmp(y[0], y[1], NQ * c->r * sizeof *y[0]) == 0, "factor %d couple %d: 1 vs 2 threads", f, couple);
+      ck_assert_msg(memcmp(y[0], y[2], NQ * c->r * sizeof *y[0]) == 0, "factor %d couple %d: 1 vs 3 threads", f, couple);
+      for (int t = 0; t < 3; t++) free(y[t]);
+      slem_cache_free(c);
+    }
+  free(x);
+  free(q);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("kernel");
   TCase *tc = tcase_create("kernel");
@@ -737,6 +773,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, linear_kernel_equals_linear_slem);
   tcase_add_test(tc, factors_and_coupling_equal_dense_solutions);
   tcase_add_test(tc, full_factor_coupling_changes_nothing);
+  tcase_add_test(tc, kproj_blas_projections_do_not_depend_on_threads);
   suite_add_tcase(s, tc);
   return s;
 }
