@@ -1,5 +1,6 @@
 #include "kproj.h"
 
+#include "mem.h"
 #include "slem.h"
 
 #include <gsl/gsl_cblas.h>
@@ -447,7 +448,85 @@ typedef struct KernelScorer {
   double c;            /* 1.01 (2 gamma_{2r+8} + 6 u) */
   size_t blocks;       /* query blocks loaded */
   uint64_t db_clamps;  /* clamps of the database rows, counted on its first pass only */
+  /* The projections of the tiles slem_match() keeps, for their replays: per tile, its
+   * rows' xp, v, z, N (and t, t v when coupled), at most slem_match_memory() bytes
+   * (counted apart from slem_match()'s copy of the rows) */
+  double **kept;
+  size_t *kept_nd, nkept, kept_cap, kept_bytes, kept_budget;
+  int keeping;
 } KernelScorer;
+
+/* Doubles kept per row. */
+static size_t kept_row(const SlemKProj *p) {
+  return p->c->d + 2 * p->c->r + 1 + (p->couple ? p->c->r + 1 : 0);
+}
+
+static void kept_free(KernelScorer *s) {
+  for (size_t i = 0; i < s->nkept; i++) free(s->kept[i]);
+  free(s->kept);
+  free(s->kept_nd);
+  s->kept = NULL;
+  s->kept_nd = NULL;
+  s->nkept = s->kept_cap = s->kept_bytes = 0;
+}
+
+/* Keeps the projections of tile `tile` (the current dp); tiles come in order from 0. Past
+ * the budget or out of memory, stops keeping: the tiles kept so far are reused, the others
+ * projected again (nothing fails). */
+static void kept_add(KernelScorer *s, size_t tile) {
+  const SlemKProj *p = s->dp;
+  size_t nd = p->rows, d = p->c->d, r = p->c->r, bytes = nd * kept_row(p) * sizeof(double);
+  double *a;
+  if (!s->keeping) return;
+  if (tile != s->nkept) { /* not the next one: nothing kept can be trusted to be in place */
+    s->keeping = 0;
+    kept_free(s);
+    return;
+  }
+  if (s->kept_bytes + bytes > s->kept_budget) goto stop;
+  if (s->nkept == s->kept_cap) {
+    size_t cap = s->kept_cap ? 2 * s->kept_cap : 64;
+    double **k = realloc(s->kept, cap * sizeof *k);
+    size_t *n;
+    if (!k) goto stop;
+    s->kept = k;
+    if (!(n = realloc(s->kept_nd, cap * sizeof *n))) goto stop;
+    s->kept_nd = n;
+    s->kept_cap = cap;
+  }
+  if (!(a = malloc(bytes ? bytes : 1))) goto stop;
+  s->kept[s->nkept] = a;
+  s->kept_nd[s->nkept++] = nd;
+  s->kept_bytes += bytes;
+  memcpy(a, p->xp, nd * d * sizeof *a), a += nd * d;
+  memcpy(a, p->v, nd * r * sizeof *a), a += nd * r;
+  memcpy(a, p->z, nd * r * sizeof *a), a += nd * r;
+  memcpy(a, p->nrm, nd * sizeof *a), a += nd;
+  if (p->couple) {
+    memcpy(a, p->tt, nd * sizeof *a), a += nd;
+    memcpy(a, p->tv, nd * r * sizeof *a);
+  }
+  return;
+stop:
+  s->keeping = 0;
+}
+
+/* dp gets the kept projections of tile `tile`: what slem_kproj_run_fixed() gave for the
+ * same rows (its numbers depend on the row alone). */
+static void kept_restore(KernelScorer *s, size_t tile) {
+  SlemKProj *p = s->dp;
+  size_t nd = s->kept_nd[tile], d = p->c->d, r = p->c->r;
+  const double *a = s->kept[tile];
+  p->rows = nd;
+  memcpy(p->xp, a, nd * d * sizeof *a), a += nd * d;
+  memcpy(p->v, a, nd * r * sizeof *a), a += nd * r;
+  memcpy(p->z, a, nd * r * sizeof *a), a += nd * r;
+  memcpy(p->nrm, a, nd * sizeof *a), a += nd;
+  if (p->couple) {
+    memcpy(p->tt, a, nd * sizeof *a), a += nd;
+    memcpy(p->tv, a, nd * r * sizeof *a);
+  }
+}
 
 /* The weight of row i's part outside the span: 1 / lambda, or t when coupled. */
 static double tw(const SlemKProj *p, size_t i) { return p->couple ? p->tt[i] : 1 / p->c->lambda; }
@@ -510,8 +589,17 @@ static int kernel_tile(SlemScorer *self, float *scores, void *rows, size_t nd, c
   const SlemCache *c = q->c;
   size_t nq = self->nq, r = c->r, d = c->d;
   double lam2 = c->lambda * c->lambda, *sd = s->sd;
-  int st = slem_kproj_run_fixed(s->dp, rows, nd, name, first_record, err);
-  if (st) return st;
+  if (self->replay && self->tile < s->nkept && s->kept_nd[self->tile] == nd) {
+    kept_restore(s, self->tile);
+  } else {
+    if (s->blocks > 1 && s->nkept) { /* slem_match() reads the files again: ours are idle */
+      s->keeping = 0;
+      kept_free(s);
+    }
+    int st = slem_kproj_run_fixed(s->dp, rows, nd, name, first_record, err);
+    if (st) return st;
+    if (self->keep) kept_add(s, self->tile);
+  }
   s->amax = s->bmax = 0;
   if (nq == 0 || nd == 0) return SLEM_OK;
   for (size_t j = 0; j < nd; j++) {
@@ -590,6 +678,7 @@ static void kernel_destroy(SlemScorer *self) {
   free(s->kmax);
   free(s->qa);
   free(s->qb);
+  kept_free(s);
   free(s);
 }
 
@@ -602,13 +691,15 @@ int slem_scorer_kernel_new(SlemScorer **self, const SlemCache *cache, size_t max
   int st;
   *self = NULL;
   if (!s) return slem_error(err, SLEM_ENOMEM, "out of memory");
-  s->base = (SlemScorer){&kernel_ops, cache->d, max_q, max_d, 0, 0, 0, 0};
+  s->base = (SlemScorer){&kernel_ops, cache->d, max_q, max_d, 0, 0, 0, 0, 0, 0, 0};
   if ((st = slem_kproj_new(&s->qp, cache, max_q, couple, err)) != SLEM_OK ||
       (st = slem_kproj_new(&s->dp, cache, max_d, couple, err)) != SLEM_OK) {
     kernel_destroy(&s->base);
     return st;
   }
   s->c = 1.01 * (2 * slem_gamma(2.0 * (double)cache->r + 8, 0x1p-53) + 6 * 0x1p-24);
+  s->keeping = 1;
+  s->kept_budget = slem_match_memory();
   s->qx = malloc(max_q * cache->d * sizeof *s->qx);
   s->sd = malloc(max_q * max_d * sizeof *s->sd);
   s->xt = malloc(slem_kernel_lanes_size(max_d, cache->d) * sizeof *s->xt);

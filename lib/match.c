@@ -2,6 +2,7 @@
 #include "match.h"
 
 #include "kproj.h"
+#include "mem.h"
 #include "prefetch.h"
 #include "scorer.h"
 #include "slem.h"
@@ -11,8 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 void slem_match_opts_init(SlemMatchOpts *opts) {
   memset(opts, 0, sizeof *opts);
@@ -62,33 +61,6 @@ typedef struct Kept {
   size_t count, cap, bytes, budget;
   int on;        /* still keeping (the budget not exceeded) */
 } Kept;
-
-/* The budget: SLEM_MATCH_MEMORY bytes when set (0: keep nothing), else a quarter of the
- * physical memory; under an address-space limit (ulimit -v), at most a quarter of what it
- * leaves, so that the BLAS's buffers still fit. */
-static size_t kept_budget(void) {
-  const char *e = getenv("SLEM_MATCH_MEMORY");
-  long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE), used = 0;
-  size_t budget = pages > 0 && psize > 0 ? (size_t)pages / 4 * (size_t)psize : 0;
-  struct rlimit rl;
-  FILE *f;
-  if (e && *e) {
-    char *end;
-    unsigned long long v = strtoull(e, &end, 10);
-    if (*end == '\0') budget = (size_t)v;
-  }
-  if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && psize > 0 &&
-      (f = fopen("/proc/self/statm", "r")) != NULL) {
-    unsigned long long room;
-    if (fscanf(f, "%ld", &used) != 1) used = 0;
-    fclose(f);
-    room = (unsigned long long)rl.rlim_cur > (unsigned long long)used * (unsigned long long)psize
-               ? (unsigned long long)rl.rlim_cur - (unsigned long long)used * (unsigned long long)psize
-               : 0;
-    if (room / 4 < budget) budget = (size_t)(room / 4);
-  }
-  return budget;
-}
 
 static void kept_clear(Kept *kp) {
   for (size_t i = 0; i < kp->count; i++) free(kp->rows[i]);
@@ -308,7 +280,7 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
   }
   /* more than one block of queries (or an unknown number) from regular files: keep the
    * tiles of the first pass, as they were read, before the scorer works on them */
-  kp.budget = kept_budget();
+  kp.budget = slem_match_memory();
   kp.on = !once && kp.budget > 0 && (nqueries < 0 || nqueries > (int64_t)qb);
   for (;;) {
     size_t nq, nd;
@@ -361,6 +333,9 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
         nd = 0;
       }
       if (nd == 0) break;
+      sc->tile = ti;
+      sc->keep = pf && first && kp.on; /* kept_add() above may have given up */
+      sc->replay = !pf;                /* from the kept tiles: the first pass's bytes */
       status = slem_scorer_tile(sc, scores, rows, nd, pos.name, pos.record, err);
       if (status) goto done;
       /* the queries' selections, shared among threads (each query's own) */

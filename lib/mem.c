@@ -1,8 +1,11 @@
 #define _DEFAULT_SOURCE /* madvise */
 #include "mem.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #define HUGE_PAGE ((size_t)2 << 20)
 
@@ -17,4 +20,31 @@ void *slem_alloc_large(size_t bytes) {
   (void)madvise(p, size, MADV_HUGEPAGE); /* advice: without it, plain pages */
 #endif
   return p;
+}
+
+/* The budget: SLEM_MATCH_MEMORY bytes when set (0: keep nothing), else a quarter of the
+ * physical memory; under an address-space limit (ulimit -v), at most a quarter of what it
+ * leaves, so that the BLAS's buffers still fit. */
+size_t slem_match_memory(void) {
+  const char *e = getenv("SLEM_MATCH_MEMORY");
+  long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE), used = 0;
+  size_t budget = pages > 0 && psize > 0 ? (size_t)pages / 4 * (size_t)psize : 0;
+  struct rlimit rl;
+  FILE *f;
+  if (e && *e) {
+    char *end;
+    unsigned long long v = strtoull(e, &end, 10);
+    if (*end == '\0') budget = (size_t)v;
+  }
+  if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && psize > 0 &&
+      (f = fopen("/proc/self/statm", "r")) != NULL) {
+    unsigned long long room;
+    if (fscanf(f, "%ld", &used) != 1) used = 0;
+    fclose(f);
+    room = (unsigned long long)rl.rlim_cur > (unsigned long long)used * (unsigned long long)psize
+               ? (unsigned long long)rl.rlim_cur - (unsigned long long)used * (unsigned long long)psize
+               : 0;
+    if (room / 4 < budget) budget = (size_t)(room / 4);
+  }
+  return budget;
 }

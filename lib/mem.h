@@ -11,4 +11,9 @@
  * malloc(). */
 void *slem_alloc_large(size_t bytes);
 
+/* The bytes slem-match may keep of the database between blocks of queries:
+ * SLEM_MATCH_MEMORY when set (0: nothing), else a quarter of the physical memory; under an
+ * address-space limit (ulimit -v), at most a quarter of what it leaves. */
+size_t slem_match_memory(void);
+
 #endif

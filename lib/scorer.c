@@ -175,7 +175,7 @@ int slem_scorer_ip_new(SlemScorer **self, size_t d, int normalize, size_t max_q,
   IpScorer *s = calloc(1, sizeof *s);
   *self = NULL;
   if (!s) return slem_error(err, SLEM_ENOMEM, "out of memory");
-  s->base = (SlemScorer){&ip_ops, d, max_q, max_d, 1, 0, 0, 0};
+  s->base = (SlemScorer){&ip_ops, d, max_q, max_d, 1, 0, 0, 0, 0, 0, 0};
   s->normalize = normalize;
   s->gamma = 1.01 * (slem_gamma((double)d, 0x1p-24) + 2 * 0x1p-24);
   s->q = malloc(max_q * d * sizeof *s->q);

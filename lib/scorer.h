@@ -55,6 +55,13 @@ struct SlemScorer {
   size_t nq;      /* queries of the current block */
   int unit_q, unit_db;  /* inner product: refuse queries / database rows of norm above 1,
                            which are not descriptors (plain vectors against a container's) */
+  /* Set by slem_match() before each tile: its index in the pass over the database;
+   * whether slem_match() keeps its rows in memory for the next blocks of queries (keep);
+   * whether its rows are such a kept tile, byte for byte those of the tile of that index
+   * in the first pass (replay). An implementation may keep what it computed from a kept
+   * tile and reuse it for its replays. */
+  size_t tile;
+  int keep, replay;
 };
 
 /* The inner-product scorer for vectors of dimension d: queries and tiles as float32,

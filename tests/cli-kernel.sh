@@ -75,6 +75,12 @@ for f in icd kpca full; do
   # the coupled ranking depends neither on the threads nor on how queries and rows are cut
   check "coupled match $f, cut" slem-match -t 1 --query-block 7 --tile-rows 33 -c "$T/f.$f.slem" --couple -k 50 -d "$D/database.fvecs" -o "$T/c2.tsv" "$D/queries.fvecs"
   cmp -s "$T/c1.tsv" "$T/c2.tsv" && ok || bad "$f: the coupled ranking changes with threads and blocks"
+  # the projections of the tiles kept for the next blocks of queries (all, some, none of
+  # them: budgets of 4 MB, 1 MB, 0) are those the tile would get again
+  for m in 4000000 1000000 0; do
+    SLEM_MATCH_MEMORY=$m slem-match --query-block 7 --tile-rows 33 -c "$T/f.$f.slem" --couple -k 50 -d "$D/database.fvecs" -o "$T/c3.tsv" "$D/queries.fvecs"
+    cmp -s "$T/c1.tsv" "$T/c3.tsv" && ok || bad "$f: another coupled ranking with SLEM_MATCH_MEMORY=$m"
+  done
   if [ $f = full ]; then
     # every negative in the span: nothing to couple
     compare_ranking "$T/c1.tsv" "$T/c0.tsv" 1e-6 >"$T/diff" && ok || bad "full: coupling changed the ranking: $(head -3 "$T/diff")"
