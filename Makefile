@@ -105,9 +105,12 @@ browser-test: $(BINS) build/tests/pngstat
 man-test: $(BINS)
 	@sh tests/man-examples.sh $(MANS) $(SCRIPT_MANS)
 
+# the build on every core (JOBS), the tests one after the other
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+
 check: deps
-	@$(MAKE) --no-print-directory all $(TEST_BINS) $(REPLAY_BINS)
-	@$(MAKE) --no-print-directory unit-test cli-test fuzz-replay man-test browser-test
+	@$(MAKE) --no-print-directory -j$(JOBS) all $(TEST_BINS) $(REPLAY_BINS)
+	@$(MAKE) --no-print-directory -j1 unit-test cli-test fuzz-replay man-test browser-test
 
 demo: deps
 	@$(MAKE) --no-print-directory all
@@ -147,17 +150,26 @@ FUZZ_CC      ?= clang
 FUZZ_BINS    = $(FUZZERS:%=build/fuzz/fuzz_%)
 REPLAY_BINS  = $(FUZZERS:%=build/tests/replay_%)
 
-build/fuzz:
+FUZZ_FLAGS   = -std=c11 -g -O1 -fno-sanitize-recover=undefined
+FUZZ_OBJ     = $(LIB_SRC:lib/%.c=build/fuzz/obj/%.o)
+
+build/fuzz build/fuzz/obj:
 	mkdir -p $@
 
-build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(LIB_SRC) $(wildcard lib/*.h) | build/fuzz
-	$(FUZZ_CC) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	  -o $@ $< $(LIB_SRC) $(LIBS)
+# the library once for every harness (instrumented for coverage, not linked with libFuzzer);
+# kept between runs, though nothing but the harnesses names them
+.SECONDARY: $(FUZZ_OBJ)
+build/fuzz/obj/%.o: lib/%.c $(wildcard lib/*.h) | build/fuzz/obj
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link,address,undefined -c $< -o $@
+
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_OBJ) | build/fuzz
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_OBJ) $(LIBS)
 
 build/tests/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/standalone.c tests/fuzz/fuzz.h lib/libslem.a | build/tests
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ tests/fuzz/standalone.c $< lib/libslem.a $(LIBS)
 
-fuzz: $(FUZZ_BINS)
+fuzz:
+	@$(MAKE) --no-print-directory -j$(JOBS) $(FUZZ_BINS)
 	@p=0; f=0; for z in $(FUZZERS); do \
 	  mkdir -p build/fuzz/corpus-$$z; \
 	  build/fuzz/fuzz_$$z -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -rss_limit_mb=2048 \
