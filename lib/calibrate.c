@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ids.h"
+#include "kernel.h"
 #include "io.h"
 
 struct SlemCalibration {
@@ -481,6 +482,16 @@ static double affine_exact(const SlemScorer *self, size_t i, size_t j) {
   return affine_map(s, i, slem_dot_f32(s->w + i * d, s->x + j * d, d) + s->b[i]);
 }
 
+static void affine_exact_rows(const SlemScorer *self, size_t i, const size_t *j, size_t m,
+                              double *out) {
+  const AffineScorer *s = (const AffineScorer *)self;
+  size_t d = self->d;
+  const float *rows[SLEM_EXACT_ROWS] = {NULL};
+  for (size_t r = 0; r < m; r++) rows[r] = s->x + j[r] * d;
+  slem_dot_f32_rows(s->w + i * d, rows, m, d, out);
+  for (size_t r = 0; r < m; r++) out[r] = affine_map(s, i, out[r] + s->b[i]);
+}
+
 static void affine_destroy(SlemScorer *self) {
   AffineScorer *s = (AffineScorer *)self;
   free(s->w);
@@ -491,7 +502,8 @@ static void affine_destroy(SlemScorer *self) {
 }
 
 static const SlemScorerOps affine_ops = {"affine classifier", affine_queries, affine_tile,
-                                         affine_slack, affine_exact, NULL, affine_destroy};
+                                         affine_slack, affine_exact, NULL, affine_destroy,
+                                         affine_exact_rows};
 
 int slem_scorer_affine_new(SlemScorer **self, size_t d, const SlemCalibration *cal,
                            size_t max_q, size_t max_d, SlemError *err) {

@@ -94,6 +94,10 @@ void slem_kernel_eval_lanes(const SlemKernel *self, const double *x, const doubl
  * values side by side in vt (value l of every vector, then value l + 1). */
 void slem_dot_f64_lanes(const double *a, const double *vt, size_t n, double *out);
 
+/* out[r] = slem_dot_f32(a, b[r], n), bit for bit, for the m <= SLEM_KLANES rows b[r]:
+ * the exact scores of one query against several rows at once. */
+void slem_dot_f32_rows(const float *a, const float *const *b, size_t m, size_t n, double *out);
+
 /* out(na, nb) = k(a_i, b_j) for prepared a(na, d), b(nb, d). Cannot fail. */
 void slem_kernel_block(const SlemKernel *self, double *out, const double *a, size_t na,
                        const double *b, size_t nb, size_t d);

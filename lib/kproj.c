@@ -683,7 +683,8 @@ static void kernel_destroy(SlemScorer *self) {
 }
 
 static const SlemScorerOps kernel_ops = {"kernel SLEM", kernel_queries, kernel_tile, kernel_slack,
-                                         kernel_exact, kernel_clamps, kernel_destroy};
+                                         kernel_exact, kernel_clamps, kernel_destroy,
+                                         NULL};
 
 int slem_scorer_kernel_new(SlemScorer **self, const SlemCache *cache, size_t max_q,
                            size_t max_d, int couple, SlemError *err) {

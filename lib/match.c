@@ -161,24 +161,30 @@ static void tile_queries(void *ctx, size_t qlo, size_t qhi) {
         cand[nc++] = (struct Cand){j, INFINITY};
       }
     }
-    for (size_t m = 0; m < nc; m++) {
-      const SlemHit *w = slem_topk_worst(low);
-      SlemHit h;
-      double e;
-      if (w && cand[m].up < w->score) continue;
-      e = slem_scorer_exact(jb->sc, i, cand[m].j);
-      jb->rescored[c]++;
-      if (isnan(e)) continue;
-      h.row = pos->row + cand[m].j;
-      h.score = (float)e;
-      if (isinf(h.score)) { /* scores are written as float32: never as inf */
-        jb->status[c] = slem_error(&jb->err[c], SLEM_ENUMERIC, "%s: query %" PRIu64 ", %s record %"
-                                   PRIu64 ": the score %.6g is beyond float32, in which scores "
-                                   "are written; scale the vectors down (or use --normalize)",
-                                   jb->qname, jb->q0 + i + 1, pos->name, pos->record + cand[m].j, e);
-        return;
+    /* the lower bounds are all in: those still reaching the k-th are re-scored, a few
+     * rows at once, and offered in the order of the tile */
+    const SlemHit *w = slem_topk_worst(low);
+    for (size_t m = 0; m < nc;) {
+      size_t js[SLEM_EXACT_ROWS], nb = 0;
+      double e[SLEM_EXACT_ROWS];
+      for (; m < nc && nb < SLEM_EXACT_ROWS; m++)
+        if (!w || cand[m].up >= w->score) js[nb++] = cand[m].j;
+      slem_scorer_exact_rows(jb->sc, i, js, nb, e);
+      jb->rescored[c] += nb;
+      for (size_t r = 0; r < nb; r++) {
+        SlemHit h;
+        if (isnan(e[r])) continue;
+        h.row = pos->row + js[r];
+        h.score = (float)e[r];
+        if (isinf(h.score)) { /* scores are written as float32: never as inf */
+          jb->status[c] = slem_error(&jb->err[c], SLEM_ENUMERIC, "%s: query %" PRIu64 ", %s record %"
+                                     PRIu64 ": the score %.6g is beyond float32, in which scores "
+                                     "are written; scale the vectors down (or use --normalize)",
+                                     jb->qname, jb->q0 + i + 1, pos->name, pos->record + js[r], e[r]);
+          return;
+        }
+        slem_topk_push(t, h);
       }
-      slem_topk_push(t, h);
     }
   }
 }

@@ -6,6 +6,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "kernel.h"
+
 void slem_scorer_free(SlemScorer *self) {
   if (self) self->ops->destroy(self);
 }
@@ -25,6 +27,17 @@ double slem_scorer_slack(const SlemScorer *self, size_t i) { return self->ops->s
 
 double slem_scorer_exact(const SlemScorer *self, size_t i, size_t j) {
   return self->ops->exact(self, i, j);
+}
+
+_Static_assert(SLEM_EXACT_ROWS <= SLEM_KLANES, "slem_dot_f32_rows takes SLEM_KLANES rows");
+
+void slem_scorer_exact_rows(const SlemScorer *self, size_t i, const size_t *j, size_t m,
+                            double *out) {
+  if (self->ops->exact_rows) {
+    self->ops->exact_rows(self, i, j, m, out);
+    return;
+  }
+  for (size_t r = 0; r < m; r++) out[r] = self->ops->exact(self, i, j[r]);
 }
 
 int slem_scorer_f32(const SlemScorer *self) { return self->f32; }
@@ -157,6 +170,18 @@ static double ip_exact(const SlemScorer *self, size_t i, size_t j) {
   return s->iq[i] > 0 && s->ix[j] > 0 ? dot / (s->qn[i] * s->xn[j]) : 0;
 }
 
+static void ip_exact_rows(const SlemScorer *self, size_t i, const size_t *j, size_t m,
+                          double *out) {
+  const IpScorer *s = (const IpScorer *)self;
+  size_t d = self->d;
+  const float *rows[SLEM_EXACT_ROWS] = {NULL};
+  for (size_t r = 0; r < m; r++) rows[r] = s->x + j[r] * d;
+  slem_dot_f32_rows(s->q + i * d, rows, m, d, out);
+  if (s->normalize)
+    for (size_t r = 0; r < m; r++)
+      out[r] = s->iq[i] > 0 && s->ix[j[r]] > 0 ? out[r] / (s->qn[i] * s->xn[j[r]]) : 0;
+}
+
 static void ip_destroy(SlemScorer *self) {
   IpScorer *s = (IpScorer *)self;
   free(s->q);
@@ -168,7 +193,7 @@ static void ip_destroy(SlemScorer *self) {
 }
 
 static const SlemScorerOps ip_ops = {"inner product", ip_queries, ip_tile, ip_slack, ip_exact,
-                                     NULL, ip_destroy};
+                                     NULL, ip_destroy, ip_exact_rows};
 
 int slem_scorer_ip_new(SlemScorer **self, size_t d, int normalize, size_t max_q, size_t max_d,
                        SlemError *err) {

@@ -43,6 +43,8 @@ typedef struct SlemScorerOps {
   double (*exact)(const SlemScorer *self, size_t i, size_t j);
   uint64_t (*clamps)(const SlemScorer *self);  /* may be NULL: none */
   void (*destroy)(SlemScorer *self);           /* frees what the implementation holds */
+  /* may be NULL: exact() for each row */
+  void (*exact_rows)(const SlemScorer *self, size_t i, const size_t *j, size_t m, double *out);
 } SlemScorerOps;
 
 /* The part every implementation starts with (its own struct embeds it first). */
@@ -95,6 +97,12 @@ double slem_scorer_slack(const SlemScorer *self, size_t i);
 /* The exact score of query i of the current block and row j of the last tile: a function
  * of the two vectors alone, whatever the tile, the thread count or the positions. */
 double slem_scorer_exact(const SlemScorer *self, size_t i, size_t j);
+
+/* out[r] = slem_scorer_exact(self, i, j[r]) for r < m, bit for bit, m <= SLEM_EXACT_ROWS:
+ * several rows at once where the scorer can (the inner product: eight sums side by side). */
+#define SLEM_EXACT_ROWS 8
+void slem_scorer_exact_rows(const SlemScorer *self, size_t i, const size_t *j, size_t m,
+                            double *out);
 
 /* The fixed-order sums the exact scores are made of: sum a_l b_l over l < n, in double,
  * four partial sums over l mod 4 (the tail beyond the last multiple of 4 in the first)

@@ -11,6 +11,7 @@
 #include "../lib/kernel.h"
 #include "../lib/kproj.h"
 #include "../lib/kslem.h"
+#include "../lib/scorer.h"
 #include "../lib/slem.h"
 #include "../lib/stats.h"
 
@@ -109,6 +110,63 @@ END_TEST
 START_TEST(kernel_lanes_without_avx_equal_kernel_eval_bit_for_bit) {
   setenv("SLEM_TEST_LANES", "sse", 1); /* read once per process: each test is a fork */
   lanes_equal_kernel_eval();
+}
+END_TEST
+
+/* The dot products side by side (the exact scores of several rows, the projections of
+ * eight rows) are the scalar sums, bit for bit: any row count, any dimension's tail, values
+ * whose magnitudes span enough exponents that every change of order would show. */
+static void dots_equal_scalar(void) {
+  static const size_t dims[] = {0, 1, 3, 4, 7, 8, 13, 130, 2051};
+  tu_seed(47);
+  for (size_t di = 0; di < sizeof dims / sizeof *dims; di++) {
+    size_t n = dims[di];
+    float *a = malloc((n + 1) * sizeof *a), *b = malloc(SLEM_KLANES * (n + 1) * sizeof *b);
+    double *ad = malloc((n + 1) * sizeof *ad), *vt = malloc(SLEM_KLANES * (n + 1) * sizeof *vt);
+    double *vd = malloc(SLEM_KLANES * (n + 1) * sizeof *vd);
+    for (size_t l = 0; l < n; l++) {
+      a[l] = (float)(tu_gauss() * ldexp(1, (int)(tu_uniform() * 40) - 20));
+      ad[l] = tu_gauss() * ldexp(1, (int)(tu_uniform() * 40) - 20);
+    }
+    for (size_t l = 0; l < SLEM_KLANES * n; l++) {
+      b[l] = (float)(tu_gauss() * ldexp(1, (int)(tu_uniform() * 40) - 20));
+      vd[l] = tu_gauss() * ldexp(1, (int)(tu_uniform() * 40) - 20);
+    }
+    for (size_t g = 0; g < SLEM_KLANES; g++)
+      for (size_t l = 0; l < n; l++) vt[l * SLEM_KLANES + g] = vd[g * n + l];
+    for (size_t m = 1; m <= SLEM_KLANES; m++) {
+      const float *rows[SLEM_KLANES];
+      double out[SLEM_KLANES];
+      for (size_t r = 0; r < m; r++) rows[r] = b + ((r * 3 + m) % SLEM_KLANES) * n;
+      for (size_t r = 0; r < SLEM_KLANES; r++) out[r] = -1;
+      slem_dot_f32_rows(a, rows, m, n, out);
+      for (size_t r = 0; r < SLEM_KLANES; r++) {
+        double want = r < m ? slem_dot_f32(a, rows[r], n) : -1; /* nothing past m */
+        ck_assert_msg(memcmp(&out[r], &want, sizeof want) == 0, "f32 n %zu m %zu row %zu: %.17g vs %.17g",
+                      n, m, r, out[r], want);
+      }
+    }
+    {
+      double out[SLEM_KLANES];
+      slem_dot_f64_lanes(ad, vt, n, out);
+      for (size_t g = 0; g < SLEM_KLANES; g++) {
+        double want = slem_dot_f64(ad, vd + g * n, n);
+        ck_assert_msg(memcmp(&out[g], &want, sizeof want) == 0, "f64 n %zu lane %zu: %.17g vs %.17g",
+                      n, g, out[g], want);
+      }
+    }
+    free(a), free(b), free(ad), free(vt), free(vd);
+  }
+}
+
+START_TEST(kernel_dot_lanes_equal_scalar_bit_for_bit) {
+  dots_equal_scalar(); /* with AVX where the CPU has it */
+}
+END_TEST
+
+START_TEST(kernel_dot_lanes_without_avx_equal_scalar_bit_for_bit) {
+  setenv("SLEM_TEST_LANES", "sse", 1);
+  dots_equal_scalar();
 }
 END_TEST
 
@@ -766,6 +824,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, kernel_values_against_direct_formulas);
   tcase_add_test(tc, kernel_lanes_equal_kernel_eval_bit_for_bit);
   tcase_add_test(tc, kernel_lanes_without_avx_equal_kernel_eval_bit_for_bit);
+  tcase_add_test(tc, kernel_dot_lanes_equal_scalar_bit_for_bit);
+  tcase_add_test(tc, kernel_dot_lanes_without_avx_equal_scalar_bit_for_bit);
   tcase_add_test(tc, kernel_specs);
   tcase_add_test(tc, icl_reproduces_pivots_and_trace_decreases);
   tcase_add_test(tc, gamma_estimate_is_deterministic);
