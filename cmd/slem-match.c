@@ -10,6 +10,7 @@
 #include "../lib/db.h"
 #include "../lib/ids.h"
 #include "../lib/match.h"
+#include "../lib/mem.h"
 #include "../lib/ranknpy.h"
 #include "../lib/rankings.h"
 #include "../lib/slem.h"
@@ -224,6 +225,13 @@ int main(int argc, char **argv) {
     cli_usage_error("classifier queries (--affine, --calibration) go with neither -c nor "
                     "--normalize");
   cli_threads(threads);
+  {
+    const char *mm = getenv("SLEM_MATCH_MEMORY");
+    size_t bytes;
+    if (mm && *mm && slem_parse_bytes(mm, &bytes) != 0)
+      cli_usage_error("SLEM_MATCH_MEMORY: '%s' is not a number of bytes (digits, optionally "
+                      "followed by K, M, G or T: 512M, 4G; 0 keeps nothing)", mm);
+  }
 
   if (cal_path) {
     if (slem_calibration_read(&cal, cal_path, &err) != SLEM_OK) goto fail;

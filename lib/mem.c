@@ -1,8 +1,10 @@
 #define _DEFAULT_SOURCE /* madvise */
 #include "mem.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -22,6 +24,29 @@ void *slem_alloc_large(size_t bytes) {
   return p;
 }
 
+int slem_parse_bytes(const char *s, size_t *out) {
+  static const char units[] = "kmgt";
+  size_t v = 0, shift = 0;
+  const char *p = s, *u;
+  if (*p < '0' || *p > '9') return -1; /* no sign, no blank */
+  for (; *p >= '0' && *p <= '9'; p++) {
+    if (v > ((size_t)-1 - (size_t)(*p - '0')) / 10) return -1;
+    v = v * 10 + (size_t)(*p - '0');
+  }
+  if (*p && (u = strchr(units, tolower((unsigned char)*p))) != NULL) {
+    shift = 10 * (size_t)(u - units + 1);
+    p++;
+    if (*p == 'i' && (p[1] == 'B' || p[1] == 'b')) p++;
+    if (*p == 'B' || *p == 'b') p++;
+  } else if (*p == 'B' || *p == 'b') {
+    p++;
+  }
+  if (*p) return -1;
+  if (shift && v > ((size_t)-1 >> shift)) return -1;
+  *out = v << shift;
+  return 0;
+}
+
 /* The budget: SLEM_MATCH_MEMORY bytes when set (0: keep nothing), else a quarter of the
  * physical memory; under an address-space limit (ulimit -v), at most a quarter of what it
  * leaves, so that the BLAS's buffers still fit. */
@@ -32,9 +57,8 @@ size_t slem_match_memory(void) {
   struct rlimit rl;
   FILE *f;
   if (e && *e) {
-    char *end;
-    unsigned long long v = strtoull(e, &end, 10);
-    if (*end == '\0') budget = (size_t)v;
+    size_t v;
+    if (slem_parse_bytes(e, &v) == 0) budget = v; /* the tools refuse the others first */
   }
   if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && psize > 0 &&
       (f = fopen("/proc/self/statm", "r")) != NULL) {

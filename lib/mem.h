@@ -11,8 +11,13 @@
  * malloc(). */
 void *slem_alloc_large(size_t bytes);
 
+/* A number of bytes as a user writes it: digits, optionally followed by K, M, G or T
+ * (powers of 1024, either case, an optional B or iB after them: 512M, 4GiB). 0 and *out set,
+ * or -1 for anything else, a sign or a value beyond size_t included. */
+int slem_parse_bytes(const char *s, size_t *out);
+
 /* The bytes slem-match may keep of the database between blocks of queries:
- * SLEM_MATCH_MEMORY when set (0: nothing), else a quarter of the physical memory; under an
+ * SLEM_MATCH_MEMORY when set and valid (slem_parse_bytes; 0: nothing), else a quarter of the physical memory; under an
  * address-space limit (ulimit -v), at most a quarter of what it leaves. */
 size_t slem_match_memory(void);
 

@@ -3,6 +3,7 @@
 
 #include "../lib/db.h"
 #include "../lib/match.h"
+#include "../lib/mem.h"
 #include "../lib/shard.h"
 #include "../lib/scorer.h"
 #include "../lib/topk.h"
@@ -445,6 +446,30 @@ START_TEST(scores_are_exact_and_independent_of_the_cut) {
 }
 END_TEST
 
+/* SLEM_MATCH_MEMORY as a user writes it, and what is refused rather than misread. */
+START_TEST(bytes_parse_as_written) {
+  static const struct { const char *s; size_t v; } good[] = {
+      {"0", 0}, {"1000", 1000}, {"4K", 4096}, {"4k", 4096}, {"512M", (size_t)512 << 20},
+      {"4G", (size_t)4 << 30}, {"4GiB", (size_t)4 << 30}, {"4gb", (size_t)4 << 30},
+      {"2T", (size_t)2 << 40}, {"100B", 100}, {"18446744073709551615", (size_t)-1},
+      {"16777215T", (size_t)16777215 << 40}};
+  static const char *bad[] = {"", "garbage", "-5", "+5", " 4G", "4G ", "4.5G", "4Gi", "4P",
+                              "18446744073709551616", "99999999999999999999", "16777216T",
+                              "4KK", "0x10"};
+  size_t v;
+  for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+    v = 12345;
+    ck_assert_msg(slem_parse_bytes(good[i].s, &v) == 0, "'%s' refused", good[i].s);
+    ck_assert_msg(v == good[i].v, "'%s' read as %zu", good[i].s, v);
+  }
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    v = 12345;
+    ck_assert_msg(slem_parse_bytes(bad[i], &v) == -1, "'%s' accepted", bad[i]);
+    ck_assert_msg(v == 12345, "'%s' changed the output", bad[i]);
+  }
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("match");
   TCase *tc = tcase_create("match");
@@ -457,6 +482,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, ip_scorer_scores_a_tile);
   tcase_add_test(tc, shard_ranges_cover_the_rows);
   tcase_add_test(tc, scores_are_exact_and_independent_of_the_cut);
+  tcase_add_test(tc, bytes_parse_as_written);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -145,6 +145,16 @@ grep -q ' passes over the database, \([0-9]*\) from the files' "$T/err" && ! gre
 cmp -s "$T/every.tsv" "$T/once.ref" && ok || bad "read every pass: another ranking"
 check "a budget smaller than the database" env SLEM_MATCH_MEMORY=1000 slem-match -n -k 10 --query-block 16 --stats -d "$T/db.fvecs" -o "$T/small.tsv" "$T/q.fvecs"
 cmp -s "$T/small.tsv" "$T/once.ref" && ok || bad "a small budget: another ranking"
+check "a budget with a unit" env SLEM_MATCH_MEMORY=64K slem-match -n -k 10 --query-block 16 --stats -d "$T/db.fvecs" -o "$T/unit.tsv" "$T/q.fvecs"
+cmp -s "$T/unit.tsv" "$T/once.ref" && ok || bad "SLEM_MATCH_MEMORY=64K: another ranking"
+# a budget that cannot be read is refused, before anything is written, not taken for another
+cp "$T/once.ref" "$T/kept.tsv"
+for m in garbage -5 4.5G 99999999999999999999; do
+  SLEM_MATCH_MEMORY=$m slem-match -n -k 10 -d "$T/db.fvecs" -o "$T/kept.tsv" "$T/q.fvecs" >/dev/null 2>"$T/err"
+  st=$?
+  [ $st = 2 ] && grep -q "SLEM_MATCH_MEMORY: '$m' is not a number of bytes" "$T/err" && cmp -s "$T/kept.tsv" "$T/once.ref" &&
+    ok || bad "SLEM_MATCH_MEMORY=$m: status $st, $(cat "$T/err")"
+done
 
 # ---- shards: edges and errors ----
 # an empty shard is valid: every query, no result (jsonl lists them; tsv writes nothing)
