@@ -309,9 +309,9 @@ void slem_dot_f64_lanes(const double *a, const double *vt, size_t n, double *out
 }
 
 /* out[r] = slem_dot_f32(a, b[r], n) for r < m <= SLEM_KLANES: per row, the four partial
- * sums over l mod 4 are four lanes (of one AVX register or two SSE2 ones), then the same tail (in s0) and the same
- * final additions; the products of two floats are exact in double, so only the additions
- * round, in the scalar order. Eight rows side by side so that eight independent sums hide
+ * sums over l mod 4 are four lanes (of one AVX register or two SSE2 ones), then the same
+ * tail (in s0) and the same final additions; the products of two floats are exact in
+ * double, so only the additions round, in the scalar order. Eight rows side by side so that eight independent sums hide
  * the latency of the additions (one row alone waits on its own four). Rows past m repeat
  * row 0 and are not written. */
 static inline void dot_rows_tail(const float *a, const float *const *p, size_t m, size_t l,

@@ -17,8 +17,9 @@ void *slem_alloc_large(size_t bytes);
 int slem_parse_bytes(const char *s, size_t *out);
 
 /* The bytes slem-match may keep of the database between blocks of queries:
- * SLEM_MATCH_MEMORY when set and valid (slem_parse_bytes; 0: nothing), else a quarter of the physical memory; under an
- * address-space limit (ulimit -v), at most a quarter of what it leaves. */
+ * SLEM_MATCH_MEMORY when set and valid (slem_parse_bytes; 0: nothing), else a quarter of
+ * the physical memory; under an address-space limit (ulimit -v), at most a quarter of what
+ * it leaves. */
 size_t slem_match_memory(void);
 
 #endif
