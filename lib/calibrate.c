@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "ids.h"
-#include "kernel.h"
 #include "io.h"
 
 struct SlemCalibration {
@@ -485,10 +484,7 @@ static double affine_exact(const SlemScorer *self, size_t i, size_t j) {
 static void affine_exact_rows(const SlemScorer *self, size_t i, const size_t *j, size_t m,
                               double *out) {
   const AffineScorer *s = (const AffineScorer *)self;
-  size_t d = self->d;
-  const float *rows[SLEM_EXACT_ROWS] = {NULL};
-  for (size_t r = 0; r < m; r++) rows[r] = s->x + j[r] * d;
-  slem_dot_f32_rows(s->w + i * d, rows, m, d, out);
+  slem_dot_f32_at(s->w + i * self->d, s->x, self->d, j, m, out);
   for (size_t r = 0; r < m; r++) out[r] = affine_map(s, i, out[r] + s->b[i]);
 }
 

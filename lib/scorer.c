@@ -31,6 +31,13 @@ double slem_scorer_exact(const SlemScorer *self, size_t i, size_t j) {
 
 _Static_assert(SLEM_EXACT_ROWS <= SLEM_KLANES, "slem_dot_f32_rows takes SLEM_KLANES rows");
 
+void slem_dot_f32_at(const float *a, const float *x, size_t n, const size_t *j, size_t m,
+                     double *out) {
+  const float *rows[SLEM_EXACT_ROWS] = {NULL};
+  for (size_t r = 0; r < m; r++) rows[r] = x + j[r] * n;
+  slem_dot_f32_rows(a, rows, m, n, out);
+}
+
 void slem_scorer_exact_rows(const SlemScorer *self, size_t i, const size_t *j, size_t m,
                             double *out) {
   if (self->ops->exact_rows) {
@@ -173,10 +180,7 @@ static double ip_exact(const SlemScorer *self, size_t i, size_t j) {
 static void ip_exact_rows(const SlemScorer *self, size_t i, const size_t *j, size_t m,
                           double *out) {
   const IpScorer *s = (const IpScorer *)self;
-  size_t d = self->d;
-  const float *rows[SLEM_EXACT_ROWS] = {NULL};
-  for (size_t r = 0; r < m; r++) rows[r] = s->x + j[r] * d;
-  slem_dot_f32_rows(s->q + i * d, rows, m, d, out);
+  slem_dot_f32_at(s->q + i * self->d, s->x, self->d, j, m, out);
   if (s->normalize)
     for (size_t r = 0; r < m; r++)
       out[r] = s->iq[i] > 0 && s->ix[j[r]] > 0 ? out[r] / (s->qn[i] * s->xn[j[r]]) : 0;

@@ -109,6 +109,10 @@ void slem_scorer_exact_rows(const SlemScorer *self, size_t i, const size_t *j, s
  * added as (s0 + s1) + (s2 + s3). The products of two float32 are exact in double, so a
  * fused multiply-add would give the same sums in _f32. */
 double slem_dot_f32(const float *a, const float *b, size_t n);
+/* out[r] = slem_dot_f32(a, x + j[r] n, n) for r < m <= SLEM_EXACT_ROWS: a against rows of
+ * x(., n), several at once (slem_dot_f32_rows), bit for bit. */
+void slem_dot_f32_at(const float *a, const float *x, size_t n, const size_t *j, size_t m,
+                     double *out);
 double slem_dot_f64(const double *a, const double *b, size_t n);
 
 /* gamma_n = n u / (1 - n u): the bound on the relative error of a sum of n products in
