@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dot.h"
 #include "error.h"
 
 typedef enum SlemKernelType {
@@ -74,9 +75,8 @@ int slem_kernel_prepare(const SlemKernel *self, double *x, size_t n, size_t d,
 /* k(x, y) of two prepared vectors. */
 double slem_kernel_eval(const SlemKernel *self, const double *x, const double *y, size_t d);
 
-/* Rows side by side, for slem_kernel_eval_lanes(): SLEM_KLANES rows of d values stored as
- * d groups of SLEM_KLANES, value l of every row, then value l + 1. */
-#define SLEM_KLANES 8
+/* Rows side by side, for slem_kernel_eval_lanes(): SLEM_KLANES (dot.h) rows of d values
+ * stored as d groups of SLEM_KLANES, value l of every row, then value l + 1. */
 
 /* The doubles yt needs for n rows of d values: ceil(n / SLEM_KLANES) groups. */
 size_t slem_kernel_lanes_size(size_t n, size_t d);
@@ -89,14 +89,6 @@ void slem_kernel_lanes(double *yt, const double *y, size_t n, size_t d);
  * SLEM_KLANES pairs at once. */
 void slem_kernel_eval_lanes(const SlemKernel *self, const double *x, const double *yt, size_t d,
                             double *out);
-
-/* out[g] = slem_dot_f64(a, v_g, n), bit for bit, for the SLEM_KLANES vectors v_g of n
- * values side by side in vt (value l of every vector, then value l + 1). */
-void slem_dot_f64_lanes(const double *a, const double *vt, size_t n, double *out);
-
-/* out[r] = slem_dot_f32(a, b[r], n), bit for bit, for the m <= SLEM_KLANES rows b[r]:
- * the exact scores of one query against several rows at once. */
-void slem_dot_f32_rows(const float *a, const float *const *b, size_t m, size_t n, double *out);
 
 /* out(na, nb) = k(a_i, b_j) for prepared a(na, d), b(nb, d). Cannot fail. */
 void slem_kernel_block(const SlemKernel *self, double *out, const double *a, size_t na,

@@ -6,7 +6,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "kernel.h"
 
 void slem_scorer_free(SlemScorer *self) {
   if (self) self->ops->destroy(self);
@@ -29,14 +28,7 @@ double slem_scorer_exact(const SlemScorer *self, size_t i, size_t j) {
   return self->ops->exact(self, i, j);
 }
 
-_Static_assert(SLEM_EXACT_ROWS <= SLEM_KLANES, "slem_dot_f32_rows takes SLEM_KLANES rows");
-
-void slem_dot_f32_at(const float *a, const float *x, size_t n, const size_t *j, size_t m,
-                     double *out) {
-  const float *rows[SLEM_EXACT_ROWS] = {NULL};
-  for (size_t r = 0; r < m; r++) rows[r] = x + j[r] * n;
-  slem_dot_f32_rows(a, rows, m, n, out);
-}
+_Static_assert(SLEM_EXACT_ROWS <= SLEM_KLANES, "slem_dot_f32_at takes SLEM_KLANES rows");
 
 void slem_scorer_exact_rows(const SlemScorer *self, size_t i, const size_t *j, size_t m,
                             double *out) {
@@ -52,32 +44,6 @@ size_t slem_scorer_nq(const SlemScorer *self) { return self->nq; }
 
 uint64_t slem_scorer_clamps(const SlemScorer *self) {
   return self->ops->clamps ? self->ops->clamps(self) : 0;
-}
-
-double slem_dot_f32(const float *a, const float *b, size_t n) {
-  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  size_t l = 0;
-  for (; l + 4 <= n; l += 4) {
-    s0 += (double)a[l] * b[l];
-    s1 += (double)a[l + 1] * b[l + 1];
-    s2 += (double)a[l + 2] * b[l + 2];
-    s3 += (double)a[l + 3] * b[l + 3];
-  }
-  for (; l < n; l++) s0 += (double)a[l] * b[l];
-  return (s0 + s1) + (s2 + s3);
-}
-
-double slem_dot_f64(const double *a, const double *b, size_t n) {
-  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  size_t l = 0;
-  for (; l + 4 <= n; l += 4) {
-    s0 += a[l] * b[l];
-    s1 += a[l + 1] * b[l + 1];
-    s2 += a[l + 2] * b[l + 2];
-    s3 += a[l + 3] * b[l + 3];
-  }
-  for (; l < n; l++) s0 += a[l] * b[l];
-  return (s0 + s1) + (s2 + s3);
 }
 
 double slem_gamma(double n, double u) { return n * u / (1 - n * u); }

@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dot.h"
 #include "error.h"
 #include "vecs.h"
 
@@ -103,17 +104,6 @@ double slem_scorer_exact(const SlemScorer *self, size_t i, size_t j);
 #define SLEM_EXACT_ROWS 8
 void slem_scorer_exact_rows(const SlemScorer *self, size_t i, const size_t *j, size_t m,
                             double *out);
-
-/* The fixed-order sums the exact scores are made of: sum a_l b_l over l < n, in double,
- * four partial sums over l mod 4 (the tail beyond the last multiple of 4 in the first)
- * added as (s0 + s1) + (s2 + s3). The products of two float32 are exact in double, so a
- * fused multiply-add would give the same sums in _f32. */
-double slem_dot_f32(const float *a, const float *b, size_t n);
-/* out[r] = slem_dot_f32(a, x + j[r] n, n) for r < m <= SLEM_EXACT_ROWS: a against rows of
- * x(., n), several at once (slem_dot_f32_rows), bit for bit. */
-void slem_dot_f32_at(const float *a, const float *x, size_t n, const size_t *j, size_t m,
-                     double *out);
-double slem_dot_f64(const double *a, const double *b, size_t n);
 
 /* gamma_n = n u / (1 - n u): the bound on the relative error of a sum of n products in
  * any order, for unit roundoff u (2^-24 for float32, 2^-53 for double). */

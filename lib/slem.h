@@ -11,8 +11,9 @@
  * (the .slem cache), stats.h (negative statistics), encode.h (descriptors), kernel.h
  * (kernels, incomplete Cholesky), kslem.h (kernel SLEM statistics), kproj.h (kernel
  * projection, exact similarity, the kernel scorer), topk.h (the ordering rule of hits,
- * top-k selection), scorer.h (the scorer interface, inner-product scorer, exact fixed-order
- * sums), shard.h (the I/N cut of rows), db.h (a database of several files, a shard of it),
+ * top-k selection), scorer.h (the scorer interface, inner-product scorer), dot.h (the
+ * fixed-order dot products of exact scores and projections, several side by side in
+ * vector registers with the same bits), shard.h (the I/N cut of rows), db.h (a database of several files, a shard of it),
  * match.h (top-k search), rankings.h (the ranking formats: names, writer, reader with an
  * iterator over queries), merge.h (shard rankings merged into the ranking of the whole
  * database), fmt.h (%.9g), strmap.h (interned ids), lines.h (line files: the loop of qrels,
