@@ -39,6 +39,9 @@ static void __attribute__((noreturn)) usage(void) {
       "      --couple             kernel caches made with slem-negstats --couple: couple\n"
       "                           the negatives with each vector (the ICD branch of the\n"
       "                           authors' slem_similarity.m); costs n (d + r) per vector\n"
+      "      --projections        kernel caches: write what slem-match -c computes of each\n"
+      "                           database vector (its features, v, z, N), in double, to a\n"
+      "                           container (.slem), so that slem-match reads them instead\n"
       "      --groups FILE        several positives per exemplar: FILE names the group of\n"
       "                           each input vector, one name per line; one row per group,\n"
       "                           in order of first appearance, with x0 the mean of the\n"
@@ -78,6 +81,7 @@ int main(int argc, char **argv) {
       {"dtype", required_argument, 0, 'Y'},
       {"shard", required_argument, 0, 'H'},        {"ids", required_argument, 0, 'J'},     {"groups", required_argument, 0, 'G'},
       {"alpha", required_argument, 0, 'A'},     {"couple", no_argument, 0, 'K'},
+      {"projections", no_argument, 0, 'R'},
       {0, 0, 0, 0}};
   const char *cache_path = NULL, *output = "-", *input = "-", *groups_path = NULL;
   SlemFormat ifmt = SLEM_FMT_AUTO, ofmt = SLEM_FMT_AUTO;
@@ -87,7 +91,7 @@ int main(int argc, char **argv) {
   const char *dtype_arg = "f4";
   double theta = 1;
   double alpha = -1;
-  int alpha_set = 0, couple = 0;
+  int alpha_set = 0, couple = 0, projections = 0;
   int theta_set = 0, quiet = 0, c, status = CLI_EXIT_OK;
   long threads = 0;
   size_t block = 1024;
@@ -119,6 +123,7 @@ int main(int argc, char **argv) {
     case 'C': mode = SLEM_ENCODE_CLASSIFIER; break;
     case 'G': groups_path = optarg; break;
     case 'K': couple = 1; break;
+    case 'R': projections = 1; break;
     case 'A':
       alpha = cli_double("--alpha", optarg);
       alpha_set = 1;
@@ -165,6 +170,10 @@ int main(int argc, char **argv) {
     cli_usage_error("--dtype %s needs npy output (-F npy, or OUT.npy)", dtype_arg);
   if (dtype == SLEM_DTYPE_I1 && mode == SLEM_ENCODE_CLASSIFIER)
     cli_usage_error("--dtype i1 is for unit-norm descriptors, not classifiers");
+  if (projections && ofmt != SLEM_FMT_SLEM)
+    cli_usage_error("--projections are written to a container: give OUT.slem or -F slem");
+  if (projections && mode == SLEM_ENCODE_CLASSIFIER)
+    cli_usage_error("--projections go with a kernel cache, --classifier with a linear one");
   if (groups_path && shard.count > 0)
     cli_usage_error("--groups needs the whole input: not with --shard");
   {
@@ -209,6 +218,10 @@ int main(int argc, char **argv) {
   opts.alpha = alpha;
   opts.alpha_set = alpha_set;
   opts.couple = couple;
+  if (projections && cache->kind != SLEM_CACHE_KERNEL)
+    cli_usage_error("--projections need a kernel cache (slem-negstats --kernel): %s is not one",
+                    cache_path);
+  opts.projections = projections;
   if (groups_path && cache->kind == SLEM_CACHE_KERNEL)
     cli_usage_error("--groups needs a linear cache: %s is a kernel cache (the mean of the "
                     "rows is not the mean of their features)", cache_path);

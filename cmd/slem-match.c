@@ -301,6 +301,19 @@ int main(int argc, char **argv) {
       slem_db_select(db, &shard, &err) != SLEM_OK ||
       slem_vecreader_open(&q, qpath, ifmt, &err) != SLEM_OK)
     goto fail;
+  /* kernel projections: the database of a kernel match, never its queries */
+  if (slem_vecreader_projections(q, NULL, NULL, NULL)) {
+    slem_error(&err, SLEM_EFORMAT, "%s: kernel projections (slem-encode --projections) serve "
+               "as the database (-d) of slem-match -c, not as its queries: give the queries' "
+               "base features", slem_vecreader_name(q));
+    goto fail;
+  }
+  if (!cache_path && slem_vecreader_projections(slem_db_reader(db, 0), NULL, NULL, NULL)) {
+    slem_error(&err, SLEM_EFORMAT, "%s: kernel projections, ranked by the exact kernel "
+               "similarity: give their cache with -c CACHE",
+               slem_vecreader_name(slem_db_reader(db, 0)));
+    goto fail;
+  }
   /* descriptors of one cache only, and descriptors against descriptors (--no-check skips) */
   if (!no_check) {
     const char *fq = slem_vecreader_fingerprint(q);
@@ -312,7 +325,9 @@ int main(int argc, char **argv) {
         goto fail;
       if (plain == 1) opts.unit_queries = 1;
       if (plain == 2) opts.unit_db = 1;
-      if (cache_path && (fq || slem_vecreader_fingerprint(dr))) {
+      /* kernel projections are checked against the cache by slem_match_db() */
+      if (cache_path && (fq || (slem_vecreader_fingerprint(dr) &&
+                                !slem_vecreader_projections(dr, NULL, NULL, NULL)))) {
         slem_error(&err, SLEM_EINVAL, "%s: SLEM descriptors, but the kernel similarity of -c ranks "
                    "base features: give the feature files, or pass --no-check",
                    fq ? slem_vecreader_name(q) : slem_vecreader_name(dr));

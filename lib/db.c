@@ -113,6 +113,13 @@ int slem_db_open(SlemDb **self, const char *const *paths, const char *const *ids
     }
     if ((st = slem_vecreader_open(&db->r[i], paths[i], fmt, err)) != SLEM_OK) goto fail;
     db->count[i] = slem_vecreader_count(db->r[i]);
+    if (i > 0 && slem_vecreader_projections(db->r[i], NULL, NULL, NULL) !=
+                     slem_vecreader_projections(db->r[0], NULL, NULL, NULL)) {
+      st = slem_error(err, SLEM_EFORMAT, "%s and %s: kernel projections and base features in "
+                      "one database: project every file with slem-encode --projections, or none",
+                      slem_vecreader_name(db->r[0]), slem_vecreader_name(db->r[i]));
+      goto fail;
+    }
     if (i > 0 && slem_vecreader_dim(db->r[i]) != slem_vecreader_dim(db->r[0])) {
       st = slem_error(err, SLEM_EFORMAT, "%s has dimension %zu but %s has dimension %zu",
                       slem_vecreader_name(db->r[i]), slem_vecreader_dim(db->r[i]),
@@ -155,6 +162,32 @@ const char *slem_db_name(const SlemDb *self) { return self->name; }
 int64_t slem_db_rows(const SlemDb *self) { return self->rows; }
 const SlemVecReader *slem_db_reader(const SlemDb *self, size_t i) { return self->r[i]; }
 const SlemIds *slem_db_ids(const SlemDb *self) { return self->ids; }
+
+int slem_db_projections(SlemDb *self, const char *fp, size_t d, size_t r, int couple, int *on,
+                        SlemError *err) {
+  size_t n = 0;
+  *on = 0;
+  for (size_t i = 0; i < self->n; i++) {
+    size_t pd, pr;
+    int pc;
+    const char *name = slem_vecreader_name(self->r[i]), *pfp;
+    if (!slem_vecreader_projections(self->r[i], &pd, &pr, &pc)) continue;
+    n++;
+    pfp = slem_vecreader_fingerprint(self->r[i]);
+    if (!pfp || strcmp(pfp, fp) != 0)
+      return slem_error(err, SLEM_EFORMAT, "%s: kernel projections of the cache %s, not of this "
+                        "one (%s): project the database again with slem-encode --projections",
+                        name, pfp ? pfp : "(none)", fp);
+    if (pd != d || pr != r || pc != couple)
+      return slem_error(err, SLEM_EFORMAT, "%s: kernel projections of dimension %zu, rank %zu%s; "
+                        "the cache has dimension %zu, rank %zu%s", name, pd, pr,
+                        pc ? ", coupled" : "", d, r, couple ? ", and --couple is given" : "");
+  }
+  if (n == 0) return SLEM_OK; /* slem_db_open() refuses files of both kinds */
+  for (size_t i = 0; i < self->n; i++) slem_vecreader_accept_projections(self->r[i]);
+  *on = 1;
+  return SLEM_OK;
+}
 
 int slem_db_select(SlemDb *self, const SlemShard *shard, SlemError *err) {
   if (shard->count == 0) {

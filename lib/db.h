@@ -28,8 +28,9 @@ typedef struct SlemDb SlemDb;
  * SLEM_FMT_AUTO, per file). ids_paths is NULL or n ids files, ids_paths[i] naming the
  * rows of paths[i]. Checked here, before any row is read: one dimension in every file,
  * and each ids file's count against its file's count when the header or the file size
- * tells it (otherwise when that file has been read). Errors: those of opening the files
- * and reading the ids, SLEM_EFORMAT (dimensions, ids counts), SLEM_EINVAL (n 0, stdin
+ * tells it (otherwise when that file has been read), and kernel projections in all files or
+ * none. Errors: those of opening the files and reading the ids, SLEM_EFORMAT (dimensions,
+ * ids counts, a mix of projections and vectors), SLEM_EINVAL (n 0, stdin
  * twice), SLEM_ENOMEM. */
 int slem_db_open(SlemDb **self, const char *const *paths, const char *const *ids_paths,
                  size_t n, SlemFormat fmt, SlemError *err);
@@ -58,6 +59,14 @@ const SlemVecReader *slem_db_reader(const SlemDb *self, size_t i);
 /* The ids of all rows (NULL without ids files, or without ids in every file when the files
  * are descriptor containers and no ids files were given), owned by self. */
 const SlemIds *slem_db_ids(const SlemDb *self);
+
+/* Whether the files are containers of kernel projections (slem-encode --projections) for
+ * the kernel cache of fingerprint fp, base dimension d, rank r and coupling couple: *on 1
+ * when all are (their rows are then accepted: SLEM_KPROJ_WIDTH(d, r, couple) doubles each),
+ * 0 when none is (slem_db_open() refuses a mix). Errors: SLEM_EFORMAT naming the file, when
+ * one comes from another cache, layout or coupling. */
+int slem_db_projections(SlemDb *self, const char *fp, size_t d, size_t r, int couple, int *on,
+                        SlemError *err);
 
 /* Restricts reading to the rows of shard (all rows when shard->count is 0); call before
  * reading. Errors: SLEM_EINVAL when R is not known up front, naming the file that hides

@@ -48,14 +48,21 @@ static int set_meta(SlemVecWriter *w, const SlemCache *cache, SlemVecReader *r,
   SlemDescMeta m;
   char fp[17];
   memset(&m, 0, sizeof m);
-  m.cache_fingerprint = encoding_fingerprint(fp, cache, o);
+  /* projections record the coupling in their layout, checked against the cache's */
+  m.cache_fingerprint = o->projections ? cache->fingerprint : encoding_fingerprint(fp, cache, o);
   m.cache_path = slem_cache_path(cache);
   m.input = slem_vecreader_name(r);
   m.input_count = slem_vecreader_count(r);
   m.shard_index = o->shard.index;
   m.shard_count = o->shard.count;
   m.first_row = lo;
-  m.kind_of_rows = o->mode == SLEM_ENCODE_CLASSIFIER ? "classifiers" : "descriptors";
+  m.kind_of_rows = o->projections ? "kernel-projections"
+                   : o->mode == SLEM_ENCODE_CLASSIFIER ? "classifiers" : "descriptors";
+  if (o->projections) {
+    m.kernel_d = cache->d;
+    m.kernel_r = cache->r;
+    m.kernel_couple = o->couple;
+  }
   m.ids = o->ids;
   m.ids_first = lo;
   return slem_vecwriter_set_meta(w, &m, err);
@@ -72,6 +79,8 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
   SlemWhitener *wh = NULL;
   SlemRecursive *rec = NULL;
   float *y = NULL;
+  double *yd = NULL; /* projections: block rows of SLEM_KPROJ_WIDTH doubles */
+  SlemFormat ofmt = o->format;
   uint64_t lo = 0, hi = UINT64_MAX, row = 0; /* the rows to encode, and the next row read */
   int64_t count = slem_vecreader_count(r);
   int st;
@@ -108,7 +117,7 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
       return slem_error(err, SLEM_EINVAL, "%s: --classifier needs a linear cache",
                         slem_cache_path(cache));
     if ((st = slem_kproj_new(&kp, cache, block, o->couple, err)) != SLEM_OK) goto done;
-    out_dim = cache->r;
+    out_dim = o->projections ? SLEM_KPROJ_WIDTH(cache->d, cache->r, o->couple) : cache->r;
   } else if (cache->kind == SLEM_CACHE_RECURSIVE) {
     if (o->mode == SLEM_ENCODE_CLASSIFIER || o->alpha_set)
       return slem_error(err, SLEM_EINVAL, "%s: a recursive cache gives unit descriptors only "
@@ -127,12 +136,22 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
       goto done;
     out_dim = slem_encoder_out_dim(enc);
   }
-  if (!(y = malloc(block * out_dim * sizeof *y))) {
+  if (o->projections) {
+    if (ofmt == SLEM_FMT_AUTO && (st = slem_format_for_output(&ofmt, output, err)) != SLEM_OK)
+      goto done;
+    if (!kp || ofmt != SLEM_FMT_SLEM) {
+      st = slem_error(err, SLEM_EINVAL, "%s: projections need a kernel cache and a container "
+                      "output (.slem, or -F slem)", slem_cache_path(cache));
+      goto done;
+    }
+  }
+  if (o->projections ? !(yd = malloc(block * out_dim * sizeof *yd))
+                     : !(y = malloc(block * out_dim * sizeof *y))) {
     st = slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", block);
     goto done;
   }
-  if ((st = slem_vecwriter_open(&w, output, o->format, out_dim, count, err)) ||
-      (st = slem_vecwriter_set_dtype(w, o->dtype, err)) ||
+  if ((st = slem_vecwriter_open(&w, output, ofmt, out_dim, count, err)) ||
+      (st = slem_vecwriter_set_dtype(w, o->projections ? SLEM_DTYPE_F8 : o->dtype, err)) ||
       (st = set_meta(w, cache, r, o, lo, err)))
     goto done;
   /* a shard starts reading at the block that holds its first row: the blocks stay those of
@@ -164,6 +183,17 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
     if (groups) { /* rows are summed per group; the means are encoded at the end */
       if ((st = slem_groups_add(groups, rows, got, slem_vecreader_name(r), err)) != SLEM_OK)
         break;
+      continue;
+    }
+    if (yd) { /* the fixed-order projections, which slem_match() would compute */
+      if ((st = slem_kproj_run_fixed(kp, rows, all, slem_vecreader_name(r), row - all + 1,
+                                     err)) != SLEM_OK ||
+          (slem_kproj_pack(kp, yd),
+           st = slem_vecwriter_write_f64(w, yd + skip * out_dim, keep, err)) != SLEM_OK)
+        break;
+      res->n += keep;
+      if (o->progress) o->progress(o->progress_ctx, res->n);
+      if (row >= hi) break;
       continue;
     }
     if (kp) {
@@ -217,5 +247,6 @@ done:
   slem_whitener_free(wh);
   slem_recursive_free(rec);
   free(y);
+  free(yd);
   return st;
 }

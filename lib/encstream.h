@@ -2,7 +2,8 @@
  * block, into a vector file written atomically, in one call that a test can drive.
  *
  * A linear cache gives SLEM descriptors (or classifiers, encode.h); a kernel cache gives the
- * explicit kernel descriptors z / N (kproj.h). The next block is read on another thread
+ * explicit kernel descriptors z / N (kproj.h), or the projections the exact similarity
+ * needs, computed once for a database. The next block is read on another thread
  * while the current one is encoded; memory is O(block (d + out_dim)) beside the cache.
  */
 #ifndef SLEM_ENCSTREAM_H
@@ -38,6 +39,9 @@ typedef struct SlemEncStreamOpts {
                                output row per group, in order of first appearance, from the
                                mean of its rows (linear caches; not with a shard) */
   int couple;               /* kernel caches made with --couple: the coupling of kproj.h */
+  int projections;          /* kernel caches: write the rows' projections (slem_kproj_pack(),
+                               by slem_kproj_run_fixed()) in double to a container, for
+                               slem-match -c, instead of the explicit descriptors */
   SlemProgressFn progress;  /* may be NULL: called with the vectors encoded so far */
   void *progress_ctx;
 } SlemEncStreamOpts;
@@ -53,7 +57,8 @@ typedef struct SlemEncStreamResult {
 /* Encodes every vector of r (borrowed, at its start) against cache (borrowed) into output
  * ("-": stdout); with a shard, only that shard's rows, in order. Errors: SLEM_EFORMAT (a
  * dimension other than the cache's, naming both; a read error naming file and record),
- * SLEM_EINVAL (classifiers or groups with a kernel cache; groups with a shard; a shard of an input whose number of
+ * SLEM_EINVAL (classifiers or groups with a kernel cache; projections without one, or to a
+ * format other than the container; groups with a shard; a shard of an input whose number of
  * vectors is not known before reading it: text, or a pipe of fvecs),
  * SLEM_EIO, SLEM_ENOMEM. No output file is left behind on failure. */
 int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *output,

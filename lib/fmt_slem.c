@@ -2,10 +2,18 @@
  *
  *   0      64 bytes  the fixed header of the cache format (magic, version, byte-order mark,
  *                    lengths and offsets, CRC-32 of the JSON, of the payload, of the header)
- *   64     JSON      kind "descriptors", d, n, dtype "<f4", the fingerprint of the cache that
+ *   64     JSON      kind "descriptors", rows "descriptors", "classifiers" or
+ *                    "kernel-projections", d, n, dtype, the fingerprint of the cache that
  *                    made the rows, the input they come from, the shard they are, sections
- *   65536  payload   n rows of d float32, little-endian; then, when the rows have ids, at
- *                    the next multiple of 64, the ids as NUL-terminated strings
+ *   65536  payload   n rows of d float32 ("<f4"), little-endian, or of d float64 ("<f8")
+ *                    for kernel projections; then, when the rows have ids, at the next
+ *                    multiple of 64, the ids as NUL-terminated strings
+ *
+ * Kernel projections (slem-encode --projections) are the rows of a database for the exact
+ * kernel similarity, computed once: per row the prepared features, v, z, N and, coupled,
+ * t (kproj.h, slem_kproj_pack(); SLEM_KPROJ_WIDTH in vecs.h), their layout in
+ * "kernel_projections": {d, r, couple}. Only a reader that accepts them
+ * (slem_vecreader_accept_projections()) reads their rows.
  *
  * The payload starts at a fixed offset, so that rows are written as they come and the
  * header is completed at the close (a pipe gets the rows held in memory until then). A
@@ -46,8 +54,8 @@ static int open_slem(SlemVecReader *r, SlemError *err) {
   unsigned char h[FIXED_LEN];
   char *json_text = NULL;
   cJSON *json = NULL;
-  const cJSON *kind, *dtype, *fp;
-  size_t got;
+  const cJSON *kind, *dtype, *fp, *rows_kind;
+  size_t got, esize = 4;
   uint32_t json_len, v;
   uint64_t json_off, pay_off, pay_len, n, d, ids_off = 0, ids_bytes = 0;
   int st = slem_in_read(r->in, h, FIXED_LEN, &got, err);
@@ -85,6 +93,7 @@ static int open_slem(SlemVecReader *r, SlemError *err) {
   kind = cJSON_GetObjectItemCaseSensitive(json, "kind");
   dtype = cJSON_GetObjectItemCaseSensitive(json, "dtype");
   fp = cJSON_GetObjectItemCaseSensitive(json, "cache_fingerprint");
+  rows_kind = cJSON_GetObjectItemCaseSensitive(json, "rows");
   if (!cJSON_IsString(kind) || strcmp(kind->valuestring, "descriptors") != 0) {
     st = slem_error(err, SLEM_EFORMAT, "%s: a slem cache of kind '%s', not descriptors: give it "
                     "with -c", name, cJSON_IsString(kind) ? kind->valuestring : "?");
@@ -97,22 +106,48 @@ static int open_slem(SlemVecReader *r, SlemError *err) {
         jd->valuedouble > SLEM_DIM_MAX || jd->valuedouble != (double)(uint64_t)jd->valuedouble ||
         jn->valuedouble < 0 || jn->valuedouble > 9007199254740992.0 ||
         jn->valuedouble != (double)(uint64_t)jn->valuedouble || !cJSON_IsString(dtype) ||
-        strcmp(dtype->valuestring, "<f4") != 0) {
+        (strcmp(dtype->valuestring, "<f4") != 0 && strcmp(dtype->valuestring, "<f8") != 0)) {
       st = slem_error(err, SLEM_EFORMAT, "%s: the JSON header lacks a valid d, n or dtype", name);
       goto done;
     }
     d = (uint64_t)jd->valuedouble;
     n = (uint64_t)jn->valuedouble;
   }
-  if (n > 0 && pay_len / n / 4 < d) {
+  /* kernel projections are the one kind of rows in double, and always in double */
+  r->kproj = cJSON_IsString(rows_kind) && strcmp(rows_kind->valuestring, "kernel-projections") == 0;
+  if (r->kproj != (strcmp(dtype->valuestring, "<f8") == 0)) {
+    st = slem_error(err, SLEM_EFORMAT, "%s: rows of dtype %s, which slem writes only for %s", name,
+                    dtype->valuestring, r->kproj ? "descriptors" : "kernel projections");
+    goto done;
+  }
+  esize = r->kproj ? 8 : 4;
+  if (r->kproj) { /* the layout of a row: x (d), v (r), z (r), N, then t when coupled */
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(json, "kernel_projections");
+    const cJSON *kd = cJSON_GetObjectItemCaseSensitive(k, "d");
+    const cJSON *kr = cJSON_GetObjectItemCaseSensitive(k, "r");
+    const cJSON *kc = cJSON_GetObjectItemCaseSensitive(k, "couple");
+    if (!cJSON_IsNumber(kd) || !cJSON_IsNumber(kr) || !cJSON_IsBool(kc) || kd->valuedouble < 1 ||
+        kr->valuedouble < 1 || kd->valuedouble > SLEM_DIM_MAX || kr->valuedouble > SLEM_DIM_MAX ||
+        kd->valuedouble != (double)(size_t)kd->valuedouble ||
+        kr->valuedouble != (double)(size_t)kr->valuedouble ||
+        SLEM_KPROJ_WIDTH((uint64_t)kd->valuedouble, (uint64_t)kr->valuedouble, cJSON_IsTrue(kc)) != d) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: kernel projections without a consistent layout "
+                      "(kernel_projections: d, r, couple)", name);
+      goto done;
+    }
+    r->kp_d = (size_t)kd->valuedouble;
+    r->kp_r = (size_t)kr->valuedouble;
+    r->kp_couple = cJSON_IsTrue(kc);
+  }
+  if (n > 0 && pay_len / n / esize < d) {
     st = slem_error(err, SLEM_EFORMAT, "%s: the payload holds %" PRIu64 " bytes, not %" PRIu64
-                    " rows of %" PRIu64 " floats", name, pay_len, n, d);
+                    " rows of %" PRIu64 " values", name, pay_len, n, d);
     goto done;
   }
   {
     /* the ids section, if any: right after the rows (64-byte aligned) to the end */
     const cJSON *secs = cJSON_GetObjectItemCaseSensitive(json, "sections"), *s;
-    uint64_t rows_end = n * d * 4;
+    uint64_t rows_end = n * d * esize;
     ids_off = ids_bytes = 0;
     cJSON_ArrayForEach(s, secs) {
       const cJSON *nm = cJSON_GetObjectItemCaseSensitive(s, "name");
@@ -158,7 +193,7 @@ static int open_slem(SlemVecReader *r, SlemError *err) {
    * (at the end of the rows, or now when there is none): opening a container costs its
    * header, whatever its size. What follows the rows (padding, the ids) is kept for it. */
   if (slem_in_seekable(r->in)) {
-    uint64_t rows_end = pay_off + n * d * 4;
+    uint64_t rows_end = pay_off + n * d * esize;
     memcpy(&r->crc_want, h + 52, 4);
     r->crc_tail_len = (size_t)(pay_off + pay_len - rows_end);
     if (!(r->crc_tail = calloc(r->crc_tail_len ? r->crc_tail_len : 1, 1)))
@@ -180,32 +215,32 @@ static int open_slem(SlemVecReader *r, SlemError *err) {
   r->d = (size_t)d;
   r->count = (int64_t)n;
   r->count_from = "the header";
-  r->dtype = SLEM_DT_F4;
-  r->esize = 4;
+  r->dtype = r->kproj ? SLEM_DT_F8 : SLEM_DT_F4;
+  r->esize = esize;
   r->prefix = 0;
-  r->rec = r->d * 4;
+  r->rec = r->d * esize;
   r->data_off = pay_off; /* n may be 0: a shard with no row */
 done:
   cJSON_Delete(json);
   return st;
 }
 
-static int write_slem(SlemVecWriter *w, const float *x, size_t n, SlemError *err) {
+/* Appends bytes of rows: to a file as they come, to a pipe held until the close. */
+static int write_rows(SlemVecWriter *w, const void *x, size_t bytes, SlemError *err) {
   FILE *fp = slem_out_file(w->out);
-  size_t values = n * w->d;
   if (!slem_out_seekable(w->out)) { /* held until the close */
-    if (w->buf_n + values > w->buf_cap) {
-      size_t cap = w->buf_cap ? w->buf_cap : 1 << 16;
-      float *b;
-      while (cap < w->buf_n + values) cap *= 2;
-      if (!(b = realloc(w->buf, cap * sizeof *b)))
-        return slem_error(err, SLEM_ENOMEM, "out of memory holding descriptors for %s",
+    if (w->buf_n + bytes > w->buf_cap) {
+      size_t cap = w->buf_cap ? w->buf_cap : 1 << 18;
+      unsigned char *b;
+      while (cap < w->buf_n + bytes) cap *= 2;
+      if (!(b = realloc(w->buf, cap)))
+        return slem_error(err, SLEM_ENOMEM, "out of memory holding the rows for %s",
                           slem_out_name(w->out));
       w->buf = b;
       w->buf_cap = cap;
     }
-    memcpy(w->buf + w->buf_n, x, values * sizeof *x);
-    w->buf_n += values;
+    memcpy(w->buf + w->buf_n, x, bytes);
+    w->buf_n += bytes;
     return SLEM_OK;
   }
   if (!w->room) { /* the room of the header, completed at the close */
@@ -214,9 +249,20 @@ static int write_slem(SlemVecWriter *w, const float *x, size_t n, SlemError *err
       if (fwrite(zeros, 1, sizeof zeros, fp) != sizeof zeros) return slem_vfmt_write_error(w, err);
     w->room = 1;
   }
-  w->crc = slem_crc32(w->crc, x, values * sizeof *x);
-  if (fwrite(x, sizeof *x, values, fp) != values) return slem_vfmt_write_error(w, err);
+  w->crc = slem_crc32(w->crc, x, bytes);
+  if (fwrite(x, 1, bytes, fp) != bytes) return slem_vfmt_write_error(w, err);
   return SLEM_OK;
+}
+
+static int write_slem(SlemVecWriter *w, const float *x, size_t n, SlemError *err) {
+  if (w->dtype == SLEM_DTYPE_F8)
+    return slem_error(err, SLEM_EINVAL, "%s: a container of kernel projections takes doubles",
+                      slem_out_name(w->out));
+  return write_rows(w, x, n * w->d * sizeof *x, err);
+}
+
+int slem_vfmt_slem_write_f64(SlemVecWriter *w, const double *x, size_t n, SlemError *err) {
+  return write_rows(w, x, n * w->d * sizeof *x, err);
 }
 
 static int end_slem(SlemVecWriter *w, SlemError *err) {
@@ -225,10 +271,12 @@ static int end_slem(SlemVecWriter *w, SlemError *err) {
   const SlemDescMeta *m = &w->meta;
   unsigned char h[FIXED_LEN];
   char *text = NULL;
-  uint64_t n = w->n, pay_len = n * w->d * 4, pos;
+  size_t esize = w->dtype == SLEM_DTYPE_F8 ? 8 : 4;
+  const char *dtype = esize == 8 ? "<f8" : "<f4";
+  uint64_t n = w->n, pay_len = n * w->d * esize, pos;
   uint32_t json_len, v32, crc_json;
   int st = SLEM_OK;
-  if (!slem_out_seekable(w->out)) w->crc = slem_crc32(0, w->buf, w->buf_n * sizeof *w->buf);
+  if (!slem_out_seekable(w->out)) w->crc = slem_crc32(0, w->buf, w->buf_n);
   if (!meta) return slem_error(err, SLEM_ENOMEM, "out of memory");
   cJSON_AddStringToObject(meta, "format", "slem-cache");
   cJSON_AddNumberToObject(meta, "format_version", VERSION);
@@ -236,7 +284,15 @@ static int end_slem(SlemVecWriter *w, SlemError *err) {
   cJSON_AddStringToObject(meta, "rows", m->kind_of_rows ? m->kind_of_rows : "descriptors");
   cJSON_AddNumberToObject(meta, "d", (double)w->d);
   cJSON_AddNumberToObject(meta, "n", (double)n);
-  cJSON_AddStringToObject(meta, "dtype", "<f4");
+  cJSON_AddStringToObject(meta, "dtype", dtype);
+  if (m->kernel_r) {
+    cJSON *k = cJSON_AddObjectToObject(meta, "kernel_projections");
+    if (k) {
+      cJSON_AddNumberToObject(k, "d", (double)m->kernel_d);
+      cJSON_AddNumberToObject(k, "r", (double)m->kernel_r);
+      cJSON_AddBoolToObject(k, "couple", m->kernel_couple);
+    }
+  }
   if (m->cache_fingerprint) cJSON_AddStringToObject(meta, "cache_fingerprint", m->cache_fingerprint);
   if (m->cache_path) cJSON_AddStringToObject(meta, "cache", m->cache_path);
   if (m->input) {
@@ -263,7 +319,7 @@ static int end_slem(SlemVecWriter *w, SlemError *err) {
     cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)n));
     cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)w->d));
     cJSON_AddItemToObject(sec, "shape", shape);
-    cJSON_AddStringToObject(sec, "dtype", "<f4");
+    cJSON_AddStringToObject(sec, "dtype", dtype);
     cJSON_AddItemToArray(secs, sec);
   } else {
     cJSON_Delete(sec);
@@ -271,7 +327,7 @@ static int end_slem(SlemVecWriter *w, SlemError *err) {
   }
   if (m->ids) { /* the ids of the rows, after them at the next multiple of 64 */
     static const unsigned char zeros[64] = {0};
-    uint64_t rows_end = n * w->d * 4, ids_off = (rows_end + 63) / 64 * 64, bytes = 0;
+    uint64_t rows_end = n * w->d * esize, ids_off = (rows_end + 63) / 64 * 64, bytes = 0;
     cJSON *s = cJSON_CreateObject();
     for (uint64_t i = 0; i < n; i++) bytes += strlen(slem_ids_get(m->ids, m->ids_first + i)) + 1;
     if (s) {
@@ -338,7 +394,7 @@ static int end_slem(SlemVecWriter *w, SlemError *err) {
       st = slem_vfmt_write_error(w, err);
     for (pos = FIXED_LEN + json_len + 1; st == SLEM_OK && pos < PAY_OFF; pos++)
       if (putc(0, fp) == EOF) st = slem_vfmt_write_error(w, err);
-    if (st == SLEM_OK && w->buf_n > 0 && fwrite(w->buf, sizeof *w->buf, w->buf_n, fp) != w->buf_n)
+    if (st == SLEM_OK && w->buf_n > 0 && fwrite(w->buf, 1, w->buf_n, fp) != w->buf_n)
       st = slem_vfmt_write_error(w, err);
     if (st == SLEM_OK && m->ids) {
       for (size_t i = 0; st == SLEM_OK && i < w->ids_pad; i++)
@@ -354,5 +410,5 @@ static int end_slem(SlemVecWriter *w, SlemError *err) {
 }
 
 const SlemVecFormatDef slem_vfmt_slem = {
-    SLEM_FMT_SLEM, {"slem", NULL}, sniff_slem, open_slem, NULL, NULL, 0,
+    SLEM_FMT_SLEM, {"slem", NULL}, sniff_slem, open_slem, NULL, NULL, 1u << SLEM_DTYPE_F8,
     NULL, NULL, write_slem, end_slem};

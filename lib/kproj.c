@@ -4,6 +4,7 @@
 #include "slem.h"
 
 #include <gsl/gsl_cblas.h>
+#include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -417,6 +418,46 @@ int slem_kproj_run_fixed(SlemKProj *self, const double *x, size_t b, const char 
   return SLEM_OK;
 }
 
+void slem_kproj_pack(const SlemKProj *self, double *out) {
+  size_t d = self->c->d, r = self->c->r, w = SLEM_KPROJ_WIDTH(d, r, self->couple);
+  for (size_t i = 0; i < self->rows; i++) {
+    double *o = out + i * w;
+    memcpy(o, self->xp + i * d, d * sizeof *o), o += d;
+    memcpy(o, self->v + i * r, r * sizeof *o), o += r;
+    memcpy(o, self->z + i * r, r * sizeof *o), o += r;
+    *o++ = self->nrm[i];
+    if (self->couple) *o = self->tt[i];
+  }
+}
+
+int slem_kproj_unpack(SlemKProj *self, const double *rows, size_t b, const char *name,
+                      uint64_t first_record, SlemError *err) {
+  size_t d = self->c->d, r = self->c->r, w = SLEM_KPROJ_WIDTH(d, r, self->couple);
+  SlemKernelType t = self->c->kernel.type;
+  int hist = t == SLEM_K_CHI2 || t == SLEM_K_INTERSECTION || t == SLEM_K_HELLINGER;
+  self->rows = 0;
+  for (size_t i = 0; i < b; i++) {
+    const double *o = rows + i * w;
+    if (!(o[d + 2 * r] >= 0))
+      return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": a negative norm N (%g) in "
+                        "the projections", name, first_record + i, o[d + 2 * r]);
+    for (size_t j = 0; hist && j < d; j++)
+      if (o[j] < 0)
+        return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": value %zu is negative "
+                          "(%g); the kernel needs histograms", name, first_record + i, j + 1, o[j]);
+    memcpy(self->xp + i * d, o, d * sizeof *o), o += d;
+    memcpy(self->v + i * r, o, r * sizeof *o), o += r;
+    memcpy(self->z + i * r, o, r * sizeof *o), o += r;
+    self->nrm[i] = *o++;
+    if (self->couple) { /* t v as couple_row() makes it: not stored, so always t times v */
+      self->tt[i] = *o;
+      for (size_t l = 0; l < r; l++) self->tv[i * r + l] = self->tt[i] * self->v[i * r + l];
+    }
+  }
+  self->rows = b;
+  return SLEM_OK;
+}
+
 /* ---- the kernel scorer ----
  *
  * Both ways of scoring start from the same per-row projections (v, z, N), computed by
@@ -454,6 +495,7 @@ typedef struct KernelScorer {
   double **kept;
   size_t *kept_nd, nkept, kept_cap, kept_bytes, kept_budget;
   int keeping;
+  int packed;          /* tiles are rows of slem_kproj_pack(), not base features */
 } KernelScorer;
 
 /* Doubles kept per row. */
@@ -589,7 +631,10 @@ static int kernel_tile(SlemScorer *self, float *scores, void *rows, size_t nd, c
   const SlemCache *c = q->c;
   size_t nq = self->nq, r = c->r, d = c->d;
   double lam2 = c->lambda * c->lambda, *sd = s->sd;
-  if (self->replay && self->tile < s->nkept && s->kept_nd[self->tile] == nd) {
+  if (s->packed) { /* projected once, by slem-encode --projections */
+    int st = slem_kproj_unpack(s->dp, rows, nd, name, first_record, err);
+    if (st) return st;
+  } else if (self->replay && self->tile < s->nkept && s->kept_nd[self->tile] == nd) {
     kept_restore(s, self->tile);
   } else {
     if (s->blocks > 1 && s->nkept) { /* slem_match() reads the files again: ours are idle */
@@ -685,6 +730,12 @@ static void kernel_destroy(SlemScorer *self) {
 static const SlemScorerOps kernel_ops = {"kernel SLEM", kernel_queries, kernel_tile, kernel_slack,
                                          kernel_exact, kernel_clamps, kernel_destroy,
                                          NULL};
+
+void slem_scorer_kernel_projections(SlemScorer *self) {
+  KernelScorer *s = (KernelScorer *)self;
+  s->packed = 1;
+  s->keeping = 0; /* slem_match() keeps the packed rows themselves */
+}
 
 int slem_scorer_kernel_new(SlemScorer **self, const SlemCache *cache, size_t max_q,
                            size_t max_d, int couple, SlemError *err) {

@@ -64,6 +64,19 @@ int slem_kproj_run_fixed(SlemKProj *self, const double *x, size_t b, const char 
 void slem_kproj_descriptors(const SlemKProj *self, float *y);
 void slem_kproj_descriptors_f64(const SlemKProj *self, double *y);
 
+/* The projections of the last block, row by row (SLEM_KPROJ_WIDTH(d, r, couple) doubles a
+ * row, vecs.h): the prepared features, v, z, N and, coupled, t; what a container
+ * of kernel projections holds (slem-encode --projections). Computed by
+ * slem_kproj_run_fixed(), they are what slem_match() computes for the same rows. */
+void slem_kproj_pack(const SlemKProj *self, double *out);
+
+/* The last block becomes the b rows rows(b, width) of slem_kproj_pack(), as if projected
+ * (t v, coupled, recomputed from t and v as the projection computes it).
+ * Checked: N >= 0 and, for the kernels of histograms, prepared features >= 0; name and
+ * first_record (from 1) name the rows in errors (SLEM_EFORMAT). b <= max_rows. */
+int slem_kproj_unpack(SlemKProj *self, const double *rows, size_t b, const char *name,
+                      uint64_t first_record, SlemError *err);
+
 /* s(nq, nd): exact similarities of the last blocks of q and db. Both projectors must be
  * over the same cache, with max_rows at least nq and nd. */
 void slem_kproj_similarity(double *s, const SlemKProj *q, const SlemKProj *db);
@@ -80,5 +93,11 @@ size_t slem_kproj_rows(const SlemKProj *self);
  * must outlive the scorer. Errors: SLEM_EINVAL (not a kernel cache), SLEM_ENOMEM. */
 int slem_scorer_kernel_new(SlemScorer **self, const SlemCache *cache, size_t max_q,
                            size_t max_d, int couple, SlemError *err);
+
+/* Makes the tiles of a kernel scorer (self) rows of kernel projections of the same cache
+ * and coupling (slem_kproj_pack(), SLEM_KPROJ_WIDTH doubles each), read from a container
+ * of slem-encode --projections, instead of base features: the database's rows are not
+ * projected again. Before the first tile. */
+void slem_scorer_kernel_projections(SlemScorer *self);
 
 #endif

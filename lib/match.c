@@ -193,10 +193,8 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
                   SlemHitsFn emit, void *ctx, SlemMatchStats *stats, SlemError *err) {
   size_t d = slem_vecreader_dim(queries);
   size_t qb = opts->qblock ? opts->qblock : 2048, qmax;
-  /* float32 tiles are half the bytes of the double blocks elsewhere: twice the rows */
-  size_t tb = opts->dblock ? opts->dblock
-                           : opts->kernel ? slem_block_rows(d) : slem_block_rows((d + 1) / 2);
-  size_t k = opts->k;
+  size_t dd = d; /* values per database row: d, or the width of kernel projections */
+  size_t tb, k = opts->k;
   float *scores = NULL;
   SlemHit *mem = NULL, *lmem = NULL;
   SlemTopK *tops = NULL, *lows = NULL;
@@ -204,7 +202,7 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
   TileJob *job = NULL; /* large: an error message per thread */
   size_t nthreads = (size_t)slem_blas_threads();
   uint64_t q0 = 0, ndb = 0, lo, hi;
-  int status = SLEM_OK, first = 1, once = !slem_db_seekable(db);
+  int status = SLEM_OK, first = 1, once = !slem_db_seekable(db), packed = 0;
   int64_t nqueries = slem_vecreader_count(queries);
   SlemScorer *sc = NULL;
   SlemPrefetch *pf = NULL;
@@ -216,6 +214,19 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
 
   memset(stats, 0, sizeof *stats);
   slem_db_window(db, &lo, &hi);
+  if (opts->kernel) { /* a database of kernel projections is not projected again */
+    const SlemCache *c = opts->kernel;
+    if ((status = slem_db_projections(db, c->fingerprint, c->d, c->r, opts->couple, &packed,
+                                      err)) != SLEM_OK)
+      return status;
+    if (packed) dd = SLEM_KPROJ_WIDTH(c->d, c->r, opts->couple);
+  }
+  /* float32 tiles are half the bytes of the double blocks elsewhere: twice the rows */
+  tb = opts->dblock ? opts->dblock
+                    : opts->kernel ? slem_block_rows(dd) : slem_block_rows((d + 1) / 2);
+  if (packed && slem_db_dim(db) != dd)
+    return slem_error(err, SLEM_EFORMAT, "%s: rows of %zu values, not the %zu of its layout",
+                      slem_db_name(db), slem_db_dim(db), dd);
   if (affine) {
     if (opts->kernel || opts->normalize)
       return slem_error(err, SLEM_EINVAL, "classifier queries (w, b) go with neither a kernel "
@@ -226,7 +237,7 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
                         slem_vecreader_name(queries), d, d - 1, slem_db_name(db),
                         slem_db_dim(db));
     d -= 1;
-  } else if (slem_db_dim(db) != d) {
+  } else if (!packed && slem_db_dim(db) != d) {
     return slem_error(err, SLEM_EFORMAT, "%s has dimension %zu but %s has dimension %zu%s",
                       slem_vecreader_name(queries), d, slem_db_name(db), slem_db_dim(db),
                       slem_db_dim(db) + 1 == d
@@ -259,6 +270,7 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
       return slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the cache %s has dimension %zu",
                         slem_vecreader_name(queries), d, slem_cache_path(opts->kernel), opts->kernel->d);
     status = slem_scorer_kernel_new(&sc, opts->kernel, qmax, tb, opts->couple, err);
+    if (status == SLEM_OK && packed) slem_scorer_kernel_projections(sc);
   } else if (affine) {
     status = slem_scorer_affine_new(&sc, d, opts->calibration, qmax, tb, err);
   } else {
@@ -279,7 +291,7 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
   cand = malloc(nthreads * tb * sizeof *cand);
   job = calloc(1, sizeof *job);
   esize = slem_scorer_f32(sc) ? sizeof(float) : sizeof(double);
-  scratch = malloc(tb * d * esize);
+  scratch = malloc(tb * dd * esize);
   if (!scores || !mem || !lmem || !tops || !lows || !cand || !job || !scratch) {
     status = slem_error(err, SLEM_ENOMEM, "out of memory for the match tiles");
     goto done;
@@ -321,7 +333,7 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
     stats->passes++;
     if (first || !kp.on) {
       stats->reads++;
-      status = slem_prefetch_new_fn(&pf, slem_db_read, db, d, tb, slem_scorer_f32(sc), err);
+      status = slem_prefetch_new_fn(&pf, slem_db_read, db, dd, tb, slem_scorer_f32(sc), err);
       if (status) goto done;
     }
     for (size_t ti = 0;; ti++) {
@@ -329,11 +341,11 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
       if (pf) {
         status = slem_prefetch_next_pos(pf, &rows, &nd, &pos, err);
         if (status) goto done;
-        if (first && nd > 0) kept_add(&kp, rows, nd, nd * d * esize, &pos);
+        if (first && nd > 0) kept_add(&kp, rows, nd, nd * dd * esize, &pos);
       } else if (ti < kp.count) { /* a copy: the scorer may change its rows */
         nd = kp.n[ti];
         pos = kp.pos[ti];
-        memcpy(scratch, kp.rows[ti], nd * d * esize);
+        memcpy(scratch, kp.rows[ti], nd * dd * esize);
         rows = scratch;
       } else {
         nd = 0;

@@ -67,6 +67,10 @@ struct SlemVecReader {
   char cache_fp[17];  /* the fingerprint of the cache that made the descriptors, or "" */
   char *meta_json;    /* its JSON header, or NULL */
   struct SlemIds *ids; /* the ids it carries, or NULL */
+  int kproj;          /* its rows are kernel projections, laid out by kp_d, kp_r, kp_couple */
+  int kproj_ok;       /* the caller reads them as such (else reading them is refused) */
+  size_t kp_d, kp_r;
+  int kp_couple;
 };
 
 struct SlemVecWriter {
@@ -83,7 +87,7 @@ struct SlemVecWriter {
   SlemDescMeta meta;   /* what the container records of where its rows come from */
   char *meta_strs;     /* the copies of meta's strings */
   uint32_t crc;        /* CRC-32 of the payload written so far */
-  float *buf;          /* to a pipe: the rows, held until the close */
+  unsigned char *buf;  /* to a pipe: the rows' bytes, held until the close */
   size_t buf_n, buf_cap, ids_pad;
   int room;            /* the room of the header is written (to a file) */
 };
@@ -163,5 +167,7 @@ int slem_vfmt_write_error(SlemVecWriter *w, SlemError *err);
 /* Ends the checksum of a container's payload that was followed as its rows were read (the
  * records, then crc_tail): SLEM_EFORMAT "checksum mismatch in the rows" when it differs. */
 int slem_vfmt_crc_end(SlemVecReader *r, SlemError *err);
+/* Appends n rows of doubles to a container of kernel projections. */
+int slem_vfmt_slem_write_f64(SlemVecWriter *w, const double *x, size_t n, SlemError *err);
 
 #endif

@@ -368,6 +368,31 @@ static size_t decode(const SlemVecReader *r, const unsigned char *rp, double *xr
     }
     return 0;
   }
+  if (r->dtype == SLEM_DT_F8 && !r->swap && r->divisor == 1) { /* the same for doubles */
+    uint64_t any = 0;
+    for (size_t j = 0; j < d; j++) {
+      uint64_t u;
+      memcpy(&u, rp + 8 * j, 8);
+      any |= (uint64_t)((u & 0x7ff0000000000000ull) == 0x7ff0000000000000ull);
+    }
+    if (any) {
+      for (size_t j = 0; j < d; j++) {
+        double v;
+        memcpy(&v, rp + 8 * j, 8);
+        if (!isfinite(v)) return j + 1;
+      }
+    }
+    if (xr) {
+      memcpy(xr, rp, 8 * d);
+    } else {
+      for (size_t j = 0; j < d; j++) {
+        double v;
+        memcpy(&v, rp + 8 * j, 8);
+        fr[j] = (float)v;
+      }
+    }
+    return 0;
+  }
   if (r->dtype == SLEM_DT_U1 && r->divisor == 1) {
     for (size_t j = 0; j < d; j++) {
       if (xr) xr[j] = rp[j];
@@ -464,9 +489,27 @@ static int at_end(SlemVecReader *self, int st, size_t got, SlemError *err) {
   return slem_in_unchanged(self->in, err);
 }
 
+int slem_vecreader_projections(const SlemVecReader *self, size_t *d, size_t *r, int *couple) {
+  if (!self->kproj) return 0;
+  if (d) *d = self->kp_d;
+  if (r) *r = self->kp_r;
+  if (couple) *couple = self->kp_couple;
+  return 1;
+}
+
+void slem_vecreader_accept_projections(SlemVecReader *self) { self->kproj_ok = 1; }
+
+/* Kernel projections are not vectors to a caller that did not accept them. */
+static int refuse_projections(const SlemVecReader *self, SlemError *err) {
+  return slem_error(err, SLEM_EFORMAT, "%s: kernel projections (slem-encode --projections), "
+                    "which only slem-match -c CACHE reads, as its database",
+                    slem_in_name(self->in));
+}
+
 int slem_vecreader_read(SlemVecReader *self, double *x, size_t max, size_t *got,
                         SlemError *err) {
   *got = 0;
+  if (self->kproj && !self->kproj_ok) return refuse_projections(self, err);
   return at_end(self, self->def->read ? self->def->read(self, x, NULL, max, got, err)
                                       : slem_vfmt_read_records(self, x, NULL, max, got, err),
                 *got, err);
@@ -475,6 +518,7 @@ int slem_vecreader_read(SlemVecReader *self, double *x, size_t max, size_t *got,
 int slem_vecreader_read_f32(SlemVecReader *self, float *x, size_t max, size_t *got,
                             SlemError *err) {
   *got = 0;
+  if (self->kproj && !self->kproj_ok) return refuse_projections(self, err);
   return at_end(self, self->def->read ? self->def->read(self, NULL, x, max, got, err)
                                       : slem_vfmt_read_records(self, NULL, x, max, got, err),
                 *got, err);
@@ -534,13 +578,14 @@ fail:
 }
 
 int slem_vecwriter_set_dtype(SlemVecWriter *self, SlemDtype dt, SlemError *err) {
-  static const char *const names[] = {"f4", "f2", "i1"};
+  static const char *const names[] = {"f4", "f2", "i1", "f8"};
   if (self->started)
     return slem_error(err, SLEM_EINVAL, "%s: the element type is set before the first vector",
                       slem_out_name(self->out));
   if (dt != SLEM_DTYPE_F4 && !(self->def->out_dtypes & (1u << dt)))
-    return slem_error(err, SLEM_EINVAL, "%s: %s output cannot store %s values (npy can)",
-                      slem_out_name(self->out), self->def->names[0], names[dt]);
+    return slem_error(err, SLEM_EINVAL, "%s: %s output cannot store %s values (%s can)",
+                      slem_out_name(self->out), self->def->names[0], names[dt],
+                      dt == SLEM_DTYPE_F8 ? "a container of kernel projections" : "npy");
   self->dtype = dt;
   return SLEM_OK;
 }
@@ -558,6 +603,18 @@ int slem_vecwriter_write(SlemVecWriter *self, const float *x, size_t n, SlemErro
   if (st) return st;
   st = self->def->write(self, x, n, err);
   if (st) return st;
+  self->n += n;
+  return SLEM_OK;
+}
+
+int slem_vecwriter_write_f64(SlemVecWriter *self, const double *x, size_t n, SlemError *err) {
+  int st;
+  if (self->fmt != SLEM_FMT_SLEM || self->dtype != SLEM_DTYPE_F8)
+    return slem_error(err, SLEM_EINVAL, "%s: only a container of kernel projections stores "
+                      "doubles", slem_out_name(self->out));
+  if ((st = start(self, err)) != SLEM_OK ||
+      (st = slem_vfmt_slem_write_f64(self, x, n, err)) != SLEM_OK)
+    return st;
   self->n += n;
   return SLEM_OK;
 }

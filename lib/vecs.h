@@ -122,11 +122,25 @@ typedef struct SlemDescMeta {
   int64_t input_count;            /* the input's vectors, -1 unknown */
   uint64_t shard_index, shard_count;  /* shard_count 0: not a shard */
   uint64_t first_row;             /* the global row of the first row */
-  const char *kind_of_rows;       /* "descriptors" or "classifiers" */
+  const char *kind_of_rows;       /* "descriptors", "classifiers" or "kernel-projections" */
+  size_t kernel_d, kernel_r;      /* kernel projections: the base dimension, the rank */
+  int kernel_couple;              /* kernel projections: made with the coupling */
   const struct SlemIds *ids;      /* NULL, or the ids of the input: the container keeps those
                                      of its rows (from first_row - the shard's start - on) */
   uint64_t ids_first;             /* the index in ids of the container's first row */
 } SlemDescMeta;
+
+/* Doubles per row of a container of kernel projections (kproj.h, slem_kproj_pack()): the
+ * prepared features (d), v and z (r each), N, and when coupled t. */
+#define SLEM_KPROJ_WIDTH(d, r, couple) ((d) + 2 * (r) + 1 + ((couple) ? 1 : 0))
+
+/* Whether self reads a container of kernel projections (slem-encode --projections); if so
+ * its layout: the base dimension, the rank, the coupling (any may be NULL). */
+int slem_vecreader_projections(const SlemVecReader *self, size_t *d, size_t *r, int *couple);
+
+/* Lets self's rows be read when they are kernel projections; reading them is refused
+ * otherwise (SLEM_EFORMAT naming the file: they are not vectors to any other tool). */
+void slem_vecreader_accept_projections(SlemVecReader *self);
 
 /* The fingerprint of the cache that made the descriptors of a container read by self, or
  * NULL for any other format (plain vectors, as far as slem can tell). */
@@ -154,8 +168,9 @@ typedef struct SlemVecWriter SlemVecWriter;
  * round(SLEM_I1_SCALE * x) (halves away from zero), clipped to +-SLEM_I1_SCALE, for
  * unit-norm descriptors. The scale is recorded in the npy header after the dictionary
  * ("# slem-scale: 1/127", which numpy.load ignores), and slem's reader divides by it
- * again; other readers see the integers. */
-typedef enum SlemDtype { SLEM_DTYPE_F4 = 0, SLEM_DTYPE_F2, SLEM_DTYPE_I1 } SlemDtype;
+ * again; other readers see the integers. float64 only for a container of kernel
+ * projections, written by slem_vecwriter_write_f64(). */
+typedef enum SlemDtype { SLEM_DTYPE_F4 = 0, SLEM_DTYPE_F2, SLEM_DTYPE_I1, SLEM_DTYPE_F8 } SlemDtype;
 #define SLEM_I1_SCALE 127
 
 /* Parses "f4", "f2", "i1" (also "float32", "float16", "int8"). Returns SLEM_EINVAL on an
@@ -188,6 +203,10 @@ int slem_vecwriter_set_meta(SlemVecWriter *self, const SlemDescMeta *meta, SlemE
 /* Appends n vectors x(n, d). bvecs, ivecs, u8bin, i8bin and ibin accept only integral
  * values in range; an npy of float16 only values within +-65504. */
 int slem_vecwriter_write(SlemVecWriter *self, const float *x, size_t n, SlemError *err);
+
+/* Appends n rows x(n, d) of doubles: a container (SLEM_FMT_SLEM) of kernel projections
+ * only, whose writer was set to SLEM_DTYPE_F8. Errors: SLEM_EINVAL otherwise, SLEM_EIO. */
+int slem_vecwriter_write_f64(SlemVecWriter *self, const double *x, size_t n, SlemError *err);
 
 /* Finishes the file and moves it into place; frees self whatever happens. */
 int slem_vecwriter_close(SlemVecWriter *self, SlemError *err);

@@ -521,6 +521,81 @@ START_TEST(dtype_and_output_names) {
 }
 END_TEST
 
+/* A container of kernel projections: rows of doubles, kept bit for bit, their layout in the
+ * header, and read only by a caller that accepts them. */
+static int write_projections(const char *path, size_t kd, size_t kr, const double *x, size_t n,
+                             SlemError *err) {
+  SlemVecWriter *w = NULL;
+  SlemDescMeta m;
+  int st;
+  memset(&m, 0, sizeof m);
+  m.cache_fingerprint = "0123456789abcdef";
+  m.kind_of_rows = "kernel-projections";
+  m.kernel_d = kd;
+  m.kernel_r = kr;
+  ck_assert_int_eq(slem_vecwriter_open(&w, path, SLEM_FMT_AUTO, 5, -1, err), SLEM_OK);
+  ck_assert_int_eq(slem_vecwriter_set_meta(w, &m, err), SLEM_OK);
+  /* doubles only once the writer is set to them, and then nothing else */
+  ck_assert_int_eq(slem_vecwriter_write_f64(w, x, 1, err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_vecwriter_set_dtype(w, SLEM_DTYPE_F8, err), SLEM_OK);
+  ck_assert_int_eq(slem_vecwriter_write(w, (const float *)x, 1, err), SLEM_EINVAL);
+  if ((st = slem_vecwriter_write_f64(w, x, n, err)) != SLEM_OK) {
+    slem_vecwriter_abort(w);
+    return st;
+  }
+  return slem_vecwriter_close(w, err);
+}
+
+START_TEST(double_rows_of_kernel_projections) {
+  const double x[10] = {0.1, -1e-300, 1.0 / 3, 2, 1e300, 0.7, 0, -0.0, 5e-324, 1};
+  char *p = tu_path("p.slem"), *q = tu_path("q.slem");
+  SlemVecReader *r = NULL;
+  SlemError err;
+  SlemVecWriter *w = NULL;
+  double back[10];
+  size_t got, kd = 0, kr = 0;
+  int kc = -1;
+  /* d 2, rank 1, not coupled: 2 + 2 + 1 = 5 values a row */
+  ck_assert_int_eq(SLEM_KPROJ_WIDTH(2, 1, 0), 5);
+  ck_assert_int_eq(SLEM_KPROJ_WIDTH(2, 1, 1), 6);
+  ck_assert_int_eq(write_projections(p, 2, 1, x, 2, &err), SLEM_OK);
+  ck_assert_int_eq(tu_file_size(p), 65536 + 10 * 8);
+  ck_assert_int_eq(slem_vecreader_open(&r, p, SLEM_FMT_AUTO, &err), SLEM_OK);
+  ck_assert(slem_vecreader_projections(r, &kd, &kr, &kc));
+  ck_assert_uint_eq(kd, 2);
+  ck_assert_uint_eq(kr, 1);
+  ck_assert_int_eq(kc, 0);
+  ck_assert_uint_eq(slem_vecreader_dim(r), 5);
+  ck_assert_str_eq(slem_vecreader_fingerprint(r), "0123456789abcdef");
+  ck_assert_int_eq(slem_vecreader_read(r, back, 2, &got, &err), SLEM_EFORMAT);
+  ck_assert_msg(strstr(err.msg, "p.slem: kernel projections (slem-encode --projections), which "
+                               "only slem-match -c CACHE reads"), "%s", err.msg);
+  slem_vecreader_accept_projections(r);
+  ck_assert_int_eq(slem_vecreader_read(r, back, 2, &got, &err), SLEM_OK);
+  ck_assert_uint_eq(got, 2);
+  ck_assert_mem_eq(back, x, sizeof x);
+  slem_vecreader_free(r);
+  /* a plain container is no projection container */
+  ck_assert_int_eq(slem_vecwriter_open(&w, q, SLEM_FMT_SLEM, 2, -1, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecwriter_set_dtype(w, SLEM_DTYPE_F8, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecwriter_close(w, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecreader_open(&r, q, SLEM_FMT_AUTO, &err), SLEM_EFORMAT);
+  ck_assert_msg(strstr(err.msg, "rows of dtype <f8, which slem writes only for kernel "
+                               "projections"), "%s", err.msg);
+  /* a layout that does not add up to the row's width is refused at the open */
+  ck_assert_int_eq(write_projections(q, 2, 2, x, 2, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecreader_open(&r, q, SLEM_FMT_AUTO, &err), SLEM_EFORMAT);
+  ck_assert_msg(strstr(err.msg, "without a consistent layout"), "%s", err.msg);
+  /* other formats store no doubles */
+  ck_assert_int_eq(slem_vecwriter_open(&w, q, SLEM_FMT_NPY, 2, -1, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecwriter_set_dtype(w, SLEM_DTYPE_F8, &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_vecwriter_write_f64(w, x, 1, &err), SLEM_EINVAL);
+  slem_vecwriter_abort(w);
+  free(p);
+  free(q);
+}
+END_TEST
+
 START_TEST(float16_conversions) {
   /* every float16 converts to a float and back to itself */
   for (uint32_t h = 0; h < 0x10000; h++) {
@@ -550,6 +625,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, int8_output_with_its_scale);
   tcase_add_test(tc, dtype_and_output_names);
   tcase_add_test(tc, float16_conversions);
+  tcase_add_test(tc, double_rows_of_kernel_projections);
   suite_add_tcase(s, tc);
   return s;
 }

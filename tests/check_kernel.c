@@ -817,6 +817,67 @@ START_TEST(kproj_blas_projections_do_not_depend_on_threads) {
 }
 END_TEST
 
+/* What slem-encode --projections stores: unpacked, the rows give the similarities of the
+ * rows projected there and then, bit for bit; what cannot be a projection is refused. */
+START_TEST(packed_projections_give_the_same_similarities) {
+  enum { N = 200, D = 5, NQ = 40 };
+  double *x = malloc(N * D * sizeof *x), *q = malloc(NQ * D * sizeof *q);
+  SlemError err;
+  tu_seed(48);
+  tu_gaussian_rows(x, N, D, 0.0);
+  tu_gaussian_rows(q, NQ, D, 0.3);
+  for (int couple = 0; couple < 2; couple++) {
+    SlemCache *c = kernel_cache_as("rbf:gamma=0.2", x, N, D, 16, 0.1, SLEM_FACTOR_ICD, couple);
+    size_t w = SLEM_KPROJ_WIDTH(D, c->r, couple);
+    double *rows = malloc(NQ * w * sizeof *rows), *s0 = malloc(NQ * NQ * sizeof *s0),
+           *s1 = malloc(NQ * NQ * sizeof *s1);
+    SlemKProj *p, *u;
+    ck_assert_int_eq(slem_kproj_new(&p, c, NQ, couple, &err), SLEM_OK);
+    ck_assert_int_eq(slem_kproj_new(&u, c, NQ, couple, &err), SLEM_OK);
+    ck_assert_int_eq(slem_kproj_run_fixed(p, q, NQ, "q", 1, &err), SLEM_OK);
+    slem_kproj_pack(p, rows);
+    ck_assert_int_eq(slem_kproj_unpack(u, rows, NQ, "rows", 1, &err), SLEM_OK);
+    ck_assert_uint_eq(slem_kproj_rows(u), NQ);
+    slem_kproj_similarity(s0, p, p);
+    slem_kproj_similarity(s1, p, u);
+    ck_assert_msg(memcmp(s0, s1, NQ * NQ * sizeof *s0) == 0, "couple %d: unpacked rows score "
+                  "otherwise", couple);
+    /* the row's N, after its features, v and z */
+    rows[3 * w + D + 2 * c->r] = -1;
+    ck_assert_int_eq(slem_kproj_unpack(u, rows, NQ, "rows", 11, &err), SLEM_EFORMAT);
+    ck_assert_msg(strstr(err.msg, "rows: record 14: a negative norm N (-1)"), "%s", err.msg);
+    slem_kproj_free(p);
+    slem_kproj_free(u);
+    free(rows);
+    free(s0);
+    free(s1);
+    slem_cache_free(c);
+  }
+  /* the kernels of histograms: no negative feature */
+  for (size_t i = 0; i < N * D; i++) x[i] = fabs(x[i]);
+  for (size_t i = 0; i < NQ * D; i++) q[i] = fabs(q[i]);
+  {
+    SlemCache *c = kernel_cache_as("intersection", x, N, D, 16, 0.1, SLEM_FACTOR_ICD, 0);
+    double *rows = malloc(NQ * SLEM_KPROJ_WIDTH(D, c->r, 0) * sizeof *rows);
+    SlemKProj *p, *u;
+    ck_assert_int_eq(slem_kproj_new(&p, c, NQ, 0, &err), SLEM_OK);
+    ck_assert_int_eq(slem_kproj_new(&u, c, NQ, 0, &err), SLEM_OK);
+    ck_assert_int_eq(slem_kproj_run_fixed(p, q, NQ, "q", 1, &err), SLEM_OK);
+    slem_kproj_pack(p, rows);
+    ck_assert_int_eq(slem_kproj_unpack(u, rows, NQ, "rows", 1, &err), SLEM_OK);
+    rows[2] = -0.5;
+    ck_assert_int_eq(slem_kproj_unpack(u, rows, NQ, "rows", 1, &err), SLEM_EFORMAT);
+    ck_assert_msg(strstr(err.msg, "rows: record 1: value 3 is negative (-0.5)"), "%s", err.msg);
+    slem_kproj_free(p);
+    slem_kproj_free(u);
+    free(rows);
+    slem_cache_free(c);
+  }
+  free(x);
+  free(q);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("kernel");
   TCase *tc = tcase_create("kernel");
@@ -834,6 +895,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, factors_and_coupling_equal_dense_solutions);
   tcase_add_test(tc, full_factor_coupling_changes_nothing);
   tcase_add_test(tc, kproj_blas_projections_do_not_depend_on_threads);
+  tcase_add_test(tc, packed_projections_give_the_same_similarities);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -87,6 +87,16 @@ for f in icd kpca full; do
   else
     cmp -s "$T/c1.tsv" "$T/c0.tsv" && bad "$f: coupling changed nothing" || ok
   fi
+  # the database projected once (slem-encode --projections): the same rankings, byte for
+  # byte, whatever the threads and the cuts
+  check "projections $f" slem-encode -q -c "$T/f.$f.slem" --couple --projections -o "$T/p1.slem" "$D/database.fvecs"
+  check "plain projections $f" slem-encode -q -c "$T/f.$f.slem" --projections -o "$T/p0.slem" "$D/database.fvecs"
+  check "coupled match of projections $f" slem-match -c "$T/f.$f.slem" --couple -k 50 -d "$T/p1.slem" -o "$T/c4.tsv" "$D/queries.fvecs"
+  cmp -s "$T/c1.tsv" "$T/c4.tsv" && ok || bad "$f: the coupled ranking of the projections differs"
+  check "plain match of projections $f" slem-match -c "$T/f.$f.slem" -k 50 -d "$T/p0.slem" -o "$T/c5.tsv" "$D/queries.fvecs"
+  cmp -s "$T/c0.tsv" "$T/c5.tsv" && ok || bad "$f: the ranking of the projections differs"
+  SLEM_MATCH_MEMORY=0 slem-match -t 1 --query-block 7 --tile-rows 33 -c "$T/f.$f.slem" --couple -k 50 -d "$T/p1.slem" -o "$T/c6.tsv" "$D/queries.fvecs"
+  cmp -s "$T/c1.tsv" "$T/c6.tsv" && ok || bad "$f: the coupled ranking of the projections changes with threads and blocks"
   check "coupled encode $f" slem-encode -c "$T/f.$f.slem" --couple -o "$T/e1.slem" "$D/database.fvecs"
   check "plain encode $f" slem-encode -c "$T/f.$f.slem" -o "$T/e0.slem" "$D/database.fvecs"
 done
@@ -108,6 +118,38 @@ for t in 2 3; do
   fp=$(slem-negstats --info "$T/big$t.slem" | grep fingerprint)
   [ -n "$fp1" ] && [ "$fp1" = "$fp" ] && ok || bad "icd over 3 chunks differs with -t $t: $fp1 / $fp"
 done
+# ---- projections: shards, files, pipes and what is refused ----
+check "projections rbf" slem-encode -q -c "$T/rbf.slem" --projections -o "$T/p.slem" "$D/database.fvecs"
+grep -a -q '"rows":"kernel-projections"' "$T/p.slem" && grep -a -q '"dtype":"<f8"' "$T/p.slem" &&
+  grep -a -q '"kernel_projections":{"d":64,"r":256,"couple":false}' "$T/p.slem" && ok ||
+  bad "the projections' header lacks their kind, dtype or layout"
+n=$(($(wc -c <"$D/database.fvecs") / (4 + 4 * 64)))
+[ "$(wc -c <"$T/p.slem")" = $((65536 + n * (64 + 2 * 256 + 1) * 8)) ] && ok ||
+  bad "projections of $n rows: $(wc -c <"$T/p.slem") bytes"
+check "match of projections" slem-match -c "$T/rbf.slem" -k 1000 -d "$T/p.slem" -o "$T/pexact.tsv" "$D/queries.fvecs"
+cmp -s "$T/exact.tsv" "$T/pexact.tsv" && ok || bad "the exact ranking of the projections differs from that of the features"
+slem-encode -q -c "$T/rbf.slem" --projections --shard 0/2 -o "$T/ps0.slem" "$D/database.fvecs"
+slem-encode -q -c "$T/rbf.slem" --projections --shard 1/2 -o "$T/ps1.slem" "$D/database.fvecs"
+check "match of two projected shards" slem-match -c "$T/rbf.slem" -k 1000 -d "$T/ps0.slem" -d "$T/ps1.slem" -o "$T/pexact2.tsv" "$D/queries.fvecs"
+cmp -s "$T/exact.tsv" "$T/pexact2.tsv" && ok || bad "the projections of two shards rank otherwise"
+slem-encode -q -c "$T/rbf.slem" --projections <"$D/database.fvecs" | slem-match -c "$T/rbf.slem" -k 1000 -d - "$D/queries.fvecs" >"$T/pexact3.tsv"
+cmp -s "$T/exact.tsv" "$T/pexact3.tsv" && ok || bad "the projections through a pipe rank otherwise"
+expect_fail "projections of another cache" 1 "kernel projections of the cache" "$T/o.tsv" slem-match -c "$T/f.icd.slem" -d "$T/p.slem" -o "$T/o.tsv" "$D/queries.fvecs"
+expect_fail "projections without the coupling" 1 "and --couple is given" "$T/o.tsv" slem-match -c "$T/f.full.slem" --couple -d "$T/p0.slem" -o "$T/o.tsv" "$D/queries.fvecs"
+expect_fail "projections and features" 1 "kernel projections and base features in one database" "$T/o.tsv" slem-match -c "$T/rbf.slem" -d "$T/p.slem" -d "$D/database.fvecs" -o "$T/o.tsv" "$D/queries.fvecs"
+expect_fail "projections as queries" 1 "not as its queries" "$T/o.tsv" slem-match -c "$T/rbf.slem" -d "$D/database.fvecs" -o "$T/o.tsv" "$T/p.slem"
+expect_fail "projections without -c" 1 "give their cache with -c CACHE" "$T/o.tsv" slem-match -d "$T/p.slem" -o "$T/o.tsv" "$D/queries.fvecs"
+expect_fail "projections read as vectors" 1 "which only slem-match -c CACHE reads" "$T/o.slem" slem-negstats -f slem -o "$T/o.slem" "$T/p.slem"
+expect_fail "projections to fvecs" 2 "written to a container" "$T/o.fvecs" slem-encode -c "$T/rbf.slem" --projections -o "$T/o.fvecs" "$D/database.fvecs"
+expect_fail "projections of a linear cache" 2 "need a kernel cache" "$T/o.slem" slem-encode -c "$T/lin.slem" --projections -o "$T/o.slem" "$D/database.fvecs"
+cp "$T/p.slem" "$T/pc.slem"
+printf 'X' | dd of="$T/pc.slem" bs=1 seek=70000 conv=notrunc 2>/dev/null
+expect_fail "corrupt projections" 1 "checksum mismatch in the rows" "$T/o.tsv" slem-match -c "$T/rbf.slem" -d "$T/pc.slem" -o "$T/o.tsv" "$D/queries.fvecs"
+# an existing output stays as it was when the projections are refused
+cp "$T/exact.tsv" "$T/keep.tsv"
+slem-match -c "$T/f.icd.slem" -d "$T/p.slem" -o "$T/keep.tsv" "$D/queries.fvecs" 2>/dev/null
+cmp -s "$T/exact.tsv" "$T/keep.tsv" && ok || bad "a refused match changed its existing output"
+
 # coupled and plain descriptors of one cache are not comparable: the containers say so
 slem-encode -q -c "$T/f.icd.slem" -o "$T/q0.slem" "$D/queries.fvecs"
 expect_fail "coupled db, plain queries" 1 "cannot be compared" "$T/o.tsv" slem-match -d "$T/e1.slem" -o "$T/o.tsv" "$T/q0.slem"

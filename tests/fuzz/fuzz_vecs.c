@@ -1,6 +1,7 @@
 /* Vector files: the first byte picks the format (SlemFormat: 0 auto, 1 fvecs, 2 bvecs,
  * 3 ivecs, 4 npy, 5 text, then the formats added after them), the rest is the file;
- * every block is read as double and again as float. */
+ * every block is read as double and again as float (a container of kernel projections
+ * too: its rows are accepted). */
 #define _GNU_SOURCE /* memfd_create */
 #include <stdlib.h>
 
@@ -17,6 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (fd < 0) return 0;
   if (slem_vecreader_open(&r, path, (SlemFormat)(data[0] % SLEM_FMT_END), &err) == SLEM_OK) {
     size_t d = slem_vecreader_dim(r), got;
+    if (slem_vecreader_projections(r, NULL, NULL, NULL)) slem_vecreader_accept_projections(r);
     double *x = malloc(7 * d * sizeof *x);
     float *f = malloc(7 * d * sizeof *f);
     while (x && slem_vecreader_read(r, x, 7, &got, &err) == SLEM_OK && got > 0) {
