@@ -15,6 +15,7 @@
 
 #include "crc32.h"
 #include "io.h"
+#include "mem.h"
 #include "slem.h"
 #include "vecs.h"
 
@@ -385,8 +386,11 @@ int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
    * process truncates in place (cp over it, truncate) kills the reader with SIGBUS at the
    * first page past the new end. A file that changes size while it is read is an error. */
   c->priv->map_len = (size_t)st.st_size;
+  /* aligned as in the file; a large cache on huge pages (mem.h), which fault once per 2 MiB */
   if ((uint64_t)st.st_size > SIZE_MAX ||
-      posix_memalign(&c->priv->map, ALIGN, c->priv->map_len) != 0) { /* aligned as in the file */
+      (c->priv->map_len >= ((size_t)2 << 20)
+           ? !(c->priv->map = slem_alloc_large(c->priv->map_len))
+           : posix_memalign(&c->priv->map, ALIGN, c->priv->map_len) != 0)) {
     c->priv->map = NULL;
     status = slem_error(err, SLEM_ENOMEM, "%s: out of memory for a cache of %lld bytes", path,
                         (long long)st.st_size);

@@ -117,7 +117,7 @@ int slem_encoder_set_precision(SlemEncoder *self, SlemPrecision p, SlemPrecision
             ? SLEM_PRECISION_SINGLE : SLEM_PRECISION_DOUBLE;
   if (self->mode != SLEM_ENCODE_UNIT) p = SLEM_PRECISION_DOUBLE;
   if (p == SLEM_PRECISION_SINGLE && !self->ainv_f) {
-    self->ainv_f = malloc(d * d * sizeof *self->ainv_f);
+    self->ainv_f = slem_alloc_large(d * d * sizeof *self->ainv_f);
     self->delta_f = slem_alloc_large(self->max_rows * d * sizeof *self->delta_f);
     self->y_f = slem_alloc_large(self->max_rows * d * sizeof *self->y_f);
     if (!self->ainv_f || !self->delta_f || !self->y_f)

@@ -8,6 +8,7 @@
 #include "groups.h"
 #include "ids.h"
 #include "kproj.h"
+#include "mem.h"
 #include "recursive.h"
 #include "whiten.h"
 #include "prefetch.h"
@@ -145,8 +146,8 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
       goto done;
     }
   }
-  if (o->projections ? !(yd = malloc(block * out_dim * sizeof *yd))
-                     : !(y = malloc(block * out_dim * sizeof *y))) {
+  if (o->projections ? !(yd = slem_alloc_large(block * out_dim * sizeof *yd))
+                     : !(y = slem_alloc_large(block * out_dim * sizeof *y))) {
     st = slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", block);
     goto done;
   }

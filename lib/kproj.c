@@ -53,7 +53,7 @@ int slem_kproj_new(SlemKProj **self, const SlemCache *cache, size_t max_rows, in
   p->c = cache;
   p->couple = couple;
   p->max_rows = max_rows;
-  p->xp = malloc(max_rows * d * sizeof *p->xp);
+  p->xp = slem_alloc_large(max_rows * d * sizeof *p->xp);
   p->v = malloc(max_rows * r * sizeof *p->v);
   p->z = malloc(max_rows * r * sizeof *p->z);
   p->t = malloc(max_rows * r * sizeof *p->t);
@@ -70,7 +70,7 @@ int slem_kproj_new(SlemKProj **self, const SlemCache *cache, size_t max_rows, in
   }
   if (cache->factor == SLEM_FACTOR_KPCA || couple) {
     if (n > SIZE_MAX / sizeof(double) / (max_rows ? max_rows : 1) ||
-        !(p->kx = malloc(max_rows * n * sizeof *p->kx)) ||
+        !(p->kx = slem_alloc_large(max_rows * n * sizeof *p->kx)) ||
         !(p->negt = malloc(slem_kernel_lanes_size(n, d) * sizeof *p->negt))) {
       slem_kproj_free(p);
       return slem_error(err, SLEM_ENOMEM, "out of memory for the kernel values of %zu vectors "
@@ -752,9 +752,9 @@ int slem_scorer_kernel_new(SlemScorer **self, const SlemCache *cache, size_t max
   s->c = 1.01 * (2 * slem_gamma(2.0 * (double)cache->r + 8, 0x1p-53) + 6 * 0x1p-24);
   s->keeping = 1;
   s->kept_budget = slem_match_memory();
-  s->qx = malloc(max_q * cache->d * sizeof *s->qx);
-  s->sd = malloc(max_q * max_d * sizeof *s->sd);
-  s->xt = malloc(slem_kernel_lanes_size(max_d, cache->d) * sizeof *s->xt);
+  s->qx = slem_alloc_large(max_q * cache->d * sizeof *s->qx);
+  s->sd = slem_alloc_large(max_q * max_d * sizeof *s->sd);
+  s->xt = slem_alloc_large(slem_kernel_lanes_size(max_d, cache->d) * sizeof *s->xt);
   s->kmax = malloc(max_q * sizeof *s->kmax);
   s->qa = malloc(max_q * sizeof *s->qa);
   s->qb = malloc(max_q * sizeof *s->qb);

@@ -92,7 +92,7 @@ static void kept_add(Kept *kp, const void *rows, size_t nd, size_t bytes, const 
     kp->pos = p;
     kp->cap = cap;
   }
-  if (!(copy = malloc(bytes ? bytes : 1))) goto stop;
+  if (!(copy = slem_alloc_large(bytes))) goto stop;
   memcpy(copy, rows, bytes);
   kp->rows[kp->count] = copy;
   kp->n[kp->count] = nd;
@@ -281,7 +281,7 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
     }
   }
   if (status) goto done;
-  scores = malloc(qmax * tb * sizeof *scores);
+  scores = slem_alloc_large(qmax * tb * sizeof *scores);
   mem = malloc(qmax * k * sizeof *mem);
   lmem = malloc(qmax * k * sizeof *lmem);
   tops = malloc(qmax * sizeof *tops);
@@ -291,7 +291,7 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
   cand = malloc(nthreads * tb * sizeof *cand);
   job = calloc(1, sizeof *job);
   esize = slem_scorer_f32(sc) ? sizeof(float) : sizeof(double);
-  scratch = malloc(tb * dd * esize);
+  scratch = slem_alloc_large(tb * dd * esize);
   if (!scores || !mem || !lmem || !tops || !lows || !cand || !job || !scratch) {
     status = slem_error(err, SLEM_ENOMEM, "out of memory for the match tiles");
     goto done;

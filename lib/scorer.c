@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "mem.h"
 
 void slem_scorer_free(SlemScorer *self) {
   if (self) self->ops->destroy(self);
@@ -173,7 +174,7 @@ int slem_scorer_ip_new(SlemScorer **self, size_t d, int normalize, size_t max_q,
   s->base = (SlemScorer){&ip_ops, d, max_q, max_d, 1, 0, 0, 0, 0, 0, 0};
   s->normalize = normalize;
   s->gamma = 1.01 * (slem_gamma((double)d, 0x1p-24) + 2 * 0x1p-24);
-  s->q = malloc(max_q * d * sizeof *s->q);
+  s->q = slem_alloc_large(max_q * d * sizeof *s->q);
   s->qn = malloc(max_q * sizeof *s->qn);
   s->iq = malloc(max_q * sizeof *s->iq);
   s->xn = malloc(max_d * sizeof *s->xn);
