@@ -455,13 +455,23 @@ static int read_all(double **x, size_t *n, size_t *d, const char *const *paths, 
     while (st == SLEM_OK) {
       size_t got;
       if (*n + block > cap) {
+        /* the file's count when it is known (all of it at once), else twice as many; on
+         * huge pages (mem.h): the rows are decoded into fresh memory */
+        int64_t count = slem_vecreader_count(r);
         size_t ncap = cap ? 2 * cap : 4 * block;
-        double *p = realloc(*x, ncap * *d * sizeof *p);
+        double *p = NULL;
+        if (count >= 0 && (uint64_t)count < SIZE_MAX / 2 - *n - block &&
+            *n + (size_t)count + block > ncap)
+          ncap = *n + (size_t)count + block;
+        if (ncap <= SIZE_MAX / sizeof *p / *d && (p = slem_alloc_large(ncap * *d * sizeof *p)) &&
+            *n > 0)
+          memcpy(p, *x, *n * *d * sizeof *p);
         if (!p) {
           st = slem_error(err, SLEM_ENOMEM, "out of memory for %zu negatives of dimension %zu",
                           ncap, *d);
           break;
         }
+        free(*x);
         *x = p;
         cap = ncap;
       }

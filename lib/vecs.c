@@ -18,6 +18,7 @@
 #include "vecfmt.h"
 #include "crc32.h"
 #include "ids.h"
+#include "mem.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "slem reads and writes little-endian files in host order: a little-endian host is needed"
@@ -358,7 +359,7 @@ static size_t decode(const SlemVecReader *r, const unsigned char *rp, double *xr
       }
     }
     if (fr) {
-      memcpy(fr, rp, 4 * d);
+      if ((const void *)fr != (const void *)rp) memcpy(fr, rp, 4 * d); /* read in place */
     } else {
       for (size_t j = 0; j < d; j++) {
         float v;
@@ -383,7 +384,7 @@ static size_t decode(const SlemVecReader *r, const unsigned char *rp, double *xr
       }
     }
     if (xr) {
-      memcpy(xr, rp, 8 * d);
+      if ((const void *)xr != (const void *)rp) memcpy(xr, rp, 8 * d); /* read in place */
     } else {
       for (size_t j = 0; j < d; j++) {
         double v;
@@ -445,6 +446,7 @@ int slem_vfmt_read_records(SlemVecReader *self, double *xd, float *xf, size_t ma
                         SlemError *err) {
   const char *name = slem_in_name(self->in);
   size_t want, nbytes, n;
+  unsigned char *raw;
   int st;
   for (;;) { /* again when every record of a block was skipped */
     size_t o;
@@ -452,13 +454,22 @@ int slem_vfmt_read_records(SlemVecReader *self, double *xd, float *xf, size_t ma
       max = (size_t)((uint64_t)self->count - self->recs);
     if (max == 0) return SLEM_OK;
     want = max * self->rec;
-    if (want > self->raw_cap) {
-      unsigned char *p = realloc(self->raw, want);
-      if (!p) return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu records", max);
-      self->raw = p;
-      self->raw_cap = want;
+    /* records laid out as the caller's rows (no prefix, the same type, nothing to convert)
+     * are read straight into them and checked there: no second copy */
+    if (self->prefix == 0 && !self->swap && self->divisor == 1 &&
+        (xf ? self->dtype == SLEM_DT_F4 : self->dtype == SLEM_DT_F8)) {
+      raw = xf ? (unsigned char *)xf : (unsigned char *)xd;
+    } else {
+      if (want > self->raw_cap) { /* grown, never copied: it is filled again at each call */
+        free(self->raw);
+        self->raw_cap = 0;
+        if (!(self->raw = slem_alloc_large(want)))
+          return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu records", max);
+        self->raw_cap = want;
+      }
+      raw = self->raw;
     }
-    st = slem_in_read(self->in, self->raw, want, &nbytes, err);
+    st = slem_in_read(self->in, raw, want, &nbytes, err);
     if (st) return st;
     n = nbytes / self->rec;
     if (nbytes % self->rec != 0)
@@ -468,11 +479,11 @@ int slem_vfmt_read_records(SlemVecReader *self, double *xd, float *xf, size_t ma
       return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": missing (%s says %" PRId64
                         ")", name, self->recs + n + 1, self->count_from, self->count);
     if (self->crc_on) {
-      self->crc = slem_crc32(self->crc, self->raw, nbytes);
+      self->crc = slem_crc32(self->crc, raw, nbytes);
       if (self->recs + n == (uint64_t)self->count && (st = slem_vfmt_crc_end(self, err)) != SLEM_OK)
         return st;
     }
-    st = slem_vfmt_decode(self, self->raw, n, xd, xf, &o, err);
+    st = slem_vfmt_decode(self, raw, n, xd, xf, &o, err);
     if (st) return st;
     self->recs += n;
     if (o == 0 && n > 0) continue;

@@ -596,6 +596,83 @@ START_TEST(double_rows_of_kernel_projections) {
 }
 END_TEST
 
+/* Records laid out as the caller's rows (fbin float32 read as float, npy <f8 read as double)
+ * are read straight into them: the rows with a NaN or an Inf are skipped there as anywhere,
+ * in blocks that end within them, and the others come out in order. */
+START_TEST(records_read_in_place_skip_as_others) {
+  const size_t n = 7, d = 3;
+  double x[7 * 3];
+  char *fb = tu_path("nf.fbin"), *np = tu_path("nf.npy");
+  for (size_t i = 0; i < n * d; i++) x[i] = (double)(i + 1) / 8;
+  x[1 * d + 2] = NAN;      /* record 2 */
+  x[4 * d + 0] = INFINITY; /* record 5 */
+  x[6 * d + 1] = -INFINITY; /* record 7, the last */
+  {
+    unsigned char buf[8 + 7 * 3 * 4];
+    uint32_t h[2] = {(uint32_t)n, (uint32_t)d};
+    memcpy(buf, h, 8);
+    for (size_t i = 0; i < n * d; i++) {
+      float v = (float)x[i];
+      memcpy(buf + 8 + 4 * i, &v, 4);
+    }
+    tu_write_bytes(fb, buf, sizeof buf);
+  }
+  {
+    char hdr[128];
+    unsigned char buf[128 + sizeof x];
+    int len = snprintf(hdr, sizeof hdr, "{'descr': '<f8', 'fortran_order': False, "
+                       "'shape': (%zu, %zu), }", n, d);
+    while ((10 + len + 1) % 64 != 0) hdr[len++] = ' ';
+    hdr[len++] = '\n';
+    memcpy(buf, "\x93NUMPY\x01\x00", 8);
+    buf[8] = (unsigned char)(len & 0xff);
+    buf[9] = (unsigned char)(len >> 8);
+    memcpy(buf + 10, hdr, (size_t)len);
+    memcpy(buf + 10 + len, x, sizeof x);
+    tu_write_bytes(np, buf, 10 + (size_t)len + sizeof x);
+  }
+  for (int k = 0; k < 2; k++) {
+    const char *path = k ? np : fb;
+    for (int f32 = 0; f32 < 2; f32++) {
+      SlemVecReader *r = NULL;
+      SlemError err;
+      float rf[3 * 3];
+      double rd[3 * 3], all[7 * 3];
+      size_t got, m = 0;
+      ck_assert_msg(slem_vecreader_open(&r, path, SLEM_FMT_AUTO, &err) == SLEM_OK, "%s", err.msg);
+      slem_vecreader_skip_nonfinite(r, 1);
+      for (;;) {
+        int st = f32 ? slem_vecreader_read_f32(r, rf, 3, &got, &err)
+                     : slem_vecreader_read(r, rd, 3, &got, &err);
+        ck_assert_msg(st == SLEM_OK, "%s", err.msg);
+        if (!got) break;
+        for (size_t i = 0; i < got * d; i++) all[m * d + i] = f32 ? rf[i] : rd[i];
+        m += got;
+      }
+      ck_assert_uint_eq(m, 4);
+      ck_assert_uint_eq(slem_vecreader_skipped(r), 3);
+      for (size_t i = 0, o = 0; i < n; i++) {
+        if (i == 1 || i == 4 || i == 6) continue;
+        for (size_t j = 0; j < d; j++)
+          ck_assert_msg(all[o * d + j] == (double)(float)x[i * d + j], "%s (%s): row %zu",
+                        path, f32 ? "float" : "double", i + 1);
+        o++;
+      }
+      slem_vecreader_free(r);
+      /* without skipping, the first is an error naming file, record and value */
+      ck_assert_int_eq(slem_vecreader_open(&r, path, SLEM_FMT_AUTO, &err), SLEM_OK);
+      ck_assert_int_eq(f32 ? slem_vecreader_read_f32(r, rf, 3, &got, &err)
+                           : slem_vecreader_read(r, rd, 3, &got, &err), SLEM_EFORMAT);
+      ck_assert_msg(strstr(err.msg, k ? "nf.npy: record 2: value 3 is NaN"
+                                      : "nf.fbin: record 2: value 3 is NaN"), "%s", err.msg);
+      slem_vecreader_free(r);
+    }
+  }
+  free(fb);
+  free(np);
+}
+END_TEST
+
 START_TEST(float16_conversions) {
   /* every float16 converts to a float and back to itself */
   for (uint32_t h = 0; h < 0x10000; h++) {
@@ -626,6 +703,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, dtype_and_output_names);
   tcase_add_test(tc, float16_conversions);
   tcase_add_test(tc, double_rows_of_kernel_projections);
+  tcase_add_test(tc, records_read_in_place_skip_as_others);
   suite_add_tcase(s, tc);
   return s;
 }
