@@ -285,6 +285,29 @@ START_TEST(crc32_check_value) {
 }
 END_TEST
 
+/* The carry-less multiplication path (long buffers, where the CPU has it) against zlib's
+ * values (Python's zlib.crc32 of the same bytes) and against the tables at every length
+ * up to 300, every offset in 16 bytes, and split anywhere. */
+START_TEST(crc32_long_buffers_as_zlib) {
+  size_t n = (size_t)1 << 20;
+  unsigned char *b = malloc(n);
+  for (size_t i = 0; i < n; i++) b[i] = (unsigned char)((i * 7 + i / 256) % 251);
+  ck_assert_uint_eq(slem_crc32(0, b, n), 0x52a36025u);
+  ck_assert_uint_eq(slem_crc32(0, b, 1000003), 0x0286ada6u);
+  ck_assert_uint_eq(slem_crc32(0, b + 5, 777), 0x347b4b42u);
+  ck_assert_uint_eq(slem_crc32_tables(0, b, n), 0x52a36025u);
+  for (size_t off = 0; off < 16; off++)
+    for (size_t len = 0; len <= 300; len++) {
+      uint32_t want = slem_crc32_tables(0, b + off, len);
+      ck_assert_msg(slem_crc32(0, b + off, len) == want, "offset %zu, length %zu", off, len);
+      ck_assert_uint_eq(slem_crc32(slem_crc32(0, b + off, len / 3), b + off + len / 3,
+                                   len - len / 3), want);
+    }
+  ck_assert_uint_eq(slem_crc32(slem_crc32(0, b, 70001), b + 70001, n - 70001), 0x52a36025u);
+  free(b);
+}
+END_TEST
+
 /* writes a small linear cache and returns its bytes */
 static unsigned char *cache_bytes(const char *path, size_t *len) {
   double mu[3] = {1, 2, 3}, ainv[9] = {2, 0.5, 0, 0.5, 2, 0, 0, 0, 1};
@@ -528,6 +551,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, writer_refuses_values_that_do_not_fit);
   tcase_add_test(tc, ids_files);
   tcase_add_test(tc, crc32_check_value);
+  tcase_add_test(tc, crc32_long_buffers_as_zlib);
   tcase_add_test(tc, cache_round_trip_and_corruption);
   tcase_add_test(tc, failed_write_leaves_no_file);
   tcase_add_test(tc, blas_is_openblas_not_gslcblas);
