@@ -86,6 +86,11 @@ static int info(const char *path) {
   SlemError err;
   int st = slem_cache_read(&c, path, &err);
   if (st) return cli_fail(&err);
+  if (!slem_cache_json(c)) {
+    slem_error(&err, SLEM_ENOMEM, "%s: out of memory for its JSON header", path);
+    slem_cache_free(c);
+    return cli_fail(&err);
+  }
   printf("%s\n", slem_cache_json(c));
   slem_cache_free(c);
   return cli_close_stdout(CLI_EXIT_OK);

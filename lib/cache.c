@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +29,15 @@ static const unsigned char magic[8] = {0x89, 'S', 'L', 'E', 'M', '\r', '\n', 0x1
 struct SlemCachePriv {
   void *map;
   size_t map_len;
-  char *json_text;  /* pretty-printed */
+  char *json_text;  /* pretty-printed, with the fingerprint: made at the first call */
+  cJSON *json;      /* the header, until then */
+  /* the fingerprint, computed at the first call: hashing a large payload byte by byte
+   * costs more than reading it, and most runs never need it */
+  pthread_mutex_t lock;
+  int fp_done;
+  char fingerprint[17];
+  const unsigned char *payload;
+  uint64_t payload_len;
   char *path;
   const double **stage_mu, **stage_ainv;  /* recursive caches */
   double *stage_lambda;
@@ -69,6 +78,8 @@ void slem_cache_free(SlemCache *self) {
   if (self->priv) {
     free(self->priv->map);
     free(self->priv->json_text);
+    cJSON_Delete(self->priv->json);
+    pthread_mutex_destroy(&self->priv->lock);
     free(self->priv->path);
     free(self->priv->stage_mu);
     free(self->priv->stage_ainv);
@@ -79,7 +90,30 @@ void slem_cache_free(SlemCache *self) {
   free(self);
 }
 
-const char *slem_cache_json(const SlemCache *self) { return self->priv->json_text; }
+const char *slem_cache_fingerprint(const SlemCache *self) {
+  struct SlemCachePriv *p = self->priv;
+  pthread_mutex_lock(&p->lock);
+  if (!p->fp_done) { /* FNV-1a, 64 bits, of the payload */
+    uint64_t h = 1469598103934665603ull;
+    for (uint64_t i = 0; i < p->payload_len; i++) h = (h ^ p->payload[i]) * 1099511628211ull;
+    snprintf(p->fingerprint, sizeof p->fingerprint, "%016" PRIx64, h);
+    p->fp_done = 1;
+  }
+  pthread_mutex_unlock(&p->lock);
+  return p->fingerprint;
+}
+
+const char *slem_cache_json(const SlemCache *self) {
+  struct SlemCachePriv *p = self->priv;
+  const char *fp = slem_cache_fingerprint(self);
+  pthread_mutex_lock(&p->lock);
+  if (!p->json_text && p->json) {
+    cJSON_DeleteItemFromObjectCaseSensitive(p->json, "fingerprint");
+    if (cJSON_AddStringToObject(p->json, "fingerprint", fp)) p->json_text = cJSON_Print(p->json);
+  }
+  pthread_mutex_unlock(&p->lock);
+  return p->json_text;
+}
 const char *slem_cache_path(const SlemCache *self) { return self->priv->path; }
 
 /* Reads a non-negative integer member that is exactly representable. */
@@ -362,6 +396,7 @@ int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
     goto fail;
   }
   strcpy(c->priv->path, path);
+  pthread_mutex_init(&c->priv->lock, NULL);
   if (strcmp(path, "-") == 0) {
     status = slem_error(err, SLEM_EINVAL, "a cache cannot be read from stdin ('-'): it is used in "
                         "place from its file; give the path of the .slem file");
@@ -536,20 +571,10 @@ int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
                         kind->valuestring);
   }
   if (status) goto fail;
-  {
-    /* the fingerprint: what descriptors record of the cache that made them */
-    uint64_t h = 1469598103934665603ull;
-    for (uint64_t i = 0; i < pay_len; i++) h = (h ^ p[pay_off + i]) * 1099511628211ull;
-    snprintf(c->fingerprint, sizeof c->fingerprint, "%016" PRIx64, h);
-    cJSON_DeleteItemFromObjectCaseSensitive(json, "fingerprint");
-    cJSON_AddStringToObject(json, "fingerprint", c->fingerprint);
-  }
-  c->priv->json_text = cJSON_Print(json);
-  if (!c->priv->json_text) {
-    status = slem_error(err, SLEM_ENOMEM, "out of memory");
-    goto fail;
-  }
-  cJSON_Delete(json);
+  /* what descriptors record of the cache that made them, when they ask for it */
+  c->priv->payload = p + pay_off;
+  c->priv->payload_len = pay_len;
+  c->priv->json = json;
   *self = c;
   return SLEM_OK;
 fail:

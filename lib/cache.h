@@ -69,8 +69,6 @@ typedef struct SlemCache {
   const double *negs;     /* kernel, kpca or couple: negs(n, d), prepared; else NULL */
   const double *proj;     /* kernel, kpca: proj(r, n); else NULL */
   const double *bneg;     /* kernel, couple: bneg(n, r); else NULL */
-  char fingerprint[17];   /* 16 hex digits: FNV-1a (64 bits) of the payload, which names
-                             this cache's numbers in the descriptors made with it */
   size_t neig;            /* linear: d when the eigendecomposition is stored, else 0;
                            * pca: R, the eigenpairs kept */
   const double *evals;    /* linear, pca: evals(neig), the eigenvalues of Sigma, largest
@@ -91,8 +89,14 @@ typedef struct SlemCache {
 int slem_cache_read(SlemCache **self, const char *path, SlemError *err);
 void slem_cache_free(SlemCache *self);
 
-/* The JSON header, pretty-printed, owned by self. */
+/* The JSON header, pretty-printed, with the fingerprint, owned by self; NULL when out of
+ * memory. */
 const char *slem_cache_json(const SlemCache *self);
+
+/* 16 hex digits: FNV-1a (64 bits) of the payload, which names this cache's numbers in the
+ * descriptors made with it; owned by self. Computed at the first call (from any thread),
+ * since most runs never need it and hashing byte by byte costs more than reading. */
+const char *slem_cache_fingerprint(const SlemCache *self);
 const char *slem_cache_path(const SlemCache *self);
 
 /* What a cache records of how it was made. */

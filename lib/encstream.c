@@ -33,11 +33,11 @@ static const char *encoding_fingerprint(char *buf, const SlemCache *cache,
   char text[96];
   uint64_t h = 0xcbf29ce484222325ull;
   if (o->couple)
-    snprintf(text, sizeof text, "%s:couple", cache->fingerprint);
+    snprintf(text, sizeof text, "%s:couple", slem_cache_fingerprint(cache));
   else if (o->alpha_set && o->alpha != -1)
-    snprintf(text, sizeof text, "%s:alpha=%.17g", cache->fingerprint, o->alpha);
+    snprintf(text, sizeof text, "%s:alpha=%.17g", slem_cache_fingerprint(cache), o->alpha);
   else
-    return cache->fingerprint;
+    return slem_cache_fingerprint(cache);
   for (const char *p = text; *p; p++) h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
   snprintf(buf, 17, "%016llx", (unsigned long long)h);
   return buf;
@@ -50,7 +50,7 @@ static int set_meta(SlemVecWriter *w, const SlemCache *cache, SlemVecReader *r,
   char fp[17];
   memset(&m, 0, sizeof m);
   /* projections record the coupling in their layout, checked against the cache's */
-  m.cache_fingerprint = o->projections ? cache->fingerprint : encoding_fingerprint(fp, cache, o);
+  m.cache_fingerprint = o->projections ? slem_cache_fingerprint(cache) : encoding_fingerprint(fp, cache, o);
   m.cache_path = slem_cache_path(cache);
   m.input = slem_vecreader_name(r);
   m.input_count = slem_vecreader_count(r);

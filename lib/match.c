@@ -216,7 +216,7 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
   slem_db_window(db, &lo, &hi);
   if (opts->kernel) { /* a database of kernel projections is not projected again */
     const SlemCache *c = opts->kernel;
-    if ((status = slem_db_projections(db, c->fingerprint, c->d, c->r, opts->couple, &packed,
+    if ((status = slem_db_projections(db, slem_cache_fingerprint(c), c->d, c->r, opts->couple, &packed,
                                       err)) != SLEM_OK)
       return status;
     if (packed) dd = SLEM_KPROJ_WIDTH(c->d, c->r, opts->couple);

@@ -2,6 +2,7 @@
 #include "testutil.h"
 
 #include <dlfcn.h>
+#include <inttypes.h>
 #include <math.h>
 
 #include "../lib/cache.h"
@@ -354,6 +355,18 @@ START_TEST(cache_round_trip_and_corruption) {
   ck_assert_double_eq(c->ainv[1], 0.5);
   ck_assert_uint_eq((uintptr_t)c->ainv % 64, 0);
   ck_assert_ptr_nonnull(strstr(slem_cache_json(c), "\"neg.fvecs\""));
+  {
+    /* the fingerprint, made when first asked: FNV-1a of the payload, as the header has it */
+    uint64_t off, plen, h = 1469598103934665603ull;
+    char want[64];
+    memcpy(&off, b + 32, 8);
+    memcpy(&plen, b + 40, 8);
+    for (uint64_t i = 0; i < plen; i++) h = (h ^ b[off + i]) * 1099511628211ull;
+    snprintf(want, sizeof want, "%016" PRIx64, h);
+    ck_assert_str_eq(slem_cache_fingerprint(c), want);
+    snprintf(want, sizeof want, "\"fingerprint\":\t\"%016" PRIx64 "\"", h);
+    ck_assert_msg(strstr(slem_cache_json(c), want), "%s", slem_cache_json(c));
+  }
   slem_cache_free(c);
   ck_assert(slem_cache_sniff(p));
 
