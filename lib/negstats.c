@@ -245,9 +245,9 @@ static int unit_cmp(const void *pa, const void *pb) {
 static uint64_t first_leaf(const SlemStats *s) {
   unsigned level;
   uint64_t index, cnt;
-  const double *mean, *scatter;
+  const double *mean;
   if (slem_stats_nodes(s) == 0) return slem_stats_next_leaf(s);
-  slem_stats_node(s, 0, &level, &index, &cnt, &mean, &scatter);
+  slem_stats_node(s, 0, &level, &index, &cnt, &mean, NULL);
   return index << level;
 }
 
@@ -266,12 +266,10 @@ static int write_partial(const char *output, SlemStats *st, const SlemPartialInf
   }
   for (size_t k = 0; k < m; k++) {
     unsigned level;
-    const double *nm, *ns;
-    slem_stats_node(st, k, &level, &node[3 * k + 1], &node[3 * k + 2], &nm, &ns);
+    const double *nm;
+    slem_stats_node(st, k, &level, &node[3 * k + 1], &node[3 * k + 2], &nm, sc + k * d * d);
     node[3 * k] = level;
     memcpy(mu + k * d, nm, d * sizeof *mu);
-    for (size_t i = 0; i < d; i++)
-      memcpy(sc + (k * d + i) * d, ns + i * d, (i + 1) * sizeof *sc);
   }
   pi.nnodes = m;
   pi.node = node;

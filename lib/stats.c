@@ -11,13 +11,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A node's scatter keeps its lower triangle only, folded into (d + 1) x w doubles, w =
+ * ceil(d / 2) (the layout of LAPACK's rectangular full packed format, row by row): with the
+ * columns cut into h1 = w and h2 = d - w, the lower triangle of the first h1 x h1 block
+ * lies in rows 1..h1, the last h2 x h2 block, transposed, above it in rows 0..h2-1, and the
+ * h2 x h1 block between them in rows h1+1..d. Half the memory of d x d, all of it touched
+ * (so that it can live on huge pages, mem.h, without a resident upper half), and each leaf
+ * still written by BLAS: two dsyrk and one dgemm. */
 typedef struct Node {
   unsigned level;
   uint64_t index;
   uint64_t n;
   double *mean;     /* mean(d) */
-  double *scatter;  /* scatter(d, d), lower triangle */
+  double *scatter;  /* the lower triangle of scatter(d, d), folded */
 } Node;
+
+static size_t fold_w(size_t d) { return (d + 1) / 2; }
+static size_t fold_len(size_t d) { return (d + 1) * fold_w(d); }
+
+/* Where entry (i, k), k <= i, of the lower triangle is kept. */
+static size_t fold_pos(size_t d, size_t i, size_t k) {
+  size_t w = fold_w(d);
+  return k < w ? (1 + i) * w + k : (k - w) * w + (i - w);
+}
 
 struct SlemStats {
   size_t d, leaf_rows;
@@ -30,6 +46,7 @@ struct SlemStats {
   double *mean;        /* the result, after slem_stats_finish() */
   double *scatter;
   double rcond;        /* of A, from the last slem_stats_inverse() */
+  double *dm;          /* 2d: the difference of two means, and f times it (combine()) */
   Node spare[64];      /* buffers of nodes merged away, for the next ones: a node's d^2
                           doubles are touched once, not once per leaf */
   size_t nspare;
@@ -39,7 +56,10 @@ int slem_stats_new(SlemStats **self, size_t d, size_t leaf_rows, uint64_t first_
                    SlemError *err) {
   SlemStats *s = calloc(1, sizeof *s);
   *self = NULL;
-  if (!s) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  if (!s || !(s->dm = malloc(2 * (d ? d : 1) * sizeof *s->dm))) {
+    free(s);
+    return slem_error(err, SLEM_ENOMEM, "out of memory");
+  }
   s->d = d;
   s->leaf_rows = leaf_rows;
   s->next_leaf = first_leaf;
@@ -58,6 +78,7 @@ void slem_stats_free(SlemStats *self) {
   for (size_t i = 0; i < self->nnodes; i++) node_clear(&self->nodes[i]);
   for (size_t i = 0; i < self->nspare; i++) node_clear(&self->spare[i]);
   free(self->nodes);
+  free(self->dm);
   free(self->leaf);
   free(self->mean);
   free(self->scatter);
@@ -75,13 +96,15 @@ double slem_stats_rcond(const SlemStats *self) { return self->rcond; }
 size_t slem_stats_nodes(const SlemStats *self) { return self->nnodes; }
 
 void slem_stats_node(const SlemStats *self, size_t i, unsigned *level, uint64_t *index,
-                     uint64_t *n, const double **mean, const double **scatter) {
+                     uint64_t *n, const double **mean, double *scatter) {
   const Node *nd = &self->nodes[i];
+  size_t d = self->d;
   *level = nd->level;
   *index = nd->index;
   *n = nd->n;
   *mean = nd->mean;
-  *scatter = nd->scatter;
+  for (size_t r = 0; scatter && r < d; r++)
+    for (size_t k = 0; k <= r; k++) scatter[r * d + k] = nd->scatter[fold_pos(d, r, k)];
 }
 
 /* A new node at the right end, its buffers allocated (contents undefined). */
@@ -103,8 +126,7 @@ static int node_append(SlemStats *s, Node **out, SlemError *err) {
     memset(sp, 0, sizeof *sp);
   } else {
     nd->mean = malloc(s->d * sizeof *nd->mean);
-    /* only its lower half is touched; on huge pages (mem.h), faulted once per 2 MiB */
-    nd->scatter = slem_alloc_large(s->d * s->d * sizeof *nd->scatter);
+    nd->scatter = slem_alloc_large(fold_len(s->d) * sizeof *nd->scatter);
   }
   if (!nd->mean || !nd->scatter) {
     node_clear(nd);
@@ -120,38 +142,48 @@ typedef struct CombineJob {
   Node *a;
   const Node *b;
   size_t d;
-  double f;
+  const double *dm, *fdm; /* b's mean - a's, and f times it */
 } CombineJob;
 
-/* Rows [lo, hi) of the scatter's lower triangle: each entry on its own, in one order. */
+/* Rows [lo, hi) of the folded scatter: each entry on its own, in one order. */
 static void combine_rows(void *ctx, size_t lo, size_t hi) {
   const CombineJob *j = ctx;
-  Node *a = j->a;
-  const Node *b = j->b;
-  size_t d = j->d;
-  for (size_t i = lo; i < hi; i++) {
-    double di = b->mean[i] - a->mean[i], fi = j->f * di;
-    for (size_t k = 0; k <= i; k++)
-      a->scatter[i * d + k] = (a->scatter[i * d + k] + b->scatter[i * d + k]) +
-                              fi * (b->mean[k] - a->mean[k]);
+  double *a = j->a->scatter;
+  const double *b = j->b->scatter, *dm = j->dm, *fdm = j->fdm;
+  size_t d = j->d, w = fold_w(d), h2 = d - w;
+  for (size_t r = lo; r < hi; r++) {
+    double *ar = a + r * w;
+    const double *br = b + r * w;
+    if (r >= 1) { /* entries (i, k) for i = r - 1, k < w and k <= i */
+      size_t i = r - 1, end = i + 1 < w ? i + 1 : w;
+      for (size_t k = 0; k < end; k++) ar[k] = (ar[k] + br[k]) + fdm[i] * dm[k];
+    }
+    if (r < h2) /* entries (w + c, w + r) for c >= r: the last block, transposed */
+      for (size_t c = r; c < h2; c++)
+        ar[c] = (ar[c] + br[c]) + fdm[w + c] * dm[w + r];
   }
 }
 
 /* a := a then b (the pairwise update; only the lower triangles are read and written). The
  * operations and their order are fixed, in plain loops: the same inputs give the same
  * bits on every machine and thread count. */
-static void combine(Node *a, const Node *b, size_t d) {
+static void combine(SlemStats *s, Node *a, const Node *b) {
+  size_t d = s->d;
   uint64_t n = a->n + b->n;
   if (b->n == 0) return;
   if (a->n == 0) {
     memcpy(a->mean, b->mean, d * sizeof *a->mean);
-    for (size_t i = 0; i < d; i++)
-      memcpy(a->scatter + i * d, b->scatter + i * d, (i + 1) * sizeof *a->scatter);
+    memcpy(a->scatter, b->scatter, fold_len(d) * sizeof *a->scatter);
   } else {
     double f = (double)a->n * (double)b->n / (double)n, w = (double)b->n / (double)n;
-    CombineJob job = {a, b, d, f};
+    double *dm = s->dm;
+    CombineJob job = {a, b, d, dm, dm + d};
+    for (size_t i = 0; i < d; i++) {
+      dm[i] = b->mean[i] - a->mean[i];
+      dm[d + i] = f * dm[i];
+    }
     /* the entries are independent: rows shared among threads give the same bits */
-    slem_par_chunks(d, 64, combine_rows, &job);
+    slem_par_chunks(d + 1, 64, combine_rows, &job);
     for (size_t i = 0; i < d; i++) a->mean[i] += (b->mean[i] - a->mean[i]) * w;
   }
   a->n = n;
@@ -163,7 +195,7 @@ static void collapse(SlemStats *s) {
   while (s->nnodes >= 2) {
     Node *a = &s->nodes[s->nnodes - 2], *b = &s->nodes[s->nnodes - 1];
     if (a->level != b->level || a->index % 2 != 0 || b->index != a->index + 1) break;
-    combine(a, b, s->d);
+    combine(s, a, b);
     a->level++;
     a->index /= 2;
     if (s->nspare < sizeof s->spare / sizeof s->spare[0]) { /* b's buffers for a next node */
@@ -214,9 +246,19 @@ static int close_leaf(SlemStats *s, SlemError *err) {
     slem_par_chunks(d, 64, leaf_mean, &job);
     slem_par_chunks(b, 256, leaf_centre, &job);
   }
-  /* scatter = x^T x, x being the b x d centred rows */
-  cblas_dsyrk(CblasRowMajor, CblasLower, CblasTrans, (int)d, (int)b, 1.0, s->leaf, (int)d, 0.0,
-              nd->scatter, (int)d);
+  /* scatter = x^T x, x = [x1 x2] being the b x d centred rows cut after w columns: the
+   * lower triangles of x1^T x1 and (transposed) x2^T x2, and x2^T x1, folded (Node) */
+  {
+    size_t w = fold_w(d), h2 = d - w;
+    cblas_dsyrk(CblasRowMajor, CblasLower, CblasTrans, (int)w, (int)b, 1.0, s->leaf, (int)d,
+                0.0, nd->scatter + w, (int)w);
+    if (h2 > 0) {
+      cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, (int)h2, (int)b, 1.0, s->leaf + w,
+                  (int)d, 0.0, nd->scatter, (int)w);
+      cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)h2, (int)w, (int)b, 1.0,
+                  s->leaf + w, (int)d, s->leaf, (int)d, 0.0, nd->scatter + (1 + w) * w, (int)w);
+    }
+  }
   nd->level = 0;
   nd->index = s->next_leaf++;
   nd->n = b;
@@ -273,7 +315,8 @@ int slem_stats_push(SlemStats *self, unsigned level, uint64_t index, uint64_t n,
   nd->index = index;
   nd->n = n;
   memcpy(nd->mean, mean, d * sizeof *mean);
-  for (size_t i = 0; i < d; i++) memcpy(nd->scatter + i * d, scatter + i * d, (i + 1) * sizeof *scatter);
+  for (size_t i = 0; i < d; i++)
+    for (size_t k = 0; k <= i; k++) nd->scatter[fold_pos(d, i, k)] = scatter[i * d + k];
   self->next_leaf = (index + 1) << level;
   self->n += n;
   collapse(self);
@@ -283,25 +326,29 @@ int slem_stats_push(SlemStats *self, unsigned level, uint64_t index, uint64_t n,
 int slem_stats_finish(SlemStats *self, SlemError *err) {
   size_t d = self->d;
   Node acc = {0};
+  double *full;
   int st = slem_stats_flush(self, err);
   if (st) return st;
   /* no more leaves: the spare buffers go back before the result's are taken */
   for (size_t i = 0; i < self->nspare; i++) node_clear(&self->spare[i]);
   self->nspare = 0;
   acc.mean = calloc(d, sizeof *acc.mean);
-  acc.scatter = slem_alloc_large(d * d * sizeof *acc.scatter);
-  if (acc.scatter) memset(acc.scatter, 0, d * d * sizeof *acc.scatter);
-  if (!acc.mean || !acc.scatter) {
+  acc.scatter = slem_alloc_large(fold_len(d) * sizeof *acc.scatter);
+  full = slem_alloc_large(d * d * sizeof *full);
+  if (!acc.mean || !acc.scatter || !full) {
     node_clear(&acc);
+    free(full);
     return slem_error(err, SLEM_ENOMEM, "out of memory for a %zu x %zu scatter matrix", d, d);
   }
-  for (size_t i = 0; i < self->nnodes; i++) combine(&acc, &self->nodes[i], d);
-  for (size_t i = 0; i < d; i++)
-    for (size_t j = i + 1; j < d; j++) acc.scatter[i * d + j] = acc.scatter[j * d + i];
+  memset(acc.scatter, 0, fold_len(d) * sizeof *acc.scatter);
+  for (size_t i = 0; i < self->nnodes; i++) combine(self, &acc, &self->nodes[i]);
+  for (size_t i = 0; i < d; i++) /* unfolded, both triangles */
+    for (size_t k = 0; k <= i; k++) full[i * d + k] = full[k * d + i] = acc.scatter[fold_pos(d, i, k)];
+  free(acc.scatter);
   free(self->mean);
   free(self->scatter);
   self->mean = acc.mean;
-  self->scatter = acc.scatter;
+  self->scatter = full;
   return SLEM_OK;
 }
 

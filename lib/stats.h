@@ -58,10 +58,10 @@ int slem_stats_push(SlemStats *self, unsigned level, uint64_t index, uint64_t n,
 
 /* The complete nodes self holds (after slem_stats_flush()), left to right. */
 size_t slem_stats_nodes(const SlemStats *self);
-/* Node i: its place in the tree, rows, mean(d) and scatter(d, d) (lower triangle valid),
- * owned by self. */
+/* Node i: its place in the tree, rows and mean(d), owned by self; its scatter(d, d) into
+ * scatter unless NULL (the lower triangle: row r, columns 0..r; the rest not written). */
 void slem_stats_node(const SlemStats *self, size_t i, unsigned *level, uint64_t *index,
-                     uint64_t *n, const double **mean, const double **scatter);
+                     uint64_t *n, const double **mean, double *scatter);
 
 /* Flushes and folds the nodes into the result; afterwards only the functions below and
  * the ones above that read are valid. Errors: SLEM_ENOMEM. */

@@ -223,9 +223,9 @@ static SlemStats *stats_of(const double *x, size_t n, size_t d, size_t leaf, siz
   return s;
 }
 
-START_TEST(shards_merge_exactly) {
-  size_t n = 1000, d = 6, leaf = 16;
-  double *x = malloc(n * d * sizeof *x), m[6] = {0}, sc[36] = {0};
+static void shards_merge_at(size_t d) {
+  size_t n = 1000, leaf = 16;
+  double *x = malloc(n * d * sizeof *x), m[7] = {0}, sc[49] = {0};
   SlemStats *all, *merged = NULL;
   SlemError err;
   tu_seed(14);
@@ -242,9 +242,11 @@ START_TEST(shards_merge_exactly) {
       for (size_t i = 0; i < slem_stats_nodes(part); i++) {
         unsigned level;
         uint64_t index, cnt;
-        const double *mu, *s;
-        slem_stats_node(part, i, &level, &index, &cnt, &mu, &s);
+        const double *mu;
+        double *s = malloc(d * d * sizeof *s);
+        slem_stats_node(part, i, &level, &index, &cnt, &mu, s);
         ck_assert_int_eq(slem_stats_push(merged, level, index, cnt, mu, s, &err), SLEM_OK);
+        free(s);
       }
       slem_stats_free(part);
     }
@@ -271,6 +273,13 @@ START_TEST(shards_merge_exactly) {
     ck_assert_double_eq_tol(slem_stats_scatter(all)[j], sc[j], 1e-9 * fabs(sc[j]) + 1e-9);
   slem_stats_free(all);
   free(x);
+}
+
+/* at an even dimension, an odd one (the folded scatter's blocks of 4 and 3 columns) and 1 */
+START_TEST(shards_merge_exactly) {
+  shards_merge_at(6);
+  shards_merge_at(7);
+  shards_merge_at(1);
 }
 END_TEST
 
