@@ -48,6 +48,9 @@ static int set_meta(SlemVecWriter *w, const SlemCache *cache, SlemVecReader *r,
                     const SlemEncStreamOpts *o, uint64_t lo, SlemError *err) {
   SlemDescMeta m;
   char fp[17];
+  /* only a container records it: the cache's fingerprint, hashed at its first use, is not
+   * needed for the other formats */
+  if (slem_vecwriter_format(w) != SLEM_FMT_SLEM) return SLEM_OK;
   memset(&m, 0, sizeof m);
   /* projections record the coupling in their layout, checked against the cache's */
   m.cache_fingerprint = o->projections ? slem_cache_fingerprint(cache) : encoding_fingerprint(fp, cache, o);

@@ -654,6 +654,8 @@ void slem_vecwriter_abort(SlemVecWriter *self) {
   free(self);
 }
 
+SlemFormat slem_vecwriter_format(const SlemVecWriter *self) { return self->fmt; }
+
 int slem_vecwriter_set_meta(SlemVecWriter *self, const SlemDescMeta *meta, SlemError *err) {
   const char *src[4] = {meta->cache_fingerprint, meta->cache_path, meta->input,
                         meta->kind_of_rows};

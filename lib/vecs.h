@@ -200,6 +200,9 @@ int slem_vecwriter_set_dtype(SlemVecWriter *self, SlemDtype dt, SlemError *err);
  * the first write. Errors: SLEM_ENOMEM. */
 int slem_vecwriter_set_meta(SlemVecWriter *self, const SlemDescMeta *meta, SlemError *err);
 
+/* The format self writes (never SLEM_FMT_AUTO): whether set_meta() records anything. */
+SlemFormat slem_vecwriter_format(const SlemVecWriter *self);
+
 /* Appends n vectors x(n, d). bvecs, ivecs, u8bin, i8bin and ibin accept only integral
  * values in range; an npy of float16 only values within +-65504. */
 int slem_vecwriter_write(SlemVecWriter *self, const float *x, size_t n, SlemError *err);
