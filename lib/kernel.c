@@ -7,6 +7,7 @@
 #include <gsl/gsl_cblas.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -324,9 +325,42 @@ void slem_kernel_block(const SlemKernel *self, double *out, const double *a, siz
   kernel_block(self, out, a, NULL, na, b, nb, d);
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
+/* Moves the k-th smallest of a[0..n) to a[k], those before it no larger and those after
+ * no smaller (Hoare's selection, the pivot a median of three): the value the sorted array
+ * holds at k, in time linear in n on average, where sorting took n log n. */
+static void select_kth(double *a, size_t n, size_t k) {
+  ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, kk = (ptrdiff_t)k;
+  while (lo < hi) {
+    ptrdiff_t mid = lo + (hi - lo) / 2, i = lo, j = hi;
+    double p, t;
+    if (a[mid] < a[lo]) t = a[mid], a[mid] = a[lo], a[lo] = t;
+    if (a[hi] < a[lo]) t = a[hi], a[hi] = a[lo], a[lo] = t;
+    if (a[hi] < a[mid]) t = a[hi], a[hi] = a[mid], a[mid] = t;
+    p = a[mid];
+    while (i <= j) { /* [lo, i) <= p, (j, hi] >= p */
+      while (a[i] < p) i++;
+      while (a[j] > p) j--;
+      if (i <= j) t = a[i], a[i] = a[j], a[j] = t, i++, j--;
+    }
+    if (kk <= j) hi = j;
+    else if (kk >= i) lo = i;
+    else return; /* between them, every value equals p */
+  }
+}
+
+/* Squared distances of row a to rows b0..b3, each its own sum in the order of l (the bits
+ * of one at a time); four at once, so that their additions overlap. */
+static void sqdist4(const double *a, const double *b0, const double *b1, const double *b2,
+                    const double *b3, size_t d, double *out) {
+  double t0 = 0, t1 = 0, t2 = 0, t3 = 0;
+  for (size_t l = 0; l < d; l++) {
+    double e0 = a[l] - b0[l], e1 = a[l] - b1[l], e2 = a[l] - b2[l], e3 = a[l] - b3[l];
+    t0 += e0 * e0;
+    t1 += e1 * e1;
+    t2 += e2 * e2;
+    t3 += e3 * e3;
+  }
+  out[0] = t0, out[1] = t1, out[2] = t2, out[3] = t3;
 }
 
 int slem_kernel_estimate_gamma(SlemKernel *self, double *median, const double *x, size_t n,
@@ -357,15 +391,28 @@ int slem_kernel_estimate_gamma(SlemKernel *self, double *median, const double *x
     free(idx);
     return slem_error(err, SLEM_ENOMEM, "out of memory for %zu distances", np);
   }
-  for (size_t i = 0; i < m; i++)
-    for (size_t j = i + 1; j < m; j++) {
-      const double *a = x + idx[i] * d, *b = x + idx[j] * d;
+  for (size_t i = 0; i < m; i++) {
+    const double *a = x + idx[i] * d;
+    size_t j = i + 1;
+    for (; j + 4 <= m; j += 4, k += 4)
+      sqdist4(a, x + idx[j] * d, x + idx[j + 1] * d, x + idx[j + 2] * d, x + idx[j + 3] * d, d,
+              sq + k);
+    for (; j < m; j++) {
+      const double *b = x + idx[j] * d;
       double t = 0;
       for (size_t l = 0; l < d; l++) t += (a[l] - b[l]) * (a[l] - b[l]);
       sq[k++] = t;
     }
-  qsort(sq, np, sizeof *sq, cmp_double);
-  *median = np % 2 ? sq[np / 2] : (sq[np / 2 - 1] + sq[np / 2]) / 2;
+  }
+  /* the middle value, or the mean of the middle two: the largest of the lower half */
+  select_kth(sq, np, np / 2);
+  if (np % 2) {
+    *median = sq[np / 2];
+  } else {
+    double lower = sq[0];
+    for (size_t i = 1; i < np / 2; i++) lower = sq[i] > lower ? sq[i] : lower;
+    *median = (lower + sq[np / 2]) / 2;
+  }
   free(sq);
   free(idx);
   if (!(*median > 0))

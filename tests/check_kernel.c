@@ -245,6 +245,11 @@ START_TEST(icl_reproduces_pivots_and_trace_decreases) {
 }
 END_TEST
 
+static int cmp_dbl(const void *a, const void *b) {
+  double u = *(const double *)a, v = *(const double *)b;
+  return (u > v) - (u < v);
+}
+
 START_TEST(gamma_estimate_is_deterministic) {
   size_t n = 1500, d = 3;
   double *x = malloc(n * d * sizeof *x), m1, m2, m3, m4;
@@ -281,7 +286,34 @@ START_TEST(gamma_estimate_is_deterministic) {
     for (size_t i = 0; i < c; i++) below += sq[i] < m4, above += sq[i] > m4;
     ck_assert_uint_eq(below, 390); /* 780 pairs: the median lies between the middle two */
     ck_assert_uint_eq(above, 390);
+    /* exactly the mean of the middle two of the sorted distances */
+    qsort(sq, c, sizeof *sq, cmp_dbl);
+    ck_assert_double_eq(m4, (sq[389] + sq[390]) / 2);
   }
+  /* odd counts of pairs (39 rows: 741), even ones (160 rows: 12 720), and rows in four
+   * places only (ties everywhere), from 2 rows: the middle value of the sorted distances,
+   * or the mean of the middle two, bit for bit */
+  for (size_t rows = 2; rows <= 160; rows += (rows < 10 ? 1 : rows < 39 ? 29 : 121))
+    for (int ties = 0; ties < 2; ties++) {
+      double *sq, *y, m5;
+      size_t c = 0;
+      if (ties && rows < 5) continue; /* a row in each place or fewer: no tie to speak of */
+      sq = malloc(rows * rows * sizeof *sq);
+      y = malloc(rows * d * sizeof *y);
+      for (size_t i = 0; i < rows * d; i++) y[i] = ties ? (double)((i / d) % 4) : x[i];
+      slem_kernel_parse(&k, "rbf", &err);
+      ck_assert_int_eq(slem_kernel_estimate_gamma(&k, &m5, y, rows, d, 1000, 7, &err), SLEM_OK);
+      for (size_t i = 0; i < rows; i++)
+        for (size_t j = i + 1; j < rows; j++) {
+          double t = 0;
+          for (size_t l = 0; l < d; l++) t += (y[i * d + l] - y[j * d + l]) * (y[i * d + l] - y[j * d + l]);
+          sq[c++] = t;
+        }
+      qsort(sq, c, sizeof *sq, cmp_dbl);
+      ck_assert_double_eq(m5, c % 2 ? sq[c / 2] : (sq[c / 2 - 1] + sq[c / 2]) / 2);
+      free(y);
+      free(sq);
+    }
   free(x);
 }
 END_TEST
