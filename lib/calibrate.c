@@ -9,6 +9,7 @@
 
 #include "ids.h"
 #include "io.h"
+#include "slem.h"
 
 struct SlemCalibration {
   size_t m;
@@ -225,14 +226,29 @@ cleanup:
   return status;
 }
 
-/* scores(n, m) = x(n, d) W^T + b for classifiers c(m, d + 1) */
+typedef struct ScoreJob {
+  double *scores;
+  const double *x, *c;
+  size_t m, d;
+} ScoreJob;
+
+/* Rows [lo, hi) of the scores, one BLAS call on this thread: a multithreaded dgemm's bits
+ * depend on its thread count, and the fitted calibration must not. */
+static void score_rows(void *ctx, size_t lo, size_t hi) {
+  const ScoreJob *j = ctx;
+  size_t m = j->m, d = j->d;
+  double *scores = j->scores + lo * m;
+  for (size_t i = 0; i < hi - lo; i++)
+    for (size_t e = 0; e < m; e++) scores[i * m + e] = j->c[e * (d + 1) + d];
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(hi - lo), (int)m, (int)d, 1.0,
+              j->x + lo * d, (int)d, j->c, (int)(d + 1), 1.0, scores, (int)m);
+}
+
+/* scores(n, m) = x(n, d) W^T + b for classifiers c(m, d + 1), in fixed chunks of 256 rows */
 static void score(double *scores, const double *x, size_t n, const double *c, size_t m,
                   size_t d) {
-  if (n == 0) return;
-  for (size_t i = 0; i < n; i++)
-    for (size_t e = 0; e < m; e++) scores[i * m + e] = c[e * (d + 1) + d];
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)m, (int)d, 1.0, x, (int)d,
-              c, (int)(d + 1), 1.0, scores, (int)m);
+  ScoreJob j = {scores, x, c, m, d};
+  slem_par_chunks(n, 256, score_rows, &j);
 }
 
 int slem_calibration_fit(SlemCalibration **self, const SlemCalibrateInput *in,

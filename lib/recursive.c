@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "slem.h"
 #include "stats.h"
 
 /* One stage: y(b, d) = normalise((x - mu) ainv), in double; returns the zero rows. */
@@ -25,22 +26,40 @@ static uint64_t stage(double *y, double *delta, const double *x, size_t b, size_
   return zeros;
 }
 
+typedef struct StagesJob {
+  double *y, *work;
+  const double *x;
+  size_t d, k;
+  const double *const *mu, *const *ainv;
+  uint64_t zeros;
+} StagesJob;
+
+/* Rows [lo, hi): every stage, one BLAS call per stage on this thread. */
+static void stages_rows(void *ctx, size_t lo, size_t hi) {
+  StagesJob *j = ctx;
+  size_t d = j->d, b = hi - lo;
+  double *y = j->y + lo * d, *work = j->work + lo * d;
+  uint64_t zeros = stage(y, work, j->x + lo * d, b, d, j->mu[0], j->ainv[0]);
+  for (size_t s = 1; s < j->k; s++) {
+    /* y holds stage s's input: move it to work, subtract mu there, multiply into y */
+    memcpy(work, y, b * d * sizeof *y);
+    zeros += stage(y, work, work, b, d, j->mu[s], j->ainv[s]);
+  }
+  __atomic_fetch_add(&j->zeros, zeros, __ATOMIC_RELAXED);
+}
+
 /* Applies stages 0..k-1 to x(b, d) into y(b, d); work(b, d) is scratch. y may be x when
- * k == 0 only. */
+ * k == 0 only. In fixed chunks of 256 rows on slem's threads, the BLAS on one thread each:
+ * a multithreaded dgemm's bits depend on its thread count (stats.c), these do not. */
 static uint64_t stages(double *y, double *work, const double *x, size_t b, size_t d, size_t k,
                        const double *const *mu, const double *const *ainv) {
-  uint64_t zeros = 0;
+  StagesJob j = {y, work, x, d, k, mu, ainv, 0};
   if (k == 0) {
     if (y != x) memcpy(y, x, b * d * sizeof *y);
     return 0;
   }
-  zeros += stage(y, work, x, b, d, mu[0], ainv[0]);
-  for (size_t s = 1; s < k; s++) {
-    /* y holds stage s's input: move it to work, subtract mu there, multiply into y */
-    memcpy(work, y, b * d * sizeof *y);
-    zeros += stage(y, work, work, b, d, mu[s], ainv[s]);
-  }
-  return zeros;
+  slem_par_chunks(b, 256, stages_rows, &j);
+  return j.zeros;
 }
 
 struct SlemRecursive {

@@ -40,6 +40,7 @@ struct SlemStats {
   uint64_t next_leaf;  /* where the rows being added, or the next node, start */
   uint64_t n;          /* rows summarised */
   double *leaf;        /* leaf(leaf_rows, d): the rows of the current leaf */
+  double *colsum;      /* d: the sums of its columns, each in row order, as rows come */
   size_t fill;         /* rows in it */
   Node *nodes;         /* the complete nodes, left to right */
   size_t nnodes, cap;
@@ -80,6 +81,7 @@ void slem_stats_free(SlemStats *self) {
   free(self->nodes);
   free(self->dm);
   free(self->leaf);
+  free(self->colsum);
   free(self->mean);
   free(self->scatter);
   free(self);
@@ -214,22 +216,28 @@ typedef struct LeafJob {
   size_t b, d;
 } LeafJob;
 
-/* The means of columns [lo, hi) of the leaf, each a sum in row order. */
-static void leaf_mean(void *ctx, size_t lo, size_t hi) {
-  const LeafJob *j = ctx;
-  size_t d = j->d;
-  for (size_t c = lo; c < hi; c++) j->mean[c] = 0;
-  for (size_t i = 0; i < j->b; i++)
-    for (size_t c = lo; c < hi; c++) j->mean[c] += j->leaf[i * d + c];
-  for (size_t c = lo; c < hi; c++) j->mean[c] /= (double)j->b;
-}
-
 /* Rows [lo, hi) of the leaf, centred. */
 static void leaf_centre(void *ctx, size_t lo, size_t hi) {
   const LeafJob *j = ctx;
   size_t d = j->d;
   for (size_t i = lo; i < hi; i++)
     for (size_t c = 0; c < d; c++) j->leaf[i * d + c] -= j->mean[c];
+}
+
+typedef struct CrossJob {
+  const double *x; /* the leaf's b x d centred rows */
+  double *out;     /* the folded scatter */
+  size_t b, d;
+} CrossJob;
+
+/* Rows [lo, hi) of x2^T x1 (the block between the folded triangles), one BLAS call on this
+ * thread: a multithreaded dgemm's bits depend on its thread count (OpenBLAS 0.3.21 cuts
+ * some shapes differently for 2, 3, 5 threads), fixed chunks of rows do not. */
+static void cross_rows(void *ctx, size_t lo, size_t hi) {
+  const CrossJob *j = ctx;
+  size_t w = fold_w(j->d);
+  cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(hi - lo), (int)w, (int)j->b, 1.0,
+              j->x + w + lo, (int)j->d, j->x, (int)j->d, 0.0, j->out + (1 + w + lo) * w, (int)w);
 }
 
 /* The statistics of the current leaf become a node. */
@@ -241,22 +249,24 @@ static int close_leaf(SlemStats *s, SlemError *err) {
   if ((st = node_append(s, &nd, err)) != SLEM_OK) return st;
   {
     LeafJob job = {s->leaf, nd->mean, b, d};
-    /* each column's sum in row order, then each entry centred: by columns, then by rows,
-     * among threads, with the bits of one thread */
-    slem_par_chunks(d, 64, leaf_mean, &job);
+    /* each column's sum in row order (made as the rows were copied in), then each entry
+     * centred, by rows among threads, with the bits of one thread */
+    for (size_t c = 0; c < d; c++) nd->mean[c] = s->colsum[c] / (double)b;
     slem_par_chunks(b, 256, leaf_centre, &job);
   }
   /* scatter = x^T x, x = [x1 x2] being the b x d centred rows cut after w columns: the
-   * lower triangles of x1^T x1 and (transposed) x2^T x2, and x2^T x1, folded (Node) */
+   * lower triangles of x1^T x1 and (transposed) x2^T x2 by dsyrk, whose bits do not depend
+   * on the BLAS's thread count (tests/check_numeric.c), and x2^T x1 in fixed chunks of 128
+   * rows, folded (Node) */
   {
     size_t w = fold_w(d), h2 = d - w;
+    CrossJob cj = {s->leaf, nd->scatter, b, d};
     cblas_dsyrk(CblasRowMajor, CblasLower, CblasTrans, (int)w, (int)b, 1.0, s->leaf, (int)d,
                 0.0, nd->scatter + w, (int)w);
     if (h2 > 0) {
       cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, (int)h2, (int)b, 1.0, s->leaf + w,
                   (int)d, 0.0, nd->scatter, (int)w);
-      cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)h2, (int)w, (int)b, 1.0,
-                  s->leaf + w, (int)d, s->leaf, (int)d, 0.0, nd->scatter + (1 + w) * w, (int)w);
+      slem_par_chunks(h2, 128, cross_rows, &cj);
     }
   }
   nd->level = 0;
@@ -270,18 +280,23 @@ static int close_leaf(SlemStats *s, SlemError *err) {
 /* Adds b rows, each of d doubles or floats (the other pointer NULL), into the leaf. */
 static int add_rows(SlemStats *self, const double *x, const float *xf, size_t b, SlemError *err) {
   size_t d = self->d, L = self->leaf_rows;
-  if (b > 0 && !self->leaf && !(self->leaf = slem_alloc_large(L * d * sizeof *self->leaf)))
+  if (b > 0 && ((!self->leaf && !(self->leaf = slem_alloc_large(L * d * sizeof *self->leaf))) ||
+                (!self->colsum && !(self->colsum = malloc(d * sizeof *self->colsum)))))
     return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", L);
   while (b > 0) {
     size_t take = L - self->fill < b ? L - self->fill : b;
-    double *to = self->leaf + self->fill * d;
+    double *to = self->leaf + self->fill * d, *sum = self->colsum;
     int st;
-    if (x) {
-      memcpy(to, x, take * d * sizeof *x);
-      x += take * d;
-    } else {
-      for (size_t i = 0; i < take * d; i++) to[i] = xf[i];
-      xf += take * d;
+    if (self->fill == 0) memset(sum, 0, d * sizeof *sum);
+    /* copied (float32 widened) and summed by columns in the same pass */
+    for (size_t i = 0; i < take; i++, to += d) {
+      if (x) {
+        for (size_t c = 0; c < d; c++) sum[c] += to[c] = x[c];
+        x += d;
+      } else {
+        for (size_t c = 0; c < d; c++) sum[c] += to[c] = xf[c];
+        xf += d;
+      }
     }
     self->fill += take;
     self->n += take;
@@ -363,8 +378,10 @@ int slem_stats_inverse(SlemStats *self, double *ainv, double *lambda_used, doubl
                        double lambda_rel, SlemError *err) {
   size_t d = self->d;
   double tr = slem_stats_trace(self), rcond = 0, suggest;
+  int threads = slem_blas_threads();
   gsl_matrix_view a;
-  gsl_vector *work = NULL;
+  double *work = NULL;
+  gsl_vector_view wv;
   int status = SLEM_OK, gs;
 
   if (self->n == 0) return slem_error(err, SLEM_EINVAL, "no negatives were given");
@@ -381,6 +398,10 @@ int slem_stats_inverse(SlemStats *self, double *ainv, double *lambda_used, doubl
   for (size_t i = 0; i < d; i++)
     for (size_t j = 0; j <= i; j++)
       ainv[i * d + j] = self->scatter[i * d + j] / (double)self->n + (i == j ? lambda : 0.0);
+  /* GSL's Cholesky, condition estimate and inverse on one BLAS thread: OpenBLAS's
+   * multithreaded level 3 rounds differently for some thread counts (3 and 5 here), and A^-1
+   * must not depend on -t */
+  if (threads > 1) slem_set_threads(1);
   a = gsl_matrix_view_array(ainv, d, d);
   gs = gsl_linalg_cholesky_decomp1(&a.matrix);
   if (gs == GSL_EDOM) {
@@ -396,12 +417,14 @@ int slem_stats_inverse(SlemStats *self, double *ainv, double *lambda_used, doubl
     status = slem_error(err, SLEM_ENUMERIC, "Cholesky factorisation failed: %s", gsl_strerror(gs));
     goto done;
   }
-  work = gsl_vector_alloc(3 * d);
-  if (!work) {
+  /* aligned to 64 bytes: the BLAS's vector kernels round differently at other alignments,
+   * and the estimate would then depend on where the heap put its workspace */
+  if (!(work = aligned_alloc(64, (3 * d * sizeof *work + 63) / 64 * 64))) {
     status = slem_error(err, SLEM_ENOMEM, "out of memory");
     goto done;
   }
-  gs = gsl_linalg_cholesky_rcond(&a.matrix, &rcond, work);
+  wv = gsl_vector_view_array(work, 3 * d);
+  gs = gsl_linalg_cholesky_rcond(&a.matrix, &rcond, &wv.vector);
   self->rcond = gs ? 0 : rcond;
   if (gs || !(rcond >= 1e-12)) {
     status = slem_error(err, SLEM_ENUMERIC,
@@ -422,6 +445,7 @@ int slem_stats_inverse(SlemStats *self, double *ainv, double *lambda_used, doubl
       goto done;
     }
 done:
-  gsl_vector_free(work);
+  if (threads > 1) slem_set_threads(threads);
+  free(work);
   return status;
 }

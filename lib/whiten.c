@@ -1,5 +1,6 @@
 #include "whiten.h"
 
+#include "slem.h"
 #include "stats.h"
 
 #include <gsl/gsl_cblas.h>
@@ -16,13 +17,19 @@ int slem_eigen_sym(const double *sigma, size_t d, double *evals, double *evecs, 
   gsl_vector *e = gsl_vector_alloc(d);
   gsl_eigen_symmv_workspace *w = gsl_eigen_symmv_alloc(d);
   gsl_error_handler_t *old = gsl_set_error_handler_off();
-  int st = SLEM_OK, g;
+  int st = SLEM_OK, g, threads = slem_blas_threads();
   if (!a || !v || !e || !w) {
     st = slem_error(err, SLEM_ENOMEM, "out of memory for the eigendecomposition (d = %zu)", d);
     goto done;
   }
   memcpy(a->data, sigma, d * d * sizeof *sigma); /* gsl_matrix_alloc: tda == d */
-  if ((g = gsl_eigen_symmv(a, e, v, w)) != GSL_SUCCESS ||
+  /* on one BLAS thread: GSL's tridiagonalisation calls level-2 BLAS, which OpenBLAS shares
+   * among threads in a way that changes its sums, and the eigenpairs must not depend on
+   * -t (they did: a cache of case A with --eigen, -t 1 against -t 2) */
+  if (threads > 1) slem_set_threads(1);
+  g = gsl_eigen_symmv(a, e, v, w);
+  if (threads > 1) slem_set_threads(threads);
+  if (g != GSL_SUCCESS ||
       (g = gsl_eigen_symmv_sort(e, v, GSL_EIGEN_SORT_VAL_DESC)) != GSL_SUCCESS) {
     st = slem_error(err, SLEM_ENUMERIC, "eigendecomposition of Sigma failed: %s",
                     gsl_strerror(g));
@@ -63,6 +70,20 @@ struct SlemWhitener {
   double *y;      /* y(max_rows, od) */
   uint64_t zeros;
 };
+
+typedef struct PJob {
+  const double *e, *fe;
+  double *p;
+  size_t d;
+} PJob;
+
+/* Rows [lo, hi) of P = E^T (diag(f) E), one BLAS call on this thread (so that P does not
+ * depend on the thread count, as a multithreaded dgemm's bits do). */
+static void p_rows(void *ctx, size_t lo, size_t hi) {
+  const PJob *j = ctx;
+  cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(hi - lo), (int)j->d, (int)j->d, 1.0,
+              j->e + lo, (int)j->d, j->fe, (int)j->d, 0.0, j->p + lo * j->d, (int)j->d);
+}
 
 int slem_whitener_new(SlemWhitener **self, const SlemCache *cache, double alpha,
                       size_t max_rows, SlemError *err) {
@@ -106,8 +127,10 @@ int slem_whitener_new(SlemWhitener **self, const SlemCache *cache, double alpha,
     if (!fe) goto oom;
     for (size_t k = 0; k < d; k++)
       for (size_t j = 0; j < d; j++) fe[k * d + j] = f[k] * cache->evecs[k * d + j];
-    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)d, (int)d, (int)d, 1.0,
-                cache->evecs, (int)d, fe, (int)d, 0.0, w->p, (int)d);
+    {
+      PJob pj = {cache->evecs, fe, w->p, d};
+      slem_par_chunks(d, 128, p_rows, &pj);
+    }
     free(fe);
   }
   free(f);
@@ -130,31 +153,46 @@ void slem_whitener_free(SlemWhitener *self) {
 size_t slem_whitener_out_dim(const SlemWhitener *self) { return self->od; }
 uint64_t slem_whitener_zeros(const SlemWhitener *self) { return self->zeros; }
 
-static void run(SlemWhitener *self, float *outf, double *outd, const double *x, size_t b) {
-  size_t d = self->d, od = self->od;
-  const double *mu = self->cache->mu;
-  if (b == 0) return;
+typedef struct WhitenJob {
+  SlemWhitener *self;
+  float *outf;
+  double *outd;
+  const double *x;
+} WhitenJob;
+
+/* Rows [lo, hi) of the block, one BLAS call on this thread. */
+static void run_rows(void *ctx, size_t lo, size_t hi) {
+  const WhitenJob *j = ctx;
+  SlemWhitener *self = j->self;
+  size_t d = self->d, od = self->od, b = hi - lo;
+  const double *mu = self->cache->mu, *x = j->x + lo * d;
+  double *delta = self->delta + lo * d, *y = self->y + lo * od;
   for (size_t i = 0; i < b; i++)
-    for (size_t j = 0; j < d; j++) self->delta[i * d + j] = x[i * d + j] - mu[j];
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)b, (int)od, (int)d, 1.0,
-              self->delta, (int)d, self->p, (int)d, 0.0, self->y, (int)od);
+    for (size_t k = 0; k < d; k++) delta[i * d + k] = x[i * d + k] - mu[k];
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)b, (int)od, (int)d, 1.0, delta,
+              (int)d, self->p, (int)d, 0.0, y, (int)od);
   for (size_t i = 0; i < b; i++) {
-    const double *yi = self->y + i * od;
+    const double *yi = y + i * od;
     double nrm = cblas_dnrm2((int)od, yi, 1), s = nrm > 0 ? 1 / nrm : 0;
-    if (nrm == 0) self->zeros++;
-    for (size_t j = 0; j < od; j++) {
-      if (outf) outf[i * od + j] = (float)(yi[j] * s);
-      else outd[i * od + j] = yi[j] * s;
+    size_t r = lo + i;
+    if (nrm == 0) __atomic_fetch_add(&self->zeros, 1, __ATOMIC_RELAXED);
+    for (size_t k = 0; k < od; k++) {
+      if (j->outf) j->outf[r * od + k] = (float)(yi[k] * s);
+      else j->outd[r * od + k] = yi[k] * s;
     }
   }
 }
 
+/* In fixed chunks of 256 rows on slem's threads, the BLAS on one thread each: a
+ * multithreaded dgemm's bits depend on its thread count (stats.c), these do not. */
 void slem_whitener_run(SlemWhitener *self, float *y, const double *x, size_t b) {
-  run(self, y, NULL, x, b);
+  WhitenJob j = {self, y, NULL, x};
+  slem_par_chunks(b, 256, run_rows, &j);
 }
 
 void slem_whitener_run_f64(SlemWhitener *self, double *y, const double *x, size_t b) {
-  run(self, NULL, y, x, b);
+  WhitenJob j = {self, NULL, y, x};
+  slem_par_chunks(b, 256, run_rows, &j);
 }
 
 int slem_whiten_write_cache(const char *path, struct SlemStats *stats, double lambda,

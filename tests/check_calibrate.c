@@ -6,6 +6,7 @@
 #include "../lib/calibrate.h"
 #include "../lib/match.h"
 #include "../lib/scorer.h"
+#include "../lib/slem.h"
 
 /* gradient of Platt's NLL at (A, B) = (-a, a b) with the smoothed targets */
 static void platt_gradient(const SlemSigmoid *sg, const double *pos, size_t np,
@@ -85,6 +86,51 @@ START_TEST(agrees_with_scipy_on_the_digits) {
   printf("calibrate: 20 exemplars against scipy, worst relative difference %.3g\n", worst);
   slem_calibration_free(cal);
   slem_calibration_free(ref);
+}
+END_TEST
+
+START_TEST(fit_does_not_depend_on_threads) {
+  /* 200 classifiers of dimension 300 scored on 1200 positives: a size where OpenBLAS runs
+   * its dgemm on several threads, rounding differently for 3 and 5 of them; the sigmoids
+   * come out the same for 1, 2, 3 and 5 */
+  enum { M = 200, D = 300, NV = 1200 };
+  double *clf = malloc(M * (D + 1) * sizeof *clf), *val = malloc(NV * D * sizeof *val);
+  SlemSigmoid first[M];
+  char *cp = tu_path("tclf.fvecs"), *vp = tu_path("tval.fvecs"), *el = tu_path("tclf.labels"),
+       *pl = tu_path("tval.labels");
+  SlemCalibrateInput in = {.classifiers = cp, .exemplar_labels = el, .positives = vp,
+                           .positive_labels = pl};
+  static const int ts[] = {1, 2, 3, 5};
+  int threads = slem_blas_threads();
+  FILE *f;
+  tu_seed(71);
+  tu_gaussian_rows(clf, M, D + 1, 0.0);
+  tu_gaussian_rows(val, NV, D, 0.0);
+  for (size_t i = 0; i < NV; i++) /* each positive near its class's classifier */
+    for (size_t j = 0; j < D; j++) val[i * D + j] += 0.3 * clf[(i % 20) * (D + 1) + j];
+  tu_write_fvecs(cp, clf, M, D + 1);
+  tu_write_fvecs(vp, val, NV, D);
+  f = fopen(el, "w");
+  for (size_t e = 0; e < M; e++) fprintf(f, "c%zu\n", e % 20);
+  fclose(f);
+  f = fopen(pl, "w");
+  for (size_t i = 0; i < NV; i++) fprintf(f, "c%zu\n", i % 20);
+  fclose(f);
+  for (size_t t = 0; t < sizeof ts / sizeof ts[0]; t++) {
+    SlemCalibration *cal = NULL;
+    SlemError err;
+    slem_set_threads(ts[t]);
+    ck_assert_msg(slem_calibration_fit(&cal, &in, &err) == SLEM_OK, "%s", err.msg);
+    for (size_t e = 0; e < M; e++) {
+      const SlemSigmoid *sg = slem_calibration_get(cal, e);
+      if (t == 0) first[e] = *sg;
+      else ck_assert_msg(memcmp(&first[e], sg, sizeof *sg) == 0, "%d threads: exemplar %zu",
+                         ts[t], e);
+    }
+    slem_calibration_free(cal);
+  }
+  slem_set_threads(threads);
+  free(clf), free(val), free(cp), free(vp), free(el), free(pl);
 }
 END_TEST
 
@@ -299,6 +345,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, separable_scores_give_a_finite_fit);
   tcase_add_test(tc, agrees_with_scipy_on_the_digits);
   tcase_add_test(tc, file_round_trip_is_exact);
+  tcase_add_test(tc, fit_does_not_depend_on_threads);
   tcase_add_test(tc, bad_inputs);
   tcase_add_test(tc, affine_and_calibrated_match);
   tcase_add_test(tc, affine_slack_bounds_the_fast_scores);

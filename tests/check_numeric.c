@@ -8,6 +8,7 @@
 
 #include "../lib/cache.h"
 #include "../lib/encode.h"
+#include "../lib/slem.h"
 #include "../lib/stats.h"
 #include "../lib/vecs.h"
 
@@ -275,6 +276,46 @@ static void shards_merge_at(size_t d) {
   free(x);
 }
 
+/* The mean, the scatter and A^-1 have the same bits for 1, 2, 3 and 5 BLAS threads, at a
+ * size where OpenBLAS runs its level 3 on several (its multithreaded dgemm rounds
+ * differently for 3 and 5 threads; the folded scatter's cross block and the inverse are
+ * computed so that this does not show). */
+START_TEST(statistics_do_not_depend_on_threads) {
+  size_t n = 2500, d = 401, leaf = 1024;
+  double *x = malloc(n * d * sizeof *x), *a1 = malloc(d * d * sizeof *a1),
+         *ai = malloc(d * d * sizeof *ai), *m1 = malloc(d * sizeof *m1),
+         *s1 = malloc(d * d * sizeof *s1), lam;
+  int threads = slem_blas_threads();
+  static const int ts[] = {1, 2, 3, 5};
+  SlemError err;
+  tu_seed(15);
+  tu_gaussian_rows(x, n, d, 3.0);
+  for (size_t t = 0; t < sizeof ts / sizeof ts[0]; t++) {
+    SlemStats *s;
+    slem_set_threads(ts[t]);
+    s = stats_of(x, n, d, leaf, 0, n, 700);
+    ck_assert_int_eq(slem_stats_finish(s, &err), SLEM_OK);
+    ck_assert_msg(slem_stats_inverse(s, t ? ai : a1, &lam, -1, 0.1, &err) == SLEM_OK, "%s", err.msg);
+    if (t == 0) {
+      memcpy(m1, slem_stats_mean(s), d * sizeof *m1);
+      memcpy(s1, slem_stats_scatter(s), d * d * sizeof *s1);
+    } else {
+      ck_assert_msg(memcmp(m1, slem_stats_mean(s), d * sizeof *m1) == 0, "%d threads: mean", ts[t]);
+      ck_assert_msg(memcmp(s1, slem_stats_scatter(s), d * d * sizeof *s1) == 0,
+                    "%d threads: scatter", ts[t]);
+      ck_assert_msg(memcmp(a1, ai, d * d * sizeof *ai) == 0, "%d threads: A^-1", ts[t]);
+    }
+    slem_stats_free(s);
+  }
+  slem_set_threads(threads);
+  free(x);
+  free(a1);
+  free(ai);
+  free(m1);
+  free(s1);
+}
+END_TEST
+
 /* at an even dimension, an odd one (the folded scatter's blocks of 4 and 3 columns) and 1 */
 START_TEST(shards_merge_exactly) {
   shards_merge_at(6);
@@ -480,6 +521,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, lambda_zero_is_lda);
   tcase_add_test(tc, large_offset_loses_no_precision);
   tcase_add_test(tc, shards_merge_exactly);
+  tcase_add_test(tc, statistics_do_not_depend_on_threads);
   tcase_add_test(tc, inverse_is_an_inverse);
   tcase_add_test(tc, singular_without_lambda_is_an_error);
   tcase_add_test(tc, agrees_with_sklearn_ridge);
