@@ -224,17 +224,46 @@ static void leaf_centre(void *ctx, size_t lo, size_t hi) {
     for (size_t c = 0; c < d; c++) j->leaf[i * d + c] -= j->mean[c];
 }
 
-typedef struct CrossJob {
+typedef struct ScatterJob {
   const double *x; /* the leaf's b x d centred rows */
   double *out;     /* the folded scatter */
   size_t b, d;
-} CrossJob;
+} ScatterJob;
 
-/* Rows [lo, hi) of x2^T x1 (the block between the folded triangles), one BLAS call on this
- * thread: a multithreaded dgemm's bits depend on its thread count (OpenBLAS 0.3.21 cuts
- * some shapes differently for 2, 3, 5 threads), fixed chunks of rows do not. */
+/* The folded scatter in fixed chunks of rows, each chunk's BLAS calls on this thread:
+ * OpenBLAS 0.3.21's multithreaded dgemm and dsyrk round differently for some thread counts
+ * (by shape and core: a dsyrk on its AVX-512 kernels, a dgemm on every core), fixed chunks
+ * on one BLAS thread each do not. x = [x1 x2], cut after w columns. */
+
+/* Rows [lo, hi) of the lower triangle of x1^T x1 (rows 1..w of the fold). */
+static void first_rows(void *ctx, size_t lo, size_t hi) {
+  const ScatterJob *j = ctx;
+  size_t d = j->d, w = fold_w(d);
+  double *c = j->out + w + lo * w;
+  cblas_dsyrk(CblasRowMajor, CblasLower, CblasTrans, (int)(hi - lo), (int)j->b, 1.0, j->x + lo,
+              (int)d, 0.0, c + lo, (int)w);
+  if (lo > 0)
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(hi - lo), (int)lo, (int)j->b, 1.0,
+                j->x + lo, (int)d, j->x, (int)d, 0.0, c, (int)w);
+}
+
+/* Rows [lo, hi) of the upper triangle of x2^T x2 (the last block, transposed: rows 0..h2-1
+ * of the fold). */
+static void last_rows(void *ctx, size_t lo, size_t hi) {
+  const ScatterJob *j = ctx;
+  size_t d = j->d, w = fold_w(d), h2 = d - w;
+  double *c = j->out + lo * w;
+  cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, (int)(hi - lo), (int)j->b, 1.0,
+              j->x + w + lo, (int)d, 0.0, c + lo, (int)w);
+  if (hi < h2)
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(hi - lo), (int)(h2 - hi),
+                (int)j->b, 1.0, j->x + w + lo, (int)d, j->x + w + hi, (int)d, 0.0, c + hi,
+                (int)w);
+}
+
+/* Rows [lo, hi) of x2^T x1, the block between the triangles (rows w+1..d of the fold). */
 static void cross_rows(void *ctx, size_t lo, size_t hi) {
-  const CrossJob *j = ctx;
+  const ScatterJob *j = ctx;
   size_t w = fold_w(j->d);
   cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(hi - lo), (int)w, (int)j->b, 1.0,
               j->x + w + lo, (int)j->d, j->x, (int)j->d, 0.0, j->out + (1 + w + lo) * w, (int)w);
@@ -255,19 +284,14 @@ static int close_leaf(SlemStats *s, SlemError *err) {
     slem_par_chunks(b, 256, leaf_centre, &job);
   }
   /* scatter = x^T x, x = [x1 x2] being the b x d centred rows cut after w columns: the
-   * lower triangles of x1^T x1 and (transposed) x2^T x2 by dsyrk, whose bits do not depend
-   * on the BLAS's thread count (tests/check_numeric.c), and x2^T x1 in fixed chunks of 128
-   * rows, folded (Node) */
+   * lower triangle of x1^T x1, the upper one of x2^T x2 and x2^T x1, folded (Node), in
+   * fixed chunks of 128 rows */
   {
     size_t w = fold_w(d), h2 = d - w;
-    CrossJob cj = {s->leaf, nd->scatter, b, d};
-    cblas_dsyrk(CblasRowMajor, CblasLower, CblasTrans, (int)w, (int)b, 1.0, s->leaf, (int)d,
-                0.0, nd->scatter + w, (int)w);
-    if (h2 > 0) {
-      cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, (int)h2, (int)b, 1.0, s->leaf + w,
-                  (int)d, 0.0, nd->scatter, (int)w);
-      slem_par_chunks(h2, 128, cross_rows, &cj);
-    }
+    ScatterJob sj = {s->leaf, nd->scatter, b, d};
+    slem_par_chunks(w, 128, first_rows, &sj);
+    slem_par_chunks(h2, 128, last_rows, &sj);
+    slem_par_chunks(h2, 128, cross_rows, &sj);
   }
   nd->level = 0;
   nd->index = s->next_leaf++;
