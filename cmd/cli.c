@@ -15,9 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "../lib/arith.h"
 #include "../lib/io.h"
 #include "../lib/slem.h"
 
@@ -66,6 +68,20 @@ static void choose_blas_core(void) {
   unsetenv("OPENBLAS_CORETYPE");
   unsetenv("SLEM_BLAS_CORE_WAS");
   free(argv);
+}
+
+/* slem-parallel and slem-sbatch pin every task to one BLAS core: SLEM_BLAS_PIN names it,
+ * beside OPENBLAS_CORETYPE. A task whose OpenBLAS runs another core (a CPU that cannot run
+ * the pinned one, or a variable that did not reach it) stops before any work: its results
+ * would not be those of the run's other tasks. The core compared is the one the tool
+ * records in what it writes (arith.h). */
+static void check_blas_pin(void) {
+  const char *pin = getenv("SLEM_BLAS_PIN"), *env = getenv("OPENBLAS_CORETYPE");
+  if (!pin || !*pin || strcasecmp(pin, slem_arith_core()) == 0) return;
+  fprintf(stderr, "%s: this task is pinned to the BLAS core %s (SLEM_BLAS_PIN), but OpenBLAS "
+          "runs %s on this host (OPENBLAS_CORETYPE=%s): its results would not match those of "
+          "the other tasks; nothing was done\n", prog, pin, slem_arith_core(), env ? env : "unset");
+  exit(CLI_EXIT_FAIL);
 }
 
 /* Under an address-space limit (ulimit -v) OpenBLAS cannot allocate the buffers of its
@@ -135,6 +151,7 @@ void cli_init(const char *name) {
   prog = slash ? slash + 1 : name;
   fit_memory_limit();
   choose_blas_core();
+  check_blas_pin();
   opterr = 0; /* cli_bad_option() says it once, naming the option */
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/arith.h"
 #include "../lib/cache.h"
 #include "../lib/encode.h"
 #include "../lib/encstream.h"
@@ -198,6 +199,14 @@ int main(int argc, char **argv) {
       slem_vecreader_open(&r, input, ifmt, &err) != SLEM_OK)
     goto fail;
   opts.ids = ids;
+  /* the same cache on another BLAS core: descriptors that differ in their last bits */
+  if (!quiet && slem_arith_differ(slem_cache_arith(cache), slem_arith_name())) {
+    char core[64];
+    slem_arith_core_of(slem_cache_arith(cache), core, sizeof core);
+    cli_warn("%s was made on the BLAS core %s, but this encoding runs on %s: the descriptors "
+             "differ in their last bits from those encoded on the cache's core "
+             "(OPENBLAS_CORETYPE=%s)", cache_path, slem_cache_arith(cache), slem_arith_name(), core);
+  }
   if (alpha_set && cache->kind == SLEM_CACHE_KERNEL)
     cli_usage_error("--alpha needs a linear cache made with --eigen: %s is a kernel cache",
                     cache_path);

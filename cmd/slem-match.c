@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/arith.h"
 #include "../lib/cache.h"
 #include "../lib/db.h"
 #include "../lib/ids.h"
@@ -89,11 +90,41 @@ static void on_progress(void *ctx, uint64_t pairs) {
   if (p->rows > 0) cli_progress_of("queries", pairs / p->rows, p->queries);
 }
 
-/* A shard's ranking says which shard of which database it is, for slem-merge. */
-static int shard_line(SlemRankWriter *w, const SlemDb *db, const SlemShard *shard, size_t k,
-                      SlemError *err) {
+/* The arithmetics (arith.h) of the containers among the queries and the database files, in
+ * list ("A + B" when they differ; "" when none records one). */
+static void desc_arith(char *list, size_t size, const SlemVecReader *q, const SlemDb *db) {
+  list[0] = 0;
+  slem_arith_list_add(list, size, slem_vecreader_arith(q));
+  for (size_t i = 0; i < slem_db_files(db); i++)
+    slem_arith_list_add(list, size, slem_vecreader_arith(slem_db_reader(db, i)));
+}
+
+/* Descriptors of one cache encoded on other BLAS cores differ in their last bits: said, not
+ * refused (the ranking is that of one run up to near-ties, its scores to about 1e-6). */
+static void warn_mixed(const SlemVecReader *q, const SlemDb *db) {
+  const SlemVecReader *a = q;
+  for (size_t i = 0; i < slem_db_files(db); i++) {
+    const SlemVecReader *b = slem_db_reader(db, i);
+    if (!slem_vecreader_arith(a)) a = b;
+    if (a != b && slem_arith_differ(slem_vecreader_arith(a), slem_vecreader_arith(b))) {
+      cli_warn("%s was encoded on the BLAS core %s, but %s on %s: their scores differ from those "
+               "of one run in the last bits (about 1e-6), and near-ties may swap",
+               slem_vecreader_name(b), slem_vecreader_arith(b), slem_vecreader_name(a),
+               slem_vecreader_arith(a));
+      return;
+    }
+  }
+}
+
+/* A shard's ranking says which shard of which database it is, and the arithmetics that made
+ * it, for slem-merge. */
+static int shard_line(SlemRankWriter *w, const SlemDb *db, const SlemVecReader *q,
+                      const SlemShard *shard, size_t k, SlemError *err) {
   SlemRankShard m;
   if (shard->count == 0) return SLEM_OK;
+  memset(&m, 0, sizeof m);
+  snprintf(m.arith, sizeof m.arith, "%s", slem_arith_name());
+  desc_arith(m.desc_arith, sizeof m.desc_arith, q, db);
   m.index = shard->index;
   m.count = shard->count;
   m.rows = (uint64_t)slem_db_rows(db);
@@ -335,6 +366,7 @@ int main(int argc, char **argv) {
       }
     }
   }
+  if (!quiet) warn_mixed(q, db);
   /* an ids count that the header already contradicts fails before any output */
   if (qids && slem_vecreader_count(q) >= 0 &&
       slem_ids_count(qids) != (uint64_t)slem_vecreader_count(q)) {
@@ -354,7 +386,7 @@ int main(int argc, char **argv) {
   if (npy ? slem_ranknpy_open(&wn, output, opts.k, &err) != SLEM_OK ||
                 slem_match_db(q, db, &opts, slem_ranknpy_write, wn, &ms, &err) != SLEM_OK
           : slem_rankwriter_open(&w, output, rfmt, qids ? qids : slem_vecreader_ids(q), slem_db_ids(db), tag, &err) != SLEM_OK ||
-                shard_line(w, db, &shard, opts.k, &err) != SLEM_OK ||
+                shard_line(w, db, q, &shard, opts.k, &err) != SLEM_OK ||
                 slem_match_db(q, db, &opts, slem_rankwriter_write, w, &ms, &err) != SLEM_OK)
     goto fail;
   if (cal && slem_calibration_count(cal) != ms.nq) {

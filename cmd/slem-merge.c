@@ -23,11 +23,15 @@ static void __attribute__((noreturn)) usage(void) {
       "  -o, --output OUT       write here (default: stdout)\n"
       "      --db-ids FILE      the database's ids file, when tsv or trec shards name rows\n"
       "                         by ids (jsonl carries the rows itself)\n"
+      "      --allow-mixed-blas merge shards scored, or whose descriptors were encoded, on\n"
+      "                         other BLAS cores (refused by default: the result would not\n"
+      "                         be that of one run)\n"
       "  -h, --help             show this help and exit\n"
       "  -V, --version          show the version and exit\n"
       "\n"
       "Shards may be in any of the ranking formats, recognised from their first line.\n"      "A jsonl shard from slem-match --shard names its shard and database: every shard must\n"
-      "then be one of the same database, N and k, each index once.\n"
+      "then be one of the same database, N and k, each index once, all scored on one BLAS\n"
+      "core and ranking descriptors encoded on one core.\n"
       "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
       "See slem-merge(1).\n",
       slem_rankformat_names());
@@ -46,6 +50,7 @@ int main(int argc, char **argv) {
       {"quiet", no_argument, 0, 'q'},
       {"output", required_argument, 0, 'o'}, {"db-ids", required_argument, 0, 'D'},
       {"help", no_argument, 0, 'h'},         {"version", no_argument, 0, 'V'},
+      {"allow-mixed-blas", no_argument, 0, 'M'},
       {0, 0, 0, 0}};
   const char *output = "-";
   int format_given = 0;
@@ -70,6 +75,7 @@ int main(int argc, char **argv) {
     case 'q': cli_set_quiet(1); break;
     case 'o': output = optarg; break;
     case 'D': opts.db_ids = optarg; break;
+    case 'M': opts.allow_mixed_blas = 1; break;
     case 'h': usage();
     case 'V': cli_version();
     default: cli_bad_option(argv, shortopts);

@@ -66,6 +66,9 @@ static void __attribute__((noreturn)) usage(void) {
       "                         of the L leaves of rows of the inputs; the N partial caches\n"
       "                         merge into the statistics of all rows, bit for bit those of\n"
       "                         one run over them\n"
+      "      --allow-mixed-blas merge partial caches made on other BLAS cores than one\n"
+      "                         another or than this host (refused by default: the cache\n"
+      "                         would not be that of one run); the cache records the mix\n"
       "  -q, --quiet            no progress on the terminal\n"
       "  -h, --help             show this help and exit\n"
       "  -V, --version          show the version and the BLAS library, and exit\n"
@@ -132,13 +135,14 @@ int main(int argc, char **argv) {
       {"eigen", no_argument, 0, 'G'},         {"depth", required_argument, 0, 'D'},
       {"pca", required_argument, 0, 'A'},    {"leaf-rows", required_argument, 0, 'L'},
       {"factor", required_argument, 0, 'F'},  {"couple", no_argument, 0, 'C'},
+      {"allow-mixed-blas", no_argument, 0, 'M'},
       {0, 0, 0, 0}};
   const char *output = NULL, *kernel = NULL;
   size_t rank = 256, sample = 1000;
   double tol = 0;
   uint64_t seed = 1;
   double lambda = -1, lambda_rel = -1;
-  int partial = 0, quiet = 0, skip = 0, eigen = 0, c, status = CLI_EXIT_OK;
+  int partial = 0, quiet = 0, skip = 0, eigen = 0, mixed = 0, c, status = CLI_EXIT_OK;
   size_t pca = 0, depth = 1;
   int factor = -1, couple = 0, rank_set = 0, tol_set = 0;
   long threads = 0;
@@ -186,6 +190,7 @@ int main(int argc, char **argv) {
         cli_usage_error("--factor: '%s' is not icd, kpca or full", optarg);
       break;
     case 'C': couple = 1; break;
+    case 'M': mixed = 1; break;
     case 'O':
       tol_set = 1;
       tol = cli_double("--tol", optarg);
@@ -265,6 +270,7 @@ int main(int argc, char **argv) {
   opts.sample = sample;
   opts.seed = seed;
   opts.shard = shard;
+  opts.allow_mixed_blas = mixed;
   if (!quiet && isatty(2)) {
     total = shard.count ? 0 : count_inputs(argv + optind, argc - optind, fmt);
     opts.progress = on_progress;

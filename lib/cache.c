@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arith.h"
 #include "crc32.h"
 #include "io.h"
 #include "mem.h"
@@ -43,6 +44,7 @@ struct SlemCachePriv {
   double *stage_lambda;
   SlemPartialInfo partial;  /* partial caches */
   uint64_t *node;
+  char arith[SLEM_ARITH_MAX];  /* the line of the arithmetic that made it (arith.h), or "" */
 };
 
 static uint32_t get32(const unsigned char *p) {
@@ -115,6 +117,10 @@ const char *slem_cache_json(const SlemCache *self) {
   return p->json_text;
 }
 const char *slem_cache_path(const SlemCache *self) { return self->priv->path; }
+
+const char *slem_cache_arith(const SlemCache *self) {
+  return self->priv->arith[0] ? self->priv->arith : NULL;
+}
 
 /* Reads a non-negative integer member that is exactly representable. */
 static int json_uint(const cJSON *obj, const char *key, uint64_t max, uint64_t *out) {
@@ -575,6 +581,7 @@ int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
   c->priv->payload = p + pay_off;
   c->priv->payload_len = pay_len;
   c->priv->json = json;
+  slem_arith_from_json(json, c->priv->arith, sizeof c->priv->arith);
   *self = c;
   return SLEM_OK;
 fail:
@@ -609,6 +616,12 @@ static cJSON *provenance_json(const SlemProvenance *prov) {
   cJSON_AddItemToObject(o, "inputs", in);
   cJSON_AddStringToObject(o, "time", when);
   return o;
+}
+
+/* The arithmetic that made the cache (arith.h), then the provenance. */
+static void add_provenance(cJSON *meta, const SlemProvenance *prov) {
+  slem_arith_to_json(meta, prov ? prov->arith_mixed : NULL);
+  cJSON_AddItemToObject(meta, "provenance", provenance_json(prov));
 }
 
 /* Fills in the section offsets for a payload starting at pay_off; returns the payload
@@ -747,7 +760,7 @@ int slem_cache_write_linear(const char *path, size_t d, uint64_t n, const SlemLi
   if (lambda_rel >= 0) cJSON_AddNumberToObject(meta, "lambda_rel", lambda_rel);
   cJSON_AddNumberToObject(meta, "trace_sigma", trace_sigma);
   if (rcond > 0) cJSON_AddNumberToObject(meta, "rcond", rcond);
-  cJSON_AddItemToObject(meta, "provenance", provenance_json(prov));
+  add_provenance(meta, prov);
   status = write_cache(path, meta, sec, 2, err);
   cJSON_Delete(meta);
   return status;
@@ -778,7 +791,7 @@ int slem_cache_write_partial(const char *path, size_t d, uint64_t n,
     for (int i = 0; i < 3; i++) cJSON_AddItemToArray(nd, cJSON_CreateNumber((double)info->node[3 * k + i]));
     cJSON_AddItemToArray(nodes, nd);
   }
-  cJSON_AddItemToObject(meta, "provenance", provenance_json(prov));
+  add_provenance(meta, prov);
   status = write_cache(path, meta, sec, 2, err);
   cJSON_Delete(meta);
   return status;
@@ -807,7 +820,7 @@ int slem_cache_write_kernel(const char *path, size_t d, uint64_t n, const SlemKe
   cJSON_AddNumberToObject(meta, "trace_sigma_b", info->trace_sigma_b);
   cJSON_AddStringToObject(meta, "factor", slem_factor_name(info->factor));
   if (info->couple) cJSON_AddBoolToObject(meta, "couple", 1);
-  cJSON_AddItemToObject(meta, "provenance", provenance_json(prov));
+  add_provenance(meta, prov);
   if (info->factor == SLEM_FACTOR_KPCA) {
     sec[nsec++] = (Section){"negatives", ks->negs, n, d};
     sec[nsec++] = (Section){"proj", ks->proj, r, n};
@@ -837,7 +850,7 @@ int slem_cache_write_eigen(const char *path, size_t d, uint64_t n, double lambda
   if (lambda_rel >= 0) cJSON_AddNumberToObject(meta, "lambda_rel", lambda_rel);
   cJSON_AddNumberToObject(meta, "trace_sigma", trace_sigma);
   if (rcond > 0) cJSON_AddNumberToObject(meta, "rcond", rcond);
-  cJSON_AddItemToObject(meta, "provenance", provenance_json(prov));
+  add_provenance(meta, prov);
   status = write_cache(path, meta, sec, 4, err);
   cJSON_Delete(meta);
   return status;
@@ -858,7 +871,7 @@ int slem_cache_write_pca(const char *path, size_t d, uint64_t n, size_t rank, do
   if (lambda_rel >= 0) cJSON_AddNumberToObject(meta, "lambda_rel", lambda_rel);
   cJSON_AddNumberToObject(meta, "trace_sigma", trace_sigma);
   cJSON_AddNumberToObject(meta, "variance_kept", trace_sigma > 0 ? kept / trace_sigma : 1.0);
-  cJSON_AddItemToObject(meta, "provenance", provenance_json(prov));
+  add_provenance(meta, prov);
   status = write_cache(path, meta, sec, 3, err);
   cJSON_Delete(meta);
   return status;
@@ -899,7 +912,7 @@ int slem_cache_write_recursive(const char *path, size_t d, uint64_t n, size_t de
     sec[2 * s] = (Section){names[2 * s], mu[s], d, 0};
     sec[2 * s + 1] = (Section){names[2 * s + 1], ainv[s], d, d};
   }
-  cJSON_AddItemToObject(meta, "provenance", provenance_json(prov));
+  add_provenance(meta, prov);
   status = write_cache(path, meta, sec, 2 * depth, err);
   cJSON_Delete(meta);
   free(sec);

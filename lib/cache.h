@@ -99,11 +99,16 @@ const char *slem_cache_json(const SlemCache *self);
 const char *slem_cache_fingerprint(const SlemCache *self);
 const char *slem_cache_path(const SlemCache *self);
 
+/* The line of the arithmetic that made the cache (arith.h: its BLAS core and versions), as
+ * its JSON header records it, owned by self; NULL when it records none (an older slem). */
+const char *slem_cache_arith(const SlemCache *self);
+
 /* What a cache records of how it was made. */
 typedef struct SlemProvenance {
   const char *tool;
   const char *const *inputs;
   size_t ninputs;
+  const char *arith_mixed;  /* NULL, or the arithmetics of inputs that were allowed to mix */
 } SlemProvenance;
 
 /* What a linear cache records beyond its sections. */

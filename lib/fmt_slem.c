@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arith.h"
 #include "crc32.h"
 #include "ids.h"
 #include "vecfmt.h"
@@ -43,6 +44,14 @@ static uint64_t le64(const unsigned char *p) {
   uint64_t v;
   memcpy(&v, p, 8);
   return v;
+}
+
+/* The arithmetic (arith.h) the rows were made with: recorded by the process that writes
+ * them, read back for the warnings and refusals of slem-match and slem-merge. */
+static void arith_write(cJSON *meta) { slem_arith_to_json(meta, NULL); }
+
+static void arith_read(SlemVecReader *r, const cJSON *json) {
+  slem_arith_from_json(json, r->arith, sizeof r->arith);
 }
 
 static int sniff_slem(const unsigned char *p, size_t n) {
@@ -178,6 +187,7 @@ static int open_slem(SlemVecReader *r, SlemError *err) {
   }
   if (cJSON_IsString(fp) && strlen(fp->valuestring) == 16)
     snprintf(r->cache_fp, sizeof r->cache_fp, "%s", fp->valuestring);
+  arith_read(r, json);
   r->meta_json = cJSON_Print(json);
   /* up to the payload */
   for (uint64_t pos = FIXED_LEN + json_len; st == SLEM_OK && pos < pay_off;) {
@@ -295,6 +305,7 @@ static int end_slem(SlemVecWriter *w, SlemError *err) {
   }
   if (m->cache_fingerprint) cJSON_AddStringToObject(meta, "cache_fingerprint", m->cache_fingerprint);
   if (m->cache_path) cJSON_AddStringToObject(meta, "cache", m->cache_path);
+  arith_write(meta);
   if (m->input) {
     cJSON *in = cJSON_AddObjectToObject(meta, "input");
     if (in) {

@@ -17,6 +17,7 @@ void slem_merge_opts_init(SlemMergeOpts *opts) {
   opts->db_ids = NULL;
   opts->check = NULL;
   opts->check_ctx = NULL;
+  opts->allow_mixed_blas = 0;
 }
 
 typedef struct Shard {
@@ -258,6 +259,34 @@ static int check_shards(const Merge *m, SlemError *err) {
   return SLEM_OK;
 }
 
+/* The arithmetics of the shard lines (arith.h): shards scored, or their descriptors made,
+ * with other BLAS kernels round differently, and their merge would not be the ranking of
+ * one run. Refused naming both, unless opts->allow_mixed_blas. */
+static int check_arith(const Merge *m, SlemError *err) {
+  const SlemRankShard *first = NULL;
+  size_t at = 0;
+  if (m->opts->allow_mixed_blas) return SLEM_OK;
+  for (size_t s = 0; s < m->n; s++) {
+    const SlemRankShard *x = slem_rankreader_shard(m->s[s].r);
+    if (!x) continue;
+    if (!first) {
+      first = x, at = s;
+      continue;
+    }
+    if (slem_arith_differ(x->arith, first->arith))
+      return slem_error(err, SLEM_EFORMAT, "%s was scored on the BLAS core %s, but %s on %s: "
+                        "merged, they would not be the ranking of one run; match every shard "
+                        "on one core (OPENBLAS_CORETYPE), or pass --allow-mixed-blas",
+                        name_of(m, s), x->arith, name_of(m, at), first->arith);
+    if (slem_arith_differ(x->desc_arith, first->desc_arith))
+      return slem_error(err, SLEM_EFORMAT, "%s ranks descriptors encoded on the BLAS core %s, "
+                        "but %s on %s: merged, they would not be the ranking of one run; encode "
+                        "on one core (OPENBLAS_CORETYPE), or pass --allow-mixed-blas",
+                        name_of(m, s), x->desc_arith, name_of(m, at), first->desc_arith);
+  }
+  return SLEM_OK;
+}
+
 static int check_short(const Merge *m, SlemError *err) {
   for (size_t s = 0; s < m->n; s++) {
     const Shard *sh = m->s + s;
@@ -320,6 +349,7 @@ int slem_merge(const char *const *shards, size_t n, const char *output,
     if (!w) {
       SlemRankFormat f = opts->format;
       if ((st = check_shards(&m, err)) != SLEM_OK) goto done;
+      if ((st = check_arith(&m, err)) != SLEM_OK) goto done;
       const SlemRankQuery *g = m.s[0].g;
       if (f == SLEM_RANK_AUTO) f = slem_rankreader_format(m.s[0].r);
       st = slem_rankwriter_open(&w, output, f, NULL, NULL, g->n && g->e[0].tag ? g->e[0].tag : NULL,

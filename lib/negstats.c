@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arith.h"
 #include "cache.h"
 #include "kernel.h"
 #include "kslem.h"
@@ -235,6 +236,40 @@ static int group_parts(Part *parts, size_t np, Unit *units, size_t *nu, SlemErro
   return SLEM_OK;
 }
 
+/* Partial caches merged into the cache of one run must all come from one arithmetic
+ * (arith.h), the one this merge runs on: the shards' nodes are made by their kernels, the
+ * fold and A^-1 by this host's. A mix is refused naming both, unless allowed; then mixed
+ * lists every arithmetic involved (this host's first), for the output to record. */
+static int check_arith(const Part *parts, size_t np, int allow, char *mixed, size_t size,
+                       SlemError *err) {
+  const char *here = slem_arith_name();
+  char core[64];
+  mixed[0] = 0;
+  for (size_t i = 0; i < np; i++) {
+    const char *a = slem_cache_arith(parts[i].cache);
+    for (size_t j = 0; j < i && !allow; j++) {
+      const char *b = slem_cache_arith(parts[j].cache);
+      if (slem_arith_differ(a, b))
+        return slem_error(err, SLEM_EFORMAT, "%s was made on the BLAS core %s, but %s on %s: "
+                          "merged, they would not be the cache of one run; make the partial "
+                          "caches on one core (OPENBLAS_CORETYPE), or pass --allow-mixed-blas",
+                          slem_cache_path(parts[i].cache), a, slem_cache_path(parts[j].cache), b);
+    }
+    if (!allow && slem_arith_differ(a, here)) {
+      slem_arith_core_of(a, core, sizeof core);
+      return slem_error(err, SLEM_EFORMAT, "%s was made on the BLAS core %s, but this merge runs "
+                        "on %s: the merged cache would not be that of one run on either; run it "
+                        "with OPENBLAS_CORETYPE=%s, or pass --allow-mixed-blas",
+                        slem_cache_path(parts[i].cache), a, here, core);
+    }
+  }
+  slem_arith_list_add(mixed, size, here);
+  for (size_t i = 0; i < np; i++)
+    if (slem_cache_arith(parts[i].cache)) slem_arith_list_add(mixed, size, slem_cache_arith(parts[i].cache));
+  if (!strstr(mixed, " + ")) mixed[0] = 0; /* one arithmetic: nothing mixed */
+  return SLEM_OK;
+}
+
 static int unit_cmp(const void *pa, const void *pb) {
   const Unit *a = pa, *b = pb;
   return a->first_arg < b->first_arg ? -1 : a->first_arg > b->first_arg;
@@ -291,7 +326,8 @@ done:
  * partial output of one set keeps its nodes, so that merging stays exact. */
 static int linear(const char *output, const char *const *inputs, size_t n,
                   const SlemNegstatsOpts *o, SlemNegstatsResult *res, SlemError *err) {
-  SlemProvenance prov = {"slem-negstats", inputs, n};
+  SlemProvenance prov = {"slem-negstats", inputs, n, NULL};
+  char mixed[SLEM_ARITH_LIST_MAX];
   Unit *units = calloc(n + 1, sizeof *units), *vec = NULL;
   Part *parts = calloc(n, sizeof *parts);
   const char **files = calloc(n, sizeof *files);
@@ -350,6 +386,9 @@ static int linear(const char *output, const char *const *inputs, size_t n,
     vec->leaf_total = o->shard.count > 0 ? leaves : slem_stats_next_leaf(vec->stats);
     vec->rows = o->shard.count > 0 ? rows : slem_stats_count(vec->stats);
   }
+  if (np > 0 && (st = check_arith(parts, np, o->allow_mixed_blas, mixed, sizeof mixed, err)) != SLEM_OK)
+    goto done;
+  if (np > 0 && mixed[0]) prov.arith_mixed = mixed;
   if (np > 0 && (st = group_parts(parts, np, units, &nu, err)) != SLEM_OK) goto done;
   qsort(units, nu, sizeof *units, unit_cmp);
   /* a set must be whole, unless it is the only one and becomes a partial cache again */
@@ -499,7 +538,7 @@ static int kernel(const char *output, const char *const *inputs, size_t npaths,
     st = slem_kernel_stats_new(&ks, &k, x, n, d, o->rank, o->tol, o->lambda, o->lambda_rel,
                                o->factor, o->couple, err);
   if (st == SLEM_OK) {
-    SlemProvenance prov = {"slem-negstats", inputs, npaths};
+    SlemProvenance prov = {"slem-negstats", inputs, npaths, NULL};
     ks->info.gamma_median = median;
     ks->info.seed = o->seed;
     res->n = n;

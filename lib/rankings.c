@@ -212,6 +212,19 @@ int slem_rankwriter_write_entries(SlemRankWriter *self, const char *query,
   return SLEM_OK;
 }
 
+/* The arithmetics of a shard line (arith.h): of the match, of the descriptors. */
+static void shard_arith_write(cJSON *o, const SlemRankShard *m) {
+  if (m->arith[0]) cJSON_AddStringToObject(o, "arithmetic", m->arith);
+  if (m->desc_arith[0]) cJSON_AddStringToObject(o, "descriptors_arithmetic", m->desc_arith);
+}
+
+static void shard_arith_read(SlemRankShard *m, const cJSON *o) {
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "arithmetic");
+  const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "descriptors_arithmetic");
+  snprintf(m->arith, sizeof m->arith, "%s", cJSON_IsString(a) ? a->valuestring : "");
+  snprintf(m->desc_arith, sizeof m->desc_arith, "%s", cJSON_IsString(d) ? d->valuestring : "");
+}
+
 /* The shard line's JSON: {"index":I,"count":N,"rows":R,"k":K,"database":"..."}. */
 static char *shard_json(const SlemRankShard *m) {
   cJSON *o = cJSON_CreateObject();
@@ -222,6 +235,7 @@ static char *shard_json(const SlemRankShard *m) {
   cJSON_AddNumberToObject(o, "rows", (double)m->rows);
   cJSON_AddNumberToObject(o, "k", (double)m->k);
   cJSON_AddStringToObject(o, "database", m->database);
+  shard_arith_write(o, m);
   text = cJSON_PrintUnformatted(o);
   cJSON_Delete(o);
   return text;
@@ -365,6 +379,7 @@ static int shard_line(SlemRankReader *r, const char *line, SlemError *err) {
   r->shard.rows = v[2];
   r->shard.k = v[3];
   memcpy(r->shard.database, db->valuestring, 17);
+  shard_arith_read(&r->shard, o);
   cJSON_Delete(o);
   return 1;
 }

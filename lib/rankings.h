@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arith.h"
 #include "error.h"
 #include "ids.h"
 #include "match.h"
@@ -73,13 +74,18 @@ int slem_rankwriter_write_entries(SlemRankWriter *self, const char *query,
 
 /* What a shard's ranking (slem-match --shard I/N) records of where it comes from, so that
  * slem-merge can check that the pieces belong together. In jsonl only, as the file's first
- * line: {"slem_shard":{"index":I,"count":N,"rows":R,"k":K,"database":"..."}}; tsv and trec
+ * line: {"slem_shard":{"index":I,"count":N,"rows":R,"k":K,"database":"...","arithmetic":"...",
+ * "descriptors_arithmetic":"..."}} (the last two when known); tsv and trec
  * stay plain, for the programs that read them. */
 typedef struct SlemRankShard {
   uint64_t index, count;  /* shard I of N (count 0: not a shard) */
   uint64_t rows;          /* R, the rows of the whole database */
   uint64_t k;             /* the results asked per query */
   char database[17];      /* 16 hex digits naming the database (slem_db_fingerprint) */
+  /* "arithmetic", "descriptors_arithmetic" (arith.h): the arithmetic that scored, and those
+   * that made the descriptors ("A + B" when they differ); "" when not recorded */
+  char arith[SLEM_ARITH_MAX];
+  char desc_arith[SLEM_ARITH_LIST_MAX];
 } SlemRankShard;
 
 /* Writes the shard's line, before any query (jsonl; nothing for tsv and trec). Errors:

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arith.h"
 #include "error.h"
 #include "io.h"
 #include "vecs.h"
@@ -65,6 +66,7 @@ struct SlemVecReader {
   unsigned char *crc_tail; /* what follows the rows in the payload (padding, ids) */
   size_t crc_tail_len;
   char cache_fp[17];  /* the fingerprint of the cache that made the descriptors, or "" */
+  char arith[SLEM_ARITH_MAX];  /* the arithmetic that encoded them (arith.h), or "" */
   char *meta_json;    /* its JSON header, or NULL */
   struct SlemIds *ids; /* the ids it carries, or NULL */
   int kproj;          /* its rows are kernel projections, laid out by kp_d, kp_r, kp_couple */

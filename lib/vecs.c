@@ -201,6 +201,10 @@ const char *slem_vecreader_fingerprint(const SlemVecReader *self) {
 
 const char *slem_vecreader_meta(const SlemVecReader *self) { return self->meta_json; }
 
+const char *slem_vecreader_arith(const SlemVecReader *self) {
+  return self->fmt == SLEM_FMT_SLEM && self->arith[0] ? self->arith : NULL;
+}
+
 int slem_vecreaders_compatible(const SlemVecReader *a, const SlemVecReader *b, int *plain_side,
                                SlemError *err) {
   const char *fa = slem_vecreader_fingerprint(a), *fb = slem_vecreader_fingerprint(b);

@@ -146,6 +146,10 @@ void slem_vecreader_accept_projections(SlemVecReader *self);
  * NULL for any other format (plain vectors, as far as slem can tell). */
 const char *slem_vecreader_fingerprint(const SlemVecReader *self);
 
+/* The line of the arithmetic (arith.h) that made the rows of a container read by self, or
+ * NULL: another format, or a container that records none (an older slem). */
+const char *slem_vecreader_arith(const SlemVecReader *self);
+
 /* The ids a container read by self carries (owned by self), or NULL: none, or a container
  * on a pipe (its ids follow its rows, so they cannot name them while they are read). */
 const struct SlemIds *slem_vecreader_ids(const SlemVecReader *self);

@@ -313,7 +313,7 @@ END_TEST
 static unsigned char *cache_bytes(const char *path, size_t *len) {
   double mu[3] = {1, 2, 3}, ainv[9] = {2, 0.5, 0, 0.5, 2, 0, 0, 0, 1};
   const char *inputs[] = {"neg.fvecs"};
-  SlemProvenance prov = {"check_io", inputs, 1};
+  SlemProvenance prov = {"check_io", inputs, 1, NULL};
   SlemError err;
   FILE *f;
   unsigned char *b;

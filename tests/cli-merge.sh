@@ -152,7 +152,7 @@ check "merge with empty shards" slem-merge -k 3 -F tsv -o "$T/em.tsv" "$T/e6.jso
 cmp -s "$T/em.tsv" "$T/e.tsv" && ok || bad "merge with empty shards differs"
 # a shard's ranking says which shard of which database it is: a missing shard, a shard
 # twice, a shard of another database, size, split or k are refused, naming the files
-head -n 1 "$T/e3.jsonl" | grep -q '^{"slem_shard":{"index":3,"count":7,"rows":5,"k":3,"database":"[0-9a-f]\{16\}"}}$' && ok ||
+head -n 1 "$T/e3.jsonl" | grep -q '^{"slem_shard":{"index":3,"count":7,"rows":5,"k":3,"database":"[0-9a-f]\{16\}","arithmetic":"[A-Za-z0-9]* ([^"]*)"}}$' && ok ||
   bad "the shard line of jsonl: $(head -n 1 "$T/e3.jsonl")"
 # tsv and trec stay plain (other programs read them)
 slem-match -k 3 --shard 4/7 -d "$T/five.fvecs" -o "$T/e4.tsv" "$D/queries.fvecs"
