@@ -32,7 +32,8 @@ sharded() {
   }
 }
 
-fp() { slem-negstats --info "$1" | sed -n 's/.*"fingerprint": *"\([0-9a-f]*\)".*/\1/p'; }
+# --info pretty-prints with a tab after the colon; a cache without one fails every comparison
+fp() { slem-negstats --info "$1" | sed -n 's/.*"fingerprint":[[:space:]]*"\([0-9a-f]*\)".*/\1/p' | grep . || echo "no fingerprint: $1"; }
 single "$T/lin.tsv" "$D/database.fvecs" || bad "single-process pipeline"
 lin_fp=$(fp "$T/s.slem")
 single "$T/lin5.tsv" "$T/five.fvecs" || bad "single-process pipeline of 5 rows"
