@@ -14,4 +14,5 @@ fi
 SCALE=$TOP/scripts/slem-parallel
 SCALE_ARGS="-S : -j 2"
 . "$TOP/tests/scale-common.sh"
+. "$TOP/tests/scale-arith.sh"
 finish parallel

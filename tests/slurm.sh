@@ -25,6 +25,7 @@ sinfo -h -o '%P %a %T' | grep -q '^test\* up idle' && ok || bad "sinfo: $(sinfo 
 SCALE=$TOP/scripts/slem-sbatch
 SCALE_ARGS="--wait --time 10"
 . "$TOP/tests/scale-common.sh"
+. "$TOP/tests/scale-arith.sh"
 # without --wait the jobs are queued and the script returns at once; the same command with
 # --wait and the same work directory then waits for those jobs (never queues them twice)
 rm -f "$T/q.tsv"
