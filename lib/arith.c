@@ -75,6 +75,14 @@ int slem_arith_differ(const char *a, const char *b) {
   return a && b && *a && *b && strcmp(a, b) != 0;
 }
 
+int slem_arith_differ_libs(const char *a, const char *b) {
+  const char *la, *lb;
+  if (!slem_arith_differ(a, b)) return 0;
+  la = strstr(a, " (");
+  lb = strstr(b, " (");
+  return !la || !lb || strcmp(la, lb) != 0;
+}
+
 void slem_arith_core_of(const char *line, char *core, size_t size) {
   const char *p = strstr(line, " (");
   size_t len = p ? (size_t)(p - line) : strlen(line);

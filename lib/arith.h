@@ -41,6 +41,11 @@ void slem_arith_from_json(const struct cJSON *obj, char *name, size_t size);
  * not recorded ("" or NULL) differs from none. */
 int slem_arith_differ(const char *a, const char *b);
 
+/* Whether two recorded lines name other libraries (OpenBLAS, GSL, C library), whatever
+ * their cores: what decides the bits of slem-match's exact scores, which use the BLAS
+ * only to find candidates within a proven bound (match.h). Unknown lines differ from none. */
+int slem_arith_differ_libs(const char *a, const char *b);
+
 /* The core named in a line: the text before " (", copied into core (size bytes). */
 void slem_arith_core_of(const char *name, char *core, size_t size);
 

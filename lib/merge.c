@@ -259,9 +259,11 @@ static int check_shards(const Merge *m, SlemError *err) {
   return SLEM_OK;
 }
 
-/* The arithmetics of the shard lines (arith.h): shards scored, or their descriptors made,
- * with other BLAS kernels round differently, and their merge would not be the ranking of
- * one run. Refused naming both, unless opts->allow_mixed_blas. */
+/* The arithmetics of the shard lines (arith.h). Descriptors encoded on other BLAS cores
+ * differ in their last bits, and so do their scores: the merge would not be the ranking of
+ * one run. The match's own core does not matter (its exact scores use the BLAS only to
+ * find candidates), but its libraries do (the C library's exp in the kernels). Refused
+ * naming both, unless opts->allow_mixed_blas. */
 static int check_arith(const Merge *m, SlemError *err) {
   const SlemRankShard *first = NULL;
   size_t at = 0;
@@ -273,16 +275,18 @@ static int check_arith(const Merge *m, SlemError *err) {
       first = x, at = s;
       continue;
     }
-    if (slem_arith_differ(x->arith, first->arith))
-      return slem_error(err, SLEM_EFORMAT, "%s was scored on the BLAS core %s, but %s on %s: "
-                        "merged, they would not be the ranking of one run; match every shard "
-                        "on one core (OPENBLAS_CORETYPE), or pass --allow-mixed-blas",
-                        name_of(m, s), x->arith, name_of(m, at), first->arith);
     if (slem_arith_differ(x->desc_arith, first->desc_arith))
       return slem_error(err, SLEM_EFORMAT, "%s ranks descriptors encoded on the BLAS core %s, "
-                        "but %s on %s: merged, they would not be the ranking of one run; encode "
-                        "on one core (OPENBLAS_CORETYPE), or pass --allow-mixed-blas",
-                        name_of(m, s), x->desc_arith, name_of(m, at), first->desc_arith);
+                        "but %s on %s: their scores differ in the last bits, and the merge "
+                        "would not be the ranking of one run; encode on one core "
+                        "(OPENBLAS_CORETYPE), or pass --allow-mixed-blas", name_of(m, s),
+                        x->desc_arith, name_of(m, at), first->desc_arith);
+    if (slem_arith_differ_libs(x->arith, first->arith))
+      return slem_error(err, SLEM_EFORMAT, "%s was scored with %s, but %s with %s: other "
+                        "libraries may score differently, and the merge would not be the "
+                        "ranking of one run; match every shard with the same libraries, or "
+                        "pass --allow-mixed-blas", name_of(m, s), x->arith, name_of(m, at),
+                        first->arith);
   }
   return SLEM_OK;
 }

@@ -31,7 +31,8 @@ typedef struct SlemMergeOpts {
   SlemRankFormat format; /* output format; SLEM_RANK_AUTO (default): the first shard's */
   const char *db_ids;    /* the database's ids file, for tsv and trec shards with ids */
   SlemMergeCheckFn check;  /* NULL (default): no check beyond the rankings themselves */
-  int allow_mixed_blas;    /* merge shards whose lines name other arithmetics (arith.h):
+  int allow_mixed_blas;    /* merge shards whose lines name descriptors of other
+                              arithmetics, or matches with other libraries (arith.h):
                               refused by default (SLEM_EFORMAT naming both) */
   void *check_ctx;
   SlemProgressFn progress; /* may be NULL: called with the queries merged so far */
@@ -55,8 +56,8 @@ void slem_merge_opts_init(SlemMergeOpts *opts);
  * results in a shard that returned more distinct rows than that over all its queries
  * (it was made with a smaller -k, so the merge cannot be exact); a file whose last line
  * has no newline (cut short; checked before anything is written for a shard that is a
- * file, at its end for a pipe); shard lines naming different arithmetics of the match or
- * of the descriptors (arith.h), unless allow_mixed_blas; every error of the reader. SLEM_EIO (a missing shard,
+ * file, at its end for a pipe); shard lines naming descriptors of different arithmetics,
+ * or matches with other libraries (arith.h), unless allow_mixed_blas; every error of the reader. SLEM_EIO (a missing shard,
  * a write error), SLEM_EINVAL (n == 0, k == 0), SLEM_ENOMEM, or what opts->check returned. */
 int slem_merge(const char *const *shards, size_t n, const char *output,
                const SlemMergeOpts *opts, SlemMergeStats *stats, SlemError *err);
