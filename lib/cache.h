@@ -15,8 +15,9 @@
  *   56  4  reserved, 0
  *   60  4  CRC-32 of bytes 0..59
  * then the JSON header (cJSON: kind, d, n, lambda, sections with offset/shape/dtype,
- * provenance), then the sections, each at a 64-byte aligned absolute offset, float64
- * little-endian, row-major, so that a reader can use them in place from mmap.
+ * the arithmetic that made it (arith.h), provenance), then the sections, each at a
+ * 64-byte aligned absolute offset, float64 little-endian, row-major, so that a reader can
+ * use them in place from mmap.
  *
  * Kinds: "linear" (sections mu(d), ainv(d, d) = (Sigma + lambda I)^-1), "partial" (the
  * complete nodes of the statistics tree of stats.h for a run of leaves: node_mu(m, d) and
