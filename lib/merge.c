@@ -8,6 +8,7 @@
 
 #include "fmt.h"
 #include "ids.h"
+#include "shard.h"
 #include "strmap.h"
 #include "topk.h"
 
@@ -28,6 +29,9 @@ typedef struct Shard {
   size_t short_n;
   char *short_query;
   uint64_t short_line;
+  const SlemRankShard *shard; /* its shard lines, or NULL (plain) */
+  SlemRankShard end;          /* its end line, once known */
+  uint64_t lo, hi;            /* with a shard line: the rows [lo, hi) it may return */
 } Shard;
 
 /* A result of one shard, with its global row. */
@@ -41,10 +45,21 @@ static int cand_cmp(const void *a, const void *b) {
   return slem_hit_cmp(&((const Cand *)a)->hit, &((const Cand *)b)->hit);
 }
 
+/* By row, then by file and line: duplicates side by side, named in the order read. */
+static int row_cmp(const void *a, const void *b) {
+  const Cand *x = a, *y = b;
+  if (x->hit.row != y->hit.row) return x->hit.row < y->hit.row ? -1 : 1;
+  if (x->shard != y->shard) return x->shard < y->shard ? -1 : 1;
+  return x->i < y->i ? -1 : x->i > y->i;
+}
+
 typedef struct Merge {
   Shard *s;
   size_t n;
   const SlemMergeOpts *opts;
+  const char *const *paths;
+  int checked;          /* the shards have shard lines, checked */
+  Cand *byrow;          /* the current query's candidates by row, for duplicates */
   SlemIds *ids;         /* db_ids, and its map id -> row */
   SlemStrMap *idmap;
   Cand *c;
@@ -149,9 +164,11 @@ static int gather(Merge *m, size_t *nc, SlemError *err) {
   int st;
   for (size_t s = 0; s < m->n; s++) total += m->s[s].g->n;
   if (total > m->ccap) {
-    Cand *p = realloc(m->c, total * sizeof *p);
+    Cand *p = realloc(m->c, total * sizeof *p), *q;
     if (!p) return slem_error(err, SLEM_ENOMEM, "out of memory");
     m->c = p;
+    if (!(q = realloc(m->byrow, total * sizeof *q))) return slem_error(err, SLEM_ENOMEM, "out of memory");
+    m->byrow = q;
     m->ccap = total;
   }
   for (size_t s = 0; s < m->n; s++) {
@@ -163,6 +180,16 @@ static int gather(Merge *m, size_t *nc, SlemError *err) {
       float score = (float)e->score;
       int added;
       if ((st = row_of(m, s, e, &row, err)) != SLEM_OK) return st;
+      if (sh->shard && row >= sh->shard->rows)
+        return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": row %" PRIu64 " ('%s') is beyond "
+                          "the database, of %llu rows", name_of(m, s), e->line, row, e->id,
+                          (unsigned long long)sh->shard->rows);
+      if (sh->shard && (row < sh->lo || row >= sh->hi))
+        return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": row %" PRIu64 " ('%s') is outside "
+                          "its shard %llu/%llu, rows %" PRIu64 " to %" PRIu64 " (%s)", name_of(m, s),
+                          e->line, row, e->id, (unsigned long long)sh->shard->index,
+                          (unsigned long long)sh->shard->count, sh->lo, sh->hi - 1,
+                          sh->hi > sh->lo ? "as --shard cuts them" : "none: an empty shard");
       if (e->score_text) {
         char buf[SLEM_FMT_G9_MAX];
         slem_fmt_g9(buf, score);
@@ -200,44 +227,53 @@ static int gather(Merge *m, size_t *nc, SlemError *err) {
   return SLEM_OK;
 }
 
-/* A list shorter than k is only exact when it holds every row of its shard (less the
- * query's own with --exclude-self): the shard must not have returned more rows than
- * that over all its queries. */
-/* The shard lines (rankings.h): when one shard has one, every shard must, all of the same
- * database, size and k, each index of 0..N-1 once. */
-static int check_shards(const Merge *m, SlemError *err) {
-  const SlemRankShard *first = NULL;
-  size_t with = 0, at = 0;
+/* Compares the fields of one shard line (end 0: the first, 1: the end line) that every
+ * shard must share (the table of rankings.h), shard s against shard at. */
+static int same_fields(const Merge *m, size_t s, const SlemRankShard *x, size_t at,
+                       const SlemRankShard *y, int end, SlemError *err) {
+  size_t nf;
+  const SlemRankShardField *f = slem_rankshard_fields(&nf);
+  for (size_t i = 0; i < nf; i++) {
+    char a[24], b[24];
+    if (f[i].end != end || !f[i].differs) continue;
+    if (strcmp(slem_rankshard_value(x, f + i, a), slem_rankshard_value(y, f + i, b)) != 0)
+      return slem_error(err, SLEM_EFORMAT, "%s: %s: %s %s, but %s has %s: %s", name_of(m, s),
+                        end ? "its end line" : "line 1", f[i].key, a, name_of(m, at), b,
+                        f[i].differs);
+  }
+  return SLEM_OK;
+}
+
+/* The shard lines (rankings.h): when one shard has one, every shard must, of the same
+ * database and split, each index of 0..N-1 once, each made with a k of at least the merge's.
+ * The end lines too when they are known (read ahead from a file; a pipe's at its end). */
+static int check_shards(Merge *m, SlemError *err) {
+  size_t at = SIZE_MAX;
+  const SlemRankShard *first;
   char *seen;
-  for (size_t s = 0; s < m->n; s++)
-    if (slem_rankreader_shard(m->s[s].r)) {
-      if (!first) first = slem_rankreader_shard(m->s[s].r), at = s;
-      with++;
-    }
-  if (!first) return SLEM_OK;
+  int st;
   for (size_t s = 0; s < m->n; s++) {
-    const SlemRankShard *x = slem_rankreader_shard(m->s[s].r);
+    m->s[s].shard = slem_rankreader_shard(m->s[s].r);
+    if (m->s[s].shard && at == SIZE_MAX) at = s;
+  }
+  if (at == SIZE_MAX) return SLEM_OK;
+  first = m->s[at].shard;
+  for (size_t s = 0; s < m->n; s++) {
+    const SlemRankShard *x = m->s[s].shard;
     if (!x)
       return slem_error(err, SLEM_EFORMAT, "%s: not the ranking of a shard (no shard line), "
                         "but %s is shard %llu/%llu", name_of(m, s), name_of(m, at),
                         (unsigned long long)first->index, (unsigned long long)first->count);
-    if (strcmp(x->database, first->database) != 0 || x->rows != first->rows)
-      return slem_error(err, SLEM_EFORMAT, "%s: a shard of another database (%llu rows, %s) "
-                        "than %s (%llu rows, %s)", name_of(m, s), (unsigned long long)x->rows,
-                        x->database, name_of(m, at), (unsigned long long)first->rows,
-                        first->database);
-    if (x->count != first->count)
-      return slem_error(err, SLEM_EFORMAT, "%s: shard %llu/%llu, but %s is one of %llu",
-                        name_of(m, s), (unsigned long long)x->index, (unsigned long long)x->count,
-                        name_of(m, at), (unsigned long long)first->count);
-    if (x->k != first->k)
-      return slem_error(err, SLEM_EFORMAT, "%s: made with -k %llu, but %s with -k %llu",
-                        name_of(m, s), (unsigned long long)x->k, name_of(m, at),
-                        (unsigned long long)first->k);
+    if ((st = same_fields(m, s, x, at, first, 0, err)) != SLEM_OK) return st;
+    if (x->k < m->opts->k)
+      return slem_error(err, SLEM_EFORMAT, "%s: line 1: made with -k %llu, fewer than the merge's "
+                        "-k %zu: the merge would not be exact", name_of(m, s),
+                        (unsigned long long)x->k, m->opts->k);
+    slem_shard_range(&(SlemShard){x->index, x->count}, x->rows, &m->s[s].lo, &m->s[s].hi);
   }
   if (m->n != first->count) {
     if (!(seen = calloc(first->count, 1))) return slem_error(err, SLEM_ENOMEM, "out of memory");
-    for (size_t s = 0; s < m->n; s++) seen[slem_rankreader_shard(m->s[s].r)->index] = 1;
+    for (size_t s = 0; s < m->n; s++) seen[m->s[s].shard->index] = 1;
     for (uint64_t i = 0; i < first->count; i++)
       if (!seen[i]) {
         free(seen);
@@ -249,15 +285,45 @@ static int check_shards(const Merge *m, SlemError *err) {
   }
   for (size_t s = 0; s < m->n; s++)
     for (size_t t = s + 1; t < m->n; t++)
-      if (slem_rankreader_shard(m->s[s].r)->index == slem_rankreader_shard(m->s[t].r)->index)
+      if (m->s[s].shard->index == m->s[t].shard->index)
         return slem_error(err, SLEM_EFORMAT, "%s and %s are both shard %llu/%llu",
                           name_of(m, s), name_of(m, t),
-                          (unsigned long long)slem_rankreader_shard(m->s[s].r)->index,
+                          (unsigned long long)m->s[s].shard->index,
                           (unsigned long long)first->count);
-  (void)with;
+  /* the end lines of the shards that are files, before anything is written */
+  for (size_t s = 0; s < m->n; s++) {
+    int found;
+    SlemRankShard *e = &m->s[s].end;
+    if ((st = slem_rankshard_read_end(m->paths[s], e, &found, err)) != SLEM_OK) return st;
+    if (!found) continue;
+    for (size_t t = 0; t < s; t++)
+      if (m->s[t].end.has_end && (st = same_fields(m, s, e, t, &m->s[t].end, 1, err)) != SLEM_OK)
+        return st;
+  }
+  m->checked = 1;
   return SLEM_OK;
 }
 
+/* At the end: every shard of a checked merge has its end line, all alike. */
+static int check_ends(Merge *m, SlemError *err) {
+  int st;
+  if (!m->checked) return SLEM_OK;
+  for (size_t s = 0; s < m->n; s++) {
+    const SlemRankShard *x = slem_rankreader_shard(m->s[s].r);
+    if (!x || !x->has_end)
+      return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": no shard end line after the last "
+                        "query (cut short, or not written by slem-match --shard): the queries "
+                        "cannot be checked", name_of(m, s), slem_rankreader_line(m->s[s].r));
+    m->s[s].end = *x;
+    if (s > 0 && (st = same_fields(m, s, &m->s[s].end, 0, &m->s[0].end, 1, err)) != SLEM_OK)
+      return st;
+  }
+  return SLEM_OK;
+}
+
+/* A list shorter than k is only exact when it holds every row of its shard (less the
+ * query's own with --exclude-self): the shard must not have returned more rows than
+ * that over all its queries. */
 static int check_short(const Merge *m, SlemError *err) {
   for (size_t s = 0; s < m->n; s++) {
     const Shard *sh = m->s + s;
@@ -283,6 +349,7 @@ int slem_merge(const char *const *shards, size_t n, const char *output,
     return slem_error(err, SLEM_EINVAL, n == 0 ? "no shard to merge" : "k must be at least 1");
   m.n = n;
   m.opts = opts;
+  m.paths = shards;
   m.s = calloc(n, sizeof *m.s);
   if (!m.s) return slem_error(err, SLEM_ENOMEM, "out of memory");
   if (opts->check && (st = opts->check(opts->check_ctx, shards, n, err)) != SLEM_OK) goto done;
@@ -327,15 +394,19 @@ int slem_merge(const char *const *shards, size_t n, const char *output,
       if (st) goto done;
     }
     if ((st = gather(&m, &nc, err)) != SLEM_OK) goto done;
-    qsort(m.c, nc, sizeof *m.c, cand_cmp);
+    /* a row once per query, whatever its scores */
+    memcpy(m.byrow, m.c, nc * sizeof *m.c);
+    qsort(m.byrow, nc, sizeof *m.byrow, row_cmp);
     for (size_t i = 1; i < nc; i++)
-      if (cand_cmp(m.c + i - 1, m.c + i) == 0) {
-        const Cand *c = m.c + i;
+      if (m.byrow[i - 1].hit.row == m.byrow[i].hit.row) {
+        const Cand *c = m.byrow + i, *p = m.byrow + i - 1;
         st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": row %" PRIu64 " twice for query "
-                        "'%s'", name_of(&m, c->shard), m.s[c->shard].g->e[c->i].line, c->hit.row,
-                        m.s[0].g->query);
+                        "'%s' (also %s, line %" PRIu64 ")", name_of(&m, c->shard),
+                        m.s[c->shard].g->e[c->i].line, c->hit.row, m.s[0].g->query,
+                        name_of(&m, p->shard), m.s[p->shard].g->e[p->i].line);
         goto done;
       }
+    qsort(m.c, nc, sizeof *m.c, cand_cmp);
     keep = nc < opts->k ? nc : opts->k;
     if (keep > m.ocap) {
       SlemRankEntry *p = realloc(m.out, keep * sizeof *p);
@@ -361,6 +432,7 @@ int slem_merge(const char *const *shards, size_t n, const char *output,
                       "file was cut short", name_of(&m, s), slem_rankreader_line(m.s[s].r));
       goto done;
     }
+  if ((st = check_ends(&m, err)) != SLEM_OK) goto done;
   if ((st = check_short(&m, err)) != SLEM_OK) goto done;
   st = slem_rankwriter_close(w, err);
   w = NULL;
@@ -376,6 +448,7 @@ done:
   }
   free(m.s);
   free(m.c);
+  free(m.byrow);
   free(m.out);
   slem_ids_free(m.ids);
   slem_strmap_free(m.idmap);

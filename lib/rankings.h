@@ -72,19 +72,55 @@ int slem_rankwriter_write_entries(SlemRankWriter *self, const char *query,
                                   const SlemRankEntry *e, size_t n, SlemError *err);
 
 /* What a shard's ranking (slem-match --shard I/N) records of where it comes from, so that
- * slem-merge can check that the pieces belong together. In jsonl only, as the file's first
- * line: {"slem_shard":{"index":I,"count":N,"rows":R,"k":K,"database":"..."}}; tsv and trec
- * stay plain, for the programs that read them. */
+ * slem-merge can prove that the pieces belong together. In jsonl only, in two lines: the
+ * first line, {"slem_shard":{"index":I,"count":N,"rows":R,"k":K,"database":"..."}}, and,
+ * after the last query, the end line {"slem_shard_end":{"queries":Q,"query_set":"..."}}
+ * (what is known once the queries were read). tsv and trec stay plain, for the programs
+ * that read them. The fields are the table of slem_rankshard_fields(): a field is added
+ * there and here, and the writer, the reader and slem-merge's comparison follow it. */
 typedef struct SlemRankShard {
   uint64_t index, count;  /* shard I of N (count 0: not a shard) */
   uint64_t rows;          /* R, the rows of the whole database */
   uint64_t k;             /* the results asked per query */
-  char database[17];      /* 16 hex digits naming the database (slem_db_fingerprint) */
+  char database[17];      /* 16 hex digits naming the database, its content and ids
+                             (slem_db_content_fingerprint) */
+  /* the end line */
+  int has_end;            /* 1 once it was read (or is to be written) */
+  uint64_t queries;       /* Q, the queries searched */
+  char query_set[17];     /* 16 hex digits naming the queries, their vectors and ids in order
+                             (slem_db_query_fingerprint) */
 } SlemRankShard;
 
-/* Writes the shard's line, before any query (jsonl; nothing for tsv and trec). Errors:
- * SLEM_EIO. */
+/* A field of the shard lines. */
+typedef enum SlemRankShardType { SLEM_SHARDF_U64, SLEM_SHARDF_HEX16 } SlemRankShardType;
+typedef struct SlemRankShardField {
+  const char *key;          /* the JSON key */
+  int end;                  /* 0: in the first line; 1: in the end line */
+  SlemRankShardType type;   /* uint64_t, or char[17] of 16 hex digits */
+  size_t offset;            /* in SlemRankShard */
+  const char *differs;      /* NULL: may differ among shards (index, k); else every shard must
+                               have the same value, and this says what differs otherwise */
+} SlemRankShardField;
+
+/* The table of the fields, *n of them. Static storage. */
+const SlemRankShardField *slem_rankshard_fields(size_t *n);
+
+/* The value of field f of m as text (decimal, or the hex digits), in buf of 24 bytes. */
+const char *slem_rankshard_value(const SlemRankShard *m, const SlemRankShardField *f, char buf[24]);
+
+/* Writes the shard's first line, before any query (jsonl; nothing for tsv and trec).
+ * Errors: SLEM_EIO. */
 int slem_rankwriter_shard(SlemRankWriter *self, const SlemRankShard *m, SlemError *err);
+
+/* Writes the shard's end line, after the last query (jsonl; nothing for tsv and trec).
+ * Errors: SLEM_EIO. */
+int slem_rankwriter_shard_end(SlemRankWriter *self, const SlemRankShard *m, SlemError *err);
+
+/* Reads the end line of the ranking at path, a regular file, without reading the rest:
+ * *found is 1 and m's end fields are filled when its last line is a shard's end line, 0
+ * otherwise (a pipe, "-", a file without one). Errors: SLEM_EIO, SLEM_EFORMAT (a bad end
+ * line, naming the file and the line "last"). */
+int slem_rankshard_read_end(const char *path, SlemRankShard *m, int *found, SlemError *err);
 
 /* Finishes and moves the file into place; frees self whatever happens. */
 int slem_rankwriter_close(SlemRankWriter *self, SlemError *err);
@@ -123,7 +159,10 @@ void slem_rankreader_free(SlemRankReader *self);
  * next call (so a consumer sees errors in line order). */
 int slem_rankreader_next(SlemRankReader *self, const SlemRankQuery **q, SlemError *err);
 
-/* The shard line of the file (once the first query was read), or NULL when it has none. */
+/* The shard lines of the file (the first once the first query was read, the end line's
+ * fields, has_end set, once the end was reached), or NULL when it has none. A jsonl file
+ * with an end line but no first line, or a line after the end line, is an error of
+ * slem_rankreader_next(). */
 const SlemRankShard *slem_rankreader_shard(const SlemRankReader *self);
 
 /* The format (known once the first query was read, else what was asked). */
