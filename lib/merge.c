@@ -29,6 +29,15 @@ typedef struct Shard {
   size_t short_n;
   char *short_query;
   uint64_t short_line;
+  /* its lists with fewer than k results, for check_short() */
+  struct Short {
+    size_t n;         /* results */
+    uint64_t own;     /* the query's index: the row --exclude-self skips */
+    int own_listed;   /* that row is in the list */
+    uint64_t line;
+    char *query;
+  } *shorts;
+  size_t nshort, shortcap;
   const SlemRankShard *shard; /* its shard lines, or NULL (plain) */
   SlemRankShard end;          /* its end line, once known */
   uint64_t lo, hi;            /* with a shard line: the rows [lo, hi) it may return */
@@ -214,6 +223,25 @@ static int gather(Merge *m, size_t *nc, SlemError *err) {
       m->c[c].i = i;
       c++;
     }
+    if (g->n < m->opts->k) {
+      struct Short *x;
+      if (sh->nshort == sh->shortcap) {
+        size_t cap = sh->shortcap ? 2 * sh->shortcap : 16;
+        if (!(x = realloc(sh->shorts, cap * sizeof *x)))
+          return slem_error(err, SLEM_ENOMEM, "out of memory");
+        sh->shorts = x;
+        sh->shortcap = cap;
+      }
+      x = sh->shorts + sh->nshort;
+      if (!(x->query = strdup(g->query))) return slem_error(err, SLEM_ENOMEM, "out of memory");
+      sh->nshort++;
+      x->n = g->n;
+      x->own = g->index;
+      x->line = g->line;
+      x->own_listed = 0;
+      for (size_t i = c - g->n; i < c; i++)
+        if (m->c[i].hit.row == x->own) x->own_listed = 1;
+    }
     if (g->n < m->opts->k && g->n < sh->short_n) {
       char *q = strdup(g->query);
       if (!q) return slem_error(err, SLEM_ENOMEM, "out of memory");
@@ -321,9 +349,12 @@ static int check_ends(Merge *m, SlemError *err) {
   return SLEM_OK;
 }
 
-/* A list shorter than k is only exact when it holds every row of its shard (less the
- * query's own with --exclude-self): the shard must not have returned more rows than
- * that over all its queries. */
+/* A list shorter than k is only exact when it holds every row of its shard, less at most
+ * the query's own (--exclude-self skips the row whose index is the query's): the shard must
+ * not have returned more rows than that over all its queries, and a list that lacks one of
+ * them must lack that one. This is all a plain shard (no shard line) can prove of its k: a
+ * shard made with a smaller k whose lists hold all its rows but one, that one each query's
+ * own, passes (and is then exact for the queries of a database searched with itself). */
 static int check_short(const Merge *m, SlemError *err) {
   for (size_t s = 0; s < m->n; s++) {
     const Shard *sh = m->s + s;
@@ -332,6 +363,15 @@ static int check_short(const Merge *m, SlemError *err) {
                         "than -k %zu, yet the shard returned %" PRIu64 " different rows: it was made "
                         "with a smaller -k, and the merge would not be exact", name_of(m, s),
                         sh->short_line, sh->short_query, sh->short_n, m->opts->k, sh->nrows);
+    for (size_t i = 0; i < sh->nshort; i++) {
+      const struct Short *x = sh->shorts + i;
+      if (x->n + 1 == sh->nrows && (x->own_listed || !slem_keyset_has(sh->rows, x->own)))
+        return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": query '%s' has %zu results, "
+                          "fewer than -k %zu, of the %" PRIu64 " rows the shard returned, and the row "
+                          "it lacks is not its own (row %" PRIu64 ", which --exclude-self skips): it "
+                          "was made with a smaller -k, and the merge would not be exact",
+                          name_of(m, s), x->line, x->query, x->n, m->opts->k, sh->nrows, x->own);
+    }
   }
   return SLEM_OK;
 }
@@ -445,6 +485,8 @@ done:
     slem_rankreader_free(m.s[s].r);
     slem_keyset_free(m.s[s].rows);
     free(m.s[s].short_query);
+    for (size_t i = 0; i < m.s[s].nshort; i++) free(m.s[s].shorts[i].query);
+    free(m.s[s].shorts);
   }
   free(m.s);
   free(m.c);

@@ -204,6 +204,20 @@ for i in 0 1 2; do
   slem-match -t 1 -k 5 --shard $i/3 -F jsonl -d "$T/r18.fvecs" -o "$T/k5.$i.jsonl" "$D/queries.fvecs"
 done
 expect_fail "shards of -k 5 merged with -k 10" 1 "k5.0.jsonl: line 1: made with -k 5, fewer than the merge's -k 10" "$T/o" slem-merge -k 10 -o "$T/o" "$T/k5.0.jsonl" "$T/k5.1.jsonl" "$T/k5.2.jsonl"
+# plain shards prove what their lists show: a list shorter than -k must hold every row of
+# its shard but at most the query's own (--exclude-self); the same shards in tsv are refused
+for i in 0 1 2; do
+  slem-match -q -t 1 -k 5 --shard $i/3 -d "$T/r18.fvecs" -o "$T/k5.$i.tsv" "$D/queries.fvecs"
+done
+expect_fail "plain shards of -k 5 merged with -k 10" 1 "k5.[012].tsv: line [0-9]*: query '[0-9]*' has 5 results, fewer than -k 10, of the 6 rows the shard returned, and the row it lacks is not its own" "$T/o5" slem-merge -k 10 -o "$T/o5" "$T/k5.0.tsv" "$T/k5.1.tsv" "$T/k5.2.tsv"
+# and a database searched with itself, --exclude-self: its own shard lists all rows but the
+# query's own, the others all theirs, and the merge is exact
+slem-match -q -t 1 -k 7 --exclude-self -d "$T/r18.fvecs" -o "$T/self7.tsv" "$T/r18.fvecs"
+for i in 0 1 2; do
+  slem-match -q -t 1 -k 6 --exclude-self --shard $i/3 -d "$T/r18.fvecs" -o "$T/self.$i.tsv" "$T/r18.fvecs"
+done
+check "plain shards, --exclude-self" slem-merge -k 7 -o "$T/self.tsv" "$T/self.0.tsv" "$T/self.1.tsv" "$T/self.2.tsv"
+same "plain shards, --exclude-self" "$T/self.tsv" "$T/self7.tsv"
 # a row listed twice for one query (another id, a lower score)
 r=$(sed -n '2s/^[^}]*"row":\([0-9]*\).*/\1/p' "$T/j1.jsonl")
 sed '2s/]}$/,{"rank":11,"id":"dup","row":'"$r"',"score":-5}]}/' "$T/j1.jsonl" >"$T/dup.jsonl"
