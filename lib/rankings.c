@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fmt.h"
 #include "io.h"
@@ -335,8 +336,12 @@ int slem_rankshard_read_end(const char *path, SlemRankShard *m, int *found, Slem
   size_t got, len;
   char *line;
   int st = SLEM_OK;
+  struct stat sb;
   *found = 0;
-  if (strcmp(path, "-") == 0 || !(f = fopen(path, "rb"))) return SLEM_OK; /* read later */
+  /* a pipe (stdin, a FIFO) is read later, never here */
+  if (strcmp(path, "-") == 0 || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+      !(f = fopen(path, "rb")))
+    return SLEM_OK;
   if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0) {
     fclose(f); /* not seekable: read later */
     return SLEM_OK;
