@@ -54,12 +54,41 @@ static int cand_cmp(const void *a, const void *b) {
   return slem_hit_cmp(&((const Cand *)a)->hit, &((const Cand *)b)->hit);
 }
 
-/* By row, then by file and line: duplicates side by side, named in the order read. */
-static int row_cmp(const void *a, const void *b) {
-  const Cand *x = a, *y = b;
-  if (x->hit.row != y->hit.row) return x->hit.row < y->hit.row ? -1 : 1;
-  if (x->shard != y->shard) return x->shard < y->shard ? -1 : 1;
-  return x->i < y->i ? -1 : x->i > y->i;
+/* A set of the current query's rows, emptied for the next query by a new generation
+ * rather than cleared: slot j holds candidate at[j] when gen[j] is the current one. */
+typedef struct RowSet {
+  size_t *at;
+  uint64_t *gen;
+  size_t cap;    /* a power of 2, at least twice the candidates */
+  uint64_t now;
+} RowSet;
+
+/* Makes room for n candidates and starts a new query. Errors: SLEM_ENOMEM. */
+static int rowset_reset(RowSet *h, size_t n, SlemError *err) {
+  if (2 * n > h->cap) {
+    size_t cap = h->cap ? h->cap : 64;
+    while (cap < 2 * n) cap *= 2;
+    free(h->at);
+    free(h->gen);
+    h->at = malloc(cap * sizeof *h->at);
+    h->gen = calloc(cap, sizeof *h->gen);
+    h->cap = h->at && h->gen ? cap : 0;
+    h->now = 0;
+    if (!h->cap) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  }
+  h->now++;
+  return SLEM_OK;
+}
+
+/* Adds candidate i of c; returns the index of an earlier candidate of the same row, or
+ * SIZE_MAX when there is none. */
+static size_t rowset_add(RowSet *h, const Cand *c, size_t i) {
+  size_t mask = h->cap - 1, j = (size_t)((c[i].hit.row * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+  for (; h->gen[j] == h->now; j = (j + 1) & mask)
+    if (c[h->at[j]].hit.row == c[i].hit.row) return h->at[j];
+  h->gen[j] = h->now;
+  h->at[j] = i;
+  return SIZE_MAX;
 }
 
 typedef struct Merge {
@@ -68,7 +97,7 @@ typedef struct Merge {
   const SlemMergeOpts *opts;
   const char *const *paths;
   int checked;          /* the shards have shard lines, checked */
-  Cand *byrow;          /* the current query's candidates by row, for duplicates */
+  RowSet seen;          /* the current query's rows, for duplicates */
   SlemIds *ids;         /* db_ids, and its map id -> row */
   SlemStrMap *idmap;
   Cand *c;
@@ -173,11 +202,9 @@ static int gather(Merge *m, size_t *nc, SlemError *err) {
   int st;
   for (size_t s = 0; s < m->n; s++) total += m->s[s].g->n;
   if (total > m->ccap) {
-    Cand *p = realloc(m->c, total * sizeof *p), *q;
+    Cand *p = realloc(m->c, total * sizeof *p);
     if (!p) return slem_error(err, SLEM_ENOMEM, "out of memory");
     m->c = p;
-    if (!(q = realloc(m->byrow, total * sizeof *q))) return slem_error(err, SLEM_ENOMEM, "out of memory");
-    m->byrow = q;
     m->ccap = total;
   }
   for (size_t s = 0; s < m->n; s++) {
@@ -435,17 +462,18 @@ int slem_merge(const char *const *shards, size_t n, const char *output,
     }
     if ((st = gather(&m, &nc, err)) != SLEM_OK) goto done;
     /* a row once per query, whatever its scores */
-    memcpy(m.byrow, m.c, nc * sizeof *m.c);
-    qsort(m.byrow, nc, sizeof *m.byrow, row_cmp);
-    for (size_t i = 1; i < nc; i++)
-      if (m.byrow[i - 1].hit.row == m.byrow[i].hit.row) {
-        const Cand *c = m.byrow + i, *p = m.byrow + i - 1;
+    if ((st = rowset_reset(&m.seen, nc, err)) != SLEM_OK) goto done;
+    for (size_t i = 0; i < nc; i++) {
+      size_t j = rowset_add(&m.seen, m.c, i);
+      if (j != SIZE_MAX) {
+        const Cand *c = m.c + i, *p = m.c + j;
         st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": row %" PRIu64 " twice for query "
                         "'%s' (also %s, line %" PRIu64 ")", name_of(&m, c->shard),
                         m.s[c->shard].g->e[c->i].line, c->hit.row, m.s[0].g->query,
                         name_of(&m, p->shard), m.s[p->shard].g->e[p->i].line);
         goto done;
       }
+    }
     qsort(m.c, nc, sizeof *m.c, cand_cmp);
     keep = nc < opts->k ? nc : opts->k;
     if (keep > m.ocap) {
@@ -490,7 +518,8 @@ done:
   }
   free(m.s);
   free(m.c);
-  free(m.byrow);
+  free(m.seen.at);
+  free(m.seen.gen);
   free(m.out);
   slem_ids_free(m.ids);
   slem_strmap_free(m.idmap);
