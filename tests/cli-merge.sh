@@ -197,6 +197,11 @@ check "merge of --shard jsonl" slem-merge -k 10 -F tsv -o "$T/j.tsv" "$T/j0.json
 same "merge of --shard jsonl" "$T/j.tsv" "$T/all10.tsv"
 tail -n 1 "$T/j1.jsonl" | grep -q '^{"slem_shard_end":{"queries":100,"query_set":"[0-9a-f]\{16\}"}}$' && ok ||
   bad "the end line of jsonl: $(tail -n 1 "$T/j1.jsonl")"
+# the fingerprints are of the vectors, not of how they were read: a shard made with other
+# query blocks, tiles and threads merges with the others
+slem-match -t 2 --query-block 7 --tile-rows 50 -k 10 --shard 1/3 -F jsonl -d "$D/database.fvecs" -o "$T/j1b.jsonl" "$D/queries.fvecs"
+check "shards of other blocks and threads" slem-merge -k 10 -F tsv -o "$T/jb.tsv" "$T/j0.jsonl" "$T/j1b.jsonl" "$T/j2.jsonl"
+same "shards of other blocks and threads" "$T/jb.tsv" "$T/all10.tsv"
 # shards made with -k 5 merged with -k 10: shards of 6 rows, whose lists of 5 pass for
 # "all but the query's own row", were merged into a wrong ranking
 head -c $((18 * REC)) "$D/database.fvecs" >"$T/r18.fvecs"
