@@ -244,6 +244,13 @@ slem-match -t 1 -k 10 --shard 1/2 -F jsonl -d "$T/dB.slem" -o "$T/cB1.jsonl" "$T
 slem-match -t 1 -k 10 --shard 1/2 -F jsonl -d "$T/dA2.slem" -o "$T/cA1.jsonl" "$T/q1.slem"
 expect_fail "shards of two databases of one cache" 1 "cB1.jsonl: line 1: database [0-9a-f]*, but .*cA0.jsonl has [0-9a-f]*: a shard of another database" "$T/o" slem-merge -k 10 -o "$T/o" "$T/cA0.jsonl" "$T/cB1.jsonl"
 check "the same database encoded twice" slem-merge -k 10 -o "$T/cA.jsonl" "$T/cA0.jsonl" "$T/cA1.jsonl"
+# a database on stdin is named by its content when it is a file; on a pipe (npy, which can
+# be sharded there) it cannot be, and a jsonl shard is refused with nothing written
+slem-encode -q -c "$T/c1.slem" -F npy -o "$T/dA.npy" "$D/database.fvecs"
+slem-match -t 1 -k 10 --shard 0/2 -F jsonl -d "$T/dA.npy" -o "$T/np0.jsonl" "$T/q1.slem"
+check "a database on stdin from a file" sh -c 'slem-match -t 1 -k 10 --shard 0/2 -F jsonl -d - -o "$1" "$2" <"$3"' sh "$T/np0b.jsonl" "$T/q1.slem" "$T/dA.npy"
+same "a database on stdin from a file" "$T/np0b.jsonl" "$T/np0.jsonl"
+expect_fail "a database on a pipe, jsonl shard" 1 "<stdin>: not a regular file (a pipe?): the database cannot be named by its content" "$T/np0c.jsonl" sh -c 'cat "$3" | slem-match -t 1 -k 10 --shard 0/2 -F jsonl -d - -o "$1" "$2"' sh "$T/np0c.jsonl" "$T/q1.slem" "$T/dA.npy"
 # shards of two query sets of the same count and ids: refused before anything is written,
 # from the end lines of files; from a pipe at its end
 slem-match -t 1 -k 10 --shard 2/3 -F jsonl -d "$D/database.fvecs" -o "$T/v2.jsonl" "$D/validation.fvecs"
