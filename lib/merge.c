@@ -289,7 +289,7 @@ static int same_fields(const Merge *m, size_t s, const SlemRankShard *x, size_t 
   size_t nf;
   const SlemRankShardField *f = slem_rankshard_fields(&nf);
   for (size_t i = 0; i < nf; i++) {
-    char a[24], b[24];
+    char a[SLEM_SHARD_VALUE_MAX], b[SLEM_SHARD_VALUE_MAX];
     if (f[i].end != end || !f[i].differs) continue;
     if (strcmp(slem_rankshard_value(x, f + i, a), slem_rankshard_value(y, f + i, b)) != 0)
       return slem_error(err, SLEM_EFORMAT, "%s: %s: %s %s, but %s has %s: %s", name_of(m, s),

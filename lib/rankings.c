@@ -234,14 +234,15 @@ const SlemRankShardField *slem_rankshard_fields(size_t *n) {
   return shard_fields;
 }
 
-const char *slem_rankshard_value(const SlemRankShard *m, const SlemRankShardField *f, char buf[24]) {
+const char *slem_rankshard_value(const SlemRankShard *m, const SlemRankShardField *f,
+                                 char buf[SLEM_SHARD_VALUE_MAX]) {
   const char *p = (const char *)m + f->offset;
   if (f->type == SLEM_SHARDF_U64) {
     uint64_t v;
     memcpy(&v, p, sizeof v);
-    snprintf(buf, 24, "%" PRIu64, v);
+    snprintf(buf, SLEM_SHARD_VALUE_MAX, "%" PRIu64, v);
   } else {
-    snprintf(buf, 24, "%s", p);
+    snprintf(buf, SLEM_SHARD_VALUE_MAX, "%s", p);
   }
   return buf;
 }
@@ -311,7 +312,7 @@ static int parse_shard(SlemRankShard *m, const char *line, int end, const char *
       }
       v = (uint64_t)it->valuedouble;
       memcpy(p, &v, sizeof v);
-    } else {
+    } else if (f->type == SLEM_SHARDF_HEX16) {
       if (!cJSON_IsString(it) || strlen(it->valuestring) != 16 ||
           strspn(it->valuestring, "0123456789abcdef") != 16) {
         st = slem_error(err, SLEM_EFORMAT, "%s: %s: a bad shard line (no '%s' of 16 hex digits)",
@@ -319,6 +320,15 @@ static int parse_shard(SlemRankShard *m, const char *line, int end, const char *
         break;
       }
       memcpy(p, it->valuestring, 17);
+    } else {
+      static const char word[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.";
+      size_t len = cJSON_IsString(it) ? strlen(it->valuestring) : 0;
+      if (len == 0 || len >= SLEM_SHARD_WORD || strspn(it->valuestring, word) != len) {
+        st = slem_error(err, SLEM_EFORMAT, "%s: %s: a bad shard line (no word '%s')", name, where,
+                        f->key);
+        break;
+      }
+      memcpy(p, it->valuestring, len + 1);
     }
   }
   if (st == SLEM_OK && !end && (m->count == 0 || m->index >= m->count))

@@ -91,12 +91,15 @@ typedef struct SlemRankShard {
                              (slem_db_query_fingerprint) */
 } SlemRankShard;
 
-/* A field of the shard lines. */
-typedef enum SlemRankShardType { SLEM_SHARDF_U64, SLEM_SHARDF_HEX16 } SlemRankShardType;
+/* A field of the shard lines: a whole number, 16 hex digits, or a word (1 to 31 letters,
+ * digits, '_', '-', '.': a name such as a BLAS kernel's), stored in char[SLEM_SHARD_WORD]. */
+typedef enum SlemRankShardType { SLEM_SHARDF_U64, SLEM_SHARDF_HEX16, SLEM_SHARDF_WORD } SlemRankShardType;
+#define SLEM_SHARD_WORD 32
+#define SLEM_SHARD_VALUE_MAX 40 /* the text of any field's value, its NUL included */
 typedef struct SlemRankShardField {
   const char *key;          /* the JSON key */
   int end;                  /* 0: in the first line; 1: in the end line */
-  SlemRankShardType type;   /* uint64_t, or char[17] of 16 hex digits */
+  SlemRankShardType type;   /* uint64_t, char[17] of 16 hex digits, char[SLEM_SHARD_WORD] */
   size_t offset;            /* in SlemRankShard */
   const char *differs;      /* NULL: may differ among shards (index, k); else every shard must
                                have the same value, and this says what differs otherwise */
@@ -105,8 +108,9 @@ typedef struct SlemRankShardField {
 /* The table of the fields, *n of them. Static storage. */
 const SlemRankShardField *slem_rankshard_fields(size_t *n);
 
-/* The value of field f of m as text (decimal, or the hex digits), in buf of 24 bytes. */
-const char *slem_rankshard_value(const SlemRankShard *m, const SlemRankShardField *f, char buf[24]);
+/* The value of field f of m as text (decimal, the hex digits, the word), in buf. */
+const char *slem_rankshard_value(const SlemRankShard *m, const SlemRankShardField *f,
+                                 char buf[SLEM_SHARD_VALUE_MAX]);
 
 /* Writes the shard's first line, before any query (jsonl; nothing for tsv and trec).
  * Errors: SLEM_EIO. */

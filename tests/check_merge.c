@@ -177,7 +177,7 @@ START_TEST(shard_lines_are_compared_field_by_field) {
       memcpy(&v, p, sizeof v);
       v++;
       memcpy(p, &v, sizeof v);
-    } else {
+    } else { /* hex digits or a word */
       p[0] = p[0] == '0' ? '1' : '0';
     }
     b = write_shard("s1.jsonl", &x);

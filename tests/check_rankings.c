@@ -222,7 +222,7 @@ START_TEST(shard_lines_round_trip) {
   ck_assert_ptr_nonnull(got);
   ck_assert_int_eq(got->has_end, 1);
   for (size_t i = 0; i < nf; i++) { /* every field of the table came back */
-    char x[24], y[24];
+    char x[SLEM_SHARD_VALUE_MAX], y[SLEM_SHARD_VALUE_MAX];
     ck_assert_str_eq(slem_rankshard_value(got, f + i, x), slem_rankshard_value(&m, f + i, y));
   }
   slem_rankreader_free(r);
