@@ -71,6 +71,12 @@ typedef struct SlemRankEntry {
 int slem_rankwriter_write_entries(SlemRankWriter *self, const char *query,
                                   const SlemRankEntry *e, size_t n, SlemError *err);
 
+/* A field of the shard lines: a whole number, 16 hex digits, or a word (1 to 31 letters,
+ * digits, '_', '-', '.': a name such as a BLAS kernel's), stored in char[SLEM_SHARD_WORD]. */
+typedef enum SlemRankShardType { SLEM_SHARDF_U64, SLEM_SHARDF_HEX16, SLEM_SHARDF_WORD } SlemRankShardType;
+#define SLEM_SHARD_WORD 32
+#define SLEM_SHARD_VALUE_MAX 40 /* the text of any field's value, its NUL included */
+
 /* What a shard's ranking (slem-match --shard I/N) records of where it comes from, so that
  * slem-merge can prove that the pieces belong together. In jsonl only, in two lines: the
  * first line, {"slem_shard":{"index":I,"count":N,"rows":R,"k":K,"database":"..."}}, and,
@@ -91,11 +97,7 @@ typedef struct SlemRankShard {
                              (slem_db_query_fingerprint) */
 } SlemRankShard;
 
-/* A field of the shard lines: a whole number, 16 hex digits, or a word (1 to 31 letters,
- * digits, '_', '-', '.': a name such as a BLAS kernel's), stored in char[SLEM_SHARD_WORD]. */
-typedef enum SlemRankShardType { SLEM_SHARDF_U64, SLEM_SHARDF_HEX16, SLEM_SHARDF_WORD } SlemRankShardType;
-#define SLEM_SHARD_WORD 32
-#define SLEM_SHARD_VALUE_MAX 40 /* the text of any field's value, its NUL included */
+/* A field of the shard lines. */
 typedef struct SlemRankShardField {
   const char *key;          /* the JSON key */
   int end;                  /* 0: in the first line; 1: in the end line */
