@@ -117,20 +117,31 @@ static void warn_mixed(const SlemVecReader *q, const SlemDb *db) {
 }
 
 /* A shard's ranking says which shard of which database it is, and the arithmetics that made
- * it, for slem-merge. */
-static int shard_line(SlemRankWriter *w, const SlemDb *db, const SlemVecReader *q,
-                      const SlemShard *shard, size_t k, SlemError *err) {
-  SlemRankShard m;
-  if (shard->count == 0) return SLEM_OK;
-  memset(&m, 0, sizeof m);
+ * it, for slem-merge (jsonl). */
+static int shard_line(SlemRankWriter *w, SlemRankFormat fmt, const SlemDb *db,
+                      const SlemVecReader *q, const SlemShard *shard, size_t k, SlemError *err) {
+  SlemRankShard m = {0};
+  int st;
+  if (shard->count == 0 || fmt != SLEM_RANK_JSONL) return SLEM_OK;
   snprintf(m.arith, sizeof m.arith, "%s", slem_arith_name());
   desc_arith(m.desc_arith, sizeof m.desc_arith, q, db);
   m.index = shard->index;
   m.count = shard->count;
   m.rows = (uint64_t)slem_db_rows(db);
   m.k = k;
-  slem_db_fingerprint(db, m.database);
+  if ((st = slem_db_content_fingerprint(db, m.database, err)) != SLEM_OK) return st;
   return slem_rankwriter_shard(w, &m, err);
+}
+
+/* Its end line names the queries, once they were read. */
+static int shard_end(SlemRankWriter *w, SlemRankFormat fmt, const SlemShard *shard,
+                     const SlemVecReader *q, const SlemIds *qids, uint64_t nq, SlemError *err) {
+  SlemRankShard m = {0};
+  if (shard->count == 0 || fmt != SLEM_RANK_JSONL) return SLEM_OK;
+  m.has_end = 1;
+  m.queries = nq;
+  slem_db_query_fingerprint(q, nq, qids, m.query_set);
+  return slem_rankwriter_shard_end(w, &m, err);
 }
 
 int main(int argc, char **argv) {
@@ -332,6 +343,11 @@ int main(int argc, char **argv) {
       slem_db_select(db, &shard, &err) != SLEM_OK ||
       slem_vecreader_open(&q, qpath, ifmt, &err) != SLEM_OK)
     goto fail;
+  if (shard.count > 0 && !npy && rfmt == SLEM_RANK_JSONL) slem_vecreader_follow_values(q);
+  if (shard.count > 0 && !quiet && (npy || rfmt != SLEM_RANK_JSONL))
+    cli_warn("--shard with %s: the ranking carries no shard lines, so slem-merge cannot check "
+             "its k, its rows' range, its database, its queries or its arithmetic; write jsonl "
+             "between shards (-F jsonl)", npy ? "npy" : slem_rankformat_name(rfmt));
   /* kernel projections: the database of a kernel match, never its queries */
   if (slem_vecreader_projections(q, NULL, NULL, NULL)) {
     slem_error(&err, SLEM_EFORMAT, "%s: kernel projections (slem-encode --projections) serve "
@@ -386,8 +402,10 @@ int main(int argc, char **argv) {
   if (npy ? slem_ranknpy_open(&wn, output, opts.k, &err) != SLEM_OK ||
                 slem_match_db(q, db, &opts, slem_ranknpy_write, wn, &ms, &err) != SLEM_OK
           : slem_rankwriter_open(&w, output, rfmt, qids ? qids : slem_vecreader_ids(q), slem_db_ids(db), tag, &err) != SLEM_OK ||
-                shard_line(w, db, q, &shard, opts.k, &err) != SLEM_OK ||
-                slem_match_db(q, db, &opts, slem_rankwriter_write, w, &ms, &err) != SLEM_OK)
+                shard_line(w, rfmt, db, q, &shard, opts.k, &err) != SLEM_OK ||
+                slem_match_db(q, db, &opts, slem_rankwriter_write, w, &ms, &err) != SLEM_OK ||
+                shard_end(w, rfmt, &shard, q, qids ? qids : slem_vecreader_ids(q), ms.nq, &err) !=
+                    SLEM_OK)
     goto fail;
   if (cal && slem_calibration_count(cal) != ms.nq) {
     slem_error(&err, SLEM_EFORMAT, "%s: %zu sigmoids for %" PRIu64 " queries", cal_path,

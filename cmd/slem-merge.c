@@ -29,9 +29,12 @@ static void __attribute__((noreturn)) usage(void) {
       "  -h, --help             show this help and exit\n"
       "  -V, --version          show the version and exit\n"
       "\n"
-      "Shards may be in any of the ranking formats, recognised from their first line.\n"      "A jsonl shard from slem-match --shard names its shard and database: every shard must\n"
-      "then be one of the same database, N and k, each index once, ranking descriptors\n"
-      "encoded on one BLAS core.\n"
+      "Shards may be in any of the ranking formats, recognised from their first line.\n"
+      "A jsonl shard from slem-match --shard names its shard, its k, the database by its\n"
+      "content and the queries (first and last lines): every shard must then be one of the\n"
+      "same database, N and queries, each index once, made with a k of at least K, its rows\n"
+      "inside its shard, ranking descriptors encoded on one BLAS core and scored with the\n"
+      "same libraries. tsv and trec shards prove less (see slem-merge(1)).\n"
       "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
       "See slem-merge(1).\n",
       slem_rankformat_names());

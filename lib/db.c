@@ -1,11 +1,18 @@
+#define _POSIX_C_SOURCE 200809L
 #include "db.h"
 
 #include "io.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "crc32.h"
 
 struct SlemDb {
   size_t n;             /* files */
@@ -232,6 +239,84 @@ void slem_db_fingerprint(const SlemDb *self, char out[17]) {
   if (self->ids)
     for (size_t i = 0; i < slem_ids_count(self->ids); i++) {
       const char *id = slem_ids_get(self->ids, i);
+      h = fnv(h, id, strlen(id) + 1);
+    }
+  snprintf(out, 17, "%016llx", (unsigned long long)h);
+}
+
+/* CRC-32 of the whole file that r reads (by its name; "<stdin>": descriptor 0, read with
+ * pread so that its offset stays), and its size. Errors: SLEM_EINVAL for a pipe, SLEM_EIO. */
+static int file_crc(const SlemVecReader *r, uint32_t *crc, uint64_t *size, SlemError *err) {
+  const char *name = slem_vecreader_name(r);
+  int is_stdin = strcmp(name, "<stdin>") == 0;
+  int fd = is_stdin ? 0 : open(name, O_RDONLY | O_CLOEXEC);
+  unsigned char *buf = NULL;
+  struct stat sb;
+  int st = SLEM_OK;
+  off_t off = 0;
+  *crc = 0;
+  *size = 0;
+  if (fd < 0) return slem_error(err, SLEM_EIO, "%s: %s", name, strerror(errno));
+  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    st = slem_error(err, SLEM_EINVAL, "%s: not a regular file (a pipe?): the database cannot be "
+                    "named by its content for the shard line; give the file itself, or write tsv",
+                    name);
+    goto done;
+  }
+  if (!(buf = malloc((size_t)1 << 20))) {
+    st = slem_error(err, SLEM_ENOMEM, "out of memory");
+    goto done;
+  }
+  for (;;) {
+    ssize_t got = pread(fd, buf, (size_t)1 << 20, off);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      st = slem_error(err, SLEM_EIO, "%s: read: %s", name, strerror(errno));
+      goto done;
+    }
+    if (got == 0) break;
+    *crc = slem_crc32(*crc, buf, (size_t)got);
+    off += got;
+  }
+  *size = (uint64_t)off;
+done:
+  free(buf);
+  if (!is_stdin) close(fd);
+  return st;
+}
+
+int slem_db_content_fingerprint(const SlemDb *self, char out[17], SlemError *err) {
+  uint64_t h = 1469598103934665603ull;
+  char buf[96];
+  int len;
+  slem_db_fingerprint(self, buf); /* the shape, the caches and the ids */
+  h = fnv(h, buf, 16);
+  for (size_t i = 0; i < self->n; i++) {
+    uint32_t crc;
+    uint64_t size = 0;
+    if (slem_vecreader_payload_crc(self->r[i], &crc)) {
+      len = snprintf(buf, sizeof buf, ";payload=%08" PRIx32, crc);
+    } else {
+      int st = file_crc(self->r[i], &crc, &size, err);
+      if (st) return st;
+      len = snprintf(buf, sizeof buf, ";file=%08" PRIx32 ",%" PRIu64, crc, size);
+    }
+    h = fnv(h, buf, (size_t)len);
+  }
+  snprintf(out, 17, "%016llx", (unsigned long long)h);
+  return SLEM_OK;
+}
+
+void slem_db_query_fingerprint(const SlemVecReader *queries, uint64_t n, const SlemIds *ids,
+                               char out[17]) {
+  uint64_t h = 1469598103934665603ull;
+  char buf[96];
+  int len = snprintf(buf, sizeof buf, "d=%zu;n=%" PRIu64 ";values=%08" PRIx32 ";",
+                     slem_vecreader_dim(queries), n, slem_vecreader_values_crc(queries));
+  h = fnv(h, buf, (size_t)len);
+  if (ids)
+    for (size_t i = 0; i < slem_ids_count(ids); i++) {
+      const char *id = slem_ids_get(ids, i);
       h = fnv(h, id, strlen(id) + 1);
     }
   snprintf(out, 17, "%016llx", (unsigned long long)h);

@@ -85,6 +85,21 @@ int slem_db_seekable(const SlemDb *self);
  * other ids) then differ; two databases alike in all these but their values do not.
  * Cannot fail. */
 void slem_db_fingerprint(const SlemDb *self, char out[17]);
+/* 16 hex digits naming the database by its content, for the shard line of its rankings:
+ * slem_db_fingerprint() and, file by file in order, a checksum of the file: for a
+ * descriptor container the CRC-32 its header records of its payload (rows and ids: free),
+ * for any other format the CRC-32 and size of the whole file, read for it (about 11 GB/s
+ * from the page cache; a sharded search reads the whole file once more). Two databases of
+ * other values, or split otherwise into files, then differ. Errors: SLEM_EINVAL (a file on
+ * a pipe, other than a container, cannot be read again), SLEM_EIO, SLEM_ENOMEM. */
+int slem_db_content_fingerprint(const SlemDb *self, char out[17], SlemError *err);
+
+/* 16 hex digits naming a set of queries, for the shard line: their count n, dimension, the
+ * CRC-32 of their values as read (queries must have followed them from the start:
+ * slem_vecreader_follow_values()), and their ids in order (ids may be NULL). Cannot fail. */
+void slem_db_query_fingerprint(const SlemVecReader *queries, uint64_t n, const SlemIds *ids,
+                               char out[17]);
+
 /* Starts again from the first row of the window. Errors: SLEM_EIO (a pipe). */
 int slem_db_rewind(SlemDb *self, SlemError *err);
 

@@ -202,6 +202,8 @@ static int open_slem(SlemVecReader *r, SlemError *err) {
   /* the payload's checksum is followed as the rows are read, from the first row to the last
    * (at the end of the rows, or now when there is none): opening a container costs its
    * header, whatever its size. What follows the rows (padding, the ids) is kept for it. */
+  memcpy(&r->payload_crc, h + 52, 4); /* names the content (slem_vecreader_payload_crc()) */
+  r->has_payload = 1;
   if (slem_in_seekable(r->in)) {
     uint64_t rows_end = pay_off + n * d * esize;
     memcpy(&r->crc_want, h + 52, 4);

@@ -8,6 +8,7 @@
 
 #include "fmt.h"
 #include "ids.h"
+#include "shard.h"
 #include "strmap.h"
 #include "topk.h"
 
@@ -29,6 +30,18 @@ typedef struct Shard {
   size_t short_n;
   char *short_query;
   uint64_t short_line;
+  /* its lists with fewer than k results, for check_short() */
+  struct Short {
+    size_t n;         /* results */
+    uint64_t own;     /* the query's index: the row --exclude-self skips */
+    int own_listed;   /* that row is in the list */
+    uint64_t line;
+    char *query;
+  } *shorts;
+  size_t nshort, shortcap;
+  const SlemRankShard *shard; /* its shard lines, or NULL (plain) */
+  SlemRankShard end;          /* its end line, once known */
+  uint64_t lo, hi;            /* with a shard line: the rows [lo, hi) it may return */
 } Shard;
 
 /* A result of one shard, with its global row. */
@@ -42,10 +55,50 @@ static int cand_cmp(const void *a, const void *b) {
   return slem_hit_cmp(&((const Cand *)a)->hit, &((const Cand *)b)->hit);
 }
 
+/* A set of the current query's rows, emptied for the next query by a new generation
+ * rather than cleared: slot j holds candidate at[j] when gen[j] is the current one. */
+typedef struct RowSet {
+  size_t *at;
+  uint64_t *gen;
+  size_t cap;    /* a power of 2, at least twice the candidates */
+  uint64_t now;
+} RowSet;
+
+/* Makes room for n candidates and starts a new query. Errors: SLEM_ENOMEM. */
+static int rowset_reset(RowSet *h, size_t n, SlemError *err) {
+  if (2 * n > h->cap) {
+    size_t cap = h->cap ? h->cap : 64;
+    while (cap < 2 * n) cap *= 2;
+    free(h->at);
+    free(h->gen);
+    h->at = malloc(cap * sizeof *h->at);
+    h->gen = calloc(cap, sizeof *h->gen);
+    h->cap = h->at && h->gen ? cap : 0;
+    h->now = 0;
+    if (!h->cap) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  }
+  h->now++;
+  return SLEM_OK;
+}
+
+/* Adds candidate i of c; returns the index of an earlier candidate of the same row, or
+ * SIZE_MAX when there is none. */
+static size_t rowset_add(RowSet *h, const Cand *c, size_t i) {
+  size_t mask = h->cap - 1, j = (size_t)((c[i].hit.row * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+  for (; h->gen[j] == h->now; j = (j + 1) & mask)
+    if (c[h->at[j]].hit.row == c[i].hit.row) return h->at[j];
+  h->gen[j] = h->now;
+  h->at[j] = i;
+  return SIZE_MAX;
+}
+
 typedef struct Merge {
   Shard *s;
   size_t n;
   const SlemMergeOpts *opts;
+  const char *const *paths;
+  int checked;          /* the shards have shard lines, checked */
+  RowSet seen;          /* the current query's rows, for duplicates */
   SlemIds *ids;         /* db_ids, and its map id -> row */
   SlemStrMap *idmap;
   Cand *c;
@@ -164,6 +217,16 @@ static int gather(Merge *m, size_t *nc, SlemError *err) {
       float score = (float)e->score;
       int added;
       if ((st = row_of(m, s, e, &row, err)) != SLEM_OK) return st;
+      if (sh->shard && row >= sh->shard->rows)
+        return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": row %" PRIu64 " ('%s') is beyond "
+                          "the database, of %llu rows", name_of(m, s), e->line, row, e->id,
+                          (unsigned long long)sh->shard->rows);
+      if (sh->shard && (row < sh->lo || row >= sh->hi))
+        return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": row %" PRIu64 " ('%s') is outside "
+                          "its shard %llu/%llu, rows %" PRIu64 " to %" PRIu64 " (%s)", name_of(m, s),
+                          e->line, row, e->id, (unsigned long long)sh->shard->index,
+                          (unsigned long long)sh->shard->count, sh->lo, sh->hi - 1,
+                          sh->hi > sh->lo ? "as --shard cuts them" : "none: an empty shard");
       if (e->score_text) {
         char buf[SLEM_FMT_G9_MAX];
         slem_fmt_g9(buf, score);
@@ -188,6 +251,25 @@ static int gather(Merge *m, size_t *nc, SlemError *err) {
       m->c[c].i = i;
       c++;
     }
+    if (g->n < m->opts->k) {
+      struct Short *x;
+      if (sh->nshort == sh->shortcap) {
+        size_t cap = sh->shortcap ? 2 * sh->shortcap : 16;
+        if (!(x = realloc(sh->shorts, cap * sizeof *x)))
+          return slem_error(err, SLEM_ENOMEM, "out of memory");
+        sh->shorts = x;
+        sh->shortcap = cap;
+      }
+      x = sh->shorts + sh->nshort;
+      if (!(x->query = strdup(g->query))) return slem_error(err, SLEM_ENOMEM, "out of memory");
+      sh->nshort++;
+      x->n = g->n;
+      x->own = g->index;
+      x->line = g->line;
+      x->own_listed = 0;
+      for (size_t i = c - g->n; i < c; i++)
+        if (m->c[i].hit.row == x->own) x->own_listed = 1;
+    }
     if (g->n < m->opts->k && g->n < sh->short_n) {
       char *q = strdup(g->query);
       if (!q) return slem_error(err, SLEM_ENOMEM, "out of memory");
@@ -201,44 +283,55 @@ static int gather(Merge *m, size_t *nc, SlemError *err) {
   return SLEM_OK;
 }
 
-/* A list shorter than k is only exact when it holds every row of its shard (less the
- * query's own with --exclude-self): the shard must not have returned more rows than
- * that over all its queries. */
-/* The shard lines (rankings.h): when one shard has one, every shard must, all of the same
- * database, size and k, each index of 0..N-1 once. */
-static int check_shards(const Merge *m, SlemError *err) {
-  const SlemRankShard *first = NULL;
-  size_t with = 0, at = 0;
+/* Compares the fields of one shard line (end 0: the first, 1: the end line) by the rule of
+ * each (the table of rankings.h, with --allow-mixed-blas), shard s against shard at. The
+ * fingerprints of descriptors are waived by their arithmetic, of the first line: x and y
+ * hold both lines. */
+static int same_fields(const Merge *m, size_t s, const SlemRankShard *x, size_t at,
+                       const SlemRankShard *y, int end, SlemError *err) {
+  size_t nf;
+  const SlemRankShardField *f = slem_rankshard_fields(&nf);
+  for (size_t i = 0; i < nf; i++) {
+    char a[SLEM_SHARD_VALUE_MAX], b[SLEM_SHARD_VALUE_MAX];
+    if (f[i].end != end || !slem_rankshard_differ(f + i, x, y, m->opts->allow_mixed_blas))
+      continue;
+    return slem_error(err, SLEM_EFORMAT, "%s: %s: %s %s, but %s has %s: %s", name_of(m, s),
+                      end ? "its end line" : "line 1", f[i].key, slem_rankshard_value(x, f + i, a),
+                      name_of(m, at), slem_rankshard_value(y, f + i, b), f[i].differs);
+  }
+  return SLEM_OK;
+}
+
+/* The shard lines (rankings.h): when one shard has one, every shard must, of the same
+ * database and split, each index of 0..N-1 once, each made with a k of at least the merge's.
+ * The end lines too when they are known (read ahead from a file; a pipe's at its end). */
+static int check_shards(Merge *m, SlemError *err) {
+  size_t at = SIZE_MAX;
+  const SlemRankShard *first;
   char *seen;
-  for (size_t s = 0; s < m->n; s++)
-    if (slem_rankreader_shard(m->s[s].r)) {
-      if (!first) first = slem_rankreader_shard(m->s[s].r), at = s;
-      with++;
-    }
-  if (!first) return SLEM_OK;
+  int st;
   for (size_t s = 0; s < m->n; s++) {
-    const SlemRankShard *x = slem_rankreader_shard(m->s[s].r);
+    m->s[s].shard = slem_rankreader_shard(m->s[s].r);
+    if (m->s[s].shard && at == SIZE_MAX) at = s;
+  }
+  if (at == SIZE_MAX) return SLEM_OK;
+  first = m->s[at].shard;
+  for (size_t s = 0; s < m->n; s++) {
+    const SlemRankShard *x = m->s[s].shard;
     if (!x)
       return slem_error(err, SLEM_EFORMAT, "%s: not the ranking of a shard (no shard line), "
                         "but %s is shard %llu/%llu", name_of(m, s), name_of(m, at),
                         (unsigned long long)first->index, (unsigned long long)first->count);
-    if (strcmp(x->database, first->database) != 0 || x->rows != first->rows)
-      return slem_error(err, SLEM_EFORMAT, "%s: a shard of another database (%llu rows, %s) "
-                        "than %s (%llu rows, %s)", name_of(m, s), (unsigned long long)x->rows,
-                        x->database, name_of(m, at), (unsigned long long)first->rows,
-                        first->database);
-    if (x->count != first->count)
-      return slem_error(err, SLEM_EFORMAT, "%s: shard %llu/%llu, but %s is one of %llu",
-                        name_of(m, s), (unsigned long long)x->index, (unsigned long long)x->count,
-                        name_of(m, at), (unsigned long long)first->count);
-    if (x->k != first->k)
-      return slem_error(err, SLEM_EFORMAT, "%s: made with -k %llu, but %s with -k %llu",
-                        name_of(m, s), (unsigned long long)x->k, name_of(m, at),
-                        (unsigned long long)first->k);
+    if ((st = same_fields(m, s, x, at, first, 0, err)) != SLEM_OK) return st;
+    if (x->k < m->opts->k)
+      return slem_error(err, SLEM_EFORMAT, "%s: line 1: made with -k %llu, fewer than the merge's "
+                        "-k %zu: the merge would not be exact", name_of(m, s),
+                        (unsigned long long)x->k, m->opts->k);
+    slem_shard_range(&(SlemShard){x->index, x->count}, x->rows, &m->s[s].lo, &m->s[s].hi);
   }
   if (m->n != first->count) {
     if (!(seen = calloc(first->count, 1))) return slem_error(err, SLEM_ENOMEM, "out of memory");
-    for (size_t s = 0; s < m->n; s++) seen[slem_rankreader_shard(m->s[s].r)->index] = 1;
+    for (size_t s = 0; s < m->n; s++) seen[m->s[s].shard->index] = 1;
     for (uint64_t i = 0; i < first->count; i++)
       if (!seen[i]) {
         free(seen);
@@ -250,47 +343,49 @@ static int check_shards(const Merge *m, SlemError *err) {
   }
   for (size_t s = 0; s < m->n; s++)
     for (size_t t = s + 1; t < m->n; t++)
-      if (slem_rankreader_shard(m->s[s].r)->index == slem_rankreader_shard(m->s[t].r)->index)
+      if (m->s[s].shard->index == m->s[t].shard->index)
         return slem_error(err, SLEM_EFORMAT, "%s and %s are both shard %llu/%llu",
                           name_of(m, s), name_of(m, t),
-                          (unsigned long long)slem_rankreader_shard(m->s[s].r)->index,
+                          (unsigned long long)m->s[s].shard->index,
                           (unsigned long long)first->count);
-  (void)with;
+  /* the end lines of the shards that are files, before anything is written */
+  for (size_t s = 0; s < m->n; s++) {
+    int found;
+    SlemRankShard *e = &m->s[s].end;
+    *e = *m->s[s].shard; /* its first line's fields, for the end line's comparison */
+    if ((st = slem_rankshard_read_end(m->paths[s], e, &found, err)) != SLEM_OK) return st;
+    if (!found) continue;
+    for (size_t t = 0; t < s; t++)
+      if (m->s[t].end.has_end && (st = same_fields(m, s, e, t, &m->s[t].end, 1, err)) != SLEM_OK)
+        return st;
+  }
+  m->checked = 1;
   return SLEM_OK;
 }
 
-/* The arithmetics of the shard lines (arith.h). Descriptors encoded on other BLAS cores
- * differ in their last bits, and so do their scores: the merge would not be the ranking of
- * one run. The match's own core does not matter (its exact scores use the BLAS only to
- * find candidates), but its libraries do (the C library's exp in the kernels). Refused
- * naming both, unless opts->allow_mixed_blas. */
-static int check_arith(const Merge *m, SlemError *err) {
-  const SlemRankShard *first = NULL;
-  size_t at = 0;
-  if (m->opts->allow_mixed_blas) return SLEM_OK;
+/* At the end: every shard of a checked merge has its end line, all alike. */
+static int check_ends(Merge *m, SlemError *err) {
+  int st;
+  if (!m->checked) return SLEM_OK;
   for (size_t s = 0; s < m->n; s++) {
     const SlemRankShard *x = slem_rankreader_shard(m->s[s].r);
-    if (!x) continue;
-    if (!first) {
-      first = x, at = s;
-      continue;
-    }
-    if (slem_arith_differ(x->desc_arith, first->desc_arith))
-      return slem_error(err, SLEM_EFORMAT, "%s ranks descriptors encoded on the BLAS core %s, "
-                        "but %s on %s: their scores differ in the last bits, and the merge "
-                        "would not be the ranking of one run; encode on one core "
-                        "(OPENBLAS_CORETYPE), or pass --allow-mixed-blas", name_of(m, s),
-                        x->desc_arith, name_of(m, at), first->desc_arith);
-    if (slem_arith_differ_libs(x->arith, first->arith))
-      return slem_error(err, SLEM_EFORMAT, "%s was scored with %s, but %s with %s: other "
-                        "libraries may score differently, and the merge would not be the "
-                        "ranking of one run; match every shard with the same libraries, or "
-                        "pass --allow-mixed-blas", name_of(m, s), x->arith, name_of(m, at),
-                        first->arith);
+    if (!x || !x->has_end)
+      return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": no shard end line after the last "
+                        "query (cut short, or not written by slem-match --shard): the queries "
+                        "cannot be checked", name_of(m, s), slem_rankreader_line(m->s[s].r));
+    m->s[s].end = *x;
+    if (s > 0 && (st = same_fields(m, s, &m->s[s].end, 0, &m->s[0].end, 1, err)) != SLEM_OK)
+      return st;
   }
   return SLEM_OK;
 }
 
+/* A list shorter than k is only exact when it holds every row of its shard, less at most
+ * the query's own (--exclude-self skips the row whose index is the query's): the shard must
+ * not have returned more rows than that over all its queries, and a list that lacks one of
+ * them must lack that one. This is all a plain shard (no shard line) can prove of its k: a
+ * shard made with a smaller k whose lists hold all its rows but one, that one each query's
+ * own, passes (and is then exact for the queries of a database searched with itself). */
 static int check_short(const Merge *m, SlemError *err) {
   for (size_t s = 0; s < m->n; s++) {
     const Shard *sh = m->s + s;
@@ -299,6 +394,15 @@ static int check_short(const Merge *m, SlemError *err) {
                         "than -k %zu, yet the shard returned %" PRIu64 " different rows: it was made "
                         "with a smaller -k, and the merge would not be exact", name_of(m, s),
                         sh->short_line, sh->short_query, sh->short_n, m->opts->k, sh->nrows);
+    for (size_t i = 0; i < sh->nshort; i++) {
+      const struct Short *x = sh->shorts + i;
+      if (x->n + 1 == sh->nrows && (x->own_listed || !slem_keyset_has(sh->rows, x->own)))
+        return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": query '%s' has %zu results, "
+                          "fewer than -k %zu, of the %" PRIu64 " rows the shard returned, and the row "
+                          "it lacks is not its own (row %" PRIu64 ", which --exclude-self skips): it "
+                          "was made with a smaller -k, and the merge would not be exact",
+                          name_of(m, s), x->line, x->query, x->n, m->opts->k, sh->nrows, x->own);
+    }
   }
   return SLEM_OK;
 }
@@ -316,6 +420,7 @@ int slem_merge(const char *const *shards, size_t n, const char *output,
     return slem_error(err, SLEM_EINVAL, n == 0 ? "no shard to merge" : "k must be at least 1");
   m.n = n;
   m.opts = opts;
+  m.paths = shards;
   m.s = calloc(n, sizeof *m.s);
   if (!m.s) return slem_error(err, SLEM_ENOMEM, "out of memory");
   if (opts->check && (st = opts->check(opts->check_ctx, shards, n, err)) != SLEM_OK) goto done;
@@ -353,7 +458,6 @@ int slem_merge(const char *const *shards, size_t n, const char *output,
     if (!w) {
       SlemRankFormat f = opts->format;
       if ((st = check_shards(&m, err)) != SLEM_OK) goto done;
-      if ((st = check_arith(&m, err)) != SLEM_OK) goto done;
       const SlemRankQuery *g = m.s[0].g;
       if (f == SLEM_RANK_AUTO) f = slem_rankreader_format(m.s[0].r);
       st = slem_rankwriter_open(&w, output, f, NULL, NULL, g->n && g->e[0].tag ? g->e[0].tag : NULL,
@@ -361,15 +465,20 @@ int slem_merge(const char *const *shards, size_t n, const char *output,
       if (st) goto done;
     }
     if ((st = gather(&m, &nc, err)) != SLEM_OK) goto done;
-    qsort(m.c, nc, sizeof *m.c, cand_cmp);
-    for (size_t i = 1; i < nc; i++)
-      if (cand_cmp(m.c + i - 1, m.c + i) == 0) {
-        const Cand *c = m.c + i;
+    /* a row once per query, whatever its scores */
+    if ((st = rowset_reset(&m.seen, nc, err)) != SLEM_OK) goto done;
+    for (size_t i = 0; i < nc; i++) {
+      size_t j = rowset_add(&m.seen, m.c, i);
+      if (j != SIZE_MAX) {
+        const Cand *c = m.c + i, *p = m.c + j;
         st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": row %" PRIu64 " twice for query "
-                        "'%s'", name_of(&m, c->shard), m.s[c->shard].g->e[c->i].line, c->hit.row,
-                        m.s[0].g->query);
+                        "'%s' (also %s, line %" PRIu64 ")", name_of(&m, c->shard),
+                        m.s[c->shard].g->e[c->i].line, c->hit.row, m.s[0].g->query,
+                        name_of(&m, p->shard), m.s[p->shard].g->e[p->i].line);
         goto done;
       }
+    }
+    qsort(m.c, nc, sizeof *m.c, cand_cmp);
     keep = nc < opts->k ? nc : opts->k;
     if (keep > m.ocap) {
       SlemRankEntry *p = realloc(m.out, keep * sizeof *p);
@@ -395,6 +504,7 @@ int slem_merge(const char *const *shards, size_t n, const char *output,
                       "file was cut short", name_of(&m, s), slem_rankreader_line(m.s[s].r));
       goto done;
     }
+  if ((st = check_ends(&m, err)) != SLEM_OK) goto done;
   if ((st = check_short(&m, err)) != SLEM_OK) goto done;
   st = slem_rankwriter_close(w, err);
   w = NULL;
@@ -407,9 +517,13 @@ done:
     slem_rankreader_free(m.s[s].r);
     slem_keyset_free(m.s[s].rows);
     free(m.s[s].short_query);
+    for (size_t i = 0; i < m.s[s].nshort; i++) free(m.s[s].shorts[i].query);
+    free(m.s[s].shorts);
   }
   free(m.s);
   free(m.c);
+  free(m.seen.at);
+  free(m.seen.gen);
   free(m.out);
   slem_ids_free(m.ids);
   slem_strmap_free(m.idmap);

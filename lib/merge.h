@@ -33,7 +33,8 @@ typedef struct SlemMergeOpts {
   SlemMergeCheckFn check;  /* NULL (default): no check beyond the rankings themselves */
   int allow_mixed_blas;    /* merge shards whose lines name descriptors of other
                               arithmetics, or matches with other libraries (arith.h):
-                              refused by default (SLEM_EFORMAT naming both) */
+                              refused by default (SLEM_EFORMAT naming both); the fields
+                              that it waives are marked in slem_rankshard_fields() */
   void *check_ctx;
   SlemProgressFn progress; /* may be NULL: called with the queries merged so far */
   void *progress_ctx;
@@ -52,13 +53,22 @@ void slem_merge_opts_init(SlemMergeOpts *opts);
  * lists other queries or another order than the first; a query twice in a shard; a
  * result whose row is not known (a tsv/trec id that is not a row number and no db_ids,
  * or an id missing from db_ids, with a hint to use jsonl between shards); a row in two
- * shards; a score that is not a float32 printed with %.9g; a query with fewer than k
- * results in a shard that returned more distinct rows than that over all its queries
- * (it was made with a smaller -k, so the merge cannot be exact); a file whose last line
- * has no newline (cut short; checked before anything is written for a shard that is a
- * file, at its end for a pipe); shard lines naming descriptors of different arithmetics,
- * or matches with other libraries (arith.h), unless allow_mixed_blas; every error of the reader. SLEM_EIO (a missing shard,
- * a write error), SLEM_EINVAL (n == 0, k == 0), SLEM_ENOMEM, or what opts->check returned. */
+ * shards, or twice for one query; a score that is not a float32 printed with %.9g; a
+ * query with fewer than k results in a shard that returned more distinct rows than that
+ * over all its queries, or one more while the row it lacks is not the query's own (it was
+ * made with a smaller -k, so the merge cannot be exact); a file whose last line has no
+ * newline (cut short; checked before anything is written for a shard that is a file, at
+ * its end for a pipe); every error of the reader. With shard lines (rankings.h), also:
+ * a shard without them among shards with them; a field that must be shared
+ * (slem_rankshard_fields()) breaking its rule, naming both files, the field and both
+ * values: among them the descriptors' arithmetics and the match's libraries (arith.h),
+ * which allow_mixed_blas waives, with the fingerprints of descriptors of other
+ * arithmetics (the database, the query set); a shard missing
+ * or given twice; a shard's k below k; a row beyond the database or outside its shard's
+ * range; an end line missing. The end lines of shards that are regular files are
+ * compared before anything is written, those of pipes at their end. SLEM_EIO (a missing
+ * shard, a write error), SLEM_EINVAL (n == 0, k == 0), SLEM_ENOMEM, or what opts->check
+ * returned. */
 int slem_merge(const char *const *shards, size_t n, const char *output,
                const SlemMergeOpts *opts, SlemMergeStats *stats, SlemError *err);
 

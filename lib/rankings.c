@@ -5,9 +5,11 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fmt.h"
 #include "io.h"
@@ -212,43 +214,215 @@ int slem_rankwriter_write_entries(SlemRankWriter *self, const char *query,
   return SLEM_OK;
 }
 
-/* The arithmetics of a shard line (arith.h): of the match, of the descriptors. */
-static void shard_arith_write(cJSON *o, const SlemRankShard *m) {
-  if (m->arith[0]) cJSON_AddStringToObject(o, "arithmetic", m->arith);
-  if (m->desc_arith[0]) cJSON_AddStringToObject(o, "descriptors_arithmetic", m->desc_arith);
+/* The fields, in the order of their lines. The arithmetics (arith.h): descriptors
+ * encoded on other BLAS cores differ in their last bits, and so do their scores; the
+ * match's own core does not matter (its exact scores use the BLAS only to find candidates
+ * within a proven bound, match.h), its libraries do. The fingerprints of descriptors differ
+ * with their arithmetic, so --allow-mixed-blas lets them differ where it does. */
+#define SHARD_FIELD(key, end, type, member, rule, mixed, differs) \
+  {key, end, type, offsetof(SlemRankShard, member), sizeof(((SlemRankShard *)0)->member), \
+   rule, mixed, differs}
+static const SlemRankShardField shard_fields[] = {
+    SHARD_FIELD("index", 0, SLEM_SHARDF_U64, index, SLEM_SHARDR_ANY, SLEM_SHARDM_NEVER, NULL),
+    SHARD_FIELD("count", 0, SLEM_SHARDF_U64, count, SLEM_SHARDR_EXACT, SLEM_SHARDM_NEVER,
+                "another split of the database"),
+    SHARD_FIELD("rows", 0, SLEM_SHARDF_U64, rows, SLEM_SHARDR_EXACT, SLEM_SHARDM_NEVER,
+                "a shard of another database"),
+    SHARD_FIELD("k", 0, SLEM_SHARDF_U64, k, SLEM_SHARDR_ANY, SLEM_SHARDM_NEVER, NULL),
+    SHARD_FIELD("database", 0, SLEM_SHARDF_HEX16, database, SLEM_SHARDR_EXACT, SLEM_SHARDM_DESC,
+                "a shard of another database (its vectors, ids or cache differ)"),
+    SHARD_FIELD("arithmetic", 0, SLEM_SHARDF_TEXT, arith, SLEM_SHARDR_LIBS, SLEM_SHARDM_ALWAYS,
+                "shards scored with other libraries (OpenBLAS, GSL, the C library; the BLAS "
+                "core alone does not matter) may score differently, and the merge would not be "
+                "the ranking of one run; match every shard with the same libraries, or pass "
+                "--allow-mixed-blas"),
+    SHARD_FIELD("descriptors_arithmetic", 0, SLEM_SHARDF_TEXT, desc_arith, SLEM_SHARDR_KNOWN,
+                SLEM_SHARDM_ALWAYS,
+                "descriptors encoded on other BLAS cores differ in their last bits, and so do "
+                "their scores: the merge would not be the ranking of one run; encode on one "
+                "core (OPENBLAS_CORETYPE), or pass --allow-mixed-blas"),
+    SHARD_FIELD("queries", 1, SLEM_SHARDF_U64, queries, SLEM_SHARDR_EXACT, SLEM_SHARDM_NEVER,
+                "the ranking of other queries"),
+    SHARD_FIELD("query_set", 1, SLEM_SHARDF_HEX16, query_set, SLEM_SHARDR_EXACT, SLEM_SHARDM_DESC,
+                "the ranking of other queries (their vectors or ids differ)"),
+};
+#undef SHARD_FIELD
+
+const SlemRankShardField *slem_rankshard_fields(size_t *n) {
+  *n = sizeof shard_fields / sizeof *shard_fields;
+  return shard_fields;
 }
 
-static void shard_arith_read(SlemRankShard *m, const cJSON *o) {
-  const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "arithmetic");
-  const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "descriptors_arithmetic");
-  snprintf(m->arith, sizeof m->arith, "%s", cJSON_IsString(a) ? a->valuestring : "");
-  snprintf(m->desc_arith, sizeof m->desc_arith, "%s", cJSON_IsString(d) ? d->valuestring : "");
+const char *slem_rankshard_value(const SlemRankShard *m, const SlemRankShardField *f,
+                                 char buf[SLEM_SHARD_VALUE_MAX]) {
+  const char *p = (const char *)m + f->offset;
+  if (f->type == SLEM_SHARDF_U64) {
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+    snprintf(buf, SLEM_SHARD_VALUE_MAX, "%" PRIu64, v);
+  } else {
+    snprintf(buf, SLEM_SHARD_VALUE_MAX, "%s", p);
+  }
+  return buf;
 }
 
-/* The shard line's JSON: {"index":I,"count":N,"rows":R,"k":K,"database":"..."}. */
-static char *shard_json(const SlemRankShard *m) {
+int slem_rankshard_differ(const SlemRankShardField *f, const SlemRankShard *a,
+                          const SlemRankShard *b, int allow_mixed_blas) {
+  char x[SLEM_SHARD_VALUE_MAX], y[SLEM_SHARD_VALUE_MAX];
+  if (allow_mixed_blas &&
+      (f->mixed == SLEM_SHARDM_ALWAYS ||
+       (f->mixed == SLEM_SHARDM_DESC && slem_arith_differ(a->desc_arith, b->desc_arith))))
+    return 0;
+  slem_rankshard_value(a, f, x);
+  slem_rankshard_value(b, f, y);
+  switch (f->rule) {
+  case SLEM_SHARDR_ANY: return 0;
+  case SLEM_SHARDR_EXACT: return strcmp(x, y) != 0;
+  case SLEM_SHARDR_KNOWN: return *x && *y && strcmp(x, y) != 0;
+  case SLEM_SHARDR_LIBS: return slem_arith_differ_libs(x, y);
+  }
+  return 1;
+}
+
+static const char shard_head[] = "{\"slem_shard\":", shard_tail[] = "{\"slem_shard_end\":";
+
+/* The JSON of the fields of one line (end 0: the first, 1: the end line), in table order. */
+static char *shard_json(const SlemRankShard *m, int end) {
   cJSON *o = cJSON_CreateObject();
   char *text;
   if (!o) return NULL;
-  cJSON_AddNumberToObject(o, "index", (double)m->index);
-  cJSON_AddNumberToObject(o, "count", (double)m->count);
-  cJSON_AddNumberToObject(o, "rows", (double)m->rows);
-  cJSON_AddNumberToObject(o, "k", (double)m->k);
-  cJSON_AddStringToObject(o, "database", m->database);
-  shard_arith_write(o, m);
+  for (size_t i = 0; i < sizeof shard_fields / sizeof *shard_fields; i++) {
+    const SlemRankShardField *f = shard_fields + i;
+    const char *p = (const char *)m + f->offset;
+    if (f->end != end) continue;
+    if (f->type == SLEM_SHARDF_U64) {
+      uint64_t v;
+      memcpy(&v, p, sizeof v);
+      cJSON_AddNumberToObject(o, f->key, (double)v);
+    } else if (f->type != SLEM_SHARDF_TEXT || *p) { /* a text not recorded is not written */
+      cJSON_AddStringToObject(o, f->key, p);
+    }
+  }
   text = cJSON_PrintUnformatted(o);
   cJSON_Delete(o);
   return text;
 }
 
-int slem_rankwriter_shard(SlemRankWriter *self, const SlemRankShard *m, SlemError *err) {
+static int put_shard(SlemRankWriter *self, const SlemRankShard *m, int end, SlemError *err) {
   char *text;
   int bad;
   if (self->fmt != SLEM_RANK_JSONL) return SLEM_OK;
-  if (!(text = shard_json(m))) return slem_error(err, SLEM_ENOMEM, "out of memory");
-  bad = fprintf(slem_out_file(self->out), "{\"slem_shard\":%s}\n", text) < 0;
+  if (!(text = shard_json(m, end))) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  bad = fprintf(slem_out_file(self->out), "%s%s}\n", end ? shard_tail : shard_head, text) < 0;
   free(text);
   if (bad) return slem_error(err, SLEM_EIO, "%s: write: %s", slem_out_name(self->out), strerror(errno));
+  return SLEM_OK;
+}
+
+int slem_rankwriter_shard(SlemRankWriter *self, const SlemRankShard *m, SlemError *err) {
+  return put_shard(self, m, 0, err);
+}
+
+int slem_rankwriter_shard_end(SlemRankWriter *self, const SlemRankShard *m, SlemError *err) {
+  return put_shard(self, m, 1, err);
+}
+
+/* Parses the fields of one shard line (end 0: the first, 1: the end line) from the text
+ * line into m. Errors name the file and where (a line number, or "the last line"). */
+static int parse_shard(SlemRankShard *m, const char *line, int end, const char *name,
+                       const char *where, SlemError *err) {
+  cJSON *all = cJSON_Parse(line);
+  const cJSON *o = cJSON_GetObjectItemCaseSensitive(all, end ? "slem_shard_end" : "slem_shard");
+  int st = SLEM_OK;
+  for (size_t i = 0; i < sizeof shard_fields / sizeof *shard_fields && st == SLEM_OK; i++) {
+    const SlemRankShardField *f = shard_fields + i;
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, f->key);
+    char *p = (char *)m + f->offset;
+    if (f->end != end) continue;
+    if (f->type == SLEM_SHARDF_U64) {
+      uint64_t v;
+      if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0) || it->valuedouble > 9007199254740992.0 ||
+          it->valuedouble != floor(it->valuedouble)) {
+        st = slem_error(err, SLEM_EFORMAT, "%s: %s: a bad shard line (no whole '%s')", name, where,
+                        f->key);
+        break;
+      }
+      v = (uint64_t)it->valuedouble;
+      memcpy(p, &v, sizeof v);
+    } else if (f->type == SLEM_SHARDF_HEX16) {
+      if (!cJSON_IsString(it) || strlen(it->valuestring) != 16 ||
+          strspn(it->valuestring, "0123456789abcdef") != 16) {
+        st = slem_error(err, SLEM_EFORMAT, "%s: %s: a bad shard line (no '%s' of 16 hex digits)",
+                        name, where, f->key);
+        break;
+      }
+      memcpy(p, it->valuestring, 17);
+    } else if (f->type == SLEM_SHARDF_TEXT) {
+      size_t len = cJSON_IsString(it) ? strlen(it->valuestring) : 0;
+      int printable = 1;
+      for (size_t j = 0; j < len; j++)
+        if ((unsigned char)it->valuestring[j] < 0x20 || it->valuestring[j] == 0x7f) printable = 0;
+      if (it && (!cJSON_IsString(it) || len >= f->size || !printable)) {
+        st = slem_error(err, SLEM_EFORMAT, "%s: %s: a bad shard line ('%s' not a text of at most "
+                        "%zu printable characters)", name, where, f->key, f->size - 1);
+        break;
+      }
+      memcpy(p, it ? it->valuestring : "", len + 1); /* absent: not recorded */
+    } else {
+      static const char word[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.";
+      size_t len = cJSON_IsString(it) ? strlen(it->valuestring) : 0;
+      if (len == 0 || len >= SLEM_SHARD_WORD || strspn(it->valuestring, word) != len) {
+        st = slem_error(err, SLEM_EFORMAT, "%s: %s: a bad shard line (no word '%s')", name, where,
+                        f->key);
+        break;
+      }
+      memcpy(p, it->valuestring, len + 1);
+    }
+  }
+  if (st == SLEM_OK && !end && (m->count == 0 || m->index >= m->count))
+    st = slem_error(err, SLEM_EFORMAT, "%s: %s: a bad shard line (index %" PRIu64 " of %" PRIu64
+                    ")", name, where, m->index, m->count);
+  if (st == SLEM_OK && end) m->has_end = 1;
+  cJSON_Delete(all);
+  return st;
+}
+
+int slem_rankshard_read_end(const char *path, SlemRankShard *m, int *found, SlemError *err) {
+  char buf[4096 + 1];
+  FILE *f;
+  long size, from;
+  size_t got, len;
+  char *line;
+  int st = SLEM_OK;
+  struct stat sb;
+  *found = 0;
+  /* a pipe (stdin, a FIFO) is read later, never here */
+  if (strcmp(path, "-") == 0 || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+      !(f = fopen(path, "rb")))
+    return SLEM_OK;
+  if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0) {
+    fclose(f); /* not seekable: read later */
+    return SLEM_OK;
+  }
+  from = size > 4096 ? size - 4096 : 0;
+  if (fseek(f, from, SEEK_SET) != 0) {
+    fclose(f);
+    return SLEM_OK;
+  }
+  got = fread(buf, 1, 4096, f);
+  if (ferror(f)) st = slem_error(err, SLEM_EIO, "%s: read: %s", path, strerror(errno));
+  fclose(f);
+  if (st) return st;
+  buf[got] = '\0';
+  len = got;
+  if (len > 0 && buf[len - 1] == '\n') buf[--len] = '\0';
+  line = NULL;
+  for (size_t i = len; i > 0 && !line; i--)
+    if (buf[i - 1] == '\n') line = buf + i;
+  if (!line && from == 0) line = buf;
+  if (!line || strncmp(line, shard_tail, sizeof shard_tail - 1) != 0) return SLEM_OK;
+  if ((st = parse_shard(m, line, 1, path, "the last line", err)) != SLEM_OK) return st;
+  *found = 1;
   return SLEM_OK;
 }
 
@@ -343,45 +517,34 @@ const SlemRankShard *slem_rankreader_shard(const SlemRankReader *self) {
  * r->shard. Returns 1 when line is one, 0 when it is not, -1 with err set when it is a bad
  * one. */
 static int shard_line(SlemRankReader *r, const char *line, SlemError *err) {
-  static const char jsonl[] = "{\"slem_shard\":";
-  const char *name = slem_lines_name(r->lines);
-  cJSON *o = NULL, *all = NULL;
-  const char *keys[4] = {"index", "count", "rows", "k"};
-  uint64_t v[4];
-  const cJSON *db;
-  if (strncmp(line, jsonl, sizeof jsonl - 1) == 0 && r->fmt != SLEM_RANK_TSV &&
-      r->fmt != SLEM_RANK_TREC) {
-    all = cJSON_Parse(line);
-    o = cJSON_DetachItemFromObjectCaseSensitive(all, "slem_shard");
-    if (r->fmt == SLEM_RANK_AUTO) r->fmt = SLEM_RANK_JSONL;
-  } else {
+  if (strncmp(line, shard_head, sizeof shard_head - 1) != 0 || r->fmt == SLEM_RANK_TSV ||
+      r->fmt == SLEM_RANK_TREC)
     return 0;
-  }
-  cJSON_Delete(all);
-  for (int i = 0; i < 4; i++) {
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, keys[i]);
-    if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0) || it->valuedouble > 9007199254740992.0 ||
-        it->valuedouble != floor(it->valuedouble)) {
-      cJSON_Delete(o);
-      slem_error(err, SLEM_EFORMAT, "%s: line 1: a bad shard line (no whole '%s')", name, keys[i]);
-      return -1;
-    }
-    v[i] = (uint64_t)it->valuedouble;
-  }
-  db = cJSON_GetObjectItemCaseSensitive(o, "database");
-  if (!cJSON_IsString(db) || strlen(db->valuestring) != 16 || v[1] == 0 || v[0] >= v[1]) {
-    cJSON_Delete(o);
-    slem_error(err, SLEM_EFORMAT, "%s: line 1: a bad shard line", name);
+  if (r->fmt == SLEM_RANK_AUTO) r->fmt = SLEM_RANK_JSONL;
+  if (parse_shard(&r->shard, line, 0, slem_lines_name(r->lines), "line 1", err) != SLEM_OK) {
+    r->shard.count = 0;
     return -1;
   }
-  r->shard.index = v[0];
-  r->shard.count = v[1];
-  r->shard.rows = v[2];
-  r->shard.k = v[3];
-  memcpy(r->shard.database, db->valuestring, 17);
-  shard_arith_read(&r->shard, o);
-  cJSON_Delete(o);
   return 1;
+}
+
+/* The end line of a shard's ranking: parsed into r->shard. Returns 1 when line is one, 0
+ * when it is not, -1 with err set when it is a bad one or comes without a first line. */
+static int shard_end_line(SlemRankReader *r, const char *line, SlemError *err) {
+  char where[48];
+  if (r->fmt != SLEM_RANK_JSONL || strncmp(line, shard_tail, sizeof shard_tail - 1) != 0) return 0;
+  snprintf(where, sizeof where, "line %" PRIu64, slem_lines_number(r->lines));
+  if (r->shard.count == 0) {
+    slem_error(err, SLEM_EFORMAT, "%s: %s: a shard's end line, but no shard line at line 1",
+               slem_lines_name(r->lines), where);
+    return -1;
+  }
+  if (r->shard.has_end) {
+    slem_error(err, SLEM_EFORMAT, "%s: %s: a second shard end line", slem_lines_name(r->lines),
+               where);
+    return -1;
+  }
+  return parse_shard(&r->shard, line, 1, slem_lines_name(r->lines), where, err) == SLEM_OK ? 1 : -1;
 }
 const char *slem_rankreader_name(const SlemRankReader *self) { return slem_lines_name(self->lines); }
 size_t slem_rankreader_queries(const SlemRankReader *self) { return slem_strmap_count(self->qmap); }
@@ -619,7 +782,15 @@ int slem_rankreader_next(SlemRankReader *self, const SlemRankQuery **q, SlemErro
       else if (strchr(line, '\t') && !strchr(line, ' ')) r->fmt = SLEM_RANK_TSV;
       else r->fmt = SLEM_RANK_TREC;
     }
-    if (r->fmt == SLEM_RANK_JSONL) return read_jsonl(r, line, q, err);
+    if (r->fmt == SLEM_RANK_JSONL) {
+      int sh = shard_end_line(r, line, err);
+      if (sh < 0) return SLEM_EFORMAT;
+      if (sh > 0) continue;
+      if (r->shard.has_end)
+        return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": a line after the shard's end "
+                          "line", name, ln);
+      return read_jsonl(r, line, q, err);
+    }
     /* tsv: query rank id score, tabs; trec: qid Q0 docno rank score tag, white space */
     tsv = r->fmt == SLEM_RANK_TSV;
     want = tsv ? 4 : 6, irank = tsv ? 1 : 3, iscore = tsv ? 3 : 4;

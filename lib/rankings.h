@@ -72,25 +72,103 @@ typedef struct SlemRankEntry {
 int slem_rankwriter_write_entries(SlemRankWriter *self, const char *query,
                                   const SlemRankEntry *e, size_t n, SlemError *err);
 
+/* A field of the shard lines: a whole number, 16 hex digits, a word (1 to 31 letters,
+ * digits, '_', '-', '.': a name such as a BLAS kernel's), stored in char[SLEM_SHARD_WORD],
+ * or a text (printable characters, fewer than its member's size: an arithmetic line of
+ * arith.h), which may be absent: an older slem's line, or nothing recorded, reads as "",
+ * and "" is not written. */
+typedef enum SlemRankShardType {
+  SLEM_SHARDF_U64,
+  SLEM_SHARDF_HEX16,
+  SLEM_SHARDF_WORD,
+  SLEM_SHARDF_TEXT
+} SlemRankShardType;
+#define SLEM_SHARD_WORD 32
+#define SLEM_SHARD_VALUE_MAX SLEM_ARITH_LIST_MAX /* the text of any field's value, its NUL
+                                                    included (the longest: a list of arithmetics) */
+
+/* How slem-merge compares a field among shards. */
+typedef enum SlemRankShardRule {
+  SLEM_SHARDR_ANY,    /* may differ (index, k) */
+  SLEM_SHARDR_EXACT,  /* the same value in every shard */
+  SLEM_SHARDR_KNOWN,  /* the same where both record one: "" (not recorded) matches any */
+  SLEM_SHARDR_LIBS    /* an arithmetic line (arith.h) where both record one: the same libraries,
+                         whatever the BLAS core (slem_arith_differ_libs) */
+} SlemRankShardRule;
+
+/* When --allow-mixed-blas (SlemMergeOpts.allow_mixed_blas) waives the rule. */
+typedef enum SlemRankShardMixed {
+  SLEM_SHARDM_NEVER,  /* never */
+  SLEM_SHARDM_ALWAYS, /* always: an arithmetic */
+  SLEM_SHARDM_DESC    /* between shards whose descriptors' arithmetics differ: a fingerprint
+                         of descriptors, whose last bits their arithmetic decides */
+} SlemRankShardMixed;
+
 /* What a shard's ranking (slem-match --shard I/N) records of where it comes from, so that
- * slem-merge can check that the pieces belong together. In jsonl only, as the file's first
- * line: {"slem_shard":{"index":I,"count":N,"rows":R,"k":K,"database":"...","arithmetic":"...",
- * "descriptors_arithmetic":"..."}} (the last two when known); tsv and trec
- * stay plain, for the programs that read them. */
+ * slem-merge can prove that the pieces belong together. In jsonl only, in two lines: the
+ * first line, {"slem_shard":{"index":I,"count":N,"rows":R,"k":K,"database":"...",
+ * "arithmetic":"...","descriptors_arithmetic":"..."}} (the last two when known), and,
+ * after the last query, the end line {"slem_shard_end":{"queries":Q,"query_set":"..."}}
+ * (what is known once the queries were read). tsv and trec stay plain, for the programs
+ * that read them. The fields are the table of slem_rankshard_fields(): a field is added
+ * there and here, and the writer, the reader and slem-merge's comparison follow it. */
 typedef struct SlemRankShard {
   uint64_t index, count;  /* shard I of N (count 0: not a shard) */
   uint64_t rows;          /* R, the rows of the whole database */
   uint64_t k;             /* the results asked per query */
-  char database[17];      /* 16 hex digits naming the database (slem_db_fingerprint) */
+  char database[17];      /* 16 hex digits naming the database, its content and ids
+                             (slem_db_content_fingerprint) */
   /* "arithmetic", "descriptors_arithmetic" (arith.h): the arithmetic that scored, and those
-   * that made the descriptors ("A + B" when they differ); "" when not recorded */
+   * that made the descriptors, queries and database ("A + B" when they differ); "" when
+   * not recorded */
   char arith[SLEM_ARITH_MAX];
   char desc_arith[SLEM_ARITH_LIST_MAX];
+  /* the end line */
+  int has_end;            /* 1 once it was read (or is to be written) */
+  uint64_t queries;       /* Q, the queries searched */
+  char query_set[17];     /* 16 hex digits naming the queries, their vectors and ids in order
+                             (slem_db_query_fingerprint) */
 } SlemRankShard;
 
-/* Writes the shard's line, before any query (jsonl; nothing for tsv and trec). Errors:
- * SLEM_EIO. */
+/* A field of the shard lines. */
+typedef struct SlemRankShardField {
+  const char *key;          /* the JSON key */
+  int end;                  /* 0: in the first line; 1: in the end line */
+  SlemRankShardType type;   /* uint64_t, char[17] of 16 hex digits, char[SLEM_SHARD_WORD],
+                               char[size] of text */
+  size_t offset;            /* in SlemRankShard */
+  size_t size;              /* of the member */
+  SlemRankShardRule rule;   /* how shards are compared */
+  SlemRankShardMixed mixed; /* when --allow-mixed-blas waives the rule */
+  const char *differs;      /* NULL for SLEM_SHARDR_ANY; else what differs when the rule
+                               fails (the end of slem-merge's message) */
+} SlemRankShardField;
+
+/* The table of the fields, *n of them. Static storage. */
+const SlemRankShardField *slem_rankshard_fields(size_t *n);
+
+/* The value of field f of m as text (decimal, the hex digits, the word, the text), in buf. */
+const char *slem_rankshard_value(const SlemRankShard *m, const SlemRankShardField *f,
+                                 char buf[SLEM_SHARD_VALUE_MAX]);
+
+/* Whether shards a and b break field f's rule, unless allow_mixed_blas waives it (f->mixed).
+ * Cannot fail. */
+int slem_rankshard_differ(const SlemRankShardField *f, const SlemRankShard *a,
+                          const SlemRankShard *b, int allow_mixed_blas);
+
+/* Writes the shard's first line, before any query (jsonl; nothing for tsv and trec).
+ * Errors: SLEM_EIO. */
 int slem_rankwriter_shard(SlemRankWriter *self, const SlemRankShard *m, SlemError *err);
+
+/* Writes the shard's end line, after the last query (jsonl; nothing for tsv and trec).
+ * Errors: SLEM_EIO. */
+int slem_rankwriter_shard_end(SlemRankWriter *self, const SlemRankShard *m, SlemError *err);
+
+/* Reads the end line of the ranking at path, a regular file, without reading the rest:
+ * *found is 1 and m's end fields are filled when its last line is a shard's end line, 0
+ * otherwise (a pipe, "-", a file without one). Errors: SLEM_EIO, SLEM_EFORMAT (a bad end
+ * line, naming the file and the line "last"). */
+int slem_rankshard_read_end(const char *path, SlemRankShard *m, int *found, SlemError *err);
 
 /* Finishes and moves the file into place; frees self whatever happens. */
 int slem_rankwriter_close(SlemRankWriter *self, SlemError *err);
@@ -129,7 +207,10 @@ void slem_rankreader_free(SlemRankReader *self);
  * next call (so a consumer sees errors in line order). */
 int slem_rankreader_next(SlemRankReader *self, const SlemRankQuery **q, SlemError *err);
 
-/* The shard line of the file (once the first query was read), or NULL when it has none. */
+/* The shard lines of the file (the first once the first query was read, the end line's
+ * fields, has_end set, once the end was reached), or NULL when it has none. A jsonl file
+ * with an end line but no first line, or a line after the end line, is an error of
+ * slem_rankreader_next(). */
 const SlemRankShard *slem_rankreader_shard(const SlemRankReader *self);
 
 /* The format (known once the first query was read, else what was asked). */

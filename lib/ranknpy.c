@@ -107,13 +107,10 @@ int slem_ranknpy_write(void *ctx, uint64_t query, const SlemHit *hits, size_t n,
 int slem_ranknpy_close(SlemRankNpy *self, SlemError *err) {
   int st = put_header(self->i_out, "<i8", self->nq, self->k, 1, err);
   if (st == SLEM_OK) st = put_header(self->d_out, "<f4", self->nq, self->k, 1, err);
-  if (st == SLEM_OK) {
-    st = slem_out_commit(self->i_out, err);
-    self->i_out = NULL;
-  }
-  if (st == SLEM_OK) {
-    st = slem_out_commit(self->d_out, err);
-    self->d_out = NULL;
+  if (st == SLEM_OK) { /* a pair: both complete and synced before either is renamed */
+    SlemOut *both[2] = {self->i_out, self->d_out};
+    self->i_out = self->d_out = NULL;
+    st = slem_out_commit_all(both, 2, err);
   }
   slem_ranknpy_abort(self);
   return st;

@@ -2,7 +2,8 @@
  * (0-based, global), and D(nq, k), float32 scores, row q holding query q's results best
  * first. Queries with fewer than k results are padded with I = -1 and D = -FLT_MAX, as
  * FAISS pads its inner-product searches. Both files are npy version 1.0, C order, written
- * through temporary files and renamed into place at the close (I, then D).
+ * through temporary files and committed together at the close (slem_out_commit_all(): both
+ * complete and synced before either is renamed, so that a write error leaves both old files).
  *
  * Names: for an output "BASE.npy" (or "BASE"), the files are "BASE.I.npy" and "BASE.D.npy".
  * Ids files do not apply: I holds rows. slem's own tools read the text formats (rankings.h);

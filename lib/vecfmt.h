@@ -32,6 +32,8 @@ struct SlemVecReader {
   uint64_t done;      /* vectors returned */
   uint64_t recs;      /* records consumed, skipped ones included */
   uint64_t skipped;   /* records skipped for a NaN or Inf */
+  int values_on;       /* values_crc is followed (slem_vecreader_follow_values()) */
+  uint32_t values_crc; /* CRC-32 of the values returned since the start, as returned */
   int skip_nonfinite;
   /* fixed-size binary records, set by the format's open hook: */
   int dtype;          /* element type */
@@ -65,6 +67,8 @@ struct SlemVecReader {
   uint32_t crc_want;  /* of the whole payload: the records, then crc_tail */
   unsigned char *crc_tail; /* what follows the rows in the payload (padding, ids) */
   size_t crc_tail_len;
+  int has_payload;    /* payload_crc is the header's checksum of the whole payload */
+  uint32_t payload_crc;
   char cache_fp[17];  /* the fingerprint of the cache that made the descriptors, or "" */
   char arith[SLEM_ARITH_MAX];  /* the arithmetic that encoded them (arith.h), or "" */
   char *meta_json;    /* its JSON header, or NULL */

@@ -274,6 +274,7 @@ int slem_vecreader_rewind(SlemVecReader *self, SlemError *err) {
   self->done = 0;
   self->recs = 0;
   self->skipped = 0;
+  self->values_crc = 0;
   self->crc = 0;
   self->crc_on = self->crc_can;
   return SLEM_OK;
@@ -523,20 +524,33 @@ static int refuse_projections(const SlemVecReader *self, SlemError *err) {
 
 int slem_vecreader_read(SlemVecReader *self, double *x, size_t max, size_t *got,
                         SlemError *err) {
+  int st;
   *got = 0;
   if (self->kproj && !self->kproj_ok) return refuse_projections(self, err);
-  return at_end(self, self->def->read ? self->def->read(self, x, NULL, max, got, err)
-                                      : slem_vfmt_read_records(self, x, NULL, max, got, err),
-                *got, err);
+  st = self->def->read ? self->def->read(self, x, NULL, max, got, err)
+                       : slem_vfmt_read_records(self, x, NULL, max, got, err);
+  if (st == SLEM_OK && self->values_on) self->values_crc = slem_crc32(self->values_crc, x, *got * self->d * sizeof *x);
+  return at_end(self, st, *got, err);
 }
 
 int slem_vecreader_read_f32(SlemVecReader *self, float *x, size_t max, size_t *got,
                             SlemError *err) {
+  int st;
   *got = 0;
   if (self->kproj && !self->kproj_ok) return refuse_projections(self, err);
-  return at_end(self, self->def->read ? self->def->read(self, NULL, x, max, got, err)
-                                      : slem_vfmt_read_records(self, NULL, x, max, got, err),
-                *got, err);
+  st = self->def->read ? self->def->read(self, NULL, x, max, got, err)
+                       : slem_vfmt_read_records(self, NULL, x, max, got, err);
+  if (st == SLEM_OK && self->values_on) self->values_crc = slem_crc32(self->values_crc, x, *got * self->d * sizeof *x);
+  return at_end(self, st, *got, err);
+}
+
+void slem_vecreader_follow_values(SlemVecReader *self) { self->values_on = 1; }
+uint32_t slem_vecreader_values_crc(const SlemVecReader *self) { return self->values_crc; }
+
+int slem_vecreader_payload_crc(const SlemVecReader *self, uint32_t *crc) {
+  if (!self->has_payload) return 0;
+  *crc = self->payload_crc;
+  return 1;
 }
 
 /* ---- writer ---- */

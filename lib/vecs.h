@@ -142,6 +142,17 @@ int slem_vecreader_projections(const SlemVecReader *self, size_t *d, size_t *r, 
  * otherwise (SLEM_EFORMAT naming the file: they are not vectors to any other tool). */
 void slem_vecreader_accept_projections(SlemVecReader *self);
 
+/* After slem_vecreader_follow_values() (before the first read), values_crc is the CRC-32
+ * of the values the read calls returned since the start (or the last rewind), d per row, as
+ * they returned them (float32 or double): the same for the same vectors read the same way,
+ * whatever the blocks; 0 when not followed (it costs a pass over the values). Cannot fail. */
+void slem_vecreader_follow_values(SlemVecReader *self);
+uint32_t slem_vecreader_values_crc(const SlemVecReader *self);
+
+/* A descriptor container: 1 and *crc the checksum its header records of its whole payload
+ * (its rows and ids), which names its content without reading it; 0 for any other format. */
+int slem_vecreader_payload_crc(const SlemVecReader *self, uint32_t *crc);
+
 /* The fingerprint of the cache that made the descriptors of a container read by self, or
  * NULL for any other format (plain vectors, as far as slem can tell). */
 const char *slem_vecreader_fingerprint(const SlemVecReader *self);

@@ -122,6 +122,129 @@ START_TEST(short_lists_of_small_shards_are_exact) {
 }
 END_TEST
 
+/* Writes shard m of a two-shard split of 4 rows, one query listing its rows, through the
+ * writer's shard lines; returns the path. */
+static char *write_shard(const char *name, const SlemRankShard *m) {
+  char *p = tu_path(name);
+  char id[2][8];
+  SlemRankEntry e[2] = {{.score = 1}, {.score = 0.5}};
+  SlemRankWriter *w;
+  SlemError err;
+  for (int i = 0; i < 2; i++) {
+    e[i].row = (int64_t)(2 * m->index + (uint64_t)i);
+    snprintf(id[i], sizeof id[i], "%d", (int)e[i].row);
+    e[i].id = id[i];
+  }
+  ck_assert_int_eq(slem_rankwriter_open(&w, p, SLEM_RANK_JSONL, NULL, NULL, NULL, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_shard(w, m, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_write_entries(w, "q", e, 2, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_shard_end(w, m, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_close(w, &err), SLEM_OK);
+  return p;
+}
+
+/* Every field of the shard lines that the shards must share (the table of rankings.h, so
+ * a field added there is tested here too): changed in one shard, the merge is refused,
+ * naming both files, the line and the field, and nothing is written. An arithmetic is
+ * compared by its rule (the match's: its libraries, not its core; one not recorded: not
+ * at all), and --allow-mixed-blas waives what the table says it waives: the arithmetics,
+ * and the fingerprints of descriptors between shards of other descriptor arithmetics. */
+START_TEST(shard_lines_are_compared_field_by_field) {
+  SlemRankShard m = {.index = 0, .count = 2, .rows = 4, .k = 2, .database = "0123456789abcdef",
+                     .arith = "Haswell (OpenBLAS 0.3.21, GSL 2.7.1, glibc 2.36)",
+                     .desc_arith = "Haswell (OpenBLAS 0.3.21, GSL 2.7.1, glibc 2.36)",
+                     .has_end = 1, .queries = 1, .query_set = "fedcba9876543210"}, x;
+  size_t nf;
+  const SlemRankShardField *f = slem_rankshard_fields(&nf);
+  char *a = write_shard("s0.jsonl", &m), *b, *po = tu_path("out.tsv");
+  const char *shards[2];
+  SlemMergeOpts o;
+  SlemError err;
+  size_t compared = 0, waived = 0;
+  slem_merge_opts_init(&o);
+  o.k = 2;
+  o.format = SLEM_RANK_TSV;
+  x = m;
+  x.index = 1;
+  b = write_shard("s1.jsonl", &x);
+  shards[0] = a;
+  shards[1] = b;
+  ck_assert_int_eq(slem_merge(shards, 2, po, &o, NULL, &err), SLEM_OK);
+  free(b);
+  for (size_t i = 0; i < nf; i++) {
+    char *p, want[256];
+    if (!f[i].differs) continue;
+    ck_assert_int_ne(f[i].rule, SLEM_SHARDR_ANY);
+    x = m;
+    x.index = 1;
+    p = (char *)&x + f[i].offset;
+    if (f[i].type == SLEM_SHARDF_U64) {
+      uint64_t v;
+      memcpy(&v, p, sizeof v);
+      v++;
+      memcpy(p, &v, sizeof v);
+    } else if (f[i].rule == SLEM_SHARDR_LIBS) { /* the libraries, not the core */
+      p = strstr(p, " (");
+      ck_assert_ptr_nonnull(p);
+      p[2] = p[2] == '0' ? '1' : '0';
+    } else { /* hex digits, a word or a text */
+      p[0] = p[0] == '0' ? '1' : '0';
+    }
+    b = write_shard("s1.jsonl", &x);
+    shards[1] = b;
+    unlink(po);
+    ck_assert_int_eq(slem_merge(shards, 2, po, &o, NULL, &err), SLEM_EFORMAT);
+    snprintf(want, sizeof want, "s1.jsonl: %s: %s ", f[i].end ? "its end line" : "line 1", f[i].key);
+    ck_assert_msg(strstr(err.msg, want) && strstr(err.msg, "s0.jsonl has ") &&
+                  strstr(err.msg, f[i].differs), "field %s: '%s'", f[i].key, err.msg);
+    ck_assert(!tu_file_exists(po));
+    /* --allow-mixed-blas: waived where the table says so, else refused as before */
+    o.allow_mixed_blas = 1;
+    ck_assert_int_eq(slem_merge(shards, 2, po, &o, NULL, &err),
+                     f[i].mixed == SLEM_SHARDM_ALWAYS ? SLEM_OK : SLEM_EFORMAT);
+    ck_assert_int_eq(tu_file_exists(po), f[i].mixed == SLEM_SHARDM_ALWAYS);
+    unlink(po);
+    if (f[i].mixed == SLEM_SHARDM_DESC) { /* waived between descriptors of two arithmetics */
+      x.desc_arith[0] = 'S';
+      free(b);
+      shards[1] = b = write_shard("s1.jsonl", &x);
+      ck_assert_msg(slem_merge(shards, 2, po, &o, NULL, &err) == SLEM_OK, "field %s: '%s'",
+                    f[i].key, err.msg);
+      o.allow_mixed_blas = 0;
+      ck_assert_int_eq(slem_merge(shards, 2, po, &o, NULL, &err), SLEM_EFORMAT);
+      /* without it, the first field in the table's order that differs is named */
+      snprintf(want, sizeof want, "s1.jsonl: line 1: %s",
+               f[i].end ? "descriptors_arithmetic Saswell (" : f[i].key);
+      ck_assert_msg(strstr(err.msg, want) && strstr(err.msg, "s0.jsonl has "), "%s", err.msg);
+      unlink(po);
+    }
+    waived += f[i].mixed != SLEM_SHARDM_NEVER;
+    o.allow_mixed_blas = 0;
+    compared++;
+    free(b);
+  }
+  ck_assert_uint_ge(waived, 4); /* two arithmetics, the database, the query set */
+  /* the match's core alone, or an arithmetic not recorded (an older slem): not compared */
+  x = m;
+  x.index = 1;
+  snprintf(x.arith, sizeof x.arith, "SkylakeX%s", strstr(m.arith, " ("));
+  x.desc_arith[0] = 0;
+  b = write_shard("s1.jsonl", &x);
+  shards[1] = b;
+  ck_assert_int_eq(slem_merge(shards, 2, po, &o, NULL, &err), SLEM_OK);
+  unlink(po);
+  free(b);
+  ck_assert_uint_ge(compared, 7);
+  /* a k below the merge's */
+  o.k = 3;
+  ck_assert_int_eq(slem_merge(shards, 1, po, &o, NULL, &err), SLEM_EFORMAT);
+  ck_assert_msg(strstr(err.msg, "s0.jsonl: line 1: made with -k 2, fewer than the merge's -k 3"), "%s",
+                err.msg);
+  free(a);
+  free(po);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("merge");
   TCase *tc = tcase_create("merge");
@@ -129,6 +252,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, rows_from_jsonl_and_from_ids);
   tcase_add_test(tc, refusals);
   tcase_add_test(tc, short_lists_of_small_shards_are_exact);
+  tcase_add_test(tc, shard_lines_are_compared_field_by_field);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -178,6 +178,133 @@ START_TEST(bad_lines_name_file_and_line) {
 }
 END_TEST
 
+/* The shard lines: written from the table by the writer, read back by the reader (the
+ * first at the first query, the end line at the end) and by slem_rankshard_read_end(); an
+ * end line without a first line, a second one, and a line after it are refused. */
+START_TEST(shard_lines_round_trip) {
+  char *path = tu_path("shard.jsonl");
+  SlemRankShard m = {.index = 2, .count = 5, .rows = 1001, .k = 7, .database = "0123456789abcdef",
+                     .has_end = 1, .queries = 3, .query_set = "fedcba9876543210"}, e = {0};
+  SlemRankEntry a = {.id = "9", .score = 0.5f, .row = 9};
+  SlemRankWriter *w;
+  SlemRankReader *r;
+  const SlemRankQuery *q;
+  const SlemRankShard *got;
+  SlemError err;
+  size_t nf, nq = 0;
+  int found = 0;
+  const SlemRankShardField *f = slem_rankshard_fields(&nf);
+  char *text;
+  ck_assert_int_ge(nf, 7);
+  ck_assert_int_eq(slem_rankwriter_open(&w, path, SLEM_RANK_JSONL, NULL, NULL, NULL, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_shard(w, &m, &err), SLEM_OK);
+  for (int i = 0; i < 3; i++) {
+    char qn[8];
+    snprintf(qn, sizeof qn, "q%d", i);
+    ck_assert_int_eq(slem_rankwriter_write_entries(w, qn, &a, 1, &err), SLEM_OK);
+  }
+  ck_assert_int_eq(slem_rankwriter_shard_end(w, &m, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_close(w, &err), SLEM_OK);
+  text = slurp(path);
+  ck_assert_ptr_nonnull(strstr(text, "{\"slem_shard\":{\"index\":2,\"count\":5,\"rows\":1001,\"k\":7,"
+                                     "\"database\":\"0123456789abcdef\"}}\n{\"query\":\"q0\""));
+  ck_assert_ptr_nonnull(strstr(text, "\n{\"slem_shard_end\":{\"queries\":3,\"query_set\":"
+                                     "\"fedcba9876543210\"}}\n"));
+  free(text);
+  ck_assert_int_eq(slem_rankshard_read_end(path, &e, &found, &err), SLEM_OK);
+  ck_assert_int_eq(found, 1);
+  ck_assert_uint_eq(e.queries, 3);
+  ck_assert_str_eq(e.query_set, "fedcba9876543210");
+  ck_assert_int_eq(slem_rankreader_open(&r, path, SLEM_RANK_AUTO, &err), SLEM_OK);
+  while (slem_rankreader_next(r, &q, &err) == SLEM_OK && q) nq++;
+  ck_assert_uint_eq(nq, 3);
+  got = slem_rankreader_shard(r);
+  ck_assert_ptr_nonnull(got);
+  ck_assert_int_eq(got->has_end, 1);
+  for (size_t i = 0; i < nf; i++) { /* every field of the table came back */
+    char x[SLEM_SHARD_VALUE_MAX], y[SLEM_SHARD_VALUE_MAX];
+    ck_assert_str_eq(slem_rankshard_value(got, f + i, x), slem_rankshard_value(&m, f + i, y));
+  }
+  slem_rankreader_free(r);
+  free(path);
+  /* refused lines */
+  expect_bad("{\"query\":\"q\",\"results\":[]}\n{\"slem_shard_end\":{\"queries\":1,\"query_set\":"
+             "\"0123456789abcdef\"}}\n", SLEM_RANK_AUTO, "line 2: a shard's end line, but no shard line", 1);
+  expect_bad("{\"slem_shard\":{\"index\":0,\"count\":1,\"rows\":1,\"k\":1,\"database\":\"0123456789abcdef\"}}\n"
+             "{\"query\":\"q\",\"results\":[]}\n{\"slem_shard_end\":{\"queries\":1,\"query_set\":"
+             "\"0123456789abcdef\"}}\n{\"query\":\"w\",\"results\":[]}\n", SLEM_RANK_AUTO,
+             "line 4: a line after the shard's end line", 1);
+  expect_bad("{\"slem_shard\":{\"index\":0,\"count\":1,\"rows\":1,\"k\":1,\"database\":\"0123\"}}\n"
+             "{\"query\":\"q\",\"results\":[]}\n", SLEM_RANK_AUTO,
+             "line 1: a bad shard line (no 'database' of 16 hex digits)", 0);
+  expect_bad("{\"slem_shard\":{\"index\":1,\"count\":1,\"rows\":1,\"k\":1,\"database\":"
+             "\"0123456789abcdef\"}}\n{\"query\":\"q\",\"results\":[]}\n", SLEM_RANK_AUTO,
+             "line 1: a bad shard line (index 1 of 1)", 0);
+  /* an arithmetic that is not a text, or holds a control character */
+  expect_bad("{\"slem_shard\":{\"index\":0,\"count\":1,\"rows\":1,\"k\":1,\"database\":"
+             "\"0123456789abcdef\",\"arithmetic\":7}}\n{\"query\":\"q\",\"results\":[]}\n",
+             SLEM_RANK_AUTO, "line 1: a bad shard line ('arithmetic' not a text of at most 159", 0);
+  expect_bad("{\"slem_shard\":{\"index\":0,\"count\":1,\"rows\":1,\"k\":1,\"database\":"
+             "\"0123456789abcdef\",\"descriptors_arithmetic\":\"A\\nB\"}}\n{\"query\":\"q\","
+             "\"results\":[]}\n", SLEM_RANK_AUTO,
+             "line 1: a bad shard line ('descriptors_arithmetic' not a text", 0);
+}
+END_TEST
+
+/* The arithmetics (arith.h) are texts of the table: written when recorded, read back
+ * whole, absent (an older slem, vectors that are not containers) read as "". */
+START_TEST(shard_line_arithmetics_round_trip) {
+  char *path = tu_path("arith.jsonl"), *text;
+  SlemRankShard m = {.index = 0, .count = 1, .rows = 3, .k = 2, .database = "0123456789abcdef",
+                     .arith = "SkylakeX (OpenBLAS 0.3.21, GSL 2.7.1, glibc 2.36)",
+                     .desc_arith = "Haswell (OpenBLAS 0.3.21, GSL 2.7.1, glibc 2.36) + SkylakeX "
+                                   "(OpenBLAS 0.3.21, GSL 2.7.1, glibc 2.36)",
+                     .has_end = 1, .queries = 1, .query_set = "fedcba9876543210"};
+  SlemRankEntry a = {.id = "1", .score = 0.5f, .row = 1};
+  SlemRankWriter *w;
+  SlemRankReader *r;
+  const SlemRankQuery *q;
+  const SlemRankShard *got;
+  SlemError err;
+  ck_assert_int_eq(slem_rankwriter_open(&w, path, SLEM_RANK_JSONL, NULL, NULL, NULL, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_shard(w, &m, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_write_entries(w, "q", &a, 1, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_shard_end(w, &m, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_close(w, &err), SLEM_OK);
+  text = slurp(path);
+  ck_assert_ptr_nonnull(strstr(text, "\"database\":\"0123456789abcdef\",\"arithmetic\":\"SkylakeX "
+                                     "(OpenBLAS 0.3.21, GSL 2.7.1, glibc 2.36)\",\"descriptors_"
+                                     "arithmetic\":\"Haswell (OpenBLAS 0.3.21, GSL 2.7.1, glibc "
+                                     "2.36) + SkylakeX (OpenBLAS 0.3.21, GSL 2.7.1, glibc 2.36)\"}}\n"));
+  free(text);
+  ck_assert_int_eq(slem_rankreader_open(&r, path, SLEM_RANK_AUTO, &err), SLEM_OK);
+  while (slem_rankreader_next(r, &q, &err) == SLEM_OK && q) continue;
+  got = slem_rankreader_shard(r);
+  ck_assert_ptr_nonnull(got);
+  ck_assert_str_eq(got->arith, m.arith);
+  ck_assert_str_eq(got->desc_arith, m.desc_arith);
+  slem_rankreader_free(r);
+  /* none recorded: not written, read as "" */
+  m.arith[0] = m.desc_arith[0] = 0;
+  ck_assert_int_eq(slem_rankwriter_open(&w, path, SLEM_RANK_JSONL, NULL, NULL, NULL, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_shard(w, &m, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_write_entries(w, "q", &a, 1, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_shard_end(w, &m, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_close(w, &err), SLEM_OK);
+  text = slurp(path);
+  ck_assert_ptr_null(strstr(text, "arithmetic"));
+  free(text);
+  ck_assert_int_eq(slem_rankreader_open(&r, path, SLEM_RANK_AUTO, &err), SLEM_OK);
+  while (slem_rankreader_next(r, &q, &err) == SLEM_OK && q) continue;
+  got = slem_rankreader_shard(r);
+  ck_assert_ptr_nonnull(got);
+  ck_assert_str_eq(got->arith, "");
+  ck_assert_str_eq(got->desc_arith, "");
+  slem_rankreader_free(r);
+  free(path);
+}
+END_TEST
+
 START_TEST(queries_group_consecutive_lines) {
   /* blank lines skipped; q's lines apart: a second group with the index of the first */
   const char *text = "q\t1\ta\t0.9\n\nq\t2\tb\t0.8\nw\t1\ta\t0.7\nq\t3\tc\t0.6\n";
@@ -239,6 +366,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, hits_and_entries_write_the_same_bytes);
   tcase_add_test(tc, bad_lines_name_file_and_line);
   tcase_add_test(tc, queries_group_consecutive_lines);
+  tcase_add_test(tc, shard_lines_round_trip);
+  tcase_add_test(tc, shard_line_arithmetics_round_trip);
   tcase_add_test(tc, many_entries_per_query);
   suite_add_tcase(s, tc);
   return s;

@@ -155,9 +155,9 @@ cmp -s "$T/em.tsv" "$T/e.tsv" && ok || bad "merge with empty shards differs"
 head -n 1 "$T/e3.jsonl" | grep -q '^{"slem_shard":{"index":3,"count":7,"rows":5,"k":3,"database":"[0-9a-f]\{16\}","arithmetic":"[A-Za-z0-9]* ([^"]*)"}}$' && ok ||
   bad "the shard line of jsonl: $(head -n 1 "$T/e3.jsonl")"
 # tsv and trec stay plain (other programs read them)
-slem-match -k 3 --shard 4/7 -d "$T/five.fvecs" -o "$T/e4.tsv" "$D/queries.fvecs"
+slem-match -q -k 3 --shard 4/7 -d "$T/five.fvecs" -o "$T/e4.tsv" "$D/queries.fvecs"
 head -n 1 "$T/e4.tsv" | grep -q '^0	1	' && ok || bad "tsv has a shard line: $(head -n 1 "$T/e4.tsv")"
-slem-match -k 3 --shard 4/7 -F trec -d "$T/five.fvecs" -o "$T/e4.trec" "$D/queries.fvecs"
+slem-match -q -k 3 --shard 4/7 -F trec -d "$T/five.fvecs" -o "$T/e4.trec" "$D/queries.fvecs"
 head -n 1 "$T/e4.trec" | grep -q '^0 Q0 ' && ok || bad "trec has a shard line: $(head -n 1 "$T/e4.trec")"
 # slem-eval reads a jsonl shard's ranking as any other
 head -n 5 "$D/database.labels" >"$T/five.labels"
@@ -169,11 +169,14 @@ expect_fail "a shard twice" 1 "e4again.jsonl are both shard 4/7" "$T/o" slem-mer
 expect_fail "a plain shard among checked ones" 1 "e4.tsv: not the ranking of a shard" "$T/o" slem-merge -k 3 -o "$T/o" "$T/e0.jsonl" "$T/e1.jsonl" "$T/e2.jsonl" "$T/e3.jsonl" "$T/e4.tsv" "$T/e5.jsonl" "$T/e6.jsonl"
 head -c $((6 * 260)) "$D/database.fvecs" >"$T/six.fvecs"
 slem-match -k 3 --shard 4/7 -F jsonl -d "$T/six.fvecs" -o "$T/x4.jsonl" "$D/queries.fvecs"
-expect_fail "a shard of another database" 1 "x4.jsonl: a shard of another database (6 rows" "$T/o" slem-merge -k 3 -o "$T/o" "$T/e0.jsonl" "$T/e1.jsonl" "$T/e2.jsonl" "$T/e3.jsonl" "$T/x4.jsonl" "$T/e5.jsonl" "$T/e6.jsonl"
+expect_fail "a shard of another database" 1 "x4.jsonl: line 1: rows 6, but .*e0.jsonl has 5: a shard of another database" "$T/o" slem-merge -k 3 -o "$T/o" "$T/e0.jsonl" "$T/e1.jsonl" "$T/e2.jsonl" "$T/e3.jsonl" "$T/x4.jsonl" "$T/e5.jsonl" "$T/e6.jsonl"
+# each shard's k at least the merge's: a shard of a larger k merges, one of a smaller is refused
 slem-match -k 4 --shard 4/7 -F jsonl -d "$T/five.fvecs" -o "$T/k4.jsonl" "$D/queries.fvecs"
-expect_fail "a shard of another k" 1 "k4.jsonl: made with -k 4" "$T/o" slem-merge -k 3 -o "$T/o" "$T/e0.jsonl" "$T/e1.jsonl" "$T/e2.jsonl" "$T/e3.jsonl" "$T/k4.jsonl" "$T/e5.jsonl" "$T/e6.jsonl"
+check "a shard of a larger k" slem-merge -k 3 -F tsv "$T/e0.jsonl" "$T/e1.jsonl" "$T/e2.jsonl" "$T/e3.jsonl" "$T/k4.jsonl" "$T/e5.jsonl" "$T/e6.jsonl"
+same "a shard of a larger k" "$T/out" "$T/e.tsv"
+expect_fail "a shard of a smaller k" 1 "e0.jsonl: line 1: made with -k 3, fewer than the merge's -k 4" "$T/o" slem-merge -k 4 -o "$T/o" "$T/e0.jsonl" "$T/e1.jsonl" "$T/e2.jsonl" "$T/e3.jsonl" "$T/k4.jsonl" "$T/e5.jsonl" "$T/e6.jsonl"
 slem-match -k 3 --shard 1/2 -F jsonl -d "$T/five.fvecs" -o "$T/n2.jsonl" "$D/queries.fvecs"
-expect_fail "a shard of another split" 1 "n2.jsonl: shard 1/2" "$T/o" slem-merge -k 3 -o "$T/o" "$T/e0.jsonl" "$T/n2.jsonl"
+expect_fail "a shard of another split" 1 "n2.jsonl: line 1: count 2, but .*e0.jsonl has 7: another split" "$T/o" slem-merge -k 3 -o "$T/o" "$T/e0.jsonl" "$T/n2.jsonl"
 slem-match -k 3 -F jsonl -d "$T/five.fvecs" -o "$T/whole.jsonl" "$D/queries.fvecs"
 expect_fail "a whole ranking among shards" 1 "whole.jsonl: not the ranking of a shard" "$T/o" slem-merge -k 3 -o "$T/o" "$T/e0.jsonl" "$T/whole.jsonl"
 # descriptors of another cache make another database
@@ -184,5 +187,103 @@ slem-encode -q -c "$T/c2.slem" -o "$T/d2.slem" "$T/five.fvecs"
 slem-encode -q -c "$T/c1.slem" -o "$T/q1.slem" "$D/queries.fvecs"
 slem-match -k 3 --shard 0/2 -F jsonl -d "$T/d1.slem" -o "$T/c1.0.jsonl" "$T/q1.slem"
 slem-match -k 3 --no-check --shard 1/2 -F jsonl -d "$T/d2.slem" -o "$T/c2.1.jsonl" "$T/q1.slem"
-expect_fail "a shard of another cache" 1 "c2.1.jsonl: a shard of another database" "$T/o" slem-merge -k 3 -o "$T/o" "$T/c1.0.jsonl" "$T/c2.1.jsonl"
+expect_fail "a shard of another cache" 1 "c2.1.jsonl: line 1: database [0-9a-f]*, but .*c1.0.jsonl has [0-9a-f]*: a shard of another database" "$T/o" slem-merge -k 3 -o "$T/o" "$T/c1.0.jsonl" "$T/c2.1.jsonl"
+# ---- the pieces belong together: jsonl shards of slem-match --shard prove it ----
+for i in 0 1 2; do
+  slem-match -t 1 -k 10 --shard $i/3 -F jsonl -d "$D/database.fvecs" -o "$T/j$i.jsonl" "$D/queries.fvecs"
+done
+slem-match -t 1 -k 10 -d "$D/database.fvecs" -o "$T/all10.tsv" "$D/queries.fvecs"
+check "merge of --shard jsonl" slem-merge -k 10 -F tsv -o "$T/j.tsv" "$T/j0.jsonl" "$T/j1.jsonl" "$T/j2.jsonl"
+same "merge of --shard jsonl" "$T/j.tsv" "$T/all10.tsv"
+tail -n 1 "$T/j1.jsonl" | grep -q '^{"slem_shard_end":{"queries":100,"query_set":"[0-9a-f]\{16\}"}}$' && ok ||
+  bad "the end line of jsonl: $(tail -n 1 "$T/j1.jsonl")"
+# the fingerprints are of the vectors, not of how they were read: a shard made with other
+# query blocks, tiles and threads merges with the others
+slem-match -t 2 --query-block 7 --tile-rows 50 -k 10 --shard 1/3 -F jsonl -d "$D/database.fvecs" -o "$T/j1b.jsonl" "$D/queries.fvecs"
+check "shards of other blocks and threads" slem-merge -k 10 -F tsv -o "$T/jb.tsv" "$T/j0.jsonl" "$T/j1b.jsonl" "$T/j2.jsonl"
+same "shards of other blocks and threads" "$T/jb.tsv" "$T/all10.tsv"
+# shards made with -k 5 merged with -k 10: shards of 6 rows, whose lists of 5 pass for
+# "all but the query's own row", were merged into a wrong ranking
+head -c $((18 * REC)) "$D/database.fvecs" >"$T/r18.fvecs"
+for i in 0 1 2; do
+  slem-match -t 1 -k 5 --shard $i/3 -F jsonl -d "$T/r18.fvecs" -o "$T/k5.$i.jsonl" "$D/queries.fvecs"
+done
+expect_fail "shards of -k 5 merged with -k 10" 1 "k5.0.jsonl: line 1: made with -k 5, fewer than the merge's -k 10" "$T/o" slem-merge -k 10 -o "$T/o" "$T/k5.0.jsonl" "$T/k5.1.jsonl" "$T/k5.2.jsonl"
+# plain shards prove what their lists show: a list shorter than -k must hold every row of
+# its shard but at most the query's own (--exclude-self); the same shards in tsv are refused
+for i in 0 1 2; do
+  slem-match -q -t 1 -k 5 --shard $i/3 -d "$T/r18.fvecs" -o "$T/k5.$i.tsv" "$D/queries.fvecs"
+done
+expect_fail "plain shards of -k 5 merged with -k 10" 1 "k5.[012].tsv: line [0-9]*: query '[0-9]*' has 5 results, fewer than -k 10, of the 6 rows the shard returned, and the row it lacks is not its own" "$T/o5" slem-merge -k 10 -o "$T/o5" "$T/k5.0.tsv" "$T/k5.1.tsv" "$T/k5.2.tsv"
+# and a database searched with itself, --exclude-self: its own shard lists all rows but the
+# query's own, the others all theirs, and the merge is exact
+slem-match -q -t 1 -k 7 --exclude-self -d "$T/r18.fvecs" -o "$T/self7.tsv" "$T/r18.fvecs"
+for i in 0 1 2; do
+  slem-match -q -t 1 -k 6 --exclude-self --shard $i/3 -d "$T/r18.fvecs" -o "$T/self.$i.tsv" "$T/r18.fvecs"
+done
+check "plain shards, --exclude-self" slem-merge -k 7 -o "$T/self.tsv" "$T/self.0.tsv" "$T/self.1.tsv" "$T/self.2.tsv"
+same "plain shards, --exclude-self" "$T/self.tsv" "$T/self7.tsv"
+# a row listed twice for one query (another id, a lower score)
+r=$(sed -n '2s/^[^}]*"row":\([0-9]*\).*/\1/p' "$T/j1.jsonl")
+sed '2s/]}$/,{"rank":11,"id":"dup","row":'"$r"',"score":-5}]}/' "$T/j1.jsonl" >"$T/dup.jsonl"
+expect_fail "a row twice for one query" 1 "dup.jsonl: line 2: row $r twice for query '0' (also .*dup.jsonl, line 2)" "$T/o" slem-merge -k 10 -o "$T/o" "$T/j0.jsonl" "$T/dup.jsonl" "$T/j2.jsonl"
+# a row beyond the database, a row outside its shard's range (rows 0 to 332 of shard 0/3)
+sed '2s/"row":[0-9]*/"row":1005/' "$T/j2.jsonl" >"$T/beyond.jsonl"
+expect_fail "a row beyond the database" 1 "beyond.jsonl: line 2: row 1005 ('[0-9]*') is beyond the database, of 1000 rows" "$T/o" slem-merge -k 10 -o "$T/o" "$T/j0.jsonl" "$T/j1.jsonl" "$T/beyond.jsonl"
+sed '2s/"row":[0-9]*/"row":998/' "$T/j0.jsonl" >"$T/outside.jsonl"
+expect_fail "a row outside its shard" 1 "outside.jsonl: line 2: row 998 ('[0-9]*') is outside its shard 0/3, rows 0 to 332" "$T/o" slem-merge -k 10 -o "$T/o" "$T/outside.jsonl" "$T/j1.jsonl" "$T/j2.jsonl"
+# shards of two databases of the same shape, ids and cache: the rows rotated by 500
+{ tail -c +$((500 * REC + 1)) "$D/database.fvecs"; head -c $((500 * REC)) "$D/database.fvecs"; } >"$T/rot.fvecs"
+slem-match -t 1 -k 10 --shard 1/3 -F jsonl -d "$T/rot.fvecs" -o "$T/rot1.jsonl" "$D/queries.fvecs"
+expect_fail "shards of two databases (fvecs)" 1 "rot1.jsonl: line 1: database [0-9a-f]*, but .*j0.jsonl has [0-9a-f]*: a shard of another database" "$T/o" slem-merge -k 10 -o "$T/o" "$T/j0.jsonl" "$T/rot1.jsonl" "$T/j2.jsonl"
+slem-encode -q -c "$T/c1.slem" -o "$T/dA.slem" "$D/database.fvecs"
+slem-encode -q -c "$T/c1.slem" -o "$T/dB.slem" "$T/rot.fvecs"
+slem-encode -q -c "$T/c1.slem" -o "$T/dA2.slem" "$D/database.fvecs"
+slem-match -t 1 -k 10 --shard 0/2 -F jsonl -d "$T/dA.slem" -o "$T/cA0.jsonl" "$T/q1.slem"
+slem-match -t 1 -k 10 --shard 1/2 -F jsonl -d "$T/dB.slem" -o "$T/cB1.jsonl" "$T/q1.slem"
+slem-match -t 1 -k 10 --shard 1/2 -F jsonl -d "$T/dA2.slem" -o "$T/cA1.jsonl" "$T/q1.slem"
+expect_fail "shards of two databases of one cache" 1 "cB1.jsonl: line 1: database [0-9a-f]*, but .*cA0.jsonl has [0-9a-f]*: a shard of another database" "$T/o" slem-merge -k 10 -o "$T/o" "$T/cA0.jsonl" "$T/cB1.jsonl"
+check "the same database encoded twice" slem-merge -k 10 -o "$T/cA.jsonl" "$T/cA0.jsonl" "$T/cA1.jsonl"
+# a database on stdin is named by its content when it is a file; on a pipe (npy, which can
+# be sharded there) it cannot be, and a jsonl shard is refused with nothing written
+slem-encode -q -c "$T/c1.slem" -F npy -o "$T/dA.npy" "$D/database.fvecs"
+slem-match -t 1 -k 10 --shard 0/2 -F jsonl -d "$T/dA.npy" -o "$T/np0.jsonl" "$T/q1.slem"
+check "a database on stdin from a file" sh -c 'slem-match -t 1 -k 10 --shard 0/2 -F jsonl -d - -o "$1" "$2" <"$3"' sh "$T/np0b.jsonl" "$T/q1.slem" "$T/dA.npy"
+same "a database on stdin from a file" "$T/np0b.jsonl" "$T/np0.jsonl"
+expect_fail "a database on a pipe, jsonl shard" 1 "<stdin>: not a regular file (a pipe?): the database cannot be named by its content" "$T/np0c.jsonl" sh -c 'cat "$3" | slem-match -t 1 -k 10 --shard 0/2 -F jsonl -d - -o "$1" "$2"' sh "$T/np0c.jsonl" "$T/q1.slem" "$T/dA.npy"
+# shards of two query sets of the same count and ids: refused before anything is written,
+# from the end lines of files; from a pipe at its end
+slem-match -t 1 -k 10 --shard 2/3 -F jsonl -d "$D/database.fvecs" -o "$T/v2.jsonl" "$D/validation.fvecs"
+expect_fail "shards of two query sets" 1 "v2.jsonl: its end line: query_set [0-9a-f]*, but .*j0.jsonl has [0-9a-f]*: the ranking of other queries" - slem-merge -k 10 "$T/j0.jsonl" "$T/j1.jsonl" "$T/v2.jsonl"
+[ ! -s "$T/out" ] && ok || bad "shards of two query sets: output on stdout"
+expect_fail "shards of two query sets, on a pipe" 1 "<stdin>: its end line: query_set [0-9a-f]*, but .*j0.jsonl has" "$T/o" sh -c 'slem-merge -k 10 -o "$1" "$2" "$3" - <"$4"' sh "$T/o" "$T/j0.jsonl" "$T/j1.jsonl" "$T/v2.jsonl"
+# the end line missing, bad, or followed by a line
+head -n -1 "$T/j2.jsonl" >"$T/noend.jsonl"
+expect_fail "no end line" 1 "noend.jsonl: line 101: no shard end line after the last query" "$T/o" slem-merge -k 10 -o "$T/o" "$T/j0.jsonl" "$T/j1.jsonl" "$T/noend.jsonl"
+sed '$s/"query_set":"[0-9a-f]*"/"query_set":"xyz"/' "$T/j2.jsonl" >"$T/badend.jsonl"
+expect_fail "a bad end line" 1 "badend.jsonl: the last line: a bad shard line (no 'query_set' of 16 hex digits)" "$T/o" slem-merge -k 10 -o "$T/o" "$T/j0.jsonl" "$T/j1.jsonl" "$T/badend.jsonl"
+{ cat "$T/j2.jsonl"; sed -n 2p "$T/j2.jsonl"; } >"$T/after.jsonl"
+expect_fail "a line after the end line" 1 "after.jsonl: line 103: a line after the shard's end line" "$T/o" slem-merge -k 10 -o "$T/o" "$T/j0.jsonl" "$T/j1.jsonl" "$T/after.jsonl"
+# slem-eval reads a shard's ranking, its two lines skipped
+check "slem-eval of a shard's ranking" slem-eval --query-labels "$D/queries.labels" --db-labels "$D/database.labels" "$T/j1.jsonl"
+# tsv and trec shards stay plain: slem-match --shard says what cannot be checked
+expect_fail "--shard with tsv warns" 0 "slem-merge cannot check" - slem-match -k 3 --shard 1/3 -d "$D/database.fvecs" "$D/queries.fvecs"
+
+# ---- 10 000 queries, beyond the merge's batches: byte for byte, and refused at the end ----
+for i in $(seq 100); do cat "$D/queries.fvecs"; done >"$T/q10k.fvecs"
+for f in tsv jsonl; do
+  slem-match -t 1 -k 10 -F $f -d "$D/database.fvecs" -o "$T/all10k.$f" "$T/q10k.fvecs"
+done
+for i in 0 1 2; do
+  slem-match -t 1 -k 10 --shard $i/3 -F jsonl -d "$D/database.fvecs" -o "$T/t$i.jsonl" "$T/q10k.fvecs"
+done
+for f in tsv jsonl; do
+  check "10 000 queries, $f" slem-merge -k 10 -o "$T/m10k.$f" "$T/t0.jsonl" "$T/t1.jsonl" "$T/t2.jsonl"
+  same "10 000 queries, $f" "$T/m10k.$f" "$T/all10k.$f"
+done
+[ "$(wc -l <"$T/all10k.tsv")" = 100000 ] && ok || bad "10 000 queries: $(wc -l <"$T/all10k.tsv") lines"
+{ head -c $((9999 * REC)) "$T/q10k.fvecs"; head -c $REC "$D/validation.fvecs"; } >"$T/q10kb.fvecs"
+slem-match -t 1 -k 10 --shard 2/3 -F jsonl -d "$D/database.fvecs" -o "$T/t2b.jsonl" "$T/q10kb.fvecs"
+expect_fail "10 000 queries, the last one another" 1 "t2b.jsonl: its end line: query_set" "$T/o" slem-merge -k 10 -o "$T/o" "$T/t0.jsonl" "$T/t1.jsonl" "$T/t2b.jsonl"
+expect_fail "10 000 queries, the last one another, on a pipe" 1 "<stdin>: its end line: query_set" "$T/o" sh -c 'slem-merge -k 10 -o "$1" "$2" "$3" - <"$4"' sh "$T/o" "$T/t0.jsonl" "$T/t1.jsonl" "$T/t2b.jsonl"
 finish cli-merge

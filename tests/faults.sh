@@ -95,5 +95,15 @@ if [ "$hi" -le 2 ]; then
 else
   [ "$png" -gt 0 ] && ok || bad "report: no fault reached libpng's write callback ($hi allocations)"
 fi
+# slem-match -F npy commits its pair together: the D file's fsync failing after the I file
+# was written leaves both old files as they were (not a new I beside an old D)
+slem-match -k 3 -F npy -d "$T/db.fvecs" -o "$T/pair.npy" "$G/pos.fvecs" || bad "npy pair"
+cp "$T/pair.I.npy" "$T/pair.I.old"; cp "$T/pair.D.npy" "$T/pair.D.old"
+env LD_PRELOAD="$SHIM" FAULT_FSYNC=2 slem-match -k 4 -F npy -d "$T/db.fvecs" -o "$T/pair.npy" "$G/pos.fvecs" 2>"$T/err"
+st=$?
+[ "$st" = 1 ] && grep -q "pair.D.npy: fsync: Input/output error" "$T/err" && ok || bad "npy pair, D's fsync failing: status $st: $(head -c 300 "$T/err")"
+cmp -s "$T/pair.I.npy" "$T/pair.I.old" && cmp -s "$T/pair.D.npy" "$T/pair.D.old" && ok ||
+  bad "npy pair: a failed commit changed the old files (I and D no longer a pair)"
+ls -a "$T" | grep -q '\.tmp\.' && bad "npy pair: a temporary file left" || ok
 echo "faults: $injected faults injected"
 finish faults
