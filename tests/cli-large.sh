@@ -7,7 +7,10 @@
 #   2: nothing relevant (AP 0).
 # So over 10 000 queries (3334, 3333, 3333 of each): TREC mAP 0.50005, P@1 0.3334,
 # P@5 0.46672, P@10 0.50005, R@100 0.6667. Scores (128 - rank) / 128 print the same in
-# awk and at %.9g from a float. Generated here by awk; no Python. Run from the top of the tree.
+# awk and at %.9g from a float. Then slem-merge (two row shards, the whole top 20 known),
+# slem-expand (one-hot vectors, the expanded rows known) and slem-calibrate (10 000
+# exemplars of 8 kinds, each fitted as when alone) at the same 10 000. Generated here by
+# awk; no Python. Run from the top of the tree.
 . "$(dirname "$0")/testlib.sh"
 NQ=10000
 awk -v NQ=$NQ -v T="$T" 'BEGIN {
@@ -78,6 +81,80 @@ check "report every query" slem-report $LABELS --queries $NQ --top 2 --extremes 
 rel=$(grep -o '<figure class="hit rel' "$T/all.html" | wc -l)
 wrong=$(grep -o '<figure class="hit wrong' "$T/all.html" | wc -l)
 [ "$rel $wrong" = "10001 9999" ] && ok || bad "report every query: $rel relevant, $wrong wrong shown"
+# the ranking from stdin (spooled, read twice)
+# shellcheck disable=SC2086
+check "report stdin" sh -c "slem-report $LABELS --queries $NQ --top 1 --extremes 0 -o '$T/in.html' - <'$T/rank.jsonl'"
+rel=$(grep -o '<figure class="hit rel' "$T/in.html" | wc -l)
+[ "$rel" = 3334 ] && ok || bad "report stdin: $rel relevant first results, expected 3334"
+
+# ---- slem-merge: a database of 100 rows in two shards (rows 0-49, 50-99); query q scores
+# row j (7 q + 13 j) mod 100 (over 128: exact), all distinct. Each shard lists its top 20,
+# and the merge is the whole database's top 20, byte for byte, in each format ----
+awk -v NQ=$NQ -v T="$T" 'BEGIN {
+  for (q = 0; q < NQ; q++) {
+    n[0] = n[1] = n[2] = 0
+    for (v = 99; v >= 0 && (n[0] < 20 || n[1] < 20); v--) {
+      j = (77 * (v - 7 * q)) % 100; if (j < 0) j += 100
+      s = j < 50 ? 0 : 1
+      line = sprintf("%d\t%%d\t%d\t%.9g\n", q, j, v / 128)
+      if (n[2] < 20) printf line, ++n[2] > (T "/all20.tsv")
+      if (n[s] < 20) printf line, ++n[s] > (T "/s" s ".tsv")
+    }
+  }
+}'
+check "merge tsv" slem-merge -k 20 -o "$T/m.tsv" "$T/s0.tsv" "$T/s1.tsv"
+cmp -s "$T/m.tsv" "$T/all20.tsv" && ok || bad "merge: not the whole database's top 20"
+for f in trec jsonl; do
+  check "shard 0 as $f" slem-merge -k 20 -F $f -o "$T/s0.$f" "$T/s0.tsv"
+  check "shard 1 as $f" slem-merge -k 20 -F $f -o "$T/s1.$f" "$T/s1.tsv"
+  check "merge $f" slem-merge -k 20 -F tsv -o "$T/m.$f.tsv" "$T/s1.$f" "$T/s0.$f"
+  cmp -s "$T/m.$f.tsv" "$T/all20.tsv" && ok || bad "merge $f: not the whole database's top 20"
+done
+n=$(wc -l <"$T/s1.jsonl")
+[ "$n" = $NQ ] && ok || bad "jsonl shard: $n lines, expected $NQ"
+check "merge pipe" sh -c "cat '$T/s1.tsv' | slem-merge -k 20 -o '$T/mp.tsv' '$T/s0.tsv' /dev/stdin"
+cmp -s "$T/mp.tsv" "$T/all20.tsv" && ok || bad "merge from a pipe: not the top 20"
+
+# ---- slem-expand -n 1: queries e_L, database rows e_(j % 10); the first result is e_L
+# (query type 0: e_L again) or e_(L+1) (types 1 and 2: (e_L + e_(L+1)) / sqrt 2) ----
+awk -v NQ=$NQ -v T="$T" 'BEGIN {
+  for (j = 0; j < 100; j++) { s = ""; for (i = 0; i < 10; i++) s = s (i ? " " : "") (i == j % 10); print s > (T "/db.txt") }
+  for (q = 0; q < NQ; q++) { s = ""; for (i = 0; i < 10; i++) s = s (i ? " " : "") (i == q % 10); print s > (T "/q.txt") }
+}'
+check "expand" slem-expand -d "$T/db.txt" -n 1 -F text -o "$T/x.txt" -r "$T/rank.tsv" "$T/q.txt"
+awk -v NQ=$NQ '{
+  q = NR - 1; L = q % 10; t = q % 3; ok = NF == 10
+  for (i = 0; i < 10; i++) {
+    w = 0
+    if (t == 0 && i == L) w = 1
+    if (t != 0 && (i == L || i == (L + 1) % 10)) w = 0.70710678
+    if ($(i + 1) - w > 1e-6 || w - $(i + 1) > 1e-6) ok = 0
+  }
+  if (!ok) { print "row " q ": " $0; bad = 1; exit }
+} END { if (!bad && NR != NQ) { print NR " rows"; bad = 1 } exit bad }' "$T/x.txt" >"$T/diff" && ok || bad "expand: $(cat "$T/diff")"
+check "expand, ranking from a pipe" sh -c "cat '$T/rank.trec' | slem-expand -d '$T/db.txt' -n 1 -F text -o '$T/xp.txt' -r /dev/stdin '$T/q.txt'"
+cmp -s "$T/x.txt" "$T/xp.txt" && ok || bad "expand: the trec ranking from a pipe gives other rows"
+
+# ---- slem-calibrate: 10 000 exemplars of 4 kinds (label e % 4, w the label's direction):
+# each one's sigmoid is the one fitted for its kind, whatever the batch it falls in ----
+awk -v T="$T" -v NQ=$NQ 'BEGIN {
+  pi = atan2(0, -1)
+  for (i = 0; i < 80; i++) { l = i % 4; a = l * pi / 2 + (i % 7 - 3) * 0.15
+    printf "%.6f %.6f\n", cos(a), sin(a) > (T "/val.txt"); print l > (T "/val.labels") }
+  for (e = 0; e < NQ; e++) { l = e % 4
+    printf "%.6f %.6f %.3f\n", cos(l * pi / 2), sin(l * pi / 2), (e % 8 < 4 ? 0 : -0.25) > (T "/clf.txt")
+    print l > (T "/clf.labels") }
+}'
+check "calibrate" slem-calibrate -q -f text -c "$T/clf.txt" --exemplar-labels "$T/clf.labels" \
+  --positives "$T/val.txt" --positive-labels "$T/val.labels" -o "$T/cal.txt"
+head -n 8 "$T/clf.txt" >"$T/clf8.txt"
+head -n 8 "$T/clf.labels" >"$T/clf8.labels"
+check "calibrate 8" slem-calibrate -q -f text -c "$T/clf8.txt" --exemplar-labels "$T/clf8.labels" \
+  --positives "$T/val.txt" --positive-labels "$T/val.labels" -o "$T/cal8.txt"
+awk 'NR == FNR { k[NR - 1] = $0; next } $0 != k[(FNR - 1) % 8] { print "line " FNR ": " $0 " not " k[(FNR - 1) % 8]; bad = 1; exit }
+  END { if (!bad && FNR != '$NQ') { print FNR " lines"; bad = 1 } exit bad }' "$T/cal8.txt" "$T/cal.txt" >"$T/diff" &&
+  ok || bad "calibrate: $(cat "$T/diff")"
+sort -u "$T/cal8.txt" | wc -l | grep -q '^ *8$' && ok || bad "calibrate: the 8 kinds do not differ: $(cat "$T/cal8.txt")"
 
 echo "cli-large: $pass passed, $fail failed"
 [ "$fail" = 0 ]
