@@ -156,5 +156,29 @@ awk 'NR == FNR { k[NR - 1] = $0; next } $0 != k[(FNR - 1) % 8] { print "line " F
   ok || bad "calibrate: $(cat "$T/diff")"
 sort -u "$T/cal8.txt" | wc -l | grep -q '^ *8$' && ok || bad "calibrate: the 8 kinds do not differ: $(cat "$T/cal8.txt")"
 
+# ---- the progress callbacks (every 256 queries, 64 exemplars) on a terminal: shown, and
+# the results the same as without them (script(1) gives the tools a terminal) ----
+if command -v script >/dev/null 2>&1; then
+  # tty NAME WHAT OUT EXPECTED CMD: CMD on a terminal shows "WHAT" and writes OUT = EXPECTED
+  tty() {
+    script -qec "$5" /dev/null >"$T/tty.log" 2>&1 </dev/null
+    grep -q "$2" "$T/tty.log" && ok || bad "$1: no '$2' progress on a terminal: $(head -c 200 "$T/tty.log")"
+    cmp -s "$3" "$4" && ok || bad "$1: another result on a terminal"
+  }
+  # shellcheck disable=SC2086
+  slem-eval $LABELS -o "$T/e.txt" "$T/rank.tsv"
+  tty "eval" "queries read" "$T/et.txt" "$T/e.txt" "slem-eval $LABELS -o '$T/et.txt' '$T/rank.tsv'"
+  tty "merge" "queries merged" "$T/mt.tsv" "$T/all20.tsv" "slem-merge -k 20 -o '$T/mt.tsv' '$T/s0.tsv' '$T/s1.tsv'"
+  tty "expand" "vectors expanded" "$T/xt.txt" "$T/x.txt" \
+    "slem-expand -d '$T/db.txt' -n 1 -F text -o '$T/xt.txt' -r '$T/rank.tsv' '$T/q.txt'"
+  tty "calibrate" "exemplars" "$T/ct.txt" "$T/cal.txt" "slem-calibrate -f text -c '$T/clf.txt' \
+    --exemplar-labels '$T/clf.labels' --positives '$T/val.txt' --positive-labels '$T/val.labels' -o '$T/ct.txt'"
+  # shellcheck disable=SC2086
+  script -qec "slem-report $LABELS -o '$T/rt.html' '$T/rank.tsv'" /dev/null >"$T/tty.log" 2>&1 </dev/null
+  grep -q 'title="0.500050"' "$T/rt.html" && ok || bad "report on a terminal: the table lacks mAP 0.500050"
+else
+  echo "cli-large: script(1) missing, the progress on a terminal is not tested"
+fi
+
 echo "cli-large: $pass passed, $fail failed"
 [ "$fail" = 0 ]
