@@ -87,6 +87,12 @@ check "report stdin" sh -c "slem-report $LABELS --queries $NQ --top 1 --extremes
 rel=$(grep -o '<figure class="hit rel' "$T/in.html" | wc -l)
 [ "$rel" = 3334 ] && ok || bad "report stdin: $rel relevant first results, expected 3334"
 
+# a pipe given by name is read as stdin is (it used to be read twice, the second time empty)
+# shellcheck disable=SC2086
+check "report /dev/stdin" sh -c "cat '$T/rank.tsv' | slem-report $LABELS --queries $NQ --top 1 --extremes 0 -o '$T/dv.html' /dev/stdin"
+rel=$(grep -o '<figure class="hit rel' "$T/dv.html" | wc -l)
+[ "$rel" = 3334 ] && grep -q 'title="0.500050"' "$T/dv.html" && ok || bad "report /dev/stdin: $rel relevant first results"
+
 # ---- slem-merge: a database of 100 rows in two shards (rows 0-49, 50-99); query q scores
 # row j (7 q + 13 j) mod 100 (over 128: exact), all distinct. Each shard lists its top 20,
 # and the merge is the whole database's top 20, byte for byte, in each format ----
