@@ -9,7 +9,8 @@
 # P@5 0.46672, P@10 0.50005, R@100 0.6667. Scores (128 - rank) / 128 print the same in
 # awk and at %.9g from a float. Then slem-merge (two row shards, the whole top 20 known),
 # slem-expand (one-hot vectors, the expanded rows known) and slem-calibrate (10 000
-# exemplars of 8 kinds, each fitted as when alone) at the same 10 000. Generated here by
+# exemplars of 8 kinds, each fitted as when alone), slem-match (blocks of 2048 queries; the
+# ranking known), slem-negstats and slem-encode at the same 10 000. Generated here by
 # awk; no Python. Run from the top of the tree.
 . "$(dirname "$0")/testlib.sh"
 NQ=10000
@@ -161,6 +162,38 @@ awk 'NR == FNR { k[NR - 1] = $0; next } $0 != k[(FNR - 1) % 8] { print "line " F
   END { if (!bad && FNR != '$NQ') { print FNR " lines"; bad = 1 } exit bad }' "$T/cal8.txt" "$T/cal.txt" >"$T/diff" &&
   ok || bad "calibrate: $(cat "$T/diff")"
 sort -u "$T/cal8.txt" | wc -l | grep -q '^ *8$' && ok || bad "calibrate: the 8 kinds do not differ: $(cat "$T/cal8.txt")"
+
+# ---- slem-match (blocks of 2048 queries), slem-negstats and slem-encode at 10 000 ----
+# one-hot queries against database rows e_(j % 10), cosine: the 10 rows of the query's
+# label score 1, the others 0; equal scores go to the lower row, so the top 12 are
+# L, L + 10, ..., L + 90, then the two lowest rows of another label
+awk -v NQ=$NQ '{ } END {
+  for (q = 0; q < NQ; q++) { L = q % 10
+    for (i = 0; i < 10; i++) printf "%d\t%d\t%d\t1\n", q, i + 1, L + 10 * i
+    r = 11; for (j = 0; r <= 12; j++) if (j % 10 != L) printf "%d\t%d\t%d\t0\n", q, r++, j
+  }
+}' </dev/null >"$T/match.want"
+check "match" slem-match --normalize -k 12 -d "$T/db.txt" -o "$T/match.tsv" "$T/q.txt"
+cmp -s "$T/match.tsv" "$T/match.want" && ok || bad "match: not the ranking known: $(cmp "$T/match.tsv" "$T/match.want")"
+check "match, queries from a pipe" sh -c "cat '$T/q.txt' | slem-match --normalize -k 12 -f text -d '$T/db.txt' -o '$T/matchp.tsv'"
+cmp -s "$T/matchp.tsv" "$T/match.want" && ok || bad "match from a pipe: not the ranking known"
+# negatives: 10 000 rows of a deterministic generator; blocks of 64 or the default, the
+# same cache bit for bit, n = 10 000
+awk -v NQ=$NQ 'BEGIN { x = 12345; for (i = 0; i < NQ; i++) { s = ""
+  for (j = 0; j < 10; j++) { x = (x * 1103515245 + 12345) % 2147483648; s = s (j ? " " : "") sprintf("%.6f", x / 2147483648 - 0.5) }
+  print s } }' >"$T/neg.txt"
+check "negstats" slem-negstats -q -o "$T/neg.slem" "$T/neg.txt"
+check "negstats, blocks of 64" slem-negstats -q -b 64 -o "$T/neg64.slem" "$T/neg.txt"
+cmp -s "$T/neg.slem" "$T/neg64.slem" && ok || bad "negstats: the cache depends on the block size"
+slem-negstats --info "$T/neg.slem" | grep -q '"n":[[:space:]]*10000,' && ok || bad "negstats: n is not $NQ: $(slem-negstats --info "$T/neg.slem" | grep '"n"')"
+# descriptors of equal queries are equal, whatever block they fall in (blocks of 1024), to
+# float32 rounding: not bit for bit, the BLAS kernels treat a block's rows by position
+check "encode" slem-encode -q -c "$T/neg.slem" -F text -o "$T/enc.txt" "$T/q.txt"
+awk -v NQ=$NQ 'FNR <= 10 { k[FNR - 1] = $0 } {
+  split(k[(FNR - 1) % 10], w, " ")
+  for (i = 1; i <= NF; i++) if ($i - w[i] > 1e-6 || w[i] - $i > 1e-6) { print "line " FNR ": " $0; bad = 1; exit }
+} END { if (!bad && NR != NQ) { print NR " lines"; bad = 1 } exit bad }' "$T/enc.txt" >"$T/diff" && ok || bad "encode: $(cat "$T/diff")"
+[ "$(head -n 10 "$T/enc.txt" | sort -u | wc -l)" = 10 ] && ok || bad "encode: not 10 distinct descriptors"
 
 # ---- the progress callbacks (every 256 queries, 64 exemplars) on a terminal: shown, and
 # the results the same as without them (script(1) gives the tools a terminal) ----
