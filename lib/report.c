@@ -541,37 +541,38 @@ fail:
 
 /* ---- the measures of a run (the one place that knows the evaluation API) ---- */
 
-/* A ranking on stdin is read three times (two AP definitions, then the top results), so
- * it is first copied to a temporary file, removed from its folder at once (nothing is
- * left behind, even by a killed run) and read again through *path, "/dev/fd/N" for the
- * descriptor *fd that keeps it alive; messages then name "<stdin>" again. */
-/* 1 when path names a regular file (what can be read twice); a missing one is left to the
+/* 1 when path names a regular file (what can be read again); a missing one is left to the
  * reader to report. */
 static int regular_file(const char *path) {
   struct stat sb;
   return stat(path, &sb) != 0 || S_ISREG(sb.st_mode);
 }
 
+/* A ranking on stdin ("-") or on another pipe (src names it) is read three times (two AP
+ * definitions, then the top results), so it is first copied to a temporary file, removed
+ * from its folder at once (nothing is left behind, even by a killed run) and read again
+ * through *path, "/dev/fd/N" for the descriptor *fd that keeps it alive; messages then
+ * name "<stdin>" or src again. */
 static int spool_in(const char *src, char **path, int *fd, SlemError *err) {
   const char *dir = getenv("TMPDIR");
   const char *shown = strcmp(src, "-") == 0 ? "<stdin>" : src;
   char buf[65536], *tmp;
   size_t len;
-  int st = SLEM_OK, in = 0;
+  int st = SLEM_OK, in = 0, own = strcmp(src, "-") != 0;
   *path = NULL;
   *fd = -1;
-  if (strcmp(src, "-") != 0 && (in = open(src, O_RDONLY | O_CLOEXEC)) < 0)
+  if (own && (in = open(src, O_RDONLY | O_CLOEXEC)) < 0)
     return slem_error(err, SLEM_EIO, "%s: %s", src, strerror(errno));
   if (!dir || !*dir) dir = "/tmp";
   len = strlen(dir) + 32;
   if (!(tmp = malloc(len))) {
-    if (in > 0) close(in);
+    if (own) close(in);
     return slem_error(err, SLEM_ENOMEM, "out of memory");
   }
   snprintf(tmp, len, "%s/slem-report.XXXXXX", dir);
   if ((*fd = mkstemp(tmp)) < 0) {
     st = slem_error(err, SLEM_EIO, "%s: %s", tmp, strerror(errno));
-    if (in > 0) close(in);
+    if (own) close(in);
     free(tmp);
     return st;
   }
@@ -595,7 +596,7 @@ static int spool_in(const char *src, char **path, int *fd, SlemError *err) {
     }
     if (st) break;
   }
-  if (in > 0) close(in);
+  if (own) close(in);
   if (st == SLEM_OK) {
     snprintf(tmp, len, "/dev/fd/%d", *fd);
     *path = tmp;
