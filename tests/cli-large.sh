@@ -10,7 +10,7 @@
 # awk and at %.9g from a float. Then slem-merge (two row shards, the whole top 20 known),
 # slem-expand (one-hot vectors, the expanded rows known) and slem-calibrate (10 000
 # exemplars of 8 kinds, each fitted as when alone), slem-match (blocks of 2048 queries; the
-# ranking known), slem-negstats and slem-encode at the same 10 000. Generated here by
+# ranking known), slem-negstats, slem-encode and slem-esvm at the same 10 000. Generated here by
 # awk; no Python. Run from the top of the tree.
 . "$(dirname "$0")/testlib.sh"
 NQ=10000
@@ -194,6 +194,15 @@ awk -v NQ=$NQ 'FNR <= 10 { k[FNR - 1] = $0 } {
   for (i = 1; i <= NF; i++) if ($i - w[i] > 1e-6 || w[i] - $i > 1e-6) { print "line " FNR ": " $0; bad = 1; exit }
 } END { if (!bad && NR != NQ) { print NR " lines"; bad = 1 } exit bad }' "$T/enc.txt" >"$T/diff" && ok || bad "encode: $(cat "$T/diff")"
 [ "$(head -n 10 "$T/enc.txt" | sort -u | wc -l)" = 10 ] && ok || bad "encode: not 10 distinct descriptors"
+# slem-esvm, 10 000 exemplars (reads of 256): equal exemplars give equal rows, bit for bit,
+# whatever the block, the thread count and the row
+head -n 100 "$T/neg.txt" >"$T/neg100.txt"
+check "esvm" slem-esvm -q -n "$T/neg100.txt" -F text -o "$T/es.txt" "$T/q.txt"
+check "esvm -t 1 -b 64" slem-esvm -q -t 1 -b 64 -n "$T/neg100.txt" -F text -o "$T/es1.txt" "$T/q.txt"
+cmp -s "$T/es.txt" "$T/es1.txt" && ok || bad "esvm: the rows depend on the block or the threads"
+awk -v NQ=$NQ 'FNR <= 10 { k[FNR - 1] = $0 } $0 != k[(FNR - 1) % 10] { print "line " FNR; bad = 1; exit }
+  END { if (!bad && NR != NQ) { print NR " lines"; bad = 1 } exit bad }' "$T/es.txt" >"$T/diff" && ok || bad "esvm: $(cat "$T/diff")"
+[ "$(sort -u "$T/es.txt" | wc -l)" = 10 ] && ok || bad "esvm: not 10 distinct rows"
 
 # ---- the progress callbacks (every 256 queries, 64 exemplars) on a terminal: shown, and
 # the results the same as without them (script(1) gives the tools a terminal) ----
