@@ -1,8 +1,9 @@
 #!/bin/sh
 # A NUL byte inside a line of any line-oriented input is an error naming the file and the
-# line (it used to cut the line short silently): text vectors, ids, database lists,
-# calibrations, labels, qrels (slem-eval's and trec_eval's readers), junk lists, the
-# revisited protocol's ground truth, and rankings as slem-eval, slem-merge, slem-expand and
+# line (it used to cut the line short silently): text vectors, ids (slem-match, slem-esvm,
+# slem-encode, slem-expand), database lists, calibrations, labels and groups, qrels
+# (slem-eval's and trec_eval's readers), junk lists, the revisited protocol's ground truth,
+# slem-report's query lists, and rankings as slem-eval, slem-merge, slem-expand and
 # slem-report read them; each from a file and from a pipe, with exit status 1 and no
 # output left. Run from the top of the tree.
 . "$(dirname "$0")/testlib.sh"
@@ -77,6 +78,12 @@ both "exemplar labels" "$T/nul.elabels" "$T/o.txt" slem-calibrate -q -c "$ES/clf
   --exemplar-labels "$T/nul.elabels" --positives "$D/validation.fvecs" \
   --positive-labels "$D/validation.labels" -o "$T/o.txt"
 
+nul "$T/q.labels" "$T/nul.groups"
+both "esvm ids" "$T/nul.q.ids" "$T/o.txt" slem-esvm -q --ids "$T/nul.q.ids" -n "$T/db.txt" -F text -o "$T/o.txt" "$T/q.txt"
+slem-negstats -q -o "$T/neg.slem" "$T/db.txt"
+both "encode ids" "$T/nul.q.ids" "$T/o.slem" slem-encode -q -c "$T/neg.slem" --ids "$T/nul.q.ids" -o "$T/o.slem" "$T/q.txt"
+both "encode groups" "$T/nul.groups" "$T/o.txt" slem-encode -q -c "$T/neg.slem" --groups "$T/nul.groups" -F text -o "$T/o.txt" "$T/q.txt"
+
 # ---- ground truth ----
 both "query labels" "$T/nul.q.labels" "$T/o.txt" slem-eval --query-labels "$T/nul.q.labels" --db-labels "$T/db.labels" -o "$T/o.txt" "$T/rank.tsv"
 both "database labels" "$T/nul.db.labels" "$T/o.txt" slem-eval --query-labels "$T/q.labels" --db-labels "$T/nul.db.labels" -o "$T/o.txt" "$T/rank.tsv"
@@ -97,6 +104,14 @@ for f in tsv trec jsonl; do
   both "report $f" "$T/nul.rank.$f" "$T/o.html" slem-report $LABELS -o "$T/o.html" "$T/nul.rank.$f"
   both "expand $f" "$T/nul.rank.$f" "$T/o.txt" slem-expand -d "$T/db.txt" -n 1 -F text -o "$T/o.txt" -r "$T/nul.rank.$f" "$T/q.txt"
 done
+# the queries a report shows, the ids that expand names rows by
+printf '0\n1\n2\n' >"$T/shown"
+nul "$T/shown" "$T/nul.shown"
+both "report queries" "$T/nul.shown" "$T/o.html" slem-report $LABELS --queries "$T/nul.shown" -o "$T/o.html" "$T/rank.tsv"
+both "expand query ids" "$T/nul.q.ids" "$T/o.txt" slem-expand -d "$T/db.txt" -n 1 -F text -o "$T/o.txt" \
+  --query-ids "$T/nul.q.ids" -r "$T/rank.tsv" "$T/q.txt"
+both "expand database ids" "$T/nul.db.ids" "$T/o.txt" slem-expand -d "$T/db.txt" -n 1 -F text -o "$T/o.txt" \
+  --db-ids "$T/nul.db.ids" -r "$T/rank.tsv" "$T/q.txt"
 expect_fail "report, stdin" 1 "<stdin>: line 3: a NUL byte (column" "$T/o.html" \
   sh -c "cat '$T/nul.rank.tsv' | slem-report $LABELS -o '$T/o.html' -"
 
