@@ -228,5 +228,4 @@ else
   echo "cli-large: script(1) missing, the progress on a terminal is not tested"
 fi
 
-echo "cli-large: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish cli-large

@@ -1,4 +1,5 @@
 #!/bin/sh
+# shellcheck disable=SC2086 # $LABELS holds two options and their files, split on purpose
 # A NUL byte inside a line of any line-oriented input is an error naming the file and the
 # line (it used to cut the line short silently): text vectors, ids (slem-match, slem-esvm,
 # slem-encode, slem-expand), database lists, calibrations, labels and groups, qrels
@@ -120,5 +121,4 @@ echo keep >"$T/keep"
 expect_fail "existing output kept" 1 "nul.rank.tsv: line 3: a NUL byte" - slem-eval $LABELS -o "$T/keep" "$T/nul.rank.tsv"
 [ "$(cat "$T/keep")" = keep ] && ok || bad "an existing output was changed"
 
-echo "cli-nul: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish cli-nul
