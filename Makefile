@@ -93,7 +93,7 @@ CLI_TESTS = tests/cli.sh tests/cli-blas.sh tests/cli-install.sh tests/cli-footgu
   tests/cli-eval.sh tests/cli-trec.sh tests/cli-merge.sh tests/cli-kernel.sh \
   tests/cli-formats.sh tests/cli-exact.sh tests/cli-shard.sh tests/cli-container.sh tests/cli-scripts.sh tests/cli-report.sh tests/cli-esvm.sh tests/cli-hostile.sh \
   tests/cli-calibrate.sh tests/cli-expand.sh tests/cli-family.sh tests/faults.sh tests/crash.sh \
-  tests/cli-numeric.sh tests/cli-arith.sh tests/parallel.sh tests/slurm.sh
+  tests/cli-numeric.sh tests/cli-arith.sh tests/cli-large.sh tests/cli-nul.sh tests/parallel.sh tests/slurm.sh
 
 cli-test: $(BINS) build/tests/faultshim.so
 	@f=0; for t in $(CLI_TESTS); do sh $$t || f=$$((f + 1)); done; test $$f = 0

@@ -64,7 +64,7 @@ int main(int argc, char **argv) {
              *qids_path = NULL, *dbids_path = NULL;
   SlemFormat ifmt = SLEM_FMT_AUTO, ofmt = SLEM_FMT_AUTO;
   SlemRankFormat rfmt = SLEM_RANK_AUTO;
-  SlemExpandOpts opts = {0, 0};
+  SlemExpandOpts opts;
   SlemVecReader *db = NULL, *in = NULL;
   SlemIds *qids = NULL, *dbids = NULL;
   SlemRankReader *rr = NULL;
@@ -75,6 +75,7 @@ int main(int argc, char **argv) {
   uint64_t total;
 
   cli_init(argv[0]);
+  slem_expand_opts_init(&opts);
   while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
     switch (c) {
     case 'd': db_path = optarg; break;

@@ -85,6 +85,7 @@ struct SlemEsvm {
 };
 
 void slem_esvm_opts_init(SlemEsvmOpts *opts) {
+  memset(opts, 0, sizeof *opts);
   opts->C = 1;
   opts->pos_weight = 1;
   opts->loss = SLEM_ESVM_HINGE;

@@ -138,6 +138,8 @@ done:
 /* ---- evaluation ---- */
 
 void slem_eval_opts_init(SlemEvalOpts *opts) {
+  /* the whole struct: a field left to the caller's stack (progress, once) is a crash */
+  memset(opts, 0, sizeof *opts);
   opts->ap = SLEM_AP_TREC;
   opts->recall_k = 100;
   opts->curve_points = 11;

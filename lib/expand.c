@@ -8,6 +8,12 @@
 
 #include "strmap.h"
 
+void slem_expand_opts_init(SlemExpandOpts *opts) {
+  memset(opts, 0, sizeof *opts);
+  opts->n = 0;
+  opts->alpha = 0;
+}
+
 struct SlemExpander {
   SlemExpandOpts opts;
   size_t d, rows;

@@ -32,6 +32,9 @@ typedef struct SlemExpandOpts {
   double alpha;  /* >= 0; 0 is AQE */
 } SlemExpandOpts;
 
+/* Every field zeroed, then the defaults: n 0 (the caller must choose one), alpha 0 (AQE). */
+void slem_expand_opts_init(SlemExpandOpts *opts);
+
 typedef struct SlemExpander SlemExpander;
 
 /* Reads the whole database db (borrowed, at its start). ids (borrowed, may be NULL) names

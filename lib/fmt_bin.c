@@ -42,7 +42,12 @@ static int open_bin(SlemVecReader *r, SlemError *err) {
   r->count = (int64_t)n;
   r->count_from = "the header";
   payload = n * r->rec; /* below 2^32 * 2^22: no overflow */
+  r->exact_end = 1;
+  r->tail_ok = r->fmt == SLEM_FMT_IBIN ? payload : 0;
   size = slem_in_size(r->in);
+  if (size > 0 && (uint64_t)size > 8 + payload &&
+      !(r->fmt == SLEM_FMT_IBIN && (uint64_t)size == 8 + 2 * payload))
+    return slem_vfmt_beyond_count(r, err);
   if (size >= 0 && (uint64_t)size != 8 + payload &&
       !(r->fmt == SLEM_FMT_IBIN && (uint64_t)size == 8 + 2 * payload))
     return slem_error(err, SLEM_EFORMAT,

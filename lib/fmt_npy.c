@@ -305,7 +305,12 @@ static int open_npy(SlemVecReader *r, SlemError *err) {
     st = slem_error(err, SLEM_EFORMAT, "%s: npy shape is absurd", name);
     goto done;
   }
+  r->exact_end = 1;
   size = slem_in_size(r->in);
+  if (size > 0 && (uint64_t)size > r->data_off + (uint64_t)r->count * r->rec) {
+    st = slem_vfmt_beyond_count(r, err);
+    goto done;
+  }
   if (size >= 0 && (uint64_t)size != r->data_off + (uint64_t)r->count * r->rec) {
     st = slem_error(err, SLEM_EFORMAT,
                     "%s: size %" PRId64 " bytes, but the header's shape (%" PRId64

@@ -2,6 +2,7 @@
 #include "io.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@ struct SlemIn {
   char *line;
   size_t line_cap;
   int unterminated;  /* the last line returned had no newline */
+  uint64_t lines;    /* lines slem_in_getline() returned since the start (or a seek to 0) */
   struct stat opened; /* a regular file: its size and time when opened */
 };
 
@@ -207,6 +209,14 @@ int slem_in_getline(SlemIn *self, char **line, size_t *len, SlemError *err) {
     int st = fill(self, err);
     if (st) return st;
   }
+  self->lines++;
+  /* a NUL would cut the line short for every reader that takes it as a C string */
+  {
+    const char *z = memchr(self->line, '\0', n);
+    if (z)
+      return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": a NUL byte (column %zu): "
+                        "not a text line", self->name, self->lines, (size_t)(z - self->line) + 1);
+  }
   if (n > 0 && self->line[n - 1] == '\r') n--;
   self->line[n] = '\0';
   *line = self->line;
@@ -222,6 +232,7 @@ int slem_in_seek(SlemIn *self, uint64_t off, SlemError *err) {
   self->pos = self->len = 0;
   self->eof = 0;
   self->offset = off;
+  self->lines = 0; /* line numbers are meant from the start: text readers seek to 0 only */
   return SLEM_OK;
 }
 

@@ -46,7 +46,10 @@ int slem_in_read(SlemIn *self, void *dst, size_t n, size_t *got, SlemError *err)
 
 /* Reads one line (without its '\n', a trailing '\r' removed) into a buffer owned by
  * self, valid until the next call. *line is NULL at end of file. Errors: SLEM_EIO,
- * SLEM_EFORMAT for a line over 64 MiB (memory stays bounded on a file with no newline). */
+ * SLEM_EFORMAT for a line over 64 MiB (memory stays bounded on a file with no newline),
+ * SLEM_EFORMAT "FILE: line N: a NUL byte (column C): not a text line" for a line holding
+ * a NUL byte (every line reader of slem goes through here: vectors as text, ids, labels,
+ * qrels, junk lists, rankings, calibrations, lists of files). */
 int slem_in_getline(SlemIn *self, char **line, size_t *len, SlemError *err);
 
 /* 1 when the last line slem_in_getline() returned had no newline: the file ends inside

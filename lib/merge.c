@@ -13,11 +13,9 @@
 #include "topk.h"
 
 void slem_merge_opts_init(SlemMergeOpts *opts) {
+  memset(opts, 0, sizeof *opts);
   opts->k = 100;
   opts->format = SLEM_RANK_AUTO;
-  opts->db_ids = NULL;
-  opts->check = NULL;
-  opts->check_ctx = NULL;
   opts->allow_mixed_blas = 0;
 }
 

@@ -435,8 +435,11 @@ static int linear(const char *output, const char *const *inputs, size_t n,
   grid.shard_count = o->shard.count;
   res->n = slem_stats_count(result);
   res->d = slem_stats_dim(result);
-  if (res->n == 0 && !o->partial) {
-    st = slem_error(err, SLEM_EINVAL, "no negatives were given (every record was skipped)");
+  /* a partial cache may hold no rows only as a shard without leaves: one whose every record
+   * was skipped (--skip-nonfinite, which shards refuse) is refused as a whole run is */
+  if (res->n == 0 && (!o->partial || res->skipped > 0)) {
+    st = slem_error(err, SLEM_EINVAL, "no negatives were given (every record was skipped)%s",
+                    o->partial ? "; no partial cache is written" : "");
     goto done;
   }
   if (o->partial) {

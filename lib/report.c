@@ -2,9 +2,11 @@
 #include "report.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "html.h"
@@ -539,32 +541,47 @@ fail:
 
 /* ---- the measures of a run (the one place that knows the evaluation API) ---- */
 
-/* A ranking on stdin is read three times (two AP definitions, then the top results), so
- * it is first copied to a temporary file, removed from its folder at once (nothing is
- * left behind, even by a killed run) and read again through *path, "/dev/fd/N" for the
- * descriptor *fd that keeps it alive; messages then name "<stdin>" again. */
-static int spool_stdin(char **path, int *fd, SlemError *err) {
+/* 1 when path names a regular file (what can be read again); a missing one is left to the
+ * reader to report. */
+static int regular_file(const char *path) {
+  struct stat sb;
+  return stat(path, &sb) != 0 || S_ISREG(sb.st_mode);
+}
+
+/* A ranking on stdin ("-") or on another pipe (src names it) is read three times (two AP
+ * definitions, then the top results), so it is first copied to a temporary file, removed
+ * from its folder at once (nothing is left behind, even by a killed run) and read again
+ * through *path, "/dev/fd/N" for the descriptor *fd that keeps it alive; messages then
+ * name "<stdin>" or src again. */
+static int spool_in(const char *src, char **path, int *fd, SlemError *err) {
   const char *dir = getenv("TMPDIR");
+  const char *shown = strcmp(src, "-") == 0 ? "<stdin>" : src;
   char buf[65536], *tmp;
   size_t len;
-  int st = SLEM_OK;
+  int st = SLEM_OK, in = 0, own = strcmp(src, "-") != 0;
   *path = NULL;
   *fd = -1;
+  if (own && (in = open(src, O_RDONLY | O_CLOEXEC)) < 0)
+    return slem_error(err, SLEM_EIO, "%s: %s", src, strerror(errno));
   if (!dir || !*dir) dir = "/tmp";
   len = strlen(dir) + 32;
-  if (!(tmp = malloc(len))) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  if (!(tmp = malloc(len))) {
+    if (own) close(in);
+    return slem_error(err, SLEM_ENOMEM, "out of memory");
+  }
   snprintf(tmp, len, "%s/slem-report.XXXXXX", dir);
   if ((*fd = mkstemp(tmp)) < 0) {
     st = slem_error(err, SLEM_EIO, "%s: %s", tmp, strerror(errno));
+    if (own) close(in);
     free(tmp);
     return st;
   }
   unlink(tmp);
   for (;;) {
-    ssize_t got = read(0, buf, sizeof buf), put = 0;
+    ssize_t got = read(in, buf, sizeof buf), put = 0;
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) {
-      st = slem_error(err, SLEM_EIO, "<stdin>: read: %s", strerror(errno));
+      st = slem_error(err, SLEM_EIO, "%s: read: %s", shown, strerror(errno));
       break;
     }
     if (got == 0) break;
@@ -579,6 +596,7 @@ static int spool_stdin(char **path, int *fd, SlemError *err) {
     }
     if (st) break;
   }
+  if (own) close(in);
   if (st == SLEM_OK) {
     snprintf(tmp, len, "/dev/fd/%d", *fd);
     *path = tmp;
@@ -590,12 +608,13 @@ static int spool_stdin(char **path, int *fd, SlemError *err) {
   return st;
 }
 
-/* Replaces the temporary file's name by "<stdin>" in err's message. */
-static void name_stdin(SlemError *err, const char *tmp) {
+/* Replaces the temporary file's name by shown ("<stdin>", or the pipe's path) in err's
+ * message. */
+static void name_spooled(SlemError *err, const char *tmp, const char *shown) {
   char msg[SLEM_ERRMSG_MAX];
   const char *p = strstr(err->msg, tmp);
   if (!p) return;
-  snprintf(msg, sizeof msg, "%.*s<stdin>%s", (int)(p - err->msg), err->msg, p + strlen(tmp));
+  snprintf(msg, sizeof msg, "%.*s%s%s", (int)(p - err->msg), err->msg, shown, p + strlen(tmp));
   snprintf(err->msg, sizeof err->msg, "%s", msg);
 }
 
@@ -639,7 +658,7 @@ static int read_hits(const SlemReport *self, SlemReportRun *x, SlemError *err) {
       }
   }
 cleanup:
-  if (st != SLEM_OK && x->spool_fd >= 0) name_stdin(err, x->path);
+  if (st != SLEM_OK && x->spool_fd >= 0) name_spooled(err, x->path, x->source);
   slem_rankreader_free(rr);
   return st;
 }
@@ -686,8 +705,10 @@ int slem_report_add_run(SlemReport *self, const char *name, const char *path, Sl
   int spool_fd = -1;
   const char *src = path;
   int st;
-  if (strcmp(path, "-") == 0) {
-    if ((st = spool_stdin(&spool, &spool_fd, err)) != SLEM_OK) return st;
+  /* a ranking is read twice (its measures, then the results shown): stdin and any other
+   * input that cannot be read again (a pipe, /dev/stdin) are copied to a temporary file */
+  if (strcmp(path, "-") == 0 || !regular_file(path)) {
+    if ((st = spool_in(path, &spool, &spool_fd, err)) != SLEM_OK) return st;
     src = spool;
   }
   slem_eval_opts_init(&o);
@@ -704,7 +725,7 @@ int slem_report_add_run(SlemReport *self, const char *name, const char *path, Sl
   memset(x, 0, sizeof *x);
   x->spool_fd = -1;
   x->name = strdup(name);
-  x->source = strdup(spool ? "<stdin>" : path);
+  x->source = strdup(strcmp(path, "-") == 0 ? "<stdin>" : path);
   x->curve = malloc(res[0]->curve_points * sizeof *x->curve);
   x->ap = malloc((self->nq + 1) * sizeof *x->ap);
   x->status = malloc((self->nq + 1) * sizeof *x->status);
@@ -739,7 +760,7 @@ nomem:
 cleanup:
   if (x) run_clear(x, self->nq);
   if (spool) { /* not handed to the run */
-    if (st != SLEM_OK) name_stdin(err, spool);
+    if (st != SLEM_OK) name_spooled(err, spool, strcmp(path, "-") == 0 ? "<stdin>" : path);
     close(spool_fd);
     free(spool);
   }

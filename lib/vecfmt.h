@@ -18,6 +18,11 @@
 #include "io.h"
 #include "vecs.h"
 
+/* The message for data after the last of the records that count_from counts, the same for
+ * a file (found by its size at open) and a pipe (found at its end): SLEM_EFORMAT naming
+ * the file and the record. */
+int slem_vfmt_beyond_count(const SlemVecReader *r, SlemError *err);
+
 /* Element types of binary payloads (little-endian unless the reader's swap is set). */
 enum { SLEM_DT_F4, SLEM_DT_F8, SLEM_DT_F2, SLEM_DT_U1, SLEM_DT_I1, SLEM_DT_I2, SLEM_DT_I4 };
 
@@ -45,6 +50,9 @@ struct SlemVecReader {
   uint64_t data_off;  /* where the first record starts (rewind goes back there) */
   const char *count_from; /* non-NULL when count is exact and a short file is an error:
                            * what says so, in messages ("the shape") */
+  int exact_end;      /* with count_from: nothing may follow the count's records, on a pipe
+                         as in a file (checked at the end of a pipe; a file's size at open) */
+  uint64_t tail_ok;   /* exact_end: this many bytes may follow instead (ibin's distances) */
   unsigned char *raw;
   size_t raw_cap;
   /* npy in Fortran order (column-major): read by npy's own hook */

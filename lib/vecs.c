@@ -498,10 +498,37 @@ int slem_vfmt_read_records(SlemVecReader *self, double *xd, float *xf, size_t ma
   }
 }
 
+int slem_vfmt_beyond_count(const SlemVecReader *r, SlemError *err) {
+  return slem_error(err, SLEM_EFORMAT, "%s: record %" PRId64 ": data beyond the %" PRId64
+                    " vectors of dimension %zu that %s counts%s: corrupt or concatenated",
+                    slem_in_name(r->in), r->count + 1, r->count, r->d, r->count_from,
+                    r->tail_ok ? " (or twice the data for ground truth)" : "");
+}
+
+/* A pipe whose header counted fewer records than follow: the same error as the file's
+ * size gives at open. The rest is read and counted (tail_ok bytes may follow). */
+static int pipe_tail(SlemVecReader *self, SlemError *err) {
+  unsigned char buf[65536];
+  uint64_t extra = 0;
+  size_t got;
+  int st;
+  if (!self->exact_end || slem_in_seekable(self->in) || self->recs != (uint64_t)self->count)
+    return SLEM_OK;
+  self->exact_end = 0; /* checked once: the pipe is drained */
+  do {
+    if ((st = slem_in_read(self->in, buf, sizeof buf, &got, err)) != SLEM_OK) return st;
+    extra += got;
+    if (extra > self->tail_ok) return slem_vfmt_beyond_count(self, err);
+  } while (got == sizeof buf);
+  if (extra != 0 && extra != self->tail_ok) return slem_vfmt_beyond_count(self, err);
+  return SLEM_OK;
+}
+
 /* At the end of the vectors, a file another process wrote meanwhile is an error: what was
- * read may mix two versions. */
+ * read may mix two versions; a pipe holding more than its header counted is one too. */
 static int at_end(SlemVecReader *self, int st, size_t got, SlemError *err) {
   if (st != SLEM_OK || got > 0) return st;
+  if ((st = pipe_tail(self, err)) != SLEM_OK) return st;
   return slem_in_unchanged(self->in, err);
 }
 

@@ -5,7 +5,9 @@
 
 #include "../lib/vecfmt.h"
 #include "../lib/vecs.h"
+#include <inttypes.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 static long tu_file_size(const char *path) {
   struct stat sb;
@@ -303,7 +305,8 @@ START_TEST(bad_bin_files) {
     fwrite(v, 4, 1, f);
     fclose(f);
   }
-  expect_open_error(p, SLEM_FMT_AUTO, SLEM_EFORMAT, "truncated or corrupt");
+  expect_open_error(p, SLEM_FMT_AUTO, SLEM_EFORMAT, "record 3: data beyond the 2 vectors of "
+                    "dimension 3 that the header counts");
   tu_write_bytes(p, buf, 5);
   expect_open_error(p, SLEM_FMT_AUTO, SLEM_EFORMAT, "fbin header truncated (5 of 8 bytes)");
   tu_write_bytes(p, buf, 0);
@@ -362,6 +365,136 @@ static void write_all(const char *path, SlemDtype dt, const float *x, size_t n, 
   ck_assert_msg(slem_vecwriter_write(w, x + d, n - 1, &err) == SLEM_OK, "%s", err.msg);
   ck_assert_msg(slem_vecwriter_close(w, &err) == SLEM_OK, "%s", err.msg);
 }
+
+/* Makes stdin a pipe that a child process fills with buf(n) (any size) and closes. */
+static void stdin_from_child(const unsigned char *buf, size_t n) {
+  int p[2];
+  pid_t pid;
+  ck_assert_int_eq(pipe(p), 0);
+  pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    size_t o = 0;
+    close(p[0]);
+    while (o < n) {
+      ssize_t k = write(p[1], buf + o, n - o);
+      if (k <= 0) _exit(1);
+      o += (size_t)k;
+    }
+    _exit(0);
+  }
+  close(p[1]);
+  ck_assert_int_eq(dup2(p[0], 0), 0);
+  close(p[0]);
+}
+
+/* Reads every vector of path; returns the status of the read that ended it. */
+static int read_to_end(const char *path, SlemFormat fmt, uint64_t *n, SlemError *err) {
+  SlemVecReader *r = NULL;
+  double buf[4096];
+  size_t got;
+  int st;
+  *n = 0;
+  ck_assert_msg(slem_vecreader_open(&r, path, fmt, err) == SLEM_OK, "%s: %s", path,
+                err->msg);
+  do {
+    st = slem_vecreader_read(r, buf, 4096 / slem_vecreader_dim(r), &got, err);
+    if (st == SLEM_OK) *n += got;
+  } while (st == SLEM_OK && got > 0);
+  slem_vecreader_free(r);
+  return st;
+}
+
+/* One format whose header counts the rows: a file of data(len) (header included) holding
+ * more rows than counted is refused at open, the same bytes on a pipe when its end is
+ * reached, with the same message (the name aside) and status. */
+static void expect_beyond(const char *name, SlemFormat fmt, const unsigned char *data,
+                          size_t len, const char *want) {
+  char *p = tu_path(name);
+  SlemError err;
+  uint64_t n;
+  int st;
+  tu_write_bytes(p, data, len);
+  stdin_from_child(data, len);
+  st = read_to_end("-", fmt, &n, &err);
+  ck_assert_msg(st == SLEM_EFORMAT, "%s on a pipe: status %d (%s), %" PRIu64 " rows", name, st,
+                st ? err.msg : "", n);
+  ck_assert_msg(strstr(err.msg, want) != NULL, "%s on a pipe: message '%s' lacks '%s'", name,
+                err.msg, want);
+  ck_assert_msg(strncmp(err.msg, "<stdin>: ", 9) == 0, "pipe message '%s'", err.msg);
+  expect_open_error(p, fmt, SLEM_EFORMAT, want);
+  free(p);
+}
+
+/* The same bytes, well formed: the same rows from a file and a pipe. */
+static void expect_rows(const char *name, SlemFormat fmt, const unsigned char *data, size_t len,
+                        uint64_t rows) {
+  char *p = tu_path(name);
+  SlemError err;
+  uint64_t n;
+  tu_write_bytes(p, data, len);
+  ck_assert_int_eq(read_to_end(p, fmt, &n, &err), SLEM_OK);
+  ck_assert_uint_eq(n, rows);
+  stdin_from_child(data, len);
+  ck_assert_msg(read_to_end("-", fmt, &n, &err) == SLEM_OK, "%s on a pipe: %s", name, err.msg);
+  ck_assert_uint_eq(n, rows);
+  free(p);
+}
+
+/* Rows beyond the header's count (2, and 6000 of 16 values: past the reading blocks and a
+ * pipe's 64 KiB), npy in C and Fortran order, fbin, u8bin, i8bin, ibin (which may hold
+ * twice its rows: ground truth's distances follow its ids). */
+START_TEST(rows_beyond_the_count_file_and_pipe) {
+  static const size_t counts[2] = {2, 6000};
+  const size_t d = 16;
+  for (int c = 0; c < 2; c++) {
+    size_t n = counts[c], extra = c == 0 ? 1 : 700;
+    size_t cap = 128 + (2 * n + extra) * d * 4;
+    unsigned char *buf = calloc(1, cap);
+    char want[160], dict[128];
+    static const struct { const char *ext; uint32_t esize; SlemFormat fmt; } bins[] = {
+        {"fbin", 4, SLEM_FMT_FBIN}, {"u8bin", 1, SLEM_FMT_U8BIN}, {"i8bin", 1, SLEM_FMT_I8BIN},
+        {"ibin", 4, SLEM_FMT_IBIN}};
+    for (size_t i = 0; i < (2 * n + extra) * d * 4; i++) buf[128 + i] = (unsigned char)(i % 61);
+    /* npy, C and Fortran order: header + (n + extra) rows */
+    for (int f = 0; f < 2; f++) {
+      size_t hl;
+      unsigned char *q;
+      snprintf(dict, sizeof dict, "{'descr': '<f4', 'fortran_order': %s, 'shape': (%zu, %zu), }",
+               f ? "True" : "False", n, d);
+      q = malloc(cap);
+      hl = npy_header(q, dict);
+      for (size_t i = 0; i < (n + extra) * d; i++) {
+        float v = (float)(i % 97);
+        memcpy(q + hl + 4 * i, &v, 4);
+      }
+      snprintf(want, sizeof want, "record %zu: data beyond the %zu vectors of dimension %zu "
+               "that the shape counts", n + 1, n, d);
+      expect_beyond(f ? "beyond_f.npy" : "beyond_c.npy", SLEM_FMT_NPY, q, hl + (n + extra) * d * 4, want);
+      expect_rows(f ? "exact_f.npy" : "exact_c.npy", SLEM_FMT_NPY, q, hl + n * d * 4, n);
+      free(q);
+    }
+    for (size_t b = 0; b < sizeof bins / sizeof bins[0]; b++) {
+      uint32_t hd[2] = {(uint32_t)n, (uint32_t)d};
+      size_t rec = d * bins[b].esize;
+      char fname[32];
+      unsigned char *q = buf + 128 - 8;
+      memcpy(q, hd, 8);
+      snprintf(fname, sizeof fname, "beyond.%s", bins[b].ext);
+      snprintf(want, sizeof want, "record %zu: data beyond the %zu vectors of dimension %zu "
+               "that the header counts", n + 1, n, d);
+      expect_beyond(fname, bins[b].fmt, q, 8 + (n + extra) * rec, want);
+      snprintf(fname, sizeof fname, "exact.%s", bins[b].ext);
+      expect_rows(fname, bins[b].fmt, q, 8 + n * rec, n);
+      if (bins[b].esize == 4 && strcmp(bins[b].ext, "ibin") == 0) {
+        expect_rows("twice.ibin", SLEM_FMT_IBIN, q, 8 + 2 * n * rec, n);
+        expect_beyond("twice_plus.ibin", SLEM_FMT_IBIN, q, 8 + (2 * n + extra) * rec, want);
+      }
+    }
+    free(buf);
+  }
+}
+END_TEST
 
 START_TEST(bin_round_trips) {
   static const struct { const char *ext; SlemFormat fmt; float lo, hi; } b[] = {
@@ -697,6 +830,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, fortran_order_truncated_on_a_pipe);
   tcase_add_test(tc, bad_npy_values);
   tcase_add_test(tc, bad_bin_files);
+  tcase_add_test(tc, rows_beyond_the_count_file_and_pipe);
   tcase_add_test(tc, bin_round_trips);
   tcase_add_test(tc, float16_output_rounds_as_numpy);
   tcase_add_test(tc, int8_output_with_its_scale);

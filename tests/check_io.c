@@ -1,6 +1,8 @@
 /* Vector files, ids, the cache format and its checks, CRC-32, and which BLAS is bound. */
 #include "testutil.h"
 
+#include "../lib/io.h"
+
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <math.h>
@@ -274,6 +276,35 @@ START_TEST(ids_files) {
   tu_write_bytes(p, "a b\n", 4);
   ck_assert_int_eq(slem_ids_read(&ids, p, &err), SLEM_EFORMAT);
   ck_assert_ptr_nonnull(strstr(err.msg, "line 1: id contains white space"));
+  free(p);
+}
+END_TEST
+
+/* A NUL byte inside a line is an error naming the file, the line and the column, from
+ * the reader every line file goes through; lines before it come back whole. */
+START_TEST(nul_byte_in_a_line) {
+  static const char text[] = "one\ntwo\r\nth\0ree\nfour\n";
+  char *p = tu_path("nul.txt");
+  SlemIn *in = NULL;
+  SlemError err;
+  char *line;
+  size_t len;
+  tu_write_bytes(p, text, sizeof text - 1);
+  ck_assert_int_eq(slem_in_open(&in, p, &err), SLEM_OK);
+  ck_assert_int_eq(slem_in_getline(in, &line, &len, &err), SLEM_OK);
+  ck_assert_str_eq(line, "one");
+  ck_assert_int_eq(slem_in_getline(in, &line, &len, &err), SLEM_OK);
+  ck_assert_str_eq(line, "two");
+  ck_assert_int_eq(slem_in_getline(in, &line, &len, &err), SLEM_EFORMAT);
+  ck_assert_msg(strstr(err.msg, "nul.txt: line 3: a NUL byte (column 3): not a text line") != NULL,
+                "%s", err.msg);
+  /* from the start again, the numbers too */
+  ck_assert_int_eq(slem_in_seek(in, 0, &err), SLEM_OK);
+  ck_assert_int_eq(slem_in_getline(in, &line, &len, &err), SLEM_OK);
+  ck_assert_int_eq(slem_in_getline(in, &line, &len, &err), SLEM_OK);
+  ck_assert_int_eq(slem_in_getline(in, &line, &len, &err), SLEM_EFORMAT);
+  ck_assert_msg(strstr(err.msg, ": line 3: ") != NULL, "%s", err.msg);
+  slem_in_free(in);
   free(p);
 }
 END_TEST
@@ -563,6 +594,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, bad_inputs);
   tcase_add_test(tc, writer_refuses_values_that_do_not_fit);
   tcase_add_test(tc, ids_files);
+  tcase_add_test(tc, nul_byte_in_a_line);
   tcase_add_test(tc, crc32_check_value);
   tcase_add_test(tc, crc32_long_buffers_as_zlib);
   tcase_add_test(tc, cache_round_trip_and_corruption);

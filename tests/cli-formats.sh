@@ -76,4 +76,21 @@ head -c 100 "$T/db.fbin" >"$T/short.fbin"
 expect_fail "truncated fbin" 1 "short.fbin: size 100 bytes, but the header's n = 1000, d = 64 of fbin needs 256008: truncated or corrupt" \
   "$T/o.fvecs" slem-encode -q -c "$T/neg.slem" -o "$T/o.fvecs" "$T/short.fbin"
 
+# ---- rows beyond the header's count: the same message and status from a file and a pipe
+# (the fbin's 256 KB pass a pipe's buffer) ----
+{ cat "$T/db.fbin"; head -c 256 "$T/db.fbin"; } >"$T/long.fbin"
+msg="record 1001: data beyond the 1000 vectors of dimension 64 that the header counts"
+expect_fail "fbin beyond its count" 1 "long.fbin: $msg" "$T/o.fvecs" \
+  slem-encode -q -c "$T/neg.slem" -o "$T/o.fvecs" "$T/long.fbin"
+expect_fail "fbin beyond its count, pipe" 1 "<stdin>: $msg" "$T/o.fvecs" \
+  sh -c "cat '$T/long.fbin' | slem-encode -q -c '$T/neg.slem' -f fbin -o '$T/o.fvecs' -"
+for o in c fortran; do
+  { cat "$F/big_$o.npy"; head -c 24 "$F/big_$o.npy"; } >"$T/long_$o.npy"
+  msg="record 301: data beyond the 300 vectors of dimension 6 that the shape counts"
+  expect_fail "npy $o beyond its shape" 1 "long_$o.npy: $msg" "$T/l.tsv" \
+    slem-match -k 3 -d "$F/big_c.npy" -o "$T/l.tsv" "$T/long_$o.npy"
+  expect_fail "npy $o beyond its shape, pipe" 1 "<stdin>: $msg" "$T/l.tsv" \
+    sh -c "cat '$T/long_$o.npy' | slem-match -k 3 -d '$F/big_c.npy' -o '$T/l.tsv'"
+done
+
 finish cli-formats

@@ -147,15 +147,25 @@ check "one separator with spaces" slem-negstats -q -o "$T/s.slem" "$T/seps.txt"
 [ "$(sort -u "$D/database.labels" | wc -l)" -lt "$(wc -l <"$D/database.labels")" ] && ok || bad "the labels do not repeat"
 check "repeated labels" slem-eval --query-labels "$D/queries.labels" --db-labels "$D/database.labels" -o /dev/null "$T/r.tsv"
 
-# a set whose every record was skipped is a partial cache of n = 0 that merges as nothing
+# a set whose every record was skipped is refused, as a partial cache too (an n = 0 cache
+# could not be merged alone); no output, an existing one left as it was
 printf 'nan 1\ninf 2\n' >"$T/allnan.txt"
 printf '1 2\n3 5\n0 1\n' >"$T/fine.txt"
-check "an all-skipped partial cache" slem-negstats -q --partial --skip-nonfinite -o "$T/an.slem" "$T/allnan.txt"
-slem-negstats -q --partial -o "$T/fine.slem" "$T/fine.txt"
-check "merged with another" slem-negstats -q -o "$T/anm.slem" "$T/an.slem" "$T/fine.slem"
+expect_fail "an all-skipped partial cache" 1 "no negatives were given (every record was skipped); no partial cache is written" \
+  "$T/an.slem" slem-negstats -q --partial --skip-nonfinite -o "$T/an.slem" "$T/allnan.txt"
+expect_fail "all skipped, from a pipe" 1 "every record was skipped" "$T/an.slem" \
+  sh -c "cat '$T/allnan.txt' | slem-negstats -q --partial --skip-nonfinite -f text -o '$T/an.slem' -"
+echo keep >"$T/keep.slem"
+expect_fail "all skipped, existing output" 1 "every record was skipped" - \
+  slem-negstats -q --partial --skip-nonfinite -o "$T/keep.slem" "$T/allnan.txt"
+[ "$(cat "$T/keep.slem")" = keep ] && ok || bad "all skipped: the existing output was changed"
+expect_fail "only all-skipped negatives" 1 "every record was skipped" "$T/x.slem" slem-negstats -o "$T/x.slem" "$T/allnan.txt" --skip-nonfinite
+# some skipped, some kept: a partial cache of those kept, merged as the clean rows are
+{ cat "$T/allnan.txt"; cat "$T/fine.txt"; } >"$T/mixed.txt"
+check "a partly skipped partial cache" slem-negstats -q --partial --skip-nonfinite -o "$T/mixed.slem" "$T/mixed.txt"
+check "merged" slem-negstats -q -o "$T/mm.slem" "$T/mixed.slem"
 slem-negstats -q -o "$T/fine1.slem" "$T/fine.txt"
-[ "$(slem-negstats --info "$T/anm.slem" | grep fingerprint)" = "$(slem-negstats --info "$T/fine1.slem" | grep fingerprint)" ] && ok ||
-  bad "an all-skipped partial cache changed the merge"
-expect_fail "only all-skipped negatives" 1 "every record was skipped" "$T/x.slem" slem-negstats -o "$T/x.slem" "$T/an.slem"
+[ "$(slem-negstats --info "$T/mm.slem" | grep fingerprint)" = "$(slem-negstats --info "$T/fine1.slem" | grep fingerprint)" ] && ok ||
+  bad "the partly skipped partial cache differs from the clean rows'"
 
 finish cli-hostile

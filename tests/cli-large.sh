@@ -1,0 +1,231 @@
+#!/bin/sh
+# Every ranking reader and the tools that read rankings, once far beyond their internal
+# batch sizes (a progress callback every 256 queries, blocks of 2048): 10 000 queries of a
+# synthetic ranking whose measures are known in closed form. Labels: database row j has
+# label j % 10, query q label q % 10; each query has 20 results, and by q % 3
+#   0: its 10 relevant rows first (AP 1), 1: relevant at the even ranks (TREC AP 1/2),
+#   2: nothing relevant (AP 0).
+# So over 10 000 queries (3334, 3333, 3333 of each): TREC mAP 0.50005, P@1 0.3334,
+# P@5 0.46672, P@10 0.50005, R@100 0.6667. Scores (128 - rank) / 128 print the same in
+# awk and at %.9g from a float. Then slem-merge (two row shards, the whole top 20 known),
+# slem-expand (one-hot vectors, the expanded rows known) and slem-calibrate (10 000
+# exemplars of 8 kinds, each fitted as when alone), slem-match (blocks of 2048 queries; the
+# ranking known), slem-negstats, slem-encode and slem-esvm at the same 10 000. Generated here by
+# awk; no Python. Run from the top of the tree.
+. "$(dirname "$0")/testlib.sh"
+NQ=10000
+awk -v NQ=$NQ -v T="$T" 'BEGIN {
+  for (j = 0; j < 100; j++) print j % 10 > (T "/db.labels")
+  for (q = 0; q < NQ; q++) {
+    L = q % 10; t = q % 3; ri = 0; ii = 0; j = ""
+    print L > (T "/q.labels")
+    for (i = 0; i < 10; i++) print q " 0 " (L + 10 * i) " 1" > (T "/qrels")
+    for (r = 1; r <= 20; r++) {
+      if (t == 0) rel = r <= 10; else if (t == 1) rel = r % 2 == 0; else rel = 0
+      if (rel) { id = L + 10 * ri; ri++ } else { id = (L + 1 + ii % 2 + 10 * int(ii / 2)) % 100; ii++ }
+      s = (128 - r) / 128
+      printf "%d\t%d\t%d\t%.9g\n", q, r, id, s > (T "/rank.tsv")
+      printf "%d Q0 %d %d %.9g run\n", q, id, r, s > (T "/rank.trec")
+      j = j (r > 1 ? "," : "") sprintf("{\"rank\":%d,\"id\":\"%d\",\"row\":%d,\"score\":%.9g}", r, id, id, s)
+    }
+    printf "{\"query\":\"%d\",\"results\":[%s]}\n", q, j > (T "/rank.jsonl")
+  }
+}'
+LABELS="--query-labels $T/q.labels --db-labels $T/db.labels"
+# measure NAME VALUE FILE: the tab-separated line NAME<TAB>VALUE is in FILE
+measure() { awk -F '\t' -v n="$1" -v v="$2" '$1 == n && $2 == v { f = 1 } END { exit !f }' "$3"; }
+
+# ---- slem-eval, every ranking format ----
+for f in tsv trec jsonl; do
+  # shellcheck disable=SC2086
+  check "eval $f" slem-eval $LABELS "$T/rank.$f"
+  for m in mAP:0.500050 P@1:0.333400 P@5:0.466720 P@10:0.500050 R@100:0.666700 queries:$NQ; do
+    measure "${m%%:*}" "${m#*:}" "$T/out" && ok || bad "eval $f: ${m%%:*} is not ${m#*:}: $(tr '\n' ' ' <"$T/out")"
+  done
+done
+# the ranking from a pipe, per query
+# shellcheck disable=SC2086
+check "eval pipe --per-query" sh -c "cat '$T/rank.tsv' | slem-eval $LABELS --per-query"
+n=$(awk -F '\t' '$1 ~ /^[0-9]+$/' "$T/out" | wc -l)
+[ "$n" = $NQ ] && ok || bad "eval --per-query: $n query lines, expected $NQ"
+measure mAP 0.500050 "$T/out" && ok || bad "eval pipe: mAP"
+
+# ---- trec_eval's numbers: map 0.50005, Rprec the same, gm_map exp(mean log max(AP, 1e-5)) ----
+check "trec-compat" slem-eval --trec-compat --qrels "$T/qrels" "$T/rank.trec"
+for m in num_q:$NQ num_ret:200000 num_rel:100000 num_rel_ret:66670 map:0.5000 gm_map:0.0171 Rprec:0.5000; do
+  awk -v n="${m%%:*}" -v v="${m#*:}" '{ sub(/[ \t]+$/, "", $1) } $1 == n && $2 == "all" && $3 == v { f = 1 } END { exit !f }' "$T/out" \
+    && ok || bad "trec-compat: ${m%%:*} is not ${m#*:}: $(grep "^${m%%:*} " "$T/out")"
+done
+check "trec-compat per query" slem-eval --trec-compat --per-query -m map --qrels "$T/qrels" "$T/rank.tsv"
+n=$(awk '$1 == "map" && $2 != "all"' "$T/out" | wc -l)
+[ "$n" = $NQ ] && ok || bad "trec-compat -q: $n per-query lines, expected $NQ"
+
+# ---- the revisited protocol: its AP is the trapezoid; query type 1's is
+# (1/10) sum_{j=0..9} (j / (2j + 1) + 1/2) / 2 ----
+awk -v NQ=$NQ 'BEGIN { for (q = 0; q < NQ; q++) for (i = 0; i < 10; i++) print q, q % 10 + 10 * i }' >"$T/easy"
+: >"$T/hard"
+want=$(awk -v NQ=$NQ 'BEGIN { for (j = 0; j < 10; j++) a += (j / (2 * j + 1) + 0.5) / 2 / 10
+  printf "%.6f", (3334 + 3333 * a) / NQ }')
+check "protocol medium" slem-eval --protocol medium --easy "$T/easy" --hard "$T/hard" "$T/rank.jsonl"
+measure mAP "$want" "$T/out" && ok || bad "protocol: mAP is not $want: $(tr '\n' ' ' <"$T/out")"
+measure queries $NQ "$T/out" && ok || bad "protocol: queries"
+
+# ---- slem-report: past 256 queries (it crashed there: its evaluation's progress
+# callback was never initialised); the table is slem-eval's, every query can be shown ----
+# shellcheck disable=SC2086
+check "report" slem-report $LABELS -o "$T/r.html" "$T/rank.tsv"
+grep -q 'title="0.500050"' "$T/r.html" && ok || bad "report: the table lacks mAP 0.500050"
+grep -q "$NQ queries in the ground truth" "$T/r.html" && ok || bad "report: query count"
+# every query, top 2: relevant 2 x 3334 + 3333, wrong 3333 + 2 x 3333
+# shellcheck disable=SC2086
+check "report every query" slem-report $LABELS --queries $NQ --top 2 --extremes 0 -o "$T/all.html" "$T/rank.trec"
+rel=$(grep -o '<figure class="hit rel' "$T/all.html" | wc -l)
+wrong=$(grep -o '<figure class="hit wrong' "$T/all.html" | wc -l)
+[ "$rel $wrong" = "10001 9999" ] && ok || bad "report every query: $rel relevant, $wrong wrong shown"
+# the ranking from stdin (spooled, read twice)
+# shellcheck disable=SC2086
+check "report stdin" sh -c "slem-report $LABELS --queries $NQ --top 1 --extremes 0 -o '$T/in.html' - <'$T/rank.jsonl'"
+rel=$(grep -o '<figure class="hit rel' "$T/in.html" | wc -l)
+[ "$rel" = 3334 ] && ok || bad "report stdin: $rel relevant first results, expected 3334"
+
+# a pipe given by name is read as stdin is (it used to be read twice, the second time empty)
+# shellcheck disable=SC2086
+check "report /dev/stdin" sh -c "cat '$T/rank.tsv' | slem-report $LABELS --queries $NQ --top 1 --extremes 0 -o '$T/dv.html' /dev/stdin"
+rel=$(grep -o '<figure class="hit rel' "$T/dv.html" | wc -l)
+[ "$rel" = 3334 ] && grep -q 'title="0.500050"' "$T/dv.html" && ok || bad "report /dev/stdin: $rel relevant first results"
+
+# ---- slem-merge: a database of 100 rows in two shards (rows 0-49, 50-99); query q scores
+# row j (7 q + 13 j) mod 100 (over 128: exact), all distinct. Each shard lists its top 20,
+# and the merge is the whole database's top 20, byte for byte, in each format ----
+awk -v NQ=$NQ -v T="$T" 'BEGIN {
+  for (q = 0; q < NQ; q++) {
+    n[0] = n[1] = n[2] = 0
+    for (v = 99; v >= 0 && (n[0] < 20 || n[1] < 20); v--) {
+      j = (77 * (v - 7 * q)) % 100; if (j < 0) j += 100
+      s = j < 50 ? 0 : 1
+      line = sprintf("%d\t%%d\t%d\t%.9g\n", q, j, v / 128)
+      if (n[2] < 20) printf line, ++n[2] > (T "/all20.tsv")
+      if (n[s] < 20) printf line, ++n[s] > (T "/s" s ".tsv")
+    }
+  }
+}'
+check "merge tsv" slem-merge -k 20 -o "$T/m.tsv" "$T/s0.tsv" "$T/s1.tsv"
+cmp -s "$T/m.tsv" "$T/all20.tsv" && ok || bad "merge: not the whole database's top 20"
+for f in trec jsonl; do
+  check "shard 0 as $f" slem-merge -k 20 -F $f -o "$T/s0.$f" "$T/s0.tsv"
+  check "shard 1 as $f" slem-merge -k 20 -F $f -o "$T/s1.$f" "$T/s1.tsv"
+  check "merge $f" slem-merge -k 20 -F tsv -o "$T/m.$f.tsv" "$T/s1.$f" "$T/s0.$f"
+  cmp -s "$T/m.$f.tsv" "$T/all20.tsv" && ok || bad "merge $f: not the whole database's top 20"
+done
+n=$(wc -l <"$T/s1.jsonl")
+[ "$n" = $NQ ] && ok || bad "jsonl shard: $n lines, expected $NQ"
+check "merge pipe" sh -c "cat '$T/s1.tsv' | slem-merge -k 20 -o '$T/mp.tsv' '$T/s0.tsv' /dev/stdin"
+cmp -s "$T/mp.tsv" "$T/all20.tsv" && ok || bad "merge from a pipe: not the top 20"
+
+# ---- slem-expand -n 1: queries e_L, database rows e_(j % 10); the first result is e_L
+# (query type 0: e_L again) or e_(L+1) (types 1 and 2: (e_L + e_(L+1)) / sqrt 2) ----
+awk -v NQ=$NQ -v T="$T" 'BEGIN {
+  for (j = 0; j < 100; j++) { s = ""; for (i = 0; i < 10; i++) s = s (i ? " " : "") (i == j % 10); print s > (T "/db.txt") }
+  for (q = 0; q < NQ; q++) { s = ""; for (i = 0; i < 10; i++) s = s (i ? " " : "") (i == q % 10); print s > (T "/q.txt") }
+}'
+check "expand" slem-expand -d "$T/db.txt" -n 1 -F text -o "$T/x.txt" -r "$T/rank.tsv" "$T/q.txt"
+awk -v NQ=$NQ '{
+  q = NR - 1; L = q % 10; t = q % 3; ok = NF == 10
+  for (i = 0; i < 10; i++) {
+    w = 0
+    if (t == 0 && i == L) w = 1
+    if (t != 0 && (i == L || i == (L + 1) % 10)) w = 0.70710678
+    if ($(i + 1) - w > 1e-6 || w - $(i + 1) > 1e-6) ok = 0
+  }
+  if (!ok) { print "row " q ": " $0; bad = 1; exit }
+} END { if (!bad && NR != NQ) { print NR " rows"; bad = 1 } exit bad }' "$T/x.txt" >"$T/diff" && ok || bad "expand: $(cat "$T/diff")"
+check "expand, ranking from a pipe" sh -c "cat '$T/rank.trec' | slem-expand -d '$T/db.txt' -n 1 -F text -o '$T/xp.txt' -r /dev/stdin '$T/q.txt'"
+cmp -s "$T/x.txt" "$T/xp.txt" && ok || bad "expand: the trec ranking from a pipe gives other rows"
+
+# ---- slem-calibrate: 10 000 exemplars of 4 kinds (label e % 4, w the label's direction):
+# each one's sigmoid is the one fitted for its kind, whatever the batch it falls in ----
+awk -v T="$T" -v NQ=$NQ 'BEGIN {
+  pi = atan2(0, -1)
+  for (i = 0; i < 80; i++) { l = i % 4; a = l * pi / 2 + (i % 7 - 3) * 0.15
+    printf "%.6f %.6f\n", cos(a), sin(a) > (T "/val.txt"); print l > (T "/val.labels") }
+  for (e = 0; e < NQ; e++) { l = e % 4
+    printf "%.6f %.6f %.3f\n", cos(l * pi / 2), sin(l * pi / 2), (e % 8 < 4 ? 0 : -0.25) > (T "/clf.txt")
+    print l > (T "/clf.labels") }
+}'
+check "calibrate" slem-calibrate -q -f text -c "$T/clf.txt" --exemplar-labels "$T/clf.labels" \
+  --positives "$T/val.txt" --positive-labels "$T/val.labels" -o "$T/cal.txt"
+head -n 8 "$T/clf.txt" >"$T/clf8.txt"
+head -n 8 "$T/clf.labels" >"$T/clf8.labels"
+check "calibrate 8" slem-calibrate -q -f text -c "$T/clf8.txt" --exemplar-labels "$T/clf8.labels" \
+  --positives "$T/val.txt" --positive-labels "$T/val.labels" -o "$T/cal8.txt"
+awk 'NR == FNR { k[NR - 1] = $0; next } $0 != k[(FNR - 1) % 8] { print "line " FNR ": " $0 " not " k[(FNR - 1) % 8]; bad = 1; exit }
+  END { if (!bad && FNR != '$NQ') { print FNR " lines"; bad = 1 } exit bad }' "$T/cal8.txt" "$T/cal.txt" >"$T/diff" &&
+  ok || bad "calibrate: $(cat "$T/diff")"
+sort -u "$T/cal8.txt" | wc -l | grep -q '^ *8$' && ok || bad "calibrate: the 8 kinds do not differ: $(cat "$T/cal8.txt")"
+
+# ---- slem-match (blocks of 2048 queries), slem-negstats and slem-encode at 10 000 ----
+# one-hot queries against database rows e_(j % 10), cosine: the 10 rows of the query's
+# label score 1, the others 0; equal scores go to the lower row, so the top 12 are
+# L, L + 10, ..., L + 90, then the two lowest rows of another label
+awk -v NQ=$NQ '{ } END {
+  for (q = 0; q < NQ; q++) { L = q % 10
+    for (i = 0; i < 10; i++) printf "%d\t%d\t%d\t1\n", q, i + 1, L + 10 * i
+    r = 11; for (j = 0; r <= 12; j++) if (j % 10 != L) printf "%d\t%d\t%d\t0\n", q, r++, j
+  }
+}' </dev/null >"$T/match.want"
+check "match" slem-match --normalize -k 12 -d "$T/db.txt" -o "$T/match.tsv" "$T/q.txt"
+cmp -s "$T/match.tsv" "$T/match.want" && ok || bad "match: not the ranking known: $(cmp "$T/match.tsv" "$T/match.want")"
+check "match, queries from a pipe" sh -c "cat '$T/q.txt' | slem-match --normalize -k 12 -f text -d '$T/db.txt' -o '$T/matchp.tsv'"
+cmp -s "$T/matchp.tsv" "$T/match.want" && ok || bad "match from a pipe: not the ranking known"
+# negatives: 10 000 rows of a deterministic generator; blocks of 64 or the default, the
+# same cache bit for bit, n = 10 000
+awk -v NQ=$NQ 'BEGIN { x = 12345; for (i = 0; i < NQ; i++) { s = ""
+  for (j = 0; j < 10; j++) { x = (x * 1103515245 + 12345) % 2147483648; s = s (j ? " " : "") sprintf("%.6f", x / 2147483648 - 0.5) }
+  print s } }' >"$T/neg.txt"
+check "negstats" slem-negstats -q -o "$T/neg.slem" "$T/neg.txt"
+check "negstats, blocks of 64" slem-negstats -q -b 64 -o "$T/neg64.slem" "$T/neg.txt"
+cmp -s "$T/neg.slem" "$T/neg64.slem" && ok || bad "negstats: the cache depends on the block size"
+slem-negstats --info "$T/neg.slem" | grep -q '"n":[[:space:]]*10000,' && ok || bad "negstats: n is not $NQ: $(slem-negstats --info "$T/neg.slem" | grep '"n"')"
+# descriptors of equal queries are equal, whatever block they fall in (blocks of 1024), to
+# float32 rounding: not bit for bit, the BLAS kernels treat a block's rows by position
+check "encode" slem-encode -q -c "$T/neg.slem" -F text -o "$T/enc.txt" "$T/q.txt"
+awk -v NQ=$NQ 'FNR <= 10 { k[FNR - 1] = $0 } {
+  split(k[(FNR - 1) % 10], w, " ")
+  for (i = 1; i <= NF; i++) if ($i - w[i] > 1e-6 || w[i] - $i > 1e-6) { print "line " FNR ": " $0; bad = 1; exit }
+} END { if (!bad && NR != NQ) { print NR " lines"; bad = 1 } exit bad }' "$T/enc.txt" >"$T/diff" && ok || bad "encode: $(cat "$T/diff")"
+[ "$(head -n 10 "$T/enc.txt" | sort -u | wc -l)" = 10 ] && ok || bad "encode: not 10 distinct descriptors"
+# slem-esvm, 10 000 exemplars (reads of 256): equal exemplars give equal rows, bit for bit,
+# whatever the block, the thread count and the row
+head -n 100 "$T/neg.txt" >"$T/neg100.txt"
+check "esvm" slem-esvm -q -n "$T/neg100.txt" -F text -o "$T/es.txt" "$T/q.txt"
+check "esvm -t 1 -b 64" slem-esvm -q -t 1 -b 64 -n "$T/neg100.txt" -F text -o "$T/es1.txt" "$T/q.txt"
+cmp -s "$T/es.txt" "$T/es1.txt" && ok || bad "esvm: the rows depend on the block or the threads"
+awk -v NQ=$NQ 'FNR <= 10 { k[FNR - 1] = $0 } $0 != k[(FNR - 1) % 10] { print "line " FNR; bad = 1; exit }
+  END { if (!bad && NR != NQ) { print NR " lines"; bad = 1 } exit bad }' "$T/es.txt" >"$T/diff" && ok || bad "esvm: $(cat "$T/diff")"
+[ "$(sort -u "$T/es.txt" | wc -l)" = 10 ] && ok || bad "esvm: not 10 distinct rows"
+
+# ---- the progress callbacks (every 256 queries, 64 exemplars) on a terminal: shown, and
+# the results the same as without them (script(1) gives the tools a terminal) ----
+if command -v script >/dev/null 2>&1; then
+  # tty NAME WHAT OUT EXPECTED CMD: CMD on a terminal shows "WHAT" and writes OUT = EXPECTED
+  tty() {
+    script -qec "$5" /dev/null >"$T/tty.log" 2>&1 </dev/null
+    grep -q "$2" "$T/tty.log" && ok || bad "$1: no '$2' progress on a terminal: $(head -c 200 "$T/tty.log")"
+    cmp -s "$3" "$4" && ok || bad "$1: another result on a terminal"
+  }
+  # shellcheck disable=SC2086
+  slem-eval $LABELS -o "$T/e.txt" "$T/rank.tsv"
+  tty "eval" "queries read" "$T/et.txt" "$T/e.txt" "slem-eval $LABELS -o '$T/et.txt' '$T/rank.tsv'"
+  tty "merge" "queries merged" "$T/mt.tsv" "$T/all20.tsv" "slem-merge -k 20 -o '$T/mt.tsv' '$T/s0.tsv' '$T/s1.tsv'"
+  tty "expand" "vectors expanded" "$T/xt.txt" "$T/x.txt" \
+    "slem-expand -d '$T/db.txt' -n 1 -F text -o '$T/xt.txt' -r '$T/rank.tsv' '$T/q.txt'"
+  tty "calibrate" "exemplars" "$T/ct.txt" "$T/cal.txt" "slem-calibrate -f text -c '$T/clf.txt' \
+    --exemplar-labels '$T/clf.labels' --positives '$T/val.txt' --positive-labels '$T/val.labels' -o '$T/ct.txt'"
+  # shellcheck disable=SC2086
+  script -qec "slem-report $LABELS -o '$T/rt.html' '$T/rank.tsv'" /dev/null >"$T/tty.log" 2>&1 </dev/null
+  grep -q 'title="0.500050"' "$T/rt.html" && ok || bad "report on a terminal: the table lacks mAP 0.500050"
+else
+  echo "cli-large: script(1) missing, the progress on a terminal is not tested"
+fi
+
+finish cli-large
