@@ -16,7 +16,6 @@ void slem_merge_opts_init(SlemMergeOpts *opts) {
   memset(opts, 0, sizeof *opts);
   opts->k = 100;
   opts->format = SLEM_RANK_AUTO;
-  opts->allow_mixed_blas = 0;
 }
 
 typedef struct Shard {
