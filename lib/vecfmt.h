@@ -67,6 +67,20 @@ struct SlemVecReader {
   char cache_fp[17];  /* the fingerprint of the cache that made the descriptors, or "" */
   char *meta_json;    /* its JSON header, or NULL */
   struct SlemIds *ids; /* the ids it carries, or NULL */
+  uint64_t tail_ids_off, tail_ids_bytes; /* where the ids lie in crc_tail (bytes 0: none) */
+  int tail_read;      /* crc_tail holds what follows the rows (a pipe: only after the last row) */
+  int whole_ok;       /* the whole payload was verified (a container without a block table,
+                       * read from a row other than the first) */
+  /* its block table: the rows in blocks of blk_rows, each with its CRC-32, so that a read of
+   * any window verifies the blocks it touches, and no row leaves the reader unverified */
+  uint64_t blk_rows;  /* 0: no table (a container of the first release, or another format) */
+  uint64_t blk_count;
+  uint64_t blk_off;   /* where the table lies in the file */
+  uint32_t *blk_crc;  /* blk_crc[blk_count] */
+  uint32_t tail_crc;  /* of what follows the rows in the payload (padding, ids) */
+  unsigned char *blk_buf; /* one block read ahead and verified; its rows from blk_at on are
+                           * the next ones handed out */
+  size_t blk_n, blk_at, blk_cap;
   int kproj;          /* its rows are kernel projections, laid out by kp_d, kp_r, kp_couple */
   int kproj_ok;       /* the caller reads them as such (else reading them is refused) */
   size_t kp_d, kp_r;
@@ -90,6 +104,10 @@ struct SlemVecWriter {
   unsigned char *buf;  /* to a pipe: the rows' bytes, held until the close */
   size_t buf_n, buf_cap, ids_pad;
   int room;            /* the room of the header is written (to a file) */
+  uint32_t *blk_crc;   /* the CRC-32 of each block of rows written so far */
+  size_t blk_count, blk_cap;
+  uint32_t blk_cur;    /* of the block being written, blk_fill bytes so far */
+  uint64_t blk_fill;
 };
 
 struct SlemVecFormatDef {
@@ -120,6 +138,10 @@ struct SlemVecFormatDef {
   int (*write)(SlemVecWriter *w, const float *x, size_t n, SlemError *err);
   /* Completes the file before the commit (NULL: nothing to do). */
   int (*end)(SlemVecWriter *w, SlemError *err);
+  /* Moves to record row (below or at the count; the input is a regular file of fixed-size
+   * records) so that the next read returns it; r->recs and r->done are set by the caller.
+   * NULL: seek to data_off + row * rec. */
+  int (*seek)(SlemVecReader *r, uint64_t row, SlemError *err);
 };
 
 extern const SlemVecFormatDef slem_vfmt_fvecs, slem_vfmt_bvecs, slem_vfmt_ivecs;
@@ -165,7 +187,8 @@ int slem_float_to_half(float v, uint16_t *h);
 int slem_vfmt_write_error(SlemVecWriter *w, SlemError *err);
 
 /* Ends the checksum of a container's payload that was followed as its rows were read (the
- * records, then crc_tail): SLEM_EFORMAT "checksum mismatch in the rows" when it differs. */
+ * records, then crc_tail, read first from a pipe): SLEM_EFORMAT "checksum mismatch in the
+ * rows" when it differs (fmt_slem.c). */
 int slem_vfmt_crc_end(SlemVecReader *r, SlemError *err);
 /* Appends n rows of doubles to a container of kernel projections. */
 int slem_vfmt_slem_write_f64(SlemVecWriter *w, const double *x, size_t n, SlemError *err);

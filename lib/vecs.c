@@ -189,6 +189,8 @@ void slem_vecreader_free(SlemVecReader *self) {
   free(self->row);
   free(self->meta_json);
   free(self->crc_tail);
+  free(self->blk_crc);
+  free(self->blk_buf);
   slem_ids_free(self->ids);
   free(self);
 }
@@ -283,24 +285,18 @@ int slem_vecreader_seek(SlemVecReader *self, uint64_t row, SlemError *err) {
     return slem_error(err, SLEM_EINVAL, "%s: cannot move to record %" PRIu64 " (%s)",
                       slem_in_name(self->in), row + 1,
                       row > (uint64_t)self->count ? "past the end" : "not a file of fixed records");
-  if ((st = slem_in_seek(self->in, self->data_off + row * self->rec, err)) != SLEM_OK) return st;
+  if (self->def->seek) { /* a container: the checksums follow the move (fmt_slem.c) */
+    if ((st = self->def->seek(self, row, err)) != SLEM_OK) return st;
+  } else {
+    if ((st = slem_in_seek(self->in, self->data_off + row * self->rec, err)) != SLEM_OK) return st;
+  }
   self->recs = self->done = row;
-  self->crc_on = 0; /* not read from the first row: the checksum cannot be followed */
   return SLEM_OK;
 }
 
 int slem_vecreader_can_seek(const SlemVecReader *self) {
   return self->rec > 0 && !self->fortran && !self->skip_nonfinite &&
          slem_in_seekable(self->in) && self->count >= 0;
-}
-
-int slem_vfmt_crc_end(SlemVecReader *r, SlemError *err) {
-  uint32_t crc = slem_crc32(r->crc, r->crc_tail, r->crc_tail_len);
-  r->crc_on = 0;
-  if (crc != r->crc_want)
-    return slem_error(err, SLEM_EFORMAT, "%s: checksum mismatch in the rows: corrupt",
-                      slem_in_name(r->in));
-  return SLEM_OK;
 }
 
 /* Element j of a payload at p, as double. */
@@ -641,6 +637,7 @@ int slem_vecwriter_close(SlemVecWriter *self, SlemError *err) {
   free(self->rec);
   free(self->meta_strs);
   free(self->buf);
+  free(self->blk_crc);
   free(self);
   return st;
 }
@@ -651,6 +648,7 @@ void slem_vecwriter_abort(SlemVecWriter *self) {
   free(self->rec);
   free(self->meta_strs);
   free(self->buf);
+  free(self->blk_crc);
   free(self);
 }
 
