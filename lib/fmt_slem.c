@@ -421,28 +421,28 @@ static int read_ahead(SlemVecReader *r, uint64_t first, SlemError *err) {
 }
 
 /* Rows leave the reader only from blocks verified whole: whole blocks straight into the
- * caller's rows, a read of fewer rows than a block (a window's edge) from the block read
- * ahead. A container without a table is read as fixed records, its payload's checksum
- * followed from the first row to the last. */
+ * caller's rows, fewer rows than a block (a window's edge, a short read) from the block read
+ * ahead. A container without a table was verified at the open: read as fixed records. */
 static int read_slem(SlemVecReader *r, double *xd, float *xf, size_t max, size_t *got,
                      SlemError *err) {
+  size_t out = 0;
   if (!r->blk_rows) return slem_vfmt_read_records(r, xd, xf, max, got, err);
-  for (;;) {
+  while (out < max && r->recs < (uint64_t)r->count) {
     uint64_t left = (uint64_t)r->count - r->recs;
+    size_t want = max - out < left ? max - out : (size_t)left, n, o;
+    double *xo = xd ? xd + out * r->d : NULL;
+    float *fo = xf ? xf + out * r->d : NULL;
     const unsigned char *raw;
-    size_t n, o;
     int st;
-    if (max > left) max = (size_t)left;
-    if (max == 0) return SLEM_OK;
     if (r->blk_at < r->blk_n) { /* the rest of the block read ahead */
-      n = r->blk_n - r->blk_at < max ? r->blk_n - r->blk_at : max;
+      n = r->blk_n - r->blk_at < want ? r->blk_n - r->blk_at : want;
       raw = r->blk_buf + r->blk_at * r->rec;
       r->blk_at += n;
-    } else if (max >= r->blk_rows || max == left) { /* whole blocks (r->recs starts one) */
+    } else if (want >= r->blk_rows || want == left) { /* whole blocks (r->recs starts one) */
       unsigned char *dst;
-      n = max == left ? max : (size_t)(max / r->blk_rows * r->blk_rows);
+      n = want == left ? want : (size_t)(want / r->blk_rows * r->blk_rows);
       if (xf ? r->dtype == SLEM_DT_F4 : r->dtype == SLEM_DT_F8) { /* read in place */
-        dst = xf ? (unsigned char *)xf : (unsigned char *)xd;
+        dst = xf ? (unsigned char *)fo : (unsigned char *)xo;
       } else {
         if (n * r->rec > r->raw_cap) {
           free(r->raw);
@@ -459,17 +459,17 @@ static int read_slem(SlemVecReader *r, double *xd, float *xf, size_t max, size_t
       raw = dst;
     } else {
       if ((st = read_ahead(r, r->recs, err)) != SLEM_OK) return st;
-      n = max;
+      n = want;
       raw = r->blk_buf;
       r->blk_at = n;
     }
-    if ((st = slem_vfmt_decode(r, raw, n, xd, xf, &o, err)) != SLEM_OK) return st;
+    if ((st = slem_vfmt_decode(r, raw, n, xo, fo, &o, err)) != SLEM_OK) return st;
     r->recs += n;
-    if (o == 0 && n > 0) continue; /* every row of these skipped (non-finite) */
-    *got = o;
-    r->done += o;
-    return SLEM_OK;
+    out += o; /* fewer when rows with a NaN or an Inf were skipped */
   }
+  *got = out;
+  r->done += out;
+  return SLEM_OK;
 }
 
 /* A container without a table read from a row other than the first: its whole payload is
