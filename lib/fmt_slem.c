@@ -4,7 +4,11 @@
  *                    lengths and offsets, CRC-32 of the JSON, of the payload, of the header)
  *   64     JSON      kind "descriptors", rows "descriptors", "classifiers" or
  *                    "kernel-projections", d, n, dtype, the fingerprint of the cache that
- *                    made the rows, the input they come from, the shard they are, sections
+ *                    made the rows, the input they come from, the shard they are, sections,
+ *                    blocks: {rows B, count, offset, crc32 of the table, tail_crc32 of what
+ *                    follows the rows}
+ *   32768  table     the CRC-32 of each block of B rows (uint32), the last block shorter;
+ *                    B = 1024, doubled while there would be more than 8192 blocks
  *   65536  payload   n rows of d float32 ("<f4"), little-endian, or of d float64 ("<f8")
  *                    for kernel projections; then, when the rows have ids, at the next
  *                    multiple of 64, the ids as NUL-terminated strings
@@ -16,9 +20,13 @@
  * (slem_vecreader_accept_projections()) reads their rows.
  *
  * The payload starts at a fixed offset, so that rows are written as they come and the
- * header is completed at the close (a pipe gets the rows held in memory until then). A
- * reader checks the header and the JSON before the first row, and the payload checksum
- * first when the input is a regular file (one pass over it), else at its end.
+ * header and the table are completed at the close (a pipe gets the rows held in memory until
+ * then). A reader checks the header, the JSON and the table before the first row, and hands
+ * out no row before the block that holds it has been verified: a window (a shard) reads the
+ * blocks at its edges whole, a pipe verifies each block as it comes and what follows the
+ * rows after the last one. The table lies where the previous release left zeros, and the
+ * payload's CRC is still written, so that release reads these containers; a container it
+ * wrote (no "blocks") is verified whole at the open, before any row is used.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <cjson/cJSON.h>
