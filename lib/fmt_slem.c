@@ -787,7 +787,7 @@ static int end_slem(SlemVecWriter *w, SlemError *err) {
     if (st == SLEM_OK && (fseek(fp, 0, SEEK_SET) != 0 || fwrite(h, 1, FIXED_LEN, fp) != FIXED_LEN ||
                           fwrite(text, 1, json_len, fp) != json_len || putc('\n', fp) == EOF ||
                           fseek(fp, TABLE_OFF, SEEK_SET) != 0 ||
-                          fwrite(w->blk_crc, 4, w->blk_count, fp) != w->blk_count ||
+                          (w->blk_count && fwrite(w->blk_crc, 4, w->blk_count, fp) != w->blk_count) ||
                           fseek(fp, 0, SEEK_END) != 0))
       st = slem_vfmt_write_error(w, err);
   } else {
@@ -796,7 +796,7 @@ static int end_slem(SlemVecWriter *w, SlemError *err) {
       st = slem_vfmt_write_error(w, err);
     for (pos = FIXED_LEN + json_len + 1; st == SLEM_OK && pos < TABLE_OFF; pos++)
       if (putc(0, fp) == EOF) st = slem_vfmt_write_error(w, err);
-    if (st == SLEM_OK && fwrite(w->blk_crc, 4, w->blk_count, fp) != w->blk_count)
+    if (st == SLEM_OK && w->blk_count && fwrite(w->blk_crc, 4, w->blk_count, fp) != w->blk_count)
       st = slem_vfmt_write_error(w, err);
     for (pos = TABLE_OFF + 4 * (uint64_t)w->blk_count; st == SLEM_OK && pos < PAY_OFF; pos++)
       if (putc(0, fp) == EOF) st = slem_vfmt_write_error(w, err);
