@@ -146,19 +146,6 @@ static int rows_end_pipe(SlemVecReader *r, SlemError *err) {
   return st;
 }
 
-int slem_vfmt_crc_end(SlemVecReader *r, SlemError *err) {
-  uint32_t crc;
-  int st = read_tail(r, err);
-  if (st) return st;
-  crc = slem_crc32(r->crc, r->crc_tail, r->crc_tail_len);
-  r->crc_on = 0;
-  if (crc != r->crc_want)
-    return slem_error(err, SLEM_EFORMAT, "%s: checksum mismatch in the rows: corrupt",
-                      slem_in_name(r->in));
-  r->whole_ok = 1;
-  return pipe_ids(r, err);
-}
-
 static int read_raw(SlemVecReader *r, unsigned char *dst, uint64_t first, size_t nrows,
                     SlemError *err);
 static int verify_whole(SlemVecReader *r, SlemError *err);
@@ -312,7 +299,7 @@ static int open_slem(SlemVecReader *r, SlemError *err) {
     if (st) goto done;
   }
   /* what follows the rows (padding, the ids): from a file, read now, before the rows they
-   * name; from a pipe, after the last row (slem_vfmt_crc_end()) */
+   * name; from a pipe, after the last row (rows_end_pipe()) */
   {
     uint64_t rows_end = pay_off + n * d * esize;
     memcpy(&r->crc_want, h + 52, 4);
@@ -480,8 +467,8 @@ static int read_slem(SlemVecReader *r, double *xd, float *xf, size_t max, size_t
   return SLEM_OK;
 }
 
-/* A container without a table read from a row other than the first: its whole payload is
- * verified once first (the checksum it has covers nothing smaller). */
+/* A container without a table, from a file: its whole payload is verified at the open (its
+ * one checksum covers nothing smaller), in slices of 4 MiB. */
 static int verify_whole(SlemVecReader *r, SlemError *err) {
   uint64_t left = (uint64_t)r->count * r->rec;
   size_t cap = (size_t)1 << 22, got;
@@ -491,8 +478,8 @@ static int verify_whole(SlemVecReader *r, SlemError *err) {
                : slem_error(err, SLEM_ENOMEM, "out of memory");
   while (st == SLEM_OK && left > 0) {
     size_t want = left < cap ? (size_t)left : cap;
-    st = slem_in_read(r->in, buf, want, &got, err);
-    if (st == SLEM_OK && got < want)
+    if ((st = slem_in_read(r->in, buf, want, &got, err)) != SLEM_OK) break;
+    if (got < want)
       st = slem_error(err, SLEM_EFORMAT, "%s: truncated in its rows", slem_in_name(r->in));
     crc = slem_crc32(crc, buf, got);
     left -= got;
@@ -502,7 +489,6 @@ static int verify_whole(SlemVecReader *r, SlemError *err) {
   if (slem_crc32(crc, r->crc_tail, r->crc_tail_len) != r->crc_want)
     return slem_error(err, SLEM_EFORMAT, "%s: checksum mismatch in the rows: corrupt",
                       slem_in_name(r->in));
-  r->whole_ok = 1;
   return SLEM_OK;
 }
 

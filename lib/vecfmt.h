@@ -58,9 +58,6 @@ struct SlemVecReader {
   int has_pending;
   uint64_t line_no;   /* lines read */
   /* the descriptor container: */
-  int crc_on;         /* the rows are checksummed as they are read, from the first */
-  int crc_can;        /* crc_on again after a rewind */
-  uint32_t crc;       /* CRC-32 of the records read so far */
   uint32_t crc_want;  /* of the whole payload: the records, then crc_tail */
   unsigned char *crc_tail; /* what follows the rows in the payload (padding, ids) */
   size_t crc_tail_len;
@@ -69,8 +66,6 @@ struct SlemVecReader {
   struct SlemIds *ids; /* the ids it carries, or NULL */
   uint64_t tail_ids_off, tail_ids_bytes; /* where the ids lie in crc_tail (bytes 0: none) */
   int tail_read;      /* crc_tail holds what follows the rows (a pipe: only after the last row) */
-  int whole_ok;       /* the whole payload was verified (a container without a block table,
-                       * read from a row other than the first) */
   /* its block table: the rows in blocks of blk_rows, each with its CRC-32, so that a read of
    * any window verifies the blocks it touches, and no row leaves the reader unverified */
   uint64_t blk_rows;  /* 0: no table (a container of the first release, or another format) */
@@ -186,10 +181,6 @@ int slem_float_to_half(float v, uint16_t *h);
 /* Sets err to the failed write on w's output (from errno) and returns SLEM_EIO. */
 int slem_vfmt_write_error(SlemVecWriter *w, SlemError *err);
 
-/* Ends the checksum of a container's payload that was followed as its rows were read (the
- * records, then crc_tail, read first from a pipe): SLEM_EFORMAT "checksum mismatch in the
- * rows" when it differs (fmt_slem.c). */
-int slem_vfmt_crc_end(SlemVecReader *r, SlemError *err);
 /* Appends n rows of doubles to a container of kernel projections. */
 int slem_vfmt_slem_write_f64(SlemVecWriter *w, const double *x, size_t n, SlemError *err);
 

@@ -16,7 +16,6 @@
 
 #include "io.h"
 #include "vecfmt.h"
-#include "crc32.h"
 #include "ids.h"
 #include "mem.h"
 
@@ -272,8 +271,6 @@ int slem_vecreader_rewind(SlemVecReader *self, SlemError *err) {
   self->done = 0;
   self->recs = 0;
   self->skipped = 0;
-  self->crc = 0;
-  self->crc_on = self->crc_can;
   return SLEM_OK;
 }
 
@@ -474,11 +471,6 @@ int slem_vfmt_read_records(SlemVecReader *self, double *xd, float *xf, size_t ma
     if (self->count_from && n < max)
       return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": missing (%s says %" PRId64
                         ")", name, self->recs + n + 1, self->count_from, self->count);
-    if (self->crc_on) {
-      self->crc = slem_crc32(self->crc, raw, nbytes);
-      if (self->recs + n == (uint64_t)self->count && (st = slem_vfmt_crc_end(self, err)) != SLEM_OK)
-        return st;
-    }
     st = slem_vfmt_decode(self, raw, n, xd, xf, &o, err);
     if (st) return st;
     self->recs += n;
