@@ -3,7 +3,9 @@
  * pipes; the big-ann-benchmarks formats; float16 and int8 output; bad inputs. */
 #include "testutil.h"
 
+#include "../lib/crc32.h"
 #include "../lib/ids.h"
+#include <cjson/cJSON.h>
 #include "../lib/vecfmt.h"
 #include "../lib/vecs.h"
 #include <sys/stat.h>
@@ -692,6 +694,92 @@ static int read_all(const char *path, SlemError *err) {
   return st;
 }
 
+
+/* Makes the container at path one of the release before block tables: "blocks" out of its
+ * JSON header, the header's lengths and checksums made again (the payload's CRC, which
+ * that release checks, is unchanged), the table's bytes zeroed. */
+static void to_first_release(const char *path) {
+  unsigned char room[65536];
+  FILE *f = fopen(path, "r+b");
+  cJSON *json;
+  char *text;
+  uint32_t len, crc;
+  ck_assert_ptr_nonnull(f);
+  ck_assert_uint_eq(fread(room, 1, sizeof room, f), sizeof room);
+  memcpy(&len, room + 20, 4);
+  json = cJSON_ParseWithLength((const char *)room + 64, len);
+  ck_assert_ptr_nonnull(json);
+  ck_assert_ptr_nonnull(cJSON_GetObjectItemCaseSensitive(json, "blocks"));
+  cJSON_DeleteItemFromObjectCaseSensitive(json, "blocks");
+  text = cJSON_PrintUnformatted(json);
+  len = (uint32_t)strlen(text);
+  memset(room + 64, 0, sizeof room - 64);
+  memcpy(room + 64, text, len);
+  room[64 + len] = '\n';
+  memcpy(room + 20, &len, 4);
+  crc = slem_crc32(0, text, len);
+  memcpy(room + 48, &crc, 4);
+  crc = slem_crc32(0, room, 60);
+  memcpy(room + 60, &crc, 4);
+  ck_assert_int_eq(fseek(f, 0, SEEK_SET), 0);
+  ck_assert_uint_eq(fwrite(room, 1, sizeof room, f), sizeof room);
+  ck_assert_int_eq(fclose(f), 0);
+  free(text);
+  cJSON_Delete(json);
+}
+
+/* A container of the release before block tables: read whole and in windows from a file,
+ * whole from a pipe, verified whole at the open either way; a pipe holds it whole for
+ * that, up to 64 MiB, and refuses a larger one before reading its rows. */
+START_TEST(containers_without_a_table) {
+  char *p = tu_path("v1.slem"), *big = tu_path("v1big.slem");
+  SlemVecReader *r = NULL;
+  SlemError err;
+  float x[3000];
+  size_t got;
+  write_counting(p, 3000);
+  to_first_release(p);
+  ck_assert_int_eq(slem_vecreader_open(&r, p, SLEM_FMT_AUTO, &err), SLEM_OK);
+  ck_assert_ptr_null(strstr(slem_vecreader_meta(r), "blocks"));
+  ck_assert_int_eq(slem_vecreader_seek(r, 2500, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecreader_read_f32(r, x, 3000, &got, &err), SLEM_OK);
+  ck_assert_uint_eq(got, 500);
+  ck_assert_float_eq(x[499], 2999.0f);
+  slem_vecreader_free(r);
+  ck_assert_int_eq(read_all(p, &err), SLEM_OK);
+  stdin_from_child(p);
+  ck_assert_int_eq(read_all("-", &err), SLEM_OK);
+  wait(NULL);
+  { /* record 2001 changed: refused at the open, whatever is read */
+    FILE *f = fopen(p, "r+b");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fseek(f, 65536 + 2000 * 4, SEEK_SET), 0);
+    ck_assert_int_eq(putc(0x7f, f), 0x7f);
+    ck_assert_int_eq(fclose(f), 0);
+  }
+  ck_assert_int_eq(slem_vecreader_open(&r, p, SLEM_FMT_AUTO, &err), SLEM_EFORMAT);
+  ck_assert_msg(strstr(err.msg, "v1.slem: checksum mismatch in the rows: corrupt"), "%s", err.msg);
+  stdin_from_child(p);
+  ck_assert_int_eq(read_all("-", &err), SLEM_EFORMAT);
+  ck_assert_msg(strstr(err.msg, "<stdin>: checksum mismatch in the rows: corrupt"), "%s", err.msg);
+  wait(NULL);
+  /* 17 Mi rows of 4 bytes: 68 MiB, more than a pipe holds */
+  write_counting(big, (uint64_t)17 << 20);
+  to_first_release(big);
+  ck_assert_int_eq(read_all(big, &err), SLEM_OK);
+  stdin_from_child(big);
+  ck_assert_int_eq(read_all("-", &err), SLEM_EFORMAT);
+  ck_assert_msg(strstr(err.msg, "<stdin>: a container without a block table (written before "
+                               "them) on a pipe is held whole to be verified, up to 64 MiB"),
+                "%s", err.msg);
+  close(0);
+  wait(NULL);
+  unlink(big);
+  free(p);
+  free(big);
+}
+END_TEST
+
 /* A container whose ids repeat (no slem tool writes one: their ids files are checked) is
  * refused from a file and from a pipe, naming both records. */
 START_TEST(container_ids_unique_from_file_and_pipe) {
@@ -865,6 +953,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, container_blocks_fold_past_the_table);
   tcase_add_test(tc, container_ids_unique_from_file_and_pipe);
   tcase_add_test(tc, container_ids_are_text);
+  tcase_add_test(tc, containers_without_a_table);
   tcase_add_test(tc, records_read_in_place_skip_as_others);
   suite_add_tcase(s, tc);
   return s;
