@@ -327,7 +327,6 @@ static int open_slem(SlemVecReader *r, SlemError *err) {
                              ids_bytes, n, err);
       if (st == SLEM_OK) st = slem_in_seek(r->in, pay_off, err);
     } else if (!r->blk_rows) { /* the same from a pipe: the rows held and verified first */
-      r->rec = (size_t)d * esize;
       if (pay_len > SLEM_NPY_FORTRAN_PIPE_MAX)
         st = slem_error(err, SLEM_EFORMAT, "%s: a container without a block table (written "
                         "before them) on a pipe is held whole to be verified, up to 64 MiB, and "
