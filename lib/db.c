@@ -141,7 +141,10 @@ int slem_db_open(SlemDb **self, const char *const *paths, const char *const *ids
       }
     }
   }
-  if (ids_paths && (st = slem_ids_concat(&db->ids, db->fids, n, err)) != SLEM_OK) goto fail;
+  /* an id names one row of the whole database: twice, in one file or in two, is refused */
+  if (ids_paths && ((st = slem_ids_unique(db->fids, n, "database file", err)) != SLEM_OK ||
+                    (st = slem_ids_concat(&db->ids, db->fids, n, err)) != SLEM_OK))
+    goto fail;
   if (!ids_paths) { /* descriptor containers that all carry their ids name the rows */
     SlemIds **parts = malloc(n * sizeof *parts);
     size_t have = 0;
@@ -151,7 +154,8 @@ int slem_db_open(SlemDb **self, const char *const *paths, const char *const *ids
     }
     for (size_t i = 0; i < n; i++)
       if ((parts[i] = (SlemIds *)slem_vecreader_ids(db->r[i])) != NULL) have++;
-    if (have == n) st = slem_ids_concat(&db->ids, parts, n, err);
+    if (have == n && (st = slem_ids_unique(parts, n, "database file", err)) == SLEM_OK)
+      st = slem_ids_concat(&db->ids, parts, n, err);
     free(parts);
     if (st) goto fail;
   }

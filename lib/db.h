@@ -28,9 +28,11 @@ typedef struct SlemDb SlemDb;
  * SLEM_FMT_AUTO, per file). ids_paths is NULL or n ids files, ids_paths[i] naming the
  * rows of paths[i]. Checked here, before any row is read: one dimension in every file,
  * and each ids file's count against its file's count when the header or the file size
- * tells it (otherwise when that file has been read), and kernel projections in all files or
- * none. Errors: those of opening the files and reading the ids, SLEM_EFORMAT (dimensions,
- * ids counts, a mix of projections and vectors), SLEM_EINVAL (n 0, stdin
+ * tells it (otherwise when that file has been read), kernel projections in all files or
+ * none, and every id once in the whole database (ids files, or the ids the containers
+ * carry). Errors: those of opening the files and reading the ids, SLEM_EFORMAT (dimensions,
+ * ids counts, a mix of projections and vectors, an id given twice: the message names the
+ * file and line or record of both, slem_ids_unique()), SLEM_EINVAL (n 0, stdin
  * twice), SLEM_ENOMEM. */
 int slem_db_open(SlemDb **self, const char *const *paths, const char *const *ids_paths,
                  size_t n, SlemFormat fmt, SlemError *err);

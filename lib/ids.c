@@ -11,6 +11,7 @@
 struct SlemIds {
   char *name;
   SlemArena a;      /* the ids, in order */
+  int records;      /* from a container: id i is "record i + 1" in messages, else "line" */
 };
 
 void slem_ids_free(SlemIds *self) {
@@ -50,6 +51,27 @@ static int utf8_valid(const char *s, size_t len) {
   return 1;
 }
 
+/* Refuses what an id may not be, naming name and where (unit no): empty, white space or
+ * NUL (it would shift or split the columns of tsv and trec), another control character
+ * (tsv, jsonl and the results page carry ids as they are), or not UTF-8. */
+static int check_id(const char *name, const char *unit, uint64_t no, const char *s, size_t len,
+                    SlemError *err) {
+  if (len == 0) return slem_error(err, SLEM_EFORMAT, "%s: %s %" PRIu64 ": empty id", name, unit, no);
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r' || c == 0)
+      return slem_error(err, SLEM_EFORMAT, "%s: %s %" PRIu64 ": id contains white space or NUL",
+                        name, unit, no);
+    if (c < 0x20 || c == 0x7f)
+      return slem_error(err, SLEM_EFORMAT, "%s: %s %" PRIu64 ": id contains the control character "
+                        "0x%02x", name, unit, no, c);
+  }
+  if (!utf8_valid(s, len))
+    return slem_error(err, SLEM_EFORMAT, "%s: %s %" PRIu64 ": id is not UTF-8 text (rankings in "
+                      "jsonl and the results page need it)", name, unit, no);
+  return SLEM_OK;
+}
+
 static int read_list(SlemIds **self, const char *path, int unique, SlemError *err) {
   SlemIn *in = NULL;
   SlemIds *ids = calloc(1, sizeof *ids);
@@ -74,20 +96,7 @@ static int read_list(SlemIds **self, const char *path, int unique, SlemError *er
     if (st) goto fail;
     if (!line) break;
     line_no++;
-    if (len == 0) {
-      st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": empty id", ids->name, line_no);
-      goto fail;
-    }
-    if (strpbrk(line, " \t\v\f\r") || strlen(line) != len) {
-      st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": id contains white space or NUL",
-                      ids->name, line_no);
-      goto fail;
-    }
-    if (!utf8_valid(line, len)) {
-      st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": id is not UTF-8 text (rankings "
-                      "in jsonl and the results page need it)", ids->name, line_no);
-      goto fail;
-    }
+    if ((st = check_id(ids->name, "line", line_no, line, len, err)) != SLEM_OK) goto fail;
     if (unique) {
       long at = slem_strmap_intern(seen, line, len);
       if (at < 0) goto nomem;
@@ -147,9 +156,11 @@ int slem_ids_unpack(SlemIds **self, const char *name, const char *buf, size_t by
                     uint64_t count, SlemError *err) {
   SlemIds *ids = calloc(1, sizeof *ids);
   size_t pos = 0;
+  int st;
   *self = NULL;
   if (!ids || !(ids->name = malloc(strlen(name) + 1))) goto nomem;
   strcpy(ids->name, name);
+  ids->records = 1;
   for (uint64_t i = 0; i < count; i++) {
     const char *s = buf + pos;
     size_t len = pos < bytes ? strnlen(s, bytes - pos) : 0;
@@ -158,10 +169,9 @@ int slem_ids_unpack(SlemIds **self, const char *name, const char *buf, size_t by
       return slem_error(err, SLEM_EFORMAT, "%s: the ids section holds fewer than %" PRIu64
                         " ids", name, count);
     }
-    if (len == 0 || strpbrk(s, " \t\n\r\v\f")) {
+    if ((st = check_id(name, "record", i + 1, s, len, err)) != SLEM_OK) {
       slem_ids_free(ids);
-      return slem_error(err, SLEM_EFORMAT, "%s: id %" PRIu64 " is empty or holds white space",
-                        name, i + 1);
+      return st;
     }
     if (push(ids, s, len) != 0) goto nomem;
     pos += len + 1;
@@ -171,9 +181,58 @@ int slem_ids_unpack(SlemIds **self, const char *name, const char *buf, size_t by
     return slem_error(err, SLEM_EFORMAT, "%s: the ids section holds more than %" PRIu64 " ids",
                       name, count);
   }
+  if ((st = slem_ids_unique(&ids, 1, NULL, err)) != SLEM_OK) {
+    slem_ids_free(ids);
+    return st;
+  }
   *self = ids;
   return SLEM_OK;
 nomem:
   slem_ids_free(ids);
   return slem_error(err, SLEM_ENOMEM, "out of memory for the ids");
+}
+
+int slem_ids_unique(SlemIds *const *parts, size_t n, const char *what, SlemError *err) {
+  SlemStrMap *seen = slem_strmap_new();
+  size_t *part_of = NULL, cap = 0, total = 0;
+  int st = SLEM_OK;
+  if (!seen) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  for (size_t p = 0; p < n; p++) total += parts[p]->a.n;
+  if (!(part_of = malloc((total ? total : 1) * sizeof *part_of))) {
+    slem_strmap_free(seen);
+    return slem_error(err, SLEM_ENOMEM, "out of memory");
+  }
+  /* part_of[k]: the part of the k-th distinct id; its place there is k minus the ids of
+   * the parts before it, as long as every id so far was new */
+  for (size_t p = 0; p < n && st == SLEM_OK; p++) {
+    for (size_t i = 0; i < parts[p]->a.n; i++) {
+      const char *s = slem_ids_get(parts[p], i);
+      long at = slem_strmap_intern(seen, s, strlen(s));
+      if (at < 0) {
+        st = slem_error(err, SLEM_ENOMEM, "out of memory");
+        break;
+      }
+      if ((size_t)at == cap) {
+        part_of[cap++] = p;
+        continue;
+      }
+      {
+        size_t fp = part_of[at], fi = (size_t)at;
+        char here[64] = "", there[64] = "";
+        for (size_t q = 0; q < fp; q++) fi -= parts[q]->a.n;
+        if (what && n > 1) {
+          snprintf(here, sizeof here, " (%s %zu)", what, p + 1);
+          snprintf(there, sizeof there, " (%s %zu)", what, fp + 1);
+        }
+        st = slem_error(err, SLEM_EFORMAT, "%s%s: %s %zu: id '%s' appears twice (%s%s: %s %zu): rows "
+                        "named alike could not be told apart", parts[p]->name, here,
+                        parts[p]->records ? "record" : "line", i + 1, s, parts[fp]->name, there,
+                        parts[fp]->records ? "record" : "line", fi + 1);
+        break;
+      }
+    }
+  }
+  free(part_of);
+  slem_strmap_free(seen);
+  return st;
 }

@@ -1,7 +1,7 @@
 /* Ids files: one id per line, in the order of the vectors they name.
  *
- * An id is a non-empty string with no white space (so that it survives TSV and TREC
- * output). Blank lines are errors, since they would shift every id after them.
+ * An id is a non-empty UTF-8 string with no white space and no other control character
+ * (so that it survives TSV, TREC and JSON lines output). Blank lines are errors, since they would shift every id after them.
  */
 #ifndef SLEM_IDS_H
 #define SLEM_IDS_H
@@ -27,10 +27,18 @@ void slem_ids_free(SlemIds *self);
 int slem_ids_concat(SlemIds **self, SlemIds *const *parts, size_t n, SlemError *err);
 
 /* A new list from count NUL-terminated ids packed in buf(bytes) (a descriptor container's ids
- * section), named name, freed by slem_ids_free(). Errors: SLEM_EFORMAT naming name (a count
- * or a length that disagrees, an empty id, white space in an id), SLEM_ENOMEM. */
+ * section), named name, freed by slem_ids_free(). Errors: SLEM_EFORMAT naming name and the
+ * record (a count or a length that disagrees, an empty id, white space or another control
+ * character in an id, an id that is not UTF-8, an id that appears twice), SLEM_ENOMEM. */
 int slem_ids_unpack(SlemIds **self, const char *name, const char *buf, size_t bytes,
                     uint64_t count, SlemError *err);
+
+/* Refuses an id that appears twice in the lists parts[0..n-1] taken together (the ids of
+ * the files of one database): SLEM_EFORMAT naming the list, the line (ids files) or record
+ * (containers) of the second occurrence and of the first, and, when what is not NULL and
+ * n > 1, the lists' numbers ("db.slem (database file 2): record 1: id 'a' appears twice
+ * (db.slem (database file 1): record 1)"). Errors: SLEM_ENOMEM. */
+int slem_ids_unique(SlemIds *const *parts, size_t n, const char *what, SlemError *err);
 
 size_t slem_ids_count(const SlemIds *self);
 /* The i-th id (0-based), owned by self; i must be below slem_ids_count(). */

@@ -69,9 +69,6 @@ struct SlemVecReader {
   int has_pending;
   uint64_t line_no;   /* lines read */
   /* the descriptor container: */
-  int crc_on;         /* the rows are checksummed as they are read, from the first */
-  int crc_can;        /* crc_on again after a rewind */
-  uint32_t crc;       /* CRC-32 of the records read so far */
   uint32_t crc_want;  /* of the whole payload: the records, then crc_tail */
   unsigned char *crc_tail; /* what follows the rows in the payload (padding, ids) */
   size_t crc_tail_len;
@@ -81,6 +78,18 @@ struct SlemVecReader {
   char arith[SLEM_ARITH_MAX];  /* the arithmetic that encoded them (arith.h), or "" */
   char *meta_json;    /* its JSON header, or NULL */
   struct SlemIds *ids; /* the ids it carries, or NULL */
+  uint64_t tail_ids_off, tail_ids_bytes; /* where the ids lie in crc_tail (bytes 0: none) */
+  int tail_read;      /* crc_tail holds what follows the rows (a pipe: only after the last row) */
+  /* its block table: the rows in blocks of blk_rows, each with its CRC-32, so that a read of
+   * any window verifies the blocks it touches, and no row leaves the reader unverified */
+  uint64_t blk_rows;  /* 0: no table (a container of the first release, or another format) */
+  uint64_t blk_count;
+  uint64_t blk_off;   /* where the table lies in the file */
+  uint32_t *blk_crc;  /* blk_crc[blk_count] */
+  uint32_t tail_crc;  /* of what follows the rows in the payload (padding, ids) */
+  unsigned char *blk_buf; /* one block read ahead and verified; its rows from blk_at on are
+                           * the next ones handed out */
+  size_t blk_n, blk_at, blk_cap;
   int kproj;          /* its rows are kernel projections, laid out by kp_d, kp_r, kp_couple */
   int kproj_ok;       /* the caller reads them as such (else reading them is refused) */
   size_t kp_d, kp_r;
@@ -104,6 +113,10 @@ struct SlemVecWriter {
   unsigned char *buf;  /* to a pipe: the rows' bytes, held until the close */
   size_t buf_n, buf_cap, ids_pad;
   int room;            /* the room of the header is written (to a file) */
+  uint32_t *blk_crc;   /* the CRC-32 of each block of rows written so far */
+  size_t blk_count, blk_cap;
+  uint32_t blk_cur;    /* of the block being written, blk_fill bytes so far */
+  uint64_t blk_fill;
 };
 
 struct SlemVecFormatDef {
@@ -134,6 +147,10 @@ struct SlemVecFormatDef {
   int (*write)(SlemVecWriter *w, const float *x, size_t n, SlemError *err);
   /* Completes the file before the commit (NULL: nothing to do). */
   int (*end)(SlemVecWriter *w, SlemError *err);
+  /* Moves to record row (below or at the count; the input is a regular file of fixed-size
+   * records) so that the next read returns it; r->recs and r->done are set by the caller.
+   * NULL: seek to data_off + row * rec. */
+  int (*seek)(SlemVecReader *r, uint64_t row, SlemError *err);
 };
 
 extern const SlemVecFormatDef slem_vfmt_fvecs, slem_vfmt_bvecs, slem_vfmt_ivecs;
@@ -178,9 +195,6 @@ int slem_float_to_half(float v, uint16_t *h);
 /* Sets err to the failed write on w's output (from errno) and returns SLEM_EIO. */
 int slem_vfmt_write_error(SlemVecWriter *w, SlemError *err);
 
-/* Ends the checksum of a container's payload that was followed as its rows were read (the
- * records, then crc_tail): SLEM_EFORMAT "checksum mismatch in the rows" when it differs. */
-int slem_vfmt_crc_end(SlemVecReader *r, SlemError *err);
 /* Appends n rows of doubles to a container of kernel projections. */
 int slem_vfmt_slem_write_f64(SlemVecWriter *w, const double *x, size_t n, SlemError *err);
 

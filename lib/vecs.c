@@ -14,9 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "crc32.h"
 #include "io.h"
 #include "vecfmt.h"
-#include "crc32.h"
 #include "ids.h"
 #include "mem.h"
 
@@ -189,6 +189,8 @@ void slem_vecreader_free(SlemVecReader *self) {
   free(self->row);
   free(self->meta_json);
   free(self->crc_tail);
+  free(self->blk_crc);
+  free(self->blk_buf);
   slem_ids_free(self->ids);
   free(self);
 }
@@ -275,8 +277,6 @@ int slem_vecreader_rewind(SlemVecReader *self, SlemError *err) {
   self->recs = 0;
   self->skipped = 0;
   self->values_crc = 0;
-  self->crc = 0;
-  self->crc_on = self->crc_can;
   return SLEM_OK;
 }
 
@@ -288,24 +288,18 @@ int slem_vecreader_seek(SlemVecReader *self, uint64_t row, SlemError *err) {
     return slem_error(err, SLEM_EINVAL, "%s: cannot move to record %" PRIu64 " (%s)",
                       slem_in_name(self->in), row + 1,
                       row > (uint64_t)self->count ? "past the end" : "not a file of fixed records");
-  if ((st = slem_in_seek(self->in, self->data_off + row * self->rec, err)) != SLEM_OK) return st;
+  if (self->def->seek) { /* a container: the checksums follow the move (fmt_slem.c) */
+    if ((st = self->def->seek(self, row, err)) != SLEM_OK) return st;
+  } else {
+    if ((st = slem_in_seek(self->in, self->data_off + row * self->rec, err)) != SLEM_OK) return st;
+  }
   self->recs = self->done = row;
-  self->crc_on = 0; /* not read from the first row: the checksum cannot be followed */
   return SLEM_OK;
 }
 
 int slem_vecreader_can_seek(const SlemVecReader *self) {
   return self->rec > 0 && !self->fortran && !self->skip_nonfinite &&
          slem_in_seekable(self->in) && self->count >= 0;
-}
-
-int slem_vfmt_crc_end(SlemVecReader *r, SlemError *err) {
-  uint32_t crc = slem_crc32(r->crc, r->crc_tail, r->crc_tail_len);
-  r->crc_on = 0;
-  if (crc != r->crc_want)
-    return slem_error(err, SLEM_EFORMAT, "%s: checksum mismatch in the rows: corrupt",
-                      slem_in_name(r->in));
-  return SLEM_OK;
 }
 
 /* Element j of a payload at p, as double. */
@@ -483,11 +477,6 @@ int slem_vfmt_read_records(SlemVecReader *self, double *xd, float *xf, size_t ma
     if (self->count_from && n < max)
       return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": missing (%s says %" PRId64
                         ")", name, self->recs + n + 1, self->count_from, self->count);
-    if (self->crc_on) {
-      self->crc = slem_crc32(self->crc, raw, nbytes);
-      if (self->recs + n == (uint64_t)self->count && (st = slem_vfmt_crc_end(self, err)) != SLEM_OK)
-        return st;
-    }
     st = slem_vfmt_decode(self, raw, n, xd, xf, &o, err);
     if (st) return st;
     self->recs += n;
@@ -686,6 +675,7 @@ int slem_vecwriter_close(SlemVecWriter *self, SlemError *err) {
   free(self->rec);
   free(self->meta_strs);
   free(self->buf);
+  free(self->blk_crc);
   free(self);
   return st;
 }
@@ -696,6 +686,7 @@ void slem_vecwriter_abort(SlemVecWriter *self) {
   free(self->rec);
   free(self->meta_strs);
   free(self->buf);
+  free(self->blk_crc);
   free(self);
 }
 

@@ -85,8 +85,12 @@ const char *slem_vecreader_name(const SlemVecReader *self);
 uint64_t slem_vecreader_done(const SlemVecReader *self);
 
 /* Reads up to max vectors into x(max, d), row-major, as double. *got is 0 at the end.
- * Every value is checked finite. Errors: SLEM_EFORMAT naming the record (dimension that
- * differs, truncated record, NaN or Inf, text that is not a number), SLEM_EIO. */
+ * Every value is checked finite. A container's rows come only from blocks verified whole
+ * (from a pipe too; its ids are verified with its last rows), so that a caller that reads
+ * to the end, or to the end of its window, has been told of any corruption before it
+ * commits what it wrote. Errors: SLEM_EFORMAT naming the record (dimension that differs,
+ * truncated record, NaN or Inf, text that is not a number, "checksum mismatch in the rows:
+ * records A to B ... are corrupt"), SLEM_EIO. */
 int slem_vecreader_read(SlemVecReader *self, double *x, size_t max, size_t *got,
                         SlemError *err);
 
@@ -107,9 +111,9 @@ int slem_vecreader_seekable(const SlemVecReader *self);
 
 /* Moves to vector row (from 0) without reading the rows before it: a regular file of
  * fixed-size records whose number is known (not text, not a Fortran-order npy) read
- * without skipping non-finite records; slem_vecreader_can_seek() tells. A container's rows
- * are then no longer checksummed (the check follows a read from the first row to the last;
- * rewind restores it). Errors: SLEM_EINVAL when it cannot, SLEM_EIO. */
+ * without skipping non-finite records; slem_vecreader_can_seek() tells. A container reads
+ * the block of its table that holds row whole, and verifies it, before handing out row.
+ * Errors: SLEM_EINVAL when it cannot, SLEM_EIO, SLEM_EFORMAT (that block is corrupt). */
 int slem_vecreader_seek(SlemVecReader *self, uint64_t row, SlemError *err);
 int slem_vecreader_can_seek(const SlemVecReader *self);
 
@@ -162,7 +166,8 @@ const char *slem_vecreader_fingerprint(const SlemVecReader *self);
 const char *slem_vecreader_arith(const SlemVecReader *self);
 
 /* The ids a container read by self carries (owned by self), or NULL: none, or a container
- * on a pipe (its ids follow its rows, so they cannot name them while they are read). */
+ * on a pipe (its ids follow its rows, so they cannot name them while they are read; they
+ * are verified, checksum, text and uniqueness, when the last row is read). */
 const struct SlemIds *slem_vecreader_ids(const SlemVecReader *self);
 
 /* The JSON header of a container read by self (owned by self), or NULL. */

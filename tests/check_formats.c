@@ -3,6 +3,9 @@
  * pipes; the big-ann-benchmarks formats; float16 and int8 output; bad inputs. */
 #include "testutil.h"
 
+#include "../lib/crc32.h"
+#include "../lib/ids.h"
+#include <cjson/cJSON.h>
 #include "../lib/vecfmt.h"
 #include "../lib/vecs.h"
 #include <inttypes.h>
@@ -729,6 +732,249 @@ START_TEST(double_rows_of_kernel_projections) {
 }
 END_TEST
 
+
+/* Makes fd 0 a pipe that a child process fills with the whole file path (any size). */
+static void stdin_from_child(const char *path) {
+  int p[2];
+  pid_t pid;
+  ck_assert_int_eq(pipe(p), 0);
+  pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    unsigned char buf[65536];
+    FILE *f = fopen(path, "rb");
+    size_t got;
+    close(p[0]);
+    while (f && (got = fread(buf, 1, sizeof buf, f)) > 0)
+      if (write(p[1], buf, got) != (ssize_t)got) break;
+    _exit(0);
+  }
+  close(p[1]);
+  ck_assert_int_eq(dup2(p[0], 0), 0);
+  close(p[0]);
+}
+
+/* A container of d 1 whose row i holds i, n rows. */
+static void write_counting(const char *path, uint64_t n) {
+  SlemVecWriter *w = NULL;
+  SlemError err;
+  float *x = malloc(65536 * sizeof *x);
+  ck_assert_ptr_nonnull(x);
+  ck_assert_int_eq(slem_vecwriter_open(&w, path, SLEM_FMT_SLEM, 1, -1, &err), SLEM_OK);
+  for (uint64_t i = 0; i < n;) {
+    size_t k = n - i < 65536 ? (size_t)(n - i) : 65536;
+    for (size_t j = 0; j < k; j++) x[j] = (float)(i + j);
+    ck_assert_int_eq(slem_vecwriter_write(w, x, k, &err), SLEM_OK);
+    i += k;
+  }
+  ck_assert_int_eq(slem_vecwriter_close(w, &err), SLEM_OK);
+  free(x);
+}
+
+/* More blocks of 1024 rows than the table holds (8192): blocks of 2048 rows, their CRCs
+ * combined from the halves; every window read back, a corrupt byte found by the block that
+ * holds it, whichever window reads it. */
+START_TEST(container_blocks_fold_past_the_table) {
+  const uint64_t n = 8192 * 1024 + 1500;
+  char *p = tu_path("big.slem");
+  SlemVecReader *r = NULL;
+  SlemError err;
+  float x[3000];
+  size_t got;
+  const uint64_t starts[] = {0, 1, 2047, 2048, 4000000, n - 1500, n - 1};
+  write_counting(p, n);
+  ck_assert_int_eq(slem_vecreader_open(&r, p, SLEM_FMT_AUTO, &err), SLEM_OK);
+  ck_assert_msg(strstr(slem_vecreader_meta(r), "\"rows\":\t2048,\n\t\t\"count\":\t4097,"),
+                "%s", slem_vecreader_meta(r));
+  for (size_t s = 0; s < sizeof starts / sizeof starts[0]; s++) {
+    ck_assert_int_eq(slem_vecreader_seek(r, starts[s], &err), SLEM_OK);
+    ck_assert_int_eq(slem_vecreader_read_f32(r, x, 3000, &got, &err), SLEM_OK);
+    ck_assert_uint_eq(got, n - starts[s] < 3000 ? n - starts[s] : 3000);
+    for (size_t j = 0; j < got; j++) ck_assert_float_eq(x[j], (float)(starts[s] + j));
+  }
+  slem_vecreader_free(r);
+  { /* record 4000001 (block 1954: records 3999745 to 4001792) changed */
+    FILE *f = fopen(p, "r+b");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fseek(f, 65536 + 4000000 * 4 + 1, SEEK_SET), 0);
+    ck_assert_int_eq(putc(0x55, f), 0x55);
+    ck_assert_int_eq(fclose(f), 0);
+  }
+  ck_assert_int_eq(slem_vecreader_open(&r, p, SLEM_FMT_AUTO, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecreader_seek(r, 3000000, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecreader_read_f32(r, x, 1000, &got, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecreader_seek(r, 4000100, &err), SLEM_EFORMAT); /* its block */
+  ck_assert_msg(strstr(err.msg, "big.slem: checksum mismatch in the rows: records 3999745 to "
+                               "4001792 (block 1954 of 4097) are corrupt"), "%s", err.msg);
+  ck_assert_int_eq(slem_vecreader_seek(r, 3999000, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecreader_read_f32(r, x, 100, &got, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecreader_read_f32(r, x, 3000, &got, &err), SLEM_EFORMAT);
+  ck_assert_msg(strstr(err.msg, "records 3999745 to 4001792 (block 1954 of 4097)"), "%s", err.msg);
+  slem_vecreader_free(r);
+  free(p);
+}
+END_TEST
+
+/* Reads the whole of path ("-": stdin), returning the status of the first failure. */
+static int read_all(const char *path, SlemError *err) {
+  SlemVecReader *r = NULL;
+  float x[4096];
+  size_t got = 1;
+  int st = slem_vecreader_open(&r, path, SLEM_FMT_AUTO, err);
+  while (st == SLEM_OK && got > 0) st = slem_vecreader_read_f32(r, x, 4096 / slem_vecreader_dim(r), &got, err);
+  slem_vecreader_free(r);
+  return st;
+}
+
+
+/* Makes the container at path one of the release before block tables: "blocks" out of its
+ * JSON header, the header's lengths and checksums made again (the payload's CRC, which
+ * that release checks, is unchanged), the table's bytes zeroed. */
+static void to_first_release(const char *path) {
+  unsigned char room[65536];
+  FILE *f = fopen(path, "r+b");
+  cJSON *json;
+  char *text;
+  uint32_t len, crc;
+  ck_assert_ptr_nonnull(f);
+  ck_assert_uint_eq(fread(room, 1, sizeof room, f), sizeof room);
+  memcpy(&len, room + 20, 4);
+  json = cJSON_ParseWithLength((const char *)room + 64, len);
+  ck_assert_ptr_nonnull(json);
+  ck_assert_ptr_nonnull(cJSON_GetObjectItemCaseSensitive(json, "blocks"));
+  cJSON_DeleteItemFromObjectCaseSensitive(json, "blocks");
+  text = cJSON_PrintUnformatted(json);
+  len = (uint32_t)strlen(text);
+  memset(room + 64, 0, sizeof room - 64);
+  memcpy(room + 64, text, len);
+  room[64 + len] = '\n';
+  memcpy(room + 20, &len, 4);
+  crc = slem_crc32(0, text, len);
+  memcpy(room + 48, &crc, 4);
+  crc = slem_crc32(0, room, 60);
+  memcpy(room + 60, &crc, 4);
+  ck_assert_int_eq(fseek(f, 0, SEEK_SET), 0);
+  ck_assert_uint_eq(fwrite(room, 1, sizeof room, f), sizeof room);
+  ck_assert_int_eq(fclose(f), 0);
+  free(text);
+  cJSON_Delete(json);
+}
+
+/* A container of the release before block tables: read whole and in windows from a file,
+ * whole from a pipe, verified whole at the open either way; a pipe holds it whole for
+ * that, up to 64 MiB, and refuses a larger one before reading its rows. */
+START_TEST(containers_without_a_table) {
+  char *p = tu_path("v1.slem"), *big = tu_path("v1big.slem");
+  SlemVecReader *r = NULL;
+  SlemError err;
+  float x[3000];
+  size_t got;
+  write_counting(p, 3000);
+  to_first_release(p);
+  ck_assert_int_eq(slem_vecreader_open(&r, p, SLEM_FMT_AUTO, &err), SLEM_OK);
+  ck_assert_ptr_null(strstr(slem_vecreader_meta(r), "blocks"));
+  ck_assert_int_eq(slem_vecreader_seek(r, 2500, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecreader_read_f32(r, x, 3000, &got, &err), SLEM_OK);
+  ck_assert_uint_eq(got, 500);
+  ck_assert_float_eq(x[499], 2999.0f);
+  slem_vecreader_free(r);
+  ck_assert_int_eq(read_all(p, &err), SLEM_OK);
+  stdin_from_child(p);
+  ck_assert_int_eq(read_all("-", &err), SLEM_OK);
+  wait(NULL);
+  { /* record 2001 changed: refused at the open, whatever is read */
+    FILE *f = fopen(p, "r+b");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fseek(f, 65536 + 2000 * 4, SEEK_SET), 0);
+    ck_assert_int_eq(putc(0x7f, f), 0x7f);
+    ck_assert_int_eq(fclose(f), 0);
+  }
+  ck_assert_int_eq(slem_vecreader_open(&r, p, SLEM_FMT_AUTO, &err), SLEM_EFORMAT);
+  ck_assert_msg(strstr(err.msg, "v1.slem: checksum mismatch in the rows: corrupt"), "%s", err.msg);
+  stdin_from_child(p);
+  ck_assert_int_eq(read_all("-", &err), SLEM_EFORMAT);
+  ck_assert_msg(strstr(err.msg, "<stdin>: checksum mismatch in the rows: corrupt"), "%s", err.msg);
+  wait(NULL);
+  /* 17 Mi rows of 4 bytes: 68 MiB, more than a pipe holds */
+  write_counting(big, (uint64_t)17 << 20);
+  to_first_release(big);
+  ck_assert_int_eq(read_all(big, &err), SLEM_OK);
+  stdin_from_child(big);
+  ck_assert_int_eq(read_all("-", &err), SLEM_EFORMAT);
+  ck_assert_msg(strstr(err.msg, "<stdin>: a container without a block table (written before "
+                               "them) on a pipe is held whole to be verified, up to 64 MiB"),
+                "%s", err.msg);
+  close(0);
+  wait(NULL);
+  unlink(big);
+  free(p);
+  free(big);
+}
+END_TEST
+
+/* A container whose ids repeat (no slem tool writes one: their ids files are checked) is
+ * refused from a file and from a pipe, naming both records. */
+START_TEST(container_ids_unique_from_file_and_pipe) {
+  char *p = tu_path("dup.slem");
+  SlemIds *a = NULL, *b = NULL, *both = NULL;
+  SlemIds *parts[2];
+  SlemVecWriter *w = NULL;
+  SlemDescMeta m;
+  SlemError err;
+  float x[4] = {0.5f, 0.5f, 0.5f, 0.5f};
+  ck_assert_int_eq(slem_ids_unpack(&a, "a", "x\0y\0", 4, 2, &err), SLEM_OK);
+  ck_assert_int_eq(slem_ids_unpack(&b, "b", "z\0x\0", 4, 2, &err), SLEM_OK);
+  parts[0] = a;
+  parts[1] = b;
+  ck_assert_int_eq(slem_ids_unique(parts, 2, "database file", &err), SLEM_EFORMAT);
+  ck_assert_str_eq(err.msg, "b (database file 2): record 2: id 'x' appears twice (a (database "
+                            "file 1): record 1): rows named alike could not be told apart");
+  ck_assert_int_eq(slem_ids_concat(&both, parts, 2, &err), SLEM_OK);
+  memset(&m, 0, sizeof m);
+  m.ids = both;
+  ck_assert_int_eq(slem_vecwriter_open(&w, p, SLEM_FMT_SLEM, 1, -1, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecwriter_set_meta(w, &m, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecwriter_write(w, x, 4, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecwriter_close(w, &err), SLEM_OK);
+  ck_assert_int_eq(read_all(p, &err), SLEM_EFORMAT);
+  ck_assert_msg(strstr(err.msg, "dup.slem: record 4: id 'x' appears twice (") &&
+                strstr(err.msg, "dup.slem: record 1)"), "%s", err.msg);
+  stdin_from_child(p);
+  ck_assert_int_eq(read_all("-", &err), SLEM_EFORMAT);
+  ck_assert_msg(strstr(err.msg, "<stdin>: record 4: id 'x' appears twice (<stdin>: record 1)"),
+                "%s", err.msg);
+  wait(NULL);
+  slem_ids_free(a);
+  slem_ids_free(b);
+  slem_ids_free(both);
+  free(p);
+}
+END_TEST
+
+/* A container's ids section: text that tsv and jsonl can carry, or refused naming the record. */
+START_TEST(container_ids_are_text) {
+  static const struct { const char *buf; size_t bytes; const char *msg; } bad[] = {
+      {"ok\0\xff\xfe\0", 6, "c.slem: record 2: id is not UTF-8 text"},
+      {"ok\0a\xc3\0", 6, "c.slem: record 2: id is not UTF-8 text"},
+      {"a\tb\0ok\0", 7, "c.slem: record 1: id contains white space or NUL"},
+      {"ok\0a\x1b[0m\0", 9, "c.slem: record 2: id contains the control character 0x1b"},
+      {"ok\0a\x7f\0", 6, "c.slem: record 2: id contains the control character 0x7f"},
+      {"ok\0\0", 4, "c.slem: record 2: empty id"},
+      {"ok\0ok\0", 6, "c.slem: record 2: id 'ok' appears twice (c.slem: record 1)"},
+  };
+  SlemIds *ids = NULL;
+  SlemError err;
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    ck_assert_int_eq(slem_ids_unpack(&ids, "c.slem", bad[i].buf, bad[i].bytes, 2, &err), SLEM_EFORMAT);
+    ck_assert_msg(strstr(err.msg, bad[i].msg), "%zu: %s", i, err.msg);
+    ck_assert_ptr_null(ids);
+  }
+  ck_assert_int_eq(slem_ids_unpack(&ids, "c.slem", "caf\xc3\xa9\0ok\0", 9, 2, &err), SLEM_OK);
+  ck_assert_str_eq(slem_ids_get(ids, 0), "caf\xc3\xa9");
+  slem_ids_free(ids);
+}
+END_TEST
+
 /* Records laid out as the caller's rows (fbin float32 read as float, npy <f8 read as double)
  * are read straight into them: the rows with a NaN or an Inf are skipped there as anywhere,
  * in blocks that end within them, and the others come out in order. */
@@ -837,6 +1083,10 @@ static Suite *suite(void) {
   tcase_add_test(tc, dtype_and_output_names);
   tcase_add_test(tc, float16_conversions);
   tcase_add_test(tc, double_rows_of_kernel_projections);
+  tcase_add_test(tc, container_blocks_fold_past_the_table);
+  tcase_add_test(tc, container_ids_unique_from_file_and_pipe);
+  tcase_add_test(tc, container_ids_are_text);
+  tcase_add_test(tc, containers_without_a_table);
   tcase_add_test(tc, records_read_in_place_skip_as_others);
   suite_add_tcase(s, tc);
   return s;
