@@ -102,4 +102,14 @@ TMPDIR=$TD "$S/slem-tune" -g 1000 -k 100 -o "$T/best.slem" -n "$D/negatives.fvec
 slem-negstats --info "$T/best.slem" >/dev/null 2>&1 && ok || bad "slem-tune -o: no cache written"
 ls -a "$T" | grep -q '\.tmp\.' && bad "slem-tune left a temporary file" || ok
 [ -z "$(ls -A "$TD")" ] && ok || bad "slem-tune left files in TMPDIR: $(ls -A "$TD")"
+
+# make demo from a tree whose path holds spaces, quotes, $(...) and a glob: no path is split
+# or run (the labels' options were once an unquoted string)
+R="$T/tree 'x' \"y\" \$(touch $T/pwned10) *"
+mkdir -p "$R"
+for f in bin scripts testdata; do ln -s "$TOP/$f" "$R/$f"; done
+(cd "$R" && sh scripts/demo.sh) >"$T/out" 2>"$T/err" && grep -q "wrote .*demo-report.html" "$T/out" && ok ||
+  bad "scripts/demo.sh in a tree named with quotes and spaces: $(tail -c 300 "$T/err")"
+[ -s "$R/demo-report.html" ] && ok || bad "scripts/demo.sh in a tree named with quotes: no report"
+ls "$T" | grep -q pwned && bad "scripts/demo.sh ran a part of the tree's path" || ok
 finish cli-scripts
