@@ -295,7 +295,13 @@ void cli_bad_option(char **argv, const char *shortopts) {
 
 void cli_refuse_clobber(const char *output, const char *const *inputs, size_t n) {
   struct stat so, si;
-  if (!output || strcmp(output, "-") == 0 || stat(output, &so) != 0 || !S_ISREG(so.st_mode)) return;
+  if (!output || strcmp(output, "-") == 0 || stat(output, &so) != 0) return;
+  /* before any work: the output is otherwise opened only once the work is done */
+  if (S_ISDIR(so.st_mode)) {
+    fprintf(stderr, "%s: %s: is a directory\n", prog, output);
+    exit(CLI_EXIT_FAIL);
+  }
+  if (!S_ISREG(so.st_mode)) return;
   for (size_t i = 0; i < n; i++) {
     if (!inputs[i] || strcmp(inputs[i], "-") == 0 || stat(inputs[i], &si) != 0) continue;
     if (so.st_dev == si.st_dev && so.st_ino == si.st_ino)

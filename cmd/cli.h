@@ -57,9 +57,10 @@ void cli_set_quiet(int on);
  * optstring given to getopt_long. */
 void cli_bad_option(char **argv, const char *shortopts) __attribute__((noreturn));
 
-/* A usage error (exit 2) when output is an existing regular file that is also one of the
- * n inputs (same device and inode): replacing it would destroy what the run reads. "-" and
- * NULL are skipped. */
+/* Before any work: exits 1 ("OUT: is a directory") when output is an existing directory,
+ * and is a usage error (exit 2) when output is an existing regular file that is also one
+ * of the n inputs (same device and inode): replacing it would destroy what the run reads.
+ * "-" and NULL are skipped. */
 void cli_refuse_clobber(const char *output, const char *const *inputs, size_t n);
 
 /* Flushes and closes stdout, reporting a failed write. Returns the exit status to use. */

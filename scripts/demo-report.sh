@@ -8,8 +8,8 @@ set -eu
 [ $# -ge 3 ] || { echo "usage: $0 OUT.html COSINE.tsv SLEM.tsv [SLEM-RUN-NAME]" >&2; exit 2; }
 D=$(cd "$(dirname "$0")/.." && pwd)/testdata/digits
 slem-report --title "SLEM against cosine on handwritten digits" \
-  --query-labels $D/queries.labels --db-labels $D/database.labels \
-  --query-ids $D/queries.ids --db-ids $D/database.ids \
+  --query-labels "$D/queries.labels" --db-labels "$D/database.labels" \
+  --query-ids "$D/queries.ids" --db-ids "$D/database.ids" \
   --image-shape 8x8 --pixel-range 0:16 --invert \
-  --query-vectors $D/queries.fvecs --db-vectors $D/database.fvecs \
+  --query-vectors "$D/queries.fvecs" --db-vectors "$D/database.fvecs" \
   -o "$1" "cosine on pixels=$2" "${4:-SLEM}=$3"

@@ -9,9 +9,9 @@ D=$TOP/testdata/digits
 W=$(mktemp -d "${TMPDIR:-/tmp}/slem-demo.XXXXXX")
 trap 'rm -rf "$W"' EXIT INT TERM
 PATH=$BIN:$PATH
-LABELS="--query-labels $D/queries.labels --db-labels $D/database.labels"
+# the labels' options as functions: the tree's path is never split or globbed
+labels() { "$@" --query-labels "$D/queries.labels" --db-labels "$D/database.labels"; }
 
-KLABELS="--query-labels $D/validation.labels --db-labels $D/database.labels"
 echo "== slem demo on the digits: 597 negatives, 1000 database images, 100 validation"
 echo "   and 100 test queries, d = 64"
 echo
@@ -43,10 +43,8 @@ echo
 echo "3. slem-eval on the 100 test queries:"
 printf '   %-22s %-9s %-9s %s\n' ranking "mAP" "P@10" "mAP (oxford)"
 for run in slem cosine; do
-  # shellcheck disable=SC2086
-  slem-eval $LABELS --query-ids "$D/queries.ids" --db-ids "$D/database.ids" -o "$W/$run.eval" "$W/$run.tsv"
-  # shellcheck disable=SC2086
-  ox=$(slem-eval --ap oxford $LABELS --query-ids "$D/queries.ids" --db-ids "$D/database.ids" "$W/$run.tsv" |
+  labels slem-eval --query-ids "$D/queries.ids" --db-ids "$D/database.ids" -o "$W/$run.eval" "$W/$run.tsv"
+  ox=$(labels slem-eval --ap oxford --query-ids "$D/queries.ids" --db-ids "$D/database.ids" "$W/$run.tsv" |
     awk -F '\t' '$1 == "mAP" { print $2 }')
   name="SLEM, lambda_rel $lambda"
   [ "$run" = cosine ] && name="cosine on raw pixels"
@@ -56,7 +54,7 @@ done
 echo
 echo "4. kernel SLEM beside it: RBF, rank 256, gamma and lambda chosen on the validation queries:"
 "$TOP/scripts/slem-tune" -K "rbf:g=1 rbf:g=4" -g "100 1000" -r 256 -o "$W/rbf.slem" \
-  -n "$D/negatives.fvecs" -q "$D/validation.fvecs" -d "$D/database.fvecs" $KLABELS 2>/dev/null |
+  -n "$D/negatives.fvecs" -q "$D/validation.fvecs" -d "$D/database.fvecs" --query-labels "$D/validation.labels" --db-labels "$D/database.labels" 2>/dev/null |
   sed 's/^/   /'
 kspec=$(slem-negstats --info "$W/rbf.slem" | sed -n 's/.*"kernel":[[:space:]]*"\([^"]*\)".*/\1/p')
 echo "   \$ slem-match -c rbf.slem -k 1000 -d database.fvecs queries.fvecs   (exact similarity)"
@@ -69,8 +67,7 @@ printf '   %-34s %s\n' ranking mAP
 for run in kexact kexplicit; do
   name="kernel SLEM, exact similarity"
   [ "$run" = kexplicit ] && name="kernel SLEM, explicit descriptors"
-  # shellcheck disable=SC2086
-  printf '   %-34s %s\n' "$name" "$(slem-eval $LABELS "$W/$run.tsv" | awk -F '\t' '$1 == "mAP" { print $2 }')"
+  printf '   %-34s %s\n' "$name" "$(labels slem-eval "$W/$run.tsv" | awk -F '\t' '$1 == "mAP" { print $2 }')"
 done
 
 echo

@@ -168,4 +168,32 @@ slem-negstats -q -o "$T/fine1.slem" "$T/fine.txt"
 [ "$(slem-negstats --info "$T/mm.slem" | grep fingerprint)" = "$(slem-negstats --info "$T/fine1.slem" | grep fingerprint)" ] && ok ||
   bad "the partly skipped partial cache differs from the clean rows'"
 
+
+# An output that is a directory is refused before any work: every tool, every output
+# option. Each reads stdin from a FIFO opened read-write, which never ends: a tool that
+# read its input before looking at its output would wait until the timeout (124).
+mkdir -p "$T/odir"
+mkfifo "$T/never"
+L="--query-labels $D/queries.labels --db-labels $D/database.labels"
+odir() { # odir NAME COMMAND...: status 1 at once, "ODIR: is a directory", nothing in it
+  name=$1; shift
+  timeout 20 "$@" 0<>"$T/never" >/dev/null 2>"$T/err"
+  st=$?
+  if [ "$st" = 1 ] && grep -q "odir: is a directory" "$T/err" && [ -z "$(ls -A "$T/odir")" ]; then ok
+  else bad "$name -o DIR: status $st (124: it read its input first), $(head -c 200 "$T/err") $(ls -A "$T/odir")"; fi
+}
+# shellcheck disable=SC2086
+{
+odir negstats slem-negstats -q -f fvecs -o "$T/odir" -
+odir encode slem-encode -q -f fvecs -c "$T/neg.slem" -o "$T/odir"
+odir match slem-match -q -f fvecs -k 5 -d "$D/database.fvecs" -o "$T/odir"
+odir "match -F npy" slem-match -q -f fvecs -k 5 -F npy -d "$D/database.fvecs" -o "$T/odir"
+odir merge slem-merge -o "$T/odir" -
+odir eval slem-eval -q $L -o "$T/odir"
+odir "eval --curve" slem-eval -q $L --curve "$T/odir" -o /dev/null
+odir report slem-report -q $L -o "$T/odir"
+odir expand slem-expand -q -d "$D/database.fvecs" -n 3 -r - -o "$T/odir" "$D/queries.fvecs"
+odir esvm slem-esvm -q -f fvecs -n "$D/negatives.fvecs" -o "$T/odir"
+odir calibrate slem-calibrate -q -f fvecs -c - -e "$D/queries.labels" -p "$D/validation.fvecs" -l "$D/validation.labels" -o "$T/odir"
+}
 finish cli-hostile

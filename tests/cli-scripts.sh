@@ -51,4 +51,65 @@ new line" "$H/o u t.png" "$H/c \"q\".pr=L \"1\" \`touch $T/pwned5\` \$(touch $T/
 ls "$T" | grep -q pwned && bad "plot-pr ran a title or label" || ok
 "$S/plot-pr" >/dev/null 2>&1; [ $? = 2 ] && ok || bad "plot-pr without arguments: not a usage error"
 "$S/plot-pr" --bad x.png y >/dev/null 2>&1; [ $? = 2 ] && ok || bad "plot-pr --bad: not a usage error"
+
+# plot-pr: the title and labels reach the PNG as given, whatever TMPDIR holds: the PNG equals,
+# byte for byte, one drawn by gnuplot from the same settings with the texts passed as
+# arguments (gnuplot -c: never parsed); an apostrophe in TMPDIR once lost them
+TD="$T/tmp 'a' \$HOME \$(touch $T/pwned7)"
+mkdir -p "$TD"
+printf '0\t1\n0.5\t0.8\n1\t0.25\n' >"$T/plain.pr"
+title="it's \"q\" \$(touch $T/pwned8) \`touch $T/pwned9\` back\\slash @x"
+label="l'1 \"2\" \$(x) \\n"
+cat >"$T/ref.gp" <<'GP'
+set terminal pngcairo size 800,600 noenhanced font ",11"
+set output ARG1
+set title ARG2
+set xlabel "recall"
+set ylabel "interpolated precision"
+set xrange [0:1]
+set yrange [0:1.02]
+set grid
+set key bottom left
+plot ARG3 using 1:2 with linespoints title ARG4
+GP
+(cd "$T" && gnuplot -c ref.gp ref.png "$title" plain.pr "$label") || bad "gnuplot -c: the reference PNG"
+TMPDIR=$TD "$S/plot-pr" -t "$title" "$T/p1.png" "$T/plain.pr=$label" 2>"$T/err" || bad "plot-pr, TMPDIR with quotes: $(cat "$T/err")"
+cmp -s "$T/p1.png" "$T/ref.png" && ok || bad "plot-pr: the title or a label was changed on the way to gnuplot"
+(cd "$T" && gnuplot -c ref.gp ref2.png "precision-recall" plain.pr "plain.pr") || bad "gnuplot -c: the second reference PNG"
+TMPDIR=$TD "$S/plot-pr" "$T/p2.png" "$T/plain.pr" 2>"$T/err" || bad "plot-pr, default title: $(cat "$T/err")"
+cmp -s "$T/p2.png" "$T/ref2.png" && ok || bad "plot-pr: the default title or the file name as label changed"
+[ -z "$(ls -A "$TD")" ] && ok || bad "plot-pr left files in TMPDIR: $(ls -A "$TD")"
+ls "$T" | grep -q pwned && bad "plot-pr ran text of TMPDIR, a title or a label" || ok
+# an output that is a directory is refused before any work, nothing left in it or beside it
+mkdir -p "$T/outdir"
+expect_fail "plot-pr, a directory as output" 1 "outdir: is a directory" "$T/outdir/x" "$S/plot-pr" "$T/outdir" "$T/plain.pr"
+[ -z "$(ls -A "$T/outdir")" ] && ok || bad "plot-pr wrote into the directory given as output: $(ls -A "$T/outdir")"
+expect_fail "plot-pr, no directory for the output" 1 "no such writable directory" - "$S/plot-pr" "$T/none/o.png" "$T/plain.pr"
+# gnuplot failing: status 1, no PNG and no temporary file
+mkdir -p "$T/fake"
+printf '#!/bin/sh\necho "fake gnuplot: broken" >&2\nexit 1\n' >"$T/fake/gnuplot"
+chmod +x "$T/fake/gnuplot"
+expect_fail "plot-pr, gnuplot fails" 1 "fake gnuplot: broken" "$T/p3.png" env PATH="$T/fake:$PATH" "$S/plot-pr" "$T/p3.png" "$T/plain.pr"
+# slem-tune -o: a directory is refused before any work (it once left DIR/DIR.tmp.PID), an
+# output without a directory too
+expect_fail "slem-tune -o DIR" 1 "outdir: is a directory" "$T/outdir/x" "$S/slem-tune" -g 1000 -o "$T/outdir" \
+  -n "$D/negatives.fvecs" -q "$D/validation.fvecs" -d "$D/database.fvecs" --query-labels "$D/validation.labels" --db-labels "$D/database.labels"
+[ -z "$(ls -A "$T/outdir")" ] && ok || bad "slem-tune wrote into the directory given as -o: $(ls -A "$T/outdir")"
+expect_fail "slem-tune -o in no directory" 1 "no such writable directory" - "$S/slem-tune" -g 1000 -o "$T/none/c.slem" \
+  -n "$D/negatives.fvecs" -q "$D/validation.fvecs" -d "$D/database.fvecs" --query-labels "$D/validation.labels" --db-labels "$D/database.labels"
+TMPDIR=$TD "$S/slem-tune" -g 1000 -k 100 -o "$T/best.slem" -n "$D/negatives.fvecs" -q "$D/validation.fvecs" -d "$D/database.fvecs" \
+  --query-labels "$D/validation.labels" --db-labels "$D/database.labels" >"$T/out" 2>"$T/err" || bad "slem-tune -o: $(cat "$T/err")"
+slem-negstats --info "$T/best.slem" >/dev/null 2>&1 && ok || bad "slem-tune -o: no cache written"
+ls -a "$T" | grep -q '\.tmp\.' && bad "slem-tune left a temporary file" || ok
+[ -z "$(ls -A "$TD")" ] && ok || bad "slem-tune left files in TMPDIR: $(ls -A "$TD")"
+
+# make demo from a tree whose path holds spaces, quotes, $(...) and a glob: no path is split
+# or run (the labels' options were once an unquoted string)
+R="$T/tree 'x' \"y\" \$(touch $T/pwned10) *"
+mkdir -p "$R"
+for f in bin scripts testdata; do ln -s "$TOP/$f" "$R/$f"; done
+(cd "$R" && sh scripts/demo.sh) >"$T/out" 2>"$T/err" && grep -q "wrote .*demo-report.html" "$T/out" && ok ||
+  bad "scripts/demo.sh in a tree named with quotes and spaces: $(tail -c 300 "$T/err")"
+[ -s "$R/demo-report.html" ] && ok || bad "scripts/demo.sh in a tree named with quotes: no report"
+ls "$T" | grep -q pwned && bad "scripts/demo.sh ran a part of the tree's path" || ok
 finish cli-scripts

@@ -55,33 +55,98 @@ fi
 # the work directory is removed after success, unless kept
 [ -n "$(find "$T" -maxdepth 1 -name '.slem-work*')" ] && bad "a work directory was left beside the ranking" || ok
 
-# a task fails (its output's place is taken by a directory): the steps after it do not
-# run, the message names the task and its log, no ranking is written; the same command
-# with the same work directory resumes and runs only what did not finish
-W="$T/work dir"
-mkdir -p "$W/db/d.1.slem"
-rm -f "$T/r.tsv"
-if "$SCALE" $SCALE_ARGS -N 3 -n "$odd" -n "$D/validation.fvecs" -q "$D/queries.fvecs" \
-  -d "$D/database.fvecs" -o "$T/r.tsv" -k 20 --leaf-rows 32 --workdir "$W" >"$T/out" 2>"$T/err"; then
+# A run fails part way in a work directory of the user's (holding their notes, named so
+# that a careless script would expand it, split it, read a GNU parallel replacement string
+# '{= perl =}' or a Slurm '%' pattern in it): the queries hold a NaN, so their encoding
+# fails after the database's shards are encoded. The user then fixes the queries and
+# rewrites the database with other rows of the same size and the same date (touch -r):
+# the same command resumes, reuses the negatives' steps, encodes the database again (its
+# content changed), and writes the ranking of a fresh run on the new database. The user's
+# directory and notes survive every run; the ranking may be written inside it.
+W="$T/work dir 'q' \"\$(touch $T/pwned)\" {=\$_=\"x\"=} %j %%
+newline"
+mkdir -p "$W"
+echo "the user's notes" >"$W/notes.txt"
+P="$T/db now.fvecs" Q="$T/queries now.fvecs"
+cp "$D/database.fvecs" "$P"
+cp "$D/queries.fvecs" "$Q"
+printf '\000\000\300\177' | dd of="$Q" bs=1 seek=$((7 * 260 + 12)) conv=notrunc 2>/dev/null # a NaN in query 8
+touch -d '2026-01-02 03:04:05' "$P" "$Q"
+# the new database: the same rows, the halves swapped (the same size)
+{ tail -c +$((500 * 260 + 1)) "$D/database.fvecs"; head -c $((500 * 260)) "$D/database.fvecs"; } >"$T/dbB.fvecs"
+single "$T/linB.tsv" "$T/dbB.fvecs" || bad "single-process pipeline on the new database"
+cmp -s "$T/linB.tsv" "$T/lin.tsv" && bad "the new database ranks as the old one: no test"
+resumable() { # resumable [OPTION]...: the run of this part, its ranking in the user's directory
+  # shellcheck disable=SC2086
+  "$SCALE" $SCALE_ARGS -N 3 -n "$odd" -n "$D/validation.fvecs" -q "$Q" -d "$P" -o "$W/r.tsv" -k 20 \
+    --leaf-rows 32 --workdir "$W" "$@" >"$T/out" 2>"$T/err"
+}
+if resumable; then
   bad "a failing task: the script succeeded"
 else
   [ $? = 1 ] && ok || bad "a failing task: status not 1"
-  grep -q "step encode, task 1 failed (log: $W/log/encode.1.log)" "$T/err" && ok ||
+  grep -qF "step queries, task 0 failed (log: $W/log/queries.0.log)" "$T/err" && ok ||
     bad "a failing task: the message does not name the task and its log: $(cat "$T/err")"
-  grep -q "d.1.slem" "$T/err" && ok || bad "a failing task: the log's end is not shown: $(cat "$T/err")"
+  grep -q "NaN" "$T/err" && ok || bad "a failing task: the log's end is not shown: $(cat "$T/err")"
   grep -q "resume" "$T/err" && ok || bad "a failing task: no word on resuming"
-  [ -e "$T/r.tsv" ] && bad "a failing task: a ranking was written" || ok
+  [ -e "$W/r.tsv" ] && bad "a failing task: a ranking was written" || ok
   [ -n "$(find "$W/match" -type f)" ] && bad "a failing task: the match step ran" || ok
+  [ -f "$W/db/d.0.slem" ] && [ -f "$W/db/d.2.slem" ] && ok || bad "a failing task: the database was not encoded before"
 fi
+[ "$(cat "$W/notes.txt")" = "the user's notes" ] && ok || bad "a failed run: the user's notes are gone"
 echo "kept" >>"$W/log/negstats.0.log"
-rmdir "$W/db/d.1.slem"
-if sharded "the resumed run" 3 "$D/database.fvecs" "$T/r.tsv" --leaf-rows 32 --workdir "$W" --keep; then
-  cmp -s "$T/r.tsv" "$T/lin.tsv" && ok || bad "the resumed run: another ranking"
+cp "$D/queries.fvecs" "$Q"
+cat "$T/dbB.fvecs" >"$P"
+touch -d '2026-01-02 03:04:05' "$P" "$Q"
+if resumable --keep; then
+  cmp -s "$W/r.tsv" "$T/linB.tsv" && ok ||
+    bad "the resumed run: not the ranking of a fresh run on the rewritten database$(cmp -s "$W/r.tsv" "$T/lin.tsv" && echo ' (the old one: stale shards)')"
   grep -q resuming "$T/err" && ok || bad "the resumed run does not say it resumes"
+  grep -q "step encode: its inputs or options changed" "$T/err" && ok || bad "the resumed run does not say the database changed: $(cat "$T/err")"
   grep -q kept "$W/log/negstats.0.log" && ok || bad "a finished task ran again on resuming"
   [ -e "$W/done/merge.0" ] && ok || bad "--keep: the work directory was not kept"
 fi
+# the same command once more, everything done: nothing runs, and all that the runs wrote in
+# the user's directory goes, by name; the directory, the notes and the ranking stay
+if resumable; then
+  cmp -s "$W/r.tsv" "$T/linB.tsv" && ok || bad "the run with all done: the ranking changed"
+  [ "$(cd "$W" && ls -A | tr '\n' ' ')" = "notes.txt r.tsv " ] && ok ||
+    bad "after success the user's work directory holds: $(cd "$W" && ls -A | tr '\n' ' ')"
+else
+  bad "the run with all done: status $?: $(cat "$T/err")"
+fi
+[ -d "$W" ] && [ "$(cat "$W/notes.txt")" = "the user's notes" ] && ok || bad "a successful run: the user's notes are gone"
+[ -e "$T/pwned" ] && bad "the work directory's name ran as a command" || ok
+# a work directory of the user's that holds a name the run would write (and then remove)
+# is refused before any work, and left as it was
+mkdir -p "$T/busy/log"
+echo "mine" >"$T/busy/log/my.log"
+expect_fail "a work directory holding 'log'" 1 "already holds 'log'" "$T/r3.tsv" \
+  "$SCALE" $SCALE_ARGS -N 2 -n "$odd" -q "$D/queries.fvecs" -d "$D/database.fvecs" -o "$T/r3.tsv" --workdir "$T/busy"
+[ "$(cd "$T/busy" && find . | sort | tr '\n' ' ')" = ". ./log ./log/my.log " ] && ok ||
+  bad "a refused work directory was changed: $(cd "$T/busy" && find . | tr '\n' ' ')"
+# a ranking over the run's own files is refused before any work
+mkdir -p "$T/wd/log"
+expect_fail "-o inside the work directory's log" 2 "which this run writes and removes" - \
+  "$SCALE" $SCALE_ARGS -N 2 -n "$odd" -q "$D/queries.fvecs" -d "$D/database.fvecs" -o "$T/wd/log/r.tsv" --workdir "$T/wd"
+expect_fail "-o over the work directory's params" 2 "a file of the work directory" "$T/wd/params" \
+  "$SCALE" $SCALE_ARGS -N 2 -n "$odd" -q "$D/queries.fvecs" -d "$D/database.fvecs" -o "$T/wd/params" --workdir "$T/wd"
+[ "$(cd "$T/wd" && find . | sort | tr '\n' ' ')" = ". ./log " ] && ok ||
+  bad "a refused run wrote in the work directory: $(cd "$T/wd" && find . | tr '\n' ' ')"
+# a ranking that is a directory: refused before any work, nothing made beside it or in it
+mkdir -p "$T/rankdir"
+expect_fail "-o DIR" 1 "rankdir: is a directory" "$T/rankdir/x" \
+  "$SCALE" $SCALE_ARGS -N 2 -n "$odd" -q "$D/queries.fvecs" -d "$D/database.fvecs" -o "$T/rankdir"
+[ -z "$(ls -A "$T/rankdir")" ] && [ -z "$(find "$T" -maxdepth 1 -name '.slem-work*')" ] && ok ||
+  bad "-o DIR: files were left: $(ls -A "$T/rankdir") $(find "$T" -maxdepth 1 -name '.slem-work*')"
+# a work directory that the run makes is removed after success, and the one of a failed
+# run (made by the run) goes once a later run succeeds
+if sharded "a new work directory" 2 "$D/database.fvecs" "$T/r.tsv" --leaf-rows 32 --workdir "$T/new wd"; then
+  cmp -s "$T/r.tsv" "$T/lin.tsv" && ok || bad "a new work directory: another ranking"
+  [ -e "$T/new wd" ] && bad "a work directory the run made was left: $(ls -A "$T/new wd")" || ok
+fi
 # a work directory made for another run is refused
+resumable --keep || bad "a kept work directory: status $?: $(cat "$T/err")"
 expect_fail "another run's work directory" 1 "other inputs or options" "$T/r3.tsv" \
   "$SCALE" $SCALE_ARGS -N 2 -n "$odd" -q "$D/queries.fvecs" -d "$D/database.fvecs" -o "$T/r3.tsv" --workdir "$W"
 # usage errors
