@@ -13,7 +13,7 @@
 # same bits only for one kernel on one machine, and the last digits of a %.17g value differ
 # between OpenBLAS's kernels (Haswell, SkylakeX, Zen, Prescott, ...), which sum in other
 # orders. Measured on the man pages' and the demo's examples under six kernels: doubles
-# printed with %.17g differ by up to 7e-16 relative (variance_kept), float32 scores printed
+# printed with %.17g differ by up to 1e-15 relative (variance_kept), float32 scores printed
 # with %.9g by an ulp (8e-8 relative); 1e-6 is more than ten times the largest difference
 # seen and still catches a value wrong in its 6th significant digit. A test that needs
 # another bound passes -v rtol= (or -v atol= for values printed near zero).
