@@ -33,4 +33,18 @@ cores CORETYPES="NoSuchCore" CORE_TESTS="$T/pass.sh"
 st=$?
 if [ "$st" = 0 ] && grep -q "^== check-cores: NoSuchCore skipped: OpenBLAS runs .* when asked for it$" "$T/out" &&
   ! grep -q "^fake" "$T/out"; then ok; else bad "an unknown core (status $st): $(cat "$T/out")"; fi
+# a kernel that dies on this machine although the flags promise it (a fake tree whose
+# slem-negstats is killed by SIGILL on SkylakeX): that core fails, named, with the status
+mkdir -p "$T/top/bin" "$T/top/tests" "$T/top/testdata/golden"
+cp tests/cores.sh "$T/top/tests/"
+: >"$T/top/testdata/golden/neg.fvecs"
+printf '#!/bin/sh\necho "BLAS core: $OPENBLAS_CORETYPE (OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE from the environment)"\n' >"$T/top/bin/slem-match"
+printf '#!/bin/sh\n[ "$OPENBLAS_CORETYPE" = SkylakeX ] && kill -ILL $$\nexit 0\n' >"$T/top/bin/slem-negstats"
+chmod +x "$T/top/bin/slem-match" "$T/top/bin/slem-negstats"
+(cd "$T/top" && env MANS= CORE_UNIT= CORETYPES="Haswell SkylakeX" CORE_TESTS="$T/pass.sh" \
+  SLEM_TEST_CPU_FLAGS="avx avx2 fma avx512f avx512vl avx512bw avx512dq avx512cd" sh tests/cores.sh) >"$T/out" 2>&1
+st=$?
+if [ "$st" = 1 ] && grep -q "^FAIL: SkylakeX: slem-negstats on testdata/golden/neg.fvecs (status 132)" "$T/out" &&
+  grep -q "^check-cores: passed on: Haswell; failed on: SkylakeX; skipped: none$" "$T/out"; then ok
+else bad "a kernel killed by SIGILL (status $st): $(cat "$T/out")"; fi
 finish cli-cores
