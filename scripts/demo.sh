@@ -2,8 +2,10 @@
 # make demo: the whole pipeline on the digits shipped in testdata/digits (scikit-learn's
 # bundled copy of the UCI handwritten digits, 8x8 pixels, values 0..16): choose lambda on
 # validation queries, encode, rank the test queries, and compare the mAP with plain cosine.
+# The page goes to demo-report.html, or to SLEM_DEMO_REPORT (tests/demo.sh).
 set -eu
 TOP=$(pwd)
+REPORT=${SLEM_DEMO_REPORT:-$TOP/demo-report.html}
 BIN=$TOP/bin
 D=$TOP/testdata/digits
 W=$(mktemp -d "${TMPDIR:-/tmp}/slem-demo.XXXXXX")
@@ -72,5 +74,5 @@ done
 
 echo
 echo "5. the page: slem-report, cosine against SLEM, with the digits' pictures"
-sh "$TOP/scripts/demo-report.sh" "$TOP/demo-report.html" "$W/cosine.tsv" "$W/slem.tsv" "SLEM, lambda_rel $lambda"
-echo "   wrote $TOP/demo-report.html: open it in a browser"
+sh "$TOP/scripts/demo-report.sh" "$REPORT" "$W/cosine.tsv" "$W/slem.tsv" "SLEM, lambda_rel $lambda"
+echo "   wrote $REPORT: open it in a browser"
