@@ -195,7 +195,8 @@ int main(int argc, char **argv) {
                     "to slem-match for the other formats");
   if ((ids_path && slem_ids_read(&ids, ids_path, &err) != SLEM_OK) ||
       slem_cache_read(&cache, cache_path, &err) != SLEM_OK ||
-      slem_vecreader_open(&r, input, ifmt, &err) != SLEM_OK)
+      /* a night with no new images is an empty segment, not an error */
+      slem_vecreader_open_empty(&r, input, ifmt, cache->d, &err) != SLEM_OK)
     goto fail;
   opts.ids = ids;
   if (alpha_set && cache->kind == SLEM_CACHE_KERNEL)
