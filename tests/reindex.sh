@@ -124,7 +124,37 @@ kills() {
     flock -w 30 "$X/idx/lock" true
     state $i
   done
+  # then at each tool the script starts (the Nth), at once or a little later: the copy of
+  # the script in $K/scripts finds the wrappers in $K/bin, which kill the whole run
+  at=1
+  while [ $at -le 10 ]; do
+    for delay in 0 0.01; do
+      echo 0 >"$K/count"
+      KILL_AT=$at KILL_DELAY=$delay setsid "$K/scripts/slem-reindex" -w 30 -k 10 -q "$Q" -o "$R" \
+        -s "2026-11-2$i" "$@" "$X/idx" "$T/in/n$i.fvecs" >/dev/null 2>&1
+      state $i
+    done
+    at=$((at + 1))
+  done
 }
+# the tools behind the kit's copy of the script: the KILL_AT-th call is killed with its run
+K=$T/kit
+mkdir "$K" "$K/bin" "$K/scripts"
+cp "$RX" "$K/scripts/slem-reindex"
+for t in slem-negstats slem-encode slem-match; do
+  cat >"$K/bin/$t" <<EOS
+#!/bin/sh
+n=\$((\$(cat "$K/count") + 1))
+echo \$n >"$K/count"
+if [ "\$n" = "\${KILL_AT:-0}" ]; then
+  "$BIN/$t" "\$@" &
+  sleep "\$KILL_DELAY"
+  kill -9 0
+fi
+exec "$BIN/$t" "\$@"
+EOS
+  chmod +x "$K/bin/$t"
+done
 
 # night 1: the first
 night 1 -n "$T/neg.fvecs"
