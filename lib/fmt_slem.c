@@ -207,6 +207,9 @@ static int open_slem(SlemVecReader *r, SlemError *err) {
         st = slem_ids_unpack(&r->ids, name, (const char *)r->crc_tail + (ids_off - rows_end),
                              ids_bytes, n, err);
     }
+    /* an empty segment's ids section is empty: its rows have ids all the same (none) */
+    if (st == SLEM_OK && ids_off && r->crc_tail_len == 0 && n == 0)
+      st = slem_ids_unpack(&r->ids, name, "", 0, 0, err);
     r->crc_on = r->crc_can = 1;
     if (st == SLEM_OK && n == 0) st = slem_vfmt_crc_end(r, err);
     if (st == SLEM_OK) st = slem_in_seek(r->in, pay_off, err);

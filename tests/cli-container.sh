@@ -131,6 +131,15 @@ check "merge of all-empty rankings" slem-merge -o "$T/merged.jsonl" "$T/none.jso
 cmp -s "$T/merged.jsonl" "$T/none.jsonl" && ok || bad "merge of all-empty rankings: another file"
 # a tsv ranking with no line stays refused by slem-eval and slem-merge: it names no query
 expect_fail "eval of an empty tsv" 1 "none.tsv: no rankings (empty file)" "$T/o" slem-eval --query-labels "$D/queries.labels" --db-labels "$D/database.labels" -o "$T/o" "$T/none.tsv"
+# an empty segment with ids: an empty ids file goes with it, and the ids of the other
+# segments still name the rows
+: >"$T/empty.ids"
+check "empty input with empty ids" slem-encode -q -c "$T/neg.slem" --ids "$T/empty.ids" -o "$T/ei.slem" "$T/empty.fvecs"
+check "db with ids" slem-encode -q -c "$T/neg.slem" --ids "$D/database.ids" -o "$T/dbi.slem" "$D/database.fvecs"
+check "ids ranking" slem-match -d "$T/dbi.slem" -o "$T/idsref.tsv" "$T/qe.slem"
+check "empty segment with ids first" slem-match -d "$T/ei.slem" -d "$T/dbi.slem" -o "$T/idsempty.tsv" "$T/qe.slem"
+cmp -s "$T/idsempty.tsv" "$T/idsref.tsv" && ok || bad "an empty segment with ids: the rows lost their ids: $(head -2 "$T/idsempty.tsv")"
+expect_fail "empty ids for vectors" 1 "empty.ids: 0 ids for the 100 vectors" "$T/none.slem" slem-encode -c "$T/neg.slem" --ids "$T/empty.ids" -o "$T/none.slem" "$D/queries.fvecs"
 # what still refuses no vectors: negatives, queries
 expect_fail "empty negatives" 1 "empty.fvecs: no vectors (empty file)" "$T/o.slem" slem-negstats -o "$T/o.slem" "$T/empty.fvecs"
 expect_fail "empty plain database file" 1 "empty.fvecs: no vectors (empty file)" "$T/o" slem-match -d "$T/empty.fvecs" -o "$T/o" "$T/qe.slem"
