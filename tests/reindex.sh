@@ -109,10 +109,40 @@ done_night() {
   left=$(find "$X" -name '.*.tmp.*' -o -name tmp | head -3)
   [ -z "$left" ] && ok || bad "night $1: temporaries left: $left"
 }
-# kills I OPTION...: runs night I and kills it after varying delays, the whole run (its
-# process group) or, every third time, the script alone while its tool goes on
+# kills I OPTION...: runs night I and kills it at each command, then after varying delays
+# (see below)
 kills() {
   i=$1; shift
+  # at each command the script runs that writes (the Nth: a tool, cp, mv, ln, rm, sync,
+  # mkdir), from the state the night began in: a tool killed at once or 10 ms after it
+  # started, another command just after it did its work. The copy of the script in
+  # $K/scripts finds the wrapped tools in $K/bin, and the wrapped commands first on PATH
+  rm -rf "$T/snap"
+  mkdir "$T/snap"
+  cp -a "$X/idx" "$T/snap/idx"
+  cp -p "$R" "$T/snap/ranking"
+  at=1
+  while [ $at -le 60 ]; do
+    for delay in 0 0.01; do
+      rm -rf "$X/idx"
+      cp -a "$T/snap/idx" "$X/idx"
+      cp -p "$T/snap/ranking" "$R"
+      echo 0 >"$K/count"
+      PATH="$K/path:$PATH" KILL_AT=$at KILL_DELAY=$delay setsid "$K/scripts/slem-reindex" -w 30 \
+        -k 10 -q "$Q" -o "$R" -s "2026-11-2$i" "$@" "$X/idx" "$T/in/n$i.fvecs" >/dev/null 2>&1
+      state $i
+      # then the next run, which must finish the night
+      "$RX" -w 30 -k 10 -q "$Q" -o "$R" -s "2026-11-2$i" "$@" "$X/idx" "$T/in/n$i.fvecs" >/dev/null 2>"$T/err" ||
+        bad "night $i: the run after a kill at command $at: $(cat "$T/err")"
+      done_night $i
+    done
+    [ "$(cat "$K/count")" -ge $at ] || break # the run ended before its Nth command
+    at=$((at + 1))
+  done
+  [ $at -gt 10 ] && ok || bad "night $i: only $at commands to kill the run at"
+  # then kills after varying delays, one after the other from where the last left: the
+  # whole run (its process group) or, every third time, the script alone while its tool
+  # goes on
   for delay in 0.01 0.03 0.05 0.08 0.12 0.17 0.25 0.35; do
     setsid "$RX" -w 30 -k 10 -q "$Q" -o "$R" -s "2026-11-2$i" "$@" "$X/idx" "$T/in/n$i.fvecs" >/dev/null 2>&1 &
     pid=$!
@@ -124,22 +154,10 @@ kills() {
     flock -w 30 "$X/idx/lock" true
     state $i
   done
-  # then at each tool the script starts (the Nth), at once or a little later: the copy of
-  # the script in $K/scripts finds the wrappers in $K/bin, which kill the whole run
-  at=1
-  while [ $at -le 10 ]; do
-    for delay in 0 0.01; do
-      echo 0 >"$K/count"
-      KILL_AT=$at KILL_DELAY=$delay setsid "$K/scripts/slem-reindex" -w 30 -k 10 -q "$Q" -o "$R" \
-        -s "2026-11-2$i" "$@" "$X/idx" "$T/in/n$i.fvecs" >/dev/null 2>&1
-      state $i
-    done
-    at=$((at + 1))
-  done
 }
-# the tools behind the kit's copy of the script: the KILL_AT-th call is killed with its run
+# the wrappers: the KILL_AT-th call of any of them kills its run (its process group)
 K=$T/kit
-mkdir "$K" "$K/bin" "$K/scripts"
+mkdir "$K" "$K/bin" "$K/path" "$K/scripts"
 cp "$RX" "$K/scripts/slem-reindex"
 for t in slem-negstats slem-encode slem-match; do
   cat >"$K/bin/$t" <<EOS
@@ -154,6 +172,18 @@ fi
 exec "$BIN/$t" "\$@"
 EOS
   chmod +x "$K/bin/$t"
+done
+for t in cp mv ln rm sync mkdir; do
+  real=$(command -v $t)
+  cat >"$K/path/$t" <<EOS
+#!/bin/sh
+n=\$((\$(cat "$K/count") + 1))
+echo \$n >"$K/count"
+"$real" "\$@" || exit
+[ "\$n" = "\${KILL_AT:-0}" ] && kill -9 0
+exit 0
+EOS
+  chmod +x "$K/path/$t"
 done
 
 # night 1: the first
