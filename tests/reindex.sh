@@ -48,11 +48,11 @@ seg n1 0 200; seg n2 200 150; : >"$T/in/n3.fvecs"; seg n4 350 250; seg n5 600 15
 head -c $((rec * 400)) "$D/negatives.fvecs" >"$T/neg2.fvecs" # the rebuilt negatives
 cp "$D/negatives.fvecs" "$T/neg.fvecs"
 # ref I NEGATIVES: what one fresh run gives over the segments of nights 1..I
-ref() {
+ref() { # ref I NEGATIVES [LAMBDA-REL]
   n=$1
   w=$T/refs/w.$n
   mkdir "$w"
-  slem-negstats -q -o "$w/neg.slem" "$2" || return 1
+  slem-negstats -q -r "${3:-1}" -o "$w/neg.slem" "$2" || return 1
   set --
   j=1
   while [ $j -le $n ]; do
@@ -66,6 +66,8 @@ ref() {
 for i in 1 2 3 4; do ref $i "$T/neg.fvecs" || bad "reference $i"; done
 ref 5 "$T/neg2.fvecs" || bad "reference 5"
 ref 6 "$T/neg.fvecs" || bad "reference 6"
+: >"$T/in/n7.fvecs" # no night 7 segment: an empty one ranks the same
+ref 7 "$T/neg.fvecs" 10 || bad "reference 7"
 cmp -s "$T/neg.fvecs" "$T/neg2.fvecs" && bad "the rebuilt negatives are the same: the test cannot tell"
 
 # the index: on a small tmpfs when this user can mount one (the full-disk night), else in $T
@@ -253,11 +255,17 @@ case $statuses in *1*) ok ;; *) bad "no run failed for lack of room: statuses $s
 night 6 -n "$T/neg.fvecs"
 [ "$st" = 0 ] && ok || bad "night 6: status $st: $(cat "$T/err")"
 done_night 6
+gen6=$(readlink "$X/idx/current")
+# another lambda (-r) is a rebuild too; a night with no new vectors (none given) a success
+"$RX" -r 10 -k 10 -q "$Q" -o "$R" -n "$T/neg.fvecs" "$X/idx" 2>"$T/err"
+[ $? = 0 ] && cmp -s "$R" "$T/refs/7" && ok || bad "a rebuild for -r 10: $(cat "$T/err")"
+[ "$(readlink "$X/idx/current")" != "$gen6" ] && [ "$(ls "$X/idx/raw" | wc -l)" = 6 ] && ok ||
+  bad "a rebuild for -r 10: $(ls "$X/idx" "$X/idx/raw")"
 # usage errors exit 2, a name that is not a plain name too
 "$RX" -n "$T/neg.fvecs" -q "$Q" -o "$R" -s '../x' "$X/idx" "$T/in/n1.fvecs" 2>"$T/err"
 [ $? = 2 ] && grep -q "a segment name is" "$T/err" && ok || bad "a bad segment name: $(cat "$T/err")"
 # the same name with other vectors: refused, nothing changed
 "$RX" -n "$T/neg.fvecs" -q "$Q" -o "$R" -s 2026-11-21 "$X/idx" "$T/in/n2.fvecs" 2>"$T/err"
-[ $? = 1 ] && grep -q "segment 2026-11-21 exists already" "$T/err" && cmp -s "$R" "$T/refs/6" && ok ||
+[ $? = 1 ] && grep -q "segment 2026-11-21 exists already" "$T/err" && cmp -s "$R" "$T/refs/7" && ok ||
   bad "a segment name taken: $(cat "$T/err")"
 finish reindex
