@@ -268,4 +268,12 @@ gen6=$(readlink "$X/idx/current")
 "$RX" -n "$T/neg.fvecs" -q "$Q" -o "$R" -s 2026-11-21 "$X/idx" "$T/in/n2.fvecs" 2>"$T/err"
 [ $? = 1 ] && grep -q "segment 2026-11-21 exists already" "$T/err" && cmp -s "$R" "$T/refs/7" && ok ||
   bad "a segment name taken: $(cat "$T/err")"
+# names with spaces, quotes, $( ), back quotes and * are arguments, never shell text
+H="$T/h \$(touch pwned) *'\"x"
+mkdir "$H"
+cp "$T/neg.fvecs" "$H/n '\$(id)'.fvecs"
+cp "$T/in/n1.fvecs" "$H/new *.fvecs"
+(cd "$H" && "$RX" -k 10 -q "$Q" -o "rank \$x.tsv" -n "n '\$(id)'.fvecs" "idx \`x\`" "new *.fvecs") 2>"$T/err"
+[ $? = 0 ] && cmp -s "$H/rank \$x.tsv" "$T/refs/1" && [ ! -e pwned ] && [ ! -e "$H/pwned" ] && ok ||
+  bad "hostile names: $(cat "$T/err")"
 finish reindex
