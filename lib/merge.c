@@ -327,7 +327,7 @@ int slem_merge(const char *const *shards, size_t n, const char *output,
       if (st) goto done;
     }
     if ((st = gather(&m, &nc, err)) != SLEM_OK) goto done;
-    qsort(m.c, nc, sizeof *m.c, cand_cmp);
+    if (nc > 1) qsort(m.c, nc, sizeof *m.c, cand_cmp); /* m.c is NULL while no query had a result */
     for (size_t i = 1; i < nc; i++)
       if (cand_cmp(m.c + i - 1, m.c + i) == 0) {
         const Cand *c = m.c + i;
