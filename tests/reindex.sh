@@ -16,19 +16,24 @@ rec=$(( 4 + 4 * $(od -An -tu4 -N4 "$D/database.fvecs" | tr -d ' ') ))
 
 # ---- stale temporaries: a killed writer's is removed by the next writer, a live one's not
 check "cache" slem-negstats -q -o "$T/neg.slem" "$D/negatives.fvecs"
-(cat "$D/database.fvecs" "$D/database.fvecs"; sleep 5) 2>/dev/null | slem-encode -q -c "$T/neg.slem" -o "$T/x.slem" - &
+# a writer fed through a FIFO, killed after its first block while more input may come
+mkfifo "$T/fifo"
+slem-encode -q -c "$T/neg.slem" -o "$T/x.slem" "$T/fifo" &
 pid=$!
+exec 7>"$T/fifo"
+cat "$D/database.fvecs" "$D/database.fvecs" >&7
 i=0
-while [ $i -lt 50 ] && ! ls -a "$T" | grep -q '^\.x\.slem\.tmp\.'; do sleep 0.1; i=$((i + 1)); done
+while [ $i -lt 200 ] && ! ls -a "$T" | grep -q '^\.x\.slem\.tmp\.'; do sleep 0.1; i=$((i + 1)); done
 kill -9 $pid 2>/dev/null
 wait $pid 2>/dev/null
+exec 7>&-
 [ "$(ls -a "$T" | grep -c '^\.x\.slem\.tmp\.')" = 1 ] && ok || bad "the killed writer left no temporary file: $(ls -a "$T")"
 : >"$T/.x.slem.tmp.LIVE01"
 # a live writer: a process that holds the lock on its temporary file
 (exec 7<"$T/.x.slem.tmp.LIVE01"; flock 7; exec sleep 30) >/dev/null 2>&1 &
 holder=$!
 i=0
-while [ $i -lt 50 ] && flock -n "$T/.x.slem.tmp.LIVE01" true; do sleep 0.1; i=$((i + 1)); done
+while [ $i -lt 200 ] && flock -n "$T/.x.slem.tmp.LIVE01" true; do sleep 0.1; i=$((i + 1)); done
 check "the next writer" slem-encode -q -c "$T/neg.slem" -o "$T/x.slem" "$Q"
 [ "$(ls -a "$T" | grep '^\.x\.slem\.tmp\.')" = .x.slem.tmp.LIVE01 ] && ok ||
   bad "stale temporaries: $(ls -a "$T" | grep '\.tmp\.' | tr '\n' ' ')"
