@@ -278,6 +278,42 @@ gen6=$(readlink "$X/idx/current")
 "$RX" -n "$T/neg.fvecs" -q "$Q" -o "$R" -s 2026-11-21 "$X/idx" "$T/in/n2.fvecs" 2>"$T/err"
 [ $? = 1 ] && grep -q "segment 2026-11-21 exists already" "$T/err" && cmp -s "$R" "$T/refs/7" && ok ||
   bad "a segment name taken: $(cat "$T/err")"
+# a bad night's file (another dimension; ids of another count) is refused before it is kept:
+# the index stays as it was, and the next good night goes on
+printf '\002\000\000\000\000\000\200\077\000\000\000\100' >"$T/d2.fvecs"
+"$RX" -k 10 -q "$Q" -o "$R" -n "$T/neg.fvecs" -r 10 -s bad "$X/idx" "$T/d2.fvecs" 2>"$T/err"
+[ $? = 1 ] && grep -q "dimension 2, but the cache" "$T/err" && grep -q "d2.fvecs (copied to .*) cannot be a segment: nothing kept" "$T/err" &&
+  [ ! -e "$X/idx/raw/bad.fvecs" ] && cmp -s "$R" "$T/refs/7" && ok ||
+  bad "a file of another dimension: $(cat "$T/err"; ls "$X/idx/raw")"
+"$RX" -k 10 -q "$Q" -o "$R" -n "$T/neg.fvecs" -r 10 "$X/idx" 2>"$T/err" && cmp -s "$R" "$T/refs/7" &&
+  [ -z "$(find "$X" -name '.*.tmp.*' -o -name tmp -o -name stage)" ] && ok || bad "the night after a bad file: $(cat "$T/err")"
+# ids: each night's ids kept beside its vectors and carried by its segment; an empty night
+# without ids gets an empty list; the queries named by -Q
+I=$T/idi
+sed -n '1,200p' "$D/database.ids" >"$T/a.ids"
+sed -n '201,350p' "$D/database.ids" >"$T/c.ids"
+"$RX" -k 10 -q "$Q" -Q "$D/queries.ids" -o "$T/ri.tsv" -n "$T/neg.fvecs" -s a -i "$T/a.ids" "$I" "$T/in/n1.fvecs" 2>"$T/err" &&
+  "$RX" -k 10 -q "$Q" -Q "$D/queries.ids" -o "$T/ri.tsv" -n "$T/neg.fvecs" -s b "$I" "$T/in/n3.fvecs" 2>>"$T/err" &&
+  "$RX" -k 10 -q "$Q" -Q "$D/queries.ids" -o "$T/ri.tsv" -n "$T/neg.fvecs" -s c -i "$T/c.ids" "$I" "$T/in/n2.fvecs" 2>>"$T/err" &&
+  ok || bad "nights with ids: $(cat "$T/err")"
+w=$T/refs/ids
+mkdir "$w"
+: >"$T/empty.ids"
+slem-negstats -q -o "$w/neg.slem" "$T/neg.fvecs" &&
+  slem-encode -q -c "$w/neg.slem" --ids "$T/a.ids" -o "$w/a.slem" "$T/in/n1.fvecs" &&
+  slem-encode -q -c "$w/neg.slem" --ids "$T/empty.ids" -o "$w/b.slem" "$T/in/n3.fvecs" &&
+  slem-encode -q -c "$w/neg.slem" --ids "$T/c.ids" -o "$w/c.slem" "$T/in/n2.fvecs" &&
+  slem-encode -q -c "$w/neg.slem" --ids "$D/queries.ids" -o "$w/q.slem" "$Q" &&
+  slem-match -q -k 10 -d "$w/a.slem" -d "$w/b.slem" -d "$w/c.slem" -o "$w/ref.tsv" "$w/q.slem" || bad "the ids reference"
+cmp -s "$T/ri.tsv" "$w/ref.tsv" && head -n 1 "$T/ri.tsv" | grep -q '^digit[0-9]*	1	digit' && ok ||
+  bad "ranking with ids: $(head -n 2 "$T/ri.tsv")"
+"$RX" -k 10 -q "$Q" -o "$T/ri.tsv" -n "$T/neg.fvecs" -s d "$I" "$T/in/n4.fvecs" 2>"$T/err"
+[ $? = 1 ] && grep -q "carry ids: give the ids" "$T/err" && [ ! -e "$I/raw/d.fvecs" ] && ok || bad "a night without ids: $(cat "$T/err")"
+"$RX" -k 10 -q "$Q" -o "$T/ri.tsv" -n "$T/neg.fvecs" -s d -i "$T/c.ids" "$I" "$T/in/n4.fvecs" 2>"$T/err"
+[ $? = 1 ] && grep -q "150 ids for the 250 vectors" "$T/err" && [ ! -e "$I/raw/d.fvecs" ] && [ ! -e "$I/ids/d.ids" ] &&
+  cmp -s "$T/ri.tsv" "$w/ref.tsv" && ok || bad "ids of another count: $(cat "$T/err")"
+"$RX" -k 10 -q "$Q" -o "$R" -n "$T/neg.fvecs" -r 10 -s d -i "$T/c.ids" "$X/idx" "$T/in/n2.fvecs" 2>"$T/err"
+[ $? = 1 ] && grep -q "segments without ids" "$T/err" && ok || bad "ids for an index without: $(cat "$T/err")"
 # names with spaces, quotes, $( ), back quotes and * are arguments, never shell text
 H="$T/h \$(touch pwned) *'\"x"
 mkdir "$H"
