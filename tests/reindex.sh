@@ -271,7 +271,15 @@ gen6=$(readlink "$X/idx/current")
 [ $? = 0 ] && cmp -s "$R" "$T/refs/7" && ok || bad "a rebuild for -r 10: $(cat "$T/err")"
 [ "$(readlink "$X/idx/current")" != "$gen6" ] && [ "$(ls "$X/idx/raw" | wc -l)" = 6 ] && ok ||
   bad "a rebuild for -r 10: $(ls "$X/idx" "$X/idx/raw")"
-# usage errors exit 2, a name that is not a plain name too
+# usage errors exit 2 and touch nothing
+for args in "-k 0" "-F csv" "-w soon" "--bogus x"; do
+  # shellcheck disable=SC2086 # the options split on purpose
+  "$RX" $args -n "$T/neg.fvecs" -q "$Q" -o "$T/u.tsv" "$T/uidx" "$T/in/n1.fvecs" 2>"$T/err"
+  [ $? = 2 ] && [ ! -e "$T/uidx" ] && [ ! -e "$T/u.tsv" ] && ok || bad "usage error $args: $(cat "$T/err")"
+done
+"$RX" -q "$Q" -o "$T/u.tsv" "$T/uidx" 2>"$T/err"
+[ $? = 2 ] && grep -q "no negatives" "$T/err" && [ ! -e "$T/uidx" ] && ok || bad "no -n: $(cat "$T/err")"
+# a name that is not a plain name is a usage error too
 "$RX" -n "$T/neg.fvecs" -q "$Q" -o "$R" -s '../x' "$X/idx" "$T/in/n1.fvecs" 2>"$T/err"
 [ $? = 2 ] && grep -q "a segment name is" "$T/err" && ok || bad "a bad segment name: $(cat "$T/err")"
 # the same name with other vectors: refused, nothing changed
