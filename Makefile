@@ -57,8 +57,10 @@ TEST_BINS = $(TEST_SRC:tests/%.c=build/tests/%)
 MANS      = $(TOOLS:%=man/%.1)
 # scripts installed beside the tools, under these names, with their man pages
 SCRIPTS   = scripts/slem-tune:slem-tune scripts/plot-pr:slem-plot-pr \
-  scripts/slem-scale:slem-parallel scripts/slem-scale:slem-sbatch
-SCRIPT_MANS = man/slem-tune.1 man/slem-plot-pr.1 man/slem-parallel.1 man/slem-sbatch.1
+  scripts/slem-scale:slem-parallel scripts/slem-scale:slem-sbatch \
+  scripts/slem-reindex:slem-reindex
+SCRIPT_MANS = man/slem-tune.1 man/slem-plot-pr.1 man/slem-parallel.1 man/slem-sbatch.1 \
+  man/slem-reindex.1
 
 .PHONY: all check check-cores demo install uninstall clean deps unit-test cli-test man-test fuzz fuzz-replay
 .SUFFIXES:
@@ -96,7 +98,7 @@ CLI_TESTS = tests/numcmp.sh tests/cli.sh tests/cli-blas.sh tests/cli-install.sh 
   tests/cli-eval.sh tests/cli-trec.sh tests/cli-merge.sh tests/cli-kernel.sh \
   tests/cli-formats.sh tests/cli-exact.sh tests/cli-shard.sh tests/cli-container.sh tests/cli-verify.sh tests/cli-scripts.sh tests/cli-report.sh tests/cli-esvm.sh tests/cli-hostile.sh \
   tests/cli-calibrate.sh tests/cli-expand.sh tests/cli-family.sh tests/cli-demo.sh tests/cli-cores.sh tests/faults.sh tests/crash.sh \
-  tests/cli-numeric.sh tests/cli-arith.sh tests/cli-large.sh tests/cli-nul.sh tests/parallel.sh tests/slurm.sh
+  tests/cli-numeric.sh tests/cli-arith.sh tests/cli-large.sh tests/cli-nul.sh tests/reindex.sh tests/parallel.sh tests/slurm.sh
 
 cli-test: $(BINS) build/tests/faultshim.so
 	@f=0; for t in $(CLI_TESTS); do sh $$t || f=$$((f + 1)); done; test $$f = 0

@@ -194,9 +194,11 @@ int main(int argc, char **argv) {
   if (ids_path && ofmt != SLEM_FMT_SLEM)
     cli_usage_error("--ids: ids travel in the container (.slem, or -F slem); give the ids file "
                     "to slem-match for the other formats");
-  if ((ids_path && slem_ids_read(&ids, ids_path, &err) != SLEM_OK) ||
+  /* an empty ids file goes with an empty input (checked against the count below) */
+  if ((ids_path && slem_ids_read_empty(&ids, ids_path, &err) != SLEM_OK) ||
       slem_cache_read(&cache, cache_path, &err) != SLEM_OK ||
-      slem_vecreader_open(&r, input, ifmt, &err) != SLEM_OK)
+      /* a night with no new images is an empty segment, not an error */
+      slem_vecreader_open_empty(&r, input, ifmt, cache->d, &err) != SLEM_OK)
     goto fail;
   opts.ids = ids;
   /* the same cache on another BLAS core: descriptors that differ in their last bits */

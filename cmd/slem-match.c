@@ -433,7 +433,9 @@ int main(int argc, char **argv) {
   if (status == CLI_EXIT_OK && print_stats)
     fprintf(stderr, "%s: %" PRIu64 " passes over the database, %" PRIu64 " from the files\n",
             cli_prog(), ms.passes, ms.reads);
-  if (status == CLI_EXIT_OK && !quiet && shard.count == 0 && opts.k > ms.ndb)
+  if (status == CLI_EXIT_OK && !quiet && shard.count == 0 && ms.ndb == 0)
+    cli_warn("the database holds no vectors (empty segments): every query has no result");
+  else if (status == CLI_EXIT_OK && !quiet && shard.count == 0 && opts.k > ms.ndb)
     cli_warn("-k %zu is more than the %" PRIu64 " database rows: each query lists at most %" PRIu64,
              opts.k, ms.ndb, ms.ndb);
   if (status == CLI_EXIT_OK && !quiet && ms.clamps > 0)

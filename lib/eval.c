@@ -64,6 +64,7 @@ typedef struct Run {
   SlemStrMap *qmap, *dmap;
   RunQuery *q;
   size_t qcap;
+  uint64_t listed; /* query lines read, those with no result included */
 } Run;
 
 static void run_clear(Run *run) {
@@ -90,6 +91,7 @@ static int run_gather(Run *run, SlemRankReader *reader, const SlemEvalOpts *opts
     st = slem_rankreader_next(reader, &g, err);
     if (st || !g) break;
     if (opts->progress && (++nread & 255) == 0) opts->progress(opts->progress_ctx, nread);
+    run->listed++;
     if (g->n == 0) continue; /* a jsonl line with no results names no query */
     qi = slem_strmap_intern(run->qmap, g->query, strlen(g->query));
     if (qi < 0) goto nomem;
@@ -199,7 +201,9 @@ int slem_evalresult_new(SlemEvalResult **self, SlemRankReader *rankings, const S
   res->recall_k = opts->recall_k;
   st = run_gather(run, rankings, opts, err);
   if (st) goto done;
-  if (slem_strmap_count(run->qmap) == 0) {
+  /* jsonl lists every query, with no result when the database was empty (a night with no
+   * new images): then every query is missing, AP 0; a file that lists none is an error */
+  if (run->listed == 0) {
     st = slem_error(err, SLEM_EFORMAT, "%s: no rankings (empty file)", run->name);
     goto done;
   }

@@ -20,7 +20,7 @@ static int open_bin(SlemVecReader *r, SlemError *err) {
   int64_t size;
   int st = slem_in_read(r->in, h, 8, &got, err);
   if (st) return st;
-  if (got == 0) return slem_error(err, SLEM_EFORMAT, "%s: no vectors (empty file)", name);
+  if (got == 0) return slem_vfmt_empty(r, "empty file", err);
   if (got < 8)
     return slem_error(err, SLEM_EFORMAT, "%s: %s header truncated (%zu of 8 bytes)", name,
                       fname, got);
@@ -29,7 +29,8 @@ static int open_bin(SlemVecReader *r, SlemError *err) {
   if (r->d == 0 || r->d > SLEM_DIM_MAX)
     return slem_error(err, SLEM_EFORMAT, "%s: dimension %zu is out of range (1..%u); is this "
                       "really %s?", name, r->d, SLEM_DIM_MAX, fname);
-  if (n == 0) return slem_error(err, SLEM_EFORMAT, "%s: %s header says 0 vectors", name, fname);
+  if (n == 0 && !r->empty_dim)
+    return slem_error(err, SLEM_EFORMAT, "%s: %s header says 0 vectors", name, fname);
   switch (r->fmt) {
   case SLEM_FMT_U8BIN: r->dtype = SLEM_DT_U1, r->esize = 1; break;
   case SLEM_FMT_I8BIN: r->dtype = SLEM_DT_I1, r->esize = 1; break;
@@ -55,6 +56,7 @@ static int open_bin(SlemVecReader *r, SlemError *err) {
                       "of %s needs %" PRIu64 "%s: truncated or corrupt", name, size, n, r->d,
                       fname, 8 + payload,
                       r->fmt == SLEM_FMT_IBIN ? " (or twice the data for ground truth)" : "");
+  if (n == 0) r->empty = 1; /* allowed by the caller, else refused above */
   return SLEM_OK;
 }
 

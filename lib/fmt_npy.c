@@ -295,8 +295,11 @@ static int open_npy(SlemVecReader *r, SlemError *err) {
     goto done;
   }
   if (r->count == 0) {
-    st = slem_error(err, SLEM_EFORMAT, "%s: npy array holds no vectors", name);
-    goto done;
+    if (!r->empty_dim) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: npy array holds no vectors", name);
+      goto done;
+    }
+    r->empty = 1; /* the caller allows it: shape (0, d) */
   }
   r->rec = r->d * r->esize;
   r->prefix = 0;
@@ -320,7 +323,7 @@ static int open_npy(SlemVecReader *r, SlemError *err) {
   }
   r->divisor = read_divisor(hdr, r->dtype);
   /* one row or one column: Fortran order is the same layout as C order */
-  if (r->fortran && (ndim == 1 || r->count == 1 || r->d == 1)) r->fortran = 0;
+  if (r->fortran && (ndim == 1 || r->count <= 1 || r->d == 1)) r->fortran = 0;
   st = r->fortran ? open_fortran(r, err) : SLEM_OK;
 done:
   free(hdr);

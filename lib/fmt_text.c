@@ -90,7 +90,7 @@ static int open_text(SlemVecReader *r, SlemError *err) {
   long n;
   int st = next_text_line(r, &line, err);
   if (st) return st;
-  if (!line) return slem_error(err, SLEM_EFORMAT, "%s: no vectors (empty file)", slem_in_name(r->in));
+  if (!line) return slem_vfmt_empty(r, "empty file", err);
   /* non-finite values are let through here: whether they are an error depends on
    * skip_nonfinite, set after open, and is decided when the row is read */
   n = parse_text_line(r, line, NULL, 0, 1, err);

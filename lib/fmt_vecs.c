@@ -31,7 +31,7 @@ static int open_vecs(SlemVecReader *r, SlemError *err) {
   uint32_t d;
   int st = slem_in_peek(r->in, 4, &p, &avail, err);
   if (st) return st;
-  if (avail == 0) return slem_error(err, SLEM_EFORMAT, "%s: no vectors (empty file)", name);
+  if (avail == 0) return slem_vfmt_empty(r, "empty file", err);
   if (avail < 4)
     return slem_error(err, SLEM_EFORMAT, "%s: record 1: truncated (%zu bytes)", name, avail);
   d = slem_le32(p);

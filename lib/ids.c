@@ -72,7 +72,8 @@ static int check_id(const char *name, const char *unit, uint64_t no, const char 
   return SLEM_OK;
 }
 
-static int read_list(SlemIds **self, const char *path, int unique, SlemError *err) {
+static int read_list(SlemIds **self, const char *path, int unique, int empty_ok,
+                     SlemError *err) {
   SlemIn *in = NULL;
   SlemIds *ids = calloc(1, sizeof *ids);
   SlemStrMap *seen = slem_strmap_new();
@@ -109,7 +110,7 @@ static int read_list(SlemIds **self, const char *path, int unique, SlemError *er
     }
     if (push(ids, line, len) != 0) goto nomem;
   }
-  if (ids->a.n == 0) {
+  if (ids->a.n == 0 && !empty_ok) {
     st = slem_error(err, SLEM_EFORMAT, "%s: no ids (empty file)", ids->name);
     goto fail;
   }
@@ -127,11 +128,15 @@ fail:
 }
 
 int slem_ids_read(SlemIds **self, const char *path, SlemError *err) {
-  return read_list(self, path, 1, err);
+  return read_list(self, path, 1, 0, err);
+}
+
+int slem_ids_read_empty(SlemIds **self, const char *path, SlemError *err) {
+  return read_list(self, path, 1, 1, err);
 }
 
 int slem_labels_read(SlemIds **self, const char *path, SlemError *err) {
-  return read_list(self, path, 0, err);
+  return read_list(self, path, 0, 0, err);
 }
 
 int slem_ids_concat(SlemIds **self, SlemIds *const *parts, size_t n, SlemError *err) {

@@ -18,6 +18,9 @@ typedef struct SlemIds SlemIds;
  * an id that appears twice, empty file). */
 int slem_ids_read(SlemIds **self, const char *path, SlemError *err);
 
+/* The same, but an empty file is a list of no ids (the ids of an empty segment). */
+int slem_ids_read_empty(SlemIds **self, const char *path, SlemError *err);
+
 /* The same for a list whose names may repeat: labels, group names. */
 int slem_labels_read(SlemIds **self, const char *path, SlemError *err);
 void slem_ids_free(SlemIds *self);

@@ -6,7 +6,9 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <dirent.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -320,6 +322,66 @@ static void out_free(SlemOut *o) {
 
 /* The longest file name the temporary name may take (NAME_MAX of common file systems). */
 #define TMP_NAME_MAX 255
+/* The random part of a temporary name: mkstemp's six characters. */
+#define TMP_RANDOM 6
+
+/* Removes the temporaries that earlier writers of the same target left in dir when they
+ * died (SIGKILL, a power cut): the entries named prefix (".NAME.tmp.") and six more
+ * characters, regular files of this user, that no process holds: a writer holds an
+ * exclusive flock on its temporary file from its creation until its rename, and the
+ * kernel drops it when the writer dies, whatever pid comes next. A file whose lock is
+ * held, or that cannot be locked (a file system without flock), is left alone. Best
+ * effort: errors are ignored, the write goes on. */
+static void remove_stale(const char *dir, const char *prefix) {
+  size_t plen = strlen(prefix), dlen = strlen(dir);
+  DIR *dp = opendir(dlen ? dir : ".");
+  struct dirent *e;
+  if (!dp) return;
+  while ((e = readdir(dp)) != NULL) {
+    char path[4096];
+    struct stat a, b;
+    int fd;
+    if (strncmp(e->d_name, prefix, plen) != 0 || strlen(e->d_name) != plen + TMP_RANDOM ||
+        dlen + strlen(e->d_name) + 1 > sizeof path)
+      continue;
+    memcpy(path, dir, dlen);
+    strcpy(path + dlen, e->d_name);
+    fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) continue;
+    /* the lock taken, the name must still be that file: a writer that lost the race to
+     * lock its new file checks the same and starts again with another name */
+    if (fstat(fd, &a) == 0 && S_ISREG(a.st_mode) && a.st_uid == geteuid() &&
+        flock(fd, LOCK_EX | LOCK_NB) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev &&
+        a.st_ino == b.st_ino)
+      unlink(path);
+    close(fd);
+  }
+  closedir(dp);
+}
+
+/* Creates the temporary file o->tmp (a mkstemp template) and locks it, so that another
+ * writer's remove_stale() leaves it alone while this process lives. Returns the
+ * descriptor, or -1 with errno set. */
+static int create_locked(char *tmp) {
+  size_t len = strlen(tmp);
+  for (int tries = 0; tries < 100; tries++) {
+    struct stat a, b;
+    int fd;
+    memset(tmp + len - TMP_RANDOM, 'X', TMP_RANDOM);
+    fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0) return -1;
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      if (errno != EWOULDBLOCK) return fd; /* no flock here: nothing is removed either */
+      close(fd); /* a cleaner took it between mkstemp and flock, and removes it */
+      continue;
+    }
+    if (fstat(fd, &a) == 0 && stat(tmp, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+      return fd;
+    close(fd); /* locked after a cleaner had removed it: another name */
+  }
+  errno = EEXIST;
+  return -1;
+}
 
 int slem_out_open(SlemOut **self, const char *path, SlemError *err) {
   SlemOut *o = calloc(1, sizeof *o);
@@ -364,8 +426,15 @@ int slem_out_open(SlemOut **self, const char *path, SlemError *err) {
     mode_t mask;
     o->tmp = malloc(n);
     if (!o->tmp) goto nomem;
+    /* first the temporaries of this target that dead writers left: ".NAME.tmp." */
+    snprintf(o->tmp, n, "%.*s", (int)dirlen, path);
+    {
+      char prefix[TMP_NAME_MAX + 1];
+      snprintf(prefix, sizeof prefix, ".%.*s.tmp.", keep, base);
+      remove_stale(o->tmp, prefix);
+    }
     snprintf(o->tmp, n, "%.*s.%.*s.tmp.XXXXXX", (int)dirlen, path, keep, base);
-    fd = mkstemp(o->tmp);
+    fd = create_locked(o->tmp);
     if (fd < 0) {
       int e = errno;
       out_free(o);

@@ -65,7 +65,10 @@ int slem_in_seekable(const SlemIn *self);
 typedef struct SlemOut SlemOut;
 
 /* Opens path for writing ("-" or NULL: stdout). Nothing appears under path before
- * slem_out_commit(). Errors: SLEM_EIO naming the path (directory missing, no
+ * slem_out_commit(). The temporary file ".NAME.tmp.XXXXXX" is held under an exclusive
+ * flock(2) while this process writes it; before creating its own, the writer removes the
+ * ".NAME.tmp.XXXXXX" files of this user that no process holds (left by writers that were
+ * killed), never one in use. Errors: SLEM_EIO naming the path (directory missing, no
  * permission). */
 int slem_out_open(SlemOut **self, const char *path, SlemError *err);
 

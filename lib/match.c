@@ -379,11 +379,9 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
     pf = NULL;
     stats->pairs += nrows * nq;
     if (first) {
+      /* a database of empty segments (a night with no new images) is no error: every
+       * query is written with no result, as for an empty shard */
       ndb = nrows;
-      if (ndb == 0 && lo == 0 && hi == UINT64_MAX) {
-        status = slem_error(err, SLEM_EFORMAT, "%s: no vectors", slem_db_name(db));
-        goto done;
-      }
     } else if (nrows != ndb) {
       status = slem_error(err, SLEM_EFORMAT, "%s: changed while being read (%" PRIu64
                           " rows, then %" PRIu64 ")", slem_db_name(db), ndb, nrows);

@@ -475,7 +475,7 @@ int slem_merge(const char *const *shards, size_t n, const char *output,
         goto done;
       }
     }
-    qsort(m.c, nc, sizeof *m.c, cand_cmp);
+    if (nc > 1) qsort(m.c, nc, sizeof *m.c, cand_cmp); /* m.c is NULL while no query had a result */
     keep = nc < opts->k ? nc : opts->k;
     if (keep > m.ocap) {
       SlemRankEntry *p = realloc(m.out, keep * sizeof *p);

@@ -94,6 +94,9 @@ struct SlemVecReader {
   int kproj_ok;       /* the caller reads them as such (else reading them is refused) */
   size_t kp_d, kp_r;
   int kp_couple;
+  /* an input with no vectors: */
+  size_t empty_dim;   /* > 0: such an input opens, with this dimension if it has none */
+  int empty;          /* it is one: every read returns no vector */
 };
 
 struct SlemVecWriter {
@@ -152,6 +155,12 @@ struct SlemVecFormatDef {
    * NULL: seek to data_off + row * rec. */
   int (*seek)(SlemVecReader *r, uint64_t row, SlemError *err);
 };
+
+/* For a format's open hook that found no vectors (what: "empty file", "npy array holds no
+ * vectors", ...): when the caller allowed it (slem_vecreader_open_empty), marks r as an
+ * empty input (count 0, its dimension r->d if the header gave one, else empty_dim) and
+ * returns SLEM_OK; else SLEM_EFORMAT "NAME: no vectors (WHAT)". */
+int slem_vfmt_empty(SlemVecReader *r, const char *what, SlemError *err);
 
 extern const SlemVecFormatDef slem_vfmt_fvecs, slem_vfmt_bvecs, slem_vfmt_ivecs;
 extern const SlemVecFormatDef slem_vfmt_npy;

@@ -231,14 +231,15 @@ static SlemFormat sniff(const unsigned char *p, size_t n) {
   return best;
 }
 
-int slem_vecreader_open(SlemVecReader **self, const char *path, SlemFormat fmt,
-                        SlemError *err) {
+static int vecreader_open(SlemVecReader **self, const char *path, SlemFormat fmt,
+                          size_t empty_dim, SlemError *err) {
   SlemVecReader *r = calloc(1, sizeof *r);
   int st;
   *self = NULL;
   if (!r) return slem_error(err, SLEM_ENOMEM, "out of memory");
   r->fd = -1;
   r->divisor = 1;
+  r->empty_dim = empty_dim;
   st = slem_in_open(&r->in, path, err);
   if (st) goto fail;
   if (fmt == SLEM_FMT_AUTO) fmt = slem_format_from_path(path);
@@ -247,11 +248,7 @@ int slem_vecreader_open(SlemVecReader **self, const char *path, SlemFormat fmt,
     size_t avail;
     st = slem_in_peek(r->in, 4096, &p, &avail, err);
     if (st) goto fail;
-    if (avail == 0) {
-      st = slem_error(err, SLEM_EFORMAT, "%s: no vectors (empty file)", slem_in_name(r->in));
-      goto fail;
-    }
-    fmt = sniff(p, avail);
+    fmt = avail == 0 ? SLEM_FMT_FVECS : sniff(p, avail); /* fvecs's open says it is empty */
   }
   r->fmt = fmt;
   r->def = slem_vfmt_find(fmt);
@@ -269,8 +266,32 @@ fail:
   return st;
 }
 
+int slem_vecreader_open(SlemVecReader **self, const char *path, SlemFormat fmt,
+                        SlemError *err) {
+  return vecreader_open(self, path, fmt, 0, err);
+}
+
+int slem_vecreader_open_empty(SlemVecReader **self, const char *path, SlemFormat fmt,
+                              size_t empty_dim, SlemError *err) {
+  return vecreader_open(self, path, fmt, empty_dim, err);
+}
+
+int slem_vecreader_is_empty(const SlemVecReader *self) { return self->empty; }
+
+int slem_vfmt_empty(SlemVecReader *r, const char *what, SlemError *err) {
+  if (!r->empty_dim)
+    return slem_error(err, SLEM_EFORMAT, "%s: no vectors (%s)", slem_in_name(r->in), what);
+  r->empty = 1;
+  r->count = 0;
+  if (r->d == 0) r->d = r->empty_dim;
+  if (r->esize == 0) r->dtype = SLEM_DT_F4, r->esize = 4;
+  r->rec = r->prefix + r->d * r->esize;
+  return SLEM_OK;
+}
+
 int slem_vecreader_rewind(SlemVecReader *self, SlemError *err) {
-  int st = self->def->rewind ? self->def->rewind(self, err)
+  int st = self->empty ? SLEM_OK
+           : self->def->rewind ? self->def->rewind(self, err)
                              : slem_in_seek(self->in, self->data_off, err);
   if (st) return st;
   self->done = 0;
@@ -543,6 +564,7 @@ int slem_vecreader_read(SlemVecReader *self, double *x, size_t max, size_t *got,
   int st;
   *got = 0;
   if (self->kproj && !self->kproj_ok) return refuse_projections(self, err);
+  if (self->empty) return at_end(self, SLEM_OK, 0, err);
   st = self->def->read ? self->def->read(self, x, NULL, max, got, err)
                        : slem_vfmt_read_records(self, x, NULL, max, got, err);
   if (st == SLEM_OK && self->values_on) self->values_crc = slem_crc32(self->values_crc, x, *got * self->d * sizeof *x);
@@ -554,6 +576,7 @@ int slem_vecreader_read_f32(SlemVecReader *self, float *x, size_t max, size_t *g
   int st;
   *got = 0;
   if (self->kproj && !self->kproj_ok) return refuse_projections(self, err);
+  if (self->empty) return at_end(self, SLEM_OK, 0, err);
   st = self->def->read ? self->def->read(self, NULL, x, max, got, err)
                        : slem_vfmt_read_records(self, NULL, x, max, got, err);
   if (st == SLEM_OK && self->values_on) self->values_crc = slem_crc32(self->values_crc, x, *got * self->d * sizeof *x);

@@ -70,6 +70,14 @@ typedef struct SlemVecReader SlemVecReader;
  * dimension 0 or above SLEM_DIM_MAX). */
 int slem_vecreader_open(SlemVecReader **self, const char *path, SlemFormat fmt,
                         SlemError *err);
+/* As slem_vecreader_open(), but an input with no vectors (an empty file or pipe, an npy
+ * array or an fbin header of 0 rows, text with no vector line) is not an error: it opens
+ * with count 0, reads no vector, and has the dimension its header gives, else empty_dim
+ * (> 0). What encodes a night with no new images uses. */
+int slem_vecreader_open_empty(SlemVecReader **self, const char *path, SlemFormat fmt,
+                              size_t empty_dim, SlemError *err);
+/* 1 when self was opened by slem_vecreader_open_empty() on an input with no vectors. */
+int slem_vecreader_is_empty(const SlemVecReader *self);
 void slem_vecreader_free(SlemVecReader *self);
 
 size_t slem_vecreader_dim(const SlemVecReader *self);

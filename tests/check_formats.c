@@ -1061,6 +1061,65 @@ START_TEST(float16_conversions) {
 }
 END_TEST
 
+/* Inputs with no vectors: refused by slem_vecreader_open(), opened by
+ * slem_vecreader_open_empty() with count 0, the header's dimension or the one given, and
+ * no vector read; in every format, from a file and from a pipe. */
+START_TEST(empty_inputs_open_when_allowed) {
+  static const struct { const char *name; const char *bytes; size_t n; size_t d; } cases[] = {
+    {"e.fvecs", "", 0, 5},
+    {"e.txt", "# nothing\n\n", 11, 5},
+    {"e.fbin", "\0\0\0\0\3\0\0\0", 8, 3},
+    {"e.npy", NULL, 0, 4}, /* made below: shape (0, 4), Fortran order */
+    {"e.bin", "", 0, 5}, /* no extension: recognised by content, which there is none of */
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    char *p = tu_path(cases[c].name);
+    SlemVecReader *r = NULL;
+    SlemError err;
+    float x[16];
+    size_t got = 1;
+    if (cases[c].bytes) {
+      tu_write_bytes(p, cases[c].bytes, cases[c].n);
+    } else {
+      char npy[128];
+      int len = snprintf(npy, sizeof npy, "\x93NUMPY\x01%c%c%c{'descr': '<f4', "
+                         "'fortran_order': True, 'shape': (0, 4), }", 0, 118, 0);
+      memset(npy + len, ' ', sizeof npy - (size_t)len - 1);
+      npy[127] = '\n';
+      tu_write_bytes(p, npy, sizeof npy);
+    }
+    ck_assert_int_eq(slem_vecreader_open(&r, p, SLEM_FMT_AUTO, &err), SLEM_EFORMAT);
+    ck_assert_msg(strstr(err.msg, "no vectors") || strstr(err.msg, "0 vectors"), "%s: %s",
+                  cases[c].name, err.msg);
+    ck_assert_msg(slem_vecreader_open_empty(&r, p, SLEM_FMT_AUTO, 5, &err) == SLEM_OK, "%s: %s",
+                  cases[c].name, err.msg);
+    ck_assert(slem_vecreader_is_empty(r));
+    ck_assert_int_eq(slem_vecreader_count(r), 0);
+    ck_assert_uint_eq(slem_vecreader_dim(r), cases[c].d);
+    ck_assert_int_eq(slem_vecreader_read_f32(r, x, 3, &got, &err), SLEM_OK);
+    ck_assert_uint_eq(got, 0);
+    ck_assert_int_eq(slem_vecreader_rewind(r, &err), SLEM_OK);
+    ck_assert_int_eq(slem_vecreader_read_f32(r, x, 3, &got, &err), SLEM_OK);
+    ck_assert_uint_eq(got, 0);
+    slem_vecreader_free(r);
+    free(p);
+  }
+  { /* a file with vectors opens as always, not empty */
+    char *p = tu_path("one.fvecs");
+    const unsigned char one[8] = {1, 0, 0, 0, 0, 0, 0x80, 0x3f};
+    SlemVecReader *r = NULL;
+    SlemError err;
+    tu_write_bytes(p, one, 8);
+    ck_assert_int_eq(slem_vecreader_open_empty(&r, p, SLEM_FMT_AUTO, 5, &err), SLEM_OK);
+    ck_assert(!slem_vecreader_is_empty(r));
+    ck_assert_int_eq(slem_vecreader_count(r), 1);
+    ck_assert_uint_eq(slem_vecreader_dim(r), 1);
+    slem_vecreader_free(r);
+    free(p);
+  }
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("formats");
   TCase *tc = tcase_create("formats");
@@ -1085,6 +1144,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, container_ids_are_text);
   tcase_add_test(tc, containers_without_a_table);
   tcase_add_test(tc, records_read_in_place_skip_as_others);
+  tcase_add_test(tc, empty_inputs_open_when_allowed);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -3,7 +3,11 @@
 
 #include "../lib/io.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/wait.h>
 #include <inttypes.h>
 #include <math.h>
 
@@ -11,6 +15,7 @@
 #include "../lib/crc32.h"
 #include "../lib/fmt.h"
 #include "../lib/ids.h"
+#include "../lib/io.h"
 #include "../lib/slem.h"
 #include "../lib/vecs.h"
 
@@ -541,6 +546,100 @@ START_TEST(failed_write_leaves_no_file) {
 }
 END_TEST
 
+/* The temporaries ".NAME.tmp.XXXXXX" in dir, counted. */
+static int count_tmp(const char *dir, const char *prefix) {
+  DIR *dp = opendir(dir);
+  struct dirent *e;
+  int n = 0;
+  ck_assert_ptr_nonnull(dp);
+  while ((e = readdir(dp)) != NULL) n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+  closedir(dp);
+  return n;
+}
+
+/* A writer killed by SIGKILL leaves its temporary file; the next writer of the same name
+ * removes it, but never the temporary file of a writer that still lives (another process
+ * holding its lock, or another output of this process), nor files of other names. */
+START_TEST(stale_temporaries_are_removed) {
+  char dir[] = "/tmp/slem-stale.XXXXXX", path[128], other[128], held[128], odd[128];
+  SlemOut *a = NULL, *b = NULL;
+  SlemError err;
+  int st, fds[2], back[2], hfd;
+  pid_t pid;
+  char c;
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/out.tsv", dir);
+  /* a writer that dies in the middle of its write */
+  pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    SlemOut *o;
+    if (slem_out_open(&o, path, &err) != SLEM_OK) _exit(1);
+    fputs("half", slem_out_file(o));
+    fflush(slem_out_file(o));
+    raise(SIGKILL);
+    _exit(2);
+  }
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  ck_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+  ck_assert_int_eq(count_tmp(dir, ".out.tsv.tmp."), 1);
+  /* one held by a live process (a writer of this name in another process) */
+  snprintf(held, sizeof held, "%s/.out.tsv.tmp.HELD01", dir);
+  tu_write_bytes(held, "x", 1);
+  ck_assert_int_eq(pipe(fds), 0); /* the parent's orders */
+  ck_assert_int_eq(pipe(back), 0); /* the child's answer */
+  pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    int fd = open(held, O_RDONLY);
+    if (fd < 0 || flock(fd, LOCK_EX) != 0) _exit(1);
+    if (write(back[1], "l", 1) != 1) _exit(1);
+    if (read(fds[0], &c, 1) < 0) _exit(1); /* until the parent writes, then exits */
+    _exit(0);
+  }
+  ck_assert_int_eq(read(back[0], &c, 1), 1);
+  /* files of other names, and a name of the pattern's length that is not a regular file */
+  snprintf(other, sizeof other, "%s/.other.tsv.tmp.AAAAAA", dir);
+  tu_write_bytes(other, "x", 1);
+  snprintf(odd, sizeof odd, "%s/.out.tsv.tmp.toolong", dir);
+  tu_write_bytes(odd, "x", 1);
+  /* the next writer: the dead one's file goes, the others stay */
+  ck_assert_int_eq(slem_out_open(&a, path, &err), SLEM_OK);
+  ck_assert_int_eq(count_tmp(dir, ".out.tsv.tmp."), 3); /* held, toolong, a's own */
+  ck_assert(tu_file_exists(held));
+  ck_assert(tu_file_exists(other));
+  ck_assert(tu_file_exists(odd));
+  /* a second writer of the same name in this process leaves a's file alone */
+  ck_assert_int_eq(slem_out_open(&b, path, &err), SLEM_OK);
+  ck_assert_int_eq(count_tmp(dir, ".out.tsv.tmp."), 4);
+  fputs("a\n", slem_out_file(a));
+  ck_assert_int_eq(slem_out_commit(a, &err), SLEM_OK);
+  fputs("b\n", slem_out_file(b));
+  ck_assert_int_eq(slem_out_commit(b, &err), SLEM_OK);
+  ck_assert(tu_file_exists(held)); /* its holder still lives */
+  /* the holder exits: its file is now stale, and the next writer removes it */
+  ck_assert_int_eq(write(fds[1], "q", 1), 1);
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  hfd = open(held, O_RDONLY); /* its lock went with the process */
+  ck_assert_int_ge(hfd, 0);
+  ck_assert_int_eq(flock(hfd, LOCK_EX | LOCK_NB), 0);
+  close(hfd);
+  ck_assert_int_eq(slem_out_open(&a, path, &err), SLEM_OK);
+  slem_out_abort(a);
+  ck_assert(!tu_file_exists(held));
+  ck_assert_int_eq(count_tmp(dir, ".out.tsv.tmp."), 1); /* toolong only */
+  close(fds[0]);
+  close(fds[1]);
+  close(back[0]);
+  close(back[1]);
+  unlink(odd);
+  unlink(other);
+  unlink(path);
+  ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 /* STYLE.md point 12: the BLAS calls of GSL and of slem must not resolve to the slow
  * reference libgslcblas that libgsl itself depends on. */
 START_TEST(blas_is_openblas_not_gslcblas) {
@@ -599,6 +698,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, crc32_long_buffers_as_zlib);
   tcase_add_test(tc, cache_round_trip_and_corruption);
   tcase_add_test(tc, failed_write_leaves_no_file);
+  tcase_add_test(tc, stale_temporaries_are_removed);
   tcase_add_test(tc, blas_is_openblas_not_gslcblas);
   tcase_add_test(tc, fast_g9_equals_printf);
   tcase_add_test(tc, crafted_caches_are_refused);

@@ -88,4 +88,59 @@ check "shards with ids" slem-match -d "$T/si0.slem" -d "$T/si1.slem" -d "$T/si2.
 cmp -s "$T/ids3.tsv" "$T/ids1.tsv" && ok || bad "shards with ids: another ranking"
 expect_fail "ids of another count" 1 "1000 ids for the 100 vectors" "$T/none.slem" slem-encode -c "$T/neg.slem" --ids "$D/database.ids" -o "$T/none.slem" "$D/queries.fvecs"
 expect_fail "ids without a container" 2 "ids travel in the container" "$T/none.fvecs" slem-encode -c "$T/neg.slem" --ids "$D/queries.ids" -o "$T/none.fvecs" "$D/queries.fvecs"
+
+# ---- an empty segment is a valid segment (a night with no new images) ----
+: >"$T/empty.fvecs"
+check "queries" slem-encode -q -c "$T/neg.slem" -o "$T/qe.slem" "$D/queries.fvecs"
+check "database" slem-encode -q -c "$T/neg.slem" -o "$T/dbe.slem" "$D/database.fvecs"
+check "ranking" slem-match -d "$T/dbe.slem" -o "$T/refe.tsv" "$T/qe.slem"
+check "empty fvecs" slem-encode -q -c "$T/neg.slem" -o "$T/e1.slem" "$T/empty.fvecs"
+cfp() { head -c 4000 "$1" | tr -d '\000' | sed -n 's/.*"cache_fingerprint":"\([0-9a-f]*\)".*/\1/p'; }
+[ -n "$(cfp "$T/qe.slem")" ] && [ "$(cfp "$T/e1.slem")" = "$(cfp "$T/qe.slem")" ] && head -c 2000 "$T/e1.slem" | grep -q '"n":0[,}]' &&
+  ok || bad "empty container: no fingerprint or n 0: $(head -c 600 "$T/e1.slem" | tr -d '\0')"
+slem-encode -q -c "$T/neg.slem" -o "$T/e2.slem" - </dev/null && ok || bad "empty pipe"
+printf '# no vector tonight\n\n' >"$T/empty.txt"
+check "text with no vector" slem-encode -q -c "$T/neg.slem" -o "$T/e3.slem" "$T/empty.txt"
+npy0() { # npy0 D: an npy v1 header of shape (0, D), float32
+  h="{'descr': '<f4', 'fortran_order': False, 'shape': (0, $1), }"
+  printf '\223NUMPY\001\000\166\000%s' "$h"
+  n=$((10 + ${#h})); while [ $n -lt 127 ]; do printf ' '; n=$((n + 1)); done; printf '\n'
+}
+d=$(od -An -tu4 -N4 "$D/queries.fvecs" | tr -d ' ')
+npy0 "$d" >"$T/empty.npy"
+check "npy of 0 rows" slem-encode -q -c "$T/neg.slem" -o "$T/e4.slem" "$T/empty.npy"
+printf '\000\000\000\000' >"$T/empty.fbin"; printf "$(printf '\\%03o' "$d")\000\000\000" >>"$T/empty.fbin"
+check "fbin of 0 rows" slem-encode -q -c "$T/neg.slem" -o "$T/e5.slem" "$T/empty.fbin"
+npy0 7 >"$T/empty7.npy"
+expect_fail "npy of 0 rows of another dimension" 1 "empty7.npy: dimension 7, but the cache" "$T/e6.slem" slem-encode -c "$T/neg.slem" -o "$T/e6.slem" "$T/empty7.npy"
+check "empty fvecs out" slem-encode -q -c "$T/neg.slem" -o "$T/e.fvecs" "$T/empty.fvecs"
+[ -f "$T/e.fvecs" ] && [ ! -s "$T/e.fvecs" ] && ok || bad "an empty input encoded to fvecs is not an empty file"
+# among the database's segments an empty one changes nothing
+check "empty segments among others" slem-match -d "$T/e1.slem" -d "$T/dbe.slem" -d "$T/e4.slem" -o "$T/withempty.tsv" "$T/qe.slem"
+cmp -s "$T/withempty.tsv" "$T/refe.tsv" && ok || bad "empty segments changed the ranking"
+# a database of empty segments only: every query with no result (nothing in tsv, an empty
+# list in jsonl), status 0 and a warning
+check "all-empty database" slem-match -d "$T/e1.slem" -d "$T/e2.slem" -o "$T/none.tsv" "$T/qe.slem"
+[ -f "$T/none.tsv" ] && [ ! -s "$T/none.tsv" ] && grep -q "the database holds no vectors" "$T/err" && ok ||
+  bad "all-empty database: $(head -c 300 "$T/err")"
+check "all-empty database, jsonl" slem-match -F jsonl -d "$T/e1.slem" -o "$T/none.jsonl" "$T/qe.slem"
+[ "$(grep -c '"results":\[\]' "$T/none.jsonl")" = 100 ] && ok || bad "all-empty jsonl: $(head -c 200 "$T/none.jsonl")"
+check "eval of an all-empty ranking" slem-eval --query-labels "$D/queries.labels" --db-labels "$D/database.labels" "$T/none.jsonl"
+grep -q '^mAP	0.000000' "$T/out" && grep -q '^missing	100' "$T/out" && ok || bad "eval of an all-empty ranking: $(cat "$T/out")"
+check "merge of all-empty rankings" slem-merge -o "$T/merged.jsonl" "$T/none.jsonl"
+cmp -s "$T/merged.jsonl" "$T/none.jsonl" && ok || bad "merge of all-empty rankings: another file"
+# a tsv ranking with no line stays refused by slem-eval and slem-merge: it names no query
+expect_fail "eval of an empty tsv" 1 "none.tsv: no rankings (empty file)" "$T/o" slem-eval --query-labels "$D/queries.labels" --db-labels "$D/database.labels" -o "$T/o" "$T/none.tsv"
+# an empty segment with ids: an empty ids file goes with it, and the ids of the other
+# segments still name the rows
+: >"$T/empty.ids"
+check "empty input with empty ids" slem-encode -q -c "$T/neg.slem" --ids "$T/empty.ids" -o "$T/ei.slem" "$T/empty.fvecs"
+check "db with ids" slem-encode -q -c "$T/neg.slem" --ids "$D/database.ids" -o "$T/dbi.slem" "$D/database.fvecs"
+check "ids ranking" slem-match -d "$T/dbi.slem" -o "$T/idsref.tsv" "$T/qe.slem"
+check "empty segment with ids first" slem-match -d "$T/ei.slem" -d "$T/dbi.slem" -o "$T/idsempty.tsv" "$T/qe.slem"
+cmp -s "$T/idsempty.tsv" "$T/idsref.tsv" && ok || bad "an empty segment with ids: the rows lost their ids: $(head -2 "$T/idsempty.tsv")"
+expect_fail "empty ids for vectors" 1 "empty.ids: 0 ids for the 100 vectors" "$T/none.slem" slem-encode -c "$T/neg.slem" --ids "$T/empty.ids" -o "$T/none.slem" "$D/queries.fvecs"
+# what still refuses no vectors: negatives, queries
+expect_fail "empty negatives" 1 "empty.fvecs: no vectors (empty file)" "$T/o.slem" slem-negstats -o "$T/o.slem" "$T/empty.fvecs"
+expect_fail "empty plain database file" 1 "empty.fvecs: no vectors (empty file)" "$T/o" slem-match -d "$T/empty.fvecs" -o "$T/o" "$T/qe.slem"
 finish cli-container

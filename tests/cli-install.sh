@@ -5,12 +5,12 @@
 . "$(dirname "$0")/testlib.sh"
 R="$T/root"
 make -s install DESTDIR="$R" PREFIX=/usr >"$T/log" 2>&1 || bad "make install: $(tail -3 "$T/log")"
-for f in slem-negstats slem-encode slem-match slem-eval slem-tune slem-plot-pr; do
+for f in slem-negstats slem-encode slem-match slem-eval slem-tune slem-plot-pr slem-reindex; do
   if [ -x "$R/usr/bin/$f" ]; then ok; else bad "$f not installed"; fi
   if [ -f "$R/usr/share/man/man1/$f.1" ]; then ok; else bad "man page of $f not installed"; fi
 done
 # the scripts' --help prints the usage and nothing else; usage errors exit 2
-for s in slem-tune slem-plot-pr; do
+for s in slem-tune slem-plot-pr slem-reindex; do
   PATH="$R/usr/bin:/usr/bin:/bin" "$R/usr/bin/$s" --help >"$T/out" 2>"$T/err"
   st=$?
   if [ "$st" = 0 ] && grep -q "^Usage: " "$T/out" && ! grep -q -E '^(set |[a-z_]+=|case |if |for )' "$T/out" && [ ! -s "$T/err" ]; then ok

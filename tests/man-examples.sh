@@ -18,6 +18,7 @@ ln -s "$TOP/scripts/slem-tune" "$S/slem-tune"
 ln -s "$TOP/scripts/plot-pr" "$S/slem-plot-pr"
 ln -s "$TOP/scripts/slem-scale" "$S/slem-parallel"
 ln -s "$TOP/scripts/slem-scale" "$S/slem-sbatch"
+ln -s "$TOP/scripts/slem-reindex" "$S/slem-reindex"
 for page in "$@"; do
   # a page that is another's (.so) has that page's examples
   case $(head -n 1 "$page") in .so\ *) continue ;; esac
