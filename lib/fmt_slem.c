@@ -356,12 +356,16 @@ static int open_slem(SlemVecReader *r, SlemError *err) {
       r->blk_rows = n ? n : 1; /* one block, read ahead whole */
       r->blk_n = (size_t)n;
       r->blk_cap = (size_t)(n * d * esize);
-    } else if (n == 0) {
+    } else if (n == 0) { /* no row will be read: the end of the pipe is checked now */
       st = rows_end_pipe(r, err);
+      r->exact_end = 1;
+      r->count_from = "the header";
+      if (st == SLEM_OK) st = slem_vfmt_pipe_end(r, err);
     }
     if (st) goto done;
   }
   r->count_from = "the header";
+  r->exact_end = 1; /* on a pipe, nothing may follow the ids (vecs.c: pipe_tail()) */
   r->dtype = r->kproj ? SLEM_DT_F8 : SLEM_DT_F4;
   r->esize = esize;
   r->prefix = 0; /* n may be 0: a shard with no row */

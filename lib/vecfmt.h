@@ -22,6 +22,10 @@
  * a file (found by its size at open) and a pipe (found at its end): SLEM_EFORMAT naming
  * the file and the record. */
 int slem_vfmt_beyond_count(const SlemVecReader *r, SlemError *err);
+/* With exact_end, on a pipe whose count's records have all been read: reads what is left
+ * and fails (slem_vfmt_beyond_count()) when more than tail_ok bytes follow, or other than
+ * none or tail_ok. Checks once; SLEM_OK on a file or before the last record. */
+int slem_vfmt_pipe_end(SlemVecReader *r, SlemError *err);
 
 /* Element types of binary payloads (little-endian unless the reader's swap is set). */
 enum { SLEM_DT_F4, SLEM_DT_F8, SLEM_DT_F2, SLEM_DT_U1, SLEM_DT_I1, SLEM_DT_I2, SLEM_DT_I4 };

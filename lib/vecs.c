@@ -517,7 +517,7 @@ int slem_vfmt_beyond_count(const SlemVecReader *r, SlemError *err) {
 
 /* A pipe whose header counted fewer records than follow: the same error as the file's
  * size gives at open. The rest is read and counted (tail_ok bytes may follow). */
-static int pipe_tail(SlemVecReader *self, SlemError *err) {
+int slem_vfmt_pipe_end(SlemVecReader *self, SlemError *err) {
   unsigned char buf[65536];
   uint64_t extra = 0;
   size_t got;
@@ -538,7 +538,7 @@ static int pipe_tail(SlemVecReader *self, SlemError *err) {
  * read may mix two versions; a pipe holding more than its header counted is one too. */
 static int at_end(SlemVecReader *self, int st, size_t got, SlemError *err) {
   if (st != SLEM_OK || got > 0) return st;
-  if ((st = pipe_tail(self, err)) != SLEM_OK) return st;
+  if ((st = slem_vfmt_pipe_end(self, err)) != SLEM_OK) return st;
   return slem_in_unchanged(self->in, err);
 }
 

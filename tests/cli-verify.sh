@@ -128,4 +128,15 @@ printf 'a\001b\n' >"$T/ctl.ids"
 expect_fail "control character in an id" 1 "ctl.ids: line 1: id contains the control character 0x01" "$T/none.tsv" slem-match -k 1 -d "$T/q.slem" --query-ids "$T/ctl.ids" -o "$T/none.tsv" "$T/q.slem"
 printf 'a\033[31m\n' >"$T/esc.ids"
 expect_fail "escape in an id" 1 "esc.ids: line 1: id contains the control character 0x1b" "$T/none.slem" slem-encode -c "$T/neg.slem" --ids "$T/esc.ids" -o "$T/none.slem" "$T/r40.fvecs"
+
+# data after a container's end, on a pipe as in a file (the file's size disagrees with its
+# header): queries, database, an empty segment as database, and slem-encode's input
+{ cat "$T/q.slem"; printf 'junkjunk'; } >"$T/qx.slem"
+expect_fail "data after a container (file)" 1 "qx.slem: size disagrees with its header" "$T/none.tsv" slem-match -k 3 -d "$T/q.slem" -o "$T/none.tsv" "$T/qx.slem"
+expect_fail "data after a container (pipe, queries)" 1 "<stdin>: record 101: data beyond the 100 vectors" "$T/none.tsv" sh -c 'cat "$1" | slem-match -k 3 -d "$2" -o "$3" -' sh "$T/qx.slem" "$T/q.slem" "$T/none.tsv"
+expect_fail "data after a container (pipe, database)" 1 "data beyond the 100 vectors" "$T/none.tsv" sh -c 'cat "$1" | slem-match -k 3 -d - -o "$3" "$2"' sh "$T/qx.slem" "$T/q.slem" "$T/none.tsv"
+check "empty segment" slem-encode -q -c "$T/neg.slem" -o "$T/e.slem" /dev/null
+{ cat "$T/e.slem"; printf 'x'; } >"$T/ex.slem"
+expect_fail "data after an empty container (pipe, database)" 1 "data beyond the 0 vectors of dimension 64 that the header counts" "$T/none.tsv" sh -c 'cat "$1" | slem-match -k 3 -d - -o "$3" "$2"' sh "$T/ex.slem" "$T/q.slem" "$T/none.tsv"
+check "empty segment on a pipe, nothing after it" sh -c 'cat "$1" | slem-match -q -k 3 -d - -d "$2" -o "$3" "$2"' sh "$T/e.slem" "$T/q.slem" "$T/ok.tsv"
 finish cli-verify
