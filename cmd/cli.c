@@ -230,6 +230,12 @@ void cli_version(void) {
   exit(cli_close_stdout(CLI_EXIT_OK));
 }
 
+void cli_stdin_hint(const char *what) {
+  if (isatty(STDIN_FILENO))
+    fprintf(stderr, "%s: reading %s from the terminal (give a file, or - to read stdin; Ctrl-D ends)\n",
+            prog, what);
+}
+
 void cli_threads(long n) {
   const char *env = getenv("SLEM_THREADS"), *fitted = getenv("SLEM_BLAS_FITTED");
   if (n <= 0 && env && *env) n = cli_long("SLEM_THREADS", env, 1, 1024);

@@ -40,6 +40,13 @@ void cli_version(void) __attribute__((noreturn));
  * borrowed, it must stay valid. */
 void cli_version_extra(const char *line);
 
+/* For a tool that reads WHAT from stdin because no file was named (an explicit "-" needs no
+ * hint): when stdin is a terminal, one line on stderr, "prog: reading WHAT from the terminal
+ * (give a file, or - to read stdin; Ctrl-D ends)", so that the tool does not seem to hang.
+ * Printed under --quiet too (it is not a warning: silence is what it prevents); nothing when
+ * stdin is a pipe or a file. Cannot fail. */
+void cli_stdin_hint(const char *what);
+
 /* Sets the BLAS threads from --threads, else SLEM_THREADS. */
 void cli_threads(long n);
 

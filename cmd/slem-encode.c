@@ -156,7 +156,7 @@ int main(int argc, char **argv) {
     }
   }
   if (!cache_path) cli_usage_error("no cache: give -c CACHE (made by slem-negstats)");
-  if (optind < argc) input = argv[optind++];
+  if (optind < argc) input = argv[optind++]; else cli_stdin_hint("vectors");
   if (optind < argc) cli_usage_error("one input at a time: unexpected '%s'", argv[optind]);
   if (theta_set && mode != SLEM_ENCODE_CLASSIFIER)
     cli_usage_error("--theta goes with --classifier: the descriptor's direction does not depend "

@@ -144,7 +144,7 @@ int main(int argc, char **argv) {
     }
   }
   if (!neg_path) cli_usage_error("no negatives: give -n NEGATIVES");
-  if (optind < argc) input = argv[optind++];
+  if (optind < argc) input = argv[optind++]; else cli_stdin_hint("vectors");
   if (optind < argc) cli_usage_error("one input at a time: unexpected '%s'", argv[optind]);
   if (strcmp(input, "-") == 0 && strcmp(neg_path, "-") == 0)
     cli_usage_error("the negatives and the input cannot both be stdin");

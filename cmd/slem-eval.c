@@ -218,7 +218,7 @@ int main(int argc, char **argv) {
     }
   }
   cli_set_quiet(quiet);
-  if (optind < argc) ranking = argv[optind++];
+  if (optind < argc) ranking = argv[optind++]; else cli_stdin_hint("the ranking");
   if (optind < argc) cli_usage_error("one ranking at a time: unexpected '%s'", argv[optind]);
   {
     /* neither output may be an input, nor the two outputs one file */

@@ -108,12 +108,13 @@ int main(int argc, char **argv) {
   }
   if (!db_path) cli_usage_error("no database: give -d DATABASE");
   if (opts.n == 0) cli_usage_error("no -n: give the number of results to add to each vector");
-  if (optind < argc) input = argv[optind++];
+  if (optind < argc) input = argv[optind++]; else if (rank_path) cli_stdin_hint("vectors");
   if (optind < argc) cli_usage_error("one input at a time: unexpected '%s'", argv[optind]);
   if (!rank_path) {
     if (strcmp(input, "-") == 0)
       cli_usage_error("the vectors come from stdin: give the ranking with -r RANKING");
     rank_path = "-";
+    cli_stdin_hint("the ranking");
   }
   {
     const char *inputs[5] = {db_path, rank_path, input, qids_path, dbids_path};

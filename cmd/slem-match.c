@@ -251,7 +251,7 @@ int main(int argc, char **argv) {
     rfmt = slem_rankformat_from_path(output);
   if (!rfmt_given && strlen(output) > 4 && strcmp(output + strlen(output) - 4, ".npy") == 0) npy = 1;
   if (ndb == 0 && !list_path) cli_usage_error("no database: give -d DATABASE");
-  if (optind < argc) qpath = argv[optind++];
+  if (optind < argc) qpath = argv[optind++]; else cli_stdin_hint("queries");
   if (optind < argc) cli_usage_error("one query file at a time: unexpected '%s'", argv[optind]);
   for (size_t i = 0; i < ndb; i++)
     if (strcmp(qpath, "-") == 0 && strcmp(db_paths[i], "-") == 0)

@@ -5,19 +5,25 @@
 . "$(dirname "$0")/testlib.sh"
 R="$T/root"
 make -s install DESTDIR="$R" PREFIX=/usr >"$T/log" 2>&1 || bad "make install: $(tail -3 "$T/log")"
-for f in slem-negstats slem-encode slem-match slem-eval slem-tune slem-plot-pr slem-reindex; do
+for f in slem-negstats slem-encode slem-match slem-eval slem-tune slem-plot-pr slem-reindex slem-parallel slem-sbatch; do
   if [ -x "$R/usr/bin/$f" ]; then ok; else bad "$f not installed"; fi
   if [ -f "$R/usr/share/man/man1/$f.1" ]; then ok; else bad "man page of $f not installed"; fi
 done
 # the scripts' --help prints the usage and nothing else; usage errors exit 2
-for s in slem-tune slem-plot-pr slem-reindex; do
+ver=$(slem-match --version | sed -n '1s/^[^ ]* //p')
+for s in slem-tune slem-plot-pr slem-reindex slem-parallel slem-sbatch; do
   PATH="$R/usr/bin:/usr/bin:/bin" "$R/usr/bin/$s" --help >"$T/out" 2>"$T/err"
   st=$?
-  if [ "$st" = 0 ] && grep -q "^Usage: " "$T/out" && ! grep -q -E '^(set |[a-z_]+=|case |if |for )' "$T/out" && [ ! -s "$T/err" ]; then ok
+  if [ "$st" = 0 ] && grep -q "^Usage: $s " "$T/out" && ! grep -q -E '^(set |[a-z_]+=|case |if |for )' "$T/out" && [ ! -s "$T/err" ]; then ok
   else bad "$s --help (status $st): $(head -5 "$T/out")"; fi
   PATH="$R/usr/bin:/usr/bin:/bin" "$R/usr/bin/$s" --no-such-option >/dev/null 2>"$T/err"
   st=$?
   if [ "$st" = 2 ]; then ok; else bad "$s with a bad option: status $st"; fi
+  # the version of the installed tools, under the installed name
+  PATH="/usr/bin:/bin" "$R/usr/bin/$s" --version >"$T/out" 2>"$T/err"
+  st=$?
+  if [ "$st" = 0 ] && [ "$(head -1 "$T/out")" = "$s $ver" ] && [ ! -s "$T/err" ]; then ok
+  else bad "installed $s --version (status $st): $(head -1 "$T/out") $(head -1 "$T/err")"; fi
 done
 # the installed slem-tune runs the installed tools (bin/ of the tree is not on PATH)
 D=$TOP/testdata/digits

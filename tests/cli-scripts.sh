@@ -112,4 +112,48 @@ for f in bin scripts testdata; do ln -s "$TOP/$f" "$R/$f"; done
   bad "scripts/demo.sh in a tree named with quotes and spaces: $(tail -c 300 "$T/err")"
 [ -s "$R/demo-report.html" ] && ok || bad "scripts/demo.sh in a tree named with quotes: no report"
 ls "$T" | grep -q pwned && bad "scripts/demo.sh ran a part of the tree's path" || ok
+# every script: --version is the tools' version under the script's name, --help names the
+# name it was called by (a link of another name too), --quiet (-q for slem-plot-pr) is taken
+ver=$(slem-match --version | sed -n '1s/^[^ ]* //p')
+L="$T/links"
+mkdir -p "$L"
+for s in slem-tune:slem-tune plot-pr:slem-plot-pr slem-scale:slem-parallel slem-scale:slem-sbatch slem-reindex:slem-reindex; do
+  src=${s%%:*} name=${s#*:}
+  ln -sf "$S/$src" "$L/$name"
+  for cmd in "$S/$name" "$L/$name"; do
+    [ -e "$cmd" ] || continue
+    n=${cmd##*/}
+    for v in --version -V; do
+      "$cmd" $v >"$T/out" 2>"$T/err"
+      st=$?
+      if [ "$st" = 0 ] && [ "$(head -1 "$T/out")" = "$n $ver" ] && grep -q '^BLAS: ' "$T/out" && [ ! -s "$T/err" ]; then ok
+      else bad "$n $v (status $st): $(head -2 "$T/out") $(head -2 "$T/err")"; fi
+    done
+    "$cmd" --help >"$T/out" 2>"$T/err"
+    st=$?
+    if [ "$st" = 0 ] && grep -q "^Usage: $n " "$T/out" && ! grep -q 'scripts/' "$T/out" && [ ! -s "$T/err" ]; then ok
+    else bad "$n --help (status $st): $(grep Usage "$T/out")"; fi
+    "$cmd" -h | cmp -s - "$T/out" && ok || bad "$n -h differs from --help"
+  done
+done
+# --quiet: the informational lines go, the results stay
+tune -q "$H/validation.fvecs" -d "$H/database.fvecs" --query-labels "$H/validation.labels" \
+  --db-labels "$H/database.labels" -g "1 1000" --quiet -o "$T/best.slem" >"$T/t3" || bad "slem-tune --quiet: $(cat "$T/err")"
+grep -q '^1000 .*\*$' "$T/t3" && ok || bad "slem-tune --quiet printed: $(cat "$T/t3")"
+grep -q 'best cache' "$T/err" && bad "slem-tune --quiet: $(cat "$T/err")" || ok
+tune -q "$H/validation.fvecs" -d "$H/database.fvecs" --query-labels "$H/validation.labels" \
+  --db-labels "$H/database.labels" -g "1 1000" -o "$T/best.slem" >"$T/t3" || bad "slem-tune -o: $(cat "$T/err")"
+grep -q 'best cache' "$T/err" && ok || bad "slem-tune without --quiet: $(cat "$T/err")"
+"$S/slem-reindex" --quiet -n "$D/negatives.fvecs" -q "$D/queries.fvecs" -o "$T/ri.tsv" "$T/index" >"$T/out" 2>"$T/err" &&
+  [ ! -s "$T/err" ] && ok || bad "slem-reindex --quiet, no segment: $(cat "$T/err")"
+"$S/slem-reindex" -n "$D/negatives.fvecs" -q "$D/queries.fvecs" -o "$T/ri.tsv" "$T/index" >"$T/out" 2>"$T/err" &&
+  grep -q 'no segment yet' "$T/err" && ok || bad "slem-reindex, no segment: $(cat "$T/err")"
+if command -v gnuplot >/dev/null 2>&1; then
+  printf '0\t1\n1\t0.5\n' >"$T/c.pr"
+  "$S/plot-pr" -q -t "quiet" "$T/q.png" "$T/c.pr" 2>"$T/err" && [ -s "$T/q.png" ] && [ ! -s "$T/err" ] && ok ||
+    bad "plot-pr -q: $(cat "$T/err")"
+fi
+"$S/plot-pr" --no-such >/dev/null 2>&1
+[ $? = 2 ] && ok || bad "plot-pr: a bad option is a usage error"
+
 finish cli-scripts

@@ -38,6 +38,16 @@ single "$T/lin.tsv" "$D/database.fvecs" || bad "single-process pipeline"
 lin_fp=$(fp "$T/s.slem")
 single "$T/lin5.tsv" "$T/five.fvecs" || bad "single-process pipeline of 5 rows"
 single "$T/ker.tsv" "$D/database.fvecs" -K rbf:g=1 --rank 32 || bad "single-process kernel pipeline"
+# -K without --explicit: the exact kernel similarity, slem-match -c on the raw vectors
+slem-match -q -c "$T/s.slem" -k 20 -d "$D/database.fvecs" -o "$T/kex.tsv" "$D/queries.fvecs" ||
+  bad "single-process exact kernel ranking"
+# ids: in the explicit descriptors (slem-encode --ids) and given to the exact match
+slem-match -q -c "$T/s.slem" -k 20 -d "$D/database.fvecs" --db-ids "$D/database.ids" \
+  --query-ids "$D/queries.ids" -o "$T/kexid.tsv" "$D/queries.fvecs" || bad "single-process exact kernel ranking, ids"
+single "$T/lin.tsv" "$D/database.fvecs" || bad "single-process pipeline"
+slem-encode -q -c "$T/s.slem" --ids "$D/database.ids" -F slem -o "$T/s.db.slem" "$D/database.fvecs" &&
+  slem-match -q -k 20 -d "$T/s.db.slem" --query-ids "$D/queries.ids" -o "$T/linid.tsv" "$T/s.q.fvecs" ||
+  bad "single-process pipeline, ids"
 for n in 1 3 7; do
   if sharded "linear, $n shards" $n "$D/database.fvecs" "$T/r.tsv" --leaf-rows 32 --workdir "$T/w" --keep; then
     cmp -s "$T/r.tsv" "$T/lin.tsv" && ok || bad "linear, $n shards: another ranking than one process's"
@@ -45,8 +55,20 @@ for n in 1 3 7; do
     [ "$(fp "$T/w/cache.slem")" = "$lin_fp" ] && ok || bad "linear, $n shards: another cache"
   fi
   rm -rf "$T/w"
-  if sharded "kernel, $n shards" $n "$D/database.fvecs" "$T/r.tsv" -K rbf:g=1 --rank 32; then
-    cmp -s "$T/r.tsv" "$T/ker.tsv" && ok || bad "kernel, $n shards: another ranking than one process's"
+  if sharded "kernel, explicit, $n shards" $n "$D/database.fvecs" "$T/r.tsv" -K rbf:g=1 --rank 32 --explicit; then
+    cmp -s "$T/r.tsv" "$T/ker.tsv" && ok || bad "kernel, explicit, $n shards: another ranking than one process's"
+  fi
+  if sharded "kernel, exact, $n shards" $n "$D/database.fvecs" "$T/r.tsv" -K rbf:g=1 --rank 32 --quiet; then
+    cmp -s "$T/r.tsv" "$T/kex.tsv" && ok || bad "kernel, exact, $n shards: another ranking than slem-match -c's"
+    [ -s "$T/err" ] && bad "kernel, exact, $n shards: --quiet printed $(head -2 "$T/err")" || ok
+  fi
+  if sharded "kernel, exact, ids, $n shards" $n "$D/database.fvecs" "$T/r.tsv" -K rbf:g=1 --rank 32 \
+    --db-ids "$D/database.ids" --query-ids "$D/queries.ids"; then
+    cmp -s "$T/r.tsv" "$T/kexid.tsv" && ok || bad "kernel, exact, ids, $n shards: another ranking than slem-match -c's"
+  fi
+  if sharded "linear, ids, $n shards" $n "$D/database.fvecs" "$T/r.tsv" --leaf-rows 32 \
+    --db-ids "$D/database.ids" --query-ids "$D/queries.ids"; then
+    cmp -s "$T/r.tsv" "$T/linid.tsv" && ok || bad "linear, ids, $n shards: another ranking than one process's"
   fi
 done
 if sharded "7 shards of 5 database rows" 7 "$T/five.fvecs" "$T/r.tsv" --leaf-rows 32; then
@@ -153,4 +175,7 @@ expect_fail "another run's work directory" 1 "other inputs or options" "$T/r3.ts
 expect_fail "no shards" 2 "-N" "$T/r3.tsv" "$SCALE" -N 0 -n "$odd" -q "$D/queries.fvecs" -d "$D/database.fvecs" -o "$T/r3.tsv"
 expect_fail "no queries" 2 "give -N" "$T/r3.tsv" "$SCALE" -N 2 -n "$odd" -d "$D/database.fvecs" -o "$T/r3.tsv"
 expect_fail "unreadable input" 1 "cannot read" "$T/r3.tsv" "$SCALE" -N 2 -n "$T/nothing.fvecs" -q "$D/queries.fvecs" -d "$D/database.fvecs" -o "$T/r3.tsv"
-"$SCALE" --help | grep -q "Usage:" && ok || bad "--help"
+"$SCALE" --help | grep -q "^Usage: ${SCALE##*/} -N" && ok || bad "--help names ${SCALE##*/}"
+"$SCALE" --version >"$T/out" 2>&1 && [ "$(head -1 "$T/out")" = "${SCALE##*/} $(slem-match --version | sed -n '1s/^[^ ]* //p')" ] &&
+  ok || bad "--version: $(head -1 "$T/out")"
+expect_fail "--explicit without -K" 2 "--explicit" "$T/r3.tsv" "$SCALE" --explicit -N 2 -n "$odd" -q "$D/queries.fvecs" -d "$D/database.fvecs" -o "$T/r3.tsv"

@@ -1,0 +1,42 @@
+#!/bin/sh
+# A tool that reads from stdin because no file was named says so when stdin is a terminal
+# (it would otherwise seem to hang), and only then: not for an explicit '-', not for a
+# pipe. script(1) gives the tool a terminal; its stdin is at end, so the tool ends at once.
+# Skipped without script(1). Run from the top of the tree after make.
+. "$(dirname "$0")/testlib.sh"
+if ! command -v script >/dev/null 2>&1; then
+  echo "cli-tty: script(1) is not installed: skipped"
+  exit 0
+fi
+D=$TOP/testdata/digits
+slem-negstats -q -o "$T/c.slem" "$D/negatives.fvecs" || bad "slem-negstats"
+slem-match -q -k 3 -d "$D/database.fvecs" -o "$T/r.tsv" "$D/queries.fvecs" || bad "slem-match"
+# on_tty NAME COMMAND: runs COMMAND (shell text: names of this test only) on a terminal
+on_tty() {
+  rm -f "$T/ts"
+  (cd "$T" && printf '' | timeout 20 script -qec "$2" "$T/ts" >/dev/null 2>&1)
+  tr -d '\r' <"$T/ts" >"$T/tty.$1"
+}
+hint() { # hint NAME WHAT COMMAND: the hint is printed, once
+  on_tty "$1" "$3"
+  n=$(grep -c "^${1%% *}: reading $2 from the terminal (give a file, or - to read stdin; Ctrl-D ends)\$" "$T/tty.$1")
+  [ "$n" = 1 ] && ok || bad "$1: no hint on a terminal: $(grep -v '^Script ' "$T/tty.$1" | head -3)"
+}
+nohint() { # nohint NAME COMMAND: no hint
+  on_tty "$1" "$2"
+  grep -q 'from the terminal' "$T/tty.$1" && bad "$1: a hint: $(grep 'from the terminal' "$T/tty.$1")" || ok
+}
+B=$TOP/bin
+hint "slem-match" queries "$B/slem-match -k 3 -d $D/database.fvecs"
+hint "slem-match -q" queries "$B/slem-match -q -k 3 -d $D/database.fvecs"
+hint "slem-encode" vectors "$B/slem-encode -c c.slem"
+hint "slem-esvm" vectors "$B/slem-esvm -n $D/negatives.fvecs"
+hint "slem-eval" "the ranking" "$B/slem-eval --query-labels $D/queries.labels --db-labels $D/database.labels"
+hint "slem-expand" "the ranking" "$B/slem-expand -d $D/database.fvecs -n 2 $D/queries.fvecs"
+hint "slem-expand -r" vectors "$B/slem-expand -d $D/database.fvecs -n 2 -r r.tsv"
+# an explicit '-', a file, a pipe: no hint
+nohint "slem-match -" "$B/slem-match -k 3 -d $D/database.fvecs -"
+nohint "slem-match FILE" "$B/slem-match -k 3 -d $D/database.fvecs $D/queries.fvecs"
+nohint "slem-match <FILE" "$B/slem-match -k 3 -d $D/database.fvecs <$D/queries.fvecs"
+nohint "slem-encode |" "cat $D/queries.fvecs | $B/slem-encode -c c.slem -F fvecs"
+finish cli-tty
