@@ -26,7 +26,7 @@ START_TEST(format_names) {
   ck_assert_str_eq(slem_rankformat_name(SLEM_RANK_AUTO), "auto");
   /* the undocumented "json" spelling is gone */
   ck_assert_int_eq(slem_rankformat_parse(&f, "json", &err), SLEM_EINVAL);
-  ck_assert_str_eq(err.msg, "unknown format 'json' (tsv, trec, jsonl)");
+  ck_assert_str_eq(err.msg, "unknown format 'json' (tsv, trec, jsonl, npy)");
   ck_assert_int_eq(f, SLEM_RANK_JSONL);
 }
 END_TEST
