@@ -234,8 +234,9 @@ static int rnext(SlemRankReader *r, const SlemRankQuery **q, SlemError *err) {
   for (; j < k; j++) /* the padding: after the results, all of it */
     if (in->irow[j] != -1 || in->drow[j] != -FLT_MAX)
       return slem_error(err, SLEM_EFORMAT, "%s: row %" PRIu64 ", column %zu: %s", in->iname, in->q,
-                        j, in->irow[j] < -1 ? "a negative row other than the padding -1"
-                                            : "a result after the padding (I -1, D -FLT_MAX)");
+                        j, in->irow[j] < -1    ? "a negative row other than the padding -1"
+                           : in->irow[j] >= 0 ? "a result after the padding (I -1, D -FLT_MAX)"
+                                              : "padding (I -1) with a score other than -FLT_MAX");
   in->q++;
   slem_rankreader_finish(r, q);
   return SLEM_OK;
