@@ -681,8 +681,15 @@ static const SlemRankFormatOps *sniff(const char *line) {
   return best;
 }
 
-/* A first line of numpy's magic: an npy file given as text (a pipe, or another name) */
-static int npy_magic(const char *line) { return strncmp(line, "\x93NUMPY", 6) == 0; }
+/* Whether the text begins with numpy's magic: an npy file given as text (a pipe, or
+ * another name). */
+static int npy_magic(SlemRankReader *r, int *magic, SlemError *err) {
+  const unsigned char *p;
+  size_t avail;
+  int st = slem_lines_peek(r->lines, 6, &p, &avail, err);
+  *magic = st == SLEM_OK && avail == 6 && memcmp(p, "\x93NUMPY", 6) == 0;
+  return st;
+}
 
 int slem_rankreader_next(SlemRankReader *self, const SlemRankQuery **q, SlemError *err) {
   SlemRankReader *r = self;
@@ -704,6 +711,14 @@ int slem_rankreader_next(SlemRankReader *self, const SlemRankQuery **q, SlemErro
       return st;
     open = 1;
   }
+  if (slem_lines_number(r->lines) == 0 && !r->eof) {
+    int magic;
+    if ((st = npy_magic(r, &magic, err)) != SLEM_OK) return st;
+    if (magic)
+      return slem_error(err, SLEM_EFORMAT, "%s: an npy file: npy rankings are read from their "
+                        "two files, OUT.I.npy and OUT.D.npy, by name (not from a pipe or "
+                        "stdin)", name);
+  }
   while (!r->eof) {
     char *line;
     size_t len;
@@ -717,12 +732,7 @@ int slem_rankreader_next(SlemRankReader *self, const SlemRankQuery **q, SlemErro
     }
     ln = slem_lines_number(r->lines);
     if (ln == 1) {
-      int sh;
-      if (npy_magic(line))
-        return slem_error(err, SLEM_EFORMAT, "%s: an npy file: npy rankings are read from their "
-                          "two files, OUT.I.npy and OUT.D.npy, by name (not from a pipe or "
-                          "stdin)", name);
-      sh = shard_line(r, line, err);
+      int sh = shard_line(r, line, err);
       if (sh < 0) return SLEM_EFORMAT;
       if (sh > 0) continue;
     }
