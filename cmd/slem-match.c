@@ -12,7 +12,6 @@
 #include "../lib/ids.h"
 #include "../lib/match.h"
 #include "../lib/mem.h"
-#include "../lib/ranknpy.h"
 #include "../lib/rankings.h"
 #include "../lib/slem.h"
 #include "../lib/vecs.h"
@@ -122,7 +121,7 @@ static int shard_line(SlemRankWriter *w, SlemRankFormat fmt, const SlemDb *db,
                       const SlemVecReader *q, const SlemShard *shard, size_t k, SlemError *err) {
   SlemRankShard m = {0};
   int st;
-  if (shard->count == 0 || fmt != SLEM_RANK_JSONL) return SLEM_OK;
+  if (shard->count == 0 || !slem_rankformat_has_shard(fmt)) return SLEM_OK;
   snprintf(m.arith, sizeof m.arith, "%s", slem_arith_name());
   desc_arith(m.desc_arith, sizeof m.desc_arith, q, db);
   m.index = shard->index;
@@ -137,7 +136,7 @@ static int shard_line(SlemRankWriter *w, SlemRankFormat fmt, const SlemDb *db,
 static int shard_end(SlemRankWriter *w, SlemRankFormat fmt, const SlemShard *shard,
                      const SlemVecReader *q, const SlemIds *qids, uint64_t nq, SlemError *err) {
   SlemRankShard m = {0};
-  if (shard->count == 0 || fmt != SLEM_RANK_JSONL) return SLEM_OK;
+  if (shard->count == 0 || !slem_rankformat_has_shard(fmt)) return SLEM_OK;
   m.has_end = 1;
   m.queries = nq;
   slem_db_query_fingerprint(q, nq, qids, m.query_set);
@@ -168,8 +167,7 @@ int main(int argc, char **argv) {
   size_t ndb = 0, nids = 0, nlisted = 0;
   SlemShard shard = {0, 0};
   static const char shortopts[] = "d:D:c:k:o:f:F:nt:qhV";
-  int print_stats = 0, quiet = 0, rfmt_given = 0, npy = 0, no_check = 0, couple = 0;
-  SlemRankNpy *wn = NULL;
+  int print_stats = 0, quiet = 0, rfmt_given = 0, no_check = 0, couple = 0;
   Progress progress = {0, 0};
   SlemFormat ifmt = SLEM_FMT_AUTO;
   SlemRankFormat rfmt = SLEM_RANK_TSV;
@@ -210,13 +208,8 @@ int main(int argc, char **argv) {
     case 'o': output = optarg; break;
     case 'F':
       rfmt_given = 1;
-      if (strcmp(optarg, "npy") == 0) {
-        npy = 1;
-        break;
-      }
-      npy = 0;
       if (slem_rankformat_parse(&rfmt, optarg, &err) != SLEM_OK)
-        cli_usage_error("--output-format: %s, npy", err.msg);
+        cli_usage_error("--output-format: %s", err.msg);
       break;
     case 'f':
       if (slem_format_parse(&ifmt, optarg) == SLEM_OK) break;
@@ -249,7 +242,6 @@ int main(int argc, char **argv) {
   cli_set_quiet(quiet);
   if (!rfmt_given && slem_rankformat_from_path(output) != SLEM_RANK_AUTO)
     rfmt = slem_rankformat_from_path(output);
-  if (!rfmt_given && strlen(output) > 4 && strcmp(output + strlen(output) - 4, ".npy") == 0) npy = 1;
   if (ndb == 0 && !list_path) cli_usage_error("no database: give -d DATABASE");
   if (optind < argc) qpath = argv[optind++]; else cli_stdin_hint("queries");
   if (optind < argc) cli_usage_error("one query file at a time: unexpected '%s'", argv[optind]);
@@ -329,12 +321,11 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < ndb; i++) inputs[n++] = db_paths[i];
     for (size_t i = 0; i < nids; i++) inputs[n++] = dbids_paths[i];
     cli_refuse_clobber(output, inputs, n);
-    if (npy) { /* the two files npy rankings are written to */
-      char iname[4096], dname[4096];
-      if (slem_ranknpy_names(output, iname, dname, sizeof iname) == 0) {
-        cli_refuse_clobber(iname, inputs, n);
-        cli_refuse_clobber(dname, inputs, n);
-      }
+    { /* the files the format writes (npy: OUT.I.npy and OUT.D.npy) */
+      char names[2][4096];
+      size_t nn = 0;
+      if (slem_rankformat_files(rfmt, output, names, &nn) == 0)
+        for (size_t i = 0; i < nn; i++) cli_refuse_clobber(names[i], inputs, n);
     }
     free(inputs);
   }
@@ -343,11 +334,11 @@ int main(int argc, char **argv) {
       slem_db_select(db, &shard, &err) != SLEM_OK ||
       slem_vecreader_open(&q, qpath, ifmt, &err) != SLEM_OK)
     goto fail;
-  if (shard.count > 0 && !npy && rfmt == SLEM_RANK_JSONL) slem_vecreader_follow_values(q);
-  if (shard.count > 0 && !quiet && (npy || rfmt != SLEM_RANK_JSONL))
+  if (shard.count > 0 && slem_rankformat_has_shard(rfmt)) slem_vecreader_follow_values(q);
+  if (shard.count > 0 && !quiet && !slem_rankformat_has_shard(rfmt))
     cli_warn("--shard with %s: the ranking carries no shard lines, so slem-merge cannot check "
              "its k, its rows' range, its database, its queries or its arithmetic; write jsonl "
-             "between shards (-F jsonl)", npy ? "npy" : slem_rankformat_name(rfmt));
+             "between shards (-F jsonl)", slem_rankformat_name(rfmt));
   /* kernel projections: the database of a kernel match, never its queries */
   if (slem_vecreader_projections(q, NULL, NULL, NULL)) {
     slem_error(&err, SLEM_EFORMAT, "%s: kernel projections (slem-encode --projections) serve "
@@ -399,9 +390,8 @@ int main(int argc, char **argv) {
     opts.progress = on_progress;
     opts.progress_ctx = &progress;
   }
-  if (npy ? slem_ranknpy_open(&wn, output, opts.k, &err) != SLEM_OK ||
-                slem_match_db(q, db, &opts, slem_ranknpy_write, wn, &ms, &err) != SLEM_OK
-          : slem_rankwriter_open(&w, output, rfmt, qids ? qids : slem_vecreader_ids(q), slem_db_ids(db), tag, &err) != SLEM_OK ||
+  if (slem_rankwriter_open_k(&w, output, rfmt, qids ? qids : slem_vecreader_ids(q), slem_db_ids(db),
+                             tag, opts.k, &err) != SLEM_OK ||
                 shard_line(w, rfmt, db, q, &shard, opts.k, &err) != SLEM_OK ||
                 slem_match_db(q, db, &opts, slem_rankwriter_write, w, &ms, &err) != SLEM_OK ||
                 shard_end(w, rfmt, &shard, q, qids ? qids : slem_vecreader_ids(q), ms.nq, &err) !=
@@ -418,13 +408,8 @@ int main(int argc, char **argv) {
     goto fail;
   }
   cli_progress_done();
-  if (npy) {
-    status = slem_ranknpy_close(wn, &err) == SLEM_OK ? CLI_EXIT_OK : cli_fail(&err);
-    wn = NULL;
-  } else {
-    status = slem_rankwriter_close(w, &err) == SLEM_OK ? CLI_EXIT_OK : cli_fail(&err);
-    w = NULL;
-  }
+  status = slem_rankwriter_close(w, &err) == SLEM_OK ? CLI_EXIT_OK : cli_fail(&err);
+  w = NULL;
   if (status == CLI_EXIT_OK && print_stats)
     fprintf(stderr, "%s: %" PRIu64 " queries x %" PRIu64 " rows: %" PRIu64 " pairs scored, %" PRIu64
             " re-scored exactly (%.3g%%, %.1f per query)\n", cli_prog(), ms.nq, ms.ndb, ms.pairs,
@@ -446,7 +431,6 @@ fail:
   status = cli_fail(&err);
 done:
   slem_rankwriter_abort(w);
-  slem_ranknpy_abort(wn);
   slem_vecreader_free(q);
   slem_db_free(db);
   slem_ids_free(qids);

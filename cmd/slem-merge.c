@@ -18,8 +18,10 @@ static void __attribute__((noreturn)) usage(void) {
       "\n"
       "  -k, --top K            results per query (default 100); every shard must hold K\n"
       "                         per query, or all of its rows\n"
-      "  -F, --output-format F  %s (default: from OUT's extension .tsv, .trec,\n"
-      "                         .jsonl, else the format of the first shard)\n"
+      "  -F, --output-format F  %s (default: from OUT's\n"
+      "                         extension .tsv, .trec, .jsonl, .npy, else the format\n"
+      "                         of the first shard); npy writes OUT.I.npy and\n"
+      "                         OUT.D.npy, K columns\n"
       "  -o, --output OUT       write here (default: stdout)\n"
       "      --db-ids FILE      the database's ids file, when tsv or trec shards name rows\n"
       "                         by ids (jsonl carries the rows itself)\n"
@@ -29,12 +31,13 @@ static void __attribute__((noreturn)) usage(void) {
       "  -h, --help             show this help and exit\n"
       "  -V, --version          show the version and exit\n"
       "\n"
-      "Shards may be in any of the ranking formats, recognised from their first line.\n"
+      "Shards may be in any of the ranking formats, recognised from their first line;\n"
+      "npy shards by their names (NAME.I.npy, NAME.D.npy, NAME.npy or NAME), from files.\n"
       "A jsonl shard from slem-match --shard names its shard, its k, the database by its\n"
       "content and the queries (first and last lines): every shard must then be one of the\n"
       "same database, N and queries, each index once, made with a k of at least K, its rows\n"
       "inside its shard, ranking descriptors encoded on one BLAS core and scored with the\n"
-      "same libraries. tsv and trec shards prove less (see slem-merge(1)).\n"
+      "same libraries. tsv, trec and npy shards prove less (see slem-merge(1)).\n"
       "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
       "See slem-merge(1).\n",
       slem_rankformat_names());
@@ -88,6 +91,13 @@ int main(int argc, char **argv) {
   if (!format_given) opts.format = slem_rankformat_from_path(output);
   opts.progress = on_progress;
   cli_refuse_clobber(output, (const char *const *)argv + optind, (size_t)(argc - optind));
+  { /* the files the format writes (npy: OUT.I.npy and OUT.D.npy) */
+    char names[2][4096];
+    size_t nn = 0;
+    if (opts.format != SLEM_RANK_AUTO && slem_rankformat_files(opts.format, output, names, &nn) == 0)
+      for (size_t i = 0; i < nn; i++)
+        cli_refuse_clobber(names[i], (const char *const *)argv + optind, (size_t)(argc - optind));
+  }
   status = slem_merge((const char *const *)argv + optind, (size_t)(argc - optind), output, &opts,
                       NULL, &err) == SLEM_OK
                ? CLI_EXIT_OK

@@ -54,6 +54,11 @@ int slem_lines_fields(SlemLines *self, char **f, size_t max, size_t *nf, SlemErr
 
 uint64_t slem_lines_number(const SlemLines *self) { return self->number; }
 
+int slem_lines_peek(SlemLines *self, size_t n, const unsigned char **p, size_t *avail,
+                    SlemError *err) {
+  return slem_in_peek(self->in, n, p, avail, err);
+}
+
 int slem_lines_unterminated(const SlemLines *self) { return slem_in_unterminated(self->in); }
 
 const char *slem_lines_name(const SlemLines *self) { return slem_in_name(self->in); }

@@ -28,6 +28,11 @@ int slem_lines_next(SlemLines *self, char **line, size_t *len, SlemError *err);
  * file (lines with no field are skipped). */
 int slem_lines_fields(SlemLines *self, char **f, size_t max, size_t *nf, SlemError *err);
 
+/* Up to n bytes not yet read, without consuming them (slem_in_peek()): a reader can
+ * recognise a binary file before reading it as lines. Errors: SLEM_EIO. */
+int slem_lines_peek(SlemLines *self, size_t n, const unsigned char **p, size_t *avail,
+                    SlemError *err);
+
 /* 1 when the last line returned had no newline (see slem_in_unterminated()). */
 int slem_lines_unterminated(const SlemLines *self);
 

@@ -443,7 +443,7 @@ int slem_merge(const char *const *shards, size_t n, const char *output,
     if (!(m.s[s].rows = slem_keyset_new())) goto nomem;
   }
   for (size_t s = 0; s < n; s++)
-    if (cut_short(shards[s])) {
+    if (slem_rankreader_is_text(m.s[s].r) && cut_short(shards[s])) {
       st = slem_error(err, SLEM_EFORMAT, "%s: the last line has no newline: the file was cut short",
                       name_of(&m, s));
       goto done;
@@ -457,8 +457,8 @@ int slem_merge(const char *const *shards, size_t n, const char *output,
       if ((st = check_shards(&m, err)) != SLEM_OK) goto done;
       const SlemRankQuery *g = m.s[0].g;
       if (f == SLEM_RANK_AUTO) f = slem_rankreader_format(m.s[0].r);
-      st = slem_rankwriter_open(&w, output, f, NULL, NULL, g->n && g->e[0].tag ? g->e[0].tag : NULL,
-                                err);
+      st = slem_rankwriter_open_k(&w, output, f, NULL, NULL, g->n && g->e[0].tag ? g->e[0].tag : NULL,
+                                  opts->k, err);
       if (st) goto done;
     }
     if ((st = gather(&m, &nc, err)) != SLEM_OK) goto done;

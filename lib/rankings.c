@@ -14,16 +14,29 @@
 #include "fmt.h"
 #include "io.h"
 #include "lines.h"
+#include "rankfmt.h"
 #include "strmap.h"
 
-/* ---- format names ---- */
+#define NONE SLEM_RANK_NONE
 
-static const char *const format_names[] = {"tsv", "trec", "jsonl"};
-#define NFORMATS (sizeof format_names / sizeof *format_names)
+/* ---- the formats ---- */
+
+/* The table: a format's index is its SlemRankFormat (the order of the enum's names). */
+static const SlemRankFormatOps *const formats[] = {
+    &slem_rank_tsv,
+    &slem_rank_trec,
+    &slem_rank_jsonl,
+    &slem_rank_npy,
+};
+#define NFORMATS (sizeof formats / sizeof *formats)
+
+static const SlemRankFormatOps *ops_of(SlemRankFormat fmt) {
+  return fmt >= 0 && (size_t)fmt < NFORMATS ? formats[fmt] : NULL;
+}
 
 int slem_rankformat_parse(SlemRankFormat *fmt, const char *name, SlemError *err) {
   for (size_t i = 0; i < NFORMATS; i++)
-    if (strcmp(name, format_names[i]) == 0) {
+    if (strcmp(name, formats[i]->name) == 0) {
       *fmt = (SlemRankFormat)i;
       return SLEM_OK;
     }
@@ -32,31 +45,45 @@ int slem_rankformat_parse(SlemRankFormat *fmt, const char *name, SlemError *err)
 }
 
 const char *slem_rankformat_name(SlemRankFormat fmt) {
-  return fmt >= 0 && (size_t)fmt < NFORMATS ? format_names[fmt] : "auto";
+  return ops_of(fmt) ? ops_of(fmt)->name : "auto";
 }
 
-const char *slem_rankformat_names(void) { return "tsv, trec, jsonl"; }
+const char *slem_rankformat_names(void) {
+  static char names[256];
+  if (!names[0]) /* the table is constant: the same text whoever writes it first */
+    for (size_t i = 0, pos = 0; i < NFORMATS && pos < sizeof names; i++)
+      pos += (size_t)snprintf(names + pos, sizeof names - pos, "%s%s", i ? ", " : "",
+                              formats[i]->name);
+  return names;
+}
 
 SlemRankFormat slem_rankformat_from_path(const char *path) {
   const char *dot = path ? strrchr(path, '.') : NULL, *slash = path ? strrchr(path, '/') : NULL;
-  SlemRankFormat f = SLEM_RANK_AUTO;
-  if (!dot || (slash && slash > dot) || slem_rankformat_parse(&f, dot + 1, NULL) != SLEM_OK)
-    return SLEM_RANK_AUTO;
-  return f;
+  if (!dot || (slash && slash > dot)) return SLEM_RANK_AUTO;
+  for (size_t i = 0; i < NFORMATS; i++)
+    if (strcmp(dot, formats[i]->extension) == 0) return (SlemRankFormat)i;
+  return SLEM_RANK_AUTO;
+}
+
+int slem_rankformat_files(SlemRankFormat fmt, const char *path, char names[2][4096], size_t *n) {
+  const SlemRankFormatOps *ops = ops_of(fmt);
+  if (ops && ops->files) return ops->files(path, names, n);
+  *n = 0;
+  if (strlen(path) >= sizeof names[0]) return -1;
+  strcpy(names[0], path);
+  *n = 1;
+  return 0;
+}
+
+int slem_rankformat_has_shard(SlemRankFormat fmt) {
+  return ops_of(fmt) && ops_of(fmt)->shard_lines;
 }
 
 /* ---- writer ---- */
 
-struct SlemRankWriter {
-  SlemOut *out;
-  SlemRankFormat fmt;
-  const SlemIds *qids, *dbids;
-  char *tag;
-};
-
-int slem_rankwriter_open(SlemRankWriter **self, const char *path, SlemRankFormat fmt,
-                         const SlemIds *qids, const SlemIds *dbids, const char *tag,
-                         SlemError *err) {
+int slem_rankwriter_open_k(SlemRankWriter **self, const char *path, SlemRankFormat fmt,
+                           const SlemIds *qids, const SlemIds *dbids, const char *tag, size_t k,
+                           SlemError *err) {
   SlemRankWriter *w = calloc(1, sizeof *w);
   int st;
   *self = NULL;
@@ -64,23 +91,29 @@ int slem_rankwriter_open(SlemRankWriter **self, const char *path, SlemRankFormat
     free(w);
     return slem_error(err, SLEM_ENOMEM, "out of memory");
   }
-  if (fmt < 0 || (size_t)fmt >= NFORMATS) {
+  if (!(w->ops = ops_of(fmt))) {
     free(w->tag);
     free(w);
     return slem_error(err, SLEM_EINVAL, "a ranking writer needs a format (%s)",
                       slem_rankformat_names());
   }
-  st = slem_out_open(&w->out, path, err);
+  w->qids = qids;
+  w->dbids = dbids;
+  w->k = k;
+  st = w->ops->open ? w->ops->open(w, path, err) : slem_out_open(&w->out, path, err);
   if (st) {
     free(w->tag);
     free(w);
     return st;
   }
-  w->fmt = fmt;
-  w->qids = qids;
-  w->dbids = dbids;
   *self = w;
   return SLEM_OK;
+}
+
+int slem_rankwriter_open(SlemRankWriter **self, const char *path, SlemRankFormat fmt,
+                         const SlemIds *qids, const SlemIds *dbids, const char *tag,
+                         SlemError *err) {
+  return slem_rankwriter_open_k(self, path, fmt, qids, dbids, tag, 0, err);
 }
 
 /* The id of row i: from ids, else the row number in buf. NULL when ids is too short. */
@@ -92,126 +125,64 @@ static const char *id_of(const SlemIds *ids, uint64_t i, char *buf, size_t n) {
   return i < slem_ids_count(ids) ? slem_ids_get(ids, i) : NULL;
 }
 
-/* A query's lines in progress: jsonl builds one object, the others write line by line. */
-typedef struct Lines {
-  cJSON *obj, *arr;
-} Lines;
+#define ROW_TEXT 24 /* a row number's text */
+#define ENTRY_TEXT (ROW_TEXT + SLEM_FMT_G9_MAX)
 
-static int begin_query(SlemRankWriter *w, Lines *l, const char *qid) {
-  l->obj = l->arr = NULL;
-  if (w->fmt != SLEM_RANK_JSONL) return 0;
-  l->obj = cJSON_CreateObject();
-  if (!l->obj || !cJSON_AddStringToObject(l->obj, "query", qid)) return -1;
-  l->arr = cJSON_AddArrayToObject(l->obj, "results");
-  return l->arr ? 0 : -1;
-}
-
-/* Writes one result. Returns 0, -1 out of memory, -2 write error. */
-static int put_result(SlemRankWriter *w, Lines *l, const char *qid, size_t rank, const char *did,
-                      int64_t row, const char *sbuf) {
-  FILE *fp = slem_out_file(w->out);
-  switch (w->fmt) {
-  case SLEM_RANK_TSV: {
-    /* by hand: fprintf per line was most of the writing time */
-    char line[256], rbuf[24];
-    size_t lq = strlen(qid), ld = strlen(did), ls = strlen(sbuf), pos;
-    int lr = snprintf(rbuf, sizeof rbuf, "%zu", rank);
-    if (lq + ld + ls + (size_t)lr + 4 > sizeof line)
-      return fprintf(fp, "%s\t%s\t%s\t%s\n", qid, rbuf, did, sbuf) > 0 ? 0 : -2;
-    memcpy(line, qid, lq);
-    pos = lq;
-    line[pos++] = '\t';
-    memcpy(line + pos, rbuf, (size_t)lr);
-    pos += (size_t)lr;
-    line[pos++] = '\t';
-    memcpy(line + pos, did, ld);
-    pos += ld;
-    line[pos++] = '\t';
-    memcpy(line + pos, sbuf, ls);
-    pos += ls;
-    line[pos++] = '\n';
-    return fwrite(line, 1, pos, fp) == pos ? 0 : -2;
+/* Room for n entries and their texts in w. */
+static int reserve(SlemRankWriter *w, size_t n) {
+  if (n <= w->cap) return 0;
+  {
+    size_t cap = w->cap ? w->cap : 128;
+    SlemRankEntry *e;
+    char *t;
+    while (cap < n) cap *= 2;
+    if (!(e = realloc(w->e, cap * sizeof *e))) return -1;
+    w->e = e;
+    if (!(t = realloc(w->text, cap * ENTRY_TEXT))) return -1;
+    w->text = t;
+    w->cap = cap;
   }
-  case SLEM_RANK_TREC:
-    return fprintf(fp, "%s Q0 %s %zu %s %s\n", qid, did, rank, sbuf, w->tag) > 0 ? 0 : -2;
-  default: {
-    cJSON *h = cJSON_CreateObject();
-    if (!h) return -1;
-    cJSON_AddItemToArray(l->arr, h);
-    if (!cJSON_AddNumberToObject(h, "rank", (double)rank) || !cJSON_AddStringToObject(h, "id", did))
-      return -1;
-    if (row >= 0 && !cJSON_AddNumberToObject(h, "row", (double)row)) return -1;
-    {
-      cJSON *s = cJSON_CreateRaw(sbuf);
-      if (!s) return -1;
-      cJSON_AddItemToObject(h, "score", s);
-    }
-    return 0;
-  }
-  }
-}
-
-/* Writes the jsonl object, if any, and frees it. Returns as put_result. */
-static int end_query(SlemRankWriter *w, Lines *l) {
-  FILE *fp = slem_out_file(w->out);
-  char *text;
-  int ok;
-  if (!l->obj) return 0;
-  text = cJSON_PrintUnformatted(l->obj);
-  cJSON_Delete(l->obj);
-  l->obj = NULL;
-  if (!text) return -1;
-  ok = fputs(text, fp) >= 0 && putc('\n', fp) != EOF;
-  free(text);
-  return ok ? 0 : -2;
-}
-
-static int write_failed(SlemRankWriter *w, Lines *l, int r, SlemError *err) {
-  cJSON_Delete(l->obj);
-  l->obj = NULL;
-  if (r == -1) return slem_error(err, SLEM_ENOMEM, "out of memory");
-  return slem_error(err, SLEM_EIO, "%s: write: %s", slem_out_name(w->out), strerror(errno));
+  return 0;
 }
 
 int slem_rankwriter_write(void *self, uint64_t query, const SlemHit *hits, size_t n,
                           SlemError *err) {
   SlemRankWriter *w = self;
-  char qbuf[24], dbuf[24], sbuf[SLEM_FMT_G9_MAX];
-  const char *qid = id_of(w->qids, query, qbuf, sizeof qbuf);
-  Lines l;
-  int r;
-  if (!qid)
+  char qbuf[ROW_TEXT];
+  const char *qid;
+  if (w->ops->write_hits) return w->ops->write_hits(w, query, hits, n, err);
+  if (!(qid = id_of(w->qids, query, qbuf, sizeof qbuf)))
     return slem_error(err, SLEM_EFORMAT, "%s: %zu ids, but there are more queries",
                       slem_ids_name(w->qids), slem_ids_count(w->qids));
-  if ((r = begin_query(w, &l, qid)) != 0) return write_failed(w, &l, r, err);
+  if (reserve(w, n) != 0) return slem_error(err, SLEM_ENOMEM, "out of memory");
   for (size_t i = 0; i < n; i++) {
-    const char *did = id_of(w->dbids, hits[i].row, dbuf, sizeof dbuf);
-    if (!did) {
-      cJSON_Delete(l.obj);
+    char *t = w->text + i * ENTRY_TEXT;
+    SlemRankEntry *e = w->e + i;
+    if (!(e->id = id_of(w->dbids, hits[i].row, t, ROW_TEXT)))
       return slem_error(err, SLEM_EFORMAT, "%s: %zu ids, but the database has more rows",
                         slem_ids_name(w->dbids), slem_ids_count(w->dbids));
-    }
-    slem_fmt_g9(sbuf, hits[i].score);
-    if ((r = put_result(w, &l, qid, i + 1, did, (int64_t)hits[i].row, sbuf)) != 0)
-      return write_failed(w, &l, r, err);
+    slem_fmt_g9(t + ROW_TEXT, hits[i].score);
+    e->score_text = t + ROW_TEXT;
+    e->score = hits[i].score;
+    e->row = (int64_t)hits[i].row;
+    e->rank = (long)(i + 1);
+    e->tag = NULL;
+    e->line = 0;
   }
-  if ((r = end_query(w, &l)) != 0) return write_failed(w, &l, r, err);
-  return SLEM_OK;
+  return w->ops->write_entries(w, qid, w->e, n, err);
 }
 
 int slem_rankwriter_write_entries(SlemRankWriter *self, const char *query,
                                   const SlemRankEntry *e, size_t n, SlemError *err) {
-  char sbuf[SLEM_FMT_G9_MAX];
-  Lines l;
-  int r;
-  if ((r = begin_query(self, &l, query)) != 0) return write_failed(self, &l, r, err);
+  SlemRankWriter *w = self;
+  if (reserve(w, n) != 0) return slem_error(err, SLEM_ENOMEM, "out of memory");
   for (size_t i = 0; i < n; i++) {
-    slem_fmt_g9(sbuf, (float)e[i].score);
-    if ((r = put_result(self, &l, query, i + 1, e[i].id, e[i].row, sbuf)) != 0)
-      return write_failed(self, &l, r, err);
+    char *t = w->text + i * ENTRY_TEXT;
+    w->e[i] = e[i];
+    slem_fmt_g9(t, (float)e[i].score);
+    w->e[i].score_text = t;
   }
-  if ((r = end_query(self, &l)) != 0) return write_failed(self, &l, r, err);
-  return SLEM_OK;
+  return w->ops->write_entries(w, query, w->e, n, err);
 }
 
 /* The fields, in the order of their lines. The arithmetics (arith.h): descriptors
@@ -311,7 +282,7 @@ static char *shard_json(const SlemRankShard *m, int end) {
 static int put_shard(SlemRankWriter *self, const SlemRankShard *m, int end, SlemError *err) {
   char *text;
   int bad;
-  if (self->fmt != SLEM_RANK_JSONL) return SLEM_OK;
+  if (!self->ops->shard_lines) return SLEM_OK;
   if (!(text = shard_json(m, end))) return slem_error(err, SLEM_ENOMEM, "out of memory");
   bad = fprintf(slem_out_file(self->out), "%s%s}\n", end ? shard_tail : shard_head, text) < 0;
   free(text);
@@ -426,57 +397,34 @@ int slem_rankshard_read_end(const char *path, SlemRankShard *m, int *found, Slem
   return SLEM_OK;
 }
 
+static void writer_free(SlemRankWriter *w) {
+  free(w->tag);
+  free(w->e);
+  free(w->text);
+  free(w);
+}
+
 int slem_rankwriter_close(SlemRankWriter *self, SlemError *err) {
-  int st = slem_out_commit(self->out, err);
-  free(self->tag);
-  free(self);
+  int st = self->ops->close ? self->ops->close(self, err) : slem_out_commit(self->out, err);
+  writer_free(self);
   return st;
 }
 
 void slem_rankwriter_abort(SlemRankWriter *self) {
   if (!self) return;
-  slem_out_abort(self->out);
-  free(self->tag);
-  free(self);
+  if (self->ops->abort) self->ops->abort(self);
+  else slem_out_abort(self->out);
+  writer_free(self);
 }
 
 /* ---- reader ---- */
 
-#define NONE SIZE_MAX
-
-/* Where an entry's strings are in the arena (they move while it grows). */
-typedef struct Offs {
-  size_t id, score, tag;
-} Offs;
-
-struct SlemRankReader {
-  SlemLines *lines;
-  SlemRankFormat fmt;
-  SlemStrMap *qmap;      /* query ids seen */
-  char *arena;           /* strings of the query being read */
-  size_t alen, acap;
-  SlemRankEntry *e;
-  Offs *o;
-  size_t n, cap;
-  size_t *slot;          /* open-addressing set of entry indices, by id; nslot a power of 2 */
-  size_t nslot;
-  size_t qoff;           /* the query id in the arena */
-  SlemRankQuery q;
-  /* a tsv/trec line read ahead: it starts the next query */
-  char *pend;            /* "query\0id\0score\0tag\0" */
-  size_t pend_cap;
-  long pend_rank;
-  double pend_score;
-  uint64_t pend_line;
-  int has_pend, eof, any;
-  SlemRankShard shard;   /* the shard line, if any (shard.count > 0) */
-  SlemError deferred;    /* a bad line after a query's lines: reported on the next call */
-};
-
 void slem_rankreader_free(SlemRankReader *self) {
   if (!self) return;
+  if (self->ops && self->ops->rfree) self->ops->rfree(self);
   slem_lines_free(self->lines);
   slem_strmap_free(self->qmap);
+  free(self->name);
   free(self->arena);
   free(self->e);
   free(self->o);
@@ -494,33 +442,40 @@ int slem_rankreader_open(SlemRankReader **self, const char *path, SlemRankFormat
     slem_rankreader_free(r);
     return slem_error(err, SLEM_ENOMEM, "out of memory");
   }
-  if (fmt < SLEM_RANK_AUTO || fmt > SLEM_RANK_JSONL) {
+  if (fmt != SLEM_RANK_AUTO && !ops_of(fmt)) {
     slem_rankreader_free(r);
     return slem_error(err, SLEM_EINVAL, "unknown ranking format %d", (int)fmt);
   }
-  st = slem_lines_open(&r->lines, path, err);
+  r->ops = ops_of(fmt);
+  for (size_t i = 0; i < NFORMATS && !r->ops; i++) /* a format known by its files' names */
+    if (formats[i]->sniff_path && formats[i]->sniff_path(path)) r->ops = formats[i];
+  st = r->ops && r->ops->ropen ? r->ops->ropen(r, path, err) : slem_lines_open(&r->lines, path, err);
   if (st) {
     slem_rankreader_free(r);
     return st;
   }
-  r->fmt = fmt;
   *self = r;
   return SLEM_OK;
 }
 
-SlemRankFormat slem_rankreader_format(const SlemRankReader *self) { return self->fmt; }
+SlemRankFormat slem_rankreader_format(const SlemRankReader *self) {
+  for (size_t i = 0; i < NFORMATS; i++)
+    if (formats[i] == self->ops) return (SlemRankFormat)i;
+  return SLEM_RANK_AUTO;
+}
+
 const SlemRankShard *slem_rankreader_shard(const SlemRankReader *self) {
   return self->shard.count > 0 ? &self->shard : NULL;
 }
 
 /* A shard line (the first line of a file that slem-match --shard wrote): parsed into
  * r->shard. Returns 1 when line is one, 0 when it is not, -1 with err set when it is a bad
- * one. */
+ * one. The format is then the one that carries shard lines. */
 static int shard_line(SlemRankReader *r, const char *line, SlemError *err) {
-  if (strncmp(line, shard_head, sizeof shard_head - 1) != 0 || r->fmt == SLEM_RANK_TSV ||
-      r->fmt == SLEM_RANK_TREC)
+  if (strncmp(line, shard_head, sizeof shard_head - 1) != 0 || (r->ops && !r->ops->shard_lines))
     return 0;
-  if (r->fmt == SLEM_RANK_AUTO) r->fmt = SLEM_RANK_JSONL;
+  for (size_t i = 0; i < NFORMATS && !r->ops; i++)
+    if (formats[i]->shard_lines) r->ops = formats[i];
   if (parse_shard(&r->shard, line, 0, slem_lines_name(r->lines), "line 1", err) != SLEM_OK) {
     r->shard.count = 0;
     return -1;
@@ -532,7 +487,7 @@ static int shard_line(SlemRankReader *r, const char *line, SlemError *err) {
  * when it is not, -1 with err set when it is a bad one or comes without a first line. */
 static int shard_end_line(SlemRankReader *r, const char *line, SlemError *err) {
   char where[48];
-  if (r->fmt != SLEM_RANK_JSONL || strncmp(line, shard_tail, sizeof shard_tail - 1) != 0) return 0;
+  if (!r->ops->shard_lines || strncmp(line, shard_tail, sizeof shard_tail - 1) != 0) return 0;
   snprintf(where, sizeof where, "line %" PRIu64, slem_lines_number(r->lines));
   if (r->shard.count == 0) {
     slem_error(err, SLEM_EFORMAT, "%s: %s: a shard's end line, but no shard line at line 1",
@@ -546,12 +501,18 @@ static int shard_end_line(SlemRankReader *r, const char *line, SlemError *err) {
   }
   return parse_shard(&r->shard, line, 1, slem_lines_name(r->lines), where, err) == SLEM_OK ? 1 : -1;
 }
-const char *slem_rankreader_name(const SlemRankReader *self) { return slem_lines_name(self->lines); }
+
+const char *slem_rankreader_name(const SlemRankReader *self) {
+  return self->lines ? slem_lines_name(self->lines) : self->name;
+}
 size_t slem_rankreader_queries(const SlemRankReader *self) { return slem_strmap_count(self->qmap); }
 int slem_rankreader_unterminated(const SlemRankReader *self) {
-  return self->eof && slem_lines_unterminated(self->lines);
+  return self->lines && self->eof && slem_lines_unterminated(self->lines);
 }
-uint64_t slem_rankreader_line(const SlemRankReader *self) { return slem_lines_number(self->lines); }
+int slem_rankreader_is_text(const SlemRankReader *self) { return self->lines != NULL; }
+uint64_t slem_rankreader_line(const SlemRankReader *self) {
+  return self->lines ? slem_lines_number(self->lines) : self->line;
+}
 
 /* Copies s (len bytes) into the arena; returns its offset, or NONE out of memory. */
 static size_t keep(SlemRankReader *r, const char *s, size_t len) {
@@ -603,7 +564,7 @@ static int seen_id(SlemRankReader *r, size_t i) {
 }
 
 /* Starts a query whose id is q (len bytes). */
-static int begin(SlemRankReader *r, const char *q, size_t len, uint64_t line, SlemError *err) {
+int slem_rankreader_begin(SlemRankReader *r, const char *q, size_t len, uint64_t line, SlemError *err) {
   long qi;
   r->alen = 0;
   r->n = 0;
@@ -617,14 +578,15 @@ static int begin(SlemRankReader *r, const char *q, size_t len, uint64_t line, Sl
 }
 
 /* Adds an entry to the current query. tag may be NULL, score text too (jsonl). */
-static int add(SlemRankReader *r, const char *id, long rank, double score, const char *stext,
-               int64_t row, const char *tag, uint64_t line, SlemError *err) {
+int slem_rankreader_add(SlemRankReader *r, const char *id, long rank, double score,
+                        const char *stext, int64_t row, const char *tag, uint64_t line,
+                        SlemError *err) {
   size_t i = r->n;
   int dup;
   if (r->n == r->cap) {
     size_t cap = r->cap ? 2 * r->cap : 128;
     SlemRankEntry *e = realloc(r->e, cap * sizeof *e);
-    Offs *o;
+    SlemRankOffs *o;
     if (!e) return slem_error(err, SLEM_ENOMEM, "out of memory");
     r->e = e;
     o = realloc(r->o, cap * sizeof *o);
@@ -651,7 +613,7 @@ static int add(SlemRankReader *r, const char *id, long rank, double score, const
 }
 
 /* Makes the entries' pointers from the arena offsets and hands out the query. */
-static void finish(SlemRankReader *r, const SlemRankQuery **q) {
+void slem_rankreader_finish(SlemRankReader *r, const SlemRankQuery **q) {
   for (size_t i = 0; i < r->n; i++) {
     r->e[i].id = r->arena + r->o[i].id;
     r->e[i].score_text = r->o[i].score == NONE ? NULL : r->arena + r->o[i].score;
@@ -684,57 +646,48 @@ static int parse_score(const char *s, double *out) {
   return 0;
 }
 
-/* A whole number in [lo, 2^53]. */
-static int whole(const cJSON *x, double lo) {
-  return cJSON_IsNumber(x) && x->valuedouble >= lo && x->valuedouble <= 9007199254740992.0 &&
-         x->valuedouble == floor(x->valuedouble);
+int slem_rankline_split(SlemRankReader *r, char *line, uint64_t ln, const SlemRankFields *fs,
+                        SlemRankLine *out, SlemError *err) {
+  char *f[8];
+  size_t nf = slem_split(line, fs->seps, fs->collapse, f, 8);
+  const char *name = slem_rankreader_name(r);
+  if (nf != fs->want)
+    return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": %zu fields, expected %zu (%s)",
+                      name, ln, nf, fs->want, fs->layout);
+  if (parse_rank(f[fs->irank], &out->rank) != 0)
+    return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": rank '%s' is not a positive whole "
+                      "number", name, ln, f[fs->irank]);
+  if (parse_score(f[fs->iscore], &out->score) != 0)
+    return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": score '%s' is not a number", name,
+                      ln, f[fs->iscore]);
+  out->query = f[0];
+  out->id = f[fs->iid];
+  out->score_text = f[fs->iscore];
+  out->tag = fs->itag >= 0 ? f[fs->itag] : NULL;
+  return SLEM_OK;
 }
 
-/* One jsonl line: one query. */
-static int read_jsonl(SlemRankReader *r, const char *line, const SlemRankQuery **q, SlemError *err) {
-  uint64_t ln = slem_lines_number(r->lines);
-  const char *name = slem_rankreader_name(r);
-  cJSON *o = cJSON_Parse(line), *qs, *res, *h;
-  long pos = 0;
-  int st = SLEM_OK;
-  if (!o || !cJSON_IsObject(o)) {
-    cJSON_Delete(o);
-    return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": not a JSON object", name, ln);
-  }
-  qs = cJSON_GetObjectItemCaseSensitive(o, "query");
-  res = cJSON_GetObjectItemCaseSensitive(o, "results");
-  if (!cJSON_IsString(qs) || !cJSON_IsArray(res)) {
-    cJSON_Delete(o);
-    return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": needs a string \"query\" and an "
-                      "array \"results\"", name, ln);
-  }
-  st = begin(r, qs->valuestring, strlen(qs->valuestring), ln, err);
-  if (st) goto done;
-  cJSON_ArrayForEach(h, res) {
-    cJSON *id = cJSON_GetObjectItemCaseSensitive(h, "id");
-    cJSON *sc = cJSON_GetObjectItemCaseSensitive(h, "score");
-    cJSON *rk = cJSON_GetObjectItemCaseSensitive(h, "rank");
-    cJSON *row = cJSON_GetObjectItemCaseSensitive(h, "row");
-    pos++;
-    if (!cJSON_IsString(id) || !cJSON_IsNumber(sc) || (rk && !cJSON_IsNumber(rk))) {
-      st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": result %ld needs a string \"id\" "
-                      "and a number \"score\"", name, ln, pos);
-      goto done;
+/* The format of a text whose first non-blank line is line: the highest sniff. */
+static const SlemRankFormatOps *sniff(const char *line) {
+  const SlemRankFormatOps *best = NULL;
+  int score = 0;
+  for (size_t i = 0; i < NFORMATS; i++) {
+    int s = formats[i]->sniff ? formats[i]->sniff(line) : 0;
+    if (s > score) {
+      score = s;
+      best = formats[i];
     }
-    if ((rk && !whole(rk, 1)) || !isfinite(sc->valuedouble) || (row && !whole(row, 0))) {
-      st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": result %ld: %s", name, ln, pos,
-                      rk && !whole(rk, 1) ? "\"rank\" is not a positive whole number"
-                      : !isfinite(sc->valuedouble) ? "\"score\" is not a finite number"
-                                                   : "\"row\" is not a whole number >= 0");
-      goto done;
-    }
-    st = add(r, id->valuestring, rk ? (long)rk->valuedouble : pos, sc->valuedouble, NULL,
-             row ? (int64_t)row->valuedouble : -1, NULL, ln, err);
-    if (st) goto done;
   }
-  finish(r, q);
-done:
-  cJSON_Delete(o);
+  return best;
+}
+
+/* Whether the text begins with numpy's magic: an npy file given as text (a pipe, or
+ * another name). */
+static int npy_magic(SlemRankReader *r, int *magic, SlemError *err) {
+  const unsigned char *p;
+  size_t avail;
+  int st = slem_lines_peek(r->lines, 6, &p, &avail, err);
+  *magic = st == SLEM_OK && avail == 6 && memcmp(p, "\x93NUMPY", 6) == 0;
   return st;
 }
 
@@ -743,6 +696,7 @@ int slem_rankreader_next(SlemRankReader *self, const SlemRankQuery **q, SlemErro
   const char *name = slem_rankreader_name(r);
   int st, open = 0;
   *q = NULL;
+  if (r->ops && r->ops->rnext) return r->ops->rnext(r, q, err);
   if (r->deferred.status) {
     if (err) *err = r->deferred;
     return r->deferred.status;
@@ -751,20 +705,25 @@ int slem_rankreader_next(SlemRankReader *self, const SlemRankQuery **q, SlemErro
     const char *pq = r->pend, *pid = pq + strlen(pq) + 1, *ps = pid + strlen(pid) + 1;
     const char *pt = ps + strlen(ps) + 1;
     r->has_pend = 0;
-    if ((st = begin(r, pq, strlen(pq), r->pend_line, err)) != SLEM_OK ||
-        (st = add(r, pid, r->pend_rank, r->pend_score, ps, -1, *pt ? pt : NULL, r->pend_line,
-                  err)) != SLEM_OK)
+    if ((st = slem_rankreader_begin(r, pq, strlen(pq), r->pend_line, err)) != SLEM_OK ||
+        (st = slem_rankreader_add(r, pid, r->pend_rank, r->pend_score, ps, -1,
+                                  r->pend_tag ? pt : NULL, r->pend_line, err)) != SLEM_OK)
       return st;
     open = 1;
   }
+  if (slem_lines_number(r->lines) == 0 && !r->eof) {
+    int magic;
+    if ((st = npy_magic(r, &magic, err)) != SLEM_OK) return st;
+    if (magic)
+      return slem_error(err, SLEM_EFORMAT, "%s: an npy file: npy rankings are read from their "
+                        "two files, OUT.I.npy and OUT.D.npy, by name (not from a pipe or "
+                        "stdin)", name);
+  }
   while (!r->eof) {
-    char *line, *f[8];
-    size_t len, nf;
+    char *line;
+    size_t len;
     uint64_t ln;
-    long rank = 0;
-    double score = 0;
-    int tsv;
-    size_t want, irank, iscore;
+    SlemRankLine f;
     st = slem_lines_next(r->lines, &line, &len, err);
     if (st) return st;
     if (!line) {
@@ -777,46 +736,27 @@ int slem_rankreader_next(SlemRankReader *self, const SlemRankQuery **q, SlemErro
       if (sh < 0) return SLEM_EFORMAT;
       if (sh > 0) continue;
     }
-    if (r->fmt == SLEM_RANK_AUTO) {
-      if (line[strspn(line, " \t")] == '{') r->fmt = SLEM_RANK_JSONL;
-      else if (strchr(line, '\t') && !strchr(line, ' ')) r->fmt = SLEM_RANK_TSV;
-      else r->fmt = SLEM_RANK_TREC;
-    }
-    if (r->fmt == SLEM_RANK_JSONL) {
+    if (!r->ops) r->ops = sniff(line);
+    if (r->ops->read_query) {
       int sh = shard_end_line(r, line, err);
       if (sh < 0) return SLEM_EFORMAT;
       if (sh > 0) continue;
       if (r->shard.has_end)
         return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": a line after the shard's end "
                           "line", name, ln);
-      return read_jsonl(r, line, q, err);
+      return r->ops->read_query(r, line, ln, q, err);
     }
-    /* tsv: query rank id score, tabs; trec: qid Q0 docno rank score tag, white space */
-    tsv = r->fmt == SLEM_RANK_TSV;
-    want = tsv ? 4 : 6, irank = tsv ? 1 : 3, iscore = tsv ? 3 : 4;
-    nf = tsv ? slem_split(line, "\t", 0, f, 8) : slem_split(line, " \t", 1, f, 8);
-    if (nf != want) {
-      st = slem_error(&r->deferred, SLEM_EFORMAT, "%s: line %" PRIu64 ": %zu fields, expected %zu (%s)",
-                        name, ln, nf, want,
-                        tsv ? "query, rank, id, score, separated by tabs"
-                            : "qid Q0 docno rank score tag");
-    } else if (parse_rank(f[irank], &rank) != 0) {
-      st = slem_error(&r->deferred, SLEM_EFORMAT, "%s: line %" PRIu64 ": rank '%s' is not a "
-                      "positive whole number", name, ln, f[irank]);
-    } else if (parse_score(f[iscore], &score) != 0) {
-      st = slem_error(&r->deferred, SLEM_EFORMAT, "%s: line %" PRIu64 ": score '%s' is not a "
-                      "number", name, ln, f[iscore]);
-    }
+    st = r->ops->read_line(r, line, ln, &f, &r->deferred);
     if (st) {
       /* hand out the lines before it first, so that errors come in line order */
       if (open) break;
       if (err) *err = r->deferred;
       return st;
     }
-    if (open && strcmp(f[0], r->arena + r->qoff) != 0) {
+    if (open && strcmp(f.query, r->arena + r->qoff) != 0) {
       /* the next query's first line: kept for the next call */
-      const char *tag = tsv ? "" : f[5];
-      size_t lq = strlen(f[0]) + 1, li = strlen(f[2]) + 1, ls = strlen(f[iscore]) + 1;
+      const char *tag = f.tag ? f.tag : "";
+      size_t lq = strlen(f.query) + 1, li = strlen(f.id) + 1, ls = strlen(f.score_text) + 1;
       size_t need = lq + li + ls + strlen(tag) + 1;
       if (need > r->pend_cap) {
         char *p = realloc(r->pend, need);
@@ -824,25 +764,26 @@ int slem_rankreader_next(SlemRankReader *self, const SlemRankQuery **q, SlemErro
         r->pend = p;
         r->pend_cap = need;
       }
-      memcpy(r->pend, f[0], lq);
-      memcpy(r->pend + lq, f[2], li);
-      memcpy(r->pend + lq + li, f[iscore], ls);
+      memcpy(r->pend, f.query, lq);
+      memcpy(r->pend + lq, f.id, li);
+      memcpy(r->pend + lq + li, f.score_text, ls);
       memcpy(r->pend + lq + li + ls, tag, strlen(tag) + 1);
-      r->pend_rank = rank;
-      r->pend_score = score;
+      r->pend_rank = f.rank;
+      r->pend_score = f.score;
       r->pend_line = ln;
+      r->pend_tag = f.tag != NULL;
       r->has_pend = 1;
       break;
     }
     if (!open) {
-      if ((st = begin(r, f[0], strlen(f[0]), ln, err)) != SLEM_OK) return st;
+      if ((st = slem_rankreader_begin(r, f.query, strlen(f.query), ln, err)) != SLEM_OK) return st;
       open = 1;
     }
-    st = add(r, f[2], rank, score, f[iscore], -1, tsv ? NULL : f[5], ln, err);
+    st = slem_rankreader_add(r, f.id, f.rank, f.score, f.score_text, -1, f.tag, ln, err);
     if (st) return st;
   }
   if (open) {
-    finish(r, q);
+    slem_rankreader_finish(r, q);
     return SLEM_OK;
   }
   if (!r->any) return slem_error(err, SLEM_EFORMAT, "%s: no rankings (empty file)", name);

@@ -1,12 +1,16 @@
-/* Rankings: the result lists that slem-match writes and slem-eval and slem-merge read,
- * in three formats, each query's results on consecutive lines:
- *   tsv    "query<TAB>rank<TAB>id<TAB>score"
- *   trec   "qid Q0 docno rank score tag" (a TREC run; white space separated)
+/* Rankings: the result lists that slem-match and slem-merge write and slem-eval,
+ * slem-merge, slem-expand and slem-report read, in four formats:
+ *   tsv    "query<TAB>rank<TAB>id<TAB>score", each query's results on consecutive lines
+ *   trec   "qid Q0 docno rank score tag" (a TREC run; white space separated), the same
  *   jsonl  one query per line: {"query":"q","results":[{"rank":1,"id":"d","row":17,
  *          "score":0.93}]}
+ *   npy    FAISS's I and D matrices, OUT.I.npy (int64 rows) and OUT.D.npy (float32 scores),
+ *          one row per query (ranknpy.h); queries are named by their row "0", "1", ...,
+ *          results by their database row; two files, never a pipe
  * Ranks count from 1; ids are the ids files' lines, else 0-based database rows. Scores
  * print with %.9g (float32) in the C locale. This module owns the format names, the
- * writer and the reader.
+ * writer and the reader; each format is one file lib/rank_NAME.c implementing
+ * SlemRankFormatOps (rankfmt.h) and one line of the table in rankings.c.
  */
 #ifndef SLEM_RANKINGS_H
 #define SLEM_RANKINGS_H
@@ -19,25 +23,29 @@
 #include "ids.h"
 #include "match.h"
 
+/* A format is its index in the table of formats (rankings.c); the names below are those of
+ * the first four, for the callers that pick one in code. A format added to the table needs
+ * no name here: slem_rankformat_parse() finds it. */
 typedef enum SlemRankFormat {
-  SLEM_RANK_AUTO = -1,  /* reader only: recognise the format from the first line */
+  SLEM_RANK_AUTO = -1,  /* reader only: recognise the format from the name or first line */
   SLEM_RANK_TSV = 0,
   SLEM_RANK_TREC,
-  SLEM_RANK_JSONL
+  SLEM_RANK_JSONL,
+  SLEM_RANK_NPY
 } SlemRankFormat;
 
-/* Parses "tsv", "trec", "jsonl". Returns SLEM_EINVAL on another name, and fills err (may
- * be NULL) with "unknown format 'NAME' (tsv, trec, jsonl)". */
+/* Parses "tsv", "trec", "jsonl", "npy". Returns SLEM_EINVAL on another name, and fills err
+ * (may be NULL) with "unknown format 'NAME' (tsv, trec, jsonl, npy)". */
 int slem_rankformat_parse(SlemRankFormat *fmt, const char *name, SlemError *err);
 
 /* The name of fmt ("tsv", ...; "auto" for SLEM_RANK_AUTO). Static storage. */
 const char *slem_rankformat_name(SlemRankFormat fmt);
 
-/* "tsv, trec, jsonl": the names, for help and messages. Static storage. */
+/* "tsv, trec, jsonl, npy": the names, for help and messages. Static storage. */
 const char *slem_rankformat_names(void);
 
-/* The format that path's extension names (".tsv", ".trec", ".jsonl"), so that an output's
- * format can follow its name; SLEM_RANK_AUTO when it names none. */
+/* The format that path's extension names (".tsv", ".trec", ".jsonl", ".npy"), so that an
+ * output's format can follow its name; SLEM_RANK_AUTO when it names none. */
 SlemRankFormat slem_rankformat_from_path(const char *path);
 
 /* ---- writer ---- */
@@ -45,13 +53,29 @@ SlemRankFormat slem_rankformat_from_path(const char *path);
 typedef struct SlemRankWriter SlemRankWriter;
 
 /* Opens path ("-": stdout) atomically. qids and dbids may be NULL (rows are used) and
- * are borrowed; tag names the run in TREC output ("slem" when NULL; copied). */
+ * are borrowed; tag names the run in TREC output ("slem" when NULL; copied). k: the results
+ * asked per query, for the formats of fixed width (npy pads each query's row to k; 0 there
+ * is SLEM_EINVAL); the others ignore it. Errors: SLEM_EINVAL (no format; npy to "-" or
+ * to a pipe: two files), SLEM_EIO, SLEM_ENOMEM. */
+int slem_rankwriter_open_k(SlemRankWriter **self, const char *path, SlemRankFormat fmt,
+                           const SlemIds *qids, const SlemIds *dbids, const char *tag, size_t k,
+                           SlemError *err);
+
+/* slem_rankwriter_open_k() with k 0 (unknown): npy refuses it. */
 int slem_rankwriter_open(SlemRankWriter **self, const char *path, SlemRankFormat fmt,
                          const SlemIds *qids, const SlemIds *dbids, const char *tag,
                          SlemError *err);
 
-/* Writes the hits of one query. Errors: SLEM_EFORMAT when an ids file is too short,
- * SLEM_EIO. Has the signature of SlemHitsFn, with self as the context. */
+/* The files that path names in fmt, for the callers that must not overwrite their inputs:
+ * names[0..*n) (at most 2; npy: OUT.I.npy, OUT.D.npy; the others: path itself). -1 when
+ * they do not fit. */
+int slem_rankformat_files(SlemRankFormat fmt, const char *path, char names[2][4096], size_t *n);
+
+/* Whether fmt carries the shard lines (jsonl): the others cannot record them. */
+int slem_rankformat_has_shard(SlemRankFormat fmt);
+
+/* Writes the hits of one query (npy: queries in order 0, 1, ...). Errors: SLEM_EFORMAT when
+ * an ids file is too short, SLEM_EINVAL (npy: a query out of order), SLEM_EIO. Has the signature of SlemHitsFn, with self as the context. */
 int slem_rankwriter_write(void *self, uint64_t query, const SlemHit *hits, size_t n,
                           SlemError *err);
 
@@ -67,8 +91,10 @@ typedef struct SlemRankEntry {
 } SlemRankEntry;
 
 /* Writes the n entries of query with their string ids as given, ranked 1..n in the
- * order given; "row" in jsonl when entry.row >= 0. The writer's ids tables are not
- * used. Errors: SLEM_EIO, SLEM_ENOMEM. */
+ * order given; "row" in jsonl when entry.row >= 0; npy writes the rows alone (and not
+ * the query's name: queries are its rows in the order written) and needs every
+ * entry.row >= 0 (else SLEM_EFORMAT naming the entry's line). The writer's ids tables are
+ * not used. Errors: SLEM_EIO, SLEM_ENOMEM. */
 int slem_rankwriter_write_entries(SlemRankWriter *self, const char *query,
                                   const SlemRankEntry *e, size_t n, SlemError *err);
 
@@ -189,9 +215,13 @@ typedef struct SlemRankQuery {
 
 typedef struct SlemRankReader SlemRankReader;
 
-/* Opens a ranking file ("-": stdin) in format fmt, SLEM_RANK_AUTO to recognise it from
- * the first non-blank line ('{' jsonl; tabs and no space tsv; else trec). Errors:
- * SLEM_EIO. */
+/* Opens a ranking file ("-": stdin) in format fmt, SLEM_RANK_AUTO to recognise it: an npy
+ * pair by its name (OUT.I.npy, OUT.D.npy, OUT.npy, or OUT when OUT.I.npy exists), the
+ * text formats from the first non-blank line ('{' jsonl; tabs and no space tsv; else
+ * trec). npy rankings are read from OUT.I.npy and OUT.D.npy whichever of the names is
+ * given: their shapes must agree, I int64 and D float32, each row's results first and
+ * its padding (I -1, D -FLT_MAX) last. Errors: SLEM_EIO, SLEM_EFORMAT (npy: a bad header,
+ * shapes or sizes that disagree; an npy file on stdin), SLEM_EINVAL (npy from "-"). */
 int slem_rankreader_open(SlemRankReader **self, const char *path, SlemRankFormat fmt,
                          SlemError *err);
 void slem_rankreader_free(SlemRankReader *self);
@@ -223,7 +253,11 @@ const char *slem_rankreader_name(const SlemRankReader *self);
  * ends its lines, so the file was most likely cut short. */
 int slem_rankreader_unterminated(const SlemRankReader *self);
 
-/* The line number of the last line read (0 before the first). */
+/* 1 when the ranking is read as lines of text (tsv, trec, jsonl: its last line should end
+ * in a newline), 0 for a format of its own files (npy). */
+int slem_rankreader_is_text(const SlemRankReader *self);
+
+/* The line number of the last line read (0 before the first; npy: the row + 1). */
 uint64_t slem_rankreader_line(const SlemRankReader *self);
 
 /* The number of distinct query ids seen so far. */

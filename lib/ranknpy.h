@@ -6,8 +6,9 @@
  * complete and synced before either is renamed, so that a write error leaves both old files).
  *
  * Names: for an output "BASE.npy" (or "BASE"), the files are "BASE.I.npy" and "BASE.D.npy".
- * Ids files do not apply: I holds rows. slem's own tools read the text formats (rankings.h);
- * these files are for numpy and FAISS users.
+ * Ids files do not apply: I holds rows. This is the writer of the npy member of the
+ * ranking formats (rank_npy.c, which also reads the pair back): callers go through
+ * rankings.h, which slem's tools use to write and read npy rankings like the others.
  */
 #ifndef SLEM_RANKNPY_H
 #define SLEM_RANKNPY_H

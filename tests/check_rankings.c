@@ -2,6 +2,9 @@
  * through all three formats, and bad lines named by file and line. */
 #include "testutil.h"
 
+#include <float.h>
+#include <inttypes.h>
+
 #include "../lib/fmt.h"
 #include "../lib/rankings.h"
 
@@ -26,7 +29,7 @@ START_TEST(format_names) {
   ck_assert_str_eq(slem_rankformat_name(SLEM_RANK_AUTO), "auto");
   /* the undocumented "json" spelling is gone */
   ck_assert_int_eq(slem_rankformat_parse(&f, "json", &err), SLEM_EINVAL);
-  ck_assert_str_eq(err.msg, "unknown format 'json' (tsv, trec, jsonl)");
+  ck_assert_str_eq(err.msg, "unknown format 'json' (tsv, trec, jsonl, npy)");
   ck_assert_int_eq(f, SLEM_RANK_JSONL);
 }
 END_TEST
@@ -356,6 +359,156 @@ START_TEST(many_entries_per_query) {
 }
 END_TEST
 
+/* npy: 10 000 queries (past every batch) of up to 3 results written as slem-match does,
+ * read back by each of the names of the pair, and through slem_rankwriter_write_entries()
+ * the same bytes. */
+START_TEST(npy_round_trip) {
+  char *path = tu_path("rt.npy"), *ipath = tu_path("rt.I.npy"), *dpath = tu_path("rt.D.npy");
+  char *base = tu_path("rt"), *p2 = tu_path("rt2.npy"), *i2 = tu_path("rt2.I.npy");
+  const char *names[] = {path, ipath, dpath, base};
+  SlemRankWriter *w = NULL, *w2 = NULL;
+  SlemRankReader *r = NULL;
+  const SlemRankQuery *q;
+  SlemError err;
+  ck_assert_int_eq(slem_rankformat_from_path(path), SLEM_RANK_NPY);
+  ck_assert_int_eq(slem_rankwriter_open(&w, path, SLEM_RANK_NPY, NULL, NULL, NULL, &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_rankwriter_open_k(&w, "-", SLEM_RANK_NPY, NULL, NULL, NULL, 3, &err), SLEM_EINVAL);
+  ck_assert_msg(slem_rankwriter_open_k(&w, path, SLEM_RANK_NPY, NULL, NULL, NULL, 3, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_msg(slem_rankwriter_open_k(&w2, p2, SLEM_RANK_NPY, NULL, NULL, NULL, 3, &err) == SLEM_OK, "%s", err.msg);
+  for (uint64_t i = 0; i < 10000; i++) {
+    SlemHit h[3];
+    SlemRankEntry e[3];
+    size_t n = i % 4 == 3 ? 0 : i % 4 + 1;
+    n = n > 3 ? 3 : n;
+    for (size_t j = 0; j < n; j++) {
+      h[j].row = (i * 7 + j * 13) % 100003;
+      h[j].score = (float)(1.0 / (double)(i + j + 3));
+      memset(&e[j], 0, sizeof e[j]);
+      e[j].id = "ignored";
+      e[j].row = (int64_t)h[j].row;
+      e[j].score = h[j].score;
+    }
+    ck_assert_msg(slem_rankwriter_write(w, i, h, n, &err) == SLEM_OK, "%s", err.msg);
+    ck_assert_msg(slem_rankwriter_write_entries(w2, "q", e, n, &err) == SLEM_OK, "%s", err.msg);
+  }
+  ck_assert_msg(slem_rankwriter_close(w, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_msg(slem_rankwriter_close(w2, &err) == SLEM_OK, "%s", err.msg);
+  {
+    FILE *a = fopen(ipath, "rb"), *b = fopen(i2, "rb");
+    int ca, cb;
+    do {
+      ca = getc(a);
+      cb = getc(b);
+    } while (ca == cb && ca != EOF);
+    ck_assert_int_eq(ca, cb);
+    fclose(a);
+    fclose(b);
+  }
+  for (size_t k = 0; k < 4; k++) {
+    uint64_t i = 0;
+    ck_assert_msg(slem_rankreader_open(&r, names[k], SLEM_RANK_AUTO, &err) == SLEM_OK, "%s", err.msg);
+    ck_assert_int_eq(slem_rankreader_is_text(r), 0);
+    for (;; i++) {
+      char buf[32];
+      size_t n = i % 4 == 3 ? 0 : i % 4 + 1;
+      n = n > 3 ? 3 : n;
+      ck_assert_msg(slem_rankreader_next(r, &q, &err) == SLEM_OK, "%s", err.msg);
+      if (!q) break;
+      snprintf(buf, sizeof buf, "%" PRIu64, i);
+      ck_assert_str_eq(q->query, buf);
+      ck_assert_uint_eq(q->n, n);
+      for (size_t j = 0; j < n; j++) {
+        snprintf(buf, sizeof buf, "%" PRIu64, (i * 7 + j * 13) % 100003);
+        ck_assert_str_eq(q->e[j].id, buf);
+        ck_assert_int_eq(q->e[j].row, (int64_t)((i * 7 + j * 13) % 100003));
+        ck_assert_int_eq(q->e[j].rank, (long)j + 1);
+        ck_assert(q->e[j].score == (double)(float)(1.0 / (double)(i + j + 3)));
+        ck_assert_ptr_null(q->e[j].score_text);
+      }
+    }
+    ck_assert_uint_eq(i, 10000);
+    ck_assert_int_eq(slem_rankreader_format(r), SLEM_RANK_NPY);
+    ck_assert_uint_eq(slem_rankreader_queries(r), 10000);
+    slem_rankreader_free(r);
+  }
+  free(path);
+  free(ipath);
+  free(dpath);
+  free(base);
+  free(p2);
+  free(i2);
+}
+END_TEST
+
+/* Writes an npy matrix of (nq, k) with dtype descr and the raw data. */
+static void put_npy(const char *path, const char *descr, int nq, int k, const void *data,
+                    size_t bytes) {
+  char h[128];
+  FILE *f = fopen(path, "wb");
+  memset(h, ' ', sizeof h);
+  memcpy(h, "\x93NUMPY\x01\x00\x76\x00", 10);
+  snprintf(h + 10, 100, "{'descr': '%s', 'fortran_order': False, 'shape': (%d, %d), }", descr, nq, k);
+  h[strlen(h)] = ' ';
+  h[127] = '\n';
+  fwrite(h, 1, 128, f);
+  fwrite(data, 1, bytes, f);
+  fclose(f);
+}
+
+static void expect_npy_bad(const char *path, int status, const char *msg) {
+  SlemRankReader *r = NULL;
+  const SlemRankQuery *q;
+  SlemError err;
+  int st = slem_rankreader_open(&r, path, SLEM_RANK_AUTO, &err);
+  while (st == SLEM_OK && (st = slem_rankreader_next(r, &q, &err)) == SLEM_OK && q) {
+  }
+  ck_assert_int_eq(st, status);
+  ck_assert_msg(strstr(err.msg, msg), "'%s' lacks '%s'", err.msg, msg);
+  slem_rankreader_free(r);
+}
+
+START_TEST(npy_bad_pairs) {
+  char *ip = tu_path("b.I.npy"), *dp = tu_path("b.D.npy");
+  int64_t I[4] = {3, -1, 4, 5};
+  float D[4] = {0.5f, -FLT_MAX, 0.25f, 0.125f};
+  SlemRankReader *r = NULL;
+  SlemError err;
+  put_npy(ip, "<i8", 2, 2, I, sizeof I);
+  put_npy(dp, "<f4", 2, 2, D, sizeof D);
+  expect_npy_bad(ip, SLEM_OK, ""); /* padding last: fine */
+  I[1] = 7;
+  put_npy(ip, "<i8", 2, 2, I, sizeof I);
+  expect_npy_bad(dp, SLEM_OK, ""); /* 7 with -FLT_MAX is a result (a score FAISS can give) */
+  I[0] = -1;
+  put_npy(ip, "<i8", 2, 2, I, sizeof I);
+  expect_npy_bad(ip, SLEM_EFORMAT, "row 0, column 0: padding (I -1) with a score other than");
+  D[0] = -FLT_MAX;
+  put_npy(dp, "<f4", 2, 2, D, sizeof D);
+  expect_npy_bad(ip, SLEM_EFORMAT, "row 0, column 1: a result after the padding");
+  I[0] = -2;
+  put_npy(ip, "<i8", 2, 2, I, sizeof I);
+  expect_npy_bad(ip, SLEM_EFORMAT, "row 0, column 0: a negative row other than the padding");
+  I[0] = 3;
+  I[3] = 4;
+  put_npy(ip, "<i8", 2, 2, I, sizeof I);
+  expect_npy_bad(ip, SLEM_EFORMAT, "line 2: id '4' appears twice for query '1'");
+  put_npy(ip, "<i8", 1, 2, I, sizeof I);
+  expect_npy_bad(ip, SLEM_EFORMAT, "b.I.npy: 1 x 2 values of 8 bytes, but the file holds 32 bytes");
+  put_npy(ip, "<i8", 1, 4, I, sizeof I);
+  expect_npy_bad(ip, SLEM_EFORMAT, "b.D.npy: 2 x 2, but ");
+  put_npy(ip, "<f8", 2, 2, I, sizeof I);
+  expect_npy_bad(ip, SLEM_EFORMAT, "b.I.npy: npy rankings need dtype <i8");
+  remove(dp);
+  I[3] = 5;
+  put_npy(ip, "<i8", 2, 2, I, sizeof I);
+  expect_npy_bad(ip, SLEM_EIO, "b.D.npy: No such file or directory (npy rankings are a pair");
+  ck_assert_int_eq(slem_rankreader_open(&r, "-", SLEM_RANK_NPY, &err), SLEM_EINVAL);
+  ck_assert_msg(strstr(err.msg, "cannot come from stdin or a pipe"), "%s", err.msg);
+  free(ip);
+  free(dp);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("rankings");
   TCase *tc = tcase_create("rankings");
@@ -369,6 +522,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, shard_lines_round_trip);
   tcase_add_test(tc, shard_line_arithmetics_round_trip);
   tcase_add_test(tc, many_entries_per_query);
+  tcase_add_test(tc, npy_round_trip);
+  tcase_add_test(tc, npy_bad_pairs);
   suite_add_tcase(s, tc);
   return s;
 }
