@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <getopt.h>
 #include <libgen.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +24,11 @@ static void __attribute__((noreturn)) usage(void) {
       "                   [NAME=]RANKING...\n"
       "Write one self-contained HTML page about rankings written by slem-match: a summary\n"
       "table (mAP both ways, P@1, P@5, P@10, R@K), precision-recall curves, a histogram of\n"
-      "per-query AP, chosen queries with each run's top results framed by relevance\n"
-      "(relevant green, junk grey, wrong red), and each run's worst and best queries.\n"
+      "per-query AP, a scatter of two runs' per-query AP, a table of every query to sort and\n"
+      "filter, chosen queries with each run's top results framed by relevance (relevant\n"
+      "green, junk grey, wrong red, with the label of each wrong one) and the relevant\n"
+      "items they missed, and each run's worst and best queries. With two runs or more, a\n"
+      "paired randomisation test of each against the first gives a p-value.\n"
       "Each RANKING is one run, named NAME (default: its file name without extension).\n"
       "\n"
       "Ground truth (as slem-eval):\n"
@@ -42,6 +46,9 @@ static void __attribute__((noreturn)) usage(void) {
       "  -k, --recall-k K        R@K (default 100)\n"
       "  -f, --format F          ranking format: tsv, trec, jsonl (default: from its first line)\n"
       "      --curve-points N    recall points of the curves: 11 (default) or 101\n"
+      "      --permutations N    sign flips of the paired randomisation test of each run\n"
+      "                          against the first (default 10000; 0: no test)\n"
+      "      --seed S            the test's seed (default 1): the same page at every run\n"
       "\n"
       "Page:\n"
       "  -o, --output OUT        write the page here (default: stdout); links to pictures are\n"
@@ -124,6 +131,7 @@ int main(int argc, char **argv) {
       {"query-vectors", required_argument, 0, 'v'}, {"db-vectors", required_argument, 0, 'w'},
       {"pixel-range", required_argument, 0, 'r'},   {"invert", no_argument, 0, 'n'},
       {"thumb-size", required_argument, 0, 'z'},    {"help", no_argument, 0, 'h'},
+      {"permutations", required_argument, 0, 'P'},  {"seed", required_argument, 0, 'S'},
       {"version", no_argument, 0, 'V'},             {"quiet", no_argument, 0, 'q'},
       {0, 0, 0, 0}};
   const char *qrels = NULL, *qlabels = NULL, *dblabels = NULL, *qids = NULL, *dbids = NULL;
@@ -171,6 +179,8 @@ int main(int argc, char **argv) {
         cli_usage_error("--curve-points: 11 or 101");
       break;
     case 'o': output = optarg; break;
+    case 'P': opts.permutations = (size_t)cli_long("--permutations", optarg, 0, 100000000L); break;
+    case 'S': opts.seed = (uint64_t)cli_long("--seed", optarg, 0, 2147483647L); break;
     case 'T': opts.title = optarg; break;
     case 'q': cli_set_quiet(1); quiet = 1; break;
     case 'W':

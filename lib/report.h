@@ -16,12 +16,16 @@
 #define SLEM_REPORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
 #include "eval.h"
 #include "rankings.h"
 #include "truth.h"
 #include "thumbs.h"
+
+#include "ids.h"
+#include "strmap.h"
 
 enum { SLEM_HIT_WRONG = 0, SLEM_HIT_RELEVANT = 1, SLEM_HIT_JUNK = 2 };
 
@@ -31,7 +35,15 @@ typedef struct SlemReportHit {
   long rank;
   double score;
   int rel;  /* SLEM_HIT_* */
+  const char *label;  /* the database label of the result (labels given), owned by the
+                         report; NULL when unknown */
 } SlemReportHit;
+
+/* A relevant document that a ranking holds: its index in the truth and its rank. */
+typedef struct SlemReportFound {
+  size_t doc;
+  long rank;
+} SlemReportFound;
 
 /* The measures of one run, everything the page needs from evaluation. Per-query arrays
  * follow the ground truth's queries (SlemReport.qids). */
@@ -48,6 +60,12 @@ typedef struct SlemReportRun {
   SlemReportHit **hits;           /* hits(nq): of the queries the page shows, the first
                                      nhits[q] results by rank; NULL for the others */
   size_t *nhits;                  /* nhits(nq) */
+  SlemReportFound **found;        /* found(nq): of the queries the page shows, every
+                                     relevant document the ranking holds, in file order;
+                                     NULL for the others */
+  size_t *nfound;                 /* nfound(nq) */
+  double pvalue;                  /* the paired test against run 0 (slem_report_test);
+                                     -1 for run 0 or no test */
   char *path;                     /* the ranking, read again for the results */
   SlemRankFormat fmt;
   int spool_fd;                   /* >= 0: path is "/dev/fd/N" of this unlinked copy of
@@ -64,6 +82,9 @@ typedef struct SlemReportOpts {
   size_t nqueries;           /* queries chosen when no list is given (10) */
   size_t extremes;           /* worst and best queries per run (3) */
   size_t bins;               /* histogram bins (10) */
+  size_t permutations;       /* the paired randomisation test's sign patterns (10000); 0:
+                                no test */
+  uint64_t seed;             /* its seed (1) */
 } SlemReportOpts;
 
 /* The defaults noted above. */
@@ -79,6 +100,8 @@ typedef struct SlemReport {
   size_t *shown;           /* shown(nshown): indices of the chosen queries */
   size_t nshown;
   int listed;              /* 1: shown came from a list of ids */
+  SlemIds *dblabels;            /* the database labels (slem_report_set_labels) or NULL */
+  SlemStrMap *dbrow;            /* database id -> row of dblabels */
 } SlemReport;
 
 /* A new report on truth (borrowed, must outlive self) with no run yet. Errors:
@@ -86,6 +109,13 @@ typedef struct SlemReport {
 int slem_report_new(SlemReport **self, const SlemTruth *truth, const SlemReportOpts *opts,
                     SlemError *err);
 void slem_report_free(SlemReport *self);
+
+/* Reads the database labels at dblabels, one per row, and the rows' ids at dbids (NULL:
+ * 0-based row numbers), so that the page names the label of every wrong result. Errors:
+ * those of slem_labels_read() and slem_ids_read(); SLEM_EFORMAT when the counts differ;
+ * SLEM_ENOMEM. */
+int slem_report_set_labels(SlemReport *self, const char *dblabels, const char *dbids,
+                           SlemError *err);
 
 /* Evaluates the ranking at path (format fmt, SLEM_RANK_AUTO: recognised) against the
  * truth by both AP definitions and adds it as run name (copied). The file is read twice
@@ -110,6 +140,12 @@ int slem_report_choose(SlemReport *self, const char *path, SlemError *err);
  * truth: relevant, junk, else wrong. Call after slem_report_choose(). Memory: the
  * results of the queries shown only. Errors: those of reading the rankings, SLEM_ENOMEM. */
 int slem_report_read_results(SlemReport *self, SlemError *err);
+
+/* The paired randomisation test (permtest.h) of every run r > 0 against run 0 on the
+ * per-query AP (the report's AP kind) of the evaluated queries, with opts.permutations
+ * and opts.seed, into runs[r].pvalue; nothing when opts.permutations is 0. Errors: those
+ * of slem_permtest_paired(), SLEM_ENOMEM. */
+int slem_report_test(SlemReport *self, SlemError *err);
 
 /* Indices of run r's worst and best queries by AP (ties by the ground truth's order):
  * worst(nworst) from the lowest up, best(nbest) from the highest down, each at most

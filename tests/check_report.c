@@ -288,7 +288,8 @@ static int balanced(const char *html, char *why, size_t n) {
       if (!depth || strcmp(stack[depth - 1], name))
         return snprintf(why, n, "</%s> closes <%s>", name, depth ? stack[depth - 1] : "nothing"), 0;
       depth--;
-    } else if (end[-1] != '/' && strcmp(name, "meta") && strcmp(name, "img") && strcmp(name, "br")) {
+    } else if (end[-1] != '/' && strcmp(name, "meta") && strcmp(name, "img") && strcmp(name, "br") &&
+               strcmp(name, "input")) {
       if (depth == 256) return snprintf(why, n, "too deep"), 0;
       strcpy(stack[depth++], name);
       if (!strcmp(name, "style")) {
@@ -349,7 +350,10 @@ START_TEST(page_structure) {
   html = read_file(path);
   ck_assert_msg(balanced(html, why, sizeof why), "unbalanced: %s", why);
   ck_assert_ptr_nonnull(strstr(html, "<!DOCTYPE html>"));
-  ck_assert_ptr_null(strstr(html, "<script"));
+  /* the per-query table's data and code, no other script, nothing fetched */
+  ck_assert_uint_eq(count(html, "<script"), 2);
+  ck_assert_ptr_nonnull(strstr(html, "<script type=\"application/json\" id=\"pq-data\">"));
+  ck_assert_ptr_null(strstr(html, "<script src"));
   ck_assert_ptr_null(strstr(html, "http://www.w3.org/1999")); /* nothing but the SVG namespace */
   ck_assert_uint_eq(count(html, "http"), count(html, "xmlns=\"http://www.w3.org/2000/svg\""));
   /* results kept for the queries shown only */
@@ -368,9 +372,11 @@ START_TEST(page_structure) {
   ck_assert_uint_eq(count(s, "<table"), 1);
   ck_assert_uint_eq(count(s, "<tr>"), 3);
   free(s);
-  /* figures: two SVGs, one curve per run, 10 bins x 2 runs */
+  /* figures: curves, histogram and the scatter of the two runs (a point per evaluated
+   * query), one curve per run, 10 bins x 2 runs */
   s = section(html, "id=\"figures\"");
-  ck_assert_uint_eq(count(s, "<svg"), 2);
+  ck_assert_uint_eq(count(s, "<svg"), 3);
+  ck_assert_uint_eq(count(s, "<circle cx"), 11 * 2 + rep->runs[0].evaluated);
   ck_assert_uint_eq(count(s, "<path class=\"pr\""), 2);
   ck_assert_uint_eq(count(s, "<rect class=\"bar\""), 20);
   free(s);
@@ -519,7 +525,9 @@ START_TEST(ids_are_escaped_and_frames_follow_relevance) {
   ck_assert_int_eq(slem_report_write(rep, NULL, path, &err), SLEM_OK);
   html = read_file(path);
   ck_assert_msg(balanced(html, why, sizeof why), "unbalanced: %s", why);
-  ck_assert_ptr_null(strstr(html, "<script"));
+  ck_assert_ptr_null(strstr(html, "<script>q"));
+  ck_assert_uint_eq(count(html, "<script"), 2); /* the page's own: table data and code */
+  ck_assert_ptr_nonnull(strstr(html, "[\"\\u003cscript\\u003eq\",2,"));
   ck_assert_ptr_null(strstr(html, "\"1\" <b>"));
   ck_assert_ptr_null(strstr(html, "<i>"));
   ck_assert_ptr_nonnull(strstr(html, "<title>A &amp; B &lt;i&gt;</title>"));
