@@ -8,6 +8,7 @@
 #include "../lib/eval.h"
 #include "../lib/html.h"
 #include "../lib/image.h"
+#include "../lib/permtest.h"
 #include "../lib/plot.h"
 #include "../lib/pngenc.h"
 #include "../lib/report.h"
@@ -330,6 +331,29 @@ START_TEST(balance_checker_catches_errors) {
   ck_assert(!balanced("<p><b>x</p></b>", why, sizeof why));
   ck_assert(!balanced("<div><p>x</p>", why, sizeof why));
   ck_assert(balanced("<svg><path d=\"M0\"/></svg>", why, sizeof why));
+}
+END_TEST
+
+/* The paired test by hand: with n = 3 and every difference 1, two of the 8 sign patterns
+ * reach |sum| = 3; differences 1, 1, -2 sum to 0, which every pattern reaches. */
+START_TEST(paired_test_by_hand) {
+  const double a[] = {0, 0, 0, 0.5}, b[] = {1, 1, 1, 0.5}, c[] = {1, 1, -2};
+  double p, p2;
+  SlemError err;
+  ck_assert_int_eq(slem_permtest_paired(&p, a, b, 3, 8, 1, &err), SLEM_OK);
+  ck_assert_double_eq(p, 0.25);
+  ck_assert_int_eq(slem_permtest_paired(&p, a, b, 4, 16, 1, &err), SLEM_OK); /* a tie adds nothing */
+  ck_assert_double_eq(p, 0.25);
+  ck_assert_int_eq(slem_permtest_paired(&p, a, c, 3, 8, 1, &err), SLEM_OK);
+  ck_assert_double_eq(p, 1);
+  ck_assert_int_eq(slem_permtest_paired(&p, a, b, 0, 8, 1, &err), SLEM_OK);
+  ck_assert_double_eq(p, 1);
+  /* random: (count + 1) / (N + 1) with count about N/4, the same for the same seed */
+  ck_assert_int_eq(slem_permtest_paired(&p, a, b, 3, 7, 5, &err), SLEM_OK);
+  ck_assert_int_eq(slem_permtest_paired(&p2, a, b, 3, 7, 5, &err), SLEM_OK);
+  ck_assert_double_eq(p, p2);
+  ck_assert(p >= 1.0 / 8 && p <= 1);
+  ck_assert_int_eq(slem_permtest_paired(&p, a, b, 3, 0, 1, &err), SLEM_EINVAL);
 }
 END_TEST
 
@@ -823,6 +847,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, results_follow_the_rank_field);
   tcase_add_test(tc, per_query_ap_follows_the_option);
   tcase_add_test(tc, choosing_queries);
+  tcase_add_test(tc, paired_test_by_hand);
   tcase_add_test(tc, thumbnails_from_vectors);
   tcase_add_test(tc, thumbnails_from_files);
   suite_add_tcase(s, tc);

@@ -127,6 +127,42 @@ ls "${TMPDIR:-/tmp}"/slem-report.* >/dev/null 2>&1 && bad "stdin: a temporary co
 # shellcheck disable=SC2086
 expect_fail "page over its input" 2 "" "-" slem-report $LABELS -o "$T/run.tsv" "$T/run.tsv"
 
+# ---- the paired randomisation test against scipy (testdata/eval/permtest.txt) ----
+# mix A B N CUT: A's lines of the queries below CUT, B's from CUT to N
+mix() {
+  awk -F'\t' -v n="$3" -v cut="$4" 'FNR == 1 { f++ } $1 !~ /^[0-9]+$/ { next }
+    $1 + 0 < n && ((f == 1 && $1 + 0 < cut) || (f == 2 && $1 + 0 >= cut))' "$1" "$2"
+}
+grep -v '^#' "$E/permtest.txt" >"$T/permtest"
+while read -r case n cut _ _ want; do
+  mix "$E/cosine-full.tsv" "$E/slem-top100.tsv" "$n" "$cut" >"$T/pa.tsv"
+  mix "$E/slem-top100.tsv" "$E/cosine-full.tsv" "$n" "$cut" >"$T/pb.tsv"
+  head -n "$n" "$D/queries.labels" >"$T/pq.labels"
+  slem-report --query-labels "$T/pq.labels" --db-labels "$D/database.labels" -o "$T/p.html" \
+    "$T/pa.tsv" "$T/pb.tsv" || bad "permtest $case: slem-report failed"
+  got=$(sed -n 's/.*class="pvalue" title="\([^"]*\)".*/\1/p' "$T/p.html")
+  if [ "$case" = exact ]; then tol=0.000001; else tol=0.02; fi
+  awk -v g="$got" -v w="$want" -v t="$tol" -v c="$case" 'BEGIN {
+    d = g - w; if (d < 0) d = -d; if (c == "exact") d /= w
+    exit !(g != "" && d <= t) }' && ok || bad "permtest $case: p $got, scipy $want"
+done <"$T/permtest"
+# the same page twice: the test's seed is fixed
+slem-report $LABELS -o "$T/p1.html" "$E/cosine-full.tsv" "$E/slem-top100.tsv" &&
+  slem-report $LABELS -o "$T/p2.html" "$E/cosine-full.tsv" "$E/slem-top100.tsv" &&
+  cmp -s "$T/p1.html" "$T/p2.html" && ok || bad "two runs of the same page differ"
+grep -q 'class="pvalue" title="9.999e-05">0.0001</td>' "$T/p1.html" && ok || bad "p-value of SLEM against cosine"
+check "no test" slem-report $LABELS --permutations 0 -o "$T/p0.html" "$E/cosine-full.tsv" "$E/slem-top100.tsv"
+grep -q 'class="pvalue"' "$T/p0.html" && bad "--permutations 0 still shows p" || ok
+
+# ---- exploring: every query in the table's data, labels of wrong results, misses ----
+n=$(sed -n '/id="pq-data"/,/<\/script>/p' "$T/p1.html" | grep -c '^\[')
+[ "$n" = 100 ] && ok || bad "per-query data: $n rows, expected 100"
+grep -q '<figure class="hit wrong"[^>]*>.*<span class="lab">[0-9]</span>' "$T/p1.html" && ok || bad "no label under a wrong result"
+grep -q '<div class="missed"><b>missed</b> [0-9]* of [0-9]* relevant: <span class="m">' "$T/p1.html" && ok ||
+  bad "no relevant item listed as missed"
+n=$(sed -n '/class="plot scatter"/,/<\/svg>/p' "$T/p1.html" | grep -o '<circle ' | wc -l)
+[ "$n" = 100 ] && ok || bad "scatter: $n points, expected 100"
+
 check "--help" slem-report --help
 grep -q -- '--image-shape' "$T/out" && ok || bad "--help lacks --image-shape"
 check "--version" slem-report --version
