@@ -349,7 +349,7 @@ static const char css[] =
     "table.pq td.up{color:var(--ok)}table.pq td.down{color:var(--bad)}\n";
 
 /* The per-query table's behaviour: sort by a column (click its header, again to reverse),
- * filter by a part of the query id, 50 rows a page. Its data is the JSON of
+ * filter by a part of the query id, 20 rows a page. Its data is the JSON of
  * <script id="pq-data">: {"runs": [names], "rows": [[query, relevant, AP..., delta]]},
  * AP null for a query with no relevant item. It writes nothing to the console and holds no '<', so that no
  * reader of the page mistakes a comparison for a tag. */
@@ -359,7 +359,7 @@ static const char pq_script[] =
     "var tb=document.querySelector('#per-query tbody'),hs=document.querySelectorAll('#per-query th');\n"
     "var f=document.getElementById('pq-filter'),info=document.getElementById('pq-info');\n"
     "var prev=document.getElementById('pq-prev'),next=document.getElementById('pq-next');\n"
-    "var per=50,page=0,key=-1,dir=1,view=D.rows.slice();\n"
+    "var per=20,page=0,key=-1,dir=1,view=D.rows.slice();\n"
     "function num(v,c){return c===0?v:(v===null?-Infinity:v);}\n"
     "function cmp(a,b){var x=num(a[key],key),y=num(b[key],key);"
     "if(y>x)return -dir;if(x>y)return dir;return a.i-b.i;}\n"
