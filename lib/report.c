@@ -336,6 +336,7 @@ static const char css[] =
     "color:var(--ink)}\n"
     ".missed .m small{color:var(--mute);margin-left:4px}\n"
     ".plot .diag{stroke:#9ca3af;stroke-dasharray:4 3}.plot .pts circle{fill-opacity:.55}\n"
+    ".figs svg.plot{width:370px}.figs figcaption{max-width:370px}\n"
     ".pq-tools{display:flex;gap:12px;align-items:center;margin:0 0 10px;flex-wrap:wrap}\n"
     ".pq-tools input{font:inherit;padding:4px 8px;border:1px solid var(--line);border-radius:6px;min-width:220px}\n"
     ".pq-tools button{font:inherit;padding:3px 10px;border:1px solid var(--line);border-radius:6px;background:#fff;"
