@@ -39,6 +39,11 @@ static void __attribute__((noreturn)) usage(void) {
       "      --db-ids F          ids of the database rows (default: 0-based rows)\n"
       "      --junk FILE         'qid docid' per line: neither relevant nor counted (repeatable)\n"
       "      --exclude-self      labels: the database row with the query's index is junk\n"
+      "      --protocol P        the revisited Oxford/Paris protocol (as slem-eval): easy,\n"
+      "                          medium or hard, the positives from --easy F and --hard F\n"
+      "                          ('query item' lines; junk from --junk), or graded --qrels;\n"
+      "                          per-query AP is revisitop's, the summary adds its mAP, mP@k\n"
+      "      --easy F, --hard F  the easy and the hard positives, for --protocol\n"
       "\n"
       "Measures:\n"
       "      --ap KIND           per-query AP for choosing queries and the histogram:\n"
@@ -132,6 +137,8 @@ int main(int argc, char **argv) {
       {"pixel-range", required_argument, 0, 'r'},   {"invert", no_argument, 0, 'n'},
       {"thumb-size", required_argument, 0, 'z'},    {"help", no_argument, 0, 'h'},
       {"permutations", required_argument, 0, 'P'},  {"seed", required_argument, 0, 'S'},
+      {"protocol", required_argument, 0, 'p'},      {"easy", required_argument, 0, 'y'},
+      {"hard", required_argument, 0, 'Y'},
       {"version", no_argument, 0, 'V'},             {"quiet", no_argument, 0, 'q'},
       {0, 0, 0, 0}};
   const char *qrels = NULL, *qlabels = NULL, *dblabels = NULL, *qids = NULL, *dbids = NULL;
@@ -143,6 +150,8 @@ int main(int argc, char **argv) {
   SlemTruthSpec spec = {0};
   int exclude_self = 0, c, status = CLI_EXIT_OK, have_shape = 0, stdin_runs = 0, quiet = 0;
   SlemReportOpts opts;
+  SlemReportProtocol proto = {0};
+  int have_protocol = 0, have_ap = 0;
   SlemThumbOpts topts;
   SlemImageShape shape;
   SlemReportInput runs[MAX_RUNS];
@@ -166,7 +175,15 @@ int main(int argc, char **argv) {
       junk[njunk++] = optarg;
       break;
     case 'X': exclude_self = 1; break;
+    case 'p':
+      if (slem_protocol_parse(&proto.protocol, optarg) != SLEM_OK)
+        cli_usage_error("--protocol: '%s' (easy, medium, hard)", optarg);
+      have_protocol = 1;
+      break;
+    case 'y': proto.easy = optarg; break;
+    case 'Y': proto.hard = optarg; break;
     case 'A':
+      have_ap = 1;
       if (slem_apkind_parse(&opts.ap, optarg, &err) != SLEM_OK) cli_usage_error("--ap: %s", err.msg);
       break;
     case 'k': opts.recall_k = (size_t)cli_long("--recall-k", optarg, 1, 1L << 30); break;
@@ -226,9 +243,21 @@ int main(int argc, char **argv) {
     runs[r].name = rname[r];
     runs[r].path = rpath[r];
   }
-  if (!qrels == !(qlabels || dblabels))
+  if (!have_protocol && (proto.easy || proto.hard)) cli_usage_error("--easy and --hard go with --protocol");
+  if (have_protocol) {
+    if (!qrels == !(proto.easy || proto.hard))
+      cli_usage_error("--protocol needs the positives: --easy F and --hard F, or graded --qrels");
+    if (qlabels || dblabels) cli_usage_error("--protocol takes no labels");
+    if (qrels && njunk) cli_usage_error("--protocol with --qrels: junk is grade -1 there");
+    if (have_ap && opts.ap != SLEM_AP_OXFORD) cli_usage_error("--protocol: AP is revisitop's (oxford)");
+    opts.ap = SLEM_AP_OXFORD;
+    proto.qrels = qrels;
+    proto.junk = junk;
+    proto.njunk = njunk;
+    opts.protocol = &proto;
+  } else if (!qrels == !(qlabels || dblabels))
     cli_usage_error("give the ground truth as --qrels, or as --query-labels and --db-labels");
-  if (!qrels && !(qlabels && dblabels))
+  if (!have_protocol && !qrels && !(qlabels && dblabels))
     cli_usage_error("--query-labels and --db-labels go together");
   if (qrels && exclude_self) cli_usage_error("--exclude-self goes with labels, not --qrels");
   if (have_shape != (topts.vectors[0] || topts.vectors[1]))
@@ -240,10 +269,10 @@ int main(int argc, char **argv) {
   if (topts.embed && have_shape) cli_usage_error("--embed-images is for --images; rendered vectors are always embedded");
 
   {
-    const char *inputs[MAX_RUNS + MAX_JUNK + 8];
+    const char *inputs[MAX_RUNS + MAX_JUNK + 10];
     size_t n = 0;
     const char *more[] = {qrels, qlabels, dblabels, qids, dbids, queries_file,
-                          topts.vectors[0], topts.vectors[1]};
+                          topts.vectors[0], topts.vectors[1], proto.easy, proto.hard};
     for (size_t i = 0; i < nruns; i++) inputs[n++] = rpath[i];
     for (size_t i = 0; i < njunk; i++) inputs[n++] = junk[i];
     for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) inputs[n++] = more[i];
@@ -263,7 +292,14 @@ int main(int argc, char **argv) {
     free(copy);
     topts.base_dir = outdir;
   }
-  if (qrels) snprintf(note, sizeof note, "qrels %s", base_name(qrels));
+  if (have_protocol) {
+    snprintf(note, sizeof note, "revisitop %s, ", slem_protocol_name(proto.protocol));
+    if (qrels) snprintf(note + strlen(note), sizeof note - strlen(note), "graded qrels %s", base_name(qrels));
+    if (proto.easy) snprintf(note + strlen(note), sizeof note - strlen(note), "easy %s", base_name(proto.easy));
+    if (proto.hard)
+      snprintf(note + strlen(note), sizeof note - strlen(note), "%shard %s", proto.easy ? ", " : "",
+               base_name(proto.hard));
+  } else if (qrels) snprintf(note, sizeof note, "qrels %s", base_name(qrels));
   else snprintf(note, sizeof note, "labels %s and %s", base_name(qlabels), base_name(dblabels));
   if (njunk) snprintf(note + strlen(note), sizeof note - strlen(note), ", junk from %zu file%s", njunk, njunk > 1 ? "s" : "");
   opts.truth_note = note;

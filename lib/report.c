@@ -542,7 +542,28 @@ static void summary(FILE *fp, const SlemReport *self) {
     }
     fputs("</tr>\n", fp);
   }
-  fputs("</tbody></table>\n<p class=\"note\">mAP: trec_eval's non-interpolated AP (unretrieved "
+  fputs("</tbody></table>\n", fp);
+  if (self->opts.protocol) {
+    const char *pn = slem_protocol_name(self->opts.protocol->protocol);
+    fprintf(fp, "<table class=\"summary revisitop\"><thead><tr><th>run</th><th>mAP (revisitop %s)</th>", pn);
+    for (int k = 0; k < SLEM_REVISIT_NK; k++) fprintf(fp, "<th>mP@%zu</th>", slem_revisit_kappas[k]);
+    fputs("<th>queries</th></tr></thead>\n<tbody>\n", fp);
+    for (size_t r = 0; r < self->nruns; r++) {
+      const SlemRevisitResult *v = &self->runs[r].revisit;
+      fputs("<tr><td>", fp);
+      run_label(fp, self, r);
+      fprintf(fp, "</td><td title=\"%.6f\">%.4f</td>", v->map, v->map);
+      for (int k = 0; k < SLEM_REVISIT_NK; k++) fprintf(fp, "<td title=\"%.6f\">%.4f</td>", v->mp[k], v->mp[k]);
+      fprintf(fp, "<td>%zu</td></tr>\n", v->evaluated);
+    }
+    fprintf(fp, "</tbody></table>\n<p class=\"note\">The revisited Oxford/Paris protocol %s "
+                "(revisitop's compute_map, as slem-eval --protocol): ", pn);
+    fputs(self->opts.protocol->protocol == SLEM_PROTO_EASY ? "easy positives relevant, hard ones junk"
+          : self->opts.protocol->protocol == SLEM_PROTO_HARD ? "hard positives relevant, easy ones junk"
+                                                             : "easy and hard positives relevant", fp);
+    fputs("; its AP is the Oxford one, which the page uses for every query.</p>\n", fp);
+  }
+  fputs("<p class=\"note\">mAP: trec_eval's non-interpolated AP (unretrieved "
         "relevant items count 0); mAP (Oxford): the trapezoid of the Oxford/Holidays compute_ap. "
         "Junk is removed before counting; queries with no relevant item are skipped.",
         fp);
@@ -829,6 +850,131 @@ fail:
 
 /* ---- the measures of a run (the one place that knows the evaluation API) ---- */
 
+/* A revisitop evaluation with the ground truth of proto read in (files in a fixed order:
+ * qrels, easy, hard, junk). */
+static int revisit_load(SlemRevisit **rv, const SlemReportProtocol *proto, SlemError *err) {
+  int st;
+  if ((st = slem_revisit_new(rv, proto->protocol, err)) != SLEM_OK) return st;
+  if (proto->qrels) st = slem_revisit_read_qrels(*rv, proto->qrels, err);
+  if (st == SLEM_OK && proto->easy) st = slem_revisit_read(*rv, SLEM_GT_EASY, proto->easy, err);
+  if (st == SLEM_OK && proto->hard) st = slem_revisit_read(*rv, SLEM_GT_HARD, proto->hard, err);
+  for (size_t i = 0; i < proto->njunk && st == SLEM_OK; i++)
+    st = slem_revisit_read(*rv, SLEM_GT_JUNK, proto->junk[i], err);
+  if (st != SLEM_OK) {
+    slem_revisit_free(*rv);
+    *rv = NULL;
+  }
+  return st;
+}
+
+/* Copies the pairs of the ground truth file path (kind: SLEM_GT_*, or -1 for graded qrels)
+ * into qrels ("q 0 d 1" for a positive under protocol p, "q 0 d 0" else, so that every
+ * query is known) and junk ("q d" for junk and the positives p ignores). The file was
+ * read by revisitop.h first: it is well formed. */
+static int revisit_copy(FILE *qrels, FILE *junk, const char *path, int kind, SlemProtocol p,
+                        SlemError *err) {
+  FILE *in = fopen(path, "r");
+  char *line = NULL, *save, *f[4];
+  size_t cap = 0;
+  int st = SLEM_OK;
+  if (!in) return slem_error(err, SLEM_EIO, "%s: %s", path, strerror(errno));
+  while (getline(&line, &cap, in) > 0) {
+    int nf = 0, k = kind, pos;
+    for (char *t = strtok_r(line, " \t\r\n", &save); t && nf < 4; t = strtok_r(NULL, " \t\r\n", &save))
+      f[nf++] = t;
+    if (kind < 0) { /* graded: 2 easy, 1 hard, -1 junk, 0 ignored */
+      long g;
+      if (nf < 4) continue;
+      g = strtol(f[3], NULL, 10);
+      k = g == 2 ? SLEM_GT_EASY : g == 1 ? SLEM_GT_HARD : g == -1 ? SLEM_GT_JUNK : -1;
+      if (k < 0) continue;
+      f[1] = f[2];
+    } else if (nf < 2) {
+      continue;
+    }
+    pos = (k == SLEM_GT_EASY && p != SLEM_PROTO_HARD) || (k == SLEM_GT_HARD && p != SLEM_PROTO_EASY);
+    fprintf(qrels, "%s 0 %s %d\n", f[0], f[1], pos);
+    if (!pos) fprintf(junk, "%s %s\n", f[0], f[1]);
+  }
+  if (ferror(in)) st = slem_error(err, SLEM_EIO, "%s: read: %s", path, strerror(errno));
+  free(line);
+  fclose(in);
+  return st;
+}
+
+/* A temporary file in $TMPDIR (else /tmp), removed from its folder at once. */
+static int temp_file(FILE **fp, SlemError *err) {
+  const char *dir = getenv("TMPDIR");
+  char path[4096];
+  int fd;
+  if (!dir || !*dir) dir = "/tmp";
+  snprintf(path, sizeof path, "%s/slem-report.XXXXXX", dir);
+  if ((fd = mkstemp(path)) < 0) return slem_error(err, SLEM_EIO, "%s: %s", path, strerror(errno));
+  unlink(path);
+  if (!(*fp = fdopen(fd, "w+"))) {
+    close(fd);
+    return slem_error(err, SLEM_ENOMEM, "out of memory");
+  }
+  return SLEM_OK;
+}
+
+int slem_report_protocol_truth(SlemTruth **truth, const SlemReportProtocol *proto, SlemError *err) {
+  SlemRevisit *rv = NULL;
+  FILE *qrels = NULL, *junk = NULL;
+  char qpath[64], jpath[64];
+  int st;
+  *truth = NULL;
+  if ((st = revisit_load(&rv, proto, err)) != SLEM_OK) return st; /* the files' errors */
+  if ((st = temp_file(&qrels, err)) != SLEM_OK || (st = temp_file(&junk, err)) != SLEM_OK) goto cleanup;
+  if (proto->qrels) st = revisit_copy(qrels, junk, proto->qrels, -1, proto->protocol, err);
+  if (st == SLEM_OK && proto->easy) st = revisit_copy(qrels, junk, proto->easy, SLEM_GT_EASY, proto->protocol, err);
+  if (st == SLEM_OK && proto->hard) st = revisit_copy(qrels, junk, proto->hard, SLEM_GT_HARD, proto->protocol, err);
+  for (size_t i = 0; i < proto->njunk && st == SLEM_OK; i++)
+    st = revisit_copy(qrels, junk, proto->junk[i], SLEM_GT_JUNK, proto->protocol, err);
+  if (st != SLEM_OK) goto cleanup;
+  if (fflush(qrels) || fflush(junk)) {
+    st = slem_error(err, SLEM_EIO, "temporary ground truth: %s", strerror(errno));
+    goto cleanup;
+  }
+  snprintf(qpath, sizeof qpath, "/dev/fd/%d", fileno(qrels));
+  snprintf(jpath, sizeof jpath, "/dev/fd/%d", fileno(junk));
+  if ((st = slem_truth_read_qrels(truth, qpath, err)) == SLEM_OK &&
+      (st = slem_truth_read_junk(*truth, jpath, err)) != SLEM_OK) {
+    slem_truth_free(*truth);
+    *truth = NULL;
+  }
+cleanup:
+  if (qrels) fclose(qrels);
+  if (junk) fclose(junk);
+  slem_revisit_free(rv);
+  return st;
+}
+
+/* revisitop's measures of the ranking at path into x, and its per-query AP in x->ap. */
+static int revisit_run(const SlemReport *self, SlemReportRun *x, const char *path, SlemRankFormat fmt,
+                       SlemError *err) {
+  SlemRevisit *rv = NULL;
+  SlemRankReader *rr = NULL;
+  int st;
+  if ((st = revisit_load(&rv, self->opts.protocol, err)) != SLEM_OK ||
+      (st = slem_rankreader_open(&rr, path, fmt, err)) != SLEM_OK ||
+      (st = slem_revisit_add_run(rv, rr, err)) != SLEM_OK ||
+      (st = slem_revisit_result(rv, &x->revisit, err)) != SLEM_OK)
+    goto cleanup;
+  for (size_t i = 0; i < slem_revisit_nqueries(rv); i++) {
+    const char *qid;
+    double ap, mp[SLEM_REVISIT_NK];
+    int status;
+    long q;
+    slem_revisit_query_result(rv, i, &qid, &ap, mp, &status);
+    if ((q = slem_truth_find_query(self->truth, qid)) >= 0) x->ap[q] = ap;
+  }
+cleanup:
+  slem_rankreader_free(rr);
+  slem_revisit_free(rv);
+  return st;
+}
+
 /* 1 when path names a regular file (what can be read again); a missing one is left to the
  * reader to report. */
 static int regular_file(const char *path) {
@@ -1055,6 +1201,10 @@ int slem_report_add_run(SlemReport *self, const char *name, const char *path, Sl
   x->spool_fd = spool_fd;
   spool = NULL;
   spool_fd = -1;
+  if (self->opts.protocol && (st = revisit_run(self, x, x->path, fmt, err)) != SLEM_OK) {
+    if (x->spool_fd >= 0) name_spooled(err, x->path, x->source);
+    goto cleanup;
+  }
   self->nruns++;
   x = NULL;
   goto cleanup;
@@ -1080,10 +1230,11 @@ int slem_report_make(const char *output, const SlemTruthSpec *spec, const SlemRe
   SlemReport *rep = NULL;
   SlemThumbs *th = NULL;
   int st;
-  if ((st = slem_truth_read(&truth, spec, err)) != SLEM_OK ||
+  if ((st = opts->protocol ? slem_report_protocol_truth(&truth, opts->protocol, err)
+                            : slem_truth_read(&truth, spec, err)) != SLEM_OK ||
       (st = slem_report_new(&rep, truth, opts, err)) != SLEM_OK)
     goto cleanup;
-  if (spec->dblabels && (st = slem_report_set_labels(rep, spec->dblabels, spec->dbids, err)) != SLEM_OK)
+  if (!opts->protocol && spec->dblabels && (st = slem_report_set_labels(rep, spec->dblabels, spec->dbids, err)) != SLEM_OK)
     goto cleanup;
   for (size_t r = 0; r < nruns; r++)
     if ((st = slem_report_add_run(rep, runs[r].name, runs[r].path, fmt, err)) != SLEM_OK) goto cleanup;

@@ -21,6 +21,7 @@
 #include "error.h"
 #include "eval.h"
 #include "rankings.h"
+#include "revisitop.h"
 #include "truth.h"
 #include "thumbs.h"
 
@@ -66,11 +67,22 @@ typedef struct SlemReportRun {
   size_t *nfound;                 /* nfound(nq) */
   double pvalue;                  /* the paired test against run 0 (slem_report_test);
                                      -1 for run 0 or no test */
+  SlemRevisitResult revisit;      /* with opts.protocol: revisitop's measures */
   char *path;                     /* the ranking, read again for the results */
   SlemRankFormat fmt;
   int spool_fd;                   /* >= 0: path is "/dev/fd/N" of this unlinked copy of
                                      stdin, closed on free */
 } SlemReportRun;
+
+/* The revisited Oxford/Paris ground truth (revisitop.h) and the protocol to read it by:
+ * graded qrels, or files of easy and hard positives (either may be NULL) and junk. */
+typedef struct SlemReportProtocol {
+  SlemProtocol protocol;
+  const char *qrels;
+  const char *easy, *hard;
+  const char *const *junk;
+  size_t njunk;
+} SlemReportProtocol;
 
 typedef struct SlemReportOpts {
   const char *title;         /* NULL: "Retrieval report" */
@@ -85,6 +97,10 @@ typedef struct SlemReportOpts {
   size_t permutations;       /* the paired randomisation test's sign patterns (10000); 0:
                                 no test */
   uint64_t seed;             /* its seed (1) */
+  const SlemReportProtocol *protocol; /* NULL, or revisitop's protocol: the truth comes from
+                                slem_report_protocol_truth(), per-query AP is revisitop's
+                                (equal to the Oxford AP with junk removed) and the summary
+                                adds revisitop's mAP, mP@1, mP@5, mP@10 (borrowed) */
 } SlemReportOpts;
 
 /* The defaults noted above. */
@@ -116,6 +132,13 @@ void slem_report_free(SlemReport *self);
  * SLEM_ENOMEM. */
 int slem_report_set_labels(SlemReport *self, const char *dblabels, const char *dbids,
                            SlemError *err);
+
+/* The ground truth of a revisitop protocol as the page frames results: under protocol
+ * p, the positives relevant, the junk and the positives the protocol ignores junk, and
+ * every query of the files in their order (queries without positives are skipped, as
+ * revisitop leaves them out). Errors: those of revisitop.h's readers (naming the file and
+ * line), SLEM_EIO on the temporary files in $TMPDIR (else /tmp), SLEM_ENOMEM. */
+int slem_report_protocol_truth(SlemTruth **truth, const SlemReportProtocol *proto, SlemError *err);
 
 /* Evaluates the ranking at path (format fmt, SLEM_RANK_AUTO: recognised) against the
  * truth by both AP definitions and adds it as run name (copied). The file is read twice

@@ -163,6 +163,46 @@ grep -q '<div class="missed"><b>missed</b> [0-9]* of [0-9]* relevant: <span clas
 n=$(sed -n '/class="plot scatter"/,/<\/svg>/p' "$T/p1.html" | grep -o '<circle ' | wc -l)
 [ "$n" = 100 ] && ok || bad "scatter: $n points, expected 100"
 
+# ---- --protocol: revisitop's measures, as slem-eval --protocol gives them ----
+RV=$TOP/testdata/revisitop
+GT="--easy $RV/easy.txt --hard $RV/hard.txt --junk $RV/junk.txt"
+for p in easy medium hard; do
+  # shellcheck disable=SC2086
+  check "--protocol $p" slem-report --protocol $p $GT -o "$T/rv.html" "$E/cosine-full.tsv" "$E/slem-top100.tsv"
+  row=1
+  for run in cosine-full slem-top100; do
+    # shellcheck disable=SC2086
+    slem-eval --protocol $p --per-query $GT "$E/$run.tsv" >"$T/rv.eval"
+    want=$(awk -F'\t' '$1 == "mAP" || $1 ~ /^mP@/ { printf "%s ", $2 } $1 == "queries" { printf "%s", $2 }' "$T/rv.eval")
+    got=$(sed -n '/<table class="summary revisitop">/,/<\/table>/p' "$T/rv.html" | grep '^<tr><td>' | sed -n "${row}p" |
+      sed 's/<td title="\([^"]*\)">[^<]*<\/td>/ \1 /g; s/<[^>]*>//g' | awk '{ for (i = 2; i <= NF; i++) printf "%s%s", $i, i < NF ? " " : "" }')
+    [ "$got" = "$want" ] && ok || bad "--protocol $p, $run: '$got', slem-eval '$want'"
+    # the table's per-query AP (4 digits) is revisitop's (6 digits), for every query it counts
+    awk -F'\t' '!/^#/ && $6 == "ok" { print $1, $2 }' "$T/rv.eval" | sort >"$T/rv.want"
+    sed -n '/id="pq-data"/,/<\/script>/p' "$T/rv.html" | grep '^\[' | tr -d '[]"' |
+      awk -F, -v c=$((row + 2)) '$c != "null" { print $1, $c }' | sort >"$T/rv.got"
+    join "$T/rv.want" "$T/rv.got" | awk -v n="$(wc -l <"$T/rv.want")" -v m="$(wc -l <"$T/rv.got")" '
+      { d = $2 - $3; if (d < 0) d = -d; if (d > 0.0000501) bad++; k++ }
+      END { exit !(bad == 0 && k == n && k == m) }' && ok || bad "--protocol $p, $run: per-query AP differs from slem-eval's"
+    row=$((row + 1))
+  done
+done
+# graded qrels give the same page as the three files
+{ awk '{ print $1, 0, $2, 2 }' "$RV/easy.txt"; awk '{ print $1, 0, $2, 1 }' "$RV/hard.txt"
+  awk '{ print $1, 0, $2, -1 }' "$RV/junk.txt"; } >"$T/graded.qrels"
+check "--protocol with graded qrels" slem-report --protocol hard --qrels "$T/graded.qrels" -o "$T/rvq.html" "$E/cosine-full.tsv" "$E/slem-top100.tsv"
+# shellcheck disable=SC2086
+slem-report --protocol hard $GT -o "$T/rvf.html" "$E/cosine-full.tsv" "$E/slem-top100.tsv"
+sed 's/revisitop hard, [^)]*)/X)/' "$T/rvq.html" >"$T/rvq.x"
+sed 's/revisitop hard, [^)]*)/X)/' "$T/rvf.html" >"$T/rvf.x"
+cmp -s "$T/rvq.x" "$T/rvf.x" && ok || bad "--protocol: graded qrels and files give different pages"
+# shellcheck disable=SC2086
+expect_fail "--protocol without positives" 2 "needs the positives" "$T/none.html" slem-report --protocol medium -o "$T/none.html" "$E/cosine-full.tsv"
+# shellcheck disable=SC2086
+expect_fail "--protocol with labels" 2 "takes no labels" "$T/none.html" slem-report --protocol medium $GT $LABELS -o "$T/none.html" "$E/cosine-full.tsv"
+expect_fail "--easy without --protocol" 2 "go with --protocol" "$T/none.html" slem-report $LABELS --easy "$RV/easy.txt" -o "$T/none.html" "$E/cosine-full.tsv"
+expect_fail "--protocol with trec AP" 2 "revisitop's" "$T/none.html" slem-report --protocol easy $GT --ap trec -o "$T/none.html" "$E/cosine-full.tsv"
+
 check "--help" slem-report --help
 grep -q -- '--image-shape' "$T/out" && ok || bad "--help lacks --image-shape"
 check "--version" slem-report --version
