@@ -2,12 +2,17 @@
  * one ground truth, the way papers show results.
  *
  * The page holds, in order: a summary table (one row per run: mAP by trec_eval's and by
- * the Oxford definition, P@1, P@5, P@10, R@K, queries evaluated); the runs'
- * interpolated precision-recall curves and a histogram of per-query AP, both inline SVG
- * (plot.h); a table of chosen queries with each run's top results as thumbnails framed
- * by relevance (relevant, junk, wrong) with rank and score; and for each run a table of
- * its worst and best queries. Inline CSS, no script, nothing fetched from the network;
- * pictures come from thumbs.h, embedded or linked relative to the page.
+ * the Oxford definition, P@1, P@5, P@10, R@K, queries evaluated, and the p-value of a
+ * paired randomisation test against the first run, permtest.h; with a revisitop protocol
+ * a second table of its measures); the runs' interpolated precision-recall curves, a
+ * histogram of per-query AP and a scatter of the second run's per-query AP against the
+ * first's, inline SVG (plot.h); every query in a table that a small inline script sorts,
+ * filters and pages (its data as JSON in the page); a table of chosen queries with each
+ * run's top results as thumbnails framed by relevance (relevant, junk, wrong: with its
+ * database label when labels are known) with rank and score, and the relevant items
+ * missed; and for each run a table of its worst and best queries. Inline CSS, nothing
+ * fetched from the network; pictures come from thumbs.h, embedded or linked relative to
+ * the page.
  *
  * Per-query AP (choosing queries, worst and best, the histogram) is by the report's AP
  * kind; the summary gives both. The numbers are slem-eval's: the same library calls.
