@@ -126,6 +126,10 @@ check-cores: $(BINS) $(CORE_UNIT)
 browser-test: $(BINS) build/tests/pngstat
 	@sh tests/browser.sh
 
+# slem-sbatch's page is slem-parallel's under its own title (checked by man-test)
+man/slem-sbatch.1: man/slem-parallel.1 scripts/man-alias.sh
+	sh scripts/man-alias.sh man/slem-parallel.1 SLEM-SBATCH >$@.tmp && mv $@.tmp $@
+
 man-test: $(BINS)
 	@sh tests/man-examples.sh $(MANS) $(SCRIPT_MANS)
 

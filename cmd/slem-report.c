@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <getopt.h>
 #include <libgen.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +24,11 @@ static void __attribute__((noreturn)) usage(void) {
       "                   [NAME=]RANKING...\n"
       "Write one self-contained HTML page about rankings written by slem-match: a summary\n"
       "table (mAP both ways, P@1, P@5, P@10, R@K), precision-recall curves, a histogram of\n"
-      "per-query AP, chosen queries with each run's top results framed by relevance\n"
-      "(relevant green, junk grey, wrong red), and each run's worst and best queries.\n"
+      "per-query AP, a scatter of two runs' per-query AP, a table of every query to sort and\n"
+      "filter, chosen queries with each run's top results framed by relevance (relevant\n"
+      "green, junk grey, wrong red, with the label of each wrong one) and the relevant\n"
+      "items they missed, and each run's worst and best queries. With two runs or more, a\n"
+      "paired randomisation test of each against the first gives a p-value.\n"
       "Each RANKING is one run, named NAME (default: its file name without extension).\n"
       "\n"
       "Ground truth (as slem-eval):\n"
@@ -35,6 +39,11 @@ static void __attribute__((noreturn)) usage(void) {
       "      --db-ids F          ids of the database rows (default: 0-based rows)\n"
       "      --junk FILE         'qid docid' per line: neither relevant nor counted (repeatable)\n"
       "      --exclude-self      labels: the database row with the query's index is junk\n"
+      "      --protocol P        the revisited Oxford/Paris protocol (as slem-eval): easy,\n"
+      "                          medium or hard, the positives from --easy F and --hard F\n"
+      "                          ('query item' lines; junk from --junk), or graded --qrels;\n"
+      "                          per-query AP is revisitop's, the summary adds its mAP, mP@k\n"
+      "      --easy F, --hard F  the easy and the hard positives, for --protocol\n"
       "\n"
       "Measures:\n"
       "      --ap KIND           per-query AP for choosing queries and the histogram:\n"
@@ -44,6 +53,9 @@ static void __attribute__((noreturn)) usage(void) {
       "                          pair by its name, NAME.I.npy, NAME.D.npy, NAME.npy or\n"
       "                          NAME; else from its first line)\n"
       "      --curve-points N    recall points of the curves: 11 (default) or 101\n"
+      "      --permutations N    sign flips of the paired randomisation test of each run\n"
+      "                          against the first (default 10000; 0: no test)\n"
+      "      --seed S            the test's seed (default 1): the same page at every run\n"
       "\n"
       "Page:\n"
       "  -o, --output OUT        write the page here (default: stdout); links to pictures are\n"
@@ -126,6 +138,9 @@ int main(int argc, char **argv) {
       {"query-vectors", required_argument, 0, 'v'}, {"db-vectors", required_argument, 0, 'w'},
       {"pixel-range", required_argument, 0, 'r'},   {"invert", no_argument, 0, 'n'},
       {"thumb-size", required_argument, 0, 'z'},    {"help", no_argument, 0, 'h'},
+      {"permutations", required_argument, 0, 'P'},  {"seed", required_argument, 0, 'S'},
+      {"protocol", required_argument, 0, 'p'},      {"easy", required_argument, 0, 'y'},
+      {"hard", required_argument, 0, 'Y'},
       {"version", no_argument, 0, 'V'},             {"quiet", no_argument, 0, 'q'},
       {0, 0, 0, 0}};
   const char *qrels = NULL, *qlabels = NULL, *dblabels = NULL, *qids = NULL, *dbids = NULL;
@@ -137,6 +152,8 @@ int main(int argc, char **argv) {
   SlemTruthSpec spec = {0};
   int exclude_self = 0, c, status = CLI_EXIT_OK, have_shape = 0, stdin_runs = 0, quiet = 0;
   SlemReportOpts opts;
+  SlemReportProtocol proto = {0};
+  int have_protocol = 0, have_ap = 0;
   SlemThumbOpts topts;
   SlemImageShape shape;
   SlemReportInput runs[MAX_RUNS];
@@ -160,7 +177,15 @@ int main(int argc, char **argv) {
       junk[njunk++] = optarg;
       break;
     case 'X': exclude_self = 1; break;
+    case 'p':
+      if (slem_protocol_parse(&proto.protocol, optarg) != SLEM_OK)
+        cli_usage_error("--protocol: '%s' (easy, medium, hard)", optarg);
+      have_protocol = 1;
+      break;
+    case 'y': proto.easy = optarg; break;
+    case 'Y': proto.hard = optarg; break;
     case 'A':
+      have_ap = 1;
       if (slem_apkind_parse(&opts.ap, optarg, &err) != SLEM_OK) cli_usage_error("--ap: %s", err.msg);
       break;
     case 'k': opts.recall_k = (size_t)cli_long("--recall-k", optarg, 1, 1L << 30); break;
@@ -173,6 +198,8 @@ int main(int argc, char **argv) {
         cli_usage_error("--curve-points: 11 or 101");
       break;
     case 'o': output = optarg; break;
+    case 'P': opts.permutations = (size_t)cli_long("--permutations", optarg, 0, 100000000L); break;
+    case 'S': opts.seed = (uint64_t)cli_long("--seed", optarg, 0, 2147483647L); break;
     case 'T': opts.title = optarg; break;
     case 'q': cli_set_quiet(1); quiet = 1; break;
     case 'W':
@@ -218,9 +245,21 @@ int main(int argc, char **argv) {
     runs[r].name = rname[r];
     runs[r].path = rpath[r];
   }
-  if (!qrels == !(qlabels || dblabels))
+  if (!have_protocol && (proto.easy || proto.hard)) cli_usage_error("--easy and --hard go with --protocol");
+  if (have_protocol) {
+    if (!qrels == !(proto.easy || proto.hard))
+      cli_usage_error("--protocol needs the positives: --easy F and --hard F, or graded --qrels");
+    if (qlabels || dblabels) cli_usage_error("--protocol takes no labels");
+    if (qrels && njunk) cli_usage_error("--protocol with --qrels: junk is grade -1 there");
+    if (have_ap && opts.ap != SLEM_AP_OXFORD) cli_usage_error("--protocol: AP is revisitop's (oxford)");
+    opts.ap = SLEM_AP_OXFORD;
+    proto.qrels = qrels;
+    proto.junk = junk;
+    proto.njunk = njunk;
+    opts.protocol = &proto;
+  } else if (!qrels == !(qlabels || dblabels))
     cli_usage_error("give the ground truth as --qrels, or as --query-labels and --db-labels");
-  if (!qrels && !(qlabels && dblabels))
+  if (!have_protocol && !qrels && !(qlabels && dblabels))
     cli_usage_error("--query-labels and --db-labels go together");
   if (qrels && exclude_self) cli_usage_error("--exclude-self goes with labels, not --qrels");
   if (have_shape != (topts.vectors[0] || topts.vectors[1]))
@@ -232,10 +271,10 @@ int main(int argc, char **argv) {
   if (topts.embed && have_shape) cli_usage_error("--embed-images is for --images; rendered vectors are always embedded");
 
   {
-    const char *inputs[MAX_RUNS + MAX_JUNK + 8];
+    const char *inputs[MAX_RUNS + MAX_JUNK + 10];
     size_t n = 0;
     const char *more[] = {qrels, qlabels, dblabels, qids, dbids, queries_file,
-                          topts.vectors[0], topts.vectors[1]};
+                          topts.vectors[0], topts.vectors[1], proto.easy, proto.hard};
     for (size_t i = 0; i < nruns; i++) inputs[n++] = rpath[i];
     for (size_t i = 0; i < njunk; i++) inputs[n++] = junk[i];
     for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) inputs[n++] = more[i];
@@ -255,7 +294,14 @@ int main(int argc, char **argv) {
     free(copy);
     topts.base_dir = outdir;
   }
-  if (qrels) snprintf(note, sizeof note, "qrels %s", base_name(qrels));
+  if (have_protocol) {
+    snprintf(note, sizeof note, "revisitop %s, ", slem_protocol_name(proto.protocol));
+    if (qrels) snprintf(note + strlen(note), sizeof note - strlen(note), "graded qrels %s", base_name(qrels));
+    if (proto.easy) snprintf(note + strlen(note), sizeof note - strlen(note), "easy %s", base_name(proto.easy));
+    if (proto.hard)
+      snprintf(note + strlen(note), sizeof note - strlen(note), "%shard %s", proto.easy ? ", " : "",
+               base_name(proto.hard));
+  } else if (qrels) snprintf(note, sizeof note, "qrels %s", base_name(qrels));
   else snprintf(note, sizeof note, "labels %s and %s", base_name(qlabels), base_name(dblabels));
   if (njunk) snprintf(note + strlen(note), sizeof note - strlen(note), ", junk from %zu file%s", njunk, njunk > 1 ? "s" : "");
   opts.truth_note = note;

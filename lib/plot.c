@@ -163,3 +163,25 @@ void slem_plot_histogram(FILE *fp, const SlemSeries *series, size_t nseries, siz
   free(count);
   fputs("</svg>\n", fp);
 }
+
+void slem_plot_scatter(FILE *fp, const double *x, const double *y, size_t n, const char *xlabel,
+                       const char *ylabel, const char *colour) {
+  open_svg(fp, "plot scatter", "per-query scatter");
+  y_axis(fp, 1, 0.2, "%.1f", ylabel);
+  for (int i = 0; i <= 5; i++) {
+    double px = ML + i * 0.2 * PW;
+    if (i > 0 && i < 5)
+      fprintf(fp, "<line class=\"grid\" x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\"/>", px, MT, px, MT + PH);
+    fprintf(fp, "<text class=\"tick\" x=\"%.2f\" y=\"%d\" text-anchor=\"middle\">%.1f</text>\n", px,
+            MT + PH + 16, i * 0.2);
+  }
+  fprintf(fp, "<text class=\"axis\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">", ML + PW / 2, H - 6);
+  slem_html_text(fp, xlabel);
+  fputs("</text>\n", fp);
+  frame(fp);
+  fprintf(fp, "<line class=\"diag\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", ML, MT + PH, ML + PW, MT);
+  fprintf(fp, "<g class=\"pts\" fill=\"%s\">", colour);
+  for (size_t i = 0; i < n; i++)
+    fprintf(fp, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\"/>", ML + x[i] * PW, MT + PH - y[i] * PH);
+  fputs("</g>\n</svg>\n", fp);
+}

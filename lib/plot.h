@@ -1,4 +1,4 @@
-/* Figures as inline SVG, drawn by slem itself: precision-recall curves and a histogram.
+/* Figures as inline SVG, drawn by slem itself: precision-recall curves, a histogram and a scatter.
  *
  * The output is an <svg> element for an HTML page (no XML prolog), sized in CSS pixels
  * with a viewBox so that it scales with the page. Texts are escaped (html.h). Write
@@ -33,6 +33,12 @@ void slem_plot_pr(FILE *fp, const SlemSeries *series, size_t nseries, const char
  * Each bar is a <rect class="bar"> with a data-count attribute and a <title>. */
 void slem_plot_histogram(FILE *fp, const SlemSeries *series, size_t nseries, size_t nbins,
                          const char *xlabel);
+
+/* A scatter of n points (x[i], y[i]) in [0, 1]^2 with the diagonal y = x: per-query AP of
+ * one run (x) against another (y), points above the line favour y. Each point is a
+ * <circle> of the group <g class="pts"> in pixels, %.1f. */
+void slem_plot_scatter(FILE *fp, const double *x, const double *y, size_t n, const char *xlabel,
+                       const char *ylabel, const char *colour);
 
 /* The bin of v among nbins equal bins over [0, 1]: values below 0 go to the first, 1
  * and above to the last. */

@@ -2,6 +2,7 @@
 #include "report.h"
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "html.h"
 #include "ids.h"
 #include "io.h"
+#include "permtest.h"
 #include "plot.h"
 #include "slem.h"
 
@@ -24,6 +26,8 @@ void slem_report_opts_init(SlemReportOpts *opts) {
   opts->nqueries = 10;
   opts->extremes = 3;
   opts->bins = 10;
+  opts->permutations = 10000;
+  opts->seed = 1;
 }
 
 static void run_clear(SlemReportRun *r, size_t nq) {
@@ -38,6 +42,9 @@ static void run_clear(SlemReportRun *r, size_t nq) {
   }
   free(r->hits);
   free(r->nhits);
+  for (size_t q = 0; r->found && q < nq; q++) free(r->found[q]);
+  free(r->found);
+  free(r->nfound);
   if (r->spool_fd >= 0) close(r->spool_fd);
   free(r->path);
 }
@@ -48,6 +55,8 @@ void slem_report_free(SlemReport *self) {
   free(self->runs);
   free(self->qids);
   free(self->shown);
+  slem_ids_free(self->dblabels);
+  slem_strmap_free(self->dbrow);
   free(self);
 }
 
@@ -74,6 +83,50 @@ int slem_report_new(SlemReport **self, const SlemTruth *truth, const SlemReportO
   for (size_t q = 0; q < r->nq; q++) r->qids[q] = slem_truth_query(truth, q);
   *self = r;
   return SLEM_OK;
+}
+
+int slem_report_set_labels(SlemReport *self, const char *dblabels, const char *dbids,
+                           SlemError *err) {
+  SlemIds *lab = NULL, *ids = NULL;
+  SlemStrMap *map = slem_strmap_new();
+  int st = SLEM_OK;
+  if (!map) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  if ((st = slem_labels_read(&lab, dblabels, err)) != SLEM_OK) goto cleanup;
+  if (dbids && (st = slem_ids_read(&ids, dbids, err)) != SLEM_OK) goto cleanup;
+  if (ids && slem_ids_count(ids) != slem_ids_count(lab)) {
+    st = slem_error(err, SLEM_EFORMAT, "%s: %zu ids for %zu labels in %s", dbids, slem_ids_count(ids),
+                    slem_ids_count(lab), dblabels);
+    goto cleanup;
+  }
+  for (size_t i = 0; i < slem_ids_count(lab); i++) {
+    char row[32];
+    const char *id = ids ? slem_ids_get(ids, i) : row;
+    if (!ids) snprintf(row, sizeof row, "%zu", i);
+    if (slem_strmap_intern(map, id, strlen(id)) < 0) {
+      st = slem_error(err, SLEM_ENOMEM, "out of memory");
+      goto cleanup;
+    }
+  }
+  slem_ids_free(self->dblabels);
+  slem_strmap_free(self->dbrow);
+  self->dblabels = lab;
+  self->dbrow = map;
+  lab = NULL;
+  map = NULL;
+cleanup:
+  slem_ids_free(lab);
+  slem_ids_free(ids);
+  slem_strmap_free(map);
+  return st;
+}
+
+/* The label of database id, or NULL. Ids are unique (the ground truth refused a repeated
+ * one), so a row's index in the map is the row itself. */
+static const char *db_label(const SlemReport *self, const char *id) {
+  long row;
+  if (!self->dblabels) return NULL;
+  row = slem_strmap_find(self->dbrow, id, strlen(id));
+  return row < 0 || (size_t)row >= slem_ids_count(self->dblabels) ? NULL : slem_ids_get(self->dblabels, (size_t)row);
 }
 
 /* ---- choosing queries ---- */
@@ -174,6 +227,31 @@ int slem_report_choose(SlemReport *self, const char *path, SlemError *err) {
   return SLEM_OK;
 }
 
+int slem_report_test(SlemReport *self, SlemError *err) {
+  double *a = malloc((self->nq + 1) * sizeof *a), *b = malloc((self->nq + 1) * sizeof *b);
+  int st = SLEM_OK;
+  if (!a || !b) {
+    st = slem_error(err, SLEM_ENOMEM, "out of memory");
+    goto cleanup;
+  }
+  for (size_t r = 0; r < self->nruns; r++) self->runs[r].pvalue = -1;
+  for (size_t r = 1; r < self->nruns && self->opts.permutations; r++) {
+    size_t n = 0;
+    for (size_t q = 0; q < self->nq; q++)
+      if (evaluated(self, q)) {
+        a[n] = self->runs[0].ap[q];
+        b[n++] = self->runs[r].ap[q];
+      }
+    if ((st = slem_permtest_paired(&self->runs[r].pvalue, a, b, n, self->opts.permutations,
+                                   self->opts.seed, err)) != SLEM_OK)
+      goto cleanup;
+  }
+cleanup:
+  free(a);
+  free(b);
+  return st;
+}
+
 void slem_report_extremes(const SlemReport *self, size_t r, size_t *worst, size_t *nworst,
                           size_t *best, size_t *nbest) {
   /* out of memory: no extremes, the page still comes out */
@@ -249,7 +327,68 @@ static const char css[] =
     "border-radius:3px;margin-right:6px;vertical-align:-2px}\n"
     ".keyrow span.k-rel::before{border-color:var(--ok)}.keyrow span.k-junk::before{border-color:var(--junk)}"
     ".keyrow span.k-wrong::before{border-color:var(--bad)}\n"
-    "footer{color:var(--mute);font-size:12px;margin-top:18px}\n";
+    "footer{color:var(--mute);font-size:12px;margin-top:18px}\n"
+    ".lab{display:block;font-size:10px;color:var(--bad);max-width:calc(var(--thumb) + 6px);overflow:hidden;"
+    "text-overflow:ellipsis;white-space:nowrap;text-align:center}\n"
+    ".missed{font-size:12px;color:var(--mute);margin-top:6px}\n"
+    ".missed b{color:var(--ok);font-weight:600}\n"
+    ".missed .m{display:inline-block;border:1px solid var(--ok);border-radius:4px;padding:0 5px;margin:2px 4px 0 0;"
+    "color:var(--ink)}\n"
+    ".missed .m small{color:var(--mute);margin-left:4px}\n"
+    ".plot .diag{stroke:#9ca3af;stroke-dasharray:4 3}.plot .pts circle{fill-opacity:.55}\n"
+    ".figs svg.plot{width:370px}.figs figcaption{max-width:370px}\n"
+    ".pq-tools{display:flex;gap:12px;align-items:center;margin:0 0 10px;flex-wrap:wrap}\n"
+    ".pq-tools input{font:inherit;padding:4px 8px;border:1px solid var(--line);border-radius:6px;min-width:220px}\n"
+    ".pq-tools button{font:inherit;padding:3px 10px;border:1px solid var(--line);border-radius:6px;background:#fff;"
+    "cursor:pointer}\n"
+    ".pq-tools button:disabled{color:var(--mute);cursor:default}\n"
+    "table.pq th,table.pq td{padding:4px 14px;text-align:right;border-bottom:1px solid var(--line)}\n"
+    "table.pq th:first-child,table.pq td:first-child{text-align:left;padding-left:0}\n"
+    "table.pq th{cursor:pointer;user-select:none;white-space:nowrap}\n"
+    "table.pq th[aria-sort=ascending]::after{content:\" \\25B2\"}"
+    "table.pq th[aria-sort=descending]::after{content:\" \\25BC\"}\n"
+    "table.pq td.up{color:var(--ok)}table.pq td.down{color:var(--bad)}\n";
+
+/* The per-query table's behaviour: sort by a column (click its header, again to reverse),
+ * filter by a part of the query id, 20 rows a page. Its data is the JSON of
+ * <script id="pq-data">: {"runs": [names], "rows": [[query, relevant, AP..., delta]]},
+ * AP null for a query with no relevant item. It writes nothing to the console and holds no '<', so that no
+ * reader of the page mistakes a comparison for a tag. */
+static const char pq_script[] =
+    "(function(){\n"
+    "var D=JSON.parse(document.getElementById('pq-data').textContent),R=D.runs.length;\n"
+    "var tb=document.querySelector('#per-query tbody'),hs=document.querySelectorAll('#per-query th');\n"
+    "var f=document.getElementById('pq-filter'),info=document.getElementById('pq-info');\n"
+    "var prev=document.getElementById('pq-prev'),next=document.getElementById('pq-next');\n"
+    "var per=20,page=0,key=-1,dir=1,view=D.rows.slice();\n"
+    "function num(v,c){return c===0?v:(v===null?-Infinity:v);}\n"
+    "function cmp(a,b){var x=num(a[key],key),y=num(b[key],key);"
+    "if(y>x)return -dir;if(x>y)return dir;return a.i-b.i;}\n"
+    "D.rows.forEach(function(r,i){r.i=i;});\n"
+    "function cell(r,c){var td=document.createElement('td'),v=r[c];\n"
+    " if(c===0)td.textContent=v;else if(c===1)td.textContent=String(v);\n"
+    " else if(v===null)td.textContent='\\u2013';\n"
+    " else if(c===R+2){td.textContent=(v>0?'+':'')+v.toFixed(4);if(v>0)td.className='up';else if(0>v)td.className='down';}\n"
+    " else td.textContent=v.toFixed(4);\n"
+    " return td;}\n"
+    "function render(){var n=view.length,pages=Math.max(1,Math.ceil(n/per));if(page>=pages)page=pages-1;\n"
+    " var lo=page*per,hi=Math.min(n,lo+per),frag=document.createDocumentFragment();\n"
+    " for(var i=lo;hi>i;i++){var tr=document.createElement('tr');"
+    "for(var c=0;view[i].length>c;c++)tr.appendChild(cell(view[i],c));frag.appendChild(tr);}\n"
+    " tb.textContent='';tb.appendChild(frag);\n"
+    " info.textContent=n?('rows '+(lo+1)+'\\u2013'+hi+' of '+n+(D.rows.length>n?' (of '+D.rows.length+')':'')):'no query matches';\n"
+    " prev.disabled=page===0;next.disabled=page>=pages-1;}\n"
+    "function apply(){var t=f.value.toLowerCase();\n"
+    " view=D.rows.filter(function(r){return r[0].toLowerCase().indexOf(t)>=0;});\n"
+    " if(key>=0)view.sort(cmp);page=0;render();}\n"
+    "Array.prototype.forEach.call(hs,function(h,c){h.addEventListener('click',function(){\n"
+    " dir=key===c?-dir:(c===0?1:-1);key=c;\n"
+    " for(var i=0;hs.length>i;i++)hs[i].setAttribute('aria-sort',i===c?(dir>0?'ascending':'descending'):'none');\n"
+    " apply();});});\n"
+    "f.addEventListener('input',apply);\n"
+    "prev.addEventListener('click',function(){page--;render();});\n"
+    "next.addEventListener('click',function(){page++;render();});\n"
+    "render();})();\n";
 
 static const char *const rel_class[] = {"wrong", "rel", "junk"};
 static const char *const rel_word[] = {"wrong", "relevant", "junk"};
@@ -280,6 +419,52 @@ static void query_figure(FILE *fp, const SlemReport *self, const SlemThumbs *th,
   fputs("</figcaption></figure>", fp);
 }
 
+static int by_found_rank(const void *a, const void *b) {
+  const SlemReportFound *x = a, *y = b;
+  if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+  return x->doc < y->doc ? -1 : x->doc > y->doc;
+}
+
+enum { MISSED_LISTED = 12 };
+
+/* The relevant documents of query q that run r's results shown do not hold: first those
+ * it ranks further down (by rank), then those it does not rank (in the truth's order); at
+ * most MISSED_LISTED named. Out of memory: nothing listed. */
+static void missed(FILE *fp, const SlemReport *self, size_t r, size_t q) {
+  const SlemReportRun *run = self->runs + r;
+  size_t nrel = slem_truth_nrel(self->truth, q), nf = run->nfound[q], shown = 0, nmiss, listed = 0;
+  long last = run->nhits[q] == self->opts.top && run->nhits[q] ? run->hits[q][run->nhits[q] - 1].rank : -1;
+  SlemReportFound *f;
+  if (run->status[q] == SLEM_Q_SKIPPED || !run->hits[q]) return;
+  for (size_t i = 0; i < run->nhits[q]; i++) shown += run->hits[q][i].rel == SLEM_HIT_RELEVANT;
+  nmiss = nrel > shown ? nrel - shown : 0;
+  if (nmiss == 0) return;
+  if (!(f = malloc((nf + 1) * sizeof *f))) return;
+  memcpy(f, run->found[q], nf * sizeof *f);
+  qsort(f, nf, sizeof *f, by_found_rank);
+  fprintf(fp, "<div class=\"missed\"><b>missed</b> %zu of %zu relevant:", nmiss, nrel);
+  for (size_t i = 0; i < nf && listed < MISSED_LISTED; i++)
+    if (last >= 0 && f[i].rank > last) {
+      fputs(" <span class=\"m\">", fp);
+      slem_html_text(fp, slem_truth_doc(self->truth, f[i].doc));
+      fprintf(fp, "<small>rank %ld</small></span>", f[i].rank);
+      listed++;
+    }
+  for (size_t d = 0, nd = slem_truth_docs(self->truth); d < nd && listed < MISSED_LISTED; d++) {
+    int ranked = 0;
+    if (!slem_truth_relevant(self->truth, q, d) || slem_truth_junk(self->truth, q, d)) continue;
+    for (size_t i = 0; i < nf && !ranked; i++) ranked = f[i].doc == d;
+    if (ranked) continue;
+    fputs(" <span class=\"m\">", fp);
+    slem_html_text(fp, slem_truth_doc(self->truth, d));
+    fputs("<small>not ranked</small></span>", fp);
+    listed++;
+  }
+  if (listed < nmiss) fprintf(fp, " and %zu more", nmiss - listed);
+  fputs("</div>", fp);
+  free(f);
+}
+
 static void strip(FILE *fp, const SlemReport *self, const SlemThumbs *th, size_t r, size_t q) {
   const SlemReportRun *run = self->runs + r;
   const SlemReportHit *h = run->hits[q];
@@ -293,9 +478,17 @@ static void strip(FILE *fp, const SlemReport *self, const SlemThumbs *th, size_t
     slem_html_text(fp, h[i].id);
     fprintf(fp, " (%s), score %.9g\">", rel_word[h[i].rel], h[i].score);
     picture(fp, th, SLEM_THUMB_DB, h[i].id);
-    fprintf(fp, "<figcaption><b>%ld</b> %.3g</figcaption></figure>", h[i].rank, h[i].score);
+    fprintf(fp, "<figcaption><b>%ld</b> %.3g</figcaption>", h[i].rank, h[i].score);
+    if (h[i].rel == SLEM_HIT_WRONG && h[i].label) {
+      fputs("<span class=\"lab\">", fp);
+      slem_html_text(fp, h[i].label);
+      fputs("</span>", fp);
+    }
+    fputs("</figure>", fp);
   }
-  fputs("</div></td>", fp);
+  fputs("</div>", fp);
+  missed(fp, self, r, q);
+  fputs("</td>", fp);
 }
 
 static void run_label(FILE *fp, const SlemReport *self, size_t r) {
@@ -324,7 +517,9 @@ static void summary(FILE *fp, const SlemReport *self) {
   }
   fputs("<section id=\"summary\"><h2>Summary</h2>\n<table class=\"summary\"><thead><tr><th>run</th>", fp);
   for (int c = 0; head[c]; c++) fprintf(fp, "<th>%s</th>", head[c]);
-  fprintf(fp, "<th>%s</th><th>queries</th></tr></thead>\n<tbody>\n", rk);
+  fprintf(fp, "<th>%s</th><th>queries</th>", rk);
+  if (self->nruns > 1 && self->opts.permutations) fputs("<th title=\"paired randomisation test against the first run\">p</th>", fp);
+  fputs("</tr></thead>\n<tbody>\n", fp);
   for (size_t r = 0; r < self->nruns; r++) {
     const SlemReportRun *x = self->runs + r;
     double v[6] = {x->map[SLEM_AP_TREC], x->map[SLEM_AP_OXFORD], x->p1, x->p5, x->p10, x->rk};
@@ -340,13 +535,46 @@ static void summary(FILE *fp, const SlemReport *self) {
               v[c], v[c]); /* the title holds slem-eval's digits */
     fprintf(fp, "<td>%zu", x->evaluated);
     if (x->missing) fprintf(fp, "<span class=\"src\">%zu not ranked, AP 0</span>", x->missing);
-    fputs("</td></tr>\n", fp);
+    fputs("</td>", fp);
+    if (self->nruns > 1 && self->opts.permutations) {
+      if (x->pvalue < 0) fputs("<td class=\"pvalue\">\u2013</td>", fp);
+      else fprintf(fp, "<td class=\"pvalue\" title=\"%.6g\">%.4f</td>", x->pvalue, x->pvalue);
+    }
+    fputs("</tr>\n", fp);
   }
-  fputs("</tbody></table>\n<p class=\"note\">mAP: trec_eval's non-interpolated AP (unretrieved "
+  fputs("</tbody></table>\n", fp);
+  if (self->opts.protocol) {
+    const char *pn = slem_protocol_name(self->opts.protocol->protocol);
+    fprintf(fp, "<table class=\"summary revisitop\"><thead><tr><th>run</th><th>mAP (revisitop %s)</th>", pn);
+    for (int k = 0; k < SLEM_REVISIT_NK; k++) fprintf(fp, "<th>mP@%zu</th>", slem_revisit_kappas[k]);
+    fputs("<th>queries</th></tr></thead>\n<tbody>\n", fp);
+    for (size_t r = 0; r < self->nruns; r++) {
+      const SlemRevisitResult *v = &self->runs[r].revisit;
+      fputs("<tr><td>", fp);
+      run_label(fp, self, r);
+      fprintf(fp, "</td><td title=\"%.6f\">%.4f</td>", v->map, v->map);
+      for (int k = 0; k < SLEM_REVISIT_NK; k++) fprintf(fp, "<td title=\"%.6f\">%.4f</td>", v->mp[k], v->mp[k]);
+      fprintf(fp, "<td>%zu</td></tr>\n", v->evaluated);
+    }
+    fprintf(fp, "</tbody></table>\n<p class=\"note\">The revisited Oxford/Paris protocol %s "
+                "(revisitop's compute_map, as slem-eval --protocol): ", pn);
+    fputs(self->opts.protocol->protocol == SLEM_PROTO_EASY ? "easy positives relevant, hard ones junk"
+          : self->opts.protocol->protocol == SLEM_PROTO_HARD ? "hard positives relevant, easy ones junk"
+                                                             : "easy and hard positives relevant", fp);
+    fputs("; its AP is the Oxford one, which the page uses for every query.</p>\n", fp);
+  }
+  fputs("<p class=\"note\">mAP: trec_eval's non-interpolated AP (unretrieved "
         "relevant items count 0); mAP (Oxford): the trapezoid of the Oxford/Holidays compute_ap. "
         "Junk is removed before counting; queries with no relevant item are skipped.",
         fp);
   if (self->nruns > 1) fputs(" The best value of each column is in bold.", fp);
+  if (self->nruns > 1 && self->opts.permutations)
+    fprintf(fp, " p: two-sided paired randomisation test of the per-query AP (%s) against the first "
+                "run, over the %zu queries evaluated: %zu random sign flips from seed %llu "
+                "(all of them when there are at most that many), so the page is the same at "
+                "every run.",
+            ap_name(self->opts.ap), self->runs[0].evaluated, self->opts.permutations,
+            (unsigned long long)self->opts.seed);
   fputs("</p></section>\n", fp);
 }
 
@@ -386,14 +614,94 @@ static int figures(FILE *fp, const SlemReport *self, SlemError *err) {
     s[r].n = n;
   }
   slem_plot_histogram(fp, s, self->nruns, self->opts.bins, "AP of a query");
-  fprintf(fp, "<figcaption>Queries by their AP (%s), in bins of %.2g.</figcaption></figure>\n</div></section>\n",
+  fprintf(fp, "<figcaption>Queries by their AP (%s), in bins of %.2g.</figcaption></figure>\n",
           ap_name(self->opts.ap), 1.0 / (double)self->opts.bins);
+  if (self->nruns > 1) {
+    size_t n = s[0].n, above = 0, below = 0;
+    for (size_t i = 0; i < n; i++) {
+      above += s[1].y[i] > s[0].y[i];
+      below += s[1].y[i] < s[0].y[i];
+    }
+    fputs("<figure>", fp);
+    slem_plot_scatter(fp, s[0].y, s[1].y, n, self->runs[0].name, self->runs[1].name, slem_plot_colour(1));
+    fputs("<figcaption>AP of each query (", fp);
+    fputs(ap_name(self->opts.ap), fp);
+    fputs("): ", fp);
+    slem_html_text(fp, self->runs[1].name);
+    fputs(" against ", fp);
+    slem_html_text(fp, self->runs[0].name);
+    fprintf(fp, "; %zu queries above the diagonal, %zu below, %zu on it.</figcaption></figure>\n",
+            above, below, n - above - below);
+  }
+  fputs("</div></section>\n", fp);
 cleanup:
   for (size_t r = 0; legend && r < self->nruns; r++) free(legend[r]);
   free(legend);
   free(aps);
   free(s);
   return st;
+}
+
+/* s as a JSON string, safe inside <script>: '<', '>' and '&' escaped too. */
+static void json_text(FILE *fp, const char *s) {
+  fputc('"', fp);
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\') fprintf(fp, "\\%c", *p);
+    else if (*p < 0x20 || *p == '<' || *p == '>' || *p == '&') fprintf(fp, "\\u%04x", *p);
+    else fputc(*p, fp);
+  }
+  fputc('"', fp);
+}
+
+/* Every query of the ground truth: its relevant count, each run's AP and, with two runs or
+ * more, the second's AP minus the first's; a table that the inline script sorts, filters
+ * and pages (the data as JSON, so that 10 000 queries make no 10 000-row DOM). */
+static void per_query(FILE *fp, const SlemReport *self) {
+  fprintf(fp, "<section id=\"per-query\"><h2>Every query<small>%zu queries, AP (%s); click a "
+              "column to sort</small></h2>\n",
+          self->nq, ap_name(self->opts.ap));
+  fputs("<div class=\"pq-tools\"><input id=\"pq-filter\" type=\"search\" placeholder=\"filter by "
+        "query id\" aria-label=\"filter by query id\"><button id=\"pq-prev\" type=\"button\">"
+        "\u2039 previous</button><button id=\"pq-next\" type=\"button\">next \u203a</button>"
+        "<span id=\"pq-info\" class=\"note\"></span></div>\n",
+        fp);
+  fputs("<table class=\"pq\"><thead><tr><th aria-sort=\"none\">query</th><th aria-sort=\"none\">"
+        "relevant</th>", fp);
+  for (size_t r = 0; r < self->nruns; r++) {
+    fputs("<th aria-sort=\"none\">AP ", fp);
+    slem_html_text(fp, self->runs[r].name);
+    fputs("</th>", fp);
+  }
+  if (self->nruns > 1) {
+    fputs("<th aria-sort=\"none\">\u0394 ", fp);
+    slem_html_text(fp, self->runs[1].name);
+    fputs(" \u2212 ", fp);
+    slem_html_text(fp, self->runs[0].name);
+    fputs("</th>", fp);
+  }
+  fputs("</tr></thead><tbody></tbody></table>\n<noscript><p class=\"note\">The table needs "
+        "JavaScript; slem-eval --per-query prints the same numbers.</p></noscript>\n"
+        "<script type=\"application/json\" id=\"pq-data\">{\"runs\":[", fp);
+  for (size_t r = 0; r < self->nruns; r++) {
+    if (r) fputc(',', fp);
+    json_text(fp, self->runs[r].name);
+  }
+  fputs("],\"rows\":[", fp);
+  for (size_t q = 0; q < self->nq; q++) {
+    int ev = evaluated(self, q);
+    fputs(q ? ",\n[" : "\n[", fp);
+    json_text(fp, self->qids[q]);
+    fprintf(fp, ",%zu", slem_truth_nrel(self->truth, q));
+    for (size_t r = 0; r < self->nruns; r++)
+      if (ev) fprintf(fp, ",%.4f", self->runs[r].ap[q]);
+      else fputs(",null", fp);
+    if (self->nruns > 1) {
+      if (ev) fprintf(fp, ",%.4f", self->runs[1].ap[q] - self->runs[0].ap[q]);
+      else fputs(",null", fp);
+    }
+    fputc(']', fp);
+  }
+  fprintf(fp, "]}</script>\n<script>\n%s</script>\n</section>\n", pq_script);
 }
 
 static void keyrow(FILE *fp) {
@@ -527,6 +835,7 @@ int slem_report_write(const SlemReport *self, SlemThumbs *thumbs, const char *pa
   fputs("</p></header>\n", fp);
   summary(fp, self);
   if ((st = figures(fp, self, err)) != SLEM_OK) goto fail;
+  if (self->nruns > 0) per_query(fp, self);
   chosen(fp, self, thumbs);
   for (size_t r = 0; r < self->nruns; r++)
     if ((st = extremes(fp, self, thumbs, r, err)) != SLEM_OK) goto fail;
@@ -540,6 +849,131 @@ fail:
 }
 
 /* ---- the measures of a run (the one place that knows the evaluation API) ---- */
+
+/* A revisitop evaluation with the ground truth of proto read in (files in a fixed order:
+ * qrels, easy, hard, junk). */
+static int revisit_load(SlemRevisit **rv, const SlemReportProtocol *proto, SlemError *err) {
+  int st;
+  if ((st = slem_revisit_new(rv, proto->protocol, err)) != SLEM_OK) return st;
+  if (proto->qrels) st = slem_revisit_read_qrels(*rv, proto->qrels, err);
+  if (st == SLEM_OK && proto->easy) st = slem_revisit_read(*rv, SLEM_GT_EASY, proto->easy, err);
+  if (st == SLEM_OK && proto->hard) st = slem_revisit_read(*rv, SLEM_GT_HARD, proto->hard, err);
+  for (size_t i = 0; i < proto->njunk && st == SLEM_OK; i++)
+    st = slem_revisit_read(*rv, SLEM_GT_JUNK, proto->junk[i], err);
+  if (st != SLEM_OK) {
+    slem_revisit_free(*rv);
+    *rv = NULL;
+  }
+  return st;
+}
+
+/* Copies the pairs of the ground truth file path (kind: SLEM_GT_*, or -1 for graded qrels)
+ * into qrels ("q 0 d 1" for a positive under protocol p, "q 0 d 0" else, so that every
+ * query is known) and junk ("q d" for junk and the positives p ignores). The file was
+ * read by revisitop.h first: it is well formed. */
+static int revisit_copy(FILE *qrels, FILE *junk, const char *path, int kind, SlemProtocol p,
+                        SlemError *err) {
+  FILE *in = fopen(path, "r");
+  char *line = NULL, *save, *f[4];
+  size_t cap = 0;
+  int st = SLEM_OK;
+  if (!in) return slem_error(err, SLEM_EIO, "%s: %s", path, strerror(errno));
+  while (getline(&line, &cap, in) > 0) {
+    int nf = 0, k = kind, pos;
+    for (char *t = strtok_r(line, " \t\r\n", &save); t && nf < 4; t = strtok_r(NULL, " \t\r\n", &save))
+      f[nf++] = t;
+    if (kind < 0) { /* graded: 2 easy, 1 hard, -1 junk, 0 ignored */
+      long g;
+      if (nf < 4) continue;
+      g = strtol(f[3], NULL, 10);
+      k = g == 2 ? SLEM_GT_EASY : g == 1 ? SLEM_GT_HARD : g == -1 ? SLEM_GT_JUNK : -1;
+      if (k < 0) continue;
+      f[1] = f[2];
+    } else if (nf < 2) {
+      continue;
+    }
+    pos = (k == SLEM_GT_EASY && p != SLEM_PROTO_HARD) || (k == SLEM_GT_HARD && p != SLEM_PROTO_EASY);
+    fprintf(qrels, "%s 0 %s %d\n", f[0], f[1], pos);
+    if (!pos) fprintf(junk, "%s %s\n", f[0], f[1]);
+  }
+  if (ferror(in)) st = slem_error(err, SLEM_EIO, "%s: read: %s", path, strerror(errno));
+  free(line);
+  fclose(in);
+  return st;
+}
+
+/* A temporary file in $TMPDIR (else /tmp), removed from its folder at once. */
+static int temp_file(FILE **fp, SlemError *err) {
+  const char *dir = getenv("TMPDIR");
+  char path[4096];
+  int fd;
+  if (!dir || !*dir) dir = "/tmp";
+  snprintf(path, sizeof path, "%s/slem-report.XXXXXX", dir);
+  if ((fd = mkstemp(path)) < 0) return slem_error(err, SLEM_EIO, "%s: %s", path, strerror(errno));
+  unlink(path);
+  if (!(*fp = fdopen(fd, "w+"))) {
+    close(fd);
+    return slem_error(err, SLEM_ENOMEM, "out of memory");
+  }
+  return SLEM_OK;
+}
+
+int slem_report_protocol_truth(SlemTruth **truth, const SlemReportProtocol *proto, SlemError *err) {
+  SlemRevisit *rv = NULL;
+  FILE *qrels = NULL, *junk = NULL;
+  char qpath[64], jpath[64];
+  int st;
+  *truth = NULL;
+  if ((st = revisit_load(&rv, proto, err)) != SLEM_OK) return st; /* the files' errors */
+  if ((st = temp_file(&qrels, err)) != SLEM_OK || (st = temp_file(&junk, err)) != SLEM_OK) goto cleanup;
+  if (proto->qrels) st = revisit_copy(qrels, junk, proto->qrels, -1, proto->protocol, err);
+  if (st == SLEM_OK && proto->easy) st = revisit_copy(qrels, junk, proto->easy, SLEM_GT_EASY, proto->protocol, err);
+  if (st == SLEM_OK && proto->hard) st = revisit_copy(qrels, junk, proto->hard, SLEM_GT_HARD, proto->protocol, err);
+  for (size_t i = 0; i < proto->njunk && st == SLEM_OK; i++)
+    st = revisit_copy(qrels, junk, proto->junk[i], SLEM_GT_JUNK, proto->protocol, err);
+  if (st != SLEM_OK) goto cleanup;
+  if (fflush(qrels) || fflush(junk)) {
+    st = slem_error(err, SLEM_EIO, "temporary ground truth: %s", strerror(errno));
+    goto cleanup;
+  }
+  snprintf(qpath, sizeof qpath, "/dev/fd/%d", fileno(qrels));
+  snprintf(jpath, sizeof jpath, "/dev/fd/%d", fileno(junk));
+  if ((st = slem_truth_read_qrels(truth, qpath, err)) == SLEM_OK &&
+      (st = slem_truth_read_junk(*truth, jpath, err)) != SLEM_OK) {
+    slem_truth_free(*truth);
+    *truth = NULL;
+  }
+cleanup:
+  if (qrels) fclose(qrels);
+  if (junk) fclose(junk);
+  slem_revisit_free(rv);
+  return st;
+}
+
+/* revisitop's measures of the ranking at path into x, and its per-query AP in x->ap. */
+static int revisit_run(const SlemReport *self, SlemReportRun *x, const char *path, SlemRankFormat fmt,
+                       SlemError *err) {
+  SlemRevisit *rv = NULL;
+  SlemRankReader *rr = NULL;
+  int st;
+  if ((st = revisit_load(&rv, self->opts.protocol, err)) != SLEM_OK ||
+      (st = slem_rankreader_open(&rr, path, fmt, err)) != SLEM_OK ||
+      (st = slem_revisit_add_run(rv, rr, err)) != SLEM_OK ||
+      (st = slem_revisit_result(rv, &x->revisit, err)) != SLEM_OK)
+    goto cleanup;
+  for (size_t i = 0; i < slem_revisit_nqueries(rv); i++) {
+    const char *qid;
+    double ap, mp[SLEM_REVISIT_NK];
+    int status;
+    long q;
+    slem_revisit_query_result(rv, i, &qid, &ap, mp, &status);
+    if ((q = slem_truth_find_query(self->truth, qid)) >= 0) x->ap[q] = ap;
+  }
+cleanup:
+  slem_rankreader_free(rr);
+  slem_revisit_free(rv);
+  return st;
+}
 
 /* 1 when path names a regular file (what can be read again); a missing one is left to the
  * reader to report. */
@@ -623,8 +1057,15 @@ static void name_spooled(SlemError *err, const char *tmp, const char *shown) {
 static int keep_hit(const SlemReport *self, SlemReportRun *x, size_t q, const SlemRankEntry *e) {
   SlemReportHit *h = x->hits[q];
   size_t n = x->nhits[q], at = n;
-  long d;
+  long d = slem_truth_find_doc(self->truth, e->id);
   char *id;
+  if (d >= 0 && !slem_truth_junk(self->truth, q, (size_t)d) && slem_truth_relevant(self->truth, q, (size_t)d)) {
+    SlemReportFound *f = realloc(x->found[q], (x->nfound[q] + 1) * sizeof *f);
+    if (!f) return SLEM_ENOMEM;
+    x->found[q] = f;
+    f[x->nfound[q]].doc = (size_t)d;
+    f[x->nfound[q]++].rank = e->rank;
+  }
   while (at > 0 && h[at - 1].rank > e->rank) at--;
   if (at == self->opts.top) return SLEM_OK;
   if (!(id = strdup(e->id))) return SLEM_ENOMEM;
@@ -633,7 +1074,7 @@ static int keep_hit(const SlemReport *self, SlemReportRun *x, size_t q, const Sl
   h[at].id = id;
   h[at].rank = e->rank;
   h[at].score = e->score;
-  d = slem_truth_find_doc(self->truth, e->id);
+  h[at].label = db_label(self, e->id);
   h[at].rel = d < 0                                            ? SLEM_HIT_WRONG
               : slem_truth_junk(self->truth, q, (size_t)d)     ? SLEM_HIT_JUNK
               : slem_truth_relevant(self->truth, q, (size_t)d) ? SLEM_HIT_RELEVANT
@@ -682,6 +1123,9 @@ int slem_report_read_results(SlemReport *self, SlemError *err) {
       free(x->hits[q]);
       x->hits[q] = NULL;
       x->nhits[q] = 0;
+      free(x->found[q]);
+      x->found[q] = NULL;
+      x->nfound[q] = 0;
       if (shown[q] && !(x->hits[q] = calloc(self->opts.top, sizeof **x->hits))) goto nomem;
     }
     st = read_hits(self, x, err);
@@ -731,7 +1175,12 @@ int slem_report_add_run(SlemReport *self, const char *name, const char *path, Sl
   x->status = malloc((self->nq + 1) * sizeof *x->status);
   x->hits = calloc(self->nq + 1, sizeof *x->hits);
   x->nhits = calloc(self->nq + 1, sizeof *x->nhits);
-  if (!x->name || !x->source || !x->curve || !x->ap || !x->status || !x->hits || !x->nhits) goto nomem;
+  x->found = calloc(self->nq + 1, sizeof *x->found);
+  x->nfound = calloc(self->nq + 1, sizeof *x->nfound);
+  x->pvalue = -1;
+  if (!x->name || !x->source || !x->curve || !x->ap || !x->status || !x->hits || !x->nhits ||
+      !x->found || !x->nfound)
+    goto nomem;
   for (int k = 0; k < 2; k++) x->map[k] = res[k]->map;
   x->p1 = res[0]->p1;
   x->p5 = res[0]->p5;
@@ -752,6 +1201,10 @@ int slem_report_add_run(SlemReport *self, const char *name, const char *path, Sl
   x->spool_fd = spool_fd;
   spool = NULL;
   spool_fd = -1;
+  if (self->opts.protocol && (st = revisit_run(self, x, x->path, fmt, err)) != SLEM_OK) {
+    if (x->spool_fd >= 0) name_spooled(err, x->path, x->source);
+    goto cleanup;
+  }
   self->nruns++;
   x = NULL;
   goto cleanup;
@@ -777,12 +1230,16 @@ int slem_report_make(const char *output, const SlemTruthSpec *spec, const SlemRe
   SlemReport *rep = NULL;
   SlemThumbs *th = NULL;
   int st;
-  if ((st = slem_truth_read(&truth, spec, err)) != SLEM_OK ||
+  if ((st = opts->protocol ? slem_report_protocol_truth(&truth, opts->protocol, err)
+                            : slem_truth_read(&truth, spec, err)) != SLEM_OK ||
       (st = slem_report_new(&rep, truth, opts, err)) != SLEM_OK)
+    goto cleanup;
+  if (!opts->protocol && spec->dblabels && (st = slem_report_set_labels(rep, spec->dblabels, spec->dbids, err)) != SLEM_OK)
     goto cleanup;
   for (size_t r = 0; r < nruns; r++)
     if ((st = slem_report_add_run(rep, runs[r].name, runs[r].path, fmt, err)) != SLEM_OK) goto cleanup;
   if ((st = slem_report_choose(rep, queries_file, err)) != SLEM_OK ||
+      (st = slem_report_test(rep, err)) != SLEM_OK ||
       (st = slem_report_read_results(rep, err)) != SLEM_OK ||
       (st = slem_thumbs_new(&th, thumbs, err)) != SLEM_OK ||
       (st = slem_report_write(rep, th, output, err)) != SLEM_OK)

@@ -2,12 +2,17 @@
  * one ground truth, the way papers show results.
  *
  * The page holds, in order: a summary table (one row per run: mAP by trec_eval's and by
- * the Oxford definition, P@1, P@5, P@10, R@K, queries evaluated); the runs'
- * interpolated precision-recall curves and a histogram of per-query AP, both inline SVG
- * (plot.h); a table of chosen queries with each run's top results as thumbnails framed
- * by relevance (relevant, junk, wrong) with rank and score; and for each run a table of
- * its worst and best queries. Inline CSS, no script, nothing fetched from the network;
- * pictures come from thumbs.h, embedded or linked relative to the page.
+ * the Oxford definition, P@1, P@5, P@10, R@K, queries evaluated, and the p-value of a
+ * paired randomisation test against the first run, permtest.h; with a revisitop protocol
+ * a second table of its measures); the runs' interpolated precision-recall curves, a
+ * histogram of per-query AP and a scatter of the second run's per-query AP against the
+ * first's, inline SVG (plot.h); every query in a table that a small inline script sorts,
+ * filters and pages (its data as JSON in the page); a table of chosen queries with each
+ * run's top results as thumbnails framed by relevance (relevant, junk, wrong: with its
+ * database label when labels are known) with rank and score, and the relevant items
+ * missed; and for each run a table of its worst and best queries. Inline CSS, nothing
+ * fetched from the network; pictures come from thumbs.h, embedded or linked relative to
+ * the page.
  *
  * Per-query AP (choosing queries, worst and best, the histogram) is by the report's AP
  * kind; the summary gives both. The numbers are slem-eval's: the same library calls.
@@ -16,12 +21,17 @@
 #define SLEM_REPORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
 #include "eval.h"
 #include "rankings.h"
+#include "revisitop.h"
 #include "truth.h"
 #include "thumbs.h"
+
+#include "ids.h"
+#include "strmap.h"
 
 enum { SLEM_HIT_WRONG = 0, SLEM_HIT_RELEVANT = 1, SLEM_HIT_JUNK = 2 };
 
@@ -31,7 +41,15 @@ typedef struct SlemReportHit {
   long rank;
   double score;
   int rel;  /* SLEM_HIT_* */
+  const char *label;  /* the database label of the result (labels given), owned by the
+                         report; NULL when unknown */
 } SlemReportHit;
+
+/* A relevant document that a ranking holds: its index in the truth and its rank. */
+typedef struct SlemReportFound {
+  size_t doc;
+  long rank;
+} SlemReportFound;
 
 /* The measures of one run, everything the page needs from evaluation. Per-query arrays
  * follow the ground truth's queries (SlemReport.qids). */
@@ -48,11 +66,28 @@ typedef struct SlemReportRun {
   SlemReportHit **hits;           /* hits(nq): of the queries the page shows, the first
                                      nhits[q] results by rank; NULL for the others */
   size_t *nhits;                  /* nhits(nq) */
+  SlemReportFound **found;        /* found(nq): of the queries the page shows, every
+                                     relevant document the ranking holds, in file order;
+                                     NULL for the others */
+  size_t *nfound;                 /* nfound(nq) */
+  double pvalue;                  /* the paired test against run 0 (slem_report_test);
+                                     -1 for run 0 or no test */
+  SlemRevisitResult revisit;      /* with opts.protocol: revisitop's measures */
   char *path;                     /* the ranking, read again for the results */
   SlemRankFormat fmt;
   int spool_fd;                   /* >= 0: path is "/dev/fd/N" of this unlinked copy of
                                      stdin, closed on free */
 } SlemReportRun;
+
+/* The revisited Oxford/Paris ground truth (revisitop.h) and the protocol to read it by:
+ * graded qrels, or files of easy and hard positives (either may be NULL) and junk. */
+typedef struct SlemReportProtocol {
+  SlemProtocol protocol;
+  const char *qrels;
+  const char *easy, *hard;
+  const char *const *junk;
+  size_t njunk;
+} SlemReportProtocol;
 
 typedef struct SlemReportOpts {
   const char *title;         /* NULL: "Retrieval report" */
@@ -64,6 +99,13 @@ typedef struct SlemReportOpts {
   size_t nqueries;           /* queries chosen when no list is given (10) */
   size_t extremes;           /* worst and best queries per run (3) */
   size_t bins;               /* histogram bins (10) */
+  size_t permutations;       /* the paired randomisation test's sign patterns (10000); 0:
+                                no test */
+  uint64_t seed;             /* its seed (1) */
+  const SlemReportProtocol *protocol; /* NULL, or revisitop's protocol: the truth comes from
+                                slem_report_protocol_truth(), per-query AP is revisitop's
+                                (equal to the Oxford AP with junk removed) and the summary
+                                adds revisitop's mAP, mP@1, mP@5, mP@10 (borrowed) */
 } SlemReportOpts;
 
 /* The defaults noted above. */
@@ -79,6 +121,8 @@ typedef struct SlemReport {
   size_t *shown;           /* shown(nshown): indices of the chosen queries */
   size_t nshown;
   int listed;              /* 1: shown came from a list of ids */
+  SlemIds *dblabels;            /* the database labels (slem_report_set_labels) or NULL */
+  SlemStrMap *dbrow;            /* database id -> row of dblabels */
 } SlemReport;
 
 /* A new report on truth (borrowed, must outlive self) with no run yet. Errors:
@@ -86,6 +130,20 @@ typedef struct SlemReport {
 int slem_report_new(SlemReport **self, const SlemTruth *truth, const SlemReportOpts *opts,
                     SlemError *err);
 void slem_report_free(SlemReport *self);
+
+/* Reads the database labels at dblabels, one per row, and the rows' ids at dbids (NULL:
+ * 0-based row numbers), so that the page names the label of every wrong result. Errors:
+ * those of slem_labels_read() and slem_ids_read(); SLEM_EFORMAT when the counts differ;
+ * SLEM_ENOMEM. */
+int slem_report_set_labels(SlemReport *self, const char *dblabels, const char *dbids,
+                           SlemError *err);
+
+/* The ground truth of a revisitop protocol as the page frames results: under protocol
+ * p, the positives relevant, the junk and the positives the protocol ignores junk, and
+ * every query of the files in their order (queries without positives are skipped, as
+ * revisitop leaves them out). Errors: those of revisitop.h's readers (naming the file and
+ * line), SLEM_EIO on the temporary files in $TMPDIR (else /tmp), SLEM_ENOMEM. */
+int slem_report_protocol_truth(SlemTruth **truth, const SlemReportProtocol *proto, SlemError *err);
 
 /* Evaluates the ranking at path (format fmt, SLEM_RANK_AUTO: recognised) against the
  * truth by both AP definitions and adds it as run name (copied). The file is read twice
@@ -110,6 +168,12 @@ int slem_report_choose(SlemReport *self, const char *path, SlemError *err);
  * truth: relevant, junk, else wrong. Call after slem_report_choose(). Memory: the
  * results of the queries shown only. Errors: those of reading the rankings, SLEM_ENOMEM. */
 int slem_report_read_results(SlemReport *self, SlemError *err);
+
+/* The paired randomisation test (permtest.h) of every run r > 0 against run 0 on the
+ * per-query AP (the report's AP kind) of the evaluated queries, with opts.permutations
+ * and opts.seed, into runs[r].pvalue; nothing when opts.permutations is 0. Errors: those
+ * of slem_permtest_paired(), SLEM_ENOMEM. */
+int slem_report_test(SlemReport *self, SlemError *err);
 
 /* Indices of run r's worst and best queries by AP (ties by the ground truth's order):
  * worst(nworst) from the lowest up, best(nbest) from the highest down, each at most

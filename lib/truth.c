@@ -303,3 +303,7 @@ int slem_truth_read(SlemTruth **self, const SlemTruthSpec *spec, SlemError *err)
   }
   return st;
 }
+
+size_t slem_truth_docs(const SlemTruth *self) { return slem_strmap_count(self->dmap); }
+
+const char *slem_truth_doc(const SlemTruth *self, size_t d) { return slem_strmap_get(self->dmap, d); }

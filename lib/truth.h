@@ -65,6 +65,11 @@ int slem_truth_knows_all_docs(const SlemTruth *self);
 int slem_truth_relevant(const SlemTruth *self, size_t q, size_t d);
 int slem_truth_junk(const SlemTruth *self, size_t q, size_t d);
 
+/* Documents: dense indices 0..count-1 of every document the ground truth names (with
+ * labels, the database rows in order), for listing a query's relevant documents. */
+size_t slem_truth_docs(const SlemTruth *self);
+const char *slem_truth_doc(const SlemTruth *self, size_t d);  /* owned by self */
+
 /* R of query q: its relevant documents, junk removed. */
 size_t slem_truth_nrel(const SlemTruth *self, size_t q);
 

@@ -8,6 +8,7 @@
 #include "../lib/eval.h"
 #include "../lib/html.h"
 #include "../lib/image.h"
+#include "../lib/permtest.h"
 #include "../lib/plot.h"
 #include "../lib/pngenc.h"
 #include "../lib/report.h"
@@ -288,7 +289,8 @@ static int balanced(const char *html, char *why, size_t n) {
       if (!depth || strcmp(stack[depth - 1], name))
         return snprintf(why, n, "</%s> closes <%s>", name, depth ? stack[depth - 1] : "nothing"), 0;
       depth--;
-    } else if (end[-1] != '/' && strcmp(name, "meta") && strcmp(name, "img") && strcmp(name, "br")) {
+    } else if (end[-1] != '/' && strcmp(name, "meta") && strcmp(name, "img") && strcmp(name, "br") &&
+               strcmp(name, "input")) {
       if (depth == 256) return snprintf(why, n, "too deep"), 0;
       strcpy(stack[depth++], name);
       if (!strcmp(name, "style")) {
@@ -332,6 +334,29 @@ START_TEST(balance_checker_catches_errors) {
 }
 END_TEST
 
+/* The paired test by hand: with n = 3 and every difference 1, two of the 8 sign patterns
+ * reach |sum| = 3; differences 1, 1, -2 sum to 0, which every pattern reaches. */
+START_TEST(paired_test_by_hand) {
+  const double a[] = {0, 0, 0, 0.5}, b[] = {1, 1, 1, 0.5}, c[] = {1, 1, -2};
+  double p, p2;
+  SlemError err;
+  ck_assert_int_eq(slem_permtest_paired(&p, a, b, 3, 8, 1, &err), SLEM_OK);
+  ck_assert_double_eq(p, 0.25);
+  ck_assert_int_eq(slem_permtest_paired(&p, a, b, 4, 16, 1, &err), SLEM_OK); /* a tie adds nothing */
+  ck_assert_double_eq(p, 0.25);
+  ck_assert_int_eq(slem_permtest_paired(&p, a, c, 3, 8, 1, &err), SLEM_OK);
+  ck_assert_double_eq(p, 1);
+  ck_assert_int_eq(slem_permtest_paired(&p, a, b, 0, 8, 1, &err), SLEM_OK);
+  ck_assert_double_eq(p, 1);
+  /* random: (count + 1) / (N + 1) with count about N/4, the same for the same seed */
+  ck_assert_int_eq(slem_permtest_paired(&p, a, b, 3, 7, 5, &err), SLEM_OK);
+  ck_assert_int_eq(slem_permtest_paired(&p2, a, b, 3, 7, 5, &err), SLEM_OK);
+  ck_assert_double_eq(p, p2);
+  ck_assert(p >= 1.0 / 8 && p <= 1);
+  ck_assert_int_eq(slem_permtest_paired(&p, a, b, 3, 0, 1, &err), SLEM_EINVAL);
+}
+END_TEST
+
 START_TEST(page_structure) {
   SlemTruth *t = digit_labels();
   SlemReport *rep = NULL;
@@ -349,7 +374,10 @@ START_TEST(page_structure) {
   html = read_file(path);
   ck_assert_msg(balanced(html, why, sizeof why), "unbalanced: %s", why);
   ck_assert_ptr_nonnull(strstr(html, "<!DOCTYPE html>"));
-  ck_assert_ptr_null(strstr(html, "<script"));
+  /* the per-query table's data and code, no other script, nothing fetched */
+  ck_assert_uint_eq(count(html, "<script"), 2);
+  ck_assert_ptr_nonnull(strstr(html, "<script type=\"application/json\" id=\"pq-data\">"));
+  ck_assert_ptr_null(strstr(html, "<script src"));
   ck_assert_ptr_null(strstr(html, "http://www.w3.org/1999")); /* nothing but the SVG namespace */
   ck_assert_uint_eq(count(html, "http"), count(html, "xmlns=\"http://www.w3.org/2000/svg\""));
   /* results kept for the queries shown only */
@@ -368,9 +396,11 @@ START_TEST(page_structure) {
   ck_assert_uint_eq(count(s, "<table"), 1);
   ck_assert_uint_eq(count(s, "<tr>"), 3);
   free(s);
-  /* figures: two SVGs, one curve per run, 10 bins x 2 runs */
+  /* figures: curves, histogram and the scatter of the two runs (a point per evaluated
+   * query), one curve per run, 10 bins x 2 runs */
   s = section(html, "id=\"figures\"");
-  ck_assert_uint_eq(count(s, "<svg"), 2);
+  ck_assert_uint_eq(count(s, "<svg"), 3);
+  ck_assert_uint_eq(count(s, "<circle cx"), 11 * 2 + rep->runs[0].evaluated);
   ck_assert_uint_eq(count(s, "<path class=\"pr\""), 2);
   ck_assert_uint_eq(count(s, "<rect class=\"bar\""), 20);
   free(s);
@@ -519,7 +549,9 @@ START_TEST(ids_are_escaped_and_frames_follow_relevance) {
   ck_assert_int_eq(slem_report_write(rep, NULL, path, &err), SLEM_OK);
   html = read_file(path);
   ck_assert_msg(balanced(html, why, sizeof why), "unbalanced: %s", why);
-  ck_assert_ptr_null(strstr(html, "<script"));
+  ck_assert_ptr_null(strstr(html, "<script>q"));
+  ck_assert_uint_eq(count(html, "<script"), 2); /* the page's own: table data and code */
+  ck_assert_ptr_nonnull(strstr(html, "[\"\\u003cscript\\u003eq\",2,"));
   ck_assert_ptr_null(strstr(html, "\"1\" <b>"));
   ck_assert_ptr_null(strstr(html, "<i>"));
   ck_assert_ptr_nonnull(strstr(html, "<title>A &amp; B &lt;i&gt;</title>"));
@@ -815,6 +847,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, results_follow_the_rank_field);
   tcase_add_test(tc, per_query_ap_follows_the_option);
   tcase_add_test(tc, choosing_queries);
+  tcase_add_test(tc, paired_test_by_hand);
   tcase_add_test(tc, thumbnails_from_vectors);
   tcase_add_test(tc, thumbnails_from_files);
   suite_add_tcase(s, tc);

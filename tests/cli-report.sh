@@ -84,7 +84,9 @@ grep -q '<img src="../imgs/a.gif"' "$T/pages/p.html" && ok || bad "ids are paths
 printf '<script>x 0 "a" 1\n' >"$T/x.qrels"
 printf '<script>x\t1\t"a"\t0.9\n' >"$T/x.tsv"
 check "escaping" slem-report --qrels "$T/x.qrels" --title "<b>T</b>" -o "$T/x.html" "<i>n</i>=$T/x.tsv"
-grep -q '<script' "$T/x.html" && bad "escaping: a <script> element" || ok
+# the page's own two scripts (the per-query table's data and code), no other
+[ "$(grep -o '<script[^>]*>' "$T/x.html" | tr '\n' ' ')" = '<script type="application/json" id="pq-data"> <script> ' ] &&
+  ok || bad "escaping: a <script> element"
 grep -q '&lt;script&gt;x' "$T/x.html" && ok || bad "escaping: the query id is not shown as text"
 grep -q 'alt="&quot;a&quot;"\|title="rank 1: &quot;a&quot; (relevant)' "$T/x.html" && ok || bad "escaping: quotes in an attribute"
 grep -q '<i>\|<b>T' "$T/x.html" && bad "escaping: markup from a name or the title" || ok
@@ -124,6 +126,82 @@ expect_fail "bad ranking on stdin" 1 "<stdin>: line 1" "$T/none.html" sh -c "sle
 ls "${TMPDIR:-/tmp}"/slem-report.* >/dev/null 2>&1 && bad "stdin: a temporary copy left behind" || ok
 # shellcheck disable=SC2086
 expect_fail "page over its input" 2 "" "-" slem-report $LABELS -o "$T/run.tsv" "$T/run.tsv"
+
+# ---- the paired randomisation test against scipy (testdata/eval/permtest.txt) ----
+# mix A B N CUT: A's lines of the queries below CUT, B's from CUT to N
+mix() {
+  awk -F'\t' -v n="$3" -v cut="$4" 'FNR == 1 { f++ } $1 !~ /^[0-9]+$/ { next }
+    $1 + 0 < n && ((f == 1 && $1 + 0 < cut) || (f == 2 && $1 + 0 >= cut))' "$1" "$2"
+}
+grep -v '^#' "$E/permtest.txt" >"$T/permtest"
+while read -r case n cut _ _ want; do
+  mix "$E/cosine-full.tsv" "$E/slem-top100.tsv" "$n" "$cut" >"$T/pa.tsv"
+  mix "$E/slem-top100.tsv" "$E/cosine-full.tsv" "$n" "$cut" >"$T/pb.tsv"
+  head -n "$n" "$D/queries.labels" >"$T/pq.labels"
+  slem-report --query-labels "$T/pq.labels" --db-labels "$D/database.labels" -o "$T/p.html" \
+    "$T/pa.tsv" "$T/pb.tsv" || bad "permtest $case: slem-report failed"
+  got=$(sed -n 's/.*class="pvalue" title="\([^"]*\)".*/\1/p' "$T/p.html")
+  if [ "$case" = exact ]; then tol=0.000001; else tol=0.02; fi
+  awk -v g="$got" -v w="$want" -v t="$tol" -v c="$case" 'BEGIN {
+    d = g - w; if (d < 0) d = -d; if (c == "exact") d /= w
+    exit !(g != "" && d <= t) }' && ok || bad "permtest $case: p $got, scipy $want"
+done <"$T/permtest"
+# the same page twice: the test's seed is fixed
+slem-report $LABELS -o "$T/p1.html" "$E/cosine-full.tsv" "$E/slem-top100.tsv" &&
+  slem-report $LABELS -o "$T/p2.html" "$E/cosine-full.tsv" "$E/slem-top100.tsv" &&
+  cmp -s "$T/p1.html" "$T/p2.html" && ok || bad "two runs of the same page differ"
+grep -q 'class="pvalue" title="9.999e-05">0.0001</td>' "$T/p1.html" && ok || bad "p-value of SLEM against cosine"
+check "no test" slem-report $LABELS --permutations 0 -o "$T/p0.html" "$E/cosine-full.tsv" "$E/slem-top100.tsv"
+grep -q 'class="pvalue"' "$T/p0.html" && bad "--permutations 0 still shows p" || ok
+
+# ---- exploring: every query in the table's data, labels of wrong results, misses ----
+n=$(sed -n '/id="pq-data"/,/<\/script>/p' "$T/p1.html" | grep -c '^\[')
+[ "$n" = 100 ] && ok || bad "per-query data: $n rows, expected 100"
+grep -q '<figure class="hit wrong"[^>]*>.*<span class="lab">[0-9]</span>' "$T/p1.html" && ok || bad "no label under a wrong result"
+grep -q '<div class="missed"><b>missed</b> [0-9]* of [0-9]* relevant: <span class="m">' "$T/p1.html" && ok ||
+  bad "no relevant item listed as missed"
+n=$(sed -n '/class="plot scatter"/,/<\/svg>/p' "$T/p1.html" | grep -o '<circle ' | wc -l)
+[ "$n" = 100 ] && ok || bad "scatter: $n points, expected 100"
+
+# ---- --protocol: revisitop's measures, as slem-eval --protocol gives them ----
+RV=$TOP/testdata/revisitop
+GT="--easy $RV/easy.txt --hard $RV/hard.txt --junk $RV/junk.txt"
+for p in easy medium hard; do
+  # shellcheck disable=SC2086
+  check "--protocol $p" slem-report --protocol $p $GT -o "$T/rv.html" "$E/cosine-full.tsv" "$E/slem-top100.tsv"
+  row=1
+  for run in cosine-full slem-top100; do
+    # shellcheck disable=SC2086
+    slem-eval --protocol $p --per-query $GT "$E/$run.tsv" >"$T/rv.eval"
+    want=$(awk -F'\t' '$1 == "mAP" || $1 ~ /^mP@/ { printf "%s ", $2 } $1 == "queries" { printf "%s", $2 }' "$T/rv.eval")
+    got=$(sed -n '/<table class="summary revisitop">/,/<\/table>/p' "$T/rv.html" | grep '^<tr><td>' | sed -n "${row}p" |
+      sed 's/<td title="\([^"]*\)">[^<]*<\/td>/ \1 /g; s/<[^>]*>//g' | awk '{ for (i = 2; i <= NF; i++) printf "%s%s", $i, i < NF ? " " : "" }')
+    [ "$got" = "$want" ] && ok || bad "--protocol $p, $run: '$got', slem-eval '$want'"
+    # the table's per-query AP (4 digits) is revisitop's (6 digits), for every query it counts
+    awk -F'\t' '!/^#/ && $6 == "ok" { print $1, $2 }' "$T/rv.eval" | sort >"$T/rv.want"
+    sed -n '/id="pq-data"/,/<\/script>/p' "$T/rv.html" | grep '^\[' | tr -d '[]"' |
+      awk -F, -v c=$((row + 2)) '$c != "null" { print $1, $c }' | sort >"$T/rv.got"
+    join "$T/rv.want" "$T/rv.got" | awk -v n="$(wc -l <"$T/rv.want")" -v m="$(wc -l <"$T/rv.got")" '
+      { d = $2 - $3; if (d < 0) d = -d; if (d > 0.0000501) bad++; k++ }
+      END { exit !(bad == 0 && k == n && k == m) }' && ok || bad "--protocol $p, $run: per-query AP differs from slem-eval's"
+    row=$((row + 1))
+  done
+done
+# graded qrels give the same page as the three files
+{ awk '{ print $1, 0, $2, 2 }' "$RV/easy.txt"; awk '{ print $1, 0, $2, 1 }' "$RV/hard.txt"
+  awk '{ print $1, 0, $2, -1 }' "$RV/junk.txt"; } >"$T/graded.qrels"
+check "--protocol with graded qrels" slem-report --protocol hard --qrels "$T/graded.qrels" -o "$T/rvq.html" "$E/cosine-full.tsv" "$E/slem-top100.tsv"
+# shellcheck disable=SC2086
+slem-report --protocol hard $GT -o "$T/rvf.html" "$E/cosine-full.tsv" "$E/slem-top100.tsv"
+sed 's/revisitop hard, [^)]*)/X)/' "$T/rvq.html" >"$T/rvq.x"
+sed 's/revisitop hard, [^)]*)/X)/' "$T/rvf.html" >"$T/rvf.x"
+cmp -s "$T/rvq.x" "$T/rvf.x" && ok || bad "--protocol: graded qrels and files give different pages"
+# shellcheck disable=SC2086
+expect_fail "--protocol without positives" 2 "needs the positives" "$T/none.html" slem-report --protocol medium -o "$T/none.html" "$E/cosine-full.tsv"
+# shellcheck disable=SC2086
+expect_fail "--protocol with labels" 2 "takes no labels" "$T/none.html" slem-report --protocol medium $GT $LABELS -o "$T/none.html" "$E/cosine-full.tsv"
+expect_fail "--easy without --protocol" 2 "go with --protocol" "$T/none.html" slem-report $LABELS --easy "$RV/easy.txt" -o "$T/none.html" "$E/cosine-full.tsv"
+expect_fail "--protocol with trec AP" 2 "revisitop's" "$T/none.html" slem-report --protocol easy $GT --ap trec -o "$T/none.html" "$E/cosine-full.tsv"
 
 check "--help" slem-report --help
 grep -q -- '--image-shape' "$T/out" && ok || bad "--help lacks --image-shape"

@@ -19,9 +19,17 @@ ln -s "$TOP/scripts/plot-pr" "$S/slem-plot-pr"
 ln -s "$TOP/scripts/slem-scale" "$S/slem-parallel"
 ln -s "$TOP/scripts/slem-scale" "$S/slem-sbatch"
 ln -s "$TOP/scripts/slem-reindex" "$S/slem-reindex"
+# slem-sbatch.1 is slem-parallel.1 under its own title (`man -l` cannot follow a .so link
+# from a file): it must be what `make man/slem-sbatch.1` makes of slem-parallel.1 now
+if sh scripts/man-alias.sh man/slem-parallel.1 SLEM-SBATCH | cmp -s - man/slem-sbatch.1; then
+  pass=$((pass + 1))
+else
+  echo "FAIL: man/slem-sbatch.1 is out of date with man/slem-parallel.1 (make man/slem-sbatch.1)"
+  fail=$((fail + 1))
+fi
 for page in "$@"; do
-  # a page that is another's (.so) has that page's examples
-  case $(head -n 1 "$page") in .so\ *) continue ;; esac
+  # a page that is another's (.so, or generated from it) has that page's examples
+  case $(head -n 1 "$page") in .so\ *|'.\" Generated from '*) continue ;; esac
   dir=$(mktemp -d "${TMPDIR:-/tmp}/slem-man.XXXXXX")
   ln -s "$TOP/testdata" "$dir/testdata"
   # split the examples into cmd.N and exp.N files
