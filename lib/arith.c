@@ -11,7 +11,7 @@
 #endif
 
 #include "dot.h"
-#include "slem.h"
+#include "blas.h"
 
 /* Declared by OpenBLAS; weak so that a build against another CBLAS still links. */
 extern char *openblas_get_config(void) __attribute__((weak));

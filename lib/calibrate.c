@@ -9,7 +9,7 @@
 
 #include "ids.h"
 #include "io.h"
-#include "slem.h"
+#include "blas.h"
 
 struct SlemCalibration {
   size_t m;

@@ -2,7 +2,7 @@
 #include "kernel.h"
 
 #include "dot.h"
-#include "slem.h"
+#include "blas.h"
 
 #include <gsl/gsl_cblas.h>
 #include <inttypes.h>

@@ -6,7 +6,7 @@
 #include "../lib/calibrate.h"
 #include "../lib/match.h"
 #include "../lib/scorer.h"
-#include "../lib/slem.h"
+#include "../lib/blas.h"
 
 /* gradient of Platt's NLL at (A, B) = (-a, a b) with the smoothed targets */
 static void platt_gradient(const SlemSigmoid *sg, const double *pos, size_t np,

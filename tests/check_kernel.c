@@ -12,7 +12,7 @@
 #include "../lib/kproj.h"
 #include "../lib/kslem.h"
 #include "../lib/scorer.h"
-#include "../lib/slem.h"
+#include "../lib/blas.h"
 #include "../lib/stats.h"
 
 START_TEST(kernel_values_against_direct_formulas) {
