@@ -10,7 +10,7 @@
  * fmt_npy.c, fmt_text.c or fmt_bin.c), prefetch.h (reading a block ahead), ids.h, cache.h
  * (the .slem cache), stats.h (negative statistics), eigen.h (symmetric eigendecompositions),
  * blas.h (the BLAS bound, its threads, chunked parallel loops), encode.h (descriptors), kernel.h
- * (kernels, incomplete Cholesky), kslem.h (kernel SLEM statistics), kproj.h (kernel
+ * (kernels, incomplete Cholesky), kernel_stats.h (kernel SLEM statistics), kproj.h (kernel
  * projection, exact similarity, the kernel scorer), topk.h (the ordering rule of hits,
  * top-k selection), scorer.h (the scorer interface, inner-product scorer), dot.h (the
  * fixed-order dot products of exact scores and projections, several side by side in

@@ -1,4 +1,4 @@
-#include "kslem.h"
+#include "kernel_stats.h"
 
 #include <gsl/gsl_cblas.h>
 #include <math.h>
@@ -34,8 +34,8 @@ static int factor_icd(SlemKernelStats *ks, double **bout, size_t *rout, const Sl
     goto done;
   }
   {
-    SlemIcl icl = {0, b, piv, trace};
-    status = slem_icl(&icl, k, x, n, d, rmax, tol, err);
+    SlemKernelIcl icl = {0, b, piv, trace};
+    status = slem_kernel_icl(&icl, k, x, n, d, rmax, tol, err);
     r = icl.rank;
   }
   if (status) goto done;
