@@ -21,7 +21,8 @@
  * junk and rankings), truth.h (ground truth: qrels, labels, junk), eval.h (mAP and friends,
  * and their reports), treceval.h (trec_eval 10.0 measures), revisitop.h (the revisited
  * Oxford/Paris protocol), crc32.h; the baselines and post-processing: esvm.h (exemplar
- * SVMs through LIBLINEAR), calibrate.h (Platt's sigmoids, the affine scorer), expand.h (AQE,
+ * SVMs through LIBLINEAR; esvm_rand.h, outside the library), calibrate.h (Platt's
+ * sigmoids), scorer_affine.h (the affine scorer of exemplar classifiers), expand.h (AQE,
  * alpha-QE, DBA).
  *
  * For slem-report: report.h (the HTML results page), thumbs.h (pictures of ids), image.h

@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (data[0] % 2 == 0) {
     if (slem_calibration_read(&cal, path, &err) == SLEM_OK) {
       for (size_t i = 0; i < slem_calibration_count(cal); i++) {
-        double p = slem_sigmoid(slem_calibration_get(cal, i), 0.5);
+        double p = slem_calibration_sigmoid(slem_calibration_get(cal, i), 0.5);
         if (!(p >= 0 && p <= 1)) __builtin_trap();
       }
       slem_calibration_free(cal);
