@@ -228,7 +228,7 @@ __attribute__((target("avx"))) static void lanes_avx(int sq, const double *x, co
 }
 
 static void lanes_sum(int sq, const double *x, const double *yt, size_t d, double *s) {
-  if (slem_lanes_avx())
+  if (slem_dot_lanes_avx())
     lanes_avx(sq, x, yt, d, s);
   else
     lanes_sse(sq, x, yt, d, s);
