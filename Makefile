@@ -46,7 +46,10 @@ ALL_LDFLAGS = $(SAN) $(LDFLAGS)
 LIBS      = $(LINEAR_LIBS) -lgsl -Wl,--push-state,--no-as-needed $(BLAS_LIBS) -Wl,--pop-state -lcjson -lpng -lm -lpthread -ldl
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
-LIB_SRC   = $(wildcard lib/*.c)
+# esvm_rand.c defines the C library's rand() and srand() (lib/esvm_rand.h): linked into
+# slem-esvm and check_esvm only, never into libslem.a
+RAND_OBJ  = build/lib/esvm_rand.o
+LIB_SRC   = $(filter-out lib/esvm_rand.c,$(wildcard lib/*.c))
 LIB_OBJ   = $(LIB_SRC:lib/%.c=build/lib/%.o)
 TOOLS     = slem-negstats slem-encode slem-match slem-eval slem-merge slem-report slem-esvm \
             slem-calibrate slem-expand
@@ -80,8 +83,14 @@ lib/libslem.a: $(LIB_OBJ)
 bin/%: build/cmd/%.o $(CLI_OBJ) lib/libslem.a | bin
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(CLI_OBJ) lib/libslem.a $(LIBS)
 
+bin/slem-esvm: build/cmd/slem-esvm.o $(CLI_OBJ) $(RAND_OBJ) lib/libslem.a | bin
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(RAND_OBJ) $(CLI_OBJ) lib/libslem.a $(LIBS)
+
 build/tests/%: tests/%.c tests/testutil.h lib/libslem.a | build/tests
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< lib/libslem.a $(LIBS) $(CHECK_LIBS)
+
+build/tests/check_esvm: tests/check_esvm.c tests/testutil.h $(RAND_OBJ) lib/libslem.a | build/tests
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(RAND_OBJ) lib/libslem.a $(LIBS) $(CHECK_LIBS)
 
 build/lib build/cmd build/tests bin:
 	mkdir -p $@

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../lib/arith.h"
+#include "../lib/blas.h"
 #include "../lib/io.h"
 #include "../lib/slem.h"
 

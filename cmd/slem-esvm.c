@@ -8,7 +8,7 @@
 
 #include "../lib/esvm.h"
 #include "../lib/ids.h"
-#include "../lib/slem.h"
+#include "../lib/blas.h"
 #include "../lib/vecs.h"
 #include "cli.h"
 

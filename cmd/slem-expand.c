@@ -130,27 +130,27 @@ int main(int argc, char **argv) {
   if ((qids_path && slem_ids_read(&qids, qids_path, &err) != SLEM_OK) ||
       (dbids_path && slem_ids_read(&dbids, dbids_path, &err) != SLEM_OK) ||
       slem_vecreader_open(&db, db_path, ifmt, &err) != SLEM_OK ||
-      slem_expander_new(&ex, db, dbids, &opts, &err) != SLEM_OK ||
+      slem_expand_new(&ex, db, dbids, &opts, &err) != SLEM_OK ||
       slem_vecreader_open(&in, input, ifmt, &err) != SLEM_OK ||
       slem_rankreader_open(&rr, rank_path, rfmt, &err) != SLEM_OK)
     goto fail;
   total = slem_vecreader_count(in) > 0 ? (uint64_t)slem_vecreader_count(in) : 0;
-  if (slem_vecwriter_open(&w, output, ofmt, slem_expander_dim(ex), slem_vecreader_count(in),
+  if (slem_vecwriter_open(&w, output, ofmt, slem_expand_dim(ex), slem_vecreader_count(in),
                           &err) != SLEM_OK ||
       slem_expand_stream(ex, in, qids, rr, w, progress, &total, &err) != SLEM_OK)
     goto fail;
   cli_progress_done();
   status = slem_vecwriter_close(w, &err) == SLEM_OK ? CLI_EXIT_OK : cli_fail(&err);
   w = NULL;
-  if (status == CLI_EXIT_OK && !quiet && slem_expander_zeros(ex) > 0)
-    cli_warn("%" PRIu64 " expanded vectors are zero", slem_expander_zeros(ex));
+  if (status == CLI_EXIT_OK && !quiet && slem_expand_zeros(ex) > 0)
+    cli_warn("%" PRIu64 " expanded vectors are zero", slem_expand_zeros(ex));
   goto done;
 fail:
   status = cli_fail(&err);
 done:
   slem_vecwriter_abort(w);
   slem_rankreader_free(rr);
-  slem_expander_free(ex);
+  slem_expand_free(ex);
   slem_vecreader_free(in);
   slem_vecreader_free(db);
   slem_ids_free(qids);

@@ -11,7 +11,7 @@
 #endif
 
 #include "dot.h"
-#include "slem.h"
+#include "blas.h"
 
 /* Declared by OpenBLAS; weak so that a build against another CBLAS still links. */
 extern char *openblas_get_config(void) __attribute__((weak));
@@ -56,7 +56,7 @@ int slem_arith_to_json(struct cJSON *obj, const char *mixed) {
       !cJSON_AddStringToObject(a, "blas_core", slem_blas_corename()) ||
       !cJSON_AddStringToObject(a, "blas_config", config) ||
       !cJSON_AddStringToObject(a, "gsl", gsl_version) || !cJSON_AddStringToObject(a, "libc", libc) ||
-      !cJSON_AddStringToObject(a, "lanes", slem_lanes_avx() ? "avx" : "sse2") ||
+      !cJSON_AddStringToObject(a, "lanes", slem_dot_lanes_avx() ? "avx" : "sse2") ||
       (mixed && *mixed && !cJSON_AddStringToObject(a, "mixed", mixed)) ||
       !cJSON_AddItemToObject(obj, "arithmetic", a)) {
     cJSON_Delete(a);

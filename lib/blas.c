@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "slem.h"
+#include "blas.h"
 
 /* Declared by OpenBLAS; weak so that a build against another CBLAS still links. */
 extern void openblas_set_num_threads(int) __attribute__((weak));
@@ -119,7 +119,7 @@ const char *slem_blas_better_core(void) {
 
 static void gsl_quiet(void) { gsl_set_error_handler_off(); }
 
-void slem_gsl_init(void) {
+void slem_blas_gsl_init(void) {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, gsl_quiet);
 }

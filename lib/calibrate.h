@@ -34,11 +34,11 @@ typedef struct SlemSigmoid {
  * is 0, a score not finite), SLEM_ENUMERIC (the scores are all equal, or the fit gives
  * A = 0, which no (a, b) expresses, or Newton's method does not converge). The message
  * does not name the exemplar: the caller adds it. */
-int slem_platt_fit(SlemSigmoid *out, const double *pos, size_t npos, const double *neg,
-                   size_t nneg, int *iters, SlemError *err);
+int slem_calibration_platt_fit(SlemSigmoid *out, const double *pos, size_t npos,
+                               const double *neg, size_t nneg, int *iters, SlemError *err);
 
 /* 1 / (1 + exp(-a (s - b))), computed without overflow. */
-double slem_sigmoid(const SlemSigmoid *sg, double s);
+double slem_calibration_sigmoid(const SlemSigmoid *sg, double s);
 
 /* What slem_calibration_fit() reads. Labels are strings without white space, one per
  * line (ids.h). */
@@ -81,14 +81,8 @@ void slem_calibration_counts(const SlemCalibration *self, size_t i, size_t *npos
 /* Writes the file atomically (path, "-": stdout). Errors: SLEM_EIO. */
 int slem_calibration_write(const SlemCalibration *self, const char *path, SlemError *err);
 
-/* The affine scorer (scorer.h): queries are classifiers of d + 1 values (w, then b),
- * database rows vectors of d values, and the score of row x is w.x + b (one sgemm a tile
- * in float32, b added in double; exact score: the fixed-order double sum of slem_dot_f32
- * plus b); with cal (borrowed, may be NULL), the i-th query's score goes through the i-th
- * sigmoid, a probability. Queries are counted from the first block
- * on: a query beyond the calibration's count is an error (SLEM_EFORMAT) when its block is
- * read. Errors of _new: SLEM_ENOMEM. */
-int slem_scorer_affine_new(SlemScorer **self, size_t d, const SlemCalibration *cal,
-                           size_t max_q, size_t max_d, SlemError *err);
+/* The affine scorer moved to scorer_affine.h; included here for match.h, which still
+ * finds slem_scorer_affine_new() through this header. */
+#include "scorer_affine.h"
 
 #endif

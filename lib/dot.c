@@ -47,7 +47,7 @@ static void lanes_choose(void) {
   lanes_avx_ok = __builtin_cpu_supports("avx") && !(t && strcmp(t, "sse") == 0);
 }
 
-int slem_lanes_avx(void) {
+int slem_dot_lanes_avx(void) {
   pthread_once(&lanes_once, lanes_choose);
   return lanes_avx_ok;
 }
@@ -108,7 +108,7 @@ __attribute__((target("avx"))) static void dot_lanes_avx(const double *a, const 
 }
 
 void slem_dot_f64_lanes(const double *a, const double *vt, size_t n, double *out) {
-  if (slem_lanes_avx())
+  if (slem_dot_lanes_avx())
     dot_lanes_avx(a, vt, n, out);
   else
     dot_lanes_sse(a, vt, n, out);
@@ -197,7 +197,7 @@ __attribute__((target("avx"))) static void dot_rows_avx(const float *a, const fl
 
 void slem_dot_f32_rows(const float *a, const float *const *b, size_t m, size_t n, double *out) {
   if (m == 0) return;
-  if (slem_lanes_avx())
+  if (slem_dot_lanes_avx())
     dot_rows_avx(a, b, m, n, out);
   else
     dot_rows_sse(a, b, m, n, out);

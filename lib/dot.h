@@ -33,6 +33,6 @@ void slem_dot_f32_at(const float *a, const float *x, size_t n, const size_t *j, 
                      double *out);
 
 /* Whether the side-by-side sums run on AVX (else SSE2). */
-int slem_lanes_avx(void);
+int slem_dot_lanes_avx(void);
 
 #endif

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE /* dlsym(RTLD_DEFAULT) */
 #include "esvm.h"
+#include "esvm_rand.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -11,33 +12,28 @@
 #include <string.h>
 #include <unistd.h>
 
-/* ---- rand() with one generator per thread (see the header) ---- */
+/* ---- LIBLINEAR's rand(): one generator per thread when esvm_rand.c is linked ---- */
 
-#define ESVM_SEED 0x5eed5eedULL
+#define ESVM_SEED 0x5eed5eedU
 #define ESVM_EPS_MAX 0.1 /* LIBLINEAR's own default for the dual solvers */
 
-static _Thread_local uint64_t rand_state = ESVM_SEED;
+/* weak: esvm_rand.o is linked into some programs only (esvm_rand.h), NULL in the others */
+#pragma weak slem_esvm_rand
+#pragma weak slem_esvm_rand_seed
+
 static _Thread_local int maxiter_hit;
 
-/* splitmix64, shifted to the 31 bits of glibc's RAND_MAX */
-int rand(void) {
-  uint64_t z = (rand_state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  z ^= z >> 31;
-  return (int)(z >> 33);
-}
-
-void srand(unsigned seed) { rand_state = seed; }
-
-static int rand_bound = -1; /* 1 when LIBLINEAR's rand() is the one above */
+static int rand_bound = -1; /* 1 when LIBLINEAR's rand() is slem_esvm_rand() */
+static void (*reseed)(unsigned) = srand;
 static pthread_once_t rand_once = PTHREAD_ONCE_INIT;
 
 static void check_rand_binding(void) {
-  int (*ours)(void) = rand;
+  int (*ours)(void) = slem_esvm_rand;
   void *mine, *global = dlsym(RTLD_DEFAULT, "rand");
   memcpy(&mine, &ours, sizeof mine);
-  rand_bound = global == mine;
+  rand_bound = ours != NULL && slem_esvm_rand_seed != NULL && global == mine;
+  /* per thread when bound; else the C library's one generator, under the lock */
+  reseed = rand_bound ? slem_esvm_rand_seed : srand;
 }
 
 int slem_esvm_parallel_rand(void) {
@@ -278,7 +274,7 @@ static int train_exemplar(SlemEsvm *self, struct feature_node **xs, struct featu
   param = self->param;
   for (;;) {
     if (!self->parallel) pthread_mutex_lock(&self->serial);
-    rand_state = ESVM_SEED;
+    reseed(ESVM_SEED);
     maxiter_hit = 0;
     model = train(&prob, &param);
     hit = maxiter_hit;

@@ -18,11 +18,11 @@
  *
  * Determinism: LIBLINEAR shuffles its coordinates with rand(), one generator for the
  * whole process, which threads would draw from in an order that varies from run to run.
- * This module therefore defines rand() and srand() with one generator per thread,
- * restarted from the same seed before each problem: every exemplar sees the same
- * sequence whatever its row and whatever the thread count. When the dynamic linker did
- * not bind LIBLINEAR to them (slem_esvm_new() checks), problems are trained one at a
- * time under srand(seed) instead: slower, equally deterministic.
+ * A program that links esvm_rand.o (not in libslem.a; see esvm_rand.h) gives rand() one
+ * generator per thread, restarted from the same seed before each problem: every exemplar
+ * sees the same sequence whatever its row and whatever the thread count. When LIBLINEAR's
+ * rand() is not bound to it (slem_esvm_new() checks), problems are trained one at a time
+ * under srand(seed) instead: slower, equally deterministic, other descriptors.
  */
 #ifndef SLEM_ESVM_H
 #define SLEM_ESVM_H
@@ -110,8 +110,8 @@ int slem_esvm_encode_stream(SlemEsvm *self, SlemVecReader *in, SlemVecWriter *ou
  * (liblinear_version 230; dual coordinate descent)". Static storage; cannot fail. */
 const char *slem_esvm_liblinear(void);
 
-/* 1 when LIBLINEAR's rand() calls bind to this module's per-thread generator (so that
- * problems run in parallel), 0 when they are serialised. */
+/* 1 when LIBLINEAR's rand() calls bind to the per-thread generator of esvm_rand.h (so
+ * that problems run in parallel), 0 when they are serialised. Cannot fail. */
 int slem_esvm_parallel_rand(void);
 
 #endif

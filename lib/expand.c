@@ -22,7 +22,7 @@ struct SlemExpander {
   uint64_t zeros;
 };
 
-int slem_expander_new(SlemExpander **out, SlemVecReader *db, const SlemIds *ids,
+int slem_expand_new(SlemExpander **out, SlemVecReader *db, const SlemIds *ids,
                       const SlemExpandOpts *opts, SlemError *err) {
   SlemExpander *self = NULL;
   size_t d = slem_vecreader_dim(db), block = slem_block_rows(d), cap = 0, got;
@@ -84,22 +84,22 @@ int slem_expander_new(SlemExpander **out, SlemVecReader *db, const SlemIds *ids,
   *out = self;
   self = NULL;
 cleanup:
-  slem_expander_free(self);
+  slem_expand_free(self);
   return status;
 }
 
-void slem_expander_free(SlemExpander *self) {
+void slem_expand_free(SlemExpander *self) {
   if (!self) return;
   free(self->x);
   slem_strmap_free(self->ids);
   free(self);
 }
 
-size_t slem_expander_dim(const SlemExpander *self) { return self->d; }
-size_t slem_expander_rows(const SlemExpander *self) { return self->rows; }
-uint64_t slem_expander_zeros(const SlemExpander *self) { return self->zeros; }
+size_t slem_expand_dim(const SlemExpander *self) { return self->d; }
+size_t slem_expand_rows(const SlemExpander *self) { return self->rows; }
+uint64_t slem_expand_zeros(const SlemExpander *self) { return self->zeros; }
 
-int slem_expander_row(const SlemExpander *self, const char *id, size_t len, size_t *row,
+int slem_expand_row(const SlemExpander *self, const char *id, size_t len, size_t *row,
                       SlemError *err) {
   if (self->ids) {
     long k = slem_strmap_find(self->ids, id, len);
@@ -128,7 +128,7 @@ bad:
                     (int)(len < 64 ? len : 64), id, self->rows - 1);
 }
 
-int slem_expander_run(SlemExpander *self, double *y, const double *q, const size_t *rows,
+int slem_expand_run(SlemExpander *self, double *y, const double *q, const size_t *rows,
                       const double *scores, size_t nhits, const char *qname, SlemError *err) {
   size_t d = self->d, n = self->opts.n;
   double nrm = 0;
@@ -222,8 +222,8 @@ int slem_expand_stream(SlemExpander *self, SlemVecReader *in, const SlemIds *qid
       snprintf(qname, sizeof qname, "'%s' of %s", expect, rname);
       take = nh < n ? nh : n;
       for (size_t j = 0; j < take; j++) {
-        if ((status = slem_expander_row(self, rq->e[j].id, strlen(rq->e[j].id), &rows[j],
-                                        err)) != SLEM_OK) {
+        if ((status = slem_expand_row(self, rq->e[j].id, strlen(rq->e[j].id), &rows[j],
+                                      err)) != SLEM_OK) {
           char msg[SLEM_ERRMSG_MAX];
           snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
           slem_error(err, status, "%s: query '%s': rank %zu: %s", rname, expect, j + 1, msg);
@@ -231,7 +231,7 @@ int slem_expand_stream(SlemExpander *self, SlemVecReader *in, const SlemIds *qid
         }
         sc[j] = rq->e[j].score;
       }
-      if ((status = slem_expander_run(self, y, x + i * d, rows, sc, nh, qname, err)) != SLEM_OK)
+      if ((status = slem_expand_run(self, y, x + i * d, rows, sc, nh, qname, err)) != SLEM_OK)
         goto cleanup;
       for (size_t k = 0; k < d; k++) yf[i * d + k] = (float)y[k];
     }

@@ -41,28 +41,28 @@ typedef struct SlemExpander SlemExpander;
  * its rows; without it rankings name rows by their 0-based number. Errors: SLEM_EINVAL (n
  * of 0, alpha negative or not finite), SLEM_EFORMAT (a read error naming file and record;
  * ids whose count differs from the rows'), SLEM_ENOMEM. */
-int slem_expander_new(SlemExpander **self, SlemVecReader *db, const SlemIds *ids,
+int slem_expand_new(SlemExpander **self, SlemVecReader *db, const SlemIds *ids,
                       const SlemExpandOpts *opts, SlemError *err);
-void slem_expander_free(SlemExpander *self);
+void slem_expand_free(SlemExpander *self);
 
-size_t slem_expander_dim(const SlemExpander *self);
-size_t slem_expander_rows(const SlemExpander *self);
+size_t slem_expand_dim(const SlemExpander *self);
+size_t slem_expand_rows(const SlemExpander *self);
 
 /* The database row named id (len bytes) in a ranking. Errors: SLEM_EFORMAT (an id the
  * database ids do not have; without ids, not a row number below the row count). The
  * message names the id, the caller adds where it was read. */
-int slem_expander_row(const SlemExpander *self, const char *id, size_t len, size_t *row,
+int slem_expand_row(const SlemExpander *self, const char *id, size_t len, size_t *row,
                       SlemError *err);
 
 /* y(d) = normalise(q(d) + sum_{j < n} w_j x_{rows[j]}) with w_j from scores[j]; rows and
  * scores list the query's ranking best first and must hold at least n entries (nhits).
- * A zero sum gives a zero y, counted by slem_expander_zeros(). Errors: SLEM_EFORMAT
+ * A zero sum gives a zero y, counted by slem_expand_zeros(). Errors: SLEM_EFORMAT
  * (fewer than n entries; a weight that is not a real number), with the message starting
  * "query QNAME: ". */
-int slem_expander_run(SlemExpander *self, double *y, const double *q, const size_t *rows,
+int slem_expand_run(SlemExpander *self, double *y, const double *q, const size_t *rows,
                       const double *scores, size_t nhits, const char *qname, SlemError *err);
 
-uint64_t slem_expander_zeros(const SlemExpander *self);
+uint64_t slem_expand_zeros(const SlemExpander *self);
 
 /* Expands every vector of in (borrowed) with the ranking that r (borrowed, at its start;
  * rankings.h) reads, and appends the rows to out (borrowed; the caller closes or aborts

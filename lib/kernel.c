@@ -2,7 +2,7 @@
 #include "kernel.h"
 
 #include "dot.h"
-#include "slem.h"
+#include "blas.h"
 
 #include <gsl/gsl_cblas.h>
 #include <inttypes.h>
@@ -228,7 +228,7 @@ __attribute__((target("avx"))) static void lanes_avx(int sq, const double *x, co
 }
 
 static void lanes_sum(int sq, const double *x, const double *yt, size_t d, double *s) {
-  if (slem_lanes_avx())
+  if (slem_dot_lanes_avx())
     lanes_avx(sq, x, yt, d, s);
   else
     lanes_sse(sq, x, yt, d, s);
@@ -429,7 +429,7 @@ int slem_kernel_estimate_gamma(SlemKernel *self, double *median, const double *x
  * (each chunk one BLAS call on one thread). */
 #define ICL_CHUNK 2048
 
-/* One step of slem_icl() for the rows of a chunk. */
+/* One step of slem_kernel_icl() for the rows of a chunk. */
 typedef struct IclStep {
   const SlemKernel *k;
   const double *x, *x2;
@@ -456,8 +456,8 @@ static void icl_rows(void *ctx, size_t lo, size_t hi) {
   }
 }
 
-int slem_icl(SlemIcl *out, const SlemKernel *k, const double *x, size_t n, size_t d, size_t rmax,
-             double tol, SlemError *err) {
+int slem_kernel_icl(SlemKernelIcl *out, const SlemKernel *k, const double *x, size_t n,
+                    size_t d, size_t rmax, double tol, SlemError *err) {
   double *b = out->b, *trace = out->trace;
   size_t *piv = out->piv, *rank = &out->rank;
   double *diag = malloc(n * sizeof *diag), *kcol = malloc(n * sizeof *kcol);

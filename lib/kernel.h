@@ -108,15 +108,15 @@ int slem_kernel_estimate_gamma(SlemKernel *self, double *median, const double *x
  * the residual trace before each step and after the last (trace[0] = trace(K)). On the pivots B reproduces K
  * exactly, and B[piv, :] is lower triangular. O(n rank d + n rank^2) time, O(n rmax)
  * memory. Errors: SLEM_ENOMEM. */
-/* Where slem_icl() puts the factorisation; the caller owns the arrays. */
-typedef struct SlemIcl {
+/* Where slem_kernel_icl() puts the factorisation; the caller owns the arrays. */
+typedef struct SlemKernelIcl {
   size_t rank;    /* out: r, the columns of B computed */
   double *b;      /* b(n, rmax), row-major: B in its first r columns */
   size_t *piv;    /* piv(rmax): the pivot rows in order */
   double *trace;  /* trace(rmax + 1): the residual trace before each step and after the last */
-} SlemIcl;
+} SlemKernelIcl;
 
-int slem_icl(SlemIcl *out, const SlemKernel *k, const double *x, size_t n, size_t d, size_t rmax,
-             double tol, SlemError *err);
+int slem_kernel_icl(SlemKernelIcl *out, const SlemKernel *k, const double *x, size_t n,
+                    size_t d, size_t rmax, double tol, SlemError *err);
 
 #endif

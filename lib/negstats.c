@@ -11,7 +11,7 @@
 #include "arith.h"
 #include "cache.h"
 #include "kernel.h"
-#include "kslem.h"
+#include "kernel_stats.h"
 #include "mem.h"
 #include "prefetch.h"
 #include "stats.h"

@@ -7,7 +7,8 @@
  * stats.h: the partial caches of the shards of one set of negatives, given in any order,
  * merge into the statistics of one run over all its rows, bit for bit; a missing or
  * repeated shard is an error. With `partial` the cache keeps the tree's nodes (mergeable
- * later); otherwise A^-1 is computed with the lambda asked. Kernel: every vector is held (n x d) and factorised (kslem.h).
+ * later); otherwise A^-1 is computed with the lambda asked. Kernel: every vector is held
+ * (n x d) and factorised (kernel_stats.h).
  * Memory of the linear path: O(d^2 + block d), whatever the number of negatives.
  */
 #ifndef SLEM_NEGSTATS_H

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "slem.h"
+#include "blas.h"
 #include "stats.h"
 
 /* One stage: y(b, d) = normalise((x - mu) ainv), in double; returns the zero rows. */

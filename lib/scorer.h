@@ -5,9 +5,10 @@
  *   - the inner product (this file, slem_scorer_ip_new): float32 rows, one sgemm a tile,
  *     cosine when asked to L2-normalise;
  *   - the exact kernel SLEM similarity of base features (kproj.h,
- *     slem_scorer_kernel_new): double rows, projections against a kernel cache.
- * A new way to score (an affine classifier, calibrated scores) is a new implementation,
- * not a branch in the search loop.
+ *     slem_scorer_kernel_new): double rows, projections against a kernel cache;
+ *   - the affine classifier w.x + b, optionally calibrated (scorer_affine.h,
+ *     slem_scorer_affine_new).
+ * A new way to score is a new implementation, not a branch in the search loop.
  *
  * Exact scores. A scorer has two ways to score a pair: the fast one of a whole tile (a
  * BLAS product, whose rounding depends on the tile, the thread count and the row's

@@ -2,7 +2,7 @@
 
 #include "mem.h"
 
-#include "slem.h"
+#include "blas.h"
 
 #include <gsl/gsl_cblas.h>
 #include <gsl/gsl_errno.h>
@@ -418,7 +418,7 @@ int slem_stats_inverse(SlemStats *self, double *ainv, double *lambda_used, doubl
   *lambda_used = lambda;
   suggest = tr > 0 ? 1e-3 * tr / (double)d : 1.0;
 
-  slem_gsl_init();
+  slem_blas_gsl_init();
   for (size_t i = 0; i < d; i++)
     for (size_t j = 0; j <= i; j++)
       ainv[i * d + j] = self->scatter[i * d + j] / (double)self->n + (i == j ? lambda : 0.0);

@@ -1,66 +1,14 @@
 #include "whiten.h"
 
-#include "slem.h"
+#include "blas.h"
+#include "eigen.h"
 #include "stats.h"
 
 #include <gsl/gsl_cblas.h>
-#include <gsl/gsl_eigen.h>
 #include <gsl/gsl_errno.h>
-#include <gsl/gsl_matrix.h>
-#include <gsl/gsl_vector.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-int slem_eigen_sym(const double *sigma, size_t d, double *evals, double *evecs, SlemError *err) {
-  gsl_matrix *a = gsl_matrix_alloc(d, d), *v = gsl_matrix_alloc(d, d);
-  gsl_vector *e = gsl_vector_alloc(d);
-  gsl_eigen_symmv_workspace *w = gsl_eigen_symmv_alloc(d);
-  gsl_error_handler_t *old = gsl_set_error_handler_off();
-  int st = SLEM_OK, g, threads = slem_blas_threads();
-  if (!a || !v || !e || !w) {
-    st = slem_error(err, SLEM_ENOMEM, "out of memory for the eigendecomposition (d = %zu)", d);
-    goto done;
-  }
-  memcpy(a->data, sigma, d * d * sizeof *sigma); /* gsl_matrix_alloc: tda == d */
-  /* on one BLAS thread: GSL's tridiagonalisation calls level-2 BLAS, which OpenBLAS shares
-   * among threads in a way that changes its sums, and the eigenpairs must not depend on
-   * -t (they did: a cache of case A with --eigen, -t 1 against -t 2) */
-  if (threads > 1) slem_set_threads(1);
-  g = gsl_eigen_symmv(a, e, v, w);
-  if (threads > 1) slem_set_threads(threads);
-  if (g != GSL_SUCCESS ||
-      (g = gsl_eigen_symmv_sort(e, v, GSL_EIGEN_SORT_VAL_DESC)) != GSL_SUCCESS) {
-    st = slem_error(err, SLEM_ENUMERIC, "eigendecomposition of Sigma failed: %s",
-                    gsl_strerror(g));
-    goto done;
-  }
-  for (size_t k = 0; k < d; k++) {
-    evals[k] = gsl_vector_get(e, k);
-    if (!isfinite(evals[k])) {
-      st = slem_error(err, SLEM_ENUMERIC, "eigendecomposition of Sigma: eigenvalue %zu is "
-                      "not finite", k + 1);
-      goto done;
-    }
-    for (size_t j = 0; j < d; j++) evecs[k * d + j] = gsl_matrix_get(v, j, k);
-    /* a fixed sign, so that PCA coordinates do not depend on the library: the entry of
-     * largest magnitude (the first of equals) is positive */
-    {
-      size_t jm = 0;
-      for (size_t j = 1; j < d; j++)
-        if (fabs(evecs[k * d + j]) > fabs(evecs[k * d + jm])) jm = j;
-      if (evecs[k * d + jm] < 0)
-        for (size_t j = 0; j < d; j++) evecs[k * d + j] = -evecs[k * d + j];
-    }
-  }
-done:
-  gsl_set_error_handler(old);
-  gsl_matrix_free(a);
-  gsl_matrix_free(v);
-  gsl_vector_free(e);
-  if (w) gsl_eigen_symmv_free(w);
-  return st;
-}
 
 struct SlemWhitener {
   const SlemCache *cache;
@@ -215,7 +163,7 @@ int slem_whiten_write_cache(const char *path, struct SlemStats *stats, double la
   }
   scatter = slem_stats_scatter(stats);
   for (size_t i = 0; i < d * d; i++) sigma[i] = scatter[i] / (double)n;
-  if ((st = slem_eigen_sym(sigma, d, evals, evecs, err)) != SLEM_OK) goto done;
+  if ((st = slem_eigen_sym(sigma, d, evals, evecs, "Sigma", err)) != SLEM_OK) goto done;
   if (rank == 0) {
     ainv = malloc(d * d * sizeof *ainv);
     if (!ainv) {

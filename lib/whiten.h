@@ -17,12 +17,6 @@
 #include "cache.h"
 #include "error.h"
 
-/* The eigenpairs of the symmetric sigma(d, d) by GSL's gsl_eigen_symmv: evals(d) largest
- * first, evecs(d, d) with row k the k-th unit eigenvector, its entry of largest magnitude
- * (the first of equals) positive. Errors: SLEM_ENOMEM,
- * SLEM_ENUMERIC (GSL's failure, or a non-finite result). */
-int slem_eigen_sym(const double *sigma, size_t d, double *evals, double *evecs, SlemError *err);
-
 typedef struct SlemWhitener SlemWhitener;
 
 /* A new encoder for the linear cache holding an eigendecomposition (alpha any finite
@@ -46,7 +40,7 @@ uint64_t slem_whitener_zeros(const SlemWhitener *self);
  * evecs(d, d) beside mu and A^-1; rank R in 1..d, a pca cache of the top R eigenpairs
  * (no inverse: lambda may be 0 when the top R eigenvalues are positive), lambda relative
  * to trace(Sigma)/d of the full Sigma. Errors: those of slem_stats_inverse(),
- * slem_eigen_sym() and the cache writers; SLEM_EINVAL for R > d. */
+ * slem_eigen_sym() (eigen.h) and the cache writers; SLEM_EINVAL for R > d. */
 struct SlemStats;
 struct SlemProvenance;
 int slem_whiten_write_cache(const char *path, struct SlemStats *stats, double lambda,

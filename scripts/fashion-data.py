@@ -15,6 +15,7 @@ import os
 import sys
 
 import numpy as np
+from vecfiles import write_fvecs
 
 SRC = "/usr/share/datasets/fashion-mnist"
 
@@ -30,11 +31,6 @@ def idx(name):
 def features(images):
     x = images.astype(np.float64).reshape(-1, 14, 2, 14, 2).mean(axis=(2, 4)) / 255.0
     return x.reshape(len(images), 196).astype(np.float32)
-
-
-def write_fvecs(path, x):
-    head = np.full((x.shape[0], 1), x.shape[1], dtype="<i4").view("<f4")
-    np.hstack([head, x.astype("<f4")]).tofile(path)
 
 
 def write_labels(path, y):

@@ -35,21 +35,10 @@ import numpy as np
 from scipy.optimize import minimize, root
 from sklearn.calibration import _sigmoid_calibration
 from sklearn.svm import LinearSVC
+from vecfiles import read_fvecs, write_fvecs
 
 OUT = "testdata/esvm"
 DIGITS = "testdata/digits"
-
-
-def read_fvecs(path):
-    raw = np.fromfile(path, dtype="<f4")
-    d = raw[:1].view("<i4")[0]
-    return raw.reshape(-1, d + 1)[:, 1:].astype(np.float64)
-
-
-def write_fvecs(path, x):
-    x = np.asarray(x, dtype="<f4")
-    d = np.full((x.shape[0], 1), x.shape[1], dtype="<i4").view("<f4")
-    np.hstack([d, x]).tofile(path)
 
 
 def exemplar_svm(x0, neg, C, wpos, loss, bias):

@@ -44,18 +44,9 @@ import os
 import numpy as np
 from sklearn.decomposition import PCA
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+from vecfiles import read_fvecs, write_fvecs
 
 OUT = "testdata/family"
-
-
-def write_fvecs(path, x):
-    x = np.asarray(x, dtype="<f4")
-    n, d = x.shape
-    rec = np.empty((n, d + 1), dtype="<f4")
-    rec.view("<i4")[:, 0] = d
-    rec[:, 1:] = x
-    rec.tofile(path)
-    return x.astype(np.float64)
 
 
 def stats(neg):
@@ -79,11 +70,13 @@ def groups(rng):
     d = 6
     m = rng.normal(size=(d, d)) * np.linspace(0.3, 2.0, d)
     neg = write_fvecs(f"{OUT}/neg.fvecs", rng.normal(size=(150, d)) @ m.T + 0.5)
+    neg = neg.astype(np.float64)
     sizes = [3, 1, 4, 2, 5, 2, 3, 3, 2]
     names = [f"g{k}" for k in rng.permutation(len(sizes))]
     labels = [names[k] for k, s in enumerate(sizes) for _ in range(s)]
     labels = [labels[i] for i in rng.permutation(len(labels))]
     pos = write_fvecs(f"{OUT}/pos.fvecs", rng.normal(size=(len(labels), d)) @ m.T + 1.5)
+    pos = pos.astype(np.float64)
     with open(f"{OUT}/pos.groups", "w") as f:
         f.write("".join(s + "\n" for s in labels))
     order = list(dict.fromkeys(labels))
@@ -106,8 +99,9 @@ def lda(rng):
     d = 5
     m = rng.normal(size=(d, d)) * np.linspace(0.5, 1.5, d)
     z = np.round(rng.normal(size=(400, d)) @ m.T * 1024) / 1024  # the shift below is exact
-    neg = write_fvecs(f"{OUT}/lda-neg.fvecs", z)
+    neg = write_fvecs(f"{OUT}/lda-neg.fvecs", z).astype(np.float64)
     pos = write_fvecs(f"{OUT}/lda-pos.fvecs", z[:400] + np.array([1.0, -0.5, 0.25, 2.0, 0.0]))
+    pos = pos.astype(np.float64)
     x = np.vstack([pos, neg])
     y = np.r_[np.ones(len(pos)), np.zeros(len(neg))]
     clf = LinearDiscriminantAnalysis(solver="lsqr").fit(x, y)
@@ -178,12 +172,6 @@ def recursive():
                 for row in y:
                     f.write(" ".join("%.17g" % t for t in row) + "\n")
     np.save(f"{OUT}/rec.npy", np.vstack(out))
-
-
-def read_fvecs(path):
-    a = np.fromfile(path, dtype="<f4")
-    d = a[:1].view("<i4")[0]
-    return a.reshape(-1, d + 1)[:, 1:].astype(np.float64)
 
 
 def main():

@@ -16,14 +16,9 @@ import sys
 import numpy as np
 from sklearn.datasets import load_digits
 from sklearn.linear_model import Ridge
+from vecfiles import write_fvecs
 
 OUT = "testdata"
-
-
-def write_fvecs(path, x):
-    x = np.asarray(x, dtype="<f4")
-    d = np.full((x.shape[0], 1), x.shape[1], dtype="<i4").view("<f4")
-    np.hstack([d, x]).tofile(path)
 
 
 def write_lines(path, items):

@@ -3,7 +3,7 @@
 #include <cjson/cJSON.h>
 
 #include "../lib/arith.h"
-#include "../lib/slem.h"
+#include "../lib/blas.h"
 #include "testutil.h"
 
 START_TEST(name_starts_with_the_core) {

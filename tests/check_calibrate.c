@@ -6,7 +6,7 @@
 #include "../lib/calibrate.h"
 #include "../lib/match.h"
 #include "../lib/scorer.h"
-#include "../lib/slem.h"
+#include "../lib/blas.h"
 
 /* gradient of Platt's NLL at (A, B) = (-a, a b) with the smoothed targets */
 static void platt_gradient(const SlemSigmoid *sg, const double *pos, size_t np,
@@ -30,15 +30,17 @@ START_TEST(fit_is_stationary_and_sensible) {
   tu_seed(7);
   for (int i = 0; i < 40; i++) pos[i] = 1.0 + tu_gauss();
   for (int i = 0; i < 400; i++) neg[i] = -1.0 + 0.7 * tu_gauss();
-  ck_assert_msg(slem_platt_fit(&sg, pos, 40, neg, 400, &iters, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_msg(slem_calibration_platt_fit(&sg, pos, 40, neg, 400, &iters, &err) == SLEM_OK,
+                "%s", err.msg);
   platt_gradient(&sg, pos, 40, neg, 400, g);
   ck_assert_msg(fabs(g[0]) < 1e-9 && fabs(g[1]) < 1e-9, "gradient %g %g", g[0], g[1]);
   ck_assert(sg.a > 0);               /* higher scores, more likely positive */
   ck_assert(sg.b > -1 && sg.b < 1);  /* the midpoint lies between the two classes */
   ck_assert_int_le(iters, 30);
-  ck_assert_double_eq_tol(slem_sigmoid(&sg, sg.b), 0.5, 1e-15);
-  ck_assert(slem_sigmoid(&sg, 1e300) == 1 && slem_sigmoid(&sg, -1e300) == 0);
-  ck_assert(slem_sigmoid(&sg, 3) > slem_sigmoid(&sg, 2));
+  ck_assert_double_eq_tol(slem_calibration_sigmoid(&sg, sg.b), 0.5, 1e-15);
+  ck_assert(slem_calibration_sigmoid(&sg, 1e300) == 1 &&
+            slem_calibration_sigmoid(&sg, -1e300) == 0);
+  ck_assert(slem_calibration_sigmoid(&sg, 3) > slem_calibration_sigmoid(&sg, 2));
 }
 END_TEST
 
@@ -47,12 +49,14 @@ START_TEST(separable_scores_give_a_finite_fit) {
   double pos[3] = {2, 3, 4}, neg[5] = {-3, -2, -1, -0.5, 0}, g[2];
   SlemSigmoid sg;
   SlemError err;
-  ck_assert_msg(slem_platt_fit(&sg, pos, 3, neg, 5, NULL, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_msg(slem_calibration_platt_fit(&sg, pos, 3, neg, 5, NULL, &err) == SLEM_OK, "%s",
+                err.msg);
   ck_assert(isfinite(sg.a) && isfinite(sg.b) && sg.a > 0);
   platt_gradient(&sg, pos, 3, neg, 5, g);
   ck_assert_msg(fabs(g[0]) < 1e-10 && fabs(g[1]) < 1e-10, "gradient %g %g", g[0], g[1]);
   /* no probability reaches 0 or 1 */
-  ck_assert(slem_sigmoid(&sg, 4) < 1 - 1e-6 && slem_sigmoid(&sg, -3) > 1e-6);
+  ck_assert(slem_calibration_sigmoid(&sg, 4) < 1 - 1e-6 &&
+            slem_calibration_sigmoid(&sg, -3) > 1e-6);
 }
 END_TEST
 
@@ -170,9 +174,9 @@ START_TEST(bad_inputs) {
       .positives = "testdata/digits/validation.fvecs",
       .positive_labels = "testdata/digits/validation.labels",
   };
-  ck_assert_int_eq(slem_platt_fit(&sg, s, 0, t, 2, NULL, &err), SLEM_EINVAL);
-  ck_assert_int_eq(slem_platt_fit(&sg, s, 2, t, 0, NULL, &err), SLEM_EINVAL);
-  ck_assert_int_eq(slem_platt_fit(&sg, s, 2, s, 1, NULL, &err), SLEM_ENUMERIC);
+  ck_assert_int_eq(slem_calibration_platt_fit(&sg, s, 0, t, 2, NULL, &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_calibration_platt_fit(&sg, s, 2, t, 0, NULL, &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_calibration_platt_fit(&sg, s, 2, s, 1, NULL, &err), SLEM_ENUMERIC);
   ck_assert_ptr_nonnull(strstr(err.msg, "every score is 1"));
 
   ck_assert_int_eq(slem_calibration_fit(&cal, &in, &err), SLEM_EFORMAT);
@@ -318,7 +322,7 @@ START_TEST(affine_slack_bounds_the_fast_scores) {
         want = (double)v;
         if (calibrated) {
           SlemSigmoid sg = {0.5 + i, -3.0 + i};
-          want = slem_sigmoid(&sg, want);
+          want = slem_calibration_sigmoid(&sg, want);
         }
         ck_assert_msg(fabs(e - want) <= 1e-12 * (1 + fabs(want)), "exact %g, want %g", e, want);
         ck_assert_msg(fabs(scores[i * ND + j] - e) <= slem_scorer_slack(sc, (size_t)i),

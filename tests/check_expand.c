@@ -28,7 +28,7 @@ static SlemExpander *expander(const char *db, const SlemIds *ids, size_t n, doub
   SlemExpandOpts o = {n, alpha};
   SlemError err;
   ck_assert_int_eq(slem_vecreader_open(&r, db, SLEM_FMT_AUTO, &err), SLEM_OK);
-  ck_assert_msg(slem_expander_new(&e, r, ids, &o, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_msg(slem_expand_new(&e, r, ids, &o, &err) == SLEM_OK, "%s", err.msg);
   slem_vecreader_free(r);
   return e;
 }
@@ -73,14 +73,14 @@ static void against_reference(const char *refpath, const char *qpath, size_t n, 
   for (size_t i = 0; i < nq; i++) {
     double c;
     brute_rank(rows, scores, q + i * d, db, ndb, d, dba ? i : (size_t)-1);
-    ck_assert_msg(slem_expander_run(e, y, q + i * d, rows, scores, ndb - (dba != 0), "q", &err) ==
+    ck_assert_msg(slem_expand_run(e, y, q + i * d, rows, scores, ndb - (dba != 0), "q", &err) ==
                   SLEM_OK, "%s", err.msg);
     c = tu_one_minus_cos(y, ref + i * d, d);
     ck_assert_msg(c <= 1e-6, "%s: vector %zu: 1 - cos = %g", refpath, i, c);
     if (c > worst) worst = c;
   }
   printf("expand: %s, worst 1 - cos %.3g\n", refpath, worst);
-  slem_expander_free(e);
+  slem_expand_free(e);
   free(q);
   free(db);
   free(ref);
@@ -115,31 +115,31 @@ START_TEST(weights_follow_dirtorch) {
   tu_write_fvecs(db, x, 2, 2);
   /* alpha 0: both weights 1 whatever the sign: q + e1 + e2 = (2, 2) */
   e = expander(db, NULL, 2, 0);
-  ck_assert_int_eq(slem_expander_run(e, y, q, rows, neg, 2, "q", &err), SLEM_OK);
+  ck_assert_int_eq(slem_expand_run(e, y, q, rows, neg, 2, "q", &err), SLEM_OK);
   ck_assert_double_eq_tol(y[0], sqrt(0.5), 1e-15);
   ck_assert_double_eq_tol(y[1], sqrt(0.5), 1e-15);
-  slem_expander_free(e);
+  slem_expand_free(e);
   /* alpha 3: weights 0.125 and -0.125: (1.125, 0.875) */
   e = expander(db, NULL, 2, 3);
-  ck_assert_int_eq(slem_expander_run(e, y, q, rows, neg, 2, "q", &err), SLEM_OK);
+  ck_assert_int_eq(slem_expand_run(e, y, q, rows, neg, 2, "q", &err), SLEM_OK);
   ck_assert_double_eq_tol(y[0] / y[1], 1.125 / 0.875, 1e-14);
-  slem_expander_free(e);
+  slem_expand_free(e);
   /* alpha 2: 0.25 and 0.25 */
   e = expander(db, NULL, 2, 2);
-  ck_assert_int_eq(slem_expander_run(e, y, q, rows, neg, 2, "q", &err), SLEM_OK);
+  ck_assert_int_eq(slem_expand_run(e, y, q, rows, neg, 2, "q", &err), SLEM_OK);
   ck_assert_double_eq_tol(y[0], y[1], 1e-15);
-  slem_expander_free(e);
+  slem_expand_free(e);
   /* alpha 0.5: no real power of -0.5 */
   e = expander(db, NULL, 2, 0.5);
-  ck_assert_int_eq(slem_expander_run(e, y, q, rows, neg, 2, "q7", &err), SLEM_EFORMAT);
+  ck_assert_int_eq(slem_expand_run(e, y, q, rows, neg, 2, "q7", &err), SLEM_EFORMAT);
   ck_assert_msg(strstr(err.msg, "query q7: rank 2: score -0.5 to the power alpha = 0.5"), "%s",
                 err.msg);
   /* n = 1 uses only the first */
-  slem_expander_free(e);
+  slem_expand_free(e);
   e = expander(db, NULL, 1, 1);
-  ck_assert_int_eq(slem_expander_run(e, y, q, rows, neg, 2, "q", &err), SLEM_OK);
+  ck_assert_int_eq(slem_expand_run(e, y, q, rows, neg, 2, "q", &err), SLEM_OK);
   ck_assert_double_eq_tol(y[0] / y[1], 1.5, 1e-14);
-  slem_expander_free(e);
+  slem_expand_free(e);
   free(db);
 }
 END_TEST
@@ -157,25 +157,25 @@ START_TEST(rows_ids_and_errors) {
   tu_write_bytes(ids, "a\nb\nc\n", 6);
   tu_write_bytes(dup, "a\nb\na\n", 6);
   e = expander(db, NULL, 2, 0);
-  ck_assert_int_eq(slem_expander_row(e, "2", 1, &row, &err), SLEM_OK);
+  ck_assert_int_eq(slem_expand_row(e, "2", 1, &row, &err), SLEM_OK);
   ck_assert_uint_eq(row, 2);
-  ck_assert_int_eq(slem_expander_row(e, "3", 1, &row, &err), SLEM_EFORMAT);
+  ck_assert_int_eq(slem_expand_row(e, "3", 1, &row, &err), SLEM_EFORMAT);
   ck_assert_msg(strstr(err.msg, "document '3' is not a row of the database (0 to 2"), "%s", err.msg);
-  ck_assert_int_eq(slem_expander_row(e, "b", 1, &row, &err), SLEM_EFORMAT);
-  ck_assert_int_eq(slem_expander_row(e, "-1", 2, &row, &err), SLEM_EFORMAT);
+  ck_assert_int_eq(slem_expand_row(e, "b", 1, &row, &err), SLEM_EFORMAT);
+  ck_assert_int_eq(slem_expand_row(e, "-1", 2, &row, &err), SLEM_EFORMAT);
   /* n larger than the ranking */
-  ck_assert_int_eq(slem_expander_run(e, y, q, rows, s, 1, "q3", &err), SLEM_EFORMAT);
+  ck_assert_int_eq(slem_expand_run(e, y, q, rows, s, 1, "q3", &err), SLEM_EFORMAT);
   ck_assert_msg(strstr(err.msg, "query q3: the ranking lists 1 result, fewer than the 2"), "%s",
                 err.msg);
-  slem_expander_free(e);
+  slem_expand_free(e);
 
   ck_assert_int_eq(slem_ids_read(&id, ids, &err), SLEM_OK);
   e = expander(db, id, 1, 0);
-  ck_assert_int_eq(slem_expander_row(e, "c", 1, &row, &err), SLEM_OK);
+  ck_assert_int_eq(slem_expand_row(e, "c", 1, &row, &err), SLEM_OK);
   ck_assert_uint_eq(row, 2);
-  ck_assert_int_eq(slem_expander_row(e, "2", 1, &row, &err), SLEM_EFORMAT);
+  ck_assert_int_eq(slem_expand_row(e, "2", 1, &row, &err), SLEM_EFORMAT);
   ck_assert_msg(strstr(err.msg, "document '2' is not among the database ids"), "%s", err.msg);
-  slem_expander_free(e);
+  slem_expand_free(e);
   slem_ids_free(id);
 
   /* duplicate ids: refused when read as ids, and by the expander given them as a list */
@@ -184,14 +184,14 @@ START_TEST(rows_ids_and_errors) {
   ck_assert_int_eq(slem_labels_read(&id, dup, &err), SLEM_OK);
   ck_assert_int_eq(slem_vecreader_open(&r, db, SLEM_FMT_AUTO, &err), SLEM_OK);
   o.n = 1;
-  ck_assert_int_eq(slem_expander_new(&e, r, id, &o, &err), SLEM_EFORMAT);
+  ck_assert_int_eq(slem_expand_new(&e, r, id, &o, &err), SLEM_EFORMAT);
   ck_assert_msg(strstr(err.msg, "line 3: id 'a' is also on line 1"), "%s", err.msg);
   ck_assert_int_eq(slem_vecreader_rewind(r, &err), SLEM_OK);
   o.n = 0;
-  ck_assert_int_eq(slem_expander_new(&e, r, NULL, &o, &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_expand_new(&e, r, NULL, &o, &err), SLEM_EINVAL);
   o.n = 1;
   o.alpha = -1;
-  ck_assert_int_eq(slem_expander_new(&e, r, NULL, &o, &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_expand_new(&e, r, NULL, &o, &err), SLEM_EINVAL);
   ck_assert_ptr_null(e);
   slem_vecreader_free(r);
   slem_ids_free(id);

@@ -23,7 +23,8 @@
 #include "../lib/stats.h"
 #include "../lib/vecs.h"
 #include "../lib/recursive.h"
-#include "../lib/slem.h"
+#include "../lib/blas.h"
+#include "../lib/eigen.h"
 #include "../lib/whiten.h"
 
 #define FAM "testdata/family/"
@@ -495,7 +496,7 @@ START_TEST(eigenpairs_are_eigenpairs) {
       for (size_t r = 0; r < N; r++) s += x[r * D + i] * x[r * D + j];
       sigma[i * D + j] = s / N;
     }
-  ck_assert_int_eq(slem_eigen_sym(sigma, D, ev, V, &err), SLEM_OK);
+  ck_assert_int_eq(slem_eigen_sym(sigma, D, ev, V, "Sigma", &err), SLEM_OK);
   for (size_t k = 0; k < D; k++) {
     if (k) ck_assert(ev[k] <= ev[k - 1]);
     for (size_t i = 0; i < D; i++) {

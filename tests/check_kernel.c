@@ -10,9 +10,9 @@
 #include "../lib/encode.h"
 #include "../lib/kernel.h"
 #include "../lib/kproj.h"
-#include "../lib/kslem.h"
+#include "../lib/kernel_stats.h"
 #include "../lib/scorer.h"
-#include "../lib/slem.h"
+#include "../lib/blas.h"
 #include "../lib/stats.h"
 
 START_TEST(kernel_values_against_direct_formulas) {
@@ -215,8 +215,8 @@ START_TEST(icl_reproduces_pivots_and_trace_decreases) {
   tu_seed(42);
   tu_gaussian_rows(x, n, d, 0.0);
   slem_kernel_parse(&k, "rbf:gamma=0.3", &err);
-  SlemIcl icl = {0, b, piv, trace};
-  ck_assert_int_eq(slem_icl(&icl, &k, x, n, d, rmax, 0, &err), SLEM_OK);
+  SlemKernelIcl icl = {0, b, piv, trace};
+  ck_assert_int_eq(slem_kernel_icl(&icl, &k, x, n, d, rmax, 0, &err), SLEM_OK);
   r = icl.rank;
   ck_assert_uint_eq(r, rmax);
   ck_assert_double_eq_tol(trace[0], (double)n, 1e-9); /* RBF: k(x, x) = 1 */
@@ -236,7 +236,7 @@ START_TEST(icl_reproduces_pivots_and_trace_decreases) {
     ck_assert_double_le(bb, 1 + 1e-12);
   }
   /* tol stops it early */
-  ck_assert_int_eq(slem_icl(&icl, &k, x, n, d, rmax, 0.9, &err), SLEM_OK);
+  ck_assert_int_eq(slem_kernel_icl(&icl, &k, x, n, d, rmax, 0.9, &err), SLEM_OK);
   r = icl.rank;
   ck_assert_uint_lt(r, rmax);
   ck_assert_double_le(trace[r], 0.9 * trace[0]);

@@ -8,7 +8,7 @@
 
 #include "../lib/cache.h"
 #include "../lib/encode.h"
-#include "../lib/slem.h"
+#include "../lib/blas.h"
 #include "../lib/stats.h"
 #include "../lib/vecs.h"
 

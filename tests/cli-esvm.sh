@@ -89,4 +89,13 @@ cp "$T/t1.fvecs" "$T/keep.fvecs"
 slem-esvm -n "$D/negatives.fvecs" -o "$T/keep.fvecs" "$E/pos.fvecs" 2>/dev/null
 [ $? = 1 ] && cmp -s "$T/keep.fvecs" "$T/t1.fvecs" && ok || bad "a failed run changed an existing output"
 
+# the per-thread rand() lives in esvm_rand.o, linked into slem-esvm: libslem.a itself
+# defines no C library symbol (every global it defines is slem_*), and slem-esvm does
+if command -v nm >/dev/null 2>&1 && [ -f "$TOP/lib/libslem.a" ]; then
+  foreign=$(nm -g --defined-only "$TOP/lib/libslem.a" |
+    awk 'NF == 3 && $3 !~ /^slem_/ { print $3 }')
+  [ -z "$foreign" ] && nm "$TOP/bin/slem-esvm" | grep -q " T rand$" && ok ||
+    bad "libslem.a defines $foreign; or slem-esvm has no rand()"
+fi
+
 finish cli-esvm

@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (data[0] % 2 == 0) {
     if (slem_calibration_read(&cal, path, &err) == SLEM_OK) {
       for (size_t i = 0; i < slem_calibration_count(cal); i++) {
-        double p = slem_sigmoid(slem_calibration_get(cal, i), 0.5);
+        double p = slem_calibration_sigmoid(slem_calibration_get(cal, i), 0.5);
         if (!(p >= 0 && p <= 1)) __builtin_trap();
       }
       slem_calibration_free(cal);
@@ -53,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         (!by_name || (slem_ids_read(&ids, idp, &err) == SLEM_OK &&
                       slem_ids_read(&qids, qidp, &err) == SLEM_OK)) &&
         slem_vecreader_open(&dr, dbp, SLEM_FMT_FVECS, &err) == SLEM_OK &&
-        slem_expander_new(&ex, dr, ids, &o, &err) == SLEM_OK &&
+        slem_expand_new(&ex, dr, ids, &o, &err) == SLEM_OK &&
         slem_vecreader_open(&qr, qp, SLEM_FMT_FVECS, &err) == SLEM_OK &&
         slem_rankreader_open(&rr, path, SLEM_RANK_AUTO, &err) == SLEM_OK &&
         slem_vecwriter_open(&w, "/dev/null", SLEM_FMT_FVECS, 2, -1, &err) == SLEM_OK) {
@@ -66,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     slem_vecwriter_abort(w);
     slem_rankreader_free(rr);
     slem_vecreader_free(qr);
-    slem_expander_free(ex);
+    slem_expand_free(ex);
     slem_vecreader_free(dr);
     slem_ids_free(ids);
     slem_ids_free(qids);

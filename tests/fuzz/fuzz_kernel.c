@@ -29,8 +29,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (x && b && slem_vecreader_read(r, x, 32, &n, &err) == SLEM_OK && n > 0 &&
         slem_kernel_prepare(&k, x, n, d, "fuzz", 1, &err) == SLEM_OK) {
       if (k.gamma_relative) slem_kernel_estimate_gamma(&k, &median, x, n, d, 16, 1, &err);
-      SlemIcl icl = {0, b, piv, trace};
-      if (!k.gamma_relative) slem_icl(&icl, &k, x, n, d, 8, 0, &err);
+      SlemKernelIcl icl = {0, b, piv, trace};
+      if (!k.gamma_relative) slem_kernel_icl(&icl, &k, x, n, d, 8, 0, &err);
       rank = icl.rank;
       (void)rank;
     }

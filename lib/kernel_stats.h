@@ -10,8 +10,8 @@
  * for kernel PCA E holds the top r eigen-directions of K = U D U^T, B = U_r D_r^1/2 and
  * v = D_r^-1/2 U_r^T k(negatives, x) (the proj(r, n) section).
  */
-#ifndef SLEM_KSLEM_H
-#define SLEM_KSLEM_H
+#ifndef SLEM_KERNEL_STATS_H
+#define SLEM_KERNEL_STATS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-#include "kslem.h"
+#include "kernel_stats.h"
 
 #include <gsl/gsl_cblas.h>
 #include <math.h>
@@ -6,7 +6,8 @@
 #include <string.h>
 
 #include "mem.h"
-#include "slem.h"
+#include "blas.h"
+#include "eigen.h"
 #include "stats.h"
 
 void slem_kernel_stats_free(SlemKernelStats *self) {
@@ -33,8 +34,8 @@ static int factor_icd(SlemKernelStats *ks, double **bout, size_t *rout, const Sl
     goto done;
   }
   {
-    SlemIcl icl = {0, b, piv, trace};
-    status = slem_icl(&icl, k, x, n, d, rmax, tol, err);
+    SlemKernelIcl icl = {0, b, piv, trace};
+    status = slem_kernel_icl(&icl, k, x, n, d, rmax, tol, err);
     r = icl.rank;
   }
   if (status) goto done;
@@ -68,66 +69,6 @@ done:
   return SLEM_OK;
 }
 
-/* LAPACK's dsyevr (from OpenBLAS): selected eigenpairs of a symmetric matrix. */
-extern void dsyevr_(const char *jobz, const char *range, const char *uplo, const int *n,
-                    double *a, const int *lda, const double *vl, const double *vu, const int *il,
-                    const int *iu, const double *abstol, int *m, double *w, double *z,
-                    const int *ldz, int *isuppz, double *work, const int *lwork, int *iwork,
-                    const int *liwork, int *info);
-
-/* The top k eigenpairs of the symmetric kk(n, n) (destroyed): ev(k) largest first, vecs(k,
- * n) row l the l-th eigenvector, its entry of largest magnitude (the first of equals)
- * positive. Called with one BLAS thread (see slem_kernel_stats_new). */
-static int top_eigen(double *kk, size_t n, size_t k, double *ev, double *vecs, SlemError *err) {
-  int nn = (int)n, il = (int)(n - k + 1), iu = (int)n, m = 0, info = 0, lwork = -1, liwork = -1;
-  int iq, *isuppz = malloc(2 * k * sizeof *isuppz), *iwork = NULL;
-  double vl = 0, vu = 0, abstol = 0, wq, *w = malloc(n * sizeof *w), *z = malloc(n * k * sizeof *z);
-  double *work = NULL;
-  int st = SLEM_OK;
-  if (n > (size_t)0x7fffffff / (n ? n : 1))
-    st = slem_error(err, SLEM_EINVAL, "kernel PCA of %zu negatives: too many for LAPACK", n);
-  if (!st && (!isuppz || !w || !z))
-    st = slem_error(err, SLEM_ENOMEM, "out of memory for the eigendecomposition (n = %zu)", n);
-  if (!st) {
-    dsyevr_("V", "I", "L", &nn, kk, &nn, &vl, &vu, &il, &iu, &abstol, &m, w, z, &nn, isuppz,
-            &wq, &lwork, &iq, &liwork, &info);
-    lwork = (int)wq;
-    liwork = iq;
-    work = malloc((size_t)lwork * sizeof *work);
-    iwork = malloc((size_t)liwork * sizeof *iwork);
-    if (!work || !iwork)
-      st = slem_error(err, SLEM_ENOMEM, "out of memory for the eigendecomposition (n = %zu)", n);
-  }
-  if (!st) {
-    dsyevr_("V", "I", "L", &nn, kk, &nn, &vl, &vu, &il, &iu, &abstol, &m, w, z, &nn, isuppz,
-            work, &lwork, iwork, &liwork, &info);
-    if (info != 0 || (size_t)m != k)
-      st = slem_error(err, SLEM_ENUMERIC, "eigendecomposition of the kernel matrix failed "
-                      "(LAPACK dsyevr: info %d, %d of %zu eigenpairs)", info, m, k);
-  }
-  for (size_t l = 0; !st && l < k; l++) { /* LAPACK: ascending, column-major */
-    const double *col = z + (k - 1 - l) * n;
-    size_t jm = 0;
-    double sg;
-    ev[l] = w[k - 1 - l];
-    if (!isfinite(ev[l])) {
-      st = slem_error(err, SLEM_ENUMERIC, "eigendecomposition of the kernel matrix: eigenvalue "
-                      "%zu is not finite", l + 1);
-      break;
-    }
-    for (size_t j = 1; j < n; j++)
-      if (fabs(col[j]) > fabs(col[jm])) jm = j;
-    sg = col[jm] < 0 ? -1 : 1;
-    for (size_t j = 0; j < n; j++) vecs[l * n + j] = sg * col[j];
-  }
-  free(isuppz);
-  free(iwork);
-  free(w);
-  free(z);
-  free(work);
-  return st;
-}
-
 /* Kernel PCA as slem_similarity.m does it: K = U D U^T, the top r eigenpairs with
  * eigenvalues above 1e-10 times the largest, stopping when the trace left is tol * trace(K)
  * or less; B = U_r D_r^1/2 (n, r) and proj = D_r^-1/2 U_r^T (r, n). */
@@ -145,7 +86,7 @@ static int factor_kpca(SlemKernelStats *ks, double **bout, size_t *rout, const S
   }
   slem_kernel_block(k, kk, x, n, x, n, d);
   for (size_t i = 0; i < n; i++) trace0 += kk[i * n + i];
-  status = top_eigen(kk, n, rmax, ev, vecs, err);
+  status = slem_eigen_sym_top(kk, n, rmax, ev, vecs, "the kernel matrix", err);
   if (status) goto done;
   while (r < rmax && ev[r] > 1e-10 * ev[0] && trace0 - kept > tol * trace0) kept += ev[r++];
   if (r == 0 || !(ev[0] > 0)) {
