@@ -15,17 +15,15 @@
 #include <unistd.h>
 
 #include "arith.h"
+#include "container.h"
 #include "crc32.h"
 #include "io.h"
 #include "mem.h"
 #include "slem.h"
 #include "vecs.h"
 
-#define FIXED_LEN 64
-#define ALIGN 64
-#define BOM 0x01020304u
-
-static const unsigned char magic[8] = {0x89, 'S', 'L', 'E', 'M', '\r', '\n', 0x1a};
+#define FIXED_LEN SLEM_CONTAINER_FIXED_LEN
+#define ALIGN SLEM_CONTAINER_ALIGN
 
 struct SlemCachePriv {
   void *map;
@@ -47,18 +45,6 @@ struct SlemCachePriv {
   char arith[SLEM_ARITH_MAX];  /* the line of the arithmetic that made it (arith.h), or "" */
 };
 
-static uint32_t get32(const unsigned char *p) {
-  uint32_t v;
-  memcpy(&v, p, 4);
-  return v;
-}
-
-static uint64_t get64(const unsigned char *p) {
-  uint64_t v;
-  memcpy(&v, p, 8);
-  return v;
-}
-
 static uint64_t align_up(uint64_t x) { return (x + ALIGN - 1) / ALIGN * ALIGN; }
 
 int slem_cache_sniff(const char *path) {
@@ -72,7 +58,7 @@ int slem_cache_sniff(const char *path) {
   if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) return 0;
   r = read(fd, buf, 8);
   close(fd);
-  return r == 8 && memcmp(buf, magic, 8) == 0;
+  return r == 8 && slem_container_sniff(buf, 8);
 }
 
 void slem_cache_free(SlemCache *self) {
@@ -95,10 +81,8 @@ void slem_cache_free(SlemCache *self) {
 const char *slem_cache_fingerprint(const SlemCache *self) {
   struct SlemCachePriv *p = self->priv;
   pthread_mutex_lock(&p->lock);
-  if (!p->fp_done) { /* FNV-1a, 64 bits, of the payload */
-    uint64_t h = 1469598103934665603ull;
-    for (uint64_t i = 0; i < p->payload_len; i++) h = (h ^ p->payload[i]) * 1099511628211ull;
-    snprintf(p->fingerprint, sizeof p->fingerprint, "%016" PRIx64, h);
+  if (!p->fp_done) {
+    slem_container_fingerprint(p->fingerprint, p->payload, p->payload_len);
     p->fp_done = 1;
   }
   pthread_mutex_unlock(&p->lock);
@@ -393,8 +377,8 @@ int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
   const unsigned char *p;
   struct stat st;
   int fd = -1, status;
-  uint32_t version, bom, fixed_len, json_len;
-  uint64_t json_off, pay_off, pay_len, n, d;
+  SlemContainerHead head;
+  uint64_t pay_off, pay_len, n, d;
   const cJSON *kind, *sections;
   *self = NULL;
   if (!c || !(c->priv = calloc(1, sizeof *c->priv)) || !(c->priv->path = malloc(strlen(path) + 1))) {
@@ -465,50 +449,14 @@ int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
   close(fd);
   fd = -1;
   p = c->priv->map;
-  if (memcmp(p, magic, 8) != 0) {
-    status = slem_error(err, SLEM_EFORMAT, "%s: not a slem cache (bad magic)", path);
+  if ((status = slem_container_head_unpack(&head, p, c->priv->map_len, SLEM_CONTAINER_CACHE,
+                                           (int64_t)c->priv->map_len, path, err)) != SLEM_OK ||
+      (status = slem_container_json_parse(&json, &head, (const char *)p + head.json_off, path,
+                                          err)) != SLEM_OK ||
+      (status = slem_container_payload_check(&head, p + head.pay_off, path, err)) != SLEM_OK)
     goto fail;
-  }
-  bom = get32(p + 12);
-  if (bom != BOM) {
-    status = slem_error(err, SLEM_EFORMAT, "%s: %s", path,
-                        bom == 0x04030201u ? "written on a host of the other byte order; "
-                                             "rebuild it with slem-negstats here"
-                                           : "bad byte-order mark");
-    goto fail;
-  }
-  version = get32(p + 8);
-  if (version != SLEM_CACHE_VERSION) {
-    status = slem_error(err, SLEM_EFORMAT,
-                        "%s: cache format version %" PRIu32 "; this slem reads version %d: "
-                        "rebuild it with slem-negstats", path, version, SLEM_CACHE_VERSION);
-    goto fail;
-  }
-  if (slem_crc32(0, p, 60) != get32(p + 60)) {
-    status = slem_error(err, SLEM_EFORMAT, "%s: checksum mismatch in the fixed header", path);
-    goto fail;
-  }
-  fixed_len = get32(p + 16);
-  json_len = get32(p + 20);
-  json_off = get64(p + 24);
-  pay_off = get64(p + 32);
-  pay_len = get64(p + 40);
-  if (fixed_len != FIXED_LEN || json_off < FIXED_LEN || json_off > pay_off ||
-      json_len > pay_off - json_off || pay_off % ALIGN != 0 || pay_off > c->priv->map_len ||
-      pay_len != c->priv->map_len - pay_off) {
-    status = slem_error(err, SLEM_EFORMAT,
-                        "%s: header offsets disagree with the file size %zu: truncated or "
-                        "corrupt", path, c->priv->map_len);
-    goto fail;
-  }
-  if (slem_crc32(0, p + json_off, json_len) != get32(p + 48)) {
-    status = slem_error(err, SLEM_EFORMAT, "%s: checksum mismatch in the JSON header", path);
-    goto fail;
-  }
-  if (slem_crc32(0, p + pay_off, pay_len) != get32(p + 52)) {
-    status = slem_error(err, SLEM_EFORMAT, "%s: checksum mismatch in the payload: corrupt", path);
-    goto fail;
-  }
+  pay_off = head.pay_off;
+  pay_len = head.pay_len;
   /* every section is float64, the padding zeros: a NaN or an infinity is refused even
    * under a right checksum (a cache written by something else) */
   for (uint64_t off = 0; off + 8 <= pay_len; off += 8) {
@@ -520,11 +468,6 @@ int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
                           pay_off + off);
       goto fail;
     }
-  }
-  json = cJSON_ParseWithLength((const char *)p + json_off, json_len);
-  if (!json || !cJSON_IsObject(json)) {
-    status = slem_error(err, SLEM_EFORMAT, "%s: the JSON header does not parse", path);
-    goto fail;
   }
   kind = cJSON_GetObjectItemCaseSensitive(json, "kind");
   /* n = 0 only in a partial cache: a shard with no row, which merges as nothing */
@@ -642,9 +585,9 @@ static int write_cache(const char *path, cJSON *meta, const Section *sec, size_t
   static const unsigned char zeros[ALIGN] = {0};
   cJSON *secs = cJSON_CreateArray();
   char *text = NULL;
-  unsigned char hdr[FIXED_LEN];
-  uint64_t pay_off = 0, pay_len = 0, pos;
-  uint32_t json_len = 0, crc_json, crc_pay = 0, v32;
+  SlemContainerHead head;
+  uint64_t pay_off = 0, pay_len = 0;
+  uint32_t json_len = 0, crc_pay = 0;
   SlemOut *out = NULL;
   FILE *fp;
   int status;
@@ -688,35 +631,23 @@ static int write_cache(const char *path, cJSON *meta, const Section *sec, size_t
     if (want == pay_off) break;
     pay_off = want;
   }
-  crc_json = slem_crc32(0, text, json_len);
   for (size_t i = 0; i < nsec; i++) {
     uint64_t bytes = (uint64_t)sec[i].rows * (sec[i].cols ? sec[i].cols : 1) * 8;
     crc_pay = slem_crc32(crc_pay, sec[i].data, bytes);
     if (align_up(bytes) != bytes) crc_pay = slem_crc32(crc_pay, zeros, align_up(bytes) - bytes);
   }
 
-  memset(hdr, 0, sizeof hdr);
-  memcpy(hdr, magic, 8);
-  v32 = SLEM_CACHE_VERSION; memcpy(hdr + 8, &v32, 4);
-  v32 = BOM; memcpy(hdr + 12, &v32, 4);
-  v32 = FIXED_LEN; memcpy(hdr + 16, &v32, 4);
-  memcpy(hdr + 20, &json_len, 4);
-  pos = FIXED_LEN; memcpy(hdr + 24, &pos, 8);
-  memcpy(hdr + 32, &pay_off, 8);
-  memcpy(hdr + 40, &pay_len, 8);
-  memcpy(hdr + 48, &crc_json, 4);
-  memcpy(hdr + 52, &crc_pay, 4);
-  v32 = slem_crc32(0, hdr, 60); memcpy(hdr + 60, &v32, 4);
+  head.json_len = json_len;
+  head.json_off = FIXED_LEN;
+  head.pay_off = pay_off;
+  head.pay_len = pay_len;
+  head.json_crc = slem_crc32(0, text, json_len);
+  head.pay_crc = crc_pay;
 
   status = slem_out_open(&out, path, err);
   if (status) goto done;
   fp = slem_out_file(out);
-  if (fwrite(hdr, 1, FIXED_LEN, fp) != FIXED_LEN || fwrite(text, 1, json_len, fp) != json_len)
-    goto ioerr;
-  /* a newline after the JSON so that `head -c` shows it whole; zeros up to the payload */
-  if (putc('\n', fp) == EOF) goto ioerr;
-  for (pos = FIXED_LEN + json_len + 1; pos < pay_off; pos++)
-    if (putc(0, fp) == EOF) goto ioerr;
+  if (slem_container_write_head(fp, &head, text, pay_off) != 0) goto ioerr;
   for (size_t i = 0; i < nsec; i++) {
     uint64_t bytes = (uint64_t)sec[i].rows * (sec[i].cols ? sec[i].cols : 1) * 8;
     if (fwrite(sec[i].data, 1, bytes, fp) != bytes) goto ioerr;
