@@ -180,17 +180,11 @@ int slem_vecreader_seekable(const SlemVecReader *self) { return slem_in_seekable
 
 void slem_vecreader_free(SlemVecReader *self) {
   if (!self) return;
+  if (self->def && self->def->close) self->def->close(self);
+  else free(self->priv);
   slem_in_free(self->in);
-  if (self->fd >= 0) close(self->fd);
-  free(self->whole);
-  free(self->cols);
   free(self->raw);
-  free(self->pending);
-  free(self->row);
   free(self->meta_json);
-  free(self->crc_tail);
-  free(self->blk_crc);
-  free(self->blk_buf);
   slem_ids_free(self->ids);
   free(self);
 }
@@ -198,13 +192,13 @@ void slem_vecreader_free(SlemVecReader *self) {
 const struct SlemIds *slem_vecreader_ids(const SlemVecReader *self) { return self->ids; }
 
 const char *slem_vecreader_fingerprint(const SlemVecReader *self) {
-  return self->fmt == SLEM_FMT_SLEM && self->cache_fp[0] ? self->cache_fp : NULL;
+  return self->cache_fp[0] ? self->cache_fp : NULL;
 }
 
 const char *slem_vecreader_meta(const SlemVecReader *self) { return self->meta_json; }
 
 const char *slem_vecreader_arith(const SlemVecReader *self) {
-  return self->fmt == SLEM_FMT_SLEM && self->arith[0] ? self->arith : NULL;
+  return self->arith[0] ? self->arith : NULL;
 }
 
 int slem_vecreaders_compatible(const SlemVecReader *a, const SlemVecReader *b, int *plain_side,
@@ -237,7 +231,6 @@ static int vecreader_open(SlemVecReader **self, const char *path, SlemFormat fmt
   int st;
   *self = NULL;
   if (!r) return slem_error(err, SLEM_ENOMEM, "out of memory");
-  r->fd = -1;
   r->divisor = 1;
   r->empty_dim = empty_dim;
   st = slem_in_open(&r->in, path, err);
@@ -304,7 +297,7 @@ int slem_vecreader_rewind(SlemVecReader *self, SlemError *err) {
 int slem_vecreader_seek(SlemVecReader *self, uint64_t row, SlemError *err) {
   int st;
   if (row == self->recs) return SLEM_OK;
-  if (self->rec == 0 || self->fortran || self->skip_nonfinite || !slem_in_seekable(self->in) ||
+  if (self->rec == 0 || self->scattered || self->skip_nonfinite || !slem_in_seekable(self->in) ||
       self->count < 0 || row > (uint64_t)self->count)
     return slem_error(err, SLEM_EINVAL, "%s: cannot move to record %" PRIu64 " (%s)",
                       slem_in_name(self->in), row + 1,
@@ -319,7 +312,7 @@ int slem_vecreader_seek(SlemVecReader *self, uint64_t row, SlemError *err) {
 }
 
 int slem_vecreader_can_seek(const SlemVecReader *self) {
-  return self->rec > 0 && !self->fortran && !self->skip_nonfinite &&
+  return self->rec > 0 && !self->scattered && !self->skip_nonfinite &&
          slem_in_seekable(self->in) && self->count >= 0;
 }
 
@@ -658,6 +651,15 @@ int slem_vecwriter_set_dtype(SlemVecWriter *self, SlemDtype dt, SlemError *err) 
   return SLEM_OK;
 }
 
+/* What the writer holds, the format's state included. */
+static void writer_free(SlemVecWriter *self) {
+  if (self->def && self->def->wclose) self->def->wclose(self);
+  else free(self->priv);
+  free(self->rec);
+  free(self->meta_strs);
+  free(self);
+}
+
 /* Writes the header before the first vector (or at the close of an empty file). */
 static int start(SlemVecWriter *self, SlemError *err) {
   int st = SLEM_OK;
@@ -677,11 +679,10 @@ int slem_vecwriter_write(SlemVecWriter *self, const float *x, size_t n, SlemErro
 
 int slem_vecwriter_write_f64(SlemVecWriter *self, const double *x, size_t n, SlemError *err) {
   int st;
-  if (self->fmt != SLEM_FMT_SLEM || self->dtype != SLEM_DTYPE_F8)
+  if (!self->def->write_f64 || self->dtype != SLEM_DTYPE_F8)
     return slem_error(err, SLEM_EINVAL, "%s: only a container of kernel projections stores "
                       "doubles", slem_out_name(self->out));
-  if ((st = start(self, err)) != SLEM_OK ||
-      (st = slem_vfmt_slem_write_f64(self, x, n, err)) != SLEM_OK)
+  if ((st = start(self, err)) != SLEM_OK || (st = self->def->write_f64(self, x, n, err)) != SLEM_OK)
     return st;
   self->n += n;
   return SLEM_OK;
@@ -695,22 +696,14 @@ int slem_vecwriter_close(SlemVecWriter *self, SlemError *err) {
     return st;
   }
   st = slem_out_commit(self->out, err);
-  free(self->rec);
-  free(self->meta_strs);
-  free(self->buf);
-  free(self->blk_crc);
-  free(self);
+  writer_free(self);
   return st;
 }
 
 void slem_vecwriter_abort(SlemVecWriter *self) {
   if (!self) return;
   slem_out_abort(self->out);
-  free(self->rec);
-  free(self->meta_strs);
-  free(self->buf);
-  free(self->blk_crc);
-  free(self);
+  writer_free(self);
 }
 
 SlemFormat slem_vecwriter_format(const SlemVecWriter *self) { return self->fmt; }
