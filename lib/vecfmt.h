@@ -17,7 +17,7 @@
 #include "arith.h"
 #include "error.h"
 #include "io.h"
-#include "vecs.h"
+#include "vectypes.h"
 
 /* The message for data after the last of the records that count_from counts, the same for
  * a file (found by its size at open) and a pipe (found at its end): SLEM_EFORMAT naming
