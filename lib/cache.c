@@ -24,6 +24,8 @@
 
 #define FIXED_LEN SLEM_CONTAINER_FIXED_LEN
 #define ALIGN SLEM_CONTAINER_ALIGN
+_Static_assert(SLEM_CACHE_VERSION == SLEM_CONTAINER_VERSION,
+               "a cache's JSON and its fixed header name one version");
 
 struct SlemCachePriv {
   void *map;

@@ -1,7 +1,8 @@
 /* slem's descriptor container: the .slem family of the cache (cache.h), kind "descriptors".
  *
- *   0      64 bytes  the fixed header of the cache format (magic, version, byte-order mark,
- *                    lengths and offsets, CRC-32 of the JSON, of the payload, of the header)
+ *   0      64 bytes  the fixed header of the container (container.h: magic, version,
+ *                    byte-order mark, lengths and offsets, CRC-32 of the JSON, of the
+ *                    payload, of the header)
  *   64     JSON      kind "descriptors", rows "descriptors", "classifiers" or
  *                    "kernel-projections", d, n, dtype, the fingerprint of the cache that
  *                    made the rows, the input they come from, the shard they are, sections,
@@ -26,7 +27,9 @@
  * blocks at its edges whole, a pipe verifies each block as it comes and what follows the
  * rows after the last one. The table lies where the previous release left zeros, and the
  * payload's CRC is still written, so that release reads these containers; a container it
- * wrote (no "blocks") is verified whole at the open, before any row is used.
+ * wrote (no "blocks") is verified whole at the open, before any row is used. The header,
+ * the JSON checksum, the block table and the ids section are container.c's; the streaming
+ * of the rows is here.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <cjson/cJSON.h>
