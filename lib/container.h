@@ -86,7 +86,8 @@ int slem_container_write_head(FILE *fp, const SlemContainerHead *h, const char *
 /* Writes n zero bytes. Returns 0, or -1 with errno set. */
 int slem_container_write_zeros(FILE *fp, uint64_t n);
 
-/* The fingerprint of a payload: FNV-1a, 64 bits, as 16 hex digits and a NUL into out. */
+/* The fingerprint of a payload: FNV-1a, 64 bits, over the basis 1469598103934665603 (as
+ * the first release wrote it), as 16 hex digits and a NUL into out (17 bytes). */
 void slem_container_fingerprint(char *out, const void *payload, uint64_t len);
 
 /* The CRC-32 of A then B from crc_a, crc_b and B's length in bytes. */
