@@ -2,11 +2,18 @@
 #define _POSIX_C_SOURCE 200809L
 #include "container.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "crc32.h"
+#include "io.h"
+#include "mem.h"
 
 #define BOM 0x01020304u
 
@@ -21,17 +28,20 @@ static const struct {
   const char *rebuild;     /* after "this slem reads version N" */
   const char *geometry;    /* offsets inconsistent; NULL: the file-size message */
   const char *size;        /* offsets disagreeing with the file's size; NULL: likewise */
+  const char *short_file;  /* a file shorter than the fixed header */
+  const char *noun;        /* what it is, in messages */
 } roles[] = {
     [SLEM_CONTAINER_CACHE] = {"not a slem cache (bad magic)",
                               "written on a host of the other byte order; rebuild it with "
                               "slem-negstats here",
                               "bad byte-order mark", "cache ", ": rebuild it with slem-negstats",
-                              NULL, NULL},
+                              NULL, NULL, "not a slem cache, or truncated", "cache"},
     [SLEM_CONTAINER_DESCRIPTORS] = {"not a slem container, or truncated",
                                     "written with another byte order",
                                     "written with another byte order", "", "",
                                     "the header's offsets are inconsistent",
-                                    "size disagrees with its header: truncated or corrupt"},
+                                    "size disagrees with its header: truncated or corrupt",
+                                    "not a slem container, or truncated", "container"},
 };
 
 static uint32_t get32(const unsigned char *p) {
@@ -173,6 +183,229 @@ uint32_t slem_container_crc32_combine(uint32_t crc_a, uint32_t crc_b, uint64_t l
   for (; len_b; len_b >>= 1, sq = gf2_mul(sq, sq))
     if (len_b & 1) p = gf2_mul(p, sq);
   return gf2_mul(p, crc_a) ^ crc_b;
+}
+
+/* ---- float64 sections ---- */
+
+static uint64_t align_up(uint64_t x) {
+  return (x + SLEM_CONTAINER_ALIGN - 1) / SLEM_CONTAINER_ALIGN * SLEM_CONTAINER_ALIGN;
+}
+
+static uint64_t section_bytes(const SlemContainerSection *s) {
+  return (uint64_t)s->rows * (s->cols ? s->cols : 1) * 8;
+}
+
+/* Fills in the section offsets for a payload starting at pay_off; returns the payload
+ * length. */
+static uint64_t place_sections(cJSON *secs, const SlemContainerSection *sec, size_t nsec,
+                               uint64_t pay_off) {
+  uint64_t off = pay_off;
+  for (size_t i = 0; i < nsec; i++) {
+    cJSON *s = cJSON_GetArrayItem(secs, (int)i);
+    cJSON_ReplaceItemInObjectCaseSensitive(s, "offset", cJSON_CreateNumber((double)off));
+    off = align_up(off + section_bytes(&sec[i]));
+  }
+  return off - pay_off;
+}
+
+int slem_container_write_sections(const char *path, cJSON *meta, const SlemContainerSection *sec,
+                                  size_t nsec, SlemError *err) {
+  static const unsigned char zeros[SLEM_CONTAINER_ALIGN] = {0};
+  cJSON *secs = cJSON_CreateArray();
+  char *text = NULL;
+  SlemContainerHead head;
+  uint64_t pay_off = 0, pay_len = 0;
+  uint32_t json_len = 0, crc_pay = 0;
+  SlemOut *out = NULL;
+  FILE *fp;
+  int status;
+  for (size_t i = 0; i < nsec; i++) {
+    cJSON *s = cJSON_CreateObject(), *shape = cJSON_CreateArray();
+    cJSON_AddStringToObject(s, "name", sec[i].name);
+    cJSON_AddNumberToObject(s, "offset", 0);
+    cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)sec[i].rows));
+    if (sec[i].cols) cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)sec[i].cols));
+    cJSON_AddItemToObject(s, "shape", shape);
+    cJSON_AddStringToObject(s, "dtype", "<f8");
+    cJSON_AddItemToArray(secs, s);
+  }
+  cJSON_AddItemToObject(meta, "sections", secs);
+  /* the offsets are in the JSON, whose length decides them: iterate to a fixed point */
+  for (int iter = 0; iter < 8; iter++) {
+    uint64_t want;
+    pay_len = place_sections(secs, sec, nsec, pay_off);
+    free(text);
+    text = cJSON_PrintUnformatted(meta);
+    if (!text) {
+      status = slem_error(err, SLEM_ENOMEM, "out of memory");
+      goto done;
+    }
+    json_len = (uint32_t)strlen(text);
+    want = align_up(SLEM_CONTAINER_FIXED_LEN + json_len + 1);
+    if (want == pay_off) break;
+    pay_off = want;
+  }
+  for (size_t i = 0; i < nsec; i++) {
+    uint64_t bytes = section_bytes(&sec[i]);
+    crc_pay = slem_crc32(crc_pay, sec[i].data, bytes);
+    if (align_up(bytes) != bytes) crc_pay = slem_crc32(crc_pay, zeros, align_up(bytes) - bytes);
+  }
+  head.json_len = json_len;
+  head.json_off = SLEM_CONTAINER_FIXED_LEN;
+  head.pay_off = pay_off;
+  head.pay_len = pay_len;
+  head.json_crc = slem_crc32(0, text, json_len);
+  head.pay_crc = crc_pay;
+  if ((status = slem_out_open(&out, path, err)) != SLEM_OK) goto done;
+  fp = slem_out_file(out);
+  if (slem_container_write_head(fp, &head, text, pay_off) != 0) goto ioerr;
+  for (size_t i = 0; i < nsec; i++) {
+    uint64_t bytes = section_bytes(&sec[i]);
+    if (fwrite(sec[i].data, 1, bytes, fp) != bytes) goto ioerr;
+    if (align_up(bytes) != bytes &&
+        fwrite(zeros, 1, align_up(bytes) - bytes, fp) != align_up(bytes) - bytes)
+      goto ioerr;
+  }
+  status = slem_out_commit(out, err);
+  out = NULL;
+  goto done;
+ioerr:
+  status = slem_error(err, SLEM_EIO, "%s: write: %s", path, strerror(errno));
+done:
+  slem_out_abort(out);
+  free(text);
+  return status;
+}
+
+int slem_container_load(void **map, size_t *len, SlemContainerHead *h, cJSON **json,
+                        const char *path, SlemContainerRole role, SlemError *err) {
+  struct stat sb;
+  unsigned char *p = NULL;
+  size_t n, got = 0;
+  ssize_t r = 1;
+  char extra;
+  int st, fd;
+  *map = NULL;
+  *len = 0;
+  *json = NULL;
+  /* O_NONBLOCK: a FIFO named as the file must not block the tool in open() */
+  if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
+    return slem_error(err, SLEM_EIO, "%s: %s", path, strerror(errno));
+  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    st = slem_error(err, SLEM_EIO, "%s: not a regular file", path);
+    goto done;
+  }
+  if (sb.st_size < SLEM_CONTAINER_FIXED_LEN) {
+    st = slem_error(err, SLEM_EFORMAT, "%s: %s (%lld bytes): %s", path,
+                    sb.st_size ? "too short" : "empty", (long long)sb.st_size,
+                    roles[role].short_file);
+    goto done;
+  }
+  /* Read into private memory, not mapped: a mapping of a file that another process
+   * truncates in place (cp over it, truncate) kills the reader with SIGBUS at the first
+   * page past the new end. Aligned as in the file; a large one on huge pages (mem.h),
+   * which fault once per 2 MiB. */
+  n = (size_t)sb.st_size;
+  if ((uint64_t)sb.st_size > SIZE_MAX ||
+      (n >= ((size_t)2 << 20) ? !(p = slem_alloc_large(n))
+                              : posix_memalign((void **)&p, SLEM_CONTAINER_ALIGN, n) != 0)) {
+    p = NULL;
+    st = slem_error(err, SLEM_ENOMEM, "%s: out of memory for a %s of %lld bytes", path,
+                    roles[role].noun, (long long)sb.st_size);
+    goto done;
+  }
+  while (got < n) {
+    r = read(fd, p + got, n - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += (size_t)r;
+  }
+  if (r > 0)
+    while ((r = read(fd, &extra, 1)) < 0 && errno == EINTR) {}
+  if (r < 0) {
+    st = slem_error(err, SLEM_EIO, "%s: read: %s", path, strerror(errno));
+    goto done;
+  }
+  if (got != n || r != 0) {
+    st = slem_error(err, SLEM_EFORMAT, "%s: the file changed size while it was read (%zu bytes "
+                    "expected, %s): it is being rewritten in place; replace a %s by renaming a "
+                    "new file over it", path, n, r != 0 ? "more found" : "fewer found",
+                    roles[role].noun);
+    goto done;
+  }
+  if ((st = slem_container_head_unpack(h, p, n, role, (int64_t)n, path, err)) != SLEM_OK ||
+      (st = slem_container_json_parse(json, h, (const char *)p + h->json_off, path, err)) !=
+          SLEM_OK ||
+      (st = slem_container_payload_check(h, p + h->pay_off, path, err)) != SLEM_OK)
+    goto done;
+  *map = p;
+  *len = n;
+  p = NULL;
+done:
+  close(fd);
+  free(p);
+  if (st != SLEM_OK) {
+    cJSON_Delete(*json);
+    *json = NULL;
+  }
+  return st;
+}
+
+/* Reads a non-negative integer member at most max that is exactly representable. */
+static int json_uint(const cJSON *obj, const char *key, uint64_t max, uint64_t *out) {
+  const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+  double v;
+  if (!cJSON_IsNumber(it)) return -1;
+  v = it->valuedouble;
+  if (!(v >= 0) || v > (double)max || v != floor(v)) return -1;
+  *out = (uint64_t)v;
+  return 0;
+}
+
+int slem_container_section_find(uint64_t *off, const cJSON *sections, const char *name, int ndim,
+                                const uint64_t *want, uint64_t pay_off, uint64_t pay_len,
+                                const char *what, const char *path, SlemError *err) {
+  const cJSON *s;
+  cJSON_ArrayForEach(s, sections) {
+    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(s, "name");
+    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(s, "shape");
+    const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(s, "dtype");
+    uint64_t bytes, dims[2] = {0, 0};
+    if (!cJSON_IsString(nm) || strcmp(nm->valuestring, name) != 0) continue;
+    if (!cJSON_IsString(dtype) || strcmp(dtype->valuestring, "<f8") != 0)
+      return slem_error(err, SLEM_EFORMAT, "%s: section '%s': dtype is not <f8", path, name);
+    if (json_uint(s, "offset", UINT64_MAX / 2, off) != 0)
+      return slem_error(err, SLEM_EFORMAT, "%s: section '%s': bad offset", path, name);
+    if (!cJSON_IsArray(shape) || cJSON_GetArraySize(shape) != ndim)
+      return slem_error(err, SLEM_EFORMAT, "%s: section '%s': bad shape", path, name);
+    for (int i = 0; i < ndim; i++) {
+      const cJSON *it = cJSON_GetArrayItem(shape, i);
+      if (!cJSON_IsNumber(it) || it->valuedouble != (double)want[i])
+        return slem_error(err, SLEM_EFORMAT, "%s: section '%s': shape disagrees with %s", path,
+                          name, what);
+      dims[i] = (uint64_t)it->valuedouble;
+    }
+    /* sections of n rows (kernel negatives) can claim sizes that overflow */
+    if (ndim == 2 && dims[0] > UINT64_MAX / 8 / (dims[1] ? dims[1] : 1))
+      return slem_error(err, SLEM_EFORMAT, "%s: section '%s': shape too large", path, name);
+    bytes = dims[0] * (ndim == 2 ? dims[1] : 1) * 8;
+    if (*off % SLEM_CONTAINER_ALIGN != 0 || *off < pay_off || bytes > pay_len ||
+        *off - pay_off > pay_len - bytes)
+      return slem_error(err, SLEM_EFORMAT,
+                        "%s: section '%s' (offset %" PRIu64 ", %" PRIu64 " bytes) lies outside "
+                        "the payload", path, name, *off, bytes);
+    return SLEM_OK;
+  }
+  return slem_error(err, SLEM_EFORMAT, "%s: section '%s' is missing", path, name);
+}
+
+int slem_container_section_has(const cJSON *sections, const char *name) {
+  const cJSON *s;
+  cJSON_ArrayForEach(s, sections) {
+    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(s, "name");
+    if (cJSON_IsString(nm) && strcmp(nm->valuestring, name) == 0) return 1;
+  }
+  return 0;
 }
 
 /* ---- the block table ---- */

@@ -93,6 +93,42 @@ void slem_container_fingerprint(char *out, const void *payload, uint64_t len);
 /* The CRC-32 of A then B from crc_a, crc_b and B's length in bytes. */
 uint32_t slem_container_crc32_combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b);
 
+/* ---- float64 sections (the cache) ---- */
+
+/* A section: rows x cols float64 (cols 0: a vector of rows), row-major. */
+typedef struct SlemContainerSection {
+  const char *name;
+  const double *data;
+  size_t rows, cols;
+} SlemContainerSection;
+
+/* Writes path atomically (a temporary beside it, renamed at the end): the fixed header, meta
+ * with a "sections" member added here (name, offset, shape, dtype "<f8" of each), the
+ * sections each at a 64-byte aligned absolute offset, zeros between them. meta is kept by
+ * the caller. Errors: SLEM_EIO naming path, SLEM_ENOMEM. */
+int slem_container_write_sections(const char *path, cJSON *meta, const SlemContainerSection *sec,
+                                  size_t nsec, SlemError *err);
+
+/* Reads the regular file path whole into *map (*len bytes, 64-byte aligned, the caller
+ * frees it with free()), checks its fixed header, its JSON header and its payload against
+ * their checksums, and parses the JSON header into *json (the caller frees it). A file that
+ * changes size while it is read is refused. Errors: SLEM_EIO (open, read, not a regular
+ * file: a FIFO is not waited for), SLEM_ENOMEM, SLEM_EFORMAT naming path. */
+int slem_container_load(void **map, size_t *len, SlemContainerHead *h, cJSON **json,
+                        const char *path, SlemContainerRole role, SlemError *err);
+
+/* Finds the section name among sections: dtype "<f8", ndim dimensions equal to want[0]
+ * (and want[1]), lying within the payload [pay_off, pay_off + pay_len). *off is its absolute
+ * offset. what names the dimensions in the message of a shape that disagrees ("d = 64").
+ * Errors: SLEM_EFORMAT naming path and the section (missing, bad dtype, offset or shape,
+ * outside the payload). */
+int slem_container_section_find(uint64_t *off, const cJSON *sections, const char *name, int ndim,
+                                const uint64_t *want, uint64_t pay_off, uint64_t pay_len,
+                                const char *what, const char *path, SlemError *err);
+
+/* 1 when sections holds one named name, else 0. */
+int slem_container_section_has(const cJSON *sections, const char *name);
+
 /* ---- the block table of a descriptor container ---- */
 
 /* The table as it is written: the CRC-32 of each block of SLEM_CONTAINER_BLOCK_ROWS rows
