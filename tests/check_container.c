@@ -251,6 +251,66 @@ START_TEST(write_head_lays_out_the_bytes) {
 }
 END_TEST
 
+/* Sections written and loaded back: each at its aligned offset, found by name and shape;
+ * a flipped payload byte, a short file and a FIFO are refused. */
+START_TEST(sections_round_trip) {
+  const char *path = tu_path("sec.slem");
+  double mu[3] = {1, 2, 3}, a[6] = {1, 2, 3, 4, 5, 6};
+  SlemContainerSection sec[2] = {{"mu", mu, 3, 0}, {"a", a, 2, 3}};
+  cJSON *meta = cJSON_CreateObject(), *json = NULL;
+  SlemContainerHead h;
+  SlemError err = {0};
+  void *map = NULL;
+  size_t len = 0;
+  uint64_t off, want1[1] = {3}, want2[2] = {2, 3}, bad[2] = {3, 2};
+  const cJSON *secs;
+  FILE *fp;
+  cJSON_AddStringToObject(meta, "kind", "test");
+  ck_assert_int_eq(slem_container_write_sections(path, meta, sec, 2, &err), SLEM_OK);
+  cJSON_Delete(meta);
+  ck_assert_int_eq(slem_container_load(&map, &len, &h, &json, path, SLEM_CONTAINER_CACHE, &err),
+                   SLEM_OK);
+  ck_assert_uint_eq(h.pay_off % 64, 0);
+  ck_assert_uint_eq(h.pay_len, 64 + 64); /* each section padded to 64 bytes, the last too */
+  ck_assert_uint_eq(len, h.pay_off + h.pay_len);
+  secs = cJSON_GetObjectItem(json, "sections");
+  ck_assert(slem_container_section_has(secs, "a"));
+  ck_assert(!slem_container_section_has(secs, "b"));
+  ck_assert_int_eq(slem_container_section_find(&off, secs, "mu", 1, want1, h.pay_off, h.pay_len,
+                                               "d = 3", path, &err), SLEM_OK);
+  ck_assert_int_eq(memcmp((char *)map + off, mu, sizeof mu), 0);
+  ck_assert_int_eq(slem_container_section_find(&off, secs, "a", 2, want2, h.pay_off, h.pay_len,
+                                               "d = 3", path, &err), SLEM_OK);
+  ck_assert_uint_eq(off, h.pay_off + 64);
+  ck_assert_int_eq(memcmp((char *)map + off, a, sizeof a), 0);
+  ck_assert_int_eq(slem_container_section_find(&off, secs, "a", 2, bad, h.pay_off, h.pay_len,
+                                               "d = 3", path, &err), SLEM_EFORMAT);
+  ck_assert_msg(strstr(err.msg, "section 'a': shape disagrees with d = 3"), "%s", err.msg);
+  ck_assert_int_eq(slem_container_section_find(&off, secs, "b", 1, want1, h.pay_off, h.pay_len,
+                                               "d = 3", path, &err), SLEM_EFORMAT);
+  ck_assert_msg(strstr(err.msg, "section 'b' is missing"), "%s", err.msg);
+  /* corrupt, short */
+  ((unsigned char *)map)[len - 1] ^= 1;
+  tu_write_bytes(path, map, len);
+  cJSON_Delete(json);
+  free(map);
+  ck_assert_int_eq(slem_container_load(&map, &len, &h, &json, path, SLEM_CONTAINER_CACHE, &err),
+                   SLEM_EFORMAT);
+  ck_assert_msg(strstr(err.msg, "checksum mismatch in the payload"), "%s", err.msg);
+  ck_assert_ptr_null(map);
+  ck_assert_ptr_null(json);
+  fp = fopen(path, "wb");
+  fputs("short", fp);
+  fclose(fp);
+  ck_assert_int_eq(slem_container_load(&map, &len, &h, &json, path, SLEM_CONTAINER_CACHE, &err),
+                   SLEM_EFORMAT);
+  ck_assert_msg(strstr(err.msg, "too short (5 bytes): not a slem cache, or truncated"), "%s",
+                err.msg);
+  ck_assert_int_eq(slem_container_load(&map, &len, &h, &json, tu_path("nonexistent.slem"),
+                                       SLEM_CONTAINER_CACHE, &err), SLEM_EIO);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("container");
   TCase *tc = tcase_create("container");
@@ -262,6 +322,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, long_table_doubles_its_blocks);
   tcase_add_test(tc, ids_section);
   tcase_add_test(tc, write_head_lays_out_the_bytes);
+  tcase_add_test(tc, sections_round_trip);
   suite_add_tcase(s, tc);
   return s;
 }
