@@ -15,17 +15,17 @@
 #include <unistd.h>
 
 #include "arith.h"
+#include "container.h"
 #include "crc32.h"
 #include "io.h"
 #include "mem.h"
 #include "slem.h"
 #include "vecs.h"
 
-#define FIXED_LEN 64
-#define ALIGN 64
-#define BOM 0x01020304u
-
-static const unsigned char magic[8] = {0x89, 'S', 'L', 'E', 'M', '\r', '\n', 0x1a};
+#define FIXED_LEN SLEM_CONTAINER_FIXED_LEN
+#define ALIGN SLEM_CONTAINER_ALIGN
+_Static_assert(SLEM_CACHE_VERSION == SLEM_CONTAINER_VERSION,
+               "a cache's JSON and its fixed header name one version");
 
 struct SlemCachePriv {
   void *map;
@@ -47,19 +47,6 @@ struct SlemCachePriv {
   char arith[SLEM_ARITH_MAX];  /* the line of the arithmetic that made it (arith.h), or "" */
 };
 
-static uint32_t get32(const unsigned char *p) {
-  uint32_t v;
-  memcpy(&v, p, 4);
-  return v;
-}
-
-static uint64_t get64(const unsigned char *p) {
-  uint64_t v;
-  memcpy(&v, p, 8);
-  return v;
-}
-
-static uint64_t align_up(uint64_t x) { return (x + ALIGN - 1) / ALIGN * ALIGN; }
 
 int slem_cache_sniff(const char *path) {
   unsigned char buf[8];
@@ -72,7 +59,7 @@ int slem_cache_sniff(const char *path) {
   if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) return 0;
   r = read(fd, buf, 8);
   close(fd);
-  return r == 8 && memcmp(buf, magic, 8) == 0;
+  return r == 8 && slem_container_sniff(buf, 8);
 }
 
 void slem_cache_free(SlemCache *self) {
@@ -95,10 +82,8 @@ void slem_cache_free(SlemCache *self) {
 const char *slem_cache_fingerprint(const SlemCache *self) {
   struct SlemCachePriv *p = self->priv;
   pthread_mutex_lock(&p->lock);
-  if (!p->fp_done) { /* FNV-1a, 64 bits, of the payload */
-    uint64_t h = 1469598103934665603ull;
-    for (uint64_t i = 0; i < p->payload_len; i++) h = (h ^ p->payload[i]) * 1099511628211ull;
-    snprintf(p->fingerprint, sizeof p->fingerprint, "%016" PRIx64, h);
+  if (!p->fp_done) {
+    slem_container_fingerprint(p->fingerprint, p->payload, p->payload_len);
     p->fp_done = 1;
   }
   pthread_mutex_unlock(&p->lock);
@@ -138,49 +123,18 @@ static int json_uint(const cJSON *obj, const char *key, uint64_t max, uint64_t *
 static int find_section(SlemCache *c, const cJSON *sections, const char *name, uint64_t rows,
                         uint64_t cols, uint64_t pay_off, uint64_t pay_len, const double **data,
                         SlemError *err) {
-  const char *path = c->priv->path;
-  const cJSON *s;
-  cJSON_ArrayForEach(s, sections) {
-    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(s, "name");
-    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(s, "shape");
-    const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(s, "dtype");
-    uint64_t off, want = cols ? 2 : 1, bytes, dims[2] = {0, 0};
-    if (!cJSON_IsString(nm) || strcmp(nm->valuestring, name) != 0) continue;
-    if (!cJSON_IsString(dtype) || strcmp(dtype->valuestring, "<f8") != 0)
-      return slem_error(err, SLEM_EFORMAT, "%s: section '%s': dtype is not <f8", path, name);
-    if (json_uint(s, "offset", UINT64_MAX / 2, &off) != 0)
-      return slem_error(err, SLEM_EFORMAT, "%s: section '%s': bad offset", path, name);
-    if (!cJSON_IsArray(shape) || (uint64_t)cJSON_GetArraySize(shape) != want)
-      return slem_error(err, SLEM_EFORMAT, "%s: section '%s': bad shape", path, name);
-    for (uint64_t i = 0; i < want; i++) {
-      const cJSON *it = cJSON_GetArrayItem(shape, (int)i);
-      if (!cJSON_IsNumber(it) || it->valuedouble != (double)(i ? cols : rows))
-        return slem_error(err, SLEM_EFORMAT,
-                          "%s: section '%s': shape disagrees with d = %zu%s", path, name, c->d,
-                          c->r ? " and r" : "");
-      dims[i] = (uint64_t)it->valuedouble;
-    }
-    /* sections of n rows (kernel negatives) can claim sizes that overflow */
-    if (cols && dims[0] > UINT64_MAX / 8 / (dims[1] ? dims[1] : 1))
-      return slem_error(err, SLEM_EFORMAT, "%s: section '%s': shape too large", path, name);
-    bytes = dims[0] * (cols ? dims[1] : 1) * 8;
-    if (off % ALIGN != 0 || off < pay_off || bytes > pay_len || off - pay_off > pay_len - bytes)
-      return slem_error(err, SLEM_EFORMAT,
-                        "%s: section '%s' (offset %" PRIu64 ", %" PRIu64 " bytes) lies outside "
-                        "the payload", path, name, off, bytes);
-    *data = (const double *)((const unsigned char *)c->priv->map + off);
-    return SLEM_OK;
-  }
-  return slem_error(err, SLEM_EFORMAT, "%s: section '%s' is missing", path, name);
+  uint64_t off, want[2] = {rows, cols};
+  char what[64];
+  int st;
+  snprintf(what, sizeof what, "d = %zu%s", c->d, c->r ? " and r" : "");
+  st = slem_container_section_find(&off, sections, name, cols ? 2 : 1, want, pay_off, pay_len,
+                                   what, c->priv->path, err);
+  if (st == SLEM_OK) *data = (const double *)((const unsigned char *)c->priv->map + off);
+  return st;
 }
 
 static int has_section(const cJSON *sections, const char *name) {
-  const cJSON *s;
-  cJSON_ArrayForEach(s, sections) {
-    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(s, "name");
-    if (cJSON_IsString(nm) && strcmp(nm->valuestring, name) == 0) return 1;
-  }
-  return 0;
+  return slem_container_section_has(sections, name);
 }
 
 /* The pca kind: lambda, the rank R and three sections. */
@@ -391,10 +345,9 @@ int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
   SlemCache *c = calloc(1, sizeof *c);
   cJSON *json = NULL;
   const unsigned char *p;
-  struct stat st;
-  int fd = -1, status;
-  uint32_t version, bom, fixed_len, json_len;
-  uint64_t json_off, pay_off, pay_len, n, d;
+  int status;
+  SlemContainerHead head;
+  uint64_t pay_off, pay_len, n, d;
   const cJSON *kind, *sections;
   *self = NULL;
   if (!c || !(c->priv = calloc(1, sizeof *c->priv)) || !(c->priv->path = malloc(strlen(path) + 1))) {
@@ -408,107 +361,12 @@ int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
                         "place from its file; give the path of the .slem file");
     goto fail;
   }
-  /* O_NONBLOCK: a FIFO named as the cache must not block the tool in open() */
-  fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    status = slem_error(err, SLEM_EIO, "%s: %s", path, strerror(errno));
+  if ((status = slem_container_load(&c->priv->map, &c->priv->map_len, &head, &json, path,
+                                    SLEM_CONTAINER_CACHE, err)) != SLEM_OK)
     goto fail;
-  }
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    status = slem_error(err, SLEM_EIO, "%s: not a regular file", path);
-    goto fail;
-  }
-  if (st.st_size < FIXED_LEN) {
-    status = slem_error(err, SLEM_EFORMAT, "%s: %s (%lld bytes): not a slem cache, or truncated",
-                        path, st.st_size ? "too short" : "empty", (long long)st.st_size);
-    goto fail;
-  }
-  /* The cache is read into private memory, not mapped: a mapping of a file that another
-   * process truncates in place (cp over it, truncate) kills the reader with SIGBUS at the
-   * first page past the new end. A file that changes size while it is read is an error. */
-  c->priv->map_len = (size_t)st.st_size;
-  /* aligned as in the file; a large cache on huge pages (mem.h), which fault once per 2 MiB */
-  if ((uint64_t)st.st_size > SIZE_MAX ||
-      (c->priv->map_len >= ((size_t)2 << 20)
-           ? !(c->priv->map = slem_alloc_large(c->priv->map_len))
-           : posix_memalign(&c->priv->map, ALIGN, c->priv->map_len) != 0)) {
-    c->priv->map = NULL;
-    status = slem_error(err, SLEM_ENOMEM, "%s: out of memory for a cache of %lld bytes", path,
-                        (long long)st.st_size);
-    goto fail;
-  }
-  {
-    size_t got = 0;
-    char extra;
-    ssize_t r = 1;
-    while (got < c->priv->map_len) {
-      r = read(fd, (char *)c->priv->map + got, c->priv->map_len - got);
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) break;
-      got += (size_t)r;
-    }
-    if (r > 0)
-      while ((r = read(fd, &extra, 1)) < 0 && errno == EINTR) {}
-    if (r < 0) {
-      status = slem_error(err, SLEM_EIO, "%s: read: %s", path, strerror(errno));
-      goto fail;
-    }
-    if (got != c->priv->map_len || r != 0) {
-      status = slem_error(err, SLEM_EFORMAT,
-                          "%s: the file changed size while it was read (%zu bytes expected, "
-                          "%s): it is being rewritten in place; replace a cache by renaming "
-                          "a new file over it", path, c->priv->map_len,
-                          r != 0 ? "more found" : "fewer found");
-      goto fail;
-    }
-  }
-  close(fd);
-  fd = -1;
   p = c->priv->map;
-  if (memcmp(p, magic, 8) != 0) {
-    status = slem_error(err, SLEM_EFORMAT, "%s: not a slem cache (bad magic)", path);
-    goto fail;
-  }
-  bom = get32(p + 12);
-  if (bom != BOM) {
-    status = slem_error(err, SLEM_EFORMAT, "%s: %s", path,
-                        bom == 0x04030201u ? "written on a host of the other byte order; "
-                                             "rebuild it with slem-negstats here"
-                                           : "bad byte-order mark");
-    goto fail;
-  }
-  version = get32(p + 8);
-  if (version != SLEM_CACHE_VERSION) {
-    status = slem_error(err, SLEM_EFORMAT,
-                        "%s: cache format version %" PRIu32 "; this slem reads version %d: "
-                        "rebuild it with slem-negstats", path, version, SLEM_CACHE_VERSION);
-    goto fail;
-  }
-  if (slem_crc32(0, p, 60) != get32(p + 60)) {
-    status = slem_error(err, SLEM_EFORMAT, "%s: checksum mismatch in the fixed header", path);
-    goto fail;
-  }
-  fixed_len = get32(p + 16);
-  json_len = get32(p + 20);
-  json_off = get64(p + 24);
-  pay_off = get64(p + 32);
-  pay_len = get64(p + 40);
-  if (fixed_len != FIXED_LEN || json_off < FIXED_LEN || json_off > pay_off ||
-      json_len > pay_off - json_off || pay_off % ALIGN != 0 || pay_off > c->priv->map_len ||
-      pay_len != c->priv->map_len - pay_off) {
-    status = slem_error(err, SLEM_EFORMAT,
-                        "%s: header offsets disagree with the file size %zu: truncated or "
-                        "corrupt", path, c->priv->map_len);
-    goto fail;
-  }
-  if (slem_crc32(0, p + json_off, json_len) != get32(p + 48)) {
-    status = slem_error(err, SLEM_EFORMAT, "%s: checksum mismatch in the JSON header", path);
-    goto fail;
-  }
-  if (slem_crc32(0, p + pay_off, pay_len) != get32(p + 52)) {
-    status = slem_error(err, SLEM_EFORMAT, "%s: checksum mismatch in the payload: corrupt", path);
-    goto fail;
-  }
+  pay_off = head.pay_off;
+  pay_len = head.pay_len;
   /* every section is float64, the padding zeros: a NaN or an infinity is refused even
    * under a right checksum (a cache written by something else) */
   for (uint64_t off = 0; off + 8 <= pay_len; off += 8) {
@@ -520,11 +378,6 @@ int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
                           pay_off + off);
       goto fail;
     }
-  }
-  json = cJSON_ParseWithLength((const char *)p + json_off, json_len);
-  if (!json || !cJSON_IsObject(json)) {
-    status = slem_error(err, SLEM_EFORMAT, "%s: the JSON header does not parse", path);
-    goto fail;
   }
   kind = cJSON_GetObjectItemCaseSensitive(json, "kind");
   /* n = 0 only in a partial cache: a shard with no row, which merges as nothing */
@@ -585,7 +438,6 @@ int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
   *self = c;
   return SLEM_OK;
 fail:
-  if (fd >= 0) close(fd);
   cJSON_Delete(json);
   slem_cache_free(c);
   return status;
@@ -593,11 +445,7 @@ fail:
 
 /* ---- writing ---- */
 
-typedef struct Section {
-  const char *name;
-  const double *data;
-  size_t rows, cols; /* cols 0: a vector */
-} Section;
+typedef SlemContainerSection Section;
 
 static cJSON *provenance_json(const SlemProvenance *prov) {
   cJSON *o = cJSON_CreateObject();
@@ -624,115 +472,20 @@ static void add_provenance(cJSON *meta, const SlemProvenance *prov) {
   cJSON_AddItemToObject(meta, "provenance", provenance_json(prov));
 }
 
-/* Fills in the section offsets for a payload starting at pay_off; returns the payload
- * length. */
-static uint64_t place_sections(cJSON *secs, const Section *sec, size_t nsec, uint64_t pay_off) {
-  uint64_t off = pay_off;
-  for (size_t i = 0; i < nsec; i++) {
-    cJSON *s = cJSON_GetArrayItem(secs, (int)i);
-    uint64_t bytes = (uint64_t)sec[i].rows * (sec[i].cols ? sec[i].cols : 1) * 8;
-    cJSON_ReplaceItemInObjectCaseSensitive(s, "offset", cJSON_CreateNumber((double)off));
-    off = align_up(off + bytes);
-  }
-  return off - pay_off;
-}
-
+/* The sections under meta, in the container's layout (container.h), written atomically. */
 static int write_cache(const char *path, cJSON *meta, const Section *sec, size_t nsec,
                        SlemError *err) {
-  static const unsigned char zeros[ALIGN] = {0};
-  cJSON *secs = cJSON_CreateArray();
-  char *text = NULL;
-  unsigned char hdr[FIXED_LEN];
-  uint64_t pay_off = 0, pay_len = 0, pos;
-  uint32_t json_len = 0, crc_json, crc_pay = 0, v32;
-  SlemOut *out = NULL;
-  FILE *fp;
-  int status;
-
   /* a cache holds finite numbers only: an overflow upstream is said here, not written */
   for (size_t i = 0; i < nsec; i++) {
     size_t count = sec[i].rows * (sec[i].cols ? sec[i].cols : 1);
     for (size_t j = 0; j < count; j++)
       if (!isfinite(sec[i].data[j]))
-        {
-          cJSON_Delete(secs);
-          return slem_error(err, SLEM_ENUMERIC, "%s: section '%s' would hold %s (value %zu): "
-                            "the statistics overflow double; scale the negatives down",
-                            path, sec[i].name, isnan(sec[i].data[j]) ? "NaN" : "an infinity",
-                            j + 1);
-        }
+        return slem_error(err, SLEM_ENUMERIC, "%s: section '%s' would hold %s (value %zu): "
+                          "the statistics overflow double; scale the negatives down",
+                          path, sec[i].name, isnan(sec[i].data[j]) ? "NaN" : "an infinity",
+                          j + 1);
   }
-  for (size_t i = 0; i < nsec; i++) {
-    cJSON *s = cJSON_CreateObject(), *shape = cJSON_CreateArray();
-    cJSON_AddStringToObject(s, "name", sec[i].name);
-    cJSON_AddNumberToObject(s, "offset", 0);
-    cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)sec[i].rows));
-    if (sec[i].cols) cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)sec[i].cols));
-    cJSON_AddItemToObject(s, "shape", shape);
-    cJSON_AddStringToObject(s, "dtype", "<f8");
-    cJSON_AddItemToArray(secs, s);
-  }
-  cJSON_AddItemToObject(meta, "sections", secs);
-  /* the offsets are in the JSON, whose length decides them: iterate to a fixed point */
-  for (int iter = 0; iter < 8; iter++) {
-    uint64_t want;
-    pay_len = place_sections(secs, sec, nsec, pay_off);
-    free(text);
-    text = cJSON_PrintUnformatted(meta);
-    if (!text) {
-      status = slem_error(err, SLEM_ENOMEM, "out of memory");
-      goto done;
-    }
-    json_len = (uint32_t)strlen(text);
-    want = align_up(FIXED_LEN + json_len + 1);
-    if (want == pay_off) break;
-    pay_off = want;
-  }
-  crc_json = slem_crc32(0, text, json_len);
-  for (size_t i = 0; i < nsec; i++) {
-    uint64_t bytes = (uint64_t)sec[i].rows * (sec[i].cols ? sec[i].cols : 1) * 8;
-    crc_pay = slem_crc32(crc_pay, sec[i].data, bytes);
-    if (align_up(bytes) != bytes) crc_pay = slem_crc32(crc_pay, zeros, align_up(bytes) - bytes);
-  }
-
-  memset(hdr, 0, sizeof hdr);
-  memcpy(hdr, magic, 8);
-  v32 = SLEM_CACHE_VERSION; memcpy(hdr + 8, &v32, 4);
-  v32 = BOM; memcpy(hdr + 12, &v32, 4);
-  v32 = FIXED_LEN; memcpy(hdr + 16, &v32, 4);
-  memcpy(hdr + 20, &json_len, 4);
-  pos = FIXED_LEN; memcpy(hdr + 24, &pos, 8);
-  memcpy(hdr + 32, &pay_off, 8);
-  memcpy(hdr + 40, &pay_len, 8);
-  memcpy(hdr + 48, &crc_json, 4);
-  memcpy(hdr + 52, &crc_pay, 4);
-  v32 = slem_crc32(0, hdr, 60); memcpy(hdr + 60, &v32, 4);
-
-  status = slem_out_open(&out, path, err);
-  if (status) goto done;
-  fp = slem_out_file(out);
-  if (fwrite(hdr, 1, FIXED_LEN, fp) != FIXED_LEN || fwrite(text, 1, json_len, fp) != json_len)
-    goto ioerr;
-  /* a newline after the JSON so that `head -c` shows it whole; zeros up to the payload */
-  if (putc('\n', fp) == EOF) goto ioerr;
-  for (pos = FIXED_LEN + json_len + 1; pos < pay_off; pos++)
-    if (putc(0, fp) == EOF) goto ioerr;
-  for (size_t i = 0; i < nsec; i++) {
-    uint64_t bytes = (uint64_t)sec[i].rows * (sec[i].cols ? sec[i].cols : 1) * 8;
-    if (fwrite(sec[i].data, 1, bytes, fp) != bytes) goto ioerr;
-    if (align_up(bytes) != bytes &&
-        fwrite(zeros, 1, align_up(bytes) - bytes, fp) != align_up(bytes) - bytes)
-      goto ioerr;
-  }
-  status = slem_out_commit(out, err);
-  out = NULL;
-  goto done;
-ioerr:
-  status = slem_error(err, SLEM_EIO, "%s: write: %s", path, strerror(errno));
-done:
-  slem_out_abort(out);
-  free(text);
-  return status;
+  return slem_container_write_sections(path, meta, sec, nsec, err);
 }
 
 /* The JSON header's common members; NULL when out of memory. */

@@ -1,19 +1,8 @@
 /* The negative-statistics cache (.slem): what slem-negstats computes once and every
  * slem-encode reads.
  *
- * Layout, all integers little-endian:
- *   0   8  magic "\x89SLEM\r\n\x1a"
- *   8   4  format version (SLEM_CACHE_VERSION)
- *   12  4  byte-order mark 0x01020304 as written by the host
- *   16  4  fixed header length (64)
- *   20  4  JSON header length in bytes
- *   24  8  JSON header offset (64)
- *   32  8  payload offset (a multiple of 64)
- *   40  8  payload length (to the end of the file)
- *   48  4  CRC-32 of the JSON header
- *   52  4  CRC-32 of the payload
- *   56  4  reserved, 0
- *   60  4  CRC-32 of bytes 0..59
+ * Layout: the fixed header of the .slem container (container.h: magic, version, byte-order
+ * mark, lengths, offsets, CRC-32s; SLEM_CACHE_VERSION is its version),
  * then the JSON header (cJSON: kind, d, n, lambda, sections with offset/shape/dtype,
  * the arithmetic that made it (arith.h), provenance), then the sections, each at a
  * 64-byte aligned absolute offset, float64 little-endian, row-major, so that a reader can

@@ -23,6 +23,26 @@
 
 #include "vecfmt.h"
 
+
+/* The reader's own state (r->priv), for Fortran order (r->scattered). */
+typedef struct NpyState {
+  int fd;               /* own descriptor for pread, or -1 */
+  unsigned char *whole; /* from a pipe: the whole payload, or NULL */
+  unsigned char *cols;  /* one block, column by column */
+  size_t cols_cap;
+} NpyState;
+#define NS(r) ((NpyState *)(r)->priv)
+
+static void close_npy(SlemVecReader *r) {
+  if (r->priv) {
+    if (NS(r)->fd >= 0) close(NS(r)->fd);
+    free(NS(r)->whole);
+    free(NS(r)->cols);
+  }
+  free(r->priv);
+  r->priv = NULL;
+}
+
 static const char npy_magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 
 static int sniff_npy(const unsigned char *p, size_t n) {
@@ -85,11 +105,11 @@ static int open_fortran(SlemVecReader *r, SlemError *err) {
   uint64_t total = (uint64_t)r->count * r->rec;
   if (slem_in_seekable(r->in)) {
     struct stat sb;
-    r->fd = open(name, O_RDONLY | O_CLOEXEC);
-    if (r->fd < 0)
+    NS(r)->fd = open(name, O_RDONLY | O_CLOEXEC);
+    if (NS(r)->fd < 0)
       return slem_error(err, SLEM_EIO, "%s: opening again to read Fortran order: %s", name,
                         strerror(errno));
-    if (fstat(r->fd, &sb) != 0 || (int64_t)sb.st_size != slem_in_size(r->in))
+    if (fstat(NS(r)->fd, &sb) != 0 || (int64_t)sb.st_size != slem_in_size(r->in))
       return slem_error(err, SLEM_EIO, "%s: changed while being opened", name);
     return SLEM_OK;
   }
@@ -102,10 +122,10 @@ static int open_fortran(SlemVecReader *r, SlemError *err) {
   {
     size_t got;
     int st;
-    r->whole = malloc(total ? (size_t)total : 1);
-    if (!r->whole)
+    NS(r)->whole = malloc(total ? (size_t)total : 1);
+    if (!NS(r)->whole)
       return slem_error(err, SLEM_ENOMEM, "%s: out of memory for %" PRIu64 " bytes", name, total);
-    st = slem_in_read(r->in, r->whole, (size_t)total, &got, err);
+    st = slem_in_read(r->in, NS(r)->whole, (size_t)total, &got, err);
     if (st) return st;
     if (got < total)
       return slem_error(err, SLEM_EFORMAT, "%s: npy data truncated (%zu of %" PRIu64 " bytes)",
@@ -119,7 +139,7 @@ static int pread_full(SlemVecReader *r, unsigned char *dst, size_t len, uint64_t
                       SlemError *err) {
   size_t done = 0;
   while (done < len) {
-    ssize_t k = pread(r->fd, dst + done, len - done, (off_t)(off + done));
+    ssize_t k = pread(NS(r)->fd, dst + done, len - done, (off_t)(off + done));
     if (k < 0 && errno == EINTR) continue;
     if (k < 0)
       return slem_error(err, SLEM_EIO, "%s: read: %s", slem_in_name(r->in), strerror(errno));
@@ -146,23 +166,23 @@ static int read_fortran(SlemVecReader *r, double *xd, float *xf, size_t max, siz
     if (m * r->rec > r->raw_cap) {
       unsigned char *a = realloc(r->raw, m * r->rec), *b;
       if (a) r->raw = a;
-      b = a ? realloc(r->cols, m * r->rec) : NULL;
-      if (b) r->cols = b;
+      b = a ? realloc(NS(r)->cols, m * r->rec) : NULL;
+      if (b) NS(r)->cols = b;
       if (!a || !b)
         return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu records", m);
-      r->raw_cap = r->cols_cap = m * r->rec;
+      r->raw_cap = NS(r)->cols_cap = m * r->rec;
     }
     for (size_t j = 0; j < d; j++) {
       uint64_t off = ((uint64_t)j * n + r->recs) * es;
-      if (r->whole) {
-        memcpy(r->cols + j * len, r->whole + off, len);
-      } else if ((st = pread_full(r, r->cols + j * len, len, r->data_off + off, err)) != SLEM_OK) {
+      if (NS(r)->whole) {
+        memcpy(NS(r)->cols + j * len, NS(r)->whole + off, len);
+      } else if ((st = pread_full(r, NS(r)->cols + j * len, len, r->data_off + off, err)) != SLEM_OK) {
         return st;
       }
     }
     for (size_t i = 0; i < m; i++)
       for (size_t j = 0; j < d; j++)
-        memcpy(r->raw + i * r->rec + j * es, r->cols + j * len + i * es, es);
+        memcpy(r->raw + i * r->rec + j * es, NS(r)->cols + j * len + i * es, es);
     st = slem_vfmt_decode(r, r->raw, m, xd, xf, &o, err);
     if (st) return st;
     r->recs += m;
@@ -175,13 +195,13 @@ static int read_fortran(SlemVecReader *r, double *xd, float *xf, size_t max, siz
 
 static int read_npy(SlemVecReader *r, double *xd, float *xf, size_t max, size_t *got,
                     SlemError *err) {
-  return r->fortran ? read_fortran(r, xd, xf, max, got, err)
+  return r->scattered ? read_fortran(r, xd, xf, max, got, err)
                     : slem_vfmt_read_records(r, xd, xf, max, got, err);
 }
 
 /* Fortran order reads by offset: going back is only forgetting the position. */
 static int rewind_npy(SlemVecReader *r, SlemError *err) {
-  return r->fortran ? SLEM_OK : slem_in_seek(r->in, r->data_off, err);
+  return r->scattered ? SLEM_OK : slem_in_seek(r->in, r->data_off, err);
 }
 
 static int open_npy(SlemVecReader *r, SlemError *err) {
@@ -194,6 +214,8 @@ static int open_npy(SlemVecReader *r, SlemError *err) {
   int ndim = 0, st;
   int64_t size;
 
+  if (!(r->priv = calloc(1, sizeof(NpyState)))) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  NS(r)->fd = -1;
   st = slem_in_read(r->in, pre, 10, &got, err);
   if (st) return st;
   if (got < 10 || memcmp(pre, npy_magic, 6) != 0)
@@ -247,7 +269,7 @@ static int open_npy(SlemVecReader *r, SlemError *err) {
     goto done;
   }
   if (strncmp(p, "True", 4) == 0) {
-    r->fortran = 1;
+    r->scattered = 1;
   } else if (strncmp(p, "False", 5) != 0) {
     st = slem_error(err, SLEM_EFORMAT, "%s: npy 'fortran_order' is neither True nor False", name);
     goto done;
@@ -323,8 +345,8 @@ static int open_npy(SlemVecReader *r, SlemError *err) {
   }
   r->divisor = read_divisor(hdr, r->dtype);
   /* one row or one column: Fortran order is the same layout as C order */
-  if (r->fortran && (ndim == 1 || r->count <= 1 || r->d == 1)) r->fortran = 0;
-  st = r->fortran ? open_fortran(r, err) : SLEM_OK;
+  if (r->scattered && (ndim == 1 || r->count <= 1 || r->d == 1)) r->scattered = 0;
+  st = r->scattered ? open_fortran(r, err) : SLEM_OK;
 done:
   free(hdr);
   return st;
@@ -414,4 +436,4 @@ const SlemVecFormatDef slem_vfmt_npy = {
     .id = SLEM_FMT_NPY, .names = {"npy", NULL}, .sniff = sniff_npy, .open = open_npy,
     .read = read_npy, .rewind = rewind_npy,
     .out_dtypes = 1u << SLEM_DTYPE_F2 | 1u << SLEM_DTYPE_I1, .begin = begin_npy,
-    .header = header_npy, .write = write_npy, .end = end_npy};
+    .header = header_npy, .write = write_npy, .end = end_npy, .close = close_npy};

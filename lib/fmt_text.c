@@ -15,6 +15,27 @@
 
 /* Printable bytes and white space only: text, with more confidence than any binary
  * guess but less than a magic number. */
+
+/* The reader's own state (r->priv). */
+typedef struct TextState {
+  double *pending;      /* the first line, parsed at open */
+  double *row;          /* one row, for reading into float */
+  size_t pending_bad;   /* 1 + index of a non-finite value in the pending row */
+  uint64_t pending_line;
+  int has_pending;
+  uint64_t line_no;     /* lines read */
+} TextState;
+#define TS(r) ((TextState *)(r)->priv)
+
+static void close_text(SlemVecReader *r) {
+  if (r->priv) {
+    free(TS(r)->pending);
+    free(TS(r)->row);
+  }
+  free(r->priv);
+  r->priv = NULL;
+}
+
 static int sniff_text(const unsigned char *p, size_t n) {
   for (size_t i = 0; i < n; i++) {
     unsigned char c = p[i];
@@ -38,7 +59,7 @@ static long parse_text_line(SlemVecReader *r, char *line, double *out, size_t ca
     while (*p == ' ' || *p == '\t' || *p == ',' || *p == ';') seps += *p == ',' || *p == ';', p++;
     if (seps > 1 || (seps == 1 && (n == 0 || *p == '\0'))) {
       slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": value %ld is empty (%s)",
-                 slem_in_name(r->in), r->line_no, n + 1,
+                 slem_in_name(r->in), TS(r)->line_no, n + 1,
                  n == 0 ? "a separator before the first value"
                         : *p == '\0' ? "a separator after the last value" : "two separators in a row");
       return -1;
@@ -52,13 +73,13 @@ static long parse_text_line(SlemVecReader *r, char *line, double *out, size_t ca
       while (p[k] && !strchr(" \t,;", p[k]) && k + 1 < sizeof tok) tok[k] = p[k], k++;
       tok[k] = '\0';
       slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": value %ld: not a number: '%s'",
-                 slem_in_name(r->in), r->line_no, n + 1, tok);
+                 slem_in_name(r->in), TS(r)->line_no, n + 1, tok);
       return -1;
     }
     if (!isfinite(v) && !allow_nonfinite) {
       if (r->skip_nonfinite) return -2;
       slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": value %ld is not finite (%.*s)",
-                 slem_in_name(r->in), r->line_no, n + 1, (int)(end - p), p);
+                 slem_in_name(r->in), TS(r)->line_no, n + 1, (int)(end - p), p);
       return -1;
     }
     if (out) {
@@ -78,7 +99,7 @@ static int next_text_line(SlemVecReader *r, char **line, SlemError *err) {
     char *s;
     int st = slem_in_getline(r->in, line, &len, err);
     if (st || !*line) return st;
-    r->line_no++;
+    TS(r)->line_no++;
     s = *line;
     while (*s == ' ' || *s == '\t') s++;
     if (*s && *s != '#') return SLEM_OK;
@@ -88,8 +109,9 @@ static int next_text_line(SlemVecReader *r, char **line, SlemError *err) {
 static int open_text(SlemVecReader *r, SlemError *err) {
   char *line;
   long n;
-  int st = next_text_line(r, &line, err);
-  if (st) return st;
+  int st;
+  if (!(r->priv = calloc(1, sizeof(TextState)))) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  if ((st = next_text_line(r, &line, err)) != SLEM_OK) return st;
   if (!line) return slem_vfmt_empty(r, "empty file", err);
   /* non-finite values are let through here: whether they are an error depends on
    * skip_nonfinite, set after open, and is decided when the row is read */
@@ -97,17 +119,17 @@ static int open_text(SlemVecReader *r, SlemError *err) {
   if (n < 0) return err ? err->status : SLEM_EFORMAT;
   if (n == 0 || (size_t)n > SLEM_DIM_MAX)
     return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": %ld values", slem_in_name(r->in),
-                      r->line_no, n);
+                      TS(r)->line_no, n);
   r->d = (size_t)n;
-  r->pending = malloc(r->d * sizeof *r->pending);
-  r->row = malloc(r->d * sizeof *r->row);
-  if (!r->pending || !r->row) return slem_error(err, SLEM_ENOMEM, "out of memory");
-  parse_text_line(r, line, r->pending, r->d, 1, err);
-  r->has_pending = 1;
-  r->pending_line = r->line_no;
-  r->pending_bad = 0;
-  for (size_t j = 0; j < r->d && !r->pending_bad; j++)
-    if (!isfinite(r->pending[j])) r->pending_bad = j + 1;
+  TS(r)->pending = malloc(r->d * sizeof *TS(r)->pending);
+  TS(r)->row = malloc(r->d * sizeof *TS(r)->row);
+  if (!TS(r)->pending || !TS(r)->row) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  parse_text_line(r, line, TS(r)->pending, r->d, 1, err);
+  TS(r)->has_pending = 1;
+  TS(r)->pending_line = TS(r)->line_no;
+  TS(r)->pending_bad = 0;
+  for (size_t j = 0; j < r->d && !TS(r)->pending_bad; j++)
+    if (!isfinite(TS(r)->pending[j])) TS(r)->pending_bad = j + 1;
   r->count = -1;
   return SLEM_OK;
 }
@@ -116,27 +138,27 @@ static int rewind_text(SlemVecReader *self, SlemError *err) {
   char *line;
   int st = slem_in_seek(self->in, 0, err);
   if (st) return st;
-  self->line_no = 0;
+  TS(self)->line_no = 0;
   st = next_text_line(self, &line, err);
   if (st) return st;
-  if (!line || parse_text_line(self, line, self->pending, self->d, 1, err) != (long)self->d)
+  if (!line || parse_text_line(self, line, TS(self)->pending, self->d, 1, err) != (long)self->d)
     return slem_error(err, SLEM_EFORMAT, "%s: changed while being read", slem_in_name(self->in));
-  self->has_pending = 1;
-  self->pending_line = self->line_no;
+  TS(self)->has_pending = 1;
+  TS(self)->pending_line = TS(self)->line_no;
   return SLEM_OK;
 }
 
 static int read_text(SlemVecReader *r, double *x, size_t max, size_t *got, SlemError *err) {
   size_t i = 0;
-  if (r->has_pending && max > 0) {
-    r->has_pending = 0;
-    if (r->pending_bad && !r->skip_nonfinite)
+  if (TS(r)->has_pending && max > 0) {
+    TS(r)->has_pending = 0;
+    if (TS(r)->pending_bad && !r->skip_nonfinite)
       return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": value %zu is not finite",
-                        slem_in_name(r->in), r->pending_line, r->pending_bad);
-    if (r->pending_bad) {
+                        slem_in_name(r->in), TS(r)->pending_line, TS(r)->pending_bad);
+    if (TS(r)->pending_bad) {
       r->skipped++;
     } else {
-      memcpy(x, r->pending, r->d * sizeof *x);
+      memcpy(x, TS(r)->pending, r->d * sizeof *x);
       i = 1;
     }
   }
@@ -155,7 +177,7 @@ static int read_text(SlemVecReader *r, double *x, size_t max, size_t *got, SlemE
     if ((size_t)n != r->d) {
       if ((size_t)n > r->d) n = parse_text_line(r, line, NULL, 0, 1, err);
       return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": %ld values, expected %zu",
-                        slem_in_name(r->in), r->line_no, n, r->d);
+                        slem_in_name(r->in), TS(r)->line_no, n, r->d);
     }
     i++;
   }
@@ -170,10 +192,10 @@ static int read_text_any(SlemVecReader *r, double *xd, float *xf, size_t max, si
   if (xd) return read_text(r, xd, max, got, err);
   for (size_t i = 0; i < max; i++) {
     size_t g;
-    int st = read_text(r, r->row, 1, &g, err);
+    int st = read_text(r, TS(r)->row, 1, &g, err);
     if (st) return st;
     if (!g) break;
-    for (size_t j = 0; j < r->d; j++) xf[i * r->d + j] = (float)r->row[j];
+    for (size_t j = 0; j < r->d; j++) xf[i * r->d + j] = (float)TS(r)->row[j];
     (*got)++;
   }
   return SLEM_OK;
@@ -198,4 +220,5 @@ static int write_text(SlemVecWriter *w, const float *x, size_t n, SlemError *err
 
 const SlemVecFormatDef slem_vfmt_text = {
     .id = SLEM_FMT_TEXT, .names = {"text", "txt", "csv", "tsv", NULL}, .sniff = sniff_text,
-    .open = open_text, .read = read_text_any, .rewind = rewind_text, .write = write_text};
+    .open = open_text, .read = read_text_any, .rewind = rewind_text, .write = write_text,
+    .close = close_text};

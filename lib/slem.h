@@ -7,8 +7,9 @@
  * pipeline of slem-negstats: inputs to a cache), encstream.h (the pipeline of slem-encode:
  * a reader encoded into a vector file), vecs.h (vector
  * files: a table of formats, each implementing the internal vecfmt.h in fmt_vecs.c,
- * fmt_npy.c, fmt_text.c or fmt_bin.c), prefetch.h (reading a block ahead), ids.h, cache.h
- * (the .slem cache), stats.h (negative statistics), eigen.h (symmetric eigendecompositions),
+ * fmt_npy.c, fmt_text.c, fmt_bin.c or fmt_slem.c), prefetch.h (reading a block ahead), ids.h,
+ * container.h (the .slem file layer: header, checksums, block table), cache.h (the .slem
+ * cache), stats.h (negative statistics), eigen.h (symmetric eigendecompositions),
  * blas.h (the BLAS bound, its threads, chunked parallel loops), encode.h (descriptors), kernel.h
  * (kernels, incomplete Cholesky), kernel_stats.h (kernel SLEM statistics), kproj.h (kernel
  * projection, exact similarity, the kernel scorer), topk.h (the ordering rule of hits,

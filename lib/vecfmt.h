@@ -4,7 +4,8 @@
  * and the hooks of its reader and writer. lib/vecs.c holds the table of formats, the
  * public reader and writer that dispatch through it, and the reading of fixed-size binary
  * records that most formats share; each family of formats lives in its own file
- * (fmt_vecs.c, fmt_npy.c, fmt_text.c, fmt_bin.c). Adding a format is one definition there
+ * (fmt_vecs.c, fmt_npy.c, fmt_text.c, fmt_bin.c, fmt_slem.c), its own state behind the
+ * reader's and the writer's priv. Adding a format is one new file holding its definition
  * and one line in the table.
  */
 #ifndef SLEM_VECFMT_H
@@ -16,7 +17,7 @@
 #include "arith.h"
 #include "error.h"
 #include "io.h"
-#include "vecs.h"
+#include "vectypes.h"
 
 /* The message for data after the last of the records that count_from counts, the same for
  * a file (found by its size at open) and a pipe (found at its end): SLEM_EFORMAT naming
@@ -59,45 +60,20 @@ struct SlemVecReader {
   uint64_t tail_ok;   /* exact_end: this many bytes may follow instead (ibin's distances) */
   unsigned char *raw;
   size_t raw_cap;
-  /* npy in Fortran order (column-major): read by npy's own hook */
-  int fortran;
-  int fd;             /* own descriptor for pread, or -1 */
-  unsigned char *whole; /* from a pipe: the whole payload, or NULL */
-  unsigned char *cols;  /* one block, column by column */
-  size_t cols_cap;
-  /* text: */
-  double *pending;    /* the first line, parsed at open */
-  double *row;        /* one row, for reading into float */
-  size_t pending_bad; /* 1 + index of a non-finite value in the pending row */
-  uint64_t pending_line;
-  int has_pending;
-  uint64_t line_no;   /* lines read */
-  /* the descriptor container: */
-  uint32_t crc_want;  /* of the whole payload: the records, then crc_tail */
-  unsigned char *crc_tail; /* what follows the rows in the payload (padding, ids) */
-  size_t crc_tail_len;
-  int has_payload;    /* payload_crc is the header's checksum of the whole payload */
-  uint32_t payload_crc;
+  int scattered;      /* the records do not follow one another (npy in Fortran order): no
+                       * seek, and the format's own read hook */
+  /* what the input records of its rows, set by formats that carry it: */
   char cache_fp[17];  /* the fingerprint of the cache that made the descriptors, or "" */
   char arith[SLEM_ARITH_MAX];  /* the arithmetic that encoded them (arith.h), or "" */
   char *meta_json;    /* its JSON header, or NULL */
-  struct SlemIds *ids; /* the ids it carries, or NULL */
-  uint64_t tail_ids_off, tail_ids_bytes; /* where the ids lie in crc_tail (bytes 0: none) */
-  int tail_read;      /* crc_tail holds what follows the rows (a pipe: only after the last row) */
-  /* its block table: the rows in blocks of blk_rows, each with its CRC-32, so that a read of
-   * any window verifies the blocks it touches, and no row leaves the reader unverified */
-  uint64_t blk_rows;  /* 0: no table (a container of the first release, or another format) */
-  uint64_t blk_count;
-  uint64_t blk_off;   /* where the table lies in the file */
-  uint32_t *blk_crc;  /* blk_crc[blk_count] */
-  uint32_t tail_crc;  /* of what follows the rows in the payload (padding, ids) */
-  unsigned char *blk_buf; /* one block read ahead and verified; its rows from blk_at on are
-                           * the next ones handed out */
-  size_t blk_n, blk_at, blk_cap;
+  struct SlemIds *ids; /* the ids of its rows, or NULL */
+  int has_payload;    /* payload_crc is the checksum of the whole payload that names it */
+  uint32_t payload_crc;
   int kproj;          /* its rows are kernel projections, laid out by kp_d, kp_r, kp_couple */
   int kproj_ok;       /* the caller reads them as such (else reading them is refused) */
   size_t kp_d, kp_r;
   int kp_couple;
+  void *priv;         /* the format's own state (its open hook allocates it, close frees it) */
   /* an input with no vectors: */
   size_t empty_dim;   /* > 0: such an input opens, with this dimension if it has none */
   int empty;          /* it is one: every read returns no vector */
@@ -113,17 +89,11 @@ struct SlemVecWriter {
   SlemDtype dtype;     /* element type asked for (formats with out_dtypes) */
   int started;         /* the header is written */
   unsigned char *rec;  /* one record of 4 + 4d bytes, for formats that assemble one */
-  /* the descriptor container: */
-  SlemDescMeta meta;   /* what the container records of where its rows come from */
+  SlemDescMeta meta;   /* what the output records of where its rows come from (formats
+                        * that keep it: the descriptor container) */
   char *meta_strs;     /* the copies of meta's strings */
-  uint32_t crc;        /* CRC-32 of the payload written so far */
-  unsigned char *buf;  /* to a pipe: the rows' bytes, held until the close */
-  size_t buf_n, buf_cap, ids_pad;
-  int room;            /* the room of the header is written (to a file) */
-  uint32_t *blk_crc;   /* the CRC-32 of each block of rows written so far */
-  size_t blk_count, blk_cap;
-  uint32_t blk_cur;    /* of the block being written, blk_fill bytes so far */
-  uint64_t blk_fill;
+  void *priv;          /* the format's own state (begin or header allocates it, wclose frees
+                        * it) */
 };
 
 struct SlemVecFormatDef {
@@ -158,6 +128,13 @@ struct SlemVecFormatDef {
    * records) so that the next read returns it; r->recs and r->done are set by the caller.
    * NULL: seek to data_off + row * rec. */
   int (*seek)(SlemVecReader *r, uint64_t row, SlemError *err);
+  /* Frees r->priv (NULL: the format has none, or free() is enough). */
+  void (*close)(SlemVecReader *r);
+  /* Frees w->priv, after a commit or an abort (NULL: free() is enough). */
+  void (*wclose)(SlemVecWriter *w);
+  /* Writes n vectors x(n, d) of doubles (w->dtype SLEM_DTYPE_F8; NULL: the format stores
+   * no doubles). */
+  int (*write_f64)(SlemVecWriter *w, const double *x, size_t n, SlemError *err);
 };
 
 /* For a format's open hook that found no vectors (what: "empty file", "npy array holds no
@@ -207,8 +184,5 @@ int slem_float_to_half(float v, uint16_t *h);
 
 /* Sets err to the failed write on w's output (from errno) and returns SLEM_EIO. */
 int slem_vfmt_write_error(SlemVecWriter *w, SlemError *err);
-
-/* Appends n rows of doubles to a container of kernel projections. */
-int slem_vfmt_slem_write_f64(SlemVecWriter *w, const double *x, size_t n, SlemError *err);
 
 #endif
