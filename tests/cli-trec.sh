@@ -34,6 +34,28 @@ golden edge-l2 edge --relevance-level 2 --per-query
 golden digits digits
 golden digits-cq digits --complete --per-query
 
+# trec_eval 10.0's own output (scripts/gen-trec-eval.sh, cases in testdata/trec/te-cases.txt):
+# nDCG@k, recall@k and success@k among the others, digit for digit, in its order of output
+grep -v '^#' "$TD/te-cases.txt" | while read -r name base opts; do
+  [ -n "$name" ] || continue
+  set -- $opts
+  args=""
+  while [ $# -gt 0 ]; do
+    case $1 in
+    -c) args="$args --complete" ;;
+    -q) args="$args --per-query" ;;
+    -l) args="$args --relevance-level $2"; shift ;;
+    -m) args="$args -m $2"; shift ;;
+    esac
+    shift
+  done
+  if slem-eval --trec-compat -q $args --qrels "$TD/$base.qrels" "$TD/$base.run" >"$T/out" 2>"$T/err" &&
+     cmp -s "$T/out" "$TD/expected.$name.txt"; then echo ok; else echo "bad trec_eval $name: $(diff "$T/out" "$TD/expected.$name.txt" | head -4) $(head -c 200 "$T/err")"; fi
+done >"$T/te"
+n=$(grep -c '^ok$' "$T/te"); [ "$n" -ge 6 ] && ok || bad "trec_eval golden files: $n passed"
+grep '^bad' "$T/te" | while read -r line; do echo "FAIL: $line"; done
+[ "$(grep -c '^bad' "$T/te")" = 0 ] && ok || bad "trec_eval golden files"
+
 # without -q: the qrels topic missing from the run is reported, once
 slem-eval --trec-compat -m map --qrels "$TD/edge.qrels" "$TD/edge.run" >"$T/out" 2>"$T/err"
 if grep -q "1 topics of the qrels are not in the run" "$T/err" && [ "$(wc -l <"$T/err")" = 1 ]; then ok; else bad "missing-topic warning: $(cat "$T/err")"; fi
@@ -49,6 +71,9 @@ check "P cut-offs" slem-eval --trec-compat -q -m P.10,1 -o "$T/p.txt" --qrels "$
 # errors
 expect_fail "trec-compat without qrels" 2 "needs --qrels" "$T/x" slem-eval --trec-compat -o "$T/x" "$TD/edge.run"
 expect_fail "trec-compat with labels" 2 "takes neither labels" "$T/x" slem-eval --trec-compat --query-labels a --db-labels b -o "$T/x" "$TD/edge.run"
+expect_fail "parameters of a measure without" 2 "map takes no parameters" "$T/x" slem-eval --trec-compat -m map.5 --qrels "$TD/edge.qrels" -o "$T/x" "$TD/edge.run"
+expect_fail "recall cut-off twice" 2 "recall.5,5: 5 twice" "$T/x" slem-eval --trec-compat -m recall.5,5 --qrels "$TD/edge.qrels" -o "$T/x" "$TD/edge.run"
+expect_fail "ndcg_cut cut-off 0" 2 "positive whole numbers" "$T/x" slem-eval --trec-compat -m ndcg_cut.0 --qrels "$TD/edge.qrels" -o "$T/x" "$TD/edge.run"
 expect_fail "unknown measure" 2 "unknown measure 'bpref'" "$T/x" slem-eval --trec-compat -m bpref --qrels "$TD/edge.qrels" -o "$T/x" "$TD/edge.run"
 expect_fail "measure without trec-compat" 2 "go with --trec-compat" "$T/x" slem-eval -m map --qrels "$TD/edge.qrels" -o "$T/x" "$TD/edge.run"
 printf 'q1 Q0 d1 1 0.5 r\nq1 Q0 d1 2 0.4 r\n' >"$T/dup.run"
