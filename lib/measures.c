@@ -1,6 +1,9 @@
 #include "measures.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MIN_GEO_MEAN 1e-5 /* trec_eval's floor for the geometric mean of AP */
@@ -11,15 +14,23 @@ static long rel_ret(const SlemJudged *q, size_t upto) {
   return r;
 }
 
-double slem_judged_ap(const SlemJudged *q) {
-  double sum = 0;
-  long so_far = 0;
+double slem_judged_ap(const SlemJudged *q, SlemApKind kind) {
+  double ap = 0, r_prev = 0, p_prev = 1;
+  long hits = 0;
+  if (q->num_rel <= 0) return 0;
   for (size_t i = 0; i < q->n; i++) {
-    if (q->rel[i] < q->level) continue;
-    so_far++;
-    sum += (double)so_far / (double)(i + 1);
+    int rel = q->rel[i] >= q->level;
+    hits += rel;
+    if (kind == SLEM_AP_TREC) {
+      if (rel) ap += (double)hits / (double)(i + 1);
+    } else {
+      double r = (double)hits / (double)q->num_rel, p = (double)hits / (double)(i + 1);
+      ap += (r - r_prev) * (p_prev + p) / 2;
+      r_prev = r;
+      p_prev = p;
+    }
   }
-  return so_far ? sum / (double)q->num_rel : 0.0;
+  return kind == SLEM_AP_TREC ? ap / (double)q->num_rel : ap;
 }
 
 static void m_num_q(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
@@ -44,12 +55,12 @@ static void m_num_rel_ret(const SlemJudged *q, const double *cuts, size_t ncuts,
 
 static void m_map(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
   (void)cuts, (void)ncuts;
-  out[0] = slem_judged_ap(q);
+  out[0] = slem_judged_ap(q, SLEM_AP_TREC);
 }
 
 /* the logarithm: the aggregate is exp of the mean */
 static void m_gm_map(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
-  double ap = slem_judged_ap(q);
+  double ap = slem_judged_ap(q, SLEM_AP_TREC);
   (void)cuts, (void)ncuts;
   out[0] = log(ap > MIN_GEO_MEAN ? ap : MIN_GEO_MEAN);
 }
@@ -177,4 +188,61 @@ long slem_measure_find(const char *name, size_t len) {
   for (size_t m = 0; m < sizeof table / sizeof *table; m++)
     if (strlen(table[m].name) == len && strncmp(name, table[m].name, len) == 0) return (long)m;
   return -1;
+}
+
+int slem_measure_parse(SlemMeasureReq *req, const char *spec, SlemError *err) {
+  const char *dot = strchr(spec, '.');
+  size_t len = dot ? (size_t)(dot - spec) : strlen(spec), n = 0;
+  long m = slem_measure_find(spec, len);
+  const SlemMeasure *me;
+  const char *p;
+  double *cut = req->cuts;
+  if (m < 0) return -1;
+  me = table + m;
+  req->m = (size_t)m;
+  req->ncuts = me->ncuts;
+  if (me->ncuts) memcpy(req->cuts, me->cuts, me->ncuts * sizeof *me->cuts);
+  if (!dot) return SLEM_OK;
+  if (me->cut == SLEM_CUT_NONE)
+    return slem_error(err, SLEM_EINVAL, "%s: %s takes no parameters here", spec, me->name);
+  for (p = dot + 1;;) {
+    char *end;
+    double v;
+    errno = 0;
+    if (n == SLEM_MAX_CUTS)
+      return slem_error(err, SLEM_EINVAL, "%s: at most %d cut-offs", spec, SLEM_MAX_CUTS);
+    if (me->cut == SLEM_CUT_RANK) {
+      long l = strtol(p, &end, 10);
+      if (end == p || errno || l <= 0 || (*end && *end != ','))
+        return slem_error(err, SLEM_EINVAL, "%s: cut-offs are positive whole numbers", spec);
+      for (size_t i = 0; i < n; i++)
+        if (cut[i] == (double)l) return slem_error(err, SLEM_EINVAL, "%s: %ld twice", spec, l);
+      v = (double)l;
+    } else {
+      v = strtod(p, &end);
+      if (end == p || errno || !(v >= 0 && v <= 1) || (*end && *end != ','))
+        return slem_error(err, SLEM_EINVAL, "%s: recall levels go from 0 to 1", spec);
+      for (size_t i = 0; i < n; i++)
+        if (cut[i] == v) return slem_error(err, SLEM_EINVAL, "%s: %g twice", spec, v);
+    }
+    cut[n++] = v;
+    if (!*end) break;
+    p = end + 1;
+  }
+  /* trec_eval prints the cut-offs in increasing order, whatever the order given */
+  for (size_t a = 1; a < n; a++)
+    for (size_t b = a; b > 0 && cut[b - 1] > cut[b]; b--) {
+      double t = cut[b];
+      cut[b] = cut[b - 1];
+      cut[b - 1] = t;
+    }
+  req->ncuts = n;
+  return SLEM_OK;
+}
+
+void slem_measure_value_name(const SlemMeasureReq *req, size_t c, char *name, size_t size) {
+  const SlemMeasure *me = table + req->m;
+  if (me->cut == SLEM_CUT_RANK) snprintf(name, size, "%s_%ld", me->name, (long)req->cuts[c]);
+  else if (me->cut == SLEM_CUT_RECALL) snprintf(name, size, "%s_%.2f", me->name, req->cuts[c]);
+  else snprintf(name, size, "%s", me->name);
 }

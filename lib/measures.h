@@ -17,6 +17,8 @@
 
 #include <stddef.h>
 
+#include "error.h"
+
 /* One query's ranking as the measures see it. rel[i] is the qrels value of rank i + 1
  * (SLEM_UNJUDGED when the qrels do not name it); a value >= level is relevant. gains are
  * the query's positive qrels values in decreasing order (the ideal ranking of nDCG);
@@ -67,9 +69,38 @@ const SlemMeasure *slem_measures(size_t *n);
 /* The index in the table of the measure called name[0..len), or -1. */
 long slem_measure_find(const char *name, size_t len);
 
-/* trec_eval's non-interpolated AP of q: (1/num_rel) sum over the relevant ranks k of
- * precision@k; 0 when nothing relevant was retrieved. The one AP that --trec-compat's
- * "map" and "gm_map" use. */
-double slem_judged_ap(const SlemJudged *q);
+/* How AP integrates precision over recall (slem-eval --ap): the one AP of slem, used by the
+ * default mode ("mAP", either rule), --trec-compat's map and gm_map (SLEM_AP_TREC).
+ *   SLEM_AP_TREC    (1/R) sum over relevant ranks k of precision@k; relevant items that
+ *                   were not retrieved add 0 (trec_eval's non-interpolated AP).
+ *   SLEM_AP_OXFORD  the trapezoid of the Oxford/Holidays compute_ap: from (recall 0,
+ *                   precision 1), ap += (r - r_prev)(p_prev + p)/2 at every rank.
+ * How ties are ordered is not AP's business: each mode orders the ranking before the
+ * measures see it (slem: the rank field; --trec-compat: score, then docno decreasing). */
+typedef enum SlemApKind { SLEM_AP_TREC = 0, SLEM_AP_OXFORD = 1 } SlemApKind;
+
+/* AP of q under rule kind, R = q->num_rel; 0 when R is 0 or nothing relevant was
+ * retrieved. Cannot fail. */
+double slem_judged_ap(const SlemJudged *q, SlemApKind kind);
+
+/* A measure asked for by name with trec_eval's -m syntax ("P.5,10", "ndcg_cut.10",
+ * "iprec_at_recall.0,0.5", "map"): its index in the table and its cut-offs, increasing
+ * (the table's defaults when none are given). */
+#define SLEM_MAX_CUTS 64
+typedef struct SlemMeasureReq {
+  size_t m;
+  double cuts[SLEM_MAX_CUTS];
+  size_t ncuts;
+} SlemMeasureReq;
+
+/* Parses spec into *req. Returns SLEM_OK; SLEM_EINVAL naming spec
+ * (parameters to a measure that takes none, a cut-off that is not a positive whole number
+ * or a recall level in [0, 1], one given twice, more than SLEM_MAX_CUTS); -1 without a
+ * message when no measure has that name (the caller words it). */
+int slem_measure_parse(SlemMeasureReq *req, const char *spec, SlemError *err);
+
+/* The value names of req, for output: "map", "P_5", "iprec_at_recall_0.50", one per value,
+ * written to name (size bytes) for value c. */
+void slem_measure_value_name(const SlemMeasureReq *req, size_t c, char *name, size_t size);
 
 #endif

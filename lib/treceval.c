@@ -11,7 +11,7 @@
 #include "measures.h"
 #include "strmap.h"
 
-#define MAX_CUTS 64
+#define MAX_CUTS SLEM_MAX_CUTS
 #define MAX_MEASURES 32 /* the table's length, at most (checked in slem_treceval_new) */
 
 typedef struct Judg {
@@ -93,52 +93,11 @@ void slem_treceval_free(SlemTrecEval *self) {
   free(self);
 }
 
-/* Parses the comma-separated cut-offs after "NAME." of measure m: positive whole numbers
- * (SLEM_CUT_RANK) or recall levels from 0 to 1 (SLEM_CUT_RECALL), refusing duplicates. */
-static int parse_cuts(SlemTrecEval *self, size_t m, const char *spec, const char *params,
-                      SlemError *err) {
-  size_t n = 0;
-  const char *p = params;
-  double *cut = self->cuts[m];
-  for (;;) {
-    char *end;
-    double v;
-    errno = 0;
-    if (n == MAX_CUTS)
-      return slem_error(err, SLEM_EINVAL, "%s: at most %d cut-offs", spec, MAX_CUTS);
-    if (self->tab[m].cut == SLEM_CUT_RANK) {
-      long l = strtol(p, &end, 10);
-      if (end == p || errno || l <= 0 || (*end && *end != ','))
-        return slem_error(err, SLEM_EINVAL, "%s: cut-offs are positive whole numbers", spec);
-      for (size_t i = 0; i < n; i++)
-        if (cut[i] == (double)l) return slem_error(err, SLEM_EINVAL, "%s: %ld twice", spec, l);
-      v = (double)l;
-    } else {
-      v = strtod(p, &end);
-      if (end == p || errno || !(v >= 0 && v <= 1) || (*end && *end != ','))
-        return slem_error(err, SLEM_EINVAL, "%s: recall levels go from 0 to 1", spec);
-      for (size_t i = 0; i < n; i++)
-        if (cut[i] == v) return slem_error(err, SLEM_EINVAL, "%s: %g twice", spec, v);
-    }
-    cut[n++] = v;
-    if (!*end) break;
-    p = end + 1;
-  }
-  /* trec_eval prints the cut-offs in increasing order, whatever the order given */
-  for (size_t a = 1; a < n; a++)
-    for (size_t b = a; b > 0 && cut[b - 1] > cut[b]; b--) {
-      double t = cut[b];
-      cut[b] = cut[b - 1];
-      cut[b - 1] = t;
-    }
-  self->ncuts[m] = n;
-  return SLEM_OK;
-}
-
 int slem_treceval_measure(SlemTrecEval *self, const char *spec, SlemError *err) {
   const char *dot = strchr(spec, '.');
   size_t len = dot ? (size_t)(dot - spec) : strlen(spec);
   long m;
+  SlemMeasureReq req;
   char names[512];
   size_t used = 0;
   if (len == 8 && strncmp(spec, "official", 8) == 0 && !dot) {
@@ -146,18 +105,17 @@ int slem_treceval_measure(SlemTrecEval *self, const char *spec, SlemError *err) 
     self->any_wanted = 1;
     return SLEM_OK;
   }
-  if ((m = slem_measure_find(spec, len)) >= 0) {
+  if ((m = slem_measure_parse(&req, spec, err)) == SLEM_OK) {
+    m = (long)req.m;
     if (dot) {
-      int st;
-      if (self->tab[m].cut == SLEM_CUT_NONE)
-        return slem_error(err, SLEM_EINVAL, "%s: %s takes no parameters here", spec,
-                          self->tab[m].name);
-      if ((st = parse_cuts(self, (size_t)m, spec, dot + 1, err)) != SLEM_OK) return st;
+      self->ncuts[m] = req.ncuts;
+      memcpy(self->cuts[m], req.cuts, req.ncuts * sizeof *req.cuts);
     }
     self->want[m] = 1;
     self->any_wanted = 1;
     return SLEM_OK;
   }
+  if (m > 0) return (int)m;
   names[0] = 0;
   for (size_t i = 0; i < self->ntab && used < sizeof names; i++)
     used += (size_t)snprintf(names + used, sizeof names - used, "%s, ", self->tab[i].name);

@@ -1,7 +1,8 @@
 /* Ground truth for retrieval evaluation: which database items are relevant to which
  * query, and which are junk (ignored for that query).
  *
- * Two sources: TREC qrels ("qid iter docno rel", rel >= 1 relevant), or one label per
+ * Two sources: TREC qrels ("qid iter docno rel", rel >= 1 relevant, the grade kept as
+ * given for the graded measures: nDCG's gains), or one label per
  * query and per database row (relevant = same label), the rows named by ids files or by
  * their 0-based numbers. Query and document ids are strings, as rankings name them.
  */
@@ -67,5 +68,16 @@ int slem_truth_junk(const SlemTruth *self, size_t q, size_t d);
 
 /* R of query q: its relevant documents, junk removed. */
 size_t slem_truth_nrel(const SlemTruth *self, size_t q);
+
+/* The grade of document d for query q: the qrels value as given (of the first line with a
+ * value >= 1 when the pair is judged twice, else of its first line), 0 when the qrels do
+ * not judge the pair; with labels 1 (same label) or 0. Relevant exactly when >= 1. */
+long slem_truth_grade(const SlemTruth *self, size_t q, size_t d);
+
+/* The positive grades of query q's documents, junk left out, in decreasing order (nDCG's
+ * ideal ranking), written to gains, which holds slem_truth_max_gains(self, q) values;
+ * returns their number. Cannot fail. */
+size_t slem_truth_gains(const SlemTruth *self, size_t q, long *gains);
+size_t slem_truth_max_gains(const SlemTruth *self, size_t q);
 
 #endif

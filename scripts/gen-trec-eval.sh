@@ -4,7 +4,7 @@
 # commit "Updating CHANGELOG for version 10.0", f425365) in a temporary directory, then runs
 # it on testdata/trec's runs and qrels for every case of testdata/trec/te-cases.txt and
 # writes testdata/trec/expected.te-NAME.txt, less the runid and bpref lines (slem-eval
-# prints neither). Not run by make check (it needs trec_eval's sources); tests/cli-trec.sh
+# prints neither), and testdata/trec/digits-ranked.run (see below). Not run by make check (it needs trec_eval's sources); tests/cli-trec.sh
 # compares slem-eval with the files it wrote.
 #
 # Usage: scripts/gen-trec-eval.sh TREC_EVAL_SOURCE_DIR   (run from the top of the tree)
@@ -17,11 +17,15 @@ trap 'rm -rf "$W"' EXIT INT TERM
 cp -R "$SRC"/. "$W/src"
 (cd "$W/src" && make >/dev/null)
 TE=$W/src/trec_eval
+# digits.run with the topics of the qrels only and scores 1000 - rank: trec_eval's order is
+# then the rank order, which slem-eval's default mode (-M) follows
+awk 'NR == FNR { q[$1] = 1; next } ($1 in q) { $5 = 1000 - $4; print }' "$TD/digits.qrels" \
+  "$TD/digits.run" >"$TD/digits-ranked.run"
 "$TE" -v 2>&1 | head -1
-grep -v '^#' "$TD/te-cases.txt" | while read -r name base opts; do
+grep -v '^#' "$TD/te-cases.txt" | while read -r name qrels base opts; do
   [ -n "$name" ] || continue
   # shellcheck disable=SC2086 # opts is the case's word list
-  LC_ALL=C "$TE" $opts "$TD/$base.qrels" "$TD/$base.run" >"$W/out"
+  LC_ALL=C "$TE" $opts "$TD/$qrels.qrels" "$TD/$base.run" >"$W/out"
   grep -v '^runid \|^bpref ' "$W/out" >"$TD/expected.$name.txt"
   echo "expected.$name.txt: $(wc -l <"$TD/expected.$name.txt") lines"
 done
