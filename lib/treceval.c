@@ -10,6 +10,7 @@
 #include "io.h"
 #include "measures.h"
 #include "strmap.h"
+#include "truth.h"
 
 #define MAX_CUTS SLEM_MAX_CUTS
 #define MAX_MEASURES 32 /* the table's length, at most (checked in slem_treceval_new) */
@@ -150,50 +151,39 @@ static int grow(void **p, size_t *cap, size_t n, size_t size) {
 }
 
 int slem_treceval_read_qrels(SlemTrecEval *self, const char *path, SlemError *err) {
-  SlemIn *in = NULL;
-  char *line;
-  size_t len;
-  uint64_t lineno = 0;
-  int st = slem_in_open(&in, path, err);
-  while (st == SLEM_OK && (st = slem_in_getline(in, &line, &len, err)) == SLEM_OK && line) {
-    char *f[5], *save = NULL, *end;
-    size_t nf = 0;
-    long rel, doc;
-    Topic *t;
-    lineno++;
-    for (char *tok = strtok_r(line, " \t", &save); tok && nf < 5; tok = strtok_r(NULL, " \t", &save))
-      f[nf++] = tok;
-    if (nf == 0) continue;
-    if (nf != 4) {
-      st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": %zu fields, expected 4 "
-                      "(qid iter docno rel)", slem_in_name(in), lineno, nf);
+  SlemTruth *truth = NULL;
+  int st = slem_truth_read_graded(&truth, path, 1, err);
+  for (size_t q = 0; st == SLEM_OK && q < slem_truth_queries(truth); q++) {
+    const char *qid = slem_truth_query(truth, q);
+    Topic *t = topic(self, qid);
+    if (!t) {
+      st = slem_error(err, SLEM_ENOMEM, "out of memory reading %s", path);
       break;
     }
-    errno = 0;
-    rel = strtol(f[3], &end, 10);
-    if (end == f[3] || *end || errno) {
-      st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": relevance '%s' is not a whole "
-                      "number", slem_in_name(in), lineno, f[3]);
-      break;
-    }
-    if (!(t = topic(self, f[0])) || (doc = slem_strmap_intern(self->docs, f[2], strlen(f[2]))) < 0 ||
-        grow((void **)&t->j, &t->cj, t->nj, sizeof *t->j)) {
-      st = slem_error(err, SLEM_ENOMEM, "out of memory reading %s", slem_in_name(in));
-      break;
-    }
-    switch (slem_keyset_add(self->seen_q, slem_pair((size_t)(t - self->t), (size_t)doc))) {
-    case 0:
-      st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": document '%s' judged twice for "
-                      "topic '%s'", slem_in_name(in), lineno, f[2], f[0]);
-      break;
-    case -1: st = slem_error(err, SLEM_ENOMEM, "out of memory reading %s", slem_in_name(in)); break;
-    default:
-      t->j[t->nj].doc = (size_t)doc;
-      t->j[t->nj++].rel = rel;
-      t->judged = 1;
+    t->judged = 1;
+    for (size_t i = 0; i < slem_truth_njudged(truth, q); i++) {
+      const char *docno;
+      long rel, doc;
+      slem_truth_judgement(truth, q, i, &docno, &rel, NULL);
+      if ((doc = slem_strmap_intern(self->docs, docno, strlen(docno))) < 0 ||
+          grow((void **)&t->j, &t->cj, t->nj, sizeof *t->j)) {
+        st = slem_error(err, SLEM_ENOMEM, "out of memory reading %s", path);
+        break;
+      }
+      switch (slem_keyset_add(self->seen_q, slem_pair((size_t)(t - self->t), (size_t)doc))) {
+      case 0: /* a second qrels file judging the pair again */
+        st = slem_error(err, SLEM_EFORMAT, "%s: document '%s' judged twice for topic '%s'", path,
+                        docno, qid);
+        break;
+      case -1: st = slem_error(err, SLEM_ENOMEM, "out of memory reading %s", path); break;
+      default:
+        t->j[t->nj].doc = (size_t)doc;
+        t->j[t->nj++].rel = rel;
+      }
+      if (st) break;
     }
   }
-  slem_in_free(in);
+  slem_truth_free(truth);
   return st;
 }
 

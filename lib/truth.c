@@ -14,6 +14,7 @@
  * two lines judging one pair counts (the first with a grade >= 1, else the first). */
 typedef struct Judg {
   size_t q, doc, seq;
+  uint64_t line;
   long grade;
 } Judg;
 
@@ -90,14 +91,20 @@ static int by_query_doc_seq(const void *a, const void *b) {
 
 /* Sorts the judgements by query and document, keeps one per pair (the first line with a
  * grade >= 1, which makes the pair relevant, else the first line), and indexes the queries.
- * -1 when out of memory. */
-static int index_judgements(SlemTruth *t) {
+ * strict: a pair judged twice is an error naming the first line that judges a pair again
+ * (*dup gets that line's judgement and returns 1). -1 when out of memory. */
+static int index_judgements(SlemTruth *t, int strict, Judg *dup) {
   size_t nq = slem_strmap_count(t->qmap), n = 0;
+  int found = 0;
   if (!(t->joff = calloc(nq + 1, sizeof *t->joff))) return -1;
   if (t->njud) qsort(t->jud, t->njud, sizeof *t->jud, by_query_doc_seq);
   for (size_t i = 0; i < t->njud;) {
     size_t j = i, pick = i;
     while (j < t->njud && t->jud[j].q == t->jud[i].q && t->jud[j].doc == t->jud[i].doc) j++;
+    if (strict && j - i > 1 && (!found || t->jud[i + 1].line < dup->line)) {
+      *dup = t->jud[i + 1];
+      found = 1;
+    }
     for (size_t k = i; k < j; k++)
       if (t->jud[k].grade >= 1) {
         pick = k;
@@ -109,11 +116,17 @@ static int index_judgements(SlemTruth *t) {
   t->njud = n;
   for (size_t i = 0; i < n; i++) t->joff[t->jud[i].q + 1]++;
   for (size_t q = 0; q < nq; q++) t->joff[q + 1] += t->joff[q];
-  return 0;
+  return found;
 }
 
 int slem_truth_read_qrels(SlemTruth **self, const char *path, SlemError *err) {
+  return slem_truth_read_graded(self, path, 0, err);
+}
+
+int slem_truth_read_graded(SlemTruth **self, const char *path, int strict, SlemError *err) {
   SlemTruth *t = truth_new(0);
+  Judg dup;
+  int ix;
   SlemLines *in = NULL;
   size_t cap = 0;
   int st;
@@ -154,6 +167,7 @@ int slem_truth_read_qrels(SlemTruth **self, const char *path, SlemError *err) {
     t->jud[t->njud].q = (size_t)qi;
     t->jud[t->njud].doc = (size_t)di;
     t->jud[t->njud].seq = t->njud;
+    t->jud[t->njud].line = slem_lines_number(in);
     t->jud[t->njud++].grade = rel;
     if (rel >= 1) {
       int added = slem_keyset_add(t->rel, slem_pair((size_t)qi, (size_t)di));
@@ -166,7 +180,13 @@ int slem_truth_read_qrels(SlemTruth **self, const char *path, SlemError *err) {
     goto fail;
   }
   t->junk_rel = calloc(slem_strmap_count(t->qmap), sizeof *t->junk_rel);
-  if (!t->junk_rel || index_judgements(t) != 0) goto nomem;
+  if (!t->junk_rel || (ix = index_judgements(t, strict, &dup)) < 0) goto nomem;
+  if (ix) {
+    st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": document '%s' judged twice for "
+                    "topic '%s'", slem_lines_name(in), dup.line, slem_strmap_get(t->dmap, dup.doc),
+                    slem_strmap_get(t->qmap, dup.q));
+    goto fail;
+  }
   slem_lines_free(in);
   *self = t;
   return SLEM_OK;
@@ -320,6 +340,18 @@ size_t slem_truth_gains(const SlemTruth *self, size_t q, long *gains) {
       gains[n++] = self->jud[i].grade;
   if (n > 1) qsort(gains, n, sizeof *gains, by_gain_desc);
   return n;
+}
+
+size_t slem_truth_njudged(const SlemTruth *self, size_t q) {
+  return self->labels ? 0 : self->joff[q + 1] - self->joff[q];
+}
+
+void slem_truth_judgement(const SlemTruth *self, size_t q, size_t i, const char **docno,
+                          long *grade, uint64_t *line) {
+  const Judg *j = self->jud + self->joff[q] + i;
+  *docno = slem_strmap_get(self->dmap, j->doc);
+  *grade = j->grade;
+  if (line) *line = j->line;
 }
 
 size_t slem_truth_queries(const SlemTruth *self) { return slem_strmap_count(self->qmap); }

@@ -10,6 +10,7 @@
 #define SLEM_TRUTH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
 
@@ -19,6 +20,11 @@ typedef struct SlemTruth SlemTruth;
  * SLEM_EFORMAT naming the file and line (field count, a relevance that is not a whole
  * number, an empty file), SLEM_ENOMEM. */
 int slem_truth_read_qrels(SlemTruth **self, const char *path, SlemError *err);
+
+/* The qrels as slem_truth_read_qrels() reads them; strict (--trec-compat, as trec_eval):
+ * a document judged twice for a query is an error, SLEM_EFORMAT naming the file, the line
+ * that judges it again, the document and the query. */
+int slem_truth_read_graded(SlemTruth **self, const char *path, int strict, SlemError *err);
 
 /* One label per line for the queries and the database rows, relevant = same label.
  * qids/dbids name the rows as the ranking does (NULL: 0-based row numbers).
@@ -79,5 +85,12 @@ long slem_truth_grade(const SlemTruth *self, size_t q, size_t d);
  * returns their number. Cannot fail. */
 size_t slem_truth_gains(const SlemTruth *self, size_t q, long *gains);
 size_t slem_truth_max_gains(const SlemTruth *self, size_t q);
+
+/* Qrels: the judgements of query q, i from 0 to slem_truth_njudged(self, q) - 1 (0 with
+ * labels), one per judged document, with its grade as given (junk not applied) and its
+ * line in the qrels (line may be NULL); the name is owned by self. */
+size_t slem_truth_njudged(const SlemTruth *self, size_t q);
+void slem_truth_judgement(const SlemTruth *self, size_t q, size_t i, const char **docno,
+                          long *grade, uint64_t *line);
 
 #endif
