@@ -40,6 +40,10 @@ static void __attribute__((noreturn)) usage(void) {
       "  -f, --format F          ranking format: tsv, trec, jsonl, npy (default: an npy\n"
       "                          pair by its name, NAME.I.npy, NAME.D.npy, NAME.npy or\n"
       "                          NAME; else from its first line)\n"
+      "  -M, --extra-measure M   also a measure of --trec-compat's table by its -m name,\n"
+      "                          on the ranking in rank order: ndcg, ndcg_cut.10, recall.50,\n"
+      "                          success.1, Rprec, recip_rank, ... (qrels grades are nDCG's\n"
+      "                          gains; labels gain 1); may be repeated\n"
       "      --per-query         one line per query before the summary\n"
       "      --json              the result as one JSON object\n"
       "      --curve FILE        write the interpolated precision-recall curve (for plot-pr)\n"
@@ -52,8 +56,10 @@ static void __attribute__((noreturn)) usage(void) {
       "                          by docno in decreasing order, ranks ignored; the qrels' topics\n"
       "                          only; 'measure<TAB>query<TAB>value' lines as it prints them\n"
       "  -m, --measure M         trec_eval's -m: map, gm_map, Rprec, recip_rank, P[.5,10,...],\n"
-      "                          iprec_at_recall[.0,.1,...], ndcg, num_q, num_ret, num_rel,\n"
-      "                          num_rel_ret, official (the default set); may be repeated\n"
+      "                          iprec_at_recall[.0,.1,...], recall[.5,10,...], ndcg,\n"
+      "                          ndcg_cut[.5,10,...], success[.1,5,10], num_q, num_ret,\n"
+      "                          num_rel, num_rel_ret, official (the default set); may be\n"
+      "                          repeated\n"
       "      --complete          trec_eval -c: qrels topics missing from the run count as 0\n"
       "      --relevance-level N trec_eval -l: qrels value >= N is relevant (default 1)\n"
       "                          (--per-query is trec_eval's -q)\n"
@@ -149,8 +155,10 @@ int main(int argc, char **argv) {
       {"trec-compat", no_argument, 0, 'T'},        {"measure", required_argument, 0, 'm'},
       {"complete", no_argument, 0, 'c'},           {"relevance-level", required_argument, 0, 'l'},
       {"protocol", required_argument, 0, 'p'},     {"easy", required_argument, 0, 'E'},
-      {"hard", required_argument, 0, 'H'},         {0, 0, 0, 0}};
-  static const char shortopts[] = "k:f:o:m:qhV";
+      {"hard", required_argument, 0, 'H'},
+      {"extra-measure", required_argument, 0, 'M'}, {0, 0, 0, 0}};
+  static const char shortopts[] = "k:f:o:m:M:qhV";
+  SlemMeasureReq extra[16];
   const char *measures[64], *easy = NULL, *hard = NULL;
   size_t nmeasures = 0;
   int trec = 0, quiet = 0, have_protocol = 0;
@@ -205,6 +213,15 @@ int main(int argc, char **argv) {
       if (nmeasures == sizeof measures / sizeof *measures) cli_usage_error("-m: too many measures");
       measures[nmeasures++] = optarg;
       break;
+    case 'M': {
+      int r;
+      if (opts.nmeasures == sizeof extra / sizeof *extra) cli_usage_error("-M: too many measures");
+      if ((r = slem_measure_parse(&extra[opts.nmeasures], optarg, &err)) < 0)
+        cli_usage_error("-M: unknown measure '%s' (see --trec-compat's -m)", optarg);
+      if (r != SLEM_OK) cli_usage_error("-M: %s", err.msg);
+      opts.nmeasures++;
+      break;
+    }
     case 'c': topts.complete = 1; break;
     case 'l': topts.relevance_level = cli_long("--relevance-level", optarg, -1000000, 1000000); break;
     case 'p':
@@ -237,6 +254,9 @@ int main(int argc, char **argv) {
   if (!have_protocol && (easy || hard))
     cli_usage_error("--easy and --hard go with --protocol");
   if (trec && have_protocol) cli_usage_error("--trec-compat or --protocol, not both");
+  if ((trec || have_protocol) && opts.nmeasures)
+    cli_usage_error("-M goes with slem-eval's own measures (--trec-compat: -m)");
+  opts.measures = extra;
   if (trec || have_protocol) {
     if (spec.qlabels || spec.dblabels || spec.qids || spec.dbids || spec.exclude_self || curve ||
         opts.ap != SLEM_AP_TREC)

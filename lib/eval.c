@@ -26,21 +26,18 @@ int slem_apkind_parse(SlemApKind *kind, const char *name, SlemError *err) {
 const char *slem_apkind_name(SlemApKind kind) { return ap_names[kind == SLEM_AP_OXFORD]; }
 
 double slem_ap(SlemApKind kind, const unsigned char *rel, size_t n, size_t nrel) {
-  double ap = 0, r_prev = 0, p_prev = 1;
-  size_t hits = 0;
-  if (nrel == 0) return 0;
-  for (size_t i = 0; i < n; i++) {
-    if (rel[i]) hits++;
-    if (kind == SLEM_AP_TREC) {
-      if (rel[i]) ap += (double)hits / (double)(i + 1);
-    } else {
-      double r = (double)hits / (double)nrel, p = (double)hits / (double)(i + 1);
-      ap += (r - r_prev) * (p_prev + p) / 2;
-      r_prev = r;
-      p_prev = p;
-    }
-  }
-  return kind == SLEM_AP_TREC ? ap / (double)nrel : ap;
+  long *r = malloc((n ? n : 1) * sizeof *r);
+  SlemJudged q = {0};
+  double ap;
+  if (!r) return NAN;
+  for (size_t i = 0; i < n; i++) r[i] = rel[i] != 0;
+  q.rel = r;
+  q.n = n;
+  q.num_rel = (long)nrel;
+  q.level = 1;
+  ap = slem_judged_ap(&q, kind);
+  free(r);
+  return ap;
 }
 
 /* ---- a ranking gathered per query ---- */
@@ -151,6 +148,9 @@ void slem_evalresult_free(SlemEvalResult *self) {
   if (!self) return;
   free(self->q);
   free(self->curve);
+  free(self->measures);
+  free(self->means);
+  free(self->values);
   free(self);
 }
 
@@ -160,9 +160,9 @@ static int by_rank(const void *a, const void *b) {
   return x->line < y->line ? -1 : x->line > y->line;
 }
 
-static double prec_at(const unsigned char *rel, size_t n, size_t k) {
+static double prec_at(const long *rel, size_t n, size_t k) {
   size_t h = 0;
-  for (size_t i = 0; i < n && i < k; i++) h += rel[i];
+  for (size_t i = 0; i < n && i < k; i++) h += rel[i] >= 1;
   return (double)h / (double)k;
 }
 
@@ -170,11 +170,11 @@ static double prec_at(const unsigned char *rel, size_t n, size_t k) {
  * the best precision at any relevant rank whose recall is at least r_l, that is the
  * best over the hits h >= ceil(r_l R); 0 when fewer hits were retrieved. best(n) is
  * scratch space. */
-static void add_curve(double *curve, size_t points, const unsigned char *rel, size_t n,
+static void add_curve(double *curve, size_t points, const long *rel, size_t n,
                       size_t nrel, double *best) {
   size_t hits = 0;
   for (size_t i = 0; i < n; i++)
-    if (rel[i]) {
+    if (rel[i] >= 1) {
       best[hits] = (double)(hits + 1) / (double)(i + 1);
       hits++;
     }
@@ -187,18 +187,75 @@ static void add_curve(double *curve, size_t points, const unsigned char *rel, si
   }
 }
 
+/* The AP of query q whose ranking (junk removed) has grades rel(n), and the asked
+ * measures' values, written to res->q[q].values. gains: scratch space for the ideal
+ * ranking. */
+static double query_measures(SlemEvalResult *res, const SlemTruth *truth, size_t q,
+                             const long *rel, size_t n, long *gains) {
+  size_t nt;
+  const SlemMeasure *tab = slem_measures(&nt);
+  SlemJudged jq = {0};
+  double *out = res->values + q * res->nvalues;
+  jq.rel = rel;
+  jq.n = n;
+  jq.num_rel = (long)res->q[q].nrel;
+  jq.level = 1;
+  if (res->nmeasures) {
+    jq.gains = gains;
+    jq.ngains = slem_truth_gains(truth, q, gains);
+  }
+  for (size_t m = 0; m < res->nmeasures; m++) {
+    const SlemMeasureReq *r = res->measures + m;
+    tab[r->m].per_query(&jq, r->cuts, r->ncuts, out);
+    out += tab[r->m].cut == SLEM_CUT_NONE ? 1 : r->ncuts;
+  }
+  return slem_judged_ap(&jq, res->ap);
+}
+
+/* res->means from the sums over the evaluated queries, by each measure's aggregate. */
+static void aggregate(SlemEvalResult *res) {
+  size_t nt, v = 0;
+  const SlemMeasure *tab = slem_measures(&nt);
+  double nq = (double)res->evaluated;
+  for (size_t m = 0; m < res->nmeasures; m++) {
+    const SlemMeasure *me = &tab[res->measures[m].m];
+    size_t nv = me->cut == SLEM_CUT_NONE ? 1 : res->measures[m].ncuts;
+    for (size_t c = 0; c < nv; c++, v++) {
+      switch (me->aggregate) {
+      case SLEM_AGG_NUM_Q: res->means[v] = nq; break;
+      case SLEM_AGG_GEO: res->means[v] = nq > 0 ? exp(res->means[v] / nq) : 0; break;
+      case SLEM_AGG_MEAN: res->means[v] = nq > 0 ? res->means[v] / nq : 0; break;
+      case SLEM_AGG_SUM: break;
+      }
+    }
+  }
+}
+
 int slem_evalresult_new(SlemEvalResult **self, SlemRankReader *rankings, const SlemTruth *truth,
                         const SlemEvalOpts *opts, SlemError *err) {
   size_t nq = slem_truth_queries(truth), maxn = 0, counted = 0;
   SlemEvalResult *res = calloc(1, sizeof *res);
-  unsigned char *rel = NULL;
+  long *rel = NULL, *gains = NULL;
   double *best = NULL;
+  size_t maxg = 0;
   Run runs = {0}, *run = &runs;
   int st = SLEM_OK;
   *self = NULL;
   if (!res) return slem_error(err, SLEM_ENOMEM, "out of memory");
   res->ap = opts->ap;
   res->recall_k = opts->recall_k;
+  if (opts->nmeasures) {
+    const SlemMeasure *tab = slem_measures(&maxg);
+    if (!(res->measures = malloc(opts->nmeasures * sizeof *res->measures))) {
+      st = slem_error(err, SLEM_ENOMEM, "out of memory");
+      goto done;
+    }
+    memcpy(res->measures, opts->measures, opts->nmeasures * sizeof *res->measures);
+    res->nmeasures = opts->nmeasures;
+    for (size_t m = 0; m < res->nmeasures; m++)
+      res->nvalues += tab[res->measures[m].m].cut == SLEM_CUT_NONE ? 1 : res->measures[m].ncuts;
+    maxg = 0;
+  }
   st = run_gather(run, rankings, opts, err);
   if (st) goto done;
   /* jsonl lists every query, with no result when the database was empty (a night with no
@@ -213,9 +270,14 @@ int slem_evalresult_new(SlemEvalResult **self, SlemRankReader *rankings, const S
   res->curve = calloc(res->curve_points, sizeof *res->curve);
   for (size_t i = 0; i < slem_strmap_count(run->qmap); i++)
     if (run->q[i].n > maxn) maxn = run->q[i].n;
-  rel = malloc(maxn + 1);
+  for (size_t q = 0; q < nq; q++)
+    if (slem_truth_max_gains(truth, q) > maxg) maxg = slem_truth_max_gains(truth, q);
+  rel = malloc((maxn + 1) * sizeof *rel);
+  gains = malloc((maxg + 1) * sizeof *gains);
   best = malloc((maxn + 1) * sizeof *best);
-  if (!res->q || !res->curve || !rel || !best) {
+  res->means = calloc(res->nvalues + 1, sizeof *res->means);
+  res->values = calloc(nq * res->nvalues + 1, sizeof *res->values);
+  if (!res->q || !res->curve || !rel || !best || !gains || !res->means || !res->values) {
     st = slem_error(err, SLEM_ENOMEM, "out of memory");
     goto done;
   }
@@ -223,6 +285,8 @@ int slem_evalresult_new(SlemEvalResult **self, SlemRankReader *rankings, const S
     res->q[q].query = slem_truth_query(truth, q);
     res->q[q].nrel = slem_truth_nrel(truth, q);
     res->q[q].status = res->q[q].nrel ? SLEM_Q_MISSING : SLEM_Q_SKIPPED;
+    res->q[q].values = res->values + q * res->nvalues;
+    if (res->q[q].nrel) query_measures(res, truth, q, rel, 0, gains); /* empty ranking */
   }
   for (size_t i = 0; i < slem_strmap_count(run->qmap); i++) {
     const char *qs = slem_strmap_get(run->qmap, i);
@@ -246,12 +310,12 @@ int slem_evalresult_new(SlemEvalResult **self, SlemRankReader *rankings, const S
         goto done;
       }
       if (d >= 0 && slem_truth_junk(truth, (size_t)q, (size_t)d)) continue;
-      rel[n++] = d >= 0 && slem_truth_relevant(truth, (size_t)q, (size_t)d);
+      rel[n++] = d >= 0 ? slem_truth_grade(truth, (size_t)q, (size_t)d) : 0;
     }
     r->nret = n;
     if (r->nrel == 0) continue;
     r->status = SLEM_Q_EVALUATED;
-    r->ap = slem_ap(opts->ap, rel, n, r->nrel);
+    r->ap = query_measures(res, truth, (size_t)q, rel, n, gains);
     r->p1 = prec_at(rel, n, 1);
     r->p5 = prec_at(rel, n, 5);
     r->p10 = prec_at(rel, n, 10);
@@ -271,6 +335,7 @@ int slem_evalresult_new(SlemEvalResult **self, SlemRankReader *rankings, const S
     res->p5 += r->p5;
     res->p10 += r->p10;
     res->rk += r->rk;
+    for (size_t v = 0; v < res->nvalues; v++) res->means[v] += r->values[v];
   }
   res->evaluated = counted;
   if (counted) {
@@ -281,8 +346,10 @@ int slem_evalresult_new(SlemEvalResult **self, SlemRankReader *rankings, const S
     res->rk /= (double)counted;
     for (size_t i = 0; i < res->curve_points; i++) res->curve[i] /= (double)counted;
   }
+  aggregate(res);
 done:
   free(rel);
+  free(gains);
   free(best);
   run_clear(run);
   if (st) {
@@ -307,22 +374,63 @@ int slem_evalresult_read(SlemEvalResult **self, const char *path, SlemRankFormat
 
 static const char *const status_names[] = {"ok", "skipped", "missing"};
 
+/* The name of value v of self's asked measures into name; sets *count when it is a count. */
+static void value_name(const SlemEvalResult *self, size_t v, char *name, size_t size, int *count) {
+  size_t nt;
+  const SlemMeasure *tab = slem_measures(&nt);
+  for (size_t m = 0; m < self->nmeasures; m++) {
+    const SlemMeasure *me = &tab[self->measures[m].m];
+    size_t nv = me->cut == SLEM_CUT_NONE ? 1 : self->measures[m].ncuts;
+    if (v < nv) {
+      slem_measure_value_name(self->measures + m, v, name, size);
+      if (count) *count = me->count;
+      return;
+    }
+    v -= nv;
+  }
+}
+
 static int write_text(FILE *fp, const SlemEvalResult *r, int per_query) {
-  int ok = 1;
+  int ok = 1, count;
   size_t k = r->recall_k;
+  char name[80];
   if (per_query) {
-    ok &= fprintf(fp, "# query\tAP\tP@1\tP@5\tP@10\tR@%zu\trelevant\tretrieved\tstatus\n", k) > 0;
+    ok &= fprintf(fp, "# query\tAP\tP@1\tP@5\tP@10\tR@%zu\trelevant\tretrieved\tstatus", k) > 0;
+    for (size_t v = 0; v < r->nvalues; v++) {
+      value_name(r, v, name, sizeof name, NULL);
+      ok &= fprintf(fp, "\t%s", name) > 0;
+    }
+    ok &= putc('\n', fp) != EOF;
     for (size_t i = 0; i < r->nq; i++) {
       const SlemQueryResult *q = r->q + i;
-      ok &= fprintf(fp, "%s\t%.6f\t%.4f\t%.4f\t%.4f\t%.4f\t%zu\t%zu\t%s\n", q->query, q->ap, q->p1,
+      ok &= fprintf(fp, "%s\t%.6f\t%.4f\t%.4f\t%.4f\t%.4f\t%zu\t%zu\t%s", q->query, q->ap, q->p1,
                     q->p5, q->p10, q->rk, q->nrel, q->nret, status_names[q->status]) > 0;
+      for (size_t v = 0; v < r->nvalues; v++) {
+        value_name(r, v, name, sizeof name, &count);
+        ok &= fprintf(fp, count ? "\t%.0f" : "\t%.4f", q->values[v]) > 0;
+      }
+      ok &= putc('\n', fp) != EOF;
     }
   }
   ok &= fprintf(fp, "mAP\t%.6f\nP@1\t%.6f\nP@5\t%.6f\nP@10\t%.6f\nR@%zu\t%.6f\n", r->map, r->p1,
                 r->p5, r->p10, k, r->rk) > 0;
+  for (size_t v = 0; v < r->nvalues; v++) {
+    value_name(r, v, name, sizeof name, &count);
+    ok &= fprintf(fp, count ? "%s\t%.0f\n" : "%s\t%.6f\n", name, r->means[v]) > 0;
+  }
   ok &= fprintf(fp, "queries\t%zu\nskipped\t%zu\nmissing\t%zu\nap\t%s\n", r->evaluated, r->skipped,
                 r->missing, slem_apkind_name(r->ap)) > 0;
   return ok ? SLEM_OK : SLEM_EIO;
+}
+
+/* Adds the asked measures' values vals(self->nvalues) to o; NULL out of memory. */
+static cJSON *add_values(cJSON *o, const SlemEvalResult *self, const double *vals) {
+  char name[80];
+  for (size_t v = 0; v < self->nvalues; v++) {
+    value_name(self, v, name, sizeof name, NULL);
+    if (!cJSON_AddNumberToObject(o, name, vals[v])) return NULL;
+  }
+  return o;
 }
 
 /* Adds the measures of one query or of the mean to o; NULL out of memory. */
@@ -343,7 +451,7 @@ static int write_json(FILE *fp, const SlemEvalResult *r, int per_query) {
   if (!o || !cJSON_AddStringToObject(o, "ap", slem_apkind_name(r->ap)) ||
       !cJSON_AddNumberToObject(o, "map", r->map) || !cJSON_AddNumberToObject(o, "p@1", r->p1) ||
       !cJSON_AddNumberToObject(o, "p@5", r->p5) || !cJSON_AddNumberToObject(o, "p@10", r->p10) ||
-      !cJSON_AddNumberToObject(o, key, r->rk) ||
+      !cJSON_AddNumberToObject(o, key, r->rk) || !add_values(o, r, r->means) ||
       !cJSON_AddNumberToObject(o, "queries", (double)r->evaluated) ||
       !cJSON_AddNumberToObject(o, "skipped", (double)r->skipped) ||
       !cJSON_AddNumberToObject(o, "missing", (double)r->missing))
@@ -357,7 +465,7 @@ static int write_json(FILE *fp, const SlemEvalResult *r, int per_query) {
       if (!e) goto done;
       cJSON_AddItemToArray(arr, e);
       if (!cJSON_AddStringToObject(e, "query", q->query) ||
-          !add_measures(e, key, q->ap, q->p1, q->p5, q->p10, q->rk) ||
+          !add_measures(e, key, q->ap, q->p1, q->p5, q->p10, q->rk) || !add_values(e, r, q->values) ||
           !cJSON_AddNumberToObject(e, "relevant", (double)q->nrel) ||
           !cJSON_AddNumberToObject(e, "retrieved", (double)q->nret) ||
           !cJSON_AddStringToObject(e, "status", status_names[q->status]))

@@ -24,13 +24,12 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "measures.h"
 #include "progress.h"
 #include "rankings.h"
 #include "truth.h"
 
 struct SlemOut;
-
-typedef enum SlemApKind { SLEM_AP_TREC = 0, SLEM_AP_OXFORD = 1 } SlemApKind;
 
 /* Parses "trec" or "oxford". Returns SLEM_EINVAL on another name and fills err (may be
  * NULL) with "'NAME' is neither trec nor oxford". */
@@ -39,7 +38,8 @@ int slem_apkind_parse(SlemApKind *kind, const char *name, SlemError *err);
 /* "trec" or "oxford". Static storage. */
 const char *slem_apkind_name(SlemApKind kind);
 
-/* AP of one query: rel[i] is 1 when rank i + 1 is relevant; nrel is R. 0 when R is 0. */
+/* AP of one query: rel[i] is 1 when rank i + 1 is relevant; nrel is R. 0 when R is 0.
+ * slem_judged_ap() (measures.h) on that ranking, the one AP; NAN when out of memory. */
 double slem_ap(SlemApKind kind, const unsigned char *rel, size_t n, size_t nrel);
 
 /* ---- evaluation ---- */
@@ -50,6 +50,11 @@ typedef struct SlemEvalOpts {
   size_t curve_points;  /* interpolated precision at this many recall points: 11 or 101 */
   SlemProgressFn progress;  /* may be NULL: called with the ranking's queries read so far */
   void *progress_ctx;
+  /* measures of measures.h's table asked for beyond the fixed ones (-m ndcg_cut.10),
+   * borrowed; computed on the ranking in rank order, relevance level 1, the qrels grades as
+   * gains (labels: 1) */
+  const SlemMeasureReq *measures;
+  size_t nmeasures;
 } SlemEvalOpts;
 
 /* Every field zeroed (no progress callback), then trec AP, R@100, 11 curve points. */
@@ -63,6 +68,7 @@ typedef struct SlemQueryResult {
   size_t nrel;        /* R after junk */
   size_t nret;        /* ranked items after junk */
   double ap, p1, p5, p10, rk;
+  const double *values;  /* the asked measures' values(nvalues), owned by the result */
 } SlemQueryResult;
 
 typedef struct SlemEvalResult {
@@ -74,6 +80,12 @@ typedef struct SlemEvalResult {
   size_t nq;
   SlemApKind ap;                       /* the options used, for the reports */
   size_t recall_k;
+  SlemMeasureReq *measures;            /* the asked measures (copied) */
+  size_t nmeasures;
+  size_t nvalues;                      /* their values: a measure has one per cut-off */
+  double *means;                       /* means(nvalues): the table's aggregate over the
+                                        * evaluated queries */
+  double *values;                      /* values(nq, nvalues) */
 } SlemEvalResult;
 
 /* Evaluates the rankings that reader gives, read to their end, against truth (both
@@ -100,8 +112,10 @@ enum {
 
 /* Writes the summary of self to path ("-": stdout) atomically. Text: "# query..." and one
  * line per query with SLEM_EVAL_PER_QUERY, then "mAP<TAB>0.123456", P@1, P@5, P@10,
- * R@K (%.6f), queries, skipped, missing, ap. JSON: the same keys in lower case ("map",
- * "p@1", ..., "r@K", "per_query": [...]). Errors: SLEM_EIO, SLEM_ENOMEM. */
+ * R@K (%.6f), then each asked measure's values by trec_eval's names ("ndcg_cut_10", %.6f;
+ * in the per-query lines extra columns after status, %.4f), then queries, skipped,
+ * missing, ap. JSON: the same keys in lower case ("map", "p@1", ..., "r@K", the asked
+ * measures by name, "per_query": [...]). Errors: SLEM_EIO, SLEM_ENOMEM. */
 int slem_evalresult_write(const SlemEvalResult *self, const char *path, int flags,
                           SlemError *err);
 

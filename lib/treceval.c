@@ -8,16 +8,12 @@
 #include <string.h>
 
 #include "io.h"
+#include "measures.h"
 #include "strmap.h"
+#include "truth.h"
 
-/* The measures, in trec_eval's order of output. */
-enum { M_NUM_Q, M_NUM_RET, M_NUM_REL, M_NUM_REL_RET, M_MAP, M_GM_MAP, M_RPREC, M_RECIP,
-       M_IPREC, M_P, M_NDCG, M_COUNT };
-static const char *const measure_names[M_COUNT] = {
-    "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "recip_rank",
-    "iprec_at_recall", "P", "ndcg"};
-#define MIN_GEO_MEAN 1e-5 /* trec_eval's floor for the geometric mean of AP */
-#define MAX_CUTS 64
+#define MAX_CUTS SLEM_MAX_CUTS
+#define MAX_MEASURES 32 /* the table's length, at most (checked in slem_treceval_new) */
 
 typedef struct Judg {
   size_t doc;
@@ -46,14 +42,12 @@ struct SlemTrecEval {
   SlemKeySet *seen_q, *seen_r;
   Topic *t;
   size_t nt, ct;
-  int want[M_COUNT], any_wanted;
-  long pcut[MAX_CUTS];
-  double icut[MAX_CUTS];
-  size_t npcut, nicut;
+  const SlemMeasure *tab; /* measures.h's table */
+  size_t ntab;
+  int want[MAX_MEASURES], any_wanted;
+  double cuts[MAX_MEASURES][MAX_CUTS]; /* each measure's cut-offs, increasing */
+  size_t ncuts[MAX_MEASURES];
 };
-
-static const long default_pcut[] = {5, 10, 15, 20, 30, 100, 200, 500, 1000};
-static const double default_icut[] = {0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0};
 
 void slem_treceval_opts_init(SlemTrecOpts *opts) {
   memset(opts, 0, sizeof *opts);
@@ -69,10 +63,15 @@ int slem_treceval_new(SlemTrecEval **out, const SlemTrecOpts *opts, SlemError *e
   self->docs = slem_strmap_new();
   self->seen_q = slem_keyset_new();
   self->seen_r = slem_keyset_new();
-  self->npcut = sizeof default_pcut / sizeof *default_pcut;
-  memcpy(self->pcut, default_pcut, sizeof default_pcut);
-  self->nicut = sizeof default_icut / sizeof *default_icut;
-  memcpy(self->icut, default_icut, sizeof default_icut);
+  self->tab = slem_measures(&self->ntab);
+  for (size_t m = 0; m < self->ntab && m < MAX_MEASURES; m++) {
+    self->ncuts[m] = self->tab[m].ncuts;
+    if (self->ncuts[m]) memcpy(self->cuts[m], self->tab[m].cuts, self->ncuts[m] * sizeof(double));
+  }
+  if (self->ntab > MAX_MEASURES) {
+    slem_treceval_free(self);
+    return slem_error(err, SLEM_EINVAL, "treceval.c: MAX_MEASURES is smaller than the table");
+  }
   if (!self->qids || !self->docs || !self->seen_q || !self->seen_r) {
     slem_treceval_free(self);
     return slem_error(err, SLEM_ENOMEM, "out of memory");
@@ -95,77 +94,33 @@ void slem_treceval_free(SlemTrecEval *self) {
   free(self);
 }
 
-/* Parses the comma-separated cut-offs after "P." (whole, positive) or
- * "iprec_at_recall." (0 to 1), refusing duplicates. */
-static int parse_cuts(SlemTrecEval *self, int m, const char *spec, const char *params,
-                      SlemError *err) {
-  size_t n = 0;
-  const char *p = params;
-  for (;;) {
-    char *end;
-    errno = 0;
-    if (n == MAX_CUTS)
-      return slem_error(err, SLEM_EINVAL, "%s: at most %d cut-offs", spec, MAX_CUTS);
-    if (m == M_P) {
-      long v = strtol(p, &end, 10);
-      if (end == p || errno || v <= 0 || (*end && *end != ','))
-        return slem_error(err, SLEM_EINVAL, "%s: cut-offs are positive whole numbers", spec);
-      for (size_t i = 0; i < n; i++)
-        if (self->pcut[i] == v) return slem_error(err, SLEM_EINVAL, "%s: %ld twice", spec, v);
-      self->pcut[n++] = v;
-    } else {
-      double v = strtod(p, &end);
-      if (end == p || errno || !(v >= 0 && v <= 1) || (*end && *end != ','))
-        return slem_error(err, SLEM_EINVAL, "%s: recall levels go from 0 to 1", spec);
-      for (size_t i = 0; i < n; i++)
-        if (self->icut[i] == v) return slem_error(err, SLEM_EINVAL, "%s: %g twice", spec, v);
-      self->icut[n++] = v;
-    }
-    if (!*end) break;
-    p = end + 1;
-  }
-  /* trec_eval prints the cut-offs in increasing order, whatever the order given */
-  for (size_t a = 1; a < n; a++)
-    for (size_t b = a; b > 0; b--) {
-      if (m == M_P && self->pcut[b - 1] > self->pcut[b]) {
-        long t = self->pcut[b];
-        self->pcut[b] = self->pcut[b - 1];
-        self->pcut[b - 1] = t;
-      } else if (m == M_IPREC && self->icut[b - 1] > self->icut[b]) {
-        double t = self->icut[b];
-        self->icut[b] = self->icut[b - 1];
-        self->icut[b - 1] = t;
-      }
-    }
-  if (m == M_P) self->npcut = n;
-  else self->nicut = n;
-  return SLEM_OK;
-}
-
 int slem_treceval_measure(SlemTrecEval *self, const char *spec, SlemError *err) {
   const char *dot = strchr(spec, '.');
   size_t len = dot ? (size_t)(dot - spec) : strlen(spec);
+  long m;
+  SlemMeasureReq req;
+  char names[512];
+  size_t used = 0;
   if (len == 8 && strncmp(spec, "official", 8) == 0 && !dot) {
-    for (int m = M_NUM_Q; m <= M_P; m++) self->want[m] = 1;
+    for (size_t i = 0; i < self->ntab; i++) self->want[i] |= self->tab[i].official;
     self->any_wanted = 1;
     return SLEM_OK;
   }
-  for (int m = 0; m < M_COUNT; m++) {
-    if (strlen(measure_names[m]) != len || strncmp(spec, measure_names[m], len) != 0) continue;
+  if ((m = slem_measure_parse(&req, spec, err)) == SLEM_OK) {
+    m = (long)req.m;
     if (dot) {
-      int st;
-      if (m != M_P && m != M_IPREC)
-        return slem_error(err, SLEM_EINVAL, "%s: %s takes no parameters here", spec,
-                          measure_names[m]);
-      if ((st = parse_cuts(self, m, spec, dot + 1, err)) != SLEM_OK) return st;
+      self->ncuts[m] = req.ncuts;
+      memcpy(self->cuts[m], req.cuts, req.ncuts * sizeof *req.cuts);
     }
     self->want[m] = 1;
     self->any_wanted = 1;
     return SLEM_OK;
   }
-  return slem_error(err, SLEM_EINVAL,
-                    "unknown measure '%s' (num_q, num_ret, num_rel, num_rel_ret, map, gm_map, "
-                    "Rprec, recip_rank, iprec_at_recall, P, ndcg, official)", spec);
+  if (m > 0) return (int)m;
+  names[0] = 0;
+  for (size_t i = 0; i < self->ntab && used < sizeof names; i++)
+    used += (size_t)snprintf(names + used, sizeof names - used, "%s, ", self->tab[i].name);
+  return slem_error(err, SLEM_EINVAL, "unknown measure '%s' (%sofficial)", spec, names);
 }
 
 /* The topic of qid, created when new; NULL when out of memory. */
@@ -196,50 +151,39 @@ static int grow(void **p, size_t *cap, size_t n, size_t size) {
 }
 
 int slem_treceval_read_qrels(SlemTrecEval *self, const char *path, SlemError *err) {
-  SlemIn *in = NULL;
-  char *line;
-  size_t len;
-  uint64_t lineno = 0;
-  int st = slem_in_open(&in, path, err);
-  while (st == SLEM_OK && (st = slem_in_getline(in, &line, &len, err)) == SLEM_OK && line) {
-    char *f[5], *save = NULL, *end;
-    size_t nf = 0;
-    long rel, doc;
-    Topic *t;
-    lineno++;
-    for (char *tok = strtok_r(line, " \t", &save); tok && nf < 5; tok = strtok_r(NULL, " \t", &save))
-      f[nf++] = tok;
-    if (nf == 0) continue;
-    if (nf != 4) {
-      st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": %zu fields, expected 4 "
-                      "(qid iter docno rel)", slem_in_name(in), lineno, nf);
+  SlemTruth *truth = NULL;
+  int st = slem_truth_read_graded(&truth, path, 1, err);
+  for (size_t q = 0; st == SLEM_OK && q < slem_truth_queries(truth); q++) {
+    const char *qid = slem_truth_query(truth, q);
+    Topic *t = topic(self, qid);
+    if (!t) {
+      st = slem_error(err, SLEM_ENOMEM, "out of memory reading %s", path);
       break;
     }
-    errno = 0;
-    rel = strtol(f[3], &end, 10);
-    if (end == f[3] || *end || errno) {
-      st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": relevance '%s' is not a whole "
-                      "number", slem_in_name(in), lineno, f[3]);
-      break;
-    }
-    if (!(t = topic(self, f[0])) || (doc = slem_strmap_intern(self->docs, f[2], strlen(f[2]))) < 0 ||
-        grow((void **)&t->j, &t->cj, t->nj, sizeof *t->j)) {
-      st = slem_error(err, SLEM_ENOMEM, "out of memory reading %s", slem_in_name(in));
-      break;
-    }
-    switch (slem_keyset_add(self->seen_q, slem_pair((size_t)(t - self->t), (size_t)doc))) {
-    case 0:
-      st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": document '%s' judged twice for "
-                      "topic '%s'", slem_in_name(in), lineno, f[2], f[0]);
-      break;
-    case -1: st = slem_error(err, SLEM_ENOMEM, "out of memory reading %s", slem_in_name(in)); break;
-    default:
-      t->j[t->nj].doc = (size_t)doc;
-      t->j[t->nj++].rel = rel;
-      t->judged = 1;
+    t->judged = 1;
+    for (size_t i = 0; i < slem_truth_njudged(truth, q); i++) {
+      const char *docno;
+      long rel, doc;
+      slem_truth_judgement(truth, q, i, &docno, &rel, NULL);
+      if ((doc = slem_strmap_intern(self->docs, docno, strlen(docno))) < 0 ||
+          grow((void **)&t->j, &t->cj, t->nj, sizeof *t->j)) {
+        st = slem_error(err, SLEM_ENOMEM, "out of memory reading %s", path);
+        break;
+      }
+      switch (slem_keyset_add(self->seen_q, slem_pair((size_t)(t - self->t), (size_t)doc))) {
+      case 0: /* a second qrels file judging the pair again */
+        st = slem_error(err, SLEM_EFORMAT, "%s: document '%s' judged twice for topic '%s'", path,
+                        docno, qid);
+        break;
+      case -1: st = slem_error(err, SLEM_ENOMEM, "out of memory reading %s", path); break;
+      default:
+        t->j[t->nj].doc = (size_t)doc;
+        t->j[t->nj++].rel = rel;
+      }
+      if (st) break;
     }
   }
-  slem_in_free(in);
+  slem_truth_free(truth);
   return st;
 }
 
@@ -305,90 +249,56 @@ static int by_gain_desc(const void *a, const void *b) {
 }
 
 typedef struct Values {
-  double v[M_COUNT];
-  double p[MAX_CUTS], ip[MAX_CUTS];
+  double v[MAX_MEASURES][MAX_CUTS];
 } Values;
 
-/* The measures of one topic; t->r sorted and its rel values set. A topic the run lacks
- * (complete mode) has nr = 0 and scores 0 everywhere but num_rel. */
-static int topic_values(const SlemTrecEval *self, const Topic *t, Values *out) {
-  long level = self->o.relevance_level, num_rel = 0, rel_ret = 0, so_far = 0, *gains = NULL;
-  size_t nret = t->nr, ng = 0, cut[MAX_CUTS];
-  double sum = 0, dcg = 0, idcg = 0;
-  memset(out, 0, sizeof *out);
-  for (size_t i = 0; i < t->nj; i++) num_rel += t->j[i].rel >= level;
-  for (size_t i = 0; i < nret; i++) rel_ret += t->r[i].rel >= level;
-  out->v[M_NUM_Q] = 1;
-  out->v[M_NUM_RET] = (double)nret;
-  out->v[M_NUM_REL] = (double)num_rel;
-  out->v[M_NUM_REL_RET] = (double)rel_ret;
-  for (size_t i = 0; i < nret; i++) {
-    if (t->r[i].rel < level) continue;
-    so_far++;
-    sum += (double)so_far / (double)(i + 1);
-    if (so_far == 1) out->v[M_RECIP] = 1.0 / (double)(i + 1);
+/* The wanted measures of one topic; t->r sorted and its rel values set. A topic the run
+ * lacks (complete mode) has nr = 0. Returns -1 out of memory. */
+static int topic_values(const SlemTrecEval *self, const Topic *t, const int *want, Values *out) {
+  long *gains = NULL, *rel = NULL;
+  size_t ng = 0;
+  SlemJudged q = {0};
+  int st = 0;
+  if ((t->nj > 0 && !(gains = malloc(t->nj * sizeof *gains))) ||
+      (t->nr > 0 && !(rel = malloc(t->nr * sizeof *rel)))) {
+    st = -1;
+    goto done;
   }
-  out->v[M_MAP] = so_far ? sum / (double)num_rel : 0.0;
-  out->v[M_GM_MAP] = log(out->v[M_MAP] > MIN_GEO_MEAN ? out->v[M_MAP] : MIN_GEO_MEAN);
-  if (nret > 0 && num_rel > 0) {
-    size_t look = nret < (size_t)num_rel ? nret : (size_t)num_rel;
-    long r = 0;
-    for (size_t i = 0; i < look; i++) r += t->r[i].rel >= level;
-    out->v[M_RPREC] = (double)r / (double)num_rel;
-  }
-  /* P at k: a short ranking is filled with non-relevant documents */
-  for (size_t c = 0; c < self->npcut; c++) {
-    long r = 0, k = self->pcut[c];
-    for (size_t i = 0; i < nret && (long)i < k; i++) r += t->r[i].rel >= level;
-    out->p[c] = (double)r / (double)k;
-  }
-  /* interpolated precision at recall x: the largest precision at any rank from the one where
-   * lround(x num_rel) relevant documents are in, walking the ranking backwards */
-  if (nret > 0) {
-    double best = (double)rel_ret / (double)nret;
-    long rel_so_far = rel_ret;
-    long cc = (long)self->nicut - 1;
-    for (size_t c = 0; c < self->nicut; c++) cut[c] = (size_t)lround(self->icut[c] * (double)num_rel);
-    while (cc >= 0 && cut[cc] > (size_t)rel_ret) cc--;
-    for (size_t i = nret; i > 0 && rel_so_far > 0; i--) {
-      double prec = (double)rel_so_far / (double)i;
-      if (best < prec) best = prec;
-      if (t->r[i - 1].rel >= level) {
-        while (cc >= 0 && (size_t)rel_so_far == cut[cc]) out->ip[cc--] = best;
-        rel_so_far--;
-      }
-    }
-    while (cc >= 0) out->ip[cc--] = best;
-  }
-  /* nDCG: gains are the qrels values; the ideal ranking sorts the qrels by gain */
-  if (t->nj > 0 && !(gains = malloc(t->nj * sizeof *gains))) return -1;
-  for (size_t i = 0; i < t->nj; i++)
+  q.level = self->o.relevance_level;
+  for (size_t i = 0; i < t->nj; i++) {
+    q.num_rel += t->j[i].rel >= q.level;
     if (t->j[i].rel > 0) gains[ng++] = t->j[i].rel;
+  }
   if (ng > 0) qsort(gains, ng, sizeof *gains, by_gain_desc);
-  for (size_t i = 0; i < ng; i++) idcg += (double)gains[i] / log2((double)(i + 2));
-  for (size_t i = 0; i < nret; i++)
-    if (t->r[i].rel > 0) dcg += (double)t->r[i].rel / log2((double)(i + 2));
-  out->v[M_NDCG] = idcg > 0 ? dcg / idcg : 0.0;
+  for (size_t i = 0; i < t->nr; i++) rel[i] = t->r[i].rel;
+  q.rel = rel;
+  q.n = t->nr;
+  q.gains = gains;
+  q.ngains = ng;
+  for (size_t m = 0; m < self->ntab; m++)
+    if (want[m]) self->tab[m].per_query(&q, self->cuts[m], self->ncuts[m], out->v[m]);
+done:
   free(gains);
-  return 0;
+  free(rel);
+  return st;
 }
 
-/* Writes the lines of one measure for qid; 0 on a write error. */
-static int print_measure(const SlemTrecEval *self, FILE *out, int m, const char *qid,
+/* Writes the lines of measure m for qid; 0 on a write error. */
+static int print_measure(const SlemTrecEval *self, FILE *out, size_t m, const char *qid,
                          const Values *v) {
+  const SlemMeasure *me = self->tab + m;
   char name[64];
   int ok = 1;
-  if (m == M_P || m == M_IPREC) {
-    size_t n = m == M_P ? self->npcut : self->nicut;
-    for (size_t c = 0; c < n; c++) {
-      if (m == M_P) snprintf(name, sizeof name, "P_%ld", self->pcut[c]);
-      else snprintf(name, sizeof name, "iprec_at_recall_%.2f", self->icut[c]);
-      ok &= fprintf(out, "%-22s\t%s\t%6.4f\n", name, qid, m == M_P ? v->p[c] : v->ip[c]) > 0;
+  if (me->cut != SLEM_CUT_NONE) {
+    for (size_t c = 0; c < self->ncuts[m]; c++) {
+      if (me->cut == SLEM_CUT_RANK) snprintf(name, sizeof name, "%s_%ld", me->name, (long)self->cuts[m][c]);
+      else snprintf(name, sizeof name, "%s_%.2f", me->name, self->cuts[m][c]);
+      ok &= fprintf(out, "%-22s\t%s\t%6.4f\n", name, qid, v->v[m][c]) > 0;
     }
-  } else if (m <= M_NUM_REL_RET) {
-    ok &= fprintf(out, "%-22s\t%s\t%ld\n", measure_names[m], qid, (long)v->v[m]) > 0;
+  } else if (me->count) {
+    ok &= fprintf(out, "%-22s\t%s\t%ld\n", me->name, qid, (long)v->v[m][0]) > 0;
   } else {
-    ok &= fprintf(out, "%-22s\t%s\t%6.4f\n", measure_names[m], qid, v->v[m]) > 0;
+    ok &= fprintf(out, "%-22s\t%s\t%6.4f\n", me->name, qid, v->v[m][0]) > 0;
   }
   return ok;
 }
@@ -397,11 +307,10 @@ int slem_treceval_write(SlemTrecEval *self, FILE *out, uint64_t *skipped_out, Sl
   Values acc, v;
   uint64_t nq = 0, skipped = 0;
   size_t *order = NULL;
-  int ok = 1, want[M_COUNT];
+  int ok = 1, want[MAX_MEASURES];
   memset(&acc, 0, sizeof acc);
-  memcpy(want, self->want, sizeof want);
-  if (!self->any_wanted)
-    for (int m = M_NUM_Q; m <= M_P; m++) want[m] = 1;
+  for (size_t m = 0; m < self->ntab; m++)
+    want[m] = self->any_wanted ? self->want[m] : self->tab[m].official;
   if (self->nt > 0 && !(order = malloc(self->nt * sizeof *order)))
     return slem_error(err, SLEM_ENOMEM, "out of memory");
   /* topics of the qrels in strcmp order */
@@ -432,30 +341,33 @@ int slem_treceval_write(SlemTrecEval *self, FILE *out, uint64_t *skipped_out, Sl
       t->r[i].rel = hit ? hit->rel : -1;
     }
     if (t->nr > 0) qsort(t->r, t->nr, sizeof *t->r, by_score_docno);
-    if (topic_values(self, t, &v) != 0) {
+    if (topic_values(self, t, want, &v) != 0) {
       free(order);
       return slem_error(err, SLEM_ENOMEM, "out of memory");
     }
     nq++;
-    for (int m = 0; m < M_COUNT; m++) acc.v[m] += v.v[m];
-    for (size_t c = 0; c < self->npcut; c++) acc.p[c] += v.p[c];
-    for (size_t c = 0; c < self->nicut; c++) acc.ip[c] += v.ip[c];
+    for (size_t m = 0; m < self->ntab; m++)
+      if (want[m])
+        for (size_t c = 0; c < (self->ncuts[m] ? self->ncuts[m] : 1); c++) acc.v[m][c] += v.v[m][c];
     if (self->o.per_query)
-      for (int m = M_NUM_RET; m < M_COUNT; m++)
-        if (want[m] && m != M_GM_MAP) ok &= print_measure(self, out, m, qid, &v);
+      for (size_t m = 0; m < self->ntab; m++)
+        if (want[m] && self->tab[m].per_topic) ok &= print_measure(self, out, m, qid, &v);
   }
   free(order);
   if (skipped_out) *skipped_out = skipped;
   if (nq == 0)
     return slem_error(err, SLEM_EFORMAT, "no topic has both results and relevance judgements");
-  for (int m = 0; m < M_COUNT; m++) {
-    if (m == M_NUM_Q) acc.v[m] = (double)nq;
-    else if (m == M_GM_MAP) acc.v[m] = exp(acc.v[m] / (double)nq);
-    else if (m > M_NUM_REL_RET) acc.v[m] /= (double)nq;
-  }
-  for (size_t c = 0; c < self->npcut; c++) acc.p[c] /= (double)nq;
-  for (size_t c = 0; c < self->nicut; c++) acc.ip[c] /= (double)nq;
-  for (int m = 0; m < M_COUNT; m++)
+  for (size_t m = 0; m < self->ntab; m++)
+    for (size_t c = 0; c < (self->ncuts[m] ? self->ncuts[m] : 1); c++) {
+      double *x = &acc.v[m][c];
+      switch (self->tab[m].aggregate) {
+      case SLEM_AGG_NUM_Q: *x = (double)nq; break;
+      case SLEM_AGG_GEO: *x = exp(*x / (double)nq); break;
+      case SLEM_AGG_MEAN: *x /= (double)nq; break;
+      case SLEM_AGG_SUM: break;
+      }
+    }
+  for (size_t m = 0; m < self->ntab; m++)
     if (want[m]) ok &= print_measure(self, out, m, "all", &acc);
   if (!ok || ferror(out)) return slem_error(err, SLEM_EIO, "write error");
   return SLEM_OK;

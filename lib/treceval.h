@@ -10,9 +10,10 @@
  * qrels topics; without it such a topic is skipped (trec_eval 10.0 stops with an error
  * there instead) and counted in slem_treceval_write()'s *skipped.
  *
- * Measures, by trec_eval's names and in its order of output: num_q, num_ret, num_rel,
- * num_rel_ret, map, gm_map, Rprec, recip_rank, iprec_at_recall[.x,y,...], P[.k,l,...],
- * ndcg. Output lines are "%-22s\t%s\t%6.4f" ("%ld" for counts), per topic when asked, then
+ * Measures: those of measures.h's table, by trec_eval's names and in its order of output:
+ * num_q, num_ret, num_rel, num_rel_ret, map, gm_map, Rprec, recip_rank,
+ * iprec_at_recall[.x,y,...], P[.k,l,...], recall[.k,...], ndcg, ndcg_cut[.k,...],
+ * success[.k,...]. The qrels are read by truth.c (slem_truth_read_graded, strict). Output lines are "%-22s\t%s\t%6.4f" ("%ld" for counts), per topic when asked, then
  * for "all", in the "C" locale.
  */
 #ifndef SLEM_TRECEVAL_H
@@ -47,8 +48,8 @@ void slem_treceval_free(SlemTrecEval *self);
  * Errors: SLEM_EINVAL naming the measure. */
 int slem_treceval_measure(SlemTrecEval *self, const char *spec, SlemError *err);
 
-/* Reads TREC qrels "qid iter docno rel" (rel a whole number; negative values are kept as
- * unjudged). Errors: SLEM_EIO, SLEM_EFORMAT naming path and line (fields missing, rel
+/* Reads TREC qrels "qid iter docno rel" through truth.c (rel a whole number; negative
+ * values are kept as unjudged). Errors: SLEM_EIO, SLEM_EFORMAT naming path and line (fields missing, rel
  * not a number, a document judged twice for a topic). */
 int slem_treceval_read_qrels(SlemTrecEval *self, const char *path, SlemError *err);
 

@@ -10,12 +10,23 @@
 #include "lines.h"
 #include "strmap.h"
 
+/* One judgement of the qrels: its grade as given; seq, the line's order, decides which of
+ * two lines judging one pair counts (the first with a grade >= 1, else the first). */
+typedef struct Judg {
+  size_t q, doc, seq;
+  uint64_t line;
+  long grade;
+} Judg;
+
 struct SlemTruth {
   int labels;            /* 1: labels, 0: qrels */
   SlemStrMap *qmap, *dmap;
   /* qrels */
   SlemKeySet *rel;
   size_t *nrel;          /* per query */
+  Judg *jud;             /* by query, then document: one per judged pair */
+  size_t njud, cjud;
+  size_t *joff;          /* query q's judgements: jud[joff[q] .. joff[q + 1]) */
   /* labels */
   long *qlab, *dlab;     /* per query row, per database row */
   size_t *lab_count;     /* database rows per label */
@@ -31,6 +42,8 @@ void slem_truth_free(SlemTruth *self) {
   slem_keyset_free(self->rel);
   slem_keyset_free(self->junk);
   free(self->nrel);
+  free(self->jud);
+  free(self->joff);
   free(self->qlab);
   free(self->dlab);
   free(self->lab_count);
@@ -69,8 +82,51 @@ static int ensure(size_t **a, size_t *cap, size_t i) {
   return 0;
 }
 
+static int by_query_doc_seq(const void *a, const void *b) {
+  const Judg *x = a, *y = b;
+  if (x->q != y->q) return x->q < y->q ? -1 : 1;
+  if (x->doc != y->doc) return x->doc < y->doc ? -1 : 1;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Sorts the judgements by query and document, keeps one per pair (the first line with a
+ * grade >= 1, which makes the pair relevant, else the first line), and indexes the queries.
+ * strict: a pair judged twice is an error naming the first line that judges a pair again
+ * (*dup gets that line's judgement and returns 1). -1 when out of memory. */
+static int index_judgements(SlemTruth *t, int strict, Judg *dup) {
+  size_t nq = slem_strmap_count(t->qmap), n = 0;
+  int found = 0;
+  if (!(t->joff = calloc(nq + 1, sizeof *t->joff))) return -1;
+  if (t->njud) qsort(t->jud, t->njud, sizeof *t->jud, by_query_doc_seq);
+  for (size_t i = 0; i < t->njud;) {
+    size_t j = i, pick = i;
+    while (j < t->njud && t->jud[j].q == t->jud[i].q && t->jud[j].doc == t->jud[i].doc) j++;
+    if (strict && j - i > 1 && (!found || t->jud[i + 1].line < dup->line)) {
+      *dup = t->jud[i + 1];
+      found = 1;
+    }
+    for (size_t k = i; k < j; k++)
+      if (t->jud[k].grade >= 1) {
+        pick = k;
+        break;
+      }
+    t->jud[n++] = t->jud[pick];
+    i = j;
+  }
+  t->njud = n;
+  for (size_t i = 0; i < n; i++) t->joff[t->jud[i].q + 1]++;
+  for (size_t q = 0; q < nq; q++) t->joff[q + 1] += t->joff[q];
+  return found;
+}
+
 int slem_truth_read_qrels(SlemTruth **self, const char *path, SlemError *err) {
+  return slem_truth_read_graded(self, path, 0, err);
+}
+
+int slem_truth_read_graded(SlemTruth **self, const char *path, int strict, SlemError *err) {
   SlemTruth *t = truth_new(0);
+  Judg dup;
+  int ix;
   SlemLines *in = NULL;
   size_t cap = 0;
   int st;
@@ -101,6 +157,18 @@ int slem_truth_read_qrels(SlemTruth **self, const char *path, SlemError *err) {
     qi = slem_strmap_intern(t->qmap, f[0], strlen(f[0]));
     di = slem_strmap_intern(t->dmap, f[2], strlen(f[2]));
     if (qi < 0 || di < 0 || ensure(&t->nrel, &cap, (size_t)qi) != 0) goto nomem;
+    if (t->njud == t->cjud) {
+      size_t c = t->cjud ? 2 * t->cjud : 1024;
+      Judg *p = realloc(t->jud, c * sizeof *p);
+      if (!p) goto nomem;
+      t->jud = p;
+      t->cjud = c;
+    }
+    t->jud[t->njud].q = (size_t)qi;
+    t->jud[t->njud].doc = (size_t)di;
+    t->jud[t->njud].seq = t->njud;
+    t->jud[t->njud].line = slem_lines_number(in);
+    t->jud[t->njud++].grade = rel;
     if (rel >= 1) {
       int added = slem_keyset_add(t->rel, slem_pair((size_t)qi, (size_t)di));
       if (added < 0) goto nomem;
@@ -112,7 +180,13 @@ int slem_truth_read_qrels(SlemTruth **self, const char *path, SlemError *err) {
     goto fail;
   }
   t->junk_rel = calloc(slem_strmap_count(t->qmap), sizeof *t->junk_rel);
-  if (!t->junk_rel) goto nomem;
+  if (!t->junk_rel || (ix = index_judgements(t, strict, &dup)) < 0) goto nomem;
+  if (ix) {
+    st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": document '%s' judged twice for "
+                    "topic '%s'", slem_lines_name(in), dup.line, slem_strmap_get(t->dmap, dup.doc),
+                    slem_strmap_get(t->qmap, dup.q));
+    goto fail;
+  }
   slem_lines_free(in);
   *self = t;
   return SLEM_OK;
@@ -229,6 +303,55 @@ int slem_truth_junk(const SlemTruth *self, size_t q, size_t d) {
 size_t slem_truth_nrel(const SlemTruth *self, size_t q) {
   size_t base = self->labels ? self->lab_count[self->qlab[q]] : self->nrel[q];
   return base - self->junk_rel[q];
+}
+
+long slem_truth_grade(const SlemTruth *self, size_t q, size_t d) {
+  size_t lo, hi;
+  if (self->labels) return self->qlab[q] == self->dlab[d];
+  lo = self->joff[q];
+  hi = self->joff[q + 1];
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (self->jud[mid].doc < d) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < self->joff[q + 1] && self->jud[lo].doc == d ? self->jud[lo].grade : 0;
+}
+
+static int by_gain_desc(const void *a, const void *b) {
+  long x = *(const long *)a, y = *(const long *)b;
+  return x > y ? -1 : x < y;
+}
+
+size_t slem_truth_max_gains(const SlemTruth *self, size_t q) {
+  if (self->labels) return slem_truth_nrel(self, q);
+  return self->joff[q + 1] - self->joff[q];
+}
+
+size_t slem_truth_gains(const SlemTruth *self, size_t q, long *gains) {
+  size_t n = 0;
+  if (self->labels) {
+    n = slem_truth_nrel(self, q);
+    for (size_t i = 0; i < n; i++) gains[i] = 1;
+    return n;
+  }
+  for (size_t i = self->joff[q]; i < self->joff[q + 1]; i++)
+    if (self->jud[i].grade > 0 && !slem_truth_junk(self, q, self->jud[i].doc))
+      gains[n++] = self->jud[i].grade;
+  if (n > 1) qsort(gains, n, sizeof *gains, by_gain_desc);
+  return n;
+}
+
+size_t slem_truth_njudged(const SlemTruth *self, size_t q) {
+  return self->labels ? 0 : self->joff[q + 1] - self->joff[q];
+}
+
+void slem_truth_judgement(const SlemTruth *self, size_t q, size_t i, const char **docno,
+                          long *grade, uint64_t *line) {
+  const Judg *j = self->jud + self->joff[q] + i;
+  *docno = slem_strmap_get(self->dmap, j->doc);
+  *grade = j->grade;
+  if (line) *line = j->line;
 }
 
 size_t slem_truth_queries(const SlemTruth *self) { return slem_strmap_count(self->qmap); }

@@ -1,7 +1,8 @@
 /* Ground truth for retrieval evaluation: which database items are relevant to which
  * query, and which are junk (ignored for that query).
  *
- * Two sources: TREC qrels ("qid iter docno rel", rel >= 1 relevant), or one label per
+ * Two sources: TREC qrels ("qid iter docno rel", rel >= 1 relevant, the grade kept as
+ * given for the graded measures: nDCG's gains), or one label per
  * query and per database row (relevant = same label), the rows named by ids files or by
  * their 0-based numbers. Query and document ids are strings, as rankings name them.
  */
@@ -9,6 +10,7 @@
 #define SLEM_TRUTH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
 
@@ -18,6 +20,11 @@ typedef struct SlemTruth SlemTruth;
  * SLEM_EFORMAT naming the file and line (field count, a relevance that is not a whole
  * number, an empty file), SLEM_ENOMEM. */
 int slem_truth_read_qrels(SlemTruth **self, const char *path, SlemError *err);
+
+/* The qrels as slem_truth_read_qrels() reads them; strict (--trec-compat, as trec_eval):
+ * a document judged twice for a query is an error, SLEM_EFORMAT naming the file, the line
+ * that judges it again, the document and the query. */
+int slem_truth_read_graded(SlemTruth **self, const char *path, int strict, SlemError *err);
 
 /* One label per line for the queries and the database rows, relevant = same label.
  * qids/dbids name the rows as the ranking does (NULL: 0-based row numbers).
@@ -72,5 +79,23 @@ const char *slem_truth_doc(const SlemTruth *self, size_t d);  /* owned by self *
 
 /* R of query q: its relevant documents, junk removed. */
 size_t slem_truth_nrel(const SlemTruth *self, size_t q);
+
+/* The grade of document d for query q: the qrels value as given (of the first line with a
+ * value >= 1 when the pair is judged twice, else of its first line), 0 when the qrels do
+ * not judge the pair; with labels 1 (same label) or 0. Relevant exactly when >= 1. */
+long slem_truth_grade(const SlemTruth *self, size_t q, size_t d);
+
+/* The positive grades of query q's documents, junk left out, in decreasing order (nDCG's
+ * ideal ranking), written to gains, which holds slem_truth_max_gains(self, q) values;
+ * returns their number. Cannot fail. */
+size_t slem_truth_gains(const SlemTruth *self, size_t q, long *gains);
+size_t slem_truth_max_gains(const SlemTruth *self, size_t q);
+
+/* Qrels: the judgements of query q, i from 0 to slem_truth_njudged(self, q) - 1 (0 with
+ * labels), one per judged document, with its grade as given (junk not applied) and its
+ * line in the qrels (line may be NULL); the name is owned by self. */
+size_t slem_truth_njudged(const SlemTruth *self, size_t q);
+void slem_truth_judgement(const SlemTruth *self, size_t q, size_t i, const char **docno,
+                          long *grade, uint64_t *line);
 
 #endif

@@ -1,6 +1,8 @@
 /* AP and the other measures on rankings computed by hand. */
 #include "testutil.h"
 
+#include <math.h>
+
 #include "../lib/eval.h"
 
 static const double eps = 1e-12;
@@ -125,6 +127,60 @@ START_TEST(truncated_ranking_counts_unretrieved_as_zero) {
 }
 END_TEST
 
+/* Graded qrels: grades kept as given, junk out of the ideal ranking, nDCG and its cut-offs
+ * by hand, through the measures table (-M) */
+START_TEST(graded_qrels_and_extra_measures) {
+  char *pr = tu_path("g.tsv"), *pq = tu_path("g.qrels"), *pj = tu_path("g.junk");
+  const char *ranking = "q\t1\tb\t0.9\nq\t2\ta\t0.8\nq\t3\tz\t0.7\n";
+  /* a 3, b 1, c 2 (junk), d 0, e -1; z unjudged */
+  const char *qrels = "q 0 a 3\nq 0 b 1\nq 0 c 2\nq 0 d 0\nq 0 e -1\nq 0 b 0\n";
+  SlemTruth *t = NULL;
+  SlemEvalResult *r = NULL;
+  SlemEvalOpts o;
+  SlemMeasureReq req[3];
+  SlemError err;
+  long gains[8];
+  double dcg1 = 1.0, dcg2 = 1.0 + 3.0 / log2(3.0), ideal1 = 3.0, ideal2 = 3.0 + 1.0 / log2(3.0);
+  tu_write_bytes(pr, ranking, strlen(ranking));
+  tu_write_bytes(pq, qrels, strlen(qrels));
+  tu_write_bytes(pj, "q c\n", 4);
+  ck_assert_msg(slem_truth_read_qrels(&t, pq, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_msg(slem_truth_read_junk(t, pj, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_int_eq(slem_truth_grade(t, 0, (size_t)slem_truth_find_doc(t, "a")), 3);
+  ck_assert_int_eq(slem_truth_grade(t, 0, (size_t)slem_truth_find_doc(t, "b")), 1); /* first >= 1 */
+  ck_assert_int_eq(slem_truth_grade(t, 0, (size_t)slem_truth_find_doc(t, "e")), -1);
+  ck_assert_uint_eq(slem_truth_nrel(t, 0), 2);
+  ck_assert_uint_le(slem_truth_max_gains(t, 0), 8);
+  ck_assert_uint_eq(slem_truth_gains(t, 0, gains), 2); /* c is junk */
+  ck_assert_int_eq(gains[0], 3);
+  ck_assert_int_eq(gains[1], 1);
+  ck_assert_int_eq(slem_measure_parse(&req[0], "ndcg", &err), SLEM_OK);
+  ck_assert_int_eq(slem_measure_parse(&req[1], "ndcg_cut.2,1", &err), SLEM_OK);
+  ck_assert_int_eq(slem_measure_parse(&req[2], "success.1", &err), SLEM_OK);
+  ck_assert_int_eq(slem_measure_parse(&req[2], "nosuch", &err), -1);
+  ck_assert_int_eq(slem_measure_parse(&req[2], "map.3", &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_measure_parse(&req[2], "recall.1", &err), SLEM_OK);
+  slem_eval_opts_init(&o);
+  o.measures = req;
+  o.nmeasures = 3;
+  ck_assert_msg(slem_evalresult_read(&r, pr, SLEM_RANK_AUTO, t, &o, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_uint_eq(r->nvalues, 4);
+  ck_assert_double_eq_tol(r->q[0].values[0], dcg2 / ideal2, eps);  /* ndcg */
+  ck_assert_double_eq_tol(r->q[0].values[1], dcg1 / ideal1, eps);  /* ndcg_cut_1 */
+  ck_assert_double_eq_tol(r->q[0].values[2], dcg2 / ideal2, eps);  /* ndcg_cut_2 */
+  ck_assert_double_eq_tol(r->q[0].values[3], 0.5, eps);            /* recall_1 */
+  ck_assert_double_eq_tol(r->map, (1.0 + 1.0) / 2, eps);
+  slem_evalresult_free(r);
+  slem_truth_free(t);
+  /* strict reading (--trec-compat): a pair judged twice is an error naming the line */
+  ck_assert_int_eq(slem_truth_read_graded(&t, pq, 1, &err), SLEM_EFORMAT);
+  ck_assert_msg(strstr(err.msg, ": line 6: document 'b' judged twice for topic 'q'"), "%s", err.msg);
+  free(pr);
+  free(pq);
+  free(pj);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("eval");
   TCase *tc = tcase_create("eval");
@@ -134,6 +190,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, junk_is_neither_relevant_nor_counted);
   tcase_add_test(tc, skipped_and_missing_queries);
   tcase_add_test(tc, truncated_ranking_counts_unretrieved_as_zero);
+  tcase_add_test(tc, graded_qrels_and_extra_measures);
   suite_add_tcase(s, tc);
   return s;
 }

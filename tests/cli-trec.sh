@@ -34,6 +34,43 @@ golden edge-l2 edge --relevance-level 2 --per-query
 golden digits digits
 golden digits-cq digits --complete --per-query
 
+# trec_eval 10.0's own output (scripts/gen-trec-eval.sh, cases in testdata/trec/te-cases.txt):
+# nDCG@k, recall@k and success@k among the others, digit for digit, in its order of output
+grep -v '^#' "$TD/te-cases.txt" | while read -r name qrels base opts; do
+  [ -n "$name" ] || continue
+  set -- $opts
+  args=""
+  while [ $# -gt 0 ]; do
+    case $1 in
+    -c) args="$args --complete" ;;
+    -q) args="$args --per-query" ;;
+    -l) args="$args --relevance-level $2"; shift ;;
+    -m) args="$args -m $2"; shift ;;
+    esac
+    shift
+  done
+  if slem-eval --trec-compat -q $args --qrels "$TD/$qrels.qrels" "$TD/$base.run" >"$T/out" 2>"$T/err" &&
+     cmp -s "$T/out" "$TD/expected.$name.txt"; then echo ok; else echo "bad trec_eval $name: $(diff "$T/out" "$TD/expected.$name.txt" | head -4) $(head -c 200 "$T/err")"; fi
+done >"$T/te"
+n=$(grep -c '^ok$' "$T/te"); [ "$n" -ge 7 ] && ok || bad "trec_eval golden files: $n passed"
+grep '^bad' "$T/te" | while read -r line; do echo "FAIL: $line"; done
+[ "$(grep -c '^bad' "$T/te")" = 0 ] && ok || bad "trec_eval golden files"
+
+# slem-eval's default mode, -M: the same table's measures on the ranking in rank order; on
+# a run whose scores follow its ranks trec_eval's per-topic values (expected.te-ranked-cq),
+# to the 4 decimals both print, for every query slem-eval evaluates; AP equals "map"
+check "default mode -M" slem-eval -q --per-query -M map -M Rprec -M recip_rank -M recall.10,50 -M ndcg -M ndcg_cut.5,10,100 -M success.1,5 --qrels "$TD/digits.qrels" "$TD/digits-ranked.run"
+if awk -F '\t' 'NR == FNR { if ($2 != "all") { sub(/ +$/, "", $1); want[$2 "|" $1] = $3 } next }
+    FNR == 1 { for (i = 10; i <= NF; i++) name[i] = $i; next }
+    $9 == "ok" || $9 == "missing" { q++; for (i = 10; i <= NF; i++) { n++; if (!(($1 "|" name[i]) in want) || want[$1 "|" name[i]] != $i) { print $1, name[i], $i, want[$1 "|" name[i]]; bad = 1 } }
+      if (sprintf("%.4f", $2) != $10) { print $1, "AP", $2, $10; bad = 1 } }
+    END { if (q < 90 || n != q * 11) { print q " queries, " n " values"; bad = 1 } exit bad }' "$TD/expected.te-ranked-cq.txt" "$T/out" >"$T/diff"
+then ok; else bad "default mode -M against trec_eval: $(head -3 "$T/diff")"; fi
+check "default mode -M json" slem-eval -q --json -M ndcg_cut.10 -M num_rel --qrels "$TD/digits.qrels" "$TD/digits-ranked.run"
+grep -q '"ndcg_cut_10":' "$T/out" && grep -q '"num_rel":' "$T/out" && ok || bad "-M in JSON: $(head -c 300 "$T/out")"
+expect_fail "-M unknown" 2 "unknown measure 'bpref'" "$T/x" slem-eval -M bpref --qrels "$TD/digits.qrels" -o "$T/x" "$TD/digits-ranked.run"
+expect_fail "-M with trec-compat" 2 "-M goes with" "$T/x" slem-eval --trec-compat -M ndcg --qrels "$TD/digits.qrels" -o "$T/x" "$TD/digits-ranked.run"
+
 # without -q: the qrels topic missing from the run is reported, once
 slem-eval --trec-compat -m map --qrels "$TD/edge.qrels" "$TD/edge.run" >"$T/out" 2>"$T/err"
 if grep -q "1 topics of the qrels are not in the run" "$T/err" && [ "$(wc -l <"$T/err")" = 1 ]; then ok; else bad "missing-topic warning: $(cat "$T/err")"; fi
@@ -49,6 +86,9 @@ check "P cut-offs" slem-eval --trec-compat -q -m P.10,1 -o "$T/p.txt" --qrels "$
 # errors
 expect_fail "trec-compat without qrels" 2 "needs --qrels" "$T/x" slem-eval --trec-compat -o "$T/x" "$TD/edge.run"
 expect_fail "trec-compat with labels" 2 "takes neither labels" "$T/x" slem-eval --trec-compat --query-labels a --db-labels b -o "$T/x" "$TD/edge.run"
+expect_fail "parameters of a measure without" 2 "map takes no parameters" "$T/x" slem-eval --trec-compat -m map.5 --qrels "$TD/edge.qrels" -o "$T/x" "$TD/edge.run"
+expect_fail "recall cut-off twice" 2 "recall.5,5: 5 twice" "$T/x" slem-eval --trec-compat -m recall.5,5 --qrels "$TD/edge.qrels" -o "$T/x" "$TD/edge.run"
+expect_fail "ndcg_cut cut-off 0" 2 "positive whole numbers" "$T/x" slem-eval --trec-compat -m ndcg_cut.0 --qrels "$TD/edge.qrels" -o "$T/x" "$TD/edge.run"
 expect_fail "unknown measure" 2 "unknown measure 'bpref'" "$T/x" slem-eval --trec-compat -m bpref --qrels "$TD/edge.qrels" -o "$T/x" "$TD/edge.run"
 expect_fail "measure without trec-compat" 2 "go with --trec-compat" "$T/x" slem-eval -m map --qrels "$TD/edge.qrels" -o "$T/x" "$TD/edge.run"
 printf 'q1 Q0 d1 1 0.5 r\nq1 Q0 d1 2 0.4 r\n' >"$T/dup.run"

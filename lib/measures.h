@@ -1,0 +1,106 @@
+/* Retrieval measures as one table: {name, per-query function, aggregate, cut-offs}.
+ *
+ * A measure sees one query's judged ranking (SlemJudged: the qrels value of every rank,
+ * best first, and the positive qrels values of the query sorted decreasing for the ideal
+ * ranking) and writes one value per cut-off (one value when it takes none). The table
+ * says how the per-query values become the value of the run (mean, sum, geometric mean,
+ * the number of queries), how they are printed (a count or a real), and the cut-offs it
+ * takes by default. The definitions are trec_eval 10.0's (m_*.c), so that --trec-compat
+ * prints its numbers digit for digit; their order in the table is trec_eval's order of
+ * output.
+ *
+ * Adding a measure: one function `static void m_NAME(const SlemJudged *, const double *cuts,
+ * size_t ncuts, double *out)` in measures.c and one line in its table.
+ */
+#ifndef SLEM_MEASURES_H
+#define SLEM_MEASURES_H
+
+#include <stddef.h>
+
+#include "error.h"
+
+/* One query's ranking as the measures see it. rel[i] is the qrels value of rank i + 1
+ * (SLEM_UNJUDGED when the qrels do not name it); a value >= level is relevant. gains are
+ * the query's positive qrels values in decreasing order (the ideal ranking of nDCG);
+ * num_rel counts the query's qrels values >= level, retrieved or not. Everything borrowed. */
+typedef struct SlemJudged {
+  const long *rel;
+  size_t n;
+  const long *gains;
+  size_t ngains;
+  long num_rel;
+  long level;
+} SlemJudged;
+
+#define SLEM_UNJUDGED (-1L)
+
+typedef enum SlemAggregate {
+  SLEM_AGG_MEAN = 0, /* arithmetic mean over the queries */
+  SLEM_AGG_SUM,      /* sum (the counts) */
+  SLEM_AGG_GEO,      /* exp of the mean of the per-query values, which are logarithms */
+  SLEM_AGG_NUM_Q     /* the number of queries */
+} SlemAggregate;
+
+typedef enum SlemCutKind {
+  SLEM_CUT_NONE = 0, /* one value */
+  SLEM_CUT_RANK,     /* positive whole cut-offs, printed NAME_%ld */
+  SLEM_CUT_RECALL    /* recall levels in [0, 1], printed NAME_%.2f */
+} SlemCutKind;
+
+/* Writes the ncuts values of one query into out[0..max(ncuts, 1)); cuts are increasing. */
+typedef void (*SlemMeasureFn)(const SlemJudged *q, const double *cuts, size_t ncuts,
+                              double *out);
+
+typedef struct SlemMeasure {
+  const char *name;       /* trec_eval's name, the -m syntax */
+  SlemMeasureFn per_query;
+  SlemAggregate aggregate;
+  SlemCutKind cut;
+  const double *cuts;     /* default cut-offs (NULL when cut is SLEM_CUT_NONE) */
+  size_t ncuts;
+  int count;              /* printed as a whole number ("%ld") rather than "%6.4f" */
+  int official;           /* in trec_eval's default set (-m official) */
+  int per_topic;          /* printed for each topic with -q (num_q and gm_map are not) */
+} SlemMeasure;
+
+/* The table, in trec_eval's order of output; *n gets its length. Static storage. */
+const SlemMeasure *slem_measures(size_t *n);
+
+/* The index in the table of the measure called name[0..len), or -1. */
+long slem_measure_find(const char *name, size_t len);
+
+/* How AP integrates precision over recall (slem-eval --ap): the one AP of slem, used by the
+ * default mode ("mAP", either rule), --trec-compat's map and gm_map (SLEM_AP_TREC).
+ *   SLEM_AP_TREC    (1/R) sum over relevant ranks k of precision@k; relevant items that
+ *                   were not retrieved add 0 (trec_eval's non-interpolated AP).
+ *   SLEM_AP_OXFORD  the trapezoid of the Oxford/Holidays compute_ap: from (recall 0,
+ *                   precision 1), ap += (r - r_prev)(p_prev + p)/2 at every rank.
+ * How ties are ordered is not AP's business: each mode orders the ranking before the
+ * measures see it (slem: the rank field; --trec-compat: score, then docno decreasing). */
+typedef enum SlemApKind { SLEM_AP_TREC = 0, SLEM_AP_OXFORD = 1 } SlemApKind;
+
+/* AP of q under rule kind, R = q->num_rel; 0 when R is 0 or nothing relevant was
+ * retrieved. Cannot fail. */
+double slem_judged_ap(const SlemJudged *q, SlemApKind kind);
+
+/* A measure asked for by name with trec_eval's -m syntax ("P.5,10", "ndcg_cut.10",
+ * "iprec_at_recall.0,0.5", "map"): its index in the table and its cut-offs, increasing
+ * (the table's defaults when none are given). */
+#define SLEM_MAX_CUTS 64
+typedef struct SlemMeasureReq {
+  size_t m;
+  double cuts[SLEM_MAX_CUTS];
+  size_t ncuts;
+} SlemMeasureReq;
+
+/* Parses spec into *req. Returns SLEM_OK; SLEM_EINVAL naming spec
+ * (parameters to a measure that takes none, a cut-off that is not a positive whole number
+ * or a recall level in [0, 1], one given twice, more than SLEM_MAX_CUTS); -1 without a
+ * message when no measure has that name (the caller words it). */
+int slem_measure_parse(SlemMeasureReq *req, const char *spec, SlemError *err);
+
+/* The value names of req, for output: "map", "P_5", "iprec_at_recall_0.50", one per value,
+ * written to name (size bytes) for value c. */
+void slem_measure_value_name(const SlemMeasureReq *req, size_t c, char *name, size_t size);
+
+#endif
