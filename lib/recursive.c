@@ -70,6 +70,8 @@ struct SlemRecursive {
   uint64_t zeros;
 };
 
+size_t slem_recursive_out_dim(const SlemRecursive *self) { return self->d; }
+
 int slem_recursive_new(SlemRecursive **self, const SlemCache *cache, size_t max_rows,
                        SlemError *err) {
   SlemRecursive *r;
