@@ -9,6 +9,7 @@
 #include "../lib/arith.h"
 #include "../lib/cache.h"
 #include "../lib/encode.h"
+#include "../lib/encoder.h"
 #include "../lib/encstream.h"
 #include "../lib/ids.h"
 #include "../lib/slem.h"
@@ -209,36 +210,18 @@ int main(int argc, char **argv) {
              "differ in their last bits from those encoded on the cache's core "
              "(OPENBLAS_CORETYPE=%s)", cache_path, slem_cache_arith(cache), slem_arith_name(), core);
   }
-  if (alpha_set && cache->kind == SLEM_CACHE_KERNEL)
-    cli_usage_error("--alpha needs a linear cache made with --eigen: %s is a kernel cache",
-                    cache_path);
-  if (alpha_set && cache->kind == SLEM_CACHE_LINEAR && !cache->evecs)
-    cli_usage_error("--alpha needs the eigendecomposition: %s holds none; make it with "
-                    "slem-negstats --eigen", cache_path);
-  if (cache->kind == SLEM_CACHE_PCA && mode == SLEM_ENCODE_CLASSIFIER)
-    cli_usage_error("--classifier needs a full linear cache: %s is PCA-reduced", cache_path);
-  if (cache->kind == SLEM_CACHE_RECURSIVE && (mode == SLEM_ENCODE_CLASSIFIER || alpha_set))
-    cli_usage_error("%s is a recursive cache: it gives unit descriptors only (no --%s)",
-                    cache_path, alpha_set ? "alpha" : "classifier");
-  if (couple && cache->kind != SLEM_CACHE_KERNEL)
-    cli_usage_error("--couple needs a kernel cache made with slem-negstats --couple: %s is "
-                    "linear", cache_path);
-  if (couple && !cache->couple)
-    cli_usage_error("--couple: %s was made without --couple (make it with slem-negstats "
-                    "--kernel SPEC --couple)", cache_path);
   opts.alpha = alpha;
   opts.alpha_set = alpha_set;
   opts.couple = couple;
-  if (projections && cache->kind != SLEM_CACHE_KERNEL)
-    cli_usage_error("--projections need a kernel cache (slem-negstats --kernel): %s is not one",
-                    cache_path);
   opts.projections = projections;
-  if (groups_path && cache->kind == SLEM_CACHE_KERNEL)
-    cli_usage_error("--groups needs a linear cache: %s is a kernel cache (the mean of the "
-                    "rows is not the mean of their features)", cache_path);
   if (groups_path) {
     if (slem_labels_read(&names, groups_path, &err) != SLEM_OK) goto fail;
     opts.groups = names;
+  }
+  /* options that this cache's encoder cannot honour are usage errors (encoder.h) */
+  {
+    const SlemEncoderOps *ops;
+    if (slem_encoder_choose(&ops, cache, &opts, &err) != SLEM_OK) cli_usage_error("%s", err.msg);
   }
   total = slem_vecreader_count(r) > 0 ? (uint64_t)slem_vecreader_count(r) : 0;
   if (shard.count > 0) {

@@ -40,8 +40,9 @@ struct SlemCachePriv {
   const unsigned char *payload;
   uint64_t payload_len;
   char *path;
-  const double **stage_mu, **stage_ainv;  /* recursive caches */
+  const double **stage_mu, **stage_ainv;  /* recursive caches: their stages, */
   double *stage_lambda;
+  SlemCacheRecursive rec;                  /* pointing to these (kind_data) */
   SlemPartialInfo partial;  /* partial caches */
   uint64_t *node;
   char arith[SLEM_ARITH_MAX];  /* the line of the arithmetic that made it (arith.h), or "" */
@@ -102,6 +103,10 @@ const char *slem_cache_json(const SlemCache *self) {
   return p->json_text;
 }
 const char *slem_cache_path(const SlemCache *self) { return self->priv->path; }
+
+const SlemCacheRecursive *slem_cache_recursive(const SlemCache *self) {
+  return self->kind == SLEM_CACHE_RECURSIVE ? self->kind_data : NULL;
+}
 
 const char *slem_cache_arith(const SlemCache *self) {
   return self->priv->arith[0] ? self->priv->arith : NULL;
@@ -194,9 +199,10 @@ static int read_recursive(SlemCache *c, const cJSON *json, const cJSON *sections
       return st;
   }
   c->depth = depth;
-  c->stage_mu = p->stage_mu;
-  c->stage_ainv = p->stage_ainv;
-  c->stage_lambda = p->stage_lambda;
+  p->rec.mu = p->stage_mu;
+  p->rec.ainv = p->stage_ainv;
+  p->rec.lambda = p->stage_lambda;
+  c->kind_data = &p->rec;
   c->ainv = p->stage_ainv[0];
   c->lambda = p->stage_lambda[0];
   return SLEM_OK;

@@ -65,11 +65,23 @@ typedef struct SlemCache {
                            * first; NULL when not stored */
   const double *evecs;    /* linear, pca: evecs(neig, d), row k the k-th eigenvector */
   size_t depth;           /* recursive: K >= 2 stages (1 for the other kinds) */
-  const double *const *stage_mu;    /* recursive: stage_mu[s](d), s < depth; [0] is mu */
-  const double *const *stage_ainv;  /* recursive: stage_ainv[s](d, d); [0] is ainv */
-  const double *stage_lambda;       /* recursive: the lambda of every stage */
+  /* The kind's own data, owned by the cache, read through its kind's accessor
+   * (slem_cache_recursive()); NULL for a kind whose data are still the fields above.
+   * A new kind adds its struct and accessor here, not fields to every cache. */
+  const void *kind_data;
   struct SlemCachePriv *priv;
 } SlemCache;
+
+/* What a recursive cache holds beyond the common fields: per stage s < depth, mu[s](d),
+ * ainv[s](d, d) and lambda[s]; stage 0 is also the cache's mu, ainv and lambda. */
+typedef struct SlemCacheRecursive {
+  const double *const *mu;
+  const double *const *ainv;
+  const double *lambda;
+} SlemCacheRecursive;
+
+/* The stages of a recursive cache (owned by self), or NULL for another kind. Cannot fail. */
+const SlemCacheRecursive *slem_cache_recursive(const SlemCache *self);
 
 /* Maps and checks path: magic, byte order, version, header checksum, offsets and sizes
  * inside the file and consistent with d, both checksums, the JSON header. *self is set

@@ -5,12 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "encoder.h"
 #include "groups.h"
 #include "ids.h"
-#include "kproj.h"
 #include "mem.h"
-#include "recursive.h"
-#include "whiten.h"
 #include "prefetch.h"
 
 void slem_encstream_opts_init(SlemEncStreamOpts *opts) {
@@ -43,9 +41,11 @@ static const char *encoding_fingerprint(char *buf, const SlemCache *cache,
   return buf;
 }
 
-/* What a descriptor container records: the cache, the input, the shard. */
+/* What a descriptor container records: the cache, the input, the shard, and what the
+ * encoder adds (describe). */
 static int set_meta(SlemVecWriter *w, const SlemCache *cache, SlemVecReader *r,
-                    const SlemEncStreamOpts *o, uint64_t lo, SlemError *err) {
+                    const SlemEncStreamOpts *o, const SlemEncoderOps *ops, const void *enc,
+                    uint64_t lo, SlemError *err) {
   SlemDescMeta m;
   char fp[17];
   /* only a container records it: the cache's fingerprint, hashed at its first use, is not
@@ -62,28 +62,27 @@ static int set_meta(SlemVecWriter *w, const SlemCache *cache, SlemVecReader *r,
   m.first_row = lo;
   m.kind_of_rows = o->projections ? "kernel-projections"
                    : o->mode == SLEM_ENCODE_CLASSIFIER ? "classifiers" : "descriptors";
-  if (o->projections) {
-    m.kernel_d = cache->d;
-    m.kernel_r = cache->r;
-    m.kernel_couple = o->couple;
-  }
+  if (ops->describe) ops->describe(enc, &m);
   m.ids = o->ids;
   m.ids_first = lo;
   return slem_vecwriter_set_meta(w, &m, err);
 }
 
+/* Writes rows y(n, out_dim) of the element type the encoder gives. */
+static int write_rows(SlemVecWriter *w, int f64, const void *y, size_t n, SlemError *err) {
+  return f64 ? slem_vecwriter_write_f64(w, y, n, err) : slem_vecwriter_write(w, y, n, err);
+}
+
 int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *output,
                        const SlemEncStreamOpts *o, SlemEncStreamResult *res, SlemError *err) {
-  size_t block = o->block ? o->block : 1024, out_dim;
-  SlemEncoder *enc = NULL;
-  SlemKProj *kp = NULL;
+  size_t block = o->block ? o->block : 1024, out_dim, esize;
+  const SlemEncoderOps *ops = NULL;
+  void *enc = NULL;
   SlemPrefetch *pf = NULL;
   SlemVecWriter *w = NULL;
   SlemGroups *groups = NULL;
-  SlemWhitener *wh = NULL;
-  SlemRecursive *rec = NULL;
-  float *y = NULL;
-  double *yd = NULL; /* projections: block rows of SLEM_KPROJ_WIDTH doubles */
+  char *y = NULL; /* block rows of out_dim values of esize bytes */
+  int f64 = 0;
   SlemFormat ofmt = o->format;
   uint64_t lo = 0, hi = UINT64_MAX, row = 0; /* the rows to encode, and the next row read */
   int64_t count = slem_vecreader_count(r);
@@ -109,54 +108,33 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
     return slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the cache %s has dimension %zu",
                       slem_vecreader_name(r), slem_vecreader_dim(r), slem_cache_path(cache),
                       cache->d);
-  if (o->groups && (cache->kind == SLEM_CACHE_KERNEL || o->shard.count > 0))
+  if (o->groups && o->shard.count > 0)
     return slem_error(err, SLEM_EINVAL, "%s: groups of positives need a linear cache and the "
                       "whole input (no shard)", slem_cache_path(cache));
+  if ((st = slem_encoder_choose(&ops, cache, o, err)) != SLEM_OK) return st;
   if (o->groups) {
     if ((st = slem_groups_new(&groups, o->groups, cache->d, err)) != SLEM_OK) goto done;
     count = (int64_t)slem_groups_count(groups);
   }
-  if (cache->kind == SLEM_CACHE_KERNEL) {
-    if (o->mode == SLEM_ENCODE_CLASSIFIER)
-      return slem_error(err, SLEM_EINVAL, "%s: --classifier needs a linear cache",
-                        slem_cache_path(cache));
-    if ((st = slem_kproj_new(&kp, cache, block, o->couple, err)) != SLEM_OK) goto done;
-    out_dim = o->projections ? SLEM_KPROJ_WIDTH(cache->d, cache->r, o->couple) : cache->r;
-  } else if (cache->kind == SLEM_CACHE_RECURSIVE) {
-    if (o->mode == SLEM_ENCODE_CLASSIFIER || o->alpha_set)
-      return slem_error(err, SLEM_EINVAL, "%s: a recursive cache gives unit descriptors only "
-                        "(no --classifier, no --alpha)", slem_cache_path(cache));
-    if ((st = slem_recursive_new(&rec, cache, block, err)) != SLEM_OK) goto done;
-    out_dim = cache->d;
-  } else if (o->alpha_set || cache->kind == SLEM_CACHE_PCA) {
-    if (o->mode == SLEM_ENCODE_CLASSIFIER)
-      return slem_error(err, SLEM_EINVAL, "%s: --classifier needs a full linear cache and no "
-                        "--alpha", slem_cache_path(cache));
-    if ((st = slem_whitener_new(&wh, cache, o->alpha, block, err)) != SLEM_OK) goto done;
-    out_dim = slem_whitener_out_dim(wh);
-  } else {
-    if ((st = slem_encoder_new(&enc, cache, o->mode, o->theta, block, err)) != SLEM_OK ||
-        (st = slem_encoder_set_precision(enc, o->precision, NULL, err)) != SLEM_OK)
-      goto done;
-    out_dim = slem_encoder_out_dim(enc);
-  }
+  if ((st = ops->new_(&enc, cache, o, block, err)) != SLEM_OK) goto done;
+  out_dim = ops->out_dim(enc, &f64);
+  esize = f64 ? sizeof(double) : sizeof(float);
   if (o->projections) {
     if (ofmt == SLEM_FMT_AUTO && (st = slem_format_for_output(&ofmt, output, err)) != SLEM_OK)
       goto done;
-    if (!kp || ofmt != SLEM_FMT_SLEM) {
+    if (ofmt != SLEM_FMT_SLEM) {
       st = slem_error(err, SLEM_EINVAL, "%s: projections need a kernel cache and a container "
                       "output (.slem, or -F slem)", slem_cache_path(cache));
       goto done;
     }
   }
-  if (o->projections ? !(yd = slem_alloc_large(block * out_dim * sizeof *yd))
-                     : !(y = slem_alloc_large(block * out_dim * sizeof *y))) {
+  if (!(y = slem_alloc_large(block * out_dim * esize))) {
     st = slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", block);
     goto done;
   }
   if ((st = slem_vecwriter_open(&w, output, ofmt, out_dim, count, err)) ||
-      (st = slem_vecwriter_set_dtype(w, o->projections ? SLEM_DTYPE_F8 : o->dtype, err)) ||
-      (st = set_meta(w, cache, r, o, lo, err)))
+      (st = slem_vecwriter_set_dtype(w, f64 ? SLEM_DTYPE_F8 : o->dtype, err)) ||
+      (st = set_meta(w, cache, r, o, ops, enc, lo, err)))
     goto done;
   /* a shard starts reading at the block that holds its first row: the blocks stay those of
    * a run over all the rows */
@@ -189,32 +167,11 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
         break;
       continue;
     }
-    if (yd) { /* the fixed-order projections, which slem_match() would compute */
-      if ((st = slem_kproj_run_fixed(kp, rows, all, slem_vecreader_name(r), row - all + 1,
-                                     err)) != SLEM_OK ||
-          (slem_kproj_pack(kp, yd),
-           st = slem_vecwriter_write_f64(w, yd + skip * out_dim, keep, err)) != SLEM_OK)
-        break;
-      res->n += keep;
-      if (o->progress) o->progress(o->progress_ctx, res->n);
-      if (row >= hi) break;
-      continue;
-    }
-    if (kp) {
-      if ((st = slem_kproj_run(kp, rows, all, slem_vecreader_name(r), row - all + 1, err)) !=
-          SLEM_OK)
-        break;
-      slem_kproj_descriptors(kp, y);
-    } else if (wh) {
-      slem_whitener_run(wh, y, rows, all);
-    } else if (rec) {
-      slem_recursive_run(rec, y, rows, all);
-    } else {
-      slem_encoder_run(enc, y, rows, all);
-    }
-    got = keep;
-    if ((st = slem_vecwriter_write(w, y + skip * out_dim, got, err)) != SLEM_OK) break;
-    res->n += got;
+    if ((st = ops->run(enc, y, rows, all, slem_vecreader_name(r), row - all + 1, err)) !=
+            SLEM_OK ||
+        (st = write_rows(w, f64, y + skip * out_dim * esize, keep, err)) != SLEM_OK)
+      break;
+    res->n += keep;
     if (o->progress) o->progress(o->progress_ctx, res->n);
     if (row >= hi) break;
   }
@@ -227,10 +184,9 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
       goto done;
     for (size_t g = 0; g < ng && st == SLEM_OK; g += block) {
       size_t b = ng - g < block ? ng - g : block;
-      if (wh) slem_whitener_run(wh, y, means + g * cache->d, b);
-      else if (rec) slem_recursive_run(rec, y, means + g * cache->d, b);
-      else slem_encoder_run(enc, y, means + g * cache->d, b);
-      st = slem_vecwriter_write(w, y, b, err);
+      if ((st = ops->run(enc, y, means + g * cache->d, b, slem_vecreader_name(r), g + 1,
+                         err)) == SLEM_OK)
+        st = write_rows(w, f64, y, b, err);
       res->n += b;
     }
   }
@@ -238,19 +194,12 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
     st = slem_vecwriter_close(w, err);
     w = NULL;
   }
-  if (kp) res->clamps = slem_kproj_clamps(kp);
-  if (enc) res->zeros = slem_encoder_zeros(enc);
-  if (wh) res->zeros = slem_whitener_zeros(wh);
-  if (rec) res->zeros = slem_recursive_zeros(rec);
+  if (ops->counts) ops->counts(enc, res);
 done:
   slem_prefetch_free(pf);
   slem_vecwriter_abort(w);
-  slem_encoder_free(enc);
-  slem_kproj_free(kp);
+  if (ops) ops->free(enc);
   slem_groups_free(groups);
-  slem_whitener_free(wh);
-  slem_recursive_free(rec);
   free(y);
-  free(yd);
   return st;
 }

@@ -70,6 +70,8 @@ struct SlemRecursive {
   uint64_t zeros;
 };
 
+size_t slem_recursive_out_dim(const SlemRecursive *self) { return self->d; }
+
 int slem_recursive_new(SlemRecursive **self, const SlemCache *cache, size_t max_rows,
                        SlemError *err) {
   SlemRecursive *r;
@@ -83,8 +85,8 @@ int slem_recursive_new(SlemRecursive **self, const SlemCache *cache, size_t max_
   r->max_rows = max_rows;
   if (cache->kind == SLEM_CACHE_RECURSIVE) {
     r->depth = cache->depth;
-    r->mu = cache->stage_mu;
-    r->ainv = cache->stage_ainv;
+    r->mu = slem_cache_recursive(cache)->mu;
+    r->ainv = slem_cache_recursive(cache)->ainv;
   } else {
     r->depth = 1;
     r->mu1[0] = cache->mu;

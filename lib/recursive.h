@@ -31,6 +31,9 @@ int slem_recursive_new(SlemRecursive **self, const SlemCache *cache, size_t max_
                        SlemError *err);
 void slem_recursive_free(SlemRecursive *self);
 
+/* Values per output row: d, the cache's. Cannot fail. */
+size_t slem_recursive_out_dim(const SlemRecursive *self);
+
 /* Encodes b <= max_rows vectors x(b, d) through every stage into y(b, d), in double;
  * x is left unchanged. Vectors whose descriptor is zero at some stage are counted in
  * slem_recursive_zeros(). Cannot fail. */

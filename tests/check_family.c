@@ -18,6 +18,7 @@
 
 #include "../lib/cache.h"
 #include "../lib/encode.h"
+#include "../lib/encoder.h"
 #include "../lib/groups.h"
 #include "../lib/ids.h"
 #include "../lib/stats.h"
@@ -553,8 +554,8 @@ START_TEST(recursive_agrees_with_numpy) {
       slem_cache_free(lin);
       free(ys);
     } else { /* every stage's lambda is 0.5 trace / d of its own Sigma: traces below 1 */
-      ck_assert(c->stage_lambda[1] < c->stage_lambda[0]);
-      ck_assert(c->stage_lambda[1] <= 0.5 / (double)d + 1e-12);
+      ck_assert(slem_cache_recursive(c)->lambda[1] < slem_cache_recursive(c)->lambda[0]);
+      ck_assert(slem_cache_recursive(c)->lambda[1] <= 0.5 / (double)d + 1e-12);
     }
     slem_recursive_free(r);
     slem_cache_free(c);
@@ -640,6 +641,71 @@ START_TEST(family_does_not_depend_on_threads) {
 }
 END_TEST
 
+
+/* The encoders' table: each cache kind and option set is taken by exactly the expected
+ * encoder, or refused with the message slem-encode reports. */
+static void expect_choice(const SlemCache *c, const SlemEncStreamOpts *o, const char *name,
+                          const char *refusal) {
+  const SlemEncoderOps *ops = NULL;
+  SlemError err;
+  int st = slem_encoder_choose(&ops, c, o, &err);
+  if (name) {
+    ck_assert_msg(st == SLEM_OK, "%s", err.msg);
+    ck_assert_str_eq(ops->name, name);
+  } else {
+    ck_assert_int_eq(st, SLEM_EINVAL);
+    ck_assert_ptr_null(ops);
+    ck_assert_msg(strstr(err.msg, refusal) != NULL, "'%s' lacks '%s'", err.msg, refusal);
+  }
+}
+
+START_TEST(encoders_are_chosen_by_their_table) {
+  size_t n, d;
+  double *neg = read_all(FAM "neg.fvecs", &n, &d);
+  SlemCache *lin = make_cache(neg, n, d, 0.05, "choose-lin.slem");
+  SlemCache *eig = make_eigen_cache(neg, n, d, -1, 0.5, 0, "choose-eig.slem");
+  SlemCache *pca = make_eigen_cache(neg, n, d, -1, 0.5, 3, "choose-pca.slem");
+  SlemCache *rec = NULL;
+  SlemEncStreamOpts o;
+  SlemError err;
+  const char *inputs[1] = {FAM "neg.fvecs"};
+  char *path = tu_path("choose-rec.slem");
+  ck_assert_msg(slem_recursive_write_cache(path, inputs, 1, SLEM_FMT_AUTO, 7, 0, 2, -1, 0.5,
+                                           NULL, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_msg(slem_cache_read(&rec, path, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_ptr_nonnull(slem_cache_recursive(rec));
+  ck_assert_ptr_null(slem_cache_recursive(lin));
+  slem_encstream_opts_init(&o);
+  expect_choice(lin, &o, "linear", NULL);
+  expect_choice(eig, &o, "linear", NULL);
+  expect_choice(pca, &o, "pca", NULL);
+  expect_choice(rec, &o, "recursive", NULL);
+  o.mode = SLEM_ENCODE_CLASSIFIER;
+  expect_choice(lin, &o, "linear", NULL);
+  expect_choice(pca, &o, NULL, "is PCA-reduced");
+  expect_choice(rec, &o, NULL, "unit descriptors only (no --classifier)");
+  slem_encstream_opts_init(&o);
+  o.alpha_set = 1;
+  o.alpha = -0.5;
+  expect_choice(eig, &o, "whiten", NULL);
+  expect_choice(pca, &o, "pca", NULL);
+  expect_choice(lin, &o, NULL, "holds none; make it with slem-negstats --eigen");
+  expect_choice(rec, &o, NULL, "unit descriptors only (no --alpha)");
+  slem_encstream_opts_init(&o);
+  o.couple = 1;
+  expect_choice(lin, &o, NULL, "--couple needs a kernel cache");
+  o.couple = 0;
+  o.projections = 1;
+  expect_choice(rec, &o, NULL, "--projections need a kernel cache");
+  slem_cache_free(lin);
+  slem_cache_free(eig);
+  slem_cache_free(pca);
+  slem_cache_free(rec);
+  free(path);
+  free(neg);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("family");
   TCase *tc = tcase_create("core");
@@ -656,6 +722,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, eigenpairs_are_eigenpairs);
   tcase_add_test(tc, recursive_agrees_with_numpy);
   tcase_add_test(tc, family_does_not_depend_on_threads);
+  tcase_add_test(tc, encoders_are_chosen_by_their_table);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -1,0 +1,44 @@
+/* The linear SLEM encoder (encode.h): unit descriptors or classifiers from a linear cache
+ * without --alpha. A partial cache comes here too, and slem_encoder_new() refuses it. */
+#include "encode.h"
+#include "encoder.h"
+
+static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError *err) {
+  if ((cache->kind != SLEM_CACHE_LINEAR && cache->kind != SLEM_CACHE_PARTIAL) || o->alpha_set)
+    return SLEM_ENC_NOT_MINE;
+  return slem_encoder_refuse_kernel_options(cache, o, err);
+}
+
+static int new_(void **self, const SlemCache *cache, const SlemEncStreamOpts *o,
+                size_t max_rows, SlemError *err) {
+  SlemEncoder *e = NULL;
+  int st;
+  *self = NULL;
+  if ((st = slem_encoder_new(&e, cache, o->mode, o->theta, max_rows, err)) != SLEM_OK ||
+      (st = slem_encoder_set_precision(e, o->precision, NULL, err)) != SLEM_OK) {
+    slem_encoder_free(e);
+    return st;
+  }
+  *self = e;
+  return SLEM_OK;
+}
+
+static size_t out_dim(const void *self, int *f64) {
+  *f64 = 0;
+  return slem_encoder_out_dim(self);
+}
+
+static int run(void *self, void *y, const double *x, size_t b, const char *name,
+               uint64_t first_record, SlemError *err) {
+  slem_encoder_run(self, y, x, b);
+  return SLEM_OK;
+}
+
+static void counts(const void *self, SlemEncStreamResult *res) {
+  res->zeros += slem_encoder_zeros(self);
+}
+
+static void free_(void *self) { slem_encoder_free(self); }
+
+const SlemEncoderOps slem_enc_linear = {"linear", accepts, new_, out_dim, run, counts, NULL,
+                                        free_};

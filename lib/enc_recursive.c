@@ -1,0 +1,39 @@
+/* Recursive SLEM (recursive.h) from a recursive cache (slem-negstats --depth K): unit
+ * descriptors only. */
+#include "encoder.h"
+#include "recursive.h"
+
+static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError *err) {
+  if (cache->kind != SLEM_CACHE_RECURSIVE) return SLEM_ENC_NOT_MINE;
+  if (o->mode == SLEM_ENCODE_CLASSIFIER || o->alpha_set) {
+    slem_error(err, SLEM_EINVAL, "%s is a recursive cache: it gives unit descriptors only "
+               "(no --%s)", slem_cache_path(cache), o->alpha_set ? "alpha" : "classifier");
+    return SLEM_ENC_REFUSED;
+  }
+  return slem_encoder_refuse_kernel_options(cache, o, err);
+}
+
+static int new_(void **self, const SlemCache *cache, const SlemEncStreamOpts *o,
+                size_t max_rows, SlemError *err) {
+  return slem_recursive_new((SlemRecursive **)self, cache, max_rows, err);
+}
+
+static size_t out_dim(const void *self, int *f64) {
+  *f64 = 0;
+  return slem_recursive_out_dim(self);
+}
+
+static int run(void *self, void *y, const double *x, size_t b, const char *name,
+               uint64_t first_record, SlemError *err) {
+  slem_recursive_run(self, y, x, b);
+  return SLEM_OK;
+}
+
+static void counts(const void *self, SlemEncStreamResult *res) {
+  res->zeros += slem_recursive_zeros(self);
+}
+
+static void free_(void *self) { slem_recursive_free(self); }
+
+const SlemEncoderOps slem_enc_recursive = {"recursive", accepts, new_, out_dim, run, counts,
+                                           NULL, free_};

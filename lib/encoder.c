@@ -1,0 +1,43 @@
+#include "encoder.h"
+
+/* The encoders: to add one, write lib/enc_NAME.c defining slem_enc_NAME and add X(NAME)
+ * here; the Makefile builds every C file of lib/. */
+#define SLEM_ENCODERS X(kernel) X(recursive) X(pca) X(whiten) X(linear)
+
+#define X(name) extern const SlemEncoderOps slem_enc_##name;
+SLEM_ENCODERS
+#undef X
+
+#define X(name) &slem_enc_##name,
+static const SlemEncoderOps *const encoders[] = {SLEM_ENCODERS};
+#undef X
+
+int slem_encoder_choose(const SlemEncoderOps **ops, const SlemCache *cache,
+                        const SlemEncStreamOpts *opts, SlemError *err) {
+  *ops = NULL;
+  for (size_t i = 0; i < sizeof encoders / sizeof *encoders; i++) {
+    int a = encoders[i]->accepts(cache, opts, err);
+    if (a == SLEM_ENC_REFUSED) return err ? err->status : SLEM_EINVAL;
+    if (a == SLEM_ENC_MINE) {
+      *ops = encoders[i];
+      return SLEM_OK;
+    }
+  }
+  return slem_error(err, SLEM_EINVAL, "%s: no encoder takes this cache with these options",
+                    slem_cache_path(cache));
+}
+
+int slem_encoder_refuse_kernel_options(const SlemCache *cache, const SlemEncStreamOpts *opts,
+                                       SlemError *err) {
+  if (opts->couple) {
+    slem_error(err, SLEM_EINVAL, "--couple needs a kernel cache made with slem-negstats "
+               "--couple: %s is linear", slem_cache_path(cache));
+    return SLEM_ENC_REFUSED;
+  }
+  if (opts->projections) {
+    slem_error(err, SLEM_EINVAL, "--projections need a kernel cache (slem-negstats --kernel): "
+               "%s is not one", slem_cache_path(cache));
+    return SLEM_ENC_REFUSED;
+  }
+  return SLEM_ENC_MINE;
+}
