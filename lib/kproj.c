@@ -738,7 +738,7 @@ void slem_scorer_kernel_projections(SlemScorer *self) {
 }
 
 int slem_scorer_kernel_new(SlemScorer **self, const SlemCache *cache, size_t max_q,
-                           size_t max_d, int couple, SlemError *err) {
+                           size_t max_d, int couple, size_t memory, SlemError *err) {
   KernelScorer *s = calloc(1, sizeof *s);
   int st;
   *self = NULL;
@@ -751,7 +751,7 @@ int slem_scorer_kernel_new(SlemScorer **self, const SlemCache *cache, size_t max
   }
   s->c = 1.01 * (2 * slem_gamma(2.0 * (double)cache->r + 8, 0x1p-53) + 6 * 0x1p-24);
   s->keeping = 1;
-  s->kept_budget = slem_match_memory();
+  s->kept_budget = slem_match_memory(memory);
   s->qx = slem_alloc_large(max_q * cache->d * sizeof *s->qx);
   s->sd = slem_alloc_large(max_q * max_d * sizeof *s->sd);
   s->xt = slem_alloc_large(slem_kernel_lanes_size(max_d, cache->d) * sizeof *s->xt);

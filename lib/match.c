@@ -13,11 +13,24 @@
 #include <string.h>
 #include <stdio.h>
 
+int slem_match_rules(int kernel, int couple, int normalize, int affine, SlemError *err) {
+  if (couple && !kernel)
+    return slem_error(err, SLEM_EINVAL, "--couple goes with a kernel cache: give -c CACHE");
+  if (kernel && normalize)
+    return slem_error(err, SLEM_EINVAL, "--normalize does not go with a kernel cache: its "
+                      "similarity is normalised");
+  if (affine && (kernel || normalize))
+    return slem_error(err, SLEM_EINVAL, "classifier queries (--affine, --calibration) go with "
+                      "neither -c nor --normalize");
+  return SLEM_OK;
+}
+
 void slem_match_opts_init(SlemMatchOpts *opts) {
   memset(opts, 0, sizeof *opts);
   opts->k = 100;
   opts->qblock = 2048;
   opts->dblock = 0; /* slem_block_rows(d) */
+  opts->memory = SLEM_MEMORY_AUTO;
 }
 
 /* Bounds in float that keep their direction: lo(x) <= x <= up(x), so that float(e) of an
@@ -213,6 +226,9 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
   int affine = opts->affine || opts->calibration != NULL;
 
   memset(stats, 0, sizeof *stats);
+  if ((status = slem_match_rules(opts->kernel != NULL, opts->couple, opts->normalize, affine,
+                                 err)) != SLEM_OK)
+    return status;
   slem_db_window(db, &lo, &hi);
   if (opts->kernel) { /* a database of kernel projections is not projected again */
     const SlemCache *c = opts->kernel;
@@ -228,9 +244,6 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
     return slem_error(err, SLEM_EFORMAT, "%s: rows of %zu values, not the %zu of its layout",
                       slem_db_name(db), slem_db_dim(db), dd);
   if (affine) {
-    if (opts->kernel || opts->normalize)
-      return slem_error(err, SLEM_EINVAL, "classifier queries (w, b) go with neither a kernel "
-                        "nor normalisation");
     if (slem_db_dim(db) + 1 != d)
       return slem_error(err, SLEM_EFORMAT, "%s: classifiers of %zu values (w, then b) score "
                         "vectors of dimension %zu, but %s has dimension %zu",
@@ -264,21 +277,16 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
   /* a database read once, queries of unknown count: one query more tells whether they fit */
   qmax = once ? qb + 1 : qb;
   if (opts->kernel) {
-    if (opts->normalize)
-      return slem_error(err, SLEM_EINVAL, "the kernel similarity is normalised already: no --normalize");
     if (opts->kernel->d != d)
       return slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the cache %s has dimension %zu",
                         slem_vecreader_name(queries), d, slem_cache_path(opts->kernel), opts->kernel->d);
-    status = slem_scorer_kernel_new(&sc, opts->kernel, qmax, tb, opts->couple, err);
+    status = slem_scorer_kernel_new(&sc, opts->kernel, qmax, tb, opts->couple, opts->memory, err);
     if (status == SLEM_OK && packed) slem_scorer_kernel_projections(sc);
   } else if (affine) {
     status = slem_scorer_affine_new(&sc, d, opts->calibration, qmax, tb, err);
   } else {
     status = slem_scorer_ip_new(&sc, d, opts->normalize, qmax, tb, err);
-    if (status == SLEM_OK) {
-      sc->unit_q = opts->unit_queries;
-      sc->unit_db = opts->unit_db;
-    }
+    if (status == SLEM_OK) slem_scorer_set_units(sc, opts->unit_queries, opts->unit_db);
   }
   if (status) goto done;
   scores = slem_alloc_large(qmax * tb * sizeof *scores);
@@ -298,7 +306,7 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
   }
   /* more than one block of queries (or an unknown number) from regular files: keep the
    * tiles of the first pass, as they were read, before the scorer works on them */
-  kp.budget = slem_match_memory();
+  kp.budget = slem_match_memory(opts->memory);
   kp.on = !once && kp.budget > 0 && (nqueries < 0 || nqueries > (int64_t)qb);
   for (;;) {
     size_t nq, nd;
@@ -351,9 +359,9 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
         nd = 0;
       }
       if (nd == 0) break;
-      sc->tile = ti;
-      sc->keep = pf && first && kp.on; /* kept_add() above may have given up */
-      sc->replay = !pf;                /* from the kept tiles: the first pass's bytes */
+      /* keep: kept_add() above may have given up; replay: from the kept tiles, the first
+       * pass's bytes */
+      slem_scorer_set_tile(sc, ti, pf && first && kp.on, !pf);
       status = slem_scorer_tile(sc, scores, rows, nd, pos.name, pos.record, err);
       if (status) goto done;
       /* the queries' selections, shared among threads (each query's own) */

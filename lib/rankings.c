@@ -14,6 +14,7 @@
 #include "fmt.h"
 #include "io.h"
 #include "lines.h"
+#include "ranknpy.h"
 #include "strmap.h"
 
 /* ---- format names ---- */
@@ -847,4 +848,72 @@ int slem_rankreader_next(SlemRankReader *self, const SlemRankQuery **q, SlemErro
   }
   if (!r->any) return slem_error(err, SLEM_EFORMAT, "%s: no rankings (empty file)", name);
   return SLEM_OK;
+}
+
+/* ---- one writer for every output format ---- */
+
+struct SlemRankOut {
+  SlemRankWriter *text;
+  SlemRankNpy *npy;
+};
+
+const char *slem_rankout_format(const char *path, const char *format) {
+  SlemRankFormat f = SLEM_RANK_TSV;
+  size_t n = path ? strlen(path) : 0;
+  if (format) {
+    if (strcmp(format, "npy") == 0) return "npy";
+    return slem_rankformat_parse(&f, format, NULL) == SLEM_OK ? slem_rankformat_name(f) : NULL;
+  }
+  f = path ? slem_rankformat_from_path(path) : SLEM_RANK_AUTO;
+  if (f != SLEM_RANK_AUTO) return slem_rankformat_name(f);
+  if (n > 4 && strcmp(path + n - 4, ".npy") == 0) return "npy";
+  return "tsv";
+}
+
+int slem_rankout_open(SlemRankOut **self, const char *path, const char *format, size_t k,
+                      const SlemIds *qids, const SlemIds *dbids, const char *tag, SlemError *err) {
+  const char *name = slem_rankout_format(path, format);
+  SlemRankOut *o;
+  SlemRankFormat f = SLEM_RANK_TSV;
+  int st;
+  *self = NULL;
+  if (!name) return slem_error(err, SLEM_EINVAL, "unknown format '%s' (%s, npy)", format,
+                               slem_rankformat_names());
+  if (!(o = calloc(1, sizeof *o))) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  if (strcmp(name, "npy") == 0) {
+    st = slem_ranknpy_open(&o->npy, path, k, err);
+  } else {
+    slem_rankformat_parse(&f, name, NULL);
+    st = slem_rankwriter_open(&o->text, path, f, qids, dbids, tag, err);
+  }
+  if (st) {
+    free(o);
+    return st;
+  }
+  *self = o;
+  return SLEM_OK;
+}
+
+SlemRankWriter *slem_rankout_text(SlemRankOut *self) { return self->text; }
+
+int slem_rankout_write(void *self, uint64_t query, const SlemHit *hits, size_t n,
+                       SlemError *err) {
+  SlemRankOut *o = self;
+  return o->npy ? slem_ranknpy_write(o->npy, query, hits, n, err)
+                : slem_rankwriter_write(o->text, query, hits, n, err);
+}
+
+int slem_rankout_close(SlemRankOut *self, SlemError *err) {
+  int st;
+  if (!self) return SLEM_OK;
+  st = self->npy ? slem_ranknpy_close(self->npy, err) : slem_rankwriter_close(self->text, err);
+  free(self);
+  return st;
+}
+
+void slem_rankout_abort(SlemRankOut *self) {
+  if (!self) return;
+  slem_ranknpy_abort(self->npy);
+  slem_rankwriter_abort(self->text);
+  free(self);
 }

@@ -229,4 +229,35 @@ uint64_t slem_rankreader_line(const SlemRankReader *self);
 /* The number of distinct query ids seen so far. */
 size_t slem_rankreader_queries(const SlemRankReader *self);
 
+/* ---- one writer for every output format ----
+ *
+ * slem-match writes its rankings through this one call, whatever the format: tsv, trec,
+ * jsonl (the writer above) or npy (ranknpy.h). A thin selection among today's writers, which
+ * a table of formats may replace. */
+typedef struct SlemRankOut SlemRankOut;
+
+/* Opens path for format ("tsv", "trec", "jsonl", "npy"; NULL: from path's extension, .npy
+ * included, else tsv) with k results per query at most (npy's width); qids, dbids (may be
+ * NULL) and tag as for slem_rankwriter_open(), which npy ignores. *self is freed by
+ * slem_rankout_close() or slem_rankout_abort(). Errors: SLEM_EINVAL (an unknown format),
+ * those of the writer. */
+int slem_rankout_open(SlemRankOut **self, const char *path, const char *format, size_t k,
+                      const SlemIds *qids, const SlemIds *dbids, const char *tag, SlemError *err);
+
+/* The format's name ("tsv", "trec", "jsonl", "npy") of format and path as above, or NULL
+ * for an unknown name. Static storage. Cannot fail. */
+const char *slem_rankout_format(const char *path, const char *format);
+
+/* The text writer behind self (its shard lines), or NULL for npy. Owned by self. */
+SlemRankWriter *slem_rankout_text(SlemRankOut *self);
+
+/* Writes the hits of one query: the signature of SlemHitsFn, with self as the context. */
+int slem_rankout_write(void *self, uint64_t query, const SlemHit *hits, size_t n,
+                       SlemError *err);
+
+/* Commits the output(s) and frees self, whatever happens; abort discards them. Both
+ * accept NULL (close then returns SLEM_OK). */
+int slem_rankout_close(SlemRankOut *self, SlemError *err);
+void slem_rankout_abort(SlemRankOut *self);
+
 #endif

@@ -43,6 +43,17 @@ void slem_scorer_exact_rows(const SlemScorer *self, size_t i, const size_t *j, s
 int slem_scorer_f32(const SlemScorer *self) { return self->f32; }
 size_t slem_scorer_nq(const SlemScorer *self) { return self->nq; }
 
+void slem_scorer_set_units(SlemScorer *self, int unit_q, int unit_db) {
+  self->unit_q = unit_q;
+  self->unit_db = unit_db;
+}
+
+void slem_scorer_set_tile(SlemScorer *self, size_t tile, int keep, int replay) {
+  self->tile = tile;
+  self->keep = keep;
+  self->replay = replay;
+}
+
 uint64_t slem_scorer_clamps(const SlemScorer *self) {
   return self->ops->clamps ? self->ops->clamps(self) : 0;
 }
