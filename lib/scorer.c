@@ -48,6 +48,8 @@ void slem_scorer_set_units(SlemScorer *self, int unit_q, int unit_db) {
   self->unit_db = unit_db;
 }
 
+void slem_scorer_set_tiles(SlemScorer *self, SlemTileCache *tiles) { self->tiles = tiles; }
+
 void slem_scorer_set_tile(SlemScorer *self, size_t tile, int keep, int replay) {
   self->tile = tile;
   self->keep = keep;
@@ -182,7 +184,7 @@ int slem_scorer_ip_new(SlemScorer **self, size_t d, int normalize, size_t max_q,
   IpScorer *s = calloc(1, sizeof *s);
   *self = NULL;
   if (!s) return slem_error(err, SLEM_ENOMEM, "out of memory");
-  s->base = (SlemScorer){&ip_ops, d, max_q, max_d, 1, 0, 0, 0, 0, 0, 0};
+  s->base = (SlemScorer){&ip_ops, d, max_q, max_d, 1, 0, 0, 0, 0, 0, 0, NULL};
   s->normalize = normalize;
   s->gamma = 1.01 * (slem_gamma((double)d, 0x1p-24) + 2 * 0x1p-24);
   s->q = slem_alloc_large(max_q * d * sizeof *s->q);

@@ -33,6 +33,7 @@
 #include "vecs.h"
 
 typedef struct SlemScorer SlemScorer;
+typedef struct SlemTileCache SlemTileCache; /* tilecache.h */
 
 /* What an implementation provides; slem_scorer_* below call through it. */
 typedef struct SlemScorerOps {
@@ -65,6 +66,8 @@ struct SlemScorer {
    * tile and reuse it for its replays. */
   size_t tile;
   int keep, replay;
+  SlemTileCache *tiles;  /* slem_match()'s tile cache (borrowed; NULL: none), where a scorer
+                            may keep what it derives from kept tiles */
 };
 
 /* The inner-product scorer for vectors of dimension d: queries and tiles as float32,
@@ -125,6 +128,11 @@ void slem_scorer_set_units(SlemScorer *self, int unit_q, int unit_db);
  * they are such a kept tile, byte for byte that of the same index in the first pass
  * (replay). An implementation may keep what it computed from a kept tile for its replays. */
 void slem_scorer_set_tile(SlemScorer *self, size_t tile, int keep, int replay);
+
+/* Before the first tile, from slem_match(): its tile cache (tilecache.h; borrowed, NULL:
+ * none), in which the scorer may keep what it derives from the tiles being kept (keep of
+ * slem_scorer_set_tile()) and find it again at their replays. */
+void slem_scorer_set_tiles(SlemScorer *self, SlemTileCache *tiles);
 
 /* Kernel scorers: points whose u^2 was clamped (kproj.h), queries and rows together;
  * 0 for the others. */
