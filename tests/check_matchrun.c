@@ -3,6 +3,7 @@
 
 #include "../lib/matchrun.h"
 #include "../lib/mem.h"
+#include "../lib/tilecache.h"
 
 #define D 16
 #define NQ 2500 /* beyond one block of 2048 queries */
@@ -228,6 +229,46 @@ START_TEST(option_rules_are_usage_errors) {
 }
 END_TEST
 
+/* Rows: all or none under the budget. Derived: in order, kept so far stay past the budget,
+ * all dropped out of order or when dropped. */
+START_TEST(the_tile_cache_keeps_within_its_budget) {
+  SlemTileCache *c;
+  SlemError err;
+  SlemBlockPos pos = {"db", 1, 0}, got;
+  char rows[100];
+  size_t nd;
+  memset(rows, 7, sizeof rows);
+  ck_assert_int_eq(slem_tilecache_new(&c, 250, 1, &err), SLEM_OK);
+  ck_assert(slem_tilecache_keeping(c));
+  slem_tilecache_keep_rows(c, rows, 10, 100, &pos);
+  pos.row = 10;
+  slem_tilecache_keep_rows(c, rows, 10, 100, &pos);
+  ck_assert_uint_eq(slem_tilecache_tiles(c), 2);
+  ck_assert_int_eq(((const char *)slem_tilecache_rows(c, 1, &nd, &got))[99], 7);
+  ck_assert_uint_eq(nd, 10);
+  ck_assert_uint_eq(got.row, 10);
+  slem_tilecache_keep_rows(c, rows, 10, 100, &pos); /* 300 > 250: none */
+  ck_assert(!slem_tilecache_keeping(c));
+  ck_assert_uint_eq(slem_tilecache_tiles(c), 0);
+  ck_assert_ptr_nonnull(slem_tilecache_derive(c, 0, 10, 100));
+  ck_assert_ptr_nonnull(slem_tilecache_derive(c, 1, 5, 100));
+  ck_assert_ptr_null(slem_tilecache_derive(c, 2, 5, 100)); /* past the budget: stops */
+  ck_assert_ptr_null(slem_tilecache_derive(c, 3, 5, 10));
+  ck_assert_ptr_nonnull(slem_tilecache_derived(c, 1, 5));
+  ck_assert_ptr_null(slem_tilecache_derived(c, 1, 6)); /* another tile */
+  ck_assert_ptr_null(slem_tilecache_derived(c, 2, 5));
+  slem_tilecache_drop_derived(c);
+  ck_assert_ptr_null(slem_tilecache_derived(c, 0, 10));
+  slem_tilecache_free(c);
+  ck_assert_int_eq(slem_tilecache_new(&c, 1000, 0, &err), SLEM_OK);
+  ck_assert(!slem_tilecache_keeping(c));
+  ck_assert_ptr_null(slem_tilecache_derive(c, 1, 5, 10)); /* out of order: stops */
+  ck_assert_ptr_null(slem_tilecache_derive(c, 0, 5, 10));
+  slem_tilecache_free(c);
+  slem_tilecache_free(NULL);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("matchrun");
   TCase *tc = tcase_create("matchrun");
@@ -236,6 +277,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, the_memory_budget_is_an_option);
   tcase_add_test(tc, npy_and_warnings_go_through_the_options);
   tcase_add_test(tc, option_rules_are_usage_errors);
+  tcase_add_test(tc, the_tile_cache_keeps_within_its_budget);
   suite_add_tcase(s, tc);
   return s;
 }
