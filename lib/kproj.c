@@ -2,6 +2,7 @@
 
 #include "mem.h"
 #include "slem.h"
+#include "tilecache.h"
 
 #include <gsl/gsl_cblas.h>
 #include <inttypes.h>
@@ -489,12 +490,6 @@ typedef struct KernelScorer {
   double c;            /* 1.01 (2 gamma_{2r+8} + 6 u) */
   size_t blocks;       /* query blocks loaded */
   uint64_t db_clamps;  /* clamps of the database rows, counted on its first pass only */
-  /* The projections of the tiles slem_match() keeps, for their replays: per tile, its
-   * rows' xp, v, z, N (and t, t v when coupled), at most slem_match_memory() bytes
-   * (counted apart from slem_match()'s copy of the rows) */
-  double **kept;
-  size_t *kept_nd, nkept, kept_cap, kept_bytes, kept_budget;
-  int keeping;
   int packed;          /* tiles are rows of slem_kproj_pack(), not base features */
 } KernelScorer;
 
@@ -503,43 +498,14 @@ static size_t kept_row(const SlemKProj *p) {
   return p->c->d + 2 * p->c->r + 1 + (p->couple ? p->c->r + 1 : 0);
 }
 
-static void kept_free(KernelScorer *s) {
-  for (size_t i = 0; i < s->nkept; i++) free(s->kept[i]);
-  free(s->kept);
-  free(s->kept_nd);
-  s->kept = NULL;
-  s->kept_nd = NULL;
-  s->nkept = s->kept_cap = s->kept_bytes = 0;
-}
-
-/* Keeps the projections of tile `tile` (the current dp); tiles come in order from 0. Past
- * the budget or out of memory, stops keeping: the tiles kept so far are reused, the others
- * projected again (nothing fails). */
-static void kept_add(KernelScorer *s, size_t tile) {
+/* Keeps the projections of tile `tile` (the current dp) in the tile cache, per row its xp,
+ * v, z, N (and t, t v when coupled), for the replays of that tile; the cache may decline
+ * (its budget, the order of the tiles): the tile is then projected again. */
+static void kept_add(KernelScorer *s, SlemTileCache *tc, size_t tile) {
   const SlemKProj *p = s->dp;
   size_t nd = p->rows, d = p->c->d, r = p->c->r, bytes = nd * kept_row(p) * sizeof(double);
-  double *a;
-  if (!s->keeping) return;
-  if (tile != s->nkept) { /* not the next one: nothing kept can be trusted to be in place */
-    s->keeping = 0;
-    kept_free(s);
-    return;
-  }
-  if (s->kept_bytes + bytes > s->kept_budget) goto stop;
-  if (s->nkept == s->kept_cap) {
-    size_t cap = s->kept_cap ? 2 * s->kept_cap : 64;
-    double **k = realloc(s->kept, cap * sizeof *k);
-    size_t *n;
-    if (!k) goto stop;
-    s->kept = k;
-    if (!(n = realloc(s->kept_nd, cap * sizeof *n))) goto stop;
-    s->kept_nd = n;
-    s->kept_cap = cap;
-  }
-  if (!(a = malloc(bytes ? bytes : 1))) goto stop;
-  s->kept[s->nkept] = a;
-  s->kept_nd[s->nkept++] = nd;
-  s->kept_bytes += bytes;
+  double *a = slem_tilecache_derive(tc, tile, nd, bytes);
+  if (!a) return;
   memcpy(a, p->xp, nd * d * sizeof *a), a += nd * d;
   memcpy(a, p->v, nd * r * sizeof *a), a += nd * r;
   memcpy(a, p->z, nd * r * sizeof *a), a += nd * r;
@@ -548,17 +514,13 @@ static void kept_add(KernelScorer *s, size_t tile) {
     memcpy(a, p->tt, nd * sizeof *a), a += nd;
     memcpy(a, p->tv, nd * r * sizeof *a);
   }
-  return;
-stop:
-  s->keeping = 0;
 }
 
-/* dp gets the kept projections of tile `tile`: what slem_kproj_run_fixed() gave for the
- * same rows (its numbers depend on the row alone). */
-static void kept_restore(KernelScorer *s, size_t tile) {
+/* dp gets the kept projections a of a tile of nd rows: what slem_kproj_run_fixed() gave for
+ * the same rows (its numbers depend on the row alone). */
+static void kept_restore(KernelScorer *s, const double *a, size_t nd) {
   SlemKProj *p = s->dp;
-  size_t nd = s->kept_nd[tile], d = p->c->d, r = p->c->r;
-  const double *a = s->kept[tile];
+  size_t d = p->c->d, r = p->c->r;
   p->rows = nd;
   memcpy(p->xp, a, nd * d * sizeof *a), a += nd * d;
   memcpy(p->v, a, nd * r * sizeof *a), a += nd * r;
@@ -631,19 +593,19 @@ static int kernel_tile(SlemScorer *self, float *scores, void *rows, size_t nd, c
   const SlemCache *c = q->c;
   size_t nq = self->nq, r = c->r, d = c->d;
   double lam2 = c->lambda * c->lambda, *sd = s->sd;
+  SlemTileCache *tc = self->tiles;
+  const double *kept;
   if (s->packed) { /* projected once, by slem-encode --projections */
     int st = slem_kproj_unpack(s->dp, rows, nd, name, first_record, err);
     if (st) return st;
-  } else if (self->replay && self->tile < s->nkept && s->kept_nd[self->tile] == nd) {
-    kept_restore(s, self->tile);
+  } else if (self->replay && tc && (kept = slem_tilecache_derived(tc, self->tile, nd)) != NULL) {
+    kept_restore(s, kept, nd);
   } else {
-    if (s->blocks > 1 && s->nkept) { /* slem_match() reads the files again: ours are idle */
-      s->keeping = 0;
-      kept_free(s);
-    }
+    /* slem_match() reads the files again: the projections kept are idle */
+    if (s->blocks > 1 && tc) slem_tilecache_drop_derived(tc);
     int st = slem_kproj_run_fixed(s->dp, rows, nd, name, first_record, err);
     if (st) return st;
-    if (self->keep) kept_add(s, self->tile);
+    if (self->keep && tc) kept_add(s, tc, self->tile);
   }
   s->amax = s->bmax = 0;
   if (nq == 0 || nd == 0) return SLEM_OK;
@@ -723,7 +685,6 @@ static void kernel_destroy(SlemScorer *self) {
   free(s->kmax);
   free(s->qa);
   free(s->qb);
-  kept_free(s);
   free(s);
 }
 
@@ -733,8 +694,7 @@ static const SlemScorerOps kernel_ops = {"kernel SLEM", kernel_queries, kernel_t
 
 void slem_scorer_kernel_projections(SlemScorer *self) {
   KernelScorer *s = (KernelScorer *)self;
-  s->packed = 1;
-  s->keeping = 0; /* slem_match() keeps the packed rows themselves */
+  s->packed = 1; /* slem_match() keeps the packed rows themselves */
 }
 
 int slem_scorer_kernel_new(SlemScorer **self, const SlemCache *cache, size_t max_q,
@@ -743,15 +703,13 @@ int slem_scorer_kernel_new(SlemScorer **self, const SlemCache *cache, size_t max
   int st;
   *self = NULL;
   if (!s) return slem_error(err, SLEM_ENOMEM, "out of memory");
-  s->base = (SlemScorer){&kernel_ops, cache->d, max_q, max_d, 0, 0, 0, 0, 0, 0, 0};
+  s->base = (SlemScorer){&kernel_ops, cache->d, max_q, max_d, 0, 0, 0, 0, 0, 0, 0, NULL};
   if ((st = slem_kproj_new(&s->qp, cache, max_q, couple, err)) != SLEM_OK ||
       (st = slem_kproj_new(&s->dp, cache, max_d, couple, err)) != SLEM_OK) {
     kernel_destroy(&s->base);
     return st;
   }
   s->c = 1.01 * (2 * slem_gamma(2.0 * (double)cache->r + 8, 0x1p-53) + 6 * 0x1p-24);
-  s->keeping = 1;
-  s->kept_budget = slem_match_memory();
   s->qx = slem_alloc_large(max_q * cache->d * sizeof *s->qx);
   s->sd = slem_alloc_large(max_q * max_d * sizeof *s->sd);
   s->xt = slem_alloc_large(slem_kernel_lanes_size(max_d, cache->d) * sizeof *s->xt);

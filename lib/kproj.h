@@ -90,7 +90,9 @@ size_t slem_kproj_rows(const SlemKProj *self);
 /* The kernel scorer (scorer.h): queries and tiles are base features read as double, the
  * score is the exact similarity above from projections of slem_kproj_run_fixed(), its
  * fast score the same through two dgemm per tile (see kproj.c for the slack). cache (borrowed, kind kernel)
- * must outlive the scorer. Errors: SLEM_EINVAL (not a kernel cache), SLEM_ENOMEM. */
+ * must outlive the scorer. The projections of the tiles slem_match() keeps are kept in its
+ * tile cache (slem_scorer_set_tiles(), tilecache.h) for their replays. Errors: SLEM_EINVAL
+ * (not a kernel cache), SLEM_ENOMEM. */
 int slem_scorer_kernel_new(SlemScorer **self, const SlemCache *cache, size_t max_q,
                            size_t max_d, int couple, SlemError *err);
 

@@ -6,6 +6,7 @@
 #include "prefetch.h"
 #include "scorer.h"
 #include "slem.h"
+#include "tilecache.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -13,11 +14,24 @@
 #include <string.h>
 #include <stdio.h>
 
+int slem_match_rules(int kernel, int couple, int normalize, int affine, SlemError *err) {
+  if (couple && !kernel)
+    return slem_error(err, SLEM_EINVAL, "--couple goes with a kernel cache: give -c CACHE");
+  if (kernel && normalize)
+    return slem_error(err, SLEM_EINVAL, "--normalize does not go with a kernel cache: its "
+                      "similarity is normalised");
+  if (affine && (kernel || normalize))
+    return slem_error(err, SLEM_EINVAL, "classifier queries (--affine, --calibration) go with "
+                      "neither -c nor --normalize");
+  return SLEM_OK;
+}
+
 void slem_match_opts_init(SlemMatchOpts *opts) {
   memset(opts, 0, sizeof *opts);
   opts->k = 100;
   opts->qblock = 2048;
   opts->dblock = 0; /* slem_block_rows(d) */
+  opts->memory = SLEM_MEMORY_AUTO;
 }
 
 /* Bounds in float that keep their direction: lo(x) <= x <= up(x), so that float(e) of an
@@ -50,59 +64,6 @@ int slem_match(SlemVecReader *queries, SlemVecReader *db, const SlemMatchOpts *o
   st = slem_match_db(queries, set, opts, emit, ctx, stats, err);
   slem_db_free(set);
   return st;
-}
-
-/* The database's tiles as the first block of queries read them, kept in memory while they
- * fit in a budget, so that the next blocks of queries read memory instead of the files. */
-typedef struct Kept {
-  void **rows;
-  size_t *n;
-  SlemBlockPos *pos;
-  size_t count, cap, bytes, budget;
-  int on;        /* still keeping (the budget not exceeded) */
-} Kept;
-
-static void kept_clear(Kept *kp) {
-  for (size_t i = 0; i < kp->count; i++) free(kp->rows[i]);
-  free(kp->rows);
-  free(kp->n);
-  free(kp->pos);
-  kp->rows = NULL;
-  kp->n = NULL;
-  kp->pos = NULL;
-  kp->count = kp->cap = kp->bytes = 0;
-}
-
-/* Keeps a copy of a tile of nd rows of bytes bytes; past the budget, or out of memory, stops
- * keeping and frees what was kept (the files are then read again: nothing fails). */
-static void kept_add(Kept *kp, const void *rows, size_t nd, size_t bytes, const SlemBlockPos *pos) {
-  void *copy;
-  if (!kp->on) return;
-  if (kp->bytes + bytes > kp->budget) goto stop;
-  if (kp->count == kp->cap) {
-    size_t cap = kp->cap ? 2 * kp->cap : 64;
-    void **r = realloc(kp->rows, cap * sizeof *r);
-    size_t *n;
-    SlemBlockPos *p;
-    if (!r) goto stop;
-    kp->rows = r;
-    if (!(n = realloc(kp->n, cap * sizeof *n))) goto stop;
-    kp->n = n;
-    if (!(p = realloc(kp->pos, cap * sizeof *p))) goto stop;
-    kp->pos = p;
-    kp->cap = cap;
-  }
-  if (!(copy = slem_alloc_large(bytes))) goto stop;
-  memcpy(copy, rows, bytes);
-  kp->rows[kp->count] = copy;
-  kp->n[kp->count] = nd;
-  kp->pos[kp->count] = *pos;
-  kp->count++;
-  kp->bytes += bytes;
-  return;
-stop:
-  kp->on = 0;
-  kept_clear(kp);
 }
 
 struct Cand {
@@ -206,13 +167,16 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
   int64_t nqueries = slem_vecreader_count(queries);
   SlemScorer *sc = NULL;
   SlemPrefetch *pf = NULL;
-  Kept kp = {0};
+  SlemTileCache *kp = NULL;
   void *scratch = NULL;
   size_t esize;
 
   int affine = opts->affine || opts->calibration != NULL;
 
   memset(stats, 0, sizeof *stats);
+  if ((status = slem_match_rules(opts->kernel != NULL, opts->couple, opts->normalize, affine,
+                                 err)) != SLEM_OK)
+    return status;
   slem_db_window(db, &lo, &hi);
   if (opts->kernel) { /* a database of kernel projections is not projected again */
     const SlemCache *c = opts->kernel;
@@ -228,9 +192,6 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
     return slem_error(err, SLEM_EFORMAT, "%s: rows of %zu values, not the %zu of its layout",
                       slem_db_name(db), slem_db_dim(db), dd);
   if (affine) {
-    if (opts->kernel || opts->normalize)
-      return slem_error(err, SLEM_EINVAL, "classifier queries (w, b) go with neither a kernel "
-                        "nor normalisation");
     if (slem_db_dim(db) + 1 != d)
       return slem_error(err, SLEM_EFORMAT, "%s: classifiers of %zu values (w, then b) score "
                         "vectors of dimension %zu, but %s has dimension %zu",
@@ -264,8 +225,6 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
   /* a database read once, queries of unknown count: one query more tells whether they fit */
   qmax = once ? qb + 1 : qb;
   if (opts->kernel) {
-    if (opts->normalize)
-      return slem_error(err, SLEM_EINVAL, "the kernel similarity is normalised already: no --normalize");
     if (opts->kernel->d != d)
       return slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the cache %s has dimension %zu",
                         slem_vecreader_name(queries), d, slem_cache_path(opts->kernel), opts->kernel->d);
@@ -275,10 +234,7 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
     status = slem_scorer_affine_new(&sc, d, opts->calibration, qmax, tb, err);
   } else {
     status = slem_scorer_ip_new(&sc, d, opts->normalize, qmax, tb, err);
-    if (status == SLEM_OK) {
-      sc->unit_q = opts->unit_queries;
-      sc->unit_db = opts->unit_db;
-    }
+    if (status == SLEM_OK) slem_scorer_set_units(sc, opts->unit_queries, opts->unit_db);
   }
   if (status) goto done;
   scores = slem_alloc_large(qmax * tb * sizeof *scores);
@@ -298,8 +254,10 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
   }
   /* more than one block of queries (or an unknown number) from regular files: keep the
    * tiles of the first pass, as they were read, before the scorer works on them */
-  kp.budget = slem_match_memory();
-  kp.on = !once && kp.budget > 0 && (nqueries < 0 || nqueries > (int64_t)qb);
+  status = slem_tilecache_new(&kp, slem_match_memory(opts->memory),
+                              !once && (nqueries < 0 || nqueries > (int64_t)qb), err);
+  if (status) goto done;
+  slem_scorer_set_tiles(sc, kp);
   for (;;) {
     size_t nq, nd;
     uint64_t nrows = 0;
@@ -319,7 +277,7 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
                             "again, so it must be a regular file, not a pipe", slem_db_name(db), qb);
         goto done;
       }
-      if (!kp.on) {
+      if (!slem_tilecache_keeping(kp)) {
         status = slem_db_rewind(db, err);
         if (status) goto done;
       }
@@ -331,7 +289,7 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
     /* the database, a tile ahead on another thread, for this block of queries; or the
      * tiles the first block kept */
     stats->passes++;
-    if (first || !kp.on) {
+    if (first || !slem_tilecache_keeping(kp)) {
       stats->reads++;
       status = slem_prefetch_new_fn(&pf, slem_db_read, db, dd, tb, slem_scorer_f32(sc), err);
       if (status) goto done;
@@ -341,19 +299,18 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
       if (pf) {
         status = slem_prefetch_next_pos(pf, &rows, &nd, &pos, err);
         if (status) goto done;
-        if (first && nd > 0) kept_add(&kp, rows, nd, nd * dd * esize, &pos);
-      } else if (ti < kp.count) { /* a copy: the scorer may change its rows */
-        nd = kp.n[ti];
-        pos = kp.pos[ti];
-        memcpy(scratch, kp.rows[ti], nd * dd * esize);
+        if (first && nd > 0) slem_tilecache_keep_rows(kp, rows, nd, nd * dd * esize, &pos);
+      } else if (ti < slem_tilecache_tiles(kp)) { /* a copy: the scorer may change its rows */
+        const void *kept = slem_tilecache_rows(kp, ti, &nd, &pos);
+        memcpy(scratch, kept, nd * dd * esize);
         rows = scratch;
       } else {
         nd = 0;
       }
       if (nd == 0) break;
-      sc->tile = ti;
-      sc->keep = pf && first && kp.on; /* kept_add() above may have given up */
-      sc->replay = !pf;                /* from the kept tiles: the first pass's bytes */
+      /* keep: slem_tilecache_keep_rows() above may have given up; replay: from the kept
+       * tiles, the first pass's bytes */
+      slem_scorer_set_tile(sc, ti, pf && first && slem_tilecache_keeping(kp), !pf);
       status = slem_scorer_tile(sc, scores, rows, nd, pos.name, pos.record, err);
       if (status) goto done;
       /* the queries' selections, shared among threads (each query's own) */
@@ -401,7 +358,7 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
 done:
   slem_prefetch_free(pf);
   slem_scorer_free(sc);
-  kept_clear(&kp);
+  slem_tilecache_free(kp);
   free(scratch);
   free(scores);
   free(mem);

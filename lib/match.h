@@ -44,6 +44,9 @@ typedef struct SlemMatchOpts {
                                           sigmoid (calibrate.h) */
   int unit_queries, unit_db;  /* inner product: refuse query / database rows that are not
                                  unit descriptors (set when the other side is a container) */
+  size_t memory;     /* bytes of the database (and, apart, of a kernel's projections of it)
+                        kept in memory between blocks of queries (mem.h, slem_match_memory();
+                        0: none; default SLEM_MEMORY_AUTO, a quarter of the memory) */
   SlemProgressFn progress;  /* may be NULL: called after each tile with the (query, row)
                                pairs scored so far */
   void *progress_ctx;
@@ -59,6 +62,13 @@ typedef struct SlemMatchStats {
                         first pass kept in memory: SLEM_MATCH_MEMORY) */
 } SlemMatchStats;
 
+/* The rules between the kinds of a search, checked once here for slem_match_db() and the
+ * tool (matchrun.h): coupling only with a kernel; a kernel without normalize; classifier
+ * queries (affine) with neither a kernel nor normalize. Errors: SLEM_EINVAL, in the tool's
+ * words. */
+int slem_match_rules(int kernel, int couple, int normalize, int affine, SlemError *err);
+
+/* Zeroes opts, then sets the defaults above. Cannot fail. */
 void slem_match_opts_init(SlemMatchOpts *opts);
 
 /* Called once per query, in query order, with its n <= k hits sorted best first. A

@@ -47,19 +47,15 @@ int slem_parse_bytes(const char *s, size_t *out) {
   return 0;
 }
 
-/* The budget: SLEM_MATCH_MEMORY bytes when set (0: keep nothing), else a quarter of the
- * physical memory; under an address-space limit (ulimit -v), at most a quarter of what it
- * leaves, so that the BLAS's buffers still fit. */
-size_t slem_match_memory(void) {
-  const char *e = getenv("SLEM_MATCH_MEMORY");
+/* The budget: asked bytes (0: keep nothing), else a quarter of the physical memory; under
+ * an address-space limit (ulimit -v), at most a quarter of what it leaves, so that the
+ * BLAS's buffers still fit. */
+size_t slem_match_memory(size_t asked) {
   long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE), used = 0;
   size_t budget = pages > 0 && psize > 0 ? (size_t)pages / 4 * (size_t)psize : 0;
   struct rlimit rl;
   FILE *f;
-  if (e && *e) {
-    size_t v;
-    if (slem_parse_bytes(e, &v) == 0) budget = v; /* the tools refuse the others first */
-  }
+  if (asked != SLEM_MEMORY_AUTO) budget = asked;
   if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && psize > 0 &&
       (f = fopen("/proc/self/statm", "r")) != NULL) {
     unsigned long long room;

@@ -16,10 +16,13 @@ void *slem_alloc_large(size_t bytes);
  * or -1 for anything else, a sign or a value beyond size_t included. */
 int slem_parse_bytes(const char *s, size_t *out);
 
-/* The bytes slem-match may keep of the database between blocks of queries:
- * SLEM_MATCH_MEMORY when set and valid (slem_parse_bytes; 0: nothing), else a quarter of
- * the physical memory; under an address-space limit (ulimit -v), at most a quarter of what
- * it leaves. */
-size_t slem_match_memory(void);
+/* "No budget asked": slem_match_memory() takes the default. */
+#define SLEM_MEMORY_AUTO ((size_t)-1)
+
+/* The bytes slem-match may keep of the database between blocks of queries: asked (the
+ * tool's SLEM_MATCH_MEMORY, parsed by slem_parse_bytes; 0: nothing), or a quarter of the
+ * physical memory when asked is SLEM_MEMORY_AUTO; under an address-space limit (ulimit -v),
+ * at most a quarter of what it leaves at the time of the call. Cannot fail. */
+size_t slem_match_memory(size_t asked);
 
 #endif

@@ -43,6 +43,19 @@ void slem_scorer_exact_rows(const SlemScorer *self, size_t i, const size_t *j, s
 int slem_scorer_f32(const SlemScorer *self) { return self->f32; }
 size_t slem_scorer_nq(const SlemScorer *self) { return self->nq; }
 
+void slem_scorer_set_units(SlemScorer *self, int unit_q, int unit_db) {
+  self->unit_q = unit_q;
+  self->unit_db = unit_db;
+}
+
+void slem_scorer_set_tiles(SlemScorer *self, SlemTileCache *tiles) { self->tiles = tiles; }
+
+void slem_scorer_set_tile(SlemScorer *self, size_t tile, int keep, int replay) {
+  self->tile = tile;
+  self->keep = keep;
+  self->replay = replay;
+}
+
 uint64_t slem_scorer_clamps(const SlemScorer *self) {
   return self->ops->clamps ? self->ops->clamps(self) : 0;
 }
@@ -171,7 +184,7 @@ int slem_scorer_ip_new(SlemScorer **self, size_t d, int normalize, size_t max_q,
   IpScorer *s = calloc(1, sizeof *s);
   *self = NULL;
   if (!s) return slem_error(err, SLEM_ENOMEM, "out of memory");
-  s->base = (SlemScorer){&ip_ops, d, max_q, max_d, 1, 0, 0, 0, 0, 0, 0};
+  s->base = (SlemScorer){&ip_ops, d, max_q, max_d, 1, 0, 0, 0, 0, 0, 0, NULL};
   s->normalize = normalize;
   s->gamma = 1.01 * (slem_gamma((double)d, 0x1p-24) + 2 * 0x1p-24);
   s->q = slem_alloc_large(max_q * d * sizeof *s->q);

@@ -34,6 +34,7 @@
 #include "vecs.h"
 
 typedef struct SlemScorer SlemScorer;
+typedef struct SlemTileCache SlemTileCache; /* tilecache.h */
 
 /* What an implementation provides; slem_scorer_* below call through it. */
 typedef struct SlemScorerOps {
@@ -59,13 +60,15 @@ struct SlemScorer {
   size_t nq;      /* queries of the current block */
   int unit_q, unit_db;  /* inner product: refuse queries / database rows of norm above 1,
                            which are not descriptors (plain vectors against a container's) */
-  /* Set by slem_match() before each tile: its index in the pass over the database;
+  /* Set through slem_scorer_set_tile() before each tile: its index in the pass over the database;
    * whether slem_match() keeps its rows in memory for the next blocks of queries (keep);
    * whether its rows are such a kept tile, byte for byte those of the tile of that index
    * in the first pass (replay). An implementation may keep what it computed from a kept
    * tile and reuse it for its replays. */
   size_t tile;
   int keep, replay;
+  SlemTileCache *tiles;  /* slem_match()'s tile cache (borrowed; NULL: none), where a scorer
+                            may keep what it derives from kept tiles */
 };
 
 /* The inner-product scorer for vectors of dimension d: queries and tiles as float32,
@@ -115,6 +118,22 @@ int slem_scorer_f32(const SlemScorer *self);
 
 /* Queries of the current block. */
 size_t slem_scorer_nq(const SlemScorer *self);
+
+/* Inner product: refuse query rows (unit_q) or database rows (unit_db) of norm above 1,
+ * which are not descriptors (plain vectors against a container's). Before the first block
+ * of queries; other scorers ignore it. */
+void slem_scorer_set_units(SlemScorer *self, int unit_q, int unit_db);
+
+/* Before each tile, from slem_match(): the tile's index in the pass over the database;
+ * whether its rows are being kept in memory for the next blocks of queries (keep); whether
+ * they are such a kept tile, byte for byte that of the same index in the first pass
+ * (replay). An implementation may keep what it computed from a kept tile for its replays. */
+void slem_scorer_set_tile(SlemScorer *self, size_t tile, int keep, int replay);
+
+/* Before the first tile, from slem_match(): its tile cache (tilecache.h; borrowed, NULL:
+ * none), in which the scorer may keep what it derives from the tiles being kept (keep of
+ * slem_scorer_set_tile()) and find it again at their replays. */
+void slem_scorer_set_tiles(SlemScorer *self, SlemTileCache *tiles);
 
 /* Kernel scorers: points whose u^2 was clamped (kproj.h), queries and rows together;
  * 0 for the others. */

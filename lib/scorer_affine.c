@@ -126,7 +126,7 @@ int slem_scorer_affine_new(SlemScorer **self, size_t d, const SlemCalibration *c
     if (s) affine_destroy(&s->base);
     return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu classifiers", max_q);
   }
-  s->base = (SlemScorer){&affine_ops, d, max_q, max_d, 1, 0, 0, 0, 0, 0, 0};
+  s->base = (SlemScorer){&affine_ops, d, max_q, max_d, 1, 0, 0, 0, 0, 0, 0, NULL};
   s->cal = cal;
   s->gamma = slem_gamma((double)d, 0x1p-24) + slem_gamma((double)d, 0x1p-53);
   *self = &s->base;
