@@ -119,10 +119,21 @@ static void warn_mixed(const SlemVecReader *q, const SlemDb *db) {
 /* A shard's ranking says which shard of which database it is, and the arithmetics that made
  * it, for slem-merge (jsonl). */
 static int shard_line(SlemRankWriter *w, SlemRankFormat fmt, const SlemDb *db,
-                      const SlemVecReader *q, const SlemShard *shard, size_t k, SlemError *err) {
+                      const SlemVecReader *q, const SlemShard *shard, const SlemMatchOpts *o,
+                      SlemError *err) {
   SlemRankShard m = {0};
+  size_t k = o->k;
   int st;
   if (shard->count == 0 || fmt != SLEM_RANK_JSONL) return SLEM_OK;
+  /* what the score is, so that shards scored otherwise are not merged */
+  if (o->kernel)
+    snprintf(m.scoring, sizeof m.scoring, "kernel %s%s", slem_cache_fingerprint(o->kernel),
+             o->couple ? " couple" : "");
+  else
+    snprintf(m.scoring, sizeof m.scoring, "%s", o->calibration ? "calibrated" : o->affine ? "affine"
+                                                : o->normalize ? "cosine" : "dot");
+  if (o->exclude_self)
+    snprintf(m.scoring + strlen(m.scoring), sizeof m.scoring - strlen(m.scoring), " exclude-self");
   snprintf(m.arith, sizeof m.arith, "%s", slem_arith_name());
   desc_arith(m.desc_arith, sizeof m.desc_arith, q, db);
   m.index = shard->index;
@@ -402,7 +413,7 @@ int main(int argc, char **argv) {
   if (npy ? slem_ranknpy_open(&wn, output, opts.k, &err) != SLEM_OK ||
                 slem_match_db(q, db, &opts, slem_ranknpy_write, wn, &ms, &err) != SLEM_OK
           : slem_rankwriter_open(&w, output, rfmt, qids ? qids : slem_vecreader_ids(q), slem_db_ids(db), tag, &err) != SLEM_OK ||
-                shard_line(w, rfmt, db, q, &shard, opts.k, &err) != SLEM_OK ||
+                shard_line(w, rfmt, db, q, &shard, &opts, &err) != SLEM_OK ||
                 slem_match_db(q, db, &opts, slem_rankwriter_write, w, &ms, &err) != SLEM_OK ||
                 shard_end(w, rfmt, &shard, q, qids ? qids : slem_vecreader_ids(q), ms.nq, &err) !=
                     SLEM_OK)
