@@ -330,4 +330,17 @@ cp "$T/in/n1.fvecs" "$H/new *.fvecs"
 (cd "$H" && "$RX" -k 10 -q "$Q" -o "rank \$x.tsv" -n "n '\$(id)'.fvecs" "idx \`x\`" "new *.fvecs") 2>"$T/err"
 [ $? = 0 ] && cmp -s "$H/rank \$x.tsv" "$T/refs/1" && [ ! -e pwned ] && [ ! -e "$H/pwned" ] && ok ||
   bad "hostile names: $(cat "$T/err")"
+# a directory that is not an index (it holds things, no lock file) is refused, untouched:
+# the run would remove its tmp and gen.N
+mkdir -p "$T/proj/tmp" "$T/proj/gen.7"
+echo notes >"$T/proj/tmp/notes.txt"
+echo data >"$T/proj/gen.7/data"
+"$RX" -k 10 -s n1 -q "$Q" -o "$T/proj.tsv" -n "$T/neg.fvecs" "$T/proj" "$T/in/n1.fvecs" 2>"$T/err"
+[ $? = 1 ] && grep -q "proj is not an index (it holds gen.7 and no lock file)" "$T/err" &&
+  [ -f "$T/proj/tmp/notes.txt" ] && [ -f "$T/proj/gen.7/data" ] && [ ! -e "$T/proj/lock" ] &&
+  [ ! -e "$T/proj.tsv" ] && ok || bad "a directory that is not an index: $(cat "$T/err"; ls -R "$T/proj")"
+# an empty directory, or one holding only lost+found, is a new index
+mkdir -p "$T/proj2/lost+found"
+"$RX" -k 10 -s n1 -q "$Q" -o "$T/proj2.tsv" -n "$T/neg.fvecs" "$T/proj2" "$T/in/n1.fvecs" 2>"$T/err" &&
+  cmp -s "$T/proj2.tsv" "$T/refs/1" && [ -d "$T/proj2/lost+found" ] && ok || bad "an empty directory as an index: $(cat "$T/err")"
 finish reindex
