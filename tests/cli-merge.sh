@@ -298,4 +298,12 @@ head -n 1 "$T/sc1n.jsonl" | grep -q '"scoring":"cosine"}}$' && ok || bad "the sh
 expect_fail "a cosine shard with a dot-product one" 1 "sc1n.jsonl: line 1: scoring cosine, but .*sc0.jsonl has dot: shards scored by another similarity" "$T/o" slem-merge -k 5 -o "$T/o" "$T/sc0.jsonl" "$T/sc1n.jsonl"
 expect_fail "an --exclude-self shard with a plain one" 1 "sc1x.jsonl: line 1: scoring dot exclude-self, but .*sc0.jsonl has dot" "$T/o" slem-merge -k 5 -o "$T/o" "$T/sc0.jsonl" "$T/sc1x.jsonl"
 expect_fail "a cosine shard on a pipe" 1 "<stdin>: line 1: scoring cosine" "$T/o" sh -c 'slem-merge -k 5 -o "$1" "$2" - <"$3"' sh "$T/o" "$T/sc0.jsonl" "$T/sc1n.jsonl"
+# a shard whose list is not as slem-match writes it (best first, equal scores by the lower
+# row, ranked 1, 2, ...): edited or another tool's, refused with the line named
+sed -E '5s/("rank":1,[^}]*"score":)[-0-9.e+]+/\1-1000000/' "$T/sc1.jsonl" >"$T/sc1s.jsonl"
+expect_fail "a jsonl shard not best first" 1 "sc1s.jsonl: line 5: query '3' lists row .* after row .* (score -1000000): not best first" "$T/o" slem-merge -k 5 -o "$T/o" "$T/sc0.jsonl" "$T/sc1s.jsonl"
+sed '5s/"rank":1,/"rank":7,/' "$T/sc1.jsonl" >"$T/sc1r.jsonl"
+expect_fail "a jsonl shard with a bad rank" 1 "sc1r.jsonl: line 5: query '3': rank 7, but it is result 1" "$T/o" slem-merge -k 5 -o "$T/o" "$T/sc0.jsonl" "$T/sc1r.jsonl"
+awk -F '\t' -v OFS='\t' 'NR == 1 { a = $3; b = $4; getline; print $1, 1, $3, $4; print $1, 2, a, b; next } { print }' "$T/stsv.0" >"$T/swap.tsv"
+expect_fail "a tsv shard not best first" 1 "swap.tsv: line 2: query '0' lists row" "$T/o" slem-merge -k 50 -o "$T/o" "$T/swap.tsv" "$T/stsv.1" "$T/stsv.2"
 finish cli-merge
