@@ -349,14 +349,8 @@ int main(int argc, char **argv) {
     }
     free(inputs);
   }
-  /* an output named as vectors (q.fvecs, db.slem, ...) is not a ranking's name: most often
-   * the arguments mixed up, and the ranking would replace the vectors */
-  if (!rfmt_given && !npy && slem_rankformat_from_path(output) == SLEM_RANK_AUTO) {
-    SlemFormat vf = slem_format_from_path(output);
-    if (vf != SLEM_FMT_AUTO && vf != SLEM_FMT_TEXT && vf != SLEM_FMT_NPY)
-      cli_usage_error("-o %s: the name of a vector file (%s), not of a ranking (.tsv, .trec, "
-                      ".jsonl, .npy): name the ranking so, or give -F", output, slem_format_name(vf));
-  }
+  /* an output named as vectors is not a ranking's (cli.h) */
+  if (!rfmt_given && !npy) cli_refuse_vector_name(output);
   if ((qids_path && slem_ids_read(&qids, qids_path, &err) != SLEM_OK) ||
       slem_db_open(&db, db_paths, nids ? dbids_paths : NULL, ndb, ifmt, &err) != SLEM_OK ||
       slem_db_select(db, &shard, &err) != SLEM_OK ||

@@ -88,6 +88,7 @@ int main(int argc, char **argv) {
   if (!format_given) opts.format = slem_rankformat_from_path(output);
   opts.progress = on_progress;
   cli_refuse_clobber(output, (const char *const *)argv + optind, (size_t)(argc - optind));
+  if (!format_given) cli_refuse_vector_name(output);
   status = slem_merge((const char *const *)argv + optind, (size_t)(argc - optind), output, &opts,
                       NULL, &err) == SLEM_OK
                ? CLI_EXIT_OK

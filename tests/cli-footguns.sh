@@ -60,6 +60,11 @@ for o in keepq.fvecs x.slem x.fbin x.bvecs; do
 done
 cmp -s "$T/keepq.fvecs" "$D/queries.fvecs" && [ ! -e "$T/x.slem" ] && ok || bad "match -o keepq.fvecs: the vectors replaced"
 check "match -F tsv -o x.fvecs" slem-match -k 3 -F tsv -d "$T/db.fvecs" -o "$T/x.fvecs" "$D/queries.fvecs"
+# slem-merge likewise
+slem-match -q -k 3 -F jsonl -d "$T/db.fvecs" -o "$T/m.jsonl" "$D/queries.fvecs"
+expect_fail "merge -o keepq.fvecs" 2 "-o .*keepq.fvecs: the name of a vector file" - slem-merge -k 3 -o "$T/keepq.fvecs" "$T/m.jsonl"
+cmp -s "$T/keepq.fvecs" "$D/queries.fvecs" && ok || bad "merge -o keepq.fvecs: the vectors replaced"
+check "merge -F tsv -o y.fvecs" slem-merge -k 3 -F tsv -o "$T/y.fvecs" "$T/m.jsonl"
 # slem-encode and slem-negstats refuse to replace their own inputs too
 cp "$T/neg.slem" "$T/neg2.slem"
 expect_fail "encode output is its cache" 2 "is also an input" - slem-encode -c "$T/neg2.slem" -F fvecs -o "$T/neg2.slem" "$D/queries.fvecs"
