@@ -123,7 +123,8 @@ cli-test: $(BINS) build/tests/faultshim.so
 CORETYPES ?= Haswell SkylakeX Cooperlake Zen Prescott Sandybridge
 CORE_TESTS = tests/cli.sh tests/cli-numeric.sh tests/cli-exact.sh tests/cli-shard.sh \
   tests/cli-merge.sh tests/cli-kernel.sh tests/cli-formats.sh tests/cli-esvm.sh \
-  tests/cli-calibrate.sh tests/cli-expand.sh tests/cli-family.sh tests/cli-eval.sh tests/cli-demo.sh
+  tests/cli-calibrate.sh tests/cli-expand.sh tests/cli-family.sh tests/cli-eval.sh tests/cli-demo.sh \
+  tests/cli-verify.sh
 CORE_UNIT = $(addprefix build/tests/,check_numeric check_match check_kernel check_family \
   check_esvm check_calibrate check_expand check_merge)
 

@@ -22,6 +22,8 @@
 #include "../lib/arith.h"
 #include "../lib/blas.h"
 #include "../lib/io.h"
+#include "../lib/rankings.h"
+#include "../lib/vecs.h"
 #include "../lib/slem.h"
 
 static const char *prog = "slem";
@@ -325,4 +327,13 @@ int cli_close_stdout(int status) {
     }
   }
   return status;
+}
+
+void cli_refuse_vector_name(const char *output) {
+  SlemFormat vf;
+  if (!output || slem_rankformat_from_path(output) != SLEM_RANK_AUTO) return;
+  vf = slem_format_from_path(output);
+  if (vf != SLEM_FMT_AUTO && vf != SLEM_FMT_TEXT && vf != SLEM_FMT_NPY)
+    cli_usage_error("-o %s: the name of a vector file (%s), not of a ranking (.tsv, .trec, "
+                    ".jsonl, .npy): name the ranking so, or give -F", output, slem_format_name(vf));
 }

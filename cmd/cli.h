@@ -70,6 +70,11 @@ void cli_bad_option(char **argv, const char *shortopts) __attribute__((noreturn)
  * "-" and NULL are skipped. */
 void cli_refuse_clobber(const char *output, const char *const *inputs, size_t n);
 
+/* A usage error (exit 2) when output, a ranking's name, is a name of vectors (.fvecs,
+ * .bvecs, .ivecs, the *bin, .slem): most often the arguments mixed up, and the ranking
+ * would replace the vectors. Called only when no output format was given (-F). */
+void cli_refuse_vector_name(const char *output);
+
 /* Flushes and closes stdout, reporting a failed write. Returns the exit status to use. */
 int cli_close_stdout(int status);
 

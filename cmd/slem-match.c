@@ -185,6 +185,8 @@ int main(int argc, char **argv) {
   }
   o.warn = quiet ? NULL : on_warning;
   o.progress = on_progress;
+  /* an output named as vectors is not a ranking's (cli.h) */
+  if (!o.output_format) cli_refuse_vector_name(o.output);
   if (slem_matchrun(&o, &res, &err) != SLEM_OK) {
     if (res.usage) cli_usage_error("%s", err.msg);
     status = cli_fail(&err);

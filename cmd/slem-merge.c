@@ -98,6 +98,7 @@ int main(int argc, char **argv) {
       for (size_t i = 0; i < nn; i++)
         cli_refuse_clobber(names[i], (const char *const *)argv + optind, (size_t)(argc - optind));
   }
+  if (!format_given) cli_refuse_vector_name(output);
   status = slem_merge((const char *const *)argv + optind, (size_t)(argc - optind), output, &opts,
                       NULL, &err) == SLEM_OK
                ? CLI_EXIT_OK

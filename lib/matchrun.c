@@ -103,10 +103,21 @@ static void warn_mixed(const SlemMatchRunOpts *o, const SlemVecReader *q, const 
 /* A shard's ranking says which shard of which database it is, and the arithmetics that made
  * it, for slem-merge (in the formats with shard lines: jsonl). */
 static int shard_line(SlemRankWriter *w, SlemRankFormat fmt, const SlemDb *db,
-                      const SlemVecReader *q, const SlemShard *shard, size_t k, SlemError *err) {
+                      const SlemVecReader *q, const SlemShard *shard, const SlemMatchOpts *o,
+                      SlemError *err) {
   SlemRankShard m = {0};
+  size_t k = o->k;
   int st;
   if (shard->count == 0 || !slem_rankformat_has_shard(fmt)) return SLEM_OK;
+  /* what the score is, so that shards scored otherwise are not merged */
+  if (o->kernel)
+    snprintf(m.scoring, sizeof m.scoring, "kernel %s%s", slem_cache_fingerprint(o->kernel),
+             o->couple ? " couple" : "");
+  else
+    snprintf(m.scoring, sizeof m.scoring, "%s", o->calibration ? "calibrated" : o->affine ? "affine"
+                                                : o->normalize ? "cosine" : "dot");
+  if (o->exclude_self)
+    snprintf(m.scoring + strlen(m.scoring), sizeof m.scoring - strlen(m.scoring), " exclude-self");
   snprintf(m.arith, sizeof m.arith, "%s", slem_arith_name());
   desc_arith(m.desc_arith, sizeof m.desc_arith, q, db);
   m.index = shard->index;
@@ -302,7 +313,7 @@ int slem_matchrun(const SlemMatchRunOpts *o, SlemMatchRunResult *res, SlemError 
   wqids = qids ? qids : slem_vecreader_ids(q);
   if ((st = slem_rankwriter_open_k(&out, output, fmt, wqids, slem_db_ids(db), o->tag, m.k,
                                    err)) != SLEM_OK ||
-      (st = shard_line(out, fmt, db, q, &shard, m.k, err)) != SLEM_OK ||
+      (st = shard_line(out, fmt, db, q, &shard, &m, err)) != SLEM_OK ||
       (st = slem_match_db(q, db, &m, slem_rankwriter_write, out, &res->stats, err)) != SLEM_OK ||
       (st = shard_end(out, fmt, &shard, q, wqids, res->stats.nq, err)) != SLEM_OK)
     goto done;

@@ -232,6 +232,19 @@ static int gather(Merge *m, size_t *nc, SlemError *err) {
                             "printed with %%.9g ('%s'), as slem-match writes it", name_of(m, s),
                             e->line, e->score_text, buf);
       }
+      if (e->rank != (long)i + 1)
+        return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": query '%s': rank %ld, but it is "
+                          "result %zu of the query: ranks number a list 1, 2, ... as slem-match "
+                          "writes it", name_of(m, s), e->line, g->query, e->rank, i + 1);
+      /* slem-match writes a query's list best first, equal scores by the lower row: a list
+       * in another order was not written by it (edited, or another tool's) */
+      if (i > 0 && (m->c[c - 1].hit.score < score ||
+                    (m->c[c - 1].hit.score == score && m->c[c - 1].hit.row >= row)))
+        return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": query '%s' lists row %" PRIu64
+                          " ('%s', score %.9g) after row %" PRIu64 " (score %.9g): not best first, "
+                          "equal scores by the lower row, as slem-match writes a ranking",
+                          name_of(m, s), e->line, g->query, row, e->id, (double)score,
+                          m->c[c - 1].hit.row, (double)m->c[c - 1].hit.score);
       added = slem_keyset_add(sh->rows, row);
       if (added < 0) return slem_error(err, SLEM_ENOMEM, "out of memory");
       if (added) {

@@ -212,6 +212,10 @@ static const SlemRankShardField shard_fields[] = {
                 "descriptors encoded on other BLAS cores differ in their last bits, and so do "
                 "their scores: the merge would not be the ranking of one run; encode on one "
                 "core (OPENBLAS_CORETYPE), or pass --allow-mixed-blas"),
+    SHARD_FIELD("scoring", 0, SLEM_SHARDF_TEXT, scoring, SLEM_SHARDR_KNOWN, SLEM_SHARDM_NEVER,
+                "shards scored by another similarity (--normalize, --affine, --calibration, "
+                "-c and its cache, --couple or --exclude-self differ): their scores do not "
+                "compare, and the merge would not be the ranking of one run"),
     SHARD_FIELD("queries", 1, SLEM_SHARDF_U64, queries, SLEM_SHARDR_EXACT, SLEM_SHARDM_NEVER,
                 "the ranking of other queries"),
     SHARD_FIELD("query_set", 1, SLEM_SHARDF_HEX16, query_set, SLEM_SHARDR_EXACT, SLEM_SHARDM_DESC,

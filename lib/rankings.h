@@ -110,6 +110,7 @@ typedef enum SlemRankShardType {
   SLEM_SHARDF_TEXT
 } SlemRankShardType;
 #define SLEM_SHARD_WORD 32
+#define SLEM_SHARD_SCORING_MAX 96
 #define SLEM_SHARD_VALUE_MAX SLEM_ARITH_LIST_MAX /* the text of any field's value, its NUL
                                                     included (the longest: a list of arithmetics) */
 
@@ -149,6 +150,10 @@ typedef struct SlemRankShard {
    * not recorded */
   char arith[SLEM_ARITH_MAX];
   char desc_arith[SLEM_ARITH_LIST_MAX];
+  /* "scoring": what the score is ("dot", "cosine", "affine", "calibrated", "kernel
+   * FINGERPRINT" with " couple"; then " exclude-self" when the query's own row is
+   * skipped); "" when not recorded (an older slem-match) */
+  char scoring[SLEM_SHARD_SCORING_MAX];
   /* the end line */
   int has_end;            /* 1 once it was read (or is to be written) */
   uint64_t queries;       /* Q, the queries searched */

@@ -153,6 +153,7 @@ START_TEST(shard_lines_are_compared_field_by_field) {
   SlemRankShard m = {.index = 0, .count = 2, .rows = 4, .k = 2, .database = "0123456789abcdef",
                      .arith = "Haswell (OpenBLAS 0.3.21, GSL 2.7.1, glibc 2.36)",
                      .desc_arith = "Haswell (OpenBLAS 0.3.21, GSL 2.7.1, glibc 2.36)",
+                     .scoring = "dot",
                      .has_end = 1, .queries = 1, .query_set = "fedcba9876543210"}, x;
   size_t nf;
   const SlemRankShardField *f = slem_rankshard_fields(&nf);

@@ -52,6 +52,19 @@ slem-match -q -k 5000 -d "$T/db.fvecs" -o "$T/big.tsv" "$D/queries.fvecs" 2>"$T/
 # slem-match refuses to write over one of its inputs, the database files included
 cp "$T/db.fvecs" "$T/db2.fvecs"
 expect_fail "match output is a database file" 2 "is also an input" - slem-match -d "$T/db.fvecs" -d "$T/db2.fvecs" -o "$T/db2.fvecs" "$D/queries.fvecs"
+# an output named as vectors, not a ranking: the vectors there are kept (before, a tsv
+# ranking replaced them); -F says the name is meant
+cp "$D/queries.fvecs" "$T/keepq.fvecs"
+for o in keepq.fvecs x.slem x.fbin x.bvecs; do
+  expect_fail "match -o $o" 2 "-o .*$o: the name of a vector file" - slem-match -k 3 -d "$T/db.fvecs" -o "$T/$o" "$D/queries.fvecs"
+done
+cmp -s "$T/keepq.fvecs" "$D/queries.fvecs" && [ ! -e "$T/x.slem" ] && ok || bad "match -o keepq.fvecs: the vectors replaced"
+check "match -F tsv -o x.fvecs" slem-match -k 3 -F tsv -d "$T/db.fvecs" -o "$T/x.fvecs" "$D/queries.fvecs"
+# slem-merge likewise
+slem-match -q -k 3 -F jsonl -d "$T/db.fvecs" -o "$T/m.jsonl" "$D/queries.fvecs"
+expect_fail "merge -o keepq.fvecs" 2 "-o .*keepq.fvecs: the name of a vector file" - slem-merge -k 3 -o "$T/keepq.fvecs" "$T/m.jsonl"
+cmp -s "$T/keepq.fvecs" "$D/queries.fvecs" && ok || bad "merge -o keepq.fvecs: the vectors replaced"
+check "merge -F tsv -o y.fvecs" slem-merge -k 3 -F tsv -o "$T/y.fvecs" "$T/m.jsonl"
 # slem-encode and slem-negstats refuse to replace their own inputs too
 cp "$T/neg.slem" "$T/neg2.slem"
 expect_fail "encode output is its cache" 2 "is also an input" - slem-encode -c "$T/neg2.slem" -F fvecs -o "$T/neg2.slem" "$D/queries.fvecs"

@@ -152,7 +152,7 @@ check "merge with empty shards" slem-merge -k 3 -F tsv -o "$T/em.tsv" "$T/e6.jso
 cmp -s "$T/em.tsv" "$T/e.tsv" && ok || bad "merge with empty shards differs"
 # a shard's ranking says which shard of which database it is: a missing shard, a shard
 # twice, a shard of another database, size, split or k are refused, naming the files
-head -n 1 "$T/e3.jsonl" | grep -q '^{"slem_shard":{"index":3,"count":7,"rows":5,"k":3,"database":"[0-9a-f]\{16\}","arithmetic":"[A-Za-z0-9]* ([^"]*)"}}$' && ok ||
+head -n 1 "$T/e3.jsonl" | grep -q '^{"slem_shard":{"index":3,"count":7,"rows":5,"k":3,"database":"[0-9a-f]\{16\}","arithmetic":"[A-Za-z0-9]* ([^"]*)","scoring":"dot"}}$' && ok ||
   bad "the shard line of jsonl: $(head -n 1 "$T/e3.jsonl")"
 # tsv and trec stay plain (other programs read them)
 slem-match -q -k 3 --shard 4/7 -d "$T/five.fvecs" -o "$T/e4.tsv" "$D/queries.fvecs"
@@ -286,4 +286,24 @@ done
 slem-match -t 1 -k 10 --shard 2/3 -F jsonl -d "$D/database.fvecs" -o "$T/t2b.jsonl" "$T/q10kb.fvecs"
 expect_fail "10 000 queries, the last one another" 1 "t2b.jsonl: its end line: query_set" "$T/o" slem-merge -k 10 -o "$T/o" "$T/t0.jsonl" "$T/t1.jsonl" "$T/t2b.jsonl"
 expect_fail "10 000 queries, the last one another, on a pipe" 1 "<stdin>: its end line: query_set" "$T/o" sh -c 'slem-merge -k 10 -o "$1" "$2" "$3" - <"$4"' sh "$T/o" "$T/t0.jsonl" "$T/t1.jsonl" "$T/t2b.jsonl"
+# shards scored by another similarity (their first lines say which): a cosine shard, an
+# --exclude-self one, an affine one beside dot-product ones are refused, nothing written
+for i in 0 1; do
+  slem-match -q -t 1 -k 5 --shard $i/2 -F jsonl -d "$D/database.fvecs" -o "$T/sc$i.jsonl" "$D/queries.fvecs"
+done
+slem-match -q -t 1 -k 5 --shard 1/2 -F jsonl --normalize -d "$D/database.fvecs" -o "$T/sc1n.jsonl" "$D/queries.fvecs"
+slem-match -q -t 1 -k 5 --shard 1/2 -F jsonl --exclude-self -d "$D/database.fvecs" -o "$T/sc1x.jsonl" "$D/queries.fvecs"
+check "shards of one similarity" slem-merge -k 5 -o "$T/sc.tsv" "$T/sc0.jsonl" "$T/sc1.jsonl"
+head -n 1 "$T/sc1n.jsonl" | grep -q '"scoring":"cosine"}}$' && ok || bad "the shard line of a cosine shard: $(head -n 1 "$T/sc1n.jsonl")"
+expect_fail "a cosine shard with a dot-product one" 1 "sc1n.jsonl: line 1: scoring cosine, but .*sc0.jsonl has dot: shards scored by another similarity" "$T/o" slem-merge -k 5 -o "$T/o" "$T/sc0.jsonl" "$T/sc1n.jsonl"
+expect_fail "an --exclude-self shard with a plain one" 1 "sc1x.jsonl: line 1: scoring dot exclude-self, but .*sc0.jsonl has dot" "$T/o" slem-merge -k 5 -o "$T/o" "$T/sc0.jsonl" "$T/sc1x.jsonl"
+expect_fail "a cosine shard on a pipe" 1 "<stdin>: line 1: scoring cosine" "$T/o" sh -c 'slem-merge -k 5 -o "$1" "$2" - <"$3"' sh "$T/o" "$T/sc0.jsonl" "$T/sc1n.jsonl"
+# a shard whose list is not as slem-match writes it (best first, equal scores by the lower
+# row, ranked 1, 2, ...): edited or another tool's, refused with the line named
+sed -E '5s/("rank":1,[^}]*"score":)[-0-9.e+]+/\1-1000000/' "$T/sc1.jsonl" >"$T/sc1s.jsonl"
+expect_fail "a jsonl shard not best first" 1 "sc1s.jsonl: line 5: query '3' lists row .* after row .* (score -1000000): not best first" "$T/o" slem-merge -k 5 -o "$T/o" "$T/sc0.jsonl" "$T/sc1s.jsonl"
+sed '5s/"rank":1,/"rank":7,/' "$T/sc1.jsonl" >"$T/sc1r.jsonl"
+expect_fail "a jsonl shard with a bad rank" 1 "sc1r.jsonl: line 5: query '3': rank 7, but it is result 1" "$T/o" slem-merge -k 5 -o "$T/o" "$T/sc0.jsonl" "$T/sc1r.jsonl"
+awk -F '\t' -v OFS='\t' 'NR == 1 { a = $3; b = $4; getline; print $1, 1, $3, $4; print $1, 2, a, b; next } { print }' "$T/stsv.0" >"$T/swap.tsv"
+expect_fail "a tsv shard not best first" 1 "swap.tsv: line 2: query '0' lists row" "$T/o" slem-merge -k 50 -o "$T/o" "$T/swap.tsv" "$T/stsv.1" "$T/stsv.2"
 finish cli-merge

@@ -51,6 +51,17 @@ new line" "$H/o u t.png" "$H/c \"q\".pr=L \"1\" \`touch $T/pwned5\` \$(touch $T/
 ls "$T" | grep -q pwned && bad "plot-pr ran a title or label" || ok
 "$S/plot-pr" >/dev/null 2>&1; [ $? = 2 ] && ok || bad "plot-pr without arguments: not a usage error"
 "$S/plot-pr" --bad x.png y >/dev/null 2>&1; [ $? = 2 ] && ok || bad "plot-pr --bad: not a usage error"
+# OUT.png forgotten: the first curve is not taken for the output and written over; an output
+# that is one of the curves (another name for it) neither
+cp "$H/c \"q\".pr" "$T/keep.pr"
+"$S/plot-pr" "$T/keep.pr" "$T/keep.pr" 2>"$T/err"; st=$?
+[ $st = 2 ] && grep -q "keep.pr: the output is a .png file name" "$T/err" && cmp -s "$T/keep.pr" "$H/c \"q\".pr" && ok ||
+  bad "plot-pr without OUT.png: status $st, $(cat "$T/err")"
+cp "$T/keep.pr" "$T/keep.png"
+ln -s keep.png "$T/link.png"
+"$S/plot-pr" "$T/link.png" "$T/keep.png" 2>"$T/err"; st=$?
+[ $st = 2 ] && grep -q "link.png: the output is also a curve file" "$T/err" && cmp -s "$T/keep.png" "$T/keep.pr" && ok ||
+  bad "plot-pr over its own curve: status $st, $(cat "$T/err")"
 
 # plot-pr: the title and labels reach the PNG as given, whatever TMPDIR holds: the PNG equals,
 # byte for byte, one drawn by gnuplot from the same settings with the texts passed as

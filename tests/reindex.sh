@@ -330,4 +330,36 @@ cp "$T/in/n1.fvecs" "$H/new *.fvecs"
 (cd "$H" && "$RX" -k 10 -q "$Q" -o "rank \$x.tsv" -n "n '\$(id)'.fvecs" "idx \`x\`" "new *.fvecs") 2>"$T/err"
 [ $? = 0 ] && cmp -s "$H/rank \$x.tsv" "$T/refs/1" && [ ! -e pwned ] && [ ! -e "$H/pwned" ] && ok ||
   bad "hostile names: $(cat "$T/err")"
+# a directory that is not an index (it holds things, no lock file) is refused, untouched:
+# the run would remove its tmp and gen.N
+mkdir -p "$T/proj/tmp" "$T/proj/gen.7"
+echo notes >"$T/proj/tmp/notes.txt"
+echo data >"$T/proj/gen.7/data"
+"$RX" -k 10 -s n1 -q "$Q" -o "$T/proj.tsv" -n "$T/neg.fvecs" "$T/proj" "$T/in/n1.fvecs" 2>"$T/err"
+[ $? = 1 ] && grep -q "proj is not an index (it holds gen.7 and no lock file)" "$T/err" &&
+  [ -f "$T/proj/tmp/notes.txt" ] && [ -f "$T/proj/gen.7/data" ] && [ ! -e "$T/proj/lock" ] &&
+  [ ! -e "$T/proj.tsv" ] && ok || bad "a directory that is not an index: $(cat "$T/err"; ls -R "$T/proj")"
+# an empty directory, or one holding only lost+found, is a new index
+mkdir -p "$T/proj2/lost+found"
+"$RX" -k 10 -s n1 -q "$Q" -o "$T/proj2.tsv" -n "$T/neg.fvecs" "$T/proj2" "$T/in/n1.fvecs" 2>"$T/err" &&
+  cmp -s "$T/proj2.tsv" "$T/refs/1" && [ -d "$T/proj2/lost+found" ] && ok || bad "an empty directory as an index: $(cat "$T/err")"
+# a night under another BLAS core (another node, an OpenBLAS upgrade): every segment is
+# re-encoded under it, and the ranking is that of a fresh run under that core alone, not a
+# mix of two cores' descriptors (their last bits differ)
+if grep -m1 '^flags' /proc/cpuinfo | grep -w avx2 | grep -qw fma; then
+  for c in Haswell Prescott; do
+    OPENBLAS_CORETYPE=$c "$RX" -k 10 -s n1 -q "$Q" -o "$T/core-$c.tsv" -n "$T/neg.fvecs" "$T/core-$c" "$T/in/n1.fvecs" 2>"$T/err" &&
+      OPENBLAS_CORETYPE=$c "$RX" -k 10 -s n2 -q "$Q" -o "$T/core-$c.tsv" -n "$T/neg.fvecs" "$T/core-$c" "$T/in/n2.fvecs" 2>"$T/err" &&
+      ok || bad "two nights under $c: $(cat "$T/err")"
+  done
+  cmp -s "$T/core-Haswell.tsv" "$T/core-Prescott.tsv" &&
+    bad "the two cores rank alike: the test shows nothing" || ok
+  OPENBLAS_CORETYPE=Haswell "$RX" -k 10 -s n1 -q "$Q" -o "$T/core-mix.tsv" -n "$T/neg.fvecs" "$T/core-mix" "$T/in/n1.fvecs" 2>"$T/err" &&
+    OPENBLAS_CORETYPE=Prescott "$RX" -k 10 -s n2 -q "$Q" -o "$T/core-mix.tsv" -n "$T/neg.fvecs" "$T/core-mix" "$T/in/n2.fvecs" 2>"$T/err" &&
+    grep -q "the BLAS core is Prescott, the index's Haswell: re-encoding every segment" "$T/err" &&
+    cmp -s "$T/core-mix.tsv" "$T/core-Prescott.tsv" && ok ||
+    bad "a night under another core: not the ranking of one core: $(cat "$T/err")"
+else
+  echo "reindex: skipped the night under another core: this CPU lacks AVX2 or FMA (Haswell's kernels)"
+fi
 finish reindex
