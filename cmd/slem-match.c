@@ -185,7 +185,10 @@ int main(int argc, char **argv) {
   }
   o.warn = quiet ? NULL : on_warning;
   o.progress = on_progress;
-  /* an output named as vectors is not a ranking's (cli.h) */
+  /* an output that is an input, then one named as vectors (not a ranking's), are refused
+   * before any work (cli.h); slem_matchrun() checks the first again, for its other callers */
+  cli_refuse_clobber(o.output, db_paths, o.ndb);
+  cli_refuse_clobber(o.output, &o.queries, 1);
   if (!o.output_format) cli_refuse_vector_name(o.output);
   if (slem_matchrun(&o, &res, &err) != SLEM_OK) {
     if (res.usage) cli_usage_error("%s", err.msg);
