@@ -84,14 +84,12 @@ static int run_trec(const char *ranking, SlemRankFormat format, const char *qrel
                     size_t nmeasures, int flags, int quiet) {
   SlemTrecOpts o = *topts;
   SlemTrecEval *ev = NULL;
-  SlemRankReader *r = NULL;
   SlemError err;
   uint64_t skipped = 0;
   int st;
   if (!qrels) cli_usage_error("--trec-compat needs --qrels");
   if (njunk) cli_usage_error("--trec-compat: trec_eval has no junk lists");
   if (flags & SLEM_EVAL_JSON) cli_usage_error("--trec-compat prints trec_eval's lines, not JSON");
-  o.per_query = (flags & SLEM_EVAL_PER_QUERY) != 0;
   if (slem_treceval_new(&ev, &o, &err) != SLEM_OK) return cli_fail(&err);
   for (size_t i = 0; i < nmeasures; i++)
     if (slem_treceval_measure(ev, measures[i], &err) != SLEM_OK) {
@@ -99,10 +97,8 @@ static int run_trec(const char *ranking, SlemRankFormat format, const char *qrel
       cli_usage_error("-m: %s", err.msg);
     }
   st = slem_treceval_read_qrels(ev, qrels, &err);
-  if (st == SLEM_OK) st = slem_rankreader_open(&r, ranking, format, &err);
-  if (st == SLEM_OK) st = slem_treceval_add_run(ev, r, &err);
+  if (st == SLEM_OK) st = slem_treceval_add_path(ev, ranking, format, &err);
   if (st == SLEM_OK) st = slem_treceval_write_path(ev, output, &skipped, &err);
-  slem_rankreader_free(r);
   slem_treceval_free(ev);
   if (st != SLEM_OK) return cli_fail(&err);
   if (skipped && !quiet)
@@ -141,6 +137,77 @@ static int run_protocol(const char *ranking, SlemRankFormat format, SlemProtocol
 
 static void on_progress(void *ctx, uint64_t done) { cli_progress_of("queries read", done, 0); }
 
+/* --trec-compat, and slem-trec_eval: trec_eval's command line (-q per topic, -c, -l N, -M N,
+ * -m M repeatable, -J, -N N), the qrels and the run as its two operands or as --qrels QRELS
+ * RUN; slem-eval's -o, -f and --quiet. */
+static int main_trec(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"trec-compat", no_argument, 0, 'T'},       {"qrels", required_argument, 0, 'Q'},
+      {"per-query", no_argument, 0, 'q'},         {"query_eval_wanted", no_argument, 0, 'q'},
+      {"complete", no_argument, 0, 'c'},          {"complete_rel_info_wanted", no_argument, 0, 'c'},
+      {"relevance-level", required_argument, 0, 'l'}, {"level_for_rel", required_argument, 0, 'l'},
+      {"measure", required_argument, 0, 'm'},     {"Max_retrieved_per_topic", required_argument, 0, 'M'},
+      {"Judged_docs_only", no_argument, 0, 'J'},  {"Number_docs_in_coll", required_argument, 0, 'N'},
+      {"format", required_argument, 0, 'f'},      {"output", required_argument, 0, 'o'},
+      {"quiet", no_argument, 0, 'Z'},             {"help", no_argument, 0, 'h'},
+      {"version", no_argument, 0, 'V'},           {"query-labels", required_argument, 0, 'X'},
+      {"db-labels", required_argument, 0, 'X'},   {"query-ids", required_argument, 0, 'X'},
+      {"db-ids", required_argument, 0, 'X'},      {"exclude-self", no_argument, 0, 'X'},
+      {"curve", required_argument, 0, 'X'},       {"ap", required_argument, 0, 'X'},
+      {"junk", required_argument, 0, 'j'},        {"json", no_argument, 0, 'k'},
+      {"protocol", required_argument, 0, 'p'},    {0, 0, 0, 0}};
+  static const char shortopts[] = "qcl:m:M:JN:f:o:hvV";
+  const char *measures[64], *qrels = NULL, *output = "-", *ranking = "-";
+  size_t nmeasures = 0;
+  int quiet = 0, c, flags = 0;
+  SlemTrecOpts topts;
+  SlemRankFormat format = SLEM_RANK_AUTO;
+  SlemError err;
+  slem_treceval_opts_init(&topts);
+  while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+    switch (c) {
+    case 'T': break;
+    case 'Q': qrels = optarg; break;
+    case 'q': topts.per_query = 1; break;
+    case 'c': topts.complete = 1; break;
+    case 'l': topts.relevance_level = cli_long("-l", optarg, -1000000, 1000000); break;
+    case 'm':
+      if (nmeasures == sizeof measures / sizeof *measures) cli_usage_error("-m: too many measures");
+      measures[nmeasures++] = optarg;
+      break;
+    case 'M': topts.max_per_topic = cli_long("-M", optarg, 1, 1L << 40); break;
+    case 'J': topts.judged_only = 1; break;
+    case 'N': cli_long("-N", optarg, 0, 1L << 60); break; /* only utility's 4th coefficient, 0 */
+    case 'f':
+      if (slem_rankformat_parse(&format, optarg, &err) != SLEM_OK)
+        cli_usage_error("--format: %s", err.msg);
+      break;
+    case 'o': output = optarg; break;
+    case 'Z': quiet = 1; break;
+    case 'X': cli_usage_error("--trec-compat takes neither labels, ids, --exclude-self, --curve nor --ap");
+    case 'j': cli_usage_error("--trec-compat: trec_eval has no junk lists");
+    case 'k': cli_usage_error("--trec-compat prints trec_eval's lines, not JSON");
+    case 'p': cli_usage_error("--trec-compat or --protocol, not both");
+    case 'h': usage();
+    case 'v':
+    case 'V': cli_version();
+    default: cli_bad_option(argv, shortopts);
+    }
+  }
+  cli_set_quiet(quiet);
+  if (!qrels && argc - optind != 2)
+    cli_usage_error("--trec-compat needs --qrels QRELS [RUN], or QRELS RUN as trec_eval takes them");
+  if (!qrels) qrels = argv[optind++];
+  if (optind < argc) ranking = argv[optind++]; else cli_stdin_hint("the run");
+  if (optind < argc) cli_usage_error("one run at a time: unexpected '%s'", argv[optind]);
+  {
+    const char *inputs[2] = {ranking, qrels};
+    cli_refuse_clobber(output, inputs, 2);
+  }
+  return cli_close_stdout(run_trec(ranking, format, qrels, 0, output, &topts, measures, nmeasures,
+                                   flags, quiet));
+}
+
 int main(int argc, char **argv) {
   static const struct option longopts[] = {
       {"qrels", required_argument, 0, 'Q'},        {"query-labels", required_argument, 0, 'L'},
@@ -176,6 +243,13 @@ int main(int argc, char **argv) {
   SlemError err;
 
   cli_init(argv[0]);
+  {
+    /* trec_eval's command line: slem-trec_eval, or --trec-compat anywhere before "--" */
+    const char *base = strrchr(argv[0], '/');
+    int te = strcmp(base ? base + 1 : argv[0], "slem-trec_eval") == 0;
+    for (int i = 1; i < argc && !te && strcmp(argv[i], "--"); i++) te = !strcmp(argv[i], "--trec-compat");
+    if (te) return main_trec(argc, argv);
+  }
   slem_eval_opts_init(&opts);
   slem_treceval_opts_init(&topts);
   while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
@@ -219,6 +293,12 @@ int main(int argc, char **argv) {
       if ((r = slem_measure_parse(&extra[opts.nmeasures], optarg, &err)) < 0)
         cli_usage_error("-M: unknown measure '%s' (see --trec-compat's -m)", optarg);
       if (r != SLEM_OK) cli_usage_error("-M: %s", err.msg);
+      {
+        size_t nt;
+        SlemAggregate ag = slem_measures(&nt)[extra[opts.nmeasures].m].aggregate;
+        if (ag == SLEM_AGG_TEXT || ag == SLEM_AGG_STRING)
+          cli_usage_error("-M: %s is not a number (--trec-compat prints it)", optarg);
+      }
       opts.nmeasures++;
       break;
     }

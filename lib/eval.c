@@ -225,7 +225,10 @@ static void aggregate(SlemEvalResult *res) {
       case SLEM_AGG_NUM_Q: res->means[v] = nq; break;
       case SLEM_AGG_GEO: res->means[v] = nq > 0 ? exp(res->means[v] / nq) : 0; break;
       case SLEM_AGG_MEAN: res->means[v] = nq > 0 ? res->means[v] / nq : 0; break;
-      case SLEM_AGG_SUM: break;
+      case SLEM_AGG_SUM:
+      case SLEM_AGG_NUM_REL:
+      case SLEM_AGG_TEXT:
+      case SLEM_AGG_STRING: break;
       }
     }
   }

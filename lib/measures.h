@@ -30,21 +30,30 @@ typedef struct SlemJudged {
   size_t ngains;
   long num_rel;
   long level;
+  long num_nonrel; /* the query's qrels values in [0, level): judged non-relevant (bpref) */
 } SlemJudged;
 
+/* rel[i] of a document the qrels do not name (trec_eval's RELVALUE_NONPOOL), and of one they
+ * name with a negative value: in the pool but not judged (RELVALUE_UNJUDGED; infAP, bpref) */
 #define SLEM_UNJUDGED (-1L)
+#define SLEM_POOLED (-2L)
 
 typedef enum SlemAggregate {
   SLEM_AGG_MEAN = 0, /* arithmetic mean over the queries */
   SLEM_AGG_SUM,      /* sum (the counts) */
   SLEM_AGG_GEO,      /* exp of the mean of the per-query values, which are logarithms */
-  SLEM_AGG_NUM_Q     /* the number of queries */
+  SLEM_AGG_NUM_Q,    /* the number of queries */
+  SLEM_AGG_TEXT,     /* no value: the run's id, printed by the caller for "all" (runid) */
+  SLEM_AGG_STRING,   /* per query only, a string (relstring: out[0] = length, then the
+                        qrels values); no summary */
+  SLEM_AGG_NUM_REL   /* a sum; trec_eval -c sums instead every qrels value > 0 (num_rel) */
 } SlemAggregate;
 
 typedef enum SlemCutKind {
   SLEM_CUT_NONE = 0, /* one value */
   SLEM_CUT_RANK,     /* positive whole cut-offs, printed NAME_%ld */
-  SLEM_CUT_RECALL    /* recall levels in [0, 1], printed NAME_%.2f */
+  SLEM_CUT_RECALL,   /* recall levels in [0, 1], printed NAME_%.2f */
+  SLEM_CUT_REAL      /* non-negative reals (multiples of R), printed NAME_%.2f */
 } SlemCutKind;
 
 /* Writes the ncuts values of one query into out[0..max(ncuts, 1)); cuts are increasing. */
@@ -61,6 +70,8 @@ typedef struct SlemMeasure {
   int count;              /* printed as a whole number ("%ld") rather than "%6.4f" */
   int official;           /* in trec_eval's default set (-m official) */
   int per_topic;          /* printed for each topic with -q (num_q and gm_map are not) */
+  int zero_if_missing;    /* 0 for a topic the run lacks (trec_eval -c), rather than the value
+                             on trec_eval's stand-in ranking of one unjudged document */
 } SlemMeasure;
 
 /* The table, in trec_eval's order of output; *n gets its length. Static storage. */

@@ -31,6 +31,8 @@ typedef struct SlemTrecOpts {
   long relevance_level; /* qrels value at least this is relevant (trec_eval -l; default 1) */
   int complete;         /* trec_eval -c */
   int per_query;        /* trec_eval -q */
+  int judged_only;      /* trec_eval -J: results the qrels do not judge are dropped first */
+  long max_per_topic;   /* trec_eval -M: the first N results of each topic (0: all) */
 } SlemTrecOpts;
 
 void slem_treceval_opts_init(SlemTrecOpts *opts);
@@ -63,6 +65,20 @@ int slem_treceval_result(SlemTrecEval *self, const char *qid, const char *docno,
  * are the topics, ids the docnos; ranks are ignored, as trec_eval ignores them). Errors:
  * those of the reader and of slem_treceval_result(). */
 int slem_treceval_add_run(SlemTrecEval *self, SlemRankReader *rankings, SlemError *err);
+
+/* Reads a TREC run "qid Q0 docno rank score tag" (blank separated; fields after the sixth
+ * ignored, as trec_eval does) from path ("-": stdin). The rank field is not read (0, a word:
+ * trec_eval ignores it too); the last line's tag is the runid. Errors: SLEM_EIO, SLEM_EFORMAT
+ * naming path and line (fewer than 6 fields, a score that is not a number), those of
+ * slem_treceval_result(). */
+int slem_treceval_read_run(SlemTrecEval *self, const char *path, SlemError *err);
+
+/* The run of path in format (SLEM_RANK_AUTO: a TREC run when its first line has six fields,
+ * else by the rankings reader's rules; stdin through the rankings reader): TREC runs by
+ * slem_treceval_read_run(), ranks ignored; the other formats by slem_treceval_add_run().
+ * Errors: theirs. */
+int slem_treceval_add_path(SlemTrecEval *self, const char *path, SlemRankFormat format,
+                           SlemError *err);
 
 /* slem_treceval_write() into path ("-": stdout), atomically. Errors: the same, SLEM_EIO. */
 int slem_treceval_write_path(SlemTrecEval *self, const char *path, uint64_t *skipped,
