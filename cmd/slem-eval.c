@@ -368,6 +368,12 @@ int main(int argc, char **argv) {
   st2 = slem_out_commit_all(outs, 2, &err);
   outs[0] = outs[1] = NULL;
   if (st2 != SLEM_OK) goto fail;
+  if (res->unknown > 0 && !quiet)
+    cli_warn("%zu queries of the ranking are not in the qrels: left out, as trec_eval leaves "
+             "them out (the first at line %" PRIu64 ")", res->unknown, res->unknown_line);
+  if (slem_truth_junk_unknown(truth) > 0 && !quiet)
+    cli_warn("%zu junk lines name queries that are not in the qrels: left out",
+             slem_truth_junk_unknown(truth));
   if (res->missing > 0 && !quiet) {
     for (size_t i = 0; i < res->nq; i++)
       if (res->q[i].status == SLEM_Q_MISSING) {
