@@ -23,6 +23,11 @@ double slem_judged_ap(const SlemJudged *q, SlemApKind kind) {
     hits += rel;
     if (kind == SLEM_AP_TREC) {
       if (rel) ap += (double)hits / (double)(i + 1);
+    } else if (kind == SLEM_AP_REVISITOP) {
+      if (rel) { /* hits - 1 relevant in the i ranks before */
+        double j = (double)(hits - 1);
+        ap += ((i == 0 ? 1.0 : j / (double)i) + (j + 1) / (double)(i + 1)) / 2.0 / (double)q->num_rel;
+      }
     } else {
       double r = (double)hits / (double)q->num_rel, p = (double)hits / (double)(i + 1);
       ap += (r - r_prev) * (p_prev + p) / 2;
@@ -518,6 +523,21 @@ static void m_relstring(const SlemJudged *q, const double *cuts, size_t ncuts, d
   for (size_t i = 0; i < len; i++) out[i + 1] = (double)q->rel[i];
 }
 
+/* revisitop's mP@k: relevant in the first k over min(k, the rank of the last relevant
+ * retrieved); 0 when none is retrieved */
+static void m_revisitop_p(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
+  size_t last = 0, j = 0;
+  for (size_t i = 0; i < q->n; i++)
+    if (q->rel[i] >= q->level) {
+      last = i + 1;
+      j++;
+    }
+  for (size_t c = 0; c < ncuts; c++) {
+    size_t k = (size_t)cuts[c], kq = last < k ? last : k;
+    out[c] = j == 0 ? 0.0 : (double)rel_ret(q, k) / (double)kq;
+  }
+}
+
 static void m_none(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
   (void)q, (void)cuts, (void)ncuts;
   out[0] = 0;
@@ -531,44 +551,47 @@ static const double unj_cuts[] = {5, 10, 20};
 #define CUTS(a) a, sizeof a / sizeof *a
 
 static const SlemMeasure table[] = {
-    /* name, per query, aggregate, cut-offs, count, official, per topic, zero if missing; every line is in
+    /* name, per query, aggregate, cut-offs, count, official, per topic, zero if missing, trec; every line is in
      * trec_eval's all_trec set, in its order */
-    {"runid", m_none, SLEM_AGG_TEXT, SLEM_CUT_NONE, NULL, 0, 0, 1, 0, 0},
-    {"num_q", m_num_q, SLEM_AGG_NUM_Q, SLEM_CUT_NONE, NULL, 0, 1, 1, 0, 0},
-    {"num_ret", m_num_ret, SLEM_AGG_SUM, SLEM_CUT_NONE, NULL, 0, 1, 1, 1, 1},
-    {"num_rel", m_num_rel, SLEM_AGG_NUM_REL, SLEM_CUT_NONE, NULL, 0, 1, 1, 1, 0},
-    {"num_rel_ret", m_num_rel_ret, SLEM_AGG_SUM, SLEM_CUT_NONE, NULL, 0, 1, 1, 1, 0},
-    {"map", m_map, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 1, 1, 0},
-    {"gm_map", m_gm_map, SLEM_AGG_GEO, SLEM_CUT_NONE, NULL, 0, 0, 1, 0, 0},
-    {"Rprec", m_rprec, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 1, 1, 0},
-    {"bpref", m_bpref, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 1, 1, 0},
-    {"recip_rank", m_recip_rank, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 1, 1, 0},
-    {"iprec_at_recall", m_iprec, SLEM_AGG_MEAN, SLEM_CUT_RECALL, CUTS(recall_levels), 0, 1, 1, 0},
-    {"P", m_p, SLEM_AGG_MEAN, SLEM_CUT_RANK, CUTS(rank_cuts), 0, 1, 1, 0},
-    {"relstring", m_relstring, SLEM_AGG_STRING, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 1},
-    {"recall", m_recall, SLEM_AGG_MEAN, SLEM_CUT_RANK, CUTS(rank_cuts), 0, 0, 1, 0},
-    {"infAP", m_infap, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0},
-    {"gm_bpref", m_gm_bpref, SLEM_AGG_GEO, SLEM_CUT_NONE, NULL, 0, 0, 0, 0, 0},
-    {"Rprec_mult", m_rprec_mult, SLEM_AGG_MEAN, SLEM_CUT_REAL, CUTS(rprec_mults), 0, 0, 1, 0},
-    {"utility", m_utility, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 1},
-    {"11pt_avg", m_11pt, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0},
-    {"binG", m_bing, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0},
-    {"G", m_g, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0},
-    {"ndcg", m_ndcg, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0},
-    {"ndcg_rel", m_ndcg_rel, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0},
-    {"Rndcg", m_rndcg, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0},
-    {"ndcg_cut", m_ndcg_cut, SLEM_AGG_MEAN, SLEM_CUT_RANK, CUTS(rank_cuts), 0, 0, 1, 0},
-    {"map_cut", m_map_cut, SLEM_AGG_MEAN, SLEM_CUT_RANK, CUTS(rank_cuts), 0, 0, 1, 0},
-    {"relative_P", m_relative_p, SLEM_AGG_MEAN, SLEM_CUT_RANK, CUTS(rank_cuts), 0, 0, 1, 0},
-    {"success", m_success, SLEM_AGG_MEAN, SLEM_CUT_RANK, CUTS(success_cuts), 0, 0, 1, 0},
-    {"set_P", m_set_p, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0},
-    {"set_relative_P", m_set_relative_p, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0},
-    {"set_recall", m_set_recall, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0},
-    {"set_map", m_set_map, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0},
-    {"set_F", m_set_f, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0},
-    {"num_nonrel_judged_ret", m_num_nonrel_judged_ret, SLEM_AGG_SUM, SLEM_CUT_NONE, NULL, 0, 1, 0, 1, 0},
-    {"rbp_resid", m_rbp_resid, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 1},
-    {"unj", m_unj, SLEM_AGG_MEAN, SLEM_CUT_RANK, CUTS(unj_cuts), 0, 0, 1, 1},
+    {"runid", m_none, SLEM_AGG_TEXT, SLEM_CUT_NONE, NULL, 0, 0, 1, 0, 0, 1},
+    {"num_q", m_num_q, SLEM_AGG_NUM_Q, SLEM_CUT_NONE, NULL, 0, 1, 1, 0, 0, 1},
+    {"num_ret", m_num_ret, SLEM_AGG_SUM, SLEM_CUT_NONE, NULL, 0, 1, 1, 1, 1, 1},
+    {"num_rel", m_num_rel, SLEM_AGG_NUM_REL, SLEM_CUT_NONE, NULL, 0, 1, 1, 1, 0, 1},
+    {"num_rel_ret", m_num_rel_ret, SLEM_AGG_SUM, SLEM_CUT_NONE, NULL, 0, 1, 1, 1, 0, 1},
+    {"map", m_map, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 1, 1, 0, 1},
+    {"gm_map", m_gm_map, SLEM_AGG_GEO, SLEM_CUT_NONE, NULL, 0, 0, 1, 0, 0, 1},
+    {"Rprec", m_rprec, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 1, 1, 0, 1},
+    {"bpref", m_bpref, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 1, 1, 0, 1},
+    {"recip_rank", m_recip_rank, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 1, 1, 0, 1},
+    {"iprec_at_recall", m_iprec, SLEM_AGG_MEAN, SLEM_CUT_RECALL, CUTS(recall_levels), 0, 1, 1, 0, 1},
+    {"P", m_p, SLEM_AGG_MEAN, SLEM_CUT_RANK, CUTS(rank_cuts), 0, 1, 1, 0, 1},
+    {"relstring", m_relstring, SLEM_AGG_STRING, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 1, 1},
+    {"recall", m_recall, SLEM_AGG_MEAN, SLEM_CUT_RANK, CUTS(rank_cuts), 0, 0, 1, 0, 1},
+    {"infAP", m_infap, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 1},
+    {"gm_bpref", m_gm_bpref, SLEM_AGG_GEO, SLEM_CUT_NONE, NULL, 0, 0, 0, 0, 0, 1},
+    {"Rprec_mult", m_rprec_mult, SLEM_AGG_MEAN, SLEM_CUT_REAL, CUTS(rprec_mults), 0, 0, 1, 0, 1},
+    {"utility", m_utility, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 1, 1},
+    {"11pt_avg", m_11pt, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 1},
+    {"binG", m_bing, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 1},
+    {"G", m_g, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 1},
+    {"ndcg", m_ndcg, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 1},
+    {"ndcg_rel", m_ndcg_rel, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 1},
+    {"Rndcg", m_rndcg, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 1},
+    {"ndcg_cut", m_ndcg_cut, SLEM_AGG_MEAN, SLEM_CUT_RANK, CUTS(rank_cuts), 0, 0, 1, 0, 1},
+    {"map_cut", m_map_cut, SLEM_AGG_MEAN, SLEM_CUT_RANK, CUTS(rank_cuts), 0, 0, 1, 0, 1},
+    {"relative_P", m_relative_p, SLEM_AGG_MEAN, SLEM_CUT_RANK, CUTS(rank_cuts), 0, 0, 1, 0, 1},
+    {"success", m_success, SLEM_AGG_MEAN, SLEM_CUT_RANK, CUTS(success_cuts), 0, 0, 1, 0, 1},
+    {"set_P", m_set_p, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 1},
+    {"set_relative_P", m_set_relative_p, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 1},
+    {"set_recall", m_set_recall, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 1},
+    {"set_map", m_set_map, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 1},
+    {"set_F", m_set_f, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 1},
+    {"num_nonrel_judged_ret", m_num_nonrel_judged_ret, SLEM_AGG_SUM, SLEM_CUT_NONE, NULL, 0, 1, 0, 1, 0, 1},
+    {"rbp_resid", m_rbp_resid, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 1, 1},
+    {"unj", m_unj, SLEM_AGG_MEAN, SLEM_CUT_RANK, CUTS(unj_cuts), 0, 0, 1, 1, 1},
+
+    /* slem's own: not in trec_eval */
+    {"revisitop_mP", m_revisitop_p, SLEM_AGG_MEAN, SLEM_CUT_RANK, CUTS(success_cuts), 0, 0, 1, 0, 0},
 };
 
 const SlemMeasure *slem_measures(size_t *n) {

@@ -72,6 +72,7 @@ typedef struct SlemMeasure {
   int per_topic;          /* printed for each topic with -q (num_q and gm_map are not) */
   int zero_if_missing;    /* 0 for a topic the run lacks (trec_eval -c), rather than the value
                              on trec_eval's stand-in ranking of one unjudged document */
+  int trec;               /* trec_eval 10.0 has it (in its all_trec set); 0: slem's own */
 } SlemMeasure;
 
 /* The table, in trec_eval's order of output; *n gets its length. Static storage. */
@@ -86,9 +87,13 @@ long slem_measure_find(const char *name, size_t len);
  *                   were not retrieved add 0 (trec_eval's non-interpolated AP).
  *   SLEM_AP_OXFORD  the trapezoid of the Oxford/Holidays compute_ap: from (recall 0,
  *                   precision 1), ap += (r - r_prev)(p_prev + p)/2 at every rank.
+ *   SLEM_AP_REVISITOP  the same trapezoid as revisitop's compute_ap sums it (--protocol):
+ *                   ((p0 + p1) / 2) / R at each relevant rank, p0 the precision of the rank
+ *                   before (1 at rank 1), p1 the precision at it; equal to OXFORD but for
+ *                   the rounding of the last bits.
  * How ties are ordered is not AP's business: each mode orders the ranking before the
  * measures see it (slem: the rank field; --trec-compat: score, then docno decreasing). */
-typedef enum SlemApKind { SLEM_AP_TREC = 0, SLEM_AP_OXFORD = 1 } SlemApKind;
+typedef enum SlemApKind { SLEM_AP_TREC = 0, SLEM_AP_OXFORD = 1, SLEM_AP_REVISITOP = 2 } SlemApKind;
 
 /* AP of q under rule kind, R = q->num_rel; 0 when R is 0 or nothing relevant was
  * retrieved. Cannot fail. */

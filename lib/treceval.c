@@ -102,7 +102,7 @@ int slem_treceval_measure(SlemTrecEval *self, const char *spec, SlemError *err) 
   size_t len = dot ? (size_t)(dot - spec) : strlen(spec);
   long m;
   SlemMeasureReq req;
-  char names[512];
+  char names[1024];
   size_t used = 0;
   if (len == 8 && strncmp(spec, "official", 8) == 0 && !dot) {
     for (size_t i = 0; i < self->ntab; i++) self->want[i] |= self->tab[i].official;
@@ -110,11 +110,12 @@ int slem_treceval_measure(SlemTrecEval *self, const char *spec, SlemError *err) 
     return SLEM_OK;
   }
   if (len == 8 && strncmp(spec, "all_trec", 8) == 0 && !dot) {
-    for (size_t i = 0; i < self->ntab; i++) self->want[i] = 1;
+    for (size_t i = 0; i < self->ntab; i++) self->want[i] |= self->tab[i].trec;
     self->any_wanted = 1;
     return SLEM_OK;
   }
-  if ((m = slem_measure_parse(&req, spec, err)) == SLEM_OK) {
+  if ((m = slem_measure_parse(&req, spec, err)) == SLEM_OK && !self->tab[req.m].trec) m = -1;
+  if (m == SLEM_OK) {
     m = (long)req.m;
     if (dot) {
       self->ncuts[m] = req.ncuts;
@@ -127,7 +128,7 @@ int slem_treceval_measure(SlemTrecEval *self, const char *spec, SlemError *err) 
   if (m > 0) return (int)m;
   names[0] = 0;
   for (size_t i = 0; i < self->ntab && used < sizeof names; i++)
-    used += (size_t)snprintf(names + used, sizeof names - used, "%s, ", self->tab[i].name);
+    if (self->tab[i].trec) used += (size_t)snprintf(names + used, sizeof names - used, "%s, ", self->tab[i].name);
   return slem_error(err, SLEM_EINVAL, "unknown measure '%s' (%sofficial, all_trec)", spec, names);
 }
 
