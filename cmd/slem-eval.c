@@ -51,18 +51,23 @@ static void __attribute__((noreturn)) usage(void) {
       "  -o, --output OUT        write here (default: stdout)\n"
       "  -q, --quiet             no warnings\n"
       "\n"
-      "trec_eval's numbers (with --qrels):\n"
+      "trec_eval's numbers: slem-eval --trec-compat [OPTION]... (--qrels QRELS [RUN] | QRELS RUN),\n"
+      "or slem-trec_eval [OPTION]... QRELS RUN, with trec_eval 10.0's command line:\n"
       "      --trec-compat       evaluate as trec_eval 10.0: results re-sorted by score, ties\n"
-      "                          by docno in decreasing order, ranks ignored; the qrels' topics\n"
-      "                          only; 'measure<TAB>query<TAB>value' lines as it prints them\n"
-      "  -m, --measure M         trec_eval's -m: map, gm_map, Rprec, recip_rank, P[.5,10,...],\n"
-      "                          iprec_at_recall[.0,.1,...], recall[.5,10,...], ndcg,\n"
-      "                          ndcg_cut[.5,10,...], success[.1,5,10], num_q, num_ret,\n"
-      "                          num_rel, num_rel_ret, official (the default set); may be\n"
-      "                          repeated\n"
-      "      --complete          trec_eval -c: qrels topics missing from the run count as 0\n"
-      "      --relevance-level N trec_eval -l: qrels value >= N is relevant (default 1)\n"
-      "                          (--per-query is trec_eval's -q)\n"
+      "                          by docno in decreasing order, the rank field ignored; the\n"
+      "                          qrels' topics only; 'measure<TAB>query<TAB>value' lines\n"
+      "  -q                      per topic, then 'all' (trec_eval -q; --quiet: no warnings)\n"
+      "  -m M                    a measure by trec_eval's name, with its parameters: map,\n"
+      "                          P.5,10, ndcg_cut.10, Rprec_mult.0.5, ...; official (the\n"
+      "                          default set), all_trec (every measure trec_eval 10.0\n"
+      "                          computes from qrels and a run but rbp); may be repeated\n"
+      "  -c                      qrels topics missing from the run count (trec_eval -c)\n"
+      "  -l N                    qrels value >= N is relevant (default 1)\n"
+      "  -M N                    the first N results of each topic only\n"
+      "  -J                      results the qrels do not judge are dropped first\n"
+      "  -N N                    accepted (only utility's 4th coefficient, 0, reads it)\n"
+      "                          (long forms: --per-query, --measure, --complete,\n"
+      "                          --relevance-level; -o, -f and --quiet as below)\n"
       "\n"
       "The revisited Oxford/Paris protocol (revisitop's compute_map):\n"
       "      --protocol P        easy, medium or hard: mAP and mP@1, mP@5, mP@10\n"
@@ -219,17 +224,15 @@ int main(int argc, char **argv) {
       {"curve", required_argument, 0, 'C'},        {"curve-points", required_argument, 0, 'N'},
       {"output", required_argument, 0, 'o'},       {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, 'V'},            {"quiet", no_argument, 0, 'q'},
-      {"trec-compat", no_argument, 0, 'T'},        {"measure", required_argument, 0, 'm'},
+      {"measure", required_argument, 0, 'm'},
       {"complete", no_argument, 0, 'c'},           {"relevance-level", required_argument, 0, 'l'},
       {"protocol", required_argument, 0, 'p'},     {"easy", required_argument, 0, 'E'},
       {"hard", required_argument, 0, 'H'},
       {"extra-measure", required_argument, 0, 'M'}, {0, 0, 0, 0}};
   static const char shortopts[] = "k:f:o:m:M:qhV";
   SlemMeasureReq extra[16];
-  const char *measures[64], *easy = NULL, *hard = NULL;
-  size_t nmeasures = 0;
-  int trec = 0, quiet = 0, have_protocol = 0;
-  SlemTrecOpts topts;
+  const char *easy = NULL, *hard = NULL;
+  int trec_only = 0, quiet = 0, have_protocol = 0;
   SlemProtocol protocol = SLEM_PROTO_MEDIUM;
   const char *junk[MAX_JUNK], *curve = NULL, *output = "-", *ranking = "-";
   SlemOut *outs[2] = {NULL, NULL};
@@ -251,7 +254,6 @@ int main(int argc, char **argv) {
     if (te) return main_trec(argc, argv);
   }
   slem_eval_opts_init(&opts);
-  slem_treceval_opts_init(&topts);
   while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
     switch (c) {
     case 'Q': spec.qrels = optarg; break;
@@ -282,11 +284,7 @@ int main(int argc, char **argv) {
       break;
     case 'o': output = optarg; break;
     case 'q': quiet = 1; break;
-    case 'T': trec = 1; break;
-    case 'm':
-      if (nmeasures == sizeof measures / sizeof *measures) cli_usage_error("-m: too many measures");
-      measures[nmeasures++] = optarg;
-      break;
+    case 'm': trec_only = 1; break;
     case 'M': {
       int r;
       if (opts.nmeasures == sizeof extra / sizeof *extra) cli_usage_error("-M: too many measures");
@@ -302,8 +300,8 @@ int main(int argc, char **argv) {
       opts.nmeasures++;
       break;
     }
-    case 'c': topts.complete = 1; break;
-    case 'l': topts.relevance_level = cli_long("--relevance-level", optarg, -1000000, 1000000); break;
+    case 'c':
+    case 'l': trec_only = 1; break;
     case 'p':
       if (slem_protocol_parse(&protocol, optarg) != SLEM_OK)
         cli_usage_error("--protocol: '%s' (easy, medium, hard)", optarg);
@@ -329,23 +327,19 @@ int main(int argc, char **argv) {
     inputs[n++] = curve;
     cli_refuse_clobber(output, inputs, n);
   }
-  if (!trec && (nmeasures || topts.complete || topts.relevance_level != 1))
-    cli_usage_error("-m, --complete and --relevance-level go with --trec-compat");
+  /* --trec-compat went to main_trec(): its options here are a usage error */
+  if (trec_only) cli_usage_error("-m, --complete and --relevance-level go with --trec-compat");
   if (!have_protocol && (easy || hard))
     cli_usage_error("--easy and --hard go with --protocol");
-  if (trec && have_protocol) cli_usage_error("--trec-compat or --protocol, not both");
-  if ((trec || have_protocol) && opts.nmeasures)
+  if (have_protocol && opts.nmeasures)
     cli_usage_error("-M goes with slem-eval's own measures (--trec-compat: -m)");
   opts.measures = extra;
-  if (trec || have_protocol) {
+  if (have_protocol) {
     if (spec.qlabels || spec.dblabels || spec.qids || spec.dbids || spec.exclude_self || curve ||
         opts.ap != SLEM_AP_TREC)
-      cli_usage_error("%s takes neither labels, ids, --exclude-self, --curve nor --ap",
-                      trec ? "--trec-compat" : "--protocol");
-    return cli_close_stdout(trec ? run_trec(ranking, format, spec.qrels, spec.njunk, output, &topts,
-                                            measures, nmeasures, flags, quiet)
-                                 : run_protocol(ranking, format, protocol, spec.qrels, easy, hard,
-                                                junk, spec.njunk, output, flags));
+      cli_usage_error("--protocol takes neither labels, ids, --exclude-self, --curve nor --ap");
+    return cli_close_stdout(run_protocol(ranking, format, protocol, spec.qrels, easy, hard, junk,
+                                         spec.njunk, output, flags));
   }
   if (!spec.qrels == !(spec.qlabels || spec.dblabels))
     cli_usage_error("give the ground truth as --qrels, or as --query-labels and --db-labels");
