@@ -160,10 +160,11 @@ install: all
 	@for s in $(SCRIPTS); do echo "install -m 755 $${s%%:*} $(DESTDIR)$(PREFIX)/bin/$${s#*:}"; \
 	  install -m 755 "$${s%%:*}" "$(DESTDIR)$(PREFIX)/bin/$${s#*:}" || exit 1; done
 	install -m 644 $(MANS) $(SCRIPT_MANS) $(DESTDIR)$(PREFIX)/share/man/man1/
+	ln -sf slem-eval $(DESTDIR)$(PREFIX)/bin/slem-trec_eval
 
 # Removes what `make install` put there (same PREFIX and DESTDIR), and nothing else.
 uninstall:
-	rm -f $(TOOLS:%=$(DESTDIR)$(PREFIX)/bin/%) $(foreach s,$(SCRIPTS),$(DESTDIR)$(PREFIX)/bin/$(word 2,$(subst :, ,$(s))))
+	rm -f $(TOOLS:%=$(DESTDIR)$(PREFIX)/bin/%) $(DESTDIR)$(PREFIX)/bin/slem-trec_eval $(foreach s,$(SCRIPTS),$(DESTDIR)$(PREFIX)/bin/$(word 2,$(subst :, ,$(s))))
 	rm -f $(MANS:man/%=$(DESTDIR)$(PREFIX)/share/man/man1/%) $(SCRIPT_MANS:man/%=$(DESTDIR)$(PREFIX)/share/man/man1/%)
 
 clean:

@@ -51,18 +51,23 @@ static void __attribute__((noreturn)) usage(void) {
       "  -o, --output OUT        write here (default: stdout)\n"
       "  -q, --quiet             no warnings\n"
       "\n"
-      "trec_eval's numbers (with --qrels):\n"
+      "trec_eval's numbers: slem-eval --trec-compat [OPTION]... (--qrels QRELS [RUN] | QRELS RUN),\n"
+      "or slem-trec_eval [OPTION]... QRELS RUN, with trec_eval 10.0's command line:\n"
       "      --trec-compat       evaluate as trec_eval 10.0: results re-sorted by score, ties\n"
-      "                          by docno in decreasing order, ranks ignored; the qrels' topics\n"
-      "                          only; 'measure<TAB>query<TAB>value' lines as it prints them\n"
-      "  -m, --measure M         trec_eval's -m: map, gm_map, Rprec, recip_rank, P[.5,10,...],\n"
-      "                          iprec_at_recall[.0,.1,...], recall[.5,10,...], ndcg,\n"
-      "                          ndcg_cut[.5,10,...], success[.1,5,10], num_q, num_ret,\n"
-      "                          num_rel, num_rel_ret, official (the default set); may be\n"
-      "                          repeated\n"
-      "      --complete          trec_eval -c: qrels topics missing from the run count as 0\n"
-      "      --relevance-level N trec_eval -l: qrels value >= N is relevant (default 1)\n"
-      "                          (--per-query is trec_eval's -q)\n"
+      "                          by docno in decreasing order, the rank field ignored; the\n"
+      "                          qrels' topics only; 'measure<TAB>query<TAB>value' lines\n"
+      "  -q                      per topic, then 'all' (trec_eval -q; --quiet: no warnings)\n"
+      "  -m M                    a measure by trec_eval's name, with its parameters: map,\n"
+      "                          P.5,10, ndcg_cut.10, Rprec_mult.0.5, ...; official (the\n"
+      "                          default set), all_trec (every measure trec_eval 10.0\n"
+      "                          computes from qrels and a run but rbp); may be repeated\n"
+      "  -c                      qrels topics missing from the run count (trec_eval -c)\n"
+      "  -l N                    qrels value >= N is relevant (default 1)\n"
+      "  -M N                    the first N results of each topic only\n"
+      "  -J                      results the qrels do not judge are dropped first\n"
+      "  -N N                    accepted (only utility's 4th coefficient, 0, reads it)\n"
+      "                          (long forms: --per-query, --measure, --complete,\n"
+      "                          --relevance-level; -o, -f and --quiet as below)\n"
       "\n"
       "The revisited Oxford/Paris protocol (revisitop's compute_map):\n"
       "      --protocol P        easy, medium or hard: mAP and mP@1, mP@5, mP@10\n"
@@ -84,14 +89,12 @@ static int run_trec(const char *ranking, SlemRankFormat format, const char *qrel
                     size_t nmeasures, int flags, int quiet) {
   SlemTrecOpts o = *topts;
   SlemTrecEval *ev = NULL;
-  SlemRankReader *r = NULL;
   SlemError err;
   uint64_t skipped = 0;
   int st;
   if (!qrels) cli_usage_error("--trec-compat needs --qrels");
   if (njunk) cli_usage_error("--trec-compat: trec_eval has no junk lists");
   if (flags & SLEM_EVAL_JSON) cli_usage_error("--trec-compat prints trec_eval's lines, not JSON");
-  o.per_query = (flags & SLEM_EVAL_PER_QUERY) != 0;
   if (slem_treceval_new(&ev, &o, &err) != SLEM_OK) return cli_fail(&err);
   for (size_t i = 0; i < nmeasures; i++)
     if (slem_treceval_measure(ev, measures[i], &err) != SLEM_OK) {
@@ -99,10 +102,8 @@ static int run_trec(const char *ranking, SlemRankFormat format, const char *qrel
       cli_usage_error("-m: %s", err.msg);
     }
   st = slem_treceval_read_qrels(ev, qrels, &err);
-  if (st == SLEM_OK) st = slem_rankreader_open(&r, ranking, format, &err);
-  if (st == SLEM_OK) st = slem_treceval_add_run(ev, r, &err);
+  if (st == SLEM_OK) st = slem_treceval_add_path(ev, ranking, format, &err);
   if (st == SLEM_OK) st = slem_treceval_write_path(ev, output, &skipped, &err);
-  slem_rankreader_free(r);
   slem_treceval_free(ev);
   if (st != SLEM_OK) return cli_fail(&err);
   if (skipped && !quiet)
@@ -141,6 +142,77 @@ static int run_protocol(const char *ranking, SlemRankFormat format, SlemProtocol
 
 static void on_progress(void *ctx, uint64_t done) { cli_progress_of("queries read", done, 0); }
 
+/* --trec-compat, and slem-trec_eval: trec_eval's command line (-q per topic, -c, -l N, -M N,
+ * -m M repeatable, -J, -N N), the qrels and the run as its two operands or as --qrels QRELS
+ * RUN; slem-eval's -o, -f and --quiet. */
+static int main_trec(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"trec-compat", no_argument, 0, 'T'},       {"qrels", required_argument, 0, 'Q'},
+      {"per-query", no_argument, 0, 'q'},         {"query_eval_wanted", no_argument, 0, 'q'},
+      {"complete", no_argument, 0, 'c'},          {"complete_rel_info_wanted", no_argument, 0, 'c'},
+      {"relevance-level", required_argument, 0, 'l'}, {"level_for_rel", required_argument, 0, 'l'},
+      {"measure", required_argument, 0, 'm'},     {"Max_retrieved_per_topic", required_argument, 0, 'M'},
+      {"Judged_docs_only", no_argument, 0, 'J'},  {"Number_docs_in_coll", required_argument, 0, 'N'},
+      {"format", required_argument, 0, 'f'},      {"output", required_argument, 0, 'o'},
+      {"quiet", no_argument, 0, 'Z'},             {"help", no_argument, 0, 'h'},
+      {"version", no_argument, 0, 'V'},           {"query-labels", required_argument, 0, 'X'},
+      {"db-labels", required_argument, 0, 'X'},   {"query-ids", required_argument, 0, 'X'},
+      {"db-ids", required_argument, 0, 'X'},      {"exclude-self", no_argument, 0, 'X'},
+      {"curve", required_argument, 0, 'X'},       {"ap", required_argument, 0, 'X'},
+      {"junk", required_argument, 0, 'j'},        {"json", no_argument, 0, 'k'},
+      {"protocol", required_argument, 0, 'p'},    {0, 0, 0, 0}};
+  static const char shortopts[] = "qcl:m:M:JN:f:o:hvV";
+  const char *measures[64], *qrels = NULL, *output = "-", *ranking = "-";
+  size_t nmeasures = 0;
+  int quiet = 0, c, flags = 0;
+  SlemTrecOpts topts;
+  SlemRankFormat format = SLEM_RANK_AUTO;
+  SlemError err;
+  slem_treceval_opts_init(&topts);
+  while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+    switch (c) {
+    case 'T': break;
+    case 'Q': qrels = optarg; break;
+    case 'q': topts.per_query = 1; break;
+    case 'c': topts.complete = 1; break;
+    case 'l': topts.relevance_level = cli_long("-l", optarg, -1000000, 1000000); break;
+    case 'm':
+      if (nmeasures == sizeof measures / sizeof *measures) cli_usage_error("-m: too many measures");
+      measures[nmeasures++] = optarg;
+      break;
+    case 'M': topts.max_per_topic = cli_long("-M", optarg, 1, 1L << 40); break;
+    case 'J': topts.judged_only = 1; break;
+    case 'N': cli_long("-N", optarg, 0, 1L << 60); break; /* only utility's 4th coefficient, 0 */
+    case 'f':
+      if (slem_rankformat_parse(&format, optarg, &err) != SLEM_OK)
+        cli_usage_error("--format: %s", err.msg);
+      break;
+    case 'o': output = optarg; break;
+    case 'Z': quiet = 1; break;
+    case 'X': cli_usage_error("--trec-compat takes neither labels, ids, --exclude-self, --curve nor --ap");
+    case 'j': cli_usage_error("--trec-compat: trec_eval has no junk lists");
+    case 'k': cli_usage_error("--trec-compat prints trec_eval's lines, not JSON");
+    case 'p': cli_usage_error("--trec-compat or --protocol, not both");
+    case 'h': usage();
+    case 'v':
+    case 'V': cli_version();
+    default: cli_bad_option(argv, shortopts);
+    }
+  }
+  cli_set_quiet(quiet);
+  if (!qrels && argc - optind != 2)
+    cli_usage_error("--trec-compat needs --qrels QRELS [RUN], or QRELS RUN as trec_eval takes them");
+  if (!qrels) qrels = argv[optind++];
+  if (optind < argc) ranking = argv[optind++]; else cli_stdin_hint("the run");
+  if (optind < argc) cli_usage_error("one run at a time: unexpected '%s'", argv[optind]);
+  {
+    const char *inputs[2] = {ranking, qrels};
+    cli_refuse_clobber(output, inputs, 2);
+  }
+  return cli_close_stdout(run_trec(ranking, format, qrels, 0, output, &topts, measures, nmeasures,
+                                   flags, quiet));
+}
+
 int main(int argc, char **argv) {
   static const struct option longopts[] = {
       {"qrels", required_argument, 0, 'Q'},        {"query-labels", required_argument, 0, 'L'},
@@ -152,17 +224,15 @@ int main(int argc, char **argv) {
       {"curve", required_argument, 0, 'C'},        {"curve-points", required_argument, 0, 'N'},
       {"output", required_argument, 0, 'o'},       {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, 'V'},            {"quiet", no_argument, 0, 'q'},
-      {"trec-compat", no_argument, 0, 'T'},        {"measure", required_argument, 0, 'm'},
+      {"measure", required_argument, 0, 'm'},
       {"complete", no_argument, 0, 'c'},           {"relevance-level", required_argument, 0, 'l'},
       {"protocol", required_argument, 0, 'p'},     {"easy", required_argument, 0, 'E'},
       {"hard", required_argument, 0, 'H'},
       {"extra-measure", required_argument, 0, 'M'}, {0, 0, 0, 0}};
   static const char shortopts[] = "k:f:o:m:M:qhV";
   SlemMeasureReq extra[16];
-  const char *measures[64], *easy = NULL, *hard = NULL;
-  size_t nmeasures = 0;
-  int trec = 0, quiet = 0, have_protocol = 0;
-  SlemTrecOpts topts;
+  const char *easy = NULL, *hard = NULL;
+  int trec_only = 0, quiet = 0, have_protocol = 0;
   SlemProtocol protocol = SLEM_PROTO_MEDIUM;
   const char *junk[MAX_JUNK], *curve = NULL, *output = "-", *ranking = "-";
   SlemOut *outs[2] = {NULL, NULL};
@@ -176,8 +246,14 @@ int main(int argc, char **argv) {
   SlemError err;
 
   cli_init(argv[0]);
+  {
+    /* trec_eval's command line: slem-trec_eval, or --trec-compat anywhere before "--" */
+    const char *base = strrchr(argv[0], '/');
+    int te = strcmp(base ? base + 1 : argv[0], "slem-trec_eval") == 0;
+    for (int i = 1; i < argc && !te && strcmp(argv[i], "--"); i++) te = !strcmp(argv[i], "--trec-compat");
+    if (te) return main_trec(argc, argv);
+  }
   slem_eval_opts_init(&opts);
-  slem_treceval_opts_init(&topts);
   while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
     switch (c) {
     case 'Q': spec.qrels = optarg; break;
@@ -208,22 +284,24 @@ int main(int argc, char **argv) {
       break;
     case 'o': output = optarg; break;
     case 'q': quiet = 1; break;
-    case 'T': trec = 1; break;
-    case 'm':
-      if (nmeasures == sizeof measures / sizeof *measures) cli_usage_error("-m: too many measures");
-      measures[nmeasures++] = optarg;
-      break;
+    case 'm': trec_only = 1; break;
     case 'M': {
       int r;
       if (opts.nmeasures == sizeof extra / sizeof *extra) cli_usage_error("-M: too many measures");
       if ((r = slem_measure_parse(&extra[opts.nmeasures], optarg, &err)) < 0)
         cli_usage_error("-M: unknown measure '%s' (see --trec-compat's -m)", optarg);
       if (r != SLEM_OK) cli_usage_error("-M: %s", err.msg);
+      {
+        size_t nt;
+        SlemAggregate ag = slem_measures(&nt)[extra[opts.nmeasures].m].aggregate;
+        if (ag == SLEM_AGG_TEXT || ag == SLEM_AGG_STRING)
+          cli_usage_error("-M: %s is not a number (--trec-compat prints it)", optarg);
+      }
       opts.nmeasures++;
       break;
     }
-    case 'c': topts.complete = 1; break;
-    case 'l': topts.relevance_level = cli_long("--relevance-level", optarg, -1000000, 1000000); break;
+    case 'c':
+    case 'l': trec_only = 1; break;
     case 'p':
       if (slem_protocol_parse(&protocol, optarg) != SLEM_OK)
         cli_usage_error("--protocol: '%s' (easy, medium, hard)", optarg);
@@ -249,23 +327,19 @@ int main(int argc, char **argv) {
     inputs[n++] = curve;
     cli_refuse_clobber(output, inputs, n);
   }
-  if (!trec && (nmeasures || topts.complete || topts.relevance_level != 1))
-    cli_usage_error("-m, --complete and --relevance-level go with --trec-compat");
+  /* --trec-compat went to main_trec(): its options here are a usage error */
+  if (trec_only) cli_usage_error("-m, --complete and --relevance-level go with --trec-compat");
   if (!have_protocol && (easy || hard))
     cli_usage_error("--easy and --hard go with --protocol");
-  if (trec && have_protocol) cli_usage_error("--trec-compat or --protocol, not both");
-  if ((trec || have_protocol) && opts.nmeasures)
+  if (have_protocol && opts.nmeasures)
     cli_usage_error("-M goes with slem-eval's own measures (--trec-compat: -m)");
   opts.measures = extra;
-  if (trec || have_protocol) {
+  if (have_protocol) {
     if (spec.qlabels || spec.dblabels || spec.qids || spec.dbids || spec.exclude_self || curve ||
         opts.ap != SLEM_AP_TREC)
-      cli_usage_error("%s takes neither labels, ids, --exclude-self, --curve nor --ap",
-                      trec ? "--trec-compat" : "--protocol");
-    return cli_close_stdout(trec ? run_trec(ranking, format, spec.qrels, spec.njunk, output, &topts,
-                                            measures, nmeasures, flags, quiet)
-                                 : run_protocol(ranking, format, protocol, spec.qrels, easy, hard,
-                                                junk, spec.njunk, output, flags));
+      cli_usage_error("--protocol takes neither labels, ids, --exclude-self, --curve nor --ap");
+    return cli_close_stdout(run_protocol(ranking, format, protocol, spec.qrels, easy, hard, junk,
+                                         spec.njunk, output, flags));
   }
   if (!spec.qrels == !(spec.qlabels || spec.dblabels))
     cli_usage_error("give the ground truth as --qrels, or as --query-labels and --db-labels");
@@ -288,6 +362,12 @@ int main(int argc, char **argv) {
   st2 = slem_out_commit_all(outs, 2, &err);
   outs[0] = outs[1] = NULL;
   if (st2 != SLEM_OK) goto fail;
+  if (res->unknown > 0 && !quiet)
+    cli_warn("%zu queries of the ranking are not in the qrels: left out, as trec_eval leaves "
+             "them out (the first at line %" PRIu64 ")", res->unknown, res->unknown_line);
+  if (slem_truth_junk_unknown(truth) > 0 && !quiet)
+    cli_warn("%zu junk lines name queries that are not in the qrels: left out",
+             slem_truth_junk_unknown(truth));
   if (res->missing > 0 && !quiet) {
     for (size_t i = 0; i < res->nq; i++)
       if (res->q[i].status == SLEM_Q_MISSING) {

@@ -225,7 +225,10 @@ static void aggregate(SlemEvalResult *res) {
       case SLEM_AGG_NUM_Q: res->means[v] = nq; break;
       case SLEM_AGG_GEO: res->means[v] = nq > 0 ? exp(res->means[v] / nq) : 0; break;
       case SLEM_AGG_MEAN: res->means[v] = nq > 0 ? res->means[v] / nq : 0; break;
-      case SLEM_AGG_SUM: break;
+      case SLEM_AGG_SUM:
+      case SLEM_AGG_NUM_REL:
+      case SLEM_AGG_TEXT:
+      case SLEM_AGG_STRING: break;
       }
     }
   }
@@ -294,6 +297,10 @@ int slem_evalresult_new(SlemEvalResult **self, SlemRankReader *rankings, const S
     RunQuery *rq = run->q + i;
     SlemQueryResult *r;
     size_t n = 0;
+    if (q < 0 && !slem_truth_knows_all_docs(truth)) { /* qrels: as trec_eval, left out */
+      if (res->unknown++ == 0 || rq->line < res->unknown_line) res->unknown_line = rq->line;
+      continue;
+    }
     if (q < 0) {
       st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": query '%s' is not in the ground truth",
                       run->name, rq->line, qs);

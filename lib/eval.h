@@ -86,13 +86,17 @@ typedef struct SlemEvalResult {
   double *means;                       /* means(nvalues): the table's aggregate over the
                                         * evaluated queries */
   double *values;                      /* values(nq, nvalues) */
+  size_t unknown;                      /* qrels: queries of the ranking the qrels lack, left
+                                        * out as trec_eval leaves them out */
+  uint64_t unknown_line;               /* the line of the first of them */
 } SlemEvalResult;
 
 /* Evaluates the rankings that reader gives, read to their end, against truth (both
  * borrowed; the result's strings point into truth). Errors: those of the reader;
  * SLEM_EFORMAT naming the ranking's file and line (an id twice for a query whose lines
- * are spread over the file, a query the ground truth does not know, a database id
- * unknown to the labels); SLEM_ENOMEM. */
+ * are spread over the file, with labels a query the ground truth does not know, a database
+ * id unknown to the labels); SLEM_ENOMEM. With qrels, a query they lack is left out and
+ * counted in unknown (trec_eval skips it too). */
 int slem_evalresult_new(SlemEvalResult **self, SlemRankReader *rankings, const SlemTruth *truth,
                         const SlemEvalOpts *opts, SlemError *err);
 

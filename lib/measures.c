@@ -23,6 +23,11 @@ double slem_judged_ap(const SlemJudged *q, SlemApKind kind) {
     hits += rel;
     if (kind == SLEM_AP_TREC) {
       if (rel) ap += (double)hits / (double)(i + 1);
+    } else if (kind == SLEM_AP_REVISITOP) {
+      if (rel) { /* hits - 1 relevant in the i ranks before */
+        double j = (double)(hits - 1);
+        ap += ((i == 0 ? 1.0 : j / (double)i) + (j + 1) / (double)(i + 1)) / 2.0 / (double)q->num_rel;
+      }
     } else {
       double r = (double)hits / (double)q->num_rel, p = (double)hits / (double)(i + 1);
       ap += (r - r_prev) * (p_prev + p) / 2;
@@ -156,27 +161,437 @@ static void m_success(const SlemJudged *q, const double *cuts, size_t ncuts, dou
   for (size_t c = 0; c < ncuts; c++) out[c] = rel_ret(q, (size_t)cuts[c]) ? 1.0 : 0.0;
 }
 
+/* bpref: for each judged relevant document, the fraction of the first min(R, N) judged
+ * non-relevant ones (N their number in the qrels) ranked above it; documents outside the
+ * qrels or unjudged in the pool are skipped */
+static double bpref(const SlemJudged *q) {
+  long nonrel_so_far = 0;
+  double b = 0;
+  for (size_t j = 0; j < q->n; j++) {
+    long r = q->rel[j];
+    if (r == SLEM_UNJUDGED || r == SLEM_POOLED) continue;
+    if (r >= 0 && r < q->level) nonrel_so_far++;
+    else if (nonrel_so_far > 0 && q->num_nonrel > 0) /* num_nonrel 0: not known (slem-eval -M) */
+      b += 1.0 - (double)(nonrel_so_far < q->num_rel ? nonrel_so_far : q->num_rel) /
+                     (double)(q->num_nonrel < q->num_rel ? q->num_nonrel : q->num_rel);
+    else b += 1.0;
+  }
+  return q->num_rel ? b / (double)q->num_rel : b;
+}
+
+static void m_bpref(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
+  (void)cuts, (void)ncuts;
+  out[0] = bpref(q);
+}
+
+static void m_gm_bpref(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
+  double b = bpref(q);
+  (void)cuts, (void)ncuts;
+  out[0] = log(b > MIN_GEO_MEAN ? b : MIN_GEO_MEAN);
+}
+
+#define INFAP_EPSILON 1e-5
+/* infAP (Yilmaz and Aslam): precision above each relevant document estimated from the
+ * judged documents above it, documents outside the pool counting as non-relevant */
+static void m_infap(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
+  long nonrel = 0, rel = 0, pooled = 0;
+  double ap = 0;
+  (void)cuts, (void)ncuts;
+  for (size_t j = 0; j < q->n; j++) {
+    long r = q->rel[j];
+    if (r == SLEM_UNJUDGED) continue;
+    if (r == SLEM_POOLED) {
+      pooled++;
+      continue;
+    }
+    if (r >= 0 && r < q->level) {
+      nonrel++;
+      continue;
+    }
+    rel++;
+    if (j == 0) ap += 1.0;
+    else {
+      double fj = (double)j;
+      ap += 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((double)(rel - 1 + nonrel + pooled) / fj) *
+                                   (((double)(rel - 1) + INFAP_EPSILON) /
+                                    ((double)(rel - 1 + nonrel) + 2 * INFAP_EPSILON));
+    }
+  }
+  out[0] = q->num_rel ? ap / (double)q->num_rel : ap;
+}
+
+/* precision at ranks that are multiples of R: cut-off (long)(x R + 0.9) */
+static void m_rprec_mult(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
+  long cut[SLEM_MAX_CUTS], rr = rel_ret(q, q->n), nret = (long)q->n, rel_so_far = rr;
+  long cc = (long)ncuts - 1;
+  for (size_t c = 0; c < ncuts; c++) {
+    cut[c] = (long)(cuts[c] * (double)q->num_rel + 0.9);
+    out[c] = 0;
+  }
+  while (cc >= 0 && cut[cc] > nret) {
+    out[cc] = (double)rr / (double)cut[cc];
+    cc--;
+  }
+  for (long i = nret; i > 0 && rel_so_far > 0; i--) {
+    double prec = (double)rel_so_far / (double)i;
+    while (cc >= 0 && i == cut[cc]) out[cc--] = prec;
+    if (q->rel[i - 1] >= q->level) rel_so_far--;
+  }
+}
+
+/* trec_eval's default utility coefficients: +1 a relevant retrieved, -1 a non-relevant one */
+static void m_utility(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
+  long rr = rel_ret(q, q->n), nret = (long)q->n;
+  (void)cuts, (void)ncuts;
+  out[0] = 1.0 * (double)rr + -1.0 * (double)(nret - rr) + 0.0 * (double)(q->num_rel - rr) +
+           0.0 * (double)(rr - nret - q->num_rel);
+}
+
+/* mean interpolated precision at recall 0, 0.1, ..., 1 */
+static void m_11pt(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
+  static const double lv[] = {0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0};
+  long cut[11], rr = rel_ret(q, q->n), rel_so_far = rr, cc = 10;
+  double sum = 0, best;
+  (void)cuts, (void)ncuts;
+  for (size_t c = 0; c < 11; c++) cut[c] = lround(lv[c] * (double)q->num_rel);
+  while (cc >= 0 && cut[cc] > rr) cc--;
+  best = (double)rr / (double)q->n;
+  for (size_t i = q->n; i > 0 && rel_so_far > 0; i--) {
+    double prec = (double)rel_so_far / (double)i;
+    if (best < prec) best = prec;
+    if (q->rel[i - 1] >= q->level) {
+      while (cc >= 0 && rel_so_far == cut[cc]) {
+        sum += best;
+        cc--;
+      }
+      rel_so_far--;
+    }
+  }
+  while (cc >= 0) {
+    sum += best;
+    cc--;
+  }
+  out[0] = sum / 11.0;
+}
+
+/* binary G: each relevant document discounted by the non-relevant ones above it */
+static void m_bing(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
+  long so_far = 0;
+  double sum = 0;
+  (void)cuts, (void)ncuts;
+  out[0] = 0;
+  for (size_t i = 0; i < q->n; i++)
+    if (q->rel[i] >= q->level) {
+      so_far++;
+      sum += 1.0 / log2((double)(3 + (long)i - so_far));
+    }
+  if (so_far) out[0] = sum / (double)q->num_rel;
+}
+
+/* the gain of a retrieved document (its qrels value; 0 for unjudged), and the gain at rank
+ * i + 1 of the ideal ranking (i = -1: the first) */
+static double gain(long rel) { return rel > 0 ? (double)rel : 0.0; }
+static double ideal(const SlemJudged *q, long i) {
+  if (i < 0) i = 0;
+  return (size_t)i < q->ngains ? (double)q->gains[i] : 0.0;
+}
+
+/* G (trec_eval's m_G.c): gains discounted by the cost of reaching them */
+static void m_g(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
+  double res_g = 0, sum_res = 0, sum_ideal = 0, sum_cost = 0, ig = ideal(q, -1);
+  long i = 0, n = (long)q->n;
+  (void)cuts, (void)ncuts;
+  for (; i < n && ig > 0.0; i++) {
+    double rg = gain(q->rel[i]);
+    sum_res += rg;
+    ig = ideal(q, i);
+    if (ig > 0.0) sum_ideal += ig;
+    sum_cost += ig >= 1.0 ? ig : 1.0;
+    if (rg != 0) res_g += rg / log2(2 + sum_cost - sum_res);
+  }
+  for (; i < n; i++) {
+    double rg = gain(q->rel[i]);
+    sum_res += rg;
+    sum_cost += 1.0;
+    if (rg != 0) res_g += rg / log2(2 + sum_cost - sum_res);
+  }
+  for (; ig > 0.0; i++) {
+    ig = ideal(q, i);
+    if (ig > 0.0) sum_ideal += ig;
+  }
+  out[0] = sum_ideal > 0.0 ? res_g / sum_ideal : 0.0;
+}
+
+/* nDCG averaged over the relevant documents' ranks (trec_eval's m_ndcg_rel.c) */
+static void m_ndcg_rel(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
+  double rdcg = 0, idcg = 0, sum = 0, ig = ideal(q, -1);
+  long nrel = 0, nrr = 0, i = 0, n = (long)q->n;
+  (void)cuts, (void)ncuts;
+  for (; i < n && ig > 0.0; i++) {
+    double rg = gain(q->rel[i]);
+    if (rg != 0) rdcg += rg / log2((double)(i + 2));
+    ig = ideal(q, i);
+    if (ig > 0.0) {
+      nrel++;
+      idcg += ig / log2((double)(i + 2));
+    }
+    if (rg > 0) {
+      sum += rdcg / idcg;
+      nrr++;
+    }
+  }
+  for (; i < n; i++) {
+    double rg = gain(q->rel[i]);
+    if (rg != 0) rdcg += rg / log2((double)(i + 2));
+    if (rg > 0) {
+      sum += rdcg / idcg;
+      nrr++;
+    }
+  }
+  for (; ig > 0.0; i++) {
+    ig = ideal(q, i);
+    if (ig > 0.0) {
+      nrel++;
+      idcg += ig / log2((double)(i + 2));
+    }
+  }
+  sum += (double)(nrel - nrr) * rdcg / idcg;
+  out[0] = sum > 0.0 ? sum / (double)nrel : 0.0;
+}
+
+/* nDCG averaged over the ranks where the ideal gain changes (trec_eval's m_Rndcg.c) */
+static void m_rndcg(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
+  double rdcg = 0, idcg = 0, sum = 0, ig = ideal(q, -1), old = ig;
+  long changed = 0, i = 0, n = (long)q->n;
+  (void)cuts, (void)ncuts;
+  out[0] = 0;
+  if (q->num_rel == 0) return;
+  for (; i < n && ig > 0.0; i++) {
+    double rg = gain(q->rel[i]);
+    ig = ideal(q, i);
+    if (old != ig) {
+      if (idcg > 0.0) {
+        sum += rdcg / idcg;
+        changed++;
+      }
+      old = ig;
+    }
+    if (rg != 0) rdcg += rg / log2((double)(i + 2));
+    if (ig > 0.0) idcg += ig / log2((double)(i + 2));
+  }
+  if (i < n) {
+    for (; i < n; i++) {
+      double rg = gain(q->rel[i]);
+      if (rg != 0) rdcg += rg / log2((double)(i + 2));
+    }
+    if (idcg > 0.0) {
+      sum += rdcg / idcg;
+      changed++;
+    }
+  }
+  for (; ig > 0.0; i++) {
+    ig = ideal(q, i);
+    if (old != ig) {
+      if (idcg > 0.0) {
+        sum += rdcg / idcg;
+        changed++;
+      }
+      old = ig;
+    }
+    if (ig > 0.0) idcg += ig / log2((double)(i + 2));
+  }
+  out[0] = sum / (double)changed;
+}
+
+/* AP of the first k ranks (relevant documents below k add 0) */
+static void m_map_cut(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
+  size_t c = 0;
+  long so_far = 0;
+  double sum = 0;
+  for (size_t i = 0; i < ncuts; i++) out[i] = 0;
+  if (q->num_rel == 0) return;
+  for (size_t i = 0; i < q->n; i++) {
+    if ((double)i == cuts[c]) {
+      out[c] = sum / (double)q->num_rel;
+      if (++c == ncuts) break;
+    }
+    if (q->rel[i] >= q->level) {
+      so_far++;
+      sum += (double)so_far / (double)(i + 1);
+    }
+  }
+  for (; c < ncuts; c++) out[c] = sum / (double)q->num_rel;
+}
+
+/* relevant in the first k over min(k, R) */
+static void m_relative_p(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
+  size_t c = 0;
+  long so_far = 0, r = q->num_rel;
+  for (size_t i = 0; i < ncuts; i++) out[i] = 0;
+  if (r == 0) return;
+  for (size_t i = 0; i < q->n; i++) {
+    if ((double)i == cuts[c]) {
+      out[c] = (double)so_far / (double)((long)i > r ? r : (long)i);
+      if (++c == ncuts) break;
+    }
+    so_far += q->rel[i] >= q->level;
+  }
+  for (; c < ncuts; c++) {
+    long k = (long)cuts[c];
+    out[c] = (double)so_far / (double)(k > r ? r : k);
+  }
+}
+
+/* measures of the retrieved set, ranks ignored */
+static void m_set_p(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
+  (void)cuts, (void)ncuts;
+  out[0] = q->n ? (double)rel_ret(q, q->n) / (double)q->n : 0.0;
+}
+
+static void m_set_relative_p(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
+  long n = (long)q->n;
+  (void)cuts, (void)ncuts;
+  out[0] = n && q->num_rel ? (double)rel_ret(q, q->n) / (double)(n < q->num_rel ? n : q->num_rel) : 0.0;
+}
+
+static void m_set_recall(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
+  (void)cuts, (void)ncuts;
+  out[0] = q->num_rel ? (double)rel_ret(q, q->n) / (double)q->num_rel : 0.0;
+}
+
+static void m_set_map(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
+  double rr = (double)rel_ret(q, q->n);
+  (void)cuts, (void)ncuts;
+  out[0] = q->n && q->num_rel ? (rr * rr) / ((double)q->n * (double)q->num_rel) : 0.0;
+}
+
+/* F with beta 1 (trec_eval's default parameter) */
+static void m_set_f(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
+  long rr = rel_ret(q, q->n);
+  (void)cuts, (void)ncuts;
+  out[0] = 0;
+  if (rr) {
+    double p = (double)rr / (double)q->n, r = (double)rr / (double)q->num_rel, x = 1.0;
+    out[0] = (x + 1.0) * p * r / (x * p + r);
+  }
+}
+
+static void m_num_nonrel_judged_ret(const SlemJudged *q, const double *cuts, size_t ncuts,
+                                    double *out) {
+  long judged = 0;
+  (void)cuts, (void)ncuts;
+  for (size_t i = 0; i < q->n; i++) judged += q->rel[i] >= 0;
+  out[0] = (double)(judged - rel_ret(q, q->n));
+}
+
+/* residual of rank-biased precision, p = 0.9: as trec_eval 10.0's m_rbp_resid.c computes it
+ * (p^n plus (1 - p) times the weights of the unjudged ranks, when any is unjudged) */
+static void m_rbp_resid(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
+  double p = 0.9, sum = 0, cur = 1.0;
+  long unj = 0;
+  (void)cuts, (void)ncuts;
+  for (size_t i = 0; i < q->n; i++) {
+    if (q->rel[i] < 0) {
+      unj++;
+      sum += cur;
+    }
+    cur = cur * p;
+  }
+  out[0] = unj ? cur + (1 - p) * sum : 0.0;
+}
+
+/* the fraction of unjudged documents in the first k (k counted even past the ranking) */
+static void m_unj(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
+  size_t c = 0;
+  long so_far = 0;
+  for (size_t i = 0; i < ncuts; i++) out[i] = 0;
+  for (size_t i = 0; i < q->n; i++) {
+    if ((double)i == cuts[c]) {
+      out[c] = (double)so_far / (double)i;
+      if (++c == ncuts) break;
+    }
+    so_far += q->rel[i] == SLEM_UNJUDGED || q->rel[i] == SLEM_POOLED;
+  }
+  for (; c < ncuts; c++) out[c] = (double)so_far / cuts[c];
+}
+
+/* the qrels values of the first 10 ranks, as trec_eval prints them */
+static void m_relstring(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
+  size_t len = q->n < 10 ? q->n : 10;
+  (void)cuts, (void)ncuts;
+  out[0] = (double)len;
+  for (size_t i = 0; i < len; i++) out[i + 1] = (double)q->rel[i];
+}
+
+/* revisitop's mP@k: relevant in the first k over min(k, the rank of the last relevant
+ * retrieved); 0 when none is retrieved */
+static void m_revisitop_p(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
+  size_t last = 0, j = 0;
+  for (size_t i = 0; i < q->n; i++)
+    if (q->rel[i] >= q->level) {
+      last = i + 1;
+      j++;
+    }
+  for (size_t c = 0; c < ncuts; c++) {
+    size_t k = (size_t)cuts[c], kq = last < k ? last : k;
+    out[c] = j == 0 ? 0.0 : (double)rel_ret(q, k) / (double)kq;
+  }
+}
+
+static void m_none(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
+  (void)q, (void)cuts, (void)ncuts;
+  out[0] = 0;
+}
+
 static const double rank_cuts[] = {5, 10, 15, 20, 30, 100, 200, 500, 1000};
 static const double recall_levels[] = {0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0};
 static const double success_cuts[] = {1, 5, 10};
+static const double rprec_mults[] = {0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0};
+static const double unj_cuts[] = {5, 10, 20};
 #define CUTS(a) a, sizeof a / sizeof *a
 
 static const SlemMeasure table[] = {
-    /* name, per query, aggregate, cut-offs, count, official, per topic */
-    {"num_q", m_num_q, SLEM_AGG_NUM_Q, SLEM_CUT_NONE, NULL, 0, 1, 1, 0},
-    {"num_ret", m_num_ret, SLEM_AGG_SUM, SLEM_CUT_NONE, NULL, 0, 1, 1, 1},
-    {"num_rel", m_num_rel, SLEM_AGG_SUM, SLEM_CUT_NONE, NULL, 0, 1, 1, 1},
-    {"num_rel_ret", m_num_rel_ret, SLEM_AGG_SUM, SLEM_CUT_NONE, NULL, 0, 1, 1, 1},
-    {"map", m_map, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 1, 1},
-    {"gm_map", m_gm_map, SLEM_AGG_GEO, SLEM_CUT_NONE, NULL, 0, 0, 1, 0},
-    {"Rprec", m_rprec, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 1, 1},
-    {"recip_rank", m_recip_rank, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 1, 1},
-    {"iprec_at_recall", m_iprec, SLEM_AGG_MEAN, SLEM_CUT_RECALL, CUTS(recall_levels), 0, 1, 1},
-    {"P", m_p, SLEM_AGG_MEAN, SLEM_CUT_RANK, CUTS(rank_cuts), 0, 1, 1},
-    {"recall", m_recall, SLEM_AGG_MEAN, SLEM_CUT_RANK, CUTS(rank_cuts), 0, 0, 1},
-    {"ndcg", m_ndcg, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1},
-    {"ndcg_cut", m_ndcg_cut, SLEM_AGG_MEAN, SLEM_CUT_RANK, CUTS(rank_cuts), 0, 0, 1},
-    {"success", m_success, SLEM_AGG_MEAN, SLEM_CUT_RANK, CUTS(success_cuts), 0, 0, 1},
+    /* name, per query, aggregate, cut-offs, count, official, per topic, zero if missing, trec; every line is in
+     * trec_eval's all_trec set, in its order */
+    {"runid", m_none, SLEM_AGG_TEXT, SLEM_CUT_NONE, NULL, 0, 0, 1, 0, 0, 1},
+    {"num_q", m_num_q, SLEM_AGG_NUM_Q, SLEM_CUT_NONE, NULL, 0, 1, 1, 0, 0, 1},
+    {"num_ret", m_num_ret, SLEM_AGG_SUM, SLEM_CUT_NONE, NULL, 0, 1, 1, 1, 1, 1},
+    {"num_rel", m_num_rel, SLEM_AGG_NUM_REL, SLEM_CUT_NONE, NULL, 0, 1, 1, 1, 0, 1},
+    {"num_rel_ret", m_num_rel_ret, SLEM_AGG_SUM, SLEM_CUT_NONE, NULL, 0, 1, 1, 1, 0, 1},
+    {"map", m_map, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 1, 1, 0, 1},
+    {"gm_map", m_gm_map, SLEM_AGG_GEO, SLEM_CUT_NONE, NULL, 0, 0, 1, 0, 0, 1},
+    {"Rprec", m_rprec, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 1, 1, 0, 1},
+    {"bpref", m_bpref, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 1, 1, 0, 1},
+    {"recip_rank", m_recip_rank, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 1, 1, 0, 1},
+    {"iprec_at_recall", m_iprec, SLEM_AGG_MEAN, SLEM_CUT_RECALL, CUTS(recall_levels), 0, 1, 1, 0, 1},
+    {"P", m_p, SLEM_AGG_MEAN, SLEM_CUT_RANK, CUTS(rank_cuts), 0, 1, 1, 0, 1},
+    {"relstring", m_relstring, SLEM_AGG_STRING, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 1, 1},
+    {"recall", m_recall, SLEM_AGG_MEAN, SLEM_CUT_RANK, CUTS(rank_cuts), 0, 0, 1, 0, 1},
+    {"infAP", m_infap, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 1},
+    {"gm_bpref", m_gm_bpref, SLEM_AGG_GEO, SLEM_CUT_NONE, NULL, 0, 0, 0, 0, 0, 1},
+    {"Rprec_mult", m_rprec_mult, SLEM_AGG_MEAN, SLEM_CUT_REAL, CUTS(rprec_mults), 0, 0, 1, 0, 1},
+    {"utility", m_utility, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 1, 1},
+    {"11pt_avg", m_11pt, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 1},
+    {"binG", m_bing, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 1},
+    {"G", m_g, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 1},
+    {"ndcg", m_ndcg, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 1},
+    {"ndcg_rel", m_ndcg_rel, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 1},
+    {"Rndcg", m_rndcg, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 1},
+    {"ndcg_cut", m_ndcg_cut, SLEM_AGG_MEAN, SLEM_CUT_RANK, CUTS(rank_cuts), 0, 0, 1, 0, 1},
+    {"map_cut", m_map_cut, SLEM_AGG_MEAN, SLEM_CUT_RANK, CUTS(rank_cuts), 0, 0, 1, 0, 1},
+    {"relative_P", m_relative_p, SLEM_AGG_MEAN, SLEM_CUT_RANK, CUTS(rank_cuts), 0, 0, 1, 0, 1},
+    {"success", m_success, SLEM_AGG_MEAN, SLEM_CUT_RANK, CUTS(success_cuts), 0, 0, 1, 0, 1},
+    {"set_P", m_set_p, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 1},
+    {"set_relative_P", m_set_relative_p, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 1},
+    {"set_recall", m_set_recall, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 1},
+    {"set_map", m_set_map, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 1},
+    {"set_F", m_set_f, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 1},
+    {"num_nonrel_judged_ret", m_num_nonrel_judged_ret, SLEM_AGG_SUM, SLEM_CUT_NONE, NULL, 0, 1, 0, 1, 0, 1},
+    {"rbp_resid", m_rbp_resid, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 1, 1},
+    {"unj", m_unj, SLEM_AGG_MEAN, SLEM_CUT_RANK, CUTS(unj_cuts), 0, 0, 1, 1, 1},
+
+    /* slem's own: not in trec_eval */
+    {"revisitop_mP", m_revisitop_p, SLEM_AGG_MEAN, SLEM_CUT_RANK, CUTS(success_cuts), 0, 0, 1, 0, 0},
 };
 
 const SlemMeasure *slem_measures(size_t *n) {
@@ -220,8 +635,10 @@ int slem_measure_parse(SlemMeasureReq *req, const char *spec, SlemError *err) {
       v = (double)l;
     } else {
       v = strtod(p, &end);
-      if (end == p || errno || !(v >= 0 && v <= 1) || (*end && *end != ','))
-        return slem_error(err, SLEM_EINVAL, "%s: recall levels go from 0 to 1", spec);
+      if (end == p || errno || !(v >= 0 && (v <= 1 || me->cut == SLEM_CUT_REAL)) ||
+          !isfinite(v) || (*end && *end != ','))
+        return slem_error(err, SLEM_EINVAL, me->cut == SLEM_CUT_REAL ? "%s: parameters are "
+                          "non-negative numbers" : "%s: recall levels go from 0 to 1", spec);
       for (size_t i = 0; i < n; i++)
         if (cut[i] == v) return slem_error(err, SLEM_EINVAL, "%s: %g twice", spec, v);
     }
@@ -243,6 +660,6 @@ int slem_measure_parse(SlemMeasureReq *req, const char *spec, SlemError *err) {
 void slem_measure_value_name(const SlemMeasureReq *req, size_t c, char *name, size_t size) {
   const SlemMeasure *me = table + req->m;
   if (me->cut == SLEM_CUT_RANK) snprintf(name, size, "%s_%ld", me->name, (long)req->cuts[c]);
-  else if (me->cut == SLEM_CUT_RECALL) snprintf(name, size, "%s_%.2f", me->name, req->cuts[c]);
+  else if (me->cut != SLEM_CUT_NONE) snprintf(name, size, "%s_%.2f", me->name, req->cuts[c]);
   else snprintf(name, size, "%s", me->name);
 }

@@ -30,21 +30,30 @@ typedef struct SlemJudged {
   size_t ngains;
   long num_rel;
   long level;
+  long num_nonrel; /* the query's qrels values in [0, level): judged non-relevant (bpref) */
 } SlemJudged;
 
+/* rel[i] of a document the qrels do not name (trec_eval's RELVALUE_NONPOOL), and of one they
+ * name with a negative value: in the pool but not judged (RELVALUE_UNJUDGED; infAP, bpref) */
 #define SLEM_UNJUDGED (-1L)
+#define SLEM_POOLED (-2L)
 
 typedef enum SlemAggregate {
   SLEM_AGG_MEAN = 0, /* arithmetic mean over the queries */
   SLEM_AGG_SUM,      /* sum (the counts) */
   SLEM_AGG_GEO,      /* exp of the mean of the per-query values, which are logarithms */
-  SLEM_AGG_NUM_Q     /* the number of queries */
+  SLEM_AGG_NUM_Q,    /* the number of queries */
+  SLEM_AGG_TEXT,     /* no value: the run's id, printed by the caller for "all" (runid) */
+  SLEM_AGG_STRING,   /* per query only, a string (relstring: out[0] = length, then the
+                        qrels values); no summary */
+  SLEM_AGG_NUM_REL   /* a sum; trec_eval -c sums instead every qrels value > 0 (num_rel) */
 } SlemAggregate;
 
 typedef enum SlemCutKind {
   SLEM_CUT_NONE = 0, /* one value */
   SLEM_CUT_RANK,     /* positive whole cut-offs, printed NAME_%ld */
-  SLEM_CUT_RECALL    /* recall levels in [0, 1], printed NAME_%.2f */
+  SLEM_CUT_RECALL,   /* recall levels in [0, 1], printed NAME_%.2f */
+  SLEM_CUT_REAL      /* non-negative reals (multiples of R), printed NAME_%.2f */
 } SlemCutKind;
 
 /* Writes the ncuts values of one query into out[0..max(ncuts, 1)); cuts are increasing. */
@@ -61,6 +70,9 @@ typedef struct SlemMeasure {
   int count;              /* printed as a whole number ("%ld") rather than "%6.4f" */
   int official;           /* in trec_eval's default set (-m official) */
   int per_topic;          /* printed for each topic with -q (num_q and gm_map are not) */
+  int zero_if_missing;    /* 0 for a topic the run lacks (trec_eval -c), rather than the value
+                             on trec_eval's stand-in ranking of one unjudged document */
+  int trec;               /* trec_eval 10.0 has it (in its all_trec set); 0: slem's own */
 } SlemMeasure;
 
 /* The table, in trec_eval's order of output; *n gets its length. Static storage. */
@@ -75,9 +87,13 @@ long slem_measure_find(const char *name, size_t len);
  *                   were not retrieved add 0 (trec_eval's non-interpolated AP).
  *   SLEM_AP_OXFORD  the trapezoid of the Oxford/Holidays compute_ap: from (recall 0,
  *                   precision 1), ap += (r - r_prev)(p_prev + p)/2 at every rank.
+ *   SLEM_AP_REVISITOP  the same trapezoid as revisitop's compute_ap sums it (--protocol):
+ *                   ((p0 + p1) / 2) / R at each relevant rank, p0 the precision of the rank
+ *                   before (1 at rank 1), p1 the precision at it; equal to OXFORD but for
+ *                   the rounding of the last bits.
  * How ties are ordered is not AP's business: each mode orders the ranking before the
  * measures see it (slem: the rank field; --trec-compat: score, then docno decreasing). */
-typedef enum SlemApKind { SLEM_AP_TREC = 0, SLEM_AP_OXFORD = 1 } SlemApKind;
+typedef enum SlemApKind { SLEM_AP_TREC = 0, SLEM_AP_OXFORD = 1, SLEM_AP_REVISITOP = 2 } SlemApKind;
 
 /* AP of q under rule kind, R = q->num_rel; 0 when R is 0 or nothing relevant was
  * retrieved. Cannot fail. */

@@ -9,7 +9,9 @@
 #include <cjson/cJSON.h>
 
 #include "io.h"
+#include "measures.h"
 #include "strmap.h"
+#include "truth.h"
 
 const size_t slem_revisit_kappas[SLEM_REVISIT_NK] = {1, 5, 10};
 
@@ -100,12 +102,11 @@ static int add(SlemRevisit *self, SlemGtKind kind, const char *qid, const char *
   return SLEM_OK;
 }
 
-/* Reads lines of want fields; fields[grade_field] is a grade when qrels. */
-static int read_lines(SlemRevisit *self, int qrels, SlemGtKind kind, const char *path,
-                      SlemError *err) {
+/* Reads "query item" lines of one kind. */
+static int read_lines(SlemRevisit *self, SlemGtKind kind, const char *path, SlemError *err) {
   SlemIn *in = NULL;
   char *line;
-  size_t len, want = qrels ? 4 : 2;
+  size_t len;
   uint64_t lineno = 0;
   int st = slem_in_open(&in, path, err);
   while (st == SLEM_OK && (st = slem_in_getline(in, &line, &len, err)) == SLEM_OK && line) {
@@ -115,41 +116,42 @@ static int read_lines(SlemRevisit *self, int qrels, SlemGtKind kind, const char 
     for (char *t = strtok_r(line, " \t", &save); t && nf < 5; t = strtok_r(NULL, " \t", &save))
       f[nf++] = t;
     if (nf == 0) continue;
-    if (nf != want) {
-      st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": %zu fields, expected %zu (%s)",
-                      slem_in_name(in), lineno, nf, want, qrels ? "qid iter docno grade" : "query item");
+    if (nf != 2) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": %zu fields, expected 2 (query item)",
+                      slem_in_name(in), lineno, nf);
       break;
     }
-    if (qrels) {
-      char *end;
-      long g;
-      errno = 0;
-      g = strtol(f[3], &end, 10);
-      if (end == f[3] || *end || errno || g < -1 || g > 2) {
-        st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": grade '%s': expected 2 (easy), "
-                        "1 (hard), 0 (negative) or -1 (junk)", slem_in_name(in), lineno, f[3]);
-        break;
-      }
-      if (g == 0) { /* a judged negative: the query exists, with nothing to record */
-        if (query(self, f[0]) < 0) st = slem_error(err, SLEM_ENOMEM, "out of memory");
-        continue;
-      }
-      kind = g == 2 ? SLEM_GT_EASY : g == 1 ? SLEM_GT_HARD : SLEM_GT_JUNK;
-      st = add(self, kind, f[0], f[2], slem_in_name(in), lineno, err);
-    } else {
-      st = add(self, kind, f[0], f[1], slem_in_name(in), lineno, err);
-    }
+    st = add(self, kind, f[0], f[1], slem_in_name(in), lineno, err);
   }
   slem_in_free(in);
   return st;
 }
 
 int slem_revisit_read(SlemRevisit *self, SlemGtKind kind, const char *path, SlemError *err) {
-  return read_lines(self, 0, kind, path, err);
+  return read_lines(self, kind, path, err);
 }
 
 int slem_revisit_read_qrels(SlemRevisit *self, const char *path, SlemError *err) {
-  return read_lines(self, 1, SLEM_GT_EASY, path, err);
+  SlemTruth *t = NULL;
+  int st = slem_truth_read_graded(&t, path, 1, err);
+  for (size_t q = 0; st == SLEM_OK && q < slem_truth_queries(t); q++) {
+    const char *qid = slem_truth_query(t, q);
+    if (query(self, qid) < 0) st = slem_error(err, SLEM_ENOMEM, "out of memory");
+    for (size_t i = 0; st == SLEM_OK && i < slem_truth_njudged(t, q); i++) {
+      const char *docno;
+      long g;
+      uint64_t line;
+      slem_truth_judgement(t, q, i, &docno, &g, &line);
+      if (g < -1 || g > 2)
+        st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": grade '%ld': expected 2 (easy), "
+                        "1 (hard), 0 (negative) or -1 (junk)", path, line, g);
+      else if (g != 0) /* 0: a judged negative, the query exists with nothing to record */
+        st = add(self, g == 2 ? SLEM_GT_EASY : g == 1 ? SLEM_GT_HARD : SLEM_GT_JUNK, qid, docno,
+                 path, line, err);
+    }
+  }
+  slem_truth_free(t);
+  return st;
 }
 
 /* Positives and junk of the protocol, from the kinds. */
@@ -169,8 +171,12 @@ int slem_revisit_query(SlemRevisit *self, const char *qid, const char *const *id
                        SlemError *err) {
   long qi = slem_strmap_find(self->qids, qid, strlen(qid));
   Query *q;
-  size_t np, j = 0, junk = 0, last = 0;
-  size_t hits[SLEM_REVISIT_NK] = {0};
+  size_t np, nt, m = 0;
+  long *rel;
+  SlemJudged jq = {0};
+  const SlemMeasure *tab = slem_measures(&nt);
+  long mp = slem_measure_find("revisitop_mP", 12);
+  double kappas[SLEM_REVISIT_NK];
   if (qi < 0)
     return slem_error(err, SLEM_EFORMAT, "query '%s' of the ranking is not in the ground truth", qid);
   q = self->q + qi;
@@ -179,30 +185,25 @@ int slem_revisit_query(SlemRevisit *self, const char *qid, const char *const *id
   q->ap = 0;
   np = npos(self, q);
   if (np == 0) return SLEM_OK;
+  if (!(rel = malloc((n ? n : 1) * sizeof *rel))) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  /* the ranking with this protocol's junk removed: 1 a positive, 0 anything else */
   for (size_t i = 0; i < n; i++) {
     long it = slem_strmap_find(self->items, ids[i], strlen(ids[i]));
     int kind = -1;
-    size_t r;
     if (it >= 0)
       for (int k = 0; k < 3; k++)
         if (slem_keyset_has(self->kind[k], slem_pair((size_t)qi, (size_t)it))) kind = k;
-    if (kind < 0) continue;
-    if (!is_positive(self->p, kind)) { /* junk under this protocol */
-      junk++;
-      continue;
-    }
-    r = i - junk; /* 0-based position among the items that are not junk */
-    q->ap += ((r == 0 ? 1.0 : (double)j / (double)r) + (double)(j + 1) / (double)(r + 1)) / 2.0 /
-             (double)np;
-    for (int c = 0; c < SLEM_REVISIT_NK; c++) /* positives within the first k (1-based) */
-      if (r + 1 <= slem_revisit_kappas[c]) hits[c]++;
-    last = r + 1;
-    j++;
+    if (kind >= 0 && !is_positive(self->p, kind)) continue; /* junk under this protocol */
+    rel[m++] = kind >= 0;
   }
-  for (int c = 0; c < SLEM_REVISIT_NK; c++) {
-    size_t kq = last < slem_revisit_kappas[c] ? last : slem_revisit_kappas[c];
-    q->mp[c] = j == 0 ? 0.0 : (double)hits[c] / (double)kq;
-  }
+  jq.rel = rel;
+  jq.n = m;
+  jq.num_rel = (long)np;
+  jq.level = 1;
+  q->ap = slem_judged_ap(&jq, SLEM_AP_REVISITOP);
+  for (int c = 0; c < SLEM_REVISIT_NK; c++) kappas[c] = (double)slem_revisit_kappas[c];
+  tab[mp].per_query(&jq, kappas, SLEM_REVISIT_NK, q->mp);
+  free(rel);
   return SLEM_OK;
 }
 

@@ -11,7 +11,8 @@
  * with npos the query's positives, ranked or not. A query without positives under the
  * protocol is left out of the means; a query of the ground truth that the ranking lacks,
  * or whose ranking holds no positive, scores 0 (revisitop, which ranks the whole database,
- * never meets either).
+ * never meets either). AP is measures.h's slem_judged_ap(SLEM_AP_REVISITOP) and mP@k the
+ * table's revisitop_mP, on the ranking with the protocol's junk removed.
  */
 #ifndef SLEM_REVISITOP_H
 #define SLEM_REVISITOP_H
@@ -43,8 +44,11 @@ void slem_revisit_free(SlemRevisit *self);
  * kinds, is an error). Errors: SLEM_EIO, SLEM_EFORMAT naming path and line. */
 int slem_revisit_read(SlemRevisit *self, SlemGtKind kind, const char *path, SlemError *err);
 
-/* Reads graded TREC qrels "qid iter docno grade": grade 2 easy, 1 hard, -1 junk, 0 a
- * judged negative (ignored). Errors as slem_revisit_read(), and another grade. */
+/* Reads graded TREC qrels "qid iter docno grade" through truth.h (slem_truth_read_graded,
+ * strict): grade 2 easy, 1 hard, -1 junk, 0 a judged negative (ignored). Errors: those of
+ * the qrels reader (SLEM_EIO; SLEM_EFORMAT naming path and line: field count, a grade that
+ * is not a whole number, a pair judged twice, an empty file), SLEM_EFORMAT naming the line
+ * of another grade. */
 int slem_revisit_read_qrels(SlemRevisit *self, const char *path, SlemError *err);
 
 /* Evaluates the ranking ids[0..n) (best first) of query qid. A query that the ground truth

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "io.h"
 #include "measures.h"
@@ -13,7 +14,7 @@
 #include "truth.h"
 
 #define MAX_CUTS SLEM_MAX_CUTS
-#define MAX_MEASURES 32 /* the table's length, at most (checked in slem_treceval_new) */
+#define MAX_MEASURES 48 /* the table's length, at most (checked in slem_treceval_new) */
 
 typedef struct Judg {
   size_t doc;
@@ -47,6 +48,7 @@ struct SlemTrecEval {
   int want[MAX_MEASURES], any_wanted;
   double cuts[MAX_MEASURES][MAX_CUTS]; /* each measure's cut-offs, increasing */
   size_t ncuts[MAX_MEASURES];
+  char *runid; /* the run tag of the run's last line (trec_eval's runid); NULL: none read */
 };
 
 void slem_treceval_opts_init(SlemTrecOpts *opts) {
@@ -91,6 +93,7 @@ void slem_treceval_free(SlemTrecEval *self) {
   slem_strmap_free(self->docs);
   slem_keyset_free(self->seen_q);
   slem_keyset_free(self->seen_r);
+  free(self->runid);
   free(self);
 }
 
@@ -99,14 +102,20 @@ int slem_treceval_measure(SlemTrecEval *self, const char *spec, SlemError *err) 
   size_t len = dot ? (size_t)(dot - spec) : strlen(spec);
   long m;
   SlemMeasureReq req;
-  char names[512];
+  char names[1024];
   size_t used = 0;
   if (len == 8 && strncmp(spec, "official", 8) == 0 && !dot) {
     for (size_t i = 0; i < self->ntab; i++) self->want[i] |= self->tab[i].official;
     self->any_wanted = 1;
     return SLEM_OK;
   }
-  if ((m = slem_measure_parse(&req, spec, err)) == SLEM_OK) {
+  if (len == 8 && strncmp(spec, "all_trec", 8) == 0 && !dot) {
+    for (size_t i = 0; i < self->ntab; i++) self->want[i] |= self->tab[i].trec;
+    self->any_wanted = 1;
+    return SLEM_OK;
+  }
+  if ((m = slem_measure_parse(&req, spec, err)) == SLEM_OK && !self->tab[req.m].trec) m = -1;
+  if (m == SLEM_OK) {
     m = (long)req.m;
     if (dot) {
       self->ncuts[m] = req.ncuts;
@@ -119,8 +128,8 @@ int slem_treceval_measure(SlemTrecEval *self, const char *spec, SlemError *err) 
   if (m > 0) return (int)m;
   names[0] = 0;
   for (size_t i = 0; i < self->ntab && used < sizeof names; i++)
-    used += (size_t)snprintf(names + used, sizeof names - used, "%s, ", self->tab[i].name);
-  return slem_error(err, SLEM_EINVAL, "unknown measure '%s' (%sofficial)", spec, names);
+    if (self->tab[i].trec) used += (size_t)snprintf(names + used, sizeof names - used, "%s, ", self->tab[i].name);
+  return slem_error(err, SLEM_EINVAL, "unknown measure '%s' (%sofficial, all_trec)", spec, names);
 }
 
 /* The topic of qid, created when new; NULL when out of memory. */
@@ -213,8 +222,104 @@ int slem_treceval_add_run(SlemTrecEval *self, SlemRankReader *rankings, SlemErro
   int st;
   while ((st = slem_rankreader_next(rankings, &q, err)) == SLEM_OK && q)
     for (size_t i = 0; i < q->n && st == SLEM_OK; i++)
-      st = slem_treceval_result(self, q->query, q->e[i].id, q->e[i].score,
-                                slem_rankreader_name(rankings), q->e[i].line, err);
+      if ((st = slem_treceval_result(self, q->query, q->e[i].id, q->e[i].score,
+                                     slem_rankreader_name(rankings), q->e[i].line, err)) ==
+              SLEM_OK && q->e[i].tag) {
+        free(self->runid);
+        if (!(self->runid = strdup(q->e[i].tag)))
+          st = slem_error(err, SLEM_ENOMEM, "out of memory");
+      }
+  return st;
+}
+
+/* The fields of line, split on blanks in place: up to max, *n gets how many were found. */
+static size_t split_blanks(char *line, char **f, size_t max) {
+  size_t n = 0;
+  char *p = line;
+  for (;;) {
+    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
+    if (!*p || n == max) break;
+    f[n++] = p;
+    while (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n') p++;
+    if (*p) *p++ = 0;
+  }
+  return n;
+}
+
+int slem_treceval_read_run(SlemTrecEval *self, const char *path, SlemError *err) {
+  FILE *fp = strcmp(path, "-") ? fopen(path, "r") : stdin;
+  const char *name = strcmp(path, "-") ? path : "<stdin>";
+  char *line = NULL, *f[7];
+  size_t cap = 0;
+  uint64_t ln = 0;
+  int st = SLEM_OK;
+  if (!fp) return slem_error(err, SLEM_EIO, "%s: %s", path, strerror(errno));
+  ssize_t len;
+  while ((len = getline(&line, &cap, fp)) >= 0) {
+    size_t n;
+    char *end;
+    double score;
+    ln++;
+    const char *nul = memchr(line, 0, (size_t)len);
+    if (nul) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": a NUL byte (column %zu): not a "
+                      "text line", name, ln, (size_t)(nul - line) + 1);
+      break;
+    }
+    if ((n = split_blanks(line, f, 7)) == 0) continue;
+    if (n < 6) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": %zu fields, expected 6 (qid Q0 "
+                      "docno rank score tag)", name, ln, n);
+      break;
+    }
+    errno = 0;
+    score = strtod(f[4], &end);
+    if (end == f[4] || *end) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": score '%s' is not a number", name,
+                      ln, f[4]);
+      break;
+    }
+    if ((st = slem_treceval_result(self, f[0], f[2], score, name, ln, err)) != SLEM_OK) break;
+    free(self->runid);
+    if (!(self->runid = strdup(f[5]))) {
+      st = slem_error(err, SLEM_ENOMEM, "out of memory reading %s", name);
+      break;
+    }
+  }
+  if (st == SLEM_OK && ferror(fp)) st = slem_error(err, SLEM_EIO, "%s: read error", name);
+  free(line);
+  if (fp != stdin) fclose(fp);
+  return st;
+}
+
+/* Whether path's first non-blank line has at least 6 blank-separated fields and is not JSON
+ * (a TREC run rather than tsv, jsonl or npy); 0 when it cannot be read (the reader says why). */
+static int looks_trec(const char *path) {
+  struct stat sb;
+  FILE *fp = stat(path, &sb) == 0 && S_ISREG(sb.st_mode) ? fopen(path, "r") : NULL; /* a pipe is read once */
+  char *line = NULL, *f[6];
+  size_t cap = 0, n = 0;
+  int trec = 0;
+  if (!fp) return 0;
+  while (getline(&line, &cap, fp) >= 0) {
+    if ((n = split_blanks(line, f, 6)) == 0) continue;
+    trec = n == 6 && f[0][0] != '{' && (unsigned char)f[0][0] != 0x93;
+    break;
+  }
+  free(line);
+  fclose(fp);
+  return trec;
+}
+
+int slem_treceval_add_path(SlemTrecEval *self, const char *path, SlemRankFormat format,
+                           SlemError *err) {
+  SlemRankReader *r = NULL;
+  int st;
+  if (format == SLEM_RANK_TREC || (format == SLEM_RANK_AUTO && strcmp(path, "-") && looks_trec(path)))
+    return slem_treceval_read_run(self, path, err);
+  if ((st = slem_rankreader_open(&r, path, format, err)) == SLEM_OK)
+    st = slem_treceval_add_run(self, r, err);
+  slem_rankreader_free(r);
   return st;
 }
 
@@ -260,23 +365,34 @@ static int topic_values(const SlemTrecEval *self, const Topic *t, const int *wan
   SlemJudged q = {0};
   int st = 0;
   if ((t->nj > 0 && !(gains = malloc(t->nj * sizeof *gains))) ||
-      (t->nr > 0 && !(rel = malloc(t->nr * sizeof *rel)))) {
+      !(rel = malloc((t->nr ? t->nr : 1) * sizeof *rel))) {
     st = -1;
     goto done;
   }
   q.level = self->o.relevance_level;
   for (size_t i = 0; i < t->nj; i++) {
-    q.num_rel += t->j[i].rel >= q.level;
-    if (t->j[i].rel > 0) gains[ng++] = t->j[i].rel;
+    long r = t->j[i].rel;
+    if (r < 0) continue; /* in the pool, not judged: neither relevant nor non-relevant */
+    q.num_rel += r >= q.level;
+    q.num_nonrel += r < q.level;
+    if (r > 0) gains[ng++] = r;
   }
   if (ng > 0) qsort(gains, ng, sizeof *gains, by_gain_desc);
-  for (size_t i = 0; i < t->nr; i++) rel[i] = t->r[i].rel;
+  /* trec_eval: the first max_per_topic results, then (-J) the judged ones among them */
+  for (size_t i = 0; i < t->nr && (self->o.max_per_topic <= 0 || i < (size_t)self->o.max_per_topic); i++)
+    if (!self->o.judged_only || t->r[i].rel >= 0) rel[q.n++] = t->r[i].rel;
+  /* a topic the run lacks (-c): trec_eval evaluates a stand-in ranking of one document the
+   * qrels do not name, then zeroes some measures (zero_if_missing) */
+  if (t->nr == 0 && !self->o.judged_only) rel[q.n++] = SLEM_UNJUDGED;
   q.rel = rel;
-  q.n = t->nr;
   q.gains = gains;
   q.ngains = ng;
   for (size_t m = 0; m < self->ntab; m++)
-    if (want[m]) self->tab[m].per_query(&q, self->cuts[m], self->ncuts[m], out->v[m]);
+    if (want[m]) {
+      self->tab[m].per_query(&q, self->cuts[m], self->ncuts[m], out->v[m]);
+      if (t->nr == 0 && self->tab[m].zero_if_missing)
+        for (size_t c = 0; c < (self->ncuts[m] ? self->ncuts[m] : 1); c++) out->v[m][c] = 0;
+    }
 done:
   free(gains);
   free(rel);
@@ -289,10 +405,24 @@ static int print_measure(const SlemTrecEval *self, FILE *out, size_t m, const ch
   const SlemMeasure *me = self->tab + m;
   char name[64];
   int ok = 1;
-  if (me->cut != SLEM_CUT_NONE) {
+  if (me->aggregate == SLEM_AGG_STRING) {
+    char str[16];
+    size_t len = (size_t)v->v[m][0];
+    for (size_t i = 0; i < len && i < 10; i++) {
+      long r = (long)v->v[m][i + 1];
+      str[i] = (char)(r > 9 ? '>' : r >= 0 ? '0' + r : r == SLEM_UNJUDGED ? '-' : r == SLEM_POOLED ? '.' : '<');
+    }
+    str[len < 10 ? len : 10] = 0;
+    if (strcmp(qid, "all")) ok &= fprintf(out, "%-22s\t%s\t'%s'\n", me->name, qid, str) > 0;
+  } else if (me->aggregate == SLEM_AGG_TEXT) {
+    ok &= fprintf(out, "%-22s\t%s\t%s\n", me->name, qid, self->runid ? self->runid : "slem") > 0;
+  } else if (me->cut != SLEM_CUT_NONE) {
     for (size_t c = 0; c < self->ncuts[m]; c++) {
-      if (me->cut == SLEM_CUT_RANK) snprintf(name, sizeof name, "%s_%ld", me->name, (long)self->cuts[m][c]);
-      else snprintf(name, sizeof name, "%s_%.2f", me->name, self->cuts[m][c]);
+      SlemMeasureReq req;
+      req.m = m;
+      req.ncuts = self->ncuts[m];
+      memcpy(req.cuts, self->cuts[m], req.ncuts * sizeof *req.cuts);
+      slem_measure_value_name(&req, c, name, sizeof name);
       ok &= fprintf(out, "%-22s\t%s\t%6.4f\n", name, qid, v->v[m][c]) > 0;
     }
   } else if (me->count) {
@@ -338,7 +468,7 @@ int slem_treceval_write(SlemTrecEval *self, FILE *out, uint64_t *skipped_out, Sl
       Judg key = {t->r[i].doc, 0};
       Judg *hit = t->nj > 0 ? bsearch(&key, t->j, t->nj, sizeof *t->j, by_doc) : NULL;
       t->r[i].docno = slem_strmap_get(self->docs, t->r[i].doc);
-      t->r[i].rel = hit ? hit->rel : -1;
+      t->r[i].rel = !hit ? SLEM_UNJUDGED : hit->rel < 0 ? SLEM_POOLED : hit->rel;
     }
     if (t->nr > 0) qsort(t->r, t->nr, sizeof *t->r, by_score_docno);
     if (topic_values(self, t, want, &v) != 0) {
@@ -349,6 +479,7 @@ int slem_treceval_write(SlemTrecEval *self, FILE *out, uint64_t *skipped_out, Sl
     for (size_t m = 0; m < self->ntab; m++)
       if (want[m])
         for (size_t c = 0; c < (self->ncuts[m] ? self->ncuts[m] : 1); c++) acc.v[m][c] += v.v[m][c];
+    /* the counts print as whole numbers; the string measure has no sum */
     if (self->o.per_query)
       for (size_t m = 0; m < self->ntab; m++)
         if (want[m] && self->tab[m].per_topic) ok &= print_measure(self, out, m, qid, &v);
@@ -364,7 +495,16 @@ int slem_treceval_write(SlemTrecEval *self, FILE *out, uint64_t *skipped_out, Sl
       case SLEM_AGG_NUM_Q: *x = (double)nq; break;
       case SLEM_AGG_GEO: *x = exp(*x / (double)nq); break;
       case SLEM_AGG_MEAN: *x /= (double)nq; break;
-      case SLEM_AGG_SUM: break;
+      case SLEM_AGG_NUM_REL:
+        if (self->o.complete) {
+          *x = 0;
+          for (size_t i = 0; i < self->nt; i++)
+            for (size_t j = 0; self->t[i].judged && j < self->t[i].nj; j++) *x += self->t[i].j[j].rel > 0;
+        }
+        break;
+      case SLEM_AGG_SUM:
+      case SLEM_AGG_TEXT:
+      case SLEM_AGG_STRING: break;
       }
     }
   for (size_t m = 0; m < self->ntab; m++)

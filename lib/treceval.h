@@ -5,16 +5,20 @@
  * re-sorts each topic's results by score, a double, descending, and breaks exact ties by
  * docno in DEcreasing strcmp order; it evaluates the topics of the qrels (in strcmp order)
  * and ignores the run's other topics; a document is relevant when its qrels value is at
- * least the relevance level (1 by default). With `complete` (trec_eval -c) a qrels topic
- * that the run lacks counts with an empty ranking and averages divide by the number of
+ * least the relevance level (1 by default); a negative qrels value marks a document in the
+ * pool but not judged (SLEM_POOLED: bpref, infAP), one the qrels do not name is
+ * SLEM_UNJUDGED. With `complete` (trec_eval -c) a qrels topic that the run lacks is
+ * evaluated, as trec_eval does, on a stand-in ranking of one document the qrels do not name
+ * (the measures marked zero_if_missing then print 0), and averages divide by the number of
  * qrels topics; without it such a topic is skipped (trec_eval 10.0 stops with an error
- * there instead) and counted in slem_treceval_write()'s *skipped.
+ * there instead) and counted in slem_treceval_write()'s *skipped. max_per_topic (-M) keeps
+ * the first results of each re-sorted topic, judged_only (-J) then drops the unjudged ones.
  *
- * Measures: those of measures.h's table, by trec_eval's names and in its order of output:
- * num_q, num_ret, num_rel, num_rel_ret, map, gm_map, Rprec, recip_rank,
- * iprec_at_recall[.x,y,...], P[.k,l,...], recall[.k,...], ndcg, ndcg_cut[.k,...],
- * success[.k,...]. The qrels are read by truth.c (slem_truth_read_graded, strict). Output lines are "%-22s\t%s\t%6.4f" ("%ld" for counts), per topic when asked, then
- * for "all", in the "C" locale.
+ * Measures: those of measures.h's table that trec_eval has (trec = 1), by its names and in
+ * its order of output; "official" is its default set, "all_trec" all of them. runid is the
+ * tag of the run's last line. The qrels are read by truth.c (slem_truth_read_graded,
+ * strict). Output lines are "%-22s\t%s\t%6.4f" ("%ld" for counts, the string for runid and
+ * relstring), per topic when asked, then for "all", in the "C" locale.
  */
 #ifndef SLEM_TRECEVAL_H
 #define SLEM_TRECEVAL_H
@@ -31,6 +35,8 @@ typedef struct SlemTrecOpts {
   long relevance_level; /* qrels value at least this is relevant (trec_eval -l; default 1) */
   int complete;         /* trec_eval -c */
   int per_query;        /* trec_eval -q */
+  int judged_only;      /* trec_eval -J: results the qrels do not judge are dropped first */
+  long max_per_topic;   /* trec_eval -M: the first N results of each topic (0: all) */
 } SlemTrecOpts;
 
 void slem_treceval_opts_init(SlemTrecOpts *opts);
@@ -40,11 +46,12 @@ int slem_treceval_new(SlemTrecEval **self, const SlemTrecOpts *opts, SlemError *
 void slem_treceval_free(SlemTrecEval *self);
 
 /* Requests a measure by trec_eval's -m syntax: "map", "P.5,10", "iprec_at_recall.0,0.5,1",
- * or "official" (num_q num_ret num_rel num_rel_ret map gm_map Rprec recip_rank
- * iprec_at_recall P: trec_eval's own default set, less runid and bpref). Without any
- * request slem_treceval_write() prints the official set. Cut-offs must be positive whole
- * numbers (P) or recall levels from 0 to 1 (iprec_at_recall), without duplicates; they
- * are printed in increasing order, as trec_eval does.
+ * "Rprec_mult.0.5,2", "official" (runid num_q num_ret num_rel num_rel_ret map gm_map Rprec
+ * bpref recip_rank iprec_at_recall P: trec_eval's own default set) or "all_trec". Without
+ * any request slem_treceval_write() prints the official set. Cut-offs must be positive whole
+ * numbers (ranks), recall levels from 0 to 1 (iprec_at_recall) or non-negative multiples
+ * (Rprec_mult), without duplicates; they are printed in increasing order, as trec_eval
+ * does.
  * Errors: SLEM_EINVAL naming the measure. */
 int slem_treceval_measure(SlemTrecEval *self, const char *spec, SlemError *err);
 
@@ -63,6 +70,20 @@ int slem_treceval_result(SlemTrecEval *self, const char *qid, const char *docno,
  * are the topics, ids the docnos; ranks are ignored, as trec_eval ignores them). Errors:
  * those of the reader and of slem_treceval_result(). */
 int slem_treceval_add_run(SlemTrecEval *self, SlemRankReader *rankings, SlemError *err);
+
+/* Reads a TREC run "qid Q0 docno rank score tag" (blank separated; fields after the sixth
+ * ignored, as trec_eval does) from path ("-": stdin). The rank field is not read (0, a word:
+ * trec_eval ignores it too); the last line's tag is the runid. Errors: SLEM_EIO, SLEM_EFORMAT
+ * naming path and line (fewer than 6 fields, a score that is not a number), those of
+ * slem_treceval_result(). */
+int slem_treceval_read_run(SlemTrecEval *self, const char *path, SlemError *err);
+
+/* The run of path in format (SLEM_RANK_AUTO: a TREC run when its first line has six fields,
+ * else by the rankings reader's rules; stdin through the rankings reader): TREC runs by
+ * slem_treceval_read_run(), ranks ignored; the other formats by slem_treceval_add_run().
+ * Errors: theirs. */
+int slem_treceval_add_path(SlemTrecEval *self, const char *path, SlemRankFormat format,
+                           SlemError *err);
 
 /* slem_treceval_write() into path ("-": stdout), atomically. Errors: the same, SLEM_EIO. */
 int slem_treceval_write_path(SlemTrecEval *self, const char *path, uint64_t *skipped,

@@ -33,6 +33,7 @@ struct SlemTruth {
   /* junk */
   SlemKeySet *junk;
   size_t *junk_rel;      /* per query: junk documents that were relevant */
+  size_t junk_unknown;   /* qrels: junk lines of queries the qrels lack, left out */
 };
 
 void slem_truth_free(SlemTruth *self) {
@@ -368,6 +369,8 @@ long slem_truth_find_doc(const SlemTruth *self, const char *s) {
 
 int slem_truth_knows_all_docs(const SlemTruth *self) { return self->labels; }
 
+size_t slem_truth_junk_unknown(const SlemTruth *self) { return self->junk_unknown; }
+
 int slem_truth_read_junk(SlemTruth *self, const char *path, SlemError *err) {
   SlemLines *in = NULL;
   int st = slem_lines_open(&in, path, err);
@@ -385,6 +388,10 @@ int slem_truth_read_junk(SlemTruth *self, const char *path, SlemError *err) {
       break;
     }
     qi = slem_strmap_find(self->qmap, f[0], strlen(f[0]));
+    if (qi < 0 && !self->labels) { /* qrels: a query without judgements, as trec_eval skips it */
+      self->junk_unknown++;
+      continue;
+    }
     if (qi < 0) {
       st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": query '%s' is not in the ground "
                       "truth", slem_lines_name(in), slem_lines_number(in), f[0]);

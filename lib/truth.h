@@ -36,9 +36,13 @@ int slem_truth_read_labels(SlemTruth **self, const char *qlabels, const char *db
                            SlemError *err);
 
 /* Adds the junk of path: "qid docid" per line; such documents are ignored for that
- * query. Errors name the file and line: field count, a query the ground truth does not
- * have, with labels a document that is not a database id. */
+ * query. With qrels, a line of a query the qrels lack is left out and counted (see
+ * slem_truth_junk_unknown()). Errors name the file and line: field count, with labels a
+ * query the ground truth does not have or a document that is not a database id. */
 int slem_truth_read_junk(SlemTruth *self, const char *path, SlemError *err);
+
+/* The junk lines left out so far because the qrels lack their query. Cannot fail. */
+size_t slem_truth_junk_unknown(const SlemTruth *self);
 void slem_truth_free(SlemTruth *self);
 
 /* What a SlemTruthSpec names: qrels, or both label files (with optional ids and

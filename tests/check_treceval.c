@@ -120,8 +120,8 @@ START_TEST(measure_lists) {
   ck_assert_ptr_nonnull(strstr(err.msg, "5 twice"));
   ck_assert_int_eq(slem_treceval_measure(ev, "iprec_at_recall.1.5", &err), SLEM_EINVAL);
   ck_assert_int_eq(slem_treceval_measure(ev, "map.3", &err), SLEM_EINVAL);
-  ck_assert_int_eq(slem_treceval_measure(ev, "bpref", &err), SLEM_EINVAL);
-  ck_assert_ptr_nonnull(strstr(err.msg, "unknown measure 'bpref'"));
+  ck_assert_int_eq(slem_treceval_measure(ev, "rbp", &err), SLEM_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "unknown measure 'rbp'"));
   slem_treceval_free(ev);
 }
 END_TEST

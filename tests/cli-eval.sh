@@ -98,7 +98,14 @@ expect_fail "score not a number" 1 "bad.tsv: line 2: score 'abc' is not a number
 printf 'q\tone\ta\t0.9\n' >"$T/bad.tsv"
 expect_fail "rank not a number" 1 "line 1: rank 'one' is not a positive whole number" "$T/o" slem-eval --qrels "$T/one.qrels" -o "$T/o" "$T/bad.tsv"
 printf 'q\t1\ta\t0.9\nw\t1\ta\t0.9\n' >"$T/bad.tsv"
-expect_fail "unknown query" 1 "bad.tsv: line 2: query 'w' is not in the ground truth" "$T/o" slem-eval --qrels "$T/one.qrels" -o "$T/o" "$T/bad.tsv"
+# a query the qrels lack is left out with a warning, as trec_eval skips it; so is a junk
+# line of such a query
+printf 'q\t1\ta\t0.9\n' >"$T/good.tsv"
+slem-eval --qrels "$T/one.qrels" -o "$T/u1" "$T/good.tsv" 2>/dev/null
+printf 'w x\n' >"$T/wjunk"
+if slem-eval --qrels "$T/one.qrels" --junk "$T/wjunk" -o "$T/u" "$T/bad.tsv" 2>"$T/err" && cmp -s "$T/u" "$T/u1" &&
+   grep -q "1 queries of the ranking are not in the qrels: left out, as trec_eval leaves them out (the first at line 2)" "$T/err" &&
+   grep -q "1 junk lines name queries that are not in the qrels" "$T/err"; then ok; else bad "unknown query: $(cat "$T/err")"; fi
 printf 'q\t1\ta\t0.9\nq\t2\ta\t0.8\n' >"$T/bad.tsv"
 expect_fail "duplicate id" 1 "line 2: id 'a' appears twice for query 'q'" "$T/o" slem-eval --qrels "$T/one.qrels" -o "$T/o" "$T/bad.tsv"
 printf '0\t1\t5000\t0.9\n' >"$T/bad.tsv"

@@ -31,7 +31,13 @@ D=$TOP/testdata/digits
   -d "$D/database.fvecs" --query-labels "$D/validation.labels" --db-labels "$D/database.labels" >"$T/out" 2>"$T/err") ||
   bad "installed slem-tune: $(cat "$T/err")"
 grep -q '^1000 .*\*$' "$T/out" && ok || bad "installed slem-tune printed: $(cat "$T/out")"
+# slem-trec_eval: slem-eval under trec_eval's name and command line, as trec_eval prints
+TD=$TOP/testdata/trec
+"$R/usr/bin/slem-trec_eval" -c "$TD/edge.qrels" "$TD/edge.run" >"$T/out" 2>"$T/err" &&
+  cmp -s "$T/out" "$TD/expected.te-edge-official.txt" && ok || bad "installed slem-trec_eval: $(head -3 "$T/err")"
+"$R/usr/bin/slem-trec_eval" -q -c -m all_trec "$TD/edge.qrels" "$TD/edge.run" >"$T/out" 2>"$T/err" &&
+  cmp -s "$T/out" "$TD/expected.te-edge-alltrec-cq.txt" && ok || bad "installed slem-trec_eval -q -m all_trec: $(head -3 "$T/err")"
 make -s uninstall DESTDIR="$R" PREFIX=/usr >"$T/log" 2>&1 || bad "make uninstall: $(tail -3 "$T/log")"
-left=$(find "$R" -type f | wc -l)
+left=$(find "$R" ! -type d | wc -l)
 if [ "$left" = 0 ]; then ok; else bad "uninstall left $left files: $(find "$R" -type f | head -3)"; fi
 finish cli-install
