@@ -24,7 +24,7 @@ START_TEST(names_come_from_one_table) {
   size_t count = 0;
   SlemFormat f;
   snprintf(list, sizeof list, "%s", slem_format_names());
-  ck_assert_str_eq(list, "fvecs, bvecs, ivecs, npy, text, fbin, u8bin, i8bin, ibin, slem");
+  ck_assert_str_eq(list, "fvecs, bvecs, ivecs, npy, text, fbin, u8bin, i8bin, ibin, slem, hdf5");
   for (char *tok = strtok_r(list, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
     char path[64];
     ck_assert_int_eq(slem_format_parse(&f, tok), SLEM_OK);
@@ -278,10 +278,26 @@ START_TEST(bad_npy_values) {
     /* column-major: the 4th value is row 2, column 2 */
     expect_read_error(p, SLEM_FMT_AUTO, "record 2: value 2 is NaN");
   }
-  /* the dtypes still refused */
+  /* int64, numpy's default integer, is read (exact up to 2^53) */
   hl = npy_header(buf, "{'descr': '<i8', 'fortran_order': False, 'shape': (1, 2), }");
+  {
+    int64_t v[2] = {-3, (int64_t)1 << 40};
+    SlemVecReader *r = NULL;
+    SlemError err;
+    double x[2];
+    size_t got = 0;
+    memcpy(buf + hl, v, 16);
+    tu_write_bytes(p, buf, hl + 16);
+    ck_assert_int_eq(slem_vecreader_open(&r, p, SLEM_FMT_AUTO, &err), SLEM_OK);
+    ck_assert_int_eq(slem_vecreader_read(r, x, 1, &got, &err), SLEM_OK);
+    ck_assert_uint_eq(got, 1);
+    ck_assert(x[0] == -3 && x[1] == 1099511627776.0);
+    slem_vecreader_free(r);
+  }
+  /* the dtypes still refused */
+  hl = npy_header(buf, "{'descr': '<c8', 'fortran_order': False, 'shape': (1, 2), }");
   tu_write_bytes(p, buf, hl + 16);
-  expect_open_error(p, SLEM_FMT_AUTO, SLEM_EFORMAT, "dtype '<i8' is not supported");
+  expect_open_error(p, SLEM_FMT_AUTO, SLEM_EFORMAT, "dtype '<c8' is not supported");
   hl = npy_header(buf, "{'descr': '|i2', 'fortran_order': False, 'shape': (1, 2), }");
   tu_write_bytes(p, buf, hl + 4);
   expect_open_error(p, SLEM_FMT_AUTO, SLEM_EFORMAT, "dtype '|i2' is not supported");
