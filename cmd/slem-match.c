@@ -50,6 +50,8 @@ static void __attribute__((noreturn)) usage(void) {
       "                         OUT's extension .tsv, .trec, .jsonl, .npy, else tsv)\n"
       "  -f, --format FMT       format of both inputs (default: from the extension, else\n"
       "                         from the content); also --input-format\n"
+      "      --query-format FMT, --db-format FMT\n"
+      "                         the format of the queries, of the database, instead of -f\n"
       "      --query-ids FILE   ids of the queries, one per line (default: 0-based rows)\n"
       "      --db-ids FILE      ids of the database rows, one per line; with several\n"
       "                         database files, one --db-ids per file, in their order\n"
@@ -158,6 +160,7 @@ int main(int argc, char **argv) {
       {"threads", required_argument, 0, 't'},      {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, 'V'},            {"affine", no_argument, 0, 'M'},
       {"calibration", required_argument, 0, 'L'},  {"couple", no_argument, 0, 'U'},
+      {"query-format", required_argument, 0, 'y'}, {"db-format", required_argument, 0, 'Y'},
       {0, 0, 0, 0}};
   const char *output = "-", *qpath = "-", *qids_path = NULL, *list_path = NULL, *tag = NULL,
              *cache_path = NULL, *cal_path = NULL;
@@ -169,7 +172,7 @@ int main(int argc, char **argv) {
   static const char shortopts[] = "d:D:c:k:o:f:F:nt:qhV";
   int print_stats = 0, quiet = 0, rfmt_given = 0, no_check = 0, couple = 0;
   Progress progress = {0, 0};
-  SlemFormat ifmt = SLEM_FMT_AUTO;
+  SlemFormat ifmt = SLEM_FMT_AUTO, qfmt = SLEM_FMT_END, dfmt = SLEM_FMT_END; /* END: as -f */
   SlemRankFormat rfmt = SLEM_RANK_TSV;
   SlemMatchOpts opts;
   long threads = 0;
@@ -221,6 +224,12 @@ int main(int argc, char **argv) {
         break;
       }
       cli_usage_error("--format: unknown format '%s' (%s)", optarg, slem_format_names());
+    case 'y':
+    case 'Y':
+      if (slem_format_parse(c == 'y' ? &qfmt : &dfmt, optarg) != SLEM_OK)
+        cli_usage_error("--%s-format: unknown format '%s' (%s)", c == 'y' ? "query" : "db",
+                        optarg, slem_format_names());
+      break;
     case 'q': quiet = 1; break;
     case 'Q': qids_path = optarg; break;
     case 'B': dbids_paths[nids++] = optarg; break;
@@ -330,9 +339,10 @@ int main(int argc, char **argv) {
     free(inputs);
   }
   if ((qids_path && slem_ids_read(&qids, qids_path, &err) != SLEM_OK) ||
-      slem_db_open(&db, db_paths, nids ? dbids_paths : NULL, ndb, ifmt, &err) != SLEM_OK ||
+      slem_db_open(&db, db_paths, nids ? dbids_paths : NULL, ndb,
+                   dfmt == SLEM_FMT_END ? ifmt : dfmt, &err) != SLEM_OK ||
       slem_db_select(db, &shard, &err) != SLEM_OK ||
-      slem_vecreader_open(&q, qpath, ifmt, &err) != SLEM_OK)
+      slem_vecreader_open(&q, qpath, qfmt == SLEM_FMT_END ? ifmt : qfmt, &err) != SLEM_OK)
     goto fail;
   if (shard.count > 0 && slem_rankformat_has_shard(rfmt)) slem_vecreader_follow_values(q);
   if (shard.count > 0 && !quiet && !slem_rankformat_has_shard(rfmt))
