@@ -96,6 +96,13 @@ check "-f ivecs --db-format text" sh -c \
   "cat '$H/neighbors.ivecs' | slem-match -k 2 -f ivecs --db-format text -d '$T/eye.txt' -o '$T/p3.tsv' -"
 cmp -s "$T/p1.tsv" "$T/p3.tsv" && ok || bad "-f ivecs --db-format text differs"
 expect_fail "--query-format unknown" 2 "unknown format 'nope'" - slem-match --query-format nope -d "$T/eye.txt" "$T/q.fvecs"
+# slem-expand's VECTORS and DATABASE, slem-esvm's INPUT and NEGATIVES: the same split
+check "match for expand" slem-match -k 3 -d "$A:train" -o "$T/qr.tsv" "$A:test"
+check "expand from HDF5" slem-expand -n 2 -d "$A:train" -r "$T/qr.tsv" -o "$T/ex1.fvecs" "$A:test"
+expect_fail "expand -f npy applies to the database too" 1 "npy holds one array, not datasets" "$T/ex2.fvecs" \
+  slem-expand -n 2 -f npy -d "$A:train" -r "$T/qr.tsv" -o "$T/ex2.fvecs" "$TOP/testdata/hdf5/test_i8.npy"
+check "expand --db-format" slem-expand -n 2 -f npy --db-format hdf5 -d "$A:train" -r "$T/qr.tsv" -o "$T/ex2.fvecs" "$H/test_i8.npy"
+expect_fail "esvm --neg-format unknown" 2 "neg-format: unknown format" - slem-esvm --neg-format nope -n "$A:train" "$A:test"
 # float data through a pipe is fvecs as before
 cat "$T/q.fvecs" | slem-match -k 10 -d "$T/db.fvecs" - | cmp -s - "$T/r.tsv" && ok || bad "fvecs pipe"
 
