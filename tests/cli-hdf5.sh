@@ -24,6 +24,13 @@ cmp -s "$T/db.fvecs" "$T/db64b.fvecs" && ok || bad "the cache of train64 differs
 # raw vectors matched from the HDF5 file, both sides (cosine): the true neighbours
 check "match -n hdf5" slem-match -n -k 10 -d "$A:train" -o "$T/cos.tsv" "$A:test"
 slem-eval --neighbors "$A:neighbors" -k 10 "$T/cos.tsv" | grep -qx 'R@10	1.000000' && ok || bad "cosine recall@10 is not 1"
+# threads, small blocks and shards read the HDF5 database as one file does
+check "match -t 2, small blocks" slem-match -n -t 2 --query-block 7 --tile-rows 64 -k 10 -d "$A:train" -o "$T/cos2.tsv" "$A:test"
+cmp -s "$T/cos.tsv" "$T/cos2.tsv" && ok || bad "threads and blocks change the HDF5 ranking"
+check "shard 0/2" slem-match -n -k 10 --shard 0/2 -d "$A:train" -F jsonl -o "$T/sh0.jsonl" "$A:test"
+check "shard 1/2" slem-match -n -k 10 --shard 1/2 -d "$A:train" -F jsonl -o "$T/sh1.jsonl" "$A:test"
+check "merge shards" slem-merge -k 10 -o "$T/m.tsv" "$T/sh0.jsonl" "$T/sh1.jsonl"
+cmp -s "$T/cos.tsv" "$T/m.tsv" && ok || bad "HDF5 shards merged differ"
 
 # ---- recall@10 equal to numpy's, whatever file holds the neighbours ----
 want=$(awk '{print $3}' "$H/recall.txt")
