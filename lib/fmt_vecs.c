@@ -28,9 +28,9 @@ static int sniff_bvecs(const unsigned char *p, size_t n) {
  * (|v| < 2^23: nonzero denormals, or NaNs with the sign set): that content is ivecs as
  * plausibly as fvecs, and reading one as the other gives no error, only wrong vectors. */
 static int looks_ivecs(const unsigned char *p, size_t n, uint32_t d) {
-  for (size_t off = 0; off + 4 + 4 * (size_t)d <= n; off += 4 + 4 * (size_t)d) {
+  for (size_t off = 0; off + 8 <= n; off += 4 + 4 * (size_t)d) { /* a long record: its start */
     if (slem_le32(p + off) != d) return 0;
-    for (size_t j = 0; j < d; j++) {
+    for (size_t j = 0; j < d && off + 8 + 4 * j <= n; j++) {
       uint32_t u = slem_le32(p + off + 4 + 4 * j);
       if ((u & 0x7f800000u) == 0 && (u & 0x007fffffu) != 0 && !(u & 0x80000000u)) return 1;
       if ((u & 0xff800000u) == 0xff800000u && u != 0xff800000u) return 1;
