@@ -130,6 +130,16 @@ static int open_hdf5(SlemVecReader *r, SlemError *err) {
   return st;
 }
 
+/* A message of the shared decoder, "FILE: record ...", as "FILE:DATASET: record ...". */
+static int name_dataset(const SlemVecReader *r, int st, SlemError *err) {
+  const char *name = slem_in_name(r->in);
+  size_t len = strlen(name);
+  char rest[sizeof err->msg];
+  if (!err || strncmp(err->msg, name, len) != 0 || strncmp(err->msg + len, ": ", 2) != 0) return st;
+  snprintf(rest, sizeof rest, "%s", err->msg + len + 2);
+  return slem_error(err, st, "%s:%s: %s", name, r->member, rest);
+}
+
 /* Rows [recs, recs + m) as one hyperslab, converted by the library, then checked. */
 static int read_hdf5(SlemVecReader *r, double *xd, float *xf, size_t max, size_t *got,
                      SlemError *err) {
@@ -161,7 +171,7 @@ static int read_hdf5(SlemVecReader *r, double *xd, float *xf, size_t max, size_t
                         " failed (corrupt or truncated)", slem_in_name(r->in), r->member,
                         r->recs + 1, r->recs + m);
     st = slem_vfmt_decode(r, r->raw, m, xd, xf, &o, err);
-    if (st) return st;
+    if (st) return name_dataset(r, st, err);
     r->recs += m;
     if (o == 0) continue;
     *got = o;

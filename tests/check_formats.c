@@ -1216,7 +1216,7 @@ START_TEST(hdf5_in_blocks) {
   snprintf(path, sizeof path, "%s:nan", p);
   ck_assert_int_eq(slem_vecreader_open(&r, path, SLEM_FMT_AUTO, &err), SLEM_OK);
   ck_assert_int_eq(slem_vecreader_read(r, y, 997, &got, &err), SLEM_EFORMAT);
-  ck_assert_msg(strstr(err.msg, "big.h5: record 2: value 4 is NaN"), "%s", err.msg);
+  ck_assert_msg(strstr(err.msg, "big.h5:nan: record 2: value 4 is NaN"), "%s", err.msg);
   slem_vecreader_free(r);
   r = NULL;
   snprintf(path, sizeof path, "%s:missing", p);
