@@ -38,6 +38,16 @@ for n in "$A:neighbors" "$A:neighbors64" "$H/neighbors.ivecs"; do
   got=$(slem-eval --neighbors "$n" -k 10 "$H/ranking.tsv" | awk '$1 == "R@10" {print $2}')
   [ "$got" = "$want" ] && ok || bad "recall@10 with $n: $got, numpy $want"
 done
+# rows named by ids files, as the ranking names them
+awk 'BEGIN { for (i = 0; i < 40; i++) print "q" i }' >"$T/q.ids"
+awk 'BEGIN { for (i = 0; i < 500; i++) print "img" i }' >"$T/db.ids"
+check "match with ids" slem-match -n -k 10 --query-ids "$T/q.ids" --db-ids "$T/db.ids" -d "$A:train" -o "$T/cosid.tsv" "$A:test"
+slem-eval --neighbors "$A:neighbors" --query-ids "$T/q.ids" --db-ids "$T/db.ids" -k 10 "$T/cosid.tsv" |
+  grep -qx 'R@10	1.000000' && ok || bad "recall@10 with ids is not 1"
+expect_fail "a neighbour beyond the ids" 1 "record 1: neighbour 1 (326) is not a database row number of the --db-ids" - \
+  sh -c "head -3 '$T/db.ids' >'$T/short.ids'; slem-eval --neighbors '$A:neighbors' --db-ids '$T/short.ids' -k 10 '$T/cosid.tsv'"
+expect_fail "neighbors --exclude-self" 2 "ground truth alone" - \
+  slem-eval --neighbors "$A:neighbors" --exclude-self "$H/ranking.tsv"
 expect_fail "neighbours fewer than k" 1 "10 neighbours per query, fewer than the 20" - \
   slem-eval --neighbors "$A:neighbors64" -k 20 "$H/ranking.tsv"
 expect_fail "neighbors with qrels" 2 "ground truth alone" - \
