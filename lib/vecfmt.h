@@ -4,8 +4,8 @@
  * and the hooks of its reader and writer. lib/vecs.c holds the table of formats, the
  * public reader and writer that dispatch through it, and the reading of fixed-size binary
  * records that most formats share; each family of formats lives in its own file
- * (fmt_vecs.c, fmt_npy.c, fmt_text.c, fmt_bin.c, fmt_slem.c), its own state behind the
- * reader's and the writer's priv. Adding a format is one new file holding its definition
+ * (fmt_vecs.c, fmt_npy.c, fmt_text.c, fmt_bin.c, fmt_slem.c, fmt_hdf5.c, fmt_foreign.c), its
+ * own state behind the reader's and the writer's priv. Adding a format is one new file holding its definition
  * and one line in the table.
  */
 #ifndef SLEM_VECFMT_H
