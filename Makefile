@@ -21,6 +21,9 @@
 #                          libgslcblas that libgsl depends on is never the one used
 #   LINEAR_LIBS=-llinear   LIBLINEAR (Debian's liblinear-dev), whose dual coordinate descent
 #                          trains slem-esvm's exemplar SVMs; slem-esvm --version names it
+#   HDF5_LIBS=...          the serial libhdf5 (Debian's libhdf5-dev): default from
+#                          `pkg-config --libs hdf5-serial`, else -lhdf5_serial; HDF5_CFLAGS
+#                          likewise (--cflags); lib/fmt_hdf5.c reads FILE.h5:DATASET
 #   CORETYPES="Haswell SkylakeX Cooperlake Zen Prescott Sandybridge"
 #                          the OpenBLAS kernels make check-cores runs its suites under
 #   CC=cc  CFLAGS=...  LDFLAGS=...
@@ -30,6 +33,8 @@ DESTDIR   ?=
 BLAS_LIBS ?= -lopenblas
 LINEAR_LIBS ?= -llinear
 CC        ?= cc
+HDF5_CFLAGS ?= $(shell pkg-config --cflags hdf5-serial 2>/dev/null || echo -I/usr/include/hdf5/serial)
+HDF5_LIBS ?= $(shell pkg-config --libs hdf5-serial 2>/dev/null || echo -lhdf5_serial)
 
 OPT       := -O2
 ifeq ($(DEBUG),1)
@@ -41,9 +46,9 @@ SAN       := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 endif
 
 CFLAGS    ?= $(OPT) -g
-ALL_CFLAGS = -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter $(SAN) $(CFLAGS) $(CPPFLAGS)
+ALL_CFLAGS = -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter $(SAN) $(CFLAGS) $(HDF5_CFLAGS) $(CPPFLAGS)
 ALL_LDFLAGS = $(SAN) $(LDFLAGS)
-LIBS      = $(LINEAR_LIBS) -lgsl -Wl,--push-state,--no-as-needed $(BLAS_LIBS) -Wl,--pop-state -lcjson -lpng -lm -lpthread -ldl
+LIBS      = $(LINEAR_LIBS) -lgsl -Wl,--push-state,--no-as-needed $(BLAS_LIBS) -Wl,--pop-state $(HDF5_LIBS) -lcjson -lpng -lm -lpthread -ldl
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
 # esvm_rand.c defines the C library's rand() and srand() (lib/esvm_rand.h): linked into
@@ -105,7 +110,7 @@ unit-test: $(TEST_BINS)
 # every CLI script runs, and the target fails when any of them did
 CLI_TESTS = tests/numcmp.sh tests/cli.sh tests/cli-blas.sh tests/cli-install.sh tests/cli-footguns.sh \
   tests/cli-eval.sh tests/cli-trec.sh tests/cli-merge.sh tests/cli-rankings.sh tests/cli-kernel.sh \
-  tests/cli-formats.sh tests/cli-exact.sh tests/cli-shard.sh tests/cli-container.sh tests/cli-verify.sh tests/cli-scripts.sh tests/cli-tty.sh tests/cli-report.sh tests/cli-esvm.sh tests/cli-hostile.sh \
+  tests/cli-formats.sh tests/cli-hdf5.sh tests/cli-exact.sh tests/cli-shard.sh tests/cli-container.sh tests/cli-verify.sh tests/cli-scripts.sh tests/cli-tty.sh tests/cli-report.sh tests/cli-esvm.sh tests/cli-hostile.sh \
   tests/cli-calibrate.sh tests/cli-expand.sh tests/cli-family.sh tests/cli-demo.sh tests/cli-cores.sh tests/faults.sh tests/crash.sh \
   tests/cli-numeric.sh tests/cli-arith.sh tests/cli-large.sh tests/cli-nul.sh tests/reindex.sh tests/parallel.sh tests/slurm.sh
 
@@ -189,7 +194,7 @@ FUZZ_CC      ?= clang
 FUZZ_BINS    = $(FUZZERS:%=build/fuzz/fuzz_%)
 REPLAY_BINS  = $(FUZZERS:%=build/tests/replay_%)
 
-FUZZ_FLAGS   = -std=c11 -g -O1 -fno-sanitize-recover=undefined
+FUZZ_FLAGS   = -std=c11 -g -O1 -fno-sanitize-recover=undefined $(HDF5_CFLAGS)
 FUZZ_OBJ     = $(LIB_SRC:lib/%.c=build/fuzz/obj/%.o)
 
 build/fuzz build/fuzz/obj:

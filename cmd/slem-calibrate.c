@@ -27,6 +27,8 @@ static void __attribute__((noreturn)) usage(void) {
       "  -o, --output OUT            write here (default: stdout)\n"
       "  -f, --format FMT            format of the vector files (default: from each\n"
       "                              extension, else from the content)\n"
+      "      --classifiers-format FMT, --positives-format FMT, --negatives-format FMT\n"
+      "                              the format of one of them, instead of -f\n"
       "  -q, --quiet                 no progress\n"
       "  -h, --help                  show this help and exit\n"
       "  -V, --version               show the version and the BLAS library, and exit\n"
@@ -54,6 +56,9 @@ int main(int argc, char **argv) {
       {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, 'V'},
+      {"classifiers-format", required_argument, 0, 'C'},
+      {"positives-format", required_argument, 0, 'P'},
+      {"negatives-format", required_argument, 0, 'N'},
       {0, 0, 0, 0}};
   const char *shortopts = "c:e:p:l:n:o:f:qhV", *output = "-";
   SlemCalibrateInput in = {0};
@@ -74,6 +79,16 @@ int main(int argc, char **argv) {
       if (slem_format_parse(&in.format, optarg) != SLEM_OK)
         cli_usage_error("--format: unknown format '%s' (%s)", optarg, slem_format_names());
       break;
+    case 'C':
+    case 'P':
+    case 'N': {
+      const char *what = c == 'C' ? "classifiers" : c == 'P' ? "positives" : "negatives";
+      SlemFormat *f = c == 'C' ? &in.classifiers_format : c == 'P' ? &in.positives_format
+                                                                   : &in.negatives_format;
+      if (slem_format_parse(f, optarg) != SLEM_OK)
+        cli_usage_error("--%s-format: unknown format '%s' (%s)", what, optarg, slem_format_names());
+      break;
+    }
     case 'q': cli_set_quiet(1); break;
     case 'h': usage();
     case 'V': cli_version();

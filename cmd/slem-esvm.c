@@ -33,6 +33,8 @@ static void __attribute__((noreturn)) usage(void) {
       "  -o, --output OUT         write here (default: stdout)\n"
       "  -f, --format FMT         input format of INPUT and NEGATIVES (default: from the\n"
       "                           extension, else from the content)\n"
+      "      --input-format FMT, --neg-format FMT\n"
+      "                           the format of INPUT, of NEGATIVES, instead of -f\n"
       "  -F, --output-format FMT  output format (default: from OUT's extension; fvecs to\n"
       "                           stdout)\n"
       "      --dtype T            npy values as f4 (float32, default), f2 (float16) or i1\n"
@@ -73,9 +75,11 @@ int main(int argc, char **argv) {
       {"threads", required_argument, 0, 't'},   {"quiet", no_argument, 0, 'q'},
       {"ids", required_argument, 0, 'I'},       {"dtype", required_argument, 0, 'Y'},
       {"help", no_argument, 0, 'h'},            {"version", no_argument, 0, 'V'},
+      {"input-format", required_argument, 0, 'y'}, {"neg-format", required_argument, 0, 'N'},
       {0, 0, 0, 0}};
   const char *neg_path = NULL, *output = "-", *input = "-", *ids_path = NULL;
   SlemFormat ifmt = SLEM_FMT_AUTO, ofmt = SLEM_FMT_AUTO;
+  SlemFormat pfmt = SLEM_FMT_END, nfmt = SLEM_FMT_END; /* END: as -f */
   SlemEsvmOpts opts;
   SlemDtype dtype = SLEM_DTYPE_F4;
   const char *dtype_arg = "f4";
@@ -130,6 +134,12 @@ int main(int argc, char **argv) {
       if (slem_format_parse(&ifmt, optarg) != SLEM_OK)
         cli_usage_error("--format: unknown format '%s' (%s)", optarg, slem_format_names());
       break;
+    case 'y':
+    case 'N':
+      if (slem_format_parse(c == 'y' ? &pfmt : &nfmt, optarg) != SLEM_OK)
+        cli_usage_error("--%s-format: unknown format '%s' (%s)", c == 'y' ? "input" : "neg",
+                        optarg, slem_format_names());
+      break;
     case 'F':
       if (slem_format_parse(&ofmt, optarg) != SLEM_OK || ofmt == SLEM_FMT_AUTO)
         cli_usage_error("--output-format: unknown format '%s' (%s)", optarg,
@@ -167,9 +177,9 @@ int main(int argc, char **argv) {
   slem_set_threads(1); /* the parallelism is over exemplars, not inside BLAS */
 
   if ((ids_path && slem_ids_read(&ids, ids_path, &err) != SLEM_OK) ||
-      slem_vecreader_open(&nr, neg_path, ifmt, &err) != SLEM_OK ||
+      slem_vecreader_open(&nr, neg_path, nfmt == SLEM_FMT_END ? ifmt : nfmt, &err) != SLEM_OK ||
       slem_esvm_new(&esvm, nr, &opts, &err) != SLEM_OK ||
-      slem_vecreader_open(&r, input, ifmt, &err) != SLEM_OK)
+      slem_vecreader_open(&r, input, pfmt == SLEM_FMT_END ? ifmt : pfmt, &err) != SLEM_OK)
     goto fail;
   if (slem_vecreader_dim(r) != slem_esvm_dim(esvm)) {
     slem_error(&err, SLEM_EFORMAT, "%s: dimension %zu, but the negatives %s have dimension %zu",

@@ -18,7 +18,8 @@
 
 static void __attribute__((noreturn)) usage(void) {
   printf(
-      "Usage: slem-eval [OPTION]... (--qrels FILE | --query-labels F --db-labels F) [RANKING]\n"
+      "Usage: slem-eval [OPTION]... (--qrels FILE | --query-labels F --db-labels F |\n"
+      "                              --neighbors FILE) [RANKING]\n"
       "Evaluate the rankings written by slem-match (default: stdin) against ground truth:\n"
       "mAP, P@1, P@5, P@10 and R@K.\n"
       "\n"
@@ -31,6 +32,10 @@ static void __attribute__((noreturn)) usage(void) {
       "      --junk FILE         'qid docid' per line: ignored for that query, neither\n"
       "                          relevant nor counted (may be given several times)\n"
       "      --exclude-self      labels: the database row with the query's index is junk\n"
+      "      --neighbors FILE    the true nearest neighbours, database row numbers per query\n"
+      "                          (ann-benchmarks' FILE.hdf5:neighbors, ivecs, ibin, npy): the\n"
+      "                          first K of each row are its relevant items, and R@K is\n"
+      "                          ann-benchmarks' recall@K: |top K & true top K| / K\n"
       "\n"
       "Measures:\n"
       "      --ap KIND           trec (default): mean over the relevant items of the precision\n"
@@ -228,7 +233,8 @@ int main(int argc, char **argv) {
       {"complete", no_argument, 0, 'c'},           {"relevance-level", required_argument, 0, 'l'},
       {"protocol", required_argument, 0, 'p'},     {"easy", required_argument, 0, 'E'},
       {"hard", required_argument, 0, 'H'},
-      {"extra-measure", required_argument, 0, 'M'}, {0, 0, 0, 0}};
+      {"extra-measure", required_argument, 0, 'M'}, {"neighbors", required_argument, 0, 'g'},
+      {0, 0, 0, 0}};
   static const char shortopts[] = "k:f:o:m:M:qhV";
   SlemMeasureReq extra[16];
   const char *easy = NULL, *hard = NULL;
@@ -257,6 +263,7 @@ int main(int argc, char **argv) {
   while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
     switch (c) {
     case 'Q': spec.qrels = optarg; break;
+    case 'g': spec.neighbors = optarg; break;
     case 'L': spec.qlabels = optarg; break;
     case 'B': spec.dblabels = optarg; break;
     case 'I': spec.qids = optarg; break;
@@ -341,9 +348,15 @@ int main(int argc, char **argv) {
     return cli_close_stdout(run_protocol(ranking, format, protocol, spec.qrels, easy, hard, junk,
                                          spec.njunk, output, flags));
   }
-  if (!spec.qrels == !(spec.qlabels || spec.dblabels))
-    cli_usage_error("give the ground truth as --qrels, or as --query-labels and --db-labels");
-  if (!spec.qrels && !(spec.qlabels && spec.dblabels))
+  if (spec.neighbors) {
+    if (spec.qrels || spec.qlabels || spec.dblabels || spec.exclude_self)
+      cli_usage_error("--neighbors is the ground truth alone: no --qrels, labels or "
+                      "--exclude-self");
+    spec.neighbors_k = opts.recall_k;
+  } else if (!spec.qrels == !(spec.qlabels || spec.dblabels))
+    cli_usage_error("give the ground truth as --qrels, --query-labels and --db-labels, or "
+                    "--neighbors");
+  if (!spec.neighbors && !spec.qrels && !(spec.qlabels && spec.dblabels))
     cli_usage_error("--query-labels and --db-labels go together");
   if (spec.qrels && (spec.qids || spec.dbids || spec.exclude_self))
     cli_usage_error("--query-ids, --db-ids and --exclude-self go with labels, not --qrels");

@@ -31,6 +31,8 @@ static void __attribute__((noreturn)) usage(void) {
       "  -o, --output OUT         write here (default: stdout)\n"
       "  -f, --format FMT         input format of VECTORS and DATABASE (default: from the\n"
       "                           extension, else from the content)\n"
+      "      --query-format FMT, --db-format FMT\n"
+      "                           the format of VECTORS, of DATABASE, instead of -f\n"
       "  -F, --output-format FMT  output format (default: from OUT's extension; fvecs to\n"
       "                           stdout)\n"
       "  -q, --quiet              no progress or warnings\n"
@@ -58,11 +60,13 @@ int main(int argc, char **argv) {
       {"db-ids", required_argument, 0, 'D'},        {"output", required_argument, 0, 'o'},
       {"format", required_argument, 0, 'f'},        {"output-format", required_argument, 0, 'F'},
       {"quiet", no_argument, 0, 'q'},               {"help", no_argument, 0, 'h'},
-      {"version", no_argument, 0, 'V'},             {0, 0, 0, 0}};
+      {"version", no_argument, 0, 'V'},             {"query-format", required_argument, 0, 'y'},
+      {"db-format", required_argument, 0, 'Y'},     {0, 0, 0, 0}};
   const char *shortopts = "d:n:a:r:o:f:F:qhV";
   const char *db_path = NULL, *rank_path = NULL, *input = "-", *output = "-",
              *qids_path = NULL, *dbids_path = NULL;
   SlemFormat ifmt = SLEM_FMT_AUTO, ofmt = SLEM_FMT_AUTO;
+  SlemFormat qfmt = SLEM_FMT_END, dfmt = SLEM_FMT_END; /* END: as -f */
   SlemRankFormat rfmt = SLEM_RANK_AUTO;
   SlemExpandOpts opts;
   SlemVecReader *db = NULL, *in = NULL;
@@ -95,6 +99,12 @@ int main(int argc, char **argv) {
     case 'f':
       if (slem_format_parse(&ifmt, optarg) != SLEM_OK)
         cli_usage_error("--format: unknown format '%s' (%s)", optarg, slem_format_names());
+      break;
+    case 'y':
+    case 'Y':
+      if (slem_format_parse(c == 'y' ? &qfmt : &dfmt, optarg) != SLEM_OK)
+        cli_usage_error("--%s-format: unknown format '%s' (%s)", c == 'y' ? "query" : "db",
+                        optarg, slem_format_names());
       break;
     case 'F':
       if (slem_format_parse(&ofmt, optarg) != SLEM_OK || ofmt == SLEM_FMT_AUTO)
@@ -129,9 +139,9 @@ int main(int argc, char **argv) {
 
   if ((qids_path && slem_ids_read(&qids, qids_path, &err) != SLEM_OK) ||
       (dbids_path && slem_ids_read(&dbids, dbids_path, &err) != SLEM_OK) ||
-      slem_vecreader_open(&db, db_path, ifmt, &err) != SLEM_OK ||
+      slem_vecreader_open(&db, db_path, dfmt == SLEM_FMT_END ? ifmt : dfmt, &err) != SLEM_OK ||
       slem_expand_new(&ex, db, dbids, &opts, &err) != SLEM_OK ||
-      slem_vecreader_open(&in, input, ifmt, &err) != SLEM_OK ||
+      slem_vecreader_open(&in, input, qfmt == SLEM_FMT_END ? ifmt : qfmt, &err) != SLEM_OK ||
       slem_rankreader_open(&rr, rank_path, rfmt, &err) != SLEM_OK)
     goto fail;
   total = slem_vecreader_count(in) > 0 ? (uint64_t)slem_vecreader_count(in) : 0;

@@ -46,6 +46,8 @@ static void __attribute__((noreturn)) usage(void) {
       "                         OUT's extension .tsv, .trec, .jsonl, .npy, else tsv)\n"
       "  -f, --format FMT       format of both inputs (default: from the extension, else\n"
       "                         from the content); also --input-format\n"
+      "      --query-format FMT, --db-format FMT\n"
+      "                         the format of the queries, of the database, instead of -f\n"
       "      --query-ids FILE   ids of the queries, one per line (default: 0-based rows)\n"
       "      --db-ids FILE      ids of the database rows, one per line; with several\n"
       "                         database files, one --db-ids per file, in their order\n"
@@ -101,6 +103,7 @@ int main(int argc, char **argv) {
       {"threads", required_argument, 0, 't'},      {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, 'V'},            {"affine", no_argument, 0, 'M'},
       {"calibration", required_argument, 0, 'L'},  {"couple", no_argument, 0, 'U'},
+      {"query-format", required_argument, 0, 'y'}, {"db-format", required_argument, 0, 'Y'},
       {0, 0, 0, 0}};
   const char **db_paths = calloc((size_t)argc, sizeof *db_paths),
              **dbids_paths = calloc((size_t)argc, sizeof *dbids_paths);
@@ -153,6 +156,12 @@ int main(int argc, char **argv) {
         break;
       }
       cli_usage_error("--format: unknown format '%s' (%s)", optarg, slem_format_names());
+    case 'y':
+    case 'Y':
+      if (slem_format_parse(c == 'y' ? &o.query_format : &o.db_format, optarg) != SLEM_OK)
+        cli_usage_error("--%s-format: unknown format '%s' (%s)", c == 'y' ? "query" : "db",
+                        optarg, slem_format_names());
+      break;
     case 'q': quiet = 1; break;
     case 'Q': o.query_ids = optarg; break;
     case 'B': dbids_paths[o.ndb_ids++] = optarg; break;

@@ -251,6 +251,9 @@ static void score(double *scores, const double *x, size_t n, const double *c, si
   slem_par_chunks(n, 256, score_rows, &j);
 }
 
+/* A file's own format, else the one of all three. */
+#define FORMAT_OF(in, field) ((in)->field != SLEM_FMT_AUTO ? (in)->field : (in)->format)
+
 int slem_calibration_fit(SlemCalibration **self, const SlemCalibrateInput *in,
                          SlemError *err) {
   SlemIds *elab = NULL, *plab = NULL;
@@ -261,8 +264,10 @@ int slem_calibration_fit(SlemCalibration **self, const SlemCalibrateInput *in,
   int status;
 
   *self = NULL;
-  if ((status = read_vectors(&clf, &m, &dc, in->classifiers, in->format, err)) != SLEM_OK ||
-      (status = read_vectors(&val, &nv, &dv, in->positives, in->format, err)) != SLEM_OK)
+  if ((status = read_vectors(&clf, &m, &dc, in->classifiers,
+                             FORMAT_OF(in, classifiers_format), err)) != SLEM_OK ||
+      (status = read_vectors(&val, &nv, &dv, in->positives, FORMAT_OF(in, positives_format),
+                             err)) != SLEM_OK)
     goto cleanup;
   if (dc != dv + 1) {
     status = slem_error(err, SLEM_EFORMAT, "%s: %zu values per row, but classifiers for the "
@@ -273,7 +278,8 @@ int slem_calibration_fit(SlemCalibration **self, const SlemCalibrateInput *in,
   }
   d = dv;
   if (in->negatives) {
-    if ((status = read_vectors(&neg, &nn, &dn, in->negatives, in->format, err)) != SLEM_OK)
+    if ((status = read_vectors(&neg, &nn, &dn, in->negatives,
+                               FORMAT_OF(in, negatives_format), err)) != SLEM_OK)
       goto cleanup;
     if (dn != d) {
       status = slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the positives %s have "

@@ -49,6 +49,8 @@ typedef struct SlemCalibrateInput {
   const char *positive_labels;  /* one label per validation vector */
   const char *negatives;        /* NULL, or held-out vectors: negatives of every exemplar */
   SlemFormat format;            /* of the three vector files (SLEM_FMT_AUTO: each its own) */
+  SlemFormat classifiers_format, positives_format, negatives_format; /* each file's, instead
+                                   * of format's (SLEM_FMT_AUTO: format's) */
   SlemProgressFn progress;      /* may be NULL: called with the exemplars fitted so far */
   void *progress_ctx;
 } SlemCalibrateInput;

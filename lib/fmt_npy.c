@@ -1,5 +1,5 @@
 /* npy (numpy.save): versions 1-3; 2-D (n, d) or 1-D (d,) as one vector; dtypes f2, f4,
- * f8 in either byte order, i1, u1, and i2, i4 in either byte order; C or Fortran order.
+ * f8 in either byte order, i1, u1, and i2, i4, i8 in either byte order; C or Fortran order.
  *
  * A Fortran-order (n, d) array is stored column by column, so a block of rows is d
  * strided reads, one per column: from a file they are pread(2)s on a descriptor of our
@@ -72,7 +72,7 @@ static int parse_descr(SlemVecReader *r, const char *descr) {
   static const struct { const char *t; int dtype; size_t size; } tab[] = {
       {"f2", SLEM_DT_F2, 2}, {"f4", SLEM_DT_F4, 4}, {"f8", SLEM_DT_F8, 8},
       {"i1", SLEM_DT_I1, 1}, {"u1", SLEM_DT_U1, 1}, {"i2", SLEM_DT_I2, 2},
-      {"i4", SLEM_DT_I4, 4}};
+      {"i4", SLEM_DT_I4, 4}, {"i8", SLEM_DT_I8, 8}};
   char order = '=';
   if (strchr("<>|=", descr[0])) order = *descr++;
   for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
@@ -259,7 +259,7 @@ static int open_npy(SlemVecReader *r, SlemError *err) {
   }
   if (parse_descr(r, descr) != 0) {
     st = slem_error(err, SLEM_EFORMAT,
-                    "%s: npy dtype '%s' is not supported (use f2, f4, f8, i1, u1, i2 or i4, "
+                    "%s: npy dtype '%s' is not supported (use f2, f4, f8, i1, u1, i2, i4 or i8, "
                     "either byte order)", name, descr);
     goto done;
   }

@@ -23,6 +23,22 @@ static int sniff_bvecs(const unsigned char *p, size_t n) {
   return 0;
 }
 
+/* fvecs guessed from the content (no -f, no extension) when the values of the first records
+ * in the first n bytes at p, read as float32, have the bit patterns of small int32s
+ * (|v| < 2^23: nonzero denormals, or NaNs with the sign set): that content is ivecs as
+ * plausibly as fvecs, and reading one as the other gives no error, only wrong vectors. */
+static int looks_ivecs(const unsigned char *p, size_t n, uint32_t d) {
+  for (size_t off = 0; off + 8 <= n; off += 4 + 4 * (size_t)d) { /* a long record: its start */
+    if (slem_le32(p + off) != d) return 0;
+    for (size_t j = 0; j < d && off + 8 + 4 * j <= n; j++) {
+      uint32_t u = slem_le32(p + off + 4 + 4 * j);
+      if ((u & 0x7f800000u) == 0 && (u & 0x007fffffu) != 0 && !(u & 0x80000000u)) return 1;
+      if ((u & 0xff800000u) == 0xff800000u && u != 0xff800000u) return 1;
+    }
+  }
+  return 0;
+}
+
 static int open_vecs(SlemVecReader *r, SlemError *err) {
   const char *name = slem_in_name(r->in);
   const unsigned char *p;
@@ -39,6 +55,14 @@ static int open_vecs(SlemVecReader *r, SlemError *err) {
     return slem_error(err, SLEM_EFORMAT,
                       "%s: record 1: dimension %" PRId32 " is out of range (1..%u); "
                       "is this really %s?", name, (int32_t)d, SLEM_DIM_MAX, r->def->names[0]);
+  if (r->sniffed && r->fmt == SLEM_FMT_FVECS) {
+    if ((st = slem_in_peek(r->in, 4096, &p, &avail, err)) != SLEM_OK) return st;
+    if (looks_ivecs(p, avail, d))
+      return slem_error(err, SLEM_EFORMAT, "%s: fvecs or ivecs? Both have a 4-byte dimension "
+                        "and 4-byte values, and these values read as float32 are the bit "
+                        "patterns of small integers; say which with -f fvecs or -f ivecs (or "
+                        "name the file .fvecs or .ivecs)", name);
+  }
   r->d = d;
   switch (r->fmt) {
   case SLEM_FMT_BVECS: r->dtype = SLEM_DT_U1, r->esize = 1; break;

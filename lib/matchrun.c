@@ -21,6 +21,7 @@ void slem_matchrun_opts_init(SlemMatchRunOpts *opts) {
   opts->queries = "-";
   opts->output = "-";
   opts->informat = SLEM_FMT_AUTO;
+  opts->query_format = opts->db_format = SLEM_FMT_END;
 }
 
 static int is_stdin(const char *path) { return path && strcmp(path, "-") == 0; }
@@ -269,10 +270,13 @@ int slem_matchrun(const SlemMatchRunOpts *o, SlemMatchRunResult *res, SlemError 
         if ((st = refuse_clobber(names[i], inputs, n, &res->usage, err)) != SLEM_OK) goto done;
   }
   if ((o->query_ids && (st = slem_ids_read(&qids, o->query_ids, err)) != SLEM_OK) ||
-      (st = slem_db_open(&db, paths, o->ndb_ids ? o->db_ids : NULL, ndb, o->informat, err)) !=
+      (st = slem_db_open(&db, paths, o->ndb_ids ? o->db_ids : NULL, ndb,
+                            o->db_format == SLEM_FMT_END ? o->informat : o->db_format, err)) !=
           SLEM_OK ||
       (st = slem_db_select(db, &shard, err)) != SLEM_OK ||
-      (st = slem_vecreader_open(&q, qpath, o->informat, err)) != SLEM_OK)
+      (st = slem_vecreader_open(&q, qpath,
+                                 o->query_format == SLEM_FMT_END ? o->informat : o->query_format,
+                                 err)) != SLEM_OK)
     goto done;
   if (shard.count > 0 && slem_rankformat_has_shard(fmt)) slem_vecreader_follow_values(q);
   if (shard.count > 0 && !slem_rankformat_has_shard(fmt))

@@ -37,6 +37,8 @@ typedef struct SlemMatchRunOpts {
   int couple;                   /* with cache: its coupling */
   const char *calibration;      /* classifier queries with sigmoids (implies match.affine) */
   SlemFormat informat;          /* format of all inputs (SLEM_FMT_AUTO by default) */
+  SlemFormat query_format;      /* the queries' format; SLEM_FMT_END (default): informat */
+  SlemFormat db_format;         /* the database's format; SLEM_FMT_END (default): informat */
   int no_check;                 /* skip the compatibility checks of descriptors */
   const char *output;           /* "-" (the default): stdout */
   const char *output_format;    /* a name of the rankings' formats (rankings.h: tsv, trec,

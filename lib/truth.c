@@ -9,6 +9,7 @@
 #include "ids.h"
 #include "lines.h"
 #include "strmap.h"
+#include "vecs.h"
 
 /* One judgement of the qrels: its grade as given; seq, the line's order, decides which of
  * two lines judging one pair counts (the first with a grade >= 1, else the first). */
@@ -416,15 +417,123 @@ int slem_truth_read_junk(SlemTruth *self, const char *path, SlemError *err) {
   return st;
 }
 
+int slem_truth_read_neighbors(SlemTruth **self, const char *path, size_t k, const char *qids,
+                              const char *dbids, SlemError *err) {
+  SlemTruth *t = truth_new(0);
+  SlemVecReader *r = NULL;
+  SlemIds *qi = NULL, *di = NULL;
+  double *x = NULL;
+  size_t d, block, cap = 0;
+  uint64_t row = 0;
+  int st;
+  *self = NULL;
+  if (!t) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  if ((st = slem_vecreader_open(&r, path, SLEM_FMT_AUTO, err)) != SLEM_OK ||
+      (qids && (st = slem_ids_read(&qi, qids, err)) != SLEM_OK) ||
+      (dbids && (st = slem_ids_read(&di, dbids, err)) != SLEM_OK))
+    goto fail;
+  d = slem_vecreader_dim(r);
+  if (k > d) {
+    st = slem_error(err, SLEM_EINVAL, "%s: %zu neighbours per query, fewer than the %zu of "
+                    "recall@%zu", slem_vecreader_name(r), d, k, k);
+    goto fail;
+  }
+  block = slem_block_rows(d);
+  if (!(x = malloc(block * d * sizeof *x))) goto nomem;
+  for (;;) {
+    size_t got;
+    if ((st = slem_vecreader_read(r, x, block, &got, err)) != SLEM_OK) goto fail;
+    if (got == 0) break;
+    for (size_t i = 0; i < got; i++, row++) {
+      char qb[24], db[24];
+      const char *qs = qb;
+      long q;
+      if (qi && row >= slem_ids_count(qi)) {
+        st = slem_error(err, SLEM_EFORMAT, "%s: %zu ids for more queries", qids,
+                        slem_ids_count(qi));
+        goto fail;
+      }
+      if (qi) qs = slem_ids_get(qi, row);
+      else snprintf(qb, sizeof qb, "%" PRIu64, row);
+      if ((q = slem_strmap_intern(t->qmap, qs, strlen(qs))) < 0 ||
+          ensure(&t->nrel, &cap, (size_t)q) != 0)
+        goto nomem;
+      for (size_t j = 0; j < k; j++) {
+        double v = x[i * d + j];
+        const char *ds = db;
+        long dd;
+        int added;
+        if (v != (double)(int64_t)v || v < 0 || (di && v >= (double)slem_ids_count(di))) {
+          st = slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": neighbour %zu (%.17g) is "
+                          "not a database row number%s", slem_vecreader_name(r), row + 1, j + 1,
+                          v, di ? " of the --db-ids" : "");
+          goto fail;
+        }
+        if (di) ds = slem_ids_get(di, (size_t)v);
+        else snprintf(db, sizeof db, "%" PRId64, (int64_t)v);
+        if ((dd = slem_strmap_intern(t->dmap, ds, strlen(ds))) < 0) goto nomem;
+        if ((added = slem_keyset_add(t->rel, slem_pair((size_t)q, (size_t)dd))) < 0) goto nomem;
+        if (!added) {
+          st = slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": row %s is a neighbour "
+                          "twice", slem_vecreader_name(r), row + 1, ds);
+          goto fail;
+        }
+        t->nrel[q]++;
+        if (t->njud == t->cjud) {
+          size_t c = t->cjud ? 2 * t->cjud : 1024;
+          Judg *p = realloc(t->jud, c * sizeof *p);
+          if (!p) goto nomem;
+          t->jud = p;
+          t->cjud = c;
+        }
+        t->jud[t->njud] = (Judg){(size_t)q, (size_t)dd, t->njud, row + 1, 1};
+        t->njud++;
+      }
+    }
+  }
+  if (slem_strmap_count(t->qmap) == 0) {
+    st = slem_error(err, SLEM_EFORMAT, "%s: no queries", path);
+    goto fail;
+  }
+  if (qi && row != slem_ids_count(qi)) {
+    st = slem_error(err, SLEM_EFORMAT, "%s: %zu ids for %" PRIu64 " queries", qids,
+                    slem_ids_count(qi), row);
+    goto fail;
+  }
+  if (!(t->junk_rel = calloc(slem_strmap_count(t->qmap), sizeof *t->junk_rel))) goto nomem;
+  if (index_judgements(t, 0, NULL) < 0) goto nomem;
+  *self = t;
+  t = NULL;
+  goto done;
+nomem:
+  st = slem_error(err, SLEM_ENOMEM, "out of memory");
+fail:
+  slem_truth_free(t);
+done:
+  free(x);
+  slem_vecreader_free(r);
+  slem_ids_free(qi);
+  slem_ids_free(di);
+  return st;
+}
+
 int slem_truth_read(SlemTruth **self, const SlemTruthSpec *spec, SlemError *err) {
   int st;
   *self = NULL;
-  if (!spec->qrels == !(spec->qlabels && spec->dblabels))
+  if (spec->neighbors) {
+    if (spec->qrels || spec->qlabels || spec->dblabels)
+      return slem_error(err, SLEM_EINVAL, "neighbours are the ground truth alone: no qrels, "
+                        "no labels");
+    st = slem_truth_read_neighbors(self, spec->neighbors, spec->neighbors_k, spec->qids,
+                                   spec->dbids, err);
+  } else if (!spec->qrels == !(spec->qlabels && spec->dblabels)) {
     return slem_error(err, SLEM_EINVAL, "give the ground truth as qrels, or as query and "
                       "database labels");
-  st = spec->qrels ? slem_truth_read_qrels(self, spec->qrels, err)
-                   : slem_truth_read_labels(self, spec->qlabels, spec->dblabels, spec->qids,
-                                            spec->dbids, spec->exclude_self, err);
+  } else {
+    st = spec->qrels ? slem_truth_read_qrels(self, spec->qrels, err)
+                     : slem_truth_read_labels(self, spec->qlabels, spec->dblabels, spec->qids,
+                                              spec->dbids, spec->exclude_self, err);
+  }
   for (size_t i = 0; st == SLEM_OK && i < spec->njunk; i++)
     st = slem_truth_read_junk(*self, spec->junk[i], err);
   if (st) {

@@ -45,9 +45,23 @@ int slem_truth_read_junk(SlemTruth *self, const char *path, SlemError *err);
 size_t slem_truth_junk_unknown(const SlemTruth *self);
 void slem_truth_free(SlemTruth *self);
 
+/* Nearest neighbours as ground truth (ann-benchmarks' measure): path is a vector file of
+ * integers, row q the database row numbers (from 0) of query q's true neighbours, nearest
+ * first (an ann-benchmarks FILE.hdf5:neighbors, ivecs, ibin, an integer npy); the first k
+ * of each row are its relevant documents, so that R@k is recall@k = |top k of the ranking
+ * and the true top k| / k. Queries and rows are named by qids / dbids as the ranking names
+ * them (NULL: their numbers). Errors: those of the vector reader; SLEM_EINVAL when the rows
+ * hold fewer than k; SLEM_EFORMAT naming the record (a value that is not a row number, a
+ * row twice, an ids count that differs), SLEM_ENOMEM. */
+int slem_truth_read_neighbors(SlemTruth **self, const char *path, size_t k, const char *qids,
+                              const char *dbids, SlemError *err);
+
 /* What a SlemTruthSpec names: qrels, or both label files (with optional ids and
- * exclude_self), and any number of junk files. */
+ * exclude_self), or neighbours (with neighbors_k and optional ids), and any number of junk
+ * files. */
 typedef struct SlemTruthSpec {
+  const char *neighbors;
+  size_t neighbors_k;
   const char *qrels;
   const char *qlabels, *dblabels, *qids, *dbids;
   int exclude_self;

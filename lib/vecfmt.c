@@ -57,7 +57,7 @@ int slem_vfmt_empty(SlemVecReader *r, const char *what, SlemError *err) {
 /* Element j of a payload at p, as double. */
 static double load(int dtype, int swap, const unsigned char *p, size_t j) {
   unsigned char b[8];
-  size_t size = dtype == SLEM_DT_F8 ? 8 : dtype == SLEM_DT_F4 || dtype == SLEM_DT_I4 ? 4
+  size_t size = dtype == SLEM_DT_F8 || dtype == SLEM_DT_I8 ? 8 : dtype == SLEM_DT_F4 || dtype == SLEM_DT_I4 ? 4
               : dtype == SLEM_DT_F2 || dtype == SLEM_DT_I2 ? 2 : 1;
   p += j * size;
   for (size_t k = 0; k < size; k++) b[k] = swap ? p[size - 1 - k] : p[k];
@@ -83,6 +83,11 @@ static double load(int dtype, int swap, const unsigned char *p, size_t j) {
     int32_t v;
     memcpy(&v, b, 4);
     return v;
+  }
+  case SLEM_DT_I8: { /* numpy's default integer; exact up to 2^53 */
+    int64_t v;
+    memcpy(&v, b, 8);
+    return (double)v;
   }
   default: return b[0];
   }

@@ -4,8 +4,8 @@
  * and the hooks of its reader and writer. lib/vecs.c holds the table of formats, the
  * public reader and writer that dispatch through it, and the reading of fixed-size binary
  * records that most formats share; each family of formats lives in its own file
- * (fmt_vecs.c, fmt_npy.c, fmt_text.c, fmt_bin.c, fmt_slem.c), its own state behind the
- * reader's and the writer's priv. Adding a format is one new file holding its definition
+ * (fmt_vecs.c, fmt_npy.c, fmt_text.c, fmt_bin.c, fmt_slem.c, fmt_hdf5.c, fmt_foreign.c), its
+ * own state behind the reader's and the writer's priv. Adding a format is one new file holding its definition
  * and one line in the table.
  */
 #ifndef SLEM_VECFMT_H
@@ -29,7 +29,8 @@ int slem_vfmt_beyond_count(const SlemVecReader *r, SlemError *err);
 int slem_vfmt_pipe_end(SlemVecReader *r, SlemError *err);
 
 /* Element types of binary payloads (little-endian unless the reader's swap is set). */
-enum { SLEM_DT_F4, SLEM_DT_F8, SLEM_DT_F2, SLEM_DT_U1, SLEM_DT_I1, SLEM_DT_I2, SLEM_DT_I4 };
+enum { SLEM_DT_F4, SLEM_DT_F8, SLEM_DT_F2, SLEM_DT_U1, SLEM_DT_I1, SLEM_DT_I2, SLEM_DT_I4,
+       SLEM_DT_I8 };
 
 typedef struct SlemVecFormatDef SlemVecFormatDef;
 
@@ -74,6 +75,9 @@ struct SlemVecReader {
   size_t kp_d, kp_r;
   int kp_couple;
   void *priv;         /* the format's own state (its open hook allocates it, close frees it) */
+  char *member;       /* PATH:NAME: the array NAME inside the file (formats with members:
+                       * an HDF5 dataset), or NULL */
+  int sniffed;        /* the format was guessed from the content (no -f, no extension) */
   /* an input with no vectors: */
   size_t empty_dim;   /* > 0: such an input opens, with this dimension if it has none */
   int empty;          /* it is one: every read returns no vector */
@@ -101,6 +105,10 @@ struct SlemVecFormatDef {
   /* The canonical name first, then aliases, NULL-terminated; each is also a file
    * extension that selects the format. */
   const char *names[5];
+  /* Its files hold named arrays, read as PATH:NAME (r->member). */
+  int members;
+  /* Not listed among the formats (--help, messages): recognised only to be refused. */
+  int unlisted;
   /* How sure the first n bytes (n >= 1, at most 4096) are of this format: 0 (no) to 100
    * (a magic number). The highest wins; NULL: never recognised by content. */
   int (*sniff)(const unsigned char *p, size_t n);
@@ -148,6 +156,8 @@ extern const SlemVecFormatDef slem_vfmt_npy;
 extern const SlemVecFormatDef slem_vfmt_fbin, slem_vfmt_u8bin, slem_vfmt_i8bin, slem_vfmt_ibin;
 extern const SlemVecFormatDef slem_vfmt_text;
 extern const SlemVecFormatDef slem_vfmt_slem;
+extern const SlemVecFormatDef slem_vfmt_hdf5;
+extern const SlemVecFormatDef slem_vfmt_foreign;
 
 /* The definition of fmt, or NULL (SLEM_FMT_AUTO, or not a format). */
 const SlemVecFormatDef *slem_vfmt_find(SlemFormat fmt);

@@ -27,6 +27,7 @@
 static const SlemVecFormatDef *const formats[] = {
     &slem_vfmt_fvecs, &slem_vfmt_bvecs, &slem_vfmt_ivecs, &slem_vfmt_npy, &slem_vfmt_text,
     &slem_vfmt_fbin,  &slem_vfmt_u8bin, &slem_vfmt_i8bin, &slem_vfmt_ibin, &slem_vfmt_slem,
+    &slem_vfmt_hdf5,  &slem_vfmt_foreign,
 };
 #define N_FORMATS (sizeof formats / sizeof formats[0])
 
@@ -71,8 +72,9 @@ static void append(char *buf, size_t cap, size_t *len, const char *sep, const ch
 static void make_lists(void) {
   size_t len = 0, elen = 0;
   for (size_t i = 0; i < N_FORMATS; i++) {
+    if (formats[i]->unlisted) continue;
     append(names_list, sizeof names_list, &len, ", ", formats[i]->names[0]);
-    for (const char *const *n = formats[i]->names; *n; n++) {
+    for (const char *const *n = formats[i]->names; *n && formats[i]->write; n++) {
       char ext[32];
       snprintf(ext, sizeof ext, ".%s", *n);
       append(ext_list, sizeof ext_list, &elen, " ", ext);
@@ -157,6 +159,7 @@ void slem_vecreader_free(SlemVecReader *self) {
   free(self->raw);
   free(self->meta_json);
   slem_ids_free(self->ids);
+  free(self->member);
   free(self);
 }
 
@@ -196,18 +199,44 @@ static SlemFormat sniff(const unsigned char *p, size_t n) {
   return best;
 }
 
+/* PATH:NAME, a named array inside a file (an HDF5 dataset), when path does not exist as
+ * named but the part before its last ':' does: *file is that part (allocated) and
+ * r->member the name; else both stay NULL. */
+static int split_member(SlemVecReader *r, const char *path, char **file, SlemError *err) {
+  const char *colon = path ? strrchr(path, ':') : NULL;
+  struct stat sb;
+  *file = NULL;
+  if (!colon || colon == path || strcmp(path, "-") == 0 || stat(path, &sb) == 0) return SLEM_OK;
+  if (!(*file = strndup(path, (size_t)(colon - path))) || !(r->member = strdup(colon + 1))) {
+    free(*file);
+    *file = NULL;
+    return slem_error(err, SLEM_ENOMEM, "out of memory");
+  }
+  if (stat(*file, &sb) != 0) { /* neither exists: the message names the path as given */
+    free(*file);
+    free(r->member);
+    *file = NULL;
+    r->member = NULL;
+  }
+  return SLEM_OK;
+}
+
 static int vecreader_open(SlemVecReader **self, const char *path, SlemFormat fmt,
                           size_t empty_dim, SlemError *err) {
   SlemVecReader *r = calloc(1, sizeof *r);
+  char *file = NULL;
   int st;
   *self = NULL;
   if (!r) return slem_error(err, SLEM_ENOMEM, "out of memory");
   r->divisor = 1;
   r->empty_dim = empty_dim;
-  st = slem_in_open(&r->in, path, err);
+  if ((st = split_member(r, path, &file, err)) != SLEM_OK) goto fail;
+  st = slem_in_open(&r->in, file ? file : path, err);
   if (st) goto fail;
+  if (file) path = file;
   if (fmt == SLEM_FMT_AUTO) fmt = slem_format_from_path(path);
   if (fmt == SLEM_FMT_AUTO) {
+    r->sniffed = 1;
     const unsigned char *p;
     size_t avail;
     st = slem_in_peek(r->in, 4096, &p, &avail, err);
@@ -221,12 +250,20 @@ static int vecreader_open(SlemVecReader **self, const char *path, SlemFormat fmt
                     (int)fmt);
     goto fail;
   }
+  if (r->member && !r->def->members) {
+    st = slem_error(err, SLEM_EFORMAT, "%s: %s holds one array, not datasets: ':%s' names a "
+                    "dataset of an HDF5 file (FILE.h5:DATASET)", slem_in_name(r->in),
+                    r->def->names[0], r->member);
+    goto fail;
+  }
   st = r->def->open(r, err);
   if (st) goto fail;
   *self = r;
+  free(file);
   return SLEM_OK;
 fail:
   slem_vecreader_free(r);
+  free(file);
   return st;
 }
 

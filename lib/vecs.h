@@ -1,17 +1,18 @@
 /* Vector files: fvecs, bvecs, ivecs, npy, text, fbin, u8bin, i8bin and ibin, read in
- * blocks and written atomically.
+ * blocks and written atomically; HDF5 datasets (FILE.h5:DATASET) read.
  * Each format is one entry of a table (lib/vecs.c; the formats are in lib/fmt_*.c behind
  * the internal interface lib/vecfmt.h): its names and extensions, its magic, its reader
  * and its writer.
  *
  * fvecs/bvecs/ivecs: per record an int32 little-endian dimension d, then d float32 /
- * uint8 / int32 values. npy: versions 1-3, dtype f2, f4, f8, i1, u1, i2, i4 in either
+ * uint8 / int32 values. npy: versions 1-3, dtype f2, f4, f8, i1, u1, i2, i4, i8 in either
  * byte order, C or Fortran order (read by strided reads; from a pipe held whole up to
  * 64 MiB), 2-D (n, d) or 1-D (d,) as one vector. Text: one vector per line, values
  * separated by white space or commas; blank lines and lines starting with '#' are
  * skipped. fbin/u8bin/i8bin/ibin (big-ann-benchmarks): uint32 n, uint32 d, then n x d
  * float32 / uint8 / int8 / int32; an ibin ground-truth file (ids, then as many float32
- * distances) reads as its ids.
+ * distances) reads as its ids. HDF5: a 2-D dataset of any float or integer type, from a
+ * file (lib/fmt_hdf5.c).
  *
  * Records are numbered from 1 in messages, text lines from 1.
  */
@@ -45,8 +46,12 @@ SlemFormat slem_format_from_path(const char *path);
 typedef struct SlemVecReader SlemVecReader;
 
 /* Opens path ("-": stdin) and reads as far as the dimension. fmt SLEM_FMT_AUTO takes the
- * format from the extension, else from the first bytes (npy magic, text, else fvecs;
- * bvecs is recognised when its second record header agrees). Errors: SLEM_EIO (open),
+ * format from the extension, else from the first bytes (npy magic, HDF5 magic, text, else
+ * fvecs; bvecs is recognised when its second record header agrees; fvecs whose values
+ * have the bit patterns of small integers is refused as possibly ivecs, SLEM_EFORMAT
+ * asking for the format; npz and MATLAB .mat files are refused by name). A path that does
+ * not exist as named but whose part before the last ':' does is FILE:NAME, the dataset
+ * NAME of an HDF5 file (any other format refuses a NAME). Errors: SLEM_EIO (open),
  * SLEM_EFORMAT (empty file, bad header, file size not a multiple of the record size or
  * not the header's, unsupported npy dtype, a Fortran-order npy on a pipe above 64 MiB,
  * dimension 0 or above SLEM_DIM_MAX). */

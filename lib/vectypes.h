@@ -25,6 +25,8 @@ typedef enum SlemFormat {
   SLEM_FMT_I8BIN,
   SLEM_FMT_IBIN,
   SLEM_FMT_SLEM,    /* slem's descriptor container (.slem, kind "descriptors") */
+  SLEM_FMT_HDF5,    /* a dataset of an HDF5 file, FILE.h5:DATASET (read only) */
+  SLEM_FMT_FOREIGN, /* npz, mat: recognised to be refused with what to do instead */
   SLEM_FMT_END /* one past the last format; new formats go just before it */
 } SlemFormat;
 

@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 #include "../lib/vecfmt.h"
 #include "../lib/vecs.h"
+#include <hdf5.h>
 #include <inttypes.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -24,7 +25,7 @@ START_TEST(names_come_from_one_table) {
   size_t count = 0;
   SlemFormat f;
   snprintf(list, sizeof list, "%s", slem_format_names());
-  ck_assert_str_eq(list, "fvecs, bvecs, ivecs, npy, text, fbin, u8bin, i8bin, ibin, slem");
+  ck_assert_str_eq(list, "fvecs, bvecs, ivecs, npy, text, fbin, u8bin, i8bin, ibin, slem, hdf5");
   for (char *tok = strtok_r(list, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
     char path[64];
     ck_assert_int_eq(slem_format_parse(&f, tok), SLEM_OK);
@@ -34,7 +35,7 @@ START_TEST(names_come_from_one_table) {
     ck_assert_int_eq(slem_format_from_path(path), f);
     count++;
   }
-  ck_assert_uint_eq(count, SLEM_FMT_END - 1);
+  ck_assert_uint_eq(count, SLEM_FMT_END - 2); /* SLEM_FMT_FOREIGN (npz, .mat) is not listed */
   for (int i = 1; i < SLEM_FMT_END; i++) ck_assert_str_ne(slem_format_name((SlemFormat)i), "auto");
   /* aliases, auto, unknown names, paths without an extension */
   static const char *text_aliases[] = {"txt", "csv", "tsv"};
@@ -278,10 +279,26 @@ START_TEST(bad_npy_values) {
     /* column-major: the 4th value is row 2, column 2 */
     expect_read_error(p, SLEM_FMT_AUTO, "record 2: value 2 is NaN");
   }
-  /* the dtypes still refused */
+  /* int64, numpy's default integer, is read (exact up to 2^53) */
   hl = npy_header(buf, "{'descr': '<i8', 'fortran_order': False, 'shape': (1, 2), }");
+  {
+    int64_t v[2] = {-3, (int64_t)1 << 40};
+    SlemVecReader *r = NULL;
+    SlemError err;
+    double x[2];
+    size_t got = 0;
+    memcpy(buf + hl, v, 16);
+    tu_write_bytes(p, buf, hl + 16);
+    ck_assert_int_eq(slem_vecreader_open(&r, p, SLEM_FMT_AUTO, &err), SLEM_OK);
+    ck_assert_int_eq(slem_vecreader_read(r, x, 1, &got, &err), SLEM_OK);
+    ck_assert_uint_eq(got, 1);
+    ck_assert(x[0] == -3 && x[1] == 1099511627776.0);
+    slem_vecreader_free(r);
+  }
+  /* the dtypes still refused */
+  hl = npy_header(buf, "{'descr': '<c8', 'fortran_order': False, 'shape': (1, 2), }");
   tu_write_bytes(p, buf, hl + 16);
-  expect_open_error(p, SLEM_FMT_AUTO, SLEM_EFORMAT, "dtype '<i8' is not supported");
+  expect_open_error(p, SLEM_FMT_AUTO, SLEM_EFORMAT, "dtype '<c8' is not supported");
   hl = npy_header(buf, "{'descr': '|i2', 'fortran_order': False, 'shape': (1, 2), }");
   tu_write_bytes(p, buf, hl + 4);
   expect_open_error(p, SLEM_FMT_AUTO, SLEM_EFORMAT, "dtype '|i2' is not supported");
@@ -1120,6 +1137,100 @@ START_TEST(empty_inputs_open_when_allowed) {
 }
 END_TEST
 
+/* HDF5 far beyond the block sizes: 10 000 rows in gzip chunks of 333 rows (a chunk that is
+ * no block), read in blocks of 997 rows as double and as float, after a rewind too; an
+ * int64 dataset (converted to double by the library) and a NaN that names its record. */
+START_TEST(hdf5_in_blocks) {
+  enum { N = 10000, D = 8 };
+  char *p = tu_path("big.h5"), path[4200];
+  float *x = malloc((size_t)N * D * sizeof *x), *f = malloc(997 * D * sizeof *f);
+  int64_t *iv = malloc((size_t)N * 3 * sizeof *iv);
+  double *y = malloc(997 * D * sizeof *y);
+  hsize_t dims[2] = {N, D}, chunk[2] = {333, D}, idims[2] = {N, 3};
+  hid_t file, space, dcpl, ds;
+  SlemVecReader *r = NULL;
+  SlemError err;
+  size_t got, row;
+  ck_assert(x && f && iv && y);
+  for (size_t i = 0; i < (size_t)N * D; i++) x[i] = (float)((i * 2654435761u) % 100003) / 977.0f - 50;
+  for (size_t i = 0; i < (size_t)N * 3; i++) iv[i] = (int64_t)i * 1000003 - 7;
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  file = H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  ck_assert(file >= 0);
+  space = H5Screate_simple(2, dims, NULL);
+  dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(dcpl, 2, chunk);
+  H5Pset_deflate(dcpl, 6);
+  ds = H5Dcreate2(file, "grp_x", H5T_IEEE_F32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  ck_assert(H5Dwrite(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) >= 0);
+  H5Dclose(ds);
+  H5Sclose(space);
+  space = H5Screate_simple(2, idims, NULL);
+  ds = H5Dcreate2(file, "i64", H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  ck_assert(H5Dwrite(ds, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, iv) >= 0);
+  H5Dclose(ds);
+  H5Sclose(space);
+  {
+    float bad[2 * D] = {0};
+    hsize_t bd[2] = {2, D};
+    bad[D + 3] = NAN;
+    space = H5Screate_simple(2, bd, NULL);
+    ds = H5Dcreate2(file, "nan", H5T_IEEE_F32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    ck_assert(H5Dwrite(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, bad) >= 0);
+    H5Dclose(ds);
+    H5Sclose(space);
+  }
+  H5Pclose(dcpl);
+  H5Fclose(file);
+
+  snprintf(path, sizeof path, "%s:grp_x", p);
+  ck_assert_int_eq(slem_vecreader_open(&r, path, SLEM_FMT_AUTO, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecreader_format(r), SLEM_FMT_HDF5);
+  ck_assert_int_eq(slem_vecreader_count(r), N);
+  ck_assert_uint_eq(slem_vecreader_dim(r), D);
+  for (int pass = 0; pass < 2; pass++) {
+    row = 0;
+    for (;;) {
+      ck_assert_int_eq(pass ? slem_vecreader_read_f32(r, f, 997, &got, &err)
+                            : slem_vecreader_read(r, y, 997, &got, &err), SLEM_OK);
+      if (got == 0) break;
+      for (size_t i = 0; i < got * D; i++)
+        ck_assert(pass ? f[i] == x[row * D + i] : y[i] == (double)x[row * D + i]);
+      row += got;
+    }
+    ck_assert_uint_eq(row, N);
+    ck_assert_int_eq(slem_vecreader_rewind(r, &err), SLEM_OK);
+  }
+  slem_vecreader_free(r);
+
+  snprintf(path, sizeof path, "%s:i64", p);
+  ck_assert_int_eq(slem_vecreader_open(&r, path, SLEM_FMT_AUTO, &err), SLEM_OK);
+  row = 0;
+  while (slem_vecreader_read(r, y, 997, &got, &err) == SLEM_OK && got > 0) {
+    for (size_t i = 0; i < got * 3; i++) ck_assert(y[i] == (double)iv[row * 3 + i]);
+    row += got;
+  }
+  ck_assert_uint_eq(row, N);
+  slem_vecreader_free(r);
+
+  snprintf(path, sizeof path, "%s:nan", p);
+  ck_assert_int_eq(slem_vecreader_open(&r, path, SLEM_FMT_AUTO, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecreader_read(r, y, 997, &got, &err), SLEM_EFORMAT);
+  ck_assert_msg(strstr(err.msg, "big.h5:nan: record 2: value 4 is NaN"), "%s", err.msg);
+  slem_vecreader_free(r);
+  r = NULL;
+  snprintf(path, sizeof path, "%s:missing", p);
+  ck_assert_int_eq(slem_vecreader_open(&r, path, SLEM_FMT_AUTO, &err), SLEM_EFORMAT);
+  ck_assert_msg(strstr(err.msg, "no dataset 'missing' (it holds: grp_x, i64, nan)"), "%s", err.msg);
+  ck_assert_ptr_null(r);
+  free(x);
+  free(f);
+  free(iv);
+  free(y);
+  free(p);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("formats");
   TCase *tc = tcase_create("formats");
@@ -1145,6 +1256,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, containers_without_a_table);
   tcase_add_test(tc, records_read_in_place_skip_as_others);
   tcase_add_test(tc, empty_inputs_open_when_allowed);
+  tcase_add_test(tc, hdf5_in_blocks);
   suite_add_tcase(s, tc);
   return s;
 }

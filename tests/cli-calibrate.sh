@@ -25,6 +25,13 @@ cat "$E/clf-digits20.fvecs" | slem-calibrate -c - --exemplar-labels "$E/digits-q
   --positives "$D/validation.fvecs" --positive-labels "$D/validation.labels" \
   --negatives "$D/negatives.fvecs" >"$T/pipe.txt" && cmp -s "$T/pipe.txt" "$T/cal.txt" && ok ||
   bad "stdin classifiers differ"
+# each file's own format: the classifiers named through a pipe, the rest by extension
+cat "$E/clf-digits20.fvecs" | slem-calibrate -c - --classifiers-format fvecs --positives-format fvecs \
+  --negatives-format fvecs --exemplar-labels "$E/digits-q20.labels" --positives "$D/validation.fvecs" \
+  --positive-labels "$D/validation.labels" --negatives "$D/negatives.fvecs" >"$T/pipe2.txt" &&
+  cmp -s "$T/pipe2.txt" "$T/cal.txt" && ok || bad "--classifiers-format fvecs differs"
+expect_fail "--negatives-format npy" 1 "negatives.fvecs: not an npy file" - slem-calibrate $IN \
+  --negatives "$D/negatives.fvecs" --negatives-format npy
 # without held-out negatives: other digits of the validation set are the only negatives
 # shellcheck disable=SC2086
 check "no held-out" slem-calibrate $IN -o "$T/val.txt"
