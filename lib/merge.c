@@ -159,9 +159,9 @@ static int row_id_check(Merge *m, size_t s, const SlemRankEntry *e, uint64_t row
   RowIds *h = m->rowids;
   uint64_t p;
   long id = -1, k;
-  char nb[24];
   size_t j;
-  int number = parse_row(e->id, &p) == 0; /* the id reads as the row p */
+  char nb[24];
+  int own = parse_row(e->id, &p) == 0 && p == row; /* the id is the row's own number */
   if (!h && !(h = m->rowids = calloc(1, sizeof *h))) goto nomem;
   if (2 * (h->n + 1) > h->cap) { /* doubled, rows placed again */
     RowIds old = *h;
@@ -182,41 +182,41 @@ static int row_id_check(Merge *m, size_t s, const SlemRankEntry *e, uint64_t row
     free(old.row1);
     free(old.id);
   }
-  if (!number || p != row) { /* an id of its own: it names this row only */
+  j = rowids_slot(h, row);
+  if (h->row1[j]) { /* a row seen before: the same id (which then names this row only) */
+    if (h->id[j] < 0 ? own : !own && strcmp(slem_strmap_get(h->ids, (size_t)h->id[j]), e->id) == 0)
+      return SLEM_OK;
+    return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": row %" PRIu64 " has id '%s', but "
+                      "id '%s' in a line before: a row has one id (an edited line, or rankings "
+                      "of databases with other ids?)", name_of(m, s), e->line, row, e->id,
+                      h->id[j] < 0 ? number_text(nb, row) : slem_strmap_get(h->ids, (size_t)h->id[j]));
+  }
+  if (!own) { /* an id of its own: it names this row only */
     size_t before = h->ids ? slem_strmap_count(h->ids) : 0;
     if (!h->ids && !(h->ids = slem_strmap_new())) goto nomem;
     if ((id = slem_strmap_intern(h->ids, e->id, strlen(e->id))) < 0) goto nomem;
-    if ((size_t)id == before) {
-      if ((size_t)id == h->idcap) {
-        uint64_t *q = realloc(h->idrow, (h->idcap = h->idcap ? 2 * h->idcap : 1024) * sizeof *q);
-        if (!q) goto nomem;
-        h->idrow = q;
-      }
-      h->idrow[id] = row;
-      /* a number that another line gave its own row to */
-      if (number && h->row1[j = rowids_slot(h, p)] && h->id[j] == -1) {
-        k = (long)p;
-        goto two_rows;
-      }
-    } else if (h->idrow[id] != row) {
+    if ((size_t)id != before) {
       k = (long)h->idrow[id];
+      goto two_rows;
+    }
+    if ((size_t)id == h->idcap) {
+      uint64_t *q = realloc(h->idrow, (h->idcap = h->idcap ? 2 * h->idcap : 1024) * sizeof *q);
+      if (!q) goto nomem;
+      h->idrow = q;
+    }
+    h->idrow[id] = row;
+    /* a number that another line gave its own row as its id */
+    if (parse_row(e->id, &p) == 0 && h->row1[k = (long)rowids_slot(h, p)] && h->id[k] == -1) {
+      k = (long)p;
       goto two_rows;
     }
   } else if (h->ids && (k = slem_strmap_find(h->ids, e->id, strlen(e->id))) >= 0) {
     k = (long)h->idrow[k]; /* its number, given before to another row as its id */
     goto two_rows;
   }
-  j = rowids_slot(h, row);
-  if (!h->row1[j]) {
-    h->row1[j] = row + 1;
-    h->id[j] = id;
-    h->n++;
-  } else if (h->id[j] != id) {
-    return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": row %" PRIu64 " has id '%s', but "
-                      "id '%s' in a line before: a row has one id (an edited line, or rankings "
-                      "of databases with other ids?)", name_of(m, s), e->line, row, e->id,
-                      h->id[j] < 0 ? number_text(nb, row) : slem_strmap_get(h->ids, (size_t)h->id[j]));
-  }
+  h->row1[j] = row + 1;
+  h->id[j] = id;
+  h->n++;
   return SLEM_OK;
 two_rows:
   return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": id '%s' names row %" PRIu64 ", but row "
