@@ -101,6 +101,85 @@ static int ids_mismatch(const SlemDb *db, size_t i, uint64_t rows, SlemError *er
                     rows, slem_vecreader_name(db->r[i]));
 }
 
+/* The shards of one encode (slem-encode --shard I/N): each container records I, N, the
+ * input's row of its first row and the input's rows. Where a shard appears it must start a
+ * run 0/N, 1/N, ..., (N-1)/N of one encode (the same N, input rows and cache), given in order
+ * and each once, each starting at the rows the run holds before it and holding the rows of
+ * its cut (shard.h), together the input's rows; plain files and other runs may come before
+ * or after a run, not inside it. Errors: SLEM_EFORMAT naming the file, the previous one and
+ * the shard expected. */
+static int check_shards(const SlemDb *db, SlemError *err) {
+  size_t start = 0;          /* the file that began the run */
+  uint64_t next = 0, n_of = 0, held = 0; /* the shard expected next (of n_of); rows so far */
+  int64_t total = -1;
+  for (size_t i = 0; i < db->n; i++) {
+    const SlemVecReader *r = db->r[i];
+    const char *name = slem_vecreader_name(r);
+    const char *prev = i ? slem_vecreader_name(db->r[i - 1]) : NULL;
+    uint64_t idx, cnt, first, lo, hi;
+    int64_t tot;
+    int is = slem_vecreader_shard(r, &idx, &cnt, &first, &tot);
+    if (n_of == 0) { /* no run under way: a shard here starts one */
+      if (!is) continue;
+      if (idx != 0)
+        return slem_error(err, SLEM_EFORMAT, "%s: shard %" PRIu64 "/%" PRIu64 ", where shard "
+                          "0/%" PRIu64 " was expected%s%s: give the shards of one slem-encode "
+                          "--shard in order, 0 to %" PRIu64 ", each once", name, idx, cnt, cnt,
+                          prev ? " after " : "", prev ? prev : "", cnt - 1);
+      start = i;
+      n_of = cnt;
+      next = 0;
+      held = 0;
+      total = tot;
+    } else if (!is || idx != next || cnt != n_of || tot != total) {
+      if (!is)
+        return slem_error(err, SLEM_EFORMAT, "%s: not a shard, where shard %" PRIu64 "/%" PRIu64
+                          " was expected after %s (shards of one slem-encode --shard from %s "
+                          "on): give every shard, in order, each once", name, next, n_of, prev,
+                          slem_vecreader_name(db->r[start]));
+      if (cnt != n_of || tot != total)
+        return slem_error(err, SLEM_EFORMAT, "%s: shard %" PRIu64 "/%" PRIu64 " of an input of "
+                          "%" PRId64 " rows, where shard %" PRIu64 "/%" PRIu64 " of the input of "
+                          "%" PRId64 " rows of %s was expected after %s: give every shard of "
+                          "one encode, in order, each once", name, idx, cnt, tot, next, n_of,
+                          total, slem_vecreader_name(db->r[start]), prev);
+      return slem_error(err, SLEM_EFORMAT, "%s: shard %" PRIu64 "/%" PRIu64 "%s, where shard "
+                        "%" PRIu64 "/%" PRIu64 " was expected after %s: give the shards of one "
+                        "slem-encode --shard in order, 0 to %" PRIu64 ", each once", name, idx,
+                        cnt, idx < next ? " again" : "", next, n_of, prev, n_of - 1);
+    } else {
+      const char *fa = slem_vecreader_fingerprint(db->r[start]), *fb = slem_vecreader_fingerprint(r);
+      if ((fa || fb) && (!fa || !fb || strcmp(fa, fb) != 0))
+        return slem_error(err, SLEM_EFORMAT, "%s: shard %" PRIu64 "/%" PRIu64 " made with the "
+                          "cache %s, but %s (shard 0/%" PRIu64 ") with the cache %s: shards of "
+                          "two encodes", name, idx, cnt, fb ? fb : "(none)",
+                          slem_vecreader_name(db->r[start]), cnt, fa ? fa : "(none)");
+    }
+    if (first != held)
+      return slem_error(err, SLEM_EFORMAT, "%s: shard %" PRIu64 "/%" PRIu64 " starts at row %"
+                        PRIu64 " of its input, but the shards before it (from %s on) hold %"
+                        PRIu64 " rows", name, idx, cnt, first, slem_vecreader_name(db->r[start]),
+                        held);
+    if (total >= 0) {
+      SlemShard sh = {idx, cnt};
+      slem_shard_range(&sh, (uint64_t)total, &lo, &hi);
+      if (db->count[i] < 0 || (uint64_t)db->count[i] != hi - lo)
+        return slem_error(err, SLEM_EFORMAT, "%s: shard %" PRIu64 "/%" PRIu64 " of %" PRId64
+                          " rows holds %" PRId64 " rows, not the %" PRIu64 " of its cut", name,
+                          idx, cnt, total, db->count[i], hi - lo);
+    }
+    held += db->count[i] < 0 ? 0 : (uint64_t)db->count[i];
+    if (++next == n_of) n_of = 0; /* the run is whole */
+  }
+  if (n_of > 0)
+    return slem_error(err, SLEM_EFORMAT, "%s: shard %" PRIu64 "/%" PRIu64 " is the last file, "
+                      "but shard %" PRIu64 "/%" PRIu64 " was expected after it (shards of one "
+                      "slem-encode --shard from %s on): give every shard, in order, each once",
+                      slem_vecreader_name(db->r[db->n - 1]), next - 1, n_of, next, n_of,
+                      slem_vecreader_name(db->r[start]));
+  return SLEM_OK;
+}
+
 int slem_db_open(SlemDb **self, const char *const *paths, const char *const *ids_paths,
                  size_t n, SlemFormat fmt, SlemError *err) {
   SlemDb *db = NULL;
@@ -141,6 +220,7 @@ int slem_db_open(SlemDb **self, const char *const *paths, const char *const *ids
       }
     }
   }
+  if ((st = check_shards(db, err)) != SLEM_OK) goto fail;
   /* an id names one row of the whole database: twice, in one file or in two, is refused */
   if (ids_paths && ((st = slem_ids_unique(db->fids, n, "database file", err)) != SLEM_OK ||
                     (st = slem_ids_concat(&db->ids, db->fids, n, err)) != SLEM_OK))

@@ -30,10 +30,16 @@ typedef struct SlemDb SlemDb;
  * and each ids file's count against its file's count when the header or the file size
  * tells it (otherwise when that file has been read), kernel projections in all files or
  * none, and every id once in the whole database (ids files, or the ids the containers
- * carry). Errors: those of opening the files and reading the ids, SLEM_EFORMAT (dimensions,
- * ids counts, a mix of projections and vectors, an id given twice: the message names the
- * file and line or record of both, slem_ids_unique()), SLEM_EINVAL (n 0, stdin
- * twice), SLEM_ENOMEM. */
+ * carry), and the shards of an encode (containers of slem-encode --shard I/N, which record
+ * I, N, their first row and the input's rows): where one appears, shards 0/N to (N-1)/N of
+ * that encode follow in order, each once, each starting where the one before ended and
+ * together holding the input's rows; plain files and other whole runs of shards may come
+ * before or after (a run's rows then follow the rows before it). Errors: those of opening
+ * the files and reading the ids, SLEM_EFORMAT (dimensions, ids counts, a mix of projections
+ * and vectors, an id given twice: the message names the file and line or record of both,
+ * slem_ids_unique(); a shard missing, repeated, out of order or of another encode, naming
+ * the file, the one before and the shard expected), SLEM_EINVAL (n 0, stdin twice),
+ * SLEM_ENOMEM. */
 int slem_db_open(SlemDb **self, const char *const *paths, const char *const *ids_paths,
                  size_t n, SlemFormat fmt, SlemError *err);
 

@@ -150,6 +150,40 @@ static int read_raw(SlemVecReader *r, unsigned char *dst, uint64_t first, size_t
                     SlemError *err);
 static int verify_whole(SlemVecReader *r, SlemError *err);
 
+/* 1 when j is a whole number in [0, 2^53]. */
+static int whole(const cJSON *j) {
+  return cJSON_IsNumber(j) && j->valuedouble >= 0 && j->valuedouble <= 9007199254740992.0 &&
+         j->valuedouble == (double)(uint64_t)j->valuedouble;
+}
+
+/* The shard the container records ("shard": {index, count, first_row}, and the input's rows
+ * in "input": {count}), which slem_db_open() checks against the files around it. Errors:
+ * SLEM_EFORMAT when "shard" is there but not consistent with itself or with n. */
+static int shard_read(SlemVecReader *r, const cJSON *json, uint64_t n, const char *name,
+                      SlemError *err) {
+  const cJSON *sh = cJSON_GetObjectItemCaseSensitive(json, "shard");
+  const cJSON *in = cJSON_GetObjectItemCaseSensitive(json, "input");
+  const cJSON *ji = cJSON_GetObjectItemCaseSensitive(sh, "index");
+  const cJSON *jc = cJSON_GetObjectItemCaseSensitive(sh, "count");
+  const cJSON *jf = cJSON_GetObjectItemCaseSensitive(sh, "first_row");
+  const cJSON *jt = cJSON_GetObjectItemCaseSensitive(in, "count");
+  if (!sh) return SLEM_OK;
+  if (!whole(ji) || !whole(jc) || !whole(jf) || jc->valuedouble < 1 ||
+      ji->valuedouble >= jc->valuedouble)
+    return slem_error(err, SLEM_EFORMAT, "%s: the JSON header's shard lacks a valid index, count "
+                      "or first_row", name);
+  r->shard_index = (uint64_t)ji->valuedouble;
+  r->shard_count = (uint64_t)jc->valuedouble;
+  r->shard_first = (uint64_t)jf->valuedouble;
+  r->shard_total = whole(jt) ? (int64_t)jt->valuedouble : -1;
+  if (r->shard_total >= 0 && r->shard_first + n > (uint64_t)r->shard_total)
+    return slem_error(err, SLEM_EFORMAT, "%s: shard %" PRIu64 "/%" PRIu64 " of rows %" PRIu64
+                      " to %" PRIu64 ", beyond the %" PRId64 " rows of its input", name,
+                      r->shard_index, r->shard_count, r->shard_first, r->shard_first + n,
+                      r->shard_total);
+  return SLEM_OK;
+}
+
 static int open_slem(SlemVecReader *r, SlemError *err) {
   const char *name = slem_in_name(r->in);
   unsigned char h[FIXED_LEN];
@@ -239,6 +273,7 @@ static int open_slem(SlemVecReader *r, SlemError *err) {
   if (cJSON_IsString(fp) && strlen(fp->valuestring) == 16)
     snprintf(r->cache_fp, sizeof r->cache_fp, "%s", fp->valuestring);
   arith_read(r, json);
+  if ((st = shard_read(r, json, n, name, err)) != SLEM_OK) goto done;
   r->meta_json = cJSON_Print(json);
   r->d = (size_t)d;
   r->count = (int64_t)n;

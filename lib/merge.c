@@ -98,6 +98,7 @@ typedef struct Merge {
   RowSet seen;          /* the current query's rows, for duplicates */
   SlemIds *ids;         /* db_ids, and its map id -> row */
   SlemStrMap *idmap;
+  struct RowIds *rowids; /* without db_ids: the id each row carried so far (row_id_check) */
   Cand *c;
   size_t ccap;
   SlemRankEntry *out;
@@ -116,6 +117,113 @@ static int parse_row(const char *s, uint64_t *row) {
   }
   *row = v;
   return 0;
+}
+
+/* Without --db-ids, what named each row in the lines read so far, in every shard: a row
+ * carries one id, and an id names one row. */
+typedef struct RowIds {
+  uint64_t *row1;   /* row + 1 in an open-addressed table; 0: an empty slot */
+  long *id;         /* the row's id: -1 its own number, else an index in ids */
+  size_t cap, n;
+  SlemStrMap *ids;  /* the ids that are not their row's number */
+  uint64_t *idrow;  /* idrow[i]: the row that ids' i names */
+  size_t idcap;
+} RowIds;
+
+static void rowids_free(RowIds *h) {
+  if (!h) return;
+  free(h->row1);
+  free(h->id);
+  slem_strmap_free(h->ids);
+  free(h->idrow);
+  free(h);
+}
+
+static const char *number_text(char *buf, uint64_t row) {
+  snprintf(buf, 24, "%" PRIu64, row);
+  return buf;
+}
+
+/* The slot of row in h: its own, or the empty one where it goes. */
+static size_t rowids_slot(const RowIds *h, uint64_t row) {
+  size_t mask = h->cap - 1, j = (size_t)((row * 0x9E3779B97F4A7C15ull) >> 29) & mask;
+  while (h->row1[j] && h->row1[j] != row + 1) j = (j + 1) & mask;
+  return j;
+}
+
+/* Checks that entry e of shard s, of row row, carries the id the row carried in every line
+ * merged before (its own number when the rankings have no ids) and that its id named no other row:
+ * a line edited, or shards of databases with other ids, are refused. The check of --db-ids
+ * without the ids file. Errors: SLEM_EFORMAT naming the file and line, SLEM_ENOMEM. */
+static int row_id_check(Merge *m, size_t s, const SlemRankEntry *e, uint64_t row, SlemError *err) {
+  RowIds *h = m->rowids;
+  uint64_t p;
+  long id = -1, k;
+  size_t j;
+  char nb[24];
+  int own = parse_row(e->id, &p) == 0 && p == row; /* the id is the row's own number */
+  if (!h && !(h = m->rowids = calloc(1, sizeof *h))) goto nomem;
+  if (2 * (h->n + 1) > h->cap) { /* doubled, rows placed again */
+    RowIds old = *h;
+    size_t cap = h->cap ? 2 * h->cap : 4096;
+    if (!(h->row1 = calloc(cap, sizeof *h->row1)) || !(h->id = malloc(cap * sizeof *h->id))) {
+      free(h->row1);
+      h->row1 = old.row1;
+      h->id = old.id;
+      goto nomem;
+    }
+    h->cap = cap;
+    for (size_t i = 0; i < old.cap; i++)
+      if (old.row1[i]) {
+        j = rowids_slot(h, old.row1[i] - 1);
+        h->row1[j] = old.row1[i];
+        h->id[j] = old.id[i];
+      }
+    free(old.row1);
+    free(old.id);
+  }
+  j = rowids_slot(h, row);
+  if (h->row1[j]) { /* a row seen before: the same id (which then names this row only) */
+    if (h->id[j] < 0 ? own : !own && strcmp(slem_strmap_get(h->ids, (size_t)h->id[j]), e->id) == 0)
+      return SLEM_OK;
+    return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": row %" PRIu64 " has id '%s', but "
+                      "id '%s' in a line before: a row has one id (an edited line, or rankings "
+                      "of databases with other ids?)", name_of(m, s), e->line, row, e->id,
+                      h->id[j] < 0 ? number_text(nb, row) : slem_strmap_get(h->ids, (size_t)h->id[j]));
+  }
+  if (!own) { /* an id of its own: it names this row only */
+    size_t before = h->ids ? slem_strmap_count(h->ids) : 0;
+    if (!h->ids && !(h->ids = slem_strmap_new())) goto nomem;
+    if ((id = slem_strmap_intern(h->ids, e->id, strlen(e->id))) < 0) goto nomem;
+    if ((size_t)id != before) {
+      k = (long)h->idrow[id];
+      goto two_rows;
+    }
+    if ((size_t)id == h->idcap) {
+      uint64_t *q = realloc(h->idrow, (h->idcap = h->idcap ? 2 * h->idcap : 1024) * sizeof *q);
+      if (!q) goto nomem;
+      h->idrow = q;
+    }
+    h->idrow[id] = row;
+    /* a number that another line gave its own row as its id */
+    if (parse_row(e->id, &p) == 0 && h->row1[k = (long)rowids_slot(h, p)] && h->id[k] == -1) {
+      k = (long)p;
+      goto two_rows;
+    }
+  } else if (h->ids && (k = slem_strmap_find(h->ids, e->id, strlen(e->id))) >= 0) {
+    k = (long)h->idrow[k]; /* its number, given before to another row as its id */
+    goto two_rows;
+  }
+  h->row1[j] = row + 1;
+  h->id[j] = id;
+  h->n++;
+  return SLEM_OK;
+two_rows:
+  return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": id '%s' names row %" PRIu64 ", but row "
+                    "%ld in a line before: an id names one row (an edited line, or rankings of "
+                    "databases with other ids?)", name_of(m, s), e->line, e->id, row, k);
+nomem:
+  return slem_error(err, SLEM_ENOMEM, "out of memory");
 }
 
 /* The global row of entry e of shard s. */
@@ -487,6 +595,10 @@ int slem_merge(const char *const *shards, size_t n, const char *output,
                         name_of(&m, p->shard), m.s[p->shard].g->e[p->i].line);
         goto done;
       }
+      if (!m.idmap && m.s[m.c[i].shard].g->e[m.c[i].i].row >= 0 &&
+          (st = row_id_check(&m, m.c[i].shard, m.s[m.c[i].shard].g->e + m.c[i].i, m.c[i].hit.row,
+                             err)) != SLEM_OK)
+        goto done;
     }
     if (nc > 1) qsort(m.c, nc, sizeof *m.c, cand_cmp); /* m.c is NULL while no query had a result */
     keep = nc < opts->k ? nc : opts->k;
@@ -537,5 +649,6 @@ done:
   free(m.out);
   slem_ids_free(m.ids);
   slem_strmap_free(m.idmap);
+  rowids_free(m.rowids);
   return st;
 }

@@ -53,7 +53,9 @@ void slem_merge_opts_init(SlemMergeOpts *opts);
  * lists other queries or another order than the first; a query twice in a shard; a
  * result whose row is not known (a tsv/trec id that is not a row number and no db_ids,
  * or an id missing from db_ids, with a hint to use jsonl between shards); a row in two
- * shards, or twice for one query; a score that is not a float32 printed with %.9g; a
+ * shards, or twice for one query; without db_ids, a jsonl row that carries another id than
+ * in a line merged before (its number, or an id of its own), or an id that names another
+ * row than in a line merged before, in any shard; a score that is not a float32 printed with %.9g; a
  * query with fewer than k results in a shard that returned more distinct rows than that
  * over all its queries, or one more while the row it lacks is not the query's own (it was
  * made with a smaller -k, so the merge cannot be exact); a file whose last line has no

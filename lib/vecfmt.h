@@ -70,6 +70,9 @@ struct SlemVecReader {
   struct SlemIds *ids; /* the ids of its rows, or NULL */
   int has_payload;    /* payload_crc is the checksum of the whole payload that names it */
   uint32_t payload_crc;
+  uint64_t shard_index, shard_count, shard_first; /* the shard it records (slem-encode
+                       * --shard): I, N (0: none) and the input's row of its first row */
+  int64_t shard_total; /* with shard_count: the input's rows, -1 when not recorded */
   int kproj;          /* its rows are kernel projections, laid out by kp_d, kp_r, kp_couple */
   int kproj_ok;       /* the caller reads them as such (else reading them is refused) */
   size_t kp_d, kp_r;

@@ -171,6 +171,16 @@ const char *slem_vecreader_fingerprint(const SlemVecReader *self) {
 
 const char *slem_vecreader_meta(const SlemVecReader *self) { return self->meta_json; }
 
+int slem_vecreader_shard(const SlemVecReader *self, uint64_t *index, uint64_t *count,
+                         uint64_t *first_row, int64_t *total) {
+  if (self->shard_count == 0) return 0;
+  if (index) *index = self->shard_index;
+  if (count) *count = self->shard_count;
+  if (first_row) *first_row = self->shard_first;
+  if (total) *total = self->shard_total;
+  return 1;
+}
+
 const char *slem_vecreader_arith(const SlemVecReader *self) {
   return self->arith[0] ? self->arith : NULL;
 }

@@ -144,6 +144,13 @@ const char *slem_vecreader_arith(const SlemVecReader *self);
  * are verified, checksum, text and uniqueness, when the last row is read). */
 const struct SlemIds *slem_vecreader_ids(const SlemVecReader *self);
 
+/* The shard a container read by self records (written by slem-encode --shard I/N): 1 and
+ * *index (I), *count (N), *first_row (the row of the whole input that its first row is) and
+ * *total (the input's rows, -1 when the container does not record them); any may be NULL.
+ * 0 for a container that is no shard and for any other format. Cannot fail. */
+int slem_vecreader_shard(const SlemVecReader *self, uint64_t *index, uint64_t *count,
+                         uint64_t *first_row, int64_t *total);
+
 /* The JSON header of a container read by self (owned by self), or NULL. */
 const char *slem_vecreader_meta(const SlemVecReader *self);
 

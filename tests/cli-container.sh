@@ -77,6 +77,20 @@ check "whole" slem-match -d "$T/db3.slem" -o "$T/w.tsv" "$T/q3.slem"
 check "shard segments" slem-match -d "$T/s0.slem" -d "$T/s1.slem" -d "$T/s2.slem" -o "$T/s.tsv" "$T/q3.slem"
 cmp -s "$T/s.tsv" "$T/w.tsv" && ok || bad "shard segments: another ranking"
 head -c 2000 "$T/s1.slem" | grep -q '"shard":{"index":1,"count":3,"first_row":333}' && ok || bad "the shard is not recorded"
+# shards must be given all, in order, each once: out of order, one missing, one twice or
+# shards of two encodes are refused, naming the file and the shard expected
+expect_fail "shards out of order" 1 "s1.slem: shard 1/3, where shard 0/3 was expected" "$T/none.tsv" slem-match -d "$T/s1.slem" -d "$T/s0.slem" -d "$T/s2.slem" -o "$T/none.tsv" "$T/q3.slem"
+expect_fail "shards swapped" 1 "s2.slem: shard 2/3, where shard 1/3 was expected after .*s0.slem" "$T/none.tsv" slem-match -d "$T/s0.slem" -d "$T/s2.slem" -d "$T/s1.slem" -o "$T/none.tsv" "$T/q3.slem"
+expect_fail "a shard missing" 1 "s2.slem: shard 2/3, where shard 1/3 was expected after .*s0.slem" "$T/none.tsv" slem-match -d "$T/s0.slem" -d "$T/s2.slem" -o "$T/none.tsv" "$T/q3.slem"
+expect_fail "the last shard missing" 1 "s1.slem: shard 1/3 is the last file, but shard 2/3 was expected after it" "$T/none.tsv" slem-match -d "$T/s0.slem" -d "$T/s1.slem" -o "$T/none.tsv" "$T/q3.slem"
+expect_fail "a shard twice" 1 "s0.slem: shard 0/3 again, where shard 1/3 was expected after .*s0.slem" "$T/none.tsv" slem-match -d "$T/s0.slem" -d "$T/s0.slem" -o "$T/none.tsv" "$T/q3.slem"
+expect_fail "a plain file inside the shards" 1 "db3.slem: not a shard, where shard 1/3 was expected after .*s0.slem" "$T/none.tsv" slem-match -d "$T/s0.slem" -d "$T/db3.slem" -d "$T/s1.slem" -d "$T/s2.slem" -o "$T/none.tsv" "$T/q3.slem"
+check "shard 1/2" slem-encode -q -c "$T/neg.slem" --shard 1/2 -o "$T/h1.slem" "$D/database.fvecs"
+expect_fail "shards of two encodes" 1 "h1.slem: shard 1/2 of an input of 1000 rows, where shard 1/3" "$T/none.tsv" slem-match -d "$T/s0.slem" -d "$T/h1.slem" -o "$T/none.tsv" "$T/q3.slem"
+# whole runs of shards before or after other files stay a database (rows in the given order)
+check "a file, then the shards" slem-match -d "$T/db3.slem" -d "$T/s0.slem" -d "$T/s1.slem" -d "$T/s2.slem" -o "$T/two.tsv" "$T/q3.slem"
+check "the same as files" slem-match -d "$T/db3.slem" -d "$T/db3.slem" -o "$T/two2.tsv" "$T/q3.slem"
+cmp -s "$T/two.tsv" "$T/two2.tsv" && ok || bad "a file then the shards: another ranking"
 # ids travel in the container: the ranking names rows as the ids files would
 check "db with ids" slem-encode -q -c "$T/neg.slem" --ids "$D/database.ids" -o "$T/dbi.slem" "$D/database.fvecs"
 check "q with ids" slem-encode -q -c "$T/neg.slem" --ids "$D/queries.ids" -o "$T/qi.slem" "$D/queries.fvecs"

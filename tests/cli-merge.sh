@@ -227,6 +227,15 @@ same "plain shards, --exclude-self" "$T/self.tsv" "$T/self7.tsv"
 r=$(sed -n '2s/^[^}]*"row":\([0-9]*\).*/\1/p' "$T/j1.jsonl")
 sed '2s/]}$/,{"rank":11,"id":"dup","row":'"$r"',"score":-5}]}/' "$T/j1.jsonl" >"$T/dup.jsonl"
 expect_fail "a row twice for one query" 1 "dup.jsonl: line 2: row $r twice for query '0' (also .*dup.jsonl, line 2)" "$T/o" slem-merge -k 10 -o "$T/o" "$T/j0.jsonl" "$T/dup.jsonl" "$T/j2.jsonl"
+# without --db-ids a row carries one id in every line of every shard, and an id names one
+# row: a line whose id was edited ("999" on a row that other lines name by its number) is
+# refused, naming the file and line
+r=$(grep -o '"row":[0-9]*' "$T/j1.jsonl" | sort | uniq -c | sort -rn | sed -n '1s/.*"row"://p')
+sed '0,/"id":"'"$r"'","row":'"$r"',/s//"id":"999","row":'"$r"',/' "$T/j1.jsonl" >"$T/renamed.jsonl"
+expect_fail "an id that is not its row" 1 "renamed.jsonl: line [0-9]*: \(row $r has id '$r', but id '999'\|id '999' names row $r\)" "$T/o" slem-merge -k 10 -o "$T/o" "$T/j0.jsonl" "$T/renamed.jsonl" "$T/j2.jsonl"
+# the same id on two rows (lines of two databases with other ids)
+sed '2s/"id":"[0-9]*","row":\([0-9]*\),"score"/"id":"x","row":\1,"score"/; 3s/"id":"[0-9]*","row":\([0-9]*\),"score"/"id":"x","row":\1,"score"/' "$T/j1.jsonl" >"$T/twice.jsonl"
+expect_fail "an id on two rows" 1 "twice.jsonl: line 3: id 'x' names row [0-9]*, but row [0-9]* in a line before" "$T/o" slem-merge -k 10 -o "$T/o" "$T/j0.jsonl" "$T/twice.jsonl" "$T/j2.jsonl"
 # a row beyond the database, a row outside its shard's range (rows 0 to 332 of shard 0/3)
 sed '2s/"row":[0-9]*/"row":1005/' "$T/j2.jsonl" >"$T/beyond.jsonl"
 expect_fail "a row beyond the database" 1 "beyond.jsonl: line 2: row 1005 ('[0-9]*') is beyond the database, of 1000 rows" "$T/o" slem-merge -k 10 -o "$T/o" "$T/j0.jsonl" "$T/j1.jsonl" "$T/beyond.jsonl"
