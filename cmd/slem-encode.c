@@ -38,9 +38,11 @@ static void __attribute__((noreturn)) usage(void) {
       "                           normalised, from a cache made with slem-negstats --eigen\n"
       "                           (-1: SLEM, -0.5: PCA whitening, 0: centring); with a PCA\n"
       "                           cache (--pca R) the power of Lambda_R + lambda I (default -1)\n"
-      "      --couple             kernel caches made with slem-negstats --couple: couple\n"
+      "      --couple [MODE]      kernel caches made with slem-negstats --couple: couple\n"
       "                           the negatives with each vector (the ICD branch of the\n"
-      "                           authors' slem_similarity.m); costs n (d + r) per vector\n"
+      "                           authors' slem_similarity.m); costs n (d + r) per vector.\n"
+      "                           MODE exact (default): the coupled exemplars; authors:\n"
+      "                           slem_similarity.m's score (1 / lambda^2, uncoupled N)\n"
       "      --projections        kernel caches: write what slem-match -c computes of each\n"
       "                           database vector (its features, v, z, N), in double, to a\n"
       "                           container (.slem), so that slem-match reads them instead\n"
@@ -82,7 +84,7 @@ int main(int argc, char **argv) {
       {"version", no_argument, 0, 'V'},         {"precision", required_argument, 0, 'P'},
       {"dtype", required_argument, 0, 'Y'},
       {"shard", required_argument, 0, 'H'},        {"ids", required_argument, 0, 'J'},     {"groups", required_argument, 0, 'G'},
-      {"alpha", required_argument, 0, 'A'},     {"couple", no_argument, 0, 'K'},
+      {"alpha", required_argument, 0, 'A'},     {"couple", optional_argument, 0, 'K'},
       {"projections", no_argument, 0, 'R'},
       {0, 0, 0, 0}};
   const char *cache_path = NULL, *output = "-", *input = "-", *groups_path = NULL;
@@ -124,7 +126,7 @@ int main(int argc, char **argv) {
       break;
     case 'C': mode = SLEM_ENCODE_CLASSIFIER; break;
     case 'G': groups_path = optarg; break;
-    case 'K': couple = 1; break;
+    case 'K': couple = cli_couple(argc, argv); break;
     case 'R': projections = 1; break;
     case 'A':
       alpha = cli_double("--alpha", optarg);

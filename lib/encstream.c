@@ -30,8 +30,11 @@ static const char *encoding_fingerprint(char *buf, const SlemCache *cache,
                                         const SlemEncStreamOpts *o) {
   char text[96];
   uint64_t h = 0xcbf29ce484222325ull;
-  if (o->couple)
+  if (o->couple == SLEM_COUPLE_EXACT)
     snprintf(text, sizeof text, "%s:couple", slem_cache_fingerprint(cache));
+  else if (o->couple)
+    snprintf(text, sizeof text, "%s:couple=%s", slem_cache_fingerprint(cache),
+             slem_couple_name(o->couple));
   else if (o->alpha_set && o->alpha != -1)
     snprintf(text, sizeof text, "%s:alpha=%.17g", slem_cache_fingerprint(cache), o->alpha);
   else

@@ -180,4 +180,38 @@ cp "$T/rbf.slem" "$T/c.slem"
 printf 'X' | dd of="$T/c.slem" bs=1 seek=$(($(wc -c <"$T/c.slem") - 100)) conv=notrunc 2>/dev/null
 expect_fail "corrupt kernel cache" 1 "checksum mismatch in the payload" "$T/o.tsv" slem-match -c "$T/c.slem" -d "$D/database.fvecs" -o "$T/o.tsv" "$D/queries.fvecs"
 
+# ---- the authors' coupled score (--couple authors) against scripts/gen-authors.py ----
+A="$TOP/testdata/authors"
+check "authors cache" slem-negstats -q --kernel rbf:gamma=0.001 --factor kpca --rank 32 --lambda 0.01 --couple -o "$T/au.slem" "$D/negatives.fvecs"
+check "match --couple authors" slem-match -c "$T/au.slem" --couple authors -k 10 -d "$D/database.fvecs" -o "$T/au1.tsv" "$D/queries.fvecs"
+# rankings exactly, scores (float32, %.9g) to 1e-6 of the float64 reference
+paste "$A/rbf-kpca-couple-authors.tsv" "$T/au1.tsv" | awk -F'\t' '
+  { if ($1 != $5 || $2 != $6 || $3 != $7) bad++; e = $4 - $8; if (e < 0) e = -e; if (e > m) m = e }
+  END { exit !(NR == 1000 && bad == 0 && m <= 1e-6) }' && ok ||
+  bad "--couple authors differs from scripts/gen-authors.py"
+slem-match -c "$T/au.slem" --couple exact -k 10 -d "$D/database.fvecs" -o "$T/au0.tsv" "$D/queries.fvecs"
+slem-match -c "$T/au.slem" --couple -k 10 -d "$D/database.fvecs" -o "$T/au00.tsv" "$D/queries.fvecs"
+cmp -s "$T/au0.tsv" "$T/au00.tsv" && ! cmp -s "$T/au0.tsv" "$T/au1.tsv" && ok ||
+  bad "--couple exact is not the default, or is the authors' score"
+check "match --couple=authors, cut" slem-match -t 1 --query-block 7 --tile-rows 33 -c "$T/au.slem" --couple=authors -k 10 -d "$D/database.fvecs" -o "$T/au2.tsv" "$D/queries.fvecs"
+cmp -s "$T/au1.tsv" "$T/au2.tsv" && ok || bad "the authors' coupled ranking changes with threads and blocks"
+SLEM_MATCH_MEMORY=0 slem-match -t 2 --query-block 7 --tile-rows 33 -c "$T/au.slem" --couple authors -k 10 -d "$D/database.fvecs" -o "$T/au3.tsv" "$D/queries.fvecs"
+cmp -s "$T/au1.tsv" "$T/au3.tsv" && ok || bad "the authors' coupled ranking changes with the tiles kept"
+slem-encode -q -c "$T/au.slem" --couple authors --projections --shard 0/2 -o "$T/aps0.slem" "$D/database.fvecs"
+slem-encode -q -c "$T/au.slem" --couple authors --projections --shard 1/2 -o "$T/aps1.slem" "$D/database.fvecs"
+grep -a -q '"couple":true,"coupling":"authors"' "$T/aps0.slem" && ok || bad "the authors' projections do not say their coupling"
+check "authors' projections, two shards" slem-match -t 1 -c "$T/au.slem" --couple authors -k 10 -d "$T/aps0.slem" -d "$T/aps1.slem" -o "$T/au4.tsv" "$D/queries.fvecs"
+cmp -s "$T/au1.tsv" "$T/au4.tsv" && ok || bad "the authors' projections of two shards rank otherwise"
+slem-encode -q -c "$T/au.slem" --couple authors --projections <"$D/database.fvecs" | slem-match -c "$T/au.slem" --couple authors -k 10 -d - "$D/queries.fvecs" >"$T/au5.tsv"
+cmp -s "$T/au1.tsv" "$T/au5.tsv" && ok || bad "the authors' projections through a pipe rank otherwise"
+slem-match -c "$T/au.slem" --couple authors --shard 0/2 -k 10 -d "$D/database.fvecs" -o "$T/au6a.tsv" "$D/queries.fvecs" 2>/dev/null &&
+  slem-match -c "$T/au.slem" --couple authors --shard 1/2 -k 10 -d "$D/database.fvecs" -o "$T/au6b.tsv" "$D/queries.fvecs" 2>/dev/null &&
+  slem-merge -k 10 -o "$T/au6.tsv" "$T/au6a.tsv" "$T/au6b.tsv" 2>/dev/null && cmp -s "$T/au1.tsv" "$T/au6.tsv" && ok ||
+  bad "the authors' coupled ranking of two merged shards differs"
+expect_fail "authors' projections, exact coupling" 1 "coupled (authors)" "$T/o.tsv" slem-match -c "$T/au.slem" --couple -d "$T/aps0.slem" -o "$T/o.tsv" "$D/queries.fvecs"
+slem-encode -q -c "$T/au.slem" --couple authors -o "$T/aue.slem" "$D/database.fvecs"
+slem-encode -q -c "$T/au.slem" --couple -o "$T/auq.slem" "$D/queries.fvecs"
+expect_fail "authors' db, exact queries" 1 "cannot be compared" "$T/o.tsv" slem-match -d "$T/aue.slem" -o "$T/o.tsv" "$T/auq.slem"
+expect_fail "unknown coupling" 2 "unknown coupling 'dense'" "$T/o.tsv" slem-match -c "$T/au.slem" --couple=dense -d "$D/database.fvecs" -o "$T/o.tsv" "$D/queries.fvecs"
+
 finish cli-kernel

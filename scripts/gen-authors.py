@@ -1,0 +1,71 @@
+#!/usr/bin/python3
+"""Float64 reference of the authors' coupled kernel SLEM score, written from their MATLAB
+(rafarez/SLEM: src/slem_similarity.m, the branch `if exist('perm', 'var')`, and
+src/kernel_matrix.m for rbf), for the golden files of testdata/authors/.
+
+The factor is the kernel PCA of slem_similarity.m (B = U_r D_r^1/2, the r largest
+eigenpairs of K), with the coupling of its incomplete-Cholesky branch written for any
+factor (w over all the negatives: on the pivots of an ICD it is 0): what
+`slem-match -c CACHE --couple authors` computes with a cache of
+`slem-negstats --kernel rbf:gamma=G --factor kpca --rank R --lambda L --couple`.
+Scores are printed with %.9g (slem-match's float32), rankings as slem-match's tsv.
+
+usage: gen-authors.py NEGATIVES QUERIES DATABASE GAMMA RANK LAMBDA K > golden.tsv
+"""
+
+import sys
+
+import numpy as np
+
+from vecfiles import read_fvecs
+
+
+def rbf(a, b, gamma):
+    """kernel_matrix.m, 'rbf': exp(-gamma |a_i - b_j|^2), a(m, d), b(p, d)."""
+    sq = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2 * a @ b.T
+    return np.exp(-gamma * sq)
+
+
+def encode(neg, x, gamma, r, lam):
+    """betahat (m, r), v (m, r) and NN (m) of slem_similarity.m for the rows of x."""
+    n = neg.shape[0]
+    kk = rbf(neg, neg, gamma)
+    ev, u_ = np.linalg.eigh(kk)
+    b = u_[:, -r:][:, ::-1] * np.sqrt(ev[-r:][::-1])          # B = U_r sqrt(D_r), n x r
+    mu = b.mean(0)
+    sigma = b.T @ b / n - np.outer(mu, mu)
+    g = sigma + lam * np.eye(r)
+    k0 = rbf(neg, x, gamma)                                     # n x m
+    v = np.linalg.lstsq(b, k0, rcond=None)[0]                   # r x m, v = B \ k_0
+    k00d = np.ones(x.shape[0])                                  # rbf: k(x, x) = 1
+    u = np.sqrt(k00d - (v * v).sum(0))
+    w = (k0 - b @ v) / u
+    wbar = w.mean(0)
+    a00 = (w * w).sum(0) / n - wbar ** 2 + lam
+    a0 = b.T @ w / n - np.outer(mu, wbar)
+    ga0 = np.linalg.solve(g, a0)
+    gv = np.linalg.solve(g, v - mu[:, None])
+    eta = 1 / (a00 - (a0 * ga0).sum(0))
+    xi = u - wbar - (a0 * gv).sum(0)
+    beta = -(eta * xi) * ga0 + gv                               # betahat, r x m
+    nn = np.sqrt((beta * beta).sum(0) + (k00d - (v * v).sum(0)) / lam / lam)
+    return beta, v, nn
+
+
+def main():
+    negp, qp, dbp, gamma, r, lam, k = sys.argv[1:8]
+    gamma, r, lam, k = float(gamma), int(r), float(lam), int(k)
+    neg, q, db = read_fvecs(negp), read_fvecs(qp), read_fvecs(dbp)
+    bq, vq, nq = encode(neg, q, gamma, r, lam)
+    bd, vd, nd = encode(neg, db, gamma, r, lam)
+    simi = bq.T @ bd + (rbf(q, db, gamma) - vq.T @ vd) / lam / lam
+    simi /= np.outer(nq, nd)
+    out = sys.stdout
+    for i in range(q.shape[0]):
+        order = np.lexsort((np.arange(db.shape[0]), -simi[i]))[:k]
+        for rank, j in enumerate(order, 1):
+            out.write("%d\t%d\t%d\t%.9g\n" % (i, rank, j, np.float32(simi[i, j])))
+
+
+if __name__ == "__main__":
+    main()
