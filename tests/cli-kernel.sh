@@ -214,4 +214,13 @@ slem-encode -q -c "$T/au.slem" --couple -o "$T/auq.slem" "$D/queries.fvecs"
 expect_fail "authors' db, exact queries" 1 "cannot be compared" "$T/o.tsv" slem-match -d "$T/aue.slem" -o "$T/o.tsv" "$T/auq.slem"
 expect_fail "unknown coupling" 2 "unknown coupling 'dense'" "$T/o.tsv" slem-match -c "$T/au.slem" --couple=dense -d "$D/database.fvecs" -o "$T/o.tsv" "$D/queries.fvecs"
 
+check "slem-tune --couplings" "$TOP/scripts/slem-tune" -K "rbf:g=1" --factor kpca --couplings "exact authors" -g 10 -r 32 \
+  -o "$T/best.slem" -n "$D/negatives.fvecs" -q "$D/validation.fvecs" -d "$D/database.fvecs" \
+  --query-labels "$D/validation.labels" --db-labels "$D/database.labels"
+[ "$(grep -c '^rbf:g=1,kpca,couple ' "$T/out")" = 1 ] && [ "$(grep -c '^rbf:g=1,kpca,couple-authors ' "$T/out")" = 1 ] &&
+  [ "$(awk 'NR > 2' "$T/out" | wc -l)" = 3 ] && ok || bad "slem-tune --couplings table: $(cat "$T/out")"
+expect_fail "slem-tune unknown coupling" 2 "unknown coupling 'dense'" "$T/o.slem" "$TOP/scripts/slem-tune" -K "rbf:g=1" --couplings dense \
+  -o "$T/o.slem" -n "$D/negatives.fvecs" -q "$D/validation.fvecs" -d "$D/database.fvecs" \
+  --query-labels "$D/validation.labels" --db-labels "$D/database.labels"
+
 finish cli-kernel
