@@ -119,6 +119,8 @@ void slem_kproj_free(SlemKProj *self) {
 }
 
 uint64_t slem_kproj_clamps(const SlemKProj *self) { return self->clamps; }
+const double *slem_kproj_v(const SlemKProj *self) { return self->v; }
+const double *slem_kproj_z(const SlemKProj *self) { return self->z; }
 size_t slem_kproj_rows(const SlemKProj *self) { return self->rows; }
 
 /* A CoupleFinish does with the coupled z of row i (beta its weight on the new direction

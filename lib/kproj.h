@@ -70,6 +70,12 @@ int slem_kproj_run(SlemKProj *self, const double *x, size_t b, const char *name,
 int slem_kproj_run_fixed(SlemKProj *self, const double *x, size_t b, const char *name,
                          uint64_t first_record, SlemError *err);
 
+/* The last block's v(b, r) (the coordinates of phi(x) in the factor's space) and
+ * z(b, r) = G^-1 (v - mu_B), coupled when the projector is; borrowed, valid until the next
+ * run. */
+const double *slem_kproj_v(const SlemKProj *self);
+const double *slem_kproj_z(const SlemKProj *self);
+
 /* Explicit descriptors y(b, r) = z / N of the last block (zero where N is 0). */
 void slem_kproj_descriptors(const SlemKProj *self, float *y);
 void slem_kproj_descriptors_f64(const SlemKProj *self, double *y);

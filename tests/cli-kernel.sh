@@ -172,7 +172,7 @@ printf '1 2\n3 -4\n' >"$T/neg.txt"
 expect_fail "negative histogram" 1 "neg.txt: record 2: value 2 is negative" "$T/o.slem" slem-negstats --kernel chi2 -o "$T/o.slem" "$T/neg.txt"
 expect_fail "kernel with partial" 2 "does not go with --kernel" "$T/o.slem" slem-negstats --partial --kernel linear -o "$T/o.slem" "$D/negatives.fvecs"
 expect_fail "kernel lambda 0" 1 "lambda" "$T/o.slem" slem-negstats --kernel rbf:gamma=0.001 --lambda 0 -o "$T/o.slem" "$D/negatives.fvecs"
-expect_fail "classifier on a kernel cache" 1 "--classifier needs a linear cache" "$T/o.fvecs" slem-encode --classifier -c "$T/rbf.slem" -o "$T/o.fvecs" "$D/queries.fvecs"
+expect_fail "coupled classifier on a kernel cache" 1 "--classifier with --couple" "$T/o.fvecs" slem-encode --classifier --couple -c "$T/f.icd.slem" -o "$T/o.fvecs" "$D/queries.fvecs"
 expect_fail "match -c linear cache" 1 "-c takes a kernel cache" "$T/o.tsv" slem-match -c "$T/lin.slem" -d "$G/db.fvecs" -o "$T/o.tsv" "$G/pos.fvecs"
 expect_fail "match -c with --normalize" 2 "does not go with a kernel cache" - slem-match -n -c "$T/rbf.slem" -d "$D/database.fvecs" "$D/queries.fvecs"
 expect_fail "kernel dimension" 1 "dimension 12, but the cache .*rbf.slem has dimension 64" "$T/o.tsv" slem-match -c "$T/rbf.slem" -d "$G/db.fvecs" -o "$T/o.tsv" "$G/pos.fvecs"
@@ -222,5 +222,25 @@ check "slem-tune --couplings" "$TOP/scripts/slem-tune" -K "rbf:g=1" --factor kpc
 expect_fail "slem-tune unknown coupling" 2 "unknown coupling 'dense'" "$T/o.slem" "$TOP/scripts/slem-tune" -K "rbf:g=1" --couplings dense \
   -o "$T/o.slem" -n "$D/negatives.fvecs" -q "$D/validation.fvecs" -d "$D/database.fvecs" \
   --query-labels "$D/validation.labels" --db-labels "$D/database.labels"
+
+# ---- kernel exemplar classifiers (new_full_encoder.m's kernel branch) against scripts/gen-authors.py ----
+check "kernel classifiers" slem-encode -q -c "$T/au.slem" --classifier --theta 2 -o "$T/kq.fvecs" "$D/queries.fvecs"
+check "kernel coordinates" slem-encode -q -c "$T/au.slem" --coordinates -o "$T/kdb.fvecs" "$D/database.fvecs"
+check "affine match of kernel classifiers" slem-match --affine -k 10 -d "$T/kdb.fvecs" -o "$T/kc.tsv" "$T/kq.fvecs"
+paste "$A/rbf-kpca-classifier-theta2.tsv" "$T/kc.tsv" | awk -F'\t' '
+  { if ($1 != $5 || $2 != $6 || $3 != $7) bad++; e = $4 - $8; if (e < 0) e = -e; if (e > m) m = e }
+  END { exit !(NR == 1000 && bad == 0 && m <= 1e-6) }' && ok ||
+  bad "kernel classifiers differ from scripts/gen-authors.py"
+slem-encode -q -t 1 --block 7 -c "$T/au.slem" --classifier --theta 2 -o "$T/kq1.fvecs" "$D/queries.fvecs"
+cmp -s "$T/kq.fvecs" "$T/kq1.fvecs" && ok || bad "kernel classifiers change with threads and blocks"
+slem-encode -q -t 2 -c "$T/au.slem" --coordinates --shard 0/2 -o "$T/kdb0.fvecs" "$D/database.fvecs"
+slem-encode -q -t 2 -c "$T/au.slem" --coordinates --shard 1/2 -o "$T/kdb1.fvecs" "$D/database.fvecs"
+cat "$T/kdb0.fvecs" "$T/kdb1.fvecs" | cmp -s - "$T/kdb.fvecs" && ok || bad "kernel coordinates change with shards"
+slem-encode -q -c "$T/au.slem" --coordinates -o "$T/kval.fvecs" "$D/validation.fvecs"
+check "calibrated kernel classifiers" slem-calibrate -q -c "$T/kq.fvecs" -e "$D/queries.labels" -p "$T/kval.fvecs" -l "$D/validation.labels" -o "$T/kcal.txt"
+check "match of calibrated kernel classifiers" slem-match --calibration "$T/kcal.txt" -k 10 -d "$T/kdb.fvecs" -o "$T/kcr.tsv" "$T/kq.fvecs"
+[ "$(wc -l <"$T/kcal.txt")" = 100 ] && [ "$(wc -l <"$T/kcr.tsv")" = 1000 ] && ok || bad "kernel calibration: $(wc -l <"$T/kcal.txt") lines"
+expect_fail "coordinates of a linear cache" 2 "--coordinates need a kernel cache" "$T/o.fvecs" slem-encode --coordinates -c "$T/lin.slem" -o "$T/o.fvecs" "$G/pos.fvecs"
+expect_fail "coordinates and classifier" 2 "--coordinates go with none of" "$T/o.fvecs" slem-encode --coordinates --classifier -c "$T/au.slem" -o "$T/o.fvecs" "$D/queries.fvecs"
 
 finish cli-kernel
