@@ -19,15 +19,20 @@ THETA` of the queries and `slem-encode --coordinates` of the database.
 
 Scores are printed with %.9g (slem-match's float32), rankings as slem-match's tsv.
 
+squares: the digits' negatives and queries squared (exact in float32: integers up to 16),
+so that `intersection:gamma=2` (kernel_matrix.m's 'inter' with its exponent) on the digits
+can be checked against the plain intersection on the squares, byte for byte.
+
 usage: gen-authors.py couple NEGATIVES QUERIES DATABASE GAMMA RANK LAMBDA K > golden.tsv
        gen-authors.py classifier NEGATIVES QUERIES DATABASE GAMMA RANK LAMBDA K THETA > golden.tsv
+       gen-authors.py squares DIGITS_DIR OUT_DIR
 """
 
 import sys
 
 import numpy as np
 
-from vecfiles import read_fvecs
+from vecfiles import read_fvecs, write_fvecs
 
 
 def rbf(a, b, gamma):
@@ -81,6 +86,11 @@ def classifier(neg, x, gamma, r, lam, theta):
 
 
 def main():
+    if sys.argv[1] == "squares":
+        for f in ("negatives", "queries"):
+            write_fvecs("%s/%s-squared.fvecs" % (sys.argv[3], f),
+                        read_fvecs("%s/%s.fvecs" % (sys.argv[2], f)) ** 2)
+        return
     mode, negp, qp, dbp, gamma, r, lam, k = sys.argv[1:9]
     gamma, r, lam, k = float(gamma), int(r), float(lam), int(k)
     neg, q, db = read_fvecs(negp), read_fvecs(qp), read_fvecs(dbp)

@@ -243,4 +243,13 @@ check "match of calibrated kernel classifiers" slem-match --calibration "$T/kcal
 expect_fail "coordinates of a linear cache" 2 "--coordinates need a kernel cache" "$T/o.fvecs" slem-encode --coordinates -c "$T/lin.slem" -o "$T/o.fvecs" "$G/pos.fvecs"
 expect_fail "coordinates and classifier" 2 "--coordinates go with none of" "$T/o.fvecs" slem-encode --coordinates --classifier -c "$T/au.slem" -o "$T/o.fvecs" "$D/queries.fvecs"
 
+# ---- intersection:gamma=G (kernel_matrix.m's 'inter'): the plain intersection of x^G ----
+check "intersection gamma 2" slem-negstats -q --kernel intersection:gamma=2 --rank 32 --lambda-rel 10 -o "$T/ig.slem" "$D/negatives.fvecs"
+slem-negstats --info "$T/ig.slem" | grep -q '"kernel":.*"intersection:gamma=2"' && ok || bad "intersection:gamma=2 lost its gamma"
+check "intersection of the squares" slem-negstats -q --kernel intersection --rank 32 --lambda-rel 10 -o "$T/i1.slem" "$A/negatives-squared.fvecs"
+slem-match -c "$T/ig.slem" -k 10 -d "$D/queries.fvecs" -o "$T/ig.tsv" "$D/queries.fvecs"
+slem-match -c "$T/i1.slem" -k 10 -d "$A/queries-squared.fvecs" -o "$T/i1.tsv" "$A/queries-squared.fvecs"
+[ -s "$T/ig.tsv" ] && cmp -s "$T/ig.tsv" "$T/i1.tsv" && ok || bad "intersection:gamma=2 is not the intersection of the squares"
+expect_fail "intersection gamma 0" 2 "gamma must be positive" "$T/o.slem" slem-negstats --kernel intersection:gamma=0 -o "$T/o.slem" "$D/negatives.fvecs"
+
 finish cli-kernel
