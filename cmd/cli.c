@@ -25,6 +25,7 @@
 #include "../lib/rankings.h"
 #include "../lib/vecs.h"
 #include "../lib/slem.h"
+#include "../lib/vectypes.h"
 
 static const char *prog = "slem";
 static int progress_shown;
@@ -237,6 +238,20 @@ void cli_stdin_hint(const char *what) {
   if (isatty(STDIN_FILENO))
     fprintf(stderr, "%s: reading %s from the terminal (give a file, or - to read stdin; Ctrl-D ends)\n",
             prog, what);
+}
+
+int cli_couple(int argc, char **argv) {
+  int c;
+  if (optarg) {
+    if ((c = slem_couple_parse(optarg)) < 0)
+      cli_usage_error("--couple: unknown coupling '%s' (exact, authors)", optarg);
+    return c;
+  }
+  if (optind < argc && (c = slem_couple_parse(argv[optind])) > 0) {
+    optind++;
+    return c;
+  }
+  return SLEM_COUPLE_EXACT;
 }
 
 void cli_threads(long n) {

@@ -50,6 +50,12 @@ void cli_stdin_hint(const char *what);
 /* Sets the BLAS threads from --threads, else SLEM_THREADS. */
 void cli_threads(long n);
 
+/* The coupling of --couple (SLEM_COUPLE_* of vectypes.h), called when getopt_long returns
+ * it (declared optional_argument): --couple=MODE, --couple MODE when the next argument is
+ * the name of a coupling (it is consumed), and --couple alone the exact one. An unknown
+ * MODE after '=' is a usage error. */
+int cli_couple(int argc, char **argv);
+
 /* Progress, on a terminal only and unless cli_set_quiet(1): one line of stderr, redrawn at
  * most four times a second: "prog: <n> of <total> <what> (p%), <rate>/s, m:ss left", or
  * without a total (0: unknown) "prog: <n> <what>, <rate>/s". cli_progress_done() erases it

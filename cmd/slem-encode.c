@@ -32,15 +32,21 @@ static void __attribute__((noreturn)) usage(void) {
       "      --dtype T            npy values as f4 (float32, default), f2 (float16) or i1\n"
       "                           (int8 holding round(127 v), for unit-norm descriptors)\n"
       "      --classifier         write the exemplar classifier instead: omega (d values)\n"
-      "                           then nu, so that omega . z + nu scores a vector z\n"
+      "                           then nu, so that omega . z + nu scores a vector z; with a\n"
+      "                           kernel cache in the factor's space (r + 1 values), which\n"
+      "                           scores the --coordinates of a vector\n"
+      "      --coordinates        kernel caches: write v, the coordinates of each vector in\n"
+      "                           the factor's space (r values), for slem-match --affine\n"
       "      --theta T            weight of the positive in the classifier (default 1)\n"
       "      --alpha A            the whitening family: (Sigma + lambda I)^A (x - mu),\n"
       "                           normalised, from a cache made with slem-negstats --eigen\n"
       "                           (-1: SLEM, -0.5: PCA whitening, 0: centring); with a PCA\n"
       "                           cache (--pca R) the power of Lambda_R + lambda I (default -1)\n"
-      "      --couple             kernel caches made with slem-negstats --couple: couple\n"
+      "      --couple [MODE]      kernel caches made with slem-negstats --couple: couple\n"
       "                           the negatives with each vector (the ICD branch of the\n"
-      "                           authors' slem_similarity.m); costs n (d + r) per vector\n"
+      "                           authors' slem_similarity.m); costs n (d + r) per vector.\n"
+      "                           MODE exact (default): the coupled exemplars; authors:\n"
+      "                           slem_similarity.m's score (1 / lambda^2, uncoupled N)\n"
       "      --projections        kernel caches: write what slem-match -c computes of each\n"
       "                           database vector (its features, v, z, N), in double, to a\n"
       "                           container (.slem), so that slem-match reads them instead\n"
@@ -82,8 +88,8 @@ int main(int argc, char **argv) {
       {"version", no_argument, 0, 'V'},         {"precision", required_argument, 0, 'P'},
       {"dtype", required_argument, 0, 'Y'},
       {"shard", required_argument, 0, 'H'},        {"ids", required_argument, 0, 'J'},     {"groups", required_argument, 0, 'G'},
-      {"alpha", required_argument, 0, 'A'},     {"couple", no_argument, 0, 'K'},
-      {"projections", no_argument, 0, 'R'},
+      {"alpha", required_argument, 0, 'A'},     {"couple", optional_argument, 0, 'K'},
+      {"projections", no_argument, 0, 'R'},      {"coordinates", no_argument, 0, 'O'},
       {0, 0, 0, 0}};
   const char *cache_path = NULL, *output = "-", *input = "-", *groups_path = NULL;
   SlemFormat ifmt = SLEM_FMT_AUTO, ofmt = SLEM_FMT_AUTO;
@@ -93,7 +99,7 @@ int main(int argc, char **argv) {
   const char *dtype_arg = "f4";
   double theta = 1;
   double alpha = -1;
-  int alpha_set = 0, couple = 0, projections = 0;
+  int alpha_set = 0, couple = 0, projections = 0, coordinates = 0;
   int theta_set = 0, quiet = 0, c, status = CLI_EXIT_OK;
   long threads = 0;
   size_t block = 1024;
@@ -124,8 +130,9 @@ int main(int argc, char **argv) {
       break;
     case 'C': mode = SLEM_ENCODE_CLASSIFIER; break;
     case 'G': groups_path = optarg; break;
-    case 'K': couple = 1; break;
+    case 'K': couple = cli_couple(argc, argv); break;
     case 'R': projections = 1; break;
+    case 'O': coordinates = 1; break;
     case 'A':
       alpha = cli_double("--alpha", optarg);
       alpha_set = 1;
@@ -175,7 +182,9 @@ int main(int argc, char **argv) {
   if (projections && ofmt != SLEM_FMT_SLEM)
     cli_usage_error("--projections are written to a container: give OUT.slem or -F slem");
   if (projections && mode == SLEM_ENCODE_CLASSIFIER)
-    cli_usage_error("--projections go with a kernel cache, --classifier with a linear one");
+    cli_usage_error("--projections are not classifiers: drop --classifier or --projections");
+  if (coordinates && (mode == SLEM_ENCODE_CLASSIFIER || projections || couple))
+    cli_usage_error("--coordinates go with none of --classifier, --projections, --couple");
   if (groups_path && shard.count > 0)
     cli_usage_error("--groups needs the whole input: not with --shard");
   {
@@ -213,6 +222,7 @@ int main(int argc, char **argv) {
   opts.alpha = alpha;
   opts.alpha_set = alpha_set;
   opts.couple = couple;
+  opts.coordinates = coordinates;
   opts.projections = projections;
   if (groups_path) {
     if (slem_labels_read(&names, groups_path, &err) != SLEM_OK) goto fail;

@@ -31,8 +31,9 @@ static void __attribute__((noreturn)) usage(void) {
       "                         jsonl a first line names the shard for slem-merge\n"
       "  -c, --cache CACHE      a kernel cache from slem-negstats --kernel: score base\n"
       "                         features by the exact kernel SLEM similarity\n"
-      "      --couple           with -c: couple the negatives with each point (a cache made\n"
-      "                         with slem-negstats --couple; see slem-encode(1))\n"
+      "      --couple [MODE]    with -c: couple the negatives with each point (a cache made\n"
+      "                         with slem-negstats --couple; see slem-encode(1)); MODE\n"
+      "                         exact (default) or authors (slem_similarity.m's score)\n"
       "      --affine           QUERIES are exemplar classifiers, d + 1 values (w, then\n"
       "                         b, from slem-encode or slem-esvm --classifier): the score\n"
       "                         of a database vector x is w.x + b\n"
@@ -102,7 +103,7 @@ int main(int argc, char **argv) {
       {"normalize", no_argument, 0, 'n'},          {"tag", required_argument, 0, 'G'},
       {"threads", required_argument, 0, 't'},      {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, 'V'},            {"affine", no_argument, 0, 'M'},
-      {"calibration", required_argument, 0, 'L'},  {"couple", no_argument, 0, 'U'},
+      {"calibration", required_argument, 0, 'L'},  {"couple", optional_argument, 0, 'U'},
       {"query-format", required_argument, 0, 'y'}, {"db-format", required_argument, 0, 'Y'},
       {0, 0, 0, 0}};
   const char **db_paths = calloc((size_t)argc, sizeof *db_paths),
@@ -174,7 +175,7 @@ int main(int argc, char **argv) {
       o.tag = optarg;
       break;
     case 't': threads = cli_long("--threads", optarg, 1, 1024); break;
-    case 'U': o.couple = 1; break;
+    case 'U': o.couple = cli_couple(argc, argv); break;
     case 'h': usage();
     case 'V': cli_version();
     default: cli_bad_option(argv, shortopts);

@@ -272,7 +272,9 @@ int slem_db_projections(SlemDb *self, const char *fp, size_t d, size_t r, int co
     if (pd != d || pr != r || pc != couple)
       return slem_error(err, SLEM_EFORMAT, "%s: kernel projections of dimension %zu, rank %zu%s; "
                         "the cache has dimension %zu, rank %zu%s", name, pd, pr,
-                        pc ? ", coupled" : "", d, r, couple ? ", and --couple is given" : "");
+                        pc == SLEM_COUPLE_AUTHORS ? ", coupled (authors)" : pc ? ", coupled" : "",
+                        d, r, couple == SLEM_COUPLE_AUTHORS ? ", and --couple authors is given"
+                              : couple ? ", and --couple is given" : "");
   }
   if (n == 0) return SLEM_OK; /* slem_db_open() refuses files of both kinds */
   for (size_t i = 0; i < self->n; i++) slem_vecreader_accept_projections(self->r[i]);

@@ -39,5 +39,10 @@ int slem_encoder_refuse_kernel_options(const SlemCache *cache, const SlemEncStre
                "%s is not one", slem_cache_path(cache));
     return SLEM_ENC_REFUSED;
   }
+  if (opts->coordinates) {
+    slem_error(err, SLEM_EINVAL, "--coordinates need a kernel cache (slem-negstats --kernel): "
+               "%s is not one", slem_cache_path(cache));
+    return SLEM_ENC_REFUSED;
+  }
   return SLEM_ENC_MINE;
 }

@@ -68,7 +68,7 @@ int slem_encoder_choose(const SlemEncoderOps **ops, const SlemCache *cache,
                         const SlemEncStreamOpts *opts, SlemError *err);
 
 /* For the encoders of the linear family: SLEM_ENC_REFUSED with the message when opts ask for
- * what only a kernel cache gives (--couple, --projections, --groups' refusal is the kernel's
+ * what only a kernel cache gives (--couple, --projections, --coordinates, --groups' refusal is the kernel's
  * own), else SLEM_ENC_MINE. */
 int slem_encoder_refuse_kernel_options(const SlemCache *cache, const SlemEncStreamOpts *opts,
                                        SlemError *err);

@@ -23,15 +23,20 @@ void slem_encstream_opts_init(SlemEncStreamOpts *opts) {
 }
 
 /* The fingerprint the descriptors carry: the cache's, or, when the encoding chooses among
- * several descriptors of one cache (--alpha, --couple), the FNV-1a (64 bits) of the
+ * several descriptors of one cache (--alpha, --couple, --coordinates), the FNV-1a (64 bits) of the
  * cache's fingerprint followed by that choice, so that descriptors of two choices are not
  * taken for comparable. buf of 17 bytes. */
 static const char *encoding_fingerprint(char *buf, const SlemCache *cache,
                                         const SlemEncStreamOpts *o) {
   char text[96];
   uint64_t h = 0xcbf29ce484222325ull;
-  if (o->couple)
+  if (o->couple == SLEM_COUPLE_EXACT)
     snprintf(text, sizeof text, "%s:couple", slem_cache_fingerprint(cache));
+  else if (o->couple)
+    snprintf(text, sizeof text, "%s:couple=%s", slem_cache_fingerprint(cache),
+             slem_couple_name(o->couple));
+  else if (o->coordinates) /* v, not descriptors: comparable with nothing of the cache */
+    snprintf(text, sizeof text, "%s:coordinates", slem_cache_fingerprint(cache));
   else if (o->alpha_set && o->alpha != -1)
     snprintf(text, sizeof text, "%s:alpha=%.17g", slem_cache_fingerprint(cache), o->alpha);
   else

@@ -21,7 +21,7 @@
 #include "vecs.h"
 
 typedef struct SlemEncStreamOpts {
-  SlemEncodeMode mode;      /* descriptors or classifiers (linear caches only) */
+  SlemEncodeMode mode;      /* descriptors or classifiers (kernel: in the factor's space) */
   double theta;             /* classifiers: the weight of the positive (default 1) */
   SlemPrecision precision;  /* arithmetic of unit descriptors (encode.h) */
   size_t block;             /* vectors per GEMM block (default 1024) */
@@ -42,6 +42,9 @@ typedef struct SlemEncStreamOpts {
   int projections;          /* kernel caches: write the rows' projections (slem_kproj_pack(),
                                by slem_kproj_run_fixed()) in double to a container, for
                                slem-match -c, instead of the explicit descriptors */
+  int coordinates;          /* kernel caches: write v, the coordinates of each row in the
+                               factor's space (r values), where --classifier's exemplars
+                               of a kernel cache live (slem-match --affine) */
   SlemProgressFn progress;  /* may be NULL: called with the vectors encoded so far */
   void *progress_ctx;
 } SlemEncStreamOpts;
@@ -57,7 +60,7 @@ typedef struct SlemEncStreamResult {
 /* Encodes every vector of r (borrowed, at its start) against cache (borrowed) into output
  * ("-": stdout); with a shard, only that shard's rows, in order. Errors: SLEM_EFORMAT (a
  * dimension other than the cache's, naming both; a read error naming file and record),
- * SLEM_EINVAL (classifiers or groups with a kernel cache; projections without one, or to a
+ * SLEM_EINVAL (coupled classifiers, or groups, with a kernel cache; projections without one, or to a
  * format other than the container; groups with a shard; a shard of an input whose number of
  * vectors is not known before reading it: text, or a pipe of fvecs),
  * SLEM_EIO, SLEM_ENOMEM. No output file is left behind on failure. */

@@ -259,6 +259,14 @@ static int open_slem(SlemVecReader *r, SlemError *err) {
     r->kp_d = (size_t)kd->valuedouble;
     r->kp_r = (size_t)kr->valuedouble;
     r->kp_couple = cJSON_IsTrue(kc);
+    if (r->kp_couple) { /* "coupling": which one (kproj.h); absent, the exact one */
+      const cJSON *kn = cJSON_GetObjectItemCaseSensitive(k, "coupling");
+      if (kn && (!cJSON_IsString(kn) || (r->kp_couple = slem_couple_parse(kn->valuestring)) < 0)) {
+        st = slem_error(err, SLEM_EFORMAT, "%s: kernel projections of an unknown coupling "
+                        "(kernel_projections: coupling)", name);
+        goto done;
+      }
+    }
   }
   if (n > 0 && pay_len / n / esize < d) {
     st = slem_error(err, SLEM_EFORMAT, "%s: the payload holds %" PRIu64 " bytes, not %" PRIu64
@@ -584,7 +592,9 @@ static int end_slem(SlemVecWriter *w, SlemError *err) {
     if (k) {
       cJSON_AddNumberToObject(k, "d", (double)m->kernel_d);
       cJSON_AddNumberToObject(k, "r", (double)m->kernel_r);
-      cJSON_AddBoolToObject(k, "couple", m->kernel_couple);
+      cJSON_AddBoolToObject(k, "couple", m->kernel_couple != 0);
+      if (m->kernel_couple && m->kernel_couple != SLEM_COUPLE_EXACT)
+        cJSON_AddStringToObject(k, "coupling", slem_couple_name(m->kernel_couple));
     }
   }
   if (m->cache_fingerprint) cJSON_AddStringToObject(meta, "cache_fingerprint", m->cache_fingerprint);

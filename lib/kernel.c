@@ -69,7 +69,11 @@ int slem_kernel_parse(SlemKernel *self, const char *spec, SlemError *err) {
     if (!eq) return slem_error(err, SLEM_EINVAL, "kernel '%s': parameter '%s' has no value", spec, tok);
     *eq = '\0';
     if ((st = parse_param(spec, tok, eq + 1, &v, err)) != SLEM_OK) return st;
-    if (strcmp(tok, "gamma") == 0 && (self->type == SLEM_K_RBF || self->type == SLEM_K_POLY ||
+    if (strcmp(tok, "gamma") == 0 && self->type == SLEM_K_INTERSECTION) {
+      /* the exponent of kernel_matrix.m's 'inter': sum min(x_i^G, y_i^G) */
+      if (!(v > 0)) return slem_error(err, SLEM_EINVAL, "kernel '%s': gamma must be positive", spec);
+      self->gamma = v;
+    } else if (strcmp(tok, "gamma") == 0 && (self->type == SLEM_K_RBF || self->type == SLEM_K_POLY ||
                                       self->type == SLEM_K_EXP || self->type == SLEM_K_QUAD)) {
       /* quad: x.y + gamma (x.y)^2 is positive semidefinite for gamma >= 0 */
       if (!(v > 0) && !(self->type == SLEM_K_QUAD && v == 0))
@@ -111,6 +115,13 @@ void slem_kernel_format(const SlemKernel *self, char *buf, size_t n) {
   case SLEM_K_QUAD:
     snprintf(buf, n, "%s:gamma=%.17g", names[self->type], self->gamma);
     break;
+  case SLEM_K_INTERSECTION: /* gamma 1, the plain intersection, keeps its spec of before */
+    if (self->gamma != 1) {
+      snprintf(buf, n, "intersection:gamma=%.17g", self->gamma);
+      break;
+    }
+    snprintf(buf, n, "%s", names[self->type]);
+    break;
   default:
     snprintf(buf, n, "%s", names[self->type]);
     break;
@@ -130,6 +141,7 @@ int slem_kernel_prepare(const SlemKernel *self, double *x, size_t n, size_t d,
                           "the %s kernel needs histograms", name, first_record + i, j + 1, *v,
                           names[self->type]);
       if (self->type == SLEM_K_HELLINGER) *v = sqrt(*v);
+      if (self->type == SLEM_K_INTERSECTION && self->gamma != 1) *v = pow(*v, self->gamma);
     }
   return SLEM_OK;
 }

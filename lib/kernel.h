@@ -9,10 +9,11 @@
  *   exp:gamma=G | exp:g=R         exp(-G |x - y|) (Laplacian); with g, G = R / sqrt(m)
  *   quad:gamma=G                  x.y + G (x.y)^2                 (default G 1, G >= 0)
  *   chi2                          sum_i 2 x_i y_i / (x_i + y_i)   (additive, x, y >= 0)
- *   intersection                  sum_i min(x_i, y_i)             (x, y >= 0)
+ *   intersection[:gamma=G]        sum_i min(x_i^G, y_i^G)         (x, y >= 0; default G 1)
+ *                                 (kernel_matrix.m's 'inter' of the authors' code)
  *   hellinger                     sum_i sqrt(x_i y_i)             (x, y >= 0)
  * Vectors go through slem_kernel_prepare() first: hellinger takes square roots there, so
- * that it becomes the linear kernel, and the kernels for histograms refuse negative
+ * that it becomes the linear kernel, and intersection with G != 1 the powers x_i^G, and the kernels for histograms refuse negative
  * values. Linear, polynomial, quad, RBF, exp and Hellinger blocks come from one GEMM plus
  * norms. exp and quad are those of the authors' kernel_matrix.m.
  */

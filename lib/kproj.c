@@ -11,9 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+struct SlemKProj;
+typedef void (*CoupleFinish)(struct SlemKProj *self, size_t i, double beta, double u);
+
 struct SlemKProj {
   const SlemCache *c;
-  int couple;
+  int couple;            /* SLEM_COUPLE_*, 0 for none */
+  CoupleFinish finish;   /* coupled: t and N of a coupled row */
   size_t max_rows, rows;
   double *xp;   /* xp(max_rows, d): prepared inputs */
   double *v;    /* v(max_rows, r) */
@@ -31,6 +35,8 @@ struct SlemKProj {
   uint64_t clamps;
 };
 
+static CoupleFinish couple_finish(int couple);
+
 /* Threads of slem_kproj_run_fixed() at most. */
 #define SLEM_KPROJ_THREADS 64
 
@@ -44,6 +50,8 @@ int slem_kproj_new(SlemKProj **self, const SlemCache *cache, size_t max_rows, in
   *self = NULL;
   if (cache->kind != SLEM_CACHE_KERNEL)
     return slem_error(err, SLEM_EINVAL, "%s is not a kernel cache", slem_cache_path(cache));
+  if (couple && !couple_finish(couple))
+    return slem_error(err, SLEM_EINVAL, "no coupling %d", couple);
   if (couple && !cache->couple)
     return slem_error(err, SLEM_EINVAL, "%s was made without --couple: the coupling needs the "
                       "negatives and B it keeps (slem-negstats --kernel ... --couple)",
@@ -53,6 +61,7 @@ int slem_kproj_new(SlemKProj **self, const SlemCache *cache, size_t max_rows, in
   if (!p) return slem_error(err, SLEM_ENOMEM, "out of memory");
   p->c = cache;
   p->couple = couple;
+  p->finish = couple ? couple_finish(couple) : NULL;
   p->max_rows = max_rows;
   p->xp = slem_alloc_large(max_rows * d * sizeof *p->xp);
   p->v = slem_alloc_large(max_rows * r * sizeof *p->v);
@@ -111,14 +120,56 @@ void slem_kproj_free(SlemKProj *self) {
 }
 
 uint64_t slem_kproj_clamps(const SlemKProj *self) { return self->clamps; }
+const double *slem_kproj_v(const SlemKProj *self) { return self->v; }
+const double *slem_kproj_z(const SlemKProj *self) { return self->z; }
 size_t slem_kproj_rows(const SlemKProj *self) { return self->rows; }
+
+/* A CoupleFinish does with the coupled z of row i (beta its weight on the new direction
+ * e, u the norm of phi(x) outside the span) what its coupling does: sets tt[i] (t, the
+ * weight of the part outside the span) and nrm[i]. */
+
+/* The inner product of the coupled descriptors: t = beta / u, N^2 = z.z + beta^2. */
+static void finish_exact(SlemKProj *self, size_t i, double beta, double u) {
+  size_t r = self->c->r;
+  const double *zi = self->z + i * r;
+  self->tt[i] = beta / u;
+  self->nrm[i] = sqrt(slem_dot_f64(zi, zi, r) + beta * beta);
+}
+
+/* slem_similarity.m: the coupled z, the part outside the span weighed as uncoupled. */
+static void finish_authors(SlemKProj *self, size_t i, double beta, double u) {
+  size_t r = self->c->r;
+  const double *zi = self->z + i * r;
+  double lam = self->c->lambda;
+  (void)beta;
+  self->tt[i] = 1 / lam;
+  self->nrm[i] = sqrt(slem_dot_f64(zi, zi, r) + u * u / (lam * lam));
+}
+
+/* The couplings: a new one is a finish function and a line here (its number and name in
+ * vectypes.h). */
+static const struct {
+  int couple;
+  CoupleFinish finish;
+} couplings[] = {
+    {SLEM_COUPLE_EXACT, finish_exact},
+    {SLEM_COUPLE_AUTHORS, finish_authors},
+};
+
+#define NCOUPLINGS (sizeof couplings / sizeof couplings[0])
+
+static CoupleFinish couple_finish(int couple) {
+  for (size_t i = 0; i < NCOUPLINGS; i++)
+    if (couplings[i].couple == couple) return couplings[i].finish;
+  return NULL;
+}
 
 /* The coupling of row i, from its w (kx row i, already (k(x_j, x) - b_j.v) / u), the sums
  * wbar = sum w / n and ww = sum w^2 / n, and its a0 = B^T w / n (a0 row i): with y the
  * uncoupled z of the row,
  *   a0 -= mu_B wbar,  a00 = ww - wbar^2 + lambda,  g = G^-1 a0,
  *   eta = 1 / (a00 - a0.g),  xi = u - wbar - a0.y,  beta = eta xi,
- *   z = y - beta g,  t = beta / u,  N = sqrt(z.z + beta^2). */
+ *   z = y - beta g, then t and N by the coupling (finish_exact(), finish_authors()). */
 static void couple_row(SlemKProj *self, size_t i, double wbar, double ww) {
   const SlemCache *c = self->c;
   size_t r = c->r;
@@ -130,8 +181,7 @@ static void couple_row(SlemKProj *self, size_t i, double wbar, double ww) {
   xi = u - wbar - slem_dot_f64(a0, zi, r);
   beta = eta * xi;
   for (size_t l = 0; l < r; l++) zi[l] -= beta * g[l];
-  self->tt[i] = beta / u;
-  self->nrm[i] = sqrt(slem_dot_f64(zi, zi, r) + beta * beta);
+  self->finish(self, i, beta, u);
   for (size_t l = 0; l < r; l++) self->tv[i * r + l] = self->tt[i] * self->v[i * r + l];
 }
 

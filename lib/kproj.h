@@ -28,6 +28,14 @@
  * (k(x, x') - v.v') / lambda^2 for that term, the value it has when no negative has a
  * coordinate on e; slem uses the inner product of the descriptors it solves for.) A point
  * with u^2 <= 1e-12 k(x, x) lies in E and is not coupled. Costs O(n (d + r)) per point.
+ *
+ * The couplings are a table (kproj.c): "exact" (SLEM_COUPLE_EXACT, the default of
+ * --couple) is the inner product above; "authors" (SLEM_COUPLE_AUTHORS) is the score of
+ * slem_similarity.m itself, the coupled z with the uncoupled weight of the part outside
+ * the span: t = 1 / lambda, N = sqrt(z.z + u^2 / lambda^2), so
+ *   s = [z.z' + (k(x, x') - v.v') / lambda^2] / (N N')
+ * with z the coupled one. It is not the cosine of two exemplars, but it ranks better on
+ * some data (README, "The family, measured").
  */
 #ifndef SLEM_KPROJ_H
 #define SLEM_KPROJ_H
@@ -39,11 +47,13 @@
 #include "error.h"
 #include "scorer.h"
 
+/* The couplings: SLEM_COUPLE_*, slem_couple_parse() and slem_couple_name() of vectypes.h. */
+
 /* Projections of blocks of points against a kernel cache. */
 typedef struct SlemKProj SlemKProj;
 
 /* For blocks of at most max_rows points; cache (borrowed) must be of kind kernel, and made
- * with --couple when couple is set. Errors: SLEM_EINVAL, SLEM_ENOMEM. */
+ * with --couple when couple (a SLEM_COUPLE_*) is not 0. Errors: SLEM_EINVAL, SLEM_ENOMEM. */
 int slem_kproj_new(SlemKProj **self, const SlemCache *cache, size_t max_rows, int couple,
                    SlemError *err);
 void slem_kproj_free(SlemKProj *self);
@@ -59,6 +69,12 @@ int slem_kproj_run(SlemKProj *self, const double *x, size_t b, const char *name,
  * kernel scorer, whose exact scores must not depend on how the work was cut. */
 int slem_kproj_run_fixed(SlemKProj *self, const double *x, size_t b, const char *name,
                          uint64_t first_record, SlemError *err);
+
+/* The last block's v(b, r) (the coordinates of phi(x) in the factor's space) and
+ * z(b, r) = G^-1 (v - mu_B), coupled when the projector is; borrowed, valid until the next
+ * run. */
+const double *slem_kproj_v(const SlemKProj *self);
+const double *slem_kproj_z(const SlemKProj *self);
 
 /* Explicit descriptors y(b, r) = z / N of the last block (zero where N is 0). */
 void slem_kproj_descriptors(const SlemKProj *self, float *y);

@@ -113,7 +113,7 @@ static int shard_line(SlemRankWriter *w, SlemRankFormat fmt, const SlemDb *db,
   /* what the score is, so that shards scored otherwise are not merged */
   if (o->kernel)
     snprintf(m.scoring, sizeof m.scoring, "kernel %s%s", slem_cache_fingerprint(o->kernel),
-             o->couple ? " couple" : "");
+             o->couple == SLEM_COUPLE_AUTHORS ? " couple=authors" : o->couple ? " couple" : "");
   else
     snprintf(m.scoring, sizeof m.scoring, "%s", o->calibration ? "calibrated" : o->affine ? "affine"
                                                 : o->normalize ? "cosine" : "dot");

@@ -45,7 +45,7 @@ typedef struct SlemDescMeta {
   uint64_t first_row;             /* the global row of the first row */
   const char *kind_of_rows;       /* "descriptors", "classifiers" or "kernel-projections" */
   size_t kernel_d, kernel_r;      /* kernel projections: the base dimension, the rank */
-  int kernel_couple;              /* kernel projections: made with the coupling */
+  int kernel_couple;              /* kernel projections: their coupling (SLEM_COUPLE_*, 0 none) */
   const struct SlemIds *ids;      /* NULL, or the ids of the input: the container keeps those
                                      of its rows (from first_row - the shard's start - on) */
   uint64_t ids_first;             /* the index in ids of the container's first row */
@@ -54,6 +54,27 @@ typedef struct SlemDescMeta {
 /* Doubles per row of a container of kernel projections (kproj.h, slem_kproj_pack()): the
  * prepared features (d), v and z (r each), N, and when coupled t. */
 #define SLEM_KPROJ_WIDTH(d, r, couple) ((d) + 2 * (r) + 1 + ((couple) ? 1 : 0))
+
+/* The couplings of kernel SLEM (kproj.h), as projections record them: 0 none, "exact"
+ * (the inner product of the coupled exemplars, the default of --couple), "authors" (the
+ * score of the authors' slem_similarity.m). */
+enum { SLEM_COUPLE_NONE = 0, SLEM_COUPLE_EXACT = 1, SLEM_COUPLE_AUTHORS = 2 };
+
+/* The name of coupling couple ("none" for 0), NULL for a value that is none. */
+static inline const char *slem_couple_name(int couple) {
+  static const char *const names[] = {"none", "exact", "authors"};
+  return couple >= 0 && couple < (int)(sizeof names / sizeof names[0]) ? names[couple] : NULL;
+}
+
+/* The coupling named name ("exact", "authors"; not "none"), or -1. */
+static inline int slem_couple_parse(const char *name) {
+  for (int c = SLEM_COUPLE_EXACT; slem_couple_name(c); c++) {
+    const char *a = slem_couple_name(c), *b = name;
+    while (*a && *a == *b) a++, b++;
+    if (*a == *b) return c;
+  }
+  return -1;
+}
 
 /* Element types a writer can store instead of float32 (npy only): float16 (rounded to
  * nearest, ties to even; values beyond +-65504 are refused), or int8 holding

@@ -9,7 +9,8 @@
 #   queries.fvecs/.labels (default testdata/digits; scripts/fashion-data.py makes another).
 # Kernel rows: rbf:g=1 and exp:g=1 (gamma from the median distance), quad with its gamma
 # chosen on the validation queries too, rank 256 (at most n); "exact" ranks base features
-# by the exact similarity (slem-match -c), "explicit" the explicit descriptors; "full" only
+# by the exact similarity (slem-match -c), "explicit" the explicit descriptors, "coupled"
+# with slem-match --couple (exact), "(authors)" with --couple authors; "full" only
 # when there are at most 2000 negatives (its rank is the numerical rank of K).
 set -eu
 D=${1:-testdata/digits}
@@ -52,7 +53,7 @@ score() { # score VARIANT PARAM CACHE QUERIES QLABELS: the mAP of the variant
       $B/slem-encode -q -c "$3" -F fvecs -o "$W/q.fvecs" "$4"
       map "$W/q.fvecs" "$5" "$W/db.fvecs" ;;
     rbf-*|exp-*|quad-*)
-      case $1 in *couple*) c=--couple ;; *) c= ;; esac
+      case $1 in *couple-authors) c=--couple=authors ;; *couple*) c=--couple ;; *) c= ;; esac
       # shellcheck disable=SC2086
       $B/slem-match -q -c "$3" $c -k 1000 -d "$D/database.fvecs" -o "$W/rank.tsv" "$4"
       ev "$W/rank.tsv" "$5" ;;
@@ -94,8 +95,10 @@ row "PCA-reduced (--pca)" pca "$pcas" "$grid"
 row "kernel rbf, icd, exact" rbf-icd - "$kgrid"
 row "kernel rbf, icd, explicit" rbf-icd-explicit - "$kgrid"
 row "kernel rbf, icd, coupled" rbf-icd-couple - "$kgrid"
+row "kernel rbf, icd, coupled (authors)" rbf-icd-couple-authors - "$kgrid"
 row "kernel rbf, kpca, exact" rbf-kpca - "$kgrid"
 row "kernel rbf, kpca, coupled" rbf-kpca-couple - "$kgrid"
+row "kernel rbf, kpca, coupled (authors)" rbf-kpca-couple-authors - "$kgrid"
 [ "$nneg" -le 2000 ] && row "kernel rbf, full, exact" rbf-full - "$kgrid"
 row "kernel exp, icd, exact" exp-icd - "$kgrid"
 row "kernel quad, icd, exact" quad-icd "0.0001 0.001 0.01 0.1" "$kgrid"

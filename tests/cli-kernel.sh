@@ -172,12 +172,84 @@ printf '1 2\n3 -4\n' >"$T/neg.txt"
 expect_fail "negative histogram" 1 "neg.txt: record 2: value 2 is negative" "$T/o.slem" slem-negstats --kernel chi2 -o "$T/o.slem" "$T/neg.txt"
 expect_fail "kernel with partial" 2 "does not go with --kernel" "$T/o.slem" slem-negstats --partial --kernel linear -o "$T/o.slem" "$D/negatives.fvecs"
 expect_fail "kernel lambda 0" 1 "lambda" "$T/o.slem" slem-negstats --kernel rbf:gamma=0.001 --lambda 0 -o "$T/o.slem" "$D/negatives.fvecs"
-expect_fail "classifier on a kernel cache" 1 "--classifier needs a linear cache" "$T/o.fvecs" slem-encode --classifier -c "$T/rbf.slem" -o "$T/o.fvecs" "$D/queries.fvecs"
+expect_fail "coupled classifier on a kernel cache" 1 "--classifier with --couple" "$T/o.fvecs" slem-encode --classifier --couple -c "$T/f.icd.slem" -o "$T/o.fvecs" "$D/queries.fvecs"
 expect_fail "match -c linear cache" 1 "-c takes a kernel cache" "$T/o.tsv" slem-match -c "$T/lin.slem" -d "$G/db.fvecs" -o "$T/o.tsv" "$G/pos.fvecs"
 expect_fail "match -c with --normalize" 2 "does not go with a kernel cache" - slem-match -n -c "$T/rbf.slem" -d "$D/database.fvecs" "$D/queries.fvecs"
 expect_fail "kernel dimension" 1 "dimension 12, but the cache .*rbf.slem has dimension 64" "$T/o.tsv" slem-match -c "$T/rbf.slem" -d "$G/db.fvecs" -o "$T/o.tsv" "$G/pos.fvecs"
 cp "$T/rbf.slem" "$T/c.slem"
 printf 'X' | dd of="$T/c.slem" bs=1 seek=$(($(wc -c <"$T/c.slem") - 100)) conv=notrunc 2>/dev/null
 expect_fail "corrupt kernel cache" 1 "checksum mismatch in the payload" "$T/o.tsv" slem-match -c "$T/c.slem" -d "$D/database.fvecs" -o "$T/o.tsv" "$D/queries.fvecs"
+
+# ---- the authors' coupled score (--couple authors) against scripts/gen-authors.py ----
+A="$TOP/testdata/authors"
+check "authors cache" slem-negstats -q --kernel rbf:gamma=0.001 --factor kpca --rank 32 --lambda 0.01 --couple -o "$T/au.slem" "$D/negatives.fvecs"
+check "match --couple authors" slem-match -c "$T/au.slem" --couple authors -k 10 -d "$D/database.fvecs" -o "$T/au1.tsv" "$D/queries.fvecs"
+# rankings exactly, scores (float32, %.9g) to 1e-6 of the float64 reference
+paste "$A/rbf-kpca-couple-authors.tsv" "$T/au1.tsv" | awk -F'\t' '
+  { if ($1 != $5 || $2 != $6 || $3 != $7) bad++; e = $4 - $8; if (e < 0) e = -e; if (e > m) m = e }
+  END { exit !(NR == 1000 && bad == 0 && m <= 1e-6) }' && ok ||
+  bad "--couple authors differs from scripts/gen-authors.py"
+slem-match -c "$T/au.slem" --couple exact -k 10 -d "$D/database.fvecs" -o "$T/au0.tsv" "$D/queries.fvecs"
+slem-match -c "$T/au.slem" --couple -k 10 -d "$D/database.fvecs" -o "$T/au00.tsv" "$D/queries.fvecs"
+cmp -s "$T/au0.tsv" "$T/au00.tsv" && ! cmp -s "$T/au0.tsv" "$T/au1.tsv" && ok ||
+  bad "--couple exact is not the default, or is the authors' score"
+check "match --couple=authors, cut" slem-match -t 1 --query-block 7 --tile-rows 33 -c "$T/au.slem" --couple=authors -k 10 -d "$D/database.fvecs" -o "$T/au2.tsv" "$D/queries.fvecs"
+cmp -s "$T/au1.tsv" "$T/au2.tsv" && ok || bad "the authors' coupled ranking changes with threads and blocks"
+SLEM_MATCH_MEMORY=0 slem-match -t 2 --query-block 7 --tile-rows 33 -c "$T/au.slem" --couple authors -k 10 -d "$D/database.fvecs" -o "$T/au3.tsv" "$D/queries.fvecs"
+cmp -s "$T/au1.tsv" "$T/au3.tsv" && ok || bad "the authors' coupled ranking changes with the tiles kept"
+slem-encode -q -c "$T/au.slem" --couple authors --projections --shard 0/2 -o "$T/aps0.slem" "$D/database.fvecs"
+slem-encode -q -c "$T/au.slem" --couple authors --projections --shard 1/2 -o "$T/aps1.slem" "$D/database.fvecs"
+grep -a -q '"couple":true,"coupling":"authors"' "$T/aps0.slem" && ok || bad "the authors' projections do not say their coupling"
+check "authors' projections, two shards" slem-match -t 1 -c "$T/au.slem" --couple authors -k 10 -d "$T/aps0.slem" -d "$T/aps1.slem" -o "$T/au4.tsv" "$D/queries.fvecs"
+cmp -s "$T/au1.tsv" "$T/au4.tsv" && ok || bad "the authors' projections of two shards rank otherwise"
+slem-encode -q -c "$T/au.slem" --couple authors --projections <"$D/database.fvecs" | slem-match -c "$T/au.slem" --couple authors -k 10 -d - "$D/queries.fvecs" >"$T/au5.tsv"
+cmp -s "$T/au1.tsv" "$T/au5.tsv" && ok || bad "the authors' projections through a pipe rank otherwise"
+slem-match -c "$T/au.slem" --couple authors --shard 0/2 -k 10 -d "$D/database.fvecs" -o "$T/au6a.tsv" "$D/queries.fvecs" 2>/dev/null &&
+  slem-match -c "$T/au.slem" --couple authors --shard 1/2 -k 10 -d "$D/database.fvecs" -o "$T/au6b.tsv" "$D/queries.fvecs" 2>/dev/null &&
+  slem-merge -k 10 -o "$T/au6.tsv" "$T/au6a.tsv" "$T/au6b.tsv" 2>/dev/null && cmp -s "$T/au1.tsv" "$T/au6.tsv" && ok ||
+  bad "the authors' coupled ranking of two merged shards differs"
+expect_fail "authors' projections, exact coupling" 1 "coupled (authors)" "$T/o.tsv" slem-match -c "$T/au.slem" --couple -d "$T/aps0.slem" -d "$T/aps1.slem" -o "$T/o.tsv" "$D/queries.fvecs"
+slem-encode -q -c "$T/au.slem" --couple authors -o "$T/aue.slem" "$D/database.fvecs"
+slem-encode -q -c "$T/au.slem" --couple -o "$T/auq.slem" "$D/queries.fvecs"
+expect_fail "authors' db, exact queries" 1 "cannot be compared" "$T/o.tsv" slem-match -d "$T/aue.slem" -o "$T/o.tsv" "$T/auq.slem"
+expect_fail "unknown coupling" 2 "unknown coupling 'dense'" "$T/o.tsv" slem-match -c "$T/au.slem" --couple=dense -d "$D/database.fvecs" -o "$T/o.tsv" "$D/queries.fvecs"
+
+check "slem-tune --couplings" "$TOP/scripts/slem-tune" -K "rbf:g=1" --factor kpca --couplings "exact authors" -g 10 -r 32 \
+  -o "$T/best.slem" -n "$D/negatives.fvecs" -q "$D/validation.fvecs" -d "$D/database.fvecs" \
+  --query-labels "$D/validation.labels" --db-labels "$D/database.labels"
+[ "$(grep -c '^rbf:g=1,kpca,couple ' "$T/out")" = 1 ] && [ "$(grep -c '^rbf:g=1,kpca,couple-authors ' "$T/out")" = 1 ] &&
+  [ "$(awk 'NR > 2' "$T/out" | wc -l)" = 3 ] && ok || bad "slem-tune --couplings table: $(cat "$T/out")"
+expect_fail "slem-tune unknown coupling" 2 "unknown coupling 'dense'" "$T/o.slem" "$TOP/scripts/slem-tune" -K "rbf:g=1" --couplings dense \
+  -o "$T/o.slem" -n "$D/negatives.fvecs" -q "$D/validation.fvecs" -d "$D/database.fvecs" \
+  --query-labels "$D/validation.labels" --db-labels "$D/database.labels"
+
+# ---- kernel exemplar classifiers (new_full_encoder.m's kernel branch) against scripts/gen-authors.py ----
+check "kernel classifiers" slem-encode -q -c "$T/au.slem" --classifier --theta 2 -o "$T/kq.fvecs" "$D/queries.fvecs"
+check "kernel coordinates" slem-encode -q -c "$T/au.slem" --coordinates -o "$T/kdb.fvecs" "$D/database.fvecs"
+check "affine match of kernel classifiers" slem-match --affine -k 10 -d "$T/kdb.fvecs" -o "$T/kc.tsv" "$T/kq.fvecs"
+paste "$A/rbf-kpca-classifier-theta2.tsv" "$T/kc.tsv" | awk -F'\t' '
+  { if ($1 != $5 || $2 != $6 || $3 != $7) bad++; e = $4 - $8; if (e < 0) e = -e; if (e > m) m = e }
+  END { exit !(NR == 1000 && bad == 0 && m <= 1e-6) }' && ok ||
+  bad "kernel classifiers differ from scripts/gen-authors.py"
+slem-encode -q -t 1 --block 7 -c "$T/au.slem" --classifier --theta 2 -o "$T/kq1.fvecs" "$D/queries.fvecs"
+cmp -s "$T/kq.fvecs" "$T/kq1.fvecs" && ok || bad "kernel classifiers change with threads and blocks"
+slem-encode -q -t 2 -c "$T/au.slem" --coordinates --shard 0/2 -o "$T/kdb0.fvecs" "$D/database.fvecs"
+slem-encode -q -t 2 -c "$T/au.slem" --coordinates --shard 1/2 -o "$T/kdb1.fvecs" "$D/database.fvecs"
+cat "$T/kdb0.fvecs" "$T/kdb1.fvecs" | cmp -s - "$T/kdb.fvecs" && ok || bad "kernel coordinates change with shards"
+slem-encode -q -c "$T/au.slem" --coordinates -o "$T/kval.fvecs" "$D/validation.fvecs"
+check "calibrated kernel classifiers" slem-calibrate -q -c "$T/kq.fvecs" -e "$D/queries.labels" -p "$T/kval.fvecs" -l "$D/validation.labels" -o "$T/kcal.txt"
+check "match of calibrated kernel classifiers" slem-match --calibration "$T/kcal.txt" -k 10 -d "$T/kdb.fvecs" -o "$T/kcr.tsv" "$T/kq.fvecs"
+[ "$(wc -l <"$T/kcal.txt")" = 100 ] && [ "$(wc -l <"$T/kcr.tsv")" = 1000 ] && ok || bad "kernel calibration: $(wc -l <"$T/kcal.txt") lines"
+expect_fail "coordinates of a linear cache" 2 "--coordinates need a kernel cache" "$T/o.fvecs" slem-encode --coordinates -c "$T/lin.slem" -o "$T/o.fvecs" "$G/pos.fvecs"
+expect_fail "coordinates and classifier" 2 "--coordinates go with none of" "$T/o.fvecs" slem-encode --coordinates --classifier -c "$T/au.slem" -o "$T/o.fvecs" "$D/queries.fvecs"
+
+# ---- intersection:gamma=G (kernel_matrix.m's 'inter'): the plain intersection of x^G ----
+check "intersection gamma 2" slem-negstats -q --kernel intersection:gamma=2 --rank 32 --lambda-rel 10 -o "$T/ig.slem" "$D/negatives.fvecs"
+slem-negstats --info "$T/ig.slem" | grep -q '"kernel":.*"intersection:gamma=2"' && ok || bad "intersection:gamma=2 lost its gamma"
+check "intersection of the squares" slem-negstats -q --kernel intersection --rank 32 --lambda-rel 10 -o "$T/i1.slem" "$A/negatives-squared.fvecs"
+slem-match -c "$T/ig.slem" -k 10 -d "$D/queries.fvecs" -o "$T/ig.tsv" "$D/queries.fvecs"
+slem-match -c "$T/i1.slem" -k 10 -d "$A/queries-squared.fvecs" -o "$T/i1.tsv" "$A/queries-squared.fvecs"
+[ -s "$T/ig.tsv" ] && cmp -s "$T/ig.tsv" "$T/i1.tsv" && ok || bad "intersection:gamma=2 is not the intersection of the squares"
+expect_fail "intersection gamma 0" 2 "gamma must be positive" "$T/o.slem" slem-negstats --kernel intersection:gamma=0 -o "$T/o.slem" "$D/negatives.fvecs"
 
 finish cli-kernel
