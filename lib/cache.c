@@ -169,6 +169,34 @@ static int has_section(const cJSON *sections, const char *name) {
   return slem_container_section_has(sections, name);
 }
 
+/* The linear kind: lambda, rcond when recorded, ainv, and the eigenpairs when stored. */
+static int read_linear(SlemCache *c, const cJSON *json, const cJSON *sections,
+                       uint64_t pay_off, uint64_t pay_len, const double *mu, SlemError *err) {
+  const cJSON *lam = cJSON_GetObjectItemCaseSensitive(json, "lambda");
+  const cJSON *rc = cJSON_GetObjectItemCaseSensitive(json, "rcond");
+  SlemCacheLinear *lin = &c->priv->lin;
+  size_t d = c->d;
+  int status;
+  c->kind = SLEM_CACHE_LINEAR;
+  if (!cJSON_IsNumber(lam) || !(lam->valuedouble >= 0) || !isfinite(lam->valuedouble))
+    return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid lambda",
+                      c->priv->path);
+  lin->lambda = lin->eigen.lambda = lam->valuedouble;
+  lin->mu = lin->eigen.mu = mu;
+  if (cJSON_IsNumber(rc) && rc->valuedouble > 0 && rc->valuedouble <= 1) lin->rcond = rc->valuedouble;
+  status = find_section(c, sections, "ainv", d, d, pay_off, pay_len, &lin->ainv, err);
+  if (!status && has_section(sections, "evecs")) {
+    lin->eigen.neig = d;
+    if ((status = find_section(c, sections, "evals", d, 0, pay_off, pay_len, &lin->eigen.evals,
+                               err)) == 0)
+      status = find_section(c, sections, "evecs", d, d, pay_off, pay_len, &lin->eigen.evecs,
+                            err);
+  }
+  if (status) return status;
+  c->kind_data = lin;
+  return SLEM_OK;
+}
+
 /* The pca kind: lambda, the rank R and three sections (mu found already). */
 static int read_pca(SlemCache *c, const cJSON *json, const cJSON *sections, uint64_t pay_off,
                     uint64_t pay_len, const double *mu, SlemError *err) {
@@ -194,7 +222,8 @@ static int read_pca(SlemCache *c, const cJSON *json, const cJSON *sections, uint
 
 /* The recursive kind: depth, the lambda of every stage, and mu.S, ainv.S per stage. */
 static int read_recursive(SlemCache *c, const cJSON *json, const cJSON *sections,
-                          uint64_t pay_off, uint64_t pay_len, SlemError *err) {
+                          uint64_t pay_off, uint64_t pay_len, const double *mu0,
+                          SlemError *err) {
   const char *path = c->priv->path;
   const cJSON *lams = cJSON_GetObjectItemCaseSensitive(json, "lambdas");
   struct SlemCachePriv *p = c->priv;
@@ -239,7 +268,7 @@ static int read_recursive(SlemCache *c, const cJSON *json, const cJSON *sections
 /* The partial kind: the grid of leaves, the nodes (which must tile the leaves it claims,
  * each in its place of the tree, their counts adding up to n) and two sections. */
 static int read_partial(SlemCache *c, const cJSON *json, const cJSON *sections,
-                        uint64_t pay_off, uint64_t pay_len, SlemError *err) {
+                        uint64_t pay_off, uint64_t pay_len, const double *mu, SlemError *err) {
   const char *path = c->priv->path;
   const cJSON *leaves = cJSON_GetObjectItemCaseSensitive(json, "leaves");
   const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(json, "nodes");
@@ -321,7 +350,7 @@ static int read_partial(SlemCache *c, const cJSON *json, const cJSON *sections,
 
 /* The kernel kind: its kernel, rank, lambda and four sections. */
 static int read_kernel(SlemCache *c, const cJSON *json, const cJSON *sections, uint64_t pay_off,
-                       uint64_t pay_len, SlemError *err) {
+                       uint64_t pay_len, const double *mu, SlemError *err) {
   const char *path = c->priv->path;
   SlemCacheKernel *kc = &c->priv->ker;
   const cJSON *spec = cJSON_GetObjectItemCaseSensitive(json, "kernel");
@@ -377,6 +406,25 @@ static int read_kernel(SlemCache *c, const cJSON *json, const cJSON *sections, u
   return SLEM_OK;
 }
 
+/* The kinds a cache can be: the JSON header's "kind", whether mu(d) is looked for before
+ * the kind's own sections (and handed to its reader), and the reader, which checks the
+ * kind's members and sections, fills its struct in the private part and points kind_data
+ * at it. A new kind is one reader and one line here. */
+typedef struct KindReader {
+  const char *name;
+  int has_mu;
+  int (*read)(SlemCache *c, const cJSON *json, const cJSON *sections, uint64_t pay_off,
+              uint64_t pay_len, const double *mu, SlemError *err);
+} KindReader;
+
+static const KindReader kinds[] = {
+  {"linear", 1, read_linear},
+  {"recursive", 1, read_recursive},
+  {"pca", 1, read_pca},
+  {"partial", 0, read_partial},
+  {"kernel", 0, read_kernel},
+};
+
 int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
   SlemCache *c = calloc(1, sizeof *c);
   cJSON *json = NULL;
@@ -385,6 +433,7 @@ int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
   SlemContainerHead head;
   uint64_t pay_off, pay_len, n, d;
   const double *mu = NULL;  /* linear, recursive, pca: found before the kind's sections */
+  const KindReader *entry;
   const cJSON *kind, *sections;
   *self = NULL;
   if (!c || !(c->priv = calloc(1, sizeof *c->priv)) || !(c->priv->path = malloc(strlen(path) + 1))) {
@@ -431,45 +480,19 @@ int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
     status = slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no sections", path);
     goto fail;
   }
-  if (strcmp(kind->valuestring, "kernel") != 0 && strcmp(kind->valuestring, "partial") != 0) {
+  entry = NULL;
+  for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
+    if (strcmp(kind->valuestring, kinds[k].name) == 0) entry = &kinds[k];
+  /* an unknown kind's mu is looked for too, as before the table: the same message first */
+  if (!entry || entry->has_mu) {
     status = find_section(c, sections, "mu", d, 0, pay_off, pay_len, &mu, err);
     if (status) goto fail;
   }
-  if (strcmp(kind->valuestring, "linear") == 0) {
-    const cJSON *lam = cJSON_GetObjectItemCaseSensitive(json, "lambda");
-    SlemCacheLinear *lin = &c->priv->lin;
-    c->kind = SLEM_CACHE_LINEAR;
-    if (!cJSON_IsNumber(lam) || !(lam->valuedouble >= 0) || !isfinite(lam->valuedouble)) {
-      status = slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid lambda", path);
-      goto fail;
-    }
-    lin->lambda = lin->eigen.lambda = lam->valuedouble;
-    lin->mu = lin->eigen.mu = mu;
-    {
-      const cJSON *rc = cJSON_GetObjectItemCaseSensitive(json, "rcond");
-      if (cJSON_IsNumber(rc) && rc->valuedouble > 0 && rc->valuedouble <= 1) lin->rcond = rc->valuedouble;
-    }
-    status = find_section(c, sections, "ainv", d, d, pay_off, pay_len, &lin->ainv, err);
-    if (!status && has_section(sections, "evecs")) {
-      lin->eigen.neig = d;
-      if ((status = find_section(c, sections, "evals", d, 0, pay_off, pay_len, &lin->eigen.evals,
-                                 err)) == 0)
-        status = find_section(c, sections, "evecs", d, d, pay_off, pay_len, &lin->eigen.evecs,
-                              err);
-    }
-    c->kind_data = lin;
-  } else if (strcmp(kind->valuestring, "recursive") == 0) {
-    status = read_recursive(c, json, sections, pay_off, pay_len, err);
-  } else if (strcmp(kind->valuestring, "pca") == 0) {
-    status = read_pca(c, json, sections, pay_off, pay_len, mu, err);
-  } else if (strcmp(kind->valuestring, "partial") == 0) {
-    status = read_partial(c, json, sections, pay_off, pay_len, err);
-  } else if (strcmp(kind->valuestring, "kernel") == 0) {
-    status = read_kernel(c, json, sections, pay_off, pay_len, err);
-  } else {
+  if (entry)
+    status = entry->read(c, json, sections, pay_off, pay_len, mu, err);
+  else
     status = slem_error(err, SLEM_EFORMAT, "%s: cache kind '%s' is not known to this slem", path,
                         kind->valuestring);
-  }
   if (status) goto fail;
   /* what descriptors record of the cache that made them, when they ask for it */
   c->priv->payload = p + pay_off;
