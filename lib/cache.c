@@ -42,8 +42,13 @@ struct SlemCachePriv {
   char *path;
   const double **stage_mu, **stage_ainv;  /* recursive caches: their stages, */
   double *stage_lambda;
-  SlemCacheRecursive rec;                  /* pointing to these (kind_data) */
-  SlemPartialInfo partial;  /* partial caches */
+  /* the kinds' data, one of which kind_data points to */
+  SlemCacheLinear lin;
+  SlemCacheEigen pca;
+  SlemCacheKernel ker;
+  SlemCacheRecursive rec;   /* pointing to the stages above */
+  SlemPartialInfo partial;
+  size_t r;  /* the rank of a kernel or pca cache, named in the messages on its sections */
   uint64_t *node;
   char arith[SLEM_ARITH_MAX];  /* the line of the arithmetic that made it (arith.h), or "" */
 };
@@ -104,6 +109,28 @@ const char *slem_cache_json(const SlemCache *self) {
 }
 const char *slem_cache_path(const SlemCache *self) { return self->priv->path; }
 
+const SlemCacheLinear *slem_cache_linear(const SlemCache *self) {
+  return self->kind == SLEM_CACHE_LINEAR ? self->kind_data : NULL;
+}
+
+const SlemCacheEigen *slem_cache_pca(const SlemCache *self) {
+  return self->kind == SLEM_CACHE_PCA ? self->kind_data : NULL;
+}
+
+const SlemCacheEigen *slem_cache_eigen(const SlemCache *self) {
+  const SlemCacheLinear *lin = slem_cache_linear(self);
+  if (lin) return lin->eigen.evecs ? &lin->eigen : NULL;
+  return slem_cache_pca(self);
+}
+
+const SlemPartialInfo *slem_cache_partial(const SlemCache *self) {
+  return self->kind == SLEM_CACHE_PARTIAL ? self->kind_data : NULL;
+}
+
+const SlemCacheKernel *slem_cache_kernel(const SlemCache *self) {
+  return self->kind == SLEM_CACHE_KERNEL ? self->kind_data : NULL;
+}
+
 const SlemCacheRecursive *slem_cache_recursive(const SlemCache *self) {
   return self->kind == SLEM_CACHE_RECURSIVE ? self->kind_data : NULL;
 }
@@ -131,7 +158,7 @@ static int find_section(SlemCache *c, const cJSON *sections, const char *name, u
   uint64_t off, want[2] = {rows, cols};
   char what[64];
   int st;
-  snprintf(what, sizeof what, "d = %zu%s", c->d, c->r ? " and r" : "");
+  snprintf(what, sizeof what, "d = %zu%s", c->d, c->priv->r ? " and r" : "");
   st = slem_container_section_find(&off, sections, name, cols ? 2 : 1, want, pay_off, pay_len,
                                    what, c->priv->path, err);
   if (st == SLEM_OK) *data = (const double *)((const unsigned char *)c->priv->map + off);
@@ -142,10 +169,39 @@ static int has_section(const cJSON *sections, const char *name) {
   return slem_container_section_has(sections, name);
 }
 
-/* The pca kind: lambda, the rank R and three sections. */
+/* The linear kind: lambda, rcond when recorded, ainv, and the eigenpairs when stored. */
+static int read_linear(SlemCache *c, const cJSON *json, const cJSON *sections,
+                       uint64_t pay_off, uint64_t pay_len, const double *mu, SlemError *err) {
+  const cJSON *lam = cJSON_GetObjectItemCaseSensitive(json, "lambda");
+  const cJSON *rc = cJSON_GetObjectItemCaseSensitive(json, "rcond");
+  SlemCacheLinear *lin = &c->priv->lin;
+  size_t d = c->d;
+  int status;
+  c->kind = SLEM_CACHE_LINEAR;
+  if (!cJSON_IsNumber(lam) || !(lam->valuedouble >= 0) || !isfinite(lam->valuedouble))
+    return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid lambda",
+                      c->priv->path);
+  lin->lambda = lin->eigen.lambda = lam->valuedouble;
+  lin->mu = lin->eigen.mu = mu;
+  if (cJSON_IsNumber(rc) && rc->valuedouble > 0 && rc->valuedouble <= 1) lin->rcond = rc->valuedouble;
+  status = find_section(c, sections, "ainv", d, d, pay_off, pay_len, &lin->ainv, err);
+  if (!status && has_section(sections, "evecs")) {
+    lin->eigen.neig = d;
+    if ((status = find_section(c, sections, "evals", d, 0, pay_off, pay_len, &lin->eigen.evals,
+                               err)) == 0)
+      status = find_section(c, sections, "evecs", d, d, pay_off, pay_len, &lin->eigen.evecs,
+                            err);
+  }
+  if (status) return status;
+  c->kind_data = lin;
+  return SLEM_OK;
+}
+
+/* The pca kind: lambda, the rank R and three sections (mu found already). */
 static int read_pca(SlemCache *c, const cJSON *json, const cJSON *sections, uint64_t pay_off,
-                    uint64_t pay_len, SlemError *err) {
+                    uint64_t pay_len, const double *mu, SlemError *err) {
   const char *path = c->priv->path;
+  SlemCacheEigen *e = &c->priv->pca;
   const cJSON *lam = cJSON_GetObjectItemCaseSensitive(json, "lambda");
   uint64_t r;
   int st;
@@ -154,17 +210,20 @@ static int read_pca(SlemCache *c, const cJSON *json, const cJSON *sections, uint
     return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid rank r (1..d)", path);
   if (!cJSON_IsNumber(lam) || !(lam->valuedouble >= 0) || !isfinite(lam->valuedouble))
     return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid lambda", path);
-  c->neig = c->r = r;
-  c->lambda = lam->valuedouble;
-  if ((st = find_section(c, sections, "evals", r, 0, pay_off, pay_len, &c->evals, err)) ||
-      (st = find_section(c, sections, "evecs", r, c->d, pay_off, pay_len, &c->evecs, err)))
+  e->neig = c->priv->r = r;
+  e->lambda = lam->valuedouble;
+  e->mu = mu;
+  if ((st = find_section(c, sections, "evals", r, 0, pay_off, pay_len, &e->evals, err)) ||
+      (st = find_section(c, sections, "evecs", r, c->d, pay_off, pay_len, &e->evecs, err)))
     return st;
+  c->kind_data = e;
   return SLEM_OK;
 }
 
 /* The recursive kind: depth, the lambda of every stage, and mu.S, ainv.S per stage. */
 static int read_recursive(SlemCache *c, const cJSON *json, const cJSON *sections,
-                          uint64_t pay_off, uint64_t pay_len, SlemError *err) {
+                          uint64_t pay_off, uint64_t pay_len, const double *mu0,
+                          SlemError *err) {
   const char *path = c->priv->path;
   const cJSON *lams = cJSON_GetObjectItemCaseSensitive(json, "lambdas");
   struct SlemCachePriv *p = c->priv;
@@ -198,20 +257,18 @@ static int read_recursive(SlemCache *c, const cJSON *json, const cJSON *sections
                            err)))
       return st;
   }
-  c->depth = depth;
+  p->rec.depth = depth;
   p->rec.mu = p->stage_mu;
   p->rec.ainv = p->stage_ainv;
   p->rec.lambda = p->stage_lambda;
   c->kind_data = &p->rec;
-  c->ainv = p->stage_ainv[0];
-  c->lambda = p->stage_lambda[0];
   return SLEM_OK;
 }
 
 /* The partial kind: the grid of leaves, the nodes (which must tile the leaves it claims,
  * each in its place of the tree, their counts adding up to n) and two sections. */
 static int read_partial(SlemCache *c, const cJSON *json, const cJSON *sections,
-                        uint64_t pay_off, uint64_t pay_len, SlemError *err) {
+                        uint64_t pay_off, uint64_t pay_len, const double *mu, SlemError *err) {
   const char *path = c->priv->path;
   const cJSON *leaves = cJSON_GetObjectItemCaseSensitive(json, "leaves");
   const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(json, "nodes");
@@ -287,29 +344,30 @@ static int read_partial(SlemCache *c, const cJSON *json, const cJSON *sections,
       (st = find_section(c, sections, "node_scatter", m * c->d, c->d, pay_off, pay_len,
                          &pi->node_scatter, err)))
     return st;
-  c->partial = pi;
+  c->kind_data = pi;
   return SLEM_OK;
 }
 
 /* The kernel kind: its kernel, rank, lambda and four sections. */
 static int read_kernel(SlemCache *c, const cJSON *json, const cJSON *sections, uint64_t pay_off,
-                       uint64_t pay_len, SlemError *err) {
+                       uint64_t pay_len, const double *mu, SlemError *err) {
   const char *path = c->priv->path;
+  SlemCacheKernel *kc = &c->priv->ker;
   const cJSON *spec = cJSON_GetObjectItemCaseSensitive(json, "kernel");
   const cJSON *lam = cJSON_GetObjectItemCaseSensitive(json, "lambda");
   uint64_t r;
   int st;
   SlemError kerr;
   c->kind = SLEM_CACHE_KERNEL;
-  if (!cJSON_IsString(spec) || slem_kernel_parse(&c->kernel, spec->valuestring, &kerr) != SLEM_OK ||
-      c->kernel.gamma_relative)
+  if (!cJSON_IsString(spec) || slem_kernel_parse(&kc->kernel, spec->valuestring, &kerr) != SLEM_OK ||
+      kc->kernel.gamma_relative)
     return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid kernel", path);
   if (json_uint(json, "r", c->n < SLEM_DIM_MAX ? c->n : SLEM_DIM_MAX, &r) != 0 || r == 0)
     return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid rank r (1..n)", path);
   if (!cJSON_IsNumber(lam) || !(lam->valuedouble > 0) || !isfinite(lam->valuedouble))
     return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid lambda (> 0)", path);
-  c->r = r;
-  c->lambda = lam->valuedouble;
+  kc->r = c->priv->r = r;
+  kc->lambda = lam->valuedouble;
   {
     const cJSON *fac = cJSON_GetObjectItemCaseSensitive(json, "factor");
     const cJSON *cpl = cJSON_GetObjectItemCaseSensitive(json, "couple");
@@ -320,32 +378,52 @@ static int read_kernel(SlemCache *c, const cJSON *json, const cJSON *sections, u
     if (cpl && !cJSON_IsBool(cpl))
       return slem_error(err, SLEM_EFORMAT, "%s: the JSON header's couple is not true or false",
                         path);
-    c->factor = (SlemKernelFactor)f;
-    c->couple = cJSON_IsTrue(cpl);
+    kc->factor = (SlemKernelFactor)f;
+    kc->couple = cJSON_IsTrue(cpl);
   }
-  if (c->factor == SLEM_FACTOR_KPCA) {
-    if ((st = find_section(c, sections, "proj", r, c->n, pay_off, pay_len, &c->proj, err)))
+  if (kc->factor == SLEM_FACTOR_KPCA) {
+    if ((st = find_section(c, sections, "proj", r, c->n, pay_off, pay_len, &kc->proj, err)))
       return st;
   } else {
-    if ((st = find_section(c, sections, "pivots", r, c->d, pay_off, pay_len, &c->pivots, err)) ||
-        (st = find_section(c, sections, "lp", r, r, pay_off, pay_len, &c->lp, err)))
+    if ((st = find_section(c, sections, "pivots", r, c->d, pay_off, pay_len, &kc->pivots, err)) ||
+        (st = find_section(c, sections, "lp", r, r, pay_off, pay_len, &kc->lp, err)))
       return st;
     /* the triangular solves divide by the diagonal of lp */
     for (uint64_t i = 0; i < r; i++)
-      if (!(c->lp[i * r + i] > 0))
+      if (!(kc->lp[i * r + i] > 0))
         return slem_error(err, SLEM_EFORMAT, "%s: section 'lp' is not a Cholesky factor", path);
   }
-  if ((c->factor == SLEM_FACTOR_KPCA || c->couple) &&
-      (st = find_section(c, sections, "negatives", c->n, c->d, pay_off, pay_len, &c->negs, err)))
+  if ((kc->factor == SLEM_FACTOR_KPCA || kc->couple) &&
+      (st = find_section(c, sections, "negatives", c->n, c->d, pay_off, pay_len, &kc->negs, err)))
     return st;
-  if (c->couple &&
-      (st = find_section(c, sections, "bneg", c->n, r, pay_off, pay_len, &c->bneg, err)))
+  if (kc->couple &&
+      (st = find_section(c, sections, "bneg", c->n, r, pay_off, pay_len, &kc->bneg, err)))
     return st;
-  if ((st = find_section(c, sections, "mu", r, 0, pay_off, pay_len, &c->mu, err)) ||
-      (st = find_section(c, sections, "ginv", r, r, pay_off, pay_len, &c->ginv, err)))
+  if ((st = find_section(c, sections, "mu", r, 0, pay_off, pay_len, &kc->mu, err)) ||
+      (st = find_section(c, sections, "ginv", r, r, pay_off, pay_len, &kc->ginv, err)))
     return st;
+  c->kind_data = kc;
   return SLEM_OK;
 }
+
+/* The kinds a cache can be: the JSON header's "kind", whether mu(d) is looked for before
+ * the kind's own sections (and handed to its reader), and the reader, which checks the
+ * kind's members and sections, fills its struct in the private part and points kind_data
+ * at it. A new kind is one reader and one line here. */
+typedef struct KindReader {
+  const char *name;
+  int has_mu;
+  int (*read)(SlemCache *c, const cJSON *json, const cJSON *sections, uint64_t pay_off,
+              uint64_t pay_len, const double *mu, SlemError *err);
+} KindReader;
+
+static const KindReader kinds[] = {
+  {"linear", 1, read_linear},
+  {"recursive", 1, read_recursive},
+  {"pca", 1, read_pca},
+  {"partial", 0, read_partial},
+  {"kernel", 0, read_kernel},
+};
 
 int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
   SlemCache *c = calloc(1, sizeof *c);
@@ -354,6 +432,8 @@ int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
   int status;
   SlemContainerHead head;
   uint64_t pay_off, pay_len, n, d;
+  const double *mu = NULL;  /* linear, recursive, pca: found before the kind's sections */
+  const KindReader *entry;
   const cJSON *kind, *sections;
   *self = NULL;
   if (!c || !(c->priv = calloc(1, sizeof *c->priv)) || !(c->priv->path = malloc(strlen(path) + 1))) {
@@ -395,46 +475,24 @@ int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
   }
   c->d = d;
   c->n = n;
-  c->depth = 1;
   sections = cJSON_GetObjectItemCaseSensitive(json, "sections");
   if (!cJSON_IsArray(sections)) {
     status = slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no sections", path);
     goto fail;
   }
-  if (strcmp(kind->valuestring, "kernel") != 0 && strcmp(kind->valuestring, "partial") != 0) {
-    status = find_section(c, sections, "mu", d, 0, pay_off, pay_len, &c->mu, err);
+  entry = NULL;
+  for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
+    if (strcmp(kind->valuestring, kinds[k].name) == 0) entry = &kinds[k];
+  /* an unknown kind's mu is looked for too, as before the table: the same message first */
+  if (!entry || entry->has_mu) {
+    status = find_section(c, sections, "mu", d, 0, pay_off, pay_len, &mu, err);
     if (status) goto fail;
   }
-  if (strcmp(kind->valuestring, "linear") == 0) {
-    const cJSON *lam = cJSON_GetObjectItemCaseSensitive(json, "lambda");
-    c->kind = SLEM_CACHE_LINEAR;
-    if (!cJSON_IsNumber(lam) || !(lam->valuedouble >= 0) || !isfinite(lam->valuedouble)) {
-      status = slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid lambda", path);
-      goto fail;
-    }
-    c->lambda = lam->valuedouble;
-    {
-      const cJSON *rc = cJSON_GetObjectItemCaseSensitive(json, "rcond");
-      if (cJSON_IsNumber(rc) && rc->valuedouble > 0 && rc->valuedouble <= 1) c->rcond = rc->valuedouble;
-    }
-    status = find_section(c, sections, "ainv", d, d, pay_off, pay_len, &c->ainv, err);
-    if (!status && has_section(sections, "evecs")) {
-      c->neig = d;
-      if ((status = find_section(c, sections, "evals", d, 0, pay_off, pay_len, &c->evals, err)) == 0)
-        status = find_section(c, sections, "evecs", d, d, pay_off, pay_len, &c->evecs, err);
-    }
-  } else if (strcmp(kind->valuestring, "recursive") == 0) {
-    status = read_recursive(c, json, sections, pay_off, pay_len, err);
-  } else if (strcmp(kind->valuestring, "pca") == 0) {
-    status = read_pca(c, json, sections, pay_off, pay_len, err);
-  } else if (strcmp(kind->valuestring, "partial") == 0) {
-    status = read_partial(c, json, sections, pay_off, pay_len, err);
-  } else if (strcmp(kind->valuestring, "kernel") == 0) {
-    status = read_kernel(c, json, sections, pay_off, pay_len, err);
-  } else {
+  if (entry)
+    status = entry->read(c, json, sections, pay_off, pay_len, mu, err);
+  else
     status = slem_error(err, SLEM_EFORMAT, "%s: cache kind '%s' is not known to this slem", path,
                         kind->valuestring);
-  }
   if (status) goto fail;
   /* what descriptors record of the cache that made them, when they ask for it */
   c->priv->payload = p + pay_off;

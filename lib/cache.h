@@ -44,43 +44,73 @@ typedef struct SlemCache {
   SlemCacheKind kind;
   size_t d;               /* dimension of the input vectors */
   uint64_t n;             /* negatives summarised */
-  double lambda;          /* linear, kernel: the lambda of A or G */
-  double rcond;           /* linear: reciprocal condition number of A (0: not recorded) */
-  const double *mu;       /* mu(d); kernel: mu_B(r) */
-  const double *ainv;     /* linear: ainv(d, d), symmetric */
-  const struct SlemPartialInfo *partial;  /* partial: the grid of leaves and the nodes */
-  size_t r;               /* kernel: rank */
-  SlemKernel kernel;      /* kernel: the kernel, gamma resolved */
-  const double *pivots;   /* kernel: pivots(r, d), prepared */
-  const double *lp;       /* kernel: lp(r, r), lower triangular */
-  const double *ginv;     /* kernel: ginv(r, r), symmetric */
-  SlemKernelFactor factor;  /* kernel: how K was factorised */
-  int couple;             /* kernel: negs and bneg are there for the coupling */
-  const double *negs;     /* kernel, kpca or couple: negs(n, d), prepared; else NULL */
-  const double *proj;     /* kernel, kpca: proj(r, n); else NULL */
-  const double *bneg;     /* kernel, couple: bneg(n, r); else NULL */
-  size_t neig;            /* linear: d when the eigendecomposition is stored, else 0;
-                           * pca: R, the eigenpairs kept */
-  const double *evals;    /* linear, pca: evals(neig), the eigenvalues of Sigma, largest
-                           * first; NULL when not stored */
-  const double *evecs;    /* linear, pca: evecs(neig, d), row k the k-th eigenvector */
-  size_t depth;           /* recursive: K >= 2 stages (1 for the other kinds) */
-  /* The kind's own data, owned by the cache, read through its kind's accessor
-   * (slem_cache_recursive()); NULL for a kind whose data are still the fields above.
-   * A new kind adds its struct and accessor here, not fields to every cache. */
+  /* The kind's own data, owned by the cache, read through its kind's accessor below
+   * (slem_cache_linear(), ..., each NULL for the other kinds). A new kind adds its struct,
+   * its reader in cache.c and its accessor here, not fields to every cache. */
   const void *kind_data;
   struct SlemCachePriv *priv;
 } SlemCache;
 
-/* What a recursive cache holds beyond the common fields: per stage s < depth, mu[s](d),
- * ainv[s](d, d) and lambda[s]; stage 0 is also the cache's mu, ainv and lambda. */
+/* Eigenpairs of Sigma as a linear cache made with --eigen (neig = d) or a pca cache
+ * (neig = R) holds them: evals(neig), largest first, evecs(neig, d), row k the k-th
+ * eigenvector, with the cache's mu(d) and lambda. */
+typedef struct SlemCacheEigen {
+  double lambda;
+  const double *mu;
+  size_t neig;
+  const double *evals;
+  const double *evecs;
+} SlemCacheEigen;
+
+/* What a linear cache holds: mu(d), ainv(d, d) = (Sigma + lambda I)^-1, symmetric, and
+ * rcond, the reciprocal condition number of A (0: not recorded); eigen.neig is 0 and its
+ * sections NULL unless the cache stores its eigendecomposition. */
+typedef struct SlemCacheLinear {
+  double lambda;
+  double rcond;
+  const double *mu;
+  const double *ainv;
+  SlemCacheEigen eigen;
+} SlemCacheLinear;
+
+/* What a kernel cache holds (see the top of this file): the kernel (gamma resolved), its
+ * rank r, lambda, mu(r) = mu_B, ginv(r, r), symmetric; pivots(r, d), prepared, and lp(r, r),
+ * lower triangular, unless factor is kpca; negs(n, d), prepared, for kpca or couple, else
+ * NULL; proj(r, n) for kpca, else NULL; bneg(n, r) when couple, else NULL. */
+typedef struct SlemCacheKernel {
+  SlemKernel kernel;
+  size_t r;
+  double lambda;
+  SlemKernelFactor factor;
+  int couple;
+  const double *mu;
+  const double *ginv;
+  const double *pivots;
+  const double *lp;
+  const double *negs;
+  const double *proj;
+  const double *bneg;
+} SlemCacheKernel;
+
+/* What a recursive cache holds: depth >= 2 stages, per stage s < depth, mu[s](d),
+ * ainv[s](d, d) and lambda[s]. */
 typedef struct SlemCacheRecursive {
+  size_t depth;
   const double *const *mu;
   const double *const *ainv;
   const double *lambda;
 } SlemCacheRecursive;
 
-/* The stages of a recursive cache (owned by self), or NULL for another kind. Cannot fail. */
+struct SlemPartialInfo;
+
+/* The accessors of the kinds' data: each returns the data owned by self, or NULL when self
+ * is of another kind. Cannot fail. slem_cache_eigen() returns the eigenpairs of a linear
+ * cache that stores them or of a pca cache (the pca kind's data), NULL otherwise. */
+const SlemCacheLinear *slem_cache_linear(const SlemCache *self);
+const SlemCacheEigen *slem_cache_pca(const SlemCache *self);
+const SlemCacheEigen *slem_cache_eigen(const SlemCache *self);
+const struct SlemPartialInfo *slem_cache_partial(const SlemCache *self);
+const SlemCacheKernel *slem_cache_kernel(const SlemCache *self);
 const SlemCacheRecursive *slem_cache_recursive(const SlemCache *self);
 
 /* Maps and checks path: magic, byte order, version, header checksum, offsets and sizes

@@ -26,7 +26,7 @@ static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError
   if (o->alpha_set)
     slem_error(err, SLEM_EINVAL, "--alpha needs a linear cache made with --eigen: %s is a "
                "kernel cache", path);
-  else if (o->couple && !cache->couple)
+  else if (o->couple && !slem_cache_kernel(cache)->couple)
     slem_error(err, SLEM_EINVAL, "--couple: %s was made without --couple (make it with "
                "slem-negstats --kernel SPEC --couple)", path);
   else if (o->groups)
@@ -58,16 +58,16 @@ static int new_(void **self, const SlemCache *cache, const SlemEncStreamOpts *o,
   if (!(k = calloc(1, sizeof *k)))
     return slem_error(err, SLEM_ENOMEM, "out of memory for a kernel encoder");
   k->d = cache->d;
-  k->r = cache->r;
+  k->r = slem_cache_kernel(cache)->r;
   k->couple = o->couple;
   k->projections = o->projections;
   k->coordinates = o->coordinates;
   k->classifier = o->mode == SLEM_ENCODE_CLASSIFIER;
   k->theta = o->theta;
-  k->mu = cache->mu;
-  k->out_dim = o->projections ? SLEM_KPROJ_WIDTH(cache->d, cache->r, o->couple)
-               : k->classifier ? cache->r + 1
-                               : cache->r;
+  k->mu = slem_cache_kernel(cache)->mu;
+  k->out_dim = o->projections ? SLEM_KPROJ_WIDTH(cache->d, k->r, o->couple)
+               : k->classifier ? k->r + 1
+                               : k->r;
   if ((st = slem_kproj_new(&k->kp, cache, max_rows, o->couple, err)) != SLEM_OK) {
     free_(k);
     return st;

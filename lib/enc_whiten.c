@@ -6,7 +6,7 @@
 static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError *err) {
   if ((cache->kind != SLEM_CACHE_LINEAR && cache->kind != SLEM_CACHE_PARTIAL) || !o->alpha_set)
     return SLEM_ENC_NOT_MINE;
-  if (cache->kind == SLEM_CACHE_LINEAR && !cache->evecs) {
+  if (cache->kind == SLEM_CACHE_LINEAR && !slem_cache_eigen(cache)) {
     slem_error(err, SLEM_EINVAL, "--alpha needs the eigendecomposition: %s holds none; make "
                "it with slem-negstats --eigen", slem_cache_path(cache));
     return SLEM_ENC_REFUSED;

@@ -10,6 +10,7 @@
 
 struct SlemEncoder {
   const SlemCache *cache;
+  const SlemCacheLinear *lin;  /* the cache's */
   SlemEncodeMode mode;
   double theta;
   size_t max_rows;
@@ -33,6 +34,7 @@ int slem_encoder_new(SlemEncoder **self, const SlemCache *cache, SlemEncodeMode 
   e = calloc(1, sizeof *e);
   if (!e) return slem_error(err, SLEM_ENOMEM, "out of memory");
   e->cache = cache;
+  e->lin = slem_cache_linear(cache);
   e->mode = mode;
   e->theta = theta;
   e->max_rows = max_rows;
@@ -73,7 +75,7 @@ static void run(SlemEncoder *self, float *outf, double *outd, const double *x, s
                 size_t hi) {
   const SlemCache *c = self->cache;
   size_t d = c->d, od = slem_encoder_out_dim(self), b = hi - lo;
-  const double *mu = c->mu;
+  const double *mu = self->lin->mu;
   double th = self->theta, *delta = self->delta + lo * d, *y = self->y + lo * d;
   if (b == 0) return;
   x += lo * d;
@@ -81,7 +83,7 @@ static void run(SlemEncoder *self, float *outf, double *outd, const double *x, s
     for (size_t j = 0; j < d; j++) delta[i * d + j] = x[i * d + j] - mu[j];
   /* y(b, d) = delta(b, d) A^-1(d, d); A^-1 is symmetric, stored whole */
   cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, (int)d, (int)d, 1.0, delta,
-              (int)d, c->ainv, (int)d, 0.0, y, (int)d);
+              (int)d, self->lin->ainv, (int)d, 0.0, y, (int)d);
   for (size_t i = 0; i < b; i++) {
     const double *yi = y + i * d, *di = delta + i * d, *xi = x + i * d;
     float *of = outf ? outf + (lo + i) * od : NULL;
@@ -113,7 +115,7 @@ int slem_encoder_set_precision(SlemEncoder *self, SlemPrecision p, SlemPrecision
                                SlemError *err) {
   size_t d = self->cache->d;
   if (p == SLEM_PRECISION_AUTO)
-    p = self->cache->rcond > 0 && 1 / self->cache->rcond <= SLEM_SINGLE_MAX_COND
+    p = self->lin->rcond > 0 && 1 / self->lin->rcond <= SLEM_SINGLE_MAX_COND
             ? SLEM_PRECISION_SINGLE : SLEM_PRECISION_DOUBLE;
   if (self->mode != SLEM_ENCODE_UNIT) p = SLEM_PRECISION_DOUBLE;
   if (p == SLEM_PRECISION_SINGLE && !self->ainv_f) {
@@ -125,9 +127,9 @@ int slem_encoder_set_precision(SlemEncoder *self, SlemPrecision p, SlemPrecision
     /* scaled to a largest entry of 1, so that no scale of the data underflows or
      * overflows float32; the descriptor is normalised, so the direction is unchanged */
     double amax = 0, s;
-    for (size_t i = 0; i < d * d; i++) amax = fmax(amax, fabs(self->cache->ainv[i]));
+    for (size_t i = 0; i < d * d; i++) amax = fmax(amax, fabs(self->lin->ainv[i]));
     s = amax > 0 ? 1 / amax : 1;
-    for (size_t i = 0; i < d * d; i++) self->ainv_f[i] = (float)(self->cache->ainv[i] * s);
+    for (size_t i = 0; i < d * d; i++) self->ainv_f[i] = (float)(self->lin->ainv[i] * s);
   }
   if (p == SLEM_PRECISION_DOUBLE) {
     free(self->ainv_f);
@@ -144,7 +146,7 @@ int slem_encoder_set_precision(SlemEncoder *self, SlemPrecision p, SlemPrecision
  * of 1 and rounded once to float32. Rows [lo, hi) of the block. */
 static void run_single(SlemEncoder *self, float *out, const double *x, size_t lo, size_t hi) {
   size_t d = self->cache->d, b = hi - lo;
-  const double *mu = self->cache->mu;
+  const double *mu = self->lin->mu;
   float *delta = self->delta_f + lo * d, *y = self->y_f + lo * d;
   if (b == 0) return;
   x += lo * d;

@@ -46,13 +46,15 @@ static CoupleFinish couple_finish(int couple);
 int slem_kproj_new(SlemKProj **self, const SlemCache *cache, size_t max_rows, int couple,
                    SlemError *err) {
   SlemKProj *p;
-  size_t d = cache->d, r = cache->r, n;
+  const SlemCacheKernel *kc = slem_cache_kernel(cache);
+  size_t d = cache->d, r, n;
   *self = NULL;
-  if (cache->kind != SLEM_CACHE_KERNEL)
+  if (!kc)
     return slem_error(err, SLEM_EINVAL, "%s is not a kernel cache", slem_cache_path(cache));
+  r = kc->r;
   if (couple && !couple_finish(couple))
     return slem_error(err, SLEM_EINVAL, "no coupling %d", couple);
-  if (couple && !cache->couple)
+  if (couple && !kc->couple)
     return slem_error(err, SLEM_EINVAL, "%s was made without --couple: the coupling needs the "
                       "negatives and B it keeps (slem-negstats --kernel ... --couple)",
                       slem_cache_path(cache));
@@ -70,15 +72,15 @@ int slem_kproj_new(SlemKProj **self, const SlemCache *cache, size_t max_rows, in
   p->kxx = malloc(max_rows * sizeof *p->kxx);
   p->u2 = malloc(max_rows * sizeof *p->u2);
   p->nrm = malloc(max_rows * sizeof *p->nrm);
-  if (cache->factor != SLEM_FACTOR_KPCA &&
+  if (kc->factor != SLEM_FACTOR_KPCA &&
       (p->pivt = malloc(slem_kernel_lanes_size(r, d) * sizeof *p->pivt)))
-    slem_kernel_lanes(p->pivt, cache->pivots, r, d);
+    slem_kernel_lanes(p->pivt, kc->pivots, r, d);
   if (!p->xp || !p->v || !p->z || !p->t || !p->kxx || !p->u2 || !p->nrm ||
-      (cache->factor != SLEM_FACTOR_KPCA && !p->pivt)) {
+      (kc->factor != SLEM_FACTOR_KPCA && !p->pivt)) {
     slem_kproj_free(p);
     return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", max_rows);
   }
-  if (cache->factor == SLEM_FACTOR_KPCA || couple) {
+  if (kc->factor == SLEM_FACTOR_KPCA || couple) {
     if (n > SIZE_MAX / sizeof(double) / (max_rows ? max_rows : 1) ||
         !(p->kx = slem_alloc_large(max_rows * n * sizeof *p->kx)) ||
         !(p->negt = slem_alloc_large(slem_kernel_lanes_size(n, d) * sizeof *p->negt))) {
@@ -86,7 +88,7 @@ int slem_kproj_new(SlemKProj **self, const SlemCache *cache, size_t max_rows, in
       return slem_error(err, SLEM_ENOMEM, "out of memory for the kernel values of %zu vectors "
                         "against %zu negatives", max_rows, n);
     }
-    slem_kernel_lanes(p->negt, cache->negs, n, d);
+    slem_kernel_lanes(p->negt, kc->negs, n, d);
   }
   if (couple) {
     p->tt = malloc(max_rows * sizeof *p->tt);
@@ -130,7 +132,7 @@ size_t slem_kproj_rows(const SlemKProj *self) { return self->rows; }
 
 /* The inner product of the coupled descriptors: t = beta / u, N^2 = z.z + beta^2. */
 static void finish_exact(SlemKProj *self, size_t i, double beta, double u) {
-  size_t r = self->c->r;
+  size_t r = slem_cache_kernel(self->c)->r;
   const double *zi = self->z + i * r;
   self->tt[i] = beta / u;
   self->nrm[i] = sqrt(slem_dot_f64(zi, zi, r) + beta * beta);
@@ -138,9 +140,9 @@ static void finish_exact(SlemKProj *self, size_t i, double beta, double u) {
 
 /* slem_similarity.m: the coupled z, the part outside the span weighed as uncoupled. */
 static void finish_authors(SlemKProj *self, size_t i, double beta, double u) {
-  size_t r = self->c->r;
+  size_t r = slem_cache_kernel(self->c)->r;
   const double *zi = self->z + i * r;
-  double lam = self->c->lambda;
+  double lam = slem_cache_kernel(self->c)->lambda;
   (void)beta;
   self->tt[i] = 1 / lam;
   self->nrm[i] = sqrt(slem_dot_f64(zi, zi, r) + u * u / (lam * lam));
@@ -172,11 +174,12 @@ static CoupleFinish couple_finish(int couple) {
  *   z = y - beta g, then t and N by the coupling (finish_exact(), finish_authors()). */
 static void couple_row(SlemKProj *self, size_t i, double wbar, double ww) {
   const SlemCache *c = self->c;
-  size_t r = c->r;
+  const SlemCacheKernel *kc = slem_cache_kernel(c);
+  size_t r = kc->r;
   double *a0 = self->a0 + i * r, *g = self->t + i * r, *zi = self->z + i * r;
-  double u = sqrt(self->u2[i]), a00 = ww - wbar * wbar + c->lambda, eta, xi, beta;
-  for (size_t l = 0; l < r; l++) a0[l] -= c->mu[l] * wbar;
-  for (size_t l = 0; l < r; l++) g[l] = slem_dot_f64(c->ginv + l * r, a0, r);
+  double u = sqrt(self->u2[i]), a00 = ww - wbar * wbar + kc->lambda, eta, xi, beta;
+  for (size_t l = 0; l < r; l++) a0[l] -= kc->mu[l] * wbar;
+  for (size_t l = 0; l < r; l++) g[l] = slem_dot_f64(kc->ginv + l * r, a0, r);
   eta = 1 / (a00 - slem_dot_f64(a0, g, r));
   xi = u - wbar - slem_dot_f64(a0, zi, r);
   beta = eta * xi;
@@ -187,8 +190,8 @@ static void couple_row(SlemKProj *self, size_t i, double wbar, double ww) {
 
 /* A row not coupled: its part outside the span weighs 1 / lambda, as without coupling. */
 static void uncoupled_row(SlemKProj *self, size_t i) {
-  size_t r = self->c->r;
-  self->tt[i] = 1 / self->c->lambda;
+  size_t r = slem_cache_kernel(self->c)->r;
+  self->tt[i] = 1 / slem_cache_kernel(self->c)->lambda;
   for (size_t l = 0; l < r; l++) self->tv[i * r + l] = self->tt[i] * self->v[i * r + l];
 }
 
@@ -204,30 +207,31 @@ static int couples(const SlemKProj *self, size_t i) {
 static void run_rows(void *ctx, size_t lo, size_t hi) {
   SlemKProj *self = ctx;
   const SlemCache *c = self->c;
-  size_t d = c->d, r = c->r, n = (size_t)c->n, b = hi - lo;
-  double lam2 = c->lambda * c->lambda;
+  const SlemCacheKernel *kc = slem_cache_kernel(c);
+  size_t d = c->d, r = kc->r, n = (size_t)c->n, b = hi - lo;
+  double lam2 = kc->lambda * kc->lambda;
   double *xp = self->xp + lo * d, *v = self->v + lo * r, *z = self->z + lo * r;
   double *t = self->t + lo * r, *kx = self->kx ? self->kx + lo * n : NULL;
   uint64_t clamps = 0;
-  if (kx) slem_kernel_block(&c->kernel, kx, xp, b, c->negs, n, d);
-  if (c->factor == SLEM_FACTOR_KPCA) {
+  if (kx) slem_kernel_block(&kc->kernel, kx, xp, b, kc->negs, n, d);
+  if (kc->factor == SLEM_FACTOR_KPCA) {
     /* v = D_r^-1/2 U_r^T k(negatives, x): V(b, r) = K(x, X) proj^T */
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)b, (int)r, (int)n, 1.0, kx,
-                (int)n, c->proj, (int)n, 0.0, v, (int)r);
+                (int)n, kc->proj, (int)n, 0.0, v, (int)r);
   } else {
     /* v = L_P^-1 k(x, pivots), row by row: V(b, r) = K(x, P) L_P^-T */
-    slem_kernel_block(&c->kernel, v, xp, b, c->pivots, r, d);
+    slem_kernel_block(&kc->kernel, v, xp, b, kc->pivots, r, d);
     cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, (int)b, (int)r,
-                1.0, c->lp, (int)r, v, (int)r);
+                1.0, kc->lp, (int)r, v, (int)r);
   }
   /* z = (v - mu_B) G^-1, G^-1 symmetric */
   for (size_t i = 0; i < b; i++)
-    for (size_t j = 0; j < r; j++) t[i * r + j] = v[i * r + j] - c->mu[j];
+    for (size_t j = 0; j < r; j++) t[i * r + j] = v[i * r + j] - kc->mu[j];
   cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, (int)r, (int)r, 1.0, t, (int)r,
-              c->ginv, (int)r, 0.0, z, (int)r);
+              kc->ginv, (int)r, 0.0, z, (int)r);
   for (size_t i = lo; i < hi; i++) {
     const double *xi = self->xp + i * d, *vi = self->v + i * r, *zi = self->z + i * r;
-    double kxx = slem_kernel_eval(&c->kernel, xi, xi, d), u2 = kxx - slem_dot_f64(vi, vi, r);
+    double kxx = slem_kernel_eval(&kc->kernel, xi, xi, d), u2 = kxx - slem_dot_f64(vi, vi, r);
     if (u2 < 0) {
       if (u2 < -1e-9 * (fabs(kxx) + 1e-300)) clamps++;
       u2 = 0;
@@ -240,13 +244,13 @@ static void run_rows(void *ctx, size_t lo, size_t hi) {
   if (!self->couple) return;
   /* W(b, n) = (K(x, X) - V B^T) / u by rows, then A0(b, r) = W B / n */
   cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)b, (int)n, (int)r, -1.0, v, (int)r,
-              c->bneg, (int)r, 1.0, kx, (int)n);
+              kc->bneg, (int)r, 1.0, kx, (int)n);
   for (size_t i = 0; i < b; i++) {
     double sc = couples(self, lo + i) ? 1 / sqrt(self->u2[lo + i]) : 0;
     for (size_t j = 0; j < n; j++) kx[i * n + j] *= sc;
   }
   cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, (int)r, (int)n, 1.0 / (double)n,
-              kx, (int)n, c->bneg, (int)r, 0.0, self->a0 + lo * r, (int)r);
+              kx, (int)n, kc->bneg, (int)r, 0.0, self->a0 + lo * r, (int)r);
   for (size_t i = lo; i < hi; i++) {
     const double *w = self->kx + i * n;
     double sw = 0, sww = 0;
@@ -262,18 +266,19 @@ static void run_rows(void *ctx, size_t lo, size_t hi) {
 int slem_kproj_run(SlemKProj *self, const double *x, size_t b, const char *name,
                    uint64_t first_record, SlemError *err) {
   const SlemCache *c = self->c;
+  const SlemCacheKernel *kc = slem_cache_kernel(c);
   int st;
   self->rows = b;
   if (b == 0) return SLEM_OK;
   memcpy(self->xp, x, b * c->d * sizeof *x);
-  st = slem_kernel_prepare(&c->kernel, self->xp, b, c->d, name, first_record, err);
+  st = slem_kernel_prepare(&kc->kernel, self->xp, b, c->d, name, first_record, err);
   if (st) return st;
   slem_par_chunks(b, KPROJ_CHUNK, run_rows, self);
   return SLEM_OK;
 }
 
 void slem_kproj_descriptors(const SlemKProj *self, float *y) {
-  size_t r = self->c->r;
+  size_t r = slem_cache_kernel(self->c)->r;
   for (size_t i = 0; i < self->rows; i++) {
     double s = self->nrm[i] > 0 ? 1 / self->nrm[i] : 0;
     for (size_t j = 0; j < r; j++) y[i * r + j] = (float)(self->z[i * r + j] * s);
@@ -281,7 +286,7 @@ void slem_kproj_descriptors(const SlemKProj *self, float *y) {
 }
 
 void slem_kproj_descriptors_f64(const SlemKProj *self, double *y) {
-  size_t r = self->c->r;
+  size_t r = slem_cache_kernel(self->c)->r;
   for (size_t i = 0; i < self->rows; i++) {
     double s = self->nrm[i] > 0 ? 1 / self->nrm[i] : 0;
     for (size_t j = 0; j < r; j++) y[i * r + j] = self->z[i * r + j] * s;
@@ -290,10 +295,11 @@ void slem_kproj_descriptors_f64(const SlemKProj *self, double *y) {
 
 void slem_kproj_similarity(double *s, const SlemKProj *q, const SlemKProj *db) {
   const SlemCache *c = q->c;
-  size_t nq = q->rows, nd = db->rows, r = c->r;
-  double lam2 = c->lambda * c->lambda;
+  const SlemCacheKernel *kc = slem_cache_kernel(c);
+  size_t nq = q->rows, nd = db->rows, r = kc->r;
+  double lam2 = kc->lambda * kc->lambda;
   if (nq == 0 || nd == 0) return;
-  slem_kernel_block(&c->kernel, s, q->xp, nq, db->xp, nd, c->d);
+  slem_kernel_block(&kc->kernel, s, q->xp, nq, db->xp, nd, c->d);
   if (q->couple && db->couple) {
     /* s = K t t' + Z_q Z_d^T - (t V_q)(t' V_d)^T, then / (N_q N_d) */
     for (size_t i = 0; i < nq; i++)
@@ -330,8 +336,9 @@ static void kernel_row(const SlemKernel *k, double *out, const double *x, const 
 /* The doubles of scratch fixed_group() needs: k(x, pivots) (kpca: k(x, negatives)), v and
  * v - mu_B, each side by side for SLEM_KLANES rows. */
 static size_t group_scratch(const SlemCache *c) {
-  size_t nk = c->factor == SLEM_FACTOR_KPCA ? (size_t)c->n : c->r;
-  return (nk + 2 * c->r) * SLEM_KLANES;
+  const SlemCacheKernel *kc = slem_cache_kernel(c);
+  size_t nk = kc->factor == SLEM_FACTOR_KPCA ? (size_t)c->n : kc->r;
+  return (nk + 2 * kc->r) * SLEM_KLANES;
 }
 
 /* v and z of rows i0 to i0 + m - 1 (m <= SLEM_KLANES) by slem_kproj_run_fixed(): every sum in
@@ -340,8 +347,9 @@ static size_t group_scratch(const SlemCache *c) {
  * alone), no state shared with the other rows but the cache (read only). */
 static void fixed_group(SlemKProj *self, size_t i0, size_t m, double *w) {
   const SlemCache *c = self->c;
-  size_t d = c->d, r = c->r, n = (size_t)c->n, L = SLEM_KLANES;
-  int kpca = c->factor == SLEM_FACTOR_KPCA;
+  const SlemCacheKernel *kc = slem_cache_kernel(c);
+  size_t d = c->d, r = kc->r, n = (size_t)c->n, L = SLEM_KLANES;
+  int kpca = kc->factor == SLEM_FACTOR_KPCA;
   size_t nk = kpca ? n : r;
   double *kt = w, *vt = w + nk * L, *tt = vt + r * L, out[SLEM_KLANES];
   memset(kt, 0, nk * L * sizeof *kt); /* lanes past m stay 0 */
@@ -349,28 +357,28 @@ static void fixed_group(SlemKProj *self, size_t i0, size_t m, double *w) {
     size_t i = i0 + g;
     const double *xi = self->xp + i * d;
     double *kx = self->kx ? self->kx + i * n : NULL, *ti = self->t + i * r;
-    if (kx) kernel_row(&c->kernel, kx, xi, self->negt, n, d);
+    if (kx) kernel_row(&kc->kernel, kx, xi, self->negt, n, d);
     if (kpca) {
       for (size_t j = 0; j < n; j++) kt[j * L + g] = kx[j];
     } else {
-      kernel_row(&c->kernel, ti, xi, self->pivt, r, d); /* k(x, pivots) in ti meanwhile */
+      kernel_row(&kc->kernel, ti, xi, self->pivt, r, d); /* k(x, pivots) in ti meanwhile */
       for (size_t l = 0; l < r; l++) kt[l * L + g] = ti[l];
     }
   }
   if (kpca) {
-    for (size_t l = 0; l < r; l++) slem_dot_f64_lanes(c->proj + l * n, kt, n, vt + l * L);
+    for (size_t l = 0; l < r; l++) slem_dot_f64_lanes(kc->proj + l * n, kt, n, vt + l * L);
   } else {
     /* v = L_P^-1 k(x, pivots) by forward substitution */
     for (size_t l = 0; l < r; l++) {
-      slem_dot_f64_lanes(c->lp + l * r, vt, l, out);
-      for (size_t g = 0; g < L; g++) vt[l * L + g] = (kt[l * L + g] - out[g]) / c->lp[l * r + l];
+      slem_dot_f64_lanes(kc->lp + l * r, vt, l, out);
+      for (size_t g = 0; g < L; g++) vt[l * L + g] = (kt[l * L + g] - out[g]) / kc->lp[l * r + l];
     }
   }
   for (size_t l = 0; l < r; l++)
-    for (size_t g = 0; g < L; g++) tt[l * L + g] = vt[l * L + g] - c->mu[l];
+    for (size_t g = 0; g < L; g++) tt[l * L + g] = vt[l * L + g] - kc->mu[l];
   /* z = G^-1 (v - mu_B) */
   for (size_t l = 0; l < r; l++) {
-    slem_dot_f64_lanes(c->ginv + l * r, tt, r, out);
+    slem_dot_f64_lanes(kc->ginv + l * r, tt, r, out);
     for (size_t g = 0; g < m; g++) self->z[(i0 + g) * r + l] = out[g];
   }
   for (size_t g = 0; g < m; g++)
@@ -384,13 +392,14 @@ static void fixed_group(SlemKProj *self, size_t i0, size_t m, double *w) {
  * each sum in a fixed order; returns 1 when its u^2 was clamped beyond rounding. */
 static int fixed_row(SlemKProj *self, size_t i) {
   const SlemCache *c = self->c;
-  size_t d = c->d, r = c->r, n = (size_t)c->n;
-  double lam2 = c->lambda * c->lambda;
+  const SlemCacheKernel *kc = slem_cache_kernel(c);
+  size_t d = c->d, r = kc->r, n = (size_t)c->n;
+  double lam2 = kc->lambda * kc->lambda;
   const double *xi = self->xp + i * d;
   double *vi = self->v + i * r, *zi = self->z + i * r;
   double *kx = self->kx ? self->kx + i * n : NULL;
   double kxx, u2, vv;
-  kxx = slem_kernel_eval(&c->kernel, xi, xi, d);
+  kxx = slem_kernel_eval(&kc->kernel, xi, xi, d);
   vv = slem_dot_f64(vi, vi, r);
   u2 = kxx - vv;
   if (u2 < 0) u2 = 0;
@@ -403,14 +412,14 @@ static int fixed_row(SlemKProj *self, size_t i) {
     } else {
       double u = sqrt(u2), sw = 0, sww = 0, *a0 = self->a0 + i * r;
       for (size_t j = 0; j < n; j++) {
-        kx[j] = (kx[j] - slem_dot_f64(c->bneg + j * r, vi, r)) / u;
+        kx[j] = (kx[j] - slem_dot_f64(kc->bneg + j * r, vi, r)) / u;
         sw += kx[j];
         sww += kx[j] * kx[j];
       }
       /* a0 = B^T w / n, each sum over the negatives in their order */
       for (size_t l = 0; l < r; l++) {
         double s = 0;
-        for (size_t j = 0; j < n; j++) s += c->bneg[j * r + l] * kx[j];
+        for (size_t j = 0; j < n; j++) s += kc->bneg[j * r + l] * kx[j];
         a0[l] = s / (double)n;
       }
       couple_row(self, i, sw / (double)n, sww / (double)n);
@@ -438,6 +447,7 @@ static void *fixed_rows(void *arg) {
 int slem_kproj_run_fixed(SlemKProj *self, const double *x, size_t b, const char *name,
                          uint64_t first_record, SlemError *err) {
   const SlemCache *c = self->c;
+  const SlemCacheKernel *kc = slem_cache_kernel(c);
   size_t d = c->d, nt = 1, started = 0, ws = group_scratch(c);
   FixedJob job[SLEM_KPROJ_THREADS];
   double *w;
@@ -447,7 +457,7 @@ int slem_kproj_run_fixed(SlemKProj *self, const double *x, size_t b, const char 
   if (b == 0) return SLEM_OK;
   memcpy(self->xp, x, b * d * sizeof *x);
   /* the input transform is per value, so per row */
-  st = slem_kernel_prepare(&c->kernel, self->xp, b, d, name, first_record, err);
+  st = slem_kernel_prepare(&kc->kernel, self->xp, b, d, name, first_record, err);
   if (st) return st;
   /* as many threads as BLAS may use (the BLAS threads are idle meanwhile), a few rows
    * each at least */
@@ -470,7 +480,7 @@ int slem_kproj_run_fixed(SlemKProj *self, const double *x, size_t b, const char 
 }
 
 void slem_kproj_pack(const SlemKProj *self, double *out) {
-  size_t d = self->c->d, r = self->c->r, w = SLEM_KPROJ_WIDTH(d, r, self->couple);
+  size_t d = self->c->d, r = slem_cache_kernel(self->c)->r, w = SLEM_KPROJ_WIDTH(d, r, self->couple);
   for (size_t i = 0; i < self->rows; i++) {
     double *o = out + i * w;
     memcpy(o, self->xp + i * d, d * sizeof *o), o += d;
@@ -483,8 +493,8 @@ void slem_kproj_pack(const SlemKProj *self, double *out) {
 
 int slem_kproj_unpack(SlemKProj *self, const double *rows, size_t b, const char *name,
                       uint64_t first_record, SlemError *err) {
-  size_t d = self->c->d, r = self->c->r, w = SLEM_KPROJ_WIDTH(d, r, self->couple);
-  SlemKernelType t = self->c->kernel.type;
+  size_t d = self->c->d, r = slem_cache_kernel(self->c)->r, w = SLEM_KPROJ_WIDTH(d, r, self->couple);
+  SlemKernelType t = slem_cache_kernel(self->c)->kernel.type;
   int hist = t == SLEM_K_CHI2 || t == SLEM_K_INTERSECTION || t == SLEM_K_HELLINGER;
   self->rows = 0;
   for (size_t i = 0; i < b; i++) {
@@ -545,7 +555,7 @@ typedef struct KernelScorer {
 
 /* Doubles kept per row. */
 static size_t kept_row(const SlemKProj *p) {
-  return p->c->d + 2 * p->c->r + 1 + (p->couple ? p->c->r + 1 : 0);
+  return p->c->d + 2 * slem_cache_kernel(p->c)->r + 1 + (p->couple ? slem_cache_kernel(p->c)->r + 1 : 0);
 }
 
 /* Keeps the projections of tile `tile` (the current dp) in the tile cache, per row its xp,
@@ -553,7 +563,7 @@ static size_t kept_row(const SlemKProj *p) {
  * (its budget, the order of the tiles): the tile is then projected again. */
 static void kept_add(KernelScorer *s, SlemTileCache *tc, size_t tile) {
   const SlemKProj *p = s->dp;
-  size_t nd = p->rows, d = p->c->d, r = p->c->r, bytes = nd * kept_row(p) * sizeof(double);
+  size_t nd = p->rows, d = p->c->d, r = slem_cache_kernel(p->c)->r, bytes = nd * kept_row(p) * sizeof(double);
   double *a = slem_tilecache_derive(tc, tile, nd, bytes);
   if (!a) return;
   memcpy(a, p->xp, nd * d * sizeof *a), a += nd * d;
@@ -570,7 +580,7 @@ static void kept_add(KernelScorer *s, SlemTileCache *tc, size_t tile) {
  * the same rows (its numbers depend on the row alone). */
 static void kept_restore(KernelScorer *s, const double *a, size_t nd) {
   SlemKProj *p = s->dp;
-  size_t d = p->c->d, r = p->c->r;
+  size_t d = p->c->d, r = slem_cache_kernel(p->c)->r;
   p->rows = nd;
   memcpy(p->xp, a, nd * d * sizeof *a), a += nd * d;
   memcpy(p->v, a, nd * r * sizeof *a), a += nd * r;
@@ -583,12 +593,12 @@ static void kept_restore(KernelScorer *s, const double *a, size_t nd) {
 }
 
 /* The weight of row i's part outside the span: 1 / lambda, or t when coupled. */
-static double tw(const SlemKProj *p, size_t i) { return p->couple ? p->tt[i] : 1 / p->c->lambda; }
+static double tw(const SlemKProj *p, size_t i) { return p->couple ? p->tt[i] : 1 / slem_cache_kernel(p->c)->lambda; }
 
 /* |z| / N and |v| t / N of the rows of p (t = 1 / lambda without coupling), 0 where N is
  * 0. */
 static void row_factors(const SlemKProj *p, double *a, double *b) {
-  size_t r = p->c->r;
+  size_t r = slem_cache_kernel(p->c)->r;
   for (size_t i = 0; i < p->rows; i++) {
     double n = p->nrm[i];
     a[i] = n > 0 ? sqrt(slem_dot_f64(p->z + i * r, p->z + i * r, r)) / n : 0;
@@ -615,6 +625,7 @@ static void kernel_rows(void *ctx, size_t lo, size_t hi) {
   KernelScorer *s = ctx;
   const SlemKProj *q = s->qp, *x = s->dp;
   const SlemCache *c = q->c;
+  const SlemCacheKernel *kc = slem_cache_kernel(c);
   size_t nd = x->rows, d = c->d;
   double g8[SLEM_KLANES];
   /* a group of tile rows (8 d doubles) stays in the first-level cache for the chunk's
@@ -622,7 +633,7 @@ static void kernel_rows(void *ctx, size_t lo, size_t hi) {
   for (size_t j = 0; j < nd; j += SLEM_KLANES) {
     size_t m = nd - j < SLEM_KLANES ? nd - j : SLEM_KLANES;
     for (size_t i = lo; i < hi; i++) {
-      slem_kernel_eval_lanes(&c->kernel, q->xp + i * d, s->xt + j * d, d, g8);
+      slem_kernel_eval_lanes(&kc->kernel, q->xp + i * d, s->xt + j * d, d, g8);
       memcpy(s->sd + i * nd + j, g8, m * sizeof *g8);
     }
   }
@@ -641,8 +652,9 @@ static int kernel_tile(SlemScorer *self, float *scores, void *rows, size_t nd, c
   KernelScorer *s = (KernelScorer *)self;
   const SlemKProj *q = s->qp, *x = s->dp;
   const SlemCache *c = q->c;
-  size_t nq = self->nq, r = c->r, d = c->d;
-  double lam2 = c->lambda * c->lambda, *sd = s->sd;
+  const SlemCacheKernel *kc = slem_cache_kernel(c);
+  size_t nq = self->nq, r = kc->r, d = c->d;
+  double lam2 = kc->lambda * kc->lambda, *sd = s->sd;
   SlemTileCache *tc = self->tiles;
   const double *kept;
   if (s->packed) { /* projected once, by slem-encode --projections */
@@ -664,7 +676,7 @@ static int kernel_tile(SlemScorer *self, float *scores, void *rows, size_t nd, c
     if (!(n > 0)) continue;
     a = sqrt(slem_dot_f64(x->z + j * r, x->z + j * r, r)) / n;
     b = x->couple ? sqrt(slem_dot_f64(x->v + j * r, x->v + j * r, r)) * fabs(x->tt[j]) / n
-                  : sqrt(slem_dot_f64(x->v + j * r, x->v + j * r, r)) / (c->lambda * n);
+                  : sqrt(slem_dot_f64(x->v + j * r, x->v + j * r, r)) / (kc->lambda * n);
     if (a > s->amax) s->amax = a;
     if (b > s->bmax) s->bmax = b;
   }
@@ -693,7 +705,7 @@ static int kernel_tile(SlemScorer *self, float *scores, void *rows, size_t nd, c
 
 static double kernel_slack(const SlemScorer *self, size_t i) {
   const KernelScorer *s = (const KernelScorer *)self;
-  double n = s->qp->nrm[i], lam2 = s->qp->c->lambda * s->qp->c->lambda;
+  double n = s->qp->nrm[i], lam2 = slem_cache_kernel(s->qp->c)->lambda * slem_cache_kernel(s->qp->c)->lambda;
   if (!(n > 0)) return 0;
   if (s->qp->couple)
     return s->c * (s->qa[i] * s->amax + s->qb[i] * s->bmax + s->kmax[i] * fabs(s->qp->tt[i]) / n);
@@ -704,17 +716,18 @@ static double kernel_exact(const SlemScorer *self, size_t i, size_t j) {
   const KernelScorer *s = (const KernelScorer *)self;
   const SlemKProj *q = s->qp, *x = s->dp;
   const SlemCache *c = q->c;
-  size_t r = c->r, d = c->d;
-  double lam2 = c->lambda * c->lambda, den = q->nrm[i] * x->nrm[j], t;
+  const SlemCacheKernel *kc = slem_cache_kernel(c);
+  size_t r = kc->r, d = c->d;
+  double lam2 = kc->lambda * kc->lambda, den = q->nrm[i] * x->nrm[j], t;
   if (!(den > 0)) return 0;
   if (q->couple) {
     double w = q->tt[i] * x->tt[j];
-    t = slem_kernel_eval(&c->kernel, q->xp + i * d, x->xp + j * d, d) * w;
+    t = slem_kernel_eval(&kc->kernel, q->xp + i * d, x->xp + j * d, d) * w;
     t += slem_dot_f64(q->z + i * r, x->z + j * r, r);
     t -= slem_dot_f64(q->v + i * r, x->v + j * r, r) * w;
     return t / den;
   }
-  t = slem_kernel_eval(&c->kernel, q->xp + i * d, x->xp + j * d, d) / lam2;
+  t = slem_kernel_eval(&kc->kernel, q->xp + i * d, x->xp + j * d, d) / lam2;
   t += slem_dot_f64(q->z + i * r, x->z + j * r, r);
   t -= slem_dot_f64(q->v + i * r, x->v + j * r, r) / lam2;
   return t / den;
@@ -759,7 +772,7 @@ int slem_scorer_kernel_new(SlemScorer **self, const SlemCache *cache, size_t max
     kernel_destroy(&s->base);
     return st;
   }
-  s->c = 1.01 * (2 * slem_gamma(2.0 * (double)cache->r + 8, 0x1p-53) + 6 * 0x1p-24);
+  s->c = 1.01 * (2 * slem_gamma(2.0 * (double)slem_cache_kernel(cache)->r + 8, 0x1p-53) + 6 * 0x1p-24);
   s->qx = slem_alloc_large(max_q * cache->d * sizeof *s->qx);
   s->sd = slem_alloc_large(max_q * max_d * sizeof *s->sd);
   s->xt = slem_alloc_large(slem_kernel_lanes_size(max_d, cache->d) * sizeof *s->xt);

@@ -180,10 +180,11 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
   slem_db_window(db, &lo, &hi);
   if (opts->kernel) { /* a database of kernel projections is not projected again */
     const SlemCache *c = opts->kernel;
-    if ((status = slem_db_projections(db, slem_cache_fingerprint(c), c->d, c->r, opts->couple, &packed,
+    size_t r = slem_cache_kernel(c) ? slem_cache_kernel(c)->r : 0;  /* else refused below */
+    if ((status = slem_db_projections(db, slem_cache_fingerprint(c), c->d, r, opts->couple, &packed,
                                       err)) != SLEM_OK)
       return status;
-    if (packed) dd = SLEM_KPROJ_WIDTH(c->d, c->r, opts->couple);
+    if (packed) dd = SLEM_KPROJ_WIDTH(c->d, r, opts->couple);
   }
   /* float32 tiles are half the bytes of the double blocks elsewhere: twice the rows */
   tb = opts->dblock ? opts->dblock

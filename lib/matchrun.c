@@ -224,7 +224,7 @@ int slem_matchrun(const SlemMatchRunOpts *o, SlemMatchRunResult *res, SlemError 
                       "queries and database with slem-encode and match the descriptors", o->cache);
       goto done;
     }
-    if (o->couple && !cache->couple) {
+    if (o->couple && !slem_cache_kernel(cache)->couple) {
       res->usage = 1;
       st = slem_error(err, SLEM_EINVAL, "--couple: %s was made without --couple (make it with "
                       "slem-negstats --kernel SPEC --couple)", o->cache);

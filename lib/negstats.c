@@ -140,7 +140,7 @@ static int shard_window(const char *const *files, size_t n, const SlemNegstatsOp
 
 /* "p3.slem (shard 3/7)", for messages. */
 static const char *part_name(char *buf, size_t size, const SlemCache *c) {
-  const SlemPartialInfo *pi = c->partial;
+  const SlemPartialInfo *pi = slem_cache_partial(c);
   if (pi->shard_count > 0)
     snprintf(buf, size, "%s (shard %llu/%llu)", slem_cache_path(c),
              (unsigned long long)pi->shard_index, (unsigned long long)pi->shard_count);
@@ -171,7 +171,7 @@ typedef struct Part {
 
 static int part_cmp(const void *pa, const void *pb) {
   const Part *x = pa, *y = pb;
-  const SlemPartialInfo *a = x->cache->partial, *b = y->cache->partial;
+  const SlemPartialInfo *a = slem_cache_partial(x->cache), *b = slem_cache_partial(y->cache);
   if (a->leaf_rows != b->leaf_rows) return a->leaf_rows < b->leaf_rows ? -1 : 1;
   if (a->leaf_total != b->leaf_total) return a->leaf_total < b->leaf_total ? -1 : 1;
   if (a->rows != b->rows) return a->rows < b->rows ? -1 : 1;
@@ -191,12 +191,12 @@ static int group_parts(Part *parts, size_t np, Unit *units, size_t *nu, SlemErro
   qsort(parts, np, sizeof *parts, part_cmp);
   for (size_t i = 0; i < np; i++) {
     const SlemCache *c = parts[i].cache;
-    const SlemPartialInfo *pi = c->partial;
+    const SlemPartialInfo *pi = slem_cache_partial(c);
     int st;
     if (u && slem_stats_dim(u->stats) != c->d)
       return slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the negatives before it "
                         "have %zu", slem_cache_path(c), c->d, slem_stats_dim(u->stats));
-    if (u && same_grid(prev->partial, pi) && pi->leaf_first > slem_stats_next_leaf(u->stats))
+    if (u && same_grid(slem_cache_partial(prev), pi) && pi->leaf_first > slem_stats_next_leaf(u->stats))
       return slem_error(err, SLEM_EINVAL, "%s holds leaves %s of %llu, but %s ends before leaf "
                         "%llu: the partial cache of leaves %llu..%llu (a shard) is missing",
                         part_name(b1, sizeof b1, c), leaves(b3, sizeof b3, pi),
@@ -204,12 +204,12 @@ static int group_parts(Part *parts, size_t np, Unit *units, size_t *nu, SlemErro
                         (unsigned long long)slem_stats_next_leaf(u->stats),
                         (unsigned long long)slem_stats_next_leaf(u->stats),
                         (unsigned long long)pi->leaf_first - 1);
-    if (u && same_grid(prev->partial, pi) && pi->leaf_first < slem_stats_next_leaf(u->stats) &&
+    if (u && same_grid(slem_cache_partial(prev), pi) && pi->leaf_first < slem_stats_next_leaf(u->stats) &&
         !(pi->leaf_first == 0 && slem_stats_next_leaf(u->stats) == u->leaf_total))
       return slem_error(err, SLEM_EINVAL, "%s and %s hold some of the same leaves (the same "
                         "shard given twice?)", part_name(b1, sizeof b1, prev),
                         part_name(b2, sizeof b2, c));
-    if (!u || !same_grid(prev->partial, pi) || pi->leaf_first < slem_stats_next_leaf(u->stats)) {
+    if (!u || !same_grid(slem_cache_partial(prev), pi) || pi->leaf_first < slem_stats_next_leaf(u->stats)) {
       u = &units[(*nu)++];
       u->first_arg = parts[i].arg;
       u->leaf_total = pi->leaf_total;

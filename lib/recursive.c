@@ -84,13 +84,13 @@ int slem_recursive_new(SlemRecursive **self, const SlemCache *cache, size_t max_
   r->d = cache->d;
   r->max_rows = max_rows;
   if (cache->kind == SLEM_CACHE_RECURSIVE) {
-    r->depth = cache->depth;
+    r->depth = slem_cache_recursive(cache)->depth;
     r->mu = slem_cache_recursive(cache)->mu;
     r->ainv = slem_cache_recursive(cache)->ainv;
   } else {
     r->depth = 1;
-    r->mu1[0] = cache->mu;
-    r->ainv1[0] = cache->ainv;
+    r->mu1[0] = slem_cache_linear(cache)->mu;
+    r->ainv1[0] = slem_cache_linear(cache)->ainv;
     r->mu = r->mu1;
     r->ainv = r->ainv1;
   }

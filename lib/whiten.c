@@ -12,6 +12,7 @@
 
 struct SlemWhitener {
   const SlemCache *cache;
+  const SlemCacheEigen *eig;  /* the cache's */
   size_t d, od, max_rows;
   double *p;      /* p(od, d): y = P delta */
   double *delta;  /* delta(max_rows, d) */
@@ -36,24 +37,26 @@ static void p_rows(void *ctx, size_t lo, size_t hi) {
 int slem_whitener_new(SlemWhitener **self, const SlemCache *cache, double alpha,
                       size_t max_rows, SlemError *err) {
   SlemWhitener *w;
+  const SlemCacheEigen *eg = slem_cache_eigen(cache);
   size_t d = cache->d, od;
   double *f;
   *self = NULL;
-  if ((cache->kind != SLEM_CACHE_LINEAR && cache->kind != SLEM_CACHE_PCA) || !cache->evecs)
+  if (!eg)
     return slem_error(err, SLEM_EINVAL, "%s: the cache holds no eigendecomposition: make it "
                       "with slem-negstats --eigen (or --pca R)", slem_cache_path(cache));
   if (!isfinite(alpha)) return slem_error(err, SLEM_EINVAL, "alpha must be finite");
-  od = cache->kind == SLEM_CACHE_PCA ? cache->neig : d;
+  od = cache->kind == SLEM_CACHE_PCA ? eg->neig : d;
   w = calloc(1, sizeof *w);
-  f = malloc(cache->neig * sizeof *f);
+  f = malloc(eg->neig * sizeof *f);
   if (!w || !f) goto oom;
   w->cache = cache;
+  w->eig = eg;
   w->d = d;
   w->od = od;
   w->max_rows = max_rows;
-  for (size_t k = 0; k < cache->neig; k++) {
+  for (size_t k = 0; k < eg->neig; k++) {
     /* rounding can leave a zero eigenvalue slightly negative */
-    double s = fmax(cache->evals[k], 0) + cache->lambda;
+    double s = fmax(eg->evals[k], 0) + eg->lambda;
     if (alpha < 0 && !(s > 0)) {
       free(f);
       slem_whitener_free(w);
@@ -68,15 +71,15 @@ int slem_whitener_new(SlemWhitener **self, const SlemCache *cache, double alpha,
   if (!w->p || !w->delta || !w->y) goto oom;
   if (cache->kind == SLEM_CACHE_PCA) {
     for (size_t k = 0; k < od; k++)
-      for (size_t j = 0; j < d; j++) w->p[k * d + j] = f[k] * cache->evecs[k * d + j];
+      for (size_t j = 0; j < d; j++) w->p[k * d + j] = f[k] * eg->evecs[k * d + j];
   } else {
     /* P = E^T diag(f) E, E the eigenvectors by rows: scale the rows, one GEMM */
     double *fe = malloc(d * d * sizeof *fe);
     if (!fe) goto oom;
     for (size_t k = 0; k < d; k++)
-      for (size_t j = 0; j < d; j++) fe[k * d + j] = f[k] * cache->evecs[k * d + j];
+      for (size_t j = 0; j < d; j++) fe[k * d + j] = f[k] * eg->evecs[k * d + j];
     {
-      PJob pj = {cache->evecs, fe, w->p, d};
+      PJob pj = {eg->evecs, fe, w->p, d};
       slem_par_chunks(d, 128, p_rows, &pj);
     }
     free(fe);
@@ -113,7 +116,7 @@ static void run_rows(void *ctx, size_t lo, size_t hi) {
   const WhitenJob *j = ctx;
   SlemWhitener *self = j->self;
   size_t d = self->d, od = self->od, b = hi - lo;
-  const double *mu = self->cache->mu, *x = j->x + lo * d;
+  const double *mu = self->eig->mu, *x = j->x + lo * d;
   double *delta = self->delta + lo * d, *y = self->y + lo * od;
   for (size_t i = 0; i < b; i++)
     for (size_t k = 0; k < d; k++) delta[i * d + k] = x[i * d + k] - mu[k];

@@ -256,17 +256,17 @@ START_TEST(gradients_vanish_at_the_closed_forms) {
       /* (2) positives sharing Sigma: J_all's minimiser is the closed form with
        * A = (1 + theta) Sigma + lambda I = (1 + theta) (Sigma + lambda/(1 + theta) I) */
       c = make_cache(neg, N, D, lam / (1 + th), "grad2.slem");
-      for (size_t j = 0; j < D; j++) x0[j] = c->mu[j] + shift[j];
+      for (size_t j = 0; j < D; j++) x0[j] = slem_cache_linear(c)->mu[j] + shift[j];
       {
         double y[D], delta[D];
-        for (size_t j = 0; j < D; j++) delta[j] = x0[j] - c->mu[j];
+        for (size_t j = 0; j < D; j++) delta[j] = x0[j] - slem_cache_linear(c)->mu[j];
         for (size_t i = 0; i < D; i++) {
           y[i] = 0;
-          for (size_t j = 0; j < D; j++) y[i] += c->ainv[i * D + j] * delta[j] / (1 + th);
+          for (size_t j = 0; j < D; j++) y[i] += slem_cache_linear(c)->ainv[i * D + j] * delta[j] / (1 + th);
           q += delta[i] * y[i];
         }
         cc = 2 * th / (th * q + th + 1);
-        for (size_t j = 0; j < D; j++) w[j] = cc * y[j], wx += w[j] * x0[j], wm += w[j] * c->mu[j];
+        for (size_t j = 0; j < D; j++) w[j] = cc * y[j], wx += w[j] * x0[j], wm += w[j] * slem_cache_linear(c)->mu[j];
         b = (th * (1 - wx) - (1 + wm)) / (1 + th);
         /* and its direction is the descriptor of that cache */
         ck_assert_int_eq(slem_encoder_new(&e, c, SLEM_ENCODE_UNIT, 1, 1, &err), SLEM_OK);
@@ -329,7 +329,7 @@ static SlemCache *make_eigen_cache(const double *neg, size_t n, size_t d, double
   ck_assert_msg(slem_whiten_write_cache(path, s, lambda, lambda_rel, rank, NULL, &err) == SLEM_OK,
                 "%s", err.msg);
   ck_assert_msg(slem_cache_read(&c, path, &err) == SLEM_OK, "%s", err.msg);
-  ck_assert_ptr_nonnull(c->evecs);
+  ck_assert_ptr_nonnull(slem_cache_eigen(c) ? slem_cache_eigen(c)->evecs : NULL);
   slem_stats_free(s);
   free(x);
   free(path);
@@ -355,8 +355,8 @@ START_TEST(whitening_agrees_with_numpy) {
   SlemCache *c = make_eigen_cache(neg, n, d, 0.05, -1, 0, "eig.slem");
   ck_assert_uint_eq(nr, 4 * m);
   ck_assert_uint_eq(dr, d);
-  ck_assert_uint_eq(c->neig, d);
-  ck_assert_ptr_nonnull(c->ainv); /* still a linear cache that slem-encode reads as before */
+  ck_assert_uint_eq(slem_cache_eigen(c)->neig, d);
+  ck_assert_ptr_nonnull(slem_cache_linear(c)->ainv); /* still a linear cache that slem-encode reads as before */
   for (size_t a = 0; a < 4; a++) {
     double *y = whiten(c, alphas[a], pos, m);
     for (size_t i = 0; i < m; i++) {
@@ -390,7 +390,7 @@ START_TEST(alpha_minus_one_is_slem) {
   y = whiten(c, 0, q, m);
   for (size_t i = 0; i < m; i++) {
     double dl[64];
-    for (size_t j = 0; j < d; j++) dl[j] = q[i * d + j] - c->mu[j];
+    for (size_t j = 0; j < d; j++) dl[j] = q[i * d + j] - slem_cache_eigen(c)->mu[j];
     ck_assert(tu_one_minus_cos(y + i * d, dl, d) <= 1e-12);
   }
   slem_encoder_free(e);
@@ -435,7 +435,7 @@ START_TEST(pca_agrees_with_numpy) {
   FILE *f = fopen(FAM "pca-r3.kept", "r");
   const char *k;
   ck_assert_int_eq(c->kind, SLEM_CACHE_PCA);
-  ck_assert_uint_eq(c->neig, 3);
+  ck_assert_uint_eq(slem_cache_pca(c)->neig, 3);
   ck_assert_uint_eq(dr, 3);
   y = whiten(c, -1, pos, m);
   for (size_t i = 0; i < m; i++) {
@@ -455,7 +455,7 @@ START_TEST(pca_agrees_with_numpy) {
   /* R = d keeps everything: the same inner products as the full SLEM descriptors */
   {
     SlemCache *full = make_eigen_cache(neg, n, d, -1, 0.5, d, "pca-d.slem");
-    SlemCache *lin = make_cache(neg, n, d, full->lambda, "lin-d.slem");
+    SlemCache *lin = make_cache(neg, n, d, slem_cache_pca(full)->lambda, "lin-d.slem");
     SlemEncoder *e = NULL;
     SlemError err;
     double *yr = whiten(full, -1, pos, m), *ys = malloc(m * d * sizeof *ys);
@@ -534,7 +534,7 @@ START_TEST(recursive_agrees_with_numpy) {
                                              NULL, &err) == SLEM_OK, "%s", err.msg);
     ck_assert_msg(slem_cache_read(&c, path, &err) == SLEM_OK, "%s", err.msg);
     ck_assert_int_eq(c->kind, k == 1 ? SLEM_CACHE_LINEAR : SLEM_CACHE_RECURSIVE);
-    ck_assert_uint_eq(c->depth, k);
+    ck_assert_uint_eq(slem_cache_recursive(c) ? slem_cache_recursive(c)->depth : 1, k);
     ck_assert_uint_eq(c->n, n);
     ck_assert_int_eq(slem_recursive_new(&r, c, m, &err), SLEM_OK);
     slem_recursive_run_f64(r, y, pos, m);
@@ -544,7 +544,7 @@ START_TEST(recursive_agrees_with_numpy) {
       worst = fmax(worst, cs);
     }
     if (k == 1) { /* depth 1 is plain SLEM */
-      SlemCache *lin = make_cache(neg, n, d, c->lambda, "rec-lin.slem");
+      SlemCache *lin = make_cache(neg, n, d, slem_cache_linear(c)->lambda, "rec-lin.slem");
       SlemEncoder *e = NULL;
       double *ys = malloc(m * d * sizeof *ys);
       ck_assert_int_eq(slem_encoder_new(&e, lin, SLEM_ENCODE_UNIT, 1, m, &err), SLEM_OK);
@@ -618,8 +618,8 @@ START_TEST(family_does_not_depend_on_threads) {
       w1 = w;
       ec1 = ec;
     } else {
-      ck_assert_msg(memcmp(ec1->evals, ec->evals, D * sizeof *ec->evals) == 0 &&
-                    memcmp(ec1->evecs, ec->evecs, D * D * sizeof *ec->evecs) == 0,
+      ck_assert_msg(memcmp(slem_cache_eigen(ec1)->evals, slem_cache_eigen(ec)->evals, D * sizeof(double)) == 0 &&
+                    memcmp(slem_cache_eigen(ec1)->evecs, slem_cache_eigen(ec)->evecs, D * D * sizeof(double)) == 0,
                     "%d threads: eigenpairs", ts[t]);
       ck_assert_msg(memcmp(w1, w, M * D * sizeof *w) == 0, "%d threads: whitened", ts[t]);
       slem_cache_free(ec);

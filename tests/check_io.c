@@ -387,10 +387,10 @@ START_TEST(cache_round_trip_and_corruption) {
   ck_assert_int_eq(c->kind, SLEM_CACHE_LINEAR);
   ck_assert_uint_eq(c->d, 3);
   ck_assert_uint_eq(c->n, 42);
-  ck_assert_double_eq(c->lambda, 0.25);
-  ck_assert_double_eq(c->mu[2], 3);
-  ck_assert_double_eq(c->ainv[1], 0.5);
-  ck_assert_uint_eq((uintptr_t)c->ainv % 64, 0);
+  ck_assert_double_eq(slem_cache_linear(c)->lambda, 0.25);
+  ck_assert_double_eq(slem_cache_linear(c)->mu[2], 3);
+  ck_assert_double_eq(slem_cache_linear(c)->ainv[1], 0.5);
+  ck_assert_uint_eq((uintptr_t)slem_cache_linear(c)->ainv % 64, 0);
   ck_assert_ptr_nonnull(strstr(slem_cache_json(c), "\"neg.fvecs\""));
   {
     /* the fingerprint, made when first asked: FNV-1a of the payload, as the header has it */
@@ -462,6 +462,110 @@ static void write_crafted(const char *path, const char *json, const double *payl
   fwrite(payload, 8, n, f);
   fclose(f);
 }
+
+/* Every kind's data come through its own accessor only: each accessor returns its kind's
+ * data for a cache of that kind (slem_cache_eigen() for a linear cache with eigenpairs and a
+ * pca cache) and NULL for every other kind. */
+START_TEST(cache_kind_accessors) {
+  enum { D = 3, N = 4, R = 2 };
+  const double mu[D] = {1, 2, 3}, ainv[D * D] = {2, 0.5, 0, 0.5, 2, 0, 0, 0, 2};
+  const double evals[D] = {3, 2, 1}, evecs[D * D] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  const double *const stage_mu[2] = {mu, evals}, *const stage_ainv[2] = {ainv, evecs};
+  const double lambdas[2] = {0.25, 0.5}, traces[2] = {6, 3}, rconds[2] = {0.5, 0.25};
+  const double negs[N * D] = {0}, lp[R * R] = {1, 0, 0.5, 2}, ginv[R * R] = {1, 0, 0, 1};
+  const double bneg[N * R] = {0}, mu_b[R] = {0.5, 0.25};
+  const uint64_t node[3] = {2, 0, N};  /* level 2: the 4 leaves of one row each */
+  const double node_mu[D] = {1, 1, 1}, node_scatter[D * D] = {0};
+  SlemLinearInfo li = {0.25, -1, 6, 0.5};
+  SlemPartialInfo pi = {1, 0, N, N, N, 0, 0, 1, node, node_mu, node_scatter};
+  SlemKernel k;
+  SlemKernelInfo ki;
+  SlemKernelSections ks = {negs, lp, mu_b, ginv, negs, NULL, bneg};
+  const SlemCacheKind kinds[6] = {SLEM_CACHE_LINEAR, SLEM_CACHE_LINEAR, SLEM_CACHE_PCA,
+                                  SLEM_CACHE_PARTIAL, SLEM_CACHE_KERNEL, SLEM_CACHE_RECURSIVE};
+  const char *names[6] = {"k-linear.slem", "k-eigen.slem", "k-pca.slem", "k-partial.slem",
+                          "k-kernel.slem", "k-recursive.slem"};
+  SlemError err;
+  ck_assert_int_eq(slem_kernel_parse(&k, "exp:gamma=0.7", &err), SLEM_OK);
+  ki = (SlemKernelInfo){&k, R, 0.5, -1, 3, 1, 2, -1, 0, SLEM_FACTOR_ICD, 1};
+  for (int i = 0; i < 6; i++) {
+    char *path = tu_path(names[i]);
+    SlemCache *c = NULL;
+    int st = SLEM_OK;
+    switch (i) {
+    case 0: st = slem_cache_write_linear(path, D, N, &li, mu, ainv, NULL, &err); break;
+    case 1:
+      st = slem_cache_write_eigen(path, D, N, 0.25, -1, 6, 0.5, mu, ainv, evals, evecs, NULL,
+                                  &err);
+      break;
+    case 2:
+      st = slem_cache_write_pca(path, D, N, R, 0.25, -1, 6, mu, evals, evecs, NULL, &err);
+      break;
+    case 3: st = slem_cache_write_partial(path, D, N, &pi, NULL, &err); break;
+    case 4: st = slem_cache_write_kernel(path, D, N, &ki, &ks, NULL, &err); break;
+    case 5:
+      st = slem_cache_write_recursive(path, D, N, 2, -1, lambdas, traces, rconds, stage_mu,
+                                      stage_ainv, NULL, &err);
+      break;
+    }
+    ck_assert_msg(st == SLEM_OK, "%s", err.msg);
+    ck_assert_msg(slem_cache_read(&c, path, &err) == SLEM_OK, "%s", err.msg);
+    ck_assert_int_eq(c->kind, kinds[i]);
+    ck_assert_int_eq(slem_cache_linear(c) != NULL, i <= 1);
+    ck_assert_int_eq(slem_cache_eigen(c) != NULL, i == 1 || i == 2);
+    ck_assert_int_eq(slem_cache_pca(c) != NULL, i == 2);
+    ck_assert_int_eq(slem_cache_partial(c) != NULL, i == 3);
+    ck_assert_int_eq(slem_cache_kernel(c) != NULL, i == 4);
+    ck_assert_int_eq(slem_cache_recursive(c) != NULL, i == 5);
+    ck_assert_ptr_eq(c->kind_data, i == 0 || i == 1 ? (const void *)slem_cache_linear(c)
+                                   : i == 2 ? (const void *)slem_cache_pca(c)
+                                   : i == 3 ? (const void *)slem_cache_partial(c)
+                                   : i == 4 ? (const void *)slem_cache_kernel(c)
+                                            : (const void *)slem_cache_recursive(c));
+    if (i <= 1) {
+      const SlemCacheLinear *l = slem_cache_linear(c);
+      ck_assert_double_eq(l->lambda, 0.25);
+      ck_assert_double_eq(l->rcond, 0.5);
+      ck_assert_double_eq(l->mu[2], 3);
+      ck_assert_double_eq(l->ainv[1], 0.5);
+      ck_assert_uint_eq(l->eigen.neig, i == 1 ? D : 0);
+    }
+    if (i == 1 || i == 2) {
+      const SlemCacheEigen *e = slem_cache_eigen(c);
+      ck_assert_uint_eq(e->neig, i == 1 ? D : R);
+      ck_assert_double_eq(e->lambda, 0.25);
+      ck_assert_double_eq(e->mu[1], 2);
+      ck_assert_double_eq(e->evals[1], 2);
+      ck_assert_double_eq(e->evecs[D + 1], 1);
+    }
+    if (i == 3) {
+      ck_assert_uint_eq(slem_cache_partial(c)->nnodes, 1);
+      ck_assert_uint_eq(slem_cache_partial(c)->node[2], N);
+    }
+    if (i == 4) {
+      const SlemCacheKernel *kc = slem_cache_kernel(c);
+      ck_assert_uint_eq(kc->r, R);
+      ck_assert_double_eq(kc->lambda, 0.5);
+      ck_assert_int_eq(kc->factor, SLEM_FACTOR_ICD);
+      ck_assert_int_eq(kc->couple, 1);
+      ck_assert_double_eq(kc->lp[3], 2);
+      ck_assert_double_eq(kc->mu[1], 0.25);
+      ck_assert_ptr_nonnull(kc->negs);
+      ck_assert_ptr_nonnull(kc->bneg);
+      ck_assert_ptr_null(kc->proj);
+    }
+    if (i == 5) {
+      const SlemCacheRecursive *r = slem_cache_recursive(c);
+      ck_assert_uint_eq(r->depth, 2);
+      ck_assert_double_eq(r->lambda[1], 0.5);
+      ck_assert_double_eq(r->mu[1][0], 3);
+      ck_assert_double_eq(r->ainv[0][1], 0.5);
+    }
+    slem_cache_free(c);
+    free(path);
+  }
+}
+END_TEST
 
 START_TEST(crafted_caches_are_refused) {
   static const struct { const char *json; const char *want; } cases[] = {
@@ -702,6 +806,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, stale_temporaries_are_removed);
   tcase_add_test(tc, blas_is_openblas_not_gslcblas);
   tcase_add_test(tc, fast_g9_equals_printf);
+  tcase_add_test(tc, cache_kind_accessors);
   tcase_add_test(tc, crafted_caches_are_refused);
   suite_add_tcase(s, tc);
   return s;

@@ -345,7 +345,7 @@ static SlemCache *kernel_cache_as(const char *spec, const double *x, size_t n, s
   ck_assert_int_eq(slem_cache_write_kernel(path, d, n, &ks->info, &sec, NULL, &err), SLEM_OK);
   ck_assert_msg(slem_cache_read(&c, path, &err) == SLEM_OK, "%s", err.msg);
   ck_assert_int_eq(c->kind, SLEM_CACHE_KERNEL);
-  ck_assert_uint_eq(c->r, ks->info.r);
+  ck_assert_uint_eq(slem_cache_kernel(c)->r, ks->info.r);
   slem_kernel_stats_free(ks);
   free(xp);
   free(path);
@@ -407,7 +407,7 @@ START_TEST(exact_similarity_equals_dense_rkhs_solution) {
     double lambda = sp ? 0.5 : 0.05;
     slem_kernel_parse(&k, specs[sp], &err);
     c = kernel_cache(specs[sp], x, n, d, n, lambda);
-    if (sp == 0) ck_assert_uint_eq(c->r, n); /* RBF: full rank */
+    if (sp == 0) ck_assert_uint_eq(slem_cache_kernel(c)->r, n); /* RBF: full rank */
     ck_assert_int_eq(slem_kproj_new(&q, c, 4, 0, &err), SLEM_OK);
     ck_assert_int_eq(slem_kproj_run(q, pos, 4, "pos", 1, &err), SLEM_OK);
     slem_kproj_similarity(s, q, q);
@@ -451,7 +451,7 @@ START_TEST(linear_kernel_equals_linear_slem) {
   tu_gaussian_rows(q, nq, d, 2.5);
   for (size_t i = 0; i < n; i++) x[i * d + 7] = 0; /* a zero dimension: rank 7 < d */
   kc = kernel_cache("linear", x, n, d, 64, lambda);
-  ck_assert_uint_eq(kc->r, 7);
+  ck_assert_uint_eq(slem_cache_kernel(kc)->r, 7);
   {
     double *y = malloc(n * d * sizeof *y);
     memcpy(y, x, n * d * sizeof *y);
@@ -473,7 +473,7 @@ START_TEST(linear_kernel_equals_linear_slem) {
     for (size_t j = 0; j < nq; j++) {
       double dl = 0, de = 0;
       for (size_t l = 0; l < d; l++) dl += lin[i * d + l] * lin[j * d + l];
-      for (size_t l = 0; l < kc->r; l++) de += expl[i * kc->r + l] * expl[j * kc->r + l];
+      for (size_t l = 0; l < slem_cache_kernel(kc)->r; l++) de += expl[i * slem_cache_kernel(kc)->r + l] * expl[j * slem_cache_kernel(kc)->r + l];
       /* the exact similarity keeps the part outside the negatives' span: linear SLEM */
       ck_assert_msg(fabs(s[i * nq + j] - dl) < 1e-10, "s = %.12f, linear %.12f", s[i * nq + j], dl);
       /* the explicit descriptor drops it: here it must differ, and stay within norm 1 */
@@ -684,8 +684,8 @@ START_TEST(factors_and_coupling_equal_dense_solutions) {
       double u[N * R], ev[R];
       slem_kernel_parse(&k, specs[sp], &err);
       c = kernel_cache_as(specs[sp], x, N, D, R, lambda, (SlemKernelFactor)f, 1);
-      r = c->r;
-      ck_assert_uint_eq(c->factor, (unsigned)f);
+      r = slem_cache_kernel(c)->r;
+      ck_assert_uint_eq(slem_cache_kernel(c)->factor, (unsigned)f);
       if (f != SLEM_FACTOR_FULL) ck_assert_uint_eq(r, R);
       if (f == SLEM_FACTOR_KPCA) top_eigen(u, ev, &k, x, N, D, r);
       for (int couple = 0; couple < 2; couple++) {
@@ -703,7 +703,7 @@ START_TEST(factors_and_coupling_equal_dense_solutions) {
           if (f == SLEM_FACTOR_KPCA)
             problem_kpca(&pr[i], &k, u, ev, r, pos + i * D, x, N, D, couple);
           else
-            problem_span(&pr[i], &k, c->pivots, r, pos + i * D, x, N, D, couple);
+            problem_span(&pr[i], &k, slem_cache_kernel(c)->pivots, r, pos + i * D, x, N, D, couple);
           beta[i] = problem_solve(&pr[i], &k, N, D, lambda);
           hh[i] = problem_dot(&pr[i], beta[i], &pr[i], beta[i], &k, D);
         }
@@ -720,14 +720,14 @@ START_TEST(factors_and_coupling_equal_dense_solutions) {
                 for (size_t j = 0; j < N; j++) kl += u[j * r + l] * slem_kernel_eval(&k, x + j * D, pt, D);
                 kl /= sqrt(ev[l]);
               } else {
-                kl = slem_kernel_eval(&k, c->pivots + l * D, pt, D);
+                kl = slem_kernel_eval(&k, slem_cache_kernel(c)->pivots + l * D, pt, D);
               }
               t += beta[i][sidx] * kl;
             }
             cd[l] = t;
           }
           if (f != SLEM_FACTOR_KPCA) { /* Cholesky basis of the pivots: L_P^-1 k(P, h) */
-            double *kpp = gram(&k, c->pivots, r, c->pivots, r, D);
+            double *kpp = gram(&k, slem_cache_kernel(c)->pivots, r, slem_cache_kernel(c)->pivots, r, D);
             gsl_matrix_view lv = gsl_matrix_view_array(kpp, r, r);
             gsl_vector_view cv = gsl_vector_view_array(cd, r);
             ck_assert_int_eq(gsl_linalg_cholesky_decomp1(&lv.matrix), 0);
@@ -796,7 +796,7 @@ START_TEST(full_factor_coupling_changes_nothing) {
   tu_gaussian_rows(x, N, D, 0.0);
   tu_gaussian_rows(pos, NQ, D, 1.0);
   c = kernel_cache_as("rbf:gamma=3", x, N, D, 0, 0.1, SLEM_FACTOR_FULL, 1);
-  ck_assert_uint_eq(c->r, N); /* K well conditioned: every negative a pivot */
+  ck_assert_uint_eq(slem_cache_kernel(c)->r, N); /* K well conditioned: every negative a pivot */
   slem_kproj_new(&p0, c, NQ, 0, &err);
   slem_kproj_new(&p1, c, NQ, 1, &err);
   slem_kproj_run(p0, pos, NQ, "p", 1, &err);
@@ -831,7 +831,7 @@ START_TEST(kproj_blas_projections_do_not_depend_on_threads) {
       double *y[3];
       for (int t = 0; t < 3; t++) {
         SlemKProj *p;
-        y[t] = malloc(NQ * c->r * sizeof *y[t]);
+        y[t] = malloc(NQ * slem_cache_kernel(c)->r * sizeof *y[t]);
         ck_assert_int_eq(slem_kproj_new(&p, c, NQ, couple, &err), SLEM_OK);
         slem_set_threads(t + 1);
         ck_assert_int_eq(slem_kproj_run(p, q, NQ, "q", 1, &err), SLEM_OK);
@@ -839,8 +839,8 @@ START_TEST(kproj_blas_projections_do_not_depend_on_threads) {
         slem_kproj_descriptors_f64(p, y[t]);
         slem_kproj_free(p);
       }
-      ck_assert_msg(memcmp(y[0], y[1], NQ * c->r * sizeof *y[0]) == 0, "factor %d couple %d: 1 vs 2 threads", f, couple);
-      ck_assert_msg(memcmp(y[0], y[2], NQ * c->r * sizeof *y[0]) == 0, "factor %d couple %d: 1 vs 3 threads", f, couple);
+      ck_assert_msg(memcmp(y[0], y[1], NQ * slem_cache_kernel(c)->r * sizeof *y[0]) == 0, "factor %d couple %d: 1 vs 2 threads", f, couple);
+      ck_assert_msg(memcmp(y[0], y[2], NQ * slem_cache_kernel(c)->r * sizeof *y[0]) == 0, "factor %d couple %d: 1 vs 3 threads", f, couple);
       for (int t = 0; t < 3; t++) free(y[t]);
       slem_cache_free(c);
     }
@@ -860,7 +860,7 @@ START_TEST(packed_projections_give_the_same_similarities) {
   tu_gaussian_rows(q, NQ, D, 0.3);
   for (int couple = 0; couple < 2; couple++) {
     SlemCache *c = kernel_cache_as("rbf:gamma=0.2", x, N, D, 16, 0.1, SLEM_FACTOR_ICD, couple);
-    size_t w = SLEM_KPROJ_WIDTH(D, c->r, couple);
+    size_t w = SLEM_KPROJ_WIDTH(D, slem_cache_kernel(c)->r, couple);
     double *rows = malloc(NQ * w * sizeof *rows), *s0 = malloc(NQ * NQ * sizeof *s0),
            *s1 = malloc(NQ * NQ * sizeof *s1);
     SlemKProj *p, *u;
@@ -875,7 +875,7 @@ START_TEST(packed_projections_give_the_same_similarities) {
     ck_assert_msg(memcmp(s0, s1, NQ * NQ * sizeof *s0) == 0, "couple %d: unpacked rows score "
                   "otherwise", couple);
     /* the row's N, after its features, v and z */
-    rows[3 * w + D + 2 * c->r] = -1;
+    rows[3 * w + D + 2 * slem_cache_kernel(c)->r] = -1;
     ck_assert_int_eq(slem_kproj_unpack(u, rows, NQ, "rows", 11, &err), SLEM_EFORMAT);
     ck_assert_msg(strstr(err.msg, "rows: record 14: a negative norm N (-1)"), "%s", err.msg);
     slem_kproj_free(p);
@@ -890,7 +890,7 @@ START_TEST(packed_projections_give_the_same_similarities) {
   for (size_t i = 0; i < NQ * D; i++) q[i] = fabs(q[i]);
   {
     SlemCache *c = kernel_cache_as("intersection", x, N, D, 16, 0.1, SLEM_FACTOR_ICD, 0);
-    double *rows = malloc(NQ * SLEM_KPROJ_WIDTH(D, c->r, 0) * sizeof *rows);
+    double *rows = malloc(NQ * SLEM_KPROJ_WIDTH(D, slem_cache_kernel(c)->r, 0) * sizeof *rows);
     SlemKProj *p, *u;
     ck_assert_int_eq(slem_kproj_new(&p, c, NQ, 0, &err), SLEM_OK);
     ck_assert_int_eq(slem_kproj_new(&u, c, NQ, 0, &err), SLEM_OK);

@@ -14,17 +14,37 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (fd < 0) return 0;
   if (slem_cache_read(&c, path, &err) == SLEM_OK) {
     double s = 0;
-    size_t d = c->d, r = c->r;
-    size_t nmu = c->kind == SLEM_CACHE_KERNEL ? r : c->kind == SLEM_CACHE_PARTIAL ? 0 : d;
-    for (size_t i = 0; i < nmu; i++) s += c->mu[i];
-    if (c->ainv) for (size_t i = 0; i < d * d; i++) s += c->ainv[i];
-    if (c->partial)
-      for (size_t k = 0; k < c->partial->nnodes; k++) {
-        s += (double)c->partial->node[3 * k + 2] + c->partial->node_mu[k * d];
-        for (size_t i = 0; i < d * d; i++) s += c->partial->node_scatter[k * d * d + i];
+    size_t d = c->d;
+    const SlemCacheLinear *lin = slem_cache_linear(c);
+    const SlemCacheEigen *eig = slem_cache_eigen(c);
+    const SlemPartialInfo *pi = slem_cache_partial(c);
+    const SlemCacheKernel *ker = slem_cache_kernel(c);
+    const SlemCacheRecursive *rec = slem_cache_recursive(c);
+    if (lin)
+      for (size_t i = 0; i < d * d; i++) s += lin->ainv[i] + (i < d ? lin->mu[i] : 0);
+    if (eig)
+      for (size_t k = 0; k < eig->neig; k++) {
+        s += eig->evals[k];
+        for (size_t i = 0; i < d; i++) s += eig->evecs[k * d + i] + eig->mu[i];
       }
-    if (c->pivots) for (size_t i = 0; i < r * d; i++) s += c->pivots[i];
-    if (c->lp) for (size_t i = 0; i < r * r; i++) s += c->lp[i] + c->ginv[i];
+    if (pi)
+      for (size_t k = 0; k < pi->nnodes; k++) {
+        s += (double)pi->node[3 * k + 2] + pi->node_mu[k * d];
+        for (size_t i = 0; i < d * d; i++) s += pi->node_scatter[k * d * d + i];
+      }
+    if (ker) {
+      size_t r = ker->r;
+      for (size_t i = 0; i < r; i++) s += ker->mu[i];
+      for (size_t i = 0; i < r * r; i++) s += ker->ginv[i];
+      if (ker->pivots) for (size_t i = 0; i < r * d; i++) s += ker->pivots[i];
+      if (ker->lp) for (size_t i = 0; i < r * r; i++) s += ker->lp[i];
+      if (ker->proj) for (size_t i = 0; i < r * c->n; i++) s += ker->proj[i];
+      if (ker->negs) for (size_t i = 0; i < c->n * d; i++) s += ker->negs[i];
+      if (ker->bneg) for (size_t i = 0; i < c->n * r; i++) s += ker->bneg[i];
+    }
+    if (rec)
+      for (size_t k = 0; k < rec->depth; k++)
+        for (size_t i = 0; i < d * d; i++) s += rec->ainv[k][i] + (i < d ? rec->mu[k][i] : 0);
     fuzz_sink = s;
     (void)slem_cache_json(c);
     slem_cache_free(c);
