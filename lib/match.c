@@ -4,6 +4,7 @@
 #include "kproj.h"
 #include "mem.h"
 #include "prefetch.h"
+#include "phases.h"
 #include "scorer.h"
 #include "slem.h"
 
@@ -212,7 +213,9 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
 
   int affine = opts->affine || opts->calibration != NULL;
 
+  double t_start = slem_now(), t0;
   memset(stats, 0, sizeof *stats);
+  stats->phases.threads = (int)nthreads;
   slem_db_window(db, &lo, &hi);
   if (opts->kernel) { /* a database of kernel projections is not projected again */
     const SlemCache *c = opts->kernel;
@@ -304,7 +307,9 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
     size_t nq, nd;
     uint64_t nrows = 0;
     SlemBlockPos pos;
+    t0 = slem_now();
     status = slem_scorer_queries(sc, queries, &nq, err);
+    stats->phases.convert += slem_now() - t0;
     if (status) goto done;
     if (nq == 0) break;
     if (nq > qb) {
@@ -354,8 +359,11 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
       sc->tile = ti;
       sc->keep = pf && first && kp.on; /* kept_add() above may have given up */
       sc->replay = !pf;                /* from the kept tiles: the first pass's bytes */
+      t0 = slem_now();
       status = slem_scorer_tile(sc, scores, rows, nd, pos.name, pos.record, err);
+      stats->phases.compute += slem_now() - t0;
       if (status) goto done;
+      t0 = slem_now();
       /* the queries' selections, shared among threads (each query's own) */
       {
         memset(job->rescored, 0, sizeof job->rescored);
@@ -372,8 +380,15 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
             goto done;
           }
       }
+      stats->phases.merge += slem_now() - t0;
       nrows += nd;
       if (opts->progress) opts->progress(opts->progress_ctx, stats->pairs + nrows * nq);
+    }
+    if (pf) {
+      double rd, wt;
+      slem_prefetch_times(pf, &rd, &wt);
+      stats->phases.read += rd;
+      stats->phases.wait_read += wt;
     }
     slem_prefetch_free(pf);
     pf = NULL;
@@ -387,17 +402,22 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
                           " rows, then %" PRIu64 ")", slem_db_name(db), ndb, nrows);
       goto done;
     }
+    t0 = slem_now();
     for (size_t i = 0; i < nq; i++) {
       size_t n = slem_topk_sorted(&tops[i]);
       status = emit(ctx, q0 + i, tops[i].heap, n, err);
       if (status) goto done;
     }
+    stats->phases.write += slem_now() - t0;
     q0 += nq;
     first = 0;
   }
   stats->nq = q0;
   stats->ndb = ndb;
   stats->clamps = slem_scorer_clamps(sc);
+  stats->phases.wall = slem_now() - t_start;
+  stats->phases.block = tb;
+  stats->phases.units = nthreads;
 done:
   slem_prefetch_free(pf);
   slem_scorer_free(sc);

@@ -134,6 +134,9 @@ awk -F '\t' '$4 != "1" { bad = 1 } END { exit bad || NR != 10 }' "$T/o.tsv" && o
 # is checked in tests/check_match.c); --stats counts the re-scored pairs
 slem-match --stats -k 10 -d "$T/db.fvecs" "$T/q.fvecs" >/dev/null 2>"$T/err"
 grep -q "110 queries x 1080 rows: 118800 pairs scored, [0-9]* re-scored exactly" "$T/err" && ok || bad "--stats: $(cat "$T/err")"
+grep -Eq '^slem-match: stats: wall [0-9.]+ threads [0-9]+ block [0-9]+ units [0-9]+$' "$T/err" &&
+  grep -Eq '^slem-match: stats: read [0-9.]+ wait-read [0-9.]+ convert [0-9.]+ compute [0-9.]+ merge [0-9.]+ factor [0-9.]+ write [0-9.]+ wait-write [0-9.]+$' "$T/err" &&
+  ok || bad "--stats: no phases: $(cat "$T/err")"
 
 # ---- the database read once: the tiles of the first block of queries kept in memory ----
 slem-match -n -k 10 -d "$T/db.fvecs" -o "$T/once.ref" "$T/q.fvecs"
