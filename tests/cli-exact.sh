@@ -35,6 +35,13 @@ for mode in "--precision single" "--precision double" "--classifier"; do
   # shellcheck disable=SC2086
   slem-encode -q -t 2 $mode -c "$T/neg0.slem" -o "$T/t2.fvecs" "$D/database.fvecs"
   same "encode $mode, -t 1 and -t 2" "$T/t1.fvecs" "$T/t2.fvecs"
+  # the default block grows with the threads (four 256-row chunks each), and a writing
+  # thread writes it: the same bytes at -t 3 and 5, and with blocks of 256 and 4096
+  for tb in "-t 3" "-t 5" "-t 3 -b 256" "-t 5 -b 4096"; do
+    # shellcheck disable=SC2086
+    slem-encode -q $tb $mode -c "$T/neg0.slem" -o "$T/t3.fvecs" "$D/database.fvecs"
+    same "encode $mode, -t 1 and $tb" "$T/t1.fvecs" "$T/t3.fvecs"
+  done
 done
 
 # ---- the data ----
@@ -69,7 +76,9 @@ invariance() {
   m() { slem-match -k "$k" "$@"; }
   m "$@" -t 1 -d "$db" -o "$T/ref.tsv" "$q" 2>"$T/err" || { bad "$name: $(cat "$T/err")"; return; }
   [ "$(wc -l <"$T/ref.tsv")" = $((110 * k)) ] && ok || bad "$name: $(wc -l <"$T/ref.tsv") lines"
-  m "$@" -t 2 -d "$db" -o "$T/o.tsv" "$q" && same "$name -t 2" "$T/ref.tsv" "$T/o.tsv"
+  for t in 2 3 5; do
+    m "$@" -t $t -d "$db" -o "$T/o.tsv" "$q" && same "$name -t $t" "$T/ref.tsv" "$T/o.tsv"
+  done
   for tr in 7 64 1000; do
     m "$@" -t 2 --tile-rows $tr -d "$db" -o "$T/o.tsv" "$q" && same "$name --tile-rows $tr" "$T/ref.tsv" "$T/o.tsv"
   done
