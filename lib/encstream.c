@@ -19,7 +19,7 @@ void slem_encstream_opts_init(SlemEncStreamOpts *opts) {
   opts->mode = SLEM_ENCODE_UNIT;
   opts->theta = 1;
   opts->precision = SLEM_PRECISION_AUTO;
-  opts->block = 0;
+  opts->block = 1024;
   opts->format = SLEM_FMT_AUTO;
   opts->dtype = SLEM_DTYPE_F4;
   opts->alpha = -1;

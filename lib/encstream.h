@@ -25,7 +25,8 @@ typedef struct SlemEncStreamOpts {
   SlemEncodeMode mode;      /* descriptors or classifiers (linear caches only) */
   double theta;             /* classifiers: the weight of the positive (default 1) */
   SlemPrecision precision;  /* arithmetic of unit descriptors (encode.h) */
-  size_t block;             /* vectors per block (0, the default: slem_encstream_block()) */
+  size_t block;             /* vectors per block (default 1024; 0: slem_encstream_block(),
+                               from d and the thread count, what slem-encode uses) */
   SlemFormat format;        /* of the output; SLEM_FMT_AUTO: from its name (vecs.h) */
   SlemDtype dtype;          /* element type of npy output (vecs.h) */
   const struct SlemIds *ids;  /* NULL, or the ids of the input's rows, kept by a container
