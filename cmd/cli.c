@@ -254,6 +254,15 @@ int cli_couple(int argc, char **argv) {
   return SLEM_COUPLE_EXACT;
 }
 
+void cli_print_phases(const SlemPhases *p) {
+  cli_progress_done();
+  fprintf(stderr, "%s: stats: wall %.6f threads %d block %zu units %zu\n", cli_prog(), p->wall,
+          p->threads, p->block, p->units);
+  fprintf(stderr, "%s: stats: read %.6f wait-read %.6f convert %.6f compute %.6f merge %.6f "
+          "factor %.6f write %.6f wait-write %.6f\n", cli_prog(), p->read, p->wait_read,
+          p->convert, p->compute, p->merge, p->factor, p->write, p->wait_write);
+}
+
 void cli_threads(long n) {
   const char *env = getenv("SLEM_THREADS"), *fitted = getenv("SLEM_BLAS_FITTED");
   if (n <= 0 && env && *env) n = cli_long("SLEM_THREADS", env, 1, 1024);

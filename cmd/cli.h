@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "../lib/error.h"
+#include "../lib/phases.h"
 
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_FAIL 1
@@ -46,6 +47,14 @@ void cli_version_extra(const char *line);
  * Printed under --quiet too (it is not a warning: silence is what it prevents); nothing when
  * stdin is a pipe or a file. Cannot fail. */
 void cli_stdin_hint(const char *what);
+
+/* --stats: where the wall time went, two lines of stderr of "key value" pairs after
+ * "prog: stats:", seconds with 6 decimals:
+ *   prog: stats: wall S threads T block B units U
+ *   prog: stats: read S wait-read S convert S compute S merge S factor S write S wait-write S
+ * read and write are timed on the reading and writing threads (they overlap the others).
+ * Cannot fail. */
+void cli_print_phases(const SlemPhases *p);
 
 /* Sets the BLAS threads from --threads, else SLEM_THREADS. */
 void cli_threads(long n);

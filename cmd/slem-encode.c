@@ -58,7 +58,11 @@ static void __attribute__((noreturn)) usage(void) {
       "                           product with A^-1; auto is single (twice as fast) when A's\n"
       "                           condition number is at most 1e4, which keeps 1 - cos to\n"
       "                           the double result below 1e-6\n"
-      "  -b, --block N            vectors per GEMM block (default 1024)\n"
+      "  -b, --block N            vectors per block (default: four 256-row chunks per\n"
+      "                           thread, at least 1024; the descriptors do not depend on it\n"
+      "                           when it is a multiple of 256)\n"
+      "      --stats              print where the wall time went on stderr (read, compute,\n"
+      "                           write, waits; see the man page)\n"
       "  -t, --threads N          BLAS threads (default: SLEM_THREADS, else all cores)\n"
       "      --shard I/N          encode only rows floor(I*R/N) .. floor((I+1)*R/N)-1 of the\n"
       "                           R input rows (an input whose count is known: not text)\n"
@@ -90,6 +94,7 @@ int main(int argc, char **argv) {
       {"shard", required_argument, 0, 'H'},        {"ids", required_argument, 0, 'J'},     {"groups", required_argument, 0, 'G'},
       {"alpha", required_argument, 0, 'A'},     {"couple", optional_argument, 0, 'K'},
       {"projections", no_argument, 0, 'R'},      {"coordinates", no_argument, 0, 'O'},
+      {"stats", no_argument, 0, 'Z'},
       {0, 0, 0, 0}};
   const char *cache_path = NULL, *output = "-", *input = "-", *groups_path = NULL;
   SlemFormat ifmt = SLEM_FMT_AUTO, ofmt = SLEM_FMT_AUTO;
@@ -100,9 +105,9 @@ int main(int argc, char **argv) {
   double theta = 1;
   double alpha = -1;
   int alpha_set = 0, couple = 0, projections = 0, coordinates = 0;
-  int theta_set = 0, quiet = 0, c, status = CLI_EXIT_OK;
+  int print_stats = 0, theta_set = 0, quiet = 0, c, status = CLI_EXIT_OK;
   long threads = 0;
-  size_t block = 1024;
+  size_t block = 0; /* slem_encstream_block() */
   SlemCache *cache = NULL;
   SlemVecReader *r = NULL;
   SlemEncStreamOpts opts;
@@ -151,6 +156,7 @@ int main(int argc, char **argv) {
       if (!(theta > 0)) cli_usage_error("--theta: must be positive");
       theta_set = 1;
       break;
+    case 'Z': print_stats = 1; break;
     case 'b': block = (size_t)cli_long("--block", optarg, 1, 1L << 20); break;
     case 't': threads = cli_long("--threads", optarg, 1, 1024); break;
     case 'q': quiet = 1; break;
@@ -247,6 +253,7 @@ int main(int argc, char **argv) {
       slem_encstream_run(cache, r, output, &opts, &res, &err) != SLEM_OK)
     goto fail;
   cli_progress_done();
+  if (print_stats) cli_print_phases(&res.phases);
   if (!quiet && res.clamps > 0)
     cli_warn("%" PRIu64 " vectors had |v|^2 > k(x, x) beyond rounding; u^2 was clamped to 0",
              res.clamps);

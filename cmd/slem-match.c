@@ -63,7 +63,8 @@ static void __attribute__((noreturn)) usage(void) {
       "      --stats            print the counts of scored and exactly re-scored pairs, and\n"
       "                         of the passes over the database (one per block of queries;\n"
       "                         the files are read once when the database fits in\n"
-      "                         SLEM_MATCH_MEMORY bytes, default a quarter of the memory)\n"
+      "                         SLEM_MATCH_MEMORY bytes, default a quarter of the memory),\n"
+      "                         and where the wall time went (see the man page)\n"
       "      --no-check         match descriptors of different caches, or descriptors\n"
       "                         against plain vectors (refused by default)\n"
       "  -q, --quiet            no warnings\n"
@@ -215,6 +216,7 @@ int main(int argc, char **argv) {
   if (print_stats)
     fprintf(stderr, "%s: %" PRIu64 " passes over the database, %" PRIu64 " from the files\n",
             cli_prog(), ms->passes, ms->reads);
+  if (print_stats) cli_print_phases(&ms->phases);
   if (!quiet && o.shard.count == 0 && ms->ndb == 0)
     cli_warn("the database holds no vectors (empty segments): every query has no result");
   else if (!quiet && o.shard.count == 0 && o.match.k > ms->ndb)

@@ -70,6 +70,8 @@ static void __attribute__((noreturn)) usage(void) {
       "      --allow-mixed-blas merge partial caches made on other BLAS cores than one\n"
       "                         another or than this host (refused by default: the cache\n"
       "                         would not be that of one run); the cache records the mix\n"
+      "      --stats            print where the wall time went on stderr (read, convert,\n"
+      "                         compute, merge, factor, write, waits; see the man page)\n"
       "  -q, --quiet            no progress on the terminal\n"
       "  -h, --help             show this help and exit\n"
       "  -V, --version          show the version and the BLAS library, and exit\n"
@@ -136,14 +138,14 @@ int main(int argc, char **argv) {
       {"eigen", no_argument, 0, 'G'},         {"depth", required_argument, 0, 'D'},
       {"pca", required_argument, 0, 'A'},    {"leaf-rows", required_argument, 0, 'L'},
       {"factor", required_argument, 0, 'F'},  {"couple", no_argument, 0, 'C'},
-      {"allow-mixed-blas", no_argument, 0, 'M'},
+      {"allow-mixed-blas", no_argument, 0, 'M'}, {"stats", no_argument, 0, 'T'},
       {0, 0, 0, 0}};
   const char *output = NULL, *kernel = NULL;
   size_t rank = 256, sample = 1000;
   double tol = 0;
   uint64_t seed = 1;
   double lambda = -1, lambda_rel = -1;
-  int partial = 0, quiet = 0, skip = 0, eigen = 0, mixed = 0, c, status = CLI_EXIT_OK;
+  int print_stats = 0, partial = 0, quiet = 0, skip = 0, eigen = 0, mixed = 0, c, status = CLI_EXIT_OK;
   size_t pca = 0, depth = 1;
   int factor = -1, couple = 0, rank_set = 0, tol_set = 0;
   long threads = 0;
@@ -192,6 +194,7 @@ int main(int argc, char **argv) {
       break;
     case 'C': couple = 1; break;
     case 'M': mixed = 1; break;
+    case 'T': print_stats = 1; break;
     case 'O':
       tol_set = 1;
       tol = cli_double("--tol", optarg);
@@ -285,6 +288,7 @@ int main(int argc, char **argv) {
                                         pca, res.d), CLI_EXIT_USAGE)
                      : cli_fail(&err);
   cli_progress_done();
+  if (status == CLI_EXIT_OK && print_stats) cli_print_phases(&res.phases);
   if (status == CLI_EXIT_OK && !quiet && res.skipped > 0)
     cli_warn("%s: skipped %" PRIu64 " records with NaN or Inf", res.skipped_in, res.skipped);
   if (status == CLI_EXIT_OK && !quiet && kernel && res.rank < res.rank_asked &&

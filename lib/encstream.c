@@ -9,7 +9,10 @@
 #include "groups.h"
 #include "ids.h"
 #include "mem.h"
+#include "phases.h"
 #include "prefetch.h"
+#include "writeback.h"
+#include "blas.h"
 
 void slem_encstream_opts_init(SlemEncStreamOpts *opts) {
   memset(opts, 0, sizeof *opts);
@@ -78,21 +81,51 @@ static int write_rows(SlemVecWriter *w, int f64, const void *y, size_t n, SlemEr
   return f64 ? slem_vecwriter_write_f64(w, y, n, err) : slem_vecwriter_write(w, y, n, err);
 }
 
+/* The writing thread's job: rows of out_dim values of the encoder's element type. */
+typedef struct WriteJob {
+  SlemVecWriter *w;
+  int f64;
+} WriteJob;
+
+static int write_job(void *ctx, const void *y, size_t n, SlemError *err) {
+  const WriteJob *j = ctx;
+  return write_rows(j->w, j->f64, y, n, err);
+}
+
+size_t slem_encstream_block(size_t d, int threads) {
+  size_t chunks = threads > 1 ? 4 * (size_t)threads : 4, rows, cap;
+  if (chunks < 4) chunks = 4;
+  rows = chunks * 256;
+  /* within 128 MiB of doubles per buffer, but never under the 1024 rows of old */
+  cap = ((size_t)128 << 20) / ((d ? d : 1) * sizeof(double)) / 256 * 256;
+  if (rows > cap) rows = cap;
+  return rows < 1024 ? 1024 : rows;
+}
+
 int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *output,
                        const SlemEncStreamOpts *o, SlemEncStreamResult *res, SlemError *err) {
-  size_t block = o->block ? o->block : 1024, out_dim, esize;
+  size_t block = o->block ? o->block : slem_encstream_block(cache->d, slem_blas_threads()),
+         out_dim, esize;
   const SlemEncoderOps *ops = NULL;
   void *enc = NULL;
   SlemPrefetch *pf = NULL;
   SlemVecWriter *w = NULL;
+  SlemWriteback *wb = NULL;
+  WriteJob wj;
   SlemGroups *groups = NULL;
-  char *y = NULL; /* block rows of out_dim values of esize bytes */
+  char *ybuf[2] = {NULL, NULL}, *y = NULL; /* block rows of out_dim values of esize bytes:
+                                              one computed while the other is written */
+  int cur = 0;
+  double t_start = slem_now(), t0;
   int f64 = 0;
   SlemFormat ofmt = o->format;
   uint64_t lo = 0, hi = UINT64_MAX, row = 0; /* the rows to encode, and the next row read */
   int64_t count = slem_vecreader_count(r);
   int st;
   memset(res, 0, sizeof *res);
+  res->phases.threads = slem_blas_threads();
+  res->phases.block = block;
+  res->phases.units = (block + 255) / 256;
   if (o->shard.count > 0) {
     if (count < 0)
       return slem_error(err, SLEM_EINVAL, "%s: the number of vectors is not known before reading "
@@ -133,7 +166,8 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
       goto done;
     }
   }
-  if (!(y = slem_alloc_large(block * out_dim * esize))) {
+  if (!(ybuf[0] = slem_alloc_large(block * out_dim * esize)) ||
+      !(ybuf[1] = slem_alloc_large(block * out_dim * esize))) {
     st = slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", block);
     goto done;
   }
@@ -147,7 +181,11 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
     row = lo / block * block;
     if ((st = slem_vecreader_seek(r, row, err)) != SLEM_OK) goto done;
   }
-  if ((st = slem_prefetch_new(&pf, r, block, 0, err)) != SLEM_OK) goto done;
+  y = ybuf[0];
+  wj = (WriteJob){w, f64};
+  if ((st = slem_prefetch_new(&pf, r, block, 0, err)) != SLEM_OK ||
+      (!o->groups && (st = slem_writeback_new(&wb, write_job, &wj, err)) != SLEM_OK))
+    goto done;
   /* from here the reader belongs to the prefetch thread: records are counted here */
   for (;;) {
     void *rows;
@@ -172,13 +210,34 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
         break;
       continue;
     }
-    if ((st = ops->run(enc, y, rows, all, slem_vecreader_name(r), row - all + 1, err)) !=
-            SLEM_OK ||
-        (st = write_rows(w, f64, y + skip * out_dim * esize, keep, err)) != SLEM_OK)
+    t0 = slem_now();
+    y = ybuf[cur];
+    st = ops->run(enc, y, rows, all, slem_vecreader_name(r), row - all + 1, err);
+    res->phases.compute += slem_now() - t0;
+    /* written on the writing thread while the next block is read and encoded */
+    if (st != SLEM_OK ||
+        (st = slem_writeback_put(wb, y + skip * out_dim * esize, keep, err)) != SLEM_OK)
       break;
+    cur ^= 1;
     res->n += keep;
     if (o->progress) o->progress(o->progress_ctx, res->n);
     if (row >= hi) break;
+  }
+  if (wb) {
+    double wr, wt;
+    int wst = slem_writeback_finish(wb, st == SLEM_OK ? err : NULL);
+    if (st == SLEM_OK) st = wst;
+    slem_writeback_times(wb, &wr, &wt);
+    res->phases.write += wr;
+    res->phases.wait_write += wt;
+    slem_writeback_free(wb);
+    wb = NULL;
+  }
+  if (pf) {
+    double rd, wt;
+    slem_prefetch_times(pf, &rd, &wt);
+    res->phases.read += rd;
+    res->phases.wait_read += wt;
   }
   slem_prefetch_free(pf); /* before the reader it reads, and before the output is final */
   pf = NULL;
@@ -196,15 +255,20 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
     }
   }
   if (st == SLEM_OK) {
+    t0 = slem_now();
     st = slem_vecwriter_close(w, err);
+    res->phases.write += slem_now() - t0;
     w = NULL;
   }
   if (ops->counts) ops->counts(enc, res);
 done:
+  res->phases.wall = slem_now() - t_start;
+  slem_writeback_free(wb); /* before the output it writes */
   slem_prefetch_free(pf);
   slem_vecwriter_abort(w);
   if (ops) ops->free(enc);
   slem_groups_free(groups);
-  free(y);
+  free(ybuf[0]);
+  free(ybuf[1]);
   return st;
 }

@@ -16,6 +16,7 @@
 #include "encode.h"
 #include "error.h"
 #include "ids.h"
+#include "phases.h"
 #include "progress.h"
 #include "shard.h"
 #include "vecs.h"
@@ -24,7 +25,8 @@ typedef struct SlemEncStreamOpts {
   SlemEncodeMode mode;      /* descriptors or classifiers (kernel: in the factor's space) */
   double theta;             /* classifiers: the weight of the positive (default 1) */
   SlemPrecision precision;  /* arithmetic of unit descriptors (encode.h) */
-  size_t block;             /* vectors per GEMM block (default 1024) */
+  size_t block;             /* vectors per block (default 1024; 0: slem_encstream_block(),
+                               from d and the thread count, what slem-encode uses) */
   SlemFormat format;        /* of the output; SLEM_FMT_AUTO: from its name (vecs.h) */
   SlemDtype dtype;          /* element type of npy output (vecs.h) */
   const struct SlemIds *ids;  /* NULL, or the ids of the input's rows, kept by a container
@@ -55,7 +57,16 @@ typedef struct SlemEncStreamResult {
   uint64_t n;       /* vectors encoded */
   uint64_t zeros;   /* linear: inputs equal to the negatives' mean (zero descriptors) */
   uint64_t clamps;  /* kernel: vectors whose u^2 was clamped (kproj.h) */
+  SlemPhases phases; /* where the wall time went: read (prefetch thread), compute, write
+                        (writing thread), the waits for either; units: 256-row chunks per
+                        block */
 } SlemEncStreamResult;
+
+/* The default rows per block for dimension d and threads BLAS threads: four 256-row
+ * chunks (each one GEMM on one thread) per thread, at least 1024 rows, at most 128 MiB of
+ * doubles per buffer (never under 1024). A multiple of 256, so that every chunk starts at
+ * the same global row whatever the block, and the descriptors do not depend on it. */
+size_t slem_encstream_block(size_t d, int threads);
 
 /* Encodes every vector of r (borrowed, at its start) against cache (borrowed) into output
  * ("-": stdout); with a shard, only that shard's rows, in order. Errors: SLEM_EFORMAT (a

@@ -4,6 +4,7 @@
 #include "kproj.h"
 #include "mem.h"
 #include "prefetch.h"
+#include "phases.h"
 #include "scorer.h"
 #include "slem.h"
 #include "tilecache.h"
@@ -173,10 +174,12 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
 
   int affine = opts->affine || opts->calibration != NULL;
 
+  double t_start = slem_now(), t0;
   memset(stats, 0, sizeof *stats);
   if ((status = slem_match_rules(opts->kernel != NULL, opts->couple, opts->normalize, affine,
                                  err)) != SLEM_OK)
     return status;
+  stats->phases.threads = (int)nthreads;
   slem_db_window(db, &lo, &hi);
   if (opts->kernel) { /* a database of kernel projections is not projected again */
     const SlemCache *c = opts->kernel;
@@ -263,7 +266,9 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
     size_t nq, nd;
     uint64_t nrows = 0;
     SlemBlockPos pos;
+    t0 = slem_now();
     status = slem_scorer_queries(sc, queries, &nq, err);
+    stats->phases.convert += slem_now() - t0;
     if (status) goto done;
     if (nq == 0) break;
     if (nq > qb) {
@@ -312,8 +317,11 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
       /* keep: slem_tilecache_keep_rows() above may have given up; replay: from the kept
        * tiles, the first pass's bytes */
       slem_scorer_set_tile(sc, ti, pf && first && slem_tilecache_keeping(kp), !pf);
+      t0 = slem_now();
       status = slem_scorer_tile(sc, scores, rows, nd, pos.name, pos.record, err);
+      stats->phases.compute += slem_now() - t0;
       if (status) goto done;
+      t0 = slem_now();
       /* the queries' selections, shared among threads (each query's own) */
       {
         memset(job->rescored, 0, sizeof job->rescored);
@@ -330,8 +338,15 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
             goto done;
           }
       }
+      stats->phases.merge += slem_now() - t0;
       nrows += nd;
       if (opts->progress) opts->progress(opts->progress_ctx, stats->pairs + nrows * nq);
+    }
+    if (pf) {
+      double rd, wt;
+      slem_prefetch_times(pf, &rd, &wt);
+      stats->phases.read += rd;
+      stats->phases.wait_read += wt;
     }
     slem_prefetch_free(pf);
     pf = NULL;
@@ -345,17 +360,22 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
                           " rows, then %" PRIu64 ")", slem_db_name(db), ndb, nrows);
       goto done;
     }
+    t0 = slem_now();
     for (size_t i = 0; i < nq; i++) {
       size_t n = slem_topk_sorted(&tops[i]);
       status = emit(ctx, q0 + i, tops[i].heap, n, err);
       if (status) goto done;
     }
+    stats->phases.write += slem_now() - t0;
     q0 += nq;
     first = 0;
   }
   stats->nq = q0;
   stats->ndb = ndb;
   stats->clamps = slem_scorer_clamps(sc);
+  stats->phases.wall = slem_now() - t_start;
+  stats->phases.block = tb;
+  stats->phases.units = nthreads;
 done:
   slem_prefetch_free(pf);
   slem_scorer_free(sc);

@@ -25,6 +25,7 @@
 #include "calibrate.h"
 #include "db.h"
 #include "error.h"
+#include "phases.h"
 #include "progress.h"
 #include "topk.h"
 #include "vecs.h"
@@ -60,6 +61,9 @@ typedef struct SlemMatchStats {
   uint64_t passes;   /* passes over the database, one per block of queries */
   uint64_t reads;    /* of them, passes that read the files (the others read the tiles the
                         first pass kept in memory: SLEM_MATCH_MEMORY) */
+  SlemPhases phases; /* where the wall time went: read (the tiles, on the prefetch thread),
+                        convert (loading the queries), compute (scoring the tiles), merge
+                        (the queries' top-k selections), write (emit) */
 } SlemMatchStats;
 
 /* The rules between the kinds of a search, checked once here for slem_match_db() and the

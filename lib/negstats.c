@@ -12,6 +12,7 @@
 #include "cache.h"
 #include "kernel.h"
 #include "kernel_stats.h"
+#include "blas.h"
 #include "mem.h"
 #include "prefetch.h"
 #include "stats.h"
@@ -48,6 +49,15 @@ static size_t read_rows(size_t d) {
   return b < 64 ? 64 : b > 4096 ? 4096 : b;
 }
 
+/* Leaves computed at once (slem_stats_set_batch()): two per BLAS thread, so that every
+ * thread has work whatever d is, within 512 MiB of leaves; 1 on one thread. */
+static size_t leaf_batch(size_t rows, size_t d) {
+  size_t t = (size_t)slem_blas_threads(), k = 2 * t, cap = ((size_t)512 << 20) / (rows * d * 8 + 1);
+  if (t <= 1) return 1;
+  if (k > cap) k = cap;
+  return k ? k : 1;
+}
+
 /* The rows of one vector file: those of global rows [lo, hi) are added to st, read in
  * blocks (the next block read while the current one is accumulated). */
 static int add_file(SlemStats **st, const char *path, const SlemNegstatsOpts *o,
@@ -60,9 +70,13 @@ static int add_file(SlemStats **st, const char *path, const SlemNegstatsOpts *o,
   if (status) return status;
   slem_vecreader_skip_nonfinite(r, o->skip_nonfinite);
   d = slem_vecreader_dim(r);
-  if (!*st && (status = slem_stats_new(st, d, leaf_rows(o, d), lo / leaf_rows(o, d), err)) !=
-                  SLEM_OK)
-    goto done;
+  if (!*st) {
+    if ((status = slem_stats_new(st, d, leaf_rows(o, d), lo / leaf_rows(o, d), err)) != SLEM_OK)
+      goto done;
+    res->phases.block = leaf_rows(o, d);
+    res->phases.units = leaf_batch(leaf_rows(o, d), d);
+    slem_stats_set_batch(*st, res->phases.units);
+  }
   if (slem_stats_dim(*st) != d) {
     status = slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the negatives before it "
                         "have %zu", slem_vecreader_name(r), d, slem_stats_dim(*st));
@@ -97,6 +111,12 @@ static int add_file(SlemStats **st, const char *path, const SlemNegstatsOpts *o,
     if (*row >= hi) break;
   }
 done:
+  if (pf) {
+    double rd, wt;
+    slem_prefetch_times(pf, &rd, &wt);
+    res->phases.read += rd;
+    res->phases.wait_read += wt;
+  }
   slem_prefetch_free(pf); /* before the reader it reads */
   if (status == SLEM_OK && slem_vecreader_skipped(r) > 0) {
     res->skipped += slem_vecreader_skipped(r);
@@ -333,7 +353,7 @@ static int linear(const char *output, const char *const *inputs, size_t n,
   const char **files = calloc(n, sizeof *files);
   SlemStats *all = NULL, *result;
   SlemPartialInfo grid;
-  double *ainv = NULL, used;
+  double *ainv = NULL, used, t0;
   uint64_t row = 0, lo = 0, hi = UINT64_MAX, rows = 0, leaves = 0;
   size_t np = 0, nf = 0, nu = 0;
   int st = SLEM_OK;
@@ -443,27 +463,47 @@ static int linear(const char *output, const char *const *inputs, size_t n,
     goto done;
   }
   if (o->partial) {
+    t0 = slem_now();
     st = write_partial(output, result, &grid, &prov, err);
+    res->phases.write += slem_now() - t0;
     goto done;
   }
   if ((st = slem_stats_finish(result, err)) != SLEM_OK) goto done;
   if (o->eigen || o->pca) {
+    t0 = slem_now();
     st = slem_whiten_write_cache(output, result, o->lambda, o->lambda >= 0 ? -1 : o->lambda_rel,
                                  o->pca, &prov, err);
+    res->phases.factor += slem_now() - t0;
     goto done;
   }
   if (!(ainv = slem_alloc_large(res->d * res->d * sizeof *ainv))) {
     st = slem_error(err, SLEM_ENOMEM, "out of memory for a %zu x %zu matrix", res->d, res->d);
     goto done;
   }
+  t0 = slem_now();
   st = slem_stats_inverse(result, ainv, &used, o->lambda, o->lambda_rel, err);
+  res->phases.factor += slem_now() - t0;
+  t0 = slem_now();
   if (st == SLEM_OK) {
     SlemLinearInfo info = {used, o->lambda >= 0 ? -1 : o->lambda_rel, slem_stats_trace(result),
                            slem_stats_rcond(result)};
     st = slem_cache_write_linear(output, res->d, res->n, &info, slem_stats_mean(result), ainv,
                                  &prov, err);
   }
+  res->phases.write += slem_now() - t0;
 done:
+  if (vec && vec->stats) {
+    double cv, cp, mg;
+    slem_stats_times(vec->stats, &cv, &cp, &mg);
+    res->phases.convert += cv;
+    res->phases.compute += cp;
+    res->phases.merge += mg;
+  }
+  if (all) {
+    double cv, cp, mg;
+    slem_stats_times(all, &cv, &cp, &mg);
+    res->phases.merge += mg;
+  }
   free(ainv);
   slem_stats_free(all);
   for (size_t u = 0; units && u < nu; u++) slem_stats_free(units[u].stats);
@@ -566,6 +606,12 @@ int slem_negstats_run(const char *output, const char *const *inputs, size_t n,
   if (opts->shard.count > 0 && !opts->partial)
     return slem_error(err, SLEM_EINVAL, "--shard makes partial statistics: add --partial, and "
                       "merge the shards' partial caches into the cache");
-  return opts->kernel ? kernel(output, inputs, n, opts, res, err)
-                      : linear(output, inputs, n, opts, res, err);
+  {
+    double t0 = slem_now();
+    int st = opts->kernel ? kernel(output, inputs, n, opts, res, err)
+                          : linear(output, inputs, n, opts, res, err);
+    res->phases.wall = slem_now() - t0;
+    res->phases.threads = slem_blas_threads();
+    return st;
+  }
 }

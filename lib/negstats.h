@@ -19,6 +19,7 @@
 
 #include "error.h"
 #include "kernel.h"
+#include "phases.h"
 #include "progress.h"
 #include "shard.h"
 #include "vecs.h"
@@ -67,6 +68,10 @@ typedef struct SlemNegstatsResult {
   const char *skipped_in;      /* the last input that had some (borrowed from inputs) */
   size_t rank, rank_asked;     /* kernel: rank reached, and asked */
   double residual_trace;       /* kernel: trace of K - B B^T */
+  SlemPhases phases;           /* linear: where the wall time went (read on the prefetch
+                                  thread, convert, leaves computed, tree merges, factor,
+                                  write); block is the leaf's rows, units the leaves
+                                  computed at once */
 } SlemNegstatsResult;
 
 /* Summarises inputs[0..n) (paths, "-" for stdin at most once) into the cache output,

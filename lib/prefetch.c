@@ -1,6 +1,7 @@
 #include "prefetch.h"
 
 #include "mem.h"
+#include "phases.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@ struct SlemPrefetch {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   pthread_t thread;
+  double busy, wait;               /* seconds reading (thread), waiting for a block (caller) */
 };
 
 static void *worker(void *arg) {
@@ -42,8 +44,11 @@ static void *worker(void *arg) {
     b = &p->buf[p->next_fill];
     pthread_mutex_unlock(&p->mu);
     /* the reading happens outside the lock */
+    double t0 = slem_now();
     b->status = p->fn(p->ctx, b->rows, p->block, p->f32, &b->got, &b->pos, &b->err);
+    t0 = slem_now() - t0;
     pthread_mutex_lock(&p->mu);
+    p->busy += t0;
     b->full = 1;
     p->next_fill ^= 1;
     if (b->status || b->got == 0) p->done = 1;
@@ -119,7 +124,11 @@ int slem_prefetch_next_pos(SlemPrefetch *self, void **rows, size_t *got, SlemBlo
     pthread_cond_broadcast(&self->cv);
   }
   b = &self->buf[self->next_take];
-  while (!b->full) pthread_cond_wait(&self->cv, &self->mu);
+  if (!b->full) {
+    double t0 = slem_now();
+    while (!b->full) pthread_cond_wait(&self->cv, &self->mu);
+    self->wait += slem_now() - t0;
+  }
   st = b->status;
   *rows = b->rows;
   *got = st ? 0 : b->got;
@@ -131,6 +140,13 @@ int slem_prefetch_next_pos(SlemPrefetch *self, void **rows, size_t *got, SlemBlo
   }
   pthread_mutex_unlock(&self->mu);
   return st;
+}
+
+void slem_prefetch_times(SlemPrefetch *self, double *read, double *wait) {
+  pthread_mutex_lock(&self->mu);
+  *read = self->busy;
+  *wait = self->wait;
+  pthread_mutex_unlock(&self->mu);
 }
 
 void slem_prefetch_free(SlemPrefetch *self) {

@@ -49,6 +49,10 @@ int slem_prefetch_new(SlemPrefetch **self, SlemVecReader *r, size_t block, int f
  * the next call; *got is 0 at the end. Errors: those of slem_vecreader_read(). */
 int slem_prefetch_next(SlemPrefetch *self, void **rows, size_t *got, SlemError *err);
 
+/* Seconds so far the thread spent reading (read) and the caller waiting in
+ * slem_prefetch_next() for a block not yet read (wait). Cannot fail. */
+void slem_prefetch_times(SlemPrefetch *self, double *read, double *wait);
+
 /* Stops the thread and frees self. Accepts NULL. */
 void slem_prefetch_free(SlemPrefetch *self);
 

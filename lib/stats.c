@@ -3,6 +3,7 @@
 #include "mem.h"
 
 #include "blas.h"
+#include "phases.h"
 
 #include <gsl/gsl_cblas.h>
 #include <gsl/gsl_errno.h>
@@ -39,9 +40,15 @@ struct SlemStats {
   size_t d, leaf_rows;
   uint64_t next_leaf;  /* where the rows being added, or the next node, start */
   uint64_t n;          /* rows summarised */
-  double *leaf;        /* leaf(leaf_rows, d): the rows of the current leaf */
-  double *colsum;      /* d: the sums of its columns, each in row order, as rows come */
-  size_t fill;         /* rows in it */
+  double **leaf;       /* batch leaves of leaf(leaf_rows, d): the rows of the leaves
+                          gathered, computed together on the threads (close_batch()) */
+  size_t *leafn;       /* rows of each full leaf */
+  Node *work;          /* batch nodes the leaves' statistics are computed into */
+  size_t batch;        /* leaves gathered before they are computed: 1, or more to keep
+                          every thread busy whatever d is (slem_stats_set_batch()) */
+  size_t pending;      /* full leaves gathered, not yet computed */
+  size_t fill;         /* rows in leaf[pending] */
+  double t_convert, t_compute, t_merge; /* seconds, for slem_stats_times() */
   Node *nodes;         /* the complete nodes, left to right */
   size_t nnodes, cap;
   double *mean;        /* the result, after slem_stats_finish() */
@@ -64,6 +71,7 @@ int slem_stats_new(SlemStats **self, size_t d, size_t leaf_rows, uint64_t first_
   s->d = d;
   s->leaf_rows = leaf_rows;
   s->next_leaf = first_leaf;
+  s->batch = 1;
   *self = s;
   return SLEM_OK;
 }
@@ -80,8 +88,11 @@ void slem_stats_free(SlemStats *self) {
   for (size_t i = 0; i < self->nspare; i++) node_clear(&self->spare[i]);
   free(self->nodes);
   free(self->dm);
+  for (size_t i = 0; self->leaf && i < self->batch; i++) free(self->leaf[i]);
+  for (size_t i = 0; self->work && i < self->batch; i++) node_clear(&self->work[i]);
   free(self->leaf);
-  free(self->colsum);
+  free(self->leafn);
+  free(self->work);
   free(self->mean);
   free(self->scatter);
   free(self);
@@ -269,65 +280,141 @@ static void cross_rows(void *ctx, size_t lo, size_t hi) {
               j->x + w + lo, (int)j->d, j->x, (int)j->d, 0.0, j->out + (1 + w + lo) * w, (int)w);
 }
 
-/* The statistics of the current leaf become a node. */
-static int close_leaf(SlemStats *s, SlemError *err) {
-  size_t d = s->d, b = s->fill;
-  Node *nd;
-  int st;
-  if (b == 0) return SLEM_OK;
-  if ((st = node_append(s, &nd, err)) != SLEM_OK) return st;
-  {
-    LeafJob job = {s->leaf, nd->mean, b, d};
-    /* each column's sum in row order (made as the rows were copied in), then each entry
-     * centred, by rows among threads, with the bits of one thread */
-    for (size_t c = 0; c < d; c++) nd->mean[c] = s->colsum[c] / (double)b;
-    slem_par_chunks(b, 256, leaf_centre, &job);
+/* Rows per chunk of a leaf's scatter: fixed, each chunk's BLAS calls on one thread. */
+#define SCATTER_CHUNK 128
+
+typedef struct BatchJob {
+  SlemStats *s;
+  size_t n1, n2, per; /* chunks of x1^T x1 and of each x2 part, and all of a leaf's */
+} BatchJob;
+
+/* Leaves [lo, hi) of the batch: each column's sum in row order, the mean, the rows centred
+ * (the same operations, in the same order, as when the leaves were computed one by one). */
+static void batch_centre(void *ctx, size_t lo, size_t hi) {
+  const BatchJob *j = ctx;
+  SlemStats *s = j->s;
+  size_t d = s->d;
+  for (size_t l = lo; l < hi; l++) {
+    double *x = s->leaf[l], *mean = s->work[l].mean;
+    size_t b = s->leafn[l];
+    LeafJob lj = {x, mean, b, d};
+    memset(mean, 0, d * sizeof *mean);
+    for (size_t i = 0; i < b; i++)
+      for (size_t c = 0; c < d; c++) mean[c] += x[i * d + c];
+    for (size_t c = 0; c < d; c++) mean[c] /= (double)b;
+    leaf_centre(&lj, 0, b);
   }
-  /* scatter = x^T x, x = [x1 x2] being the b x d centred rows cut after w columns: the
-   * lower triangle of x1^T x1, the upper one of x2^T x2 and x2^T x1, folded (Node), in
-   * fixed chunks of 128 rows */
-  {
-    size_t w = fold_w(d), h2 = d - w;
-    ScatterJob sj = {s->leaf, nd->scatter, b, d};
-    slem_par_chunks(w, 128, first_rows, &sj);
-    slem_par_chunks(h2, 128, last_rows, &sj);
-    slem_par_chunks(h2, 128, cross_rows, &sj);
+}
+
+/* Work units [lo, hi) of the batch: unit u is chunk u % per of leaf u / per, a chunk of
+ * rows of x1^T x1, of x2^T x2 or of x2^T x1 (close_batch()). */
+static void batch_scatter(void *ctx, size_t lo, size_t hi) {
+  const BatchJob *j = ctx;
+  SlemStats *s = j->s;
+  size_t d = s->d, w = fold_w(d), h2 = d - w;
+  for (size_t u = lo; u < hi; u++) {
+    size_t l = u / j->per, c = u % j->per;
+    ScatterJob sj = {s->leaf[l], s->work[l].scatter, s->leafn[l], d};
+    if (c < j->n1) {
+      size_t a = c * SCATTER_CHUNK;
+      first_rows(&sj, a, a + SCATTER_CHUNK < w ? a + SCATTER_CHUNK : w);
+    } else {
+      size_t a = (c - j->n1) % j->n2 * SCATTER_CHUNK, e = a + SCATTER_CHUNK < h2 ? a + SCATTER_CHUNK : h2;
+      if (c - j->n1 < j->n2) last_rows(&sj, a, e);
+      else cross_rows(&sj, a, e);
+    }
   }
-  nd->level = 0;
-  nd->index = s->next_leaf++;
-  nd->n = b;
+}
+
+/* The leaves gathered become nodes, in order. Their statistics are computed on the threads
+ * together: leaves x chunks of rows are the work units, many more than the threads even
+ * for a small d, each one's BLAS calls on one thread, so that a leaf's bits are those of
+ * a leaf computed alone; then the nodes join the tree one by one, as before. */
+static int close_batch(SlemStats *s, SlemError *err) {
+  size_t d = s->d, w = fold_w(d), h2 = d - w;
+  BatchJob job = {s, (w + SCATTER_CHUNK - 1) / SCATTER_CHUNK,
+                  (h2 + SCATTER_CHUNK - 1) / SCATTER_CHUNK, 0};
+  double t0 = slem_now(), t1;
+  if (s->fill > 0) s->leafn[s->pending++] = s->fill;
   s->fill = 0;
-  collapse(s);
+  if (s->pending == 0) return SLEM_OK;
+  for (size_t l = 0; l < s->pending; l++)
+    if (!s->work[l].mean &&
+        (!(s->work[l].mean = malloc(d * sizeof *s->work[l].mean)) ||
+         !(s->work[l].scatter = slem_alloc_large(fold_len(d) * sizeof *s->work[l].scatter))))
+      return slem_error(err, SLEM_ENOMEM, "out of memory for a %zu x %zu scatter matrix", d, d);
+  job.per = job.n1 + 2 * job.n2;
+  /* scatter = x^T x, x = [x1 x2] being the b x d centred rows cut after w columns: the
+   * lower triangle of x1^T x1, the upper one of x2^T x2 and x2^T x1, folded (Node) */
+  slem_par_chunks(s->pending, 1, batch_centre, &job);
+  slem_par_chunks(s->pending * job.per, 1, batch_scatter, &job);
+  t1 = slem_now();
+  s->t_compute += t1 - t0;
+  for (size_t l = 0; l < s->pending; l++) {
+    Node *nd, tmp;
+    int st;
+    if ((st = node_append(s, &nd, err)) != SLEM_OK) return st;
+    /* the computed buffers become the node's, its fresh ones the next batch's */
+    tmp = *nd;
+    nd->mean = s->work[l].mean;
+    nd->scatter = s->work[l].scatter;
+    s->work[l].mean = tmp.mean;
+    s->work[l].scatter = tmp.scatter;
+    nd->level = 0;
+    nd->index = s->next_leaf++;
+    nd->n = s->leafn[l];
+    collapse(s);
+  }
+  s->pending = 0;
+  s->t_merge += slem_now() - t1;
   return SLEM_OK;
 }
 
-/* Adds b rows, each of d doubles or floats (the other pointer NULL), into the leaf. */
+/* The leaf buffers of a batch, allocated at the first rows. */
+static int batch_alloc(SlemStats *s, SlemError *err) {
+  size_t L = s->leaf_rows, d = s->d;
+  if (!s->leaf && (!(s->leaf = calloc(s->batch, sizeof *s->leaf)) ||
+                   !(s->leafn = calloc(s->batch, sizeof *s->leafn)) ||
+                   !(s->work = calloc(s->batch, sizeof *s->work))))
+    return slem_error(err, SLEM_ENOMEM, "out of memory");
+  if (!s->leaf[s->pending] && !(s->leaf[s->pending] = slem_alloc_large(L * d * sizeof **s->leaf)))
+    return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", L);
+  return SLEM_OK;
+}
+
+/* Adds b rows, each of d doubles or floats (the other pointer NULL), into the leaves. */
 static int add_rows(SlemStats *self, const double *x, const float *xf, size_t b, SlemError *err) {
   size_t d = self->d, L = self->leaf_rows;
-  if (b > 0 && ((!self->leaf && !(self->leaf = slem_alloc_large(L * d * sizeof *self->leaf))) ||
-                (!self->colsum && !(self->colsum = malloc(d * sizeof *self->colsum)))))
-    return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", L);
-  while (b > 0) {
+  double t0 = slem_now();
+  int st = SLEM_OK;
+  while (b > 0 && st == SLEM_OK) {
     size_t take = L - self->fill < b ? L - self->fill : b;
-    double *to = self->leaf + self->fill * d, *sum = self->colsum;
-    int st;
-    if (self->fill == 0) memset(sum, 0, d * sizeof *sum);
-    /* copied (float32 widened) and summed by columns in the same pass */
-    for (size_t i = 0; i < take; i++, to += d) {
-      if (x) {
-        for (size_t c = 0; c < d; c++) sum[c] += to[c] = x[c];
-        x += d;
-      } else {
-        for (size_t c = 0; c < d; c++) sum[c] += to[c] = xf[c];
-        xf += d;
-      }
+    double *to;
+    if ((st = batch_alloc(self, err)) != SLEM_OK) break;
+    to = self->leaf[self->pending] + self->fill * d;
+    /* copied (float32 widened); the columns are summed with the leaf's other work */
+    if (x) {
+      memcpy(to, x, take * d * sizeof *x);
+      x += take * d;
+    } else {
+      for (size_t i = 0; i < take * d; i++) to[i] = xf[i];
+      xf += take * d;
     }
     self->fill += take;
     self->n += take;
     b -= take;
-    if (self->fill == L && (st = close_leaf(self, err)) != SLEM_OK) return st;
+    if (self->fill == L) {
+      self->leafn[self->pending++] = L;
+      self->fill = 0;
+      if (self->pending == self->batch) {
+        self->t_convert += slem_now() - t0;
+        st = close_batch(self, err);
+        t0 = slem_now();
+      }
+    }
   }
-  return SLEM_OK;
+  self->t_convert += slem_now() - t0;
+  return st;
 }
 
 int slem_stats_add(SlemStats *self, const double *x, size_t b, SlemError *err) {
@@ -338,7 +425,18 @@ int slem_stats_add_f32(SlemStats *self, const float *x, size_t b, SlemError *err
   return add_rows(self, NULL, x, b, err);
 }
 
-int slem_stats_flush(SlemStats *self, SlemError *err) { return close_leaf(self, err); }
+int slem_stats_flush(SlemStats *self, SlemError *err) { return close_batch(self, err); }
+
+void slem_stats_set_batch(SlemStats *self, size_t leaves) {
+  if (self->leaf || leaves == 0) return;
+  self->batch = leaves;
+}
+
+void slem_stats_times(const SlemStats *self, double *convert, double *compute, double *merge) {
+  *convert = self->t_convert;
+  *compute = self->t_compute;
+  *merge = self->t_merge;
+}
 
 int slem_stats_push(SlemStats *self, unsigned level, uint64_t index, uint64_t n,
                     const double *mean, const double *scatter, SlemError *err) {
@@ -346,7 +444,7 @@ int slem_stats_push(SlemStats *self, unsigned level, uint64_t index, uint64_t n,
   Node *nd;
   int st;
   if (level >= 64 || index > (UINT64_MAX >> level) || index << level != self->next_leaf ||
-      self->fill > 0)
+      self->fill > 0 || self->pending > 0)
     return slem_error(err, SLEM_EINVAL, "node (%u, %llu) does not start at leaf %llu", level,
                       (unsigned long long)index, (unsigned long long)self->next_leaf);
   if ((st = node_append(self, &nd, err)) != SLEM_OK) return st;
@@ -365,7 +463,7 @@ int slem_stats_push(SlemStats *self, unsigned level, uint64_t index, uint64_t n,
 int slem_stats_finish(SlemStats *self, SlemError *err) {
   size_t d = self->d;
   Node acc = {0};
-  double *full;
+  double *full, t0;
   int st = slem_stats_flush(self, err);
   if (st) return st;
   /* no more leaves: the spare buffers go back before the result's are taken */
@@ -380,7 +478,9 @@ int slem_stats_finish(SlemStats *self, SlemError *err) {
     return slem_error(err, SLEM_ENOMEM, "out of memory for a %zu x %zu scatter matrix", d, d);
   }
   memset(acc.scatter, 0, fold_len(d) * sizeof *acc.scatter);
+  t0 = slem_now();
   for (size_t i = 0; i < self->nnodes; i++) combine(self, &acc, &self->nodes[i]);
+  self->t_merge += slem_now() - t0;
   for (size_t i = 0; i < d; i++) /* unfolded, both triangles */
     for (size_t k = 0; k <= i; k++) full[i * d + k] = full[k * d + i] = acc.scatter[fold_pos(d, i, k)];
   free(acc.scatter);

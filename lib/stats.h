@@ -50,6 +50,16 @@ int slem_stats_add_f32(SlemStats *self, const float *x, size_t b, SlemError *err
  * negatives, or of a shard that stops there. Errors: SLEM_ENOMEM. */
 int slem_stats_flush(SlemStats *self, SlemError *err);
 
+/* Gathers leaves full leaves before computing them together on the BLAS threads (the
+ * work units are leaves x chunks of rows; slem_par_chunks()), the same bits as one by one:
+ * memory grows by leaves x leaf_rows x d doubles. Call before the first row; 0 or a later
+ * call is ignored. Default 1. Cannot fail. */
+void slem_stats_set_batch(SlemStats *self, size_t leaves);
+
+/* Seconds spent so far copying rows into the leaves (convert), computing leaves (compute)
+ * and joining nodes into the tree (merge), on the calling thread's clock. Cannot fail. */
+void slem_stats_times(const SlemStats *self, double *convert, double *compute, double *merge);
+
 /* Adds node (level, index) summarising n rows: their mean(d) and scatter(d, d) (the lower
  * triangle is read). It must start where self ends: index 2^level = next leaf. Errors:
  * SLEM_EINVAL when it does not, SLEM_ENOMEM. */

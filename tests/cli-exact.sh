@@ -35,6 +35,13 @@ for mode in "--precision single" "--precision double" "--classifier"; do
   # shellcheck disable=SC2086
   slem-encode -q -t 2 $mode -c "$T/neg0.slem" -o "$T/t2.fvecs" "$D/database.fvecs"
   same "encode $mode, -t 1 and -t 2" "$T/t1.fvecs" "$T/t2.fvecs"
+  # the default block grows with the threads (four 256-row chunks each), and a writing
+  # thread writes it: the same bytes at -t 3 and 5, and with blocks of 256 and 4096
+  for tb in "-t 3" "-t 5" "-t 3 -b 256" "-t 5 -b 4096"; do
+    # shellcheck disable=SC2086
+    slem-encode -q $tb $mode -c "$T/neg0.slem" -o "$T/t3.fvecs" "$D/database.fvecs"
+    same "encode $mode, -t 1 and $tb" "$T/t1.fvecs" "$T/t3.fvecs"
+  done
 done
 
 # ---- the data ----
@@ -69,7 +76,9 @@ invariance() {
   m() { slem-match -k "$k" "$@"; }
   m "$@" -t 1 -d "$db" -o "$T/ref.tsv" "$q" 2>"$T/err" || { bad "$name: $(cat "$T/err")"; return; }
   [ "$(wc -l <"$T/ref.tsv")" = $((110 * k)) ] && ok || bad "$name: $(wc -l <"$T/ref.tsv") lines"
-  m "$@" -t 2 -d "$db" -o "$T/o.tsv" "$q" && same "$name -t 2" "$T/ref.tsv" "$T/o.tsv"
+  for t in 2 3 5; do
+    m "$@" -t $t -d "$db" -o "$T/o.tsv" "$q" && same "$name -t $t" "$T/ref.tsv" "$T/o.tsv"
+  done
   for tr in 7 64 1000; do
     m "$@" -t 2 --tile-rows $tr -d "$db" -o "$T/o.tsv" "$q" && same "$name --tile-rows $tr" "$T/ref.tsv" "$T/o.tsv"
   done
@@ -134,6 +143,9 @@ awk -F '\t' '$4 != "1" { bad = 1 } END { exit bad || NR != 10 }' "$T/o.tsv" && o
 # is checked in tests/check_match.c); --stats counts the re-scored pairs
 slem-match --stats -k 10 -d "$T/db.fvecs" "$T/q.fvecs" >/dev/null 2>"$T/err"
 grep -q "110 queries x 1080 rows: 118800 pairs scored, [0-9]* re-scored exactly" "$T/err" && ok || bad "--stats: $(cat "$T/err")"
+grep -Eq '^slem-match: stats: wall [0-9.]+ threads [0-9]+ block [0-9]+ units [0-9]+$' "$T/err" &&
+  grep -Eq '^slem-match: stats: read [0-9.]+ wait-read [0-9.]+ convert [0-9.]+ compute [0-9.]+ merge [0-9.]+ factor [0-9.]+ write [0-9.]+ wait-write [0-9.]+$' "$T/err" &&
+  ok || bad "--stats: no phases: $(cat "$T/err")"
 
 # ---- the database read once: the tiles of the first block of queries kept in memory ----
 slem-match -n -k 10 -d "$T/db.fvecs" -o "$T/once.ref" "$T/q.fvecs"

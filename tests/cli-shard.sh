@@ -13,6 +13,35 @@ check "whole cache" slem-negstats -q --leaf-rows 32 -o "$T/whole.slem" "$D/negat
 slem-encode -q -c "$T/whole.slem" -F text -o "$T/whole.txt" "$D/queries.fvecs" || bad "encode whole"
 check "whole cache read in other blocks" slem-negstats -q --leaf-rows 32 -b 5 -t 1 -o "$T/whole5.slem" "$D/negatives.fvecs" "$D/validation.fvecs"
 [ "$(fp "$T/whole5.slem")" = "$(fp "$T/whole.slem")" ] && ok || bad "the read block or the threads change the cache"
+# several leaves computed at once (two per thread, the last batch short): the same cache
+# for every thread count, and --stats says where the time went, as "key value" pairs
+for t in 1 2 3 5; do
+  slem-negstats -q --stats --leaf-rows 32 -t $t -o "$T/whole-t$t.slem" "$D/negatives.fvecs" \
+    "$D/validation.fvecs" 2>"$T/stats-t$t" || bad "negstats -t $t"
+  [ "$(fp "$T/whole-t$t.slem")" = "$(fp "$T/whole.slem")" ] && ok || bad "-t $t changes the cache"
+  grep -Eq "^slem-negstats: stats: wall [0-9.]+ threads $t block 32 units $([ $t = 1 ] && echo 1 || echo $((2 * t)))\$" "$T/stats-t$t" &&
+    grep -Eq '^slem-negstats: stats: read [0-9.]+ wait-read [0-9.]+ convert [0-9.]+ compute [0-9.]+ merge [0-9.]+ factor [0-9.]+ write [0-9.]+ wait-write [0-9.]+$' "$T/stats-t$t" &&
+    ok || bad "negstats --stats -t $t: $(cat "$T/stats-t$t")"
+  slem-negstats -q --leaf-rows 32 -t $t --partial --shard 1/3 -o "$T/p13-t$t.slem" \
+    "$D/negatives.fvecs" "$D/validation.fvecs" || bad "negstats --shard 1/3 -t $t"
+  [ "$(fp "$T/p13-t$t.slem")" = "$(fp "$T/p13-t1.slem")" ] && ok || bad "-t $t changes a partial cache"
+done
+# encode: the default block (four 256-row chunks per thread) and the writing thread leave
+# the descriptors as they are for every thread count and block (8 x 697 rows: several
+# blocks of every size), and --stats parses
+for i in 1 2 3 4 5 6 7 8; do cat "$D/negatives.fvecs"; done >"$T/many.fvecs"
+slem-encode -q -t 1 -b 1024 -c "$T/whole.slem" -o "$T/many-ref.fvecs" "$T/many.fvecs" || bad "encode many"
+for t in 1 2 3 5; do
+  for b in "" "-b 256" "-b 4096"; do
+    # shellcheck disable=SC2086
+    slem-encode -q -t $t $b -c "$T/whole.slem" -o "$T/many-t.fvecs" "$T/many.fvecs" || bad "encode -t $t $b"
+    cmp -s "$T/many-t.fvecs" "$T/many-ref.fvecs" && ok || bad "encode -t $t $b: other descriptors"
+  done
+  slem-encode -q --stats -t $t -c "$T/whole.slem" -o "$T/many-t.fvecs" "$T/many.fvecs" 2>"$T/estats" || bad "encode --stats"
+  grep -Eq "^slem-encode: stats: wall [0-9.]+ threads $t block $([ $t -le 1 ] && echo 1024 || echo $((1024 * t))) units [0-9]+\$" "$T/estats" &&
+    grep -Eq '^slem-encode: stats: read [0-9.]+ wait-read [0-9.]+ convert [0-9.]+ compute [0-9.]+ merge [0-9.]+ factor [0-9.]+ write [0-9.]+ wait-write [0-9.]+$' "$T/estats" &&
+    ok || bad "encode --stats -t $t: $(cat "$T/estats")"
+done
 for n in 1 3 7 30; do
   parts=
   rparts=
