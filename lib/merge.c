@@ -8,6 +8,7 @@
 
 #include "fmt.h"
 #include "ids.h"
+#include "mergefast.h"
 #include "shard.h"
 #include "strmap.h"
 #include "topk.h"
@@ -421,6 +422,10 @@ int slem_merge(const char *const *shards, size_t n, const char *output,
   m.s = calloc(n, sizeof *m.s);
   if (!m.s) return slem_error(err, SLEM_ENOMEM, "out of memory");
   if (opts->check && (st = opts->check(opts->check_ctx, shards, n, err)) != SLEM_OK) goto done;
+  /* the shards as slem-match writes them, fast; anything else (errors included) here */
+  if (!opts->db_ids && (st = slem_mergefast(shards, n, output, opts, stats, err)) != SLEM_MERGEFAST_DECLINED)
+    goto done;
+  st = SLEM_OK;
   if (opts->db_ids) {
     size_t nid;
     if ((st = slem_ids_read(&m.ids, opts->db_ids, err)) != SLEM_OK) goto done;
