@@ -71,6 +71,13 @@ static int plain_all(const char *s, size_t n) {
   return 1;
 }
 
+/* memcmp for the short strings of a line, inlined: libc's call was a fifth of the time. */
+static inline int same(const char *a, const char *b, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (a[i] != b[i]) return 0;
+  return 1;
+}
+
 /* A whole number as slem writes it (no sign, no leading zero) below 2^31. */
 static int parse_u31(const char *s, size_t n, uint32_t *v) {
   uint64_t x = 0;
@@ -189,7 +196,7 @@ static int parse_score(const char *s, size_t n, float *f, int *canon) {
     for (int i = nd; i < 9; i++) d9 *= 10;
     y = 8 - x >= 0 ? a * p10[8 - x] : a / p10[x - 8];
     dev = y - (double)d9;
-    if (g9_text(buf, neg, d9, x) != n || memcmp(buf, s, n) != 0) {
+    if (g9_text(buf, neg, d9, x) != n || !same(buf, s, n)) {
       *canon = 0; /* not canonical: no float prints so */
       return 0;
     }
@@ -249,7 +256,7 @@ static int take(Fast *m, size_t s, const Res *r) {
     }
   } else if (ri->owner != (uint32_t)s + 1) {
     return -1;
-  } else if (m->jsonl && (ri->idlen != r->idlen || memcmp(ri->id, r->id, r->idlen) != 0)) {
+  } else if (m->jsonl && (ri->idlen != r->idlen || !same(ri->id, r->id, r->idlen))) {
     return -1;
   }
   return 0;
@@ -277,8 +284,8 @@ static int read_tsv(Fast *m, size_t s, const char **q, size_t *ql, const char *q
       *q = l;
       *ql = (size_t)(t1 - l);
       if (*ql == 0 || *ql > MAXTOK || !plain_all(l, *ql)) return -1;
-      if (q0 && (*ql != ql0 || memcmp(l, q0, ql0) != 0)) return -1;
-    } else if ((size_t)(t1 - l) != *ql || memcmp(l, *q, *ql) != 0) {
+      if (q0 && (*ql != ql0 || !same(l, q0, ql0))) return -1;
+    } else if ((size_t)(t1 - l) != *ql || !same(l, *q, *ql)) {
       break;
     }
     if (!(t2 = memchr(t1 + 1, '\t', (size_t)(nl - t1 - 1))) ||
@@ -300,8 +307,8 @@ static int read_tsv(Fast *m, size_t s, const char **q, size_t *ql, const char *q
 }
 
 /* Matches the literal lit at *p (before end). */
-static int lit(const char **p, const char *end, const char *lit, size_t n) {
-  if ((size_t)(end - *p) < n || memcmp(*p, lit, n) != 0) return -1;
+static inline int lit(const char **p, const char *end, const char *lit, size_t n) {
+  if ((size_t)(end - *p) < n || !same(*p, lit, n)) return -1;
   *p += n;
   return 0;
 }
@@ -319,7 +326,7 @@ static int read_jsonl(Fast *m, size_t s, const char **q, size_t *ql, const char 
   *q = p;
   *ql = (size_t)(t - p);
   if (*ql == 0 || *ql > MAXTOK || !plain_all(p, *ql)) return -1;
-  if (q0 && (*ql != ql0 || memcmp(p, q0, ql0) != 0)) return -1;
+  if (q0 && (*ql != ql0 || !same(p, q0, ql0))) return -1;
   p = t;
   if (LIT(&p, nl, "\",\"results\":[") != 0) return -1;
   for (;;) {
