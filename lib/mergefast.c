@@ -34,6 +34,7 @@ typedef struct Res {
 
 typedef struct FShard {
   const char *base, *p, *end;
+  uint64_t lo, hi;      /* the rows it may return */
   size_t len;
   Res *r;
   size_t n, cap;
@@ -244,6 +245,7 @@ static RowInfo *row_info(Fast *m, uint32_t row) {
 /* Checks result r of shard s against the others of its query and the earlier ones. */
 static int take(Fast *m, size_t s, const Res *r) {
   RowInfo *ri = row_info(m, r->row);
+  if (r->row < m->s[s].lo || r->row >= m->s[s].hi) return -1;
   if (!ri || ri->stamp == m->query) return -1;
   ri->stamp = m->query;
   if (ri->owner == 0) {
@@ -583,7 +585,7 @@ done:
 }
 
 int slem_mergefast(const char *const *shards, size_t n, const char *output,
-                   const SlemMergeOpts *opts, SlemMergeStats *stats, SlemError *err) {
+                   const SlemMergeOpts *opts, const SlemMergeFastShard *info, SlemMergeStats *stats, SlemError *err) {
   Fast m = {0};
   SlemOut *out = NULL;
   SlemStrMap *qseen = NULL;
@@ -596,14 +598,32 @@ int slem_mergefast(const char *const *shards, size_t n, const char *output,
   SlemMergeStats z = {0, 0};
   if (opts->db_ids || !output || strcmp(output, "-") == 0 || n == 0 || k == 0) return NO;
   if (stat(output, &os) == 0 && !S_ISREG(os.st_mode)) return NO;
-  if (npy_base(shards[0]) >= 0) return merge_npy(shards, n, output, opts, stats, err);
+  if (npy_base(shards[0]) >= 0)
+    return info ? NO : merge_npy(shards, n, output, opts, stats, err);
   if (!(m.s = calloc(n, sizeof *m.s))) return NO;
   m.n = n;
-  for (size_t s = 0; s < n; s++)
-    if (map_shard(m.s + s, shards[s]) != 0) goto done;
-  m.jsonl = m.s[0].base[0] == '{';
   for (size_t s = 0; s < n; s++) {
-    const char *b = m.s[s].base, *nl = memchr(b, '\n', m.s[s].len);
+    FShard *sh = m.s + s;
+    if (map_shard(sh, shards[s]) != 0) goto done;
+    sh->hi = UINT64_MAX;
+    if (info && info[s].lines) {
+      /* the first line and the end line, which slem_merge() checked */
+      static const char head[] = "{\"slem_shard\":", tail[] = "{\"slem_shard_end\":";
+      const char *nl = memchr(sh->p, '\n', sh->len), *last = sh->end - 1;
+      while (last > sh->base && last[-1] != '\n') last--;
+      if (sh->len < sizeof head || !same(sh->p, head, sizeof head - 1) || nl + 1 > last ||
+          (size_t)(sh->end - last) < sizeof tail || !same(last, tail, sizeof tail - 1))
+        goto done;
+      sh->p = nl + 1;
+      sh->end = last;
+      sh->lo = info[s].lo;
+      sh->hi = info[s].hi;
+    }
+  }
+  m.jsonl = m.s[0].p[0] == '{';
+  for (size_t s = 0; s < n; s++) {
+    const char *b = m.s[s].p, *nl = memchr(b, '\n', (size_t)(m.s[s].end - b));
+    if (!nl) goto done;
     if ((b[0] == '{') != m.jsonl) goto done;
     if (!m.jsonl && (!memchr(b, '\t', (size_t)(nl - b)) || memchr(b, ' ', (size_t)(nl - b))))
       goto done;
