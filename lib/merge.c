@@ -328,7 +328,7 @@ static int check_shards(Merge *m, SlemError *err) {
                         (unsigned long long)x->k, m->opts->k);
     slem_shard_range(&(SlemShard){x->index, x->count}, x->rows, &m->s[s].lo, &m->s[s].hi);
   }
-  if (m->n != first->count) {
+  if (m->n != first->count && !m->opts->partial) {
     if (!(seen = calloc(first->count, 1))) return slem_error(err, SLEM_ENOMEM, "out of memory");
     for (size_t s = 0; s < m->n; s++) seen[m->s[s].shard->index] = 1;
     for (uint64_t i = 0; i < first->count; i++)
