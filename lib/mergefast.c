@@ -44,8 +44,10 @@ typedef struct FShard {
 typedef struct RowInfo {
   uint32_t owner;       /* shard + 1; 0: not seen */
   uint32_t stamp;       /* the query (+ 1) that last listed it */
-  const char *id;       /* jsonl: its id */
+  const char *id;       /* jsonl: its id, in the map */
   uint32_t idlen;
+  char idb[20];         /* and a copy when it fits: the first place it was read is far
+                           away in the map by the time the row comes again */
 } RowInfo;
 
 typedef struct Fast {
@@ -255,10 +257,13 @@ static int take(Fast *m, size_t s, const Res *r) {
       if (at != before) return -1; /* the id of another row, or out of memory */
       ri->id = r->id;
       ri->idlen = r->idlen;
+      if (r->idlen <= sizeof ri->idb) memcpy(ri->idb, r->id, r->idlen);
     }
   } else if (ri->owner != (uint32_t)s + 1) {
     return -1;
-  } else if (m->jsonl && (ri->idlen != r->idlen || !same(ri->id, r->id, r->idlen))) {
+  } else if (m->jsonl &&
+             (ri->idlen != r->idlen ||
+              !same(r->idlen <= sizeof ri->idb ? ri->idb : ri->id, r->id, r->idlen))) {
     return -1;
   }
   return 0;
