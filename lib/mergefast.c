@@ -473,6 +473,7 @@ static int npy_map(Npy *x, const char *path, const char *descr, size_t item) {
     if (dict[i] != ' ' && !(dict[i] == '\n' && i == hlen - 1)) return -1;
   if (b == 0 || b > (1u << 20) || a > UINT64_MAX / b / item || x->len != 10 + hlen + a * b * item)
     return -1;
+  if ((10 + hlen) % item != 0) return -1; /* numpy pads to 64: the values aligned */
   x->data = x->base + 10 + hlen;
   x->nq = a;
   x->k = b;
