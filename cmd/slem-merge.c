@@ -28,6 +28,8 @@ static void __attribute__((noreturn)) usage(void) {
       "      --allow-mixed-blas merge shards whose descriptors were encoded on other BLAS\n"
       "                         cores, or scored with other libraries (refused by default:\n"
       "                         the result would not be that of one run)\n"
+      "      --partial          the shards are some of a split (the first level of a merge\n"
+      "                         in two levels): the others missing is not an error\n"
       "  -h, --help             show this help and exit\n"
       "  -V, --version          show the version and exit\n"
       "\n"
@@ -57,6 +59,7 @@ int main(int argc, char **argv) {
       {"output", required_argument, 0, 'o'}, {"db-ids", required_argument, 0, 'D'},
       {"help", no_argument, 0, 'h'},         {"version", no_argument, 0, 'V'},
       {"allow-mixed-blas", no_argument, 0, 'M'},
+      {"partial", no_argument, 0, 'P'},
       {0, 0, 0, 0}};
   const char *output = "-";
   int format_given = 0;
@@ -82,6 +85,7 @@ int main(int argc, char **argv) {
     case 'o': output = optarg; break;
     case 'D': opts.db_ids = optarg; break;
     case 'M': opts.allow_mixed_blas = 1; break;
+    case 'P': opts.partial = 1; break;
     case 'h': usage();
     case 'V': cli_version();
     default: cli_bad_option(argv, shortopts);

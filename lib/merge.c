@@ -5,9 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fmt.h"
 #include "ids.h"
+#include "mergefast.h"
 #include "shard.h"
 #include "strmap.h"
 #include "topk.h"
@@ -447,7 +449,7 @@ static int check_shards(Merge *m, SlemError *err) {
                         (unsigned long long)x->k, m->opts->k);
     slem_shard_range(&(SlemShard){x->index, x->count}, x->rows, &m->s[s].lo, &m->s[s].hi);
   }
-  if (m->n != first->count) {
+  if (m->n != first->count && !m->opts->partial) {
     if (!(seen = calloc(first->count, 1))) return slem_error(err, SLEM_ENOMEM, "out of memory");
     for (size_t s = 0; s < m->n; s++) seen[m->s[s].shard->index] = 1;
     for (uint64_t i = 0; i < first->count; i++)
@@ -525,6 +527,64 @@ static int check_short(const Merge *m, SlemError *err) {
   return SLEM_OK;
 }
 
+static void merge_free(Merge *m) {
+  for (size_t s = 0; s < m->n && m->s; s++) {
+    slem_rankreader_free(m->s[s].r);
+    slem_keyset_free(m->s[s].rows);
+    free(m->s[s].short_query);
+    for (size_t i = 0; i < m->s[s].nshort; i++) free(m->s[s].shorts[i].query);
+    free(m->s[s].shorts);
+  }
+  free(m->s);
+  free(m->c);
+  free(m->seen.at);
+  free(m->seen.gen);
+  free(m->out);
+}
+
+/* Before the fast path (mergefast.h): the checks of the shard lines, run by this merge's
+ * own code on the first query of each shard, all regular files. Returns 0 when the fast path
+ * may try (*lines: the shards have shard lines, checked, each end line found in its file,
+ * info filled), -1 when the general merge is to run (an error it will report again, a pipe,
+ * an end line it reads at the end). */
+static int fast_prepass(const char *const *shards, size_t n, const SlemMergeOpts *opts,
+                        SlemMergeFastShard *info, int *lines) {
+  Merge m = {0};
+  SlemError e;
+  size_t seen = 0;
+  int done = 0, ok = -1;
+  struct stat sb;
+  *lines = 0;
+  for (size_t s = 0; s < n; s++)
+    if (strcmp(shards[s], "-") == 0 || stat(shards[s], &sb) != 0 || !S_ISREG(sb.st_mode))
+      return -1;
+  m.n = n;
+  m.opts = opts;
+  m.paths = shards;
+  if (!(m.s = calloc(n, sizeof *m.s))) return -1;
+  for (size_t s = 0; s < n; s++) {
+    m.s[s].short_n = SIZE_MAX;
+    if (slem_rankreader_open(&m.s[s].r, shards[s], SLEM_RANK_AUTO, &e) != SLEM_OK ||
+        !(m.s[s].rows = slem_keyset_new()))
+      goto done;
+  }
+  if (next_query(&m, &seen, &done, &e) != SLEM_OK || done || check_shards(&m, &e) != SLEM_OK)
+    goto done;
+  if (m.checked) {
+    for (size_t s = 0; s < n; s++) {
+      if (!m.s[s].end.has_end) goto done;
+      info[s].lines = 1;
+      info[s].lo = m.s[s].lo;
+      info[s].hi = m.s[s].hi;
+    }
+    *lines = 1;
+  }
+  ok = 0;
+done:
+  merge_free(&m);
+  return ok;
+}
+
 int slem_merge(const char *const *shards, size_t n, const char *output,
                const SlemMergeOpts *opts, SlemMergeStats *stats, SlemError *err) {
   Merge m = {0};
@@ -542,6 +602,19 @@ int slem_merge(const char *const *shards, size_t n, const char *output,
   m.s = calloc(n, sizeof *m.s);
   if (!m.s) return slem_error(err, SLEM_ENOMEM, "out of memory");
   if (opts->check && (st = opts->check(opts->check_ctx, shards, n, err)) != SLEM_OK) goto done;
+  /* the shards as slem-match writes them, fast; anything else (errors included) here */
+  if (!opts->db_ids) {
+    SlemMergeFastShard *info = calloc(n, sizeof *info);
+    int lines = 0;
+    if (!info) goto nomem;
+    if (fast_prepass(shards, n, opts, info, &lines) == 0)
+      st = slem_mergefast(shards, n, output, opts, lines ? info : NULL, stats, err);
+    else
+      st = SLEM_MERGEFAST_DECLINED;
+    free(info);
+    if (st != SLEM_MERGEFAST_DECLINED) goto done;
+    st = SLEM_OK;
+  }
   if (opts->db_ids) {
     size_t nid;
     if ((st = slem_ids_read(&m.ids, opts->db_ids, err)) != SLEM_OK) goto done;

@@ -35,6 +35,9 @@ typedef struct SlemMergeOpts {
                               arithmetics, or matches with other libraries (arith.h):
                               refused by default (SLEM_EFORMAT naming both); the fields
                               that it waives are marked in slem_rankshard_fields() */
+  int partial;             /* the shards are some of a split's (slem-scale's first level of
+                              a merge in two levels): shards missing from it are not an
+                              error; every other check holds */
   void *check_ctx;
   SlemProgressFn progress; /* may be NULL: called with the queries merged so far */
   void *progress_ctx;

@@ -290,6 +290,28 @@ for f in tsv jsonl; do
   check "10 000 queries, $f" slem-merge -k 10 -o "$T/m10k.$f" "$T/t0.jsonl" "$T/t1.jsonl" "$T/t2.jsonl"
   same "10 000 queries, $f" "$T/m10k.$f" "$T/all10k.$f"
 done
+# the same shards as tsv and as npy pairs (slem-merge --partial of each alone): the fast
+# readers (a file output) against the general merge (stdout) and one slem-match, with the
+# many ties of the digits broken by the row
+for i in 0 1 2; do
+  slem-merge --partial -k 10 -F tsv -o "$T/t$i.tsv" "$T/t$i.jsonl"
+  slem-merge --partial -k 10 -F npy -o "$T/t$i.npy" "$T/t$i.jsonl"
+done
+for f in tsv jsonl; do
+  check "10 000 queries from tsv, to $f" slem-merge -k 10 -F $f -o "$T/m10k.$f" "$T/t0.tsv" "$T/t1.tsv" "$T/t2.tsv"
+  same "10 000 queries from tsv, to $f" "$T/m10k.$f" "$T/all10k.$f"
+  slem-merge -k 10 -F $f "$T/t0.tsv" "$T/t1.tsv" "$T/t2.tsv" >"$T/m10kg.$f"
+  same "10 000 queries from tsv, to $f, the general merge" "$T/m10kg.$f" "$T/all10k.$f"
+  slem-merge -k 10 -F $f "$T/t0.jsonl" "$T/t1.jsonl" "$T/t2.jsonl" >"$T/m10kg.$f"
+  same "10 000 queries from jsonl, to $f, the general merge" "$T/m10kg.$f" "$T/all10k.$f"
+done
+check "10 000 queries from npy" slem-merge -k 10 -o "$T/m10k.npy" "$T/t0.I.npy" "$T/t1.I.npy" "$T/t2.I.npy"
+slem-merge -k 10 -F tsv "$T/m10k.npy" >"$T/m10k.npy.tsv"
+same "10 000 queries from npy" "$T/m10k.npy.tsv" "$T/all10k.tsv"
+check "10 000 queries, k 7 from npy" slem-merge -k 7 -o "$T/m10k7.npy" "$T/t0.I.npy" "$T/t1.I.npy" "$T/t2.I.npy"
+slem-merge -k 7 -F tsv "$T/t0.tsv" "$T/t1.tsv" "$T/t2.tsv" >"$T/m10k7.tsv"
+slem-merge -k 7 -F tsv "$T/m10k7.npy" >"$T/m10k7.npy.tsv"
+same "10 000 queries, k 7 from npy" "$T/m10k7.npy.tsv" "$T/m10k7.tsv"
 [ "$(wc -l <"$T/all10k.tsv")" = 100000 ] && ok || bad "10 000 queries: $(wc -l <"$T/all10k.tsv") lines"
 { head -c $((9999 * REC)) "$T/q10k.fvecs"; head -c $REC "$D/validation.fvecs"; } >"$T/q10kb.fvecs"
 slem-match -t 1 -k 10 --shard 2/3 -F jsonl -d "$D/database.fvecs" -o "$T/t2b.jsonl" "$T/q10kb.fvecs"

@@ -74,6 +74,23 @@ done
 if sharded "7 shards of 5 database rows" 7 "$T/five.fvecs" "$T/r.tsv" --leaf-rows 32; then
   cmp -s "$T/r.tsv" "$T/lin5.tsv" && ok || bad "7 shards of 5 rows: another ranking"
 fi
+# the merge in two levels (past SLEM_SCALE_MERGE_MAX shards; 64 by default): groups of
+# about sqrt(N) shards, then the groups, the very bytes of one level; with ids too, and
+# with shards of no rows (7 shards of 5 rows); its group rankings removed after success
+export SLEM_SCALE_MERGE_MAX=2
+if sharded "linear, 7 shards, merged in two levels" 7 "$D/database.fvecs" "$T/r.tsv" --leaf-rows 32 \
+  --workdir "$T/w2"; then
+  cmp -s "$T/r.tsv" "$T/lin.tsv" && ok || bad "linear, 7 shards in two levels: another ranking than one process's"
+  [ -e "$T/w2" ] && bad "two levels: the work directory (the group rankings) was left" || ok
+fi
+if sharded "linear, ids, 5 shards, merged in two levels" 5 "$D/database.fvecs" "$T/r.tsv" --leaf-rows 32 \
+  --db-ids "$D/database.ids" --query-ids "$D/queries.ids"; then
+  cmp -s "$T/r.tsv" "$T/linid.tsv" && ok || bad "linear, ids, 5 shards in two levels: another ranking"
+fi
+if sharded "7 shards of 5 rows, merged in two levels" 7 "$T/five.fvecs" "$T/r.tsv" --leaf-rows 32; then
+  cmp -s "$T/r.tsv" "$T/lin5.tsv" && ok || bad "7 shards of 5 rows in two levels: another ranking"
+fi
+unset SLEM_SCALE_MERGE_MAX
 # the work directory is removed after success, unless kept
 [ -n "$(find "$T" -maxdepth 1 -name '.slem-work*')" ] && bad "a work directory was left beside the ranking" || ok
 

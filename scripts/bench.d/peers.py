@@ -161,8 +161,29 @@ def kmatch(cache_path, db_path, q_path, k, out_path):
     np.save(out_path, np.take_along_axis(top, order, axis=1))
 
 
+def merge(k, out_base, *shards):
+    """slem-merge's peer: the npy pairs (BASE.I.npy, BASE.D.npy) of the shards concatenated,
+    each query's best k by higher score, then lower row (np.argpartition, then np.lexsort of
+    the kept), written as an npy pair."""
+    k = int(k)
+    bases = [s[:-6] if s.endswith((".I.npy", ".D.npy")) else s for s in shards]
+    I = np.concatenate([np.load(b + ".I.npy") for b in bases], axis=1)
+    D = np.concatenate([np.load(b + ".D.npy") for b in bases], axis=1)
+    # the k-th best score bounds the top k; ties at it are settled by the row in lexsort
+    part = np.argpartition(-D, k - 1, axis=1)
+    kth = np.take_along_axis(D, part[:, k - 1:k], axis=1)
+    keep = D >= kth
+    rows = np.where(keep, I, np.iinfo(np.int64).max)
+    order = np.lexsort((rows, np.where(keep, -D, np.inf)), axis=1)[:, :k]
+    np.save(out_base + ".I.npy", np.take_along_axis(I, order, axis=1))
+    np.save(out_base + ".D.npy", np.take_along_axis(D, order, axis=1))
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "merge":
+        merge(*args)
+        return
     if cmd == "negstats":
         negstats(*args)
     elif cmd == "encode-chol":
