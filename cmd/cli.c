@@ -19,12 +19,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../lib/arith.h"
-#include "../lib/blas.h"
-#include "../lib/io.h"
-#include "../lib/rankings.h"
-#include "../lib/vecs.h"
-#include "../lib/slem.h"
+#include "../lib/linalg/arith.h"
+#include "../lib/linalg/blas.h"
+#include "../lib/io/io.h"
+#include "../lib/rank/rankings.h"
+#include "../lib/formats/vecs.h"
+#include "../lib/io/slem.h"
 
 static const char *prog = "slem";
 static int progress_shown;

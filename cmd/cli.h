@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../lib/error.h"
+#include "../lib/io/error.h"
 
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_FAIL 1

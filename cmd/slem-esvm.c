@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/esvm.h"
-#include "../lib/ids.h"
-#include "../lib/blas.h"
-#include "../lib/vecs.h"
+#include "../lib/search/esvm.h"
+#include "../lib/io/ids.h"
+#include "../lib/linalg/blas.h"
+#include "../lib/formats/vecs.h"
 #include "cli.h"
 
 static void __attribute__((noreturn)) usage(void) {

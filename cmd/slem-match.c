@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/matchrun.h"
-#include "../lib/mem.h"
-#include "../lib/rankings.h"
-#include "../lib/slem.h"
-#include "../lib/vecs.h"
+#include "../lib/rank/matchrun.h"
+#include "../lib/io/mem.h"
+#include "../lib/rank/rankings.h"
+#include "../lib/io/slem.h"
+#include "../lib/formats/vecs.h"
 #include "cli.h"
 
 static void __attribute__((noreturn)) usage(void) {

@@ -7,11 +7,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../lib/cache.h"
-#include "../lib/kernel.h"
-#include "../lib/negstats.h"
-#include "../lib/slem.h"
-#include "../lib/vecs.h"
+#include "../lib/formats/cache.h"
+#include "../lib/linalg/kernel.h"
+#include "../lib/encode/negstats.h"
+#include "../lib/io/slem.h"
+#include "../lib/formats/vecs.h"
 #include "cli.h"
 
 #define DEFAULT_LAMBDA_REL 1.0

@@ -8,11 +8,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../lib/image.h"
-#include "../lib/report.h"
-#include "../lib/slem.h"
-#include "../lib/thumbs.h"
-#include "../lib/vecs.h"
+#include "../lib/report/image.h"
+#include "../lib/report/report.h"
+#include "../lib/io/slem.h"
+#include "../lib/report/thumbs.h"
+#include "../lib/formats/vecs.h"
 #include "cli.h"
 
 #define MAX_JUNK 16

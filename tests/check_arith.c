@@ -2,8 +2,8 @@
  * the merges make of recorded lines. */
 #include <cjson/cJSON.h>
 
-#include "../lib/arith.h"
-#include "../lib/blas.h"
+#include "../lib/linalg/arith.h"
+#include "../lib/linalg/blas.h"
 #include "testutil.h"
 
 START_TEST(name_starts_with_the_core) {

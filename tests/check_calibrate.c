@@ -3,10 +3,10 @@
  * file round trip, the errors. */
 #include "testutil.h"
 
-#include "../lib/calibrate.h"
-#include "../lib/match.h"
-#include "../lib/scorer.h"
-#include "../lib/blas.h"
+#include "../lib/search/calibrate.h"
+#include "../lib/search/match.h"
+#include "../lib/search/scorer.h"
+#include "../lib/linalg/blas.h"
 
 /* gradient of Platt's NLL at (A, B) = (-a, a b) with the smoothed targets */
 static void platt_gradient(const SlemSigmoid *sg, const double *pos, size_t np,

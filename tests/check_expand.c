@@ -2,9 +2,9 @@
  * (testdata/expand, scripts/gen-esvm.py), negative scores, ids, the errors. */
 #include "testutil.h"
 
-#include "../lib/expand.h"
-#include "../lib/ids.h"
-#include "../lib/vecs.h"
+#include "../lib/rank/expand.h"
+#include "../lib/io/ids.h"
+#include "../lib/formats/vecs.h"
 
 /* reads a whole file (a text file's count is not known up front) */
 static double *read_all(const char *path, size_t *n, size_t *d) {

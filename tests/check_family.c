@@ -16,17 +16,17 @@
  * lambda / (1 + theta); with lambda = 0 it is Sigma^-1 (x0 - mu), LDA's direction. */
 #include "testutil.h"
 
-#include "../lib/cache.h"
-#include "../lib/encode.h"
-#include "../lib/encoder.h"
-#include "../lib/groups.h"
-#include "../lib/ids.h"
-#include "../lib/stats.h"
-#include "../lib/vecs.h"
-#include "../lib/recursive.h"
-#include "../lib/blas.h"
-#include "../lib/eigen.h"
-#include "../lib/whiten.h"
+#include "../lib/formats/cache.h"
+#include "../lib/encode/encode.h"
+#include "../lib/encode/encoder.h"
+#include "../lib/io/groups.h"
+#include "../lib/io/ids.h"
+#include "../lib/linalg/stats.h"
+#include "../lib/formats/vecs.h"
+#include "../lib/encode/recursive.h"
+#include "../lib/linalg/blas.h"
+#include "../lib/linalg/eigen.h"
+#include "../lib/encode/whiten.h"
 
 #define FAM "testdata/family/"
 

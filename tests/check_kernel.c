@@ -6,14 +6,14 @@
 #include <gsl/gsl_eigen.h>
 #include <gsl/gsl_linalg.h>
 
-#include "../lib/cache.h"
-#include "../lib/encode.h"
-#include "../lib/kernel.h"
-#include "../lib/kproj.h"
-#include "../lib/kernel_stats.h"
-#include "../lib/scorer.h"
-#include "../lib/blas.h"
-#include "../lib/stats.h"
+#include "../lib/formats/cache.h"
+#include "../lib/encode/encode.h"
+#include "../lib/linalg/kernel.h"
+#include "../lib/encode/kproj.h"
+#include "../lib/encode/kernel_stats.h"
+#include "../lib/search/scorer.h"
+#include "../lib/linalg/blas.h"
+#include "../lib/linalg/stats.h"
 
 START_TEST(kernel_values_against_direct_formulas) {
   static const char *specs[] = {"linear", "poly:gamma=0.5,c=2,p=3", "rbf:gamma=0.7", "chi2",

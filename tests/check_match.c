@@ -1,13 +1,13 @@
 /* Top-k matching against a brute-force ranking written independently here. */
 #include "testutil.h"
 
-#include "../lib/db.h"
-#include "../lib/match.h"
-#include "../lib/mem.h"
-#include "../lib/shard.h"
-#include "../lib/scorer.h"
-#include "../lib/topk.h"
-#include "../lib/vecs.h"
+#include "../lib/formats/db.h"
+#include "../lib/search/match.h"
+#include "../lib/io/mem.h"
+#include "../lib/io/shard.h"
+#include "../lib/search/scorer.h"
+#include "../lib/search/topk.h"
+#include "../lib/formats/vecs.h"
 
 typedef struct Collected {
   size_t k;

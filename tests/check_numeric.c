@@ -6,11 +6,11 @@
 
 #include <gsl/gsl_linalg.h>
 
-#include "../lib/cache.h"
-#include "../lib/encode.h"
-#include "../lib/blas.h"
-#include "../lib/stats.h"
-#include "../lib/vecs.h"
+#include "../lib/formats/cache.h"
+#include "../lib/encode/encode.h"
+#include "../lib/linalg/blas.h"
+#include "../lib/linalg/stats.h"
+#include "../lib/formats/vecs.h"
 
 /* Builds a linear cache from neg(n, d) through the real write and read path. */
 static SlemCache *make_cache(const double *neg, size_t n, size_t d, double lambda) {

@@ -5,14 +5,14 @@
 #include <png.h>
 #include <sys/stat.h>
 
-#include "../lib/eval.h"
-#include "../lib/html.h"
-#include "../lib/image.h"
-#include "../lib/permtest.h"
-#include "../lib/plot.h"
-#include "../lib/pngenc.h"
-#include "../lib/report.h"
-#include "../lib/thumbs.h"
+#include "../lib/eval/eval.h"
+#include "../lib/report/html.h"
+#include "../lib/report/image.h"
+#include "../lib/eval/permtest.h"
+#include "../lib/report/plot.h"
+#include "../lib/report/pngenc.h"
+#include "../lib/report/report.h"
+#include "../lib/report/thumbs.h"
 
 #define DIGITS "testdata/digits/"
 #define EVAL "testdata/eval/"

@@ -5,7 +5,7 @@
 #define _GNU_SOURCE /* memfd_create */
 #include <stdlib.h>
 
-#include "../../lib/vecs.h"
+#include "../../lib/formats/vecs.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
