@@ -24,6 +24,7 @@
 #include "../lib/io/io.h"
 #include "../lib/rank/rankings.h"
 #include "../lib/formats/vecs.h"
+#include "../lib/linalg/blas.h"
 #include "../lib/io/slem.h"
 
 static const char *prog = "slem";
@@ -244,7 +245,7 @@ void cli_threads(long n) {
   if (n <= 0 && env && *env) n = cli_long("SLEM_THREADS", env, 1, 1024);
   /* no more threads than a memory limit left room for (fit_memory_limit) */
   if (fitted && n > atol(fitted)) n = atol(fitted);
-  if (n > 0) slem_set_threads((int)n);
+  if (n > 0) slem_blas_set_threads((int)n);
 }
 
 static int quiet;

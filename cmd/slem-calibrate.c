@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/search/calibrate.h"
+#include "../lib/search/calibration.h"
 #include "../lib/formats/vecs.h"
 #include "cli.h"
 

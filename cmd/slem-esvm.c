@@ -164,7 +164,7 @@ int main(int argc, char **argv) {
   env = getenv("SLEM_THREADS");
   if (threads <= 0 && env && *env) threads = cli_long("SLEM_THREADS", env, 1, 256);
   opts.threads = (int)threads;
-  slem_set_threads(1); /* the parallelism is over exemplars, not inside BLAS */
+  slem_blas_set_threads(1); /* the parallelism is over exemplars, not inside BLAS */
 
   if ((ids_path && slem_ids_read(&ids, ids_path, &err) != SLEM_OK) ||
       slem_vecreader_open(&nr, neg_path, ifmt, &err) != SLEM_OK ||

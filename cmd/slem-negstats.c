@@ -186,7 +186,7 @@ int main(int argc, char **argv) {
     }
     case 'R': rank = (size_t)cli_long("--rank", optarg, 1, 1L << 20), rank_set = 1; break;
     case 'F':
-      if ((factor = slem_factor_parse(optarg)) < 0)
+      if ((factor = slem_kernel_factor_parse(optarg)) < 0)
         cli_usage_error("--factor: '%s' is not icd, kpca or full", optarg);
       break;
     case 'C': couple = 1; break;

@@ -340,10 +340,10 @@ static double *whiten(const SlemCache *c, double alpha, const double *x, size_t 
   SlemWhitener *w = NULL;
   SlemError err;
   double *y;
-  ck_assert_msg(slem_whitener_new(&w, c, alpha, m, &err) == SLEM_OK, "%s", err.msg);
-  y = malloc(m * slem_whitener_out_dim(w) * sizeof *y);
-  slem_whitener_run_f64(w, y, x, m);
-  slem_whitener_free(w);
+  ck_assert_msg(slem_whiten_new(&w, c, alpha, m, &err) == SLEM_OK, "%s", err.msg);
+  y = malloc(m * slem_whiten_out_dim(w) * sizeof *y);
+  slem_whiten_run_f64(w, y, x, m);
+  slem_whiten_free(w);
   return y;
 }
 
@@ -603,7 +603,7 @@ START_TEST(family_does_not_depend_on_threads) {
     SlemError err;
     SlemCache *ec;
     double *w;
-    slem_set_threads(ts[t]);
+    slem_blas_set_threads(ts[t]);
     snprintf(name, sizeof name, "teig%d.slem", ts[t]);
     ec = make_eigen_cache(neg, N, D, 0.1, -1, 0, name);
     w = whiten(ec, -0.5, pos, M);
@@ -630,7 +630,7 @@ START_TEST(family_does_not_depend_on_threads) {
     slem_cache_free(c);
     free(path);
   }
-  slem_set_threads(threads);
+  slem_blas_set_threads(threads);
   slem_cache_free(ec1);
   free(w1);
   free(r1);

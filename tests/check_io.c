@@ -16,6 +16,7 @@
 #include "../lib/io/fmt.h"
 #include "../lib/io/ids.h"
 #include "../lib/io/io.h"
+#include "../lib/linalg/blas.h"
 #include "../lib/io/slem.h"
 #include "../lib/formats/vecs.h"
 

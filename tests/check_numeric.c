@@ -293,7 +293,7 @@ static void statistics_at(size_t d, size_t leaf) {
   tu_gaussian_rows(x, n, d, 3.0);
   for (size_t t = 0; t < sizeof ts / sizeof ts[0]; t++) {
     SlemStats *s;
-    slem_set_threads(ts[t]);
+    slem_blas_set_threads(ts[t]);
     s = stats_of(x, n, d, leaf, 0, n, 700);
     ck_assert_int_eq(slem_stats_finish(s, &err), SLEM_OK);
     ck_assert_msg(slem_stats_inverse(s, t ? ai : a1, &lam, -1, 0.1, &err) == SLEM_OK, "%s", err.msg);
@@ -308,7 +308,7 @@ static void statistics_at(size_t d, size_t leaf) {
     }
     slem_stats_free(s);
   }
-  slem_set_threads(threads);
+  slem_blas_set_threads(threads);
   free(x);
   free(a1);
   free(ai);

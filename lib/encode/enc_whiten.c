@@ -21,25 +21,25 @@ static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError
 
 static int new_(void **self, const SlemCache *cache, const SlemEncStreamOpts *o,
                 size_t max_rows, SlemError *err) {
-  return slem_whitener_new((SlemWhitener **)self, cache, o->alpha, max_rows, err);
+  return slem_whiten_new((SlemWhitener **)self, cache, o->alpha, max_rows, err);
 }
 
 static size_t out_dim(const void *self, int *f64) {
   *f64 = 0;
-  return slem_whitener_out_dim(self);
+  return slem_whiten_out_dim(self);
 }
 
 static int run(void *self, void *y, const double *x, size_t b, const char *name,
                uint64_t first_record, SlemError *err) {
-  slem_whitener_run(self, y, x, b);
+  slem_whiten_run(self, y, x, b);
   return SLEM_OK;
 }
 
 static void counts(const void *self, SlemEncStreamResult *res) {
-  res->zeros += slem_whitener_zeros(self);
+  res->zeros += slem_whiten_zeros(self);
 }
 
-static void free_(void *self) { slem_whitener_free(self); }
+static void free_(void *self) { slem_whiten_free(self); }
 
 const SlemEncoderOps slem_enc_whiten = {"whiten", accepts, new_, out_dim, run, counts, NULL,
                                         free_};

@@ -1,6 +1,7 @@
 #include "encode.h"
 
 #include "mem.h"
+#include "blas.h"
 #include "slem.h"
 
 #include <gsl/gsl_cblas.h>
@@ -63,7 +64,7 @@ size_t slem_encoder_out_dim(const SlemEncoder *self) {
 uint64_t slem_encoder_zeros(const SlemEncoder *self) { return self->zeros; }
 
 /* Rows per product: the blocks are cut into chunks of this many rows from their first, each
- * chunk one GEMM on one BLAS thread (slem_par_chunks), so that a descriptor's bits depend
+ * chunk one GEMM on one BLAS thread (slem_blas_par_chunks), so that a descriptor's bits depend
  * on its place in its block, never on the thread count. */
 #define ENC_CHUNK 256
 
@@ -185,12 +186,12 @@ static void run_chunk(void *ctx, size_t lo, size_t hi) {
 
 void slem_encoder_run(SlemEncoder *self, float *y, const double *x, size_t b) {
   EncJob j = {self, y, NULL, x};
-  slem_par_chunks(b, ENC_CHUNK, run_chunk, &j);
+  slem_blas_par_chunks(b, ENC_CHUNK, run_chunk, &j);
 }
 
 void slem_encoder_run_f64(SlemEncoder *self, double *y, const double *x, size_t b) {
   EncJob j = {self, NULL, y, x};
-  slem_par_chunks(b, ENC_CHUNK, run_chunk, &j);
+  slem_blas_par_chunks(b, ENC_CHUNK, run_chunk, &j);
 }
 
 int slem_precision_parse(SlemPrecision *p, const char *name) {

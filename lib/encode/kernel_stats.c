@@ -9,6 +9,7 @@
 #include "blas.h"
 #include "eigen.h"
 #include "stats.h"
+#include "vecs.h"
 
 void slem_kernel_stats_free(SlemKernelStats *self) {
   if (!self) return;
@@ -143,7 +144,7 @@ int slem_kernel_stats_new(SlemKernelStats **self, const SlemKernel *k, const dou
    * depends on how many threads share them, and the cache must not; the Cholesky shares
    * fixed chunks of rows among slem's threads (each on one BLAS thread) */
   if (factor != SLEM_FACTOR_KPCA) status = factor_icd(ks, &b, &r, k, x, n, d, rmax, tol, err);
-  slem_set_threads(1);
+  slem_blas_set_threads(1);
   if (factor == SLEM_FACTOR_KPCA) status = factor_kpca(ks, &b, &r, k, x, n, d, rmax, tol, err);
   if (status) goto done;
   ks->ginv = malloc(r * r * sizeof *ks->ginv);
@@ -174,7 +175,7 @@ int slem_kernel_stats_new(SlemKernelStats **self, const SlemKernel *k, const dou
   ks->info.factor = factor;
   ks->info.couple = couple;
 done:
-  slem_set_threads(threads);
+  slem_blas_set_threads(threads);
   slem_stats_free(st);
   free(b);
   if (status) {

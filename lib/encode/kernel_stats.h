@@ -19,7 +19,7 @@
 #include "cache.h"
 #include "error.h"
 #include "kernel.h"
-/* The projection of new points and the exact similarity moved to kproj.h; included
+/* The projection of new points and the exact similarity are in kproj.h; included
  * here for the callers that still find them through this header. */
 #include "kproj.h"
 

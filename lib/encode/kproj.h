@@ -1,7 +1,7 @@
 /* Kernel SLEM, applied: projection of new points against a kernel cache, explicit
  * descriptors and the exact similarity, and the kernel scorer of slem_match().
  *
- * With the cache's factor on the pivots (see kslem.h for the model), a point x is
+ * With the cache's factor on the pivots (see kernel_stats.h for the model), a point x is
  * projected with the pivot extension
  *   v = L_P^-1 k(x, pivots),  u = sqrt(max(k(x, x) - |v|^2, 0)),  z = G^-1 (v - mu_B),
  * which costs O(r d + r^2); |v|^2 <= k(x, x) holds in exact arithmetic (v is the projection
@@ -37,10 +37,30 @@
 
 #include "cache.h"
 #include "error.h"
-#include "scorer.h"
 
 /* Projections of blocks of points against a kernel cache. */
 typedef struct SlemKProj SlemKProj;
+
+/* Its fields are kproj.c's; scorer_kernel.c (the kernel scorer) reads them, no other file. */
+struct SlemKProj {
+  const SlemCache *c;
+  int couple;
+  size_t max_rows, rows;
+  double *xp;   /* xp(max_rows, d): prepared inputs */
+  double *v;    /* v(max_rows, r) */
+  double *z;    /* z(max_rows, r) */
+  double *t;    /* t(max_rows, r): scratch */
+  double *kxx;  /* k(x, x) */
+  double *u2;   /* u^2 */
+  double *nrm;  /* N */
+  double *kx;   /* kpca or couple: kx(max_rows, n), k(x, negatives), then the coupling w */
+  double *tt;   /* couple: tt(max_rows), the weight t of the part outside the span */
+  double *tv;   /* couple: tv(max_rows, r) = t v */
+  double *a0;   /* couple: a0(max_rows, r), then G^-1 a0 */
+  double *pivt; /* the pivots side by side (slem_kernel_lanes), for slem_kproj_run_fixed() */
+  double *negt; /* kpca or couple: the negatives side by side */
+  uint64_t clamps;
+};
 
 /* For blocks of at most max_rows points; cache (borrowed) must be of kind kernel, and made
  * with --couple when couple is set. Errors: SLEM_EINVAL, SLEM_ENOMEM. */
@@ -86,20 +106,5 @@ uint64_t slem_kproj_clamps(const SlemKProj *self);
 
 /* Rows in the last block. */
 size_t slem_kproj_rows(const SlemKProj *self);
-
-/* The kernel scorer (scorer.h): queries and tiles are base features read as double, the
- * score is the exact similarity above from projections of slem_kproj_run_fixed(), its
- * fast score the same through two dgemm per tile (see kproj.c for the slack). cache (borrowed, kind kernel)
- * must outlive the scorer. The projections of the tiles slem_match() keeps are kept in its
- * tile cache (slem_scorer_set_tiles(), tilecache.h) for their replays. Errors: SLEM_EINVAL
- * (not a kernel cache), SLEM_ENOMEM. */
-int slem_scorer_kernel_new(SlemScorer **self, const SlemCache *cache, size_t max_q,
-                           size_t max_d, int couple, SlemError *err);
-
-/* Makes the tiles of a kernel scorer (self) rows of kernel projections of the same cache
- * and coupling (slem_kproj_pack(), SLEM_KPROJ_WIDTH doubles each), read from a container
- * of slem-encode --projections, instead of base features: the database's rows are not
- * projected again. Before the first tile. */
-void slem_scorer_kernel_projections(SlemScorer *self);
 
 #endif

@@ -58,7 +58,7 @@ static uint64_t stages(double *y, double *work, const double *x, size_t b, size_
     if (y != x) memcpy(y, x, b * d * sizeof *y);
     return 0;
   }
-  slem_par_chunks(b, 256, stages_rows, &j);
+  slem_blas_par_chunks(b, 256, stages_rows, &j);
   return j.zeros;
 }
 

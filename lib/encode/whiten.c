@@ -33,7 +33,7 @@ static void p_rows(void *ctx, size_t lo, size_t hi) {
               j->e + lo, (int)j->d, j->fe, (int)j->d, 0.0, j->p + lo * j->d, (int)j->d);
 }
 
-int slem_whitener_new(SlemWhitener **self, const SlemCache *cache, double alpha,
+int slem_whiten_new(SlemWhitener **self, const SlemCache *cache, double alpha,
                       size_t max_rows, SlemError *err) {
   SlemWhitener *w;
   size_t d = cache->d, od;
@@ -56,7 +56,7 @@ int slem_whitener_new(SlemWhitener **self, const SlemCache *cache, double alpha,
     double s = fmax(cache->evals[k], 0) + cache->lambda;
     if (alpha < 0 && !(s > 0)) {
       free(f);
-      slem_whitener_free(w);
+      slem_whiten_free(w);
       return slem_error(err, SLEM_ENUMERIC, "%s: eigenvalue %zu of Sigma + lambda I is 0: "
                         "alpha %g needs lambda > 0", slem_cache_path(cache), k + 1, alpha);
     }
@@ -77,7 +77,7 @@ int slem_whitener_new(SlemWhitener **self, const SlemCache *cache, double alpha,
       for (size_t j = 0; j < d; j++) fe[k * d + j] = f[k] * cache->evecs[k * d + j];
     {
       PJob pj = {cache->evecs, fe, w->p, d};
-      slem_par_chunks(d, 128, p_rows, &pj);
+      slem_blas_par_chunks(d, 128, p_rows, &pj);
     }
     free(fe);
   }
@@ -86,11 +86,11 @@ int slem_whitener_new(SlemWhitener **self, const SlemCache *cache, double alpha,
   return SLEM_OK;
 oom:
   free(f);
-  slem_whitener_free(w);
+  slem_whiten_free(w);
   return slem_error(err, SLEM_ENOMEM, "out of memory for the whitening matrix (d = %zu)", d);
 }
 
-void slem_whitener_free(SlemWhitener *self) {
+void slem_whiten_free(SlemWhitener *self) {
   if (!self) return;
   free(self->p);
   free(self->delta);
@@ -98,8 +98,8 @@ void slem_whitener_free(SlemWhitener *self) {
   free(self);
 }
 
-size_t slem_whitener_out_dim(const SlemWhitener *self) { return self->od; }
-uint64_t slem_whitener_zeros(const SlemWhitener *self) { return self->zeros; }
+size_t slem_whiten_out_dim(const SlemWhitener *self) { return self->od; }
+uint64_t slem_whiten_zeros(const SlemWhitener *self) { return self->zeros; }
 
 typedef struct WhitenJob {
   SlemWhitener *self;
@@ -133,14 +133,14 @@ static void run_rows(void *ctx, size_t lo, size_t hi) {
 
 /* In fixed chunks of 256 rows on slem's threads, the BLAS on one thread each: a
  * multithreaded dgemm's bits depend on its thread count (stats.c), these do not. */
-void slem_whitener_run(SlemWhitener *self, float *y, const double *x, size_t b) {
+void slem_whiten_run(SlemWhitener *self, float *y, const double *x, size_t b) {
   WhitenJob j = {self, y, NULL, x};
-  slem_par_chunks(b, 256, run_rows, &j);
+  slem_blas_par_chunks(b, 256, run_rows, &j);
 }
 
-void slem_whitener_run_f64(SlemWhitener *self, double *y, const double *x, size_t b) {
+void slem_whiten_run_f64(SlemWhitener *self, double *y, const double *x, size_t b) {
   WhitenJob j = {self, NULL, y, x};
-  slem_par_chunks(b, 256, run_rows, &j);
+  slem_blas_par_chunks(b, 256, run_rows, &j);
 }
 
 int slem_whiten_write_cache(const char *path, struct SlemStats *stats, double lambda,

@@ -23,17 +23,17 @@ typedef struct SlemWhitener SlemWhitener;
  * value), or a pca cache, for blocks of at most max_rows vectors. Errors: SLEM_EINVAL (a
  * cache without eigenpairs, a kernel or partial cache, alpha not finite), SLEM_ENUMERIC
  * (alpha < 0 with s_k + lambda <= 0), SLEM_ENOMEM. */
-int slem_whitener_new(SlemWhitener **self, const SlemCache *cache, double alpha,
+int slem_whiten_new(SlemWhitener **self, const SlemCache *cache, double alpha,
                       size_t max_rows, SlemError *err);
-void slem_whitener_free(SlemWhitener *self);
+void slem_whiten_free(SlemWhitener *self);
 
-size_t slem_whitener_out_dim(const SlemWhitener *self);
+size_t slem_whiten_out_dim(const SlemWhitener *self);
 
 /* Normalised rows y(b, out_dim) of b <= max_rows vectors x(b, d); a row with y = 0 is
- * written as zeros and counted in slem_whitener_zeros(). Cannot fail. */
-void slem_whitener_run(SlemWhitener *self, float *y, const double *x, size_t b);
-void slem_whitener_run_f64(SlemWhitener *self, double *y, const double *x, size_t b);
-uint64_t slem_whitener_zeros(const SlemWhitener *self);
+ * written as zeros and counted in slem_whiten_zeros(). Cannot fail. */
+void slem_whiten_run(SlemWhitener *self, float *y, const double *x, size_t b);
+void slem_whiten_run_f64(SlemWhitener *self, double *y, const double *x, size_t b);
+uint64_t slem_whiten_zeros(const SlemWhitener *self);
 
 /* Writes the cache of the statistics in stats (see slem_stats_inverse() for lambda and
  * lambda_rel) with its eigendecomposition: rank 0, a linear cache with evals(d) and

@@ -313,7 +313,7 @@ static int read_kernel(SlemCache *c, const cJSON *json, const cJSON *sections, u
   {
     const cJSON *fac = cJSON_GetObjectItemCaseSensitive(json, "factor");
     const cJSON *cpl = cJSON_GetObjectItemCaseSensitive(json, "couple");
-    int f = fac ? (cJSON_IsString(fac) ? slem_factor_parse(fac->valuestring) : -1) : SLEM_FACTOR_ICD;
+    int f = fac ? (cJSON_IsString(fac) ? slem_kernel_factor_parse(fac->valuestring) : -1) : SLEM_FACTOR_ICD;
     if (f < 0)
       return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid factor (icd, kpca, "
                         "full)", path);
@@ -577,7 +577,7 @@ int slem_cache_write_kernel(const char *path, size_t d, uint64_t n, const SlemKe
   cJSON_AddNumberToObject(meta, "lambda", info->lambda);
   if (info->lambda_rel >= 0) cJSON_AddNumberToObject(meta, "lambda_rel", info->lambda_rel);
   cJSON_AddNumberToObject(meta, "trace_sigma_b", info->trace_sigma_b);
-  cJSON_AddStringToObject(meta, "factor", slem_factor_name(info->factor));
+  cJSON_AddStringToObject(meta, "factor", slem_kernel_factor_name(info->factor));
   if (info->couple) cJSON_AddBoolToObject(meta, "couple", 1);
   add_provenance(meta, prov);
   if (info->factor == SLEM_FACTOR_KPCA) {

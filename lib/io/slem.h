@@ -13,7 +13,7 @@
  * cache), stats.h (negative statistics), eigen.h (symmetric eigendecompositions),
  * blas.h (the BLAS bound, its threads, chunked parallel loops), encode.h (descriptors), kernel.h
  * (kernels, incomplete Cholesky), kernel_stats.h (kernel SLEM statistics), kproj.h (kernel
- * projection, exact similarity, the kernel scorer), topk.h (the ordering rule of hits,
+ * projection, exact similarity), scorer_kernel.h (the kernel scorer), topk.h (the ordering rule of hits,
  * top-k selection), scorer.h (the scorer interface, inner-product scorer), dot.h (the
  * fixed-order dot products of exact scores and projections, several side by side in
  * vector registers with the same bits), shard.h (the I/N cut of rows), db.h (a database of several files, a shard of it),
@@ -23,7 +23,7 @@
  * junk and rankings), truth.h (ground truth: qrels, labels, junk), eval.h (mAP and friends,
  * and their reports), treceval.h (trec_eval 10.0 measures), revisitop.h (the revisited
  * Oxford/Paris protocol), crc32.h; the baselines and post-processing: esvm.h (exemplar
- * SVMs through LIBLINEAR; esvm_rand.h, outside the library), calibrate.h (Platt's
+ * SVMs through LIBLINEAR; esvm_rand.h, outside the library), calibration.h (Platt's
  * sigmoids), scorer_affine.h (the affine scorer of exemplar classifiers), expand.h (AQE,
  * alpha-QE, DBA).
  *
@@ -37,10 +37,5 @@
 #define SLEM_VERSION "0.1.0"
 
 #include "error.h"
-
-/* The BLAS binding, its threads and slem's chunked parallel loop are declared in blas.h;
- * included here until the files that still find them through this header (encode.c,
- * kproj.c, match.c, tests/check_io.c) include blas.h themselves. */
-#include "blas.h"
 
 #endif

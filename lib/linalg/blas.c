@@ -20,7 +20,7 @@ const char *slem_blas_library(void) {
   return "unknown";
 }
 
-void slem_set_threads(int n) {
+void slem_blas_set_threads(int n) {
   if (n > 0 && openblas_set_num_threads) openblas_set_num_threads(n);
 }
 
@@ -56,7 +56,7 @@ static void *par_worker(void *arg) {
   return NULL;
 }
 
-void slem_par_chunks(size_t n, size_t chunk, void (*fn)(void *ctx, size_t lo, size_t hi),
+void slem_blas_par_chunks(size_t n, size_t chunk, void (*fn)(void *ctx, size_t lo, size_t hi),
                      void *ctx) {
   int threads = slem_blas_threads();
   size_t nchunks = chunk ? (n + chunk - 1) / chunk : 0, nt = (size_t)threads;
@@ -67,19 +67,19 @@ void slem_par_chunks(size_t n, size_t chunk, void (*fn)(void *ctx, size_t lo, si
   if (nt > PAR_MAX) nt = PAR_MAX;
   if (nt > nchunks) nt = nchunks;
   if (nt <= 1) { /* the same chunks, on this thread, with the BLAS on one thread */
-    if (threads > 1) slem_set_threads(1);
+    if (threads > 1) slem_blas_set_threads(1);
     for (size_t c = 0; c < nchunks; c++) fn(ctx, c * chunk, c * chunk + chunk < n ? c * chunk + chunk : n);
-    if (threads > 1) slem_set_threads(threads);
+    if (threads > 1) slem_blas_set_threads(threads);
     return;
   }
-  slem_set_threads(1);
+  slem_blas_set_threads(1);
   for (size_t t = 0; t < nt; t++) job[t] = (ParJob){n, chunk, nchunks, nt, t, fn, ctx};
   for (size_t t = 1; t < nt; t++, started++)
     if (pthread_create(&tid[t - 1], NULL, par_worker, &job[t]) != 0) break;
   for (size_t t = started + 1; t < nt; t++) par_worker(&job[t]); /* threads that did not start */
   par_worker(&job[0]);
   for (size_t t = 0; t < started; t++) pthread_join(tid[t], NULL);
-  slem_set_threads(threads);
+  slem_blas_set_threads(threads);
 }
 
 const char *slem_blas_corename(void) {

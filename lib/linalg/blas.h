@@ -18,7 +18,7 @@ const char *slem_blas_library(void);
 void slem_blas_gsl_init(void);
 
 /* Sets the number of BLAS threads (OpenBLAS); n <= 0 leaves the default. */
-void slem_set_threads(int n);
+void slem_blas_set_threads(int n);
 
 /* The kernel set OpenBLAS chose for this CPU ("Haswell", "SkylakeX", "Prescott", ...), as
  * openblas_get_corename() reports it, or "unknown" with another BLAS. */
@@ -39,7 +39,7 @@ int slem_blas_threads(void);
  * the micro-kernels at the cuts round differently), and no BLAS thread spins beside the
  * workers. fn must touch only its rows' outputs. Cannot fail: chunks whose thread did not
  * start run on the caller's. */
-void slem_par_chunks(size_t n, size_t chunk, void (*fn)(void *ctx, size_t lo, size_t hi),
+void slem_blas_par_chunks(size_t n, size_t chunk, void (*fn)(void *ctx, size_t lo, size_t hi),
                      void *ctx);
 
 /* The core slem_blas_better_core() judges: slem_blas_corename(), or the value of the

@@ -42,9 +42,9 @@ int slem_eigen_sym(const double *sigma, size_t d, double *evals, double *evecs, 
   memcpy(a->data, sigma, d * d * sizeof *sigma); /* gsl_matrix_alloc: tda == d */
   /* one BLAS thread (see the header): a cache of case A with --eigen differed between
    * -t 1 and -t 2 before */
-  if (threads > 1) slem_set_threads(1);
+  if (threads > 1) slem_blas_set_threads(1);
   g = gsl_eigen_symmv(a, e, v, w);
-  if (threads > 1) slem_set_threads(threads);
+  if (threads > 1) slem_blas_set_threads(threads);
   if (g != GSL_SUCCESS ||
       (g = gsl_eigen_symmv_sort(e, v, GSL_EIGEN_SORT_VAL_DESC)) != GSL_SUCCESS) {
     st = slem_error(err, SLEM_ENUMERIC, "eigendecomposition of %s failed: %s", what,
@@ -85,7 +85,7 @@ int slem_eigen_sym_top(double *kk, size_t n, size_t k, double *ev, double *vecs,
     st = slem_error(err, SLEM_ENOMEM, "out of memory for the eigendecomposition (n = %zu)", n);
     goto done;
   }
-  if (threads > 1) slem_set_threads(1); /* see the header */
+  if (threads > 1) slem_blas_set_threads(1); /* see the header */
   dsyevr_("V", "I", "L", &nn, kk, &nn, &vl, &vu, &il, &iu, &abstol, &m, w, z, &nn, isuppz,
           &wq, &lwork, &iq, &liwork, &info);
   lwork = (int)wq;
@@ -101,7 +101,7 @@ int slem_eigen_sym_top(double *kk, size_t n, size_t k, double *ev, double *vecs,
       st = slem_error(err, SLEM_ENUMERIC, "eigendecomposition of %s failed "
                       "(LAPACK dsyevr: info %d, %d of %zu eigenpairs)", what, info, m, k);
   }
-  if (threads > 1) slem_set_threads(threads);
+  if (threads > 1) slem_blas_set_threads(threads);
   for (size_t l = 0; !st && l < k; l++) { /* LAPACK: ascending, column-major */
     ev[l] = w[k - 1 - l];
     if (!isfinite(ev[l])) {

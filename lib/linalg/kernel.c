@@ -21,11 +21,11 @@ const char *slem_kernel_name(SlemKernelType type) {
 
 static const char *factor_names[] = {"icd", "kpca", "full"};
 
-const char *slem_factor_name(SlemKernelFactor f) {
+const char *slem_kernel_factor_name(SlemKernelFactor f) {
   return (unsigned)f < 3 ? factor_names[f] : "unknown";
 }
 
-int slem_factor_parse(const char *name) {
+int slem_kernel_factor_parse(const char *name) {
   for (int i = 0; i < 3; i++)
     if (strcmp(name, factor_names[i]) == 0) return i;
   return -1;
@@ -499,7 +499,7 @@ int slem_kernel_icl(SlemKernelIcl *out, const SlemKernel *k, const double *x, si
     memcpy(bp, b + p * rmax, j * sizeof *bp);
     {
       IclStep step = {k, x, x2, d, rmax, j, p, bpp, bp, b, diag, kcol, is_piv};
-      slem_par_chunks(n, ICL_CHUNK, icl_rows, &step);
+      slem_blas_par_chunks(n, ICL_CHUNK, icl_rows, &step);
     }
     b[p * rmax + j] = bpp;
     diag[p] = 0;

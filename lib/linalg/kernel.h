@@ -47,8 +47,8 @@ typedef enum SlemKernelFactor {
 } SlemKernelFactor;
 
 /* "icd", "kpca" or "full"; and back (-1 for another name). */
-const char *slem_factor_name(SlemKernelFactor f);
-int slem_factor_parse(const char *name);
+const char *slem_kernel_factor_name(SlemKernelFactor f);
+int slem_kernel_factor_parse(const char *name);
 
 typedef struct SlemKernel {
   SlemKernelType type;

@@ -185,7 +185,7 @@ static void combine(SlemStats *s, Node *a, const Node *b) {
       dm[d + i] = f * dm[i];
     }
     /* the entries are independent: rows shared among threads give the same bits */
-    slem_par_chunks(d + 1, 64, combine_rows, &job);
+    slem_blas_par_chunks(d + 1, 64, combine_rows, &job);
     for (size_t i = 0; i < d; i++) a->mean[i] += (b->mean[i] - a->mean[i]) * w;
   }
   a->n = n;
@@ -281,7 +281,7 @@ static int close_leaf(SlemStats *s, SlemError *err) {
     /* each column's sum in row order (made as the rows were copied in), then each entry
      * centred, by rows among threads, with the bits of one thread */
     for (size_t c = 0; c < d; c++) nd->mean[c] = s->colsum[c] / (double)b;
-    slem_par_chunks(b, 256, leaf_centre, &job);
+    slem_blas_par_chunks(b, 256, leaf_centre, &job);
   }
   /* scatter = x^T x, x = [x1 x2] being the b x d centred rows cut after w columns: the
    * lower triangle of x1^T x1, the upper one of x2^T x2 and x2^T x1, folded (Node), in
@@ -289,9 +289,9 @@ static int close_leaf(SlemStats *s, SlemError *err) {
   {
     size_t w = fold_w(d), h2 = d - w;
     ScatterJob sj = {s->leaf, nd->scatter, b, d};
-    slem_par_chunks(w, 128, first_rows, &sj);
-    slem_par_chunks(h2, 128, last_rows, &sj);
-    slem_par_chunks(h2, 128, cross_rows, &sj);
+    slem_blas_par_chunks(w, 128, first_rows, &sj);
+    slem_blas_par_chunks(h2, 128, last_rows, &sj);
+    slem_blas_par_chunks(h2, 128, cross_rows, &sj);
   }
   nd->level = 0;
   nd->index = s->next_leaf++;
@@ -425,7 +425,7 @@ int slem_stats_inverse(SlemStats *self, double *ainv, double *lambda_used, doubl
   /* GSL's Cholesky, condition estimate and inverse on one BLAS thread: OpenBLAS's
    * multithreaded level 3 rounds differently for some thread counts (3 and 5 here), and A^-1
    * must not depend on -t */
-  if (threads > 1) slem_set_threads(1);
+  if (threads > 1) slem_blas_set_threads(1);
   a = gsl_matrix_view_array(ainv, d, d);
   gs = gsl_linalg_cholesky_decomp1(&a.matrix);
   if (gs == GSL_EDOM) {
@@ -469,7 +469,7 @@ int slem_stats_inverse(SlemStats *self, double *ainv, double *lambda_used, doubl
       goto done;
     }
 done:
-  if (threads > 1) slem_set_threads(threads);
+  if (threads > 1) slem_blas_set_threads(threads);
   free(work);
   return status;
 }

@@ -10,7 +10,7 @@
 
 #include "arith.h"
 #include "cache.h"
-#include "calibrate.h"
+#include "calibration.h"
 #include "db.h"
 #include "ids.h"
 #include "rankings.h"

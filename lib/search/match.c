@@ -2,9 +2,11 @@
 #include "match.h"
 
 #include "kproj.h"
+#include "scorer_kernel.h"
 #include "mem.h"
 #include "prefetch.h"
 #include "scorer.h"
+#include "blas.h"
 #include "slem.h"
 #include "tilecache.h"
 
@@ -320,7 +322,7 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
         job->sc = sc, job->opts = opts, job->scores = scores, job->tops = tops, job->lows = lows;
         job->cand = cand, job->nd = nd, job->pos = pos, job->q0 = q0;
         job->qname = slem_vecreader_name(queries), job->chunk = (nq + nthreads - 1) / nthreads;
-        slem_par_chunks(nq, job->chunk, tile_queries, job);
+        slem_blas_par_chunks(nq, job->chunk, tile_queries, job);
         for (size_t c = 0; c < nthreads; c++) stats->rescored += job->rescored[c];
         for (size_t c = 0; c < nthreads; c++)
           if (job->status[c]) { /* the error of the first query that had one */

@@ -22,10 +22,11 @@
 #include <stdint.h>
 
 #include "cache.h"
-#include "calibrate.h"
+#include "calibration.h"
 #include "db.h"
 #include "error.h"
 #include "progress.h"
+#include "scorer_affine.h"
 #include "topk.h"
 #include "vecs.h"
 
@@ -37,11 +38,11 @@ typedef struct SlemMatchOpts {
   size_t dblock;     /* database rows per tile (0, the default: slem_block_rows(d / 2),
                         about 2^22 / d rows of float32, or slem_block_rows(d) for a kernel) */
   const SlemCache *kernel;  /* a kernel cache: score by the exact kernel SLEM similarity
-                               of base features (kslem.h) instead of the inner product */
+                               of base features (kernel_stats.h) instead of the inner product */
   int couple;        /* kernel: the coupling of kproj.h (a cache made with --couple) */
   int affine;        /* queries are classifiers of d + 1 values (w, b): score w.x + b */
   const SlemCalibration *calibration;  /* implies affine: each query's score through its
-                                          sigmoid (calibrate.h) */
+                                          sigmoid (calibration.h) */
   int unit_queries, unit_db;  /* inner product: refuse query / database rows that are not
                                  unit descriptors (set when the other side is a container) */
   size_t memory;     /* bytes of the database (and, apart, of a kernel's projections of it)

@@ -60,7 +60,7 @@ uint64_t slem_scorer_clamps(const SlemScorer *self) {
   return self->ops->clamps ? self->ops->clamps(self) : 0;
 }
 
-double slem_gamma(double n, double u) { return n * u / (1 - n * u); }
+double slem_scorer_gamma(double n, double u) { return n * u / (1 - n * u); }
 
 /* ---- the inner product ----
  *
@@ -186,7 +186,7 @@ int slem_scorer_ip_new(SlemScorer **self, size_t d, int normalize, size_t max_q,
   if (!s) return slem_error(err, SLEM_ENOMEM, "out of memory");
   s->base = (SlemScorer){&ip_ops, d, max_q, max_d, 1, 0, 0, 0, 0, 0, 0, NULL};
   s->normalize = normalize;
-  s->gamma = 1.01 * (slem_gamma((double)d, 0x1p-24) + 2 * 0x1p-24);
+  s->gamma = 1.01 * (slem_scorer_gamma((double)d, 0x1p-24) + 2 * 0x1p-24);
   s->q = slem_alloc_large(max_q * d * sizeof *s->q);
   s->qn = malloc(max_q * sizeof *s->qn);
   s->iq = malloc(max_q * sizeof *s->iq);

@@ -4,7 +4,7 @@
  * score is belongs to a scorer, an implementation of the small interface below:
  *   - the inner product (this file, slem_scorer_ip_new): float32 rows, one sgemm a tile,
  *     cosine when asked to L2-normalise;
- *   - the exact kernel SLEM similarity of base features (kproj.h,
+ *   - the exact kernel SLEM similarity of base features (scorer_kernel.h,
  *     slem_scorer_kernel_new): double rows, projections against a kernel cache;
  *   - the affine classifier w.x + b, optionally calibrated (scorer_affine.h,
  *     slem_scorer_affine_new).
@@ -111,7 +111,7 @@ void slem_scorer_exact_rows(const SlemScorer *self, size_t i, const size_t *j, s
 
 /* gamma_n = n u / (1 - n u): the bound on the relative error of a sum of n products in
  * any order, for unit roundoff u (2^-24 for float32, 2^-53 for double). */
-double slem_gamma(double n, double u);
+double slem_scorer_gamma(double n, double u);
 
 /* Whether tiles are float32 (else double), for the reader that fills them. */
 int slem_scorer_f32(const SlemScorer *self);

@@ -128,7 +128,7 @@ int slem_scorer_affine_new(SlemScorer **self, size_t d, const SlemCalibration *c
   }
   s->base = (SlemScorer){&affine_ops, d, max_q, max_d, 1, 0, 0, 0, 0, 0, 0, NULL};
   s->cal = cal;
-  s->gamma = slem_gamma((double)d, 0x1p-24) + slem_gamma((double)d, 0x1p-53);
+  s->gamma = slem_scorer_gamma((double)d, 0x1p-24) + slem_scorer_gamma((double)d, 0x1p-53);
   *self = &s->base;
   return SLEM_OK;
 }

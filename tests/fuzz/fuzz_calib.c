@@ -4,7 +4,7 @@
 #define _GNU_SOURCE /* memfd_create */
 #include <string.h>
 
-#include "../../lib/search/calibrate.h"
+#include "../../lib/search/calibration.h"
 #include "../../lib/rank/expand.h"
 #include "../../lib/rank/rankings.h"
 #include "fuzz.h"

@@ -1,4 +1,4 @@
-#include "calibrate.h"
+#include "calibration.h"
 
 #include <errno.h>
 #include <gsl/gsl_cblas.h>
@@ -248,7 +248,7 @@ static void score_rows(void *ctx, size_t lo, size_t hi) {
 static void score(double *scores, const double *x, size_t n, const double *c, size_t m,
                   size_t d) {
   ScoreJob j = {scores, x, c, m, d};
-  slem_par_chunks(n, 256, score_rows, &j);
+  slem_blas_par_chunks(n, 256, score_rows, &j);
 }
 
 int slem_calibration_fit(SlemCalibration **self, const SlemCalibrateInput *in,

@@ -14,15 +14,14 @@
  * Calibration file: text, one line "a b" per exemplar in the classifiers' order, %.17g in
  * the C locale.
  */
-#ifndef SLEM_CALIBRATE_H
-#define SLEM_CALIBRATE_H
+#ifndef SLEM_CALIBRATION_H
+#define SLEM_CALIBRATION_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "error.h"
 #include "progress.h"
-#include "scorer.h"
 #include "vecs.h"
 
 typedef struct SlemSigmoid {
@@ -80,9 +79,5 @@ void slem_calibration_counts(const SlemCalibration *self, size_t i, size_t *npos
 
 /* Writes the file atomically (path, "-": stdout). Errors: SLEM_EIO. */
 int slem_calibration_write(const SlemCalibration *self, const char *path, SlemError *err);
-
-/* The affine scorer moved to scorer_affine.h; included here for match.h, which still
- * finds slem_scorer_affine_new() through this header. */
-#include "scorer_affine.h"
 
 #endif
