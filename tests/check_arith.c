@@ -1,4 +1,4 @@
-/* lib/arith.h: the line that names an arithmetic, its JSON member, and the comparisons
+/* lib/linalg/arith.h: the line that names an arithmetic, its JSON member, and the comparisons
  * the merges make of recorded lines. */
 #include <cjson/cJSON.h>
 

@@ -182,7 +182,7 @@ int slem_cache_write_pca(const char *path, size_t d, uint64_t n, size_t rank, do
                          const double *evals, const double *evecs, const SlemProvenance *prov,
                          SlemError *err);
 
-/* A recursive cache (lib/recursive.h) of depth >= 2 stages: mu[s](d), ainv[s](d, d),
+/* A recursive cache (lib/encode/recursive.h) of depth >= 2 stages: mu[s](d), ainv[s](d, d),
  * lambda[s], trace_sigma[s] and rcond[s] for s < depth. */
 int slem_cache_write_recursive(const char *path, size_t d, uint64_t n, size_t depth,
                                double lambda_rel, const double *lambda,

@@ -1,7 +1,7 @@
 /* The interface a vector format implements (internal to lib/, not part of the API).
  *
  * A format is one SlemVecFormatDef: its names, how to recognise it from its first bytes,
- * and the hooks of its reader and writer. lib/vecs.c holds the table of formats, the
+ * and the hooks of its reader and writer. lib/formats/vecs.c holds the table of formats, the
  * public reader and writer that dispatch through it, and the reading of fixed-size binary
  * records that most formats share; each family of formats lives in its own file
  * (fmt_vecs.c, fmt_npy.c, fmt_text.c, fmt_bin.c, fmt_slem.c), its own state behind the
@@ -108,7 +108,7 @@ struct SlemVecFormatDef {
    * and, for binary records, dtype, esize, prefix, rec, data_off, count_from. */
   int (*open)(SlemVecReader *r, SlemError *err);
   /* Reads up to max vectors into xd (double) or xf (float), whichever is not NULL, and
-   * adds them to r->done. NULL: fixed-size binary records, read by lib/vecs.c. */
+   * adds them to r->done. NULL: fixed-size binary records, read by lib/formats/vecs.c. */
   int (*read)(SlemVecReader *r, double *xd, float *xf, size_t max, size_t *got,
               SlemError *err);
   /* Back to the first vector. NULL: seek to data_off. */

@@ -1,7 +1,7 @@
 /* Vector files: fvecs, bvecs, ivecs, npy, text, fbin, u8bin, i8bin and ibin, read in
  * blocks and written atomically.
- * Each format is one entry of a table (lib/vecs.c; the formats are in lib/fmt_*.c behind
- * the internal interface lib/vecfmt.h): its names and extensions, its magic, its reader
+ * Each format is one entry of a table (lib/formats/vecs.c; the formats are in lib/formats/fmt_*.c behind
+ * the internal interface lib/formats/vecfmt.h): its names and extensions, its magic, its reader
  * and its writer.
  *
  * fvecs/bvecs/ivecs: per record an int32 little-endian dimension d, then d float32 /

@@ -1,6 +1,6 @@
 /* The ranking formats' interface: what one format of rankings.h implements, and the
- * writer and reader that the formats share. Private to lib/rankings.c and the format
- * members lib/rank_*.c: callers use rankings.h.
+ * writer and reader that the formats share. Private to lib/rank/rankings.c and the format
+ * members lib/rank/rank_*.c: callers use rankings.h.
  *
  * A format is one file lib/rank_NAME.c defining a const SlemRankFormatOps, and one line
  * in the table of rankings.c (its index is its SlemRankFormat). A text format fills
