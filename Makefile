@@ -65,9 +65,9 @@ TEST_SRC  = $(wildcard tests/check_*.c)
 TEST_BINS = $(TEST_SRC:tests/%.c=build/tests/%)
 MANS      = $(TOOLS:%=man/%.1)
 # scripts installed beside the tools, under these names, with their man pages
-SCRIPTS   = scripts/slem-tune:slem-tune scripts/plot-pr:slem-plot-pr \
-  scripts/slem-scale:slem-parallel scripts/slem-scale:slem-sbatch \
-  scripts/slem-reindex:slem-reindex
+SCRIPTS   = tools/slem-tune:slem-tune tools/plot-pr:slem-plot-pr \
+  tools/slem-scale:slem-parallel tools/slem-scale:slem-sbatch \
+  tools/slem-reindex:slem-reindex
 SCRIPT_MANS = man/slem-tune.1 man/slem-plot-pr.1 man/slem-parallel.1 man/slem-sbatch.1 \
   man/slem-reindex.1
 
@@ -110,7 +110,7 @@ unit-test: $(TEST_BINS)
 	@f=0; for t in $(TEST_BINS); do echo "== $$t"; $$t || f=$$((f + 1)); done; test $$f = 0
 
 # every CLI script runs, and the target fails when any of them did
-CLI_TESTS = tests/layers.sh tests/numcmp.sh tests/cli.sh tests/cli-blas.sh tests/cli-install.sh tests/cli-footguns.sh \
+CLI_TESTS = tests/layers.sh tests/prefixes.sh tests/numcmp.sh tests/cli.sh tests/cli-blas.sh tests/cli-install.sh tests/cli-footguns.sh \
   tests/cli-eval.sh tests/cli-trec.sh tests/cli-merge.sh tests/cli-rankings.sh tests/cli-kernel.sh \
   tests/cli-formats.sh tests/cli-exact.sh tests/cli-shard.sh tests/cli-container.sh tests/cli-verify.sh tests/cli-scripts.sh tests/cli-tty.sh tests/cli-report.sh tests/cli-esvm.sh tests/cli-hostile.sh \
   tests/cli-calibrate.sh tests/cli-expand.sh tests/cli-family.sh tests/cli-demo.sh tests/cli-cores.sh tests/faults.sh tests/crash.sh \

@@ -169,7 +169,7 @@ const char *cli_prog(void) { return prog; }
 
 int cli_fail(const SlemError *err) {
   cli_progress_done();
-  fprintf(stderr, "%s: %s\n", prog, err->msg[0] ? err->msg : slem_strstatus(err->status));
+  fprintf(stderr, "%s: %s\n", prog, err->msg[0] ? err->msg : slem_error_str(err->status));
   return CLI_EXIT_FAIL;
 }
 

@@ -215,7 +215,7 @@ int main(int argc, char **argv) {
   opts.couple = couple;
   opts.projections = projections;
   if (groups_path) {
-    if (slem_labels_read(&names, groups_path, &err) != SLEM_OK) goto fail;
+    if (slem_ids_labels_read(&names, groups_path, &err) != SLEM_OK) goto fail;
     opts.groups = names;
   }
   /* options that this cache's encoder cannot honour are usage errors (encoder.h) */

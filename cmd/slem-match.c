@@ -179,7 +179,7 @@ int main(int argc, char **argv) {
   cli_threads(threads);
   {
     const char *mm = getenv("SLEM_MATCH_MEMORY");
-    if (mm && *mm && slem_parse_bytes(mm, &o.match.memory) != 0)
+    if (mm && *mm && slem_mem_parse_bytes(mm, &o.match.memory) != 0)
       cli_usage_error("SLEM_MATCH_MEMORY: '%s' is not a number of bytes (digits, optionally "
                       "followed by K, M, G or T: 512M, 4G; 0 keeps nothing)", mm);
   }

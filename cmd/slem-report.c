@@ -163,7 +163,7 @@ int main(int argc, char **argv) {
 
   cli_init(argv[0]);
   slem_report_opts_init(&opts);
-  slem_thumb_opts_init(&topts);
+  slem_thumbs_opts_init(&topts);
   static const char shortopts[] = "k:f:o:qhV";
   while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
     switch (c) {

@@ -74,7 +74,7 @@ static SlemGroups *group_means(const char *names_path, SlemIds **names, const do
   SlemGroups *g = NULL;
   SlemError err;
   size_t half = m / 3;
-  ck_assert_msg(slem_labels_read(names, names_path, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_msg(slem_ids_labels_read(names, names_path, &err) == SLEM_OK, "%s", err.msg);
   ck_assert_int_eq(slem_groups_new(&g, *names, d, &err), SLEM_OK);
   ck_assert_int_eq(slem_groups_add(g, pos, half, "pos", &err), SLEM_OK);
   ck_assert_int_eq(slem_groups_add(g, pos + half * d, m - half, "pos", &err), SLEM_OK);
@@ -297,7 +297,7 @@ START_TEST(groups_file_errors) {
   FILE *f = fopen(p, "w");
   fputs("a\nb\n", f);
   ck_assert_int_eq(fclose(f), 0);
-  ck_assert_int_eq(slem_labels_read(&names, p, &err), SLEM_OK);
+  ck_assert_int_eq(slem_ids_labels_read(&names, p, &err), SLEM_OK);
   ck_assert_int_eq(slem_groups_new(&g, names, 2, &err), SLEM_OK);
   /* too many rows: refused, naming the record and the groups file */
   ck_assert_int_eq(slem_groups_add(g, x, 3, "in.fvecs", &err), SLEM_EFORMAT);

@@ -142,7 +142,7 @@ END_TEST
 START_TEST(test_thumbs) {
   SlemThumbOpts o;
   DIRTY(o);
-  slem_thumb_opts_init(&o);
+  slem_thumbs_opts_init(&o);
   ck_assert_ptr_null(o.images_dir);
   ck_assert_int_eq(o.embed, 0);
   ck_assert_int_eq(o.ids_are_paths, 0);

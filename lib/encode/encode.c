@@ -37,8 +37,8 @@ int slem_encoder_new(SlemEncoder **self, const SlemCache *cache, SlemEncodeMode 
   e->mode = mode;
   e->theta = theta;
   e->max_rows = max_rows;
-  e->delta = slem_alloc_large(max_rows * cache->d * sizeof *e->delta);
-  e->y = slem_alloc_large(max_rows * cache->d * sizeof *e->y);
+  e->delta = slem_mem_alloc_large(max_rows * cache->d * sizeof *e->delta);
+  e->y = slem_mem_alloc_large(max_rows * cache->d * sizeof *e->y);
   if (!e->delta || !e->y) {
     slem_encoder_free(e);
     return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", max_rows);
@@ -118,9 +118,9 @@ int slem_encoder_set_precision(SlemEncoder *self, SlemPrecision p, SlemPrecision
             ? SLEM_PRECISION_SINGLE : SLEM_PRECISION_DOUBLE;
   if (self->mode != SLEM_ENCODE_UNIT) p = SLEM_PRECISION_DOUBLE;
   if (p == SLEM_PRECISION_SINGLE && !self->ainv_f) {
-    self->ainv_f = slem_alloc_large(d * d * sizeof *self->ainv_f);
-    self->delta_f = slem_alloc_large(self->max_rows * d * sizeof *self->delta_f);
-    self->y_f = slem_alloc_large(self->max_rows * d * sizeof *self->y_f);
+    self->ainv_f = slem_mem_alloc_large(d * d * sizeof *self->ainv_f);
+    self->delta_f = slem_mem_alloc_large(self->max_rows * d * sizeof *self->delta_f);
+    self->y_f = slem_mem_alloc_large(self->max_rows * d * sizeof *self->y_f);
     if (!self->ainv_f || !self->delta_f || !self->y_f)
       return slem_error(err, SLEM_ENOMEM, "out of memory for float32 buffers");
     /* scaled to a largest entry of 1, so that no scale of the data underflows or

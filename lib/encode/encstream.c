@@ -128,7 +128,7 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
       goto done;
     }
   }
-  if (!(y = slem_alloc_large(block * out_dim * esize))) {
+  if (!(y = slem_mem_alloc_large(block * out_dim * esize))) {
     st = slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", block);
     goto done;
   }

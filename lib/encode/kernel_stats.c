@@ -27,7 +27,7 @@ static int factor_icd(SlemKernelStats *ks, double **bout, size_t *rout, const Sl
                       const double *x, size_t n, size_t d, size_t rmax, double tol,
                       SlemError *err) {
   /* huge pages: each column of the factor touches every row */
-  double *b = slem_alloc_large(n * rmax * sizeof *b), *trace = malloc((rmax + 1) * sizeof *trace);
+  double *b = slem_mem_alloc_large(n * rmax * sizeof *b), *trace = malloc((rmax + 1) * sizeof *trace);
   size_t *piv = malloc(rmax * sizeof *piv), r = 0;
   int status;
   if (!b || !trace || !piv) {

@@ -34,10 +34,10 @@ int slem_kproj_new(SlemKProj **self, const SlemCache *cache, size_t max_rows, in
   p->c = cache;
   p->couple = couple;
   p->max_rows = max_rows;
-  p->xp = slem_alloc_large(max_rows * d * sizeof *p->xp);
-  p->v = slem_alloc_large(max_rows * r * sizeof *p->v);
-  p->z = slem_alloc_large(max_rows * r * sizeof *p->z);
-  p->t = slem_alloc_large(max_rows * r * sizeof *p->t);
+  p->xp = slem_mem_alloc_large(max_rows * d * sizeof *p->xp);
+  p->v = slem_mem_alloc_large(max_rows * r * sizeof *p->v);
+  p->z = slem_mem_alloc_large(max_rows * r * sizeof *p->z);
+  p->t = slem_mem_alloc_large(max_rows * r * sizeof *p->t);
   p->kxx = malloc(max_rows * sizeof *p->kxx);
   p->u2 = malloc(max_rows * sizeof *p->u2);
   p->nrm = malloc(max_rows * sizeof *p->nrm);
@@ -51,8 +51,8 @@ int slem_kproj_new(SlemKProj **self, const SlemCache *cache, size_t max_rows, in
   }
   if (cache->factor == SLEM_FACTOR_KPCA || couple) {
     if (n > SIZE_MAX / sizeof(double) / (max_rows ? max_rows : 1) ||
-        !(p->kx = slem_alloc_large(max_rows * n * sizeof *p->kx)) ||
-        !(p->negt = slem_alloc_large(slem_kernel_lanes_size(n, d) * sizeof *p->negt))) {
+        !(p->kx = slem_mem_alloc_large(max_rows * n * sizeof *p->kx)) ||
+        !(p->negt = slem_mem_alloc_large(slem_kernel_lanes_size(n, d) * sizeof *p->negt))) {
       slem_kproj_free(p);
       return slem_error(err, SLEM_ENOMEM, "out of memory for the kernel values of %zu vectors "
                         "against %zu negatives", max_rows, n);
@@ -61,8 +61,8 @@ int slem_kproj_new(SlemKProj **self, const SlemCache *cache, size_t max_rows, in
   }
   if (couple) {
     p->tt = malloc(max_rows * sizeof *p->tt);
-    p->tv = slem_alloc_large(max_rows * r * sizeof *p->tv);
-    p->a0 = slem_alloc_large(max_rows * r * sizeof *p->a0);
+    p->tv = slem_mem_alloc_large(max_rows * r * sizeof *p->tv);
+    p->a0 = slem_mem_alloc_large(max_rows * r * sizeof *p->a0);
     if (!p->tt || !p->tv || !p->a0) {
       slem_kproj_free(p);
       return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", max_rows);

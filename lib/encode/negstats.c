@@ -452,7 +452,7 @@ static int linear(const char *output, const char *const *inputs, size_t n,
                                  o->pca, &prov, err);
     goto done;
   }
-  if (!(ainv = slem_alloc_large(res->d * res->d * sizeof *ainv))) {
+  if (!(ainv = slem_mem_alloc_large(res->d * res->d * sizeof *ainv))) {
     st = slem_error(err, SLEM_ENOMEM, "out of memory for a %zu x %zu matrix", res->d, res->d);
     goto done;
   }
@@ -503,7 +503,7 @@ static int read_all(double **x, size_t *n, size_t *d, const char *const *paths, 
         if (count >= 0 && (uint64_t)count < SIZE_MAX / 2 - *n - block &&
             *n + (size_t)count + block > ncap)
           ncap = *n + (size_t)count + block;
-        if (ncap <= SIZE_MAX / sizeof *p / *d && (p = slem_alloc_large(ncap * *d * sizeof *p)) &&
+        if (ncap <= SIZE_MAX / sizeof *p / *d && (p = slem_mem_alloc_large(ncap * *d * sizeof *p)) &&
             *n > 0)
           memcpy(p, *x, *n * *d * sizeof *p);
         if (!p) {

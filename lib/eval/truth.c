@@ -247,8 +247,8 @@ int slem_truth_read_labels(SlemTruth **self, const char *qlabels, const char *db
     st = slem_error(err, SLEM_ENOMEM, "out of memory");
     goto fail;
   }
-  if ((st = slem_labels_read(&ql, qlabels, err)) != SLEM_OK ||
-      (st = slem_labels_read(&dl, dblabels, err)) != SLEM_OK)
+  if ((st = slem_ids_labels_read(&ql, qlabels, err)) != SLEM_OK ||
+      (st = slem_ids_labels_read(&dl, dblabels, err)) != SLEM_OK)
     goto fail;
   nq = slem_ids_count(ql);
   nd = slem_ids_count(dl);

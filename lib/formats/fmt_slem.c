@@ -297,7 +297,7 @@ static int open_slem(SlemVecReader *r, SlemError *err) {
                         "before them) on a pipe is held whole to be verified, up to 64 MiB, and "
                         "this one has %" PRIu64 " bytes: give the file, or write it again with "
                         "slem-encode", name, pay_len);
-      if (st == SLEM_OK && n > 0 && !(S(r)->blk_buf = slem_alloc_large((size_t)(n * d * esize))))
+      if (st == SLEM_OK && n > 0 && !(S(r)->blk_buf = slem_mem_alloc_large((size_t)(n * d * esize))))
         st = slem_error(err, SLEM_ENOMEM, "out of memory for the rows of %s", name);
       if (st == SLEM_OK && n > 0) st = read_raw(r, S(r)->blk_buf, 0, (size_t)n, err);
       if (st == SLEM_OK) st = read_tail(r, err);
@@ -366,7 +366,7 @@ static int read_ahead(SlemVecReader *r, uint64_t first, SlemError *err) {
   if (n * r->rec > S(r)->blk_cap) {
     free(S(r)->blk_buf);
     S(r)->blk_cap = 0;
-    if (!(S(r)->blk_buf = slem_alloc_large(n * r->rec)))
+    if (!(S(r)->blk_buf = slem_mem_alloc_large(n * r->rec)))
       return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu records", n);
     S(r)->blk_cap = n * r->rec;
   }
@@ -404,7 +404,7 @@ static int read_slem(SlemVecReader *r, double *xd, float *xf, size_t max, size_t
         if (n * r->rec > r->raw_cap) {
           free(r->raw);
           r->raw_cap = 0;
-          if (!(r->raw = slem_alloc_large(n * r->rec)))
+          if (!(r->raw = slem_mem_alloc_large(n * r->rec)))
             return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu records", n);
           r->raw_cap = n * r->rec;
         }

@@ -82,8 +82,8 @@ int slem_prefetch_new_fn(SlemPrefetch **self, SlemBlockReadFn fn, void *ctx, siz
   p->block = block;
   p->f32 = f32;
   p->held = -1;
-  p->buf[0].rows = slem_alloc_large(bytes);
-  p->buf[1].rows = slem_alloc_large(bytes);
+  p->buf[0].rows = slem_mem_alloc_large(bytes);
+  p->buf[1].rows = slem_mem_alloc_large(bytes);
   if (!p->buf[0].rows || !p->buf[1].rows) {
     free(p->buf[0].rows);
     free(p->buf[1].rows);

@@ -47,7 +47,7 @@ static void *part_add(Part *p, size_t budget, size_t nd, size_t bytes, const Sle
     p->pos = q;
     p->cap = cap;
   }
-  if (!(a = slem_alloc_large(bytes))) return NULL;
+  if (!(a = slem_mem_alloc_large(bytes))) return NULL;
   p->data[p->count] = a;
   p->n[p->count] = nd;
   p->pos[p->count] = pos ? *pos : (SlemBlockPos){0};

@@ -214,7 +214,7 @@ int slem_vfmt_read_records(SlemVecReader *self, double *xd, float *xf, size_t ma
       if (want > self->raw_cap) { /* grown, never copied: it is filled again at each call */
         free(self->raw);
         self->raw_cap = 0;
-        if (!(self->raw = slem_alloc_large(want)))
+        if (!(self->raw = slem_mem_alloc_large(want)))
           return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu records", max);
         self->raw_cap = want;
       }

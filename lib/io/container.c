@@ -307,7 +307,7 @@ int slem_container_load(void **map, size_t *len, SlemContainerHead *h, cJSON **j
    * which fault once per 2 MiB. */
   n = (size_t)sb.st_size;
   if ((uint64_t)sb.st_size > SIZE_MAX ||
-      (n >= ((size_t)2 << 20) ? !(p = slem_alloc_large(n))
+      (n >= ((size_t)2 << 20) ? !(p = slem_mem_alloc_large(n))
                               : posix_memalign((void **)&p, SLEM_CONTAINER_ALIGN, n) != 0)) {
     p = NULL;
     st = slem_error(err, SLEM_ENOMEM, "%s: out of memory for a %s of %lld bytes", path,

@@ -21,7 +21,7 @@ void slem_error_clear(SlemError *err) {
   }
 }
 
-const char *slem_strstatus(int status) {
+const char *slem_error_str(int status) {
   switch (status) {
   case SLEM_OK: return "success";
   case SLEM_EIO: return "I/O error";

@@ -33,6 +33,6 @@ int slem_error(SlemError *err, int status, const char *fmt, ...)
 void slem_error_clear(SlemError *err);
 
 /* A short constant name for a status ("I/O error", "format error", ...). */
-const char *slem_strstatus(int status);
+const char *slem_error_str(int status);
 
 #endif

@@ -135,7 +135,7 @@ int slem_ids_read_empty(SlemIds **self, const char *path, SlemError *err) {
   return read_list(self, path, 1, 1, err);
 }
 
-int slem_labels_read(SlemIds **self, const char *path, SlemError *err) {
+int slem_ids_labels_read(SlemIds **self, const char *path, SlemError *err) {
   return read_list(self, path, 0, 0, err);
 }
 

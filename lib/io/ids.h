@@ -22,7 +22,7 @@ int slem_ids_read(SlemIds **self, const char *path, SlemError *err);
 int slem_ids_read_empty(SlemIds **self, const char *path, SlemError *err);
 
 /* The same for a list whose names may repeat: labels, group names. */
-int slem_labels_read(SlemIds **self, const char *path, SlemError *err);
+int slem_ids_labels_read(SlemIds **self, const char *path, SlemError *err);
 void slem_ids_free(SlemIds *self);
 
 /* A new list holding the ids of parts[0..n-1] one after the other (parts borrowed),

@@ -47,7 +47,7 @@ int slem_lines_fields(SlemLines *self, char **f, size_t max, size_t *nf, SlemErr
     size_t len;
     int st = slem_lines_next(self, &line, &len, err);
     if (st || !line) return st;
-    *nf = slem_split(line, " \t", 1, f, max);
+    *nf = slem_lines_split(line, " \t", 1, f, max);
     if (*nf) return SLEM_OK; /* a NUL first makes a line of no fields: skipped as blank */
   }
 }
@@ -63,7 +63,7 @@ int slem_lines_unterminated(const SlemLines *self) { return slem_in_unterminated
 
 const char *slem_lines_name(const SlemLines *self) { return slem_in_name(self->in); }
 
-size_t slem_split(char *line, const char *seps, int collapse, char **f, size_t max) {
+size_t slem_lines_split(char *line, const char *seps, int collapse, char **f, size_t max) {
   size_t n = 0;
   char *p = line;
   if (collapse)

@@ -2,7 +2,7 @@
  *
  * A SlemLines hands out the non-blank lines of a file one by one (a blank line holds only
  * spaces and tabs, and is skipped) with their 1-based line number, for messages of the
- * form "FILE: line N: ...". slem_split() cuts a line into fields in place.
+ * form "FILE: line N: ...". slem_lines_split() cuts a line into fields in place.
  */
 #ifndef SLEM_LINES_H
 #define SLEM_LINES_H
@@ -46,6 +46,6 @@ const char *slem_lines_name(const SlemLines *self);
  * which may exceed max. collapse: runs of separators count as one and leading or
  * trailing ones are ignored (white-space formats); otherwise every separator ends a
  * field, so empty fields count (tab-separated formats). */
-size_t slem_split(char *line, const char *seps, int collapse, char **f, size_t max);
+size_t slem_lines_split(char *line, const char *seps, int collapse, char **f, size_t max);
 
 #endif

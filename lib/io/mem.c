@@ -11,7 +11,7 @@
 
 #define HUGE_PAGE ((size_t)2 << 20)
 
-void *slem_alloc_large(size_t bytes) {
+void *slem_mem_alloc_large(size_t bytes) {
   void *p = NULL;
   size_t size;
   if (bytes < HUGE_PAGE) return malloc(bytes ? bytes : 1);
@@ -24,7 +24,7 @@ void *slem_alloc_large(size_t bytes) {
   return p;
 }
 
-int slem_parse_bytes(const char *s, size_t *out) {
+int slem_mem_parse_bytes(const char *s, size_t *out) {
   static const char units[] = "kmgt";
   size_t v = 0, shift = 0;
   const char *p = s, *u;

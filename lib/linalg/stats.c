@@ -128,7 +128,7 @@ static int node_append(SlemStats *s, Node **out, SlemError *err) {
     memset(sp, 0, sizeof *sp);
   } else {
     nd->mean = malloc(s->d * sizeof *nd->mean);
-    nd->scatter = slem_alloc_large(fold_len(s->d) * sizeof *nd->scatter);
+    nd->scatter = slem_mem_alloc_large(fold_len(s->d) * sizeof *nd->scatter);
   }
   if (!nd->mean || !nd->scatter) {
     node_clear(nd);
@@ -304,7 +304,7 @@ static int close_leaf(SlemStats *s, SlemError *err) {
 /* Adds b rows, each of d doubles or floats (the other pointer NULL), into the leaf. */
 static int add_rows(SlemStats *self, const double *x, const float *xf, size_t b, SlemError *err) {
   size_t d = self->d, L = self->leaf_rows;
-  if (b > 0 && ((!self->leaf && !(self->leaf = slem_alloc_large(L * d * sizeof *self->leaf))) ||
+  if (b > 0 && ((!self->leaf && !(self->leaf = slem_mem_alloc_large(L * d * sizeof *self->leaf))) ||
                 (!self->colsum && !(self->colsum = malloc(d * sizeof *self->colsum)))))
     return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", L);
   while (b > 0) {
@@ -372,8 +372,8 @@ int slem_stats_finish(SlemStats *self, SlemError *err) {
   for (size_t i = 0; i < self->nspare; i++) node_clear(&self->spare[i]);
   self->nspare = 0;
   acc.mean = calloc(d, sizeof *acc.mean);
-  acc.scatter = slem_alloc_large(fold_len(d) * sizeof *acc.scatter);
-  full = slem_alloc_large(d * d * sizeof *full);
+  acc.scatter = slem_mem_alloc_large(fold_len(d) * sizeof *acc.scatter);
+  full = slem_mem_alloc_large(d * d * sizeof *full);
   if (!acc.mean || !acc.scatter || !full) {
     node_clear(&acc);
     free(full);

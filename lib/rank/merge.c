@@ -49,7 +49,7 @@ typedef struct Cand {
 
 /* The ordering rule of topk.h on candidates: the one place that decides the order. */
 static int cand_cmp(const void *a, const void *b) {
-  return slem_hit_cmp(&((const Cand *)a)->hit, &((const Cand *)b)->hit);
+  return slem_topk_hit_cmp(&((const Cand *)a)->hit, &((const Cand *)b)->hit);
 }
 
 /* A set of the current query's rows, emptied for the next query by a new generation

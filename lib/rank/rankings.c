@@ -653,7 +653,7 @@ static int parse_score(const char *s, double *out) {
 int slem_rankline_split(SlemRankReader *r, char *line, uint64_t ln, const SlemRankFields *fs,
                         SlemRankLine *out, SlemError *err) {
   char *f[8];
-  size_t nf = slem_split(line, fs->seps, fs->collapse, f, 8);
+  size_t nf = slem_lines_split(line, fs->seps, fs->collapse, f, 8);
   const char *name = slem_rankreader_name(r);
   if (nf != fs->want)
     return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": %zu fields, expected %zu (%s)",

@@ -58,7 +58,7 @@ void slem_html_url(FILE *fp, const char *path) {
   }
 }
 
-const char *slem_image_mime(const char *path) {
+const char *slem_html_image_mime(const char *path) {
   static const char *const tab[][2] = {
       {"png", "image/png"},   {"jpg", "image/jpeg"}, {"jpeg", "image/jpeg"},
       {"gif", "image/gif"},   {"webp", "image/webp"}, {"bmp", "image/bmp"},
@@ -70,7 +70,7 @@ const char *slem_image_mime(const char *path) {
   return NULL;
 }
 
-int slem_relpath_new(char **rel, const char *target, const char *dir, SlemError *err) {
+int slem_html_relpath_new(char **rel, const char *target, const char *dir, SlemError *err) {
   char *t = NULL, *d = NULL, *out = NULL;
   size_t common = 0, ups = 0, len;
   int st = SLEM_OK;

@@ -26,11 +26,11 @@ void slem_html_url(FILE *fp, const char *path);
 
 /* The MIME type of an image file from its extension (case-insensitive): png, jpg, jpeg,
  * gif, webp, bmp, svg; NULL for another. Static storage. */
-const char *slem_image_mime(const char *path);
+const char *slem_html_image_mime(const char *path);
 
 /* Sets *rel to a new string (freed with free()): target as a path relative to the
  * directory dir, both taken after resolving symbolic links, "." and "..". Errors:
  * SLEM_EIO naming a path that cannot be resolved, SLEM_ENOMEM. */
-int slem_relpath_new(char **rel, const char *target, const char *dir, SlemError *err);
+int slem_html_relpath_new(char **rel, const char *target, const char *dir, SlemError *err);
 
 #endif

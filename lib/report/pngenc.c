@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* What the callbacks share with slem_png_new(): the growing output and the first error. */
+/* What the callbacks share with slem_pngenc_new(): the growing output and the first error. */
 typedef struct Sink {
   SlemPng *png;
   size_t cap;
@@ -50,13 +50,13 @@ static void on_write(png_structp png, png_bytep data, size_t n) {
 
 static void on_flush(png_structp png) { (void)png; }
 
-void slem_png_free(SlemPng *self) {
+void slem_pngenc_free(SlemPng *self) {
   if (!self) return;
   free(self->data);
   free(self);
 }
 
-int slem_png_new(SlemPng **self, const unsigned char *pixels, size_t width, size_t height,
+int slem_pngenc_new(SlemPng **self, const unsigned char *pixels, size_t width, size_t height,
                  int channels, SlemError *err) {
   png_structp png = NULL;
   png_infop info = NULL;
@@ -105,7 +105,7 @@ int slem_png_new(SlemPng **self, const unsigned char *pixels, size_t width, size
 
 cleanup:
   if (png) png_destroy_write_struct(&png, info ? &info : NULL);
-  slem_png_free(sink.png);
+  slem_pngenc_free(sink.png);
   free(rows);
   return st;
 }

@@ -91,7 +91,7 @@ int slem_report_set_labels(SlemReport *self, const char *dblabels, const char *d
   SlemStrMap *map = slem_strmap_new();
   int st = SLEM_OK;
   if (!map) return slem_error(err, SLEM_ENOMEM, "out of memory");
-  if ((st = slem_labels_read(&lab, dblabels, err)) != SLEM_OK) goto cleanup;
+  if ((st = slem_ids_labels_read(&lab, dblabels, err)) != SLEM_OK) goto cleanup;
   if (dbids && (st = slem_ids_read(&ids, dbids, err)) != SLEM_OK) goto cleanup;
   if (ids && slem_ids_count(ids) != slem_ids_count(lab)) {
     st = slem_error(err, SLEM_EFORMAT, "%s: %zu ids for %zu labels in %s", dbids, slem_ids_count(ids),

@@ -133,7 +133,7 @@ void slem_report_free(SlemReport *self);
 
 /* Reads the database labels at dblabels, one per row, and the rows' ids at dbids (NULL:
  * 0-based row numbers), so that the page names the label of every wrong result. Errors:
- * those of slem_labels_read() and slem_ids_read(); SLEM_EFORMAT when the counts differ;
+ * those of slem_ids_labels_read() and slem_ids_read(); SLEM_EFORMAT when the counts differ;
  * SLEM_ENOMEM. */
 int slem_report_set_labels(SlemReport *self, const char *dblabels, const char *dbids,
                            SlemError *err);

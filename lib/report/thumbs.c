@@ -28,7 +28,7 @@ struct SlemThumbs {
   size_t first_entry;
 };
 
-void slem_thumb_opts_init(SlemThumbOpts *opts) {
+void slem_thumbs_opts_init(SlemThumbOpts *opts) {
   memset(opts, 0, sizeof *opts);
   opts->min_side = 64;
   opts->base_dir = ".";
@@ -103,7 +103,7 @@ static int file_src(const SlemThumbs *t, const char *path, char **src, SlemError
   unsigned char *data = NULL;
   *src = NULL;
   if (!t->o.embed) {
-    if ((st = slem_relpath_new(&rel, path, t->o.base_dir, err)) != SLEM_OK) return st;
+    if ((st = slem_html_relpath_new(&rel, path, t->o.base_dir, err)) != SLEM_OK) return st;
   } else {
     FILE *fp = fopen(path, "rb");
     size_t n = 0, cap = 0;
@@ -130,7 +130,7 @@ static int file_src(const SlemThumbs *t, const char *path, char **src, SlemError
     }
     fclose(fp);
     if (!mem_open(&m)) goto nomem;
-    fprintf(m.fp, "data:%s;base64,", slem_image_mime(path));
+    fprintf(m.fp, "data:%s;base64,", slem_html_image_mime(path));
     slem_html_base64(m.fp, data, n);
     if (!(*src = mem_close(&m))) goto nomem;
     goto cleanup;
@@ -154,12 +154,12 @@ static char *find_file(const SlemThumbs *t, const char *id) {
   char *path;
   size_t len;
   if (!t->o.images_dir) {
-    if (t->o.ids_are_paths && slem_image_mime(id) && is_file(id)) return strdup(id);
+    if (t->o.ids_are_paths && slem_html_image_mime(id) && is_file(id)) return strdup(id);
     return NULL;
   }
   len = strlen(t->o.images_dir) + strlen(id) + 8;
   if (!(path = malloc(len))) return NULL;
-  if (slem_image_mime(id)) {
+  if (slem_html_image_mime(id)) {
     snprintf(path, len, "%s/%s", t->o.images_dir, id);
     if (is_file(path)) return path;
   }
@@ -217,13 +217,13 @@ static int render_rows(SlemThumbs *t, int s, Want *wants, size_t nw, SlemError *
       Mem m;
       char **src = t->side[s].src + wants[w].entry;
       slem_image_render(pix, block + (wants[w].row - row) * d, shape, &t->o.range, scale);
-      if ((st = slem_png_new(&png, pix, shape->width * scale, shape->height * scale,
+      if ((st = slem_pngenc_new(&png, pix, shape->width * scale, shape->height * scale,
                              (int)shape->channels, err)) != SLEM_OK)
         goto cleanup;
       if (!mem_open(&m)) goto nomem;
       fputs("data:image/png;base64,", m.fp);
       slem_html_base64(m.fp, png->data, png->size);
-      slem_png_free(png);
+      slem_pngenc_free(png);
       png = NULL;
       if (!(*src = mem_close(&m))) goto nomem;
     }
@@ -234,7 +234,7 @@ static int render_rows(SlemThumbs *t, int s, Want *wants, size_t nw, SlemError *
 nomem:
   st = slem_error(err, SLEM_ENOMEM, "out of memory");
 cleanup:
-  slem_png_free(png);
+  slem_pngenc_free(png);
   free(pix);
   free(block);
   slem_vecreader_free(r);

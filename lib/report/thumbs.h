@@ -34,7 +34,7 @@ typedef struct SlemThumbOpts {
 
 /* No source at all (every id a tile), thumbnails of at least 64 pixels, links relative to
  * the current folder. */
-void slem_thumb_opts_init(SlemThumbOpts *opts);
+void slem_thumbs_opts_init(SlemThumbOpts *opts);
 
 typedef struct SlemThumbs SlemThumbs;
 

@@ -281,8 +281,8 @@ int slem_calibration_fit(SlemCalibration **self, const SlemCalibrateInput *in,
       goto cleanup;
     }
   }
-  if ((status = slem_labels_read(&elab, in->exemplar_labels, err)) != SLEM_OK ||
-      (status = slem_labels_read(&plab, in->positive_labels, err)) != SLEM_OK)
+  if ((status = slem_ids_labels_read(&elab, in->exemplar_labels, err)) != SLEM_OK ||
+      (status = slem_ids_labels_read(&plab, in->positive_labels, err)) != SLEM_OK)
     goto cleanup;
   if (slem_ids_count(elab) != m) {
     status = slem_error(err, SLEM_EFORMAT, "%s: %zu labels, but %s has %zu classifiers",

@@ -239,7 +239,7 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
     if (status == SLEM_OK) slem_scorer_set_units(sc, opts->unit_queries, opts->unit_db);
   }
   if (status) goto done;
-  scores = slem_alloc_large(qmax * tb * sizeof *scores);
+  scores = slem_mem_alloc_large(qmax * tb * sizeof *scores);
   mem = malloc(qmax * k * sizeof *mem);
   lmem = malloc(qmax * k * sizeof *lmem);
   tops = malloc(qmax * sizeof *tops);
@@ -249,7 +249,7 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
   cand = malloc(nthreads * tb * sizeof *cand);
   job = calloc(1, sizeof *job);
   esize = slem_scorer_f32(sc) ? sizeof(float) : sizeof(double);
-  scratch = slem_alloc_large(tb * dd * esize);
+  scratch = slem_mem_alloc_large(tb * dd * esize);
   if (!scores || !mem || !lmem || !tops || !lows || !cand || !job || !scratch) {
     status = slem_error(err, SLEM_ENOMEM, "out of memory for the match tiles");
     goto done;

@@ -187,7 +187,7 @@ int slem_scorer_ip_new(SlemScorer **self, size_t d, int normalize, size_t max_q,
   s->base = (SlemScorer){&ip_ops, d, max_q, max_d, 1, 0, 0, 0, 0, 0, 0, NULL};
   s->normalize = normalize;
   s->gamma = 1.01 * (slem_scorer_gamma((double)d, 0x1p-24) + 2 * 0x1p-24);
-  s->q = slem_alloc_large(max_q * d * sizeof *s->q);
+  s->q = slem_mem_alloc_large(max_q * d * sizeof *s->q);
   s->qn = malloc(max_q * sizeof *s->qn);
   s->iq = malloc(max_q * sizeof *s->iq);
   s->xn = malloc(max_d * sizeof *s->xn);

@@ -263,9 +263,9 @@ int slem_scorer_kernel_new(SlemScorer **self, const SlemCache *cache, size_t max
     return st;
   }
   s->c = 1.01 * (2 * slem_scorer_gamma(2.0 * (double)cache->r + 8, 0x1p-53) + 6 * 0x1p-24);
-  s->qx = slem_alloc_large(max_q * cache->d * sizeof *s->qx);
-  s->sd = slem_alloc_large(max_q * max_d * sizeof *s->sd);
-  s->xt = slem_alloc_large(slem_kernel_lanes_size(max_d, cache->d) * sizeof *s->xt);
+  s->qx = slem_mem_alloc_large(max_q * cache->d * sizeof *s->qx);
+  s->sd = slem_mem_alloc_large(max_q * max_d * sizeof *s->sd);
+  s->xt = slem_mem_alloc_large(slem_kernel_lanes_size(max_d, cache->d) * sizeof *s->xt);
   s->kmax = malloc(max_q * sizeof *s->kmax);
   s->qa = malloc(max_q * sizeof *s->qa);
   s->qb = malloc(max_q * sizeof *s->qb);

@@ -2,14 +2,14 @@
 
 #include <stdlib.h>
 
-int slem_hit_before(const SlemHit *a, const SlemHit *b) {
+int slem_topk_hit_before(const SlemHit *a, const SlemHit *b) {
   return a->score > b->score || (a->score == b->score && a->row < b->row);
 }
 
-int slem_hit_cmp(const void *a, const void *b) {
+int slem_topk_hit_cmp(const void *a, const void *b) {
   const SlemHit *x = a, *y = b;
-  if (slem_hit_before(x, y)) return -1;
-  if (slem_hit_before(y, x)) return 1;
+  if (slem_topk_hit_before(x, y)) return -1;
+  if (slem_topk_hit_before(y, x)) return 1;
   return 0;
 }
 
@@ -56,20 +56,20 @@ int slem_topk_push(SlemTopK *self, SlemHit c) {
     i = self->n++;
     while (i > 0) {
       size_t p = (i - 1) / 2;
-      if (!slem_hit_before(&h[p], &c)) break;
+      if (!slem_topk_hit_before(&h[p], &c)) break;
       h[i] = h[p];
       i = p;
     }
     h[i] = c;
     return 1;
   }
-  if (k == 0 || !slem_hit_before(&c, &h[0])) return 0;
+  if (k == 0 || !slem_topk_hit_before(&c, &h[0])) return 0;
   i = 0;
   for (;;) {
     size_t l = 2 * i + 1, r = l + 1, m = i;
     const SlemHit *mv = &c;
-    if (l < k && slem_hit_before(mv, &h[l])) m = l, mv = &h[l];
-    if (r < k && slem_hit_before(mv, &h[r])) m = r, mv = &h[r];
+    if (l < k && slem_topk_hit_before(mv, &h[l])) m = l, mv = &h[l];
+    if (r < k && slem_topk_hit_before(mv, &h[r])) m = r, mv = &h[r];
     if (m == i) break;
     h[i] = h[m];
     i = m;
@@ -80,7 +80,7 @@ int slem_topk_push(SlemTopK *self, SlemHit c) {
 
 size_t slem_topk_sorted(SlemTopK *self) {
   size_t n = self->n;
-  qsort(self->heap, n, sizeof *self->heap, slem_hit_cmp);
+  qsort(self->heap, n, sizeof *self->heap, slem_topk_hit_cmp);
   self->n = 0;
   return n;
 }

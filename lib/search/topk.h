@@ -23,12 +23,12 @@ typedef struct SlemHit {
 
 /* Non-zero when a ranks strictly before b: a higher score, or the same score and a lower
  * row. The ordering rule, written once. */
-int slem_hit_before(const SlemHit *a, const SlemHit *b);
+int slem_topk_hit_before(const SlemHit *a, const SlemHit *b);
 
 /* qsort()/bsearch() comparison of two SlemHit: negative when the first ranks before the
  * second, positive when after, 0 only for the same row and score. Sorting with it puts
  * the best hit first; a k-way merge pops the hit that compares lowest. */
-int slem_hit_cmp(const void *a, const void *b);
+int slem_topk_hit_cmp(const void *a, const void *b);
 
 typedef struct SlemTopK {
   SlemHit *heap;  /* heap(k), borrowed or owned (see slem_topk_new) */
