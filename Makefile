@@ -46,7 +46,7 @@ ALL_LDFLAGS = $(SAN) $(LDFLAGS)
 LIBS      = $(LINEAR_LIBS) -lgsl -Wl,--push-state,--no-as-needed $(BLAS_LIBS) -Wl,--pop-state -lcjson -lpng -lm -lpthread -ldl
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
-# lib/ is one folder per layer, lowest first (README's Layout; tests/layers.sh refuses an
+# lib/ is one folder per layer, lowest first (docs/layout.md; tests/layers.sh refuses an
 # include that goes up a layer or round a circle). Headers are included by their bare name
 # and found through one -I per folder, so a file keeps its includes when it changes folder.
 LIB_DIRS  = io linalg formats encode search rank eval report

@@ -1,5 +1,5 @@
 #!/bin/sh
-# lib/ is one folder per layer, lowest first, in the Makefile's LIB_DIRS (README's Layout).
+# lib/ is one folder per layer, lowest first, in the Makefile's LIB_DIRS (docs/layout.md).
 # A file may include headers of its own folder or of a lower one, never of a higher one,
 # and no header may reach itself through its includes. Fails naming each offending include.
 TOP=$(cd "$(dirname "$0")/.." && pwd)
