@@ -23,7 +23,7 @@
 #                          trains slem-esvm's exemplar SVMs; slem-esvm --version names it
 #   HDF5_LIBS=...          the serial libhdf5 (Debian's libhdf5-dev): default from
 #                          `pkg-config --libs hdf5-serial`, else -lhdf5_serial; HDF5_CFLAGS
-#                          likewise (--cflags); lib/fmt_hdf5.c reads FILE.h5:DATASET
+#                          likewise (--cflags); lib/formats/fmt_hdf5.c reads FILE.h5:DATASET
 #   CORETYPES="Haswell SkylakeX Cooperlake Zen Prescott Sandybridge"
 #                          the OpenBLAS kernels make check-cores runs its suites under
 #   CC=cc  CFLAGS=...  LDFLAGS=...
@@ -46,15 +46,21 @@ SAN       := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 endif
 
 CFLAGS    ?= $(OPT) -g
-ALL_CFLAGS = -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter $(SAN) $(CFLAGS) $(HDF5_CFLAGS) $(CPPFLAGS)
+ALL_CFLAGS = -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter $(SAN) $(CFLAGS) $(ALL_CPPFLAGS) $(HDF5_CFLAGS) $(CPPFLAGS)
 ALL_LDFLAGS = $(SAN) $(LDFLAGS)
 LIBS      = $(LINEAR_LIBS) -lgsl -Wl,--push-state,--no-as-needed $(BLAS_LIBS) -Wl,--pop-state $(HDF5_LIBS) -lcjson -lpng -lm -lpthread -ldl
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
-# esvm_rand.c defines the C library's rand() and srand() (lib/esvm_rand.h): linked into
-# slem-esvm and check_esvm only, never into libslem.a
-RAND_OBJ  = build/lib/esvm_rand.o
-LIB_SRC   = $(filter-out lib/esvm_rand.c,$(wildcard lib/*.c))
+# lib/ is one folder per layer, lowest first (docs/layout.md; tests/layers.sh refuses an
+# include that goes up a layer or round a circle). Headers are included by their bare name
+# and found through one -I per folder, so a file keeps its includes when it changes folder.
+LIB_DIRS  = io linalg formats encode search rank eval report
+LIB_HDR   = $(wildcard lib/*/*.h)
+ALL_CPPFLAGS = $(LIB_DIRS:%=-Ilib/%)
+# esvm_rand.c defines the C library's rand() and srand() (lib/search/esvm_rand.h): linked
+# into slem-esvm and check_esvm only, never into libslem.a
+RAND_OBJ  = build/lib/search/esvm_rand.o
+LIB_SRC   = $(filter-out lib/search/esvm_rand.c,$(wildcard lib/*/*.c))
 LIB_OBJ   = $(LIB_SRC:lib/%.c=build/lib/%.o)
 TOOLS     = slem-negstats slem-encode slem-match slem-eval slem-merge slem-report slem-esvm \
             slem-calibrate slem-expand
@@ -64,9 +70,9 @@ TEST_SRC  = $(wildcard tests/check_*.c)
 TEST_BINS = $(TEST_SRC:tests/%.c=build/tests/%)
 MANS      = $(TOOLS:%=man/%.1)
 # scripts installed beside the tools, under these names, with their man pages
-SCRIPTS   = scripts/slem-tune:slem-tune scripts/plot-pr:slem-plot-pr \
-  scripts/slem-scale:slem-parallel scripts/slem-scale:slem-sbatch \
-  scripts/slem-reindex:slem-reindex
+SCRIPTS   = tools/slem-tune:slem-tune tools/plot-pr:slem-plot-pr \
+  tools/slem-scale:slem-parallel tools/slem-scale:slem-sbatch \
+  tools/slem-reindex:slem-reindex
 SCRIPT_MANS = man/slem-tune.1 man/slem-plot-pr.1 man/slem-parallel.1 man/slem-sbatch.1 \
   man/slem-reindex.1
 
@@ -75,10 +81,11 @@ SCRIPT_MANS = man/slem-tune.1 man/slem-plot-pr.1 man/slem-parallel.1 man/slem-sb
 
 all: $(BINS)
 
-build/lib/%.o: lib/%.c $(wildcard lib/*.h) | build/lib
+build/lib/%.o: lib/%.c $(LIB_HDR)
+	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-build/cmd/%.o: cmd/%.c $(wildcard lib/*.h cmd/*.h) | build/cmd
+build/cmd/%.o: cmd/%.c $(LIB_HDR) $(wildcard cmd/*.h) | build/cmd
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 lib/libslem.a: $(LIB_OBJ)
@@ -97,7 +104,7 @@ build/tests/%: tests/%.c tests/testutil.h lib/libslem.a | build/tests
 build/tests/check_esvm: tests/check_esvm.c tests/testutil.h $(RAND_OBJ) lib/libslem.a | build/tests
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(RAND_OBJ) lib/libslem.a $(LIBS) $(CHECK_LIBS)
 
-build/lib build/cmd build/tests bin:
+build/cmd build/tests bin:
 	mkdir -p $@
 
 # Installs the Debian packages that are missing (quiet when none is).
@@ -108,7 +115,7 @@ unit-test: $(TEST_BINS)
 	@f=0; for t in $(TEST_BINS); do echo "== $$t"; $$t || f=$$((f + 1)); done; test $$f = 0
 
 # every CLI script runs, and the target fails when any of them did
-CLI_TESTS = tests/numcmp.sh tests/cli.sh tests/cli-blas.sh tests/cli-install.sh tests/cli-footguns.sh \
+CLI_TESTS = tests/layers.sh tests/prefixes.sh tests/numcmp.sh tests/cli.sh tests/cli-blas.sh tests/cli-install.sh tests/cli-footguns.sh \
   tests/cli-eval.sh tests/cli-trec.sh tests/cli-merge.sh tests/cli-rankings.sh tests/cli-kernel.sh \
   tests/cli-formats.sh tests/cli-hdf5.sh tests/cli-exact.sh tests/cli-shard.sh tests/cli-container.sh tests/cli-verify.sh tests/cli-scripts.sh tests/cli-tty.sh tests/cli-report.sh tests/cli-esvm.sh tests/cli-hostile.sh \
   tests/cli-calibrate.sh tests/cli-expand.sh tests/cli-family.sh tests/cli-demo.sh tests/cli-cores.sh tests/faults.sh tests/crash.sh \
@@ -203,11 +210,12 @@ build/fuzz build/fuzz/obj:
 # the library once for every harness (instrumented for coverage, not linked with libFuzzer);
 # kept between runs, though nothing but the harnesses names them
 .SECONDARY: $(FUZZ_OBJ)
-build/fuzz/obj/%.o: lib/%.c $(wildcard lib/*.h) | build/fuzz/obj
-	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link,address,undefined -c $< -o $@
+build/fuzz/obj/%.o: lib/%.c $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(ALL_CPPFLAGS) -fsanitize=fuzzer-no-link,address,undefined -c $< -o $@
 
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_OBJ) | build/fuzz
-	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_OBJ) $(LIBS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(ALL_CPPFLAGS) -fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_OBJ) $(LIBS)
 
 build/tests/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/standalone.c tests/fuzz/fuzz.h lib/libslem.a | build/tests
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ tests/fuzz/standalone.c $< lib/libslem.a $(LIBS)

@@ -19,13 +19,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../lib/arith.h"
-#include "../lib/blas.h"
-#include "../lib/io.h"
-#include "../lib/rankings.h"
-#include "../lib/vecs.h"
-#include "../lib/slem.h"
-#include "../lib/vectypes.h"
+#include "../lib/linalg/arith.h"
+#include "../lib/linalg/blas.h"
+#include "../lib/io/io.h"
+#include "../lib/rank/rankings.h"
+#include "../lib/formats/vecs.h"
+#include "../lib/io/slem.h"
+#include "../lib/formats/vectypes.h"
 
 static const char *prog = "slem";
 static int progress_shown;
@@ -169,7 +169,7 @@ const char *cli_prog(void) { return prog; }
 
 int cli_fail(const SlemError *err) {
   cli_progress_done();
-  fprintf(stderr, "%s: %s\n", prog, err->msg[0] ? err->msg : slem_strstatus(err->status));
+  fprintf(stderr, "%s: %s\n", prog, err->msg[0] ? err->msg : slem_error_str(err->status));
   return CLI_EXIT_FAIL;
 }
 
@@ -268,7 +268,7 @@ void cli_threads(long n) {
   if (n <= 0 && env && *env) n = cli_long("SLEM_THREADS", env, 1, 1024);
   /* no more threads than a memory limit left room for (fit_memory_limit) */
   if (fitted && n > atol(fitted)) n = atol(fitted);
-  if (n > 0) slem_set_threads((int)n);
+  if (n > 0) slem_blas_set_threads((int)n);
 }
 
 static int quiet;

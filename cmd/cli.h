@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../lib/error.h"
-#include "../lib/phases.h"
+#include "../lib/io/error.h"
+#include "../lib/io/phases.h"
 
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_FAIL 1

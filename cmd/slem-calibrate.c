@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/calibrate.h"
-#include "../lib/vecs.h"
+#include "../lib/search/calibration.h"
+#include "../lib/formats/vecs.h"
 #include "cli.h"
 
 static void __attribute__((noreturn)) usage(void) {

@@ -6,14 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/arith.h"
-#include "../lib/cache.h"
-#include "../lib/encode.h"
-#include "../lib/encoder.h"
-#include "../lib/encstream.h"
-#include "../lib/ids.h"
-#include "../lib/slem.h"
-#include "../lib/vecs.h"
+#include "../lib/linalg/arith.h"
+#include "../lib/formats/cache.h"
+#include "../lib/encode/encode.h"
+#include "../lib/encode/encoder.h"
+#include "../lib/encode/encstream.h"
+#include "../lib/io/ids.h"
+#include "../lib/io/slem.h"
+#include "../lib/formats/vecs.h"
 #include "cli.h"
 
 static void __attribute__((noreturn)) usage(void) {
@@ -231,7 +231,7 @@ int main(int argc, char **argv) {
   opts.coordinates = coordinates;
   opts.projections = projections;
   if (groups_path) {
-    if (slem_labels_read(&names, groups_path, &err) != SLEM_OK) goto fail;
+    if (slem_ids_labels_read(&names, groups_path, &err) != SLEM_OK) goto fail;
     opts.groups = names;
   }
   /* options that this cache's encoder cannot honour are usage errors (encoder.h) */

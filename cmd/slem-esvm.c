@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/esvm.h"
-#include "../lib/ids.h"
-#include "../lib/blas.h"
-#include "../lib/vecs.h"
+#include "../lib/search/esvm.h"
+#include "../lib/io/ids.h"
+#include "../lib/linalg/blas.h"
+#include "../lib/formats/vecs.h"
 #include "cli.h"
 
 static void __attribute__((noreturn)) usage(void) {
@@ -174,7 +174,7 @@ int main(int argc, char **argv) {
   env = getenv("SLEM_THREADS");
   if (threads <= 0 && env && *env) threads = cli_long("SLEM_THREADS", env, 1, 256);
   opts.threads = (int)threads;
-  slem_set_threads(1); /* the parallelism is over exemplars, not inside BLAS */
+  slem_blas_set_threads(1); /* the parallelism is over exemplars, not inside BLAS */
 
   if ((ids_path && slem_ids_read(&ids, ids_path, &err) != SLEM_OK) ||
       slem_vecreader_open(&nr, neg_path, nfmt == SLEM_FMT_END ? ifmt : nfmt, &err) != SLEM_OK ||

@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/eval.h"
-#include "../lib/io.h"
-#include "../lib/revisitop.h"
-#include "../lib/slem.h"
-#include "../lib/treceval.h"
+#include "../lib/eval/eval.h"
+#include "../lib/io/io.h"
+#include "../lib/eval/revisitop.h"
+#include "../lib/io/slem.h"
+#include "../lib/eval/treceval.h"
 #include "cli.h"
 
 #define MAX_JUNK 16

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/expand.h"
-#include "../lib/ids.h"
-#include "../lib/rankings.h"
-#include "../lib/vecs.h"
+#include "../lib/rank/expand.h"
+#include "../lib/io/ids.h"
+#include "../lib/rank/rankings.h"
+#include "../lib/formats/vecs.h"
 #include "cli.h"
 
 static void __attribute__((noreturn)) usage(void) {

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/matchrun.h"
-#include "../lib/mem.h"
-#include "../lib/rankings.h"
-#include "../lib/slem.h"
-#include "../lib/vecs.h"
+#include "../lib/rank/matchrun.h"
+#include "../lib/io/mem.h"
+#include "../lib/rank/rankings.h"
+#include "../lib/io/slem.h"
+#include "../lib/formats/vecs.h"
 #include "cli.h"
 
 static void __attribute__((noreturn)) usage(void) {
@@ -190,7 +190,7 @@ int main(int argc, char **argv) {
   cli_threads(threads);
   {
     const char *mm = getenv("SLEM_MATCH_MEMORY");
-    if (mm && *mm && slem_parse_bytes(mm, &o.match.memory) != 0)
+    if (mm && *mm && slem_mem_parse_bytes(mm, &o.match.memory) != 0)
       cli_usage_error("SLEM_MATCH_MEMORY: '%s' is not a number of bytes (digits, optionally "
                       "followed by K, M, G or T: 512M, 4G; 0 keeps nothing)", mm);
   }

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../lib/merge.h"
-#include "../lib/slem.h"
+#include "../lib/rank/merge.h"
+#include "../lib/io/slem.h"
 #include "cli.h"
 
 static void __attribute__((noreturn)) usage(void) {

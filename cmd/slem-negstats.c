@@ -7,11 +7,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../lib/cache.h"
-#include "../lib/kernel.h"
-#include "../lib/negstats.h"
-#include "../lib/slem.h"
-#include "../lib/vecs.h"
+#include "../lib/formats/cache.h"
+#include "../lib/linalg/kernel.h"
+#include "../lib/encode/negstats.h"
+#include "../lib/io/slem.h"
+#include "../lib/formats/vecs.h"
 #include "cli.h"
 
 #define DEFAULT_LAMBDA_REL 1.0
@@ -189,7 +189,7 @@ int main(int argc, char **argv) {
     }
     case 'R': rank = (size_t)cli_long("--rank", optarg, 1, 1L << 20), rank_set = 1; break;
     case 'F':
-      if ((factor = slem_factor_parse(optarg)) < 0)
+      if ((factor = slem_kernel_factor_parse(optarg)) < 0)
         cli_usage_error("--factor: '%s' is not icd, kpca or full", optarg);
       break;
     case 'C': couple = 1; break;

@@ -8,11 +8,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../lib/image.h"
-#include "../lib/report.h"
-#include "../lib/slem.h"
-#include "../lib/thumbs.h"
-#include "../lib/vecs.h"
+#include "../lib/report/image.h"
+#include "../lib/report/report.h"
+#include "../lib/io/slem.h"
+#include "../lib/report/thumbs.h"
+#include "../lib/formats/vecs.h"
 #include "cli.h"
 
 #define MAX_JUNK 16
@@ -163,7 +163,7 @@ int main(int argc, char **argv) {
 
   cli_init(argv[0]);
   slem_report_opts_init(&opts);
-  slem_thumb_opts_init(&topts);
+  slem_thumbs_opts_init(&topts);
   static const char shortopts[] = "k:f:o:qhV";
   while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
     switch (c) {

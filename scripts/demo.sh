@@ -17,8 +17,8 @@ labels() { "$@" --query-labels "$D/queries.labels" --db-labels "$D/database.labe
 echo "== slem demo on the digits: 597 negatives, 1000 database images, 100 validation"
 echo "   and 100 test queries, d = 64"
 echo
-echo "1. lambda by validation mAP (scripts/slem-tune):"
-"$TOP/scripts/slem-tune" -g "0.01 0.1 1 10 100 1000" -o "$W/neg.slem" -n "$D/negatives.fvecs" \
+echo "1. lambda by validation mAP (tools/slem-tune):"
+"$TOP/tools/slem-tune" -g "0.01 0.1 1 10 100 1000" -o "$W/neg.slem" -n "$D/negatives.fvecs" \
   -q "$D/validation.fvecs" -d "$D/database.fvecs" \
   --query-labels "$D/validation.labels" --db-labels "$D/database.labels" 2>/dev/null | sed 's/^/   /'
 lambda=$(slem-negstats --info "$W/neg.slem" | sed -n 's/.*"lambda_rel":[[:space:]]*\([^,]*\),*/\1/p')
@@ -55,7 +55,7 @@ done
 
 echo
 echo "4. kernel SLEM beside it: RBF, rank 256, gamma and lambda chosen on the validation queries:"
-"$TOP/scripts/slem-tune" -K "rbf:g=1 rbf:g=4" -g "100 1000" -r 256 -o "$W/rbf.slem" \
+"$TOP/tools/slem-tune" -K "rbf:g=1 rbf:g=4" -g "100 1000" -r 256 -o "$W/rbf.slem" \
   -n "$D/negatives.fvecs" -q "$D/validation.fvecs" -d "$D/database.fvecs" --query-labels "$D/validation.labels" --db-labels "$D/database.labels" 2>/dev/null |
   sed 's/^/   /'
 kspec=$(slem-negstats --info "$W/rbf.slem" | sed -n 's/.*"kernel":[[:space:]]*"\([^"]*\)".*/\1/p')

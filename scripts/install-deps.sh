@@ -5,8 +5,8 @@
 set -eu
 
 # build and test: GSL (with OpenBLAS as its CBLAS), cJSON, Check, pkg-config, a compiler;
-# LIBLINEAR for slem-esvm; gnuplot-nox for scripts/plot-pr; libpng-dev for the pictures of
-# slem-report; GNU parallel, Slurm and munge for scripts/slem-parallel, scripts/slem-sbatch
+# LIBLINEAR for slem-esvm; gnuplot-nox for tools/plot-pr; libpng-dev for the pictures of
+# slem-report; GNU parallel, Slurm and munge for tools/slem-parallel, tools/slem-sbatch
 # and their tests (which start a single-node cluster of their own); libhdf5-dev for
 # FILE.h5:DATASET inputs, python3-h5py for scripts/gen-hdf5.py (its oracle)
 PKGS="libgsl-dev libopenblas-dev libcjson-dev liblinear-dev check pkg-config gcc make gnuplot-nox libpng-dev parallel slurm-wlm munge libhdf5-dev python3-h5py"

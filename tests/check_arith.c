@@ -1,9 +1,9 @@
-/* lib/arith.h: the line that names an arithmetic, its JSON member, and the comparisons
+/* lib/linalg/arith.h: the line that names an arithmetic, its JSON member, and the comparisons
  * the merges make of recorded lines. */
 #include <cjson/cJSON.h>
 
-#include "../lib/arith.h"
-#include "../lib/blas.h"
+#include "../lib/linalg/arith.h"
+#include "../lib/linalg/blas.h"
 #include "testutil.h"
 
 START_TEST(name_starts_with_the_core) {

@@ -3,10 +3,10 @@
  * file round trip, the errors. */
 #include "testutil.h"
 
-#include "../lib/calibrate.h"
-#include "../lib/match.h"
-#include "../lib/scorer.h"
-#include "../lib/blas.h"
+#include "../lib/search/calibration.h"
+#include "../lib/search/match.h"
+#include "../lib/search/scorer.h"
+#include "../lib/linalg/blas.h"
 
 /* gradient of Platt's NLL at (A, B) = (-a, a b) with the smoothed targets */
 static void platt_gradient(const SlemSigmoid *sg, const double *pos, size_t np,
@@ -123,7 +123,7 @@ START_TEST(fit_does_not_depend_on_threads) {
   for (size_t t = 0; t < sizeof ts / sizeof ts[0]; t++) {
     SlemCalibration *cal = NULL;
     SlemError err;
-    slem_set_threads(ts[t]);
+    slem_blas_set_threads(ts[t]);
     ck_assert_msg(slem_calibration_fit(&cal, &in, &err) == SLEM_OK, "%s", err.msg);
     for (size_t e = 0; e < M; e++) {
       const SlemSigmoid *sg = slem_calibration_get(cal, e);
@@ -133,7 +133,7 @@ START_TEST(fit_does_not_depend_on_threads) {
     }
     slem_calibration_free(cal);
   }
-  slem_set_threads(threads);
+  slem_blas_set_threads(threads);
   free(clf), free(val), free(cp), free(vp), free(el), free(pl);
 }
 END_TEST

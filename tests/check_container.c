@@ -3,8 +3,8 @@
  * long table, the table's verification, the ids section, the fingerprint. */
 #include "testutil.h"
 
-#include "../lib/container.h"
-#include "../lib/crc32.h"
+#include "../lib/io/container.h"
+#include "../lib/io/crc32.h"
 
 static void head_example(SlemContainerHead *h) {
   h->json_len = 100;

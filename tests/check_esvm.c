@@ -2,8 +2,8 @@
  * (testdata/esvm, scripts/gen-esvm.py), determinism across thread counts, the errors. */
 #include "testutil.h"
 
-#include "../lib/esvm.h"
-#include "../lib/vecs.h"
+#include "../lib/search/esvm.h"
+#include "../lib/formats/vecs.h"
 
 /* reads a whole file through the reader (whose round trips are tested elsewhere) */
 static double *read_all(const char *path, size_t *n, size_t *d) {

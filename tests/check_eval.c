@@ -3,7 +3,7 @@
 
 #include <math.h>
 
-#include "../lib/eval.h"
+#include "../lib/eval/eval.h"
 
 static const double eps = 1e-12;
 

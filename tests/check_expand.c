@@ -2,9 +2,9 @@
  * (testdata/expand, scripts/gen-esvm.py), negative scores, ids, the errors. */
 #include "testutil.h"
 
-#include "../lib/expand.h"
-#include "../lib/ids.h"
-#include "../lib/vecs.h"
+#include "../lib/rank/expand.h"
+#include "../lib/io/ids.h"
+#include "../lib/formats/vecs.h"
 
 /* reads a whole file (a text file's count is not known up front) */
 static double *read_all(const char *path, size_t *n, size_t *d) {
@@ -181,7 +181,7 @@ START_TEST(rows_ids_and_errors) {
   /* duplicate ids: refused when read as ids, and by the expander given them as a list */
   ck_assert_int_eq(slem_ids_read(&id, dup, &err), SLEM_EFORMAT);
   ck_assert_msg(strstr(err.msg, "line 3: id 'a' appears twice (line 1)"), "%s", err.msg);
-  ck_assert_int_eq(slem_labels_read(&id, dup, &err), SLEM_OK);
+  ck_assert_int_eq(slem_ids_labels_read(&id, dup, &err), SLEM_OK);
   ck_assert_int_eq(slem_vecreader_open(&r, db, SLEM_FMT_AUTO, &err), SLEM_OK);
   o.n = 1;
   ck_assert_int_eq(slem_expand_new(&e, r, id, &o, &err), SLEM_EFORMAT);

@@ -16,17 +16,17 @@
  * lambda / (1 + theta); with lambda = 0 it is Sigma^-1 (x0 - mu), LDA's direction. */
 #include "testutil.h"
 
-#include "../lib/cache.h"
-#include "../lib/encode.h"
-#include "../lib/encoder.h"
-#include "../lib/groups.h"
-#include "../lib/ids.h"
-#include "../lib/stats.h"
-#include "../lib/vecs.h"
-#include "../lib/recursive.h"
-#include "../lib/blas.h"
-#include "../lib/eigen.h"
-#include "../lib/whiten.h"
+#include "../lib/formats/cache.h"
+#include "../lib/encode/encode.h"
+#include "../lib/encode/encoder.h"
+#include "../lib/io/groups.h"
+#include "../lib/io/ids.h"
+#include "../lib/linalg/stats.h"
+#include "../lib/formats/vecs.h"
+#include "../lib/encode/recursive.h"
+#include "../lib/linalg/blas.h"
+#include "../lib/linalg/eigen.h"
+#include "../lib/encode/whiten.h"
 
 #define FAM "testdata/family/"
 
@@ -74,7 +74,7 @@ static SlemGroups *group_means(const char *names_path, SlemIds **names, const do
   SlemGroups *g = NULL;
   SlemError err;
   size_t half = m / 3;
-  ck_assert_msg(slem_labels_read(names, names_path, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_msg(slem_ids_labels_read(names, names_path, &err) == SLEM_OK, "%s", err.msg);
   ck_assert_int_eq(slem_groups_new(&g, *names, d, &err), SLEM_OK);
   ck_assert_int_eq(slem_groups_add(g, pos, half, "pos", &err), SLEM_OK);
   ck_assert_int_eq(slem_groups_add(g, pos + half * d, m - half, "pos", &err), SLEM_OK);
@@ -297,7 +297,7 @@ START_TEST(groups_file_errors) {
   FILE *f = fopen(p, "w");
   fputs("a\nb\n", f);
   ck_assert_int_eq(fclose(f), 0);
-  ck_assert_int_eq(slem_labels_read(&names, p, &err), SLEM_OK);
+  ck_assert_int_eq(slem_ids_labels_read(&names, p, &err), SLEM_OK);
   ck_assert_int_eq(slem_groups_new(&g, names, 2, &err), SLEM_OK);
   /* too many rows: refused, naming the record and the groups file */
   ck_assert_int_eq(slem_groups_add(g, x, 3, "in.fvecs", &err), SLEM_EFORMAT);
@@ -340,10 +340,10 @@ static double *whiten(const SlemCache *c, double alpha, const double *x, size_t 
   SlemWhitener *w = NULL;
   SlemError err;
   double *y;
-  ck_assert_msg(slem_whitener_new(&w, c, alpha, m, &err) == SLEM_OK, "%s", err.msg);
-  y = malloc(m * slem_whitener_out_dim(w) * sizeof *y);
-  slem_whitener_run_f64(w, y, x, m);
-  slem_whitener_free(w);
+  ck_assert_msg(slem_whiten_new(&w, c, alpha, m, &err) == SLEM_OK, "%s", err.msg);
+  y = malloc(m * slem_whiten_out_dim(w) * sizeof *y);
+  slem_whiten_run_f64(w, y, x, m);
+  slem_whiten_free(w);
   return y;
 }
 
@@ -603,7 +603,7 @@ START_TEST(family_does_not_depend_on_threads) {
     SlemError err;
     SlemCache *ec;
     double *w;
-    slem_set_threads(ts[t]);
+    slem_blas_set_threads(ts[t]);
     snprintf(name, sizeof name, "teig%d.slem", ts[t]);
     ec = make_eigen_cache(neg, N, D, 0.1, -1, 0, name);
     w = whiten(ec, -0.5, pos, M);
@@ -630,7 +630,7 @@ START_TEST(family_does_not_depend_on_threads) {
     slem_cache_free(c);
     free(path);
   }
-  slem_set_threads(threads);
+  slem_blas_set_threads(threads);
   slem_cache_free(ec1);
   free(w1);
   free(r1);

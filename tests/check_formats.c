@@ -3,11 +3,11 @@
  * pipes; the big-ann-benchmarks formats; float16 and int8 output; bad inputs. */
 #include "testutil.h"
 
-#include "../lib/crc32.h"
-#include "../lib/ids.h"
+#include "../lib/io/crc32.h"
+#include "../lib/io/ids.h"
 #include <cjson/cJSON.h>
-#include "../lib/vecfmt.h"
-#include "../lib/vecs.h"
+#include "../lib/formats/vecfmt.h"
+#include "../lib/formats/vecs.h"
 #include <hdf5.h>
 #include <inttypes.h>
 #include <sys/stat.h>

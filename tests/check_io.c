@@ -1,7 +1,7 @@
 /* Vector files, ids, the cache format and its checks, CRC-32, and which BLAS is bound. */
 #include "testutil.h"
 
-#include "../lib/io.h"
+#include "../lib/io/io.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -11,13 +11,14 @@
 #include <inttypes.h>
 #include <math.h>
 
-#include "../lib/cache.h"
-#include "../lib/crc32.h"
-#include "../lib/fmt.h"
-#include "../lib/ids.h"
-#include "../lib/io.h"
-#include "../lib/slem.h"
-#include "../lib/vecs.h"
+#include "../lib/formats/cache.h"
+#include "../lib/io/crc32.h"
+#include "../lib/io/fmt.h"
+#include "../lib/io/ids.h"
+#include "../lib/io/io.h"
+#include "../lib/linalg/blas.h"
+#include "../lib/io/slem.h"
+#include "../lib/formats/vecs.h"
 
 /* Opens path and expects failure with status st and a message containing want. */
 static void expect_open_error(const char *path, SlemFormat fmt, int st, const char *want) {

@@ -6,14 +6,14 @@
 #include <gsl/gsl_eigen.h>
 #include <gsl/gsl_linalg.h>
 
-#include "../lib/cache.h"
-#include "../lib/encode.h"
-#include "../lib/kernel.h"
-#include "../lib/kproj.h"
-#include "../lib/kernel_stats.h"
-#include "../lib/scorer.h"
-#include "../lib/blas.h"
-#include "../lib/stats.h"
+#include "../lib/formats/cache.h"
+#include "../lib/encode/encode.h"
+#include "../lib/linalg/kernel.h"
+#include "../lib/encode/kproj.h"
+#include "../lib/encode/kernel_stats.h"
+#include "../lib/search/scorer.h"
+#include "../lib/linalg/blas.h"
+#include "../lib/linalg/stats.h"
 
 START_TEST(kernel_values_against_direct_formulas) {
   static const char *specs[] = {"linear", "poly:gamma=0.5,c=2,p=3", "rbf:gamma=0.7", "chi2",
@@ -740,14 +740,14 @@ START_TEST(factors_and_coupling_equal_dense_solutions) {
             n2 += y[i * r + l] * y[i * r + l];
           }
           ck_assert_msg(1 - dot / sqrt(n1 * n2) <= 1e-6, "%s %s couple %d: explicit %zu: 1 - cos = %g",
-                        specs[sp], slem_factor_name(f), couple, i, 1 - dot / sqrt(n1 * n2));
+                        specs[sp], slem_kernel_factor_name(f), couple, i, 1 - dot / sqrt(n1 * n2));
           ck_assert_msg(fabs(sqrt(n2) - sqrt(n1 / hh[i])) <= 1e-8, "%s %s couple %d: |y| %.12f, "
-                        "dense %.12f", specs[sp], slem_factor_name(f), couple, sqrt(n2),
+                        "dense %.12f", specs[sp], slem_kernel_factor_name(f), couple, sqrt(n2),
                         sqrt(n1 / hh[i]));
           for (size_t j = 0; j < NQ; j++) {
             double want = problem_dot(&pr[i], beta[i], &pr[j], beta[j], &k, D) / sqrt(hh[i] * hh[j]);
             ck_assert_msg(fabs(s[i * NQ + j] - want) < 1e-8, "%s %s couple %d: s(%zu, %zu) = %.12f, "
-                          "dense %.12f", specs[sp], slem_factor_name(f), couple, i, j,
+                          "dense %.12f", specs[sp], slem_kernel_factor_name(f), couple, i, j,
                           s[i * NQ + j], want);
             ck_assert_msg(fabs(sf[i * NQ + j] - s[i * NQ + j]) < 1e-10, "fixed-order projection");
             dense[i * NQ + j] = want;
@@ -759,7 +759,7 @@ START_TEST(factors_and_coupling_equal_dense_solutions) {
             for (size_t b2 = 0; b2 < NQ; b2++)
               if (dense[i * NQ + a] > dense[i * NQ + b2] + 1e-7)
                 ck_assert_msg(s[i * NQ + a] > s[i * NQ + b2], "%s %s couple %d: query %zu ranks "
-                              "%zu after %zu", specs[sp], slem_factor_name(f), couple, i, a, b2);
+                              "%zu after %zu", specs[sp], slem_kernel_factor_name(f), couple, i, a, b2);
         /* the coupling changes the answer where the negatives leave the span */
         if (couple && f != SLEM_FACTOR_FULL) {
           SlemKProj *p0 = NULL;
@@ -769,7 +769,7 @@ START_TEST(factors_and_coupling_equal_dense_solutions) {
           slem_kproj_similarity(s0, p0, p0);
           for (size_t i = 0; i < NQ * NQ; i++) diff = fmax(diff, fabs(s0[i] - s[i]));
           ck_assert_msg(diff > 1e-4, "%s %s: coupled = uncoupled (%g)", specs[sp],
-                        slem_factor_name(f), diff);
+                        slem_kernel_factor_name(f), diff);
           slem_kproj_free(p0);
         }
         for (size_t i = 0; i < NQ; i++) {
@@ -833,9 +833,9 @@ START_TEST(kproj_blas_projections_do_not_depend_on_threads) {
         SlemKProj *p;
         y[t] = malloc(NQ * slem_cache_kernel(c)->r * sizeof *y[t]);
         ck_assert_int_eq(slem_kproj_new(&p, c, NQ, couple, &err), SLEM_OK);
-        slem_set_threads(t + 1);
+        slem_blas_set_threads(t + 1);
         ck_assert_int_eq(slem_kproj_run(p, q, NQ, "q", 1, &err), SLEM_OK);
-        slem_set_threads(1);
+        slem_blas_set_threads(1);
         slem_kproj_descriptors_f64(p, y[t]);
         slem_kproj_free(p);
       }

@@ -1,13 +1,13 @@
 /* Top-k matching against a brute-force ranking written independently here. */
 #include "testutil.h"
 
-#include "../lib/db.h"
-#include "../lib/match.h"
-#include "../lib/mem.h"
-#include "../lib/shard.h"
-#include "../lib/scorer.h"
-#include "../lib/topk.h"
-#include "../lib/vecs.h"
+#include "../lib/formats/db.h"
+#include "../lib/search/match.h"
+#include "../lib/io/mem.h"
+#include "../lib/io/shard.h"
+#include "../lib/search/scorer.h"
+#include "../lib/search/topk.h"
+#include "../lib/formats/vecs.h"
 
 typedef struct Collected {
   size_t k;
@@ -186,7 +186,7 @@ START_TEST(topk_keeps_the_best_k_in_order) {
     SlemHit ref[N];
     ck_assert_uint_eq(n, 40);
     ck_assert_uint_eq(n2, 40);
-    /* reference: selection by the rule written above, independently of slem_hit_cmp */
+    /* reference: selection by the rule written above, independently of slem_topk_hit_cmp */
     memcpy(ref, all, sizeof ref);
     for (size_t r = 0; r < 40; r++) {
       size_t b = r;
@@ -222,12 +222,12 @@ END_TEST
 
 START_TEST(hit_cmp_is_the_rule) {
   SlemHit a = {3, 2.0f}, b = {1, 2.0f}, c = {0, 1.5f};
-  ck_assert_int_gt(slem_hit_cmp(&a, &b), 0); /* equal scores: lower row first */
-  ck_assert_int_lt(slem_hit_cmp(&b, &a), 0);
-  ck_assert_int_lt(slem_hit_cmp(&a, &c), 0); /* higher score first, whatever the row */
-  ck_assert_int_gt(slem_hit_cmp(&c, &a), 0);
-  ck_assert_int_eq(slem_hit_cmp(&a, &a), 0);
-  ck_assert(slem_hit_before(&b, &a) && !slem_hit_before(&a, &b) && !slem_hit_before(&a, &a));
+  ck_assert_int_gt(slem_topk_hit_cmp(&a, &b), 0); /* equal scores: lower row first */
+  ck_assert_int_lt(slem_topk_hit_cmp(&b, &a), 0);
+  ck_assert_int_lt(slem_topk_hit_cmp(&a, &c), 0); /* higher score first, whatever the row */
+  ck_assert_int_gt(slem_topk_hit_cmp(&c, &a), 0);
+  ck_assert_int_eq(slem_topk_hit_cmp(&a, &a), 0);
+  ck_assert(slem_topk_hit_before(&b, &a) && !slem_topk_hit_before(&a, &b) && !slem_topk_hit_before(&a, &a));
 }
 END_TEST
 
@@ -422,7 +422,7 @@ START_TEST(scores_are_exact_and_independent_of_the_cut) {
             ck_assert_uint_lt(h.row, (uint64_t)(s + 1) * ND / 3);
             merged[m++] = h;
           }
-        qsort(merged, m, sizeof *merged, slem_hit_cmp);
+        qsort(merged, m, sizeof *merged, slem_topk_hit_cmp);
         same_hits(merged, ref.hits + i * K, K);
       }
       for (int s = 0; s < 3; s++) {
@@ -459,12 +459,12 @@ START_TEST(bytes_parse_as_written) {
   size_t v;
   for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
     v = 12345;
-    ck_assert_msg(slem_parse_bytes(good[i].s, &v) == 0, "'%s' refused", good[i].s);
+    ck_assert_msg(slem_mem_parse_bytes(good[i].s, &v) == 0, "'%s' refused", good[i].s);
     ck_assert_msg(v == good[i].v, "'%s' read as %zu", good[i].s, v);
   }
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     v = 12345;
-    ck_assert_msg(slem_parse_bytes(bad[i], &v) == -1, "'%s' accepted", bad[i]);
+    ck_assert_msg(slem_mem_parse_bytes(bad[i], &v) == -1, "'%s' accepted", bad[i]);
     ck_assert_msg(v == 12345, "'%s' changed the output", bad[i]);
   }
 }

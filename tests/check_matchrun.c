@@ -1,9 +1,9 @@
 /* slem_matchrun(): a whole search driven as slem-match drives it, without a process. */
 #include "testutil.h"
 
-#include "../lib/matchrun.h"
-#include "../lib/mem.h"
-#include "../lib/tilecache.h"
+#include "../lib/rank/matchrun.h"
+#include "../lib/io/mem.h"
+#include "../lib/formats/tilecache.h"
 
 #define D 16
 #define NQ 2500 /* beyond one block of 2048 queries */

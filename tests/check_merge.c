@@ -3,7 +3,7 @@
  * refusals that only a merge can see. */
 #include "testutil.h"
 
-#include "../lib/merge.h"
+#include "../lib/rank/merge.h"
 
 static char *write_text(const char *name, const char *text) {
   char *p = tu_path(name);

@@ -6,11 +6,11 @@
 
 #include <gsl/gsl_linalg.h>
 
-#include "../lib/cache.h"
-#include "../lib/encode.h"
-#include "../lib/blas.h"
-#include "../lib/stats.h"
-#include "../lib/vecs.h"
+#include "../lib/formats/cache.h"
+#include "../lib/encode/encode.h"
+#include "../lib/linalg/blas.h"
+#include "../lib/linalg/stats.h"
+#include "../lib/formats/vecs.h"
 
 /* Builds a linear cache from neg(n, d) through the real write and read path. */
 static SlemCache *make_cache(const double *neg, size_t n, size_t d, double lambda) {
@@ -293,7 +293,7 @@ static void statistics_at(size_t d, size_t leaf) {
   tu_gaussian_rows(x, n, d, 3.0);
   for (size_t t = 0; t < sizeof ts / sizeof ts[0]; t++) {
     SlemStats *s;
-    slem_set_threads(ts[t]);
+    slem_blas_set_threads(ts[t]);
     s = stats_of(x, n, d, leaf, 0, n, 700);
     ck_assert_int_eq(slem_stats_finish(s, &err), SLEM_OK);
     ck_assert_msg(slem_stats_inverse(s, t ? ai : a1, &lam, -1, 0.1, &err) == SLEM_OK, "%s", err.msg);
@@ -308,7 +308,7 @@ static void statistics_at(size_t d, size_t leaf) {
     }
     slem_stats_free(s);
   }
-  slem_set_threads(threads);
+  slem_blas_set_threads(threads);
   free(x);
   free(a1);
   free(ai);

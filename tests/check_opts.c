@@ -4,17 +4,17 @@
  * (SlemEvalOpts.progress once) made slem-report crash past 256 queries. */
 #include "testutil.h"
 
-#include "../lib/encstream.h"
-#include "../lib/esvm.h"
-#include "../lib/eval.h"
-#include "../lib/expand.h"
-#include "../lib/match.h"
-#include "../lib/merge.h"
-#include "../lib/negstats.h"
-#include "../lib/report.h"
-#include "../lib/thumbs.h"
-#include "../lib/topk.h"
-#include "../lib/treceval.h"
+#include "../lib/encode/encstream.h"
+#include "../lib/search/esvm.h"
+#include "../lib/eval/eval.h"
+#include "../lib/rank/expand.h"
+#include "../lib/search/match.h"
+#include "../lib/rank/merge.h"
+#include "../lib/encode/negstats.h"
+#include "../lib/report/report.h"
+#include "../lib/report/thumbs.h"
+#include "../lib/search/topk.h"
+#include "../lib/eval/treceval.h"
 
 #define DIRTY(x) memset(&(x), 0xAA, sizeof(x))
 
@@ -142,7 +142,7 @@ END_TEST
 START_TEST(test_thumbs) {
   SlemThumbOpts o;
   DIRTY(o);
-  slem_thumb_opts_init(&o);
+  slem_thumbs_opts_init(&o);
   ck_assert_ptr_null(o.images_dir);
   ck_assert_int_eq(o.embed, 0);
   ck_assert_int_eq(o.ids_are_paths, 0);

@@ -5,8 +5,8 @@
 #include <float.h>
 #include <inttypes.h>
 
-#include "../lib/fmt.h"
-#include "../lib/rankings.h"
+#include "../lib/io/fmt.h"
+#include "../lib/rank/rankings.h"
 
 /* Reads the whole text of path into a new string. */
 static char *slurp(const char *path) {

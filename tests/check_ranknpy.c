@@ -5,7 +5,7 @@
 
 #include <float.h>
 
-#include "../lib/ranknpy.h"
+#include "../lib/rank/ranknpy.h"
 
 static unsigned char *slurp(const char *path, size_t *n) {
   FILE *f = fopen(path, "rb");

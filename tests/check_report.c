@@ -5,14 +5,14 @@
 #include <png.h>
 #include <sys/stat.h>
 
-#include "../lib/eval.h"
-#include "../lib/html.h"
-#include "../lib/image.h"
-#include "../lib/permtest.h"
-#include "../lib/plot.h"
-#include "../lib/pngenc.h"
-#include "../lib/report.h"
-#include "../lib/thumbs.h"
+#include "../lib/eval/eval.h"
+#include "../lib/report/html.h"
+#include "../lib/report/image.h"
+#include "../lib/eval/permtest.h"
+#include "../lib/report/plot.h"
+#include "../lib/report/pngenc.h"
+#include "../lib/report/report.h"
+#include "../lib/report/thumbs.h"
 
 #define DIGITS "testdata/digits/"
 #define EVAL "testdata/eval/"
@@ -81,7 +81,7 @@ START_TEST(png_round_trip) {
     SlemPng *png = NULL;
     SlemError err;
     for (size_t i = 0; i < w * h * c; i++) pix[i] = (unsigned char)(tu_next() & 255);
-    ck_assert_msg(slem_png_new(&png, pix, w, h, (int)c, &err) == SLEM_OK, "%s", err.msg);
+    ck_assert_msg(slem_pngenc_new(&png, pix, w, h, (int)c, &err) == SLEM_OK, "%s", err.msg);
     ck_assert_uint_gt(png->size, 8);
     ck_assert_mem_eq(png->data, "\x89PNG\r\n\x1a\n", 8);
     back = png_decode(png->data, png->size, (int)c, &rw, &rh);
@@ -90,7 +90,7 @@ START_TEST(png_round_trip) {
     ck_assert_mem_eq(back, pix, w * h * c);
     free(back);
     free(pix);
-    slem_png_free(png);
+    slem_pngenc_free(png);
   }
 }
 END_TEST
@@ -99,12 +99,12 @@ START_TEST(png_refuses_bad_geometry) {
   unsigned char px[4] = {0};
   SlemPng *png = (SlemPng *)1;
   SlemError err;
-  ck_assert_int_eq(slem_png_new(&png, px, 0, 1, 1, &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_pngenc_new(&png, px, 0, 1, 1, &err), SLEM_EINVAL);
   ck_assert_ptr_null(png);
-  ck_assert_int_eq(slem_png_new(&png, px, 1, SLEM_PNG_MAX_SIDE + 1, 1, &err), SLEM_EINVAL);
-  ck_assert_int_eq(slem_png_new(&png, px, 2, 1, 2, &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_pngenc_new(&png, px, 1, SLEM_PNG_MAX_SIDE + 1, 1, &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_pngenc_new(&png, px, 2, 1, 2, &err), SLEM_EINVAL);
   ck_assert_ptr_nonnull(strstr(err.msg, "channels"));
-  slem_png_free(NULL);
+  slem_pngenc_free(NULL);
 }
 END_TEST
 
@@ -186,10 +186,10 @@ START_TEST(html_escaping) {
   s = cap_close(&c);
   ck_assert_str_eq(s, "../a%20b/%231%3F%25%22%3Cx%3E.png");
   free(s);
-  ck_assert_str_eq(slem_image_mime("a/b.JPG"), "image/jpeg");
-  ck_assert_str_eq(slem_image_mime("x.png"), "image/png");
-  ck_assert_ptr_null(slem_image_mime("x.png/readme"));
-  ck_assert_ptr_null(slem_image_mime("x.txt"));
+  ck_assert_str_eq(slem_html_image_mime("a/b.JPG"), "image/jpeg");
+  ck_assert_str_eq(slem_html_image_mime("x.png"), "image/png");
+  ck_assert_ptr_null(slem_html_image_mime("x.png/readme"));
+  ck_assert_ptr_null(slem_html_image_mime("x.txt"));
 }
 END_TEST
 
@@ -221,16 +221,16 @@ START_TEST(relative_paths) {
   mkdir(b, 0700);
   mkdir(cdir, 0700);
   tu_write_bytes(x, "x", 1);
-  ck_assert_int_eq(slem_relpath_new(&rel, x, b, &err), SLEM_OK);
+  ck_assert_int_eq(slem_html_relpath_new(&rel, x, b, &err), SLEM_OK);
   ck_assert_str_eq(rel, "../c/x.png");
   free(rel);
-  ck_assert_int_eq(slem_relpath_new(&rel, x, cdir, &err), SLEM_OK);
+  ck_assert_int_eq(slem_html_relpath_new(&rel, x, cdir, &err), SLEM_OK);
   ck_assert_str_eq(rel, "x.png");
   free(rel);
-  ck_assert_int_eq(slem_relpath_new(&rel, x, a, &err), SLEM_OK);
+  ck_assert_int_eq(slem_html_relpath_new(&rel, x, a, &err), SLEM_OK);
   ck_assert_str_eq(rel, "c/x.png");
   free(rel);
-  ck_assert_int_eq(slem_relpath_new(&rel, "/nonexistent/x.png", a, &err), SLEM_EIO);
+  ck_assert_int_eq(slem_html_relpath_new(&rel, "/nonexistent/x.png", a, &err), SLEM_EIO);
   ck_assert_ptr_null(rel);
   free(a);
   free(b);
@@ -752,7 +752,7 @@ START_TEST(thumbnails_from_vectors) {
   tu_write_fvecs(vec, x, 3, 18);
   tu_write_bytes(ids, "a\nb\nc\n", 6);
   ck_assert_int_eq(slem_image_shape_parse(&shape, "2x3x3", &err), SLEM_OK);
-  slem_thumb_opts_init(&o);
+  slem_thumbs_opts_init(&o);
   o.shape = &shape;
   o.vectors[SLEM_THUMB_DB] = vec;
   o.ids[SLEM_THUMB_DB] = ids;
@@ -805,7 +805,7 @@ START_TEST(thumbnails_from_files) {
   tu_write_bytes(f, "jpeg!", 5);
   sprintf(f, "%s/x.gif", dir);
   tu_write_bytes(f, "GIF89a", 6);
-  slem_thumb_opts_init(&o);
+  slem_thumbs_opts_init(&o);
   o.images_dir = dir;
   o.base_dir = page;
   ck_assert_int_eq(slem_thumbs_new(&th, &o, &err), SLEM_OK);

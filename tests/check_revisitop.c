@@ -4,7 +4,7 @@
  * AP, mAP and mP@1/5/10, to 1e-12. Then hand cases and the errors. */
 #include "testutil.h"
 
-#include "../lib/revisitop.h"
+#include "../lib/eval/revisitop.h"
 
 #define TD "testdata/revisitop/"
 

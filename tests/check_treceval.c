@@ -5,7 +5,7 @@
  * another relevance level. Then the errors. */
 #include "testutil.h"
 
-#include "../lib/treceval.h"
+#include "../lib/eval/treceval.h"
 
 #define TD "testdata/trec/"
 

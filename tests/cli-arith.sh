@@ -1,5 +1,5 @@
 #!/bin/sh
-# Results that name their arithmetic (lib/arith.h): caches, partial caches and descriptor
+# Results that name their arithmetic (lib/linalg/arith.h): caches, partial caches and descriptor
 # containers record the BLAS core that made them; a mix that breaks a byte-for-byte promise
 # is refused naming both cores (partial caches merged by slem-negstats, shard rankings
 # merged by slem-merge) unless --allow-mixed-blas; a mix that changes only the last bits

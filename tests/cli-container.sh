@@ -2,7 +2,7 @@
 # Descriptors that know their cache: slem-encode's container (.slem, kind "descriptors", the
 # default on stdout), the same rankings as the fvecs path, and slem-match's refusals: two
 # caches, descriptors against plain vectors, a corrupt or truncated container. Then the
-# nightly re-indexing recipe of the README. Run from the top of the tree.
+# nightly re-indexing recipe of docs/reindexing.md. Run from the top of the tree.
 . "$(dirname "$0")/testlib.sh"
 D=$TOP/testdata/digits
 fp() { slem-negstats --info "$1" | sed -n 's/.*"fingerprint":[^"]*"\([0-9a-f]*\)".*/\1/p'; }

@@ -121,16 +121,16 @@ expect_fail "no ground truth" 2 "give the ground truth" - slem-eval "$T/r2.tsv"
 expect_fail "half the labels" 2 "go together" - slem-eval --query-labels "$D/queries.labels" "$T/r2.tsv"
 expect_fail "bad ap" 2 "neither trec nor oxford" - slem-eval --ap map --qrels "$T/one.qrels" "$T/r2.tsv"
 
-# ---- scripts/slem-tune and scripts/plot-pr ----
-check "slem-tune" "$TOP/scripts/slem-tune" -g "0.1 1000" -o "$T/best.slem" -n "$D/negatives.fvecs" \
+# ---- tools/slem-tune and tools/plot-pr ----
+check "slem-tune" "$TOP/tools/slem-tune" -g "0.1 1000" -o "$T/best.slem" -n "$D/negatives.fvecs" \
   -q "$D/validation.fvecs" -d "$D/database.fvecs" --query-labels "$D/validation.labels" --db-labels "$D/database.labels"
 # the table: cosine baseline, one row per value, the best marked; it is the larger mAP
 awk '$1 == "cosine" { c = 1 } $1 == "0.1" { a = $3 } $1 == "1000" { b = $3; star = ($4 == "*") }
      END { exit !(c && a < b && star) }' "$T/out" && ok || bad "slem-tune table: $(cat "$T/out")"
 slem-negstats --info "$T/best.slem" | grep -q '"lambda_rel":.*1000' && ok || bad "slem-tune -o kept another cache"
-expect_fail "slem-tune usage" 2 "give -n NEGATIVES" - "$TOP/scripts/slem-tune" -q x
+expect_fail "slem-tune usage" 2 "give -n NEGATIVES" - "$TOP/tools/slem-tune" -q x
 # the family's axes: every variant at every lambda, the best kept with what it needs
-check "slem-tune axes" "$TOP/scripts/slem-tune" -g "0.1 1000" --depth 2 --alpha "-0.5" --pca 8 -o "$T/best2.slem" \
+check "slem-tune axes" "$TOP/tools/slem-tune" -g "0.1 1000" --depth 2 --alpha "-0.5" --pca 8 -o "$T/best2.slem" \
   -n "$D/negatives.fvecs" -q "$D/validation.fvecs" -d "$D/database.fvecs" --query-labels "$D/validation.labels" \
   --db-labels "$D/database.labels"
 awk 'NR > 2 { n[$1]++ } /  \*$/ { star++; b = $4 } NR > 2 && $4 > m { m = $4 }
@@ -143,15 +143,15 @@ case $kind in
   alpha=*) slem-negstats --info "$T/best2.slem" | grep -q '"evals"' && grep -q "slem-encode --alpha" "$T/err" ;;
   *) slem-negstats --info "$T/best2.slem" | grep -q '"kind":.*"linear"' ;;
 esac && ok || bad "slem-tune axes: the cache kept is not the $kind one"
-expect_fail "slem-tune --depth 0" 2 "whole numbers from 1" - "$TOP/scripts/slem-tune" --depth 00 -n x -q x -d x --qrels "$D/queries.labels"
-expect_fail "slem-tune -g glob" 2 "non-negative numbers ('\*')" - "$TOP/scripts/slem-tune" -g "*" -n x -q x -d x --qrels "$D/queries.labels"
-expect_fail "slem-tune --alpha text" 2 "numbers" - "$TOP/scripts/slem-tune" --alpha '1;true' -n x -q x -d x --qrels "$D/queries.labels"
-expect_fail "slem-tune --factor linear" 2 "give -K" - "$TOP/scripts/slem-tune" --factor kpca -n x -q x -d x --qrels "$D/queries.labels"
-expect_fail "slem-tune --pca with -K" 2 "not with -K" - "$TOP/scripts/slem-tune" -K rbf --pca 8 -n x -q x -d x --qrels "$D/queries.labels"
+expect_fail "slem-tune --depth 0" 2 "whole numbers from 1" - "$TOP/tools/slem-tune" --depth 00 -n x -q x -d x --qrels "$D/queries.labels"
+expect_fail "slem-tune -g glob" 2 "non-negative numbers ('\*')" - "$TOP/tools/slem-tune" -g "*" -n x -q x -d x --qrels "$D/queries.labels"
+expect_fail "slem-tune --alpha text" 2 "numbers" - "$TOP/tools/slem-tune" --alpha '1;true' -n x -q x -d x --qrels "$D/queries.labels"
+expect_fail "slem-tune --factor linear" 2 "give -K" - "$TOP/tools/slem-tune" --factor kpca -n x -q x -d x --qrels "$D/queries.labels"
+expect_fail "slem-tune --pca with -K" 2 "not with -K" - "$TOP/tools/slem-tune" -K rbf --pca 8 -n x -q x -d x --qrels "$D/queries.labels"
 # shellcheck disable=SC2086
 slem-eval $LABELS --curve "$T/a.pr" "$T/rank.tsv" >/dev/null
-expect_fail "plot-pr bad curve" 1 "reference.txt: line 1: not recall, precision" "$T/pr.png" "$TOP/scripts/plot-pr" "$T/pr.png" "$E/reference.txt"
-check "plot-pr" "$TOP/scripts/plot-pr" -t test "$T/pr.png" "$T/a.pr=SLEM" "$T/a.pr"
+expect_fail "plot-pr bad curve" 1 "reference.txt: line 1: not recall, precision" "$T/pr.png" "$TOP/tools/plot-pr" "$T/pr.png" "$E/reference.txt"
+check "plot-pr" "$TOP/tools/plot-pr" -t test "$T/pr.png" "$T/a.pr=SLEM" "$T/a.pr"
 [ "$(head -c 4 "$T/pr.png" | od -An -tx1 | tr -d ' ')" = 89504e47 ] && [ "$(wc -c <"$T/pr.png")" -gt 10000 ] && ok || bad "plot-pr wrote no PNG"
 
 finish cli-eval

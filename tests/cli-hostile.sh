@@ -129,7 +129,7 @@ expect_fail "a database rewritten while read" 1 "moving.fvecs: changed while bei
   timeout 60 slem-match -q --query-block 10 -k 5 -d "$T/moving.fvecs" -o "$T/m.tsv" -f fvecs "$T/q.fifo"
 wait
 
-# policies (README, Reliability): ids must be distinct and UTF-8; "1,,2" in text is an
+# policies (docs/reliability.md): ids must be distinct and UTF-8; "1,,2" in text is an
 # empty value, not two
 printf '1 2\n3 4\n' >"$T/two.txt"
 printf 'a\na\n' >"$T/dup.ids"

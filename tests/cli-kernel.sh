@@ -45,7 +45,7 @@ for k in linear poly:gamma=0.001,c=1,p=2 rbf:gamma=0.0005 chi2 intersection hell
 done
 
 # ---- slem-tune over kernels ----
-check "slem-tune -K" "$TOP/scripts/slem-tune" -K "rbf:g=1 linear" -g "10 1000" -r 32 -o "$T/best.slem" \
+check "slem-tune -K" "$TOP/tools/slem-tune" -K "rbf:g=1 linear" -g "10 1000" -r 32 -o "$T/best.slem" \
   -n "$D/negatives.fvecs" -q "$D/validation.fvecs" -d "$D/database.fvecs" \
   --query-labels "$D/validation.labels" --db-labels "$D/database.labels"
 [ "$(grep -c '^rbf:g=1 \|^linear ' "$T/out")" = 4 ] && [ "$(grep -c '  \*$' "$T/out")" = 1 ] && ok ||
@@ -53,7 +53,7 @@ check "slem-tune -K" "$TOP/scripts/slem-tune" -K "rbf:g=1 linear" -g "10 1000" -
 best=$(awk '/  \*$/ { print $4 }' "$T/out")
 max=$(awk 'NR > 2 { if ($4 > m) m = $4 } END { print m }' "$T/out")
 [ "$best" = "$max" ] && slem-negstats --info "$T/best.slem" | grep -q '"r":.*32' && ok || bad "slem-tune -K best $best, max $max"
-check "slem-tune --factor --couple" "$TOP/scripts/slem-tune" -K "rbf:g=1" --factor "icd kpca" --couple -g "10 1000" -r 32 \
+check "slem-tune --factor --couple" "$TOP/tools/slem-tune" -K "rbf:g=1" --factor "icd kpca" --couple -g "10 1000" -r 32 \
   -o "$T/best.slem" -n "$D/negatives.fvecs" -q "$D/validation.fvecs" -d "$D/database.fvecs" \
   --query-labels "$D/validation.labels" --db-labels "$D/database.labels"
 [ "$(grep -c '^rbf:g=1,icd ' "$T/out")" = 2 ] && [ "$(grep -c '^rbf:g=1,kpca,couple ' "$T/out")" = 2 ] &&
@@ -214,12 +214,12 @@ slem-encode -q -c "$T/au.slem" --couple -o "$T/auq.slem" "$D/queries.fvecs"
 expect_fail "authors' db, exact queries" 1 "cannot be compared" "$T/o.tsv" slem-match -d "$T/aue.slem" -o "$T/o.tsv" "$T/auq.slem"
 expect_fail "unknown coupling" 2 "unknown coupling 'dense'" "$T/o.tsv" slem-match -c "$T/au.slem" --couple=dense -d "$D/database.fvecs" -o "$T/o.tsv" "$D/queries.fvecs"
 
-check "slem-tune --couplings" "$TOP/scripts/slem-tune" -K "rbf:g=1" --factor kpca --couplings "exact authors" -g 10 -r 32 \
+check "slem-tune --couplings" "$TOP/tools/slem-tune" -K "rbf:g=1" --factor kpca --couplings "exact authors" -g 10 -r 32 \
   -o "$T/best.slem" -n "$D/negatives.fvecs" -q "$D/validation.fvecs" -d "$D/database.fvecs" \
   --query-labels "$D/validation.labels" --db-labels "$D/database.labels"
 [ "$(grep -c '^rbf:g=1,kpca,couple ' "$T/out")" = 1 ] && [ "$(grep -c '^rbf:g=1,kpca,couple-authors ' "$T/out")" = 1 ] &&
   [ "$(awk 'NR > 2' "$T/out" | wc -l)" = 3 ] && ok || bad "slem-tune --couplings table: $(cat "$T/out")"
-expect_fail "slem-tune unknown coupling" 2 "unknown coupling 'dense'" "$T/o.slem" "$TOP/scripts/slem-tune" -K "rbf:g=1" --couplings dense \
+expect_fail "slem-tune unknown coupling" 2 "unknown coupling 'dense'" "$T/o.slem" "$TOP/tools/slem-tune" -K "rbf:g=1" --couplings dense \
   -o "$T/o.slem" -n "$D/negatives.fvecs" -q "$D/validation.fvecs" -d "$D/database.fvecs" \
   --query-labels "$D/validation.labels" --db-labels "$D/database.labels"
 

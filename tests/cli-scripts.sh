@@ -4,7 +4,7 @@
 # queries by id. Run from the top of the tree.
 . "$(dirname "$0")/testlib.sh"
 D=$TOP/testdata/digits
-S=$TOP/scripts
+S=$TOP/tools
 H="$T/we\"ird 'dir' \$(touch $T/pwned1) \`touch $T/pwned2\`"
 mkdir -p "$H"
 for f in negatives.fvecs validation.fvecs database.fvecs validation.labels database.labels queries.fvecs queries.labels queries.ids database.ids; do
@@ -118,7 +118,7 @@ ls -a "$T" | grep -q '\.tmp\.' && bad "slem-tune left a temporary file" || ok
 # or run (the labels' options were once an unquoted string)
 R="$T/tree 'x' \"y\" \$(touch $T/pwned10) *"
 mkdir -p "$R"
-for f in bin scripts testdata; do ln -s "$TOP/$f" "$R/$f"; done
+for f in bin scripts tools testdata; do ln -s "$TOP/$f" "$R/$f"; done
 (cd "$R" && sh scripts/demo.sh) >"$T/out" 2>"$T/err" && grep -q "wrote .*demo-report.html" "$T/out" && ok ||
   bad "scripts/demo.sh in a tree named with quotes and spaces: $(tail -c 300 "$T/err")"
 [ -s "$R/demo-report.html" ] && ok || bad "scripts/demo.sh in a tree named with quotes: no report"
@@ -142,7 +142,7 @@ for s in slem-tune:slem-tune plot-pr:slem-plot-pr slem-scale:slem-parallel slem-
     done
     "$cmd" --help >"$T/out" 2>"$T/err"
     st=$?
-    if [ "$st" = 0 ] && grep -q "^Usage: $n " "$T/out" && ! grep -q 'scripts/' "$T/out" && [ ! -s "$T/err" ]; then ok
+    if [ "$st" = 0 ] && grep -q "^Usage: $n " "$T/out" && ! grep -qE '(scripts|tools)/' "$T/out" && [ ! -s "$T/err" ]; then ok
     else bad "$n --help (status $st): $(grep Usage "$T/out")"; fi
     "$cmd" -h | cmp -s - "$T/out" && ok || bad "$n -h differs from --help"
   done

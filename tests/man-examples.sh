@@ -14,11 +14,11 @@ fail=0
 # the scripts under the names `make install` gives them
 S=$(mktemp -d "${TMPDIR:-/tmp}/slem-man-scripts.XXXXXX")
 trap 'rm -rf "$S"' EXIT
-ln -s "$TOP/scripts/slem-tune" "$S/slem-tune"
-ln -s "$TOP/scripts/plot-pr" "$S/slem-plot-pr"
-ln -s "$TOP/scripts/slem-scale" "$S/slem-parallel"
-ln -s "$TOP/scripts/slem-scale" "$S/slem-sbatch"
-ln -s "$TOP/scripts/slem-reindex" "$S/slem-reindex"
+ln -s "$TOP/tools/slem-tune" "$S/slem-tune"
+ln -s "$TOP/tools/plot-pr" "$S/slem-plot-pr"
+ln -s "$TOP/tools/slem-scale" "$S/slem-parallel"
+ln -s "$TOP/tools/slem-scale" "$S/slem-sbatch"
+ln -s "$TOP/tools/slem-reindex" "$S/slem-reindex"
 # slem-sbatch.1 is slem-parallel.1 under its own title (`man -l` cannot follow a .so link
 # from a file): it must be what `make man/slem-sbatch.1` makes of slem-parallel.1 now
 if sh scripts/man-alias.sh man/slem-parallel.1 SLEM-SBATCH | cmp -s - man/slem-sbatch.1; then

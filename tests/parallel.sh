@@ -1,5 +1,5 @@
 #!/bin/sh
-# scripts/slem-parallel on this host with GNU parallel (-S :): sharded rankings equal to the
+# tools/slem-parallel on this host with GNU parallel (-S :): sharded rankings equal to the
 # single-process ones byte for byte, a failed task stopped and resumed. Run from the top of
 # the tree; skipped when GNU parallel is not installed.
 . "$(dirname "$0")/testlib.sh"
@@ -11,7 +11,7 @@ if ! command -v parallel >/dev/null 2>&1; then
   echo "parallel: GNU parallel is not installed: skipped"
   exit 0
 fi
-SCALE=$TOP/scripts/slem-parallel
+SCALE=$TOP/tools/slem-parallel
 SCALE_ARGS="-S : -j 2"
 . "$TOP/tests/scale-common.sh"
 . "$TOP/tests/scale-arith.sh"

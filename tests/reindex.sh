@@ -1,5 +1,5 @@
 #!/bin/sh
-# The nightly re-indexing of scripts/slem-reindex for six simulated nights: new segments,
+# The nightly re-indexing of tools/slem-reindex for six simulated nights: new segments,
 # an empty night, cron firing twice, kill -9 at varying moments (the whole run, or the
 # script alone while a tool goes on), a rebuild with new negatives under kills, a full
 # disk (a small tmpfs when it can be mounted, else ENOSPC injected by tests/faultshim.c).
@@ -10,7 +10,7 @@
 # writers. Run from the top of the tree after make (about 30 s).
 . "$(dirname "$0")/testlib.sh"
 D=$TOP/testdata/digits
-RX=$TOP/scripts/slem-reindex
+RX=$TOP/tools/slem-reindex
 Q=$D/queries.fvecs
 rec=$(( 4 + 4 * $(od -An -tu4 -N4 "$D/database.fvecs" | tr -d ' ') ))
 
@@ -123,7 +123,7 @@ kills() {
   # at each command the script runs that writes (the Nth: a tool, cp, mv, ln, rm, sync,
   # mkdir), from the state the night began in: a tool killed at once or 10 ms after it
   # started, another command just after it did its work. The copy of the script in
-  # $K/scripts finds the wrapped tools in $K/bin, and the wrapped commands first on PATH
+  # $K/tools finds the wrapped tools in $K/bin, and the wrapped commands first on PATH
   rm -rf "$T/snap"
   mkdir "$T/snap"
   cp -a "$X/idx" "$T/snap/idx"
@@ -135,7 +135,7 @@ kills() {
       cp -a "$T/snap/idx" "$X/idx"
       cp -p "$T/snap/ranking" "$R"
       echo 0 >"$K/count"
-      PATH="$K/path:$PATH" KILL_AT=$at KILL_DELAY=$delay setsid "$K/scripts/slem-reindex" -w 30 \
+      PATH="$K/path:$PATH" KILL_AT=$at KILL_DELAY=$delay setsid "$K/tools/slem-reindex" -w 30 \
         -k 10 -q "$Q" -o "$R" -s "2026-11-2$i" "$@" "$X/idx" "$T/in/n$i.fvecs" >/dev/null 2>&1
       state $i
       # then the next run, which must finish the night
@@ -164,8 +164,8 @@ kills() {
 }
 # the wrappers: the KILL_AT-th call of any of them kills its run (its process group)
 K=$T/kit
-mkdir "$K" "$K/bin" "$K/path" "$K/scripts"
-cp "$RX" "$K/scripts/slem-reindex"
+mkdir "$K" "$K/bin" "$K/path" "$K/tools"
+cp "$RX" "$K/tools/slem-reindex"
 for t in slem-negstats slem-encode slem-match; do
   cat >"$K/bin/$t" <<EOS
 #!/bin/sh

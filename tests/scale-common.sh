@@ -1,6 +1,6 @@
 # shellcheck shell=sh
 # Shared by tests/parallel.sh and tests/slurm.sh: sourced after testlib.sh, with SCALE
-# set to the script under test (scripts/slem-parallel or scripts/slem-sbatch) and
+# set to the script under test (tools/slem-parallel or tools/slem-sbatch) and
 # SCALE_ARGS to its engine options. The sharded pipeline must write, byte for byte, the
 # ranking of one process running the same steps over all the rows.
 D=$TOP/testdata/digits

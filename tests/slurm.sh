@@ -1,5 +1,5 @@
 #!/bin/sh
-# scripts/slem-sbatch on a real single-node Slurm cluster that this test starts (munged,
+# tools/slem-sbatch on a real single-node Slurm cluster that this test starts (munged,
 # slurmctld and slurmd from Debian's slurm-wlm and munge, every file in a temporary
 # directory, tests/slurm-cluster.sh) and stops at its end: sharded rankings equal to the
 # single-process ones byte for byte, a failed array task stopping the chain, and the rerun
@@ -22,7 +22,7 @@ case $? in
 esac
 # the cluster answers, and runs jobs as its own (no system Slurm is involved)
 sinfo -h -o '%P %a %T' | grep -q '^test\* up idle' && ok || bad "sinfo: $(sinfo 2>&1)"
-SCALE=$TOP/scripts/slem-sbatch
+SCALE=$TOP/tools/slem-sbatch
 SCALE_ARGS="--wait --time 10"
 . "$TOP/tests/scale-common.sh"
 . "$TOP/tests/scale-arith.sh"

@@ -11,7 +11,7 @@ scipy (same OpenBLAS), and FAISS IndexFlatIP. Each stage is one process, as slem
                                                    Cholesky, mu_B, G^-1
   peers.py kenc CACHE.npz POS.npy OUT.npy          explicit descriptors z / N
   peers.py kmatch CACHE.npz DB.npy Q.npy K OUT.npy exact kernel SLEM similarity, top k
-The kernel peers implement the formulas of the README (kernel SLEM) directly in numpy.
+The kernel peers implement the formulas of docs/kernel.md directly in numpy.
 """
 import sys
 

@@ -1,6 +1,6 @@
 /* Caches: a file that passes every check must have sections that can be read whole. */
 #define _GNU_SOURCE /* memfd_create */
-#include "../../lib/cache.h"
+#include "../../lib/formats/cache.h"
 #include "fuzz.h"
 
 /* where the sums go, so that the reads are not optimised away */

@@ -4,9 +4,9 @@
 #define _GNU_SOURCE /* memfd_create */
 #include <string.h>
 
-#include "../../lib/calibrate.h"
-#include "../../lib/expand.h"
-#include "../../lib/rankings.h"
+#include "../../lib/search/calibration.h"
+#include "../../lib/rank/expand.h"
+#include "../../lib/rank/rankings.h"
 #include "fuzz.h"
 
 static int fvecs_file(char *path, const float *x, size_t n) {

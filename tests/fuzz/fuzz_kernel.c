@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../lib/kernel.h"
-#include "../../lib/vecs.h"
+#include "../../lib/linalg/kernel.h"
+#include "../../lib/formats/vecs.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -3,7 +3,7 @@
 #define _GNU_SOURCE /* memfd_create */
 #include <string.h>
 
-#include "../../lib/eval.h"
+#include "../../lib/eval/eval.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

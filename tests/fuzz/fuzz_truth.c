@@ -3,8 +3,8 @@
 #define _GNU_SOURCE /* memfd_create */
 #include <string.h>
 
-#include "../../lib/truth.h"
-#include "../../lib/ids.h"
+#include "../../lib/eval/truth.h"
+#include "../../lib/io/ids.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

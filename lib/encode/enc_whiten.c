@@ -1,0 +1,45 @@
+/* The whitening family (whiten.h) from a linear cache holding its eigendecomposition:
+ * slem-encode --alpha A. */
+#include "encoder.h"
+#include "whiten.h"
+
+static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError *err) {
+  if ((cache->kind != SLEM_CACHE_LINEAR && cache->kind != SLEM_CACHE_PARTIAL) || !o->alpha_set)
+    return SLEM_ENC_NOT_MINE;
+  if (cache->kind == SLEM_CACHE_LINEAR && !slem_cache_eigen(cache)) {
+    slem_error(err, SLEM_EINVAL, "--alpha needs the eigendecomposition: %s holds none; make "
+               "it with slem-negstats --eigen", slem_cache_path(cache));
+    return SLEM_ENC_REFUSED;
+  }
+  if (o->mode == SLEM_ENCODE_CLASSIFIER) {
+    slem_error(err, SLEM_EINVAL, "%s: --classifier needs a full linear cache and no --alpha",
+               slem_cache_path(cache));
+    return SLEM_ENC_REFUSED;
+  }
+  return slem_encoder_refuse_kernel_options(cache, o, err);
+}
+
+static int new_(void **self, const SlemCache *cache, const SlemEncStreamOpts *o,
+                size_t max_rows, SlemError *err) {
+  return slem_whiten_new((SlemWhitener **)self, cache, o->alpha, max_rows, err);
+}
+
+static size_t out_dim(const void *self, int *f64) {
+  *f64 = 0;
+  return slem_whiten_out_dim(self);
+}
+
+static int run(void *self, void *y, const double *x, size_t b, const char *name,
+               uint64_t first_record, SlemError *err) {
+  slem_whiten_run(self, y, x, b);
+  return SLEM_OK;
+}
+
+static void counts(const void *self, SlemEncStreamResult *res) {
+  res->zeros += slem_whiten_zeros(self);
+}
+
+static void free_(void *self) { slem_whiten_free(self); }
+
+const SlemEncoderOps slem_enc_whiten = {"whiten", accepts, new_, out_dim, run, counts, NULL,
+                                        free_};

@@ -1,0 +1,207 @@
+#include "encode.h"
+
+#include "mem.h"
+#include "blas.h"
+#include "slem.h"
+
+#include <gsl/gsl_cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct SlemEncoder {
+  const SlemCache *cache;
+  const SlemCacheLinear *lin;  /* the cache's */
+  SlemEncodeMode mode;
+  double theta;
+  size_t max_rows;
+  double *delta;  /* delta(max_rows, d) */
+  double *y;      /* y(max_rows, d) */
+  float *ainv_f;  /* single precision: ainv_f(d, d), delta_f and y_f(max_rows, d) */
+  float *delta_f, *y_f;
+  uint64_t zeros;
+};
+
+int slem_encoder_new(SlemEncoder **self, const SlemCache *cache, SlemEncodeMode mode,
+                     double theta, size_t max_rows, SlemError *err) {
+  SlemEncoder *e;
+  *self = NULL;
+  if (cache->kind != SLEM_CACHE_LINEAR)
+    return slem_error(err, SLEM_EINVAL,
+                      "%s: a partial cache holds sums, not A^-1: finish it with slem-negstats "
+                      "first", slem_cache_path(cache));
+  if (mode == SLEM_ENCODE_CLASSIFIER && !(theta > 0 && isfinite(theta)))
+    return slem_error(err, SLEM_EINVAL, "theta must be a positive number (got %g)", theta);
+  e = calloc(1, sizeof *e);
+  if (!e) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  e->cache = cache;
+  e->lin = slem_cache_linear(cache);
+  e->mode = mode;
+  e->theta = theta;
+  e->max_rows = max_rows;
+  e->delta = slem_mem_alloc_large(max_rows * cache->d * sizeof *e->delta);
+  e->y = slem_mem_alloc_large(max_rows * cache->d * sizeof *e->y);
+  if (!e->delta || !e->y) {
+    slem_encoder_free(e);
+    return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", max_rows);
+  }
+  *self = e;
+  return SLEM_OK;
+}
+
+void slem_encoder_free(SlemEncoder *self) {
+  if (!self) return;
+  free(self->delta);
+  free(self->y);
+  free(self->ainv_f);
+  free(self->delta_f);
+  free(self->y_f);
+  free(self);
+}
+
+size_t slem_encoder_out_dim(const SlemEncoder *self) {
+  return self->cache->d + (self->mode == SLEM_ENCODE_CLASSIFIER);
+}
+
+uint64_t slem_encoder_zeros(const SlemEncoder *self) { return self->zeros; }
+
+/* Rows per product: the blocks are cut into chunks of this many rows from their first, each
+ * chunk one GEMM on one BLAS thread (slem_blas_par_chunks), so that a descriptor's bits depend
+ * on its place in its block, never on the thread count. */
+#define ENC_CHUNK 256
+
+/* Rows [lo, hi) of a block: float32 to outf or float64 to outd, whichever is not NULL (the
+ * block's outputs, row 0 at outf / outd). */
+static void run(SlemEncoder *self, float *outf, double *outd, const double *x, size_t lo,
+                size_t hi) {
+  const SlemCache *c = self->cache;
+  size_t d = c->d, od = slem_encoder_out_dim(self), b = hi - lo;
+  const double *mu = self->lin->mu;
+  double th = self->theta, *delta = self->delta + lo * d, *y = self->y + lo * d;
+  if (b == 0) return;
+  x += lo * d;
+  for (size_t i = 0; i < b; i++)
+    for (size_t j = 0; j < d; j++) delta[i * d + j] = x[i * d + j] - mu[j];
+  /* y(b, d) = delta(b, d) A^-1(d, d); A^-1 is symmetric, stored whole */
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, (int)d, (int)d, 1.0, delta,
+              (int)d, self->lin->ainv, (int)d, 0.0, y, (int)d);
+  for (size_t i = 0; i < b; i++) {
+    const double *yi = y + i * d, *di = delta + i * d, *xi = x + i * d;
+    float *of = outf ? outf + (lo + i) * od : NULL;
+    double *odd = outd ? outd + (lo + i) * od : NULL;
+    double nrm = cblas_dnrm2((int)d, yi, 1);
+    if (nrm == 0) __atomic_fetch_add(&self->zeros, 1, __ATOMIC_RELAXED);
+    if (self->mode == SLEM_ENCODE_UNIT) {
+      double s = nrm > 0 ? 1.0 / nrm : 0.0;
+      for (size_t j = 0; j < d; j++) {
+        if (of) of[j] = (float)(yi[j] * s);
+        else odd[j] = yi[j] * s;
+      }
+    } else {
+      double q = cblas_ddot((int)d, di, 1, yi, 1);
+      double s = 2 * th / (th * q + th + 1), proj = 0;
+      for (size_t j = 0; j < d; j++) {
+        double w = s * yi[j];
+        proj += (th * xi[j] + mu[j]) * w;
+        if (of) of[j] = (float)w;
+        else odd[j] = w;
+      }
+      if (of) of[d] = (float)((th - 1) / (th + 1) - proj / (th + 1));
+      else odd[d] = (th - 1) / (th + 1) - proj / (th + 1);
+    }
+  }
+}
+
+int slem_encoder_set_precision(SlemEncoder *self, SlemPrecision p, SlemPrecision *chosen,
+                               SlemError *err) {
+  size_t d = self->cache->d;
+  if (p == SLEM_PRECISION_AUTO)
+    p = self->lin->rcond > 0 && 1 / self->lin->rcond <= SLEM_SINGLE_MAX_COND
+            ? SLEM_PRECISION_SINGLE : SLEM_PRECISION_DOUBLE;
+  if (self->mode != SLEM_ENCODE_UNIT) p = SLEM_PRECISION_DOUBLE;
+  if (p == SLEM_PRECISION_SINGLE && !self->ainv_f) {
+    self->ainv_f = slem_mem_alloc_large(d * d * sizeof *self->ainv_f);
+    self->delta_f = slem_mem_alloc_large(self->max_rows * d * sizeof *self->delta_f);
+    self->y_f = slem_mem_alloc_large(self->max_rows * d * sizeof *self->y_f);
+    if (!self->ainv_f || !self->delta_f || !self->y_f)
+      return slem_error(err, SLEM_ENOMEM, "out of memory for float32 buffers");
+    /* scaled to a largest entry of 1, so that no scale of the data underflows or
+     * overflows float32; the descriptor is normalised, so the direction is unchanged */
+    double amax = 0, s;
+    for (size_t i = 0; i < d * d; i++) amax = fmax(amax, fabs(self->lin->ainv[i]));
+    s = amax > 0 ? 1 / amax : 1;
+    for (size_t i = 0; i < d * d; i++) self->ainv_f[i] = (float)(self->lin->ainv[i] * s);
+  }
+  if (p == SLEM_PRECISION_DOUBLE) {
+    free(self->ainv_f);
+    free(self->delta_f);
+    free(self->y_f);
+    self->ainv_f = NULL;
+    self->delta_f = self->y_f = NULL;
+  }
+  if (chosen) *chosen = p;
+  return SLEM_OK;
+}
+
+/* Unit descriptors with one sgemm per chunk: x - mu in double, scaled to a largest entry
+ * of 1 and rounded once to float32. Rows [lo, hi) of the block. */
+static void run_single(SlemEncoder *self, float *out, const double *x, size_t lo, size_t hi) {
+  size_t d = self->cache->d, b = hi - lo;
+  const double *mu = self->lin->mu;
+  float *delta = self->delta_f + lo * d, *y = self->y_f + lo * d;
+  if (b == 0) return;
+  x += lo * d;
+  out += lo * d;
+  for (size_t i = 0; i < b; i++) {
+    double m = 0, s;
+    for (size_t j = 0; j < d; j++) {
+      double a = fabs(x[i * d + j] - mu[j]);
+      m = a > m ? a : m;
+    }
+    s = m > 0 ? 1 / m : 1;
+    for (size_t j = 0; j < d; j++) delta[i * d + j] = (float)((x[i * d + j] - mu[j]) * s);
+  }
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, (int)d, (int)d, 1.0f, delta,
+              (int)d, self->ainv_f, (int)d, 0.0f, y, (int)d);
+  for (size_t i = 0; i < b; i++) {
+    const float *yi = y + i * d;
+    double ss = 0, s;
+    for (size_t j = 0; j < d; j++) ss += (double)yi[j] * yi[j];
+    s = ss > 0 ? 1 / sqrt(ss) : 0;
+    if (ss == 0) __atomic_fetch_add(&self->zeros, 1, __ATOMIC_RELAXED);
+    for (size_t j = 0; j < d; j++) out[i * d + j] = (float)(yi[j] * s);
+  }
+}
+
+typedef struct EncJob {
+  SlemEncoder *self;
+  float *outf;
+  double *outd;
+  const double *x;
+} EncJob;
+
+static void run_chunk(void *ctx, size_t lo, size_t hi) {
+  EncJob *j = ctx;
+  if (j->outf && j->self->ainv_f) run_single(j->self, j->outf, j->x, lo, hi);
+  else run(j->self, j->outf, j->outd, j->x, lo, hi);
+}
+
+void slem_encoder_run(SlemEncoder *self, float *y, const double *x, size_t b) {
+  EncJob j = {self, y, NULL, x};
+  slem_blas_par_chunks(b, ENC_CHUNK, run_chunk, &j);
+}
+
+void slem_encoder_run_f64(SlemEncoder *self, double *y, const double *x, size_t b) {
+  EncJob j = {self, NULL, y, x};
+  slem_blas_par_chunks(b, ENC_CHUNK, run_chunk, &j);
+}
+
+int slem_precision_parse(SlemPrecision *p, const char *name) {
+  static const char *const names[] = {"auto", "single", "double"};
+  for (int i = 0; i < 3; i++)
+    if (strcmp(name, names[i]) == 0) {
+      *p = (SlemPrecision)i;
+      return SLEM_OK;
+    }
+  return SLEM_EINVAL;
+}

@@ -1,0 +1,274 @@
+#include "encstream.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "encoder.h"
+#include "groups.h"
+#include "ids.h"
+#include "mem.h"
+#include "phases.h"
+#include "prefetch.h"
+#include "writeback.h"
+#include "blas.h"
+
+void slem_encstream_opts_init(SlemEncStreamOpts *opts) {
+  memset(opts, 0, sizeof *opts);
+  opts->mode = SLEM_ENCODE_UNIT;
+  opts->theta = 1;
+  opts->precision = SLEM_PRECISION_AUTO;
+  opts->block = 1024;
+  opts->format = SLEM_FMT_AUTO;
+  opts->dtype = SLEM_DTYPE_F4;
+  opts->alpha = -1;
+}
+
+/* The fingerprint the descriptors carry: the cache's, or, when the encoding chooses among
+ * several descriptors of one cache (--alpha, --couple, --coordinates), the FNV-1a (64 bits) of the
+ * cache's fingerprint followed by that choice, so that descriptors of two choices are not
+ * taken for comparable. buf of 17 bytes. */
+static const char *encoding_fingerprint(char *buf, const SlemCache *cache,
+                                        const SlemEncStreamOpts *o) {
+  char text[96];
+  uint64_t h = 0xcbf29ce484222325ull;
+  if (o->couple == SLEM_COUPLE_EXACT)
+    snprintf(text, sizeof text, "%s:couple", slem_cache_fingerprint(cache));
+  else if (o->couple)
+    snprintf(text, sizeof text, "%s:couple=%s", slem_cache_fingerprint(cache),
+             slem_couple_name(o->couple));
+  else if (o->coordinates) /* v, not descriptors: comparable with nothing of the cache */
+    snprintf(text, sizeof text, "%s:coordinates", slem_cache_fingerprint(cache));
+  else if (o->alpha_set && o->alpha != -1)
+    snprintf(text, sizeof text, "%s:alpha=%.17g", slem_cache_fingerprint(cache), o->alpha);
+  else
+    return slem_cache_fingerprint(cache);
+  for (const char *p = text; *p; p++) h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+  snprintf(buf, 17, "%016llx", (unsigned long long)h);
+  return buf;
+}
+
+/* What a descriptor container records: the cache, the input, the shard, and what the
+ * encoder adds (describe). */
+static int set_meta(SlemVecWriter *w, const SlemCache *cache, SlemVecReader *r,
+                    const SlemEncStreamOpts *o, const SlemEncoderOps *ops, const void *enc,
+                    uint64_t lo, SlemError *err) {
+  SlemDescMeta m;
+  char fp[17];
+  /* only a container records it: the cache's fingerprint, hashed at its first use, is not
+   * needed for the other formats */
+  if (slem_vecwriter_format(w) != SLEM_FMT_SLEM) return SLEM_OK;
+  memset(&m, 0, sizeof m);
+  /* projections record the coupling in their layout, checked against the cache's */
+  m.cache_fingerprint = o->projections ? slem_cache_fingerprint(cache) : encoding_fingerprint(fp, cache, o);
+  m.cache_path = slem_cache_path(cache);
+  m.input = slem_vecreader_name(r);
+  m.input_count = slem_vecreader_count(r);
+  m.shard_index = o->shard.index;
+  m.shard_count = o->shard.count;
+  m.first_row = lo;
+  m.kind_of_rows = o->projections ? "kernel-projections"
+                   : o->mode == SLEM_ENCODE_CLASSIFIER ? "classifiers" : "descriptors";
+  if (ops->describe) ops->describe(enc, &m);
+  m.ids = o->ids;
+  m.ids_first = lo;
+  return slem_vecwriter_set_meta(w, &m, err);
+}
+
+/* Writes rows y(n, out_dim) of the element type the encoder gives. */
+static int write_rows(SlemVecWriter *w, int f64, const void *y, size_t n, SlemError *err) {
+  return f64 ? slem_vecwriter_write_f64(w, y, n, err) : slem_vecwriter_write(w, y, n, err);
+}
+
+/* The writing thread's job: rows of out_dim values of the encoder's element type. */
+typedef struct WriteJob {
+  SlemVecWriter *w;
+  int f64;
+} WriteJob;
+
+static int write_job(void *ctx, const void *y, size_t n, SlemError *err) {
+  const WriteJob *j = ctx;
+  return write_rows(j->w, j->f64, y, n, err);
+}
+
+size_t slem_encstream_block(size_t d, int threads) {
+  size_t chunks = threads > 1 ? 4 * (size_t)threads : 4, rows, cap;
+  if (chunks < 4) chunks = 4;
+  rows = chunks * 256;
+  /* within 128 MiB of doubles per buffer, but never under the 1024 rows of old */
+  cap = ((size_t)128 << 20) / ((d ? d : 1) * sizeof(double)) / 256 * 256;
+  if (rows > cap) rows = cap;
+  return rows < 1024 ? 1024 : rows;
+}
+
+int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *output,
+                       const SlemEncStreamOpts *o, SlemEncStreamResult *res, SlemError *err) {
+  size_t block = o->block ? o->block : slem_encstream_block(cache->d, slem_blas_threads()),
+         out_dim, esize;
+  const SlemEncoderOps *ops = NULL;
+  void *enc = NULL;
+  SlemPrefetch *pf = NULL;
+  SlemVecWriter *w = NULL;
+  SlemWriteback *wb = NULL;
+  WriteJob wj;
+  SlemGroups *groups = NULL;
+  char *ybuf[2] = {NULL, NULL}, *y = NULL; /* block rows of out_dim values of esize bytes:
+                                              one computed while the other is written */
+  int cur = 0;
+  double t_start = slem_now(), t0;
+  int f64 = 0;
+  SlemFormat ofmt = o->format;
+  uint64_t lo = 0, hi = UINT64_MAX, row = 0; /* the rows to encode, and the next row read */
+  int64_t count = slem_vecreader_count(r);
+  int st;
+  memset(res, 0, sizeof *res);
+  res->phases.threads = slem_blas_threads();
+  res->phases.block = block;
+  res->phases.units = (block + 255) / 256;
+  if (o->shard.count > 0) {
+    if (count < 0)
+      return slem_error(err, SLEM_EINVAL, "%s: the number of vectors is not known before reading "
+                        "it (text, or a pipe), so it cannot be cut into shards",
+                        slem_vecreader_name(r));
+    slem_shard_range(&o->shard, (uint64_t)count, &lo, &hi);
+    count = (int64_t)(hi - lo);
+  }
+  if (o->ids && slem_vecreader_count(r) >= 0 &&
+      slem_ids_count(o->ids) != (uint64_t)slem_vecreader_count(r))
+    return slem_error(err, SLEM_EFORMAT, "%s: %zu ids for the %" PRId64 " vectors of %s",
+                      slem_ids_name(o->ids), slem_ids_count(o->ids), slem_vecreader_count(r),
+                      slem_vecreader_name(r));
+  if (o->ids && slem_vecreader_count(r) < 0)
+    return slem_error(err, SLEM_EINVAL, "%s: --ids needs an input whose number of vectors its "
+                      "header or size tells", slem_vecreader_name(r));
+  if (slem_vecreader_dim(r) != cache->d)
+    return slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the cache %s has dimension %zu",
+                      slem_vecreader_name(r), slem_vecreader_dim(r), slem_cache_path(cache),
+                      cache->d);
+  if (o->groups && o->shard.count > 0)
+    return slem_error(err, SLEM_EINVAL, "%s: groups of positives need a linear cache and the "
+                      "whole input (no shard)", slem_cache_path(cache));
+  if ((st = slem_encoder_choose(&ops, cache, o, err)) != SLEM_OK) return st;
+  if (o->groups) {
+    if ((st = slem_groups_new(&groups, o->groups, cache->d, err)) != SLEM_OK) goto done;
+    count = (int64_t)slem_groups_count(groups);
+  }
+  if ((st = ops->new_(&enc, cache, o, block, err)) != SLEM_OK) goto done;
+  out_dim = ops->out_dim(enc, &f64);
+  esize = f64 ? sizeof(double) : sizeof(float);
+  if (o->projections) {
+    if (ofmt == SLEM_FMT_AUTO && (st = slem_format_for_output(&ofmt, output, err)) != SLEM_OK)
+      goto done;
+    if (ofmt != SLEM_FMT_SLEM) {
+      st = slem_error(err, SLEM_EINVAL, "%s: projections need a kernel cache and a container "
+                      "output (.slem, or -F slem)", slem_cache_path(cache));
+      goto done;
+    }
+  }
+  if (!(ybuf[0] = slem_mem_alloc_large(block * out_dim * esize)) ||
+      !(ybuf[1] = slem_mem_alloc_large(block * out_dim * esize))) {
+    st = slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", block);
+    goto done;
+  }
+  if ((st = slem_vecwriter_open(&w, output, ofmt, out_dim, count, err)) ||
+      (st = slem_vecwriter_set_dtype(w, f64 ? SLEM_DTYPE_F8 : o->dtype, err)) ||
+      (st = set_meta(w, cache, r, o, ops, enc, lo, err)))
+    goto done;
+  /* a shard starts reading at the block that holds its first row: the blocks stay those of
+   * a run over all the rows */
+  if (lo > 0 && slem_vecreader_can_seek(r)) {
+    row = lo / block * block;
+    if ((st = slem_vecreader_seek(r, row, err)) != SLEM_OK) goto done;
+  }
+  y = ybuf[0];
+  wj = (WriteJob){w, f64};
+  if ((st = slem_prefetch_new(&pf, r, block, 0, err)) != SLEM_OK ||
+      (!o->groups && (st = slem_writeback_new(&wb, write_job, &wj, err)) != SLEM_OK))
+    goto done;
+  /* from here the reader belongs to the prefetch thread: records are counted here */
+  for (;;) {
+    void *rows;
+    size_t got;
+    size_t skip, keep, all;
+    if ((st = slem_prefetch_next(pf, &rows, &got, err)) != SLEM_OK || got == 0) break;
+    /* the part of the block inside the shard: rows [lo, hi) of the input. The whole block
+     * is encoded all the same, so that every row sits at the place of the same GEMM call as
+     * in a run over all the rows: a shard's descriptors are then those of the whole run,
+     * byte for byte (a GEMM's rows depend on where they fall in the call). */
+    all = got;
+    skip = row < lo ? (size_t)(lo - row < got ? lo - row : got) : 0;
+    keep = got - skip;
+    if (row + got > hi) keep -= (size_t)(row + got - hi < keep ? row + got - hi : keep);
+    row += got;
+    if (keep == 0) {
+      if (row >= hi) break;
+      continue;
+    }
+    if (groups) { /* rows are summed per group; the means are encoded at the end */
+      if ((st = slem_groups_add(groups, rows, got, slem_vecreader_name(r), err)) != SLEM_OK)
+        break;
+      continue;
+    }
+    t0 = slem_now();
+    y = ybuf[cur];
+    st = ops->run(enc, y, rows, all, slem_vecreader_name(r), row - all + 1, err);
+    res->phases.compute += slem_now() - t0;
+    /* written on the writing thread while the next block is read and encoded */
+    if (st != SLEM_OK ||
+        (st = slem_writeback_put(wb, y + skip * out_dim * esize, keep, err)) != SLEM_OK)
+      break;
+    cur ^= 1;
+    res->n += keep;
+    if (o->progress) o->progress(o->progress_ctx, res->n);
+    if (row >= hi) break;
+  }
+  if (wb) {
+    double wr, wt;
+    int wst = slem_writeback_finish(wb, st == SLEM_OK ? err : NULL);
+    if (st == SLEM_OK) st = wst;
+    slem_writeback_times(wb, &wr, &wt);
+    res->phases.write += wr;
+    res->phases.wait_write += wt;
+    slem_writeback_free(wb);
+    wb = NULL;
+  }
+  if (pf) {
+    double rd, wt;
+    slem_prefetch_times(pf, &rd, &wt);
+    res->phases.read += rd;
+    res->phases.wait_read += wt;
+  }
+  slem_prefetch_free(pf); /* before the reader it reads, and before the output is final */
+  pf = NULL;
+  if (st == SLEM_OK && groups) {
+    const double *means;
+    size_t ng = slem_groups_count(groups);
+    if ((st = slem_groups_finish(groups, slem_vecreader_name(r), &means, err)) != SLEM_OK)
+      goto done;
+    for (size_t g = 0; g < ng && st == SLEM_OK; g += block) {
+      size_t b = ng - g < block ? ng - g : block;
+      if ((st = ops->run(enc, y, means + g * cache->d, b, slem_vecreader_name(r), g + 1,
+                         err)) == SLEM_OK)
+        st = write_rows(w, f64, y, b, err);
+      res->n += b;
+    }
+  }
+  if (st == SLEM_OK) {
+    t0 = slem_now();
+    st = slem_vecwriter_close(w, err);
+    res->phases.write += slem_now() - t0;
+    w = NULL;
+  }
+  if (ops->counts) ops->counts(enc, res);
+done:
+  res->phases.wall = slem_now() - t_start;
+  slem_writeback_free(wb); /* before the output it writes */
+  slem_prefetch_free(pf);
+  slem_vecwriter_abort(w);
+  if (ops) ops->free(enc);
+  slem_groups_free(groups);
+  free(ybuf[0]);
+  free(ybuf[1]);
+  return st;
+}

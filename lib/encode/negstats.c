@@ -1,0 +1,617 @@
+#define _POSIX_C_SOURCE 200809L
+#include "negstats.h"
+
+#include "recursive.h"
+#include "whiten.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arith.h"
+#include "cache.h"
+#include "kernel.h"
+#include "kernel_stats.h"
+#include "blas.h"
+#include "mem.h"
+#include "prefetch.h"
+#include "stats.h"
+
+void slem_negstats_opts_init(SlemNegstatsOpts *opts) {
+  memset(opts, 0, sizeof *opts);
+  opts->format = SLEM_FMT_AUTO;
+  opts->lambda = -1;
+  opts->lambda_rel = 1;
+  opts->rank = 256;
+  opts->sample = 1000;
+  opts->seed = 1;
+}
+
+static void progress(const SlemNegstatsOpts *o, uint64_t n) {
+  if (o->progress) o->progress(o->progress_ctx, n);
+}
+
+/* One set of negatives being summarised (stats.h): the rows of the vector files, or the
+ * partial caches that tile the leaves of one set, with the first argument that names it. */
+typedef struct Unit {
+  SlemStats *stats;
+  size_t first_arg;
+  uint64_t leaf_total, rows;
+} Unit;
+
+static size_t leaf_rows(const SlemNegstatsOpts *o, size_t d) {
+  return o->leaf_rows ? o->leaf_rows : slem_block_rows(d);
+}
+
+/* Rows per block read for the statistics: about 1 MiB of float32, 64 to 4096. */
+static size_t read_rows(size_t d) {
+  size_t b = ((size_t)1 << 18) / (d ? d : 1);
+  return b < 64 ? 64 : b > 4096 ? 4096 : b;
+}
+
+/* Leaves computed at once (slem_stats_set_batch()): two per BLAS thread, so that every
+ * thread has work whatever d is, within 512 MiB of leaves; 1 on one thread. */
+static size_t leaf_batch(size_t rows, size_t d) {
+  size_t t = (size_t)slem_blas_threads(), k = 2 * t, cap = ((size_t)512 << 20) / (rows * d * 8 + 1);
+  if (t <= 1) return 1;
+  if (k > cap) k = cap;
+  return k ? k : 1;
+}
+
+/* The rows of one vector file: those of global rows [lo, hi) are added to st, read in
+ * blocks (the next block read while the current one is accumulated). */
+static int add_file(SlemStats **st, const char *path, const SlemNegstatsOpts *o,
+                    uint64_t *row, uint64_t lo, uint64_t hi, SlemNegstatsResult *res,
+                    SlemError *err) {
+  SlemVecReader *r = NULL;
+  SlemPrefetch *pf = NULL;
+  size_t d;
+  int f32, status = slem_vecreader_open(&r, path, o->format, err);
+  if (status) return status;
+  slem_vecreader_skip_nonfinite(r, o->skip_nonfinite);
+  d = slem_vecreader_dim(r);
+  if (!*st) {
+    if ((status = slem_stats_new(st, d, leaf_rows(o, d), lo / leaf_rows(o, d), err)) != SLEM_OK)
+      goto done;
+    res->phases.block = leaf_rows(o, d);
+    res->phases.units = leaf_batch(leaf_rows(o, d), d);
+    slem_stats_set_batch(*st, res->phases.units);
+  }
+  if (slem_stats_dim(*st) != d) {
+    status = slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the negatives before it "
+                        "have %zu", slem_vecreader_name(r), d, slem_stats_dim(*st));
+    goto done;
+  }
+  if (*row >= hi) goto done;
+  if (*row + (uint64_t)slem_vecreader_count(r) <= lo && slem_vecreader_count(r) >= 0) {
+    *row += (uint64_t)slem_vecreader_count(r); /* wholly before the shard */
+    goto done;
+  }
+  if (*row < lo && slem_vecreader_can_seek(r)) { /* the shard starts in this file */
+    if ((status = slem_vecreader_seek(r, lo - *row, err)) != SLEM_OK) goto done;
+    *row = lo;
+  }
+  /* float32 files are read as they are and widened into the statistics' leaf: one copy in
+   * double, not two; the blocks read are small (the leaf gathers them), so that the two
+   * buffers of the reading thread stay in the cache and fault few pages */
+  f32 = slem_vecreader_f32_exact(r);
+  status = slem_prefetch_new(&pf, r, o->block ? o->block : read_rows(d), f32, err);
+  while (status == SLEM_OK) {
+    void *rows;
+    size_t got, skip;
+    if ((status = slem_prefetch_next(pf, &rows, &got, err)) != SLEM_OK || got == 0) break;
+    /* the part of the block inside the shard: global rows [lo, hi) */
+    skip = *row < lo ? (size_t)(lo - *row < got ? lo - *row : got) : 0;
+    *row += got;
+    if (*row > hi) got -= (size_t)(*row - hi < got ? *row - hi : got);
+    if (got > skip)
+      status = f32 ? slem_stats_add_f32(*st, (float *)rows + skip * d, got - skip, err)
+                   : slem_stats_add(*st, (double *)rows + skip * d, got - skip, err);
+    progress(o, slem_stats_count(*st));
+    if (*row >= hi) break;
+  }
+done:
+  if (pf) {
+    double rd, wt;
+    slem_prefetch_times(pf, &rd, &wt);
+    res->phases.read += rd;
+    res->phases.wait_read += wt;
+  }
+  slem_prefetch_free(pf); /* before the reader it reads */
+  if (status == SLEM_OK && slem_vecreader_skipped(r) > 0) {
+    res->skipped += slem_vecreader_skipped(r);
+    res->skipped_in = path;
+  }
+  slem_vecreader_free(r);
+  return status;
+}
+
+/* The shard's rows [*lo, *hi) among the rows of all the vector files, which must tell
+ * their number of vectors: whole leaves of the grid, shard I of N taking leaves
+ * floor(I L / N) .. floor((I + 1) L / N) - 1 of the L leaves. *rows: all the rows. */
+static int shard_window(const char *const *files, size_t n, const SlemNegstatsOpts *o,
+                        uint64_t *lo, uint64_t *hi, uint64_t *rows, uint64_t *leaves,
+                        SlemError *err) {
+  uint64_t total = 0, a, b, leaf = 0;
+  for (size_t i = 0; i < n; i++) {
+    SlemVecReader *r = NULL;
+    int64_t count;
+    int st;
+    if ((st = slem_vecreader_open(&r, files[i], o->format, err)) != SLEM_OK) return st;
+    count = slem_vecreader_count(r);
+    if (!leaf) leaf = leaf_rows(o, slem_vecreader_dim(r));
+    if (count < 0 || !slem_vecreader_seekable(r)) {
+      st = slem_error(err, SLEM_EINVAL, "%s: the number of vectors is not known before reading "
+                      "it (text, or a pipe), so it cannot be cut into shards",
+                      slem_vecreader_name(r));
+      slem_vecreader_free(r);
+      return st;
+    }
+    total += (uint64_t)count;
+    slem_vecreader_free(r);
+  }
+  *rows = total;
+  *leaves = (total + leaf - 1) / leaf;
+  slem_shard_range(&o->shard, *leaves, &a, &b);
+  *lo = a * leaf;
+  *hi = b * leaf < total ? b * leaf : total;
+  return SLEM_OK;
+}
+
+/* "p3.slem (shard 3/7)", for messages. */
+static const char *part_name(char *buf, size_t size, const SlemCache *c) {
+  const SlemPartialInfo *pi = slem_cache_partial(c);
+  if (pi->shard_count > 0)
+    snprintf(buf, size, "%s (shard %llu/%llu)", slem_cache_path(c),
+             (unsigned long long)pi->shard_index, (unsigned long long)pi->shard_count);
+  else
+    snprintf(buf, size, "%s", slem_cache_path(c));
+  return buf;
+}
+
+/* "12..14" (inclusive), or "none". */
+static const char *leaves(char *buf, size_t size, const SlemPartialInfo *pi) {
+  if (pi->leaf_end == pi->leaf_first)
+    snprintf(buf, size, "none");
+  else
+    snprintf(buf, size, "%llu..%llu", (unsigned long long)pi->leaf_first,
+             (unsigned long long)pi->leaf_end - 1);
+  return buf;
+}
+
+static int same_grid(const SlemPartialInfo *a, const SlemPartialInfo *b) {
+  return a->leaf_rows == b->leaf_rows && a->leaf_total == b->leaf_total && a->rows == b->rows;
+}
+
+/* Partial caches sorted by grid, then by their leaves, then by argument. */
+typedef struct Part {
+  SlemCache *cache;
+  size_t arg;
+} Part;
+
+static int part_cmp(const void *pa, const void *pb) {
+  const Part *x = pa, *y = pb;
+  const SlemPartialInfo *a = slem_cache_partial(x->cache), *b = slem_cache_partial(y->cache);
+  if (a->leaf_rows != b->leaf_rows) return a->leaf_rows < b->leaf_rows ? -1 : 1;
+  if (a->leaf_total != b->leaf_total) return a->leaf_total < b->leaf_total ? -1 : 1;
+  if (a->rows != b->rows) return a->rows < b->rows ? -1 : 1;
+  if (a->leaf_first != b->leaf_first) return a->leaf_first < b->leaf_first ? -1 : 1;
+  if (a->leaf_end != b->leaf_end) return a->leaf_end < b->leaf_end ? -1 : 1; /* empty first */
+  return x->arg < y->arg ? -1 : x->arg > y->arg;
+}
+
+/* Groups the partial caches into sets of negatives, each the run of caches that tile its
+ * leaves in order, their nodes pushed into a new unit. A gap or an overlap between the
+ * caches of one set is an error naming both; a set need not be complete (checked by the
+ * caller). */
+static int group_parts(Part *parts, size_t np, Unit *units, size_t *nu, SlemError *err) {
+  char b1[600], b2[600], b3[64];
+  Unit *u = NULL;
+  const SlemCache *prev = NULL;
+  qsort(parts, np, sizeof *parts, part_cmp);
+  for (size_t i = 0; i < np; i++) {
+    const SlemCache *c = parts[i].cache;
+    const SlemPartialInfo *pi = slem_cache_partial(c);
+    int st;
+    if (u && slem_stats_dim(u->stats) != c->d)
+      return slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the negatives before it "
+                        "have %zu", slem_cache_path(c), c->d, slem_stats_dim(u->stats));
+    if (u && same_grid(slem_cache_partial(prev), pi) && pi->leaf_first > slem_stats_next_leaf(u->stats))
+      return slem_error(err, SLEM_EINVAL, "%s holds leaves %s of %llu, but %s ends before leaf "
+                        "%llu: the partial cache of leaves %llu..%llu (a shard) is missing",
+                        part_name(b1, sizeof b1, c), leaves(b3, sizeof b3, pi),
+                        (unsigned long long)pi->leaf_total, part_name(b2, sizeof b2, prev),
+                        (unsigned long long)slem_stats_next_leaf(u->stats),
+                        (unsigned long long)slem_stats_next_leaf(u->stats),
+                        (unsigned long long)pi->leaf_first - 1);
+    if (u && same_grid(slem_cache_partial(prev), pi) && pi->leaf_first < slem_stats_next_leaf(u->stats) &&
+        !(pi->leaf_first == 0 && slem_stats_next_leaf(u->stats) == u->leaf_total))
+      return slem_error(err, SLEM_EINVAL, "%s and %s hold some of the same leaves (the same "
+                        "shard given twice?)", part_name(b1, sizeof b1, prev),
+                        part_name(b2, sizeof b2, c));
+    if (!u || !same_grid(slem_cache_partial(prev), pi) || pi->leaf_first < slem_stats_next_leaf(u->stats)) {
+      u = &units[(*nu)++];
+      u->first_arg = parts[i].arg;
+      u->leaf_total = pi->leaf_total;
+      u->rows = pi->rows;
+      if ((st = slem_stats_new(&u->stats, c->d, pi->leaf_rows, pi->leaf_first, err)) != SLEM_OK)
+        return st;
+    }
+    if (parts[i].arg < u->first_arg) u->first_arg = parts[i].arg;
+    for (size_t k = 0; k < pi->nnodes; k++) {
+      const uint64_t *nd = pi->node + 3 * k;
+      if ((st = slem_stats_push(u->stats, (unsigned)nd[0], nd[1], nd[2], pi->node_mu + k * c->d,
+                                pi->node_scatter + k * c->d * c->d, err)) != SLEM_OK)
+        return st;
+    }
+    /* an empty shard holds no node; it still ends where its leaves end */
+    if (pi->nnodes == 0 && pi->leaf_end > slem_stats_next_leaf(u->stats)) {
+      slem_stats_free(u->stats);
+      u->stats = NULL;
+      return slem_error(err, SLEM_EFORMAT, "%s: leaves %s but no node",
+                        part_name(b1, sizeof b1, c), leaves(b3, sizeof b3, pi));
+    }
+    prev = c;
+  }
+  return SLEM_OK;
+}
+
+/* Partial caches merged into the cache of one run must all come from one arithmetic
+ * (arith.h), the one this merge runs on: the shards' nodes are made by their kernels, the
+ * fold and A^-1 by this host's. A mix is refused naming both, unless allowed; then mixed
+ * lists every arithmetic involved (this host's first), for the output to record. */
+static int check_arith(const Part *parts, size_t np, int allow, char *mixed, size_t size,
+                       SlemError *err) {
+  const char *here = slem_arith_name();
+  char core[64];
+  mixed[0] = 0;
+  for (size_t i = 0; i < np; i++) {
+    const char *a = slem_cache_arith(parts[i].cache);
+    for (size_t j = 0; j < i && !allow; j++) {
+      const char *b = slem_cache_arith(parts[j].cache);
+      if (slem_arith_differ(a, b))
+        return slem_error(err, SLEM_EFORMAT, "%s was made on the BLAS core %s, but %s on %s: "
+                          "merged, they would not be the cache of one run; make the partial "
+                          "caches on one core (OPENBLAS_CORETYPE), or pass --allow-mixed-blas",
+                          slem_cache_path(parts[i].cache), a, slem_cache_path(parts[j].cache), b);
+    }
+    if (!allow && slem_arith_differ(a, here)) {
+      slem_arith_core_of(a, core, sizeof core);
+      return slem_error(err, SLEM_EFORMAT, "%s was made on the BLAS core %s, but this merge runs "
+                        "on %s: the merged cache would not be that of one run on either; run it "
+                        "with OPENBLAS_CORETYPE=%s, or pass --allow-mixed-blas",
+                        slem_cache_path(parts[i].cache), a, here, core);
+    }
+  }
+  slem_arith_list_add(mixed, size, here);
+  for (size_t i = 0; i < np; i++)
+    if (slem_cache_arith(parts[i].cache)) slem_arith_list_add(mixed, size, slem_cache_arith(parts[i].cache));
+  if (!strstr(mixed, " + ")) mixed[0] = 0; /* one arithmetic: nothing mixed */
+  return SLEM_OK;
+}
+
+static int unit_cmp(const void *pa, const void *pb) {
+  const Unit *a = pa, *b = pb;
+  return a->first_arg < b->first_arg ? -1 : a->first_arg > b->first_arg;
+}
+
+/* The leaf where the first node of s starts, or where s ends when it holds none (a shard
+ * with no row starts and ends at its first leaf). */
+static uint64_t first_leaf(const SlemStats *s) {
+  unsigned level;
+  uint64_t index, cnt;
+  const double *mean;
+  if (slem_stats_nodes(s) == 0) return slem_stats_next_leaf(s);
+  slem_stats_node(s, 0, &level, &index, &cnt, &mean, NULL);
+  return index << level;
+}
+
+/* Writes the nodes of st as a partial cache. */
+static int write_partial(const char *output, SlemStats *st, const SlemPartialInfo *grid,
+                         const SlemProvenance *prov, SlemError *err) {
+  size_t m = slem_stats_nodes(st), d = slem_stats_dim(st);
+  SlemPartialInfo pi = *grid;
+  uint64_t *node = malloc((m ? m : 1) * 3 * sizeof *node);
+  double *mu = malloc((m ? m : 1) * d * sizeof *mu);
+  double *sc = calloc((m ? m : 1) * d * d, sizeof *sc);
+  int status;
+  if (!node || !mu || !sc) {
+    status = slem_error(err, SLEM_ENOMEM, "out of memory for %zu nodes of dimension %zu", m, d);
+    goto done;
+  }
+  for (size_t k = 0; k < m; k++) {
+    unsigned level;
+    const double *nm;
+    slem_stats_node(st, k, &level, &node[3 * k + 1], &node[3 * k + 2], &nm, sc + k * d * d);
+    node[3 * k] = level;
+    memcpy(mu + k * d, nm, d * sizeof *mu);
+  }
+  pi.nnodes = m;
+  pi.node = node;
+  pi.node_mu = mu;
+  pi.node_scatter = sc;
+  pi.leaf_end = slem_stats_next_leaf(st);
+  status = slem_cache_write_partial(output, d, slem_stats_count(st), &pi, prov, err);
+done:
+  free(node);
+  free(mu);
+  free(sc);
+  return status;
+}
+
+/* Every input is a vector file or a partial cache. The vector files (in order) are one set
+ * of negatives, cut into leaves (the shard's only, with --shard); the partial caches are
+ * grouped into the sets whose leaves they tile. Each set is summarised along its tree; the
+ * sets, in the order of their first argument, are folded as the leaves of one more tree. A
+ * partial output of one set keeps its nodes, so that merging stays exact. */
+static int linear(const char *output, const char *const *inputs, size_t n,
+                  const SlemNegstatsOpts *o, SlemNegstatsResult *res, SlemError *err) {
+  SlemProvenance prov = {"slem-negstats", inputs, n, NULL};
+  char mixed[SLEM_ARITH_LIST_MAX];
+  Unit *units = calloc(n + 1, sizeof *units), *vec = NULL;
+  Part *parts = calloc(n, sizeof *parts);
+  const char **files = calloc(n, sizeof *files);
+  SlemStats *all = NULL, *result;
+  SlemPartialInfo grid;
+  double *ainv = NULL, used, t0;
+  uint64_t row = 0, lo = 0, hi = UINT64_MAX, rows = 0, leaves = 0;
+  size_t np = 0, nf = 0, nu = 0;
+  int st = SLEM_OK;
+  if (!units || !parts || !files) {
+    st = slem_error(err, SLEM_ENOMEM, "out of memory");
+    goto done;
+  }
+  if (o->depth > 1) {
+    for (size_t i = 0; i < n; i++)
+      if (strcmp(inputs[i], "-") != 0 && o->format == SLEM_FMT_AUTO && slem_cache_sniff(inputs[i])) {
+        st = slem_error(err, SLEM_EINVAL, "%s: a partial cache cannot make a recursive cache: "
+                        "stage 2 needs the negatives themselves", inputs[i]);
+        goto done;
+      }
+    st = slem_recursive_write_cache(output, inputs, n, o->format, o->block, o->skip_nonfinite,
+                                    o->depth, o->lambda, o->lambda_rel, &prov, err);
+    goto done;
+  }
+  for (size_t i = 0; i < n && st == SLEM_OK; i++) {
+    if (strcmp(inputs[i], "-") == 0 || o->format != SLEM_FMT_AUTO || !slem_cache_sniff(inputs[i])) {
+      if (nf == 0) units[nu].first_arg = i;
+      files[nf++] = inputs[i];
+      continue;
+    }
+    if (o->shard.count > 0)
+      st = slem_error(err, SLEM_EINVAL, "%s: --shard cuts vector files, not partial caches",
+                      inputs[i]);
+    else if ((st = slem_cache_read(&parts[np].cache, inputs[i], err)) == SLEM_OK) {
+      parts[np].arg = i;
+      if (parts[np++].cache->kind != SLEM_CACHE_PARTIAL)
+        st = slem_error(err, SLEM_EFORMAT, "%s: only partial caches (--partial) can be merged",
+                        inputs[i]);
+    }
+  }
+  if (st) goto done;
+  if (nf > 0) {
+    vec = &units[nu++];
+    if (o->shard.count > 0) {
+      if (o->skip_nonfinite) {
+        st = slem_error(err, SLEM_EINVAL, "--skip-nonfinite cannot cut shards: a skipped row "
+                        "would move the rows of the other shards; clean the negatives first");
+        goto done;
+      }
+      if ((st = shard_window(files, nf, o, &lo, &hi, &rows, &leaves, err)) != SLEM_OK) goto done;
+    }
+    for (size_t i = 0; i < nf && st == SLEM_OK; i++)
+      st = add_file(&vec->stats, files[i], o, &row, lo, hi, res, err);
+    if (st == SLEM_OK) st = slem_stats_flush(vec->stats, err);
+    if (st) goto done;
+    vec->leaf_total = o->shard.count > 0 ? leaves : slem_stats_next_leaf(vec->stats);
+    vec->rows = o->shard.count > 0 ? rows : slem_stats_count(vec->stats);
+  }
+  if (np > 0 && (st = check_arith(parts, np, o->allow_mixed_blas, mixed, sizeof mixed, err)) != SLEM_OK)
+    goto done;
+  if (np > 0 && mixed[0]) prov.arith_mixed = mixed;
+  if (np > 0 && (st = group_parts(parts, np, units, &nu, err)) != SLEM_OK) goto done;
+  qsort(units, nu, sizeof *units, unit_cmp);
+  /* a set must be whole, unless it is the only one and becomes a partial cache again */
+  for (size_t u = 0; u < nu && !(o->partial && nu == 1); u++) {
+    SlemStats *s = units[u].stats;
+    uint64_t first = first_leaf(s);
+    if (first != 0 || slem_stats_next_leaf(s) != units[u].leaf_total)
+      st = slem_error(err, SLEM_EINVAL, "%s and the partial caches with it hold leaves "
+                      "%llu..%llu of %llu: the shards of the other leaves are missing",
+                      inputs[units[u].first_arg], (unsigned long long)first,
+                      (unsigned long long)slem_stats_next_leaf(s) - 1,
+                      (unsigned long long)units[u].leaf_total);
+    if (st) goto done;
+  }
+  if (nu == 1) {
+    result = units[0].stats;
+    grid.leaf_rows = slem_stats_leaf_rows(result);
+    grid.leaf_total = units[0].leaf_total;
+    grid.rows = units[0].rows;
+    grid.leaf_first = first_leaf(result);
+  } else {
+    /* several sets: each folded, then the sets as the leaves of one more tree */
+    if ((st = slem_stats_new(&all, slem_stats_dim(units[0].stats), 0, 0, err)) != SLEM_OK)
+      goto done;
+    for (size_t u = 0; u < nu && st == SLEM_OK; u++) {
+      SlemStats *s = units[u].stats;
+      if (slem_stats_dim(s) != slem_stats_dim(all))
+        st = slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the negatives before it "
+                        "have %zu", inputs[units[u].first_arg], slem_stats_dim(s),
+                        slem_stats_dim(all));
+      else if ((st = slem_stats_finish(s, err)) == SLEM_OK)
+        st = slem_stats_push(all, 0, u, slem_stats_count(s), slem_stats_mean(s),
+                             slem_stats_scatter(s), err);
+    }
+    if (st == SLEM_OK) st = slem_stats_flush(all, err);
+    if (st) goto done;
+    result = all;
+    grid.leaf_rows = 0;
+    grid.leaf_first = 0;
+    grid.leaf_total = nu;
+    grid.rows = slem_stats_count(all);
+  }
+  grid.shard_index = o->shard.index;
+  grid.shard_count = o->shard.count;
+  res->n = slem_stats_count(result);
+  res->d = slem_stats_dim(result);
+  /* a partial cache may hold no rows only as a shard without leaves: one whose every record
+   * was skipped (--skip-nonfinite, which shards refuse) is refused as a whole run is */
+  if (res->n == 0 && (!o->partial || res->skipped > 0)) {
+    st = slem_error(err, SLEM_EINVAL, "no negatives were given (every record was skipped)%s",
+                    o->partial ? "; no partial cache is written" : "");
+    goto done;
+  }
+  if (o->partial) {
+    t0 = slem_now();
+    st = write_partial(output, result, &grid, &prov, err);
+    res->phases.write += slem_now() - t0;
+    goto done;
+  }
+  if ((st = slem_stats_finish(result, err)) != SLEM_OK) goto done;
+  if (o->eigen || o->pca) {
+    t0 = slem_now();
+    st = slem_whiten_write_cache(output, result, o->lambda, o->lambda >= 0 ? -1 : o->lambda_rel,
+                                 o->pca, &prov, err);
+    res->phases.factor += slem_now() - t0;
+    goto done;
+  }
+  if (!(ainv = slem_mem_alloc_large(res->d * res->d * sizeof *ainv))) {
+    st = slem_error(err, SLEM_ENOMEM, "out of memory for a %zu x %zu matrix", res->d, res->d);
+    goto done;
+  }
+  t0 = slem_now();
+  st = slem_stats_inverse(result, ainv, &used, o->lambda, o->lambda_rel, err);
+  res->phases.factor += slem_now() - t0;
+  t0 = slem_now();
+  if (st == SLEM_OK) {
+    SlemLinearInfo info = {used, o->lambda >= 0 ? -1 : o->lambda_rel, slem_stats_trace(result),
+                           slem_stats_rcond(result)};
+    st = slem_cache_write_linear(output, res->d, res->n, &info, slem_stats_mean(result), ainv,
+                                 &prov, err);
+  }
+  res->phases.write += slem_now() - t0;
+done:
+  if (vec && vec->stats) {
+    double cv, cp, mg;
+    slem_stats_times(vec->stats, &cv, &cp, &mg);
+    res->phases.convert += cv;
+    res->phases.compute += cp;
+    res->phases.merge += mg;
+  }
+  if (all) {
+    double cv, cp, mg;
+    slem_stats_times(all, &cv, &cp, &mg);
+    res->phases.merge += mg;
+  }
+  free(ainv);
+  slem_stats_free(all);
+  for (size_t u = 0; units && u < nu; u++) slem_stats_free(units[u].stats);
+  for (size_t i = 0; parts && i < np; i++) slem_cache_free(parts[i].cache);
+  free(units);
+  free(parts);
+  free(files);
+  return st;
+}
+
+/* Reads every vector of the inputs into one growing array (kernel SLEM needs them all). */
+static int read_all(double **x, size_t *n, size_t *d, const char *const *paths, size_t npaths,
+                    const SlemNegstatsOpts *o, SlemError *err) {
+  size_t cap = 0, block = o->block ? o->block : 4096;
+  int st = SLEM_OK;
+  *x = NULL;
+  *n = *d = 0;
+  for (size_t i = 0; i < npaths && st == SLEM_OK; i++) {
+    SlemVecReader *r = NULL;
+    if (strcmp(paths[i], "-") != 0 && o->format == SLEM_FMT_AUTO && slem_cache_sniff(paths[i]))
+      return slem_error(err, SLEM_EINVAL, "%s: a kernel cache is built from vectors, not from "
+                        "partial caches", paths[i]);
+    st = slem_vecreader_open(&r, paths[i], o->format, err);
+    if (st) break;
+    if (*d == 0) *d = slem_vecreader_dim(r);
+    if (slem_vecreader_dim(r) != *d)
+      st = slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the negatives before it have %zu",
+                      slem_vecreader_name(r), slem_vecreader_dim(r), *d);
+    while (st == SLEM_OK) {
+      size_t got;
+      if (*n + block > cap) {
+        /* the file's count when it is known (all of it at once), else twice as many; on
+         * huge pages (mem.h): the rows are decoded into fresh memory */
+        int64_t count = slem_vecreader_count(r);
+        size_t ncap = cap ? 2 * cap : 4 * block;
+        double *p = NULL;
+        if (count >= 0 && (uint64_t)count < SIZE_MAX / 2 - *n - block &&
+            *n + (size_t)count + block > ncap)
+          ncap = *n + (size_t)count + block;
+        if (ncap <= SIZE_MAX / sizeof *p / *d && (p = slem_mem_alloc_large(ncap * *d * sizeof *p)) &&
+            *n > 0)
+          memcpy(p, *x, *n * *d * sizeof *p);
+        if (!p) {
+          st = slem_error(err, SLEM_ENOMEM, "out of memory for %zu negatives of dimension %zu",
+                          ncap, *d);
+          break;
+        }
+        free(*x);
+        *x = p;
+        cap = ncap;
+      }
+      st = slem_vecreader_read(r, *x + *n * *d, block, &got, err);
+      if (st || got == 0) break;
+      *n += got;
+      progress(o, *n);
+    }
+    slem_vecreader_free(r);
+  }
+  return st;
+}
+
+static int kernel(const char *output, const char *const *inputs, size_t npaths,
+                  const SlemNegstatsOpts *o, SlemNegstatsResult *res, SlemError *err) {
+  SlemKernel k;
+  SlemKernelStats *ks = NULL;
+  double *x = NULL, median = -1;
+  size_t n = 0, d = 0;
+  int st = slem_kernel_parse(&k, o->kernel, err);
+  if (st == SLEM_OK) st = read_all(&x, &n, &d, inputs, npaths, o, err);
+  if (st == SLEM_OK)
+    st = slem_kernel_prepare(&k, x, n, d, npaths == 1 ? inputs[0] : "negatives", 1, err);
+  if (st == SLEM_OK && k.gamma_relative)
+    st = slem_kernel_estimate_gamma(&k, &median, x, n, d, o->sample, o->seed, err);
+  if (st == SLEM_OK)
+    st = slem_kernel_stats_new(&ks, &k, x, n, d, o->rank, o->tol, o->lambda, o->lambda_rel,
+                               o->factor, o->couple, err);
+  if (st == SLEM_OK) {
+    SlemProvenance prov = {"slem-negstats", inputs, npaths, NULL};
+    ks->info.gamma_median = median;
+    ks->info.seed = o->seed;
+    res->n = n;
+    res->d = d;
+    res->rank = ks->info.r;
+    res->rank_asked = o->factor == SLEM_FACTOR_FULL ? n : o->rank < n ? o->rank : n;
+    res->residual_trace = ks->info.residual_trace;
+    SlemKernelSections sec = {ks->pivots, ks->lp, ks->mu_b, ks->ginv, ks->negs, ks->proj, ks->bneg};
+    st = slem_cache_write_kernel(output, d, n, &ks->info, &sec, &prov, err);
+  }
+  slem_kernel_stats_free(ks);
+  free(x);
+  return st;
+}
+
+int slem_negstats_run(const char *output, const char *const *inputs, size_t n,
+                      const SlemNegstatsOpts *opts, SlemNegstatsResult *res, SlemError *err) {
+  memset(res, 0, sizeof *res);
+  if (n == 0) return slem_error(err, SLEM_EINVAL, "no negatives");
+  if (opts->kernel && opts->partial)
+    return slem_error(err, SLEM_EINVAL, "a kernel cache has no partial form");
+  if (opts->shard.count > 0 && !opts->partial)
+    return slem_error(err, SLEM_EINVAL, "--shard makes partial statistics: add --partial, and "
+                      "merge the shards' partial caches into the cache");
+  {
+    double t0 = slem_now();
+    int st = opts->kernel ? kernel(output, inputs, n, opts, res, err)
+                          : linear(output, inputs, n, opts, res, err);
+    res->phases.wall = slem_now() - t0;
+    res->phases.threads = slem_blas_threads();
+    return st;
+  }
+}

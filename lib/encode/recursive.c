@@ -1,0 +1,235 @@
+#include "recursive.h"
+
+#include <gsl/gsl_cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blas.h"
+#include "stats.h"
+
+/* One stage: y(b, d) = normalise((x - mu) ainv), in double; returns the zero rows. */
+static uint64_t stage(double *y, double *delta, const double *x, size_t b, size_t d,
+                      const double *mu, const double *ainv) {
+  uint64_t zeros = 0;
+  if (b == 0) return 0;
+  for (size_t i = 0; i < b; i++)
+    for (size_t j = 0; j < d; j++) delta[i * d + j] = x[i * d + j] - mu[j];
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, (int)d, (int)d, 1.0, delta,
+              (int)d, ainv, (int)d, 0.0, y, (int)d);
+  for (size_t i = 0; i < b; i++) {
+    double nrm = cblas_dnrm2((int)d, y + i * d, 1), s = nrm > 0 ? 1 / nrm : 0;
+    if (nrm == 0) zeros++;
+    cblas_dscal((int)d, s, y + i * d, 1);
+  }
+  return zeros;
+}
+
+typedef struct StagesJob {
+  double *y, *work;
+  const double *x;
+  size_t d, k;
+  const double *const *mu, *const *ainv;
+  uint64_t zeros;
+} StagesJob;
+
+/* Rows [lo, hi): every stage, one BLAS call per stage on this thread. */
+static void stages_rows(void *ctx, size_t lo, size_t hi) {
+  StagesJob *j = ctx;
+  size_t d = j->d, b = hi - lo;
+  double *y = j->y + lo * d, *work = j->work + lo * d;
+  uint64_t zeros = stage(y, work, j->x + lo * d, b, d, j->mu[0], j->ainv[0]);
+  for (size_t s = 1; s < j->k; s++) {
+    /* y holds stage s's input: move it to work, subtract mu there, multiply into y */
+    memcpy(work, y, b * d * sizeof *y);
+    zeros += stage(y, work, work, b, d, j->mu[s], j->ainv[s]);
+  }
+  __atomic_fetch_add(&j->zeros, zeros, __ATOMIC_RELAXED);
+}
+
+/* Applies stages 0..k-1 to x(b, d) into y(b, d); work(b, d) is scratch. y may be x when
+ * k == 0 only. In fixed chunks of 256 rows on slem's threads, the BLAS on one thread each:
+ * a multithreaded dgemm's bits depend on its thread count (stats.c), these do not. */
+static uint64_t stages(double *y, double *work, const double *x, size_t b, size_t d, size_t k,
+                       const double *const *mu, const double *const *ainv) {
+  StagesJob j = {y, work, x, d, k, mu, ainv, 0};
+  if (k == 0) {
+    if (y != x) memcpy(y, x, b * d * sizeof *y);
+    return 0;
+  }
+  slem_blas_par_chunks(b, 256, stages_rows, &j);
+  return j.zeros;
+}
+
+struct SlemRecursive {
+  size_t d, depth, max_rows;
+  const double *const *mu, *const *ainv;
+  const double *mu1[1], *ainv1[1];  /* a linear cache's single stage */
+  double *y, *work;
+  uint64_t zeros;
+};
+
+size_t slem_recursive_out_dim(const SlemRecursive *self) { return self->d; }
+
+int slem_recursive_new(SlemRecursive **self, const SlemCache *cache, size_t max_rows,
+                       SlemError *err) {
+  SlemRecursive *r;
+  *self = NULL;
+  if (cache->kind != SLEM_CACHE_LINEAR && cache->kind != SLEM_CACHE_RECURSIVE)
+    return slem_error(err, SLEM_EINVAL, "%s: not a linear or recursive cache",
+                      slem_cache_path(cache));
+  r = calloc(1, sizeof *r);
+  if (!r) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  r->d = cache->d;
+  r->max_rows = max_rows;
+  if (cache->kind == SLEM_CACHE_RECURSIVE) {
+    r->depth = slem_cache_recursive(cache)->depth;
+    r->mu = slem_cache_recursive(cache)->mu;
+    r->ainv = slem_cache_recursive(cache)->ainv;
+  } else {
+    r->depth = 1;
+    r->mu1[0] = slem_cache_linear(cache)->mu;
+    r->ainv1[0] = slem_cache_linear(cache)->ainv;
+    r->mu = r->mu1;
+    r->ainv = r->ainv1;
+  }
+  r->y = malloc(max_rows * r->d * sizeof *r->y);
+  r->work = malloc(max_rows * r->d * sizeof *r->work);
+  if (!r->y || !r->work) {
+    slem_recursive_free(r);
+    return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", max_rows);
+  }
+  *self = r;
+  return SLEM_OK;
+}
+
+void slem_recursive_free(SlemRecursive *self) {
+  if (!self) return;
+  free(self->y);
+  free(self->work);
+  free(self);
+}
+
+uint64_t slem_recursive_zeros(const SlemRecursive *self) { return self->zeros; }
+
+void slem_recursive_run_f64(SlemRecursive *self, double *y, const double *x, size_t b) {
+  self->zeros += stages(y, self->work, x, b, self->d, self->depth, self->mu, self->ainv);
+}
+
+void slem_recursive_run(SlemRecursive *self, float *y, const double *x, size_t b) {
+  slem_recursive_run_f64(self, self->y, x, b);
+  for (size_t i = 0; i < b * self->d; i++) y[i] = (float)self->y[i];
+}
+
+/* Adds the vectors of one file, encoded by stages 0..k-1, to st. */
+static int add_file(SlemStats **st, const char *path, SlemFormat fmt, size_t block, int skip,
+                    size_t k, const double *const *mu, const double *const *ainv, size_t *d,
+                    SlemError *err) {
+  SlemVecReader *r = NULL;
+  double *x = NULL, *y = NULL, *work = NULL;
+  int status = slem_vecreader_open(&r, path, fmt, err);
+  if (status) return status;
+  slem_vecreader_skip_nonfinite(r, skip);
+  if (*d == 0) *d = slem_vecreader_dim(r);
+  if (slem_vecreader_dim(r) != *d) {
+    status = slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the negatives before it "
+                        "have %zu", slem_vecreader_name(r), slem_vecreader_dim(r), *d);
+    goto done;
+  }
+  if (!block) block = slem_block_rows(*d);
+  if (!*st && (status = slem_stats_new(st, *d, slem_block_rows(*d), 0, err)) != SLEM_OK)
+    goto done;
+  x = malloc(block * *d * sizeof *x);
+  y = malloc(block * *d * sizeof *y);
+  work = malloc(block * *d * sizeof *work);
+  if (!x || !y || !work) {
+    status = slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", block);
+    goto done;
+  }
+  for (;;) {
+    size_t got;
+    if ((status = slem_vecreader_read(r, x, block, &got, err)) != SLEM_OK || got == 0) break;
+    stages(y, work, x, got, *d, k, mu, ainv);
+    if ((status = slem_stats_add(*st, y, got, err)) != SLEM_OK) break;
+  }
+done:
+  free(x);
+  free(y);
+  free(work);
+  slem_vecreader_free(r);
+  return status;
+}
+
+int slem_recursive_write_cache(const char *path, const char *const *inputs, size_t ninputs,
+                               SlemFormat fmt, size_t block, int skip, size_t depth,
+                               double lambda, double lambda_rel, const SlemProvenance *prov,
+                               SlemError *err) {
+  double **mu = NULL, **ainv = NULL, *lam = NULL, *trace = NULL, *rcond = NULL;
+  SlemStats *st = NULL;
+  size_t d = 0;
+  uint64_t n = 0;
+  int status = SLEM_OK;
+  if (depth == 0 || ninputs == 0)
+    return slem_error(err, SLEM_EINVAL, "depth and the inputs must be at least 1");
+  if (depth > 1 && lambda >= 0)
+    return slem_error(err, SLEM_EINVAL, "an absolute lambda is for depth 1: give lambda_rel, "
+                      "relative to each stage's own trace");
+  for (size_t i = 0; depth > 1 && i < ninputs; i++)
+    if (strcmp(inputs[i], "-") == 0)
+      return slem_error(err, SLEM_EINVAL, "stdin (-) cannot be read once per stage: give "
+                        "the negatives as files for depth %zu", depth);
+  mu = calloc(depth, sizeof *mu);
+  ainv = calloc(depth, sizeof *ainv);
+  lam = calloc(depth, sizeof *lam);
+  trace = calloc(depth, sizeof *trace);
+  rcond = calloc(depth, sizeof *rcond);
+  if (!mu || !ainv || !lam || !trace || !rcond) {
+    status = slem_error(err, SLEM_ENOMEM, "out of memory");
+    goto done;
+  }
+  for (size_t s = 0; s < depth; s++) {
+    for (size_t i = 0; i < ninputs; i++)
+      if ((status = add_file(&st, inputs[i], fmt, block, skip, s, (const double *const *)mu,
+                             (const double *const *)ainv, &d, err)) != SLEM_OK)
+        goto done;
+    if ((status = slem_stats_finish(st, err)) != SLEM_OK) goto done;
+    if (s == 0) n = slem_stats_count(st);
+    mu[s] = malloc(d * sizeof **mu);
+    ainv[s] = malloc(d * d * sizeof **ainv);
+    if (!mu[s] || !ainv[s]) {
+      status = slem_error(err, SLEM_ENOMEM, "out of memory for a %zu x %zu matrix", d, d);
+      goto done;
+    }
+    if ((status = slem_stats_inverse(st, ainv[s], &lam[s], lambda, lambda_rel, err)) != SLEM_OK) {
+      if (depth > 1) {
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        slem_error(err, status, "stage %zu of %zu: %s", s + 1, depth, msg);
+      }
+      goto done;
+    }
+    memcpy(mu[s], slem_stats_mean(st), d * sizeof **mu);
+    trace[s] = slem_stats_trace(st);
+    rcond[s] = slem_stats_rcond(st);
+    slem_stats_free(st);
+    st = NULL;
+  }
+  if (depth == 1) {
+    SlemLinearInfo info = {lam[0], lambda >= 0 ? -1 : lambda_rel, trace[0], rcond[0]};
+    status = slem_cache_write_linear(path, d, n, &info, mu[0], ainv[0], prov, err);
+  } else
+    status = slem_cache_write_recursive(path, d, n, depth, lambda_rel, lam, trace, rcond,
+                                        (const double *const *)mu, (const double *const *)ainv,
+                                        prov, err);
+done:
+  for (size_t s = 0; s < depth && mu; s++) free(mu[s]);
+  for (size_t s = 0; s < depth && ainv; s++) free(ainv[s]);
+  free(mu);
+  free(ainv);
+  free(lam);
+  free(trace);
+  free(rcond);
+  slem_stats_free(st);
+  return status;
+}

@@ -1,0 +1,738 @@
+#define _POSIX_C_SOURCE 200809L
+#include "cache.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "arith.h"
+#include "container.h"
+#include "crc32.h"
+#include "io.h"
+#include "mem.h"
+#include "slem.h"
+#include "vecs.h"
+
+#define FIXED_LEN SLEM_CONTAINER_FIXED_LEN
+#define ALIGN SLEM_CONTAINER_ALIGN
+_Static_assert(SLEM_CACHE_VERSION == SLEM_CONTAINER_VERSION,
+               "a cache's JSON and its fixed header name one version");
+
+struct SlemCachePriv {
+  void *map;
+  size_t map_len;
+  char *json_text;  /* pretty-printed, with the fingerprint: made at the first call */
+  cJSON *json;      /* the header, until then */
+  /* the fingerprint, computed at the first call: hashing a large payload byte by byte
+   * costs more than reading it, and most runs never need it */
+  pthread_mutex_t lock;
+  int fp_done;
+  char fingerprint[17];
+  const unsigned char *payload;
+  uint64_t payload_len;
+  char *path;
+  const double **stage_mu, **stage_ainv;  /* recursive caches: their stages, */
+  double *stage_lambda;
+  /* the kinds' data, one of which kind_data points to */
+  SlemCacheLinear lin;
+  SlemCacheEigen pca;
+  SlemCacheKernel ker;
+  SlemCacheRecursive rec;   /* pointing to the stages above */
+  SlemPartialInfo partial;
+  size_t r;  /* the rank of a kernel or pca cache, named in the messages on its sections */
+  uint64_t *node;
+  char arith[SLEM_ARITH_MAX];  /* the line of the arithmetic that made it (arith.h), or "" */
+};
+
+
+int slem_cache_sniff(const char *path) {
+  unsigned char buf[8];
+  struct stat st;
+  int fd;
+  ssize_t r;
+  /* only a regular file can be a cache: a pipe or a FIFO (process substitution, a named
+   * pipe) is neither opened nor read here, so none of its bytes is lost to the sniffing */
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+  if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) return 0;
+  r = read(fd, buf, 8);
+  close(fd);
+  return r == 8 && slem_container_sniff(buf, 8);
+}
+
+void slem_cache_free(SlemCache *self) {
+  if (!self) return;
+  if (self->priv) {
+    free(self->priv->map);
+    free(self->priv->json_text);
+    cJSON_Delete(self->priv->json);
+    pthread_mutex_destroy(&self->priv->lock);
+    free(self->priv->path);
+    free(self->priv->stage_mu);
+    free(self->priv->stage_ainv);
+    free(self->priv->stage_lambda);
+    free(self->priv->node);
+    free(self->priv);
+  }
+  free(self);
+}
+
+const char *slem_cache_fingerprint(const SlemCache *self) {
+  struct SlemCachePriv *p = self->priv;
+  pthread_mutex_lock(&p->lock);
+  if (!p->fp_done) {
+    slem_container_fingerprint(p->fingerprint, p->payload, p->payload_len);
+    p->fp_done = 1;
+  }
+  pthread_mutex_unlock(&p->lock);
+  return p->fingerprint;
+}
+
+const char *slem_cache_json(const SlemCache *self) {
+  struct SlemCachePriv *p = self->priv;
+  const char *fp = slem_cache_fingerprint(self);
+  pthread_mutex_lock(&p->lock);
+  if (!p->json_text && p->json) {
+    cJSON_DeleteItemFromObjectCaseSensitive(p->json, "fingerprint");
+    if (cJSON_AddStringToObject(p->json, "fingerprint", fp)) p->json_text = cJSON_Print(p->json);
+  }
+  pthread_mutex_unlock(&p->lock);
+  return p->json_text;
+}
+const char *slem_cache_path(const SlemCache *self) { return self->priv->path; }
+
+const SlemCacheLinear *slem_cache_linear(const SlemCache *self) {
+  return self->kind == SLEM_CACHE_LINEAR ? self->kind_data : NULL;
+}
+
+const SlemCacheEigen *slem_cache_pca(const SlemCache *self) {
+  return self->kind == SLEM_CACHE_PCA ? self->kind_data : NULL;
+}
+
+const SlemCacheEigen *slem_cache_eigen(const SlemCache *self) {
+  const SlemCacheLinear *lin = slem_cache_linear(self);
+  if (lin) return lin->eigen.evecs ? &lin->eigen : NULL;
+  return slem_cache_pca(self);
+}
+
+const SlemPartialInfo *slem_cache_partial(const SlemCache *self) {
+  return self->kind == SLEM_CACHE_PARTIAL ? self->kind_data : NULL;
+}
+
+const SlemCacheKernel *slem_cache_kernel(const SlemCache *self) {
+  return self->kind == SLEM_CACHE_KERNEL ? self->kind_data : NULL;
+}
+
+const SlemCacheRecursive *slem_cache_recursive(const SlemCache *self) {
+  return self->kind == SLEM_CACHE_RECURSIVE ? self->kind_data : NULL;
+}
+
+const char *slem_cache_arith(const SlemCache *self) {
+  return self->priv->arith[0] ? self->priv->arith : NULL;
+}
+
+/* Reads a non-negative integer member that is exactly representable. */
+static int json_uint(const cJSON *obj, const char *key, uint64_t max, uint64_t *out) {
+  const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+  double v;
+  if (!cJSON_IsNumber(it)) return -1;
+  v = it->valuedouble;
+  if (!(v >= 0) || v > (double)max || v != floor(v)) return -1;
+  *out = (uint64_t)v;
+  return 0;
+}
+
+/* Finds section name in the JSON header and checks it lies inside the payload with the
+ * expected shape; *data points into the mapping. */
+static int find_section(SlemCache *c, const cJSON *sections, const char *name, uint64_t rows,
+                        uint64_t cols, uint64_t pay_off, uint64_t pay_len, const double **data,
+                        SlemError *err) {
+  uint64_t off, want[2] = {rows, cols};
+  char what[64];
+  int st;
+  snprintf(what, sizeof what, "d = %zu%s", c->d, c->priv->r ? " and r" : "");
+  st = slem_container_section_find(&off, sections, name, cols ? 2 : 1, want, pay_off, pay_len,
+                                   what, c->priv->path, err);
+  if (st == SLEM_OK) *data = (const double *)((const unsigned char *)c->priv->map + off);
+  return st;
+}
+
+static int has_section(const cJSON *sections, const char *name) {
+  return slem_container_section_has(sections, name);
+}
+
+/* The linear kind: lambda, rcond when recorded, ainv, and the eigenpairs when stored. */
+static int read_linear(SlemCache *c, const cJSON *json, const cJSON *sections,
+                       uint64_t pay_off, uint64_t pay_len, const double *mu, SlemError *err) {
+  const cJSON *lam = cJSON_GetObjectItemCaseSensitive(json, "lambda");
+  const cJSON *rc = cJSON_GetObjectItemCaseSensitive(json, "rcond");
+  SlemCacheLinear *lin = &c->priv->lin;
+  size_t d = c->d;
+  int status;
+  c->kind = SLEM_CACHE_LINEAR;
+  if (!cJSON_IsNumber(lam) || !(lam->valuedouble >= 0) || !isfinite(lam->valuedouble))
+    return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid lambda",
+                      c->priv->path);
+  lin->lambda = lin->eigen.lambda = lam->valuedouble;
+  lin->mu = lin->eigen.mu = mu;
+  if (cJSON_IsNumber(rc) && rc->valuedouble > 0 && rc->valuedouble <= 1) lin->rcond = rc->valuedouble;
+  status = find_section(c, sections, "ainv", d, d, pay_off, pay_len, &lin->ainv, err);
+  if (!status && has_section(sections, "evecs")) {
+    lin->eigen.neig = d;
+    if ((status = find_section(c, sections, "evals", d, 0, pay_off, pay_len, &lin->eigen.evals,
+                               err)) == 0)
+      status = find_section(c, sections, "evecs", d, d, pay_off, pay_len, &lin->eigen.evecs,
+                            err);
+  }
+  if (status) return status;
+  c->kind_data = lin;
+  return SLEM_OK;
+}
+
+/* The pca kind: lambda, the rank R and three sections (mu found already). */
+static int read_pca(SlemCache *c, const cJSON *json, const cJSON *sections, uint64_t pay_off,
+                    uint64_t pay_len, const double *mu, SlemError *err) {
+  const char *path = c->priv->path;
+  SlemCacheEigen *e = &c->priv->pca;
+  const cJSON *lam = cJSON_GetObjectItemCaseSensitive(json, "lambda");
+  uint64_t r;
+  int st;
+  c->kind = SLEM_CACHE_PCA;
+  if (json_uint(json, "r", c->d, &r) != 0 || r == 0)
+    return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid rank r (1..d)", path);
+  if (!cJSON_IsNumber(lam) || !(lam->valuedouble >= 0) || !isfinite(lam->valuedouble))
+    return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid lambda", path);
+  e->neig = c->priv->r = r;
+  e->lambda = lam->valuedouble;
+  e->mu = mu;
+  if ((st = find_section(c, sections, "evals", r, 0, pay_off, pay_len, &e->evals, err)) ||
+      (st = find_section(c, sections, "evecs", r, c->d, pay_off, pay_len, &e->evecs, err)))
+    return st;
+  c->kind_data = e;
+  return SLEM_OK;
+}
+
+/* The recursive kind: depth, the lambda of every stage, and mu.S, ainv.S per stage. */
+static int read_recursive(SlemCache *c, const cJSON *json, const cJSON *sections,
+                          uint64_t pay_off, uint64_t pay_len, const double *mu0,
+                          SlemError *err) {
+  const char *path = c->priv->path;
+  const cJSON *lams = cJSON_GetObjectItemCaseSensitive(json, "lambdas");
+  struct SlemCachePriv *p = c->priv;
+  uint64_t depth;
+  int st;
+  c->kind = SLEM_CACHE_RECURSIVE;
+  if (json_uint(json, "depth", 1024, &depth) != 0 || depth < 2)
+    return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid depth (2..1024)", path);
+  if (!cJSON_IsArray(lams) || (uint64_t)cJSON_GetArraySize(lams) != depth)
+    return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no lambda per stage", path);
+  p->stage_mu = calloc(depth, sizeof *p->stage_mu);
+  p->stage_ainv = calloc(depth, sizeof *p->stage_ainv);
+  p->stage_lambda = calloc(depth, sizeof *p->stage_lambda);
+  if (!p->stage_mu || !p->stage_ainv || !p->stage_lambda)
+    return slem_error(err, SLEM_ENOMEM, "out of memory");
+  for (uint64_t s = 0; s < depth; s++) {
+    const cJSON *l = cJSON_GetArrayItem(lams, (int)s);
+    char mu[32], ainv[32];
+    if (!cJSON_IsNumber(l) || !(l->valuedouble >= 0) || !isfinite(l->valuedouble))
+      return slem_error(err, SLEM_EFORMAT, "%s: stage %" PRIu64 ": no valid lambda", path, s + 1);
+    p->stage_lambda[s] = l->valuedouble;
+    if (s == 0) {
+      strcpy(mu, "mu");
+      strcpy(ainv, "ainv");
+    } else {
+      snprintf(mu, sizeof mu, "mu.%" PRIu64, s + 1);
+      snprintf(ainv, sizeof ainv, "ainv.%" PRIu64, s + 1);
+    }
+    if ((st = find_section(c, sections, mu, c->d, 0, pay_off, pay_len, &p->stage_mu[s], err)) ||
+        (st = find_section(c, sections, ainv, c->d, c->d, pay_off, pay_len, &p->stage_ainv[s],
+                           err)))
+      return st;
+  }
+  p->rec.depth = depth;
+  p->rec.mu = p->stage_mu;
+  p->rec.ainv = p->stage_ainv;
+  p->rec.lambda = p->stage_lambda;
+  c->kind_data = &p->rec;
+  return SLEM_OK;
+}
+
+/* The partial kind: the grid of leaves, the nodes (which must tile the leaves it claims,
+ * each in its place of the tree, their counts adding up to n) and two sections. */
+static int read_partial(SlemCache *c, const cJSON *json, const cJSON *sections,
+                        uint64_t pay_off, uint64_t pay_len, const double *mu, SlemError *err) {
+  const char *path = c->priv->path;
+  const cJSON *leaves = cJSON_GetObjectItemCaseSensitive(json, "leaves");
+  const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(json, "nodes");
+  SlemPartialInfo *pi = &c->priv->partial;
+  uint64_t lr, m, at, sum = 0, v[3];
+  int st;
+  c->kind = SLEM_CACHE_PARTIAL;
+  if (json_uint(json, "leaf_rows", (uint64_t)1 << 32, &lr) != 0 ||
+      json_uint(json, "leaf_total", (uint64_t)1 << 53, &pi->leaf_total) != 0 ||
+      json_uint(json, "rows", (uint64_t)1 << 53, &pi->rows) != 0 || !cJSON_IsArray(leaves) ||
+      cJSON_GetArraySize(leaves) != 2 || !cJSON_IsArray(nodes))
+    return slem_error(err, SLEM_EFORMAT, "%s: the JSON header of a partial cache lacks its "
+                      "leaves or nodes (a partial cache of an older slem: compute it again)",
+                      path);
+  pi->leaf_rows = (size_t)lr;
+  for (int i = 0; i < 2; i++) {
+    const cJSON *it = cJSON_GetArrayItem(leaves, i);
+    double x = cJSON_IsNumber(it) ? it->valuedouble : -1;
+    if (!(x >= 0) || x > 9007199254740992.0 || x != floor(x))
+      return slem_error(err, SLEM_EFORMAT, "%s: bad leaves in the JSON header", path);
+    v[i] = (uint64_t)x;
+  }
+  pi->leaf_first = v[0];
+  pi->leaf_end = v[1];
+  if (pi->leaf_first > pi->leaf_end || pi->leaf_end > pi->leaf_total)
+    return slem_error(err, SLEM_EFORMAT, "%s: leaves %" PRIu64 "..%" PRIu64 " do not lie in the "
+                      "%" PRIu64 " leaves", path, pi->leaf_first, pi->leaf_end, pi->leaf_total);
+  m = (uint64_t)cJSON_GetArraySize(nodes);
+  if (m > 128 * 64)
+    return slem_error(err, SLEM_EFORMAT, "%s: %" PRIu64 " nodes: too many", path, m);
+  pi->nnodes = (size_t)m;
+  if (m && !(c->priv->node = malloc(m * 3 * sizeof *c->priv->node)))
+    return slem_error(err, SLEM_ENOMEM, "out of memory");
+  at = pi->leaf_first;
+  for (uint64_t k = 0; k < m; k++) {
+    const cJSON *nd = cJSON_GetArrayItem(nodes, (int)k);
+    for (int i = 0; i < 3; i++) {
+      const cJSON *it = cJSON_IsArray(nd) && cJSON_GetArraySize(nd) == 3 ?
+                        cJSON_GetArrayItem(nd, i) : NULL;
+      double x = cJSON_IsNumber(it) ? it->valuedouble : -1;
+      if (!(x >= 0) || x > 9007199254740992.0 || x != floor(x) || (i == 0 && x >= 63))
+        return slem_error(err, SLEM_EFORMAT, "%s: node %" PRIu64 " is not [level, index, n]",
+                          path, k + 1);
+      v[i] = (uint64_t)x;
+    }
+    /* in its place: it starts where the previous one ends, within the leaves claimed, and
+     * holds no more rows than its leaves can */
+    if (v[1] > (UINT64_MAX >> v[0]) || v[1] << v[0] != at ||
+        ((v[1] + 1) << v[0]) > pi->leaf_end ||
+        (lr && v[2] > (lr << v[0])) || v[2] > c->n - sum)
+      return slem_error(err, SLEM_EFORMAT, "%s: node %" PRIu64 " (level %" PRIu64 ", index %"
+                        PRIu64 ", %" PRIu64 " rows) is out of place", path, k + 1, v[0], v[1],
+                        v[2]);
+    at = (v[1] + 1) << v[0];
+    sum += v[2];
+    memcpy(c->priv->node + 3 * k, v, sizeof v);
+  }
+  if (at != pi->leaf_end || sum != c->n)
+    return slem_error(err, SLEM_EFORMAT, "%s: the nodes do not cover the leaves %" PRIu64 "..%"
+                      PRIu64 " with the %" PRIu64 " rows the header counts", path,
+                      pi->leaf_first, pi->leaf_end, c->n);
+  {
+    const cJSON *sh = cJSON_GetObjectItemCaseSensitive(json, "shard");
+    if (cJSON_IsArray(sh) && cJSON_GetArraySize(sh) == 2 &&
+        cJSON_IsNumber(cJSON_GetArrayItem(sh, 0)) && cJSON_IsNumber(cJSON_GetArrayItem(sh, 1))) {
+      pi->shard_index = (uint64_t)cJSON_GetArrayItem(sh, 0)->valuedouble;
+      pi->shard_count = (uint64_t)cJSON_GetArrayItem(sh, 1)->valuedouble;
+    }
+  }
+  pi->node = c->priv->node;
+  if ((st = find_section(c, sections, "node_mu", m, c->d, pay_off, pay_len, &pi->node_mu,
+                         err)) ||
+      (st = find_section(c, sections, "node_scatter", m * c->d, c->d, pay_off, pay_len,
+                         &pi->node_scatter, err)))
+    return st;
+  c->kind_data = pi;
+  return SLEM_OK;
+}
+
+/* The kernel kind: its kernel, rank, lambda and four sections. */
+static int read_kernel(SlemCache *c, const cJSON *json, const cJSON *sections, uint64_t pay_off,
+                       uint64_t pay_len, const double *mu, SlemError *err) {
+  const char *path = c->priv->path;
+  SlemCacheKernel *kc = &c->priv->ker;
+  const cJSON *spec = cJSON_GetObjectItemCaseSensitive(json, "kernel");
+  const cJSON *lam = cJSON_GetObjectItemCaseSensitive(json, "lambda");
+  uint64_t r;
+  int st;
+  SlemError kerr;
+  c->kind = SLEM_CACHE_KERNEL;
+  if (!cJSON_IsString(spec) || slem_kernel_parse(&kc->kernel, spec->valuestring, &kerr) != SLEM_OK ||
+      kc->kernel.gamma_relative)
+    return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid kernel", path);
+  if (json_uint(json, "r", c->n < SLEM_DIM_MAX ? c->n : SLEM_DIM_MAX, &r) != 0 || r == 0)
+    return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid rank r (1..n)", path);
+  if (!cJSON_IsNumber(lam) || !(lam->valuedouble > 0) || !isfinite(lam->valuedouble))
+    return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid lambda (> 0)", path);
+  kc->r = c->priv->r = r;
+  kc->lambda = lam->valuedouble;
+  {
+    const cJSON *fac = cJSON_GetObjectItemCaseSensitive(json, "factor");
+    const cJSON *cpl = cJSON_GetObjectItemCaseSensitive(json, "couple");
+    int f = fac ? (cJSON_IsString(fac) ? slem_kernel_factor_parse(fac->valuestring) : -1) : SLEM_FACTOR_ICD;
+    if (f < 0)
+      return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid factor (icd, kpca, "
+                        "full)", path);
+    if (cpl && !cJSON_IsBool(cpl))
+      return slem_error(err, SLEM_EFORMAT, "%s: the JSON header's couple is not true or false",
+                        path);
+    kc->factor = (SlemKernelFactor)f;
+    kc->couple = cJSON_IsTrue(cpl);
+  }
+  if (kc->factor == SLEM_FACTOR_KPCA) {
+    if ((st = find_section(c, sections, "proj", r, c->n, pay_off, pay_len, &kc->proj, err)))
+      return st;
+  } else {
+    if ((st = find_section(c, sections, "pivots", r, c->d, pay_off, pay_len, &kc->pivots, err)) ||
+        (st = find_section(c, sections, "lp", r, r, pay_off, pay_len, &kc->lp, err)))
+      return st;
+    /* the triangular solves divide by the diagonal of lp */
+    for (uint64_t i = 0; i < r; i++)
+      if (!(kc->lp[i * r + i] > 0))
+        return slem_error(err, SLEM_EFORMAT, "%s: section 'lp' is not a Cholesky factor", path);
+  }
+  if ((kc->factor == SLEM_FACTOR_KPCA || kc->couple) &&
+      (st = find_section(c, sections, "negatives", c->n, c->d, pay_off, pay_len, &kc->negs, err)))
+    return st;
+  if (kc->couple &&
+      (st = find_section(c, sections, "bneg", c->n, r, pay_off, pay_len, &kc->bneg, err)))
+    return st;
+  if ((st = find_section(c, sections, "mu", r, 0, pay_off, pay_len, &kc->mu, err)) ||
+      (st = find_section(c, sections, "ginv", r, r, pay_off, pay_len, &kc->ginv, err)))
+    return st;
+  c->kind_data = kc;
+  return SLEM_OK;
+}
+
+/* The kinds a cache can be: the JSON header's "kind", whether mu(d) is looked for before
+ * the kind's own sections (and handed to its reader), and the reader, which checks the
+ * kind's members and sections, fills its struct in the private part and points kind_data
+ * at it. A new kind is one reader and one line here. */
+typedef struct KindReader {
+  const char *name;
+  int has_mu;
+  int (*read)(SlemCache *c, const cJSON *json, const cJSON *sections, uint64_t pay_off,
+              uint64_t pay_len, const double *mu, SlemError *err);
+} KindReader;
+
+static const KindReader kinds[] = {
+  {"linear", 1, read_linear},
+  {"recursive", 1, read_recursive},
+  {"pca", 1, read_pca},
+  {"partial", 0, read_partial},
+  {"kernel", 0, read_kernel},
+};
+
+int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
+  SlemCache *c = calloc(1, sizeof *c);
+  cJSON *json = NULL;
+  const unsigned char *p;
+  int status;
+  SlemContainerHead head;
+  uint64_t pay_off, pay_len, n, d;
+  const double *mu = NULL;  /* linear, recursive, pca: found before the kind's sections */
+  const KindReader *entry;
+  const cJSON *kind, *sections;
+  *self = NULL;
+  if (!c || !(c->priv = calloc(1, sizeof *c->priv)) || !(c->priv->path = malloc(strlen(path) + 1))) {
+    status = slem_error(err, SLEM_ENOMEM, "out of memory");
+    goto fail;
+  }
+  strcpy(c->priv->path, path);
+  pthread_mutex_init(&c->priv->lock, NULL);
+  if (strcmp(path, "-") == 0) {
+    status = slem_error(err, SLEM_EINVAL, "a cache cannot be read from stdin ('-'): it is used in "
+                        "place from its file; give the path of the .slem file");
+    goto fail;
+  }
+  if ((status = slem_container_load(&c->priv->map, &c->priv->map_len, &head, &json, path,
+                                    SLEM_CONTAINER_CACHE, err)) != SLEM_OK)
+    goto fail;
+  p = c->priv->map;
+  pay_off = head.pay_off;
+  pay_len = head.pay_len;
+  /* every section is float64, the padding zeros: a NaN or an infinity is refused even
+   * under a right checksum (a cache written by something else) */
+  for (uint64_t off = 0; off + 8 <= pay_len; off += 8) {
+    double v;
+    memcpy(&v, p + pay_off + off, 8);
+    if (!isfinite(v)) {
+      status = slem_error(err, SLEM_EFORMAT, "%s: the payload holds %s at byte %" PRIu64
+                          ": not a cache slem wrote", path, isnan(v) ? "a NaN" : "an infinity",
+                          pay_off + off);
+      goto fail;
+    }
+  }
+  kind = cJSON_GetObjectItemCaseSensitive(json, "kind");
+  /* n = 0 only in a partial cache: a shard with no row, which merges as nothing */
+  if (json_uint(json, "d", SLEM_DIM_MAX, &d) != 0 || d == 0 ||
+      json_uint(json, "n", (uint64_t)1 << 53, &n) != 0 || !cJSON_IsString(kind) ||
+      (n == 0 && strcmp(kind->valuestring, "partial") != 0)) {
+    status = slem_error(err, SLEM_EFORMAT, "%s: the JSON header lacks a valid kind, d or n", path);
+    goto fail;
+  }
+  c->d = d;
+  c->n = n;
+  sections = cJSON_GetObjectItemCaseSensitive(json, "sections");
+  if (!cJSON_IsArray(sections)) {
+    status = slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no sections", path);
+    goto fail;
+  }
+  entry = NULL;
+  for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
+    if (strcmp(kind->valuestring, kinds[k].name) == 0) entry = &kinds[k];
+  /* an unknown kind's mu is looked for too, as before the table: the same message first */
+  if (!entry || entry->has_mu) {
+    status = find_section(c, sections, "mu", d, 0, pay_off, pay_len, &mu, err);
+    if (status) goto fail;
+  }
+  if (entry)
+    status = entry->read(c, json, sections, pay_off, pay_len, mu, err);
+  else
+    status = slem_error(err, SLEM_EFORMAT, "%s: cache kind '%s' is not known to this slem", path,
+                        kind->valuestring);
+  if (status) goto fail;
+  /* what descriptors record of the cache that made them, when they ask for it */
+  c->priv->payload = p + pay_off;
+  c->priv->payload_len = pay_len;
+  c->priv->json = json;
+  slem_arith_from_json(json, c->priv->arith, sizeof c->priv->arith);
+  *self = c;
+  return SLEM_OK;
+fail:
+  cJSON_Delete(json);
+  slem_cache_free(c);
+  return status;
+}
+
+/* ---- writing ---- */
+
+typedef SlemContainerSection Section;
+
+static cJSON *provenance_json(const SlemProvenance *prov) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON *in = cJSON_CreateArray();
+  char when[32];
+  time_t t = time(NULL);
+  const char *sde = getenv("SOURCE_DATE_EPOCH"); /* reproducible builds of caches */
+  struct tm tm;
+  if (sde && *sde) t = (time_t)strtoll(sde, NULL, 10);
+  gmtime_r(&t, &tm);
+  strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  cJSON_AddStringToObject(o, "tool", prov && prov->tool ? prov->tool : "libslem");
+  cJSON_AddStringToObject(o, "version", SLEM_VERSION);
+  for (size_t i = 0; prov && i < prov->ninputs; i++)
+    cJSON_AddItemToArray(in, cJSON_CreateString(prov->inputs[i]));
+  cJSON_AddItemToObject(o, "inputs", in);
+  cJSON_AddStringToObject(o, "time", when);
+  return o;
+}
+
+/* The arithmetic that made the cache (arith.h), then the provenance. */
+static void add_provenance(cJSON *meta, const SlemProvenance *prov) {
+  slem_arith_to_json(meta, prov ? prov->arith_mixed : NULL);
+  cJSON_AddItemToObject(meta, "provenance", provenance_json(prov));
+}
+
+/* The sections under meta, in the container's layout (container.h), written atomically. */
+static int write_cache(const char *path, cJSON *meta, const Section *sec, size_t nsec,
+                       SlemError *err) {
+  /* a cache holds finite numbers only: an overflow upstream is said here, not written */
+  for (size_t i = 0; i < nsec; i++) {
+    size_t count = sec[i].rows * (sec[i].cols ? sec[i].cols : 1);
+    for (size_t j = 0; j < count; j++)
+      if (!isfinite(sec[i].data[j]))
+        return slem_error(err, SLEM_ENUMERIC, "%s: section '%s' would hold %s (value %zu): "
+                          "the statistics overflow double; scale the negatives down",
+                          path, sec[i].name, isnan(sec[i].data[j]) ? "NaN" : "an infinity",
+                          j + 1);
+  }
+  return slem_container_write_sections(path, meta, sec, nsec, err);
+}
+
+/* The JSON header's common members; NULL when out of memory. */
+static cJSON *meta_new(const char *kind, size_t d, uint64_t n) {
+  cJSON *meta = cJSON_CreateObject();
+  if (!meta) return NULL;
+  cJSON_AddStringToObject(meta, "format", "slem-cache");
+  cJSON_AddNumberToObject(meta, "format_version", SLEM_CACHE_VERSION);
+  cJSON_AddStringToObject(meta, "kind", kind);
+  cJSON_AddNumberToObject(meta, "d", (double)d);
+  cJSON_AddNumberToObject(meta, "n", (double)n);
+  return meta;
+}
+
+int slem_cache_write_linear(const char *path, size_t d, uint64_t n, const SlemLinearInfo *info,
+                            const double *mu, const double *ainv, const SlemProvenance *prov,
+                            SlemError *err) {
+  double lambda = info->lambda, lambda_rel = info->lambda_rel, trace_sigma = info->trace_sigma,
+         rcond = info->rcond;
+  cJSON *meta = meta_new("linear", d, n);
+  Section sec[2] = {{"mu", mu, d, 0}, {"ainv", ainv, d, d}};
+  int status;
+  if (!meta) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  cJSON_AddNumberToObject(meta, "lambda", lambda);
+  if (lambda_rel >= 0) cJSON_AddNumberToObject(meta, "lambda_rel", lambda_rel);
+  cJSON_AddNumberToObject(meta, "trace_sigma", trace_sigma);
+  if (rcond > 0) cJSON_AddNumberToObject(meta, "rcond", rcond);
+  add_provenance(meta, prov);
+  status = write_cache(path, meta, sec, 2, err);
+  cJSON_Delete(meta);
+  return status;
+}
+
+int slem_cache_write_partial(const char *path, size_t d, uint64_t n,
+                             const SlemPartialInfo *info, const SlemProvenance *prov,
+                             SlemError *err) {
+  cJSON *meta = meta_new("partial", d, n), *leaves, *nodes;
+  Section sec[2] = {{"node_mu", info->node_mu, info->nnodes, d},
+                    {"node_scatter", info->node_scatter, info->nnodes * d, d}};
+  int status;
+  if (!meta) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  cJSON_AddNumberToObject(meta, "rows", (double)info->rows);
+  cJSON_AddNumberToObject(meta, "leaf_rows", (double)info->leaf_rows);
+  cJSON_AddNumberToObject(meta, "leaf_total", (double)info->leaf_total);
+  leaves = cJSON_AddArrayToObject(meta, "leaves");
+  cJSON_AddItemToArray(leaves, cJSON_CreateNumber((double)info->leaf_first));
+  cJSON_AddItemToArray(leaves, cJSON_CreateNumber((double)info->leaf_end));
+  if (info->shard_count > 0) {
+    cJSON *sh = cJSON_AddArrayToObject(meta, "shard");
+    cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)info->shard_index));
+    cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)info->shard_count));
+  }
+  nodes = cJSON_AddArrayToObject(meta, "nodes");
+  for (size_t k = 0; k < info->nnodes; k++) {
+    cJSON *nd = cJSON_CreateArray();
+    for (int i = 0; i < 3; i++) cJSON_AddItemToArray(nd, cJSON_CreateNumber((double)info->node[3 * k + i]));
+    cJSON_AddItemToArray(nodes, nd);
+  }
+  add_provenance(meta, prov);
+  status = write_cache(path, meta, sec, 2, err);
+  cJSON_Delete(meta);
+  return status;
+}
+
+int slem_cache_write_kernel(const char *path, size_t d, uint64_t n, const SlemKernelInfo *info,
+                            const SlemKernelSections *ks, const SlemProvenance *prov,
+                            SlemError *err) {
+  cJSON *meta = meta_new("kernel", d, n);
+  size_t r = info->r, nsec = 0;
+  Section sec[6];
+  char spec[256];
+  int status;
+  if (!meta) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  slem_kernel_format(info->kernel, spec, sizeof spec);
+  cJSON_AddStringToObject(meta, "kernel", spec);
+  if (info->gamma_median >= 0) {
+    cJSON_AddNumberToObject(meta, "gamma_median_sq_distance", info->gamma_median);
+    cJSON_AddNumberToObject(meta, "gamma_seed", (double)info->seed);
+  }
+  cJSON_AddNumberToObject(meta, "r", (double)r);
+  cJSON_AddNumberToObject(meta, "trace_k", info->trace_k);
+  cJSON_AddNumberToObject(meta, "residual_trace", info->residual_trace);
+  cJSON_AddNumberToObject(meta, "lambda", info->lambda);
+  if (info->lambda_rel >= 0) cJSON_AddNumberToObject(meta, "lambda_rel", info->lambda_rel);
+  cJSON_AddNumberToObject(meta, "trace_sigma_b", info->trace_sigma_b);
+  cJSON_AddStringToObject(meta, "factor", slem_kernel_factor_name(info->factor));
+  if (info->couple) cJSON_AddBoolToObject(meta, "couple", 1);
+  add_provenance(meta, prov);
+  if (info->factor == SLEM_FACTOR_KPCA) {
+    sec[nsec++] = (Section){"negatives", ks->negs, n, d};
+    sec[nsec++] = (Section){"proj", ks->proj, r, n};
+  } else {
+    sec[nsec++] = (Section){"pivots", ks->pivots, r, d};
+    sec[nsec++] = (Section){"lp", ks->lp, r, r};
+    if (info->couple) sec[nsec++] = (Section){"negatives", ks->negs, n, d};
+  }
+  if (info->couple) sec[nsec++] = (Section){"bneg", ks->bneg, n, r};
+  sec[nsec++] = (Section){"mu", ks->mu_b, r, 0};
+  sec[nsec++] = (Section){"ginv", ks->ginv, r, r};
+  status = write_cache(path, meta, sec, nsec, err);
+  cJSON_Delete(meta);
+  return status;
+}
+
+int slem_cache_write_eigen(const char *path, size_t d, uint64_t n, double lambda,
+                           double lambda_rel, double trace_sigma, double rcond,
+                           const double *mu, const double *ainv, const double *evals,
+                           const double *evecs, const SlemProvenance *prov, SlemError *err) {
+  cJSON *meta = meta_new("linear", d, n);
+  Section sec[4] = {{"mu", mu, d, 0}, {"ainv", ainv, d, d}, {"evals", evals, d, 0},
+                    {"evecs", evecs, d, d}};
+  int status;
+  if (!meta) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  cJSON_AddNumberToObject(meta, "lambda", lambda);
+  if (lambda_rel >= 0) cJSON_AddNumberToObject(meta, "lambda_rel", lambda_rel);
+  cJSON_AddNumberToObject(meta, "trace_sigma", trace_sigma);
+  if (rcond > 0) cJSON_AddNumberToObject(meta, "rcond", rcond);
+  add_provenance(meta, prov);
+  status = write_cache(path, meta, sec, 4, err);
+  cJSON_Delete(meta);
+  return status;
+}
+
+int slem_cache_write_pca(const char *path, size_t d, uint64_t n, size_t rank, double lambda,
+                         double lambda_rel, double trace_sigma, const double *mu,
+                         const double *evals, const double *evecs, const SlemProvenance *prov,
+                         SlemError *err) {
+  cJSON *meta = meta_new("pca", d, n);
+  Section sec[3] = {{"mu", mu, d, 0}, {"evals", evals, rank, 0}, {"evecs", evecs, rank, d}};
+  double kept = 0;
+  int status;
+  if (!meta) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  for (size_t k = 0; k < rank; k++) kept += evals[k];
+  cJSON_AddNumberToObject(meta, "r", (double)rank);
+  cJSON_AddNumberToObject(meta, "lambda", lambda);
+  if (lambda_rel >= 0) cJSON_AddNumberToObject(meta, "lambda_rel", lambda_rel);
+  cJSON_AddNumberToObject(meta, "trace_sigma", trace_sigma);
+  cJSON_AddNumberToObject(meta, "variance_kept", trace_sigma > 0 ? kept / trace_sigma : 1.0);
+  add_provenance(meta, prov);
+  status = write_cache(path, meta, sec, 3, err);
+  cJSON_Delete(meta);
+  return status;
+}
+
+int slem_cache_write_recursive(const char *path, size_t d, uint64_t n, size_t depth,
+                               double lambda_rel, const double *lambda,
+                               const double *trace_sigma, const double *rcond,
+                               const double *const *mu, const double *const *ainv,
+                               const SlemProvenance *prov, SlemError *err) {
+  cJSON *meta = meta_new("recursive", d, n), *lams, *traces, *rconds;
+  Section *sec = calloc(2 * depth, sizeof *sec);
+  char (*names)[32] = calloc(2 * depth, sizeof *names);
+  int status;
+  if (!meta || !sec || !names) {
+    cJSON_Delete(meta);
+    free(sec);
+    free(names);
+    return slem_error(err, SLEM_ENOMEM, "out of memory");
+  }
+  cJSON_AddNumberToObject(meta, "depth", (double)depth);
+  cJSON_AddNumberToObject(meta, "lambda", lambda[0]);
+  if (lambda_rel >= 0) cJSON_AddNumberToObject(meta, "lambda_rel", lambda_rel);
+  lams = cJSON_AddArrayToObject(meta, "lambdas");
+  traces = cJSON_AddArrayToObject(meta, "trace_sigmas");
+  rconds = cJSON_AddArrayToObject(meta, "rconds");
+  for (size_t s = 0; s < depth; s++) {
+    cJSON_AddItemToArray(lams, cJSON_CreateNumber(lambda[s]));
+    cJSON_AddItemToArray(traces, cJSON_CreateNumber(trace_sigma[s]));
+    cJSON_AddItemToArray(rconds, cJSON_CreateNumber(rcond[s]));
+    if (s == 0) {
+      strcpy(names[0], "mu");
+      strcpy(names[1], "ainv");
+    } else {
+      snprintf(names[2 * s], 32, "mu.%zu", s + 1);
+      snprintf(names[2 * s + 1], 32, "ainv.%zu", s + 1);
+    }
+    sec[2 * s] = (Section){names[2 * s], mu[s], d, 0};
+    sec[2 * s + 1] = (Section){names[2 * s + 1], ainv[s], d, d};
+  }
+  add_provenance(meta, prov);
+  status = write_cache(path, meta, sec, 2 * depth, err);
+  cJSON_Delete(meta);
+  free(sec);
+  free(names);
+  return status;
+}

@@ -1,0 +1,224 @@
+/* HDF5 (libhdf5, the serial build): a 2-D (n, d) dataset of any float or integer type,
+ * named FILE.h5:DATASET (or .hdf5; the name after the last ':'), contiguous or chunked
+ * and compressed alike: a block of rows is one hyperslab read, converted by the library
+ * to float32 (float32 datasets) or double (every other type), so nothing but the block
+ * is held. ann-benchmarks files (train, test, neighbors) are read as they come.
+ *
+ * Read only, from a file only: the library opens the file by its name (a pipe cannot be
+ * read that way). The serial library is not thread-safe: every call into it holds one
+ * lock, so readers in different threads (a prefetch thread) stay correct. Its own error
+ * printing is turned off: the messages are ours, naming the file and the dataset. */
+#define _POSIX_C_SOURCE 200809L
+#include <hdf5.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mem.h"
+#include "vecfmt.h"
+
+static pthread_mutex_t h5_lock = PTHREAD_MUTEX_INITIALIZER;
+
+typedef struct H5State {
+  hid_t file, dset, space, mtype; /* mtype: a native type owned by the library, not closed */
+} H5State;
+#define HS(r) ((H5State *)(r)->priv)
+
+static const unsigned char h5_magic[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+
+static int sniff_hdf5(const unsigned char *p, size_t n) {
+  return n >= 8 && memcmp(p, h5_magic, 8) == 0 ? 100 : 0;
+}
+
+static void close_hdf5(SlemVecReader *r) {
+  if (r->priv) {
+    pthread_mutex_lock(&h5_lock);
+    if (HS(r)->space >= 0) H5Sclose(HS(r)->space);
+    if (HS(r)->dset >= 0) H5Dclose(HS(r)->dset);
+    if (HS(r)->file >= 0) H5Fclose(HS(r)->file);
+    pthread_mutex_unlock(&h5_lock);
+  }
+  free(r->priv);
+  r->priv = NULL;
+}
+
+/* The names of the datasets at the root, for the message of a missing one. */
+static herr_t list_one(hid_t g, const char *name, const H5L_info_t *info, void *data) {
+  char *buf = data;
+  size_t len = strlen(buf);
+  (void)g;
+  (void)info;
+  if (len + strlen(name) + 3 < 200) snprintf(buf + len, 200 - len, "%s%s", len ? ", " : "", name);
+  return 0;
+}
+
+/* Opens dataset ds with a chunk cache that holds a whole chunk (up to 256 MiB): the blocks
+ * of rows are smaller than a large chunk, and with the library's default cache (1 MiB) each
+ * of them would decompress the whole chunk again (50 times for a chunk of 200 000 rows).
+ * Called with the lock held. */
+static hid_t open_cached(hid_t file, const char *ds) {
+  hid_t dset = H5Dopen2(file, ds, H5P_DEFAULT), dcpl, type, dapl;
+  hsize_t chunk[H5S_MAX_RANK];
+  int rank;
+  if (dset < 0) return dset;
+  dcpl = H5Dget_create_plist(dset);
+  type = H5Dget_type(dset);
+  if (dcpl >= 0 && type >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED &&
+      (rank = H5Pget_chunk(dcpl, H5S_MAX_RANK, chunk)) > 0) {
+    double bytes = (double)H5Tget_size(type);
+    for (int i = 0; i < rank; i++) bytes *= (double)chunk[i];
+    if (bytes > (1 << 20) && (dapl = H5Pcreate(H5P_DATASET_ACCESS)) >= 0) {
+      size_t nbytes = bytes > (double)(256u << 20) ? 256u << 20 : (size_t)bytes * 2;
+      if (H5Pset_chunk_cache(dapl, 521, nbytes, 1.0) >= 0) {
+        /* closed first: a dataset opened twice is one object, with the first cache */
+        H5Dclose(dset);
+        if ((dset = H5Dopen2(file, ds, dapl)) < 0) dset = H5Dopen2(file, ds, H5P_DEFAULT);
+      }
+      H5Pclose(dapl);
+    }
+  }
+  if (type >= 0) H5Tclose(type);
+  if (dcpl >= 0) H5Pclose(dcpl);
+  return dset;
+}
+
+/* Called with the lock held. */
+static int open_locked(SlemVecReader *r, SlemError *err) {
+  const char *name = slem_in_name(r->in), *ds = r->member;
+  hid_t type = -1;
+  hsize_t dims[H5S_MAX_RANK];
+  int ndim, st = SLEM_OK;
+  size_t size;
+  H5T_class_t cls;
+
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* the library prints nothing: our messages */
+  if (!slem_in_seekable(r->in))
+    return slem_error(err, SLEM_EFORMAT, "%s: an HDF5 file on a pipe: HDF5 is read from a "
+                      "file; give FILE:DATASET", name);
+  if (H5Fis_hdf5(name) <= 0)
+    return slem_error(err, SLEM_EFORMAT, "%s: not an HDF5 file", name);
+  if ((HS(r)->file = H5Fopen(name, H5F_ACC_RDONLY, H5P_DEFAULT)) < 0)
+    return slem_error(err, SLEM_EFORMAT, "%s: cannot open as HDF5", name);
+  if (!ds || !*ds) {
+    char list[200] = "";
+    H5Literate(HS(r)->file, H5_INDEX_NAME, H5_ITER_INC, NULL, list_one, list);
+    return slem_error(err, SLEM_EFORMAT, "%s: an HDF5 file: give FILE:DATASET (it holds: %s)",
+                      name, list[0] ? list : "nothing");
+  }
+  if (H5Lexists(HS(r)->file, ds, H5P_DEFAULT) <= 0 ||
+      (HS(r)->dset = open_cached(HS(r)->file, ds)) < 0) {
+    char list[200] = "";
+    H5Literate(HS(r)->file, H5_INDEX_NAME, H5_ITER_INC, NULL, list_one, list);
+    return slem_error(err, SLEM_EFORMAT, "%s: no dataset '%s' (it holds: %s)", name, ds,
+                      list[0] ? list : "nothing");
+  }
+  if ((HS(r)->space = H5Dget_space(HS(r)->dset)) < 0 ||
+      (ndim = H5Sget_simple_extent_ndims(HS(r)->space)) < 0)
+    return slem_error(err, SLEM_EFORMAT, "%s: dataset '%s': unreadable shape", name, ds);
+  if (ndim != 2)
+    return slem_error(err, SLEM_EFORMAT, "%s: dataset '%s' has rank %d; a 2-D (n, d) one is "
+                      "read", name, ds, ndim);
+  H5Sget_simple_extent_dims(HS(r)->space, dims, NULL);
+  if ((type = H5Dget_type(HS(r)->dset)) < 0)
+    return slem_error(err, SLEM_EFORMAT, "%s: dataset '%s': unreadable type", name, ds);
+  cls = H5Tget_class(type);
+  size = H5Tget_size(type);
+  if (cls == H5T_FLOAT && size == 4) {
+    r->dtype = SLEM_DT_F4, r->esize = 4, HS(r)->mtype = H5T_NATIVE_FLOAT;
+  } else if (cls == H5T_FLOAT || cls == H5T_INTEGER) {
+    r->dtype = SLEM_DT_F8, r->esize = 8, HS(r)->mtype = H5T_NATIVE_DOUBLE;
+  } else {
+    st = slem_error(err, SLEM_EFORMAT, "%s: dataset '%s': type class %d is not a number "
+                    "(float or integer datasets are read)", name, ds, (int)cls);
+    goto done;
+  }
+  r->d = dims[1];
+  r->count = (int64_t)dims[0];
+  if (dims[1] == 0 || dims[1] > SLEM_DIM_MAX) {
+    st = slem_error(err, SLEM_EFORMAT, "%s: dataset '%s': dimension %" PRIu64 " is out of "
+                    "range (1..%u)", name, ds, (uint64_t)dims[1], SLEM_DIM_MAX);
+    goto done;
+  }
+  r->rec = r->d * r->esize;
+  r->prefix = 0;
+  r->scattered = 1; /* no seek by offset: the read hook */
+  r->count_from = "the dataset's shape";
+  if (r->count == 0) st = slem_vfmt_empty(r, "the dataset has 0 rows", err);
+done:
+  H5Tclose(type);
+  return st;
+}
+
+static int open_hdf5(SlemVecReader *r, SlemError *err) {
+  int st;
+  if (!(r->priv = calloc(1, sizeof(H5State)))) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  HS(r)->file = HS(r)->dset = HS(r)->space = -1;
+  pthread_mutex_lock(&h5_lock);
+  st = open_locked(r, err);
+  pthread_mutex_unlock(&h5_lock);
+  return st;
+}
+
+/* A message of the shared decoder, "FILE: record ...", as "FILE:DATASET: record ...". */
+static int name_dataset(const SlemVecReader *r, int st, SlemError *err) {
+  const char *name = slem_in_name(r->in);
+  size_t len = strlen(name);
+  char rest[sizeof err->msg];
+  if (!err || strncmp(err->msg, name, len) != 0 || strncmp(err->msg + len, ": ", 2) != 0) return st;
+  snprintf(rest, sizeof rest, "%s", err->msg + len + 2);
+  return slem_error(err, st, "%s:%s: %s", name, r->member, rest);
+}
+
+/* Rows [recs, recs + m) as one hyperslab, converted by the library, then checked. */
+static int read_hdf5(SlemVecReader *r, double *xd, float *xf, size_t max, size_t *got,
+                     SlemError *err) {
+  const uint64_t n = (uint64_t)r->count;
+  for (;;) {
+    size_t m = max, o;
+    hsize_t start[2], cnt[2];
+    hid_t mem;
+    herr_t h = -1;
+    int st;
+    if (n - r->recs < m) m = (size_t)(n - r->recs);
+    if (m == 0) return SLEM_OK;
+    if (m * r->rec > r->raw_cap) {
+      free(r->raw);
+      r->raw_cap = 0;
+      if (!(r->raw = slem_mem_alloc_large(m * r->rec)))
+        return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu records", m);
+      r->raw_cap = m * r->rec;
+    }
+    start[0] = r->recs, start[1] = 0, cnt[0] = m, cnt[1] = r->d;
+    pthread_mutex_lock(&h5_lock);
+    if ((mem = H5Screate_simple(2, cnt, NULL)) >= 0 &&
+        H5Sselect_hyperslab(HS(r)->space, H5S_SELECT_SET, start, NULL, cnt, NULL) >= 0)
+      h = H5Dread(HS(r)->dset, HS(r)->mtype, mem, HS(r)->space, H5P_DEFAULT, r->raw);
+    if (mem >= 0) H5Sclose(mem);
+    pthread_mutex_unlock(&h5_lock);
+    if (h < 0)
+      return slem_error(err, SLEM_EIO, "%s: dataset '%s': reading records %" PRIu64 " to %" PRIu64
+                        " failed (corrupt or truncated)", slem_in_name(r->in), r->member,
+                        r->recs + 1, r->recs + m);
+    st = slem_vfmt_decode(r, r->raw, m, xd, xf, &o, err);
+    if (st) return name_dataset(r, st, err);
+    r->recs += m;
+    if (o == 0) continue;
+    *got = o;
+    r->done += o;
+    return SLEM_OK;
+  }
+}
+
+/* Reads by row number: going back is only forgetting the position. */
+static int rewind_hdf5(SlemVecReader *r, SlemError *err) { return SLEM_OK; }
+
+static int begin_hdf5(SlemVecWriter *w, SlemError *err) {
+  return slem_error(err, SLEM_EINVAL, "%s: slem reads HDF5 but does not write it; write npy "
+                    "(h5py can store it: f['name'] = numpy.load(...))", slem_out_name(w->out));
+}
+
+const SlemVecFormatDef slem_vfmt_hdf5 = {
+    .id = SLEM_FMT_HDF5, .names = {"hdf5", "h5", NULL}, .members = 1, .sniff = sniff_hdf5,
+    .open = open_hdf5, .read = read_hdf5, .rewind = rewind_hdf5, .begin = begin_hdf5,
+    .close = close_hdf5};

@@ -1,0 +1,164 @@
+#include "prefetch.h"
+
+#include "mem.h"
+#include "phases.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Buffer {
+  void *rows;
+  size_t got;
+  int status;
+  SlemBlockPos pos;
+  SlemError err;
+  int full;   /* filled by the thread, not yet taken */
+} Buffer;
+
+struct SlemPrefetch {
+  SlemBlockReadFn fn;
+  void *ctx;
+  size_t block;
+  int f32;
+  Buffer buf[2];
+  int next_fill, next_take, held;  /* held: the buffer the caller has, or -1 */
+  int stop, done;                  /* done: the thread has read the end or an error */
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  pthread_t thread;
+  double busy, wait;               /* seconds reading (thread), waiting for a block (caller) */
+};
+
+static void *worker(void *arg) {
+  SlemPrefetch *p = arg;
+  for (;;) {
+    Buffer *b;
+    pthread_mutex_lock(&p->mu);
+    while (!p->stop && (p->buf[p->next_fill].full || p->next_fill == p->held))
+      pthread_cond_wait(&p->cv, &p->mu);
+    if (p->stop) {
+      pthread_mutex_unlock(&p->mu);
+      return NULL;
+    }
+    b = &p->buf[p->next_fill];
+    pthread_mutex_unlock(&p->mu);
+    /* the reading happens outside the lock */
+    double t0 = slem_now();
+    b->status = p->fn(p->ctx, b->rows, p->block, p->f32, &b->got, &b->pos, &b->err);
+    t0 = slem_now() - t0;
+    pthread_mutex_lock(&p->mu);
+    p->busy += t0;
+    b->full = 1;
+    p->next_fill ^= 1;
+    if (b->status || b->got == 0) p->done = 1;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    if (b->status || b->got == 0) return NULL;
+  }
+}
+
+/* A vector reader as a block source. */
+static int read_vecs(void *ctx, void *x, size_t max, int f32, size_t *got, SlemBlockPos *pos,
+                     SlemError *err) {
+  SlemVecReader *r = ctx;
+  int st = f32 ? slem_vecreader_read_f32(r, x, max, got, err)
+               : slem_vecreader_read(r, x, max, got, err);
+  if (!st) {
+    uint64_t done = slem_vecreader_done(r) - *got;
+    *pos = (SlemBlockPos){slem_vecreader_name(r), done + 1, done};
+  }
+  return st;
+}
+
+int slem_prefetch_new(SlemPrefetch **self, SlemVecReader *r, size_t block, int f32,
+                      SlemError *err) {
+  return slem_prefetch_new_fn(self, read_vecs, r, slem_vecreader_dim(r), block, f32, err);
+}
+
+int slem_prefetch_new_fn(SlemPrefetch **self, SlemBlockReadFn fn, void *ctx, size_t row_dim,
+                         size_t block, int f32, SlemError *err) {
+  SlemPrefetch *p = calloc(1, sizeof *p);
+  size_t bytes = block * row_dim * (f32 ? sizeof(float) : sizeof(double));
+  *self = NULL;
+  if (!p) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  p->fn = fn;
+  p->ctx = ctx;
+  p->block = block;
+  p->f32 = f32;
+  p->held = -1;
+  p->buf[0].rows = slem_mem_alloc_large(bytes);
+  p->buf[1].rows = slem_mem_alloc_large(bytes);
+  if (!p->buf[0].rows || !p->buf[1].rows) {
+    free(p->buf[0].rows);
+    free(p->buf[1].rows);
+    free(p);
+    return slem_error(err, SLEM_ENOMEM, "out of memory for two blocks of %zu vectors", block);
+  }
+  pthread_mutex_init(&p->mu, NULL);
+  pthread_cond_init(&p->cv, NULL);
+  if (pthread_create(&p->thread, NULL, worker, p) != 0) {
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    free(p->buf[0].rows);
+    free(p->buf[1].rows);
+    free(p);
+    return slem_error(err, SLEM_EIO, "cannot start the reading thread");
+  }
+  *self = p;
+  return SLEM_OK;
+}
+
+int slem_prefetch_next(SlemPrefetch *self, void **rows, size_t *got, SlemError *err) {
+  return slem_prefetch_next_pos(self, rows, got, NULL, err);
+}
+
+int slem_prefetch_next_pos(SlemPrefetch *self, void **rows, size_t *got, SlemBlockPos *pos,
+                           SlemError *err) {
+  Buffer *b;
+  int st;
+  pthread_mutex_lock(&self->mu);
+  if (self->held >= 0) { /* give back the block the caller had */
+    self->buf[self->held].full = 0;
+    self->held = -1;
+    pthread_cond_broadcast(&self->cv);
+  }
+  b = &self->buf[self->next_take];
+  if (!b->full) {
+    double t0 = slem_now();
+    while (!b->full) pthread_cond_wait(&self->cv, &self->mu);
+    self->wait += slem_now() - t0;
+  }
+  st = b->status;
+  *rows = b->rows;
+  *got = st ? 0 : b->got;
+  if (pos && !st) *pos = b->pos;
+  if (st && err) *err = b->err;
+  if (!st && b->got > 0) {
+    self->held = self->next_take;
+    self->next_take ^= 1;
+  }
+  pthread_mutex_unlock(&self->mu);
+  return st;
+}
+
+void slem_prefetch_times(SlemPrefetch *self, double *read, double *wait) {
+  pthread_mutex_lock(&self->mu);
+  *read = self->busy;
+  *wait = self->wait;
+  pthread_mutex_unlock(&self->mu);
+}
+
+void slem_prefetch_free(SlemPrefetch *self) {
+  if (!self) return;
+  pthread_mutex_lock(&self->mu);
+  self->stop = 1;
+  pthread_cond_broadcast(&self->cv);
+  pthread_mutex_unlock(&self->mu);
+  pthread_join(self->thread, NULL);
+  pthread_mutex_destroy(&self->mu);
+  pthread_cond_destroy(&self->cv);
+  free(self->buf[0].rows);
+  free(self->buf[1].rows);
+  free(self);
+}

@@ -1,0 +1,263 @@
+/* What the formats share (vecfmt.h): the reading of fixed-size binary records, the
+ * decoding of their elements, float16, the messages every format gives. Below the table of
+ * formats (vecs.c), which depends on the formats, which depend on this. */
+#define _POSIX_C_SOURCE 200809L
+#include "vecfmt.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io.h"
+#include "mem.h"
+
+float slem_half_to_float(uint16_t h) {
+  unsigned e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  float v = e == 0 ? ldexpf((float)m, -24)
+            : e == 31 ? (m ? NAN : INFINITY)
+            : ldexpf((float)(m | 0x400), (int)e - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
+int slem_float_to_half(float v, uint16_t *h) {
+  uint32_t u, a, sign;
+  memcpy(&u, &v, 4);
+  sign = (u >> 16) & 0x8000;
+  a = u & 0x7fffffffu;
+  if (a >= 0x477ff000u) { /* 65520 and beyond round to Inf; NaN and Inf themselves */
+    *h = (uint16_t)(sign | 0x7c00);
+    return -1;
+  }
+  if (a < 0x38800000u) { /* below 2^-14: a multiple of 2^-24, exact after the scaling */
+    float f;
+    memcpy(&f, &a, 4);
+    *h = (uint16_t)(sign | (uint32_t)nearbyintf(f * 16777216.0f));
+  } else {
+    uint32_t r = ((a >> 23) - 112) << 10 | (a & 0x7fffff) >> 13, rem = a & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (r & 1))) r++; /* a carry moves the exponent up */
+    *h = (uint16_t)(sign | r);
+  }
+  return 0;
+}
+
+int slem_vfmt_empty(SlemVecReader *r, const char *what, SlemError *err) {
+  if (!r->empty_dim)
+    return slem_error(err, SLEM_EFORMAT, "%s: no vectors (%s)", slem_in_name(r->in), what);
+  r->empty = 1;
+  r->count = 0;
+  if (r->d == 0) r->d = r->empty_dim;
+  if (r->esize == 0) r->dtype = SLEM_DT_F4, r->esize = 4;
+  r->rec = r->prefix + r->d * r->esize;
+  return SLEM_OK;
+}
+
+/* Element j of a payload at p, as double. */
+static double load(int dtype, int swap, const unsigned char *p, size_t j) {
+  unsigned char b[8];
+  size_t size = dtype == SLEM_DT_F8 || dtype == SLEM_DT_I8 ? 8 : dtype == SLEM_DT_F4 || dtype == SLEM_DT_I4 ? 4
+              : dtype == SLEM_DT_F2 || dtype == SLEM_DT_I2 ? 2 : 1;
+  p += j * size;
+  for (size_t k = 0; k < size; k++) b[k] = swap ? p[size - 1 - k] : p[k];
+  switch (dtype) {
+  case SLEM_DT_F4: {
+    float f;
+    memcpy(&f, b, 4);
+    return f;
+  }
+  case SLEM_DT_F8: {
+    double v;
+    memcpy(&v, b, 8);
+    return v;
+  }
+  case SLEM_DT_F2: return slem_half_to_float((uint16_t)(b[0] | b[1] << 8));
+  case SLEM_DT_I1: return (int8_t)b[0];
+  case SLEM_DT_I2: {
+    int16_t v;
+    memcpy(&v, b, 2);
+    return v;
+  }
+  case SLEM_DT_I4: {
+    int32_t v;
+    memcpy(&v, b, 4);
+    return v;
+  }
+  case SLEM_DT_I8: { /* numpy's default integer; exact up to 2^53 */
+    int64_t v;
+    memcpy(&v, b, 8);
+    return (double)v;
+  }
+  default: return b[0];
+  }
+}
+
+/* Converts the d values of one record at rp into xr (double) or fr (float), whichever is
+ * not NULL. Returns 0, or 1 + the index of the first value that is not finite (the row is
+ * then incomplete). */
+static size_t decode(const SlemVecReader *r, const unsigned char *rp, double *xr, float *fr) {
+  size_t d = r->d;
+  if (r->dtype == SLEM_DT_F4 && !r->swap && r->divisor == 1) {
+    /* the common case, fast: a branch-free scan for exponent bits all ones (NaN, Inf)
+     * first (it vectorises, and almost every record passes it), then a copy */
+    uint32_t any = 0;
+    for (size_t j = 0; j < d; j++) {
+      uint32_t u;
+      memcpy(&u, rp + 4 * j, 4);
+      any |= (uint32_t)((u & 0x7f800000u) == 0x7f800000u);
+    }
+    if (any) {
+      for (size_t j = 0; j < d; j++) {
+        float v;
+        memcpy(&v, rp + 4 * j, 4);
+        if (!isfinite(v)) return j + 1;
+      }
+    }
+    if (fr) {
+      if ((const void *)fr != (const void *)rp) memcpy(fr, rp, 4 * d); /* read in place */
+    } else {
+      for (size_t j = 0; j < d; j++) {
+        float v;
+        memcpy(&v, rp + 4 * j, 4);
+        xr[j] = v;
+      }
+    }
+    return 0;
+  }
+  if (r->dtype == SLEM_DT_F8 && !r->swap && r->divisor == 1) { /* the same for doubles */
+    uint64_t any = 0;
+    for (size_t j = 0; j < d; j++) {
+      uint64_t u;
+      memcpy(&u, rp + 8 * j, 8);
+      any |= (uint64_t)((u & 0x7ff0000000000000ull) == 0x7ff0000000000000ull);
+    }
+    if (any) {
+      for (size_t j = 0; j < d; j++) {
+        double v;
+        memcpy(&v, rp + 8 * j, 8);
+        if (!isfinite(v)) return j + 1;
+      }
+    }
+    if (xr) {
+      if ((const void *)xr != (const void *)rp) memcpy(xr, rp, 8 * d); /* read in place */
+    } else {
+      for (size_t j = 0; j < d; j++) {
+        double v;
+        memcpy(&v, rp + 8 * j, 8);
+        fr[j] = (float)v;
+      }
+    }
+    return 0;
+  }
+  if (r->dtype == SLEM_DT_U1 && r->divisor == 1) {
+    for (size_t j = 0; j < d; j++) {
+      if (xr) xr[j] = rp[j];
+      else fr[j] = rp[j];
+    }
+    return 0;
+  }
+  for (size_t j = 0; j < d; j++) {
+    double v = load(r->dtype, r->swap, rp, j);
+    if (!isfinite(v)) return j + 1;
+    v /= r->divisor;
+    if (xr) xr[j] = v;
+    else fr[j] = (float)v;
+  }
+  return 0;
+}
+
+int slem_vfmt_decode(SlemVecReader *r, const unsigned char *raw, size_t n, double *xd,
+                     float *xf, size_t *out, SlemError *err) {
+  const char *name = slem_in_name(r->in);
+  size_t o = 0;
+  for (size_t i = 0; i < n; i++) {
+    const unsigned char *rp = raw + i * r->rec;
+    uint64_t recno = r->recs + i + 1;
+    size_t bad;
+    if (r->prefix) {
+      uint32_t d = slem_le32(rp);
+      if (d != r->d)
+        return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": dimension %" PRId32
+                          ", expected %zu", name, recno, (int32_t)d, r->d);
+      rp += r->prefix;
+    }
+    bad = decode(r, rp, xd ? xd + o * r->d : NULL, xf ? xf + o * r->d : NULL);
+    if (bad) {
+      if (!r->skip_nonfinite) {
+        double v = load(r->dtype, r->swap, rp, bad - 1);
+        return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": value %zu is %s", name,
+                          recno, bad, isnan(v) ? "NaN" : "infinite");
+      }
+      r->skipped++;
+      continue;
+    }
+    o++;
+  }
+  *out = o;
+  return SLEM_OK;
+}
+
+int slem_vfmt_read_records(SlemVecReader *self, double *xd, float *xf, size_t max, size_t *got,
+                        SlemError *err) {
+  const char *name = slem_in_name(self->in);
+  size_t want, nbytes, n;
+  unsigned char *raw;
+  int st;
+  for (;;) { /* again when every record of a block was skipped */
+    size_t o;
+    if (self->count_from && (uint64_t)self->count - self->recs < max)
+      max = (size_t)((uint64_t)self->count - self->recs);
+    if (max == 0) return SLEM_OK;
+    want = max * self->rec;
+    /* records laid out as the caller's rows (no prefix, the same type, nothing to convert)
+     * are read straight into them and checked there: no second copy */
+    if (self->prefix == 0 && !self->swap && self->divisor == 1 &&
+        (xf ? self->dtype == SLEM_DT_F4 : self->dtype == SLEM_DT_F8)) {
+      raw = xf ? (unsigned char *)xf : (unsigned char *)xd;
+    } else {
+      if (want > self->raw_cap) { /* grown, never copied: it is filled again at each call */
+        free(self->raw);
+        self->raw_cap = 0;
+        if (!(self->raw = slem_mem_alloc_large(want)))
+          return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu records", max);
+        self->raw_cap = want;
+      }
+      raw = self->raw;
+    }
+    st = slem_in_read(self->in, raw, want, &nbytes, err);
+    if (st) return st;
+    n = nbytes / self->rec;
+    if (nbytes % self->rec != 0)
+      return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": truncated (%zu of %zu bytes)",
+                        name, self->recs + n + 1, nbytes % self->rec, self->rec);
+    if (self->count_from && n < max)
+      return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": missing (%s says %" PRId64
+                        ")", name, self->recs + n + 1, self->count_from, self->count);
+    st = slem_vfmt_decode(self, raw, n, xd, xf, &o, err);
+    if (st) return st;
+    self->recs += n;
+    if (o == 0 && n > 0) continue;
+    *got = o;
+    self->done += o;
+    return SLEM_OK;
+  }
+}
+
+int slem_vfmt_beyond_count(const SlemVecReader *r, SlemError *err) {
+  return slem_error(err, SLEM_EFORMAT, "%s: record %" PRId64 ": data beyond the %" PRId64
+                    " vectors of dimension %zu that %s counts%s: corrupt or concatenated",
+                    slem_in_name(r->in), r->count + 1, r->count, r->d, r->count_from,
+                    r->tail_ok ? " (or twice the data for ground truth)" : "");
+}
+
+int slem_vfmt_check_integral(SlemVecWriter *w, float v, double lo, double hi, uint64_t recno,
+                             size_t j, SlemError *err) {
+  if (v == floorf(v) && v >= lo && v <= hi) return SLEM_OK;
+  return slem_error(err, SLEM_EINVAL, "%s: record %" PRIu64 ": value %zu (%.9g) does not fit %s",
+                    slem_out_name(w->out), recno, j + 1, (double)v, w->def->names[0]);
+}
+
+int slem_vfmt_write_error(SlemVecWriter *w, SlemError *err) {
+  return slem_error(err, SLEM_EIO, "%s: write: %s", slem_out_name(w->out), strerror(errno));
+}

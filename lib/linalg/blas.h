@@ -1,0 +1,58 @@
+/* The BLAS that this process binds to, its threads, and the library's chunked parallel
+ * loop on top of them; GSL's error handler. One module for what depends on which CBLAS
+ * (OpenBLAS, found by weak symbols, so that a build against another CBLAS still links).
+ */
+#ifndef SLEM_BLAS_H
+#define SLEM_BLAS_H
+
+#include <stddef.h>
+
+/* The shared object that cblas_dgemm resolves to in this process (for example
+ * ".../libopenblasp-r0.3.21.so"), or "unknown". GSL's own BLAS calls resolve to the same
+ * one, so this tells whether the fast BLAS is bound or the reference gslcblas. */
+const char *slem_blas_library(void);
+
+/* Turns GSL's default error handler (which prints and aborts) off, once per process, so
+ * that every GSL call returns its status to slem instead. Called before the library's
+ * first GSL call; cannot fail. */
+void slem_blas_gsl_init(void);
+
+/* Sets the number of BLAS threads (OpenBLAS); n <= 0 leaves the default. */
+void slem_blas_set_threads(int n);
+
+/* The kernel set OpenBLAS chose for this CPU ("Haswell", "SkylakeX", "Prescott", ...), as
+ * openblas_get_corename() reports it, or "unknown" with another BLAS. */
+const char *slem_blas_corename(void);
+
+/* One matrix product that every BLAS thread takes part in, so that OpenBLAS allocates the
+ * buffers of all its threads now: under an address-space limit, before the tool's own
+ * allocations can leave no room for them (OpenBLAS retries for ever when it finds none). */
+void slem_blas_warm(void);
+
+/* The threads the BLAS runs with now (OpenBLAS's count; 1 for another CBLAS). */
+int slem_blas_threads(void);
+
+/* Rows [0, n) cut into chunks of `chunk` rows from row 0, fn(ctx, lo, hi) called once per
+ * chunk, the chunks shared among as many threads as the BLAS has, each of them calling the
+ * BLAS single-threaded meanwhile. A chunk's numbers then depend on the chunk alone, not on
+ * the thread count (OpenBLAS's own threads cut a product where its thread count says, and
+ * the micro-kernels at the cuts round differently), and no BLAS thread spins beside the
+ * workers. fn must touch only its rows' outputs. Cannot fail: chunks whose thread did not
+ * start run on the caller's. */
+void slem_blas_par_chunks(size_t n, size_t chunk, void (*fn)(void *ctx, size_t lo, size_t hi),
+                     void *ctx);
+
+/* The core slem_blas_better_core() judges: slem_blas_corename(), or the value of the
+ * environment variable SLEM_TEST_BLAS_CORE when set (for tests of that choice on a CPU
+ * that OpenBLAS recognises). */
+const char *slem_blas_detected_core(void);
+
+/* When OpenBLAS runs kernels without AVX2 and FMA (a generic core such as "Prescott",
+ * which it falls back to on CPUs it does not recognise) while this CPU has them, the
+ * OPENBLAS_CORETYPE value that selects the kernels it can run ("SkylakeX" with AVX-512,
+ * else "Haswell"); NULL when the chosen core is already a vector one or the CPU lacks
+ * the instructions. OpenBLAS reads OPENBLAS_CORETYPE when it is loaded, so acting on the
+ * answer takes a new process image (cmd/cli.c re-executes the tool once). */
+const char *slem_blas_better_core(void);
+
+#endif

@@ -1,0 +1,532 @@
+#define _POSIX_C_SOURCE 200809L
+#include "kernel.h"
+
+#include "dot.h"
+#include "blas.h"
+
+#include <gsl/gsl_cblas.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *names[] = {"linear", "poly", "rbf", "chi2", "intersection", "hellinger",
+                               "exp", "quad"};
+
+const char *slem_kernel_name(SlemKernelType type) {
+  return (unsigned)type < sizeof names / sizeof names[0] ? names[type] : "unknown";
+}
+
+static const char *factor_names[] = {"icd", "kpca", "full"};
+
+const char *slem_kernel_factor_name(SlemKernelFactor f) {
+  return (unsigned)f < 3 ? factor_names[f] : "unknown";
+}
+
+int slem_kernel_factor_parse(const char *name) {
+  for (int i = 0; i < 3; i++)
+    if (strcmp(name, factor_names[i]) == 0) return i;
+  return -1;
+}
+
+static int parse_param(const char *spec, const char *key, const char *val, double *out,
+                       SlemError *err) {
+  char *end;
+  *out = strtod(val, &end);
+  if (end == val || *end || !isfinite(*out))
+    return slem_error(err, SLEM_EINVAL, "kernel '%s': %s='%s' is not a number", spec, key, val);
+  return SLEM_OK;
+}
+
+int slem_kernel_parse(SlemKernel *self, const char *spec, SlemError *err) {
+  char buf[256], *params, *tok, *save = NULL;
+  size_t i;
+  int have_gamma = 0, have_g = 0;
+  memset(self, 0, sizeof *self);
+  if (strlen(spec) >= sizeof buf) return slem_error(err, SLEM_EINVAL, "kernel spec too long");
+  strcpy(buf, spec);
+  params = strchr(buf, ':');
+  if (params) *params++ = '\0';
+  for (i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (strcmp(buf, names[i]) == 0) break;
+  if (i == sizeof names / sizeof names[0])
+    return slem_error(err, SLEM_EINVAL,
+                      "unknown kernel '%s' (linear, poly, rbf, exp, quad, chi2, intersection, hellinger)", buf);
+  self->type = (SlemKernelType)i;
+  self->gamma = 1;
+  self->c = 1;
+  self->p = 2;
+  if (self->type == SLEM_K_RBF || self->type == SLEM_K_EXP) {
+    self->gamma_relative = 1;
+    self->g_rel = 1;
+  }
+  for (tok = params ? strtok_r(params, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(tok, '=');
+    double v;
+    int st;
+    if (!eq) return slem_error(err, SLEM_EINVAL, "kernel '%s': parameter '%s' has no value", spec, tok);
+    *eq = '\0';
+    if ((st = parse_param(spec, tok, eq + 1, &v, err)) != SLEM_OK) return st;
+    if (strcmp(tok, "gamma") == 0 && self->type == SLEM_K_INTERSECTION) {
+      /* the exponent of kernel_matrix.m's 'inter': sum min(x_i^G, y_i^G) */
+      if (!(v > 0)) return slem_error(err, SLEM_EINVAL, "kernel '%s': gamma must be positive", spec);
+      self->gamma = v;
+    } else if (strcmp(tok, "gamma") == 0 && (self->type == SLEM_K_RBF || self->type == SLEM_K_POLY ||
+                                      self->type == SLEM_K_EXP || self->type == SLEM_K_QUAD)) {
+      /* quad: x.y + gamma (x.y)^2 is positive semidefinite for gamma >= 0 */
+      if (!(v > 0) && !(self->type == SLEM_K_QUAD && v == 0))
+        return slem_error(err, SLEM_EINVAL, "kernel '%s': gamma must be positive", spec);
+      self->gamma = v;
+      self->gamma_relative = 0;
+      have_gamma = 1;
+    } else if (strcmp(tok, "g") == 0 && (self->type == SLEM_K_RBF || self->type == SLEM_K_EXP)) {
+      if (!(v > 0)) return slem_error(err, SLEM_EINVAL, "kernel '%s': g must be positive", spec);
+      self->g_rel = v;
+      self->gamma_relative = 1;
+      have_g = 1;
+    } else if (strcmp(tok, "c") == 0 && self->type == SLEM_K_POLY) {
+      if (!(v >= 0))
+        return slem_error(err, SLEM_EINVAL, "kernel '%s': c must be >= 0 for a positive "
+                          "semidefinite kernel", spec);
+      self->c = v;
+    } else if (strcmp(tok, "p") == 0 && self->type == SLEM_K_POLY) {
+      if (!(v >= 1 && v <= 64 && v == floor(v)))
+        return slem_error(err, SLEM_EINVAL, "kernel '%s': p must be a whole number from 1 to 64", spec);
+      self->p = v;
+    } else {
+      return slem_error(err, SLEM_EINVAL, "kernel '%s': %s takes no parameter '%s'", spec,
+                        names[self->type], tok);
+    }
+  }
+  if (have_gamma && have_g)
+    return slem_error(err, SLEM_EINVAL, "kernel '%s': give gamma or g, not both", spec);
+  return SLEM_OK;
+}
+
+void slem_kernel_format(const SlemKernel *self, char *buf, size_t n) {
+  switch (self->type) {
+  case SLEM_K_POLY:
+    snprintf(buf, n, "poly:gamma=%.17g,c=%.17g,p=%.17g", self->gamma, self->c, self->p);
+    break;
+  case SLEM_K_RBF:
+  case SLEM_K_EXP:
+  case SLEM_K_QUAD:
+    snprintf(buf, n, "%s:gamma=%.17g", names[self->type], self->gamma);
+    break;
+  case SLEM_K_INTERSECTION: /* gamma 1, the plain intersection, keeps its spec of before */
+    if (self->gamma != 1) {
+      snprintf(buf, n, "intersection:gamma=%.17g", self->gamma);
+      break;
+    }
+    snprintf(buf, n, "%s", names[self->type]);
+    break;
+  default:
+    snprintf(buf, n, "%s", names[self->type]);
+    break;
+  }
+}
+
+int slem_kernel_prepare(const SlemKernel *self, double *x, size_t n, size_t d,
+                        const char *name, uint64_t first_record, SlemError *err) {
+  if (self->type != SLEM_K_CHI2 && self->type != SLEM_K_INTERSECTION &&
+      self->type != SLEM_K_HELLINGER)
+    return SLEM_OK;
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < d; j++) {
+      double *v = x + i * d + j;
+      if (*v < 0)
+        return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": value %zu is negative (%g); "
+                          "the %s kernel needs histograms", name, first_record + i, j + 1, *v,
+                          names[self->type]);
+      if (self->type == SLEM_K_HELLINGER) *v = sqrt(*v);
+      if (self->type == SLEM_K_INTERSECTION && self->gamma != 1) *v = pow(*v, self->gamma);
+    }
+  return SLEM_OK;
+}
+
+static double powi(double x, double p) {
+  double r = 1;
+  for (int k = (int)p; k > 0; k--) r *= x;
+  return r;
+}
+
+double slem_kernel_eval(const SlemKernel *self, const double *x, const double *y, size_t d) {
+  double s = 0;
+  switch (self->type) {
+  case SLEM_K_RBF:
+    for (size_t j = 0; j < d; j++) s += (x[j] - y[j]) * (x[j] - y[j]);
+    return exp(-self->gamma * s);
+  case SLEM_K_EXP:
+    for (size_t j = 0; j < d; j++) s += (x[j] - y[j]) * (x[j] - y[j]);
+    return exp(-self->gamma * sqrt(s));
+  case SLEM_K_CHI2:
+    for (size_t j = 0; j < d; j++)
+      if (x[j] + y[j] > 0) s += 2 * x[j] * y[j] / (x[j] + y[j]);
+    return s;
+  case SLEM_K_INTERSECTION:
+    for (size_t j = 0; j < d; j++) s += fmin(x[j], y[j]);
+    return s;
+  default:
+    for (size_t j = 0; j < d; j++) s += x[j] * y[j];
+    return self->type == SLEM_K_POLY   ? powi(self->gamma * s + self->c, self->p)
+           : self->type == SLEM_K_QUAD ? s + self->gamma * s * s
+                                       : s;
+  }
+}
+
+size_t slem_kernel_lanes_size(size_t n, size_t d) {
+  return (n + SLEM_KLANES - 1) / SLEM_KLANES * SLEM_KLANES * d;
+}
+
+void slem_kernel_lanes(double *yt, const double *y, size_t n, size_t d) {
+  size_t groups = (n + SLEM_KLANES - 1) / SLEM_KLANES;
+  for (size_t b = 0; b < groups; b++) {
+    double *t = yt + b * SLEM_KLANES * d;
+    for (size_t g = 0; g < SLEM_KLANES; g++) {
+      size_t i = b * SLEM_KLANES + g;
+      for (size_t l = 0; l < d; l++) t[l * SLEM_KLANES + g] = i < n ? y[i * d + l] : 0;
+    }
+  }
+}
+
+/* Pairs of doubles (and fours where the CPU has AVX) of GCC's (and clang's) vector
+ * extension: element-wise IEEE operations, lowered to what the target has; no fused
+ * multiply-add anywhere (-std=c11 turns contraction off, and neither target has FMA), so
+ * that both ways give every lane the bits of the scalar sum. */
+typedef double V2 __attribute__((vector_size(16)));
+_Static_assert(SLEM_KLANES == 8, "the lanes below are written for 8");
+typedef double V4 __attribute__((vector_size(32)));
+
+/* s[g] = sum_l (x_l - y_gl)^2 (sq) or sum_l x_l y_gl, in the order of l, 8 lanes. */
+static void lanes_sse(int sq, const double *x, const double *yt, size_t d, double *s) {
+  V2 a0 = {0, 0}, a1 = {0, 0}, a2 = {0, 0}, a3 = {0, 0}, y0, y1, y2, y3;
+  for (size_t l = 0; l < d; l++) {
+    V2 xv = {x[l], x[l]};
+    memcpy(&y0, yt + l * 8, sizeof y0);
+    memcpy(&y1, yt + l * 8 + 2, sizeof y1);
+    memcpy(&y2, yt + l * 8 + 4, sizeof y2);
+    memcpy(&y3, yt + l * 8 + 6, sizeof y3);
+    if (sq) {
+      y0 = xv - y0, y1 = xv - y1, y2 = xv - y2, y3 = xv - y3;
+      a0 += y0 * y0, a1 += y1 * y1, a2 += y2 * y2, a3 += y3 * y3;
+    } else {
+      a0 += xv * y0, a1 += xv * y1, a2 += xv * y2, a3 += xv * y3;
+    }
+  }
+  memcpy(s, &a0, sizeof a0);
+  memcpy(s + 2, &a1, sizeof a1);
+  memcpy(s + 4, &a2, sizeof a2);
+  memcpy(s + 6, &a3, sizeof a3);
+}
+
+__attribute__((target("avx"))) static void lanes_avx(int sq, const double *x, const double *yt,
+                                                      size_t d, double *s) {
+  V4 a0 = {0, 0, 0, 0}, a1 = {0, 0, 0, 0}, y0, y1;
+  for (size_t l = 0; l < d; l++) {
+    V4 xv = {x[l], x[l], x[l], x[l]};
+    memcpy(&y0, yt + l * 8, sizeof y0);
+    memcpy(&y1, yt + l * 8 + 4, sizeof y1);
+    if (sq) {
+      y0 = xv - y0, y1 = xv - y1;
+      a0 += y0 * y0, a1 += y1 * y1;
+    } else {
+      a0 += xv * y0, a1 += xv * y1;
+    }
+  }
+  memcpy(s, &a0, sizeof a0);
+  memcpy(s + 4, &a1, sizeof a1);
+}
+
+static void lanes_sum(int sq, const double *x, const double *yt, size_t d, double *s) {
+  if (slem_dot_lanes_avx())
+    lanes_avx(sq, x, yt, d, s);
+  else
+    lanes_sse(sq, x, yt, d, s);
+}
+
+/* Each lane's sum runs over l in order, as slem_kernel_eval's: only the pairs are side by
+ * side. */
+void slem_kernel_eval_lanes(const SlemKernel *self, const double *x, const double *yt, size_t d,
+                            double *out) {
+  double s[SLEM_KLANES] = {0};
+  switch (self->type) {
+  case SLEM_K_RBF:
+  case SLEM_K_EXP:
+    lanes_sum(1, x, yt, d, s);
+    for (size_t g = 0; g < SLEM_KLANES; g++)
+      out[g] = self->type == SLEM_K_RBF ? exp(-self->gamma * s[g]) : exp(-self->gamma * sqrt(s[g]));
+    return;
+  case SLEM_K_CHI2:
+    /* the pairs with x + y = 0 add nothing, as in slem_kernel_eval (s stays >= +0) */
+    for (size_t l = 0; l < d; l++) {
+      const double *y = yt + l * SLEM_KLANES;
+      for (size_t g = 0; g < SLEM_KLANES; g++)
+        if (x[l] + y[g] > 0) s[g] += 2 * x[l] * y[g] / (x[l] + y[g]);
+    }
+    break;
+  case SLEM_K_INTERSECTION:
+    for (size_t l = 0; l < d; l++) {
+      const double *y = yt + l * SLEM_KLANES;
+      for (size_t g = 0; g < SLEM_KLANES; g++) s[g] += fmin(x[l], y[g]);
+    }
+    break;
+  default:
+    lanes_sum(0, x, yt, d, s);
+    for (size_t g = 0; g < SLEM_KLANES; g++)
+      s[g] = self->type == SLEM_K_POLY   ? powi(self->gamma * s[g] + self->c, self->p)
+             : self->type == SLEM_K_QUAD ? s[g] + self->gamma * s[g] * s[g]
+                                         : s[g];
+    break;
+  }
+  for (size_t g = 0; g < SLEM_KLANES; g++) out[g] = s[g];
+}
+
+/* slem_kernel_block() with the squared norms of a's rows given (a2), or computed here when
+ * a2 is NULL (rbf and exp only use them). */
+static void kernel_block(const SlemKernel *self, double *out, const double *a, const double *a2,
+                         size_t na, const double *b, size_t nb, size_t d) {
+  if (na == 0 || nb == 0) return;
+  if (self->type == SLEM_K_CHI2 || self->type == SLEM_K_INTERSECTION) {
+    for (size_t i = 0; i < na; i++)
+      for (size_t j = 0; j < nb; j++) out[i * nb + j] = slem_kernel_eval(self, a + i * d, b + j * d, d);
+    return;
+  }
+  if (nb == 1) /* a kernel column (each pivot of the Cholesky): dgemm would copy all of a */
+    cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)na, (int)d, 1.0, a, (int)d, b, 1, 0.0, out, 1);
+  else
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)na, (int)nb, (int)d, 1.0, a,
+                (int)d, b, (int)d, 0.0, out, (int)nb);
+  if (self->type == SLEM_K_POLY) {
+    for (size_t i = 0; i < na * nb; i++) out[i] = powi(self->gamma * out[i] + self->c, self->p);
+  } else if (self->type == SLEM_K_QUAD) {
+    for (size_t i = 0; i < na * nb; i++) out[i] += self->gamma * out[i] * out[i];
+  } else if (self->type == SLEM_K_RBF || self->type == SLEM_K_EXP) {
+    /* |a - b|^2 = |a|^2 + |b|^2 - 2 a.b, clamped at 0 against rounding */
+    double *nb2 = malloc(nb * sizeof *nb2);
+    if (!nb2) { /* no memory for the norms: the direct sum, slower but exact */
+      for (size_t i = 0; i < na; i++)
+        for (size_t j = 0; j < nb; j++) out[i * nb + j] = slem_kernel_eval(self, a + i * d, b + j * d, d);
+      return;
+    }
+    for (size_t j = 0; j < nb; j++) nb2[j] = cblas_ddot((int)d, b + j * d, 1, b + j * d, 1);
+    for (size_t i = 0; i < na; i++) {
+      double na2 = a2 ? a2[i] : cblas_ddot((int)d, a + i * d, 1, a + i * d, 1);
+      for (size_t j = 0; j < nb; j++) {
+        double sq = na2 + nb2[j] - 2 * out[i * nb + j];
+        sq = sq > 0 ? sq : 0;
+        if (self->type == SLEM_K_RBF) {
+          out[i * nb + j] = exp(-self->gamma * sq);
+        } else if (sq > 1e-4 * (na2 + nb2[j])) {
+          out[i * nb + j] = exp(-self->gamma * sqrt(sq));
+        } else {
+          /* near pairs: the square root would turn the rounding of |a|^2 + |b|^2 - 2 a.b
+           * (about 1e-16 (|a|^2 + |b|^2)) into an error of its square root, 1e-8: the
+           * direct sum instead */
+          out[i * nb + j] = slem_kernel_eval(self, a + i * d, b + j * d, d);
+        }
+      }
+    }
+    free(nb2);
+  }
+}
+
+void slem_kernel_block(const SlemKernel *self, double *out, const double *a, size_t na,
+                       const double *b, size_t nb, size_t d) {
+  kernel_block(self, out, a, NULL, na, b, nb, d);
+}
+
+/* Moves the k-th smallest of a[0..n) to a[k], those before it no larger and those after
+ * no smaller (Hoare's selection, the pivot a median of three): the value the sorted array
+ * holds at k, in time linear in n on average, where sorting took n log n. */
+static void select_kth(double *a, size_t n, size_t k) {
+  ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, kk = (ptrdiff_t)k;
+  while (lo < hi) {
+    ptrdiff_t mid = lo + (hi - lo) / 2, i = lo, j = hi;
+    double p, t;
+    if (a[mid] < a[lo]) t = a[mid], a[mid] = a[lo], a[lo] = t;
+    if (a[hi] < a[lo]) t = a[hi], a[hi] = a[lo], a[lo] = t;
+    if (a[hi] < a[mid]) t = a[hi], a[hi] = a[mid], a[mid] = t;
+    p = a[mid];
+    while (i <= j) { /* [lo, i) <= p, (j, hi] >= p */
+      while (a[i] < p) i++;
+      while (a[j] > p) j--;
+      if (i <= j) t = a[i], a[i] = a[j], a[j] = t, i++, j--;
+    }
+    if (kk <= j) hi = j;
+    else if (kk >= i) lo = i;
+    else return; /* between them, every value equals p */
+  }
+}
+
+/* Squared distances of row a to rows b0..b3, each its own sum in the order of l (the bits
+ * of one at a time); four at once, so that their additions overlap. */
+static void sqdist4(const double *a, const double *b0, const double *b1, const double *b2,
+                    const double *b3, size_t d, double *out) {
+  double t0 = 0, t1 = 0, t2 = 0, t3 = 0;
+  for (size_t l = 0; l < d; l++) {
+    double e0 = a[l] - b0[l], e1 = a[l] - b1[l], e2 = a[l] - b2[l], e3 = a[l] - b3[l];
+    t0 += e0 * e0;
+    t1 += e1 * e1;
+    t2 += e2 * e2;
+    t3 += e3 * e3;
+  }
+  out[0] = t0, out[1] = t1, out[2] = t2, out[3] = t3;
+}
+
+int slem_kernel_estimate_gamma(SlemKernel *self, double *median, const double *x, size_t n,
+                               size_t d, size_t sample, uint64_t seed, SlemError *err) {
+  size_t m = n < sample ? n : sample, np, k = 0;
+  size_t *idx = malloc(n * sizeof *idx);
+  double *sq;
+  uint64_t s = seed;
+  if (!idx) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  if (m < 2) {
+    free(idx);
+    return slem_error(err, SLEM_ENUMERIC, "need two negatives or more to estimate gamma");
+  }
+  for (size_t i = 0; i < n; i++) idx[i] = i;
+  if (m < n) /* partial Fisher-Yates with splitmix64: the same sample for the same seed */
+    for (size_t i = 0; i < m; i++) {
+      uint64_t z = (s += 0x9E3779B97F4A7C15ull), j;
+      size_t t;
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+      z ^= z >> 31;
+      j = i + z % (n - i);
+      t = idx[i], idx[i] = idx[j], idx[j] = t;
+    }
+  np = m * (m - 1) / 2;
+  sq = malloc(np * sizeof *sq);
+  if (!sq) {
+    free(idx);
+    return slem_error(err, SLEM_ENOMEM, "out of memory for %zu distances", np);
+  }
+  for (size_t i = 0; i < m; i++) {
+    const double *a = x + idx[i] * d;
+    size_t j = i + 1;
+    for (; j + 4 <= m; j += 4, k += 4)
+      sqdist4(a, x + idx[j] * d, x + idx[j + 1] * d, x + idx[j + 2] * d, x + idx[j + 3] * d, d,
+              sq + k);
+    for (; j < m; j++) {
+      const double *b = x + idx[j] * d;
+      double t = 0;
+      for (size_t l = 0; l < d; l++) t += (a[l] - b[l]) * (a[l] - b[l]);
+      sq[k++] = t;
+    }
+  }
+  /* the middle value, or the mean of the middle two: the largest of the lower half */
+  select_kth(sq, np, np / 2);
+  if (np % 2) {
+    *median = sq[np / 2];
+  } else {
+    double lower = sq[0];
+    for (size_t i = 1; i < np / 2; i++) lower = sq[i] > lower ? sq[i] : lower;
+    *median = (lower + sq[np / 2]) / 2;
+  }
+  free(sq);
+  free(idx);
+  if (!(*median > 0))
+    return slem_error(err, SLEM_ENUMERIC, "the median squared distance between negatives is 0 "
+                      "(duplicates?): give gamma directly");
+  /* rbf divides by the median squared distance, exp by its square root (the median of
+   * the distances when the sample's pair count is odd) */
+  self->gamma = self->g_rel / (self->type == SLEM_K_EXP ? sqrt(*median) : *median);
+  self->gamma_relative = 0;
+  return SLEM_OK;
+}
+
+/* Rows per task of a Cholesky step: fixed, so that no column depends on the thread count
+ * (each chunk one BLAS call on one thread). */
+#define ICL_CHUNK 2048
+
+/* One step of slem_kernel_icl() for the rows of a chunk. */
+typedef struct IclStep {
+  const SlemKernel *k;
+  const double *x, *x2;
+  size_t d, rmax, j, p;
+  double bpp;
+  const double *bp; /* B[p, :j], copied: row p is written meanwhile */
+  double *b, *diag, *kcol;
+  const char *is_piv;
+} IclStep;
+
+/* Rows lo to hi: the kernel column k(x_i, x_p) - B[i, :j] B[p, :j], divided by the pivot's
+ * sqrt(diag) into B[i, j], and the residual diagonal. */
+static void icl_rows(void *ctx, size_t lo, size_t hi) {
+  const IclStep *s = ctx;
+  size_t m = hi - lo, d = s->d, j = s->j;
+  kernel_block(s->k, s->kcol + lo, s->x + lo * d, s->x2 + lo, m, s->x + s->p * d, 1, d);
+  if (j > 0)
+    cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)m, (int)j, -1.0, s->b + lo * s->rmax,
+                (int)s->rmax, s->bp, 1, 1.0, s->kcol + lo, 1);
+  for (size_t i = lo; i < hi; i++) {
+    double v = s->is_piv[i] ? 0 : s->kcol[i] / s->bpp;
+    s->b[i * s->rmax + j] = v;
+    s->diag[i] -= v * v;
+  }
+}
+
+int slem_kernel_icl(SlemKernelIcl *out, const SlemKernel *k, const double *x, size_t n,
+                    size_t d, size_t rmax, double tol, SlemError *err) {
+  double *b = out->b, *trace = out->trace;
+  size_t *piv = out->piv, *rank = &out->rank;
+  double *diag = malloc(n * sizeof *diag), *kcol = malloc(n * sizeof *kcol);
+  double *x2 = malloc(n * sizeof *x2), *bp = malloc((rmax ? rmax : 1) * sizeof *bp);
+  char *is_piv = calloc(n, 1);
+  double trace0 = 0, dmax = 0, floor_;
+  size_t j = 0;
+  *rank = 0;
+  if (!diag || !kcol || !x2 || !bp || !is_piv) {
+    free(diag);
+    free(kcol);
+    free(x2);
+    free(bp);
+    free(is_piv);
+    return slem_error(err, SLEM_ENOMEM, "out of memory");
+  }
+  /* the rows' squared norms, once (each kernel column of rbf or exp needs them all) */
+  for (size_t i = 0; i < n; i++) x2[i] = cblas_ddot((int)d, x + i * d, 1, x + i * d, 1);
+  for (size_t i = 0; i < n; i++) {
+    diag[i] = slem_kernel_eval(k, x + i * d, x + i * d, d);
+    trace0 += diag[i];
+    if (diag[i] > dmax) dmax = diag[i];
+  }
+  /* below this a residual is rounding: the numerical rank is reached */
+  floor_ = 1e-10 * dmax;
+  for (j = 0; j < rmax; j++) {
+    double t = 0, best = -1, bpp;
+    size_t p = 0;
+    for (size_t i = 0; i < n; i++)
+      if (!is_piv[i]) {
+        t += diag[i];
+        if (diag[i] > best) best = diag[i], p = i;
+      }
+    trace[j] = t;
+    if (best <= floor_ || t <= tol * trace0) break;
+    piv[j] = p;
+    is_piv[p] = 1;
+    bpp = sqrt(diag[p]);
+    memcpy(bp, b + p * rmax, j * sizeof *bp);
+    {
+      IclStep step = {k, x, x2, d, rmax, j, p, bpp, bp, b, diag, kcol, is_piv};
+      slem_blas_par_chunks(n, ICL_CHUNK, icl_rows, &step);
+    }
+    b[p * rmax + j] = bpp;
+    diag[p] = 0;
+  }
+  {
+    double t = 0;
+    for (size_t i = 0; i < n; i++)
+      if (!is_piv[i]) t += diag[i];
+    trace[j] = t;
+  }
+  *rank = j;
+  free(diag);
+  free(kcol);
+  free(x2);
+  free(bp);
+  free(is_piv);
+  return SLEM_OK;
+}

@@ -1,0 +1,727 @@
+#define _POSIX_C_SOURCE 200809L
+#include "merge.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fmt.h"
+#include "ids.h"
+#include "mergefast.h"
+#include "shard.h"
+#include "strmap.h"
+#include "topk.h"
+
+void slem_merge_opts_init(SlemMergeOpts *opts) {
+  memset(opts, 0, sizeof *opts);
+  opts->k = 100;
+  opts->format = SLEM_RANK_AUTO;
+}
+
+typedef struct Shard {
+  SlemRankReader *r;
+  const SlemRankQuery *g;  /* the current query */
+  SlemKeySet *rows;        /* every row it returned */
+  uint64_t nrows;          /* their number */
+  /* its shortest list with fewer than k results, if any */
+  size_t short_n;
+  char *short_query;
+  uint64_t short_line;
+  /* its lists with fewer than k results, for check_short() */
+  struct Short {
+    size_t n;         /* results */
+    uint64_t own;     /* the query's index: the row --exclude-self skips */
+    int own_listed;   /* that row is in the list */
+    uint64_t line;
+    char *query;
+  } *shorts;
+  size_t nshort, shortcap;
+  const SlemRankShard *shard; /* its shard lines, or NULL (plain) */
+  SlemRankShard end;          /* its end line, once known */
+  uint64_t lo, hi;            /* with a shard line: the rows [lo, hi) it may return */
+} Shard;
+
+/* A result of one shard, with its global row. */
+typedef struct Cand {
+  SlemHit hit;  /* first: the comparison reads it */
+  size_t shard, i;
+} Cand;
+
+/* The ordering rule of topk.h on candidates: the one place that decides the order. */
+static int cand_cmp(const void *a, const void *b) {
+  return slem_topk_hit_cmp(&((const Cand *)a)->hit, &((const Cand *)b)->hit);
+}
+
+/* A set of the current query's rows, emptied for the next query by a new generation
+ * rather than cleared: slot j holds candidate at[j] when gen[j] is the current one. */
+typedef struct RowSet {
+  size_t *at;
+  uint64_t *gen;
+  size_t cap;    /* a power of 2, at least twice the candidates */
+  uint64_t now;
+} RowSet;
+
+/* Makes room for n candidates and starts a new query. Errors: SLEM_ENOMEM. */
+static int rowset_reset(RowSet *h, size_t n, SlemError *err) {
+  if (2 * n > h->cap) {
+    size_t cap = h->cap ? h->cap : 64;
+    while (cap < 2 * n) cap *= 2;
+    free(h->at);
+    free(h->gen);
+    h->at = malloc(cap * sizeof *h->at);
+    h->gen = calloc(cap, sizeof *h->gen);
+    h->cap = h->at && h->gen ? cap : 0;
+    h->now = 0;
+    if (!h->cap) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  }
+  h->now++;
+  return SLEM_OK;
+}
+
+/* Adds candidate i of c; returns the index of an earlier candidate of the same row, or
+ * SIZE_MAX when there is none. */
+static size_t rowset_add(RowSet *h, const Cand *c, size_t i) {
+  size_t mask = h->cap - 1, j = (size_t)((c[i].hit.row * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+  for (; h->gen[j] == h->now; j = (j + 1) & mask)
+    if (c[h->at[j]].hit.row == c[i].hit.row) return h->at[j];
+  h->gen[j] = h->now;
+  h->at[j] = i;
+  return SIZE_MAX;
+}
+
+typedef struct Merge {
+  Shard *s;
+  size_t n;
+  const SlemMergeOpts *opts;
+  const char *const *paths;
+  int checked;          /* the shards have shard lines, checked */
+  RowSet seen;          /* the current query's rows, for duplicates */
+  SlemIds *ids;         /* db_ids, and its map id -> row */
+  SlemStrMap *idmap;
+  struct RowIds *rowids; /* without db_ids: the id each row carried so far (row_id_check) */
+  Cand *c;
+  size_t ccap;
+  SlemRankEntry *out;
+  size_t ocap;
+} Merge;
+
+static const char *name_of(const Merge *m, size_t s) { return slem_rankreader_name(m->s[s].r); }
+
+/* A row number written as an id: decimal digits, no sign, no leading zero. */
+static int parse_row(const char *s, uint64_t *row) {
+  uint64_t v = 0;
+  if (!*s || (s[0] == '0' && s[1])) return -1;
+  for (; *s; s++) {
+    if (*s < '0' || *s > '9' || v > (UINT64_MAX - 9) / 10) return -1;
+    v = v * 10 + (uint64_t)(*s - '0');
+  }
+  *row = v;
+  return 0;
+}
+
+/* Without --db-ids, what named each row in the lines read so far, in every shard: a row
+ * carries one id, and an id names one row. */
+typedef struct RowIds {
+  uint64_t *row1;   /* row + 1 in an open-addressed table; 0: an empty slot */
+  long *id;         /* the row's id: -1 its own number, else an index in ids */
+  size_t cap, n;
+  SlemStrMap *ids;  /* the ids that are not their row's number */
+  uint64_t *idrow;  /* idrow[i]: the row that ids' i names */
+  size_t idcap;
+} RowIds;
+
+static void rowids_free(RowIds *h) {
+  if (!h) return;
+  free(h->row1);
+  free(h->id);
+  slem_strmap_free(h->ids);
+  free(h->idrow);
+  free(h);
+}
+
+static const char *number_text(char *buf, uint64_t row) {
+  snprintf(buf, 24, "%" PRIu64, row);
+  return buf;
+}
+
+/* The slot of row in h: its own, or the empty one where it goes. */
+static size_t rowids_slot(const RowIds *h, uint64_t row) {
+  size_t mask = h->cap - 1, j = (size_t)((row * 0x9E3779B97F4A7C15ull) >> 29) & mask;
+  while (h->row1[j] && h->row1[j] != row + 1) j = (j + 1) & mask;
+  return j;
+}
+
+/* Checks that entry e of shard s, of row row, carries the id the row carried in every line
+ * merged before (its own number when the rankings have no ids) and that its id named no other row:
+ * a line edited, or shards of databases with other ids, are refused. The check of --db-ids
+ * without the ids file. Errors: SLEM_EFORMAT naming the file and line, SLEM_ENOMEM. */
+static int row_id_check(Merge *m, size_t s, const SlemRankEntry *e, uint64_t row, SlemError *err) {
+  RowIds *h = m->rowids;
+  uint64_t p;
+  long id = -1, k;
+  size_t j;
+  char nb[24];
+  int own = parse_row(e->id, &p) == 0 && p == row; /* the id is the row's own number */
+  if (!h && !(h = m->rowids = calloc(1, sizeof *h))) goto nomem;
+  if (2 * (h->n + 1) > h->cap) { /* doubled, rows placed again */
+    RowIds old = *h;
+    size_t cap = h->cap ? 2 * h->cap : 4096;
+    if (!(h->row1 = calloc(cap, sizeof *h->row1)) || !(h->id = malloc(cap * sizeof *h->id))) {
+      free(h->row1);
+      h->row1 = old.row1;
+      h->id = old.id;
+      goto nomem;
+    }
+    h->cap = cap;
+    for (size_t i = 0; i < old.cap; i++)
+      if (old.row1[i]) {
+        j = rowids_slot(h, old.row1[i] - 1);
+        h->row1[j] = old.row1[i];
+        h->id[j] = old.id[i];
+      }
+    free(old.row1);
+    free(old.id);
+  }
+  j = rowids_slot(h, row);
+  if (h->row1[j]) { /* a row seen before: the same id (which then names this row only) */
+    if (h->id[j] < 0 ? own : !own && strcmp(slem_strmap_get(h->ids, (size_t)h->id[j]), e->id) == 0)
+      return SLEM_OK;
+    return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": row %" PRIu64 " has id '%s', but "
+                      "id '%s' in a line before: a row has one id (an edited line, or rankings "
+                      "of databases with other ids?)", name_of(m, s), e->line, row, e->id,
+                      h->id[j] < 0 ? number_text(nb, row) : slem_strmap_get(h->ids, (size_t)h->id[j]));
+  }
+  if (!own) { /* an id of its own: it names this row only */
+    size_t before = h->ids ? slem_strmap_count(h->ids) : 0;
+    if (!h->ids && !(h->ids = slem_strmap_new())) goto nomem;
+    if ((id = slem_strmap_intern(h->ids, e->id, strlen(e->id))) < 0) goto nomem;
+    if ((size_t)id != before) {
+      k = (long)h->idrow[id];
+      goto two_rows;
+    }
+    if ((size_t)id == h->idcap) {
+      uint64_t *q = realloc(h->idrow, (h->idcap = h->idcap ? 2 * h->idcap : 1024) * sizeof *q);
+      if (!q) goto nomem;
+      h->idrow = q;
+    }
+    h->idrow[id] = row;
+    /* a number that another line gave its own row as its id */
+    if (parse_row(e->id, &p) == 0 && h->row1[k = (long)rowids_slot(h, p)] && h->id[k] == -1) {
+      k = (long)p;
+      goto two_rows;
+    }
+  } else if (h->ids && (k = slem_strmap_find(h->ids, e->id, strlen(e->id))) >= 0) {
+    k = (long)h->idrow[k]; /* its number, given before to another row as its id */
+    goto two_rows;
+  }
+  h->row1[j] = row + 1;
+  h->id[j] = id;
+  h->n++;
+  return SLEM_OK;
+two_rows:
+  return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": id '%s' names row %" PRIu64 ", but row "
+                    "%ld in a line before: an id names one row (an edited line, or rankings of "
+                    "databases with other ids?)", name_of(m, s), e->line, e->id, row, k);
+nomem:
+  return slem_error(err, SLEM_ENOMEM, "out of memory");
+}
+
+/* The global row of entry e of shard s. */
+static int row_of(Merge *m, size_t s, const SlemRankEntry *e, uint64_t *row, SlemError *err) {
+  const char *name = name_of(m, s);
+  if (m->idmap) {
+    long i = slem_strmap_find(m->idmap, e->id, strlen(e->id));
+    if (i < 0)
+      return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": id '%s' is not in %s", name,
+                        e->line, e->id, slem_ids_name(m->ids));
+    if (e->row >= 0 && (uint64_t)e->row != (uint64_t)i)
+      return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": id '%s' has row %" PRId64
+                        ", but line %ld of %s", name, e->line, e->id, e->row, i + 1,
+                        slem_ids_name(m->ids));
+    *row = (uint64_t)i;
+    return SLEM_OK;
+  }
+  if (e->row >= 0) {
+    *row = (uint64_t)e->row;
+    return SLEM_OK;
+  }
+  if (parse_row(e->id, row) != 0)
+    return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": id '%s' is not a database row, and "
+                      "the %s format does not carry rows: give the database's ids with --db-ids, or "
+                      "use jsonl between shards", name, e->line, e->id,
+                      slem_rankformat_name(slem_rankreader_format(m->s[s].r)));
+  return SLEM_OK;
+}
+
+/* 1 when path is a seekable file whose last byte is not a newline: a shard cut short,
+ * found before anything is written (a pipe is checked at its end instead). */
+static int cut_short(const char *path) {
+  FILE *f;
+  int cut = 0;
+  if (strcmp(path, "-") == 0 || !(f = fopen(path, "rb"))) return 0;
+  if (fseek(f, -1, SEEK_END) == 0) cut = getc(f) != '\n';
+  fclose(f);
+  return cut;
+}
+
+/* Reads the next query of every shard and checks they name the same one. *done is set
+ * when all shards have ended together. */
+static int next_query(Merge *m, size_t *seen, int *done, SlemError *err) {
+  const char *first = name_of(m, 0);
+  int st;
+  *done = 0;
+  for (size_t s = 0; s < m->n; s++) {
+    const SlemRankQuery *g0 = m->s[0].g, *g;
+    st = slem_rankreader_next(m->s[s].r, &m->s[s].g, err);
+    if (st) return st;
+    g = m->s[s].g;
+    if (s == 0) {
+      if (!g) {
+        *done = 1;
+        continue;
+      }
+      if (g->index < *seen)
+        return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": query '%s' appears again (a "
+                          "query's results must be together)", first, g->line, g->query);
+      *seen = g->index + 1;
+      continue;
+    }
+    if (*done && g)
+      return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": query '%s' is not in %s, which "
+                        "has ended: the shards must list the same queries", name_of(m, s), g->line,
+                        g->query, first);
+    if (!*done && !g)
+      return slem_error(err, SLEM_EFORMAT, "%s: ends before query '%s' (%s, line %" PRIu64 "): the "
+                        "shards must list the same queries", name_of(m, s), g0->query, first,
+                        g0->line);
+    if (g && strcmp(g->query, g0->query) != 0)
+      return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": query '%s', but %s has '%s' "
+                        "there (line %" PRIu64 "): the shards must list the same queries in the "
+                        "same order", name_of(m, s), g->line, g->query, first, g0->query, g0->line);
+  }
+  return SLEM_OK;
+}
+
+/* Gathers the current query's results of every shard into m->c; returns their number. */
+static int gather(Merge *m, size_t *nc, SlemError *err) {
+  size_t total = 0, c = 0;
+  int st;
+  for (size_t s = 0; s < m->n; s++) total += m->s[s].g->n;
+  if (total > m->ccap) {
+    Cand *p = realloc(m->c, total * sizeof *p);
+    if (!p) return slem_error(err, SLEM_ENOMEM, "out of memory");
+    m->c = p;
+    m->ccap = total;
+  }
+  for (size_t s = 0; s < m->n; s++) {
+    Shard *sh = m->s + s;
+    const SlemRankQuery *g = sh->g;
+    for (size_t i = 0; i < g->n; i++) {
+      const SlemRankEntry *e = g->e + i;
+      uint64_t row = 0;
+      float score = (float)e->score;
+      int added;
+      if ((st = row_of(m, s, e, &row, err)) != SLEM_OK) return st;
+      if (sh->shard && row >= sh->shard->rows)
+        return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": row %" PRIu64 " ('%s') is beyond "
+                          "the database, of %llu rows", name_of(m, s), e->line, row, e->id,
+                          (unsigned long long)sh->shard->rows);
+      if (sh->shard && (row < sh->lo || row >= sh->hi))
+        return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": row %" PRIu64 " ('%s') is outside "
+                          "its shard %llu/%llu, rows %" PRIu64 " to %" PRIu64 " (%s)", name_of(m, s),
+                          e->line, row, e->id, (unsigned long long)sh->shard->index,
+                          (unsigned long long)sh->shard->count, sh->lo, sh->hi - 1,
+                          sh->hi > sh->lo ? "as --shard cuts them" : "none: an empty shard");
+      if (e->score_text) {
+        char buf[SLEM_FMT_G9_MAX];
+        slem_fmt_g9(buf, score);
+        if (strcmp(buf, e->score_text) != 0)
+          return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": score '%s' is not a float32 "
+                            "printed with %%.9g ('%s'), as slem-match writes it", name_of(m, s),
+                            e->line, e->score_text, buf);
+      }
+      if (e->rank != (long)i + 1)
+        return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": query '%s': rank %ld, but it is "
+                          "result %zu of the query: ranks number a list 1, 2, ... as slem-match "
+                          "writes it", name_of(m, s), e->line, g->query, e->rank, i + 1);
+      /* slem-match writes a query's list best first, equal scores by the lower row: a list
+       * in another order was not written by it (edited, or another tool's) */
+      if (i > 0 && (m->c[c - 1].hit.score < score ||
+                    (m->c[c - 1].hit.score == score && m->c[c - 1].hit.row >= row)))
+        return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": query '%s' lists row %" PRIu64
+                          " ('%s', score %.9g) after row %" PRIu64 " (score %.9g): not best first, "
+                          "equal scores by the lower row, as slem-match writes a ranking",
+                          name_of(m, s), e->line, g->query, row, e->id, (double)score,
+                          m->c[c - 1].hit.row, (double)m->c[c - 1].hit.score);
+      added = slem_keyset_add(sh->rows, row);
+      if (added < 0) return slem_error(err, SLEM_ENOMEM, "out of memory");
+      if (added) {
+        sh->nrows++;
+        for (size_t o = 0; o < m->n; o++)
+          if (o != s && slem_keyset_has(m->s[o].rows, row))
+            return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": row %" PRIu64 " ('%s') is "
+                              "also in %s: the shards overlap", name_of(m, s), e->line, row, e->id,
+                              name_of(m, o));
+      }
+      m->c[c].hit.row = row;
+      m->c[c].hit.score = score;
+      m->c[c].shard = s;
+      m->c[c].i = i;
+      c++;
+    }
+    if (g->n < m->opts->k) {
+      struct Short *x;
+      if (sh->nshort == sh->shortcap) {
+        size_t cap = sh->shortcap ? 2 * sh->shortcap : 16;
+        if (!(x = realloc(sh->shorts, cap * sizeof *x)))
+          return slem_error(err, SLEM_ENOMEM, "out of memory");
+        sh->shorts = x;
+        sh->shortcap = cap;
+      }
+      x = sh->shorts + sh->nshort;
+      if (!(x->query = strdup(g->query))) return slem_error(err, SLEM_ENOMEM, "out of memory");
+      sh->nshort++;
+      x->n = g->n;
+      x->own = g->index;
+      x->line = g->line;
+      x->own_listed = 0;
+      for (size_t i = c - g->n; i < c; i++)
+        if (m->c[i].hit.row == x->own) x->own_listed = 1;
+    }
+    if (g->n < m->opts->k && g->n < sh->short_n) {
+      char *q = strdup(g->query);
+      if (!q) return slem_error(err, SLEM_ENOMEM, "out of memory");
+      free(sh->short_query);
+      sh->short_query = q;
+      sh->short_n = g->n;
+      sh->short_line = g->line;
+    }
+  }
+  *nc = c;
+  return SLEM_OK;
+}
+
+/* Compares the fields of one shard line (end 0: the first, 1: the end line) by the rule of
+ * each (the table of rankings.h, with --allow-mixed-blas), shard s against shard at. The
+ * fingerprints of descriptors are waived by their arithmetic, of the first line: x and y
+ * hold both lines. */
+static int same_fields(const Merge *m, size_t s, const SlemRankShard *x, size_t at,
+                       const SlemRankShard *y, int end, SlemError *err) {
+  size_t nf;
+  const SlemRankShardField *f = slem_rankshard_fields(&nf);
+  for (size_t i = 0; i < nf; i++) {
+    char a[SLEM_SHARD_VALUE_MAX], b[SLEM_SHARD_VALUE_MAX];
+    if (f[i].end != end || !slem_rankshard_differ(f + i, x, y, m->opts->allow_mixed_blas))
+      continue;
+    return slem_error(err, SLEM_EFORMAT, "%s: %s: %s %s, but %s has %s: %s", name_of(m, s),
+                      end ? "its end line" : "line 1", f[i].key, slem_rankshard_value(x, f + i, a),
+                      name_of(m, at), slem_rankshard_value(y, f + i, b), f[i].differs);
+  }
+  return SLEM_OK;
+}
+
+/* The shard lines (rankings.h): when one shard has one, every shard must, of the same
+ * database and split, each index of 0..N-1 once, each made with a k of at least the merge's.
+ * The end lines too when they are known (read ahead from a file; a pipe's at its end). */
+static int check_shards(Merge *m, SlemError *err) {
+  size_t at = SIZE_MAX;
+  const SlemRankShard *first;
+  char *seen;
+  int st;
+  for (size_t s = 0; s < m->n; s++) {
+    m->s[s].shard = slem_rankreader_shard(m->s[s].r);
+    if (m->s[s].shard && at == SIZE_MAX) at = s;
+  }
+  if (at == SIZE_MAX) return SLEM_OK;
+  first = m->s[at].shard;
+  for (size_t s = 0; s < m->n; s++) {
+    const SlemRankShard *x = m->s[s].shard;
+    if (!x)
+      return slem_error(err, SLEM_EFORMAT, "%s: not the ranking of a shard (no shard line), "
+                        "but %s is shard %llu/%llu", name_of(m, s), name_of(m, at),
+                        (unsigned long long)first->index, (unsigned long long)first->count);
+    if ((st = same_fields(m, s, x, at, first, 0, err)) != SLEM_OK) return st;
+    if (x->k < m->opts->k)
+      return slem_error(err, SLEM_EFORMAT, "%s: line 1: made with -k %llu, fewer than the merge's "
+                        "-k %zu: the merge would not be exact", name_of(m, s),
+                        (unsigned long long)x->k, m->opts->k);
+    slem_shard_range(&(SlemShard){x->index, x->count}, x->rows, &m->s[s].lo, &m->s[s].hi);
+  }
+  if (m->n != first->count && !m->opts->partial) {
+    if (!(seen = calloc(first->count, 1))) return slem_error(err, SLEM_ENOMEM, "out of memory");
+    for (size_t s = 0; s < m->n; s++) seen[m->s[s].shard->index] = 1;
+    for (uint64_t i = 0; i < first->count; i++)
+      if (!seen[i]) {
+        free(seen);
+        return slem_error(err, SLEM_EFORMAT, "shard %llu/%llu is missing: %zu shard rankings "
+                          "given", (unsigned long long)i, (unsigned long long)first->count,
+                          m->n);
+      }
+    free(seen);
+  }
+  for (size_t s = 0; s < m->n; s++)
+    for (size_t t = s + 1; t < m->n; t++)
+      if (m->s[s].shard->index == m->s[t].shard->index)
+        return slem_error(err, SLEM_EFORMAT, "%s and %s are both shard %llu/%llu",
+                          name_of(m, s), name_of(m, t),
+                          (unsigned long long)m->s[s].shard->index,
+                          (unsigned long long)first->count);
+  /* the end lines of the shards that are files, before anything is written */
+  for (size_t s = 0; s < m->n; s++) {
+    int found;
+    SlemRankShard *e = &m->s[s].end;
+    *e = *m->s[s].shard; /* its first line's fields, for the end line's comparison */
+    if ((st = slem_rankshard_read_end(m->paths[s], e, &found, err)) != SLEM_OK) return st;
+    if (!found) continue;
+    for (size_t t = 0; t < s; t++)
+      if (m->s[t].end.has_end && (st = same_fields(m, s, e, t, &m->s[t].end, 1, err)) != SLEM_OK)
+        return st;
+  }
+  m->checked = 1;
+  return SLEM_OK;
+}
+
+/* At the end: every shard of a checked merge has its end line, all alike. */
+static int check_ends(Merge *m, SlemError *err) {
+  int st;
+  if (!m->checked) return SLEM_OK;
+  for (size_t s = 0; s < m->n; s++) {
+    const SlemRankShard *x = slem_rankreader_shard(m->s[s].r);
+    if (!x || !x->has_end)
+      return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": no shard end line after the last "
+                        "query (cut short, or not written by slem-match --shard): the queries "
+                        "cannot be checked", name_of(m, s), slem_rankreader_line(m->s[s].r));
+    m->s[s].end = *x;
+    if (s > 0 && (st = same_fields(m, s, &m->s[s].end, 0, &m->s[0].end, 1, err)) != SLEM_OK)
+      return st;
+  }
+  return SLEM_OK;
+}
+
+/* A list shorter than k is only exact when it holds every row of its shard, less at most
+ * the query's own (--exclude-self skips the row whose index is the query's): the shard must
+ * not have returned more rows than that over all its queries, and a list that lacks one of
+ * them must lack that one. This is all a plain shard (no shard line) can prove of its k: a
+ * shard made with a smaller k whose lists hold all its rows but one, that one each query's
+ * own, passes (and is then exact for the queries of a database searched with itself). */
+static int check_short(const Merge *m, SlemError *err) {
+  for (size_t s = 0; s < m->n; s++) {
+    const Shard *sh = m->s + s;
+    if (sh->short_query && sh->short_n + 1 < sh->nrows)
+      return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": query '%s' has %zu results, fewer "
+                        "than -k %zu, yet the shard returned %" PRIu64 " different rows: it was made "
+                        "with a smaller -k, and the merge would not be exact", name_of(m, s),
+                        sh->short_line, sh->short_query, sh->short_n, m->opts->k, sh->nrows);
+    for (size_t i = 0; i < sh->nshort; i++) {
+      const struct Short *x = sh->shorts + i;
+      if (x->n + 1 == sh->nrows && (x->own_listed || !slem_keyset_has(sh->rows, x->own)))
+        return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": query '%s' has %zu results, "
+                          "fewer than -k %zu, of the %" PRIu64 " rows the shard returned, and the row "
+                          "it lacks is not its own (row %" PRIu64 ", which --exclude-self skips): it "
+                          "was made with a smaller -k, and the merge would not be exact",
+                          name_of(m, s), x->line, x->query, x->n, m->opts->k, sh->nrows, x->own);
+    }
+  }
+  return SLEM_OK;
+}
+
+static void merge_free(Merge *m) {
+  for (size_t s = 0; s < m->n && m->s; s++) {
+    slem_rankreader_free(m->s[s].r);
+    slem_keyset_free(m->s[s].rows);
+    free(m->s[s].short_query);
+    for (size_t i = 0; i < m->s[s].nshort; i++) free(m->s[s].shorts[i].query);
+    free(m->s[s].shorts);
+  }
+  free(m->s);
+  free(m->c);
+  free(m->seen.at);
+  free(m->seen.gen);
+  free(m->out);
+}
+
+/* Before the fast path (mergefast.h): the checks of the shard lines, run by this merge's
+ * own code on the first query of each shard, all regular files. Returns 0 when the fast path
+ * may try (*lines: the shards have shard lines, checked, each end line found in its file,
+ * info filled), -1 when the general merge is to run (an error it will report again, a pipe,
+ * an end line it reads at the end). */
+static int fast_prepass(const char *const *shards, size_t n, const SlemMergeOpts *opts,
+                        SlemMergeFastShard *info, int *lines) {
+  Merge m = {0};
+  SlemError e;
+  size_t seen = 0;
+  int done = 0, ok = -1;
+  struct stat sb;
+  *lines = 0;
+  for (size_t s = 0; s < n; s++)
+    if (strcmp(shards[s], "-") == 0 || stat(shards[s], &sb) != 0 || !S_ISREG(sb.st_mode))
+      return -1;
+  m.n = n;
+  m.opts = opts;
+  m.paths = shards;
+  if (!(m.s = calloc(n, sizeof *m.s))) return -1;
+  for (size_t s = 0; s < n; s++) {
+    m.s[s].short_n = SIZE_MAX;
+    if (slem_rankreader_open(&m.s[s].r, shards[s], SLEM_RANK_AUTO, &e) != SLEM_OK ||
+        !(m.s[s].rows = slem_keyset_new()))
+      goto done;
+  }
+  if (next_query(&m, &seen, &done, &e) != SLEM_OK || done || check_shards(&m, &e) != SLEM_OK)
+    goto done;
+  if (m.checked) {
+    for (size_t s = 0; s < n; s++) {
+      if (!m.s[s].end.has_end) goto done;
+      info[s].lines = 1;
+      info[s].lo = m.s[s].lo;
+      info[s].hi = m.s[s].hi;
+    }
+    *lines = 1;
+  }
+  ok = 0;
+done:
+  merge_free(&m);
+  return ok;
+}
+
+int slem_merge(const char *const *shards, size_t n, const char *output,
+               const SlemMergeOpts *opts, SlemMergeStats *stats, SlemError *err) {
+  Merge m = {0};
+  SlemRankWriter *w = NULL;
+  size_t seen = 0;
+  int st = SLEM_OK, done = 0;
+  SlemMergeStats z = {0, 0};
+  if (!stats) stats = &z;
+  *stats = z;
+  if (n == 0 || opts->k == 0)
+    return slem_error(err, SLEM_EINVAL, n == 0 ? "no shard to merge" : "k must be at least 1");
+  m.n = n;
+  m.opts = opts;
+  m.paths = shards;
+  m.s = calloc(n, sizeof *m.s);
+  if (!m.s) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  if (opts->check && (st = opts->check(opts->check_ctx, shards, n, err)) != SLEM_OK) goto done;
+  /* the shards as slem-match writes them, fast; anything else (errors included) here */
+  if (!opts->db_ids) {
+    SlemMergeFastShard *info = calloc(n, sizeof *info);
+    int lines = 0;
+    if (!info) goto nomem;
+    if (fast_prepass(shards, n, opts, info, &lines) == 0)
+      st = slem_mergefast(shards, n, output, opts, lines ? info : NULL, stats, err);
+    else
+      st = SLEM_MERGEFAST_DECLINED;
+    free(info);
+    if (st != SLEM_MERGEFAST_DECLINED) goto done;
+    st = SLEM_OK;
+  }
+  if (opts->db_ids) {
+    size_t nid;
+    if ((st = slem_ids_read(&m.ids, opts->db_ids, err)) != SLEM_OK) goto done;
+    if (!(m.idmap = slem_strmap_new())) goto nomem;
+    nid = slem_ids_count(m.ids);
+    for (size_t i = 0; i < nid; i++) {
+      const char *id = slem_ids_get(m.ids, i);
+      long k = slem_strmap_intern(m.idmap, id, strlen(id));
+      if (k < 0) goto nomem;
+      if ((size_t)k != i) {
+        st = slem_error(err, SLEM_EFORMAT, "%s: line %zu: id '%s' appears twice", opts->db_ids,
+                        i + 1, id);
+        goto done;
+      }
+    }
+  }
+  for (size_t s = 0; s < n; s++) {
+    m.s[s].short_n = SIZE_MAX;
+    if ((st = slem_rankreader_open(&m.s[s].r, shards[s], SLEM_RANK_AUTO, err)) != SLEM_OK) goto done;
+    if (!(m.s[s].rows = slem_keyset_new())) goto nomem;
+  }
+  for (size_t s = 0; s < n; s++)
+    if (slem_rankreader_is_text(m.s[s].r) && cut_short(shards[s])) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: the last line has no newline: the file was cut short",
+                      name_of(&m, s));
+      goto done;
+    }
+  for (;;) {
+    size_t nc = 0, keep;
+    if ((st = next_query(&m, &seen, &done, err)) != SLEM_OK) goto done;
+    if (done) break;
+    if (!w) {
+      SlemRankFormat f = opts->format;
+      if ((st = check_shards(&m, err)) != SLEM_OK) goto done;
+      const SlemRankQuery *g = m.s[0].g;
+      if (f == SLEM_RANK_AUTO) f = slem_rankreader_format(m.s[0].r);
+      st = slem_rankwriter_open_k(&w, output, f, NULL, NULL, g->n && g->e[0].tag ? g->e[0].tag : NULL,
+                                  opts->k, err);
+      if (st) goto done;
+    }
+    if ((st = gather(&m, &nc, err)) != SLEM_OK) goto done;
+    /* a row once per query, whatever its scores */
+    if ((st = rowset_reset(&m.seen, nc, err)) != SLEM_OK) goto done;
+    for (size_t i = 0; i < nc; i++) {
+      size_t j = rowset_add(&m.seen, m.c, i);
+      if (j != SIZE_MAX) {
+        const Cand *c = m.c + i, *p = m.c + j;
+        st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": row %" PRIu64 " twice for query "
+                        "'%s' (also %s, line %" PRIu64 ")", name_of(&m, c->shard),
+                        m.s[c->shard].g->e[c->i].line, c->hit.row, m.s[0].g->query,
+                        name_of(&m, p->shard), m.s[p->shard].g->e[p->i].line);
+        goto done;
+      }
+      if (!m.idmap && m.s[m.c[i].shard].g->e[m.c[i].i].row >= 0 &&
+          (st = row_id_check(&m, m.c[i].shard, m.s[m.c[i].shard].g->e + m.c[i].i, m.c[i].hit.row,
+                             err)) != SLEM_OK)
+        goto done;
+    }
+    if (nc > 1) qsort(m.c, nc, sizeof *m.c, cand_cmp); /* m.c is NULL while no query had a result */
+    keep = nc < opts->k ? nc : opts->k;
+    if (keep > m.ocap) {
+      SlemRankEntry *p = realloc(m.out, keep * sizeof *p);
+      if (!p) goto nomem;
+      m.out = p;
+      m.ocap = keep;
+    }
+    for (size_t i = 0; i < keep; i++) {
+      const Cand *c = m.c + i;
+      m.out[i] = m.s[c->shard].g->e[c->i];
+      m.out[i].score = c->hit.score;
+      m.out[i].row = (int64_t)c->hit.row;
+    }
+    st = slem_rankwriter_write_entries(w, m.s[0].g->query, m.out, keep, err);
+    if (st) goto done;
+    stats->queries++;
+    if (opts->progress && (stats->queries & 255) == 0) opts->progress(opts->progress_ctx, stats->queries);
+    stats->results += keep;
+  }
+  for (size_t s = 0; s < n; s++)
+    if (slem_rankreader_unterminated(m.s[s].r)) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": the last line has no newline: the "
+                      "file was cut short", name_of(&m, s), slem_rankreader_line(m.s[s].r));
+      goto done;
+    }
+  if ((st = check_ends(&m, err)) != SLEM_OK) goto done;
+  if ((st = check_short(&m, err)) != SLEM_OK) goto done;
+  st = slem_rankwriter_close(w, err);
+  w = NULL;
+  goto done;
+nomem:
+  st = slem_error(err, SLEM_ENOMEM, "out of memory");
+done:
+  slem_rankwriter_abort(w);
+  for (size_t s = 0; s < n; s++) {
+    slem_rankreader_free(m.s[s].r);
+    slem_keyset_free(m.s[s].rows);
+    free(m.s[s].short_query);
+    for (size_t i = 0; i < m.s[s].nshort; i++) free(m.s[s].shorts[i].query);
+    free(m.s[s].shorts);
+  }
+  free(m.s);
+  free(m.c);
+  free(m.seen.at);
+  free(m.seen.gen);
+  free(m.out);
+  slem_ids_free(m.ids);
+  slem_strmap_free(m.idmap);
+  rowids_free(m.rowids);
+  return st;
+}

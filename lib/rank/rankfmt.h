@@ -1,0 +1,142 @@
+/* The ranking formats' interface: what one format of rankings.h implements, and the
+ * writer and reader that the formats share. Private to lib/rank/rankings.c and the format
+ * members lib/rank/rank_*.c: callers use rankings.h.
+ *
+ * A format is one file lib/rank_NAME.c defining a const SlemRankFormatOps, and one line
+ * in the table of rankings.c (its index is its SlemRankFormat). A text format fills
+ * sniff and one of read_line/read_query and write_entries, and leaves the file hooks NULL:
+ * rankings.c then opens its output (atomic, "-" for stdout), reads its lines (pipes
+ * included), groups its results by query and checks them (ids once per query). A format
+ * of its own files (npy) fills the file hooks instead.
+ */
+#ifndef SLEM_RANKFMT_H
+#define SLEM_RANKFMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "io.h"
+#include "lines.h"
+#include "rankings.h"
+#include "strmap.h"
+
+/* One result of a tsv/trec line, its strings inside the line. */
+typedef struct SlemRankLine {
+  const char *query, *id, *score_text, *tag; /* tag: NULL when the format has none */
+  long rank;
+  double score;
+} SlemRankLine;
+
+typedef struct SlemRankFormatOps {
+  const char *name;       /* "tsv": -F's word */
+  const char *extension;  /* ".tsv": an output named so is written in this format */
+  int shard_lines;        /* 1: carries slem-match --shard's first and end lines (jsonl) */
+  /* How strongly the first non-blank line of a text looks like this format: the highest
+   * wins (jsonl 3 on '{', tsv 2 on tabs and no space, trec 1 on anything). NULL: never
+   * recognised from text (npy). */
+  int (*sniff)(const char *line);
+  /* 1 when path names a ranking of this format by name alone (an npy pair); NULL: no */
+  int (*sniff_path)(const char *path);
+  /* The files that path names (at most 2); NULL: path itself. -1 when they do not fit. */
+  int (*files)(const char *path, char names[2][4096], size_t *n);
+
+  /* writer. open: NULL for a text output (w->out opened on path); else opens the format's
+   * own files (w->k is set). write_hits: NULL to write through write_entries with the ids
+   * of the writer's tables. close: NULL commits w->out. */
+  int (*open)(SlemRankWriter *w, const char *path, SlemError *err);
+  int (*write_hits)(SlemRankWriter *w, uint64_t query, const SlemHit *hits, size_t n,
+                    SlemError *err);
+  /* one query's results ranked 1..n in the order given, e[i].score_text its %.9g text */
+  int (*write_entries)(SlemRankWriter *w, const char *query, const SlemRankEntry *e, size_t n,
+                       SlemError *err);
+  int (*close)(SlemRankWriter *w, SlemError *err);
+  void (*abort)(SlemRankWriter *w);
+
+  /* reader of a text format: read_line splits one line that holds one result (tsv, trec)
+   * into *out (its strings inside line), or fills err (SLEM_EFORMAT naming the file and
+   * line) and returns its status; read_query reads one line that holds a whole query
+   * (jsonl) through slem_rankreader_begin()/_add()/_finish(). */
+  int (*read_line)(SlemRankReader *r, char *line, uint64_t ln, SlemRankLine *out,
+                   SlemError *err);
+  int (*read_query)(SlemRankReader *r, const char *line, uint64_t ln, const SlemRankQuery **q,
+                    SlemError *err);
+  /* reader of a format of its own files: ropen sets r->state, r->name; rnext hands out the
+   * next query (NULL at the end) through _begin()/_add()/_finish(); rfree frees r->state. */
+  int (*ropen)(SlemRankReader *r, const char *path, SlemError *err);
+  int (*rnext)(SlemRankReader *r, const SlemRankQuery **q, SlemError *err);
+  void (*rfree)(SlemRankReader *r);
+} SlemRankFormatOps;
+
+extern const SlemRankFormatOps slem_rank_tsv, slem_rank_trec, slem_rank_jsonl, slem_rank_npy;
+
+struct SlemRankWriter {
+  const SlemRankFormatOps *ops;
+  SlemOut *out;          /* the text output (NULL for a format of its own files) */
+  const SlemIds *qids, *dbids;
+  char *tag;
+  size_t k;              /* results per query; 0: unknown */
+  void *state;           /* the format's own */
+  SlemRankEntry *e;      /* write_hits' entries, and their ids' and scores' text */
+  char *text;
+  size_t cap;
+};
+
+#define SLEM_RANK_NONE SIZE_MAX
+
+/* Where an entry's strings are in the arena (they move while it grows). */
+typedef struct SlemRankOffs {
+  size_t id, score, tag;
+} SlemRankOffs;
+
+struct SlemRankReader {
+  const SlemRankFormatOps *ops; /* NULL until recognised */
+  SlemLines *lines;      /* a text format's lines; NULL for a format of its own files */
+  void *state;           /* the format's own (npy) */
+  char *name;            /* the name for messages when lines is NULL */
+  uint64_t line;         /* when lines is NULL: the "line" of messages (npy: row + 1) */
+  SlemStrMap *qmap;      /* query ids seen */
+  char *arena;           /* strings of the query being read */
+  size_t alen, acap;
+  SlemRankEntry *e;
+  SlemRankOffs *o;
+  size_t n, cap;
+  size_t *slot;          /* open-addressing set of entry indices, by id; nslot a power of 2 */
+  size_t nslot;
+  size_t qoff;           /* the query id in the arena */
+  SlemRankQuery q;
+  /* a tsv/trec line read ahead: it starts the next query */
+  char *pend;            /* "query\0id\0score\0tag\0" */
+  size_t pend_cap;
+  long pend_rank;
+  double pend_score;
+  uint64_t pend_line;
+  int has_pend, pend_tag, eof, any;
+  SlemRankShard shard;   /* the shard line, if any (shard.count > 0) */
+  SlemError deferred;    /* a bad line after a query's lines: reported on the next call */
+};
+
+/* The query being read: starts one whose id is q (len bytes) at line; adds an entry to it
+ * (score_text and tag may be NULL; an id twice is SLEM_EFORMAT); hands it out in *q. */
+int slem_rankreader_begin(SlemRankReader *r, const char *q, size_t len, uint64_t line,
+                          SlemError *err);
+int slem_rankreader_add(SlemRankReader *r, const char *id, long rank, double score,
+                        const char *score_text, int64_t row, const char *tag, uint64_t line,
+                        SlemError *err);
+void slem_rankreader_finish(SlemRankReader *r, const SlemRankQuery **q);
+
+/* The line of a format of one result per line, in fields: split at seps (collapse: runs
+ * of them count once) into want fields, the query first, the id at iid, the rank at
+ * irank, the score at iscore, the tag at itag (-1: none). Errors (SLEM_EFORMAT, naming
+ * the file and line ln): another field count (the message ends "expected N (layout)"), a
+ * rank that is not a positive whole number, a score that is not a finite number. */
+typedef struct SlemRankFields {
+  const char *seps;
+  int collapse;
+  size_t want, iid, irank, iscore;
+  int itag;
+  const char *layout;
+} SlemRankFields;
+int slem_rankline_split(SlemRankReader *r, char *line, uint64_t ln, const SlemRankFields *fs,
+                        SlemRankLine *out, SlemError *err);
+
+#endif

@@ -1,0 +1,394 @@
+#define _POSIX_C_SOURCE 200809L
+#include "match.h"
+
+#include "kproj.h"
+#include "scorer_kernel.h"
+#include "mem.h"
+#include "prefetch.h"
+#include "phases.h"
+#include "scorer.h"
+#include "blas.h"
+#include "slem.h"
+#include "tilecache.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+
+int slem_match_rules(int kernel, int couple, int normalize, int affine, SlemError *err) {
+  if (couple && !kernel)
+    return slem_error(err, SLEM_EINVAL, "--couple goes with a kernel cache: give -c CACHE");
+  if (kernel && normalize)
+    return slem_error(err, SLEM_EINVAL, "--normalize does not go with a kernel cache: its "
+                      "similarity is normalised");
+  if (affine && (kernel || normalize))
+    return slem_error(err, SLEM_EINVAL, "classifier queries (--affine, --calibration) go with "
+                      "neither -c nor --normalize");
+  return SLEM_OK;
+}
+
+void slem_match_opts_init(SlemMatchOpts *opts) {
+  memset(opts, 0, sizeof *opts);
+  opts->k = 100;
+  opts->qblock = 2048;
+  opts->dblock = 0; /* slem_block_rows(d) */
+  opts->memory = SLEM_MEMORY_AUTO;
+}
+
+/* Bounds in float that keep their direction: lo(x) <= x <= up(x), so that float(e) of an
+ * exact score e with lo <= e <= up lies in [lo(x), up(x)] too (rounding is monotone). */
+static float round_down(double x) {
+  float f = (float)x;
+  return (double)f > x ? nextafterf(f, -INFINITY) : f;
+}
+static float round_up(double x) {
+  float f = (float)x;
+  return (double)f < x ? nextafterf(f, INFINITY) : f;
+}
+
+/* The fast scores below which a row cannot enter the top k: with lk the k-th largest
+ * lower bound held, a row whose upper bound up(s + slack) is below lk has, rounded to
+ * float, an exact score strictly below that of k other rows. s < thr implies it. */
+static double threshold(const SlemTopK *lower, double slack) {
+  const SlemHit *w = slem_topk_worst(lower);
+  return w ? (double)nextafterf(w->score, -INFINITY) - slack : -INFINITY;
+}
+
+int slem_match(SlemVecReader *queries, SlemVecReader *db, const SlemMatchOpts *opts,
+               SlemHitsFn emit, void *ctx, SlemMatchStats *stats, SlemError *err) {
+  SlemDb *set = NULL;
+  int st = slem_db_wrap(&set, db, err);
+  if (st) {
+    memset(stats, 0, sizeof *stats);
+    return st;
+  }
+  st = slem_match_db(queries, set, opts, emit, ctx, stats, err);
+  slem_db_free(set);
+  return st;
+}
+
+struct Cand {
+  size_t j;
+  float up;
+};
+
+/* Threads of the selection at most (a tile's queries cut into as many chunks). */
+#define TILE_THREADS 64
+
+/* One tile's selection for queries [lo, hi): each query's numbers depend on that query and
+ * the tile alone, so that the threads sharing the queries change nothing but the time. */
+typedef struct TileJob {
+  SlemScorer *sc;
+  const SlemMatchOpts *opts;
+  const float *scores;
+  SlemTopK *tops, *lows;
+  struct Cand *cand;  /* a row of candidates per chunk of queries */
+  size_t nd;
+  SlemBlockPos pos;
+  uint64_t q0;
+  const char *qname;
+  size_t chunk;
+  uint64_t rescored[TILE_THREADS];
+  int status[TILE_THREADS];
+  SlemError err[TILE_THREADS];
+} TileJob;
+
+static void tile_queries(void *ctx, size_t qlo, size_t qhi) {
+  TileJob *jb = ctx;
+  size_t c = qlo / jb->chunk, nd = jb->nd;
+  struct Cand *cand = jb->cand + c * nd;
+  const SlemBlockPos *pos = &jb->pos;
+  /* Per query: the rows of the tile that may enter its top k, from their fast scores
+   * s and the slack (lo(s - slack) <= exact <= up(s + slack)), while the k-th best
+   * lower bound rises; then those whose upper bound still reaches it are re-scored
+   * exactly and offered to the top k. A row of the exact top k is never dropped: k
+   * rows beating it would need lower bounds above its upper bound. */
+  for (size_t i = qlo; i < qhi; i++) {
+    const float *s = jb->scores + i * nd;
+    SlemTopK *t = &jb->tops[i], *low = &jb->lows[i];
+    uint64_t self_row = jb->q0 + i;
+    double slack = slem_scorer_slack(jb->sc, i), thr = threshold(low, slack);
+    size_t nc = 0;
+    for (size_t j = 0; j < nd; j++) {
+      SlemHit lb;
+      /* the common case: not good enough (NaN and -Inf, from an overflow, fall through) */
+      if (s[j] < thr && s[j] != -INFINITY) continue;
+      lb.row = pos->row + j;
+      if (jb->opts->exclude_self && lb.row == self_row) continue;
+      if (isfinite(s[j])) {
+        lb.score = round_down((double)s[j] - slack);
+        cand[nc++] = (struct Cand){j, round_up((double)s[j] + slack)};
+        if (slem_topk_push(low, lb)) thr = threshold(low, slack);
+      } else {
+        cand[nc++] = (struct Cand){j, INFINITY};
+      }
+    }
+    /* the lower bounds are all in: those still reaching the k-th are re-scored, a few
+     * rows at once, and offered in the order of the tile */
+    const SlemHit *w = slem_topk_worst(low);
+    for (size_t m = 0; m < nc;) {
+      size_t js[SLEM_EXACT_ROWS], nb = 0;
+      double e[SLEM_EXACT_ROWS];
+      for (; m < nc && nb < SLEM_EXACT_ROWS; m++)
+        if (!w || cand[m].up >= w->score) js[nb++] = cand[m].j;
+      slem_scorer_exact_rows(jb->sc, i, js, nb, e);
+      jb->rescored[c] += nb;
+      for (size_t r = 0; r < nb; r++) {
+        SlemHit h;
+        if (isnan(e[r])) continue;
+        h.row = pos->row + js[r];
+        h.score = (float)e[r];
+        if (isinf(h.score)) { /* scores are written as float32: never as inf */
+          jb->status[c] = slem_error(&jb->err[c], SLEM_ENUMERIC, "%s: query %" PRIu64 ", %s record %"
+                                     PRIu64 ": the score %.6g is beyond float32, in which scores "
+                                     "are written; scale the vectors down (or use --normalize)",
+                                     jb->qname, jb->q0 + i + 1, pos->name, pos->record + js[r], e[r]);
+          return;
+        }
+        slem_topk_push(t, h);
+      }
+    }
+  }
+}
+
+int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
+                  SlemHitsFn emit, void *ctx, SlemMatchStats *stats, SlemError *err) {
+  size_t d = slem_vecreader_dim(queries);
+  size_t qb = opts->qblock ? opts->qblock : 2048, qmax;
+  size_t dd = d; /* values per database row: d, or the width of kernel projections */
+  size_t tb, k = opts->k;
+  float *scores = NULL;
+  SlemHit *mem = NULL, *lmem = NULL;
+  SlemTopK *tops = NULL, *lows = NULL;
+  struct Cand *cand = NULL;
+  TileJob *job = NULL; /* large: an error message per thread */
+  size_t nthreads = (size_t)slem_blas_threads();
+  uint64_t q0 = 0, ndb = 0, lo, hi;
+  int status = SLEM_OK, first = 1, once = !slem_db_seekable(db), packed = 0;
+  int64_t nqueries = slem_vecreader_count(queries);
+  SlemScorer *sc = NULL;
+  SlemPrefetch *pf = NULL;
+  SlemTileCache *kp = NULL;
+  void *scratch = NULL;
+  size_t esize;
+
+  int affine = opts->affine || opts->calibration != NULL;
+
+  double t_start = slem_now(), t0;
+  memset(stats, 0, sizeof *stats);
+  if ((status = slem_match_rules(opts->kernel != NULL, opts->couple, opts->normalize, affine,
+                                 err)) != SLEM_OK)
+    return status;
+  stats->phases.threads = (int)nthreads;
+  slem_db_window(db, &lo, &hi);
+  if (opts->kernel) { /* a database of kernel projections is not projected again */
+    const SlemCache *c = opts->kernel;
+    size_t r = slem_cache_kernel(c) ? slem_cache_kernel(c)->r : 0;  /* else refused below */
+    if ((status = slem_db_projections(db, slem_cache_fingerprint(c), c->d, r, opts->couple, &packed,
+                                      err)) != SLEM_OK)
+      return status;
+    if (packed) dd = SLEM_KPROJ_WIDTH(c->d, r, opts->couple);
+  }
+  /* float32 tiles are half the bytes of the double blocks elsewhere: twice the rows */
+  tb = opts->dblock ? opts->dblock
+                    : opts->kernel ? slem_block_rows(dd) : slem_block_rows((d + 1) / 2);
+  if (packed && slem_db_dim(db) != dd)
+    return slem_error(err, SLEM_EFORMAT, "%s: rows of %zu values, not the %zu of its layout",
+                      slem_db_name(db), slem_db_dim(db), dd);
+  if (affine) {
+    if (slem_db_dim(db) + 1 != d)
+      return slem_error(err, SLEM_EFORMAT, "%s: classifiers of %zu values (w, then b) score "
+                        "vectors of dimension %zu, but %s has dimension %zu",
+                        slem_vecreader_name(queries), d, d - 1, slem_db_name(db),
+                        slem_db_dim(db));
+    d -= 1;
+  } else if (!packed && slem_db_dim(db) != d) {
+    return slem_error(err, SLEM_EFORMAT, "%s has dimension %zu but %s has dimension %zu%s",
+                      slem_vecreader_name(queries), d, slem_db_name(db), slem_db_dim(db),
+                      slem_db_dim(db) + 1 == d
+                          ? ": are the queries classifiers (w, then b)? They need "
+                            "--affine or --calibration"
+                          : "");
+  }
+  if (k == 0) return slem_error(err, SLEM_EINVAL, "k must be at least 1");
+  /* buffers by what the run needs: a query lists no more than the rows searched, and a
+   * large k takes fewer queries per block (the ranking does not depend on the block) */
+  if (slem_db_rows(db) >= 0) {
+    uint64_t end = hi < (uint64_t)slem_db_rows(db) ? hi : (uint64_t)slem_db_rows(db);
+    uint64_t rows = end > lo ? end - lo : 0;
+    if (k > rows) k = rows ? (size_t)rows : 1;
+  }
+  if (!opts->qblock) {
+    size_t per = 2 * k * sizeof(SlemHit) + tb * sizeof(float), cap = ((size_t)256 << 20) / per;
+    if (qb > cap) qb = cap ? cap : 1;
+  }
+  if (once && nqueries > (int64_t)qb)
+    return slem_error(err, SLEM_EIO, "%s: %" PRId64 " queries need the database read %" PRIu64
+                      " times (once per %zu), so it must be regular files, not a pipe",
+                      slem_db_name(db), nqueries, ((uint64_t)nqueries + qb - 1) / qb, qb);
+  /* a database read once, queries of unknown count: one query more tells whether they fit */
+  qmax = once ? qb + 1 : qb;
+  if (opts->kernel) {
+    if (opts->kernel->d != d)
+      return slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the cache %s has dimension %zu",
+                        slem_vecreader_name(queries), d, slem_cache_path(opts->kernel), opts->kernel->d);
+    status = slem_scorer_kernel_new(&sc, opts->kernel, qmax, tb, opts->couple, err);
+    if (status == SLEM_OK && packed) slem_scorer_kernel_projections(sc);
+  } else if (affine) {
+    status = slem_scorer_affine_new(&sc, d, opts->calibration, qmax, tb, err);
+  } else {
+    status = slem_scorer_ip_new(&sc, d, opts->normalize, qmax, tb, err);
+    if (status == SLEM_OK) slem_scorer_set_units(sc, opts->unit_queries, opts->unit_db);
+  }
+  if (status) goto done;
+  scores = slem_mem_alloc_large(qmax * tb * sizeof *scores);
+  mem = malloc(qmax * k * sizeof *mem);
+  lmem = malloc(qmax * k * sizeof *lmem);
+  tops = malloc(qmax * sizeof *tops);
+  lows = malloc(qmax * sizeof *lows);
+  if (nthreads < 1) nthreads = 1;
+  if (nthreads > TILE_THREADS) nthreads = TILE_THREADS;
+  cand = malloc(nthreads * tb * sizeof *cand);
+  job = calloc(1, sizeof *job);
+  esize = slem_scorer_f32(sc) ? sizeof(float) : sizeof(double);
+  scratch = slem_mem_alloc_large(tb * dd * esize);
+  if (!scores || !mem || !lmem || !tops || !lows || !cand || !job || !scratch) {
+    status = slem_error(err, SLEM_ENOMEM, "out of memory for the match tiles");
+    goto done;
+  }
+  /* more than one block of queries (or an unknown number) from regular files: keep the
+   * tiles of the first pass, as they were read, before the scorer works on them */
+  status = slem_tilecache_new(&kp, slem_match_memory(opts->memory),
+                              !once && (nqueries < 0 || nqueries > (int64_t)qb), err);
+  if (status) goto done;
+  slem_scorer_set_tiles(sc, kp);
+  for (;;) {
+    size_t nq, nd;
+    uint64_t nrows = 0;
+    SlemBlockPos pos;
+    t0 = slem_now();
+    status = slem_scorer_queries(sc, queries, &nq, err);
+    stats->phases.convert += slem_now() - t0;
+    if (status) goto done;
+    if (nq == 0) break;
+    if (nq > qb) {
+      status = slem_error(err, SLEM_EIO, "%s: more than %zu queries need the database read more "
+                          "than once, so it must be regular files, not a pipe",
+                          slem_db_name(db), qb);
+      goto done;
+    }
+    if (!first) {
+      if (once) {
+        status = slem_error(err, SLEM_EIO, "%s: with more than %zu queries the database is read "
+                            "again, so it must be a regular file, not a pipe", slem_db_name(db), qb);
+        goto done;
+      }
+      if (!slem_tilecache_keeping(kp)) {
+        status = slem_db_rewind(db, err);
+        if (status) goto done;
+      }
+    }
+    for (size_t i = 0; i < nq; i++) {
+      slem_topk_init(&tops[i], mem + i * k, k);
+      slem_topk_init(&lows[i], lmem + i * k, k);
+    }
+    /* the database, a tile ahead on another thread, for this block of queries; or the
+     * tiles the first block kept */
+    stats->passes++;
+    if (first || !slem_tilecache_keeping(kp)) {
+      stats->reads++;
+      status = slem_prefetch_new_fn(&pf, slem_db_read, db, dd, tb, slem_scorer_f32(sc), err);
+      if (status) goto done;
+    }
+    for (size_t ti = 0;; ti++) {
+      void *rows;
+      if (pf) {
+        status = slem_prefetch_next_pos(pf, &rows, &nd, &pos, err);
+        if (status) goto done;
+        if (first && nd > 0) slem_tilecache_keep_rows(kp, rows, nd, nd * dd * esize, &pos);
+      } else if (ti < slem_tilecache_tiles(kp)) { /* a copy: the scorer may change its rows */
+        const void *kept = slem_tilecache_rows(kp, ti, &nd, &pos);
+        memcpy(scratch, kept, nd * dd * esize);
+        rows = scratch;
+      } else {
+        nd = 0;
+      }
+      if (nd == 0) break;
+      /* keep: slem_tilecache_keep_rows() above may have given up; replay: from the kept
+       * tiles, the first pass's bytes */
+      slem_scorer_set_tile(sc, ti, pf && first && slem_tilecache_keeping(kp), !pf);
+      t0 = slem_now();
+      status = slem_scorer_tile(sc, scores, rows, nd, pos.name, pos.record, err);
+      stats->phases.compute += slem_now() - t0;
+      if (status) goto done;
+      t0 = slem_now();
+      /* the queries' selections, shared among threads (each query's own) */
+      {
+        memset(job->rescored, 0, sizeof job->rescored);
+        memset(job->status, 0, sizeof job->status);
+        job->sc = sc, job->opts = opts, job->scores = scores, job->tops = tops, job->lows = lows;
+        job->cand = cand, job->nd = nd, job->pos = pos, job->q0 = q0;
+        job->qname = slem_vecreader_name(queries), job->chunk = (nq + nthreads - 1) / nthreads;
+        slem_blas_par_chunks(nq, job->chunk, tile_queries, job);
+        for (size_t c = 0; c < nthreads; c++) stats->rescored += job->rescored[c];
+        for (size_t c = 0; c < nthreads; c++)
+          if (job->status[c]) { /* the error of the first query that had one */
+            status = job->status[c];
+            *err = job->err[c];
+            goto done;
+          }
+      }
+      stats->phases.merge += slem_now() - t0;
+      nrows += nd;
+      if (opts->progress) opts->progress(opts->progress_ctx, stats->pairs + nrows * nq);
+    }
+    if (pf) {
+      double rd, wt;
+      slem_prefetch_times(pf, &rd, &wt);
+      stats->phases.read += rd;
+      stats->phases.wait_read += wt;
+    }
+    slem_prefetch_free(pf);
+    pf = NULL;
+    stats->pairs += nrows * nq;
+    if (first) {
+      /* a database of empty segments (a night with no new images) is no error: every
+       * query is written with no result, as for an empty shard */
+      ndb = nrows;
+    } else if (nrows != ndb) {
+      status = slem_error(err, SLEM_EFORMAT, "%s: changed while being read (%" PRIu64
+                          " rows, then %" PRIu64 ")", slem_db_name(db), ndb, nrows);
+      goto done;
+    }
+    t0 = slem_now();
+    for (size_t i = 0; i < nq; i++) {
+      size_t n = slem_topk_sorted(&tops[i]);
+      status = emit(ctx, q0 + i, tops[i].heap, n, err);
+      if (status) goto done;
+    }
+    stats->phases.write += slem_now() - t0;
+    q0 += nq;
+    first = 0;
+  }
+  stats->nq = q0;
+  stats->ndb = ndb;
+  stats->clamps = slem_scorer_clamps(sc);
+  stats->phases.wall = slem_now() - t_start;
+  stats->phases.block = tb;
+  stats->phases.units = nthreads;
+done:
+  slem_prefetch_free(pf);
+  slem_scorer_free(sc);
+  slem_tilecache_free(kp);
+  free(scratch);
+  free(scores);
+  free(mem);
+  free(lmem);
+  free(tops);
+  free(lows);
+  free(cand);
+  free(job);
+  return status;
+}

@@ -1,0 +1,107 @@
+/* Exhaustive top-k search by inner product, in tiles, with exact scores.
+ *
+ * Queries are read in blocks of qblock; for each block the database is streamed in
+ * tiles of dblock rows (float32, read as such), scores(qblock, dblock) = Q D^T comes from
+ * one sgemm, and each query keeps its best k in a heap (topk.h) keyed by the exact score
+ * rounded to float and the global row. A row is re-scored exactly (scorer.h) only when
+ * its fast score plus the scorer's proven slack reaches the float below the heap's worst
+ * exact score, or while the heap is not full; every row of the exact top k passes that
+ * test, so the heap ends holding the exact top k. Memory: O((qblock + dblock) d + qblock
+ * dblock + qblock k), whatever the database size. With more than one query block the
+ * database is read again, so it must then be a regular file.
+ *
+ * Order: the rule of topk.h, higher score first and equal scores by lower database row,
+ * on the printed (float) scores, so that merging the rankings of shards by that rule
+ * gives the ranking of the whole. What a score is belongs to a scorer (scorer.h): the
+ * inner product, or the exact kernel SLEM similarity with a kernel cache.
+ */
+#ifndef SLEM_MATCH_H
+#define SLEM_MATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cache.h"
+#include "calibration.h"
+#include "db.h"
+#include "error.h"
+#include "phases.h"
+#include "progress.h"
+#include "scorer_affine.h"
+#include "topk.h"
+#include "vecs.h"
+
+typedef struct SlemMatchOpts {
+  size_t k;          /* results per query (default 100) */
+  int exclude_self;  /* skip the database row whose index is the query's */
+  int normalize;     /* L2-normalise queries and database rows first (cosine) */
+  size_t qblock;     /* queries per block (default 2048) */
+  size_t dblock;     /* database rows per tile (0, the default: slem_block_rows(d / 2),
+                        about 2^22 / d rows of float32, or slem_block_rows(d) for a kernel) */
+  const SlemCache *kernel;  /* a kernel cache: score by the exact kernel SLEM similarity
+                               of base features (kernel_stats.h) instead of the inner product */
+  int couple;        /* kernel: the coupling of kproj.h (a cache made with --couple) */
+  int affine;        /* queries are classifiers of d + 1 values (w, b): score w.x + b */
+  const SlemCalibration *calibration;  /* implies affine: each query's score through its
+                                          sigmoid (calibration.h) */
+  int unit_queries, unit_db;  /* inner product: refuse query / database rows that are not
+                                 unit descriptors (set when the other side is a container) */
+  size_t memory;     /* bytes of the database (and, apart, of a kernel's projections of it)
+                        kept in memory between blocks of queries (mem.h, slem_match_memory();
+                        0: none; default SLEM_MEMORY_AUTO, a quarter of the memory) */
+  SlemProgressFn progress;  /* may be NULL: called after each tile with the (query, row)
+                               pairs scored so far */
+  void *progress_ctx;
+} SlemMatchOpts;
+
+typedef struct SlemMatchStats {
+  uint64_t nq, ndb;  /* queries and database rows searched (the shard's, with a shard) */
+  uint64_t clamps;   /* kernel: points whose u^2 was clamped (see kproj.h) */
+  uint64_t pairs;    /* (query, row) pairs scored by the tiles */
+  uint64_t rescored; /* pairs re-scored exactly (near or above a k-th best) */
+  uint64_t passes;   /* passes over the database, one per block of queries */
+  uint64_t reads;    /* of them, passes that read the files (the others read the tiles the
+                        first pass kept in memory: SLEM_MATCH_MEMORY) */
+  SlemPhases phases; /* where the wall time went: read (the tiles, on the prefetch thread),
+                        convert (loading the queries), compute (scoring the tiles), merge
+                        (the queries' top-k selections), write (emit) */
+} SlemMatchStats;
+
+/* The rules between the kinds of a search, checked once here for slem_match_db() and the
+ * tool (matchrun.h): coupling only with a kernel; a kernel without normalize; classifier
+ * queries (affine) with neither a kernel nor normalize. Errors: SLEM_EINVAL, in the tool's
+ * words. */
+int slem_match_rules(int kernel, int couple, int normalize, int affine, SlemError *err);
+
+/* Zeroes opts, then sets the defaults above. Cannot fail. */
+void slem_match_opts_init(SlemMatchOpts *opts);
+
+/* Called once per query, in query order, with its n <= k hits sorted best first. A
+ * non-zero return stops the search and is returned by slem_match(). */
+typedef int (*SlemHitsFn)(void *ctx, uint64_t query, const SlemHit *hits, size_t n,
+                          SlemError *err);
+
+/* Ranks the rows of db (its shard's rows, numbered globally, when slem_db_select() chose
+ * one) for every vector of queries (both borrowed, at their start) and calls emit for
+ * each query, in order, with its hits under the exact scores of the scorer (scorer.h):
+ * the hits and their scores depend on the vectors alone, not on the tile and block sizes,
+ * the thread count, the order of the queries or the split of the database into files and
+ * shards. A query may get no hits (an empty shard, k rows excluded). stats receives the
+ * counts.
+ *
+ * Checked before anything is emitted: dimensions; that a database that cannot be read
+ * twice (a pipe) is read once, i.e. that the queries fit in one block of qblock, from
+ * their count when known, else by reading one query beyond the block before starting.
+ * Errors: SLEM_EFORMAT (dimensions differ: queries of d + 1 values against a database of
+ * d without affine are named as classifiers; a read error naming file and record, an empty
+ * database), SLEM_EIO (a pipe and more than qblock queries), SLEM_EINVAL (normalize with a
+ * kernel, normalize or a kernel with affine queries, k 0), SLEM_ENOMEM, or what emit
+ * returned. */
+int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
+                  SlemHitsFn emit, void *ctx, SlemMatchStats *stats, SlemError *err);
+
+/* slem_match_db() over the one file of db (borrowed, at its start). */
+int slem_match(SlemVecReader *queries, SlemVecReader *db, const SlemMatchOpts *opts,
+               SlemHitsFn emit, void *ctx, SlemMatchStats *stats, SlemError *err);
+
+#endif
