@@ -35,7 +35,7 @@
  * the span: t = 1 / lambda, N = sqrt(z.z + u^2 / lambda^2), so
  *   s = [z.z' + (k(x, x') - v.v') / lambda^2] / (N N')
  * with z the coupled one. It is not the cosine of two exemplars, but it ranks better on
- * some data (README, "The family, measured").
+ * some data (docs/family.md, "The family, measured").
  */
 #ifndef SLEM_KPROJ_H
 #define SLEM_KPROJ_H

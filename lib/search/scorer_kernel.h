@@ -8,7 +8,7 @@
 
 /* The kernel scorer (scorer.h): queries and tiles are base features read as double, the
  * score is the exact similarity above from projections of slem_kproj_run_fixed(), its
- * fast score the same through two dgemm per tile (see kproj.c for the slack). cache (borrowed, kind kernel)
+ * fast score the same through two dgemm per tile (see scorer_kernel.c for the slack). cache (borrowed, kind kernel)
  * must outlive the scorer. The projections of the tiles slem_match() keeps are kept in its
  * tile cache (slem_scorer_set_tiles(), tilecache.h) for their replays. Errors: SLEM_EINVAL
  * (not a kernel cache), SLEM_ENOMEM. */
