@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static CoupleFinish couple_finish(int couple);
+static SlemKProjFinish couple_finish(int couple);
 
 /* Threads of slem_kproj_run_fixed() at most. */
 #define SLEM_KPROJ_THREADS 64
@@ -102,7 +102,7 @@ const double *slem_kproj_v(const SlemKProj *self) { return self->v; }
 const double *slem_kproj_z(const SlemKProj *self) { return self->z; }
 size_t slem_kproj_rows(const SlemKProj *self) { return self->rows; }
 
-/* A CoupleFinish does with the coupled z of row i (beta its weight on the new direction
+/* A SlemKProjFinish does with the coupled z of row i (beta its weight on the new direction
  * e, u the norm of phi(x) outside the span) what its coupling does: sets tt[i] (t, the
  * weight of the part outside the span) and nrm[i]. */
 
@@ -128,7 +128,7 @@ static void finish_authors(SlemKProj *self, size_t i, double beta, double u) {
  * vectypes.h). */
 static const struct {
   int couple;
-  CoupleFinish finish;
+  SlemKProjFinish finish;
 } couplings[] = {
     {SLEM_COUPLE_EXACT, finish_exact},
     {SLEM_COUPLE_AUTHORS, finish_authors},
@@ -136,7 +136,7 @@ static const struct {
 
 #define NCOUPLINGS (sizeof couplings / sizeof couplings[0])
 
-static CoupleFinish couple_finish(int couple) {
+static SlemKProjFinish couple_finish(int couple) {
   for (size_t i = 0; i < NCOUPLINGS; i++)
     if (couplings[i].couple == couple) return couplings[i].finish;
   return NULL;

@@ -52,12 +52,13 @@
 typedef struct SlemKProj SlemKProj;
 
 /* Its fields are kproj.c's; scorer_kernel.c (the kernel scorer) reads them, no other file. */
-typedef void (*CoupleFinish)(struct SlemKProj *self, size_t i, double beta, double u);
+/* A coupling's last step (kproj.c's table): the weight t and norm N of coupled row i. */
+typedef void (*SlemKProjFinish)(struct SlemKProj *self, size_t i, double beta, double u);
 
 struct SlemKProj {
   const SlemCache *c;
   int couple;            /* SLEM_COUPLE_*, 0 for none */
-  CoupleFinish finish;   /* coupled: t and N of a coupled row */
+  SlemKProjFinish finish;   /* coupled: t and N of a coupled row */
   size_t max_rows, rows;
   double *xp;   /* xp(max_rows, d): prepared inputs */
   double *v;    /* v(max_rows, r) */
