@@ -51,10 +51,10 @@
 /* Projections of blocks of points against a kernel cache. */
 typedef struct SlemKProj SlemKProj;
 
-/* Its fields are kproj.c's; scorer_kernel.c (the kernel scorer) reads them, no other file. */
 /* A coupling's last step (kproj.c's table): the weight t and norm N of coupled row i. */
 typedef void (*SlemKProjFinish)(struct SlemKProj *self, size_t i, double beta, double u);
 
+/* Its fields are kproj.c's; scorer_kernel.c (the kernel scorer) reads them, no other file. */
 struct SlemKProj {
   const SlemCache *c;
   int couple;            /* SLEM_COUPLE_*, 0 for none */
