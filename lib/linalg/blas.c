@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "blas.h"
 
@@ -56,6 +57,14 @@ static void *par_worker(void *arg) {
   return NULL;
 }
 
+/* Whether the process runs under an address-space limit (slem_blas_par_chunks()). */
+static pthread_once_t as_once = PTHREAD_ONCE_INIT;
+static int as_limited;
+static void as_probe(void) {
+  struct rlimit rl;
+  as_limited = getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY;
+}
+
 void slem_blas_par_chunks(size_t n, size_t chunk, void (*fn)(void *ctx, size_t lo, size_t hi),
                      void *ctx) {
   int threads = slem_blas_threads();
@@ -66,6 +75,8 @@ void slem_blas_par_chunks(size_t n, size_t chunk, void (*fn)(void *ctx, size_t l
   if (nchunks == 0) return;
   if (nt > PAR_MAX) nt = PAR_MAX;
   if (nt > nchunks) nt = nchunks;
+  pthread_once(&as_once, as_probe);
+  if (as_limited) nt = 1; /* no new thread asks OpenBLAS for a buffer (blas.h) */
   if (nt <= 1) { /* the same chunks, on this thread, with the BLAS on one thread */
     if (threads > 1) slem_blas_set_threads(1);
     for (size_t c = 0; c < nchunks; c++) fn(ctx, c * chunk, c * chunk + chunk < n ? c * chunk + chunk : n);

@@ -38,7 +38,10 @@ int slem_blas_threads(void);
  * the thread count (OpenBLAS's own threads cut a product where its thread count says, and
  * the micro-kernels at the cuts round differently), and no BLAS thread spins beside the
  * workers. fn must touch only its rows' outputs. Cannot fail: chunks whose thread did not
- * start run on the caller's. */
+ * start run on the caller's. Under an address-space limit (ulimit -v) every chunk runs on
+ * the caller's thread: OpenBLAS gives each new thread that calls it a buffer of its own
+ * (128 MiB on x86), and when that cannot be mapped it retries for ever; the chunks, and so
+ * the results, are the same. */
 void slem_blas_par_chunks(size_t n, size_t chunk, void (*fn)(void *ctx, size_t lo, size_t hi),
                      void *ctx);
 
