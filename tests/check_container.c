@@ -229,7 +229,8 @@ END_TEST
 
 /* The header as written: the bytes of a file, the zeros up to the payload. */
 START_TEST(write_head_lays_out_the_bytes) {
-  const char *path = tu_path("head.bin"), *text = "{\"a\":1}";
+  char *path = tu_path("head.bin");
+  const char *text = "{\"a\":1}";
   SlemContainerHead h = {7, 64, 128, 0, 0, 0}, back;
   SlemError err = {0};
   unsigned char buf[256];
@@ -248,13 +249,14 @@ START_TEST(write_head_lays_out_the_bytes) {
   ck_assert_int_eq(memcmp(buf + 64, text, 7), 0);
   ck_assert_int_eq(buf[71], '\n');
   for (size_t i = 72; i < 128; i++) ck_assert_int_eq(buf[i], 0);
+  free(path);
 }
 END_TEST
 
 /* Sections written and loaded back: each at its aligned offset, found by name and shape;
  * a flipped payload byte, a short file and a FIFO are refused. */
 START_TEST(sections_round_trip) {
-  const char *path = tu_path("sec.slem");
+  char *path = tu_path("sec.slem"), *missing = tu_path("nonexistent.slem");
   double mu[3] = {1, 2, 3}, a[6] = {1, 2, 3, 4, 5, 6};
   SlemContainerSection sec[2] = {{"mu", mu, 3, 0}, {"a", a, 2, 3}};
   cJSON *meta = cJSON_CreateObject(), *json = NULL;
@@ -306,8 +308,10 @@ START_TEST(sections_round_trip) {
                    SLEM_EFORMAT);
   ck_assert_msg(strstr(err.msg, "too short (5 bytes): not a slem cache, or truncated"), "%s",
                 err.msg);
-  ck_assert_int_eq(slem_container_load(&map, &len, &h, &json, tu_path("nonexistent.slem"),
-                                       SLEM_CONTAINER_CACHE, &err), SLEM_EIO);
+  ck_assert_int_eq(slem_container_load(&map, &len, &h, &json, missing, SLEM_CONTAINER_CACHE,
+                                       &err), SLEM_EIO);
+  free(path);
+  free(missing);
 }
 END_TEST
 
