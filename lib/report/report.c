@@ -440,8 +440,10 @@ static void missed(FILE *fp, const SlemReport *self, size_t r, size_t q) {
   nmiss = nrel > shown ? nrel - shown : 0;
   if (nmiss == 0) return;
   if (!(f = malloc((nf + 1) * sizeof *f))) return;
-  memcpy(f, run->found[q], nf * sizeof *f);
-  qsort(f, nf, sizeof *f, by_found_rank);
+  if (nf > 0) { /* found[q] is NULL when the run ranks none of them further down */
+    memcpy(f, run->found[q], nf * sizeof *f);
+    qsort(f, nf, sizeof *f, by_found_rank);
+  }
   fprintf(fp, "<div class=\"missed\"><b>missed</b> %zu of %zu relevant:", nmiss, nrel);
   for (size_t i = 0; i < nf && listed < MISSED_LISTED; i++)
     if (last >= 0 && f[i].rank > last) {
