@@ -10,6 +10,7 @@
 #include "../lib/io/ids.h"
 #include "../lib/linalg/blas.h"
 #include "../lib/formats/vecs.h"
+#include "../lib/encode/encstream.h"
 #include "cli.h"
 
 static void __attribute__((noreturn)) usage(void) {
@@ -86,6 +87,8 @@ int main(int argc, char **argv) {
   int quiet = 0, c, status = CLI_EXIT_OK;
   long threads = 0;
   size_t block = 256;
+  SlemEncStreamOpts eopts;
+  SlemEncStreamResult eres;
   SlemVecReader *nr = NULL, *r = NULL;
   SlemVecWriter *w = NULL;
   SlemEsvm *esvm = NULL;
@@ -188,19 +191,30 @@ int main(int argc, char **argv) {
     goto fail;
   }
   total = slem_vecreader_count(r) > 0 ? (uint64_t)slem_vecreader_count(r) : 0;
-  if (slem_vecwriter_open(&w, output, ofmt, slem_esvm_out_dim(esvm), slem_vecreader_count(r),
-                          &err) != SLEM_OK ||
-      (dtype != SLEM_DTYPE_F4 && slem_vecwriter_set_dtype(w, dtype, &err) != SLEM_OK) ||
-      slem_esvm_encode_stream(esvm, r, w, block, progress, &total, &err) != SLEM_OK)
+  /* ids of an input whose count is known are checked before any output is written */
+  if (ids && slem_vecreader_count(r) >= 0 &&
+      slem_ids_count(ids) != (uint64_t)slem_vecreader_count(r)) {
+    slem_error(&err, SLEM_EFORMAT, "%s: %zu ids for %" PRId64 " vectors", ids_path,
+               slem_ids_count(ids), slem_vecreader_count(r));
     goto fail;
+  }
+  /* the loop of slem-encode (encstream.h), with the exemplar SVMs as its encoder */
+  slem_encstream_opts_init(&eopts);
+  eopts.block = block;
+  eopts.format = ofmt;
+  eopts.dtype = dtype;
+  eopts.esvm = esvm;
+  eopts.esvm_d = slem_esvm_dim(esvm);
+  eopts.progress = progress;
+  eopts.progress_ctx = &total;
+  if (slem_encstream_run(NULL, r, output, &eopts, &eres, &err) != SLEM_OK) goto fail;
   cli_progress_done();
   if (ids && slem_ids_count(ids) != slem_vecreader_done(r)) {
     slem_error(&err, SLEM_EFORMAT, "%s: %zu ids for %" PRIu64 " vectors", ids_path,
                slem_ids_count(ids), slem_vecreader_done(r));
     goto fail;
   }
-  status = slem_vecwriter_close(w, &err) == SLEM_OK ? CLI_EXIT_OK : cli_fail(&err);
-  w = NULL;
+  status = CLI_EXIT_OK;
   if (status == CLI_EXIT_OK && !quiet && slem_esvm_loosened(esvm) > 0)
     cli_warn("%" PRIu64 " exemplar SVMs reached LIBLINEAR's iteration limit at --eps %g and "
              "were solved to a looser tolerance (%" PRIu64 " not even to 0.1; the first: %s)",

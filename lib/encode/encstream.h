@@ -49,6 +49,11 @@ typedef struct SlemEncStreamOpts {
                                of a kernel cache live (slem-match --affine) */
   SlemProgressFn progress;  /* may be NULL: called with the vectors encoded so far */
   void *progress_ctx;
+  struct SlemEsvm *esvm;    /* NULL, or exemplar SVMs against their negatives (esvm.h,
+                               borrowed), encoded instead of a cache: slem_encstream_run()
+                               is then called with cache NULL, esvm_d the negatives'
+                               dimension, and the output carries no cache metadata */
+  size_t esvm_d;
 } SlemEncStreamOpts;
 
 void slem_encstream_opts_init(SlemEncStreamOpts *opts);
