@@ -62,6 +62,20 @@ static const char *name_of(const SlemIds *ids, uint64_t i, char *buf, size_t len
   return buf;
 }
 
+/* The --ids of an input whose count only reading tells, before the output is final. */
+typedef struct IdsCheck {
+  const SlemIds *ids;
+  const char *path;
+} IdsCheck;
+
+static int check_ids(void *ctx, uint64_t rows, SlemError *err) {
+  const IdsCheck *c = ctx;
+  if (c->ids && slem_ids_count(c->ids) != rows)
+    return slem_error(err, SLEM_EFORMAT, "%s: %zu ids for %" PRIu64 " vectors", c->path,
+                      slem_ids_count(c->ids), rows);
+  return SLEM_OK;
+}
+
 static void progress(void *ctx, uint64_t done) {
   cli_progress_of("exemplar SVMs trained", done, *(uint64_t *)ctx);
 }
@@ -89,6 +103,7 @@ int main(int argc, char **argv) {
   size_t block = 256;
   SlemEncStreamOpts eopts;
   SlemEncStreamResult eres;
+  IdsCheck idc;
   SlemVecReader *nr = NULL, *r = NULL;
   SlemVecWriter *w = NULL;
   SlemEsvm *esvm = NULL;
@@ -207,13 +222,12 @@ int main(int argc, char **argv) {
   eopts.esvm_d = slem_esvm_dim(esvm);
   eopts.progress = progress;
   eopts.progress_ctx = &total;
+  eopts.finish = check_ids;
+  eopts.finish_ctx = &idc;
+  idc.ids = ids;
+  idc.path = ids_path;
   if (slem_encstream_run(NULL, r, output, &eopts, &eres, &err) != SLEM_OK) goto fail;
   cli_progress_done();
-  if (ids && slem_ids_count(ids) != slem_vecreader_done(r)) {
-    slem_error(&err, SLEM_EFORMAT, "%s: %zu ids for %" PRIu64 " vectors", ids_path,
-               slem_ids_count(ids), slem_vecreader_done(r));
-    goto fail;
-  }
   status = CLI_EXIT_OK;
   if (status == CLI_EXIT_OK && !quiet && slem_esvm_loosened(esvm) > 0)
     cli_warn("%" PRIu64 " exemplar SVMs reached LIBLINEAR's iteration limit at --eps %g and "

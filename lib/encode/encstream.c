@@ -256,6 +256,7 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
       res->n += b;
     }
   }
+  if (st == SLEM_OK && o->finish) st = o->finish(o->finish_ctx, res->n, err);
   if (st == SLEM_OK) {
     t0 = slem_now();
     st = slem_vecwriter_close(w, err);

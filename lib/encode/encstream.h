@@ -54,6 +54,11 @@ typedef struct SlemEncStreamOpts {
                                is then called with cache NULL, esvm_d the negatives'
                                dimension, and the output carries no cache metadata */
   size_t esvm_d;
+  /* may be NULL: called with finish_ctx and the rows written once all are, before the
+   * output is made final; an error it returns (with err filled) leaves no output, like
+   * any other (slem-esvm: its --ids against an input whose count only reading tells) */
+  int (*finish)(void *ctx, uint64_t rows, SlemError *err);
+  void *finish_ctx;
 } SlemEncStreamOpts;
 
 void slem_encstream_opts_init(SlemEncStreamOpts *opts);
