@@ -10,6 +10,7 @@
 #include "../lib/io/ids.h"
 #include "../lib/linalg/blas.h"
 #include "../lib/formats/vecs.h"
+#include "../lib/encode/encstream.h"
 #include "cli.h"
 
 static void __attribute__((noreturn)) usage(void) {
@@ -61,6 +62,20 @@ static const char *name_of(const SlemIds *ids, uint64_t i, char *buf, size_t len
   return buf;
 }
 
+/* The --ids of an input whose count only reading tells, before the output is final. */
+typedef struct IdsCheck {
+  const SlemIds *ids;
+  const char *path;
+} IdsCheck;
+
+static int check_ids(void *ctx, uint64_t rows, SlemError *err) {
+  const IdsCheck *c = ctx;
+  if (c->ids && slem_ids_count(c->ids) != rows)
+    return slem_error(err, SLEM_EFORMAT, "%s: %zu ids for %" PRIu64 " vectors", c->path,
+                      slem_ids_count(c->ids), rows);
+  return SLEM_OK;
+}
+
 static void progress(void *ctx, uint64_t done) {
   cli_progress_of("exemplar SVMs trained", done, *(uint64_t *)ctx);
 }
@@ -86,6 +101,9 @@ int main(int argc, char **argv) {
   int quiet = 0, c, status = CLI_EXIT_OK;
   long threads = 0;
   size_t block = 256;
+  SlemEncStreamOpts eopts;
+  SlemEncStreamResult eres;
+  IdsCheck idc;
   SlemVecReader *nr = NULL, *r = NULL;
   SlemVecWriter *w = NULL;
   SlemEsvm *esvm = NULL;
@@ -188,19 +206,29 @@ int main(int argc, char **argv) {
     goto fail;
   }
   total = slem_vecreader_count(r) > 0 ? (uint64_t)slem_vecreader_count(r) : 0;
-  if (slem_vecwriter_open(&w, output, ofmt, slem_esvm_out_dim(esvm), slem_vecreader_count(r),
-                          &err) != SLEM_OK ||
-      (dtype != SLEM_DTYPE_F4 && slem_vecwriter_set_dtype(w, dtype, &err) != SLEM_OK) ||
-      slem_esvm_encode_stream(esvm, r, w, block, progress, &total, &err) != SLEM_OK)
-    goto fail;
-  cli_progress_done();
-  if (ids && slem_ids_count(ids) != slem_vecreader_done(r)) {
-    slem_error(&err, SLEM_EFORMAT, "%s: %zu ids for %" PRIu64 " vectors", ids_path,
-               slem_ids_count(ids), slem_vecreader_done(r));
+  /* ids of an input whose count is known are checked before any output is written */
+  if (ids && slem_vecreader_count(r) >= 0 &&
+      slem_ids_count(ids) != (uint64_t)slem_vecreader_count(r)) {
+    slem_error(&err, SLEM_EFORMAT, "%s: %zu ids for %" PRId64 " vectors", ids_path,
+               slem_ids_count(ids), slem_vecreader_count(r));
     goto fail;
   }
-  status = slem_vecwriter_close(w, &err) == SLEM_OK ? CLI_EXIT_OK : cli_fail(&err);
-  w = NULL;
+  /* the loop of slem-encode (encstream.h), with the exemplar SVMs as its encoder */
+  slem_encstream_opts_init(&eopts);
+  eopts.block = block;
+  eopts.format = ofmt;
+  eopts.dtype = dtype;
+  eopts.esvm = esvm;
+  eopts.esvm_d = slem_esvm_dim(esvm);
+  eopts.progress = progress;
+  eopts.progress_ctx = &total;
+  eopts.finish = check_ids;
+  eopts.finish_ctx = &idc;
+  idc.ids = ids;
+  idc.path = ids_path;
+  if (slem_encstream_run(NULL, r, output, &eopts, &eres, &err) != SLEM_OK) goto fail;
+  cli_progress_done();
+  status = CLI_EXIT_OK;
   if (status == CLI_EXIT_OK && !quiet && slem_esvm_loosened(esvm) > 0)
     cli_warn("%" PRIu64 " exemplar SVMs reached LIBLINEAR's iteration limit at --eps %g and "
              "were solved to a looser tolerance (%" PRIu64 " not even to 0.1; the first: %s)",

@@ -21,6 +21,7 @@ typedef struct KernelEnc {
 } KernelEnc;
 
 static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError *err) {
+  if (!cache || o->esvm) return SLEM_ENC_NOT_MINE; /* ESVM negatives: enc_esvm.c */
   const char *path = slem_cache_path(cache);
   if (cache->kind != SLEM_CACHE_KERNEL) return SLEM_ENC_NOT_MINE;
   if (o->alpha_set)

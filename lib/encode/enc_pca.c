@@ -4,6 +4,7 @@
 #include "whiten.h"
 
 static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError *err) {
+  if (!cache || o->esvm) return SLEM_ENC_NOT_MINE; /* ESVM negatives: enc_esvm.c */
   if (cache->kind != SLEM_CACHE_PCA) return SLEM_ENC_NOT_MINE;
   if (o->mode == SLEM_ENCODE_CLASSIFIER) {
     slem_error(err, SLEM_EINVAL, "--classifier needs a full linear cache: %s is PCA-reduced",

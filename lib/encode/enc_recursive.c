@@ -4,6 +4,7 @@
 #include "recursive.h"
 
 static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError *err) {
+  if (!cache || o->esvm) return SLEM_ENC_NOT_MINE; /* ESVM negatives: enc_esvm.c */
   if (cache->kind != SLEM_CACHE_RECURSIVE) return SLEM_ENC_NOT_MINE;
   if (o->mode == SLEM_ENCODE_CLASSIFIER || o->alpha_set) {
     slem_error(err, SLEM_EINVAL, "%s is a recursive cache: it gives unit descriptors only "

@@ -4,6 +4,7 @@
 #include "whiten.h"
 
 static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError *err) {
+  if (!cache || o->esvm) return SLEM_ENC_NOT_MINE; /* ESVM negatives: enc_esvm.c */
   if ((cache->kind != SLEM_CACHE_LINEAR && cache->kind != SLEM_CACHE_PARTIAL) || !o->alpha_set)
     return SLEM_ENC_NOT_MINE;
   if (cache->kind == SLEM_CACHE_LINEAR && !slem_cache_eigen(cache)) {

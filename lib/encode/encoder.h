@@ -34,6 +34,8 @@ enum {
 typedef struct SlemEncoderOps {
   const char *name;
   /* Whether this encoder handles cache with opts (both borrowed): SLEM_ENC_MINE,
+   * cache is NULL when opts carry ESVM negatives (opts->esvm), which only the esvm encoder
+   * takes (the encoders of a cache answer SLEM_ENC_NOT_MINE to NULL);
    * SLEM_ENC_NOT_MINE, or SLEM_ENC_REFUSED with err filled (SLEM_EINVAL, a message naming
    * the cache's file and the option): a refusal is a usage error of the caller. Reads
    * nothing but the cache's header fields. */

@@ -58,7 +58,7 @@ static int set_meta(SlemVecWriter *w, const SlemCache *cache, SlemVecReader *r,
   char fp[17];
   /* only a container records it: the cache's fingerprint, hashed at its first use, is not
    * needed for the other formats */
-  if (slem_vecwriter_format(w) != SLEM_FMT_SLEM) return SLEM_OK;
+  if (slem_vecwriter_format(w) != SLEM_FMT_SLEM || !cache) return SLEM_OK;
   memset(&m, 0, sizeof m);
   /* projections record the coupling in their layout, checked against the cache's */
   m.cache_fingerprint = o->projections ? slem_cache_fingerprint(cache) : encoding_fingerprint(fp, cache, o);
@@ -104,8 +104,10 @@ size_t slem_encstream_block(size_t d, int threads) {
 
 int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *output,
                        const SlemEncStreamOpts *o, SlemEncStreamResult *res, SlemError *err) {
-  size_t block = o->block ? o->block : slem_encstream_block(cache->d, slem_blas_threads()),
+  size_t d = cache ? cache->d : o->esvm_d,
+         block = o->block ? o->block : slem_encstream_block(d, slem_blas_threads()),
          out_dim, esize;
+  const char *against = cache ? slem_cache_path(cache) : "the negatives";
   const SlemEncoderOps *ops = NULL;
   void *enc = NULL;
   SlemPrefetch *pf = NULL;
@@ -142,16 +144,16 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
   if (o->ids && slem_vecreader_count(r) < 0)
     return slem_error(err, SLEM_EINVAL, "%s: --ids needs an input whose number of vectors its "
                       "header or size tells", slem_vecreader_name(r));
-  if (slem_vecreader_dim(r) != cache->d)
-    return slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the cache %s has dimension %zu",
-                      slem_vecreader_name(r), slem_vecreader_dim(r), slem_cache_path(cache),
-                      cache->d);
+  if (slem_vecreader_dim(r) != d)
+    return slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but %s%s has dimension %zu",
+                      slem_vecreader_name(r), slem_vecreader_dim(r), cache ? "the cache " : "",
+                      against, d);
   if (o->groups && o->shard.count > 0)
     return slem_error(err, SLEM_EINVAL, "%s: groups of positives need a linear cache and the "
-                      "whole input (no shard)", slem_cache_path(cache));
+                      "whole input (no shard)", against);
   if ((st = slem_encoder_choose(&ops, cache, o, err)) != SLEM_OK) return st;
   if (o->groups) {
-    if ((st = slem_groups_new(&groups, o->groups, cache->d, err)) != SLEM_OK) goto done;
+    if ((st = slem_groups_new(&groups, o->groups, d, err)) != SLEM_OK) goto done;
     count = (int64_t)slem_groups_count(groups);
   }
   if ((st = ops->new_(&enc, cache, o, block, err)) != SLEM_OK) goto done;
@@ -162,7 +164,7 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
       goto done;
     if (ofmt != SLEM_FMT_SLEM) {
       st = slem_error(err, SLEM_EINVAL, "%s: projections need a kernel cache and a container "
-                      "output (.slem, or -F slem)", slem_cache_path(cache));
+                      "output (.slem, or -F slem)", against);
       goto done;
     }
   }
@@ -248,12 +250,13 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
       goto done;
     for (size_t g = 0; g < ng && st == SLEM_OK; g += block) {
       size_t b = ng - g < block ? ng - g : block;
-      if ((st = ops->run(enc, y, means + g * cache->d, b, slem_vecreader_name(r), g + 1,
+      if ((st = ops->run(enc, y, means + g * d, b, slem_vecreader_name(r), g + 1,
                          err)) == SLEM_OK)
         st = write_rows(w, f64, y, b, err);
       res->n += b;
     }
   }
+  if (st == SLEM_OK && o->finish) st = o->finish(o->finish_ctx, res->n, err);
   if (st == SLEM_OK) {
     t0 = slem_now();
     st = slem_vecwriter_close(w, err);

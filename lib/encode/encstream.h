@@ -49,6 +49,16 @@ typedef struct SlemEncStreamOpts {
                                of a kernel cache live (slem-match --affine) */
   SlemProgressFn progress;  /* may be NULL: called with the vectors encoded so far */
   void *progress_ctx;
+  struct SlemEsvm *esvm;    /* NULL, or exemplar SVMs against their negatives (esvm.h,
+                               borrowed), encoded instead of a cache: slem_encstream_run()
+                               is then called with cache NULL, esvm_d the negatives'
+                               dimension, and the output carries no cache metadata */
+  size_t esvm_d;
+  /* may be NULL: called with finish_ctx and the rows written once all are, before the
+   * output is made final; an error it returns (with err filled) leaves no output, like
+   * any other (slem-esvm: its --ids against an input whose count only reading tells) */
+  int (*finish)(void *ctx, uint64_t rows, SlemError *err);
+  void *finish_ctx;
 } SlemEncStreamOpts;
 
 void slem_encstream_opts_init(SlemEncStreamOpts *opts);
