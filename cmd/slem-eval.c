@@ -310,7 +310,7 @@ int main(int argc, char **argv) {
     case 'c':
     case 'l': trec_only = 1; break;
     case 'p':
-      if (slem_protocol_parse(&protocol, optarg) != SLEM_OK)
+      if (slem_revisitop_protocol_parse(&protocol, optarg) != SLEM_OK)
         cli_usage_error("--protocol: '%s' (easy, medium, hard)", optarg);
       have_protocol = 1;
       break;

@@ -138,11 +138,11 @@ START_TEST(image_render_ranges_and_scale) {
   SlemError err;
   float x[2] = {2, 6}, y[2] = {-1, 20}, flat[2] = {3, 3};
   unsigned char p[16];
-  ck_assert_int_eq(slem_pixel_range_parse(&fixed, "0:16", &err), SLEM_OK);
+  ck_assert_int_eq(slem_image_pixel_range_parse(&fixed, "0:16", &err), SLEM_OK);
   ck_assert(fixed.fixed && fixed.lo == 0 && fixed.hi == 16);
-  ck_assert_int_eq(slem_pixel_range_parse(&inv, "1:1", &err), SLEM_EINVAL);
-  ck_assert_int_eq(slem_pixel_range_parse(&inv, "a:1", &err), SLEM_EINVAL);
-  ck_assert_int_eq(slem_pixel_range_parse(&inv, "0:", &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_image_pixel_range_parse(&inv, "1:1", &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_image_pixel_range_parse(&inv, "a:1", &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_image_pixel_range_parse(&inv, "0:", &err), SLEM_EINVAL);
   /* min-max: 2 -> 0, 6 -> 255; scale 2 repeats each value in a 2x2 block */
   slem_image_render(p, x, &s, &mm, 2);
   ck_assert_mem_eq(p, "\x00\x00\xff\xff\x00\x00\xff\xff", 8);

@@ -544,7 +544,7 @@ static void summary(FILE *fp, const SlemReport *self) {
   }
   fputs("</tbody></table>\n", fp);
   if (self->opts.protocol) {
-    const char *pn = slem_protocol_name(self->opts.protocol->protocol);
+    const char *pn = slem_revisitop_protocol_name(self->opts.protocol->protocol);
     fprintf(fp, "<table class=\"summary revisitop\"><thead><tr><th>run</th><th>mAP (revisitop %s)</th>", pn);
     for (int k = 0; k < SLEM_REVISIT_NK; k++) fprintf(fp, "<th>mP@%zu</th>", slem_revisit_kappas[k]);
     fputs("<th>queries</th></tr></thead>\n<tbody>\n", fp);
