@@ -245,6 +245,7 @@ int main(int argc, char **argv) {
     runs[r].name = rname[r];
     runs[r].path = rpath[r];
   }
+  opts.tmpdir = proto.tmpdir = getenv("TMPDIR"); /* temporary copies (removed at once) */
   if (!have_protocol && (proto.easy || proto.hard)) cli_usage_error("--easy and --hard go with --protocol");
   if (have_protocol) {
     if (!qrels == !(proto.easy || proto.hard))

@@ -902,9 +902,8 @@ static int revisit_copy(FILE *qrels, FILE *junk, const char *path, int kind, Sle
   return st;
 }
 
-/* A temporary file in $TMPDIR (else /tmp), removed from its folder at once. */
-static int temp_file(FILE **fp, SlemError *err) {
-  const char *dir = getenv("TMPDIR");
+/* A temporary file in dir (NULL or "": /tmp), removed from its folder at once. */
+static int temp_file(FILE **fp, const char *dir, SlemError *err) {
   char path[4096];
   int fd;
   if (!dir || !*dir) dir = "/tmp";
@@ -925,7 +924,8 @@ int slem_report_protocol_truth(SlemTruth **truth, const SlemReportProtocol *prot
   int st;
   *truth = NULL;
   if ((st = revisit_load(&rv, proto, err)) != SLEM_OK) return st; /* the files' errors */
-  if ((st = temp_file(&qrels, err)) != SLEM_OK || (st = temp_file(&junk, err)) != SLEM_OK) goto cleanup;
+  if ((st = temp_file(&qrels, proto->tmpdir, err)) != SLEM_OK ||
+      (st = temp_file(&junk, proto->tmpdir, err)) != SLEM_OK) goto cleanup;
   if (proto->qrels) st = revisit_copy(qrels, junk, proto->qrels, -1, proto->protocol, err);
   if (st == SLEM_OK && proto->easy) st = revisit_copy(qrels, junk, proto->easy, SLEM_GT_EASY, proto->protocol, err);
   if (st == SLEM_OK && proto->hard) st = revisit_copy(qrels, junk, proto->hard, SLEM_GT_HARD, proto->protocol, err);
@@ -986,9 +986,8 @@ static int regular_file(const char *path) {
  * definitions, then the top results), so it is first copied to a temporary file, removed
  * from its folder at once (nothing is left behind, even by a killed run) and read again
  * through *path, "/dev/fd/N" for the descriptor *fd that keeps it alive; messages then
- * name "<stdin>" or src again. */
-static int spool_in(const char *src, char **path, int *fd, SlemError *err) {
-  const char *dir = getenv("TMPDIR");
+ * name "<stdin>" or src again. The copy is made in dir (NULL or "": /tmp). */
+static int spool_in(const char *src, const char *dir, char **path, int *fd, SlemError *err) {
   const char *shown = strcmp(src, "-") == 0 ? "<stdin>" : src;
   char buf[65536], *tmp;
   size_t len;
@@ -1152,7 +1151,7 @@ int slem_report_add_run(SlemReport *self, const char *name, const char *path, Sl
   /* a ranking is read twice (its measures, then the results shown): stdin and any other
    * input that cannot be read again (a pipe, /dev/stdin) are copied to a temporary file */
   if (strcmp(path, "-") == 0 || !regular_file(path)) {
-    if ((st = spool_in(path, &spool, &spool_fd, err)) != SLEM_OK) return st;
+    if ((st = spool_in(path, self->opts.tmpdir, &spool, &spool_fd, err)) != SLEM_OK) return st;
     src = spool;
   }
   slem_eval_opts_init(&o);
