@@ -186,7 +186,7 @@ int main(int argc, char **argv) {
     case 'Y': proto.hard = optarg; break;
     case 'A':
       have_ap = 1;
-      if (slem_apkind_parse(&opts.ap, optarg, &err) != SLEM_OK) cli_usage_error("--ap: %s", err.msg);
+      if (slem_eval_apkind_parse(&opts.ap, optarg, &err) != SLEM_OK) cli_usage_error("--ap: %s", err.msg);
       break;
     case 'k': opts.recall_k = (size_t)cli_long("--recall-k", optarg, 1, 1L << 30); break;
     case 'f':

@@ -14,7 +14,6 @@ rank_*: rank
 scorer_*: scorer
 kernel_stats: kernel_stats
 encode: encoder
-eval: ap apkind evalresult
 io: in out
 measures: judged measure
 phases: now

@@ -1159,7 +1159,7 @@ int slem_report_add_run(SlemReport *self, const char *name, const char *path, Sl
   o.curve_points = self->opts.curve_points;
   for (int k = 0; k < 2; k++) {
     o.ap = (SlemApKind)k;
-    if ((st = slem_evalresult_read(&res[k], src, fmt, self->truth, &o, err)) != SLEM_OK) goto cleanup;
+    if ((st = slem_eval_result_read(&res[k], src, fmt, self->truth, &o, err)) != SLEM_OK) goto cleanup;
   }
   runs = realloc(self->runs, (self->nruns + 1) * sizeof *runs);
   if (!runs) goto nomem;
@@ -1216,8 +1216,8 @@ cleanup:
     close(spool_fd);
     free(spool);
   }
-  slem_evalresult_free(res[0]);
-  slem_evalresult_free(res[1]);
+  slem_eval_result_free(res[0]);
+  slem_eval_result_free(res[1]);
   return st;
 }
 
