@@ -23,6 +23,7 @@
 #include "../lib/linalg/blas.h"
 #include "../lib/io/io.h"
 #include "../lib/rank/rankings.h"
+#include "../lib/formats/cache.h"
 #include "../lib/formats/vecs.h"
 #include "../lib/io/slem.h"
 #include "../lib/formats/vectypes.h"
@@ -146,13 +147,15 @@ static void reopen_std_fds(void) {
 }
 
 void cli_init(const char *name) {
-  const char *slash = strrchr(name, '/');
+  const char *slash = strrchr(name, '/'), *sde;
   struct sigaction sa;
   reopen_std_fds();
   /* Past a file-size limit (ulimit -f) a write fails with EFBIG and the normal error path
    * removes the temporary file and says why, rather than SIGXFSZ killing the tool. */
   signal(SIGXFSZ, SIG_IGN);
   prog = slash ? slash + 1 : name;
+  sde = getenv("SOURCE_DATE_EPOCH"); /* reproducible caches: their provenance time */
+  if (sde && *sde) slem_cache_set_time(1, (int64_t)strtoll(sde, NULL, 10));
   fit_memory_limit();
   choose_blas_core();
   check_blas_pin();

@@ -148,7 +148,7 @@ int main(int argc, char **argv) {
       dtype_arg = optarg;
       break;
     case 'P':
-      if (slem_precision_parse(&precision, optarg) != SLEM_OK)
+      if (slem_encode_precision_parse(&precision, optarg) != SLEM_OK)
         cli_usage_error("--precision: '%s' is not auto, single or double", optarg);
       break;
     case 'T':

@@ -274,7 +274,7 @@ int main(int argc, char **argv) {
       break;
     case 'X': spec.exclude_self = 1; break;
     case 'A':
-      if (slem_apkind_parse(&opts.ap, optarg, &err) != SLEM_OK) cli_usage_error("--ap: %s", err.msg);
+      if (slem_eval_apkind_parse(&opts.ap, optarg, &err) != SLEM_OK) cli_usage_error("--ap: %s", err.msg);
       break;
     case 'k': opts.recall_k = (size_t)cli_long("--recall-k", optarg, 1, 1L << 30); break;
     case 'f':
@@ -310,7 +310,7 @@ int main(int argc, char **argv) {
     case 'c':
     case 'l': trec_only = 1; break;
     case 'p':
-      if (slem_protocol_parse(&protocol, optarg) != SLEM_OK)
+      if (slem_revisitop_protocol_parse(&protocol, optarg) != SLEM_OK)
         cli_usage_error("--protocol: '%s' (easy, medium, hard)", optarg);
       have_protocol = 1;
       break;
@@ -365,11 +365,11 @@ int main(int argc, char **argv) {
   /* the summary and the curve are written, then committed together: a failure leaves both
    * files as they were */
   if (slem_truth_read(&truth, &spec, &err) != SLEM_OK ||
-      slem_evalresult_read(&res, ranking, format, truth, &opts, &err) != SLEM_OK ||
+      slem_eval_result_read(&res, ranking, format, truth, &opts, &err) != SLEM_OK ||
       (cli_progress_done(), 0) || slem_out_open(&outs[0], output, &err) != SLEM_OK ||
       (curve && slem_out_open(&outs[1], curve, &err) != SLEM_OK) ||
-      slem_evalresult_put(res, outs[0], flags, &err) != SLEM_OK ||
-      (curve && slem_evalresult_put_curve(res, outs[1], strcmp(ranking, "-") ? ranking : "<stdin>",
+      slem_eval_result_put(res, outs[0], flags, &err) != SLEM_OK ||
+      (curve && slem_eval_result_put_curve(res, outs[1], strcmp(ranking, "-") ? ranking : "<stdin>",
                                           &err) != SLEM_OK))
     goto fail;
   st2 = slem_out_commit_all(outs, 2, &err);
@@ -395,7 +395,7 @@ fail:
 done:
   slem_out_abort(outs[0]);
   slem_out_abort(outs[1]);
-  slem_evalresult_free(res);
+  slem_eval_result_free(res);
   slem_truth_free(truth);
   return cli_close_stdout(status);
 }

@@ -178,7 +178,7 @@ int main(int argc, char **argv) {
       break;
     case 'X': exclude_self = 1; break;
     case 'p':
-      if (slem_protocol_parse(&proto.protocol, optarg) != SLEM_OK)
+      if (slem_revisitop_protocol_parse(&proto.protocol, optarg) != SLEM_OK)
         cli_usage_error("--protocol: '%s' (easy, medium, hard)", optarg);
       have_protocol = 1;
       break;
@@ -186,7 +186,7 @@ int main(int argc, char **argv) {
     case 'Y': proto.hard = optarg; break;
     case 'A':
       have_ap = 1;
-      if (slem_apkind_parse(&opts.ap, optarg, &err) != SLEM_OK) cli_usage_error("--ap: %s", err.msg);
+      if (slem_eval_apkind_parse(&opts.ap, optarg, &err) != SLEM_OK) cli_usage_error("--ap: %s", err.msg);
       break;
     case 'k': opts.recall_k = (size_t)cli_long("--recall-k", optarg, 1, 1L << 30); break;
     case 'f':
@@ -220,7 +220,7 @@ int main(int argc, char **argv) {
     case 'v': topts.vectors[SLEM_THUMB_QUERY] = optarg; break;
     case 'w': topts.vectors[SLEM_THUMB_DB] = optarg; break;
     case 'r':
-      if (slem_pixel_range_parse(&topts.range, optarg, &err) != SLEM_OK)
+      if (slem_image_pixel_range_parse(&topts.range, optarg, &err) != SLEM_OK)
         cli_usage_error("--pixel-range: %s", err.msg);
       break;
     case 'n': topts.range.invert = 1; break;
@@ -245,6 +245,7 @@ int main(int argc, char **argv) {
     runs[r].name = rname[r];
     runs[r].path = rpath[r];
   }
+  opts.tmpdir = proto.tmpdir = getenv("TMPDIR"); /* temporary copies (removed at once) */
   if (!have_protocol && (proto.easy || proto.hard)) cli_usage_error("--easy and --hard go with --protocol");
   if (have_protocol) {
     if (!qrels == !(proto.easy || proto.hard))
@@ -295,7 +296,7 @@ int main(int argc, char **argv) {
     topts.base_dir = outdir;
   }
   if (have_protocol) {
-    snprintf(note, sizeof note, "revisitop %s, ", slem_protocol_name(proto.protocol));
+    snprintf(note, sizeof note, "revisitop %s, ", slem_revisitop_protocol_name(proto.protocol));
     if (qrels) snprintf(note + strlen(note), sizeof note - strlen(note), "graded qrels %s", base_name(qrels));
     if (proto.easy) snprintf(note + strlen(note), sizeof note - strlen(note), "easy %s", base_name(proto.easy));
     if (proto.hard)

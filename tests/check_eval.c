@@ -9,8 +9,8 @@ static const double eps = 1e-12;
 
 START_TEST(ap_one_relevant_at_rank_two) {
   unsigned char rel[] = {0, 1};
-  ck_assert_double_eq_tol(slem_ap(SLEM_AP_TREC, rel, 2, 1), 0.5, eps);
-  ck_assert_double_eq_tol(slem_ap(SLEM_AP_OXFORD, rel, 2, 1), 0.25, eps);
+  ck_assert_double_eq_tol(slem_eval_ap(SLEM_AP_TREC, rel, 2, 1), 0.5, eps);
+  ck_assert_double_eq_tol(slem_eval_ap(SLEM_AP_OXFORD, rel, 2, 1), 0.25, eps);
 }
 END_TEST
 
@@ -23,15 +23,15 @@ START_TEST(ap_hand_cases) {
   unsigned char c[] = {0, 0, 0};
   /* perfect ranking */
   unsigned char p[] = {1, 1, 1, 0};
-  ck_assert_double_eq_tol(slem_ap(SLEM_AP_TREC, a, 3, 2), (1 + 2.0 / 3) / 2, eps);
-  ck_assert_double_eq_tol(slem_ap(SLEM_AP_OXFORD, a, 3, 2), 0.5 + 0.5 * (0.5 + 2.0 / 3) / 2, eps);
-  ck_assert_double_eq_tol(slem_ap(SLEM_AP_TREC, b, 2, 3), 1.0 / 3, eps);
-  ck_assert_double_eq_tol(slem_ap(SLEM_AP_OXFORD, b, 2, 3), 1.0 / 3, eps);
-  ck_assert_double_eq_tol(slem_ap(SLEM_AP_TREC, c, 3, 2), 0, eps);
-  ck_assert_double_eq_tol(slem_ap(SLEM_AP_OXFORD, c, 3, 2), 0, eps);
-  ck_assert_double_eq_tol(slem_ap(SLEM_AP_TREC, p, 4, 3), 1, eps);
-  ck_assert_double_eq_tol(slem_ap(SLEM_AP_OXFORD, p, 4, 3), 1, eps);
-  ck_assert_double_eq(slem_ap(SLEM_AP_TREC, p, 4, 0), 0); /* empty ground truth */
+  ck_assert_double_eq_tol(slem_eval_ap(SLEM_AP_TREC, a, 3, 2), (1 + 2.0 / 3) / 2, eps);
+  ck_assert_double_eq_tol(slem_eval_ap(SLEM_AP_OXFORD, a, 3, 2), 0.5 + 0.5 * (0.5 + 2.0 / 3) / 2, eps);
+  ck_assert_double_eq_tol(slem_eval_ap(SLEM_AP_TREC, b, 2, 3), 1.0 / 3, eps);
+  ck_assert_double_eq_tol(slem_eval_ap(SLEM_AP_OXFORD, b, 2, 3), 1.0 / 3, eps);
+  ck_assert_double_eq_tol(slem_eval_ap(SLEM_AP_TREC, c, 3, 2), 0, eps);
+  ck_assert_double_eq_tol(slem_eval_ap(SLEM_AP_OXFORD, c, 3, 2), 0, eps);
+  ck_assert_double_eq_tol(slem_eval_ap(SLEM_AP_TREC, p, 4, 3), 1, eps);
+  ck_assert_double_eq_tol(slem_eval_ap(SLEM_AP_OXFORD, p, 4, 3), 1, eps);
+  ck_assert_double_eq(slem_eval_ap(SLEM_AP_TREC, p, 4, 0), 0); /* empty ground truth */
 }
 END_TEST
 
@@ -54,7 +54,7 @@ static SlemEvalResult *evaluate_files(SlemTruth **truth, const char *ranking, co
   slem_eval_opts_init(&o);
   o.ap = ap;
   o.recall_k = 2;
-  ck_assert_msg(slem_evalresult_read(&res, pr, SLEM_RANK_AUTO, t, &o, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_msg(slem_eval_result_read(&res, pr, SLEM_RANK_AUTO, t, &o, &err) == SLEM_OK, "%s", err.msg);
   *truth = t;
   free(pr);
   free(pq);
@@ -68,7 +68,7 @@ START_TEST(ties_follow_the_rank_field) {
   SlemEvalResult *r = evaluate_files(&t, "q\t2\ta\t0.5\nq\t1\tb\t0.5\n", "q 0 a 1\n", NULL, SLEM_AP_TREC);
   ck_assert_double_eq_tol(r->map, 0.5, eps);
   ck_assert_double_eq_tol(r->p1, 0, eps);
-  slem_evalresult_free(r);
+  slem_eval_result_free(r);
   slem_truth_free(t);
 }
 END_TEST
@@ -89,11 +89,11 @@ START_TEST(junk_is_neither_relevant_nor_counted) {
   ck_assert_double_eq_tol(r->curve[5], 1, eps);
   ck_assert_double_eq_tol(r->curve[6], 2.0 / 3, eps);
   ck_assert_double_eq_tol(r->curve[10], 2.0 / 3, eps);
-  slem_evalresult_free(r);
+  slem_eval_result_free(r);
   slem_truth_free(t);
   r = evaluate_files(&t, rank, qrels, "q j\n", SLEM_AP_OXFORD);
   ck_assert_double_eq_tol(r->map, 0.5 + 0.5 * (0.5 + 2.0 / 3) / 2, eps);
-  slem_evalresult_free(r);
+  slem_eval_result_free(r);
   slem_truth_free(t);
 }
 END_TEST
@@ -109,7 +109,7 @@ START_TEST(skipped_and_missing_queries) {
   ck_assert_double_eq_tol(r->map, 0.5, eps);
   ck_assert_int_eq(r->q[1].status, SLEM_Q_MISSING);
   ck_assert_int_eq(r->q[2].status, SLEM_Q_SKIPPED);
-  slem_evalresult_free(r);
+  slem_eval_result_free(r);
   slem_truth_free(t);
 }
 END_TEST
@@ -122,7 +122,7 @@ START_TEST(truncated_ranking_counts_unretrieved_as_zero) {
   ck_assert_double_eq_tol(r->p5, 0.2, eps); /* P@5 divides by 5 even with 2 retrieved */
   ck_assert_double_eq_tol(r->curve[3], 1, eps);   /* recall 0.3 <= 1/3 */
   ck_assert_double_eq_tol(r->curve[4], 0, eps);   /* recall 0.4 never reached */
-  slem_evalresult_free(r);
+  slem_eval_result_free(r);
   slem_truth_free(t);
 }
 END_TEST
@@ -163,14 +163,14 @@ START_TEST(graded_qrels_and_extra_measures) {
   slem_eval_opts_init(&o);
   o.measures = req;
   o.nmeasures = 3;
-  ck_assert_msg(slem_evalresult_read(&r, pr, SLEM_RANK_AUTO, t, &o, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_msg(slem_eval_result_read(&r, pr, SLEM_RANK_AUTO, t, &o, &err) == SLEM_OK, "%s", err.msg);
   ck_assert_uint_eq(r->nvalues, 4);
   ck_assert_double_eq_tol(r->q[0].values[0], dcg2 / ideal2, eps);  /* ndcg */
   ck_assert_double_eq_tol(r->q[0].values[1], dcg1 / ideal1, eps);  /* ndcg_cut_1 */
   ck_assert_double_eq_tol(r->q[0].values[2], dcg2 / ideal2, eps);  /* ndcg_cut_2 */
   ck_assert_double_eq_tol(r->q[0].values[3], 0.5, eps);            /* recall_1 */
   ck_assert_double_eq_tol(r->map, (1.0 + 1.0) / 2, eps);
-  slem_evalresult_free(r);
+  slem_eval_result_free(r);
   slem_truth_free(t);
   /* strict reading (--trec-compat): a pair judged twice is an error naming the line */
   ck_assert_int_eq(slem_truth_read_graded(&t, pq, 1, &err), SLEM_EFORMAT);

@@ -138,11 +138,11 @@ START_TEST(image_render_ranges_and_scale) {
   SlemError err;
   float x[2] = {2, 6}, y[2] = {-1, 20}, flat[2] = {3, 3};
   unsigned char p[16];
-  ck_assert_int_eq(slem_pixel_range_parse(&fixed, "0:16", &err), SLEM_OK);
+  ck_assert_int_eq(slem_image_pixel_range_parse(&fixed, "0:16", &err), SLEM_OK);
   ck_assert(fixed.fixed && fixed.lo == 0 && fixed.hi == 16);
-  ck_assert_int_eq(slem_pixel_range_parse(&inv, "1:1", &err), SLEM_EINVAL);
-  ck_assert_int_eq(slem_pixel_range_parse(&inv, "a:1", &err), SLEM_EINVAL);
-  ck_assert_int_eq(slem_pixel_range_parse(&inv, "0:", &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_image_pixel_range_parse(&inv, "1:1", &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_image_pixel_range_parse(&inv, "a:1", &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_image_pixel_range_parse(&inv, "0:", &err), SLEM_EINVAL);
   /* min-max: 2 -> 0, 6 -> 255; scale 2 repeats each value in a 2x2 block */
   slem_image_render(p, x, &s, &mm, 2);
   ck_assert_mem_eq(p, "\x00\x00\xff\xff\x00\x00\xff\xff", 8);
@@ -480,9 +480,9 @@ START_TEST(curves_are_slem_evals) {
       SlemEvalOpts eo;
       slem_eval_opts_init(&eo);
       eo.curve_points = points;
-      ck_assert_int_eq(slem_evalresult_read(&res, runs[r][1], SLEM_RANK_AUTO, t, &eo, &err), SLEM_OK);
-      ck_assert_int_eq(slem_evalresult_write_curve(res, curve, runs[r][0], &err), SLEM_OK);
-      slem_evalresult_free(res);
+      ck_assert_int_eq(slem_eval_result_read(&res, runs[r][1], SLEM_RANK_AUTO, t, &eo, &err), SLEM_OK);
+      ck_assert_int_eq(slem_eval_result_write_curve(res, curve, runs[r][0], &err), SLEM_OK);
+      slem_eval_result_free(res);
       ck_assert_uint_eq(n, points);
       text = read_file(curve);
       for (line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
@@ -645,15 +645,15 @@ START_TEST(per_query_ap_follows_the_option) {
   slem_eval_opts_init(&eo);
   for (int k = 0; k < 2; k++) {
     eo.ap = (SlemApKind)k;
-    ck_assert_int_eq(slem_evalresult_read(&res[k], EVAL "slem-top100.tsv", SLEM_RANK_AUTO, t, &eo, &err), SLEM_OK);
+    ck_assert_int_eq(slem_eval_result_read(&res[k], EVAL "slem-top100.tsv", SLEM_RANK_AUTO, t, &eo, &err), SLEM_OK);
     ck_assert_double_eq(rep->runs[0].map[k], res[k]->map);
   }
   ck_assert(res[0]->map != res[1]->map);
   for (size_t q = 0; q < rep->nq; q++) ck_assert_double_eq(rep->runs[0].ap[q], res[1]->q[q].ap);
   ck_assert_double_eq(rep->runs[0].p10, res[0]->p10);
   ck_assert_double_eq(rep->runs[0].rk, res[0]->rk);
-  slem_evalresult_free(res[0]);
-  slem_evalresult_free(res[1]);
+  slem_eval_result_free(res[0]);
+  slem_eval_result_free(res[1]);
   slem_report_free(rep);
   slem_truth_free(t);
 }

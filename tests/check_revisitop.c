@@ -68,7 +68,7 @@ START_TEST(against_transcription) {
       SlemError err;
       char path[128], name[32];
       size_t nap = 0;
-      ck_assert_int_eq(slem_protocol_parse(&pr, protos[p]), SLEM_OK);
+      ck_assert_int_eq(slem_revisitop_protocol_parse(&pr, protos[p]), SLEM_OK);
       ck_assert_int_eq(slem_revisit_new(&rv, pr, &err), SLEM_OK);
       ck_assert_int_eq(slem_revisit_read(rv, SLEM_GT_EASY, TD "easy.txt", &err), SLEM_OK);
       ck_assert_int_eq(slem_revisit_read(rv, SLEM_GT_HARD, TD "hard.txt", &err), SLEM_OK);

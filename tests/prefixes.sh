@@ -13,15 +13,12 @@ fmt_*: vfmt
 rank_*: rank
 scorer_*: scorer
 kernel_stats: kernel_stats
-encode: encoder precision
-eval: ap apkind evalresult
-image: pixel
+encode: encoder
 io: in out
 measures: judged measure
-mem: match
 phases: now
 rankings: rankformat rankline rankreader rankshard rankwriter
-revisitop: protocol revisit
+revisitop: revisit
 strmap: arena keyset
 vecfmt: float half vfmt
 vecs: block dtype format vecreader vecreaders vecwriter vfmt

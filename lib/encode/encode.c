@@ -196,7 +196,7 @@ void slem_encoder_run_f64(SlemEncoder *self, double *y, const double *x, size_t 
   slem_blas_par_chunks(b, ENC_CHUNK, run_chunk, &j);
 }
 
-int slem_precision_parse(SlemPrecision *p, const char *name) {
+int slem_encode_precision_parse(SlemPrecision *p, const char *name) {
   static const char *const names[] = {"auto", "single", "double"};
   for (int i = 0; i < 3; i++)
     if (strcmp(name, names[i]) == 0) {

@@ -42,7 +42,7 @@ typedef enum SlemPrecision {
 } SlemPrecision;
 
 /* Parses "auto", "single", "double". Returns SLEM_EINVAL on another name. */
-int slem_precision_parse(SlemPrecision *p, const char *name);
+int slem_encode_precision_parse(SlemPrecision *p, const char *name);
 
 /* Largest condition number of A for which SLEM_PRECISION_AUTO computes the unit
  * descriptor in float32: the GEMM's relative error is then about 6e-8 * cond(A) <= 6e-4,

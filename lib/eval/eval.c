@@ -14,7 +14,7 @@
 
 static const char *const ap_names[] = {"trec", "oxford"};
 
-int slem_apkind_parse(SlemApKind *kind, const char *name, SlemError *err) {
+int slem_eval_apkind_parse(SlemApKind *kind, const char *name, SlemError *err) {
   for (size_t i = 0; i < sizeof ap_names / sizeof *ap_names; i++)
     if (strcmp(name, ap_names[i]) == 0) {
       *kind = (SlemApKind)i;
@@ -23,9 +23,9 @@ int slem_apkind_parse(SlemApKind *kind, const char *name, SlemError *err) {
   return slem_error(err, SLEM_EINVAL, "'%s' is neither trec nor oxford", name);
 }
 
-const char *slem_apkind_name(SlemApKind kind) { return ap_names[kind == SLEM_AP_OXFORD]; }
+const char *slem_eval_apkind_name(SlemApKind kind) { return ap_names[kind == SLEM_AP_OXFORD]; }
 
-double slem_ap(SlemApKind kind, const unsigned char *rel, size_t n, size_t nrel) {
+double slem_eval_ap(SlemApKind kind, const unsigned char *rel, size_t n, size_t nrel) {
   long *r = malloc((n ? n : 1) * sizeof *r);
   SlemJudged q = {0};
   double ap;
@@ -144,7 +144,7 @@ void slem_eval_opts_init(SlemEvalOpts *opts) {
   opts->curve_points = 11;
 }
 
-void slem_evalresult_free(SlemEvalResult *self) {
+void slem_eval_result_free(SlemEvalResult *self) {
   if (!self) return;
   free(self->q);
   free(self->curve);
@@ -234,7 +234,7 @@ static void aggregate(SlemEvalResult *res) {
   }
 }
 
-int slem_evalresult_new(SlemEvalResult **self, SlemRankReader *rankings, const SlemTruth *truth,
+int slem_eval_result_new(SlemEvalResult **self, SlemRankReader *rankings, const SlemTruth *truth,
                         const SlemEvalOpts *opts, SlemError *err) {
   size_t nq = slem_truth_queries(truth), maxn = 0, counted = 0;
   SlemEvalResult *res = calloc(1, sizeof *res);
@@ -360,19 +360,19 @@ done:
   free(best);
   run_clear(run);
   if (st) {
-    slem_evalresult_free(res);
+    slem_eval_result_free(res);
     return st;
   }
   *self = res;
   return SLEM_OK;
 }
 
-int slem_evalresult_read(SlemEvalResult **self, const char *path, SlemRankFormat fmt,
+int slem_eval_result_read(SlemEvalResult **self, const char *path, SlemRankFormat fmt,
                          const SlemTruth *truth, const SlemEvalOpts *opts, SlemError *err) {
   SlemRankReader *r = NULL;
   int st = slem_rankreader_open(&r, path, fmt, err);
   *self = NULL;
-  if (st == SLEM_OK) st = slem_evalresult_new(self, r, truth, opts, err);
+  if (st == SLEM_OK) st = slem_eval_result_new(self, r, truth, opts, err);
   slem_rankreader_free(r);
   return st;
 }
@@ -426,7 +426,7 @@ static int write_text(FILE *fp, const SlemEvalResult *r, int per_query) {
     ok &= fprintf(fp, count ? "%s\t%.0f\n" : "%s\t%.6f\n", name, r->means[v]) > 0;
   }
   ok &= fprintf(fp, "queries\t%zu\nskipped\t%zu\nmissing\t%zu\nap\t%s\n", r->evaluated, r->skipped,
-                r->missing, slem_apkind_name(r->ap)) > 0;
+                r->missing, slem_eval_apkind_name(r->ap)) > 0;
   return ok ? SLEM_OK : SLEM_EIO;
 }
 
@@ -455,7 +455,7 @@ static int write_json(FILE *fp, const SlemEvalResult *r, int per_query) {
   char key[32], *text = NULL;
   int st = SLEM_ENOMEM;
   snprintf(key, sizeof key, "r@%zu", r->recall_k);
-  if (!o || !cJSON_AddStringToObject(o, "ap", slem_apkind_name(r->ap)) ||
+  if (!o || !cJSON_AddStringToObject(o, "ap", slem_eval_apkind_name(r->ap)) ||
       !cJSON_AddNumberToObject(o, "map", r->map) || !cJSON_AddNumberToObject(o, "p@1", r->p1) ||
       !cJSON_AddNumberToObject(o, "p@5", r->p5) || !cJSON_AddNumberToObject(o, "p@10", r->p10) ||
       !cJSON_AddNumberToObject(o, key, r->rk) || !add_values(o, r, r->means) ||
@@ -488,7 +488,7 @@ done:
   return st;
 }
 
-int slem_evalresult_put(const SlemEvalResult *self, SlemOut *out, int flags, SlemError *err) {
+int slem_eval_result_put(const SlemEvalResult *self, SlemOut *out, int flags, SlemError *err) {
   int st = (flags & SLEM_EVAL_JSON ? write_json : write_text)(slem_out_file(out), self,
                                                              flags & SLEM_EVAL_PER_QUERY);
   if (st == SLEM_ENOMEM) return slem_error(err, st, "out of memory");
@@ -496,7 +496,7 @@ int slem_evalresult_put(const SlemEvalResult *self, SlemOut *out, int flags, Sle
   return SLEM_OK;
 }
 
-int slem_evalresult_put_curve(const SlemEvalResult *self, SlemOut *out, const char *run,
+int slem_eval_result_put_curve(const SlemEvalResult *self, SlemOut *out, const char *run,
                               SlemError *err) {
   FILE *fp = slem_out_file(out);
   int ok = fprintf(fp, "# interpolated precision-recall of %s: mean over %zu queries, mAP %.6f\n"
@@ -508,24 +508,24 @@ int slem_evalresult_put_curve(const SlemEvalResult *self, SlemOut *out, const ch
   return SLEM_OK;
 }
 
-int slem_evalresult_write(const SlemEvalResult *self, const char *path, int flags,
+int slem_eval_result_write(const SlemEvalResult *self, const char *path, int flags,
                           SlemError *err) {
   SlemOut *out = NULL;
   int st = slem_out_open(&out, path, err);
   if (st) return st;
-  if ((st = slem_evalresult_put(self, out, flags, err)) != SLEM_OK) {
+  if ((st = slem_eval_result_put(self, out, flags, err)) != SLEM_OK) {
     slem_out_abort(out);
     return st;
   }
   return slem_out_commit(out, err);
 }
 
-int slem_evalresult_write_curve(const SlemEvalResult *self, const char *path, const char *run,
+int slem_eval_result_write_curve(const SlemEvalResult *self, const char *path, const char *run,
                                 SlemError *err) {
   SlemOut *out = NULL;
   int st = slem_out_open(&out, path, err);
   if (st) return st;
-  if ((st = slem_evalresult_put_curve(self, out, run, err)) != SLEM_OK) {
+  if ((st = slem_eval_result_put_curve(self, out, run, err)) != SLEM_OK) {
     slem_out_abort(out);
     return st;
   }

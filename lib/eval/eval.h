@@ -33,14 +33,14 @@ struct SlemOut;
 
 /* Parses "trec" or "oxford". Returns SLEM_EINVAL on another name and fills err (may be
  * NULL) with "'NAME' is neither trec nor oxford". */
-int slem_apkind_parse(SlemApKind *kind, const char *name, SlemError *err);
+int slem_eval_apkind_parse(SlemApKind *kind, const char *name, SlemError *err);
 
 /* "trec" or "oxford". Static storage. */
-const char *slem_apkind_name(SlemApKind kind);
+const char *slem_eval_apkind_name(SlemApKind kind);
 
 /* AP of one query: rel[i] is 1 when rank i + 1 is relevant; nrel is R. 0 when R is 0.
  * slem_judged_ap() (measures.h) on that ranking, the one AP; NAN when out of memory. */
-double slem_ap(SlemApKind kind, const unsigned char *rel, size_t n, size_t nrel);
+double slem_eval_ap(SlemApKind kind, const unsigned char *rel, size_t n, size_t nrel);
 
 /* ---- evaluation ---- */
 
@@ -97,15 +97,15 @@ typedef struct SlemEvalResult {
  * are spread over the file, with labels a query the ground truth does not know, a database
  * id unknown to the labels); SLEM_ENOMEM. With qrels, a query they lack is left out and
  * counted in unknown (trec_eval skips it too). */
-int slem_evalresult_new(SlemEvalResult **self, SlemRankReader *rankings, const SlemTruth *truth,
+int slem_eval_result_new(SlemEvalResult **self, SlemRankReader *rankings, const SlemTruth *truth,
                         const SlemEvalOpts *opts, SlemError *err);
 
-/* slem_evalresult_new() on the ranking file path ("-": stdin) in format fmt
+/* slem_eval_result_new() on the ranking file path ("-": stdin) in format fmt
  * (SLEM_RANK_AUTO: recognised). Errors: as slem_rankreader_open() and
- * slem_evalresult_new(). */
-int slem_evalresult_read(SlemEvalResult **self, const char *path, SlemRankFormat fmt,
+ * slem_eval_result_new(). */
+int slem_eval_result_read(SlemEvalResult **self, const char *path, SlemRankFormat fmt,
                          const SlemTruth *truth, const SlemEvalOpts *opts, SlemError *err);
-void slem_evalresult_free(SlemEvalResult *self);
+void slem_eval_result_free(SlemEvalResult *self);
 
 /* ---- reports ---- */
 
@@ -120,21 +120,21 @@ enum {
  * in the per-query lines extra columns after status, %.4f), then queries, skipped,
  * missing, ap. JSON: the same keys in lower case ("map", "p@1", ..., "r@K", the asked
  * measures by name, "per_query": [...]). Errors: SLEM_EIO, SLEM_ENOMEM. */
-int slem_evalresult_write(const SlemEvalResult *self, const char *path, int flags,
+int slem_eval_result_write(const SlemEvalResult *self, const char *path, int flags,
                           SlemError *err);
 
 /* Writes the interpolated precision-recall curve to path atomically: two comment lines
  * (naming run, the ranking's name) then "recall<TAB>precision" per point. Errors:
  * SLEM_EIO. */
-int slem_evalresult_write_curve(const SlemEvalResult *self, const char *path, const char *run,
+int slem_eval_result_write_curve(const SlemEvalResult *self, const char *path, const char *run,
                                 SlemError *err);
 
 /* The same two into outputs already open (io.h), not committed: for a caller that commits
  * the summary and the curve together (slem_out_commit_all), so that a failure leaves both
  * files as they were. Errors: SLEM_EIO, SLEM_ENOMEM. */
-int slem_evalresult_put(const SlemEvalResult *self, struct SlemOut *out, int flags,
+int slem_eval_result_put(const SlemEvalResult *self, struct SlemOut *out, int flags,
                         SlemError *err);
-int slem_evalresult_put_curve(const SlemEvalResult *self, struct SlemOut *out, const char *run,
+int slem_eval_result_put_curve(const SlemEvalResult *self, struct SlemOut *out, const char *run,
                               SlemError *err);
 
 #endif

@@ -29,7 +29,7 @@ struct SlemRevisit {
   size_t nq, cq;
 };
 
-int slem_protocol_parse(SlemProtocol *p, const char *name) {
+int slem_revisitop_protocol_parse(SlemProtocol *p, const char *name) {
   static const char *const names[] = {"easy", "medium", "hard"};
   for (int i = 0; i < 3; i++)
     if (strcmp(name, names[i]) == 0) {
@@ -39,7 +39,7 @@ int slem_protocol_parse(SlemProtocol *p, const char *name) {
   return SLEM_EINVAL;
 }
 
-const char *slem_protocol_name(SlemProtocol p) {
+const char *slem_revisitop_protocol_name(SlemProtocol p) {
   return p == SLEM_PROTO_EASY ? "easy" : p == SLEM_PROTO_MEDIUM ? "medium" : "hard";
 }
 
@@ -225,7 +225,7 @@ int slem_revisit_result(SlemRevisit *self, SlemRevisitResult *out, SlemError *er
   }
   if (out->evaluated == 0)
     return slem_error(err, SLEM_EFORMAT, "no query has a positive under the %s protocol",
-                      slem_protocol_name(self->p));
+                      slem_revisitop_protocol_name(self->p));
   out->map /= (double)out->evaluated;
   for (int c = 0; c < SLEM_REVISIT_NK; c++) out->mp[c] /= (double)out->evaluated;
   return SLEM_OK;
@@ -305,7 +305,8 @@ static int write_text(SlemRevisit *self, FILE *f, const SlemRevisitResult *res, 
                     status_names[status]) > 0;
     }
   }
-  ok &= fprintf(f, "protocol\t%s\nmAP\t%.6f\n", slem_protocol_name(self->p), res->map) > 0;
+  ok &= fprintf(f, "protocol\t%s\nmAP\t%.6f\n", slem_revisitop_protocol_name(self->p),
+                res->map) > 0;
   for (int c = 0; c < SLEM_REVISIT_NK; c++)
     ok &= fprintf(f, "mP@%zu\t%.6f\n", slem_revisit_kappas[c], res->mp[c]) > 0;
   ok &= fprintf(f, "queries\t%zu\nempty\t%zu\nmissing\t%zu\n", res->evaluated, res->empty,
@@ -318,7 +319,7 @@ static int write_json(SlemRevisit *self, FILE *f, const SlemRevisitResult *res, 
   char key[16], *text;
   int ok = o != NULL;
   if (!ok) return 0;
-  cJSON_AddStringToObject(o, "protocol", slem_protocol_name(self->p));
+  cJSON_AddStringToObject(o, "protocol", slem_revisitop_protocol_name(self->p));
   cJSON_AddNumberToObject(o, "map", res->map);
   for (int c = 0; c < SLEM_REVISIT_NK; c++) {
     snprintf(key, sizeof key, "mp@%zu", slem_revisit_kappas[c]);

@@ -28,8 +28,8 @@ typedef enum SlemProtocol { SLEM_PROTO_EASY = 0, SLEM_PROTO_MEDIUM, SLEM_PROTO_H
 typedef enum SlemGtKind { SLEM_GT_EASY = 0, SLEM_GT_HARD, SLEM_GT_JUNK } SlemGtKind;
 
 /* Parses "easy", "medium", "hard". Returns SLEM_EINVAL on another name. */
-int slem_protocol_parse(SlemProtocol *p, const char *name);
-const char *slem_protocol_name(SlemProtocol p);
+int slem_revisitop_protocol_parse(SlemProtocol *p, const char *name);
+const char *slem_revisitop_protocol_name(SlemProtocol p);
 
 #define SLEM_REVISIT_NK 3 /* mP@1, mP@5, mP@10 */
 extern const size_t slem_revisit_kappas[SLEM_REVISIT_NK];

@@ -511,14 +511,22 @@ fail:
 
 typedef SlemContainerSection Section;
 
+/* The provenance time of the caches this process writes: now, unless slem_cache_set_time()
+ * fixed it (cmd/ passes SOURCE_DATE_EPOCH: reproducible caches). Set once, at start-up. */
+static int fixed_time;
+static int64_t fixed_epoch;
+
+void slem_cache_set_time(int fixed, int64_t epoch) {
+  fixed_time = fixed;
+  fixed_epoch = epoch;
+}
+
 static cJSON *provenance_json(const SlemProvenance *prov) {
   cJSON *o = cJSON_CreateObject();
   cJSON *in = cJSON_CreateArray();
   char when[32];
-  time_t t = time(NULL);
-  const char *sde = getenv("SOURCE_DATE_EPOCH"); /* reproducible builds of caches */
+  time_t t = fixed_time ? (time_t)fixed_epoch : time(NULL);
   struct tm tm;
-  if (sde && *sde) t = (time_t)strtoll(sde, NULL, 10);
   gmtime_r(&t, &tm);
   strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
   cJSON_AddStringToObject(o, "tool", prov && prov->tool ? prov->tool : "libslem");

@@ -135,6 +135,12 @@ const char *slem_cache_path(const SlemCache *self);
  * its JSON header records it, owned by self; NULL when it records none (an older slem). */
 const char *slem_cache_arith(const SlemCache *self);
 
+/* The time a cache records in its provenance (its "time", UTC): fixed != 0: epoch, in
+ * seconds since 1970 (reproducible caches; cmd/ passes SOURCE_DATE_EPOCH); fixed == 0: the
+ * time of writing (the default). Process-wide: call it before any thread writes a cache.
+ * No errors. */
+void slem_cache_set_time(int fixed, int64_t epoch);
+
 /* What a cache records of how it was made. */
 typedef struct SlemProvenance {
   const char *tool;

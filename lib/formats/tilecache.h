@@ -21,7 +21,7 @@
 typedef struct SlemTileCache SlemTileCache;
 
 /* A cache of at most budget bytes of rows and, apart, budget bytes derived from them
- * (slem_match_memory()); keep_rows 0: no rows are kept (a pipe, or one block of queries),
+ * (slem_mem_match_budget()); keep_rows 0: no rows are kept (a pipe, or one block of queries),
  * nor anything derived. Freed by slem_tilecache_free(). Errors: SLEM_ENOMEM. */
 int slem_tilecache_new(SlemTileCache **self, size_t budget, int keep_rows, SlemError *err);
 

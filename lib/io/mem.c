@@ -50,7 +50,7 @@ int slem_mem_parse_bytes(const char *s, size_t *out) {
 /* The budget: asked bytes (0: keep nothing), else a quarter of the physical memory; under
  * an address-space limit (ulimit -v), at most a quarter of what it leaves, so that the
  * BLAS's buffers still fit. */
-size_t slem_match_memory(size_t asked) {
+size_t slem_mem_match_budget(size_t asked) {
   long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE), used = 0;
   size_t budget = pages > 0 && psize > 0 ? (size_t)pages / 4 * (size_t)psize : 0;
   struct rlimit rl;

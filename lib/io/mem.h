@@ -16,13 +16,13 @@ void *slem_mem_alloc_large(size_t bytes);
  * or -1 for anything else, a sign or a value beyond size_t included. */
 int slem_mem_parse_bytes(const char *s, size_t *out);
 
-/* "No budget asked": slem_match_memory() takes the default. */
+/* "No budget asked": slem_mem_match_budget() takes the default. */
 #define SLEM_MEMORY_AUTO ((size_t)-1)
 
 /* The bytes slem-match may keep of the database between blocks of queries: asked (the
  * tool's SLEM_MATCH_MEMORY, parsed by slem_mem_parse_bytes; 0: nothing), or a quarter of the
  * physical memory when asked is SLEM_MEMORY_AUTO; under an address-space limit (ulimit -v),
  * at most a quarter of what it leaves at the time of the call. Cannot fail. */
-size_t slem_match_memory(size_t asked);
+size_t slem_mem_match_budget(size_t asked);
 
 #endif

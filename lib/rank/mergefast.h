@@ -1,8 +1,9 @@
 /* The fast path of slem_merge() (merge.h): the shards as slem-match writes them, read
  * from memory maps without the general ranking reader.
  *
- * It takes tsv or jsonl shards (jsonl with shard lines once slem_merge() checked them; no
- * --db-ids) that are regular files
+ * It takes the shards of a format whose SlemRankFastOps (mergefmt.h) reads them: tsv or
+ * jsonl (jsonl with shard lines once slem_merge() checked them; no --db-ids) that are
+ * regular files, or npy pairs merged by rank_npy.c's own hook,
  * and an output that is a file, and merges them with no allocation per result: lines
  * found with memchr, rows and ranks parsed by hand, scores checked to be the %.9g of the
  * float they give by an exact test in double arithmetic (slem_fmt_g9() only where that

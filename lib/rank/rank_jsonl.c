@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mergefmt.h"
 #include "rankfmt.h"
 
 static int sniff(const char *line) { return line[strspn(line, " \t")] == '{' ? 3 : 0; }
@@ -99,6 +100,95 @@ done:
   return st;
 }
 
+/* Reads shard s's next query for slem-merge's fast path (mergefmt.h), a line {"query":"Q","results":[{"rank":1,"id":"D","row":R,"score":S},
+ * ...]} as slem's writer prints it. */
+static int fast_read(SlemFast *m, size_t s, const char **q, size_t *ql, const char *q0, size_t ql0) {
+  SlemFastShard *sh = m->s + s;
+  const char *p = sh->p, *nl, *t;
+  sh->n = 0;
+  if (p == sh->end) return 1;
+  if (!(nl = memchr(p, '\n', (size_t)(sh->end - p)))) return -1;
+  if (SLEM_FAST_LIT(&p, nl, "{\"query\":\"") != 0 || !(t = memchr(p, '"', (size_t)(nl - p)))) return -1;
+  *q = p;
+  *ql = (size_t)(t - p);
+  if (*ql == 0 || *ql > SLEM_FAST_MAXTOK || !slem_fast_plain_all(p, *ql)) return -1;
+  if (q0 && (*ql != ql0 || !slem_fast_same(p, q0, ql0))) return -1;
+  p = t;
+  if (SLEM_FAST_LIT(&p, nl, "\",\"results\":[") != 0) return -1;
+  for (;;) {
+    SlemFastRes *r;
+    uint32_t rank;
+    if (SLEM_FAST_LIT(&p, nl, "{\"rank\":") != 0 || !(t = memchr(p, ',', (size_t)(nl - p)))) return -1;
+    if (slem_mergefast_push(sh, &r) != 0) return -1;
+    if (slem_mergefast_u31(p, (size_t)(t - p), &rank) != 0 || rank != sh->n) return -1;
+    p = t;
+    if (SLEM_FAST_LIT(&p, nl, ",\"id\":\"") != 0 || !(t = memchr(p, '"', (size_t)(nl - p)))) return -1;
+    r->id = p;
+    if ((size_t)(t - p) > SLEM_FAST_MAXTOK || t == p || !slem_fast_plain_all(p, (size_t)(t - p))) return -1;
+    r->idlen = (uint16_t)(t - p);
+    p = t;
+    if (SLEM_FAST_LIT(&p, nl, "\",\"row\":") != 0 || !(t = memchr(p, ',', (size_t)(nl - p)))) return -1;
+    if (slem_mergefast_u31(p, (size_t)(t - p), &r->row) != 0) return -1;
+    p = t;
+    if (SLEM_FAST_LIT(&p, nl, ",\"score\":") != 0 || !(t = memchr(p, '}', (size_t)(nl - p)))) return -1;
+    r->st = p;
+    r->stlen = (uint16_t)(t - p);
+    if (slem_mergefast_score(r->st, r->stlen, &r->score, &r->canon) != 0 || !r->canon) return -1;
+    if (sh->n > 1 && !slem_fast_before(r - 1, r)) return -1;
+    if (slem_mergefast_take(m, s, r) != 0) return -1;
+    p = t + 1;
+    if (p < nl && *p == ',') {
+      p++;
+      continue;
+    }
+    break;
+  }
+  if (SLEM_FAST_LIT(&p, nl, "]}") != 0 || p != nl) return -1;
+  sh->p = nl + 1;
+  return 0;
+}
+
+/* A shard of slem-match's jsonl: its first line starts with '{'. */
+static int fast_first_line(const char *l, size_t len) { return len && l[0] == '{'; }
+
+static char *fast_write(char *o, const char *q, size_t ql, const SlemFastRes *const *hs,
+                        size_t first, size_t c, size_t k) {
+  if (first == 0) {
+    memcpy(o, "{\"query\":\"", 10);
+    memcpy(o + 10, q, ql);
+    o += 10 + ql;
+    memcpy(o, "\",\"results\":[", 13);
+    o += 13;
+  }
+  for (size_t i = first; i < first + c; i++) {
+    const SlemFastRes *h = hs[i];
+    if (i) *o++ = ',';
+    memcpy(o, "{\"rank\":", 8);
+    o = slem_fast_put_u32(o + 8, (uint32_t)i + 1);
+    memcpy(o, ",\"id\":\"", 7);
+    memcpy(o + 7, h->id, h->idlen);
+    o += 7 + h->idlen;
+    memcpy(o, "\",\"row\":", 8);
+    o = slem_fast_put_u32(o + 8, h->row);
+    memcpy(o, ",\"score\":", 9);
+    memcpy(o + 9, h->st, h->stlen);
+    o += 9 + h->stlen;
+    *o++ = '}';
+  }
+  if (first + c == k) {
+    memcpy(o, "]}\n", 3);
+    o += 3;
+  }
+  return o;
+}
+
+static const SlemRankFastOps fast = {
+    .ids = 1,
+    .first_line = fast_first_line,
+    .read = fast_read,
+    .write = fast_write,
+};
+
 const SlemRankFormatOps slem_rank_jsonl = {
     .name = "jsonl",
     .extension = ".jsonl",
@@ -106,4 +196,5 @@ const SlemRankFormatOps slem_rank_jsonl = {
     .sniff = sniff,
     .write_entries = write_entries,
     .read_query = read_query,
+    .fast = &fast,
 };

@@ -10,8 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "mergefast.h"
+#include "mergefmt.h"
 #include "rankfmt.h"
 #include "ranknpy.h"
 
@@ -253,6 +258,168 @@ static void rfree(SlemRankReader *r) {
   r->state = NULL;
 }
 
+/* ---- slem-merge's fast path (mergefmt.h): npy pairs, memory-mapped ---- */
+
+/* A mapped npy file: its data after the header, as numpy and slem write it (version 1.0,
+ * C order, the dtype descr, a matrix). */
+typedef struct Npy {
+  const unsigned char *base;
+  size_t len;
+  const void *data;
+  uint64_t nq, k;
+} Npy;
+
+static int fast_map(Npy *x, const char *path, const char *descr, size_t item) {
+  struct stat st;
+  char dict[256], want[64];
+  unsigned long long a, b;
+  size_t hlen;
+  int fd, used = 0;
+  void *p;
+  if ((fd = open(path, O_RDONLY)) < 0) return -1;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 16) {
+    close(fd);
+    return -1;
+  }
+  p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) return -1;
+  x->base = p;
+  x->len = (size_t)st.st_size;
+  if (memcmp(x->base, "\x93NUMPY\x01\x00", 8) != 0) return -1;
+  hlen = (size_t)x->base[8] | (size_t)x->base[9] << 8;
+  if (hlen >= sizeof dict || 10 + hlen > x->len) return -1;
+  memcpy(dict, x->base + 10, hlen);
+  dict[hlen] = '\0';
+  snprintf(want, sizeof want, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
+  if (strncmp(dict, want, strlen(want)) != 0 ||
+      sscanf(dict + strlen(want), "%llu, %llu), }%n", &a, &b, &used) != 2 || !used)
+    return -1;
+  for (size_t i = strlen(want) + (size_t)used; i < hlen; i++)
+    if (dict[i] != ' ' && !(dict[i] == '\n' && i == hlen - 1)) return -1;
+  if (b == 0 || b > (1u << 20) || a > UINT64_MAX / b / item || x->len != 10 + hlen + a * b * item)
+    return -1;
+  if ((10 + hlen) % item != 0) return -1; /* numpy pads to 64: the values aligned */
+  x->data = x->base + 10 + hlen;
+  x->nq = a;
+  x->k = b;
+  return 0;
+}
+
+/* The length of path without ".I.npy", ".D.npy" or ".npy" (rank_npy.c's rule); -1 when
+ * the reader would not take path as an npy pair by its name. */
+static long fast_base(const char *path) {
+  size_t len = strlen(path);
+  struct stat sb;
+  char buf[4096];
+  if (len > 6 && (strcmp(path + len - 6, ".I.npy") == 0 || strcmp(path + len - 6, ".D.npy") == 0))
+    return (long)len - 6;
+  if (len > 4 && strcmp(path + len - 4, ".npy") == 0) return (long)len - 4;
+  if (len + 7 >= sizeof buf || strcmp(path, "-") == 0 || stat(path, &sb) == 0) return -1;
+  snprintf(buf, sizeof buf, "%s.I.npy", path);
+  return stat(buf, &sb) == 0 ? (long)len : -1;
+}
+
+/* Merges npy pairs into an npy pair. */
+static int fast_merge(const char *const *shards, size_t n, const char *output,
+                     const SlemMergeOpts *opts, SlemMergeStats *stats, SlemError *err) {
+  Npy *I = calloc(n, sizeof *I), *D = calloc(n, sizeof *D);
+  size_t *at = calloc(n, sizeof *at), *len = calloc(n, sizeof *len), k = opts->k, nrows = 0;
+  SlemFastRow *rows = NULL;
+  SlemHit *hits = malloc(k * sizeof *hits);
+  SlemRankNpy *out = NULL;
+  SlemMergeStats z = {0, 0};
+  int st = SLEM_MERGEFAST_DECLINED;
+  uint64_t nq = 0, kk = 0;
+  if (!I || !D || !at || !len || !hits) goto done;
+  if (opts->format != SLEM_RANK_AUTO && opts->format != SLEM_RANK_NPY) goto done;
+  for (size_t s = 0; s < n; s++) {
+    char in[4096], dn[4096];
+    long b = fast_base(shards[s]);
+    if (b < 0 || (size_t)b + 7 >= sizeof in) goto done;
+    snprintf(in, sizeof in, "%.*s.I.npy", (int)b, shards[s]);
+    snprintf(dn, sizeof dn, "%.*s.D.npy", (int)b, shards[s]);
+    if (fast_map(I + s, in, "<i8", 8) != 0 || fast_map(D + s, dn, "<f4", 4) != 0) goto done;
+    if (I[s].nq != D[s].nq || I[s].k != D[s].k || I[s].k < k || I[s].nq == 0) goto done;
+    if (s == 0) nq = I[s].nq;
+    if (I[s].nq != nq) goto done;
+    kk = I[s].k;
+  }
+  (void)kk;
+  if (slem_ranknpy_open(&out, output, k, err) != SLEM_OK) goto done;
+  for (uint64_t q = 0; q < nq; q++) {
+    uint32_t stamp = (uint32_t)q + 1;
+    for (size_t s = 0; s < n; s++) {
+      const int64_t *ir = (const int64_t *)I[s].data + q * I[s].k;
+      const float *dr = (const float *)D[s].data + q * D[s].k;
+      size_t j, w = I[s].k;
+      for (j = 0; j < w && ir[j] >= 0; j++) {
+        SlemFastRow *ri;
+        uint64_t row = (uint64_t)ir[j];
+        if (!isfinite(dr[j]) || row >= SLEM_FAST_MAXROWS) goto done;
+        if (j && !(dr[j - 1] > dr[j] || (dr[j - 1] == dr[j] && ir[j - 1] < ir[j]))) goto done;
+        if (row >= nrows) {
+          size_t cap = nrows ? nrows : 1024;
+          SlemFastRow *x;
+          while (cap <= row) cap *= 2;
+          if (!(x = realloc(rows, cap * sizeof *x))) goto done;
+          memset(x + nrows, 0, (cap - nrows) * sizeof *x);
+          rows = x;
+          nrows = cap;
+        }
+        ri = rows + row;
+        if (ri->stamp == stamp || (ri->owner && ri->owner != (uint32_t)s + 1)) goto done;
+        ri->stamp = stamp;
+        ri->owner = (uint32_t)s + 1;
+      }
+      if (j < k) goto done; /* a short list: the general merge's checks */
+      for (size_t t = j; t < w; t++)
+        if (ir[t] != -1 || dr[t] != -FLT_MAX) goto done;
+      len[s] = j;
+      at[s] = 0;
+    }
+    for (size_t i = 0; i < k; i++) {
+      size_t b = SIZE_MAX;
+      for (size_t s = 0; s < n; s++) {
+        const int64_t *ir = (const int64_t *)I[s].data + q * I[s].k;
+        const float *dr = (const float *)D[s].data + q * D[s].k;
+        if (at[s] < len[s] &&
+            (b == SIZE_MAX || dr[at[s]] > hits[i].score ||
+             (dr[at[s]] == hits[i].score && (uint64_t)ir[at[s]] < hits[i].row))) {
+          b = s;
+          hits[i].score = dr[at[s]];
+          hits[i].row = (uint64_t)ir[at[s]];
+        }
+      }
+      at[b]++;
+    }
+    if (slem_ranknpy_write(out, q, hits, k, err) != SLEM_OK) goto done;
+    z.queries++;
+    z.results += k;
+    if (opts->progress && (z.queries & 255) == 0) opts->progress(opts->progress_ctx, z.queries);
+  }
+  st = slem_ranknpy_close(out, err);
+  out = NULL;
+  if (st == SLEM_OK && stats) *stats = z;
+done:
+  slem_ranknpy_abort(out);
+  for (size_t s = 0; s < n && I && D; s++) {
+    if (I[s].base) munmap((void *)I[s].base, I[s].len);
+    if (D[s].base) munmap((void *)D[s].base, D[s].len);
+  }
+  free(I);
+  free(D);
+  free(at);
+  free(len);
+  free(rows);
+  free(hits);
+  return st;
+}
+
+static const SlemRankFastOps fast = {
+    .merge = fast_merge,
+};
+
 const SlemRankFormatOps slem_rank_npy = {
     .name = "npy",
     .extension = ".npy",
@@ -266,4 +433,5 @@ const SlemRankFormatOps slem_rank_npy = {
     .ropen = ropen,
     .rnext = rnext,
     .rfree = rfree,
+    .fast = &fast,
 };

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "mergefmt.h"
 #include "rankfmt.h"
 
 static int sniff(const char *line) { return strchr(line, '\t') && !strchr(line, ' ') ? 2 : 0; }
@@ -47,10 +48,81 @@ static int read_line(SlemRankReader *r, char *line, uint64_t ln, SlemRankLine *o
   return slem_rankline_split(r, line, ln, &fields, out, err);
 }
 
+/* Reads shard s's next query (tsv: its lines) into sh->r; *q, *ql: its name, which must be
+ * q0 when q0 is given. Returns 1 at the end of the file, 0 with a query, -1 to give up. */
+static int fast_read(SlemFast *m, size_t s, const char **q, size_t *ql, const char *q0, size_t ql0) {
+  SlemFastShard *sh = m->s + s;
+  sh->n = 0;
+  if (sh->p == sh->end) return 1;
+  for (;;) {
+    const char *l = sh->p, *nl, *t1, *t2, *t3;
+    SlemFastRes *r;
+    uint32_t rank;
+    if (l == sh->end) break;
+    nl = memchr(l, '\n', (size_t)(sh->end - l));
+    if (!nl || !(t1 = memchr(l, '\t', (size_t)(nl - l)))) return -1;
+    if (sh->n == 0) {
+      *q = l;
+      *ql = (size_t)(t1 - l);
+      if (*ql == 0 || *ql > SLEM_FAST_MAXTOK || !slem_fast_plain_all(l, *ql)) return -1;
+      if (q0 && (*ql != ql0 || !slem_fast_same(l, q0, ql0))) return -1;
+    } else if ((size_t)(t1 - l) != *ql || !slem_fast_same(l, *q, *ql)) {
+      break;
+    }
+    if (!(t2 = memchr(t1 + 1, '\t', (size_t)(nl - t1 - 1))) ||
+        !(t3 = memchr(t2 + 1, '\t', (size_t)(nl - t2 - 1))))
+      return -1;
+    if (slem_mergefast_push(sh, &r) != 0) return -1;
+    if (slem_mergefast_u31(t1 + 1, (size_t)(t2 - t1 - 1), &rank) != 0 || rank != sh->n) return -1;
+    r->id = t2 + 1;
+    r->idlen = (uint16_t)(t3 - t2 - 1);
+    if (slem_mergefast_u31(r->id, r->idlen, &r->row) != 0) return -1;
+    r->st = t3 + 1;
+    r->stlen = (uint16_t)(nl - t3 - 1);
+    if (slem_mergefast_score(r->st, r->stlen, &r->score, &r->canon) != 0 || !r->canon) return -1;
+    if (sh->n > 1 && !slem_fast_before(r - 1, r)) return -1;
+    if (slem_mergefast_take(m, s, r) != 0) return -1;
+    sh->p = nl + 1;
+  }
+  return 0;
+}
+
+/* A shard of slem-match's tsv: tabs and no space on its first line. */
+static int fast_first_line(const char *l, size_t len) {
+  return len && l[0] != '{' && memchr(l, '\t', len) && !memchr(l, ' ', len);
+}
+
+static char *fast_write(char *o, const char *q, size_t ql, const SlemFastRes *const *hs,
+                        size_t first, size_t c, size_t k) {
+  (void)k;
+  for (size_t i = first; i < first + c; i++) {
+    const SlemFastRes *h = hs[i];
+    memcpy(o, q, ql);
+    o += ql;
+    *o++ = '\t';
+    o = slem_fast_put_u32(o, (uint32_t)i + 1);
+    *o++ = '\t';
+    memcpy(o, h->id, h->idlen);
+    o += h->idlen;
+    *o++ = '\t';
+    memcpy(o, h->st, h->stlen);
+    o += h->stlen;
+    *o++ = '\n';
+  }
+  return o;
+}
+
+static const SlemRankFastOps fast = {
+    .first_line = fast_first_line,
+    .read = fast_read,
+    .write = fast_write,
+};
+
 const SlemRankFormatOps slem_rank_tsv = {
     .name = "tsv",
     .extension = ".tsv",
     .sniff = sniff,
     .write_entries = write_entries,
     .read_line = read_line,
+    .fast = &fast,
 };

@@ -27,6 +27,8 @@ typedef struct SlemRankLine {
   double score;
 } SlemRankLine;
 
+struct SlemRankFastOps;
+
 typedef struct SlemRankFormatOps {
   const char *name;       /* "tsv": -F's word */
   const char *extension;  /* ".tsv": an output named so is written in this format */
@@ -65,9 +67,16 @@ typedef struct SlemRankFormatOps {
   int (*ropen)(SlemRankReader *r, const char *path, SlemError *err);
   int (*rnext)(SlemRankReader *r, const SlemRankQuery **q, SlemError *err);
   void (*rfree)(SlemRankReader *r);
+
+  /* slem-merge's fast path (mergefmt.h): NULL where the format has none (trec) */
+  const struct SlemRankFastOps *fast;
 } SlemRankFormatOps;
 
 extern const SlemRankFormatOps slem_rank_tsv, slem_rank_trec, slem_rank_jsonl, slem_rank_npy;
+
+/* The format of the table of rankings.c at index fmt (its SlemRankFormat), NULL past its
+ * end or for SLEM_RANK_AUTO: for walking the table (i = 0, 1, ... until NULL). Static. */
+const SlemRankFormatOps *slem_rankformat_ops(SlemRankFormat fmt);
 
 struct SlemRankWriter {
   const SlemRankFormatOps *ops;

@@ -34,6 +34,8 @@ static const SlemRankFormatOps *ops_of(SlemRankFormat fmt) {
   return fmt >= 0 && (size_t)fmt < NFORMATS ? formats[fmt] : NULL;
 }
 
+const SlemRankFormatOps *slem_rankformat_ops(SlemRankFormat fmt) { return ops_of(fmt); }
+
 int slem_rankformat_parse(SlemRankFormat *fmt, const char *name, SlemError *err) {
   for (size_t i = 0; i < NFORMATS; i++)
     if (strcmp(name, formats[i]->name) == 0) {

@@ -54,7 +54,7 @@ size_t slem_image_shape_size(const SlemImageShape *self) {
   return self->height * self->width * self->channels;
 }
 
-int slem_pixel_range_parse(SlemPixelRange *self, const char *text, SlemError *err) {
+int slem_image_pixel_range_parse(SlemPixelRange *self, const char *text, SlemError *err) {
   char *end;
   double lo, hi;
   const char *colon = strchr(text, ':');

@@ -37,7 +37,7 @@ typedef struct SlemPixelRange {
 
 /* Parses "LO:HI" with LO < HI, both finite: sets fixed, lo and hi (invert is left as it
  * is). Errors: SLEM_EINVAL. */
-int slem_pixel_range_parse(SlemPixelRange *self, const char *text, SlemError *err);
+int slem_image_pixel_range_parse(SlemPixelRange *self, const char *text, SlemError *err);
 
 /* The smallest whole factor that makes the longer side at least min_side pixels (1 when
  * it already is). */

@@ -546,7 +546,7 @@ static void summary(FILE *fp, const SlemReport *self) {
   }
   fputs("</tbody></table>\n", fp);
   if (self->opts.protocol) {
-    const char *pn = slem_protocol_name(self->opts.protocol->protocol);
+    const char *pn = slem_revisitop_protocol_name(self->opts.protocol->protocol);
     fprintf(fp, "<table class=\"summary revisitop\"><thead><tr><th>run</th><th>mAP (revisitop %s)</th>", pn);
     for (int k = 0; k < SLEM_REVISIT_NK; k++) fprintf(fp, "<th>mP@%zu</th>", slem_revisit_kappas[k]);
     fputs("<th>queries</th></tr></thead>\n<tbody>\n", fp);
@@ -904,9 +904,8 @@ static int revisit_copy(FILE *qrels, FILE *junk, const char *path, int kind, Sle
   return st;
 }
 
-/* A temporary file in $TMPDIR (else /tmp), removed from its folder at once. */
-static int temp_file(FILE **fp, SlemError *err) {
-  const char *dir = getenv("TMPDIR");
+/* A temporary file in dir (NULL or "": /tmp), removed from its folder at once. */
+static int temp_file(FILE **fp, const char *dir, SlemError *err) {
   char path[4096];
   int fd;
   if (!dir || !*dir) dir = "/tmp";
@@ -927,7 +926,8 @@ int slem_report_protocol_truth(SlemTruth **truth, const SlemReportProtocol *prot
   int st;
   *truth = NULL;
   if ((st = revisit_load(&rv, proto, err)) != SLEM_OK) return st; /* the files' errors */
-  if ((st = temp_file(&qrels, err)) != SLEM_OK || (st = temp_file(&junk, err)) != SLEM_OK) goto cleanup;
+  if ((st = temp_file(&qrels, proto->tmpdir, err)) != SLEM_OK ||
+      (st = temp_file(&junk, proto->tmpdir, err)) != SLEM_OK) goto cleanup;
   if (proto->qrels) st = revisit_copy(qrels, junk, proto->qrels, -1, proto->protocol, err);
   if (st == SLEM_OK && proto->easy) st = revisit_copy(qrels, junk, proto->easy, SLEM_GT_EASY, proto->protocol, err);
   if (st == SLEM_OK && proto->hard) st = revisit_copy(qrels, junk, proto->hard, SLEM_GT_HARD, proto->protocol, err);
@@ -988,9 +988,8 @@ static int regular_file(const char *path) {
  * definitions, then the top results), so it is first copied to a temporary file, removed
  * from its folder at once (nothing is left behind, even by a killed run) and read again
  * through *path, "/dev/fd/N" for the descriptor *fd that keeps it alive; messages then
- * name "<stdin>" or src again. */
-static int spool_in(const char *src, char **path, int *fd, SlemError *err) {
-  const char *dir = getenv("TMPDIR");
+ * name "<stdin>" or src again. The copy is made in dir (NULL or "": /tmp). */
+static int spool_in(const char *src, const char *dir, char **path, int *fd, SlemError *err) {
   const char *shown = strcmp(src, "-") == 0 ? "<stdin>" : src;
   char buf[65536], *tmp;
   size_t len;
@@ -1154,7 +1153,7 @@ int slem_report_add_run(SlemReport *self, const char *name, const char *path, Sl
   /* a ranking is read twice (its measures, then the results shown): stdin and any other
    * input that cannot be read again (a pipe, /dev/stdin) are copied to a temporary file */
   if (strcmp(path, "-") == 0 || !regular_file(path)) {
-    if ((st = spool_in(path, &spool, &spool_fd, err)) != SLEM_OK) return st;
+    if ((st = spool_in(path, self->opts.tmpdir, &spool, &spool_fd, err)) != SLEM_OK) return st;
     src = spool;
   }
   slem_eval_opts_init(&o);
@@ -1162,7 +1161,7 @@ int slem_report_add_run(SlemReport *self, const char *name, const char *path, Sl
   o.curve_points = self->opts.curve_points;
   for (int k = 0; k < 2; k++) {
     o.ap = (SlemApKind)k;
-    if ((st = slem_evalresult_read(&res[k], src, fmt, self->truth, &o, err)) != SLEM_OK) goto cleanup;
+    if ((st = slem_eval_result_read(&res[k], src, fmt, self->truth, &o, err)) != SLEM_OK) goto cleanup;
   }
   runs = realloc(self->runs, (self->nruns + 1) * sizeof *runs);
   if (!runs) goto nomem;
@@ -1219,8 +1218,8 @@ cleanup:
     close(spool_fd);
     free(spool);
   }
-  slem_evalresult_free(res[0]);
-  slem_evalresult_free(res[1]);
+  slem_eval_result_free(res[0]);
+  slem_eval_result_free(res[1]);
   return st;
 }
 

@@ -87,6 +87,8 @@ typedef struct SlemReportProtocol {
   const char *easy, *hard;
   const char *const *junk;
   size_t njunk;
+  const char *tmpdir;        /* the folder of the temporary qrels and junk files (removed
+                                from it at once); NULL or "": /tmp. cmd/ passes $TMPDIR */
 } SlemReportProtocol;
 
 typedef struct SlemReportOpts {
@@ -106,6 +108,9 @@ typedef struct SlemReportOpts {
                                 slem_report_protocol_truth(), per-query AP is revisitop's
                                 (equal to the Oxford AP with junk removed) and the summary
                                 adds revisitop's mAP, mP@1, mP@5, mP@10 (borrowed) */
+  const char *tmpdir;        /* the folder of a temporary copy of a ranking read from a pipe
+                                (removed from it at once); NULL or "": /tmp. cmd/ passes
+                                $TMPDIR (borrowed) */
 } SlemReportOpts;
 
 /* The defaults noted above. */

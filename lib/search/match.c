@@ -260,7 +260,7 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
   }
   /* more than one block of queries (or an unknown number) from regular files: keep the
    * tiles of the first pass, as they were read, before the scorer works on them */
-  status = slem_tilecache_new(&kp, slem_match_memory(opts->memory),
+  status = slem_tilecache_new(&kp, slem_mem_match_budget(opts->memory),
                               !once && (nqueries < 0 || nqueries > (int64_t)qb), err);
   if (status) goto done;
   slem_scorer_set_tiles(sc, kp);

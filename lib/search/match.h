@@ -47,7 +47,7 @@ typedef struct SlemMatchOpts {
   int unit_queries, unit_db;  /* inner product: refuse query / database rows that are not
                                  unit descriptors (set when the other side is a container) */
   size_t memory;     /* bytes of the database (and, apart, of a kernel's projections of it)
-                        kept in memory between blocks of queries (mem.h, slem_match_memory();
+                        kept in memory between blocks of queries (mem.h, slem_mem_match_budget();
                         0: none; default SLEM_MEMORY_AUTO, a quarter of the memory) */
   SlemProgressFn progress;  /* may be NULL: called after each tile with the (query, row)
                                pairs scored so far */

@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     slem_eval_opts_init(&o);
     o.ap = data[0] & 4 ? SLEM_AP_OXFORD : SLEM_AP_TREC;
     o.curve_points = data[0] & 8 ? 101 : 11;
-    if (slem_evalresult_new(&res, run, t, &o, &err) == SLEM_OK) slem_evalresult_free(res);
+    if (slem_eval_result_new(&res, run, t, &o, &err) == SLEM_OK) slem_eval_result_free(res);
   }
   slem_rankreader_free(run);
   slem_truth_free(t);
