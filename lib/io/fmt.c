@@ -67,6 +67,13 @@ int slem_fmt_g9(char *out, float v) {
   }
   ns = nd;
   while (ns > 1 && s[ns - 1] == '0') ns--;
+  p += slem_fmt_g9_layout(p, s, ns, x);
+  *p = '\0';
+  return (int)(p - out);
+}
+
+size_t slem_fmt_g9_layout(char *out, const char *s, int ns, int x) {
+  char *p = out;
   if (x < -4 || x >= 9) {
     int ax = x < 0 ? -x : x;
     *p++ = s[0];
@@ -94,6 +101,5 @@ int slem_fmt_g9(char *out, float v) {
     memcpy(p, s, (size_t)ns);
     p += ns;
   }
-  *p = '\0';
-  return (int)(p - out);
+  return (size_t)(p - out);
 }

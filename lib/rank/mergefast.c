@@ -58,33 +58,7 @@ static size_t g9_text(char *out, int neg, uint32_t d9, int x) {
   }
   while (ns > 1 && s[ns - 1] == '0') ns--;
   if (neg) *p++ = '-';
-  if (x < -4 || x >= 9) {
-    int ax = x < 0 ? -x : x;
-    *p++ = s[0];
-    if (ns > 1) {
-      *p++ = '.';
-      memcpy(p, s + 1, (size_t)ns - 1);
-      p += ns - 1;
-    }
-    *p++ = 'e';
-    *p++ = x < 0 ? '-' : '+';
-    if (ax >= 100) *p++ = (char)('0' + ax / 100);
-    *p++ = (char)('0' + ax / 10 % 10);
-    *p++ = (char)('0' + ax % 10);
-  } else if (x >= 0) {
-    for (int i = 0; i <= x; i++) *p++ = i < ns ? s[i] : '0';
-    if (ns > x + 1) {
-      *p++ = '.';
-      memcpy(p, s + x + 1, (size_t)(ns - x - 1));
-      p += ns - x - 1;
-    }
-  } else {
-    *p++ = '0';
-    *p++ = '.';
-    for (int i = 0; i < -x - 1; i++) *p++ = '0';
-    memcpy(p, s, (size_t)ns);
-    p += ns;
-  }
+  p += slem_fmt_g9_layout(p, s, ns, x);
   return (size_t)(p - out);
 }
 
