@@ -33,7 +33,10 @@ static void __attribute__((noreturn)) usage(void) {
       "      --depth K          recursive SLEM: K stages, stage s + 1 computed on the\n"
       "                         negatives encoded by stages 1..s, each with the same\n"
       "                         --lambda-rel of its own trace (default 1; K > 1 reads the\n"
-      "                         negative files K times, and takes no partial caches)\n"
+      "                         negative files K times, and takes no partial caches);\n"
+      "                         with --kernel, K stages of kernel SLEM, each on the\n"
+      "                         negatives' explicit descriptors of the stages before (same\n"
+      "                         spec, factor and rank; --lambda or --lambda-rel per stage)\n"
       "      --eigen            also store the eigendecomposition of Sigma, for\n"
       "                         slem-encode --alpha\n"
       "      --pca R            a PCA-reduced cache: the top R eigenpairs of Sigma only;\n"
@@ -239,13 +242,16 @@ int main(int argc, char **argv) {
     if (partial || shard.count > 0)
       cli_usage_error("--depth %zu does not merge shards: stage 2 needs the negatives encoded "
                       "by the finished stage 1; give the negative files themselves", depth);
-    if (kernel || eigen || pca)
-      cli_usage_error("--depth %zu is for linear SLEM: not with --%s", depth,
-                      kernel ? "kernel" : eigen ? "eigen" : "pca");
-    if (lambda >= 0)
+    if (eigen || pca)
+      cli_usage_error("--depth %zu is for linear or kernel SLEM: not with --%s", depth,
+                      eigen ? "eigen" : "pca");
+    if (kernel && couple)
+      cli_usage_error("--couple is for a kernel cache of depth 1: not with --depth %zu (the "
+                      "coupling of a stage's inputs is not defined)", depth);
+    if (lambda >= 0 && !kernel)
       cli_usage_error("--depth %zu takes --lambda-rel (each stage relative to its own trace), "
                       "not an absolute --lambda", depth);
-    for (int i = optind; i < argc; i++)
+    for (int i = optind; i < argc && !kernel; i++)
       if (strcmp(argv[i], "-") == 0)
         cli_usage_error("--depth %zu reads the negatives once per stage: not from stdin", depth);
   }

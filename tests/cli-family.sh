@@ -109,8 +109,8 @@ expect_fail "--depth with --lambda" 2 "not an absolute --lambda" "$T/o.slem" \
   slem-negstats -q --depth 2 -l 1 -o "$T/o.slem" "$F/neg.fvecs"
 expect_fail "--depth from stdin" 2 "not from stdin" "$T/o.slem" \
   slem-negstats -q --depth 2 -o "$T/o.slem" - <"$F/neg.fvecs"
-expect_fail "--depth with --kernel" 2 "linear SLEM" "$T/o.slem" \
-  slem-negstats -q --depth 2 -K rbf -o "$T/o.slem" "$F/neg.fvecs"
+expect_fail "--depth with --eigen" 2 "linear or kernel SLEM" "$T/o.slem" \
+  slem-negstats -q --depth 2 --eigen -o "$T/o.slem" "$F/neg.fvecs"
 expect_fail "--classifier with a recursive cache" 2 "unit descriptors only" "$T/o.fvecs" \
   slem-encode -q -c "$T/rec2.slem" --classifier -o "$T/o.fvecs" "$F/pos.fvecs"
 

@@ -12,6 +12,7 @@
 #include "cache.h"
 #include "kernel.h"
 #include "kernel_stats.h"
+#include "krec.h"
 #include "blas.h"
 #include "mem.h"
 #include "prefetch.h"
@@ -573,6 +574,21 @@ static int kernel(const char *output, const char *const *inputs, size_t npaths,
   size_t n = 0, d = 0;
   int st = slem_kernel_parse(&k, o->kernel, err);
   if (st == SLEM_OK) st = read_all(&x, &n, &d, inputs, npaths, o, err);
+  if (st == SLEM_OK && o->depth > 1) { /* kernel recursive SLEM (krec.h) */
+    SlemProvenance prov = {"slem-negstats", inputs, npaths, NULL};
+    SlemKRecOpts ko = {o->kernel, o->depth, o->rank, o->tol, o->lambda, o->lambda_rel,
+                       o->factor, o->sample, o->seed};
+    if (o->couple)
+      st = slem_error(err, SLEM_EINVAL, "--couple is for a kernel cache of depth 1");
+    else
+      st = slem_krec_write_cache(output, x, n, d, npaths == 1 ? inputs[0] : "negatives", &ko,
+                                 &prov, &res->rank, &res->residual_trace, err);
+    res->n = n;
+    res->d = d;
+    res->rank_asked = o->factor == SLEM_FACTOR_FULL ? n : o->rank < n ? o->rank : n;
+    free(x);
+    return st;
+  }
   if (st == SLEM_OK)
     st = slem_kernel_prepare(&k, x, n, d, npaths == 1 ? inputs[0] : "negatives", 1, err);
   if (st == SLEM_OK && k.gamma_relative)

@@ -34,7 +34,8 @@ typedef struct SlemNegstatsOpts {
   int partial;           /* write a partial cache: count, mean, scatter */
   size_t depth;          /* recursive SLEM (recursive.h): stages, default 1; > 1 reads the
                             vector files once per stage (no stdin, partial caches, shard,
-                            kernel, eigen or pca; lambda_rel, not lambda) */
+                            eigen or pca; lambda_rel, not lambda); with kernel, kernel
+                            recursive SLEM (krec.h: lambda or lambda_rel, no couple) */
   int eigen;             /* linear: also store the eigendecomposition of Sigma (whiten.h) */
   size_t pca;            /* > 0: a PCA-reduced cache of the top pca eigenpairs (whiten.h);
                             more than d is SLEM_EINVAL, with res->d set */

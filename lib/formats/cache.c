@@ -47,6 +47,9 @@ struct SlemCachePriv {
   SlemCacheEigen pca;
   SlemCacheKernel ker;
   SlemCacheRecursive rec;   /* pointing to the stages above */
+  SlemCache **kstage;       /* kernel-recursive caches: a kernel cache per stage, its */
+  size_t nkstage;           /* sections in this one's mapping (kernel_stage_free()) */
+  SlemCacheKernelRecursive krec;
   SlemPartialInfo partial;
   size_t r;  /* the rank of a kernel or pca cache, named in the messages on its sections */
   uint64_t *node;
@@ -68,9 +71,18 @@ int slem_cache_sniff(const char *path) {
   return r == 8 && slem_container_sniff(buf, 8);
 }
 
+/* A stage of a kernel-recursive cache, or a view (slem_cache_kernel_view()): its sections
+ * are borrowed, so its mapping is not its own. */
+static void kernel_stage_free(SlemCache *stage) {
+  if (stage && stage->priv) stage->priv->map = NULL;
+  slem_cache_free(stage);
+}
+
 void slem_cache_free(SlemCache *self) {
   if (!self) return;
   if (self->priv) {
+    for (size_t s = 0; s < self->priv->nkstage; s++) kernel_stage_free(self->priv->kstage[s]);
+    free(self->priv->kstage);
     free(self->priv->map);
     free(self->priv->json_text);
     cJSON_Delete(self->priv->json);
@@ -133,6 +145,10 @@ const SlemCacheKernel *slem_cache_kernel(const SlemCache *self) {
 
 const SlemCacheRecursive *slem_cache_recursive(const SlemCache *self) {
   return self->kind == SLEM_CACHE_RECURSIVE ? self->kind_data : NULL;
+}
+
+const SlemCacheKernelRecursive *slem_cache_kernel_recursive(const SlemCache *self) {
+  return self->kind == SLEM_CACHE_KERNEL_RECURSIVE ? self->kind_data : NULL;
 }
 
 const char *slem_cache_arith(const SlemCache *self) {
@@ -348,10 +364,20 @@ static int read_partial(SlemCache *c, const cJSON *json, const cJSON *sections,
   return SLEM_OK;
 }
 
-/* The kernel kind: its kernel, rank, lambda and four sections. */
-static int read_kernel(SlemCache *c, const cJSON *json, const cJSON *sections, uint64_t pay_off,
-                       uint64_t pay_len, const double *mu, SlemError *err) {
+/* The name of a kernel section: name itself, or name.suffix for a stage of a
+ * kernel-recursive cache (suffix its number). */
+static const char *kname(char *buf, size_t size, const char *name, const char *suffix) {
+  if (!suffix) return name;
+  snprintf(buf, size, "%.15s.%.15s", name, suffix);  /* names of 9 letters, stages < 1025 */
+  return buf;
+}
+
+/* A kernel cache's members (in json) and sections (named with suffix, NULL for none). */
+static int read_kernel_sections(SlemCache *c, const cJSON *json, const cJSON *sections,
+                                uint64_t pay_off, uint64_t pay_len, const char *suffix,
+                                SlemError *err) {
   const char *path = c->priv->path;
+  char nb[64];
   SlemCacheKernel *kc = &c->priv->ker;
   const cJSON *spec = cJSON_GetObjectItemCaseSensitive(json, "kernel");
   const cJSON *lam = cJSON_GetObjectItemCaseSensitive(json, "lambda");
@@ -382,27 +408,101 @@ static int read_kernel(SlemCache *c, const cJSON *json, const cJSON *sections, u
     kc->couple = cJSON_IsTrue(cpl);
   }
   if (kc->factor == SLEM_FACTOR_KPCA) {
-    if ((st = find_section(c, sections, "proj", r, c->n, pay_off, pay_len, &kc->proj, err)))
+    if ((st = find_section(c, sections, kname(nb, sizeof nb, "proj", suffix), r, c->n, pay_off,
+                           pay_len, &kc->proj, err)))
       return st;
   } else {
-    if ((st = find_section(c, sections, "pivots", r, c->d, pay_off, pay_len, &kc->pivots, err)) ||
-        (st = find_section(c, sections, "lp", r, r, pay_off, pay_len, &kc->lp, err)))
+    if ((st = find_section(c, sections, kname(nb, sizeof nb, "pivots", suffix), r, c->d, pay_off,
+                            pay_len, &kc->pivots, err)) ||
+        (st = find_section(c, sections, kname(nb, sizeof nb, "lp", suffix), r, r, pay_off,
+                            pay_len, &kc->lp, err)))
       return st;
     /* the triangular solves divide by the diagonal of lp */
     for (uint64_t i = 0; i < r; i++)
       if (!(kc->lp[i * r + i] > 0))
-        return slem_error(err, SLEM_EFORMAT, "%s: section 'lp' is not a Cholesky factor", path);
+        return slem_error(err, SLEM_EFORMAT, "%s: section '%s' is not a Cholesky factor", path,
+                          kname(nb, sizeof nb, "lp", suffix));
   }
   if ((kc->factor == SLEM_FACTOR_KPCA || kc->couple) &&
-      (st = find_section(c, sections, "negatives", c->n, c->d, pay_off, pay_len, &kc->negs, err)))
+      (st = find_section(c, sections, kname(nb, sizeof nb, "negatives", suffix), c->n, c->d,
+                         pay_off, pay_len, &kc->negs, err)))
     return st;
   if (kc->couple &&
-      (st = find_section(c, sections, "bneg", c->n, r, pay_off, pay_len, &kc->bneg, err)))
+      (st = find_section(c, sections, kname(nb, sizeof nb, "bneg", suffix), c->n, r, pay_off,
+                         pay_len, &kc->bneg, err)))
     return st;
-  if ((st = find_section(c, sections, "mu", r, 0, pay_off, pay_len, &kc->mu, err)) ||
-      (st = find_section(c, sections, "ginv", r, r, pay_off, pay_len, &kc->ginv, err)))
+  if ((st = find_section(c, sections, kname(nb, sizeof nb, "mu", suffix), r, 0, pay_off,
+                          pay_len, &kc->mu, err)) ||
+      (st = find_section(c, sections, kname(nb, sizeof nb, "ginv", suffix), r, r, pay_off,
+                          pay_len, &kc->ginv, err)))
     return st;
   c->kind_data = kc;
+  return SLEM_OK;
+}
+
+/* The kernel kind: its kernel, rank, lambda and four sections. */
+static int read_kernel(SlemCache *c, const cJSON *json, const cJSON *sections, uint64_t pay_off,
+                       uint64_t pay_len, const double *mu, SlemError *err) {
+  (void)mu;
+  return read_kernel_sections(c, json, sections, pay_off, pay_len, NULL, err);
+}
+
+/* A new cache of kind kernel sharing the mapping of parent (NULL for none), named path;
+ * freed by kernel_stage_free(). */
+static SlemCache *kernel_stage_new(const char *path, void *map) {
+  SlemCache *c = calloc(1, sizeof *c);
+  if (!c || !(c->priv = calloc(1, sizeof *c->priv)) || !(c->priv->path = strdup(path))) {
+    if (c) free(c->priv);
+    free(c);
+    return NULL;
+  }
+  pthread_mutex_init(&c->priv->lock, NULL);
+  c->priv->map = map;
+  c->kind = SLEM_CACHE_KERNEL;
+  return c;
+}
+
+/* The kernel-recursive kind: depth >= 2 and one object per stage in "stages" (the members of
+ * a kernel cache and its input dimension d: the cache's d, then the rank of the stage
+ * before), each read as a kernel cache whose sections end in .S (S = 1..depth). */
+static int read_kernel_recursive(SlemCache *c, const cJSON *json, const cJSON *sections,
+                                 uint64_t pay_off, uint64_t pay_len, const double *mu,
+                                 SlemError *err) {
+  const char *path = c->priv->path;
+  const cJSON *stages = cJSON_GetObjectItemCaseSensitive(json, "stages");
+  struct SlemCachePriv *p = c->priv;
+  uint64_t depth, sd;
+  size_t d = c->d;
+  (void)mu;
+  c->kind = SLEM_CACHE_KERNEL_RECURSIVE;
+  if (json_uint(json, "depth", 1024, &depth) != 0 || depth < 2)
+    return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid depth (2..1024)", path);
+  if (!cJSON_IsArray(stages) || (uint64_t)cJSON_GetArraySize(stages) != depth)
+    return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no object per stage", path);
+  if (!(p->kstage = calloc(depth, sizeof *p->kstage)))
+    return slem_error(err, SLEM_ENOMEM, "out of memory");
+  for (uint64_t s = 0; s < depth; s++) {
+    const cJSON *o = cJSON_GetArrayItem(stages, (int)s);
+    char name[4096], suffix[32];
+    SlemCache *st;
+    int status;
+    snprintf(name, sizeof name, "%s (stage %" PRIu64 ")", path, s + 1);
+    snprintf(suffix, sizeof suffix, "%" PRIu64, s + 1);
+    if (!(st = kernel_stage_new(name, p->map)))
+      return slem_error(err, SLEM_ENOMEM, "out of memory");
+    p->kstage[p->nkstage++] = st;
+    if (!cJSON_IsObject(o) || json_uint(o, "d", SLEM_DIM_MAX, &sd) != 0 || sd != d)
+      return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no input dimension d = %zu",
+                        name, d);
+    st->d = d;
+    st->n = c->n;
+    if ((status = read_kernel_sections(st, o, sections, pay_off, pay_len, suffix, err)))
+      return status;
+    d = slem_cache_kernel(st)->r;  /* the next stage's input: this one's descriptors */
+  }
+  p->krec.depth = depth;
+  p->krec.stage = (const SlemCache *const *)p->kstage;
+  c->kind_data = &p->krec;
   return SLEM_OK;
 }
 
@@ -423,6 +523,7 @@ static const KindReader kinds[] = {
   {"pca", 1, read_pca},
   {"partial", 0, read_partial},
   {"kernel", 0, read_kernel},
+  {"kernel-recursive", 0, read_kernel_recursive},
 };
 
 int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
@@ -622,22 +723,16 @@ int slem_cache_write_partial(const char *path, size_t d, uint64_t n,
   return status;
 }
 
-int slem_cache_write_kernel(const char *path, size_t d, uint64_t n, const SlemKernelInfo *info,
-                            const SlemKernelSections *ks, const SlemProvenance *prov,
-                            SlemError *err) {
-  cJSON *meta = meta_new("kernel", d, n);
-  size_t r = info->r, nsec = 0;
-  Section sec[6];
+/* A kernel cache's members, in the order of its JSON header. */
+static void kernel_members(cJSON *meta, const SlemKernelInfo *info) {
   char spec[256];
-  int status;
-  if (!meta) return slem_error(err, SLEM_ENOMEM, "out of memory");
   slem_kernel_format(info->kernel, spec, sizeof spec);
   cJSON_AddStringToObject(meta, "kernel", spec);
   if (info->gamma_median >= 0) {
     cJSON_AddNumberToObject(meta, "gamma_median_sq_distance", info->gamma_median);
     cJSON_AddNumberToObject(meta, "gamma_seed", (double)info->seed);
   }
-  cJSON_AddNumberToObject(meta, "r", (double)r);
+  cJSON_AddNumberToObject(meta, "r", (double)info->r);
   cJSON_AddNumberToObject(meta, "trace_k", info->trace_k);
   cJSON_AddNumberToObject(meta, "residual_trace", info->residual_trace);
   cJSON_AddNumberToObject(meta, "lambda", info->lambda);
@@ -645,21 +740,110 @@ int slem_cache_write_kernel(const char *path, size_t d, uint64_t n, const SlemKe
   cJSON_AddNumberToObject(meta, "trace_sigma_b", info->trace_sigma_b);
   cJSON_AddStringToObject(meta, "factor", slem_kernel_factor_name(info->factor));
   if (info->couple) cJSON_AddBoolToObject(meta, "couple", 1);
-  add_provenance(meta, prov);
+}
+
+/* A kernel cache's sections into sec (6 at most), their names name.suffix in names (6
+ * entries) unless suffix is NULL; returns their number. */
+static size_t kernel_sections(Section *sec, char (*names)[32], const char *suffix, size_t d,
+                              uint64_t n, const SlemKernelInfo *info,
+                              const SlemKernelSections *ks) {
+  size_t r = info->r, nsec = 0;
+#define KSEC(nm, data, rows, cols) \
+  sec[nsec] = (Section){kname(names[nsec], sizeof names[nsec], nm, suffix), data, rows, cols}, \
+  nsec++
   if (info->factor == SLEM_FACTOR_KPCA) {
-    sec[nsec++] = (Section){"negatives", ks->negs, n, d};
-    sec[nsec++] = (Section){"proj", ks->proj, r, n};
+    KSEC("negatives", ks->negs, n, d);
+    KSEC("proj", ks->proj, r, n);
   } else {
-    sec[nsec++] = (Section){"pivots", ks->pivots, r, d};
-    sec[nsec++] = (Section){"lp", ks->lp, r, r};
-    if (info->couple) sec[nsec++] = (Section){"negatives", ks->negs, n, d};
+    KSEC("pivots", ks->pivots, r, d);
+    KSEC("lp", ks->lp, r, r);
+    if (info->couple) KSEC("negatives", ks->negs, n, d);
   }
-  if (info->couple) sec[nsec++] = (Section){"bneg", ks->bneg, n, r};
-  sec[nsec++] = (Section){"mu", ks->mu_b, r, 0};
-  sec[nsec++] = (Section){"ginv", ks->ginv, r, r};
+  if (info->couple) KSEC("bneg", ks->bneg, n, r);
+  KSEC("mu", ks->mu_b, r, 0);
+  KSEC("ginv", ks->ginv, r, r);
+#undef KSEC
+  return nsec;
+}
+
+int slem_cache_write_kernel(const char *path, size_t d, uint64_t n, const SlemKernelInfo *info,
+                            const SlemKernelSections *ks, const SlemProvenance *prov,
+                            SlemError *err) {
+  cJSON *meta = meta_new("kernel", d, n);
+  Section sec[6];
+  char names[6][32];
+  size_t nsec;
+  int status;
+  if (!meta) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  kernel_members(meta, info);
+  add_provenance(meta, prov);
+  nsec = kernel_sections(sec, names, NULL, d, n, info, ks);
   status = write_cache(path, meta, sec, nsec, err);
   cJSON_Delete(meta);
   return status;
+}
+
+int slem_cache_write_kernel_recursive(const char *path, size_t d, uint64_t n, size_t depth,
+                                      const SlemKernelInfo *const *info,
+                                      const SlemKernelSections *const *ks,
+                                      const SlemProvenance *prov, SlemError *err) {
+  cJSON *meta = meta_new("kernel-recursive", d, n), *stages;
+  Section *sec = calloc(6 * depth, sizeof *sec);
+  char (*names)[32] = calloc(6 * depth, sizeof *names);
+  size_t nsec = 0, ds = d;
+  int status;
+  if (!meta || !sec || !names || depth < 2) {
+    cJSON_Delete(meta);
+    free(sec);
+    free(names);
+    return depth < 2 ? slem_error(err, SLEM_EINVAL, "a kernel-recursive cache has 2 stages or more")
+                     : slem_error(err, SLEM_ENOMEM, "out of memory");
+  }
+  cJSON_AddNumberToObject(meta, "depth", (double)depth);
+  stages = cJSON_AddArrayToObject(meta, "stages");
+  for (size_t s = 0; s < depth; s++) {
+    cJSON *o = cJSON_CreateObject();
+    char suffix[32];
+    cJSON_AddNumberToObject(o, "d", (double)ds);
+    kernel_members(o, info[s]);
+    cJSON_AddItemToArray(stages, o);
+    snprintf(suffix, sizeof suffix, "%zu", s + 1);
+    nsec += kernel_sections(sec + nsec, names + nsec, suffix, ds, n, info[s], ks[s]);
+    ds = info[s]->r;
+  }
+  add_provenance(meta, prov);
+  status = write_cache(path, meta, sec, nsec, err);
+  cJSON_Delete(meta);
+  free(sec);
+  free(names);
+  return status;
+}
+
+int slem_cache_kernel_view(SlemCache **self, const char *name, size_t d, uint64_t n,
+                           const SlemKernelInfo *info, const SlemKernelSections *ks,
+                           SlemError *err) {
+  SlemCache *c = kernel_stage_new(name, NULL);
+  SlemCacheKernel *kc;
+  *self = NULL;
+  if (!c) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  c->d = d;
+  c->n = n;
+  kc = &c->priv->ker;
+  kc->kernel = *info->kernel;
+  kc->r = c->priv->r = info->r;
+  kc->lambda = info->lambda;
+  kc->factor = info->factor;
+  kc->couple = info->couple;
+  kc->mu = ks->mu_b;
+  kc->ginv = ks->ginv;
+  kc->pivots = ks->pivots;
+  kc->lp = ks->lp;
+  kc->negs = ks->negs;
+  kc->proj = ks->proj;
+  kc->bneg = ks->bneg;
+  c->kind_data = kc;
+  *self = c;
+  return SLEM_OK;
 }
 
 int slem_cache_write_eigen(const char *path, size_t d, uint64_t n, double lambda,

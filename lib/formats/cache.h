@@ -20,6 +20,11 @@
  * factor ("icd" when absent, "kpca", "full"). A kpca cache has negatives(n, d) (prepared)
  * and proj(r, n) in place of pivots and lp; a cache made for the coupling ("couple":
  * true) has negatives(n, d) and bneg(n, r) = B besides.
+ * "kernel-recursive" (lib/encode/krec.h) holds depth >= 2 stages of kernel SLEM: "depth" and
+ * "stages" in its JSON header, one object per stage with the members of a kernel cache and
+ * its input dimension d, and each stage's sections of a kernel cache named NAME.S (pivots.1,
+ * ginv.2, ...): no section is named mu, so a reader that does not know the kind refuses it
+ * ("section 'mu' is missing") instead of using a stage as a linear cache.
  */
 #ifndef SLEM_CACHE_H
 #define SLEM_CACHE_H
@@ -37,7 +42,8 @@ typedef enum SlemCacheKind {
   SLEM_CACHE_PARTIAL = 2,
   SLEM_CACHE_KERNEL = 3,
   SLEM_CACHE_PCA = 4,
-  SLEM_CACHE_RECURSIVE = 5
+  SLEM_CACHE_RECURSIVE = 5,
+  SLEM_CACHE_KERNEL_RECURSIVE = 6
 } SlemCacheKind;
 
 typedef struct SlemCache {
@@ -101,6 +107,14 @@ typedef struct SlemCacheRecursive {
   const double *lambda;
 } SlemCacheRecursive;
 
+/* What a kernel-recursive cache holds: depth >= 2 stages, stage[s] a cache of kind kernel
+ * (owned by the cache, its sections in the cache's mapping) whose input dimension d is the
+ * cache's for s = 0, else the rank r of stage s - 1; its path is "PATH (stage S)". */
+typedef struct SlemCacheKernelRecursive {
+  size_t depth;
+  const struct SlemCache *const *stage;
+} SlemCacheKernelRecursive;
+
 struct SlemPartialInfo;
 
 /* The accessors of the kinds' data: each returns the data owned by self, or NULL when self
@@ -112,6 +126,7 @@ const SlemCacheEigen *slem_cache_eigen(const SlemCache *self);
 const struct SlemPartialInfo *slem_cache_partial(const SlemCache *self);
 const SlemCacheKernel *slem_cache_kernel(const SlemCache *self);
 const SlemCacheRecursive *slem_cache_recursive(const SlemCache *self);
+const SlemCacheKernelRecursive *slem_cache_kernel_recursive(const SlemCache *self);
 
 /* Maps and checks path: magic, byte order, version, header checksum, offsets and sizes
  * inside the file and consistent with d, both checksums, the JSON header. *self is set
@@ -203,6 +218,25 @@ typedef struct SlemKernelSections {
 int slem_cache_write_kernel(const char *path, size_t d, uint64_t n, const SlemKernelInfo *info,
                             const SlemKernelSections *sections, const SlemProvenance *prov,
                             SlemError *err);
+
+/* A kernel-recursive cache of depth >= 2 stages (see the top of this file): stage s has
+ * info[s] and the sections ks[s] of a kernel cache whose input dimension is d for s = 0,
+ * else info[s - 1]->r. Written atomically. Errors: SLEM_EINVAL (depth < 2), SLEM_ENUMERIC
+ * (a value that is not finite), SLEM_EIO, SLEM_ENOMEM. */
+int slem_cache_write_kernel_recursive(const char *path, size_t d, uint64_t n, size_t depth,
+                                      const SlemKernelInfo *const *info,
+                                      const SlemKernelSections *const *ks,
+                                      const SlemProvenance *prov, SlemError *err);
+
+/* A new cache of kind kernel in *self over sections held in memory (ks, borrowed, with
+ * info->kernel: they must outlive it), as slem_cache_write_kernel() would write them and
+ * slem_cache_read() read them back, named name in messages; for projecting points through a
+ * kernel stage before it is written (krec.h). Freed by slem_cache_free(); it has no JSON
+ * header (slem_cache_json() returns NULL) and its fingerprint is that of no payload.
+ * Errors: SLEM_ENOMEM. */
+int slem_cache_kernel_view(SlemCache **self, const char *name, size_t d, uint64_t n,
+                           const SlemKernelInfo *info, const SlemKernelSections *ks,
+                           SlemError *err);
 
 /* Eigendecompositions (slem-negstats --eigen, --pca). A linear cache may also hold
  * sections evals(d) and evecs(d, d), the eigenpairs of Sigma (largest first, row k the

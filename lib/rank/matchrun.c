@@ -219,6 +219,13 @@ int slem_matchrun(const SlemMatchRunOpts *o, SlemMatchRunResult *res, SlemError 
   }
   if (o->cache) {
     if ((st = slem_cache_read(&cache, o->cache, err)) != SLEM_OK) goto done;
+    if (slem_cache_kernel_recursive(cache)) { /* as a linear recursive cache: descriptors */
+      st = slem_error(err, SLEM_EINVAL, "%s: -c takes a kernel cache of depth 1; for a kernel "
+                      "cache of %zu stages (--depth), encode queries and database with "
+                      "slem-encode -c and match the descriptors", o->cache,
+                      slem_cache_kernel_recursive(cache)->depth);
+      goto done;
+    }
     if (cache->kind != SLEM_CACHE_KERNEL) {
       st = slem_error(err, SLEM_EINVAL, "%s: -c takes a kernel cache; for linear SLEM, encode "
                       "queries and database with slem-encode and match the descriptors", o->cache);
