@@ -12,7 +12,8 @@
 # Kernel rows: rbf:g=1 and exp:g=1 (gamma from the median distance), quad with its gamma
 # chosen on the validation queries too, rank 256 (at most n); "exact" ranks base features
 # by the exact similarity (slem-match -c), "explicit" the explicit descriptors, "coupled"
-# with slem-match --couple (exact), "(authors)" with --couple authors; "full" only
+# with slem-match --couple (exact), "(authors)" with --couple authors, "recursive" the
+# explicit descriptors of a kernel recursive cache (--depth 2 or 3); "full" only
 # when there are at most 2000 negatives (its rank is the numerical rank of K).
 set -eu
 D=${1:-testdata/digits}
@@ -43,7 +44,7 @@ cache() { # cache VARIANT PARAM LAMBDA_REL OUT
       case $kern in quad) spec="quad:gamma=$2" ;; *) spec="$kern:g=1" ;; esac
       set -- "$@" --kernel "$spec" --factor "$factor"
       [ "$factor" = full ] || set -- "$@" --rank 256
-      case $rest in *couple*) set -- "$@" --couple ;; esac
+      case $rest in *couple*) set -- "$@" --couple ;; *krec*) set -- "$@" --depth "$2" ;; esac
       lam=$3 out=$4
       shift 4
       $B/slem-negstats -q -r "$lam" "$@" -o "$out" "$D/negatives.fvecs" ;;
@@ -51,7 +52,7 @@ cache() { # cache VARIANT PARAM LAMBDA_REL OUT
 }
 score() { # score VARIANT PARAM CACHE QUERIES QLABELS: the mAP of the variant
   case $1 in
-    *-explicit)
+    *-explicit|*-krec)
       $B/slem-encode -q -c "$3" -F fvecs -o "$W/db.fvecs" "$D/database.fvecs"
       $B/slem-encode -q -c "$3" -F fvecs -o "$W/q.fvecs" "$4"
       map "$W/q.fvecs" "$5" "$W/db.fvecs" ;;
@@ -104,6 +105,7 @@ row "kernel rbf, icd, exact" rbf-icd - "$kgrid"
 row "kernel rbf, icd, explicit" rbf-icd-explicit - "$kgrid"
 row "kernel rbf, icd, coupled" rbf-icd-couple - "$kgrid"
 row "kernel rbf, icd, coupled (authors)" rbf-icd-couple-authors - "$kgrid"
+row "kernel rbf, icd, recursive (--depth)" rbf-icd-krec "2 3" "$kgrid"
 row "kernel rbf, kpca, exact" rbf-kpca - "$kgrid"
 row "kernel rbf, kpca, coupled" rbf-kpca-couple - "$kgrid"
 row "kernel rbf, kpca, coupled (authors)" rbf-kpca-couple-authors - "$kgrid"
