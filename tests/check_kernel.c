@@ -11,6 +11,7 @@
 #include "../lib/linalg/kernel.h"
 #include "../lib/encode/kproj.h"
 #include "../lib/encode/kernel_stats.h"
+#include "../lib/encode/krec.h"
 #include "../lib/search/scorer.h"
 #include "../lib/linalg/blas.h"
 #include "../lib/linalg/stats.h"
@@ -910,6 +911,108 @@ START_TEST(packed_projections_give_the_same_similarities) {
 }
 END_TEST
 
+/* The kernel recursive SLEM (krec.h), stage by stage through the real write and read path:
+ * stage 1 is the kernel cache of the negatives, bit for bit; stage s + 1 is the kernel SLEM
+ * of the negatives' descriptors through stage s as slem_kproj computes them from the cache
+ * read back (what slem-encode -c would write, in double); encoding is the stages in turn. */
+static void kproj_desc(double *y, const SlemCache *c, const double *x, size_t b) {
+  SlemKProj *p;
+  SlemError err;
+  ck_assert_int_eq(slem_kproj_new(&p, c, b, 0, &err), SLEM_OK);
+  ck_assert_int_eq(slem_kproj_run(p, x, b, "x", 1, &err), SLEM_OK);
+  slem_kproj_descriptors_f64(p, y);
+  slem_kproj_free(p);
+}
+
+START_TEST(kernel_recursive_stages_are_kernel_slem_of_the_descriptors) {
+  enum { N = 300, D = 6, NQ = 50, K = 3 };
+  double *x = malloc(N * D * sizeof *x), *q = malloc(NQ * D * sizeof *q);
+  SlemError err;
+  tu_seed(53);
+  tu_gaussian_rows(x, N, D, 0.0);
+  tu_gaussian_rows(q, NQ, D, 0.0);
+  for (int f = 0; f < 2; f++) {
+    SlemKernelFactor fac = f ? SLEM_FACTOR_KPCA : SLEM_FACTOR_ICD;
+    SlemKRecOpts o = {"rbf:gamma=0.2", K, 24, 0, 0.1, -1, fac, 1000, 1};
+    char *path = tu_path("krec.slem");
+    SlemCache *c = NULL, *k1 = kernel_cache_as("rbf:gamma=0.2", x, N, D, 24, 0.1, fac, 0);
+    const SlemCacheKernelRecursive *kr;
+    const SlemCacheKernel *a, *b;
+    double residual, *in = malloc(N * D * sizeof *in), *yq = malloc(NQ * D * sizeof *yq);
+    double *y = NULL, *want = NULL;
+    size_t rank, ds = D, r;
+    SlemKRec *enc;
+    ck_assert_msg(slem_krec_write_cache(path, x, N, D, "x", &o, NULL, &rank, &residual, &err) ==
+                  SLEM_OK, "%s", err.msg);
+    ck_assert_msg(slem_cache_read(&c, path, &err) == SLEM_OK, "%s", err.msg);
+    ck_assert_ptr_nonnull(kr = slem_cache_kernel_recursive(c));
+    ck_assert_ptr_null(slem_cache_kernel(c));
+    ck_assert_uint_eq(kr->depth, K);
+    /* stage 1 is the kernel cache */
+    a = slem_cache_kernel(k1), b = slem_cache_kernel(kr->stage[0]);
+    r = a->r;
+    ck_assert_uint_eq(b->r, r);
+    ck_assert(a->lambda == b->lambda);
+    ck_assert_mem_eq(a->mu, b->mu, r * sizeof *a->mu);
+    ck_assert_mem_eq(a->ginv, b->ginv, r * r * sizeof *a->ginv);
+    if (f)
+      ck_assert_mem_eq(a->proj, b->proj, r * N * sizeof *a->proj);
+    else
+      ck_assert_mem_eq(a->lp, b->lp, r * r * sizeof *a->lp);
+    /* stage s + 1 is kernel SLEM of the descriptors through stage s */
+    memcpy(in, x, N * D * sizeof *in);
+    memcpy(yq, q, NQ * D * sizeof *yq);
+    for (size_t s = 0; s < K; s++) {
+      const SlemCache *st = kr->stage[s];
+      SlemKernelStats *ks = NULL;
+      SlemKernel k;
+      double *xp = malloc(N * ds * sizeof *xp);
+      ck_assert_uint_eq(st->d, ds);
+      memcpy(xp, in, N * ds * sizeof *xp);
+      slem_kernel_parse(&k, "rbf:gamma=0.2", &err);
+      ck_assert_int_eq(slem_kernel_stats_new(&ks, &k, xp, N, ds, 24, 0, 0.1, -1, fac, 0, &err),
+                       SLEM_OK);
+      r = slem_cache_kernel(st)->r;
+      ck_assert_uint_eq(ks->info.r, r);
+      ck_assert_mem_eq(ks->mu_b, slem_cache_kernel(st)->mu, r * sizeof *ks->mu_b);
+      ck_assert_mem_eq(ks->ginv, slem_cache_kernel(st)->ginv, r * r * sizeof *ks->ginv);
+      slem_kernel_stats_free(ks);
+      free(xp);
+      y = malloc(N * r * sizeof *y);
+      kproj_desc(y, st, in, N);
+      free(in);
+      in = y;
+      want = malloc(NQ * r * sizeof *want);
+      kproj_desc(want, st, yq, NQ);
+      free(yq);
+      yq = want;
+      ds = r;
+    }
+    ck_assert_uint_eq(rank, ds);
+    /* encoding: the stages in turn (the same chunks of rows: encstream.h) */
+    ck_assert_int_eq(slem_krec_new(&enc, c, NQ, &err), SLEM_OK);
+    ck_assert_uint_eq(slem_krec_out_dim(enc), ds);
+    y = malloc(NQ * ds * sizeof *y);
+    ck_assert_int_eq(slem_krec_run_f64(enc, y, q, NQ, "q", 1, &err), SLEM_OK);
+    ck_assert_mem_eq(y, yq, NQ * ds * sizeof *y);
+    for (size_t i = 0; i < NQ; i++) {
+      double nn = 0;
+      for (size_t l = 0; l < ds; l++) nn += yq[i * ds + l] * yq[i * ds + l];
+      ck_assert(nn <= 1 + 1e-12);
+    }
+    slem_krec_free(enc);
+    free(y);
+    free(in);
+    free(yq);
+    slem_cache_free(c);
+    slem_cache_free(k1);
+    free(path);
+  }
+  free(x);
+  free(q);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("kernel");
   TCase *tc = tcase_create("kernel");
@@ -928,6 +1031,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, full_factor_coupling_changes_nothing);
   tcase_add_test(tc, kproj_blas_projections_do_not_depend_on_threads);
   tcase_add_test(tc, packed_projections_give_the_same_similarities);
+  tcase_add_test(tc, kernel_recursive_stages_are_kernel_slem_of_the_descriptors);
   suite_add_tcase(s, tc);
   return s;
 }
