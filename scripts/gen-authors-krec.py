@@ -42,7 +42,11 @@ ranks them by: z.z' / (N N'), the exact similarity without its term outside the 
 slem-match's tsv
 (query, rank, database row, score with %.9g of the float32 score; ties by row).
 
-usage: gen-authors-krec.py NEGATIVES QUERIES DATABASE G FACTOR RANK LAMBDA_REL DEPTH K > golden.tsv
+With a last argument `matlab`, the letter of the MATLAB instead (not slem's: for comparison
+only, docs/kernel.md): the descriptors [beta_0; beta_hat] normalised (r + 1 values), v of a
+point by (B^T B)^-1 B^T k(negatives, x), the negatives at v = B's row and u = 0.
+
+usage: gen-authors-krec.py NEGATIVES QUERIES DATABASE G FACTOR RANK LAMBDA_REL DEPTH K [matlab] > out.tsv
 """
 
 import sys
@@ -95,8 +99,11 @@ def icd(neg, gamma, rmax):
     return b[:, :r], np.array(piv)
 
 
-def stage(neg, g, fac, rmax, lam_rel):
-    """This stage's encoder of raw rows x (m, d): slem's explicit descriptors z / N (m, r)."""
+def stage(neg, g, fac, rmax, lam_rel, matlab=False):
+    """This stage's encoder of raw rows x (m, d): slem's explicit descriptors z / N (m, r),
+    and the negatives' descriptors. matlab: the letter of the MATLAB instead, the
+    normalised [beta_0; beta_hat] (r + 1 values) with v = (B^T B)^-1 B^T k_0, and for the
+    negatives v = B's row, u = 0."""
     n = neg.shape[0]
     gamma = median_gamma(neg, g)
     if fac == "icd":
@@ -128,16 +135,28 @@ def stage(neg, g, fac, rmax, lam_rel):
         # the MATLAB's [beta_0; beta_hat] / M, M its norm: beta_0 = u / lambda dropped
         nn = np.sqrt((z * z).sum(0) + u2 / lam / lam)
         return (z / nn).T
-    return encode
+
+    def encode_matlab(x, v=None):
+        if v is None:
+            v = np.linalg.solve(b.T @ b, b.T @ rbf(neg, x, gamma))  # (B^T B) \ B^T k_0
+            u = np.sqrt(np.maximum(1 - (v * v).sum(0), 0))
+        else:
+            u = np.zeros(v.shape[1])
+        w = np.vstack([u / lam, ginv @ (v - mu[:, None])])
+        return (w / np.linalg.norm(w, axis=0)).T
+    if matlab:
+        return encode_matlab, encode_matlab(None, b.T)
+    return encode, encode(neg)
 
 
 def main():
     negp, qp, dbp, g, fac, rmax, lam_rel, depth, k = sys.argv[1:10]
     g, rmax, lam_rel, depth, k = float(g), int(rmax), float(lam_rel), int(depth), int(k)
+    matlab = sys.argv[10:] == ["matlab"]
     neg, q, db = read_fvecs(negp), read_fvecs(qp), read_fvecs(dbp)
     for _ in range(depth):
-        enc = stage(neg, g, fac, rmax, lam_rel)
-        neg, q, db = enc(neg), enc(q), enc(db)
+        enc, neg = stage(neg, g, fac, rmax, lam_rel, matlab)
+        q, db = enc(q), enc(db)
     simi = q @ db.T
     out = sys.stdout
     for i in range(q.shape[0]):

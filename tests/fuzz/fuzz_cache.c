@@ -18,7 +18,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const SlemCacheLinear *lin = slem_cache_linear(c);
     const SlemCacheEigen *eig = slem_cache_eigen(c);
     const SlemPartialInfo *pi = slem_cache_partial(c);
-    const SlemCacheKernel *ker = slem_cache_kernel(c);
     const SlemCacheRecursive *rec = slem_cache_recursive(c);
     if (lin)
       for (size_t i = 0; i < d * d; i++) s += lin->ainv[i] + (i < d ? lin->mu[i] : 0);
@@ -32,14 +31,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         s += (double)pi->node[3 * k + 2] + pi->node_mu[k * d];
         for (size_t i = 0; i < d * d; i++) s += pi->node_scatter[k * d * d + i];
       }
-    if (ker) {
-      size_t r = ker->r;
+    const SlemCacheKernelRecursive *krec = slem_cache_kernel_recursive(c);
+    for (size_t k = 0; k < (krec ? krec->depth : 0) + 1; k++) {
+      /* a kernel cache, or each stage of a kernel-recursive one (a kernel cache of its d) */
+      const SlemCache *kc = krec ? (k < krec->depth ? krec->stage[k] : NULL) : k == 0 ? c : NULL;
+      const SlemCacheKernel *ker = kc ? slem_cache_kernel(kc) : NULL;
+      size_t r, kd;
+      if (!ker) continue;
+      r = ker->r, kd = kc->d;
       for (size_t i = 0; i < r; i++) s += ker->mu[i];
       for (size_t i = 0; i < r * r; i++) s += ker->ginv[i];
-      if (ker->pivots) for (size_t i = 0; i < r * d; i++) s += ker->pivots[i];
+      if (ker->pivots) for (size_t i = 0; i < r * kd; i++) s += ker->pivots[i];
       if (ker->lp) for (size_t i = 0; i < r * r; i++) s += ker->lp[i];
       if (ker->proj) for (size_t i = 0; i < r * c->n; i++) s += ker->proj[i];
-      if (ker->negs) for (size_t i = 0; i < c->n * d; i++) s += ker->negs[i];
+      if (ker->negs) for (size_t i = 0; i < c->n * kd; i++) s += ker->negs[i];
       if (ker->bneg) for (size_t i = 0; i < c->n * r; i++) s += ker->bneg[i];
     }
     if (rec)
