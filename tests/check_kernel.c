@@ -12,6 +12,9 @@
 #include "../lib/encode/kproj.h"
 #include "../lib/encode/kernel_stats.h"
 #include "../lib/encode/krec.h"
+#include "../lib/io/container.h"
+
+#include <cjson/cJSON.h>
 #include "../lib/search/scorer.h"
 #include "../lib/linalg/blas.h"
 #include "../lib/linalg/stats.h"
@@ -1013,6 +1016,90 @@ START_TEST(kernel_recursive_stages_are_kernel_slem_of_the_descriptors) {
 }
 END_TEST
 
+/* A kernel-recursive cache whose header is rewritten by edit (then re-checksummed, as a
+ * writer that is not slem could): read back, the status, and the message in msg. */
+static int krec_rewritten(char *msg, size_t size, void (*edit)(cJSON *meta, int *drop)) {
+  enum { N = 50, D = 3 };
+  double x[N * D];
+  SlemKRecOpts o = {"rbf:gamma=0.5", 2, 4, 0, 0.1, -1, SLEM_FACTOR_ICD, 1000, 1};
+  char *path = tu_path("krec0.slem"), *path2 = tu_path("krec1.slem");
+  SlemCache *c = NULL, *c2 = NULL;
+  SlemError err;
+  SlemContainerSection sec[8];
+  cJSON *meta;
+  size_t rank, ns = 0;
+  double residual;
+  int st, drop = -1;
+  tu_seed(59);
+  tu_gaussian_rows(x, N, D, 0.0);
+  ck_assert_int_eq(slem_krec_write_cache(path, x, N, D, "x", &o, NULL, &rank, &residual, &err),
+                   SLEM_OK);
+  ck_assert_int_eq(slem_cache_read(&c, path, &err), SLEM_OK);
+  ck_assert_ptr_nonnull(meta = cJSON_Parse(slem_cache_json(c)));
+  cJSON_DeleteItemFromObjectCaseSensitive(meta, "sections");
+  cJSON_DeleteItemFromObjectCaseSensitive(meta, "fingerprint");
+  for (size_t s = 0; s < 2; s++) {
+    const SlemCache *stc = slem_cache_kernel_recursive(c)->stage[s];
+    const SlemCacheKernel *k = slem_cache_kernel(stc);
+    static const char *names[2][4] = {{"pivots.1", "lp.1", "mu.1", "ginv.1"},
+                                      {"pivots.2", "lp.2", "mu.2", "ginv.2"}};
+    sec[ns++] = (SlemContainerSection){names[s][0], k->pivots, k->r, stc->d};
+    sec[ns++] = (SlemContainerSection){names[s][1], k->lp, k->r, k->r};
+    sec[ns++] = (SlemContainerSection){names[s][2], k->mu, k->r, 0};
+    sec[ns++] = (SlemContainerSection){names[s][3], k->ginv, k->r, k->r};
+  }
+  if (edit) edit(meta, &drop);
+  if (drop >= 0) sec[drop] = sec[--ns];
+  ck_assert_int_eq(slem_container_write_sections(path2, meta, sec, ns, &err), SLEM_OK);
+  st = slem_cache_read(&c2, path2, &err);
+  snprintf(msg, size, "%s", st ? err.msg : "");
+  slem_cache_free(c2);
+  slem_cache_free(c);
+  cJSON_Delete(meta);
+  free(path);
+  free(path2);
+  return st;
+}
+
+static cJSON *stage_of(cJSON *meta, int s) {
+  return cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(meta, "stages"), s);
+}
+static void edit_stage2_d(cJSON *meta, int *drop) {
+  cJSON_ReplaceItemInObjectCaseSensitive(stage_of(meta, 1), "d", cJSON_CreateNumber(3));
+}
+static void edit_depth3(cJSON *meta, int *drop) {
+  cJSON_ReplaceItemInObjectCaseSensitive(meta, "depth", cJSON_CreateNumber(3));
+}
+static void edit_depth1(cJSON *meta, int *drop) {
+  cJSON_ReplaceItemInObjectCaseSensitive(meta, "depth", cJSON_CreateNumber(1));
+}
+static void edit_relative_gamma(cJSON *meta, int *drop) {
+  cJSON_ReplaceItemInObjectCaseSensitive(stage_of(meta, 0), "kernel", cJSON_CreateString("rbf:g=1"));
+}
+static void edit_rank(cJSON *meta, int *drop) {
+  cJSON_ReplaceItemInObjectCaseSensitive(stage_of(meta, 1), "r", cJSON_CreateNumber(5));
+}
+static void drop_ginv2(cJSON *meta, int *drop) { *drop = 7; }
+
+START_TEST(kernel_recursive_cache_refuses_inconsistent_stages) {
+  char msg[1024];
+  ck_assert_msg(krec_rewritten(msg, sizeof msg, NULL) == SLEM_OK, "%s", msg);
+  ck_assert_int_eq(krec_rewritten(msg, sizeof msg, edit_stage2_d), SLEM_EFORMAT);
+  ck_assert_msg(strstr(msg, "krec1.slem (stage 2): the JSON header has no input dimension d = 4"),
+                "%s", msg);
+  ck_assert_int_eq(krec_rewritten(msg, sizeof msg, edit_depth3), SLEM_EFORMAT);
+  ck_assert_msg(strstr(msg, "krec1.slem: the JSON header has no object per stage"), "%s", msg);
+  ck_assert_int_eq(krec_rewritten(msg, sizeof msg, edit_depth1), SLEM_EFORMAT);
+  ck_assert_msg(strstr(msg, "no valid depth"), "%s", msg);
+  ck_assert_int_eq(krec_rewritten(msg, sizeof msg, edit_relative_gamma), SLEM_EFORMAT);
+  ck_assert_msg(strstr(msg, "krec1.slem (stage 1): the JSON header has no valid kernel"), "%s", msg);
+  ck_assert_int_eq(krec_rewritten(msg, sizeof msg, edit_rank), SLEM_EFORMAT);
+  ck_assert_msg(strstr(msg, "krec1.slem (stage 2): section 'pivots.2': shape disagrees"), "%s", msg);
+  ck_assert_int_eq(krec_rewritten(msg, sizeof msg, drop_ginv2), SLEM_EFORMAT);
+  ck_assert_msg(strstr(msg, "krec1.slem (stage 2): section 'ginv.2' is missing"), "%s", msg);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("kernel");
   TCase *tc = tcase_create("kernel");
@@ -1032,6 +1119,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, kproj_blas_projections_do_not_depend_on_threads);
   tcase_add_test(tc, packed_projections_give_the_same_similarities);
   tcase_add_test(tc, kernel_recursive_stages_are_kernel_slem_of_the_descriptors);
+  tcase_add_test(tc, kernel_recursive_cache_refuses_inconsistent_stages);
   suite_add_tcase(s, tc);
   return s;
 }
