@@ -13,7 +13,8 @@
 # chosen on the validation queries too, rank 256 (at most n); "exact" ranks base features
 # by the exact similarity (slem-match -c), "explicit" the explicit descriptors, "coupled"
 # with slem-match --couple (exact), "(authors)" with --couple authors; "full" only
-# when there are at most 2000 negatives (its rank is the numerical rank of K).
+# when there are at most 2000 negatives (its rank is the numerical rank of K);
+# hellinger-dot (the authors' sqrt|x.y|) needs nonnegative features.
 set -eu
 D=${1:-testdata/digits}
 ROWS=${2:-*}
@@ -38,9 +39,9 @@ cache() { # cache VARIANT PARAM LAMBDA_REL OUT
     depth) $B/slem-negstats -q -r "$3" --depth "$2" -o "$4" "$D/negatives.fvecs" ;;
     alpha) $B/slem-negstats -q -r "$3" --eigen -o "$4" "$D/negatives.fvecs" ;;
     pca) $B/slem-negstats -q -r "$3" --pca "$2" -o "$4" "$D/negatives.fvecs" ;;
-    rbf-*|exp-*|quad-*)
+    rbf-*|exp-*|quad-*|hdot-*)
       kern=${1%%-*} rest=${1#*-} factor=${rest%%-*}
-      case $kern in quad) spec="quad:gamma=$2" ;; *) spec="$kern:g=1" ;; esac
+      case $kern in quad) spec="quad:gamma=$2" ;; hdot) spec=hellinger-dot ;; *) spec="$kern:g=1" ;; esac
       set -- "$@" --kernel "$spec" --factor "$factor"
       [ "$factor" = full ] || set -- "$@" --rank 256
       case $rest in *couple*) set -- "$@" --couple ;; esac
@@ -55,7 +56,7 @@ score() { # score VARIANT PARAM CACHE QUERIES QLABELS: the mAP of the variant
       $B/slem-encode -q -c "$3" -F fvecs -o "$W/db.fvecs" "$D/database.fvecs"
       $B/slem-encode -q -c "$3" -F fvecs -o "$W/q.fvecs" "$4"
       map "$W/q.fvecs" "$5" "$W/db.fvecs" ;;
-    rbf-*|exp-*|quad-*)
+    rbf-*|exp-*|quad-*|hdot-*)
       case $1 in *couple-authors) c=--couple=authors ;; *couple*) c=--couple ;; *) c= ;; esac
       # shellcheck disable=SC2086
       $B/slem-match -q -c "$3" $c -k 1000 -d "$D/database.fvecs" -o "$W/rank.tsv" "$4"
@@ -110,3 +111,4 @@ row "kernel rbf, kpca, coupled (authors)" rbf-kpca-couple-authors - "$kgrid"
 [ "$nneg" -le 2000 ] && row "kernel rbf, full, exact" rbf-full - "$kgrid"
 row "kernel exp, icd, exact" exp-icd - "$kgrid"
 row "kernel quad, icd, exact" quad-icd "0.0001 0.001 0.01 0.1" "$kgrid"
+row "kernel hellinger-dot, icd, exact" hdot-icd - "$kgrid"
