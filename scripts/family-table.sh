@@ -35,7 +35,7 @@ map() { # map QUERIES.fvecs QLABELS DB.fvecs: mAP of the cosine ranking (rows no
 }
 cache() { # cache VARIANT PARAM LAMBDA_REL OUT
   case $1 in
-    slem) $B/slem-negstats -q -r "$3" -o "$4" "$D/negatives.fvecs" ;;
+    slem|basic) $B/slem-negstats -q -r "$3" -o "$4" "$D/negatives.fvecs" ;;
     depth) $B/slem-negstats -q -r "$3" --depth "$2" -o "$4" "$D/negatives.fvecs" ;;
     alpha) $B/slem-negstats -q -r "$3" --eigen -o "$4" "$D/negatives.fvecs" ;;
     pca) $B/slem-negstats -q -r "$3" --pca "$2" -o "$4" "$D/negatives.fvecs" ;;
@@ -61,6 +61,10 @@ score() { # score VARIANT PARAM CACHE QUERIES QLABELS: the mAP of the variant
       # shellcheck disable=SC2086
       $B/slem-match -q -c "$3" $c -k 1000 -d "$D/database.fvecs" -o "$W/rank.tsv" "$4"
       ev "$W/rank.tsv" "$5" ;;
+    basic)
+      $B/slem-encode -q -c "$3" --basic --theta "$2" -F fvecs -o "$W/db.fvecs" "$D/database.fvecs"
+      $B/slem-encode -q -c "$3" --basic --theta "$2" -F fvecs -o "$W/q.fvecs" "$4"
+      map "$W/q.fvecs" "$5" "$W/db.fvecs" ;;
     alpha)
       $B/slem-encode -q -c "$3" --alpha "$2" -F fvecs -o "$W/db.fvecs" "$D/database.fvecs"
       $B/slem-encode -q -c "$3" --alpha "$2" -F fvecs -o "$W/q.fvecs" "$4"
@@ -97,6 +101,7 @@ case cosine in
 esac
 row slem slem - "$grid"
 row "recursive (--depth)" depth "2 3" "$grid"
+row "basic (--basic, basic_encoder.m)" basic "0.25 1 4 16" "$grid"
 row "whitening (--alpha)" alpha "-0.75 -0.5 -0.25 0" "$grid"
 pcas=""
 for p in 8 16 32 64; do [ "$p" -lt "$dim" ] && pcas="$pcas $p"; done

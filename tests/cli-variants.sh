@@ -48,4 +48,39 @@ expect_fail "hellinger-dot, negative value" 1 "record 1: value 2 is negative" "$
 expect_fail "hellinger-dot, a parameter" 2 "hellinger-dot takes no parameter 'gamma'" "$T/o.slem" \
   slem-negstats -q --kernel hellinger-dot:gamma=2 -o "$T/o.slem" "$D/negatives.fvecs"
 
+# ---- 2. basic_encoder.m: no bias, uncentred, from a plain linear cache (slem-encode --basic) ----
+check "linear cache" slem-negstats -q --lambda 1 -o "$T/lin.slem" "$D/negatives.fvecs"
+check "basic db" slem-encode -q -c "$T/lin.slem" --basic --theta 2 -o "$T/bdb.fvecs" "$D/database.fvecs"
+check "basic queries" slem-encode -q -c "$T/lin.slem" --basic --theta 2 -o "$T/bq.fvecs" "$D/queries.fvecs"
+check "basic match" slem-match -k 10 -d "$T/bdb.fvecs" -o "$T/b1.tsv" "$T/bq.fvecs"
+golden "$A/basic-theta2.tsv" "$T/b1.tsv" && ok || bad "--basic differs from scripts/gen-authors-variants.py"
+slem-encode -q -t 1 -b 256 -c "$T/lin.slem" --basic --theta 2 -o "$T/bdb1.fvecs" "$D/database.fvecs"
+slem-encode -q -t 2 -c "$T/lin.slem" --basic --theta 2 --shard 0/2 -o "$T/bdb2a.fvecs" "$D/database.fvecs"
+slem-encode -q -t 2 -c "$T/lin.slem" --basic --theta 2 --shard 1/2 -o "$T/bdb2b.fvecs" "$D/database.fvecs"
+cmp -s "$T/bdb.fvecs" "$T/bdb1.fvecs" && cat "$T/bdb2a.fvecs" "$T/bdb2b.fvecs" | cmp -s - "$T/bdb.fvecs" && ok ||
+  bad "--basic descriptors change with -t 1 / -t 2, the block or shards"
+sharded "basic match" "$T/b1.tsv" slem-match -k 10 -d "$T/bdb.fvecs" "$T/bq.fvecs"
+slem-encode -q -c "$T/lin.slem" --basic -o "$T/bq1.fvecs" "$D/queries.fvecs"
+slem-encode -q -c "$T/lin.slem" -o "$T/q.fvecs" "$D/queries.fvecs"
+! cmp -s "$T/bq1.fvecs" "$T/bq.fvecs" && ! cmp -s "$T/bq1.fvecs" "$T/q.fvecs" && ok ||
+  bad "--basic does not depend on theta, or equals SLEM's descriptors"
+# basic descriptors in a container are not compared with plain ones of the same cache
+slem-encode -q -c "$T/lin.slem" --basic -o "$T/bdb.slem" "$D/database.fvecs"
+slem-encode -q -c "$T/lin.slem" -o "$T/q.slem" "$D/queries.fvecs"
+expect_fail "basic db, plain queries" 1 "cannot be compared" "$T/o.tsv" slem-match -d "$T/bdb.slem" -o "$T/o.tsv" "$T/q.slem"
+slem-negstats -q --kernel rbf:g=1 --rank 8 -o "$T/k.slem" "$D/negatives.fvecs"
+slem-negstats -q --depth 2 -o "$T/rec.slem" "$D/negatives.fvecs"
+slem-negstats -q --pca 8 -o "$T/pca.slem" "$D/negatives.fvecs"
+slem-negstats -q --partial -o "$T/part.slem" "$D/negatives.fvecs"
+slem-negstats -q --eigen -o "$T/eig.slem" "$D/negatives.fvecs"
+for c in k rec pca part; do
+  expect_fail "--basic with the $c cache" 2 "--basic needs a full linear cache" "$T/o.fvecs" \
+    slem-encode -q -c "$T/$c.slem" --basic -o "$T/o.fvecs" "$D/queries.fvecs"
+done
+expect_fail "--basic --classifier" 2 "not with --classifier" "$T/o.fvecs" slem-encode -q -c "$T/lin.slem" --basic --classifier -o "$T/o.fvecs" "$D/queries.fvecs"
+expect_fail "--basic --alpha" 2 "not with --alpha" "$T/o.fvecs" slem-encode -q -c "$T/eig.slem" --basic --alpha -0.5 -o "$T/o.fvecs" "$D/queries.fvecs"
+check "--basic with an eigen cache" slem-encode -q -c "$T/eig.slem" --basic -o "$T/eb.fvecs" "$D/queries.fvecs"
+expect_fail "--basic, wrong dimension" 1 "dimension" "$T/o.fvecs" slem-encode -q -c "$T/lin.slem" --basic -o "$T/o.fvecs" "$G/pos.fvecs"
+expect_fail "--basic, --theta 0" 2 "--theta: must be positive" "$T/o.fvecs" slem-encode -q -c "$T/lin.slem" --basic --theta 0 -o "$T/o.fvecs" "$D/queries.fvecs"
+
 finish cli-variants
