@@ -36,6 +36,9 @@ static void __attribute__((noreturn)) usage(void) {
       "                         negative files K times, and takes no partial caches)\n"
       "      --eigen            also store the eigendecomposition of Sigma, for\n"
       "                         slem-encode --alpha\n"
+      "      --mixed POSITIVES  with --eigen: the authors' SLEM_whitening.m mixed covariance,\n"
+      "                         of POSITIVES and the negatives together (divided by N - 1),\n"
+      "                         and mu the positives' mean\n"
       "      --pca R            a PCA-reduced cache: the top R eigenpairs of Sigma only;\n"
       "                         descriptors (Lambda_R + lambda I)^-1 U^T (x - mu) of R values\n"
       "                         (--info shows the fraction of the variance kept)\n"
@@ -140,8 +143,9 @@ int main(int argc, char **argv) {
       {"pca", required_argument, 0, 'A'},    {"leaf-rows", required_argument, 0, 'L'},
       {"factor", required_argument, 0, 'F'},  {"couple", no_argument, 0, 'C'},
       {"allow-mixed-blas", no_argument, 0, 'M'}, {"stats", no_argument, 0, 'T'},
+      {"mixed", required_argument, 0, 'X'},
       {0, 0, 0, 0}};
-  const char *output = NULL, *kernel = NULL;
+  const char *output = NULL, *kernel = NULL, *positives = NULL;
   size_t rank = 256, sample = 1000;
   double tol = 0;
   uint64_t seed = 1;
@@ -173,6 +177,7 @@ int main(int argc, char **argv) {
     case 'P': partial = 1; break;
     case 'N': skip = 1; break;
     case 'G': eigen = 1; break;
+    case 'X': positives = optarg; break;
     case 'D': depth = (size_t)cli_long("--depth", optarg, 1, 1024); break;
     case 'A': pca = (size_t)cli_long("--pca", optarg, 1, 1L << 20); break;
     case 'H':
@@ -236,6 +241,12 @@ int main(int argc, char **argv) {
     cli_usage_error("--%s is for linear caches: not with --%s", eigen ? "eigen" : "pca",
                     kernel ? "kernel" : "partial");
   if (eigen && pca) cli_usage_error("give --eigen or --pca, not both");
+  if (positives && !eigen)
+    cli_usage_error("--mixed makes an eigen cache for slem-encode --alpha: add --eigen");
+  if (positives && (shard.count > 0 || depth > 1))
+    cli_usage_error("--mixed needs the whole statistics: not with --%s", depth > 1 ? "depth" : "shard");
+  if (positives && strcmp(positives, "-") == 0)
+    cli_usage_error("--mixed reads the positives twice: not from stdin");
   if (depth > 1) {
     if (partial || shard.count > 0)
       cli_usage_error("--depth %zu does not merge shards: stage 2 needs the negatives encoded "
@@ -254,6 +265,7 @@ int main(int argc, char **argv) {
   for (int i = optind, nstdin = 0; i < argc; i++)
     if (strcmp(argv[i], "-") == 0 && ++nstdin > 1) cli_usage_error("stdin (-) given twice");
   cli_refuse_clobber(output, (const char *const *)argv + optind, (size_t)(argc - optind));
+  if (positives) cli_refuse_clobber(output, &positives, 1);
   cli_threads(threads);
 
   slem_negstats_opts_init(&opts);
@@ -263,6 +275,7 @@ int main(int argc, char **argv) {
   opts.skip_nonfinite = skip;
   opts.partial = partial;
   opts.eigen = eigen;
+  opts.mixed = positives;
   opts.depth = depth;
   opts.pca = pca;
   opts.lambda = lambda;

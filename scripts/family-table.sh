@@ -14,7 +14,8 @@
 # by the exact similarity (slem-match -c), "explicit" the explicit descriptors, "coupled"
 # with slem-match --couple (exact), "(authors)" with --couple authors; "full" only
 # when there are at most 2000 negatives (its rank is the numerical rank of K);
-# hellinger-dot (the authors' sqrt|x.y|) needs nonnegative features.
+# hellinger-dot (the authors' sqrt|x.y|) needs nonnegative features. The mixed whitening
+# (SLEM_whitening.m) takes the database as its positives.
 set -eu
 D=${1:-testdata/digits}
 ROWS=${2:-*}
@@ -38,6 +39,7 @@ cache() { # cache VARIANT PARAM LAMBDA_REL OUT
     slem|basic) $B/slem-negstats -q -r "$3" -o "$4" "$D/negatives.fvecs" ;;
     depth) $B/slem-negstats -q -r "$3" --depth "$2" -o "$4" "$D/negatives.fvecs" ;;
     alpha) $B/slem-negstats -q -r "$3" --eigen -o "$4" "$D/negatives.fvecs" ;;
+    mixed) $B/slem-negstats -q -r "$3" --eigen --mixed "$D/database.fvecs" -o "$4" "$D/negatives.fvecs" ;;
     pca) $B/slem-negstats -q -r "$3" --pca "$2" -o "$4" "$D/negatives.fvecs" ;;
     rbf-*|exp-*|quad-*|hdot-*)
       kern=${1%%-*} rest=${1#*-} factor=${rest%%-*}
@@ -65,7 +67,7 @@ score() { # score VARIANT PARAM CACHE QUERIES QLABELS: the mAP of the variant
       $B/slem-encode -q -c "$3" --basic --theta "$2" -F fvecs -o "$W/db.fvecs" "$D/database.fvecs"
       $B/slem-encode -q -c "$3" --basic --theta "$2" -F fvecs -o "$W/q.fvecs" "$4"
       map "$W/q.fvecs" "$5" "$W/db.fvecs" ;;
-    alpha)
+    alpha|mixed)
       $B/slem-encode -q -c "$3" --alpha "$2" -F fvecs -o "$W/db.fvecs" "$D/database.fvecs"
       $B/slem-encode -q -c "$3" --alpha "$2" -F fvecs -o "$W/q.fvecs" "$4"
       map "$W/q.fvecs" "$5" "$W/db.fvecs" ;;
@@ -103,6 +105,7 @@ row slem slem - "$grid"
 row "recursive (--depth)" depth "2 3" "$grid"
 row "basic (--basic, basic_encoder.m)" basic "0.25 1 4 16" "$grid"
 row "whitening (--alpha)" alpha "-0.75 -0.5 -0.25 0" "$grid"
+row "whitening, mixed covariance (--mixed)" mixed "-1 -0.75 -0.5 -0.25 0" "$grid"
 pcas=""
 for p in 8 16 32 64; do [ "$p" -lt "$dim" ] && pcas="$pcas $p"; done
 row "PCA-reduced (--pca)" pca "$pcas" "$grid"

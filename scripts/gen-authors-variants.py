@@ -16,11 +16,18 @@ w_normalized); the score of a query and a database row is the inner product of t
 as its simi = Wposi' * Wposi: what `slem-match -d DB.fvecs` ranks with both encoded by
 `slem-encode -c CACHE --basic --theta THETA` of `slem-negstats --lambda L`.
 
+mixed: src/SLEM_whitening.m with `mixed`: A = cov([Xposi Xnega]') + lambda I (MATLAB's cov:
+centred on the union's mean, divided by N - 1), [U, D] = svd(A), Xwh = D^alpha U'
+(x - mean(Xposi)), scored by the cosine (its simi ./ (NN NN')); the positives are the
+database: what `slem-match -d DB.fvecs` ranks with both encoded by `slem-encode -c CACHE
+--alpha ALPHA` of `slem-negstats --eigen --mixed DATABASE --lambda L`.
+
 Scores are printed with %.9g (slem-match's float32), rankings as slem-match's tsv (query
 and row counted from 0, ties to the lower row).
 
 usage: gen-authors-variants.py hellinger-dot NEGATIVES QUERIES DATABASE RANK LAMBDA K > golden.tsv
        gen-authors-variants.py basic NEGATIVES QUERIES DATABASE THETA LAMBDA K > golden.tsv
+       gen-authors-variants.py mixed NEGATIVES QUERIES DATABASE ALPHA LAMBDA K > golden.tsv
 """
 
 import sys
@@ -68,6 +75,15 @@ def basic(neg, x, theta, lam):
     return w / np.linalg.norm(w, axis=1)[:, None]
 
 
+def whitening_mixed(neg, pos, x, alpha, lam):
+    """Xwh of SLEM_whitening.m (mixed) for the rows of x, normalised, rows (m, p)."""
+    both = np.vstack([pos, neg])
+    a = np.cov(both.T) + lam * np.eye(neg.shape[1])
+    u_, dd, _ = np.linalg.svd(a)
+    xwh = (dd[:, None] ** alpha) * (u_.T @ (x - pos.mean(0)).T)
+    return (xwh / np.linalg.norm(xwh, axis=0)).T
+
+
 def main():
     mode, negp, qp, dbp, par, lam, k = sys.argv[1:8]
     lam, k = float(lam), int(k)
@@ -76,8 +92,11 @@ def main():
         simi = kernel_exact(neg, q, db, int(par), lam)
     elif mode == "basic":
         simi = basic(neg, q, float(par), lam) @ basic(neg, db, float(par), lam).T
+    elif mode == "mixed":
+        simi = (whitening_mixed(neg, db, q, float(par), lam) @
+                whitening_mixed(neg, db, db, float(par), lam).T)
     else:
-        sys.exit("gen-authors-variants.py: hellinger-dot or basic, not " + mode)
+        sys.exit("gen-authors-variants.py: hellinger-dot, basic or mixed, not " + mode)
     out = sys.stdout
     for i in range(q.shape[0]):
         order = np.lexsort((np.arange(db.shape[0]), -simi[i]))[:k]

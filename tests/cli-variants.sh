@@ -83,4 +83,36 @@ check "--basic with an eigen cache" slem-encode -q -c "$T/eig.slem" --basic -o "
 expect_fail "--basic, wrong dimension" 1 "dimension" "$T/o.fvecs" slem-encode -q -c "$T/lin.slem" --basic -o "$T/o.fvecs" "$G/pos.fvecs"
 expect_fail "--basic, --theta 0" 2 "--theta: must be positive" "$T/o.fvecs" slem-encode -q -c "$T/lin.slem" --basic --theta 0 -o "$T/o.fvecs" "$D/queries.fvecs"
 
+# ---- 3. SLEM_whitening.m's mixed covariance: slem-negstats --eigen --mixed POSITIVES ----
+check "mixed cache" slem-negstats -q --eigen --mixed "$D/database.fvecs" --lambda 1 -o "$T/mix.slem" "$D/negatives.fvecs"
+slem-negstats --info "$T/mix.slem" >"$T/info"
+grep -q '"n":.*1597' "$T/info" && grep -q '"inputs":.*negatives.fvecs.*database.fvecs' "$T/info" && ok ||
+  bad "--info of a mixed cache: $(head -c 300 "$T/info")"
+check "mixed db" slem-encode -q -c "$T/mix.slem" --alpha -0.5 -o "$T/mdb.fvecs" "$D/database.fvecs"
+check "mixed queries" slem-encode -q -c "$T/mix.slem" --alpha -0.5 -o "$T/mq.fvecs" "$D/queries.fvecs"
+check "mixed match" slem-match -k 10 -d "$T/mdb.fvecs" -o "$T/m1.tsv" "$T/mq.fvecs"
+golden "$A/mixed-alpha-0.5.tsv" "$T/m1.tsv" && ok || bad "--mixed differs from scripts/gen-authors-variants.py"
+slem-negstats -q -t 1 --eigen --mixed "$D/database.fvecs" --lambda 1 -o "$T/mix1.slem" "$D/negatives.fvecs"
+slem-negstats -q -t 2 --eigen --mixed "$D/database.fvecs" --lambda 1 -o "$T/mix2.slem" "$D/negatives.fvecs"
+slem-encode -q -t 1 -c "$T/mix1.slem" --alpha -0.5 -o "$T/mdb1.fvecs" "$D/database.fvecs"
+slem-encode -q -t 2 -c "$T/mix2.slem" --alpha -0.5 --shard 0/2 -o "$T/mdb2a.fvecs" "$D/database.fvecs"
+slem-encode -q -t 2 -c "$T/mix2.slem" --alpha -0.5 --shard 1/2 -o "$T/mdb2b.fvecs" "$D/database.fvecs"
+cmp -s "$T/mdb.fvecs" "$T/mdb1.fvecs" && cat "$T/mdb2a.fvecs" "$T/mdb2b.fvecs" | cmp -s - "$T/mdb.fvecs" && ok ||
+  bad "--mixed descriptors change with -t 1 / -t 2 or shards"
+sharded "mixed match" "$T/m1.tsv" slem-match -k 10 -d "$T/mdb.fvecs" "$T/mq.fvecs"
+# the cache works everywhere: its A^-1 is (Sigma_mixed + lambda I)^-1, its mu the positives'
+slem-encode -q -c "$T/mix.slem" -F text "$D/queries.fvecs" >"$T/ma.txt"
+slem-encode -q -c "$T/mix.slem" --alpha -1 -F text "$D/queries.fvecs" >"$T/mb.txt"
+awk -v rtol=1e-5 -v atol=1e-6 -f "$TOP/tests/numcmp.awk" "$T/ma.txt" "$T/mb.txt" >/dev/null && ok ||
+  bad "a mixed cache's A^-1 (x - mu) differs from its --alpha -1"
+expect_fail "--mixed without --eigen" 2 "add --eigen" "$T/o.slem" slem-negstats -q --mixed "$D/database.fvecs" -o "$T/o.slem" "$D/negatives.fvecs"
+expect_fail "--mixed --pca" 2 "give --eigen or --pca" "$T/o.slem" slem-negstats -q --eigen --pca 4 --mixed "$D/database.fvecs" -o "$T/o.slem" "$D/negatives.fvecs"
+expect_fail "--mixed --partial" 2 "not with --partial" "$T/o.slem" slem-negstats -q --eigen --partial --mixed "$D/database.fvecs" -o "$T/o.slem" "$D/negatives.fvecs"
+expect_fail "--mixed --kernel" 2 "not with --kernel" "$T/o.slem" slem-negstats -q --eigen --kernel rbf --mixed "$D/database.fvecs" -o "$T/o.slem" "$D/negatives.fvecs"
+expect_fail "--mixed --depth" 2 "--depth" "$T/o.slem" slem-negstats -q --eigen --depth 2 --mixed "$D/database.fvecs" -o "$T/o.slem" "$D/negatives.fvecs"
+expect_fail "--mixed from stdin" 2 "not from stdin" "$T/o.slem" slem-negstats -q --eigen --mixed - -o "$T/o.slem" "$D/negatives.fvecs"
+expect_fail "--mixed, a partial cache" 1 "not partial caches" "$T/o.slem" slem-negstats -q --eigen --mixed "$D/database.fvecs" -o "$T/o.slem" "$T/part.slem"
+expect_fail "--mixed, positives of another dimension" 1 "dimension 12" "$T/o.slem" slem-negstats -q --eigen --mixed "$G/pos.fvecs" -o "$T/o.slem" "$D/negatives.fvecs"
+expect_fail "--mixed, no positives file" 1 "nothere.fvecs" "$T/o.slem" slem-negstats -q --eigen --mixed "$T/nothere.fvecs" -o "$T/o.slem" "$D/negatives.fvecs"
+
 finish cli-variants

@@ -8,7 +8,8 @@
  * merge into the statistics of one run over all its rows, bit for bit; a missing or
  * repeated shard is an error. With `partial` the cache keeps the tree's nodes (mergeable
  * later); otherwise A^-1 is computed with the lambda asked. Kernel: every vector is held
- * (n x d) and factorised (kernel_stats.h).
+ * (n x d) and factorised (kernel_stats.h). With `mixed`, the positives' file is read twice:
+ * once as the last input of the union's statistics, once alone for their mean.
  * Memory of the linear path: O(d^2 + block d), whatever the number of negatives.
  */
 #ifndef SLEM_NEGSTATS_H
@@ -36,6 +37,11 @@ typedef struct SlemNegstatsOpts {
                             vector files once per stage (no stdin, partial caches, shard,
                             kernel, eigen or pca; lambda_rel, not lambda) */
   int eigen;             /* linear: also store the eigendecomposition of Sigma (whiten.h) */
+  const char *mixed;     /* NULL, or with eigen a vector file of positives (not stdin): the
+                            mixed covariance of SLEM_whitening.m, of the positives and the
+                            negatives together, divided by N - 1, and mu the positives' mean
+                            (slem_whiten_write_mixed_cache(); no partial caches, shard, pca,
+                            depth or kernel) */
   size_t pca;            /* > 0: a PCA-reduced cache of the top pca eigenpairs (whiten.h);
                             more than d is SLEM_EINVAL, with res->d set */
   double lambda;         /* >= 0: absolute lambda; else lambda_rel applies */
