@@ -34,6 +34,12 @@ static void __attribute__((noreturn)) usage(void) {
       "                         negatives encoded by stages 1..s, each with the same\n"
       "                         --lambda-rel of its own trace (default 1; K > 1 reads the\n"
       "                         negative files K times, and takes no partial caches)\n"
+      "      --adaptive-theta POSITIVES\n"
+      "                         with --depth K: new_full_encoder.m's [nu; beta] stages (d + K\n"
+      "                         values), the next stage's negatives encoded with theta_n\n"
+      "                         adapted to the first 100 rows of POSITIVES; --lambda (every\n"
+      "                         stage) or --lambda-rel\n"
+      "      --theta T          with --adaptive-theta: the positives' weight (default 1)\n"
       "      --eigen            also store the eigendecomposition of Sigma, for\n"
       "                         slem-encode --alpha\n"
       "      --mixed POSITIVES  with --eigen: the authors' SLEM_whitening.m mixed covariance,\n"
@@ -143,9 +149,12 @@ int main(int argc, char **argv) {
       {"pca", required_argument, 0, 'A'},    {"leaf-rows", required_argument, 0, 'L'},
       {"factor", required_argument, 0, 'F'},  {"couple", no_argument, 0, 'C'},
       {"allow-mixed-blas", no_argument, 0, 'M'}, {"stats", no_argument, 0, 'T'},
-      {"mixed", required_argument, 0, 'X'},
+      {"mixed", required_argument, 0, 'X'},   {"adaptive-theta", required_argument, 0, 'Y'},
+      {"theta", required_argument, 0, 'Z'},
       {0, 0, 0, 0}};
-  const char *output = NULL, *kernel = NULL, *positives = NULL;
+  const char *output = NULL, *kernel = NULL, *positives = NULL, *adaptive = NULL;
+  double theta = 1;
+  int theta_set = 0;
   size_t rank = 256, sample = 1000;
   double tol = 0;
   uint64_t seed = 1;
@@ -178,6 +187,12 @@ int main(int argc, char **argv) {
     case 'N': skip = 1; break;
     case 'G': eigen = 1; break;
     case 'X': positives = optarg; break;
+    case 'Y': adaptive = optarg; break;
+    case 'Z':
+      theta = cli_double("--theta", optarg);
+      if (!(theta > 0)) cli_usage_error("--theta: must be positive");
+      theta_set = 1;
+      break;
     case 'D': depth = (size_t)cli_long("--depth", optarg, 1, 1024); break;
     case 'A': pca = (size_t)cli_long("--pca", optarg, 1, 1L << 20); break;
     case 'H':
@@ -247,6 +262,12 @@ int main(int argc, char **argv) {
     cli_usage_error("--mixed needs the whole statistics: not with --%s", depth > 1 ? "depth" : "shard");
   if (positives && strcmp(positives, "-") == 0)
     cli_usage_error("--mixed reads the positives twice: not from stdin");
+  if (adaptive && depth < 2)
+    cli_usage_error("--adaptive-theta adapts the negatives of the next stage: give --depth K >= 2");
+  if (theta_set && !adaptive)
+    cli_usage_error("--theta goes with --adaptive-theta (the [nu; beta] stages)");
+  if (adaptive && strcmp(adaptive, "-") == 0)
+    cli_usage_error("--adaptive-theta reads the positives once per stage: not from stdin");
   if (depth > 1) {
     if (partial || shard.count > 0)
       cli_usage_error("--depth %zu does not merge shards: stage 2 needs the negatives encoded "
@@ -254,7 +275,7 @@ int main(int argc, char **argv) {
     if (kernel || eigen || pca)
       cli_usage_error("--depth %zu is for linear SLEM: not with --%s", depth,
                       kernel ? "kernel" : eigen ? "eigen" : "pca");
-    if (lambda >= 0)
+    if (lambda >= 0 && !adaptive)
       cli_usage_error("--depth %zu takes --lambda-rel (each stage relative to its own trace), "
                       "not an absolute --lambda", depth);
     for (int i = optind; i < argc; i++)
@@ -266,6 +287,7 @@ int main(int argc, char **argv) {
     if (strcmp(argv[i], "-") == 0 && ++nstdin > 1) cli_usage_error("stdin (-) given twice");
   cli_refuse_clobber(output, (const char *const *)argv + optind, (size_t)(argc - optind));
   if (positives) cli_refuse_clobber(output, &positives, 1);
+  if (adaptive) cli_refuse_clobber(output, &adaptive, 1);
   cli_threads(threads);
 
   slem_negstats_opts_init(&opts);
@@ -276,6 +298,8 @@ int main(int argc, char **argv) {
   opts.partial = partial;
   opts.eigen = eigen;
   opts.mixed = positives;
+  opts.adaptive = adaptive;
+  opts.theta = theta;
   opts.depth = depth;
   opts.pca = pca;
   opts.lambda = lambda;

@@ -15,7 +15,8 @@
 # with slem-match --couple (exact), "(authors)" with --couple authors; "full" only
 # when there are at most 2000 negatives (its rank is the numerical rank of K);
 # hellinger-dot (the authors' sqrt|x.y|) needs nonnegative features. The mixed whitening
-# (SLEM_whitening.m) takes the database as its positives.
+# (SLEM_whitening.m) and the adaptive theta_n (new_full_encoder.m, depth 2, the MATLAB's
+# own) take the database as their positives.
 set -eu
 D=${1:-testdata/digits}
 ROWS=${2:-*}
@@ -38,6 +39,8 @@ cache() { # cache VARIANT PARAM LAMBDA_REL OUT
   case $1 in
     slem|basic) $B/slem-negstats -q -r "$3" -o "$4" "$D/negatives.fvecs" ;;
     depth) $B/slem-negstats -q -r "$3" --depth "$2" -o "$4" "$D/negatives.fvecs" ;;
+    nubeta) $B/slem-negstats -q -r "$3" --depth 2 --adaptive-theta "$D/database.fvecs" --theta "$2" \
+      -o "$4" "$D/negatives.fvecs" ;;
     alpha) $B/slem-negstats -q -r "$3" --eigen -o "$4" "$D/negatives.fvecs" ;;
     mixed) $B/slem-negstats -q -r "$3" --eigen --mixed "$D/database.fvecs" -o "$4" "$D/negatives.fvecs" ;;
     pca) $B/slem-negstats -q -r "$3" --pca "$2" -o "$4" "$D/negatives.fvecs" ;;
@@ -104,6 +107,7 @@ esac
 row slem slem - "$grid"
 row "recursive (--depth)" depth "2 3" "$grid"
 row "basic (--basic, basic_encoder.m)" basic "0.25 1 4 16" "$grid"
+row "[nu; beta], adaptive theta_n (--depth 2 --adaptive-theta)" nubeta "0.25 1 4 16" "$grid"
 row "whitening (--alpha)" alpha "-0.75 -0.5 -0.25 0" "$grid"
 row "whitening, mixed covariance (--mixed)" mixed "-1 -0.75 -0.5 -0.25 0" "$grid"
 pcas=""

@@ -22,12 +22,25 @@ centred on the union's mean, divided by N - 1), [U, D] = svd(A), Xwh = D^alpha U
 database: what `slem-match -d DB.fvecs` ranks with both encoded by `slem-encode -c CACHE
 --alpha ALPHA` of `slem-negstats --eigen --mixed DATABASE --lambda L`.
 
+nubeta: the linear branch of src/new_full_encoder.m (omega_normalized): K stages, each
+from the negatives Wnega of the stage before (mu, invA = (1/n W W' - mu mu' + lambda I)^-1,
+lambda absolute at every stage), the positives' descriptors [nu; beta] normalised with
+C = 2 / (theta Delta.invA Delta + theta + 1), and, before the next stage, mean_scores over
+the first 100 positives of their descriptor's score on [1; x], theta_n = theta +
+((1 + m)^2 / (1 - m)^2) / 2, the negatives' [nu; beta] with theta_n and C_n = 1 / (...)
+(the MATLAB's numerator 1); x is the positive's input to the stage (the original positive
+at stage 1, as the MATLAB, whose [1; Xposi] has only stage 1's dimension). The positives
+are the database, the queries encoded by the same stages: what `slem-match -d DB.fvecs`
+ranks with both encoded by `slem-encode -c CACHE` of `slem-negstats --depth K
+--adaptive-theta DATABASE --theta THETA --lambda L`; the score is simi = Wposi' * Wposi.
+
 Scores are printed with %.9g (slem-match's float32), rankings as slem-match's tsv (query
 and row counted from 0, ties to the lower row).
 
 usage: gen-authors-variants.py hellinger-dot NEGATIVES QUERIES DATABASE RANK LAMBDA K > golden.tsv
        gen-authors-variants.py basic NEGATIVES QUERIES DATABASE THETA LAMBDA K > golden.tsv
        gen-authors-variants.py mixed NEGATIVES QUERIES DATABASE ALPHA LAMBDA K > golden.tsv
+       gen-authors-variants.py nubeta NEGATIVES QUERIES DATABASE THETA LAMBDA K DEPTH > golden.tsv
 """
 
 import sys
@@ -84,6 +97,36 @@ def whitening_mixed(neg, pos, x, alpha, lam):
     return (xwh / np.linalg.norm(xwh, axis=0)).T
 
 
+def nubeta_stage(w, mu, inva, theta, c):
+    """[nu; beta] of the columns of w (p, m), normalised: (p + 1, m)."""
+    delta = w - mu[:, None]
+    cc = c / (theta * (delta * (inva @ delta)).sum(0) + theta + 1)
+    beta = cc * (inva @ delta)
+    nu = (theta - 1) / (theta + 1) - (beta * (theta * w + mu[:, None])).sum(0) / (theta + 1)
+    out = np.vstack([nu, beta])
+    return out / np.linalg.norm(out, axis=0)
+
+
+def nubeta(neg, pos, xs, theta, lam, depth):
+    """new_full_encoder.m's linear branch: the descriptors of each x in xs (rows)."""
+    wnega, wposi = neg.T, pos.T
+    ws = [x.T for x in xs]
+    n = wnega.shape[1]
+    for kk in range(depth):
+        p = wnega.shape[0]
+        mu = wnega.mean(1)
+        inva = np.linalg.inv(wnega @ wnega.T / n - np.outer(mu, mu) + lam * np.eye(p))
+        new_posi = nubeta_stage(wposi, mu, inva, theta, 2)
+        ws = [nubeta_stage(w, mu, inva, theta, 2) for w in ws]
+        if kk < depth - 1:
+            first = wposi[:, :100]
+            m = (new_posi[:, :100] * np.vstack([np.ones(first.shape[1]), first])).sum(0).mean()
+            theta_n = theta + ((1 + m) ** 2) / ((1 - m) ** 2) / 2
+            wnega = nubeta_stage(wnega, mu, inva, theta_n, 1)
+        wposi = new_posi
+    return [w.T for w in ws]
+
+
 def main():
     mode, negp, qp, dbp, par, lam, k = sys.argv[1:8]
     lam, k = float(lam), int(k)
@@ -92,11 +135,14 @@ def main():
         simi = kernel_exact(neg, q, db, int(par), lam)
     elif mode == "basic":
         simi = basic(neg, q, float(par), lam) @ basic(neg, db, float(par), lam).T
+    elif mode == "nubeta":
+        eq, ed = nubeta(neg, db, [q, db], float(par), lam, int(sys.argv[8]))
+        simi = eq @ ed.T
     elif mode == "mixed":
         simi = (whitening_mixed(neg, db, q, float(par), lam) @
                 whitening_mixed(neg, db, db, float(par), lam).T)
     else:
-        sys.exit("gen-authors-variants.py: hellinger-dot, basic or mixed, not " + mode)
+        sys.exit("gen-authors-variants.py: hellinger-dot, basic, mixed or nubeta, not " + mode)
     out = sys.stdout
     for i in range(q.shape[0]):
         order = np.lexsort((np.arange(db.shape[0]), -simi[i]))[:k]

@@ -115,4 +115,42 @@ expect_fail "--mixed, a partial cache" 1 "not partial caches" "$T/o.slem" slem-n
 expect_fail "--mixed, positives of another dimension" 1 "dimension 12" "$T/o.slem" slem-negstats -q --eigen --mixed "$G/pos.fvecs" -o "$T/o.slem" "$D/negatives.fvecs"
 expect_fail "--mixed, no positives file" 1 "nothere.fvecs" "$T/o.slem" slem-negstats -q --eigen --mixed "$T/nothere.fvecs" -o "$T/o.slem" "$D/negatives.fvecs"
 
+: >"$T/empty.fvecs"
+# ---- 4. new_full_encoder.m's [nu; beta] stages and adaptive theta_n: --depth K --adaptive-theta ----
+# (settings whose top 10 hold no float32 near-tie: scores there are near 1)
+for kt in "2 4" "3 2"; do
+  set -- $kt
+  check "nubeta cache, depth $1" slem-negstats -q --depth "$1" --adaptive-theta "$D/database.fvecs" --theta "$2" --lambda 1 -o "$T/nb$1.slem" "$D/negatives.fvecs"
+  check "nubeta db, depth $1" slem-encode -q -c "$T/nb$1.slem" -o "$T/nbdb$1.fvecs" "$D/database.fvecs"
+  check "nubeta queries, depth $1" slem-encode -q -c "$T/nb$1.slem" -o "$T/nbq$1.fvecs" "$D/queries.fvecs"
+  [ "$(wc -c <"$T/nbq$1.fvecs")" = $((100 * (4 + 4 * (64 + $1)))) ] && ok || bad "nubeta depth $1: rows are not d + K wide"
+  check "nubeta match, depth $1" slem-match -k 10 -d "$T/nbdb$1.fvecs" -o "$T/nb$1.tsv" "$T/nbq$1.fvecs"
+  golden "$A/nubeta-depth$1-theta$2.tsv" "$T/nb$1.tsv" && ok || bad "nubeta depth $1 differs from scripts/gen-authors-variants.py"
+done
+slem-negstats --info "$T/nb2.slem" >"$T/info"
+grep -q '"kind":.*"recursive-nubeta"' "$T/info" && grep -q '"theta_n":' "$T/info" && grep -q '"theta":.*4' "$T/info" &&
+  grep -q '"inputs":.*negatives.fvecs.*database.fvecs' "$T/info" && ok || bad "--info of a nubeta cache: $(head -c 400 "$T/info")"
+slem-negstats -q -t 1 --depth 3 --adaptive-theta "$D/database.fvecs" --theta 2 --lambda 1 -o "$T/nbt1.slem" "$D/negatives.fvecs"
+slem-negstats -q -t 2 --depth 3 --adaptive-theta "$D/database.fvecs" --theta 2 --lambda 1 -o "$T/nbt2.slem" "$D/negatives.fvecs"
+slem-encode -q -t 1 -c "$T/nbt1.slem" -o "$T/nbdb1.fvecs" "$D/database.fvecs"
+slem-encode -q -t 2 -c "$T/nbt2.slem" --shard 0/2 -o "$T/nbdb2a.fvecs" "$D/database.fvecs"
+slem-encode -q -t 2 -c "$T/nbt2.slem" --shard 1/2 -o "$T/nbdb2b.fvecs" "$D/database.fvecs"
+cmp -s "$T/nbdb3.fvecs" "$T/nbdb1.fvecs" && cat "$T/nbdb2a.fvecs" "$T/nbdb2b.fvecs" | cmp -s - "$T/nbdb3.fvecs" && ok ||
+  bad "nubeta descriptors change with -t 1 / -t 2 or shards"
+sharded "nubeta match" "$T/nb3.tsv" slem-match -k 10 -d "$T/nbdb3.fvecs" "$T/nbq3.fvecs"
+check "nubeta, lambda-rel" slem-negstats -q --depth 2 --adaptive-theta "$D/database.fvecs" -r 10 -o "$T/nbr.slem" "$D/negatives.fvecs"
+slem-negstats --info "$T/nbr.slem" | grep -q '"lambda_rel":.*10' && ok || bad "nubeta with --lambda-rel does not record it"
+# a plain recursive cache is unchanged (the nubeta stages are another kind)
+slem-negstats -q --depth 2 -r 10 -o "$T/rec2.slem" "$D/negatives.fvecs"
+slem-negstats --info "$T/rec2.slem" | grep -q '"kind":.*"recursive"' && ok || bad "--depth alone no longer makes a recursive cache"
+expect_fail "--adaptive-theta without --depth" 2 "give --depth K >= 2" "$T/o.slem" slem-negstats -q --adaptive-theta "$D/database.fvecs" -o "$T/o.slem" "$D/negatives.fvecs"
+expect_fail "negstats --theta alone" 2 "--theta goes with --adaptive-theta" "$T/o.slem" slem-negstats -q --depth 2 --theta 2 -o "$T/o.slem" "$D/negatives.fvecs"
+expect_fail "--adaptive-theta from stdin" 2 "not from stdin" "$T/o.slem" slem-negstats -q --depth 2 --adaptive-theta - -o "$T/o.slem" "$D/negatives.fvecs"
+expect_fail "--adaptive-theta --kernel" 2 "not with --kernel" "$T/o.slem" slem-negstats -q --depth 2 --kernel rbf --adaptive-theta "$D/database.fvecs" -o "$T/o.slem" "$D/negatives.fvecs"
+expect_fail "--adaptive-theta, positives of another dimension" 1 "dimension 12" "$T/o.slem" slem-negstats -q --depth 2 --adaptive-theta "$G/pos.fvecs" -o "$T/o.slem" "$D/negatives.fvecs"
+expect_fail "--adaptive-theta, no positives" 1 "empty.fvecs: no vectors" "$T/o.slem" slem-negstats -q --depth 2 --adaptive-theta "$T/empty.fvecs" -o "$T/o.slem" "$D/negatives.fvecs"
+expect_fail "nubeta --classifier" 2 "no --classifier" "$T/o.fvecs" slem-encode -q -c "$T/nb2.slem" --classifier -o "$T/o.fvecs" "$D/queries.fvecs"
+expect_fail "nubeta --basic" 2 "--basic needs a full linear cache" "$T/o.fvecs" slem-encode -q -c "$T/nb2.slem" --basic -o "$T/o.fvecs" "$D/queries.fvecs"
+expect_fail "nubeta, wrong dimension" 1 "dimension" "$T/o.fvecs" slem-encode -q -c "$T/nb2.slem" -o "$T/o.fvecs" "$G/pos.fvecs"
+
 finish cli-variants

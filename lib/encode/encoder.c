@@ -5,7 +5,7 @@
  * esvm.h lives (a layer above this one: tests/layers.sh); only its symbol is named here. */
 /* basic first: it takes --basic with any cache, and refuses all but a full linear one
  * (enc_basic.c), so the other encoders of a cache's kind never see that option. */
-#define SLEM_ENCODERS X(basic) X(esvm) X(kernel) X(recursive) X(pca) X(whiten) X(linear)
+#define SLEM_ENCODERS X(basic) X(esvm) X(kernel) X(nubeta) X(recursive) X(pca) X(whiten) X(linear)
 
 #define X(name) extern const SlemEncoderOps slem_enc_##name;
 SLEM_ENCODERS

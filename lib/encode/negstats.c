@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "negstats.h"
 
+#include "nubeta.h"
 #include "recursive.h"
 #include "whiten.h"
 
@@ -22,6 +23,7 @@ void slem_negstats_opts_init(SlemNegstatsOpts *opts) {
   opts->format = SLEM_FMT_AUTO;
   opts->lambda = -1;
   opts->lambda_rel = 1;
+  opts->theta = 1;
   opts->rank = 256;
   opts->sample = 1000;
   opts->seed = 1;
@@ -369,8 +371,23 @@ static int linear(const char *output, const char *const *inputs, size_t n,
                         "stage 2 needs the negatives themselves", inputs[i]);
         goto done;
       }
-    st = slem_recursive_write_cache(output, inputs, n, o->format, o->block, o->skip_nonfinite,
-                                    o->depth, o->lambda, o->lambda_rel, &prov, err);
+    if (o->adaptive) { /* the positives are an input too */
+      if (!(pin = calloc(n + 1, sizeof *pin))) {
+        st = slem_error(err, SLEM_ENOMEM, "out of memory");
+        goto done;
+      }
+      memcpy(pin, inputs, n * sizeof *pin);
+      pin[n] = o->adaptive;
+      prov.inputs = pin;
+      prov.ninputs = n + 1;
+    }
+    st = o->adaptive
+             ? slem_nubeta_write_cache(output, inputs, n, o->adaptive, o->format, o->block,
+                                       o->skip_nonfinite, o->depth, o->theta, o->lambda,
+                                       o->lambda_rel, &prov, err)
+             : slem_recursive_write_cache(output, inputs, n, o->format, o->block,
+                                          o->skip_nonfinite, o->depth, o->lambda, o->lambda_rel,
+                                          &prov, err);
     goto done;
   }
   for (size_t i = 0; i < n && st == SLEM_OK; i++) {

@@ -36,6 +36,10 @@ typedef struct SlemNegstatsOpts {
   size_t depth;          /* recursive SLEM (recursive.h): stages, default 1; > 1 reads the
                             vector files once per stage (no stdin, partial caches, shard,
                             kernel, eigen or pca; lambda_rel, not lambda) */
+  const char *adaptive;  /* NULL, or with depth > 1 a vector file of positives (not stdin):
+                            the [nu; beta] stages and adaptive theta_n of new_full_encoder.m
+                            (nubeta.h) with theta; lambda absolute or lambda_rel */
+  double theta;          /* adaptive: the positives' weight (default 1) */
   int eigen;             /* linear: also store the eigendecomposition of Sigma (whiten.h) */
   const char *mixed;     /* NULL, or with eigen a vector file of positives (not stdin): the
                             mixed covariance of SLEM_whitening.m, of the positives and the
