@@ -660,6 +660,11 @@ int slem_negstats_run(const char *output, const char *const *inputs, size_t n,
                       opts->depth > 1 || opts->shard.count > 0))
     return slem_error(err, SLEM_EINVAL, "the mixed covariance (--mixed) makes an eigen cache: "
                       "with --eigen, not with --kernel, --partial, --pca, --depth or --shard");
+  if (opts->adaptive && (opts->depth < 2 || opts->kernel || opts->partial || opts->eigen ||
+                         opts->pca || opts->mixed || opts->shard.count > 0))
+    return slem_error(err, SLEM_EINVAL, "the adaptive theta_n (--adaptive-theta) makes [nu; beta] "
+                      "stages: with --depth K >= 2, not with --kernel, --partial, --eigen, --pca, "
+                      "--mixed or --shard");
   if (opts->shard.count > 0 && !opts->partial)
     return slem_error(err, SLEM_EINVAL, "--shard makes partial statistics: add --partial, and "
                       "merge the shards' partial caches into the cache");

@@ -89,7 +89,8 @@ typedef struct SlemNegstatsResult {
  * (dimensions that differ between files included), of the statistics (SLEM_ENUMERIC for a
  * singular A, with a lambda to try), SLEM_EINVAL (a partial cache with --kernel, a cache of
  * another kind among the inputs; a shard without `partial`, of partial caches, or of an
- * input whose number of vectors is not known before reading it), SLEM_EFORMAT for partial
+ * input whose number of vectors is not known before reading it; mixed or adaptive with
+ * options they do not go with, or with partial caches among the inputs), SLEM_EFORMAT for partial
  * caches of different arithmetics (arith.h) unless allow_mixed_blas, SLEM_EIO, SLEM_ENOMEM.
  * A shard with no row (N > R, or all skipped) makes a partial cache of n = 0, which merges
  * as nothing. */
