@@ -37,7 +37,11 @@ static void __attribute__((noreturn)) usage(void) {
       "                           scores the --coordinates of a vector\n"
       "      --coordinates        kernel caches: write v, the coordinates of each vector in\n"
       "                           the factor's space (r values), for slem-match --affine\n"
-      "      --theta T            weight of the positive in the classifier (default 1)\n"
+      "      --theta T            weight of the positive in the classifier, or with --basic\n"
+      "                           (default 1)\n"
+      "      --basic              the authors' basic_encoder.m: (S0 + lambda I + theta x x^T)^-1\n"
+      "                           (theta x - mu), normalised; S0 the negatives' uncentred\n"
+      "                           second moment, no bias (a full linear cache)\n"
       "      --alpha A            the whitening family: (Sigma + lambda I)^A (x - mu),\n"
       "                           normalised, from a cache made with slem-negstats --eigen\n"
       "                           (-1: SLEM, -0.5: PCA whitening, 0: centring); with a PCA\n"
@@ -94,7 +98,7 @@ int main(int argc, char **argv) {
       {"shard", required_argument, 0, 'H'},        {"ids", required_argument, 0, 'J'},     {"groups", required_argument, 0, 'G'},
       {"alpha", required_argument, 0, 'A'},     {"couple", optional_argument, 0, 'K'},
       {"projections", no_argument, 0, 'R'},      {"coordinates", no_argument, 0, 'O'},
-      {"stats", no_argument, 0, 'Z'},
+      {"stats", no_argument, 0, 'Z'},           {"basic", no_argument, 0, 'B'},
       {0, 0, 0, 0}};
   const char *cache_path = NULL, *output = "-", *input = "-", *groups_path = NULL;
   SlemFormat ifmt = SLEM_FMT_AUTO, ofmt = SLEM_FMT_AUTO;
@@ -104,7 +108,7 @@ int main(int argc, char **argv) {
   const char *dtype_arg = "f4";
   double theta = 1;
   double alpha = -1;
-  int alpha_set = 0, couple = 0, projections = 0, coordinates = 0;
+  int alpha_set = 0, couple = 0, projections = 0, coordinates = 0, basic = 0;
   int print_stats = 0, theta_set = 0, quiet = 0, c, status = CLI_EXIT_OK;
   long threads = 0;
   size_t block = 0; /* slem_encstream_block() */
@@ -137,6 +141,7 @@ int main(int argc, char **argv) {
     case 'G': groups_path = optarg; break;
     case 'K': couple = cli_couple(argc, argv); break;
     case 'R': projections = 1; break;
+    case 'B': basic = 1; break;
     case 'O': coordinates = 1; break;
     case 'A':
       alpha = cli_double("--alpha", optarg);
@@ -172,9 +177,9 @@ int main(int argc, char **argv) {
   if (!cache_path) cli_usage_error("no cache: give -c CACHE (made by slem-negstats)");
   if (optind < argc) input = argv[optind++]; else cli_stdin_hint("vectors");
   if (optind < argc) cli_usage_error("one input at a time: unexpected '%s'", argv[optind]);
-  if (theta_set && mode != SLEM_ENCODE_CLASSIFIER)
-    cli_usage_error("--theta goes with --classifier: the descriptor's direction does not depend "
-                    "on theta");
+  if (theta_set && mode != SLEM_ENCODE_CLASSIFIER && !basic)
+    cli_usage_error("--theta goes with --classifier or --basic: the descriptor's direction does "
+                    "not depend on theta");
   /* to stdout, the self-describing container unless a format is asked for */
   if (ofmt == SLEM_FMT_AUTO && strcmp(output, "-") == 0) ofmt = SLEM_FMT_SLEM;
   if (alpha_set && mode == SLEM_ENCODE_CLASSIFIER)
@@ -230,6 +235,7 @@ int main(int argc, char **argv) {
   opts.couple = couple;
   opts.coordinates = coordinates;
   opts.projections = projections;
+  opts.basic = basic;
   if (groups_path) {
     if (slem_ids_labels_read(&names, groups_path, &err) != SLEM_OK) goto fail;
     opts.groups = names;

@@ -37,8 +37,17 @@ static void __attribute__((noreturn)) usage(void) {
       "                         with --kernel, K stages of kernel SLEM, each on the\n"
       "                         negatives' explicit descriptors of the stages before (same\n"
       "                         spec, factor and rank; --lambda or --lambda-rel per stage)\n"
+      "      --adaptive-theta POSITIVES\n"
+      "                         with --depth K (linear): new_full_encoder.m's [nu; beta] stages\n"
+      "                         (d + K values), the next stage's negatives encoded with theta_n\n"
+      "                         adapted to the first 100 rows of POSITIVES; --lambda (every\n"
+      "                         stage) or --lambda-rel\n"
+      "      --theta T          with --adaptive-theta: the positives' weight (default 1)\n"
       "      --eigen            also store the eigendecomposition of Sigma, for\n"
       "                         slem-encode --alpha\n"
+      "      --mixed POSITIVES  with --eigen: the authors' SLEM_whitening.m mixed covariance,\n"
+      "                         of POSITIVES and the negatives together (divided by N - 1),\n"
+      "                         and mu the positives' mean\n"
       "      --pca R            a PCA-reduced cache: the top R eigenpairs of Sigma only;\n"
       "                         descriptors (Lambda_R + lambda I)^-1 U^T (x - mu) of R values\n"
       "                         (--info shows the fraction of the variance kept)\n"
@@ -47,7 +56,8 @@ static void __attribute__((noreturn)) usage(void) {
       "                         exp:gamma=G or exp:g=R (exp(-G |x - y|), G = R / median\n"
       "                         distance), quad:gamma=G (x.y + G (x.y)^2), chi2,\n"
       "                         intersection or intersection:gamma=G (sum min(x_i^G,\n"
-      "                         y_i^G)), hellinger\n"
+      "                         y_i^G)), hellinger (sum sqrt(x_i y_i)), hellinger-dot\n"
+      "                         (sqrt|x.y|, the authors' incomplete_chol.m 'hellinger')\n"
       "      --factor F         kernel: icd (pivoted incomplete Cholesky, the default), kpca\n"
       "                         (the top R eigenpairs of K), full (Cholesky to the numerical\n"
       "                         rank; no --rank, --tol)\n"
@@ -142,8 +152,12 @@ int main(int argc, char **argv) {
       {"pca", required_argument, 0, 'A'},    {"leaf-rows", required_argument, 0, 'L'},
       {"factor", required_argument, 0, 'F'},  {"couple", no_argument, 0, 'C'},
       {"allow-mixed-blas", no_argument, 0, 'M'}, {"stats", no_argument, 0, 'T'},
+      {"mixed", required_argument, 0, 'X'},   {"adaptive-theta", required_argument, 0, 'Y'},
+      {"theta", required_argument, 0, 'Z'},
       {0, 0, 0, 0}};
-  const char *output = NULL, *kernel = NULL;
+  const char *output = NULL, *kernel = NULL, *positives = NULL, *adaptive = NULL;
+  double theta = 1;
+  int theta_set = 0;
   size_t rank = 256, sample = 1000;
   double tol = 0;
   uint64_t seed = 1;
@@ -175,6 +189,13 @@ int main(int argc, char **argv) {
     case 'P': partial = 1; break;
     case 'N': skip = 1; break;
     case 'G': eigen = 1; break;
+    case 'X': positives = optarg; break;
+    case 'Y': adaptive = optarg; break;
+    case 'Z':
+      theta = cli_double("--theta", optarg);
+      if (!(theta > 0)) cli_usage_error("--theta: must be positive");
+      theta_set = 1;
+      break;
     case 'D': depth = (size_t)cli_long("--depth", optarg, 1, 1024); break;
     case 'A': pca = (size_t)cli_long("--pca", optarg, 1, 1L << 20); break;
     case 'H':
@@ -238,6 +259,18 @@ int main(int argc, char **argv) {
     cli_usage_error("--%s is for linear caches: not with --%s", eigen ? "eigen" : "pca",
                     kernel ? "kernel" : "partial");
   if (eigen && pca) cli_usage_error("give --eigen or --pca, not both");
+  if (positives && !eigen)
+    cli_usage_error("--mixed makes an eigen cache for slem-encode --alpha: add --eigen");
+  if (positives && (shard.count > 0 || depth > 1))
+    cli_usage_error("--mixed needs the whole statistics: not with --%s", depth > 1 ? "depth" : "shard");
+  if (positives && strcmp(positives, "-") == 0)
+    cli_usage_error("--mixed reads the positives twice: not from stdin");
+  if (adaptive && depth < 2)
+    cli_usage_error("--adaptive-theta adapts the negatives of the next stage: give --depth K >= 2");
+  if (theta_set && !adaptive)
+    cli_usage_error("--theta goes with --adaptive-theta (the [nu; beta] stages)");
+  if (adaptive && strcmp(adaptive, "-") == 0)
+    cli_usage_error("--adaptive-theta reads the positives once per stage: not from stdin");
   if (depth > 1) {
     if (partial || shard.count > 0)
       cli_usage_error("--depth %zu does not merge shards: stage 2 needs the negatives encoded "
@@ -245,10 +278,12 @@ int main(int argc, char **argv) {
     if (eigen || pca)
       cli_usage_error("--depth %zu is for linear or kernel SLEM: not with --%s", depth,
                       eigen ? "eigen" : "pca");
+    if (kernel && adaptive)
+      cli_usage_error("--adaptive-theta is for linear SLEM: not with --kernel");
     if (kernel && couple)
       cli_usage_error("--couple is for a kernel cache of depth 1: not with --depth %zu (the "
                       "coupling of a stage's inputs is not defined)", depth);
-    if (lambda >= 0 && !kernel)
+    if (lambda >= 0 && !kernel && !adaptive)
       cli_usage_error("--depth %zu takes --lambda-rel (each stage relative to its own trace), "
                       "not an absolute --lambda", depth);
     for (int i = optind; i < argc && !kernel; i++)
@@ -259,6 +294,8 @@ int main(int argc, char **argv) {
   for (int i = optind, nstdin = 0; i < argc; i++)
     if (strcmp(argv[i], "-") == 0 && ++nstdin > 1) cli_usage_error("stdin (-) given twice");
   cli_refuse_clobber(output, (const char *const *)argv + optind, (size_t)(argc - optind));
+  if (positives) cli_refuse_clobber(output, &positives, 1);
+  if (adaptive) cli_refuse_clobber(output, &adaptive, 1);
   cli_threads(threads);
 
   slem_negstats_opts_init(&opts);
@@ -268,6 +305,9 @@ int main(int argc, char **argv) {
   opts.skip_nonfinite = skip;
   opts.partial = partial;
   opts.eigen = eigen;
+  opts.mixed = positives;
+  opts.adaptive = adaptive;
+  opts.theta = theta;
   opts.depth = depth;
   opts.pca = pca;
   opts.lambda = lambda;

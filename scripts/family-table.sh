@@ -14,7 +14,10 @@
 # by the exact similarity (slem-match -c), "explicit" the explicit descriptors, "coupled"
 # with slem-match --couple (exact), "(authors)" with --couple authors, "recursive" the
 # explicit descriptors of a kernel recursive cache (--depth 2 or 3); "full" only
-# when there are at most 2000 negatives (its rank is the numerical rank of K).
+# when there are at most 2000 negatives (its rank is the numerical rank of K);
+# hellinger-dot (the authors' sqrt|x.y|) needs nonnegative features. The mixed whitening
+# (SLEM_whitening.m) and the adaptive theta_n (new_full_encoder.m, depth 2, the MATLAB's
+# own) take the database as their positives.
 set -eu
 D=${1:-testdata/digits}
 ROWS=${2:-*}
@@ -35,13 +38,16 @@ map() { # map QUERIES.fvecs QLABELS DB.fvecs: mAP of the cosine ranking (rows no
 }
 cache() { # cache VARIANT PARAM LAMBDA_REL OUT
   case $1 in
-    slem) $B/slem-negstats -q -r "$3" -o "$4" "$D/negatives.fvecs" ;;
+    slem|basic) $B/slem-negstats -q -r "$3" -o "$4" "$D/negatives.fvecs" ;;
     depth) $B/slem-negstats -q -r "$3" --depth "$2" -o "$4" "$D/negatives.fvecs" ;;
+    nubeta) $B/slem-negstats -q -r "$3" --depth 2 --adaptive-theta "$D/database.fvecs" --theta "$2" \
+      -o "$4" "$D/negatives.fvecs" ;;
     alpha) $B/slem-negstats -q -r "$3" --eigen -o "$4" "$D/negatives.fvecs" ;;
+    mixed) $B/slem-negstats -q -r "$3" --eigen --mixed "$D/database.fvecs" -o "$4" "$D/negatives.fvecs" ;;
     pca) $B/slem-negstats -q -r "$3" --pca "$2" -o "$4" "$D/negatives.fvecs" ;;
-    rbf-*|exp-*|quad-*)
+    rbf-*|exp-*|quad-*|hdot-*)
       kern=${1%%-*} rest=${1#*-} factor=${rest%%-*}
-      case $kern in quad) spec="quad:gamma=$2" ;; *) spec="$kern:g=1" ;; esac
+      case $kern in quad) spec="quad:gamma=$2" ;; hdot) spec=hellinger-dot ;; *) spec="$kern:g=1" ;; esac
       set -- "$@" --kernel "$spec" --factor "$factor"
       [ "$factor" = full ] || set -- "$@" --rank 256
       case $rest in *couple*) set -- "$@" --couple ;; *krec*) set -- "$@" --depth "$2" ;; esac
@@ -56,12 +62,16 @@ score() { # score VARIANT PARAM CACHE QUERIES QLABELS: the mAP of the variant
       $B/slem-encode -q -c "$3" -F fvecs -o "$W/db.fvecs" "$D/database.fvecs"
       $B/slem-encode -q -c "$3" -F fvecs -o "$W/q.fvecs" "$4"
       map "$W/q.fvecs" "$5" "$W/db.fvecs" ;;
-    rbf-*|exp-*|quad-*)
+    rbf-*|exp-*|quad-*|hdot-*)
       case $1 in *couple-authors) c=--couple=authors ;; *couple*) c=--couple ;; *) c= ;; esac
       # shellcheck disable=SC2086
       $B/slem-match -q -c "$3" $c -k 1000 -d "$D/database.fvecs" -o "$W/rank.tsv" "$4"
       ev "$W/rank.tsv" "$5" ;;
-    alpha)
+    basic)
+      $B/slem-encode -q -c "$3" --basic --theta "$2" -F fvecs -o "$W/db.fvecs" "$D/database.fvecs"
+      $B/slem-encode -q -c "$3" --basic --theta "$2" -F fvecs -o "$W/q.fvecs" "$4"
+      map "$W/q.fvecs" "$5" "$W/db.fvecs" ;;
+    alpha|mixed)
       $B/slem-encode -q -c "$3" --alpha "$2" -F fvecs -o "$W/db.fvecs" "$D/database.fvecs"
       $B/slem-encode -q -c "$3" --alpha "$2" -F fvecs -o "$W/q.fvecs" "$4"
       map "$W/q.fvecs" "$5" "$W/db.fvecs" ;;
@@ -97,7 +107,10 @@ case cosine in
 esac
 row slem slem - "$grid"
 row "recursive (--depth)" depth "2 3" "$grid"
+row "basic (--basic, basic_encoder.m)" basic "0.25 1 4 16" "$grid"
+row "[nu; beta], adaptive theta_n (--depth 2 --adaptive-theta)" nubeta "0.25 1 4 16" "$grid"
 row "whitening (--alpha)" alpha "-0.75 -0.5 -0.25 0" "$grid"
+row "whitening, mixed covariance (--mixed)" mixed "-1 -0.75 -0.5 -0.25 0" "$grid"
 pcas=""
 for p in 8 16 32 64; do [ "$p" -lt "$dim" ] && pcas="$pcas $p"; done
 row "PCA-reduced (--pca)" pca "$pcas" "$grid"
@@ -112,3 +125,4 @@ row "kernel rbf, kpca, coupled (authors)" rbf-kpca-couple-authors - "$kgrid"
 [ "$nneg" -le 2000 ] && row "kernel rbf, full, exact" rbf-full - "$kgrid"
 row "kernel exp, icd, exact" exp-icd - "$kgrid"
 row "kernel quad, icd, exact" quad-icd "0.0001 0.001 0.01 0.1" "$kgrid"
+row "kernel hellinger-dot, icd, exact" hdot-icd - "$kgrid"

@@ -21,14 +21,15 @@
 
 START_TEST(kernel_values_against_direct_formulas) {
   static const char *specs[] = {"linear", "poly:gamma=0.5,c=2,p=3", "rbf:gamma=0.7", "chi2",
-                                "intersection", "hellinger", "exp:gamma=0.7", "quad:gamma=0.3"};
+                                "intersection", "hellinger", "exp:gamma=0.7", "quad:gamma=0.3",
+                                "hellinger-dot"};
   double a[4 * 5], b[3 * 5], out[12];
   SlemError err;
   tu_seed(41);
   for (size_t i = 0; i < 20; i++) a[i] = tu_uniform() * 2;
   for (size_t i = 0; i < 15; i++) b[i] = tu_uniform() * 2;
   a[3] = 0, b[3] = 0; /* chi2's 0/0 term counts 0 */
-  for (size_t s = 0; s < 8; s++) {
+  for (size_t s = 0; s < 9; s++) {
     SlemKernel k;
     double ap[20], bp[15];
     ck_assert_int_eq(slem_kernel_parse(&k, specs[s], &err), SLEM_OK);
@@ -60,7 +61,8 @@ START_TEST(kernel_values_against_direct_formulas) {
           for (size_t l = 0; l < 5; l++) want += sqrt(x[l] * y[l]);
           break;
         case 6: want = exp(-0.7 * sqrt(sq)); break; /* kernel_matrix.m's 'exp' */
-        default: want = dot + 0.3 * dot * dot; break; /* and its 'quad' */
+        case 7: want = dot + 0.3 * dot * dot; break; /* and its 'quad' */
+        default: want = sqrt(fabs(dot)); break;      /* incomplete_chol.m's 'hellinger' */
         }
         ck_assert_msg(fabs(out[i * 3 + j] - want) <= 1e-12 * (fabs(want) + 1), "%s: %g vs %g",
                       specs[s], out[i * 3 + j], want);
@@ -73,12 +75,13 @@ END_TEST
  * slem_kernel_eval's, whatever the row's place among the lanes and the dimension. */
 static void lanes_equal_kernel_eval(void) {
   static const char *specs[] = {"linear", "poly:gamma=0.5,c=2,p=3", "rbf:gamma=0.7", "chi2",
-                                "intersection", "hellinger", "exp:gamma=0.7", "quad:gamma=0.3"};
+                                "intersection", "hellinger", "exp:gamma=0.7", "quad:gamma=0.3",
+                                "hellinger-dot"};
   static const size_t dims[] = {1, 3, 8, 37, 130};
   enum { N = 13 }; /* a full group and a partial one */
   SlemError err;
   tu_seed(43);
-  for (size_t s = 0; s < 8; s++)
+  for (size_t s = 0; s < 9; s++)
     for (size_t di = 0; di < 5; di++) {
       size_t d = dims[di];
       SlemKernel k;

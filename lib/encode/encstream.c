@@ -26,7 +26,7 @@ void slem_encstream_opts_init(SlemEncStreamOpts *opts) {
 }
 
 /* The fingerprint the descriptors carry: the cache's, or, when the encoding chooses among
- * several descriptors of one cache (--alpha, --couple, --coordinates), the FNV-1a (64 bits) of the
+ * several descriptors of one cache (--alpha, --couple, --coordinates, --basic), the FNV-1a (64 bits) of the
  * cache's fingerprint followed by that choice, so that descriptors of two choices are not
  * taken for comparable. buf of 17 bytes. */
 static const char *encoding_fingerprint(char *buf, const SlemCache *cache,
@@ -40,6 +40,8 @@ static const char *encoding_fingerprint(char *buf, const SlemCache *cache,
              slem_couple_name(o->couple));
   else if (o->coordinates) /* v, not descriptors: comparable with nothing of the cache */
     snprintf(text, sizeof text, "%s:coordinates", slem_cache_fingerprint(cache));
+  else if (o->basic) /* basic_encoder.m's w: its own direction for each theta */
+    snprintf(text, sizeof text, "%s:basic:theta=%.17g", slem_cache_fingerprint(cache), o->theta);
   else if (o->alpha_set && o->alpha != -1)
     snprintf(text, sizeof text, "%s:alpha=%.17g", slem_cache_fingerprint(cache), o->alpha);
   else

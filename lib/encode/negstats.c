@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "negstats.h"
 
+#include "nubeta.h"
 #include "recursive.h"
 #include "whiten.h"
 
@@ -23,6 +24,7 @@ void slem_negstats_opts_init(SlemNegstatsOpts *opts) {
   opts->format = SLEM_FMT_AUTO;
   opts->lambda = -1;
   opts->lambda_rel = 1;
+  opts->theta = 1;
   opts->rank = 256;
   opts->sample = 1000;
   opts->seed = 1;
@@ -351,7 +353,8 @@ static int linear(const char *output, const char *const *inputs, size_t n,
   char mixed[SLEM_ARITH_LIST_MAX];
   Unit *units = calloc(n + 1, sizeof *units), *vec = NULL;
   Part *parts = calloc(n, sizeof *parts);
-  const char **files = calloc(n, sizeof *files);
+  const char **files = calloc(n + 1, sizeof *files), **pin = NULL;
+  SlemStats *pos = NULL; /* --mixed: the positives alone, for their mean */
   SlemStats *all = NULL, *result;
   SlemPartialInfo grid;
   double *ainv = NULL, used, t0;
@@ -369,8 +372,23 @@ static int linear(const char *output, const char *const *inputs, size_t n,
                         "stage 2 needs the negatives themselves", inputs[i]);
         goto done;
       }
-    st = slem_recursive_write_cache(output, inputs, n, o->format, o->block, o->skip_nonfinite,
-                                    o->depth, o->lambda, o->lambda_rel, &prov, err);
+    if (o->adaptive) { /* the positives are an input too */
+      if (!(pin = calloc(n + 1, sizeof *pin))) {
+        st = slem_error(err, SLEM_ENOMEM, "out of memory");
+        goto done;
+      }
+      memcpy(pin, inputs, n * sizeof *pin);
+      pin[n] = o->adaptive;
+      prov.inputs = pin;
+      prov.ninputs = n + 1;
+    }
+    st = o->adaptive
+             ? slem_nubeta_write_cache(output, inputs, n, o->adaptive, o->format, o->block,
+                                       o->skip_nonfinite, o->depth, o->theta, o->lambda,
+                                       o->lambda_rel, &prov, err)
+             : slem_recursive_write_cache(output, inputs, n, o->format, o->block,
+                                          o->skip_nonfinite, o->depth, o->lambda, o->lambda_rel,
+                                          &prov, err);
     goto done;
   }
   for (size_t i = 0; i < n && st == SLEM_OK; i++) {
@@ -390,6 +408,22 @@ static int linear(const char *output, const char *const *inputs, size_t n,
     }
   }
   if (st) goto done;
+  if (o->mixed) { /* the positives: the last rows of the union (no partial caches here) */
+    if (np > 0) {
+      st = slem_error(err, SLEM_EINVAL, "%s: the mixed covariance takes vector files, not "
+                      "partial caches", inputs[parts[0].arg]);
+      goto done;
+    }
+    if (!(pin = calloc(n + 1, sizeof *pin))) {
+      st = slem_error(err, SLEM_ENOMEM, "out of memory");
+      goto done;
+    }
+    memcpy(pin, inputs, n * sizeof *pin);
+    pin[n] = o->mixed;
+    prov.inputs = pin;
+    prov.ninputs = n + 1;
+    files[nf++] = o->mixed;
+  }
   if (nf > 0) {
     vec = &units[nu++];
     if (o->shard.count > 0) {
@@ -470,6 +504,23 @@ static int linear(const char *output, const char *const *inputs, size_t n,
     goto done;
   }
   if ((st = slem_stats_finish(result, err)) != SLEM_OK) goto done;
+  if (o->mixed) {
+    SlemNegstatsResult pr; /* the positives' second reading counts nothing twice */
+    uint64_t prow = 0;
+    memset(&pr, 0, sizeof pr);
+    if ((st = add_file(&pos, o->mixed, o, &prow, 0, UINT64_MAX, &pr, err)) != SLEM_OK ||
+        (st = slem_stats_flush(pos, err)) != SLEM_OK || (st = slem_stats_finish(pos, err)) != SLEM_OK)
+      goto done;
+    if (slem_stats_count(pos) == 0) {
+      st = slem_error(err, SLEM_EINVAL, "%s: no positives for the mixed covariance", o->mixed);
+      goto done;
+    }
+    t0 = slem_now();
+    st = slem_whiten_write_mixed_cache(output, result, slem_stats_mean(pos), o->lambda,
+                                       o->lambda_rel, &prov, err);
+    res->phases.factor += slem_now() - t0;
+    goto done;
+  }
   if (o->eigen || o->pca) {
     t0 = slem_now();
     st = slem_whiten_write_cache(output, result, o->lambda, o->lambda >= 0 ? -1 : o->lambda_rel,
@@ -506,6 +557,8 @@ done:
     res->phases.merge += mg;
   }
   free(ainv);
+  free(pin);
+  slem_stats_free(pos);
   slem_stats_free(all);
   for (size_t u = 0; units && u < nu; u++) slem_stats_free(units[u].stats);
   for (size_t i = 0; parts && i < np; i++) slem_cache_free(parts[i].cache);
@@ -619,6 +672,15 @@ int slem_negstats_run(const char *output, const char *const *inputs, size_t n,
   if (n == 0) return slem_error(err, SLEM_EINVAL, "no negatives");
   if (opts->kernel && opts->partial)
     return slem_error(err, SLEM_EINVAL, "a kernel cache has no partial form");
+  if (opts->mixed && (!opts->eigen || opts->kernel || opts->partial || opts->pca ||
+                      opts->depth > 1 || opts->shard.count > 0))
+    return slem_error(err, SLEM_EINVAL, "the mixed covariance (--mixed) makes an eigen cache: "
+                      "with --eigen, not with --kernel, --partial, --pca, --depth or --shard");
+  if (opts->adaptive && (opts->depth < 2 || opts->kernel || opts->partial || opts->eigen ||
+                         opts->pca || opts->mixed || opts->shard.count > 0))
+    return slem_error(err, SLEM_EINVAL, "the adaptive theta_n (--adaptive-theta) makes [nu; beta] "
+                      "stages: with --depth K >= 2, not with --kernel, --partial, --eigen, --pca, "
+                      "--mixed or --shard");
   if (opts->shard.count > 0 && !opts->partial)
     return slem_error(err, SLEM_EINVAL, "--shard makes partial statistics: add --partial, and "
                       "merge the shards' partial caches into the cache");

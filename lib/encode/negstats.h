@@ -8,7 +8,8 @@
  * merge into the statistics of one run over all its rows, bit for bit; a missing or
  * repeated shard is an error. With `partial` the cache keeps the tree's nodes (mergeable
  * later); otherwise A^-1 is computed with the lambda asked. Kernel: every vector is held
- * (n x d) and factorised (kernel_stats.h).
+ * (n x d) and factorised (kernel_stats.h). With `mixed`, the positives' file is read twice:
+ * once as the last input of the union's statistics, once alone for their mean.
  * Memory of the linear path: O(d^2 + block d), whatever the number of negatives.
  */
 #ifndef SLEM_NEGSTATS_H
@@ -36,7 +37,16 @@ typedef struct SlemNegstatsOpts {
                             vector files once per stage (no stdin, partial caches, shard,
                             eigen or pca; lambda_rel, not lambda); with kernel, kernel
                             recursive SLEM (krec.h: lambda or lambda_rel, no couple) */
+  const char *adaptive;  /* NULL, or with depth > 1 a vector file of positives (not stdin):
+                            the [nu; beta] stages and adaptive theta_n of new_full_encoder.m
+                            (nubeta.h) with theta; lambda absolute or lambda_rel */
+  double theta;          /* adaptive: the positives' weight (default 1) */
   int eigen;             /* linear: also store the eigendecomposition of Sigma (whiten.h) */
+  const char *mixed;     /* NULL, or with eigen a vector file of positives (not stdin): the
+                            mixed covariance of SLEM_whitening.m, of the positives and the
+                            negatives together, divided by N - 1, and mu the positives' mean
+                            (slem_whiten_write_mixed_cache(); no partial caches, shard, pca,
+                            depth or kernel) */
   size_t pca;            /* > 0: a PCA-reduced cache of the top pca eigenpairs (whiten.h);
                             more than d is SLEM_EINVAL, with res->d set */
   double lambda;         /* >= 0: absolute lambda; else lambda_rel applies */
@@ -80,7 +90,8 @@ typedef struct SlemNegstatsResult {
  * (dimensions that differ between files included), of the statistics (SLEM_ENUMERIC for a
  * singular A, with a lambda to try), SLEM_EINVAL (a partial cache with --kernel, a cache of
  * another kind among the inputs; a shard without `partial`, of partial caches, or of an
- * input whose number of vectors is not known before reading it), SLEM_EFORMAT for partial
+ * input whose number of vectors is not known before reading it; mixed or adaptive with
+ * options they do not go with, or with partial caches among the inputs), SLEM_EFORMAT for partial
  * caches of different arithmetics (arith.h) unless allow_mixed_blas, SLEM_EIO, SLEM_ENOMEM.
  * A shard with no row (N > R, or all skipped) makes a partial cache of n = 0, which merges
  * as nothing. */

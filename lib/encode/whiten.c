@@ -197,3 +197,56 @@ done:
   free(ainv);
   return st;
 }
+
+int slem_whiten_write_mixed_cache(const char *path, struct SlemStats *stats,
+                                  const double *mu_pos, double lambda, double lambda_rel,
+                                  const struct SlemProvenance *prov, SlemError *err) {
+  size_t d = slem_stats_dim(stats);
+  uint64_t n = slem_stats_count(stats);
+  double *sigma = NULL, *evals = NULL, *evecs = NULL, *fe = NULL, *ainv = NULL, used, trace = 0;
+  double smin, smax;
+  const double *scatter;
+  int st = SLEM_OK;
+  if (n < 2)
+    return slem_error(err, SLEM_EINVAL, "the mixed covariance needs two vectors or more, not "
+                      "%llu", (unsigned long long)n);
+  sigma = malloc(d * d * sizeof *sigma);
+  evals = malloc(d * sizeof *evals);
+  evecs = malloc(d * d * sizeof *evecs);
+  fe = malloc(d * d * sizeof *fe);
+  ainv = malloc(d * d * sizeof *ainv);
+  if (!sigma || !evals || !evecs || !fe || !ainv) {
+    st = slem_error(err, SLEM_ENOMEM, "out of memory for a %zu x %zu matrix", d, d);
+    goto done;
+  }
+  scatter = slem_stats_scatter(stats);
+  /* MATLAB's cov: divided by N - 1 */
+  for (size_t i = 0; i < d * d; i++) sigma[i] = scatter[i] / (double)(n - 1);
+  for (size_t i = 0; i < d; i++) trace += sigma[i * d + i];
+  if ((st = slem_eigen_sym(sigma, d, evals, evecs, "the mixed covariance", err)) != SLEM_OK)
+    goto done;
+  used = lambda >= 0 ? lambda : lambda_rel * trace / (double)d;
+  smax = fmax(evals[0], 0) + used;
+  smin = fmax(evals[d - 1], 0) + used;
+  if (!(smin > 0)) {
+    st = slem_error(err, SLEM_ENUMERIC, "the mixed covariance has a zero eigenvalue and lambda "
+                    "is 0: Sigma + lambda I is singular; give --lambda > 0");
+    goto done;
+  }
+  /* A^-1 = E^T diag(1 / (s + lambda)) E, rows in fixed chunks (one BLAS call each) */
+  for (size_t k = 0; k < d; k++)
+    for (size_t j = 0; j < d; j++) fe[k * d + j] = evecs[k * d + j] / (fmax(evals[k], 0) + used);
+  {
+    PJob pj = {evecs, fe, ainv, d};
+    slem_blas_par_chunks(d, 128, p_rows, &pj);
+  }
+  st = slem_cache_write_eigen(path, d, n, used, lambda >= 0 ? -1 : lambda_rel, trace,
+                              smin / smax, mu_pos, ainv, evals, evecs, prov, err);
+done:
+  free(sigma);
+  free(evals);
+  free(evecs);
+  free(fe);
+  free(ainv);
+  return st;
+}

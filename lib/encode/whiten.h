@@ -43,6 +43,20 @@ uint64_t slem_whiten_zeros(const SlemWhitener *self);
  * slem_eigen_sym() (eigen.h) and the cache writers; SLEM_EINVAL for R > d. */
 struct SlemStats;
 struct SlemProvenance;
+/* The mixed covariance of the authors' SLEM_whitening.m (its `mixed`): stats holds the
+ * positives and the negatives together (finished), Sigma = scatter / (N - 1), MATLAB's cov
+ * of the union (centred on the union's mean), and the cache's mu(d) is mu_pos, the
+ * positives' mean, on which the whitened vectors are centred. Writes a linear cache with
+ * its eigendecomposition, as slem_whiten_write_cache() with rank 0 does, of n = N rows:
+ * A^-1 = E^T diag(1 / (max(s_k, 0) + lambda)) E from the eigenpairs, lambda absolute
+ * (>= 0) or lambda_rel * trace(Sigma) / d of this Sigma, rcond the ratio of the smallest to
+ * the largest eigenvalue of A. Errors: SLEM_EINVAL (N < 2), SLEM_ENUMERIC (A singular:
+ * an eigenvalue s_k + lambda not positive), those of slem_eigen_sym() and the writer,
+ * SLEM_ENOMEM. */
+int slem_whiten_write_mixed_cache(const char *path, struct SlemStats *stats,
+                                  const double *mu_pos, double lambda, double lambda_rel,
+                                  const struct SlemProvenance *prov, SlemError *err);
+
 int slem_whiten_write_cache(const char *path, struct SlemStats *stats, double lambda,
                             double lambda_rel, size_t rank, const struct SlemProvenance *prov,
                             SlemError *err);

@@ -41,7 +41,7 @@ struct SlemCachePriv {
   uint64_t payload_len;
   char *path;
   const double **stage_mu, **stage_ainv;  /* recursive caches: their stages, */
-  double *stage_lambda;
+  double *stage_lambda, *stage_theta_n;
   /* the kinds' data, one of which kind_data points to */
   SlemCacheLinear lin;
   SlemCacheEigen pca;
@@ -91,6 +91,7 @@ void slem_cache_free(SlemCache *self) {
     free(self->priv->stage_mu);
     free(self->priv->stage_ainv);
     free(self->priv->stage_lambda);
+    free(self->priv->stage_theta_n);
     free(self->priv->node);
     free(self->priv);
   }
@@ -236,10 +237,11 @@ static int read_pca(SlemCache *c, const cJSON *json, const cJSON *sections, uint
   return SLEM_OK;
 }
 
-/* The recursive kind: depth, the lambda of every stage, and mu.S, ainv.S per stage. */
-static int read_recursive(SlemCache *c, const cJSON *json, const cJSON *sections,
-                          uint64_t pay_off, uint64_t pay_len, const double *mu0,
-                          SlemError *err) {
+/* The recursive kinds: depth, the lambda of every stage, and mu.S, ainv.S per stage; with
+ * nb (recursive-nubeta) stage S in dimension d + S - 1, theta and theta_n per stage but the
+ * last. */
+static int read_stages(SlemCache *c, const cJSON *json, const cJSON *sections,
+                       uint64_t pay_off, uint64_t pay_len, int nb, SlemError *err) {
   const char *path = c->priv->path;
   const cJSON *lams = cJSON_GetObjectItemCaseSensitive(json, "lambdas");
   struct SlemCachePriv *p = c->priv;
@@ -248,6 +250,26 @@ static int read_recursive(SlemCache *c, const cJSON *json, const cJSON *sections
   c->kind = SLEM_CACHE_RECURSIVE;
   if (json_uint(json, "depth", 1024, &depth) != 0 || depth < 2)
     return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid depth (2..1024)", path);
+  if (nb) {
+    const cJSON *th = cJSON_GetObjectItemCaseSensitive(json, "theta");
+    const cJSON *tn = cJSON_GetObjectItemCaseSensitive(json, "theta_n");
+    if (!cJSON_IsNumber(th) || !(th->valuedouble > 0) || !isfinite(th->valuedouble) ||
+        !cJSON_IsArray(tn) || (uint64_t)cJSON_GetArraySize(tn) != depth - 1)
+      return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid theta and "
+                        "theta_n per stage", path);
+    if (!(p->stage_theta_n = calloc(depth, sizeof *p->stage_theta_n)))
+      return slem_error(err, SLEM_ENOMEM, "out of memory");
+    for (uint64_t s = 0; s + 1 < depth; s++) {
+      const cJSON *t = cJSON_GetArrayItem(tn, (int)s);
+      if (!cJSON_IsNumber(t) || !(t->valuedouble > 0) || !isfinite(t->valuedouble))
+        return slem_error(err, SLEM_EFORMAT, "%s: stage %" PRIu64 ": no valid theta_n", path,
+                          s + 1);
+      p->stage_theta_n[s] = t->valuedouble;
+    }
+    p->rec.nu_beta = 1;
+    p->rec.theta = th->valuedouble;
+    p->rec.theta_n = p->stage_theta_n;
+  }
   if (!cJSON_IsArray(lams) || (uint64_t)cJSON_GetArraySize(lams) != depth)
     return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no lambda per stage", path);
   p->stage_mu = calloc(depth, sizeof *p->stage_mu);
@@ -268,9 +290,10 @@ static int read_recursive(SlemCache *c, const cJSON *json, const cJSON *sections
       snprintf(mu, sizeof mu, "mu.%" PRIu64, s + 1);
       snprintf(ainv, sizeof ainv, "ainv.%" PRIu64, s + 1);
     }
-    if ((st = find_section(c, sections, mu, c->d, 0, pay_off, pay_len, &p->stage_mu[s], err)) ||
-        (st = find_section(c, sections, ainv, c->d, c->d, pay_off, pay_len, &p->stage_ainv[s],
-                           err)))
+    if ((st = find_section(c, sections, mu, c->d + (nb ? s : 0), 0, pay_off, pay_len,
+                           &p->stage_mu[s], err)) ||
+        (st = find_section(c, sections, ainv, c->d + (nb ? s : 0), c->d + (nb ? s : 0), pay_off,
+                           pay_len, &p->stage_ainv[s], err)))
       return st;
   }
   p->rec.depth = depth;
@@ -279,6 +302,17 @@ static int read_recursive(SlemCache *c, const cJSON *json, const cJSON *sections
   p->rec.lambda = p->stage_lambda;
   c->kind_data = &p->rec;
   return SLEM_OK;
+}
+
+static int read_recursive(SlemCache *c, const cJSON *json, const cJSON *sections,
+                          uint64_t pay_off, uint64_t pay_len, const double *mu0,
+                          SlemError *err) {
+  return read_stages(c, json, sections, pay_off, pay_len, 0, err);
+}
+
+static int read_nubeta(SlemCache *c, const cJSON *json, const cJSON *sections,
+                       uint64_t pay_off, uint64_t pay_len, const double *mu0, SlemError *err) {
+  return read_stages(c, json, sections, pay_off, pay_len, 1, err);
 }
 
 /* The partial kind: the grid of leaves, the nodes (which must tile the leaves it claims,
@@ -520,6 +554,7 @@ typedef struct KindReader {
 static const KindReader kinds[] = {
   {"linear", 1, read_linear},
   {"recursive", 1, read_recursive},
+  {"recursive-nubeta", 1, read_nubeta},
   {"pca", 1, read_pca},
   {"partial", 0, read_partial},
   {"kernel", 0, read_kernel},
@@ -886,12 +921,13 @@ int slem_cache_write_pca(const char *path, size_t d, uint64_t n, size_t rank, do
   return status;
 }
 
-int slem_cache_write_recursive(const char *path, size_t d, uint64_t n, size_t depth,
-                               double lambda_rel, const double *lambda,
-                               const double *trace_sigma, const double *rcond,
-                               const double *const *mu, const double *const *ainv,
-                               const SlemProvenance *prov, SlemError *err) {
-  cJSON *meta = meta_new("recursive", d, n), *lams, *traces, *rconds;
+/* The recursive kinds' writer: nb NULL for "recursive", else "recursive-nubeta" with stage
+ * s in dimension d + s and nb's members. */
+static int write_stages(const char *path, size_t d, uint64_t n, size_t depth,
+                        double lambda_rel, const double *lambda, const double *trace_sigma,
+                        const double *rcond, const double *const *mu, const double *const *ainv,
+                        const SlemNubetaInfo *nb, const SlemProvenance *prov, SlemError *err) {
+  cJSON *meta = meta_new(nb ? "recursive-nubeta" : "recursive", d, n), *lams, *traces, *rconds;
   Section *sec = calloc(2 * depth, sizeof *sec);
   char (*names)[32] = calloc(2 * depth, sizeof *names);
   int status;
@@ -918,8 +954,17 @@ int slem_cache_write_recursive(const char *path, size_t d, uint64_t n, size_t de
       snprintf(names[2 * s], 32, "mu.%zu", s + 1);
       snprintf(names[2 * s + 1], 32, "ainv.%zu", s + 1);
     }
-    sec[2 * s] = (Section){names[2 * s], mu[s], d, 0};
-    sec[2 * s + 1] = (Section){names[2 * s + 1], ainv[s], d, d};
+    sec[2 * s] = (Section){names[2 * s], mu[s], d + (nb ? s : 0), 0};
+    sec[2 * s + 1] = (Section){names[2 * s + 1], ainv[s], d + (nb ? s : 0), d + (nb ? s : 0)};
+  }
+  if (nb) {
+    cJSON *tn = cJSON_AddArrayToObject(meta, "theta_n"), *ms = cJSON_AddArrayToObject(meta, "m");
+    cJSON_AddNumberToObject(meta, "theta", nb->theta);
+    cJSON_AddNumberToObject(meta, "positives", (double)nb->npos);
+    for (size_t s = 0; s + 1 < depth; s++) {
+      cJSON_AddItemToArray(tn, cJSON_CreateNumber(nb->theta_n[s]));
+      cJSON_AddItemToArray(ms, cJSON_CreateNumber(nb->m[s]));
+    }
   }
   add_provenance(meta, prov);
   status = write_cache(path, meta, sec, 2 * depth, err);
@@ -927,4 +972,22 @@ int slem_cache_write_recursive(const char *path, size_t d, uint64_t n, size_t de
   free(sec);
   free(names);
   return status;
+}
+
+int slem_cache_write_recursive(const char *path, size_t d, uint64_t n, size_t depth,
+                               double lambda_rel, const double *lambda,
+                               const double *trace_sigma, const double *rcond,
+                               const double *const *mu, const double *const *ainv,
+                               const SlemProvenance *prov, SlemError *err) {
+  return write_stages(path, d, n, depth, lambda_rel, lambda, trace_sigma, rcond, mu, ainv,
+                      NULL, prov, err);
+}
+
+int slem_cache_write_nubeta(const char *path, size_t d, uint64_t n, size_t depth,
+                            double lambda_rel, const double *lambda, const double *trace_sigma,
+                            const double *rcond, const double *const *mu,
+                            const double *const *ainv, const SlemNubetaInfo *nb,
+                            const SlemProvenance *prov, SlemError *err) {
+  return write_stages(path, d, n, depth, lambda_rel, lambda, trace_sigma, rcond, mu, ainv, nb,
+                      prov, err);
 }

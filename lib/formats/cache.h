@@ -99,12 +99,17 @@ typedef struct SlemCacheKernel {
 } SlemCacheKernel;
 
 /* What a recursive cache holds: depth >= 2 stages, per stage s < depth, mu[s](d),
- * ainv[s](d, d) and lambda[s]. */
+ * ainv[s](d, d) and lambda[s]. A cache of kind "recursive-nubeta" (nu_beta 1: the [nu; beta]
+ * descriptors of new_full_encoder.m, lib/encode/nubeta.h) has stage s in dimension d + s:
+ * mu[s](d + s), ainv[s](d + s, d + s), with theta and theta_n(depth - 1). */
 typedef struct SlemCacheRecursive {
   size_t depth;
   const double *const *mu;
   const double *const *ainv;
   const double *lambda;
+  int nu_beta;
+  double theta;
+  const double *theta_n;
 } SlemCacheRecursive;
 
 /* What a kernel-recursive cache holds: depth >= 2 stages, stage[s] a cache of kind kernel
@@ -252,6 +257,19 @@ int slem_cache_write_pca(const char *path, size_t d, uint64_t n, size_t rank, do
                          const double *evals, const double *evecs, const SlemProvenance *prov,
                          SlemError *err);
 
+/* A "recursive-nubeta" cache (nubeta.h): as a recursive one, stage s in dimension d + s,
+ * with theta, theta_n[s] and the mean score m[s] that gave it for s < depth - 1, and the
+ * number of positives those means took. */
+typedef struct SlemNubetaInfo {
+  double theta;
+  const double *theta_n, *m;
+  uint64_t npos;
+} SlemNubetaInfo;
+int slem_cache_write_nubeta(const char *path, size_t d, uint64_t n, size_t depth,
+                            double lambda_rel, const double *lambda, const double *trace_sigma,
+                            const double *rcond, const double *const *mu,
+                            const double *const *ainv, const SlemNubetaInfo *nb,
+                            const SlemProvenance *prov, SlemError *err);
 /* A recursive cache (lib/encode/recursive.h) of depth >= 2 stages: mu[s](d), ainv[s](d, d),
  * lambda[s], trace_sigma[s] and rcond[s] for s < depth. */
 int slem_cache_write_recursive(const char *path, size_t d, uint64_t n, size_t depth,

@@ -13,7 +13,7 @@
 #include <string.h>
 
 static const char *names[] = {"linear", "poly", "rbf", "chi2", "intersection", "hellinger",
-                               "exp", "quad"};
+                               "exp", "quad", "hellinger-dot"};
 
 const char *slem_kernel_name(SlemKernelType type) {
   return (unsigned)type < sizeof names / sizeof names[0] ? names[type] : "unknown";
@@ -53,7 +53,8 @@ int slem_kernel_parse(SlemKernel *self, const char *spec, SlemError *err) {
     if (strcmp(buf, names[i]) == 0) break;
   if (i == sizeof names / sizeof names[0])
     return slem_error(err, SLEM_EINVAL,
-                      "unknown kernel '%s' (linear, poly, rbf, exp, quad, chi2, intersection, hellinger)", buf);
+                      "unknown kernel '%s' (linear, poly, rbf, exp, quad, chi2, intersection, hellinger, "
+                      "hellinger-dot)", buf);
   self->type = (SlemKernelType)i;
   self->gamma = 1;
   self->c = 1;
@@ -131,7 +132,7 @@ void slem_kernel_format(const SlemKernel *self, char *buf, size_t n) {
 int slem_kernel_prepare(const SlemKernel *self, double *x, size_t n, size_t d,
                         const char *name, uint64_t first_record, SlemError *err) {
   if (self->type != SLEM_K_CHI2 && self->type != SLEM_K_INTERSECTION &&
-      self->type != SLEM_K_HELLINGER)
+      self->type != SLEM_K_HELLINGER && self->type != SLEM_K_HELLINGER_DOT)
     return SLEM_OK;
   for (size_t i = 0; i < n; i++)
     for (size_t j = 0; j < d; j++) {
@@ -170,9 +171,10 @@ double slem_kernel_eval(const SlemKernel *self, const double *x, const double *y
     return s;
   default:
     for (size_t j = 0; j < d; j++) s += x[j] * y[j];
-    return self->type == SLEM_K_POLY   ? powi(self->gamma * s + self->c, self->p)
-           : self->type == SLEM_K_QUAD ? s + self->gamma * s * s
-                                       : s;
+    return self->type == SLEM_K_POLY            ? powi(self->gamma * s + self->c, self->p)
+           : self->type == SLEM_K_QUAD          ? s + self->gamma * s * s
+           : self->type == SLEM_K_HELLINGER_DOT ? sqrt(fabs(s))
+                                                : s;
   }
 }
 
@@ -275,9 +277,10 @@ void slem_kernel_eval_lanes(const SlemKernel *self, const double *x, const doubl
   default:
     lanes_sum(0, x, yt, d, s);
     for (size_t g = 0; g < SLEM_KLANES; g++)
-      s[g] = self->type == SLEM_K_POLY   ? powi(self->gamma * s[g] + self->c, self->p)
-             : self->type == SLEM_K_QUAD ? s[g] + self->gamma * s[g] * s[g]
-                                         : s[g];
+      s[g] = self->type == SLEM_K_POLY            ? powi(self->gamma * s[g] + self->c, self->p)
+             : self->type == SLEM_K_QUAD          ? s[g] + self->gamma * s[g] * s[g]
+             : self->type == SLEM_K_HELLINGER_DOT ? sqrt(fabs(s[g]))
+                                                  : s[g];
     break;
   }
   for (size_t g = 0; g < SLEM_KLANES; g++) out[g] = s[g];
@@ -302,6 +305,8 @@ static void kernel_block(const SlemKernel *self, double *out, const double *a, c
     for (size_t i = 0; i < na * nb; i++) out[i] = powi(self->gamma * out[i] + self->c, self->p);
   } else if (self->type == SLEM_K_QUAD) {
     for (size_t i = 0; i < na * nb; i++) out[i] += self->gamma * out[i] * out[i];
+  } else if (self->type == SLEM_K_HELLINGER_DOT) {
+    for (size_t i = 0; i < na * nb; i++) out[i] = sqrt(fabs(out[i]));
   } else if (self->type == SLEM_K_RBF || self->type == SLEM_K_EXP) {
     /* |a - b|^2 = |a|^2 + |b|^2 - 2 a.b, clamped at 0 against rounding */
     double *nb2 = malloc(nb * sizeof *nb2);

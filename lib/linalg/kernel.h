@@ -12,10 +12,15 @@
  *   intersection[:gamma=G]        sum_i min(x_i^G, y_i^G)         (x, y >= 0; default G 1)
  *                                 (kernel_matrix.m's 'inter' of the authors' code)
  *   hellinger                     sum_i sqrt(x_i y_i)             (x, y >= 0)
+ *   hellinger-dot                 sqrt(|x.y|)                     (x, y >= 0)
+ *                                 (incomplete_chol.m's 'hellinger' of the authors' code:
+ *                                 not slem's hellinger, and not positive semidefinite in
+ *                                 general: the factorisation stops where no residual
+ *                                 diagonal is positive)
  * Vectors go through slem_kernel_prepare() first: hellinger takes square roots there, so
  * that it becomes the linear kernel, and intersection with G != 1 the powers x_i^G, and the kernels for histograms refuse negative
- * values. Linear, polynomial, quad, RBF, exp and Hellinger blocks come from one GEMM plus
- * norms. exp and quad are those of the authors' kernel_matrix.m.
+ * values. Linear, polynomial, quad, RBF, exp, Hellinger and hellinger-dot blocks come from one
+ * GEMM plus norms. exp and quad are those of the authors' kernel_matrix.m.
  */
 #ifndef SLEM_KERNEL_H
 #define SLEM_KERNEL_H
@@ -34,7 +39,8 @@ typedef enum SlemKernelType {
   SLEM_K_INTERSECTION,
   SLEM_K_HELLINGER,
   SLEM_K_EXP,
-  SLEM_K_QUAD
+  SLEM_K_QUAD,
+  SLEM_K_HELLINGER_DOT
 } SlemKernelType;
 
 /* How the negatives' kernel matrix is factorised (slem-negstats --factor): pivoted

@@ -1,0 +1,321 @@
+#include "nubeta.h"
+
+#include <gsl/gsl_cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blas.h"
+#include "stats.h"
+
+/* Stage s: in(b, p) -> out(b, p + 1) = normalised [nu; beta] with weight t and numerator c
+ * (nubeta.h); y(b, p) is scratch. Returns the zero rows. */
+static uint64_t stage(double *out, double *y, const double *in, size_t b, size_t p,
+                      const double *mu, const double *ainv, double t, double c) {
+  uint64_t zeros = 0;
+  double *delta = out; /* out's first b p values hold delta until y is made */
+  if (b == 0) return 0;
+  for (size_t i = 0; i < b; i++)
+    for (size_t j = 0; j < p; j++) delta[i * p + j] = in[i * p + j] - mu[j];
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, (int)p, (int)p, 1.0, delta,
+              (int)p, ainv, (int)p, 0.0, y, (int)p);
+  /* C and nu need delta, gone once out is written: one row at a time, from the last
+   * (row i of out, p + 1 values from (p + 1) i, never overwrites delta's rows before it) */
+  for (size_t ii = b; ii-- > 0;) {
+    const double *x = in + ii * p, *yi = y + ii * p;
+    double q = 0, dotx = 0, nrm, cc, nu;
+    for (size_t j = 0; j < p; j++) q += (x[j] - mu[j]) * yi[j];
+    cc = c / (t * q + t + 1);
+    for (size_t j = 0; j < p; j++) dotx += yi[j] * (t * x[j] + mu[j]);
+    nu = (t - 1) / (t + 1) - cc * dotx / (t + 1);
+    {
+      double *o = out + ii * (p + 1);
+      nrm = nu * nu;
+      for (size_t j = 0; j < p; j++) nrm += (cc * yi[j]) * (cc * yi[j]);
+      nrm = sqrt(nrm);
+      if (nrm == 0) zeros++;
+      o[0] = nrm > 0 ? nu / nrm : 0;
+      for (size_t j = 0; j < p; j++) o[j + 1] = nrm > 0 ? cc * yi[j] / nrm : 0;
+    }
+  }
+  return zeros;
+}
+
+typedef struct Chain {
+  size_t d, k, w;  /* input dimension, stages, widest row (d + k) */
+  const double *const *mu, *const *ainv;
+  const double *t; /* t[s]: the weight of stage s */
+  double c;
+  double *a, *b2, *y;  /* scratch, max_rows w each */
+} Chain;
+
+typedef struct ChainJob {
+  const Chain *ch;
+  const double *x;
+  double *outd;  /* (rows, d + k), or NULL */
+  float *outf;
+  uint64_t zeros;
+} ChainJob;
+
+/* Rows [lo, hi): every stage, one BLAS call per stage on this thread. */
+static void chain_rows(void *ctx, size_t lo, size_t hi) {
+  ChainJob *j = ctx;
+  const Chain *ch = j->ch;
+  size_t b = hi - lo, d = ch->d, od = d + ch->k;
+  double *a = ch->a + lo * ch->w, *o = ch->b2 + lo * ch->w, *y = ch->y + lo * ch->w, *tmp;
+  uint64_t zeros = 0;
+  memcpy(a, j->x + lo * d, b * d * sizeof *a);
+  for (size_t s = 0; s < ch->k; s++) {
+    zeros += stage(o, y, a, b, d + s, ch->mu[s], ch->ainv[s], ch->t[s], ch->c);
+    tmp = a, a = o, o = tmp;
+  }
+  for (size_t i = 0; i < b * od; i++) {
+    if (j->outd) j->outd[lo * od + i] = a[i];
+    else j->outf[lo * od + i] = (float)a[i];
+  }
+  __atomic_fetch_add(&j->zeros, zeros, __ATOMIC_RELAXED);
+}
+
+/* x(b, d) through the chain's stages into outd or outf (b, d + k), fixed 256-row chunks. */
+static uint64_t chain_run(const Chain *ch, double *outd, float *outf, const double *x, size_t b) {
+  ChainJob j = {ch, x, outd, outf, 0};
+  slem_blas_par_chunks(b, 256, chain_rows, &j);
+  return j.zeros;
+}
+
+static int chain_init(Chain *ch, size_t d, size_t k, size_t max_rows) {
+  ch->d = d;
+  ch->k = k;
+  ch->w = d + k;
+  ch->a = malloc(max_rows * ch->w * sizeof *ch->a);
+  ch->b2 = malloc(max_rows * ch->w * sizeof *ch->b2);
+  ch->y = malloc(max_rows * ch->w * sizeof *ch->y);
+  return ch->a && ch->b2 && ch->y;
+}
+
+static void chain_free(Chain *ch) {
+  free(ch->a);
+  free(ch->b2);
+  free(ch->y);
+  ch->a = ch->b2 = ch->y = NULL;
+}
+
+struct SlemNubeta {
+  Chain ch;
+  double *t;
+  uint64_t zeros;
+};
+
+int slem_nubeta_new(SlemNubeta **self, const SlemCache *cache, size_t max_rows,
+                    SlemError *err) {
+  const SlemCacheRecursive *rec = slem_cache_recursive(cache);
+  SlemNubeta *e;
+  *self = NULL;
+  if (!rec || !rec->nu_beta)
+    return slem_error(err, SLEM_EINVAL, "%s: not a recursive-nubeta cache", slem_cache_path(cache));
+  if (!(e = calloc(1, sizeof *e))) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  if (!chain_init(&e->ch, cache->d, rec->depth, max_rows ? max_rows : 1) ||
+      !(e->t = malloc(rec->depth * sizeof *e->t))) {
+    slem_nubeta_free(e);
+    return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", max_rows);
+  }
+  for (size_t s = 0; s < rec->depth; s++) e->t[s] = rec->theta;
+  e->ch.mu = rec->mu;
+  e->ch.ainv = rec->ainv;
+  e->ch.t = e->t;
+  e->ch.c = 2;
+  *self = e;
+  return SLEM_OK;
+}
+
+void slem_nubeta_free(SlemNubeta *self) {
+  if (!self) return;
+  chain_free(&self->ch);
+  free(self->t);
+  free(self);
+}
+
+size_t slem_nubeta_out_dim(const SlemNubeta *self) { return self->ch.d + self->ch.k; }
+uint64_t slem_nubeta_zeros(const SlemNubeta *self) { return self->zeros; }
+
+void slem_nubeta_run(SlemNubeta *self, float *y, const double *x, size_t b) {
+  self->zeros += chain_run(&self->ch, NULL, y, x, b);
+}
+
+/* Reads up to max rows of path (dimension d, or any when *d is 0) through ch (k stages)
+ * into stats (made here when NULL), or, when stats is NULL, into keep(max, d + k). */
+static int read_through(SlemStats **st, double *keep, size_t *kept, const char *path,
+                        SlemFormat fmt, size_t block, int skip, size_t *d, size_t max,
+                        Chain *ch, SlemError *err) {
+  SlemVecReader *r = NULL;
+  double *x = NULL, *y = NULL;
+  size_t done = 0, od;
+  int status = slem_vecreader_open(&r, path, fmt, err);
+  if (status) return status;
+  slem_vecreader_skip_nonfinite(r, skip);
+  if (*d == 0) *d = slem_vecreader_dim(r);
+  if (slem_vecreader_dim(r) != *d) {
+    status = slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the negatives before it "
+                        "have %zu", slem_vecreader_name(r), slem_vecreader_dim(r), *d);
+    goto done;
+  }
+  od = *d + ch->k;
+  if (st && !*st && (status = slem_stats_new(st, od, slem_block_rows(od), 0, err)) != SLEM_OK)
+    goto done;
+  x = malloc(block * *d * sizeof *x);
+  y = malloc(block * od * sizeof *y);
+  if (!x || !y) {
+    status = slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", block);
+    goto done;
+  }
+  while (done < max) {
+    size_t got;
+    if ((status = slem_vecreader_read(r, x, block < max - done ? block : max - done, &got,
+                                      err)) != SLEM_OK || got == 0)
+      break;
+    chain_run(ch, keep ? keep + done * od : y, NULL, x, got);
+    if (st && (status = slem_stats_add(*st, y, got, err)) != SLEM_OK) break;
+    done += got;
+  }
+  if (kept) *kept = done;
+done:
+  free(x);
+  free(y);
+  slem_vecreader_free(r);
+  return status;
+}
+
+int slem_nubeta_write_cache(const char *path, const char *const *inputs, size_t ninputs,
+                            const char *positives, SlemFormat fmt, size_t block, int skip,
+                            size_t depth, double theta, double lambda, double lambda_rel,
+                            const SlemProvenance *prov, SlemError *err) {
+  double **mu = NULL, **ainv = NULL, *lam = NULL, *trace = NULL, *rcond = NULL;
+  double *tn = NULL, *tp = NULL, *m = NULL, *pin = NULL, *pout = NULL;
+  SlemStats *st = NULL;
+  Chain neg = {0}, pos = {0}, one = {0};
+  size_t d = 0, npos = 0;
+  uint64_t n = 0;
+  int status = SLEM_OK;
+  if (depth < 2 || ninputs == 0 || !(theta > 0) || !positives)
+    return slem_error(err, SLEM_EINVAL, "[nu; beta] stages need depth >= 2, negatives, theta "
+                      "> 0 and the positives");
+  for (size_t i = 0; i < ninputs; i++)
+    if (strcmp(inputs[i], "-") == 0)
+      return slem_error(err, SLEM_EINVAL, "stdin (-) cannot be read once per stage: give "
+                        "the negatives as files for depth %zu", depth);
+  if (strcmp(positives, "-") == 0)
+    return slem_error(err, SLEM_EINVAL, "the positives are read once per stage: not from stdin");
+  if (!block) block = 1024;
+  mu = calloc(depth, sizeof *mu);
+  ainv = calloc(depth, sizeof *ainv);
+  lam = calloc(depth, sizeof *lam);
+  trace = calloc(depth, sizeof *trace);
+  rcond = calloc(depth, sizeof *rcond);
+  tn = calloc(depth, sizeof *tn);
+  tp = calloc(depth, sizeof *tp);
+  m = calloc(depth, sizeof *m);
+  if (!mu || !ainv || !lam || !trace || !rcond || !tn || !tp || !m) {
+    status = slem_error(err, SLEM_ENOMEM, "out of memory");
+    goto done;
+  }
+  for (size_t s = 0; s < depth; s++) tp[s] = theta;
+  { /* the first file's dimension sizes the scratch */
+    SlemVecReader *r = NULL;
+    if ((status = slem_vecreader_open(&r, inputs[0], fmt, err)) != SLEM_OK) goto done;
+    d = slem_vecreader_dim(r);
+    slem_vecreader_free(r);
+  }
+  for (size_t s = 0; s < depth; s++) {
+    size_t p;
+    /* the negatives through stages 0..s-1 with theta_n, c = 1 */
+    chain_free(&neg);
+    if (!chain_init(&neg, d, s, block)) goto oom;
+    neg.mu = (const double *const *)mu, neg.ainv = (const double *const *)ainv, neg.t = tn, neg.c = 1;
+    for (size_t i = 0; i < ninputs; i++)
+      if ((status = read_through(&st, NULL, NULL, inputs[i], fmt, block, skip, &d, SIZE_MAX,
+                                 &neg, err)) != SLEM_OK)
+        goto done;
+    if ((status = slem_stats_finish(st, err)) != SLEM_OK) goto done;
+    if (s == 0) n = slem_stats_count(st);
+    p = d + s;
+    mu[s] = malloc(p * sizeof **mu);
+    ainv[s] = malloc(p * p * sizeof **ainv);
+    if (!mu[s] || !ainv[s]) goto oom;
+    if ((status = slem_stats_inverse(st, ainv[s], &lam[s], lambda, lambda_rel, err)) != SLEM_OK) {
+      char msg[sizeof err->msg];
+      snprintf(msg, sizeof msg, "%s", err->msg);
+      slem_error(err, status, "stage %zu of %zu: %s", s + 1, depth, msg);
+      goto done;
+    }
+    memcpy(mu[s], slem_stats_mean(st), p * sizeof **mu);
+    trace[s] = slem_stats_trace(st);
+    rcond[s] = slem_stats_rcond(st);
+    slem_stats_free(st);
+    st = NULL;
+    if (s + 1 == depth) break;
+    /* m: the first positives through stages 0..s-1 (theta, c = 2), then stage s */
+    chain_free(&pos);
+    free(pin);
+    free(pout);
+    pin = malloc(SLEM_NUBETA_POSITIVES * (p + 1) * sizeof *pin);
+    pout = malloc(SLEM_NUBETA_POSITIVES * (p + 1) * sizeof *pout);
+    if (!pin || !pout || !chain_init(&pos, d, s, SLEM_NUBETA_POSITIVES)) goto oom;
+    pos.mu = (const double *const *)mu, pos.ainv = (const double *const *)ainv, pos.t = tp, pos.c = 2;
+    if ((status = read_through(NULL, pin, &npos, positives, fmt, SLEM_NUBETA_POSITIVES, skip,
+                               &d, SLEM_NUBETA_POSITIVES, &pos, err)) != SLEM_OK)
+      goto done;
+    if (npos == 0) {
+      status = slem_error(err, SLEM_EINVAL, "%s: no positives to adapt theta_n", positives);
+      goto done;
+    }
+    chain_free(&one);
+    if (!chain_init(&one, p, 1, SLEM_NUBETA_POSITIVES)) goto oom;
+    one.mu = (const double *const *)mu + s, one.ainv = (const double *const *)ainv + s;
+    one.t = tp, one.c = 2;
+    chain_run(&one, pout, NULL, pin, npos);
+    {
+      double sum = 0;
+      for (size_t i = 0; i < npos; i++) {
+        const double *o = pout + i * (p + 1), *x = pin + i * p;
+        double sc = o[0];
+        for (size_t j = 0; j < p; j++) sc += o[j + 1] * x[j];
+        sum += sc;
+      }
+      m[s] = sum / (double)npos;
+    }
+    tn[s] = theta + ((1 + m[s]) * (1 + m[s])) / ((1 - m[s]) * (1 - m[s])) / 2;
+    if (!isfinite(tn[s])) {
+      status = slem_error(err, SLEM_ENUMERIC, "stage %zu of %zu: the positives' mean score on "
+                          "their own exemplars is %g: theta_n is not finite", s + 1, depth, m[s]);
+      goto done;
+    }
+  }
+  {
+    SlemNubetaInfo info = {theta, tn, m, npos};
+    status = slem_cache_write_nubeta(path, d, n, depth, lambda >= 0 ? -1 : lambda_rel, lam,
+                                     trace, rcond, (const double *const *)mu,
+                                     (const double *const *)ainv, &info, prov, err);
+  }
+  goto done;
+oom:
+  status = slem_error(err, SLEM_ENOMEM, "out of memory");
+done:
+  chain_free(&neg);
+  chain_free(&pos);
+  chain_free(&one);
+  for (size_t s = 0; s < depth && mu; s++) free(mu[s]);
+  for (size_t s = 0; s < depth && ainv; s++) free(ainv[s]);
+  free(mu);
+  free(ainv);
+  free(lam);
+  free(trace);
+  free(rcond);
+  free(tn);
+  free(tp);
+  free(m);
+  free(pin);
+  free(pout);
+  slem_stats_free(st);
+  return status;
+}
