@@ -219,6 +219,17 @@ check "slem-tune --couplings" "$TOP/tools/slem-tune" -K "rbf:g=1" --factor kpca 
   --query-labels "$D/validation.labels" --db-labels "$D/database.labels"
 [ "$(grep -c '^rbf:g=1,kpca,couple ' "$T/out")" = 1 ] && [ "$(grep -c '^rbf:g=1,kpca,couple-authors ' "$T/out")" = 1 ] &&
   [ "$(awk 'NR > 2' "$T/out" | wc -l)" = 3 ] && ok || bad "slem-tune --couplings table: $(cat "$T/out")"
+check "slem-tune -K --depth" "$TOP/tools/slem-tune" -K "rbf:g=1" --depth "1 2" -g "10 1000" -r 32 \
+  -o "$T/best.slem" -n "$D/negatives.fvecs" -q "$D/validation.fvecs" -d "$D/database.fvecs" \
+  --query-labels "$D/validation.labels" --db-labels "$D/database.labels"
+# two plain rows scored both ways, two depth=2 rows by their descriptors alone ("-" exact)
+[ "$(awk '$1 == "rbf:g=1" && $4 ~ /^0[.]/ && $5 ~ /^0[.]/' "$T/out" | wc -l)" = 2 ] &&
+  [ "$(awk '$1 == "rbf:g=1,depth=2" && $4 == "-" && $5 ~ /^0[.]/' "$T/out" | wc -l)" = 2 ] &&
+  ok || bad "slem-tune -K --depth table: $(cat "$T/out")"
+# the kept cache is the starred row's: kernel-recursive exactly when a depth=2 row won
+if grep -q '^rbf:g=1,depth=2 .*[*]$' "$T/out"; then want=1; else want=0; fi
+[ "$(slem-negstats --info "$T/best.slem" | grep -c kernel-recursive)" = "$want" ] && ok ||
+  bad "slem-tune -K --depth kept another cache than the starred row's"
 expect_fail "slem-tune unknown coupling" 2 "unknown coupling 'dense'" "$T/o.slem" "$TOP/tools/slem-tune" -K "rbf:g=1" --couplings dense \
   -o "$T/o.slem" -n "$D/negatives.fvecs" -q "$D/validation.fvecs" -d "$D/database.fvecs" \
   --query-labels "$D/validation.labels" --db-labels "$D/database.labels"
