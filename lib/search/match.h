@@ -76,8 +76,12 @@ int slem_match_rules(int kernel, int couple, int normalize, int affine, SlemErro
 /* Zeroes opts, then sets the defaults above. Cannot fail. */
 void slem_match_opts_init(SlemMatchOpts *opts);
 
-/* Called once per query, in query order, with its n <= k hits sorted best first. A
- * non-zero return stops the search and is returned by slem_match(). */
+/* Called once per query, in query order, with its n <= k hits sorted best first (hits
+ * borrowed for the call). The calls come from a writer thread of slem_match_db(), one at a
+ * time, while the next block of queries is scored on the caller's thread (and the progress
+ * callback called there): emit must not share unguarded state with the progress callback.
+ * A non-zero return stops the search and is returned by slem_match() (the error of an
+ * earlier block's emission wins over a later block's own). */
 typedef int (*SlemHitsFn)(void *ctx, uint64_t query, const SlemHit *hits, size_t n,
                           SlemError *err);
 
@@ -88,6 +92,12 @@ typedef int (*SlemHitsFn)(void *ctx, uint64_t query, const SlemHit *hits, size_t
  * the thread count, the order of the queries or the split of the database into files and
  * shards. A query may get no hits (an empty shard, k rows excluded). stats receives the
  * counts.
+ *
+ * Threads: each tile's selection is cut into units of queries fixed by the tile's rows
+ * (about 2^16 pairs a unit), taken by the threads from a shared counter
+ * (slem_blas_par_units()); each block's rankings are sorted and emitted on a writer thread
+ * while the next block is scored, with two sets of top-k heaps in memory (2 qblock k hits,
+ * plus qblock k lower bounds).
  *
  * Checked before anything is emitted: dimensions; that a database that cannot be read
  * twice (a pipe) is read once, i.e. that the queries fit in one block of qblock, from
