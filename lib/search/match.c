@@ -80,13 +80,22 @@ struct Cand {
 /* The workers of the selection at most (slem_blas_par_workers()). */
 #define TILE_WORKERS 64
 
-/* Queries per unit of a tile's selection: about 2^16 (query, row) pairs, so that a block of
- * queries gives many more units than threads (128 at the default block with tiles of 4 096
- * rows). Fixed by the tile's rows alone; since each query's selection depends on that query
- * and the tile only, the unit changes nothing but the time. */
-static size_t select_unit(size_t tile_rows) {
-  size_t u = ((size_t)1 << 16) / (tile_rows ? tile_rows : 1);
-  return u < 1 ? 1 : u > 64 ? 64 : u;
+/* Queries per unit of a tile's selection, from the data alone (the block's nq queries and
+ * base, the default tile rows of d), never from the thread count: about 2^16 (query, row)
+ * pairs, and at least 64 units when the block has 64 queries, so that there are many more
+ * units than threads (128 at the default block of 2 048 queries with tiles of 4 096 rows).
+ * Each query's selection depends on that query and the tile only: the unit changes nothing
+ * but the time. */
+static size_t select_unit(size_t base, size_t nq) {
+  size_t u = ((size_t)1 << 16) / (base ? base : 1), few = (nq + 63) / 64;
+  if (u > 64) u = 64;
+  if (u > few) u = few;
+  return u < 1 ? 1 : u;
+}
+
+size_t slem_match_tile_rows(size_t d, int threads) {
+  size_t rows = slem_block_rows((d + 1) / 2);
+  return threads > 4 ? 2 * rows : rows;
 }
 
 /* One tile's selection for queries [lo, hi) of a unit: each query's numbers depend on that
@@ -215,7 +224,8 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
   SlemTopK *tops2[2] = {NULL, NULL}, *tops = NULL, *lows = NULL;
   struct Cand *cand = NULL;
   TileJob *job = NULL; /* large: an error message per worker */
-  size_t nthreads = (size_t)slem_blas_threads(), nworkers = slem_blas_par_workers(), unit;
+  size_t nthreads = (size_t)slem_blas_threads(), nworkers = slem_blas_par_workers(), unit = 1;
+  size_t base; /* the default tile rows of d (the selection's units are cut by them) */
   SlemWriteback *wb = NULL;
   EmitBlock eb[2];
   int cur = 0;
@@ -245,9 +255,11 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
       return status;
     if (packed) dd = SLEM_KPROJ_WIDTH(c->d, r, opts->couple);
   }
-  /* float32 tiles are half the bytes of the double blocks elsewhere: twice the rows */
+  /* float32 tiles are half the bytes of the double blocks elsewhere: twice the rows, and
+   * twice again beyond 4 threads (slem_match_tile_rows()) */
+  base = opts->kernel ? slem_block_rows(dd) : slem_block_rows((d + 1) / 2);
   tb = opts->dblock ? opts->dblock
-                    : opts->kernel ? slem_block_rows(dd) : slem_block_rows((d + 1) / 2);
+                    : opts->kernel ? base : slem_match_tile_rows(d, (int)nthreads);
   if (packed && slem_db_dim(db) != dd)
     return slem_error(err, SLEM_EFORMAT, "%s: rows of %zu values, not the %zu of its layout",
                       slem_db_name(db), slem_db_dim(db), dd);
@@ -307,7 +319,6 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
   lows = malloc(qmax * sizeof *lows);
   if (nthreads < 1) nthreads = 1;
   if (nworkers > TILE_WORKERS) nworkers = TILE_WORKERS;
-  unit = select_unit(tb);
   cand = malloc(nworkers * tb * sizeof *cand);
   job = calloc(1, sizeof *job);
   esize = slem_scorer_f32(sc) ? sizeof(float) : sizeof(double);
@@ -395,8 +406,10 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
         atomic_init(&job->fail_unit, SIZE_MAX);
         job->sc = sc, job->opts = opts, job->scores = scores, job->tops = tops, job->lows = lows;
         job->cand = cand, job->nd = nd, job->pos = pos, job->q0 = q0;
-        job->qname = slem_vecreader_name(queries), job->unit = unit;
+        job->qname = slem_vecreader_name(queries), job->unit = unit = select_unit(base, nq);
         slem_blas_par_units(nq, unit, tile_queries, job);
+        if ((nq + unit - 1) / unit > stats->phases.units) /* the most of any block */
+          stats->phases.units = (nq + unit - 1) / unit;
         for (size_t w = 0; w < nworkers; w++) {
           stats->rescored += job->rescored[w];
           if (job->status[w] && (fw == SIZE_MAX || job->err_unit[w] < job->err_unit[fw])) fw = w;
@@ -443,8 +456,6 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
   stats->clamps = slem_scorer_clamps(sc);
   stats->phases.wall = slem_now() - t_start;
   stats->phases.block = tb;
-  /* units per tile's selection, at the largest block of queries */
-  stats->phases.units = ((q0 < qb ? (size_t)q0 : qb) + unit - 1) / unit;
 done:
   /* the earlier blocks' rankings came first: their writing's error wins over a later one */
   if (wb && status != SLEM_OK) {
