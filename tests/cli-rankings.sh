@@ -49,6 +49,17 @@ done
 # clean end, exit status 1 with the reason, or the pipe's signal, never a hang
 expect_fail "match to a full device, in blocks" 1 "/dev/full: write: No space left on device" - \
   slem-match -q -t 2 -k 10 --query-block 500 -d "$DB" -o /dev/full "$T/qd.txt"
+# the first error in the serial order wins: block 0's write (k 100: its 2 MB fill the 1 MiB
+# buffer) fails before block 1's query 1 500 scores beyond float32, though the writer
+# thread may report it after; the overflow alone is named when the writes succeed
+awk 'NR == 1500 { s = ""; for (j = 1; j <= NF; j++) s = s (j > 1 ? " " : "") ($j * 1e36); print s; next }
+  { print }' "$T/qd.txt" >"$T/qbig.txt"
+for t in 1 2 5; do
+  expect_fail "-t $t: a write error before a later block's overflow" 1 "/dev/full: write: No space left on device" - \
+    slem-match -q -t $t -k 100 --query-block 1000 -d "$DB" -o /dev/full "$T/qbig.txt"
+  expect_fail "-t $t: the overflow of a later block" 1 "qbig.txt: query 1500, .* is beyond float32" "$T/big.tsv" \
+    slem-match -q -t $t -k 100 --query-block 1000 -d "$DB" -o "$T/big.tsv" "$T/qbig.txt"
+done
 { slem-match -q -t 2 -k 10 --query-block 500 -d "$DB" "$T/qd.txt" 2>"$T/err"; echo $? >"$T/st"; } |
   head -c 1000 >/dev/null
 case $(cat "$T/st") in 1 | 141) ok ;; *) bad "match into a closed pipe: status $(cat "$T/st"): $(cat "$T/err")" ;; esac
