@@ -1,9 +1,12 @@
 /* Top-k matching against a brute-force ranking written independently here. */
 #include "testutil.h"
 
+#include <pthread.h>
+
 #include "../lib/formats/db.h"
 #include "../lib/search/match.h"
 #include "../lib/io/mem.h"
+#include "../lib/linalg/blas.h"
 #include "../lib/io/shard.h"
 #include "../lib/search/scorer.h"
 #include "../lib/search/topk.h"
@@ -446,6 +449,48 @@ START_TEST(scores_are_exact_and_independent_of_the_cut) {
 }
 END_TEST
 
+/* slem_blas_par_units: every row in exactly one call, cut at multiples of the unit from
+ * row 0 whatever the thread count, on workers numbered below slem_blas_par_workers(). */
+typedef struct UnitsSeen {
+  int *hits;          /* calls that covered each row */
+  size_t n, unit, workers;
+  int bad;            /* a call cut elsewhere, or a worker out of range */
+  pthread_mutex_t mu;
+} UnitsSeen;
+
+static void count_unit(void *ctx, size_t worker, size_t lo, size_t hi) {
+  UnitsSeen *u = ctx;
+  pthread_mutex_lock(&u->mu);
+  if (worker >= u->workers || lo % u->unit != 0 || hi <= lo ||
+      hi != (lo + u->unit < u->n ? lo + u->unit : u->n))
+    u->bad = 1;
+  for (size_t i = lo; i < hi && i < u->n; i++) u->hits[i]++;
+  pthread_mutex_unlock(&u->mu);
+}
+
+START_TEST(par_units_cover_each_row_once) {
+  static const int ts[] = {1, 2, 3, 5};
+  static const size_t ns[] = {0, 1, 7, 1000, 1001};
+  int threads = slem_blas_threads();
+  for (size_t t = 0; t < sizeof ts / sizeof *ts; t++) {
+    slem_blas_set_threads(ts[t]);
+    for (size_t k = 0; k < sizeof ns / sizeof *ns; k++) {
+      UnitsSeen u = {calloc(ns[k] + 1, sizeof(int)), ns[k], 7, slem_blas_par_workers(), 0,
+                     PTHREAD_MUTEX_INITIALIZER};
+      ck_assert_ptr_nonnull(u.hits);
+      slem_blas_par_units(u.n, u.unit, count_unit, &u);
+      ck_assert_msg(!u.bad, "-t %d, n %zu: a unit cut elsewhere or a worker out of range", ts[t],
+                    u.n);
+      for (size_t i = 0; i < u.n; i++)
+        ck_assert_msg(u.hits[i] == 1, "-t %d: row %zu covered %d times", ts[t], i, u.hits[i]);
+      ck_assert_int_eq(slem_blas_threads(), ts[t]); /* the BLAS's count given back */
+      free(u.hits);
+    }
+  }
+  slem_blas_set_threads(threads);
+}
+END_TEST
+
 /* SLEM_MATCH_MEMORY as a user writes it, and what is refused rather than misread. */
 START_TEST(bytes_parse_as_written) {
   static const struct { const char *s; size_t v; } good[] = {
@@ -483,6 +528,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, shard_ranges_cover_the_rows);
   tcase_add_test(tc, scores_are_exact_and_independent_of_the_cut);
   tcase_add_test(tc, bytes_parse_as_written);
+  tcase_add_test(tc, par_units_cover_each_row_once);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -24,6 +24,45 @@ for f in tsv trec jsonl npy; do
   check "match $f" slem-match -q -t 2 -k 20 -F $f -d "$DB" -o "$T/all.$f" "$T/q.fvecs"
 done
 [ -s "$T/all.I.npy" ] && [ -s "$T/all.D.npy" ] && ok || bad "npy: no I/D pair"
+
+# ---- slem-match's threads change no byte: the selection's units, taken by the threads from
+# one counter, and the writer thread, which writes a block while the next one is scored;
+# 10 000 distinct queries (past the block of 2 048), -t 1, 2, 3 and 5, blocks of 1 000, a
+# shard of each format ----
+awk 'BEGIN { srand(31); for (i = 0; i < 10000; i++) { s = ""
+  for (j = 0; j < 64; j++) s = s sprintf("%s%.5f", j ? " " : "", 16 * rand()); print s } }' >"$T/qd.txt"
+outs() { if [ "$1" = npy ]; then echo "$2.I.npy $2.D.npy"; else echo "$2.$1"; fi; }
+for f in tsv jsonl npy; do
+  for sh in "" "--shard 1/3"; do
+    # shellcheck disable=SC2086
+    slem-match -q -t 1 -k 10 -F $f $sh -d "$DB" -o "$T/t1.$f" "$T/qd.txt" 2>"$T/err" || bad "match -t 1 $f $sh: $(cat "$T/err")"
+    for o in "-t 2" "-t 3" "-t 5" "-t 3 --query-block 1000" "-t 5 --query-block 999 --tile-rows 300"; do
+      # shellcheck disable=SC2086
+      slem-match -q $o -k 10 -F $f $sh -d "$DB" -o "$T/tn.$f" "$T/qd.txt" 2>"$T/err" || bad "match $o $f $sh: $(cat "$T/err")"
+      set -- $(outs $f "$T/tn")
+      for a in $(outs $f "$T/t1"); do same "threads $f $sh $o: $a" "$a" "$1"; shift; done
+    done
+  done
+done
+[ "$(wc -l <"$T/t1.tsv")" = 100000 ] && ok || bad "threads: $(wc -l <"$T/t1.tsv") lines, not 100000"
+# a write that fails on the writer thread, blocks later (a full device, a closed pipe): a
+# clean end, exit status 1 with the reason, or the pipe's signal, never a hang
+expect_fail "match to a full device, in blocks" 1 "/dev/full: write: No space left on device" - \
+  slem-match -q -t 2 -k 10 --query-block 500 -d "$DB" -o /dev/full "$T/qd.txt"
+# the first error in the serial order wins: block 0's write (k 100: its 2 MB fill the 1 MiB
+# buffer) fails before block 1's query 1 500 scores beyond float32, though the writer
+# thread may report it after; the overflow alone is named when the writes succeed
+awk 'NR == 1500 { s = ""; for (j = 1; j <= NF; j++) s = s (j > 1 ? " " : "") ($j * 1e36); print s; next }
+  { print }' "$T/qd.txt" >"$T/qbig.txt"
+for t in 1 2 5; do
+  expect_fail "-t $t: a write error before a later block's overflow" 1 "/dev/full: write: No space left on device" - \
+    slem-match -q -t $t -k 100 --query-block 1000 -d "$DB" -o /dev/full "$T/qbig.txt"
+  expect_fail "-t $t: the overflow of a later block" 1 "qbig.txt: query 1500, .* is beyond float32" "$T/big.tsv" \
+    slem-match -q -t $t -k 100 --query-block 1000 -d "$DB" -o "$T/big.tsv" "$T/qbig.txt"
+done
+{ slem-match -q -t 2 -k 10 --query-block 500 -d "$DB" "$T/qd.txt" 2>"$T/err"; echo $? >"$T/st"; } |
+  head -c 1000 >/dev/null
+case $(cat "$T/st") in 1 | 141) ok ;; *) bad "match into a closed pipe: status $(cat "$T/st"): $(cat "$T/err")" ;; esac
 # shellcheck disable=SC2086
 check "eval tsv" slem-eval $LABELS --per-query -o "$T/eval.tsv" "$T/all.tsv"
 [ "$(grep -c . "$T/eval.tsv")" -gt 10000 ] && ok || bad "eval tsv: not every query"

@@ -68,6 +68,17 @@ for tool in negstats kernel encode match eval esvm calibrate calmatch expand; do
     inject "$tool" FAULT_MALLOC $n "out of memory" "$@"
   done
 done
+# slem-match writes on a thread of its own while the next block of queries is scored: a
+# write failing in an early, a middle and a late block of 20 (10 000 queries in blocks of
+# 500, k 20: five writes of its 1 MiB buffer, the first in the fifth block, the last as
+# it closes) ends the run as any write error does
+awk 'BEGIN { srand(31); for (i = 0; i < 10000; i++) { s = ""
+  for (j = 0; j < 64; j++) s = s sprintf("%s%.5f", j ? " " : "", 16 * rand()); print s } }' >"$T/qd.txt"
+set -- slem-match -q -t 2 -k 20 --query-block 500 -d "$D/database.fvecs" -o "$T/out/o" "$T/qd.txt"
+"$@" && mv "$T/out/o" "$T/ref.blocks" || bad "match in blocks without faults"
+for n in 1 2 3 4 5; do
+  inject blocks FAULT_WRITE $n "write: No space left on device" "$@"
+done
 # slem-report renders vectors to PNG last: allocations from 1 KiB fail, the first few and
 # the last twelve of the run (found by bisection: the smallest FAULT_MALLOC it survives),
 # so that some land in libpng's write callback; libpng's longjmp must come back as a

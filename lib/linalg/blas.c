@@ -3,6 +3,7 @@
 #include <gsl/gsl_cblas.h>
 #include <gsl/gsl_errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -41,23 +42,34 @@ int slem_blas_threads(void) {
 
 #define PAR_MAX 64
 
+/* Units are taken from one shared counter, in increasing order: a thread that finishes
+ * early takes the next unit, and no unit's numbers depend on which thread ran it. */
 typedef struct ParJob {
-  size_t n, chunk, nchunks, stride, first;
-  void (*fn)(void *, size_t, size_t);
+  size_t n, unit, nunits;
+  atomic_size_t next;
+  SlemParUnitFn fn;
   void *ctx;
 } ParJob;
 
-/* Chunks first, first + stride, ...: a fixed share, so that no lock is needed. */
+typedef struct ParWorker {
+  ParJob *job;
+  size_t id;
+} ParWorker;
+
 static void *par_worker(void *arg) {
-  const ParJob *job = arg;
-  for (size_t c = job->first; c < job->nchunks; c += job->stride) {
-    size_t lo = c * job->chunk, hi = lo + job->chunk < job->n ? lo + job->chunk : job->n;
-    job->fn(job->ctx, lo, hi);
+  const ParWorker *w = arg;
+  ParJob *job = w->job;
+  for (;;) {
+    size_t u = atomic_fetch_add(&job->next, 1), lo, hi;
+    if (u >= job->nunits) break;
+    lo = u * job->unit;
+    hi = lo + job->unit < job->n ? lo + job->unit : job->n;
+    job->fn(job->ctx, w->id, lo, hi);
   }
   return NULL;
 }
 
-/* Whether the process runs under an address-space limit (slem_blas_par_chunks()). */
+/* Whether the process runs under an address-space limit (slem_blas_par_units()). */
 static pthread_once_t as_once = PTHREAD_ONCE_INIT;
 static int as_limited;
 static void as_probe(void) {
@@ -65,32 +77,53 @@ static void as_probe(void) {
   as_limited = getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY;
 }
 
-void slem_blas_par_chunks(size_t n, size_t chunk, void (*fn)(void *ctx, size_t lo, size_t hi),
-                     void *ctx) {
+size_t slem_blas_par_workers(void) {
+  size_t nt = (size_t)slem_blas_threads();
+  pthread_once(&as_once, as_probe);
+  if (as_limited || nt < 1) return 1; /* no new thread asks OpenBLAS for a buffer (blas.h) */
+  return nt > PAR_MAX ? PAR_MAX : nt;
+}
+
+void slem_blas_par_units(size_t n, size_t unit, SlemParUnitFn fn, void *ctx) {
   int threads = slem_blas_threads();
-  size_t nchunks = chunk ? (n + chunk - 1) / chunk : 0, nt = (size_t)threads;
-  ParJob job[PAR_MAX];
+  size_t nunits = unit ? (n + unit - 1) / unit : 0, nt = slem_blas_par_workers();
+  ParJob job;
+  ParWorker w[PAR_MAX];
   pthread_t tid[PAR_MAX];
   size_t started = 0;
-  if (nchunks == 0) return;
-  if (nt > PAR_MAX) nt = PAR_MAX;
-  if (nt > nchunks) nt = nchunks;
-  pthread_once(&as_once, as_probe);
-  if (as_limited) nt = 1; /* no new thread asks OpenBLAS for a buffer (blas.h) */
-  if (nt <= 1) { /* the same chunks, on this thread, with the BLAS on one thread */
-    if (threads > 1) slem_blas_set_threads(1);
-    for (size_t c = 0; c < nchunks; c++) fn(ctx, c * chunk, c * chunk + chunk < n ? c * chunk + chunk : n);
-    if (threads > 1) slem_blas_set_threads(threads);
-    return;
-  }
-  slem_blas_set_threads(1);
-  for (size_t t = 0; t < nt; t++) job[t] = (ParJob){n, chunk, nchunks, nt, t, fn, ctx};
+  if (nunits == 0) return;
+  if (nt > nunits) nt = nunits;
+  job.n = n;
+  job.unit = unit;
+  job.nunits = nunits;
+  atomic_init(&job.next, 0);
+  job.fn = fn;
+  job.ctx = ctx;
+  /* the same units on every thread count, each calling the BLAS single-threaded */
+  if (threads > 1) slem_blas_set_threads(1);
+  for (size_t t = 0; t < nt; t++) w[t] = (ParWorker){&job, t};
   for (size_t t = 1; t < nt; t++, started++)
-    if (pthread_create(&tid[t - 1], NULL, par_worker, &job[t]) != 0) break;
-  for (size_t t = started + 1; t < nt; t++) par_worker(&job[t]); /* threads that did not start */
-  par_worker(&job[0]);
+    if (pthread_create(&tid[t - 1], NULL, par_worker, &w[t]) != 0) break;
+  par_worker(&w[0]); /* units left by threads that did not start are taken here */
   for (size_t t = 0; t < started; t++) pthread_join(tid[t], NULL);
-  slem_blas_set_threads(threads);
+  if (threads > 1) slem_blas_set_threads(threads);
+}
+
+typedef struct ChunkCtx {
+  void (*fn)(void *, size_t, size_t);
+  void *ctx;
+} ChunkCtx;
+
+static void chunk_unit(void *ctx, size_t worker, size_t lo, size_t hi) {
+  const ChunkCtx *c = ctx;
+  (void)worker;
+  c->fn(c->ctx, lo, hi);
+}
+
+void slem_blas_par_chunks(size_t n, size_t chunk, void (*fn)(void *ctx, size_t lo, size_t hi),
+                     void *ctx) {
+  ChunkCtx c = {fn, ctx};
+  slem_blas_par_units(n, chunk, chunk_unit, &c);
 }
 
 const char *slem_blas_corename(void) {

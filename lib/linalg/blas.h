@@ -32,16 +32,34 @@ void slem_blas_warm(void);
 /* The threads the BLAS runs with now (OpenBLAS's count; 1 for another CBLAS). */
 int slem_blas_threads(void);
 
-/* Rows [0, n) cut into chunks of `chunk` rows from row 0, fn(ctx, lo, hi) called once per
- * chunk, the chunks shared among as many threads as the BLAS has, each of them calling the
- * BLAS single-threaded meanwhile. A chunk's numbers then depend on the chunk alone, not on
- * the thread count (OpenBLAS's own threads cut a product where its thread count says, and
- * the micro-kernels at the cuts round differently), and no BLAS thread spins beside the
- * workers. fn must touch only its rows' outputs. Cannot fail: chunks whose thread did not
- * start run on the caller's. Under an address-space limit (ulimit -v) every chunk runs on
- * the caller's thread: OpenBLAS gives each new thread that calls it a buffer of its own
- * (128 MiB on x86), and when that cannot be mapped it retries for ever; the chunks, and so
- * the results, are the same. */
+/* A unit of work: rows [lo, hi) on the worker numbered worker (0 <= worker <
+ * slem_blas_par_workers()), which may index scratch space of its own. */
+typedef void (*SlemParUnitFn)(void *ctx, size_t worker, size_t lo, size_t hi);
+
+/* The workers slem_blas_par_units() may run at most: the BLAS's thread count (at most 64),
+ * or 1 under an address-space limit (below). Callers size per-worker scratch by it. Cannot
+ * fail. */
+size_t slem_blas_par_workers(void);
+
+/* Rows [0, n) cut into units of `unit` rows from row 0 (the caller fixes unit from the data,
+ * never from the thread count), fn(ctx, worker, lo, hi) called once per unit. Up to
+ * slem_blas_par_workers() threads, the caller's included, take the units from one shared
+ * counter in increasing order (a thread that is done takes the next: more units than
+ * threads balance the load), each calling the BLAS single-threaded meanwhile. A unit's
+ * numbers then depend on the unit alone, not on the thread count nor on which worker ran it
+ * (OpenBLAS's own threads cut a product where its thread count says, and the micro-kernels
+ * at the cuts round differently), and no BLAS thread spins beside the workers. fn must touch
+ * only its rows' outputs and its worker's scratch. Every unit is run once before the call
+ * returns; it cannot fail: units that a thread which did not start would have taken run on
+ * the caller's. Under an address-space limit (ulimit -v) every unit runs on the caller's
+ * thread: OpenBLAS gives each new thread that calls it a buffer of its own (128 MiB on x86),
+ * and when that cannot be mapped it retries for ever; the units, and so the results, are the
+ * same. */
+void slem_blas_par_units(size_t n, size_t unit, SlemParUnitFn fn, void *ctx);
+
+/* slem_blas_par_units() for a fn that needs no scratch of its own: rows [0, n) cut into
+ * chunks of `chunk` rows from row 0, fn(ctx, lo, hi) called once per chunk, under the same
+ * rules (the chunks' numbers depend on the chunk alone). Cannot fail. */
 void slem_blas_par_chunks(size_t n, size_t chunk, void (*fn)(void *ctx, size_t lo, size_t hi),
                      void *ctx);
 

@@ -10,8 +10,11 @@
 #include "blas.h"
 #include "slem.h"
 #include "tilecache.h"
+#include "writeback.h"
 
 #include <inttypes.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,32 +77,64 @@ struct Cand {
   float up;
 };
 
-/* Threads of the selection at most (a tile's queries cut into as many chunks). */
-#define TILE_THREADS 64
+/* The workers of the selection at most (slem_blas_par_workers()). */
+#define TILE_WORKERS 64
 
-/* One tile's selection for queries [lo, hi): each query's numbers depend on that query and
- * the tile alone, so that the threads sharing the queries change nothing but the time. */
+/* Queries per unit of a tile's selection, from the data alone (the block's nq queries and
+ * base, the default tile rows of d), never from the thread count: about 2^16 (query, row)
+ * pairs, and at least 64 units when the block has 64 queries, so that there are many more
+ * units than threads (128 at the default block of 2 048 queries with tiles of 4 096 rows).
+ * Each query's selection depends on that query and the tile only: the unit changes nothing
+ * but the time. */
+static size_t select_unit(size_t base, size_t nq) {
+  size_t u = ((size_t)1 << 16) / (base ? base : 1), few = (nq + 63) / 64;
+  if (u > 64) u = 64;
+  if (u > few) u = few;
+  return u < 1 ? 1 : u;
+}
+
+size_t slem_match_tile_rows(size_t d, int threads) {
+  size_t rows = slem_block_rows((d + 1) / 2);
+  return threads > 4 ? 2 * rows : rows;
+}
+
+/* One tile's selection for queries [lo, hi) of a unit: each query's numbers depend on that
+ * query and the tile alone, so that the threads sharing the units change nothing but the
+ * time. Per worker: its candidates' scratch, its count of re-scored pairs and the error of
+ * the first unit that had one among those it ran (units run in increasing order). */
 typedef struct TileJob {
   SlemScorer *sc;
   const SlemMatchOpts *opts;
   const float *scores;
   SlemTopK *tops, *lows;
-  struct Cand *cand;  /* a row of candidates per chunk of queries */
+  struct Cand *cand;  /* a row of tile candidates per worker */
   size_t nd;
   SlemBlockPos pos;
   uint64_t q0;
   const char *qname;
-  size_t chunk;
-  uint64_t rescored[TILE_THREADS];
-  int status[TILE_THREADS];
-  SlemError err[TILE_THREADS];
+  size_t unit;
+  atomic_size_t fail_unit; /* the lowest unit that failed so far (SIZE_MAX: none) */
+  uint64_t rescored[TILE_WORKERS];
+  int status[TILE_WORKERS];
+  size_t err_unit[TILE_WORKERS];
+  SlemError err[TILE_WORKERS];
 } TileJob;
 
-static void tile_queries(void *ctx, size_t qlo, size_t qhi) {
+/* A unit's error, kept when it is its worker's first; later units need not run (every unit
+ * below it still does, so the error kept in the end is that of the first query that has
+ * one, whatever the threads). */
+static void unit_failed(TileJob *jb, size_t u) {
+  size_t cur = atomic_load(&jb->fail_unit);
+  while (u < cur && !atomic_compare_exchange_weak(&jb->fail_unit, &cur, u)) {
+  }
+}
+
+static void tile_queries(void *ctx, size_t worker, size_t qlo, size_t qhi) {
   TileJob *jb = ctx;
-  size_t c = qlo / jb->chunk, nd = jb->nd;
-  struct Cand *cand = jb->cand + c * nd;
+  size_t nd = jb->nd, u = qlo / jb->unit;
+  struct Cand *cand = jb->cand + worker * nd;
   const SlemBlockPos *pos = &jb->pos;
+  if (u > atomic_load(&jb->fail_unit)) return; /* an earlier unit failed */
   /* Per query: the rows of the tile that may enter its top k, from their fast scores
    * s and the slack (lo(s - slack) <= exact <= up(s + slack)), while the k-th best
    * lower bound rises; then those whose upper bound still reaches it are re-scored
@@ -134,23 +169,48 @@ static void tile_queries(void *ctx, size_t qlo, size_t qhi) {
       for (; m < nc && nb < SLEM_EXACT_ROWS; m++)
         if (!w || cand[m].up >= w->score) js[nb++] = cand[m].j;
       slem_scorer_exact_rows(jb->sc, i, js, nb, e);
-      jb->rescored[c] += nb;
+      jb->rescored[worker] += nb;
       for (size_t r = 0; r < nb; r++) {
         SlemHit h;
         if (isnan(e[r])) continue;
         h.row = pos->row + js[r];
         h.score = (float)e[r];
         if (isinf(h.score)) { /* scores are written as float32: never as inf */
-          jb->status[c] = slem_error(&jb->err[c], SLEM_ENUMERIC, "%s: query %" PRIu64 ", %s record %"
-                                     PRIu64 ": the score %.6g is beyond float32, in which scores "
-                                     "are written; scale the vectors down (or use --normalize)",
-                                     jb->qname, jb->q0 + i + 1, pos->name, pos->record + js[r], e[r]);
+          if (!jb->status[worker] || u < jb->err_unit[worker]) {
+            jb->err_unit[worker] = u;
+            jb->status[worker] = slem_error(&jb->err[worker], SLEM_ENUMERIC, "%s: query %" PRIu64 ", %s "
+                                       "record %" PRIu64 ": the score %.6g is beyond float32, in "
+                                       "which scores are written; scale the vectors down (or use "
+                                       "--normalize)", jb->qname, jb->q0 + i + 1, pos->name,
+                                       pos->record + js[r], e[r]);
+          }
+          unit_failed(jb, u);
           return;
         }
         slem_topk_push(t, h);
       }
     }
   }
+}
+
+/* A block of queries' top k, handed to the writer thread (writeback.h): sorted and emitted
+ * there, in query order, while the next block is scored into the other of two sets. */
+typedef struct EmitBlock {
+  SlemTopK *tops;
+  uint64_t q0;
+  SlemHitsFn emit;
+  void *ctx;
+} EmitBlock;
+
+static int emit_block(void *ctx, const void *buf, size_t nq, SlemError *err) {
+  const EmitBlock *b = buf;
+  (void)ctx;
+  for (size_t i = 0; i < nq; i++) {
+    size_t n = slem_topk_sorted(&b->tops[i]);
+    int st = b->emit(b->ctx, b->q0 + i, b->tops[i].heap, n, err);
+    if (st) return st;
+  }
+  return SLEM_OK;
 }
 
 int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
@@ -160,11 +220,15 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
   size_t dd = d; /* values per database row: d, or the width of kernel projections */
   size_t tb, k = opts->k;
   float *scores = NULL;
-  SlemHit *mem = NULL, *lmem = NULL;
-  SlemTopK *tops = NULL, *lows = NULL;
+  SlemHit *mem[2] = {NULL, NULL}, *lmem = NULL;
+  SlemTopK *tops2[2] = {NULL, NULL}, *tops = NULL, *lows = NULL;
   struct Cand *cand = NULL;
-  TileJob *job = NULL; /* large: an error message per thread */
-  size_t nthreads = (size_t)slem_blas_threads();
+  TileJob *job = NULL; /* large: an error message per worker */
+  size_t nthreads = (size_t)slem_blas_threads(), nworkers = slem_blas_par_workers(), unit = 1;
+  size_t base; /* the default tile rows of d (the selection's units are cut by them) */
+  SlemWriteback *wb = NULL;
+  EmitBlock eb[2];
+  int cur = 0;
   uint64_t q0 = 0, ndb = 0, lo, hi;
   int status = SLEM_OK, first = 1, once = !slem_db_seekable(db), packed = 0;
   int64_t nqueries = slem_vecreader_count(queries);
@@ -191,9 +255,11 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
       return status;
     if (packed) dd = SLEM_KPROJ_WIDTH(c->d, r, opts->couple);
   }
-  /* float32 tiles are half the bytes of the double blocks elsewhere: twice the rows */
+  /* float32 tiles are half the bytes of the double blocks elsewhere: twice the rows, and
+   * twice again beyond 4 threads (slem_match_tile_rows()) */
+  base = opts->kernel ? slem_block_rows(dd) : slem_block_rows((d + 1) / 2);
   tb = opts->dblock ? opts->dblock
-                    : opts->kernel ? slem_block_rows(dd) : slem_block_rows((d + 1) / 2);
+                    : opts->kernel ? base : slem_match_tile_rows(d, (int)nthreads);
   if (packed && slem_db_dim(db) != dd)
     return slem_error(err, SLEM_EFORMAT, "%s: rows of %zu values, not the %zu of its layout",
                       slem_db_name(db), slem_db_dim(db), dd);
@@ -244,17 +310,21 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
   }
   if (status) goto done;
   scores = slem_mem_alloc_large(qmax * tb * sizeof *scores);
-  mem = malloc(qmax * k * sizeof *mem);
+  /* two sets of top k: one being written while the next block fills the other */
+  mem[0] = malloc(qmax * k * sizeof *mem[0]);
+  mem[1] = malloc(qmax * k * sizeof *mem[1]);
+  tops2[0] = malloc(qmax * sizeof *tops2[0]);
+  tops2[1] = malloc(qmax * sizeof *tops2[1]);
   lmem = malloc(qmax * k * sizeof *lmem);
-  tops = malloc(qmax * sizeof *tops);
   lows = malloc(qmax * sizeof *lows);
   if (nthreads < 1) nthreads = 1;
-  if (nthreads > TILE_THREADS) nthreads = TILE_THREADS;
-  cand = malloc(nthreads * tb * sizeof *cand);
+  if (nworkers > TILE_WORKERS) nworkers = TILE_WORKERS;
+  cand = malloc(nworkers * tb * sizeof *cand);
   job = calloc(1, sizeof *job);
   esize = slem_scorer_f32(sc) ? sizeof(float) : sizeof(double);
   scratch = slem_mem_alloc_large(tb * dd * esize);
-  if (!scores || !mem || !lmem || !tops || !lows || !cand || !job || !scratch) {
+  if (!scores || !mem[0] || !mem[1] || !lmem || !tops2[0] || !tops2[1] || !lows || !cand ||
+      !job || !scratch) {
     status = slem_error(err, SLEM_ENOMEM, "out of memory for the match tiles");
     goto done;
   }
@@ -264,6 +334,7 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
                               !once && (nqueries < 0 || nqueries > (int64_t)qb), err);
   if (status) goto done;
   slem_scorer_set_tiles(sc, kp);
+  if ((status = slem_writeback_new(&wb, emit_block, NULL, err)) != SLEM_OK) goto done;
   for (;;) {
     size_t nq, nd;
     uint64_t nrows = 0;
@@ -290,8 +361,10 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
         if (status) goto done;
       }
     }
+    /* the set written two blocks ago: slem_writeback_put() of the last block waited for it */
+    tops = tops2[cur];
     for (size_t i = 0; i < nq; i++) {
-      slem_topk_init(&tops[i], mem + i * k, k);
+      slem_topk_init(&tops[i], mem[cur] + i * k, k);
       slem_topk_init(&lows[i], lmem + i * k, k);
     }
     /* the database, a tile ahead on another thread, for this block of queries; or the
@@ -324,21 +397,28 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
       stats->phases.compute += slem_now() - t0;
       if (status) goto done;
       t0 = slem_now();
-      /* the queries' selections, shared among threads (each query's own) */
+      /* the queries' selections, in units of queries taken by the threads (each query's
+       * own) */
       {
+        size_t fw = SIZE_MAX;
         memset(job->rescored, 0, sizeof job->rescored);
         memset(job->status, 0, sizeof job->status);
+        atomic_init(&job->fail_unit, SIZE_MAX);
         job->sc = sc, job->opts = opts, job->scores = scores, job->tops = tops, job->lows = lows;
         job->cand = cand, job->nd = nd, job->pos = pos, job->q0 = q0;
-        job->qname = slem_vecreader_name(queries), job->chunk = (nq + nthreads - 1) / nthreads;
-        slem_blas_par_chunks(nq, job->chunk, tile_queries, job);
-        for (size_t c = 0; c < nthreads; c++) stats->rescored += job->rescored[c];
-        for (size_t c = 0; c < nthreads; c++)
-          if (job->status[c]) { /* the error of the first query that had one */
-            status = job->status[c];
-            *err = job->err[c];
-            goto done;
-          }
+        job->qname = slem_vecreader_name(queries), job->unit = unit = select_unit(base, nq);
+        slem_blas_par_units(nq, unit, tile_queries, job);
+        if ((nq + unit - 1) / unit > stats->phases.units) /* the most of any block */
+          stats->phases.units = (nq + unit - 1) / unit;
+        for (size_t w = 0; w < nworkers; w++) {
+          stats->rescored += job->rescored[w];
+          if (job->status[w] && (fw == SIZE_MAX || job->err_unit[w] < job->err_unit[fw])) fw = w;
+        }
+        if (fw != SIZE_MAX) { /* the error of the first query that had one */
+          status = job->status[fw];
+          *err = job->err[fw];
+          goto done;
+        }
       }
       stats->phases.merge += slem_now() - t0;
       nrows += nd;
@@ -362,31 +442,47 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
                           " rows, then %" PRIu64 ")", slem_db_name(db), ndb, nrows);
       goto done;
     }
-    t0 = slem_now();
-    for (size_t i = 0; i < nq; i++) {
-      size_t n = slem_topk_sorted(&tops[i]);
-      status = emit(ctx, q0 + i, tops[i].heap, n, err);
-      if (status) goto done;
-    }
-    stats->phases.write += slem_now() - t0;
+    /* written on the writer thread while the next block is scored; an error of an
+     * earlier block's writing comes back here */
+    eb[cur] = (EmitBlock){tops, q0, emit, ctx};
+    if ((status = slem_writeback_put(wb, &eb[cur], nq, err)) != SLEM_OK) goto done;
+    cur ^= 1;
     q0 += nq;
     first = 0;
   }
+  if ((status = slem_writeback_finish(wb, err)) != SLEM_OK) goto done;
   stats->nq = q0;
   stats->ndb = ndb;
   stats->clamps = slem_scorer_clamps(sc);
   stats->phases.wall = slem_now() - t_start;
   stats->phases.block = tb;
-  stats->phases.units = nthreads;
 done:
+  /* the earlier blocks' rankings came first: their writing's error wins over a later one */
+  if (wb && status != SLEM_OK) {
+    SlemError werr;
+    int wst = slem_writeback_finish(wb, &werr);
+    if (wst != SLEM_OK) {
+      status = wst;
+      *err = werr;
+    }
+  }
+  if (wb) {
+    double wr, wt;
+    slem_writeback_times(wb, &wr, &wt);
+    stats->phases.write += wr;
+    stats->phases.wait_write += wt;
+  }
+  slem_writeback_free(wb);
   slem_prefetch_free(pf);
   slem_scorer_free(sc);
   slem_tilecache_free(kp);
   free(scratch);
   free(scores);
-  free(mem);
+  free(mem[0]);
+  free(mem[1]);
   free(lmem);
-  free(tops);
+  free(tops2[0]);
+  free(tops2[1]);
   free(lows);
   free(cand);
   free(job);

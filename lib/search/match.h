@@ -36,8 +36,8 @@ typedef struct SlemMatchOpts {
   int exclude_self;  /* skip the database row whose index is the query's */
   int normalize;     /* L2-normalise queries and database rows first (cosine) */
   size_t qblock;     /* queries per block (default 2048) */
-  size_t dblock;     /* database rows per tile (0, the default: slem_block_rows(d / 2),
-                        about 2^22 / d rows of float32, or slem_block_rows(d) for a kernel) */
+  size_t dblock;     /* database rows per tile (0, the default: slem_match_tile_rows(d,
+                        threads), or slem_block_rows(d) for a kernel) */
   const SlemCache *kernel;  /* a kernel cache: score by the exact kernel SLEM similarity
                                of base features (kernel_stats.h) instead of the inner product */
   int couple;        /* kernel: the coupling of kproj.h (a cache made with --couple) */
@@ -76,8 +76,19 @@ int slem_match_rules(int kernel, int couple, int normalize, int affine, SlemErro
 /* Zeroes opts, then sets the defaults above. Cannot fail. */
 void slem_match_opts_init(SlemMatchOpts *opts);
 
-/* Called once per query, in query order, with its n <= k hits sorted best first. A
- * non-zero return stops the search and is returned by slem_match(). */
+/* The default tile of an inner-product or classifier search of dimension d on `threads`
+ * BLAS threads: slem_block_rows(d / 2) float32 rows (about 2^22 / d, from 256 to 4 096),
+ * twice that beyond 4 threads, so that each tile's sgemm and selection, with a barrier
+ * between them, give every thread more work per tile. The rankings do not depend on it.
+ * Cannot fail. */
+size_t slem_match_tile_rows(size_t d, int threads);
+
+/* Called once per query, in query order, with its n <= k hits sorted best first (hits
+ * borrowed for the call). The calls come from a writer thread of slem_match_db(), one at a
+ * time, while the next block of queries is scored on the caller's thread (and the progress
+ * callback called there): emit must not share unguarded state with the progress callback.
+ * A non-zero return stops the search and is returned by slem_match() (the error of an
+ * earlier block's emission wins over a later block's own). */
 typedef int (*SlemHitsFn)(void *ctx, uint64_t query, const SlemHit *hits, size_t n,
                           SlemError *err);
 
@@ -88,6 +99,12 @@ typedef int (*SlemHitsFn)(void *ctx, uint64_t query, const SlemHit *hits, size_t
  * the thread count, the order of the queries or the split of the database into files and
  * shards. A query may get no hits (an empty shard, k rows excluded). stats receives the
  * counts.
+ *
+ * Threads: each tile's selection is cut into units of queries fixed by the tile's rows
+ * (about 2^16 pairs a unit), taken by the threads from a shared counter
+ * (slem_blas_par_units()); each block's rankings are sorted and emitted on a writer thread
+ * while the next block is scored, with two sets of top-k heaps in memory (2 qblock k hits,
+ * plus qblock k lower bounds).
  *
  * Checked before anything is emitted: dimensions; that a database that cannot be read
  * twice (a pipe) is read once, i.e. that the queries fit in one block of qblock, from

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "blas.h"
 #include "mem.h"
 
 void slem_scorer_free(SlemScorer *self) {
@@ -119,14 +120,41 @@ static int ip_queries(SlemScorer *self, SlemVecReader *r, size_t *got, SlemError
   return st;
 }
 
+/* The tile's row norms and the cosine's scaling of its scores, on every thread: each row
+ * (each query's row of scores) depends on itself alone, so the chunks change no bit. */
+typedef struct IpTileJob {
+  IpScorer *s;
+  const float *rows;
+  float *scores;
+  size_t nd;
+} IpTileJob;
+
+#define IP_CHUNK 256
+
+static void ip_norm_rows(void *ctx, size_t lo, size_t hi) {
+  const IpTileJob *j = ctx;
+  size_t d = j->s->base.d;
+  norms(j->rows + lo * d, hi - lo, d, j->s->normalize, j->s->xn + lo, j->s->ix + lo);
+}
+
+static void ip_scale_rows(void *ctx, size_t lo, size_t hi) {
+  const IpTileJob *j = ctx;
+  const IpScorer *s = j->s;
+  size_t nd = j->nd;
+  for (size_t i = lo; i < hi; i++)
+    for (size_t c = 0; c < nd; c++)
+      j->scores[i * nd + c] = (float)((double)j->scores[i * nd + c] * s->iq[i] * s->ix[c]);
+}
+
 static int ip_tile(SlemScorer *self, float *scores, void *rows, size_t nd, const char *name,
                    uint64_t first_record, SlemError *err) {
   IpScorer *s = (IpScorer *)self;
   size_t d = self->d, nq = self->nq;
+  IpTileJob job = {s, rows, scores, nd};
   s->x = rows;
   s->xmax = s->ixmax = 0;
   if (nq == 0 || nd == 0) return SLEM_OK;
-  norms(rows, nd, d, s->normalize, s->xn, s->ix);
+  slem_blas_par_chunks(nd, IP_CHUNK, ip_norm_rows, &job);
   if (self->unit_db)
     for (size_t j = 0; j < nd; j++)
       if (not_unit(s->xn[j])) return refuse_plain(name, first_record + j, s->xn[j], err);
@@ -136,10 +164,8 @@ static int ip_tile(SlemScorer *self, float *scores, void *rows, size_t nd, const
   }
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nd, (int)d, 1.0f, s->q,
               (int)d, rows, (int)d, 0.0f, scores, (int)nd);
-  if (s->normalize)
-    for (size_t i = 0; i < nq; i++)
-      for (size_t j = 0; j < nd; j++)
-        scores[i * nd + j] = (float)((double)scores[i * nd + j] * s->iq[i] * s->ix[j]);
+  if (s->normalize) /* chunks of about 2^16 scores */
+    slem_blas_par_chunks(nq, (((size_t)1 << 16) + nd - 1) / nd, ip_scale_rows, &job);
   return SLEM_OK;
 }
 

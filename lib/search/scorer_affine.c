@@ -1,6 +1,8 @@
 /* The affine scorer (scorer.h): one variant of the scorer family, in its own file. */
 #include "scorer_affine.h"
 
+#include "blas.h"
+
 #include <gsl/gsl_cblas.h>
 #include <math.h>
 #include <stdlib.h>
@@ -62,6 +64,22 @@ static double affine_map(const AffineScorer *s, size_t i, double v) {
   return s->cal ? slem_calibration_sigmoid(slem_calibration_get(s->cal, s->first + i), v) : v;
 }
 
+/* b and the sigmoids, a query's row of scores at a time, on every thread (each row depends
+ * on itself alone: the chunks change no bit). */
+typedef struct AffineJob {
+  const AffineScorer *s;
+  float *scores;
+  size_t nd;
+} AffineJob;
+
+static void affine_map_rows(void *ctx, size_t lo, size_t hi) {
+  const AffineJob *j = ctx;
+  for (size_t i = lo; i < hi; i++) {
+    float *t = j->scores + i * j->nd;
+    for (size_t c = 0; c < j->nd; c++) t[c] = (float)affine_map(j->s, i, (double)t[c] + j->s->b[i]);
+  }
+}
+
 static int affine_tile(SlemScorer *self, float *scores, void *rows, size_t nd, const char *name,
                        uint64_t first_record, SlemError *err) {
   AffineScorer *s = (AffineScorer *)self;
@@ -75,9 +93,10 @@ static int affine_tile(SlemScorer *self, float *scores, void *rows, size_t nd, c
   }
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nd, (int)d, 1.0f, s->w,
               (int)d, rows, (int)d, 0.0f, scores, (int)nd);
-  for (size_t i = 0; i < nq; i++) {
-    float *t = scores + i * nd;
-    for (size_t j = 0; j < nd; j++) t[j] = (float)affine_map(s, i, (double)t[j] + s->b[i]);
+  {
+    AffineJob job = {s, scores, nd};
+    /* chunks of about 2^16 scores */
+    slem_blas_par_chunks(nq, (((size_t)1 << 16) + nd - 1) / nd, affine_map_rows, &job);
   }
   return SLEM_OK;
 }
