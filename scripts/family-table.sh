@@ -17,7 +17,10 @@
 # when there are at most 2000 negatives (its rank is the numerical rank of K);
 # hellinger-dot (the authors' sqrt|x.y|) needs nonnegative features. The mixed whitening
 # (SLEM_whitening.m) and the adaptive theta_n (new_full_encoder.m, depth 2, the MATLAB's
-# own) take the database as their positives.
+# own) take the database as their positives. "intersection (gamma)" is kernel_matrix.m's
+# 'inter' with its exponent chosen; "classifiers" ranks the database's coordinates by each
+# query's kernel exemplar classifier (slem-encode --classifier --theta, chosen too; slem-match
+# --affine).
 set -eu
 D=${1:-testdata/digits}
 ROWS=${2:-*}
@@ -45,9 +48,12 @@ cache() { # cache VARIANT PARAM LAMBDA_REL OUT
     alpha) $B/slem-negstats -q -r "$3" --eigen -o "$4" "$D/negatives.fvecs" ;;
     mixed) $B/slem-negstats -q -r "$3" --eigen --mixed "$D/database.fvecs" -o "$4" "$D/negatives.fvecs" ;;
     pca) $B/slem-negstats -q -r "$3" --pca "$2" -o "$4" "$D/negatives.fvecs" ;;
-    rbf-*|exp-*|quad-*|hdot-*)
+    rbf-*|exp-*|quad-*|hdot-*|inter-*)
       kern=${1%%-*} rest=${1#*-} factor=${rest%%-*}
-      case $kern in quad) spec="quad:gamma=$2" ;; hdot) spec=hellinger-dot ;; *) spec="$kern:g=1" ;; esac
+      case $kern in
+        quad) spec="quad:gamma=$2" ;; inter) spec="intersection:gamma=$2" ;;
+        hdot) spec=hellinger-dot ;; *) spec="$kern:g=1" ;;
+      esac
       set -- "$@" --kernel "$spec" --factor "$factor"
       [ "$factor" = full ] || set -- "$@" --rank 256
       case $rest in *couple*) set -- "$@" --couple ;; *krec*) set -- "$@" --depth "$2" ;; esac
@@ -62,7 +68,12 @@ score() { # score VARIANT PARAM CACHE QUERIES QLABELS: the mAP of the variant
       $B/slem-encode -q -c "$3" -F fvecs -o "$W/db.fvecs" "$D/database.fvecs"
       $B/slem-encode -q -c "$3" -F fvecs -o "$W/q.fvecs" "$4"
       map "$W/q.fvecs" "$5" "$W/db.fvecs" ;;
-    rbf-*|exp-*|quad-*|hdot-*)
+    *-clf) # the queries' kernel exemplar classifiers (theta PARAM) on the database's coordinates
+      $B/slem-encode -q -c "$3" --coordinates -F fvecs -o "$W/db.fvecs" "$D/database.fvecs"
+      $B/slem-encode -q -c "$3" --classifier --theta "$2" -F fvecs -o "$W/q.fvecs" "$4"
+      $B/slem-match -q --affine -k 1000 -d "$W/db.fvecs" -o "$W/rank.tsv" "$W/q.fvecs"
+      ev "$W/rank.tsv" "$5" ;;
+    rbf-*|exp-*|quad-*|hdot-*|inter-*)
       case $1 in *couple-authors) c=--couple=authors ;; *couple*) c=--couple ;; *) c= ;; esac
       # shellcheck disable=SC2086
       $B/slem-match -q -c "$3" $c -k 1000 -d "$D/database.fvecs" -o "$W/rank.tsv" "$4"
@@ -126,3 +137,5 @@ row "kernel rbf, kpca, coupled (authors)" rbf-kpca-couple-authors - "$kgrid"
 row "kernel exp, icd, exact" exp-icd - "$kgrid"
 row "kernel quad, icd, exact" quad-icd "0.0001 0.001 0.01 0.1" "$kgrid"
 row "kernel hellinger-dot, icd, exact" hdot-icd - "$kgrid"
+row "kernel intersection (gamma), icd, exact" inter-icd "0.5 1 2" "$kgrid"
+row "kernel rbf, icd, classifiers (--classifier, --affine)" rbf-icd-clf "0.25 1 4" "$kgrid"
