@@ -8,6 +8,7 @@
 #include "../lib/io/mem.h"
 #include "../lib/linalg/blas.h"
 #include "../lib/io/shard.h"
+#include "../lib/io/textbuf.h"
 #include "../lib/search/scorer.h"
 #include "../lib/search/topk.h"
 #include "../lib/formats/vecs.h"
@@ -491,6 +492,106 @@ START_TEST(par_units_cover_each_row_once) {
 }
 END_TEST
 
+/* A sink that formats each query as "query:row,row,...;" and fails at one query: the text
+ * written through format and write is that of emit, query by query, in order. */
+typedef struct TextSink {
+  SlemTextBuf out;   /* what write (or emit) wrote */
+  uint64_t fail_at;  /* the query whose formatting fails (UINT64_MAX: none) */
+} TextSink;
+
+static int put_query(TextSink *ts, SlemTextBuf *buf, uint64_t q, const SlemHit *h, size_t n,
+                     SlemError *err) {
+  char line[64];
+  if (q == ts->fail_at) return slem_error(err, SLEM_EFORMAT, "query %llu fails", (unsigned long long)q);
+  snprintf(line, sizeof line, "%llu:", (unsigned long long)q);
+  ck_assert_int_eq(slem_textbuf_put(buf, line, strlen(line)), 0);
+  for (size_t i = 0; i < n; i++) {
+    snprintf(line, sizeof line, "%llu,", (unsigned long long)h[i].row);
+    ck_assert_int_eq(slem_textbuf_put(buf, line, strlen(line)), 0);
+  }
+  ck_assert_int_eq(slem_textbuf_put(buf, ";", 1), 0);
+  return SLEM_OK;
+}
+
+static int text_emit(void *ctx, uint64_t q, const SlemHit *h, size_t n, SlemError *err) {
+  TextSink *ts = ctx;
+  return put_query(ts, &ts->out, q, h, n, err);
+}
+
+static int text_format(void *ctx, const SlemHitsBlock *b, size_t lo, size_t hi, SlemTextBuf *buf,
+                       SlemError *err) {
+  ck_assert_uint_le(hi, b->nq);
+  for (size_t i = lo; i < hi; i++) {
+    int st = put_query(ctx, buf, b->q0 + i, b->hits + i * b->stride, b->n[i], err);
+    if (st) return st;
+  }
+  return SLEM_OK;
+}
+
+static int text_write(void *ctx, const char *text, size_t len, SlemError *err) {
+  TextSink *ts = ctx;
+  (void)err;
+  ck_assert_int_eq(slem_textbuf_put(&ts->out, text, len), 0);
+  return SLEM_OK;
+}
+
+/* The rankings formatted on the threads in units (slem_match_db_sink() with format) are
+ * those of emit, byte for byte, past several blocks of queries and at -t 1/2/3/5; a
+ * format error is returned after the text of the queries before it, as emit's. */
+START_TEST(sink_format_is_emit) {
+  enum { NQ = 1000, ND = 300, D = 8, K = 10 };
+  static const int ts[] = {1, 2, 3, 5};
+  static const uint64_t fails[] = {UINT64_MAX, 0, 137, 999};
+  double *q = malloc(NQ * D * sizeof *q), *x = malloc(ND * D * sizeof *x);
+  char *pq = tu_path("sq.fvecs"), *pd = tu_path("sd.fvecs");
+  int threads = slem_blas_threads();
+  for (size_t i = 0; i < NQ * D; i++) q[i] = (float)tu_gauss();
+  for (size_t i = 0; i < ND * D; i++) x[i] = (float)tu_gauss();
+  tu_write_fvecs(pq, q, NQ, D);
+  tu_write_fvecs(pd, x, ND, D);
+  for (size_t f = 0; f < sizeof fails / sizeof *fails; f++)
+    for (size_t t = 0; t < sizeof ts / sizeof *ts; t++) {
+      TextSink a = {{NULL, 0, 0}, fails[f]}, b = {{NULL, 0, 0}, fails[f]};
+      SlemHitsSink emit_only = {text_emit, NULL, NULL, &a}, fmt = {text_emit, text_format,
+                                                                 text_write, &b};
+      SlemError ea = {0}, eb = {0};
+      int sa, sb;
+      for (int pass = 0; pass < 2; pass++) {
+        SlemVecReader *rq = NULL, *rd = NULL;
+        SlemDb *db = NULL;
+        SlemMatchOpts o;
+        SlemMatchStats ms;
+        slem_blas_set_threads(ts[t]);
+        slem_match_opts_init(&o);
+        o.k = K;
+        o.qblock = 300; /* four blocks, the last of 100 */
+        ck_assert_int_eq(slem_vecreader_open(&rq, pq, SLEM_FMT_AUTO, &ea), SLEM_OK);
+        ck_assert_int_eq(slem_vecreader_open(&rd, pd, SLEM_FMT_AUTO, &ea), SLEM_OK);
+        ck_assert_int_eq(slem_db_wrap(&db, rd, &ea), SLEM_OK);
+        if (pass == 0) sa = slem_match_db_sink(rq, db, &o, &emit_only, &ms, &ea);
+        else sb = slem_match_db_sink(rq, db, &o, &fmt, &ms, &eb);
+        slem_db_free(db);
+        slem_vecreader_free(rq);
+        slem_vecreader_free(rd);
+      }
+      ck_assert_int_eq(sa, fails[f] == UINT64_MAX ? SLEM_OK : SLEM_EFORMAT);
+      ck_assert_int_eq(sb, sa);
+      if (sa) ck_assert_str_eq(eb.msg, ea.msg);
+      ck_assert_msg(a.out.len > 0 || fails[f] == 0, "-t %d: nothing written", ts[t]);
+      ck_assert_msg(a.out.len == b.out.len && memcmp(a.out.text, b.out.text, a.out.len) == 0,
+                    "-t %d, failing at %llu: the formatted text differs from emit's (%zu and "
+                    "%zu bytes)", ts[t], (unsigned long long)fails[f], b.out.len, a.out.len);
+      slem_textbuf_free(&a.out);
+      slem_textbuf_free(&b.out);
+    }
+  slem_blas_set_threads(threads);
+  free(q);
+  free(x);
+  free(pq);
+  free(pd);
+}
+END_TEST
+
 /* SLEM_MATCH_MEMORY as a user writes it, and what is refused rather than misread. */
 START_TEST(bytes_parse_as_written) {
   static const struct { const char *s; size_t v; } good[] = {
@@ -529,6 +630,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, scores_are_exact_and_independent_of_the_cut);
   tcase_add_test(tc, bytes_parse_as_written);
   tcase_add_test(tc, par_units_cover_each_row_once);
+  tcase_add_test(tc, sink_format_is_emit);
   suite_add_tcase(s, tc);
   return s;
 }

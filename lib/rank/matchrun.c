@@ -190,6 +190,7 @@ int slem_matchrun(const SlemMatchRunOpts *o, SlemMatchRunResult *res, SlemError 
   SlemMatchOpts m = o->match;
   SlemShard shard = o->shard;
   Progress progress = {o, 0, 0};
+  SlemHitsSink sink;
   int st;
   const SlemIds *wqids;
 
@@ -323,9 +324,12 @@ int slem_matchrun(const SlemMatchRunOpts *o, SlemMatchRunResult *res, SlemError 
   }
   wqids = qids ? qids : slem_vecreader_ids(q);
   if ((st = slem_rankwriter_open_k(&out, output, fmt, wqids, slem_db_ids(db), o->tag, m.k,
-                                   err)) != SLEM_OK ||
-      (st = shard_line(out, fmt, db, q, &shard, &m, err)) != SLEM_OK ||
-      (st = slem_match_db(q, db, &m, slem_rankwriter_write, out, &res->stats, err)) != SLEM_OK ||
+                                   err)) != SLEM_OK)
+    goto done;
+  /* the rankings formatted on the match's threads where the format can */
+  slem_rankwriter_sink(out, &sink);
+  if ((st = shard_line(out, fmt, db, q, &shard, &m, err)) != SLEM_OK ||
+      (st = slem_match_db_sink(q, db, &m, &sink, &res->stats, err)) != SLEM_OK ||
       (st = shard_end(out, fmt, &shard, q, wqids, res->stats.nq, err)) != SLEM_OK)
     goto done;
   if (cal && slem_calibration_count(cal) != res->stats.nq) {

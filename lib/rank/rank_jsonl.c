@@ -14,12 +14,11 @@
 
 static int sniff(const char *line) { return line[strspn(line, " \t")] == '{' ? 3 : 0; }
 
-static int write_entries(SlemRankWriter *w, const char *qid, const SlemRankEntry *e, size_t n,
-                         SlemError *err) {
+/* One query's line through cJSON (its strings escaped by it): a malloc'ed text without
+ * the newline, or NULL when out of memory. */
+static char *json_line(const char *qid, const SlemRankEntry *e, size_t n) {
   cJSON *obj = cJSON_CreateObject(), *arr;
-  FILE *fp = slem_out_file(w->out);
   char *text;
-  int ok;
   if (!obj || !cJSON_AddStringToObject(obj, "query", qid) ||
       !(arr = cJSON_AddArrayToObject(obj, "results")))
     goto nomem;
@@ -36,13 +35,79 @@ static int write_entries(SlemRankWriter *w, const char *qid, const SlemRankEntry
   }
   text = cJSON_PrintUnformatted(obj);
   cJSON_Delete(obj);
-  if (!text) return slem_error(err, SLEM_ENOMEM, "out of memory");
-  ok = fputs(text, fp) >= 0 && putc('\n', fp) != EOF;
-  free(text);
-  if (!ok) return slem_error(err, SLEM_EIO, "%s: write: %s", slem_out_name(w->out), strerror(errno));
-  return SLEM_OK;
+  return text;
 nomem:
   cJSON_Delete(obj);
+  return NULL;
+}
+
+/* A string that cJSON prints as it is, between quotes: no byte below 0x20, no '"' or '\\'. */
+static int json_plain(const char *s, size_t *len) {
+  const char *p = s;
+  for (; *p; p++)
+    if ((unsigned char)*p < 0x20 || *p == '"' || *p == '\\') return 0;
+  *len = (size_t)(p - s);
+  return 1;
+}
+
+/* The decimal of v at p; returns the end. */
+static char *put_u64(char *p, uint64_t v) {
+  char t[24];
+  int n = 0;
+  do t[n++] = (char)('0' + v % 10); while ((v /= 10) != 0);
+  while (n) *p++ = t[--n];
+  return p;
+}
+
+/* The line of cJSON_PrintUnformatted() written by hand, where its bytes are plain: strings
+ * that need no escape, numbers it prints with "%d" (below 2^31); else through cJSON. */
+static int format(const SlemRankWriter *w, const char *qid, const SlemRankEntry *e, size_t n,
+                  SlemTextBuf *buf, SlemError *err) {
+  size_t lq, len0 = buf->len;
+  char *p;
+  (void)w;
+  if (!json_plain(qid, &lq) || n >= 2147483647u) goto slow;
+  if (!(p = slem_textbuf_room(buf, lq + 32))) goto nomem;
+  memcpy(p, "{\"query\":\"", 10);
+  memcpy(p + 10, qid, lq);
+  p += 10 + lq;
+  memcpy(p, "\",\"results\":[", 13);
+  buf->len = (size_t)(p + 13 - buf->text);
+  for (size_t i = 0; i < n; i++) {
+    size_t ld, ls = strlen(e[i].score_text);
+    if (!json_plain(e[i].id, &ld) || e[i].row >= 2147483647) {
+      buf->len = len0;
+      goto slow;
+    }
+    if (!(p = slem_textbuf_room(buf, ld + ls + 96))) goto nomem;
+    if (i) *p++ = ',';
+    memcpy(p, "{\"rank\":", 8);
+    p = put_u64(p + 8, (uint64_t)i + 1);
+    memcpy(p, ",\"id\":\"", 7);
+    memcpy(p + 7, e[i].id, ld);
+    p += 7 + ld;
+    *p++ = '"';
+    if (e[i].row >= 0) {
+      memcpy(p, ",\"row\":", 7);
+      p = put_u64(p + 7, (uint64_t)e[i].row);
+    }
+    memcpy(p, ",\"score\":", 9);
+    memcpy(p + 9, e[i].score_text, ls);
+    p += 9 + ls;
+    *p++ = '}';
+    buf->len = (size_t)(p - buf->text);
+  }
+  if (slem_textbuf_put(buf, "]}\n", 3) != 0) goto nomem;
+  return SLEM_OK;
+slow: {
+  char *text = json_line(qid, e, n);
+  int bad = !text || slem_textbuf_put(buf, text, strlen(text)) != 0 ||
+            slem_textbuf_put(buf, "\n", 1) != 0;
+  free(text);
+  if (!bad) return SLEM_OK;
+}
+nomem:
+  buf->len = len0;
   return slem_error(err, SLEM_ENOMEM, "out of memory");
 }
 
@@ -194,7 +259,7 @@ const SlemRankFormatOps slem_rank_jsonl = {
     .extension = ".jsonl",
     .shard_lines = 1,
     .sniff = sniff,
-    .write_entries = write_entries,
+    .format = format,
     .read_query = read_query,
     .fast = &fast,
 };

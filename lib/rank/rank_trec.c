@@ -11,12 +11,18 @@ static int sniff(const char *line) {
   return 1; /* what is neither jsonl nor tsv */
 }
 
-static int write_entries(SlemRankWriter *w, const char *qid, const SlemRankEntry *e, size_t n,
-                         SlemError *err) {
-  FILE *fp = slem_out_file(w->out);
-  for (size_t i = 0; i < n; i++)
-    if (fprintf(fp, "%s Q0 %s %zu %s %s\n", qid, e[i].id, i + 1, e[i].score_text, w->tag) <= 0)
-      return slem_error(err, SLEM_EIO, "%s: write: %s", slem_out_name(w->out), strerror(errno));
+static int format(const SlemRankWriter *w, const char *qid, const SlemRankEntry *e, size_t n,
+                  SlemTextBuf *buf, SlemError *err) {
+  size_t lq = strlen(qid), lt = strlen(w->tag);
+  for (size_t i = 0; i < n; i++) {
+    size_t ld = strlen(e[i].id), ls = strlen(e[i].score_text), room = lq + ld + ls + lt + 24 + 9;
+    char *p = slem_textbuf_room(buf, room);
+    int len;
+    if (!p) return slem_error(err, SLEM_ENOMEM, "out of memory");
+    len = snprintf(p, room, "%s Q0 %s %zu %s %s\n", qid, e[i].id, i + 1, e[i].score_text, w->tag);
+    if (len < 0 || (size_t)len >= room) return slem_error(err, SLEM_ENOMEM, "out of memory");
+    buf->len += (size_t)len;
+  }
   return SLEM_OK;
 }
 
@@ -31,6 +37,6 @@ const SlemRankFormatOps slem_rank_trec = {
     .name = "trec",
     .extension = ".trec",
     .sniff = sniff,
-    .write_entries = write_entries,
+    .format = format,
     .read_line = read_line,
 };

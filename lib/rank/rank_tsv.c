@@ -8,34 +8,37 @@
 
 static int sniff(const char *line) { return strchr(line, '\t') && !strchr(line, ' ') ? 2 : 0; }
 
-static int write_entries(SlemRankWriter *w, const char *qid, const SlemRankEntry *e, size_t n,
-                         SlemError *err) {
-  FILE *fp = slem_out_file(w->out);
+/* The decimal of v at p; returns the end. */
+static char *put_size(char *p, size_t v) {
+  char t[24];
+  int n = 0;
+  do t[n++] = (char)('0' + v % 10); while ((v /= 10) != 0);
+  while (n) *p++ = t[--n];
+  return p;
+}
+
+static int format(const SlemRankWriter *w, const char *qid, const SlemRankEntry *e, size_t n,
+                  SlemTextBuf *buf, SlemError *err) {
   size_t lq = strlen(qid);
+  (void)w;
   for (size_t i = 0; i < n; i++) {
     /* by hand: fprintf per line was most of the writing time */
-    char line[256], rbuf[24];
     const char *did = e[i].id, *sbuf = e[i].score_text;
-    size_t ld = strlen(did), ls = strlen(sbuf), pos;
-    int lr = snprintf(rbuf, sizeof rbuf, "%zu", i + 1), ok;
-    if (lq + ld + ls + (size_t)lr + 4 > sizeof line) {
-      ok = fprintf(fp, "%s\t%s\t%s\t%s\n", qid, rbuf, did, sbuf) > 0;
-    } else {
-      memcpy(line, qid, lq);
-      pos = lq;
-      line[pos++] = '\t';
-      memcpy(line + pos, rbuf, (size_t)lr);
-      pos += (size_t)lr;
-      line[pos++] = '\t';
-      memcpy(line + pos, did, ld);
-      pos += ld;
-      line[pos++] = '\t';
-      memcpy(line + pos, sbuf, ls);
-      pos += ls;
-      line[pos++] = '\n';
-      ok = fwrite(line, 1, pos, fp) == pos;
-    }
-    if (!ok) return slem_error(err, SLEM_EIO, "%s: write: %s", slem_out_name(w->out), strerror(errno));
+    size_t ld = strlen(did), ls = strlen(sbuf);
+    char *p = slem_textbuf_room(buf, lq + ld + ls + 24 + 4);
+    if (!p) return slem_error(err, SLEM_ENOMEM, "out of memory");
+    memcpy(p, qid, lq);
+    p += lq;
+    *p++ = '\t';
+    p = put_size(p, i + 1);
+    *p++ = '\t';
+    memcpy(p, did, ld);
+    p += ld;
+    *p++ = '\t';
+    memcpy(p, sbuf, ls);
+    p += ls;
+    *p++ = '\n';
+    buf->len = (size_t)(p - buf->text);
   }
   return SLEM_OK;
 }
@@ -122,7 +125,7 @@ const SlemRankFormatOps slem_rank_tsv = {
     .name = "tsv",
     .extension = ".tsv",
     .sniff = sniff,
-    .write_entries = write_entries,
+    .format = format,
     .read_line = read_line,
     .fast = &fast,
 };

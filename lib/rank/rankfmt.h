@@ -4,7 +4,8 @@
  *
  * A format is one file lib/rank_NAME.c defining a const SlemRankFormatOps, and one line
  * in the table of rankings.c (its index is its SlemRankFormat). A text format fills
- * sniff and one of read_line/read_query and write_entries, and leaves the file hooks NULL:
+ * sniff, one of read_line/read_query and one of format/write_entries, and leaves the file
+ * hooks NULL:
  * rankings.c then opens its output (atomic, "-" for stdout), reads its lines (pipes
  * included), groups its results by query and checks them (ids once per query). A format
  * of its own files (npy) fills the file hooks instead.
@@ -19,6 +20,7 @@
 #include "lines.h"
 #include "rankings.h"
 #include "strmap.h"
+#include "textbuf.h"
 
 /* One result of a tsv/trec line, its strings inside the line. */
 typedef struct SlemRankLine {
@@ -51,6 +53,14 @@ typedef struct SlemRankFormatOps {
   /* one query's results ranked 1..n in the order given, e[i].score_text its %.9g text */
   int (*write_entries)(SlemRankWriter *w, const char *query, const SlemRankEntry *e, size_t n,
                        SlemError *err);
+  /* A text format may fill format instead of write_entries: the same query's text appended
+   * to buf (the bytes write_entries would write), with w only read, so that several
+   * threads format ranges of queries at once, each into its own buffer, and one thread
+   * writes the buffers in order (slem_rankwriter_sink()). rankings.c writes a query of the
+   * serial path through it too. Errors: SLEM_ENOMEM (buf keeps the text of the results
+   * before). NULL: the serial path alone (write_entries, write_hits). */
+  int (*format)(const SlemRankWriter *w, const char *query, const SlemRankEntry *e, size_t n,
+                SlemTextBuf *buf, SlemError *err);
   int (*close)(SlemRankWriter *w, SlemError *err);
   void (*abort)(SlemRankWriter *w);
 
@@ -88,6 +98,7 @@ struct SlemRankWriter {
   SlemRankEntry *e;      /* write_hits' entries, and their ids' and scores' text */
   char *text;
   size_t cap;
+  SlemTextBuf buf;       /* the serial path's text of one query (formats with format) */
 };
 
 #define SLEM_RANK_NONE SIZE_MAX

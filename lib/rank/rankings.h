@@ -79,6 +79,14 @@ int slem_rankformat_has_shard(SlemRankFormat fmt);
 int slem_rankwriter_write(void *self, uint64_t query, const SlemHit *hits, size_t n,
                           SlemError *err);
 
+/* Fills sink (slem_match_db_sink(), match.h) with self as its context: emit is
+ * slem_rankwriter_write(); for a text format that can format queries apart (tsv, trec,
+ * jsonl) format and write too, so that the match's threads format ranges of queries at
+ * once and the writer thread writes their texts in order: the same bytes, and the same
+ * errors in the same order, as slem_rankwriter_write() query by query. npy: emit alone.
+ * self is borrowed while sink is used. Cannot fail. */
+void slem_rankwriter_sink(SlemRankWriter *self, SlemHitsSink *sink);
+
 /* One result as the reader gives it and slem_rankwriter_write_entries() takes it. */
 typedef struct SlemRankEntry {
   long rank;               /* as read (the writer numbers 1, 2, ... instead) */

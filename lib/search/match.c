@@ -193,21 +193,58 @@ static void tile_queries(void *ctx, size_t worker, size_t qlo, size_t qhi) {
   }
 }
 
-/* A block of queries' top k, handed to the writer thread (writeback.h): sorted and emitted
- * there, in query order, while the next block is scored into the other of two sets. */
+/* The units in which a block's rankings are sorted and formatted, at most: fixed by the
+ * block's queries alone (slem_blas_par_units()), many more than threads. */
+#define EMIT_UNITS 64
+
+/* A block of queries' top k: sorted, and formatted when the sink can, by the threads in
+ * units of queries (emit_units); then handed to the writer thread (writeback.h), which
+ * writes the units' texts (or emits the queries) in query order while the next block is
+ * scored into the other of two sets. */
 typedef struct EmitBlock {
   SlemTopK *tops;
-  uint64_t q0;
-  SlemHitsFn emit;
-  void *ctx;
+  size_t *cnt;              /* hits of each query once sorted */
+  SlemHitsBlock hb;
+  const SlemHitsSink *sink;
+  size_t unit, nunits;
+  atomic_size_t fail_unit;  /* the lowest unit whose formatting failed (SIZE_MAX: none) */
+  SlemTextBuf text[EMIT_UNITS];
+  int status[EMIT_UNITS];
+  SlemError err[EMIT_UNITS];
 } EmitBlock;
+
+static void emit_units(void *ctx, size_t worker, size_t lo, size_t hi) {
+  EmitBlock *b = ctx;
+  size_t u = lo / b->unit, cur;
+  (void)worker;
+  for (size_t i = lo; i < hi; i++) b->cnt[i] = slem_topk_sorted(&b->tops[i]);
+  b->text[u].len = 0;
+  b->status[u] = SLEM_OK;
+  if (!b->sink->format || u > atomic_load(&b->fail_unit)) return; /* not written after it */
+  b->status[u] = b->sink->format(b->sink->ctx, &b->hb, lo, hi, &b->text[u], &b->err[u]);
+  if (b->status[u] == SLEM_OK) return;
+  cur = atomic_load(&b->fail_unit);
+  while (u < cur && !atomic_compare_exchange_weak(&b->fail_unit, &cur, u)) {
+  }
+}
 
 static int emit_block(void *ctx, const void *buf, size_t nq, SlemError *err) {
   const EmitBlock *b = buf;
+  const SlemHitsSink *s = b->sink;
   (void)ctx;
+  if (s->format) {
+    for (size_t u = 0; u < b->nunits; u++) {
+      int st = b->text[u].len ? s->write(s->ctx, b->text[u].text, b->text[u].len, err) : SLEM_OK;
+      if (st) return st;
+      if (b->status[u]) { /* after the text of the queries before the failing one */
+        *err = b->err[u];
+        return b->status[u];
+      }
+    }
+    return SLEM_OK;
+  }
   for (size_t i = 0; i < nq; i++) {
-    size_t n = slem_topk_sorted(&b->tops[i]);
-    int st = b->emit(b->ctx, b->q0 + i, b->tops[i].heap, n, err);
+    int st = s->emit(s->ctx, b->hb.q0 + i, b->tops[i].heap, b->cnt[i], err);
     if (st) return st;
   }
   return SLEM_OK;
@@ -215,6 +252,12 @@ static int emit_block(void *ctx, const void *buf, size_t nq, SlemError *err) {
 
 int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
                   SlemHitsFn emit, void *ctx, SlemMatchStats *stats, SlemError *err) {
+  SlemHitsSink sink = {emit, NULL, NULL, ctx};
+  return slem_match_db_sink(queries, db, opts, &sink, stats, err);
+}
+
+int slem_match_db_sink(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
+                       const SlemHitsSink *sink, SlemMatchStats *stats, SlemError *err) {
   size_t d = slem_vecreader_dim(queries);
   size_t qb = opts->qblock ? opts->qblock : 2048, qmax;
   size_t dd = d; /* values per database row: d, or the width of kernel projections */
@@ -227,7 +270,8 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
   size_t nthreads = (size_t)slem_blas_threads(), nworkers = slem_blas_par_workers(), unit = 1;
   size_t base; /* the default tile rows of d (the selection's units are cut by them) */
   SlemWriteback *wb = NULL;
-  EmitBlock eb[2];
+  EmitBlock *eb = NULL; /* two: one being written while the next block fills the other */
+  size_t *cnt[2] = {NULL, NULL};
   int cur = 0;
   uint64_t q0 = 0, ndb = 0, lo, hi;
   int status = SLEM_OK, first = 1, once = !slem_db_seekable(db), packed = 0;
@@ -317,6 +361,9 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
   tops2[1] = malloc(qmax * sizeof *tops2[1]);
   lmem = malloc(qmax * k * sizeof *lmem);
   lows = malloc(qmax * sizeof *lows);
+  cnt[0] = malloc(qmax * sizeof *cnt[0]);
+  cnt[1] = malloc(qmax * sizeof *cnt[1]);
+  eb = calloc(2, sizeof *eb);
   if (nthreads < 1) nthreads = 1;
   if (nworkers > TILE_WORKERS) nworkers = TILE_WORKERS;
   cand = malloc(nworkers * tb * sizeof *cand);
@@ -324,7 +371,7 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
   esize = slem_scorer_f32(sc) ? sizeof(float) : sizeof(double);
   scratch = slem_mem_alloc_large(tb * dd * esize);
   if (!scores || !mem[0] || !mem[1] || !lmem || !tops2[0] || !tops2[1] || !lows || !cand ||
-      !job || !scratch) {
+      !job || !scratch || !cnt[0] || !cnt[1] || !eb) {
     status = slem_error(err, SLEM_ENOMEM, "out of memory for the match tiles");
     goto done;
   }
@@ -442,9 +489,20 @@ int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
                           " rows, then %" PRIu64 ")", slem_db_name(db), ndb, nrows);
       goto done;
     }
-    /* written on the writer thread while the next block is scored; an error of an
-     * earlier block's writing comes back here */
-    eb[cur] = (EmitBlock){tops, q0, emit, ctx};
+    /* sorted (and formatted) by the threads in units of queries, then written on the
+     * writer thread while the next block is scored; an error of an earlier block's
+     * writing comes back here */
+    t0 = slem_now();
+    {
+      EmitBlock *b = &eb[cur];
+      b->tops = tops, b->cnt = cnt[cur], b->sink = sink;
+      b->hb = (SlemHitsBlock){q0, nq, mem[cur], k, cnt[cur]};
+      b->unit = (nq + EMIT_UNITS - 1) / EMIT_UNITS;
+      b->nunits = (nq + b->unit - 1) / b->unit;
+      atomic_init(&b->fail_unit, SIZE_MAX);
+      slem_blas_par_units(nq, b->unit, emit_units, b);
+    }
+    stats->phases.write += slem_now() - t0;
     if ((status = slem_writeback_put(wb, &eb[cur], nq, err)) != SLEM_OK) goto done;
     cur ^= 1;
     q0 += nq;
@@ -486,5 +544,11 @@ done:
   free(lows);
   free(cand);
   free(job);
+  free(cnt[0]);
+  free(cnt[1]);
+  if (eb)
+    for (size_t b = 0; b < 2; b++)
+      for (size_t u = 0; u < EMIT_UNITS; u++) slem_textbuf_free(&eb[b].text[u]);
+  free(eb);
   return status;
 }

@@ -27,6 +27,7 @@
 #include "error.h"
 #include "phases.h"
 #include "progress.h"
+#include "textbuf.h"
 #include "scorer_affine.h"
 #include "topk.h"
 #include "vecs.h"
@@ -64,7 +65,9 @@ typedef struct SlemMatchStats {
                         first pass kept in memory: SLEM_MATCH_MEMORY) */
   SlemPhases phases; /* where the wall time went: read (the tiles, on the prefetch thread),
                         convert (loading the queries), compute (scoring the tiles), merge
-                        (the queries' top-k selections), write (emit) */
+                        (the queries' top-k selections), write (sorting the rankings and
+                        formatting them on the threads, then their writing or emit on the
+                        writer thread) */
 } SlemMatchStats;
 
 /* The rules between the kinds of a search, checked once here for slem_match_db() and the
@@ -92,6 +95,33 @@ size_t slem_match_tile_rows(size_t d, int threads);
 typedef int (*SlemHitsFn)(void *ctx, uint64_t query, const SlemHit *hits, size_t n,
                           SlemError *err);
 
+/* The rankings of a block of queries, each sorted best first: query q0 + i (i < nq) has
+ * n[i] hits at hits + i * stride. Borrowed for the call that receives it. */
+typedef struct SlemHitsBlock {
+  uint64_t q0;
+  size_t nq;
+  const SlemHit *hits;
+  size_t stride;
+  const size_t *n;
+} SlemHitsBlock;
+
+/* Where slem_match_db_sink() hands its rankings. emit (required) is the serial path: one
+ * query at a time, on the writer thread (SlemHitsFn). When format is not NULL it is used
+ * instead: after each block's last tile, the worker threads format the block in fixed
+ * ranges [lo, hi) of its queries (indices into b), each range appended to its own buffer,
+ * several ranges at once (format may read ctx, never change it); then write gets the
+ * ranges' texts in query order, on the writer thread, one at a time. A format error
+ * (SLEM_ENOMEM, SLEM_EFORMAT: an ids table too short) leaves in buf the text of the
+ * queries before the failing one, which is written before the error is returned, as the
+ * serial path would have; write returns SLEM_EIO with its message. */
+typedef struct SlemHitsSink {
+  SlemHitsFn emit;
+  int (*format)(void *ctx, const SlemHitsBlock *b, size_t lo, size_t hi, SlemTextBuf *buf,
+                SlemError *err);
+  int (*write)(void *ctx, const char *text, size_t len, SlemError *err);
+  void *ctx;
+} SlemHitsSink;
+
 /* Ranks the rows of db (its shard's rows, numbered globally, when slem_db_select() chose
  * one) for every vector of queries (both borrowed, at their start) and calls emit for
  * each query, in order, with its hits under the exact scores of the scorer (scorer.h):
@@ -102,9 +132,10 @@ typedef int (*SlemHitsFn)(void *ctx, uint64_t query, const SlemHit *hits, size_t
  *
  * Threads: each tile's selection is cut into units of queries fixed by the tile's rows
  * (about 2^16 pairs a unit), taken by the threads from a shared counter
- * (slem_blas_par_units()); each block's rankings are sorted and emitted on a writer thread
- * while the next block is scored, with two sets of top-k heaps in memory (2 qblock k hits,
- * plus qblock k lower bounds).
+ * (slem_blas_par_units()); after a block's last tile its rankings are sorted by the
+ * threads in units of queries, and emitted on a writer thread while the next block is
+ * scored, with two sets of top-k heaps in memory (2 qblock k hits, plus qblock k lower
+ * bounds).
  *
  * Checked before anything is emitted: dimensions; that a database that cannot be read
  * twice (a pipe) is read once, i.e. that the queries fit in one block of qblock, from
@@ -116,6 +147,12 @@ typedef int (*SlemHitsFn)(void *ctx, uint64_t query, const SlemHit *hits, size_t
  * returned. */
 int slem_match_db(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
                   SlemHitsFn emit, void *ctx, SlemMatchStats *stats, SlemError *err);
+
+/* slem_match_db() into sink (borrowed): the same rankings, in the same order, through
+ * sink->emit, or sink->format and sink->write when format is given (the formatting then
+ * on every thread, in ranges of queries fixed by the block alone). */
+int slem_match_db_sink(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *opts,
+                       const SlemHitsSink *sink, SlemMatchStats *stats, SlemError *err);
 
 /* slem_match_db() over the one file of db (borrowed, at its start). */
 int slem_match(SlemVecReader *queries, SlemVecReader *db, const SlemMatchOpts *opts,
