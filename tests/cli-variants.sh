@@ -82,6 +82,18 @@ expect_fail "--basic --alpha" 2 "not with --alpha" "$T/o.fvecs" slem-encode -q -
 check "--basic with an eigen cache" slem-encode -q -c "$T/eig.slem" --basic -o "$T/eb.fvecs" "$D/queries.fvecs"
 expect_fail "--basic, wrong dimension" 1 "dimension" "$T/o.fvecs" slem-encode -q -c "$T/lin.slem" --basic -o "$T/o.fvecs" "$G/pos.fvecs"
 expect_fail "--basic, --theta 0" 2 "--theta: must be positive" "$T/o.fvecs" slem-encode -q -c "$T/lin.slem" --basic --theta 0 -o "$T/o.fvecs" "$D/queries.fvecs"
+# a theta near DBL_MAX is theta's limit, not an overflow (was: zero rows, NaN); so is the
+# classifier's (was: omega = 0 and nu = 1 on rows with theta q beyond DBL_MAX, NaN)
+slem-encode -q -c "$T/lin.slem" --basic --theta 1e30 -F text -o "$T/bt30.txt" "$D/queries.fvecs"
+slem-encode -q -c "$T/lin.slem" --basic --theta 1.7e308 -F text -o "$T/btmax.txt" "$D/queries.fvecs"
+awk -v rtol=1e-6 -v atol=1e-7 -f "$TOP/tests/numcmp.awk" "$T/bt30.txt" "$T/btmax.txt" >/dev/null && ok ||
+  bad "--basic --theta 1.7e308 is not the limit of large thetas: $(head -c 200 "$T/btmax.txt")"
+slem-encode -q -c "$T/lin.slem" --classifier --theta 1e300 -F text -o "$T/ct300.txt" "$D/queries.fvecs"
+for t in 1e306 1.7e308; do
+  slem-encode -q -c "$T/lin.slem" --classifier --theta $t -F text -o "$T/ctmax.txt" "$D/queries.fvecs"
+  awk -v rtol=1e-6 -v atol=1e-7 -f "$TOP/tests/numcmp.awk" "$T/ct300.txt" "$T/ctmax.txt" >/dev/null && ok ||
+    bad "--classifier --theta $t is not the limit of large thetas: $(head -c 200 "$T/ctmax.txt")"
+done
 
 # ---- 3. SLEM_whitening.m's mixed covariance: slem-negstats --eigen --mixed POSITIVES ----
 check "mixed cache" slem-negstats -q --eigen --mixed "$D/database.fvecs" --lambda 1 -o "$T/mix.slem" "$D/negatives.fvecs"
