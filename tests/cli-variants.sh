@@ -117,6 +117,14 @@ slem-encode -q -c "$T/mix.slem" -F text "$D/queries.fvecs" >"$T/ma.txt"
 slem-encode -q -c "$T/mix.slem" --alpha -1 -F text "$D/queries.fvecs" >"$T/mb.txt"
 awk -v rtol=1e-5 -v atol=1e-6 -f "$TOP/tests/numcmp.awk" "$T/ma.txt" "$T/mb.txt" >/dev/null && ok ||
   bad "a mixed cache's A^-1 (x - mu) differs from its --alpha -1"
+# --basic and --classifier assume the negatives' own mu and 1/n Sigma: a mixed cache is refused
+# (it said nothing and wrote descriptors of no formula); its header says what it holds
+grep -q '"covariance":.*"mixed"' "$T/info" && ok || bad "--info of a mixed cache lacks its covariance"
+! slem-negstats --info "$T/eig.slem" | grep -q '"covariance"' && ok || bad "an eigen cache names a covariance"
+expect_fail "--basic with a mixed cache" 2 "mix.slem holds the mixed covariance" "$T/o.fvecs" \
+  slem-encode -q -c "$T/mix.slem" --basic -o "$T/o.fvecs" "$D/queries.fvecs"
+expect_fail "--classifier with a mixed cache" 2 "mix.slem holds the mixed covariance" "$T/o.fvecs" \
+  slem-encode -q -c "$T/mix.slem" --classifier -o "$T/o.fvecs" "$D/queries.fvecs"
 expect_fail "--mixed without --eigen" 2 "add --eigen" "$T/o.slem" slem-negstats -q --mixed "$D/database.fvecs" -o "$T/o.slem" "$D/negatives.fvecs"
 expect_fail "--mixed --pca" 2 "give --eigen or --pca" "$T/o.slem" slem-negstats -q --eigen --pca 4 --mixed "$D/database.fvecs" -o "$T/o.slem" "$D/negatives.fvecs"
 expect_fail "--mixed --partial" 2 "not with --partial" "$T/o.slem" slem-negstats -q --eigen --partial --mixed "$D/database.fvecs" -o "$T/o.slem" "$D/negatives.fvecs"

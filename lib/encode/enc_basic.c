@@ -36,6 +36,12 @@ static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError
                "--kernel, --depth, --pca or --partial): %s is not one", slem_cache_path(cache));
     return SLEM_ENC_REFUSED;
   }
+  if (slem_cache_linear(cache)->mixed) {
+    slem_error(err, SLEM_EINVAL, "--basic needs the negatives' own statistics: %s holds the "
+               "mixed covariance of positives and negatives (slem-negstats --mixed)",
+               slem_cache_path(cache));
+    return SLEM_ENC_REFUSED;
+  }
   if (o->alpha_set || o->mode == SLEM_ENCODE_CLASSIFIER) {
     slem_error(err, SLEM_EINVAL, "%s: --basic gives unit descriptors (basic_encoder.m): not "
                "with --%s", slem_cache_path(cache), o->alpha_set ? "alpha" : "classifier");

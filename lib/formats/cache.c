@@ -191,6 +191,7 @@ static int read_linear(SlemCache *c, const cJSON *json, const cJSON *sections,
                        uint64_t pay_off, uint64_t pay_len, const double *mu, SlemError *err) {
   const cJSON *lam = cJSON_GetObjectItemCaseSensitive(json, "lambda");
   const cJSON *rc = cJSON_GetObjectItemCaseSensitive(json, "rcond");
+  const cJSON *cov = cJSON_GetObjectItemCaseSensitive(json, "covariance");
   SlemCacheLinear *lin = &c->priv->lin;
   size_t d = c->d;
   int status;
@@ -199,6 +200,11 @@ static int read_linear(SlemCache *c, const cJSON *json, const cJSON *sections,
     return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid lambda",
                       c->priv->path);
   lin->lambda = lin->eigen.lambda = lam->valuedouble;
+  /* "mixed" (slem-negstats --mixed) or absent: another is a covariance this slem cannot use */
+  if (cov && !(cJSON_IsString(cov) && strcmp(cov->valuestring, "mixed") == 0))
+    return slem_error(err, SLEM_EFORMAT, "%s: the JSON header's covariance is not 'mixed', the "
+                      "one this slem knows", c->priv->path);
+  lin->mixed = cov != NULL;
   lin->mu = lin->eigen.mu = mu;
   if (cJSON_IsNumber(rc) && rc->valuedouble > 0 && rc->valuedouble <= 1) lin->rcond = rc->valuedouble;
   status = find_section(c, sections, "ainv", d, d, pay_off, pay_len, &lin->ainv, err);
@@ -882,7 +888,7 @@ int slem_cache_kernel_view(SlemCache **self, const char *name, size_t d, uint64_
 }
 
 int slem_cache_write_eigen(const char *path, size_t d, uint64_t n, double lambda,
-                           double lambda_rel, double trace_sigma, double rcond,
+                           double lambda_rel, double trace_sigma, double rcond, int mixed,
                            const double *mu, const double *ainv, const double *evals,
                            const double *evecs, const SlemProvenance *prov, SlemError *err) {
   cJSON *meta = meta_new("linear", d, n);
@@ -894,6 +900,7 @@ int slem_cache_write_eigen(const char *path, size_t d, uint64_t n, double lambda
   if (lambda_rel >= 0) cJSON_AddNumberToObject(meta, "lambda_rel", lambda_rel);
   cJSON_AddNumberToObject(meta, "trace_sigma", trace_sigma);
   if (rcond > 0) cJSON_AddNumberToObject(meta, "rcond", rcond);
+  if (mixed) cJSON_AddStringToObject(meta, "covariance", "mixed");
   add_provenance(meta, prov);
   status = write_cache(path, meta, sec, 4, err);
   cJSON_Delete(meta);
