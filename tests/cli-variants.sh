@@ -125,6 +125,17 @@ expect_fail "--basic with a mixed cache" 2 "mix.slem holds the mixed covariance"
   slem-encode -q -c "$T/mix.slem" --basic -o "$T/o.fvecs" "$D/queries.fvecs"
 expect_fail "--classifier with a mixed cache" 2 "mix.slem holds the mixed covariance" "$T/o.fvecs" \
   slem-encode -q -c "$T/mix.slem" --classifier -o "$T/o.fvecs" "$D/queries.fvecs"
+# -f is the negatives' format, --positives-format the positives' (was: -f read both)
+od -An -v -f -w260 "$D/negatives.fvecs" | awk '{ for (i = 2; i <= NF; i++) printf "%s%s", $i, (i < NF ? " " : "\n") }' >"$T/neg.text"
+slem-negstats -q -f text --eigen --mixed "$D/database.fvecs" --lambda 1 -o "$T/mixt.slem" - <"$T/neg.text" &&
+  slem-encode -q -c "$T/mixt.slem" --alpha -0.5 -F text "$D/queries.fvecs" >"$T/mt.txt" &&
+  slem-encode -q -c "$T/mix.slem" --alpha -0.5 -F text "$D/queries.fvecs" >"$T/mf.txt" &&
+  awk -v rtol=1e-6 -v atol=1e-7 -f "$TOP/tests/numcmp.awk" "$T/mf.txt" "$T/mt.txt" >/dev/null && ok ||
+  bad "--mixed with -f text negatives and fvecs positives: $(head -c 300 "$T/err")"
+cp "$D/database.fvecs" "$T/pos.noext"
+check "--positives-format" slem-negstats -q --eigen --positives-format fvecs --mixed "$T/pos.noext" --lambda 1 -o "$T/mixp.slem" "$D/negatives.fvecs"
+expect_fail "--positives-format alone" 2 "goes with --mixed or --adaptive-theta" "$T/o.slem" \
+  slem-negstats -q --positives-format text -o "$T/o.slem" "$D/negatives.fvecs"
 expect_fail "--mixed without --eigen" 2 "add --eigen" "$T/o.slem" slem-negstats -q --mixed "$D/database.fvecs" -o "$T/o.slem" "$D/negatives.fvecs"
 expect_fail "--mixed --pca" 2 "give --eigen or --pca" "$T/o.slem" slem-negstats -q --eigen --pca 4 --mixed "$D/database.fvecs" -o "$T/o.slem" "$D/negatives.fvecs"
 expect_fail "--mixed --partial" 2 "not with --partial" "$T/o.slem" slem-negstats -q --eigen --partial --mixed "$D/database.fvecs" -o "$T/o.slem" "$D/negatives.fvecs"

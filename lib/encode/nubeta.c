@@ -187,7 +187,8 @@ done:
 }
 
 int slem_nubeta_write_cache(const char *path, const char *const *inputs, size_t ninputs,
-                            const char *positives, SlemFormat fmt, size_t block, int skip,
+                            const char *positives, SlemFormat fmt, SlemFormat pos_fmt,
+                            size_t block, int skip,
                             size_t depth, double theta, double lambda, double lambda_rel,
                             const SlemProvenance *prov, SlemError *err) {
   double **mu = NULL, **ainv = NULL, *lam = NULL, *trace = NULL, *rcond = NULL;
@@ -262,7 +263,7 @@ int slem_nubeta_write_cache(const char *path, const char *const *inputs, size_t 
     pout = malloc(SLEM_NUBETA_POSITIVES * (p + 1) * sizeof *pout);
     if (!pin || !pout || !chain_init(&pos, d, s, SLEM_NUBETA_POSITIVES)) goto oom;
     pos.mu = (const double *const *)mu, pos.ainv = (const double *const *)ainv, pos.t = tp, pos.c = 2;
-    if ((status = read_through(NULL, pin, &npos, positives, fmt, SLEM_NUBETA_POSITIVES, skip,
+    if ((status = read_through(NULL, pin, &npos, positives, pos_fmt, SLEM_NUBETA_POSITIVES, skip,
                                &d, SLEM_NUBETA_POSITIVES, &pos, err)) != SLEM_OK)
       goto done;
     if (npos == 0) {
