@@ -169,6 +169,10 @@ slem-encode -q -t 2 -c "$T/nbt2.slem" --shard 1/2 -o "$T/nbdb2b.fvecs" "$D/datab
 cmp -s "$T/nbdb3.fvecs" "$T/nbdb1.fvecs" && cat "$T/nbdb2a.fvecs" "$T/nbdb2b.fvecs" | cmp -s - "$T/nbdb3.fvecs" && ok ||
   bad "nubeta descriptors change with -t 1 / -t 2 or shards"
 sharded "nubeta match" "$T/nb3.tsv" slem-match -k 10 -d "$T/nbdb3.fvecs" "$T/nbq3.fvecs"
+# blocks that are multiples of 256 give the same cache (the stages encode chunks of 256 rows)
+SOURCE_DATE_EPOCH=1 slem-negstats -q -b 512 --depth 3 --adaptive-theta "$D/database.fvecs" --theta 2 --lambda 1 -o "$T/nbb1.slem" "$D/negatives.fvecs"
+SOURCE_DATE_EPOCH=1 slem-negstats -q -b 256 --depth 3 --adaptive-theta "$D/database.fvecs" --theta 2 --lambda 1 -o "$T/nbb2.slem" "$D/negatives.fvecs"
+cmp -s "$T/nbb1.slem" "$T/nbb2.slem" && ok || bad "nubeta caches differ between -b 512 and -b 256"
 check "nubeta, lambda-rel" slem-negstats -q --depth 2 --adaptive-theta "$D/database.fvecs" -r 10 -o "$T/nbr.slem" "$D/negatives.fvecs"
 slem-negstats --info "$T/nbr.slem" | grep -q '"lambda_rel":.*10' && ok || bad "nubeta with --lambda-rel does not record it"
 # a plain recursive cache is unchanged (the nubeta stages are another kind)
