@@ -173,6 +173,13 @@ sharded "nubeta match" "$T/nb3.tsv" slem-match -k 10 -d "$T/nbdb3.fvecs" "$T/nbq
 SOURCE_DATE_EPOCH=1 slem-negstats -q -b 512 --depth 3 --adaptive-theta "$D/database.fvecs" --theta 2 --lambda 1 -o "$T/nbb1.slem" "$D/negatives.fvecs"
 SOURCE_DATE_EPOCH=1 slem-negstats -q -b 256 --depth 3 --adaptive-theta "$D/database.fvecs" --theta 2 --lambda 1 -o "$T/nbb2.slem" "$D/negatives.fvecs"
 cmp -s "$T/nbb1.slem" "$T/nbb2.slem" && ok || bad "nubeta caches differ between -b 512 and -b 256"
+# negatives in a descriptor container (they were taken for a partial cache)
+slem-encode -q -c "$T/lin.slem" -o "$T/ld.slem" "$D/negatives.fvecs"
+slem-encode -q -c "$T/lin.slem" -o "$T/ld.fvecs" "$D/negatives.fvecs"
+check "nubeta from a descriptor container" slem-negstats -q --depth 2 --adaptive-theta "$D/database.fvecs" --lambda 1 -o "$T/nbc.slem" "$T/ld.slem"
+slem-negstats -q --depth 2 --adaptive-theta "$D/database.fvecs" --lambda 1 -o "$T/nbf.slem" "$T/ld.fvecs"
+slem-encode -q -c "$T/nbc.slem" -o "$T/nbc.fvecs" "$D/queries.fvecs" && slem-encode -q -c "$T/nbf.slem" -o "$T/nbf.fvecs" "$D/queries.fvecs" &&
+  cmp -s "$T/nbc.fvecs" "$T/nbf.fvecs" && ok || bad "nubeta: a descriptor container and its fvecs make other caches"
 check "nubeta, lambda-rel" slem-negstats -q --depth 2 --adaptive-theta "$D/database.fvecs" -r 10 -o "$T/nbr.slem" "$D/negatives.fvecs"
 slem-negstats --info "$T/nbr.slem" | grep -q '"lambda_rel":.*10' && ok || bad "nubeta with --lambda-rel does not record it"
 # a plain recursive cache is unchanged (the nubeta stages are another kind)

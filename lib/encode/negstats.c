@@ -371,7 +371,7 @@ static int linear(const char *output, const char *const *inputs, size_t n,
   if (o->depth > 1) {
     for (size_t i = 0; i < n; i++)
       if (strcmp(inputs[i], "-") != 0 && o->format == SLEM_FMT_AUTO && slem_cache_sniff(inputs[i])) {
-        st = slem_error(err, SLEM_EINVAL, "%s: a partial cache cannot make a recursive cache: "
+        st = slem_error(err, SLEM_EINVAL, "%s: a slem cache cannot make a recursive cache: "
                         "stage 2 needs the negatives themselves", inputs[i]);
         goto done;
       }

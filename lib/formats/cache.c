@@ -58,17 +58,38 @@ struct SlemCachePriv {
 
 
 int slem_cache_sniff(const char *path) {
-  unsigned char buf[8];
+  unsigned char buf[SLEM_CONTAINER_FIXED_LEN];
   struct stat st;
-  int fd;
+  int fd, cache;
   ssize_t r;
   /* only a regular file can be a cache: a pipe or a FIFO (process substitution, a named
    * pipe) is neither opened nor read here, so none of its bytes is lost to the sniffing */
   if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
   if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) return 0;
-  r = read(fd, buf, 8);
+  r = read(fd, buf, sizeof buf);
+  cache = r >= 8 && slem_container_sniff(buf, 8);
+  /* a descriptor container (kind "descriptors", fmt_slem.c) holds vectors: it is read as
+   * one, not refused as a cache whose mu is missing. Anything unreadable stays a cache, for
+   * the cache reader's message. */
+  if (cache && r == (ssize_t)sizeof buf) {
+    uint32_t jl = 0;
+    uint64_t jo = 0;
+    for (int i = 3; i >= 0; i--) jl = jl << 8 | buf[20 + i];
+    for (int i = 7; i >= 0; i--) jo = jo << 8 | buf[24 + i];
+    if (jl > 0 && jl <= (1u << 24) && jo < (uint64_t)st.st_size) {
+      char *text = malloc(jl);
+      cJSON *json = NULL;
+      if (text && pread(fd, text, jl, (off_t)jo) == (ssize_t)jl &&
+          (json = cJSON_ParseWithLength(text, jl)) != NULL) {
+        const cJSON *kind = cJSON_GetObjectItemCaseSensitive(json, "kind");
+        if (cJSON_IsString(kind) && strcmp(kind->valuestring, "descriptors") == 0) cache = 0;
+      }
+      cJSON_Delete(json);
+      free(text);
+    }
+  }
   close(fd);
-  return r == 8 && slem_container_sniff(buf, 8);
+  return cache;
 }
 
 /* A stage of a kernel-recursive cache, or a view (slem_cache_kernel_view()): its sections

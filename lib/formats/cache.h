@@ -285,8 +285,9 @@ int slem_cache_write_recursive(const char *path, size_t d, uint64_t n, size_t de
                                const double *const *mu, const double *const *ainv,
                                const SlemProvenance *prov, SlemError *err);
 
-/* 1 when path is a regular file whose first bytes are the cache magic (0 also when it
- * cannot be read; a pipe or FIFO is not opened, so no byte of it is consumed). */
+/* 1 when path is a regular file whose first bytes are the container magic and which is not
+ * a descriptor container (JSON kind "descriptors": vectors; 0 also when it cannot be read;
+ * a pipe or FIFO is not opened, so no byte of it is consumed). */
 int slem_cache_sniff(const char *path);
 
 #endif
