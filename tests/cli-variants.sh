@@ -180,6 +180,14 @@ check "nubeta from a descriptor container" slem-negstats -q --depth 2 --adaptive
 slem-negstats -q --depth 2 --adaptive-theta "$D/database.fvecs" --lambda 1 -o "$T/nbf.slem" "$T/ld.fvecs"
 slem-encode -q -c "$T/nbc.slem" -o "$T/nbc.fvecs" "$D/queries.fvecs" && slem-encode -q -c "$T/nbf.slem" -o "$T/nbf.fvecs" "$D/queries.fvecs" &&
   cmp -s "$T/nbc.fvecs" "$T/nbf.fvecs" && ok || bad "nubeta: a descriptor container and its fvecs make other caches"
+# a huge lambda (A^-1 ~ I / lambda) is its limit, not zero rows (the squares of the norm
+# underflowed: every descriptor and the next stage's negatives were 0)
+slem-negstats -q --depth 2 --adaptive-theta "$D/database.fvecs" --lambda 1e100 -o "$T/nbl1.slem" "$D/negatives.fvecs"
+slem-negstats -q --depth 2 --adaptive-theta "$D/database.fvecs" --lambda 1e300 -o "$T/nbl2.slem" "$D/negatives.fvecs"
+slem-encode -q -c "$T/nbl1.slem" -F text -o "$T/nbl1.txt" "$D/queries.fvecs"
+slem-encode -q -c "$T/nbl2.slem" -F text -o "$T/nbl2.txt" "$D/queries.fvecs"
+awk -v rtol=1e-6 -v atol=1e-7 -f "$TOP/tests/numcmp.awk" "$T/nbl1.txt" "$T/nbl2.txt" >/dev/null &&
+  [ "$(awk '$2 != 0' "$T/nbl2.txt" | wc -l)" = 100 ] && ok || bad "nubeta with --lambda 1e300: $(head -c 200 "$T/nbl2.txt")"
 check "nubeta, lambda-rel" slem-negstats -q --depth 2 --adaptive-theta "$D/database.fvecs" -r 10 -o "$T/nbr.slem" "$D/negatives.fvecs"
 slem-negstats --info "$T/nbr.slem" | grep -q '"lambda_rel":.*10' && ok || bad "nubeta with --lambda-rel does not record it"
 # a plain recursive cache is unchanged (the nubeta stages are another kind)

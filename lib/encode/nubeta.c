@@ -34,6 +34,17 @@ static uint64_t stage(double *out, double *y, const double *in, size_t b, size_t
       nrm = nu * nu;
       for (size_t j = 0; j < p; j++) nrm += (cc * yi[j]) * (cc * yi[j]);
       nrm = sqrt(nrm);
+      if (nrm == 0 || isinf(nrm)) {
+        /* the squares under- or overflowed (a huge or tiny lambda: A^-1 ~ I / lambda); the
+         * norm scaled by the largest value then (only then: other rows keep their bits) */
+        double mx = fabs(nu), ss;
+        for (size_t j = 0; j < p; j++) mx = fmax(mx, fabs(cc * yi[j]));
+        if (mx > 0 && isfinite(mx)) {
+          ss = (nu / mx) * (nu / mx);
+          for (size_t j = 0; j < p; j++) ss += (cc * yi[j] / mx) * (cc * yi[j] / mx);
+          nrm = mx * sqrt(ss);
+        }
+      }
       if (nrm == 0) zeros++;
       o[0] = nrm > 0 ? nu / nrm : 0;
       for (size_t j = 0; j < p; j++) o[j + 1] = nrm > 0 ? cc * yi[j] / nrm : 0;
