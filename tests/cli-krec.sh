@@ -103,6 +103,12 @@ slem-encode -q -c "$T/kdc.slem" -o "$T/kdc.fvecs" "$D/queries.fvecs" && slem-enc
 expect_fail "a cache as negatives at depth 2" 1 "icd2.slem: a slem cache cannot make a recursive cache" "$T/o.slem" \
   slem-negstats -q --depth 2 -o "$T/o.slem" "$T/icd2.slem"
 
+# a lambda whose square leaves double made a cache of zero descriptors (the norms underflow)
+expect_fail "kernel --lambda 1e300" 1 "lambda = 1e+300 puts it beyond double" "$T/o.slem" \
+  slem-negstats -q -K rbf:g=1 --rank 8 --lambda 1e300 -o "$T/o.slem" "$N"
+expect_fail "kernel depth 2 --lambda-rel 1e300" 1 "stage 1 of 2: kernel SLEM divides by lambda^2" "$T/o.slem" \
+  slem-negstats -q -K rbf:g=1 --rank 8 --depth 2 -r 1e300 -o "$T/o.slem" "$N"
+
 # ---- damaged caches are refused, naming the file ----
 cp "$T/icd2.slem" "$T/c.slem"
 printf 'X' | dd of="$T/c.slem" bs=1 seek=$(($(wc -c <"$T/c.slem") - 100)) conv=notrunc 2>/dev/null
