@@ -69,6 +69,9 @@ static void __attribute__((noreturn)) usage(void) {
       "      --seed S           kernel: seed of that sample (default 1)\n"
       "  -f, --format FMT       format of the negative files (default: from the extension,\n"
       "                         else from the content)\n"
+      "      --positives-format FMT\n"
+      "                         format of the --mixed or --adaptive-theta POSITIVES (default:\n"
+      "                         from the extension, else from the content; not -f's)\n"
       "      --skip-nonfinite   skip (and count) negatives holding a NaN or an Inf, instead\n"
       "                         of stopping at the first one\n"
       "  -b, --block N          vectors read per block (default: 2^18 / d, 64 to 4096)\n"
@@ -153,7 +156,7 @@ int main(int argc, char **argv) {
       {"factor", required_argument, 0, 'F'},  {"couple", no_argument, 0, 'C'},
       {"allow-mixed-blas", no_argument, 0, 'M'}, {"stats", no_argument, 0, 'T'},
       {"mixed", required_argument, 0, 'X'},   {"adaptive-theta", required_argument, 0, 'Y'},
-      {"theta", required_argument, 0, 'Z'},
+      {"theta", required_argument, 0, 'Z'},   {"positives-format", required_argument, 0, 'W'},
       {0, 0, 0, 0}};
   const char *output = NULL, *kernel = NULL, *positives = NULL, *adaptive = NULL;
   double theta = 1;
@@ -167,7 +170,8 @@ int main(int argc, char **argv) {
   int factor = -1, couple = 0, rank_set = 0, tol_set = 0;
   long threads = 0;
   size_t block = 0, leaf_rows = 0; /* slem_block_rows(d) */
-  SlemFormat fmt = SLEM_FMT_AUTO;
+  SlemFormat fmt = SLEM_FMT_AUTO, pos_fmt = SLEM_FMT_AUTO;
+  int pos_fmt_set = 0;
   SlemNegstatsOpts opts;
   SlemShard shard = {0, 0};
   uint64_t total = 0;
@@ -230,6 +234,12 @@ int main(int argc, char **argv) {
       if (slem_format_parse(&fmt, optarg) != SLEM_OK)
         cli_usage_error("--format: unknown format '%s' (%s)", optarg, slem_format_names());
       break;
+    case 'W':
+      if (slem_format_parse(&pos_fmt, optarg) != SLEM_OK)
+        cli_usage_error("--positives-format: unknown format '%s' (%s)", optarg,
+                        slem_format_names());
+      pos_fmt_set = 1;
+      break;
     case 'b': block = (size_t)cli_long("--block", optarg, 1, 1L << 24); break;
     case 'L': leaf_rows = (size_t)cli_long("--leaf-rows", optarg, 1, 1L << 24); break;
     case 't': threads = cli_long("--threads", optarg, 1, 1024); break;
@@ -267,6 +277,8 @@ int main(int argc, char **argv) {
     cli_usage_error("--mixed reads the positives twice: not from stdin");
   if (adaptive && depth < 2)
     cli_usage_error("--adaptive-theta adapts the negatives of the next stage: give --depth K >= 2");
+  if (pos_fmt_set && !adaptive && !positives)
+    cli_usage_error("--positives-format goes with --mixed or --adaptive-theta");
   if (theta_set && !adaptive)
     cli_usage_error("--theta goes with --adaptive-theta (the [nu; beta] stages)");
   if (adaptive && strcmp(adaptive, "-") == 0)
@@ -300,6 +312,7 @@ int main(int argc, char **argv) {
 
   slem_negstats_opts_init(&opts);
   opts.format = fmt;
+  opts.pos_format = pos_fmt;
   opts.block = block;
   opts.leaf_rows = leaf_rows;
   opts.skip_nonfinite = skip;

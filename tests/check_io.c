@@ -496,7 +496,7 @@ START_TEST(cache_kind_accessors) {
     switch (i) {
     case 0: st = slem_cache_write_linear(path, D, N, &li, mu, ainv, NULL, &err); break;
     case 1:
-      st = slem_cache_write_eigen(path, D, N, 0.25, -1, 6, 0.5, mu, ainv, evals, evecs, NULL,
+      st = slem_cache_write_eigen(path, D, N, 0.25, -1, 6, 0.5, 0, mu, ainv, evals, evecs, NULL,
                                   &err);
       break;
     case 2:

@@ -92,6 +92,23 @@ check "--lambda with --depth" slem-negstats -q -K rbf:g=1 --rank 16 --lambda 0.0
 # a histogram kernel cannot take stage 2's signed descriptors: said, naming the stage
 expect_fail "chi2 at depth 2" 1 "stage 1 descriptors" "$T/o.slem" slem-negstats -q -K chi2 --rank 16 --depth 2 -o "$T/o.slem" "$N"
 
+# descriptors in a container are vectors like any others (they were taken for a partial
+# cache: "a kernel cache is built from vectors, not from partial caches")
+slem-encode -q -c "$T/k.slem" -o "$T/kd.slem" "$D/database.fvecs"
+slem-encode -q -c "$T/k.slem" -o "$T/kd.fvecs" "$D/database.fvecs"
+check "kernel depth 2 from a descriptor container" slem-negstats -q -K rbf:g=1 --rank 8 --depth 2 -o "$T/kdc.slem" "$T/kd.slem"
+slem-negstats -q -K rbf:g=1 --rank 8 --depth 2 -o "$T/kdf.slem" "$T/kd.fvecs"
+slem-encode -q -c "$T/kdc.slem" -o "$T/kdc.fvecs" "$D/queries.fvecs" && slem-encode -q -c "$T/kdf.slem" -o "$T/kdf.fvecs" "$D/queries.fvecs" &&
+  cmp -s "$T/kdc.fvecs" "$T/kdf.fvecs" && ok || bad "a descriptor container and its fvecs make other caches"
+expect_fail "a cache as negatives at depth 2" 1 "icd2.slem: a slem cache cannot make a recursive cache" "$T/o.slem" \
+  slem-negstats -q --depth 2 -o "$T/o.slem" "$T/icd2.slem"
+
+# a lambda whose square leaves double made a cache of zero descriptors (the norms underflow)
+expect_fail "kernel --lambda 1e300" 1 "lambda = 1e+300 puts it beyond double" "$T/o.slem" \
+  slem-negstats -q -K rbf:g=1 --rank 8 --lambda 1e300 -o "$T/o.slem" "$N"
+expect_fail "kernel depth 2 --lambda-rel 1e300" 1 "stage 1 of 2: kernel SLEM divides by lambda^2" "$T/o.slem" \
+  slem-negstats -q -K rbf:g=1 --rank 8 --depth 2 -r 1e300 -o "$T/o.slem" "$N"
+
 # ---- damaged caches are refused, naming the file ----
 cp "$T/icd2.slem" "$T/c.slem"
 printf 'X' | dd of="$T/c.slem" bs=1 seek=$(($(wc -c <"$T/c.slem") - 100)) conv=notrunc 2>/dev/null

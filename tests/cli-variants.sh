@@ -82,6 +82,18 @@ expect_fail "--basic --alpha" 2 "not with --alpha" "$T/o.fvecs" slem-encode -q -
 check "--basic with an eigen cache" slem-encode -q -c "$T/eig.slem" --basic -o "$T/eb.fvecs" "$D/queries.fvecs"
 expect_fail "--basic, wrong dimension" 1 "dimension" "$T/o.fvecs" slem-encode -q -c "$T/lin.slem" --basic -o "$T/o.fvecs" "$G/pos.fvecs"
 expect_fail "--basic, --theta 0" 2 "--theta: must be positive" "$T/o.fvecs" slem-encode -q -c "$T/lin.slem" --basic --theta 0 -o "$T/o.fvecs" "$D/queries.fvecs"
+# a theta near DBL_MAX is theta's limit, not an overflow (was: zero rows, NaN); so is the
+# classifier's (was: omega = 0 and nu = 1 on rows with theta q beyond DBL_MAX, NaN)
+slem-encode -q -c "$T/lin.slem" --basic --theta 1e30 -F text -o "$T/bt30.txt" "$D/queries.fvecs"
+slem-encode -q -c "$T/lin.slem" --basic --theta 1.7e308 -F text -o "$T/btmax.txt" "$D/queries.fvecs"
+awk -v rtol=1e-6 -v atol=1e-7 -f "$TOP/tests/numcmp.awk" "$T/bt30.txt" "$T/btmax.txt" >/dev/null && ok ||
+  bad "--basic --theta 1.7e308 is not the limit of large thetas: $(head -c 200 "$T/btmax.txt")"
+slem-encode -q -c "$T/lin.slem" --classifier --theta 1e300 -F text -o "$T/ct300.txt" "$D/queries.fvecs"
+for t in 1e306 1.7e308; do
+  slem-encode -q -c "$T/lin.slem" --classifier --theta $t -F text -o "$T/ctmax.txt" "$D/queries.fvecs"
+  awk -v rtol=1e-6 -v atol=1e-7 -f "$TOP/tests/numcmp.awk" "$T/ct300.txt" "$T/ctmax.txt" >/dev/null && ok ||
+    bad "--classifier --theta $t is not the limit of large thetas: $(head -c 200 "$T/ctmax.txt")"
+done
 
 # ---- 3. SLEM_whitening.m's mixed covariance: slem-negstats --eigen --mixed POSITIVES ----
 check "mixed cache" slem-negstats -q --eigen --mixed "$D/database.fvecs" --lambda 1 -o "$T/mix.slem" "$D/negatives.fvecs"
@@ -105,6 +117,25 @@ slem-encode -q -c "$T/mix.slem" -F text "$D/queries.fvecs" >"$T/ma.txt"
 slem-encode -q -c "$T/mix.slem" --alpha -1 -F text "$D/queries.fvecs" >"$T/mb.txt"
 awk -v rtol=1e-5 -v atol=1e-6 -f "$TOP/tests/numcmp.awk" "$T/ma.txt" "$T/mb.txt" >/dev/null && ok ||
   bad "a mixed cache's A^-1 (x - mu) differs from its --alpha -1"
+# --basic and --classifier assume the negatives' own mu and 1/n Sigma: a mixed cache is refused
+# (it said nothing and wrote descriptors of no formula); its header says what it holds
+grep -q '"covariance":.*"mixed"' "$T/info" && ok || bad "--info of a mixed cache lacks its covariance"
+! slem-negstats --info "$T/eig.slem" | grep -q '"covariance"' && ok || bad "an eigen cache names a covariance"
+expect_fail "--basic with a mixed cache" 2 "mix.slem holds the mixed covariance" "$T/o.fvecs" \
+  slem-encode -q -c "$T/mix.slem" --basic -o "$T/o.fvecs" "$D/queries.fvecs"
+expect_fail "--classifier with a mixed cache" 2 "mix.slem holds the mixed covariance" "$T/o.fvecs" \
+  slem-encode -q -c "$T/mix.slem" --classifier -o "$T/o.fvecs" "$D/queries.fvecs"
+# -f is the negatives' format, --positives-format the positives' (was: -f read both)
+od -An -v -f -w260 "$D/negatives.fvecs" | awk '{ for (i = 2; i <= NF; i++) printf "%s%s", $i, (i < NF ? " " : "\n") }' >"$T/neg.text"
+slem-negstats -q -f text --eigen --mixed "$D/database.fvecs" --lambda 1 -o "$T/mixt.slem" - <"$T/neg.text" &&
+  slem-encode -q -c "$T/mixt.slem" --alpha -0.5 -F text "$D/queries.fvecs" >"$T/mt.txt" &&
+  slem-encode -q -c "$T/mix.slem" --alpha -0.5 -F text "$D/queries.fvecs" >"$T/mf.txt" &&
+  awk -v rtol=1e-6 -v atol=1e-7 -f "$TOP/tests/numcmp.awk" "$T/mf.txt" "$T/mt.txt" >/dev/null && ok ||
+  bad "--mixed with -f text negatives and fvecs positives: $(head -c 300 "$T/err")"
+cp "$D/database.fvecs" "$T/pos.noext"
+check "--positives-format" slem-negstats -q --eigen --positives-format fvecs --mixed "$T/pos.noext" --lambda 1 -o "$T/mixp.slem" "$D/negatives.fvecs"
+expect_fail "--positives-format alone" 2 "goes with --mixed or --adaptive-theta" "$T/o.slem" \
+  slem-negstats -q --positives-format text -o "$T/o.slem" "$D/negatives.fvecs"
 expect_fail "--mixed without --eigen" 2 "add --eigen" "$T/o.slem" slem-negstats -q --mixed "$D/database.fvecs" -o "$T/o.slem" "$D/negatives.fvecs"
 expect_fail "--mixed --pca" 2 "give --eigen or --pca" "$T/o.slem" slem-negstats -q --eigen --pca 4 --mixed "$D/database.fvecs" -o "$T/o.slem" "$D/negatives.fvecs"
 expect_fail "--mixed --partial" 2 "not with --partial" "$T/o.slem" slem-negstats -q --eigen --partial --mixed "$D/database.fvecs" -o "$T/o.slem" "$D/negatives.fvecs"
@@ -138,6 +169,25 @@ slem-encode -q -t 2 -c "$T/nbt2.slem" --shard 1/2 -o "$T/nbdb2b.fvecs" "$D/datab
 cmp -s "$T/nbdb3.fvecs" "$T/nbdb1.fvecs" && cat "$T/nbdb2a.fvecs" "$T/nbdb2b.fvecs" | cmp -s - "$T/nbdb3.fvecs" && ok ||
   bad "nubeta descriptors change with -t 1 / -t 2 or shards"
 sharded "nubeta match" "$T/nb3.tsv" slem-match -k 10 -d "$T/nbdb3.fvecs" "$T/nbq3.fvecs"
+# blocks that are multiples of 256 give the same cache (the stages encode chunks of 256 rows)
+SOURCE_DATE_EPOCH=1 slem-negstats -q -b 512 --depth 3 --adaptive-theta "$D/database.fvecs" --theta 2 --lambda 1 -o "$T/nbb1.slem" "$D/negatives.fvecs"
+SOURCE_DATE_EPOCH=1 slem-negstats -q -b 256 --depth 3 --adaptive-theta "$D/database.fvecs" --theta 2 --lambda 1 -o "$T/nbb2.slem" "$D/negatives.fvecs"
+cmp -s "$T/nbb1.slem" "$T/nbb2.slem" && ok || bad "nubeta caches differ between -b 512 and -b 256"
+# negatives in a descriptor container (they were taken for a partial cache)
+slem-encode -q -c "$T/lin.slem" -o "$T/ld.slem" "$D/negatives.fvecs"
+slem-encode -q -c "$T/lin.slem" -o "$T/ld.fvecs" "$D/negatives.fvecs"
+check "nubeta from a descriptor container" slem-negstats -q --depth 2 --adaptive-theta "$D/database.fvecs" --lambda 1 -o "$T/nbc.slem" "$T/ld.slem"
+slem-negstats -q --depth 2 --adaptive-theta "$D/database.fvecs" --lambda 1 -o "$T/nbf.slem" "$T/ld.fvecs"
+slem-encode -q -c "$T/nbc.slem" -o "$T/nbc.fvecs" "$D/queries.fvecs" && slem-encode -q -c "$T/nbf.slem" -o "$T/nbf.fvecs" "$D/queries.fvecs" &&
+  cmp -s "$T/nbc.fvecs" "$T/nbf.fvecs" && ok || bad "nubeta: a descriptor container and its fvecs make other caches"
+# a huge lambda (A^-1 ~ I / lambda) is its limit, not zero rows (the squares of the norm
+# underflowed: every descriptor and the next stage's negatives were 0)
+slem-negstats -q --depth 2 --adaptive-theta "$D/database.fvecs" --lambda 1e100 -o "$T/nbl1.slem" "$D/negatives.fvecs"
+slem-negstats -q --depth 2 --adaptive-theta "$D/database.fvecs" --lambda 1e300 -o "$T/nbl2.slem" "$D/negatives.fvecs"
+slem-encode -q -c "$T/nbl1.slem" -F text -o "$T/nbl1.txt" "$D/queries.fvecs"
+slem-encode -q -c "$T/nbl2.slem" -F text -o "$T/nbl2.txt" "$D/queries.fvecs"
+awk -v rtol=1e-6 -v atol=1e-7 -f "$TOP/tests/numcmp.awk" "$T/nbl1.txt" "$T/nbl2.txt" >/dev/null &&
+  [ "$(awk '$2 != 0' "$T/nbl2.txt" | wc -l)" = 100 ] && ok || bad "nubeta with --lambda 1e300: $(head -c 200 "$T/nbl2.txt")"
 check "nubeta, lambda-rel" slem-negstats -q --depth 2 --adaptive-theta "$D/database.fvecs" -r 10 -o "$T/nbr.slem" "$D/negatives.fvecs"
 slem-negstats --info "$T/nbr.slem" | grep -q '"lambda_rel":.*10' && ok || bad "nubeta with --lambda-rel does not record it"
 # a plain recursive cache is unchanged (the nubeta stages are another kind)

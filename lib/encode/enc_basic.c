@@ -13,6 +13,7 @@
  * It comes first in the encoders' table: --basic is its option whatever the cache, and it
  * refuses every cache but a full linear one (the others' accepts() never see --basic). */
 #include <gsl/gsl_cblas.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "blas.h"
@@ -33,6 +34,12 @@ static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError
   if (cache->kind != SLEM_CACHE_LINEAR) {
     slem_error(err, SLEM_EINVAL, "--basic needs a full linear cache (slem-negstats without "
                "--kernel, --depth, --pca or --partial): %s is not one", slem_cache_path(cache));
+    return SLEM_ENC_REFUSED;
+  }
+  if (slem_cache_linear(cache)->mixed) {
+    slem_error(err, SLEM_EINVAL, "--basic needs the negatives' own statistics: %s holds the "
+               "mixed covariance of positives and negatives (slem-negstats --mixed)",
+               slem_cache_path(cache));
     return SLEM_ENC_REFUSED;
   }
   if (o->alpha_set || o->mode == SLEM_ENCODE_CLASSIFIER) {
@@ -95,6 +102,10 @@ static void run_rows(void *ctx, size_t lo, size_t hi) {
     cblas_daxpy((int)d, -t, e->p, 1, a, 1); /* a is now b */
     s = cblas_ddot((int)d, x0, 1, a, 1);
     f = e->theta * (1 + t) / (1 + e->theta * s);
+    /* a theta near DBL_MAX overflows theta (1 + t) or theta s (inf / inf: NaN, or f = 0);
+     * the same f divided through by theta then (only then: other thetas keep their bits) */
+    if (!isfinite(e->theta * (1 + t)) || !isfinite(e->theta * s))
+      f = (1 + t) / (1 / e->theta + s);
     g = -1 / e->c;
     cblas_dscal((int)d, f, a, 1);
     cblas_daxpy((int)d, g, e->p, 1, a, 1);

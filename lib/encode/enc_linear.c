@@ -7,6 +7,14 @@ static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError
   if (!cache || o->esvm) return SLEM_ENC_NOT_MINE; /* ESVM negatives: enc_esvm.c */
   if ((cache->kind != SLEM_CACHE_LINEAR && cache->kind != SLEM_CACHE_PARTIAL) || o->alpha_set)
     return SLEM_ENC_NOT_MINE;
+  /* the classifier's omega and nu solve the loss of the negatives' own mu and Sigma */
+  if (o->mode == SLEM_ENCODE_CLASSIFIER && cache->kind == SLEM_CACHE_LINEAR &&
+      slem_cache_linear(cache)->mixed) {
+    slem_error(err, SLEM_EINVAL, "--classifier needs the negatives' own statistics: %s holds "
+               "the mixed covariance of positives and negatives (slem-negstats --mixed)",
+               slem_cache_path(cache));
+    return SLEM_ENC_REFUSED;
+  }
   return slem_encoder_refuse_kernel_options(cache, o, err);
 }
 

@@ -99,15 +99,32 @@ static void run(SlemEncoder *self, float *outf, double *outd, const double *x, s
       }
     } else {
       double q = cblas_ddot((int)d, di, 1, yi, 1);
-      double s = 2 * th / (th * q + th + 1), proj = 0;
+      double s = 2 * th / (th * q + th + 1), proj = 0, nu;
+      int big = !isfinite(th * q + th + 1);
       for (size_t j = 0; j < d; j++) {
         double w = s * yi[j];
+        big |= !isfinite(th * xi[j]);
         proj += (th * xi[j] + mu[j]) * w;
         if (of) of[j] = (float)w;
         else odd[j] = w;
       }
-      if (of) of[d] = (float)((th - 1) / (th + 1) - proj / (th + 1));
-      else odd[d] = (th - 1) / (th + 1) - proj / (th + 1);
+      nu = (th - 1) / (th + 1) - proj / (th + 1);
+      if (big) {
+        /* a theta near DBL_MAX overflowed (w = 0 and nu = 1, or NaN): the same omega and nu
+         * divided through by theta instead (only then: other thetas keep their bits) */
+        double r = 1 / th;
+        s = 2 / (q + 1 + r);
+        proj = 0;
+        for (size_t j = 0; j < d; j++) {
+          double w = s * yi[j];
+          proj += (xi[j] + mu[j] * r) * w;
+          if (of) of[j] = (float)w;
+          else odd[j] = w;
+        }
+        nu = (1 - r) / (1 + r) - proj / (1 + r);
+      }
+      if (of) of[d] = (float)nu;
+      else odd[d] = nu;
     }
   }
 }

@@ -165,6 +165,14 @@ int slem_kernel_stats_new(SlemKernelStats **self, const SlemKernel *k, const dou
     status = slem_error(err, SLEM_ENUMERIC, "kernel SLEM needs lambda > 0 (it divides by lambda^2)");
     goto done;
   }
+  /* lambda^2 beyond double (lambda > ~1e154, or below ~1e-154): every descriptor's norm
+   * under- or overflows and the descriptors come out 0 */
+  if (!isnormal(ks->info.lambda * ks->info.lambda)) {
+    status = slem_error(err, SLEM_ENUMERIC, "kernel SLEM divides by lambda^2, and lambda = %g "
+                        "puts it beyond double: give a lambda between 1e-150 and 1e150",
+                        ks->info.lambda);
+    goto done;
+  }
   memcpy(ks->mu_b, slem_stats_mean(st), r * sizeof *ks->mu_b);
   if (factor == SLEM_FACTOR_KPCA || couple) ks->negs = x;
   if (couple) ks->bneg = b, b = NULL;

@@ -22,6 +22,7 @@
 void slem_negstats_opts_init(SlemNegstatsOpts *opts) {
   memset(opts, 0, sizeof *opts);
   opts->format = SLEM_FMT_AUTO;
+  opts->pos_format = SLEM_FMT_AUTO;
   opts->lambda = -1;
   opts->lambda_rel = 1;
   opts->theta = 1;
@@ -62,14 +63,16 @@ static size_t leaf_batch(size_t rows, size_t d) {
 }
 
 /* The rows of one vector file: those of global rows [lo, hi) are added to st, read in
- * blocks (the next block read while the current one is accumulated). */
+ * blocks (the next block read while the current one is accumulated). The mixed positives
+ * (path is o->mixed itself, not a copy of its name) are read in o->pos_format. */
 static int add_file(SlemStats **st, const char *path, const SlemNegstatsOpts *o,
                     uint64_t *row, uint64_t lo, uint64_t hi, SlemNegstatsResult *res,
                     SlemError *err) {
   SlemVecReader *r = NULL;
   SlemPrefetch *pf = NULL;
   size_t d;
-  int f32, status = slem_vecreader_open(&r, path, o->format, err);
+  int f32, status = slem_vecreader_open(&r, path, path == o->mixed ? o->pos_format : o->format,
+                                        err);
   if (status) return status;
   slem_vecreader_skip_nonfinite(r, o->skip_nonfinite);
   d = slem_vecreader_dim(r);
@@ -368,7 +371,7 @@ static int linear(const char *output, const char *const *inputs, size_t n,
   if (o->depth > 1) {
     for (size_t i = 0; i < n; i++)
       if (strcmp(inputs[i], "-") != 0 && o->format == SLEM_FMT_AUTO && slem_cache_sniff(inputs[i])) {
-        st = slem_error(err, SLEM_EINVAL, "%s: a partial cache cannot make a recursive cache: "
+        st = slem_error(err, SLEM_EINVAL, "%s: a slem cache cannot make a recursive cache: "
                         "stage 2 needs the negatives themselves", inputs[i]);
         goto done;
       }
@@ -383,7 +386,8 @@ static int linear(const char *output, const char *const *inputs, size_t n,
       prov.ninputs = n + 1;
     }
     st = o->adaptive
-             ? slem_nubeta_write_cache(output, inputs, n, o->adaptive, o->format, o->block,
+             ? slem_nubeta_write_cache(output, inputs, n, o->adaptive, o->format, o->pos_format,
+                                       o->block,
                                        o->skip_nonfinite, o->depth, o->theta, o->lambda,
                                        o->lambda_rel, &prov, err)
              : slem_recursive_write_cache(output, inputs, n, o->format, o->block,

@@ -41,6 +41,9 @@ typedef struct SlemNegstatsOpts {
                             the [nu; beta] stages and adaptive theta_n of new_full_encoder.m
                             (nubeta.h) with theta; lambda absolute or lambda_rel */
   double theta;          /* adaptive: the positives' weight (default 1) */
+  SlemFormat pos_format; /* of the adaptive or mixed positives (SLEM_FMT_AUTO, the default:
+                            recognised from the extension or content; format is the
+                            negatives' only) */
   int eigen;             /* linear: also store the eigendecomposition of Sigma (whiten.h) */
   const char *mixed;     /* NULL, or with eigen a vector file of positives (not stdin): the
                             mixed covariance of SLEM_whitening.m, of the positives and the

@@ -34,6 +34,17 @@ static uint64_t stage(double *out, double *y, const double *in, size_t b, size_t
       nrm = nu * nu;
       for (size_t j = 0; j < p; j++) nrm += (cc * yi[j]) * (cc * yi[j]);
       nrm = sqrt(nrm);
+      if (nrm == 0 || isinf(nrm)) {
+        /* the squares under- or overflowed (a huge or tiny lambda: A^-1 ~ I / lambda); the
+         * norm scaled by the largest value then (only then: other rows keep their bits) */
+        double mx = fabs(nu), ss;
+        for (size_t j = 0; j < p; j++) mx = fmax(mx, fabs(cc * yi[j]));
+        if (mx > 0 && isfinite(mx)) {
+          ss = (nu / mx) * (nu / mx);
+          for (size_t j = 0; j < p; j++) ss += (cc * yi[j] / mx) * (cc * yi[j] / mx);
+          nrm = mx * sqrt(ss);
+        }
+      }
       if (nrm == 0) zeros++;
       o[0] = nrm > 0 ? nu / nrm : 0;
       for (size_t j = 0; j < p; j++) o[j + 1] = nrm > 0 ? cc * yi[j] / nrm : 0;
@@ -187,7 +198,8 @@ done:
 }
 
 int slem_nubeta_write_cache(const char *path, const char *const *inputs, size_t ninputs,
-                            const char *positives, SlemFormat fmt, size_t block, int skip,
+                            const char *positives, SlemFormat fmt, SlemFormat pos_fmt,
+                            size_t block, int skip,
                             size_t depth, double theta, double lambda, double lambda_rel,
                             const SlemProvenance *prov, SlemError *err) {
   double **mu = NULL, **ainv = NULL, *lam = NULL, *trace = NULL, *rcond = NULL;
@@ -262,7 +274,7 @@ int slem_nubeta_write_cache(const char *path, const char *const *inputs, size_t 
     pout = malloc(SLEM_NUBETA_POSITIVES * (p + 1) * sizeof *pout);
     if (!pin || !pout || !chain_init(&pos, d, s, SLEM_NUBETA_POSITIVES)) goto oom;
     pos.mu = (const double *const *)mu, pos.ainv = (const double *const *)ainv, pos.t = tp, pos.c = 2;
-    if ((status = read_through(NULL, pin, &npos, positives, fmt, SLEM_NUBETA_POSITIVES, skip,
+    if ((status = read_through(NULL, pin, &npos, positives, pos_fmt, SLEM_NUBETA_POSITIVES, skip,
                                &d, SLEM_NUBETA_POSITIVES, &pos, err)) != SLEM_OK)
       goto done;
     if (npos == 0) {

@@ -52,14 +52,16 @@ uint64_t slem_nubeta_zeros(const SlemNubeta *self);
 
 /* Computes a recursive-nubeta cache of depth >= 2 stages from the negative files
  * inputs[0..ninputs) (read once per stage; not stdin) and the first SLEM_NUBETA_POSITIVES
- * rows of the vector file positives (read once per stage), with theta > 0 and lambda >= 0
+ * rows of the vector file positives (read once per stage; the negatives in fmt, the
+ * positives in pos_fmt, SLEM_FMT_AUTO: recognised), with theta > 0 and lambda >= 0
  * absolute for every stage, or lambda < 0 and lambda_rel >= 0 relative to each stage's
  * trace; writes it to path. Errors: SLEM_EINVAL (bad arguments, stdin, no positives),
  * SLEM_EFORMAT (dimensions that differ, read errors naming the file and record),
  * SLEM_ENUMERIC (a stage's A singular, naming the stage; m = 1, where theta_n is infinite),
  * those of the cache writer, SLEM_ENOMEM. */
 int slem_nubeta_write_cache(const char *path, const char *const *inputs, size_t ninputs,
-                            const char *positives, SlemFormat fmt, size_t block, int skip,
+                            const char *positives, SlemFormat fmt, SlemFormat pos_fmt,
+                            size_t block, int skip,
                             size_t depth, double theta, double lambda, double lambda_rel,
                             const SlemProvenance *prov, SlemError *err);
 

@@ -176,7 +176,7 @@ int slem_whiten_write_cache(const char *path, struct SlemStats *stats, double la
     if ((st = slem_stats_inverse(stats, ainv, &used, lambda, lambda_rel, err)) != SLEM_OK)
       goto done;
     st = slem_cache_write_eigen(path, d, n, used, lambda >= 0 ? -1 : lambda_rel, slem_stats_trace(stats),
-                                slem_stats_rcond(stats), slem_stats_mean(stats), ainv, evals,
+                                slem_stats_rcond(stats), 0, slem_stats_mean(stats), ainv, evals,
                                 evecs, prov, err);
   } else {
     used = lambda >= 0 ? lambda : lambda_rel * slem_stats_trace(stats) / (double)d;
@@ -241,7 +241,7 @@ int slem_whiten_write_mixed_cache(const char *path, struct SlemStats *stats,
     slem_blas_par_chunks(d, 128, p_rows, &pj);
   }
   st = slem_cache_write_eigen(path, d, n, used, lambda >= 0 ? -1 : lambda_rel, trace,
-                              smin / smax, mu_pos, ainv, evals, evecs, prov, err);
+                              smin / smax, 1, mu_pos, ainv, evals, evecs, prov, err);
 done:
   free(sigma);
   free(evals);

@@ -58,17 +58,38 @@ struct SlemCachePriv {
 
 
 int slem_cache_sniff(const char *path) {
-  unsigned char buf[8];
+  unsigned char buf[SLEM_CONTAINER_FIXED_LEN];
   struct stat st;
-  int fd;
+  int fd, cache;
   ssize_t r;
   /* only a regular file can be a cache: a pipe or a FIFO (process substitution, a named
    * pipe) is neither opened nor read here, so none of its bytes is lost to the sniffing */
   if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
   if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) return 0;
-  r = read(fd, buf, 8);
+  r = read(fd, buf, sizeof buf);
+  cache = r >= 8 && slem_container_sniff(buf, 8);
+  /* a descriptor container (kind "descriptors", fmt_slem.c) holds vectors: it is read as
+   * one, not refused as a cache whose mu is missing. Anything unreadable stays a cache, for
+   * the cache reader's message. */
+  if (cache && r == (ssize_t)sizeof buf) {
+    uint32_t jl = 0;
+    uint64_t jo = 0;
+    for (int i = 3; i >= 0; i--) jl = jl << 8 | buf[20 + i];
+    for (int i = 7; i >= 0; i--) jo = jo << 8 | buf[24 + i];
+    if (jl > 0 && jl <= (1u << 24) && jo < (uint64_t)st.st_size) {
+      char *text = malloc(jl);
+      cJSON *json = NULL;
+      if (text && pread(fd, text, jl, (off_t)jo) == (ssize_t)jl &&
+          (json = cJSON_ParseWithLength(text, jl)) != NULL) {
+        const cJSON *kind = cJSON_GetObjectItemCaseSensitive(json, "kind");
+        if (cJSON_IsString(kind) && strcmp(kind->valuestring, "descriptors") == 0) cache = 0;
+      }
+      cJSON_Delete(json);
+      free(text);
+    }
+  }
   close(fd);
-  return r == 8 && slem_container_sniff(buf, 8);
+  return cache;
 }
 
 /* A stage of a kernel-recursive cache, or a view (slem_cache_kernel_view()): its sections
@@ -191,6 +212,7 @@ static int read_linear(SlemCache *c, const cJSON *json, const cJSON *sections,
                        uint64_t pay_off, uint64_t pay_len, const double *mu, SlemError *err) {
   const cJSON *lam = cJSON_GetObjectItemCaseSensitive(json, "lambda");
   const cJSON *rc = cJSON_GetObjectItemCaseSensitive(json, "rcond");
+  const cJSON *cov = cJSON_GetObjectItemCaseSensitive(json, "covariance");
   SlemCacheLinear *lin = &c->priv->lin;
   size_t d = c->d;
   int status;
@@ -199,6 +221,11 @@ static int read_linear(SlemCache *c, const cJSON *json, const cJSON *sections,
     return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid lambda",
                       c->priv->path);
   lin->lambda = lin->eigen.lambda = lam->valuedouble;
+  /* "mixed" (slem-negstats --mixed) or absent: another is a covariance this slem cannot use */
+  if (cov && !(cJSON_IsString(cov) && strcmp(cov->valuestring, "mixed") == 0))
+    return slem_error(err, SLEM_EFORMAT, "%s: the JSON header's covariance is not 'mixed', the "
+                      "one this slem knows", c->priv->path);
+  lin->mixed = cov != NULL;
   lin->mu = lin->eigen.mu = mu;
   if (cJSON_IsNumber(rc) && rc->valuedouble > 0 && rc->valuedouble <= 1) lin->rcond = rc->valuedouble;
   status = find_section(c, sections, "ainv", d, d, pay_off, pay_len, &lin->ainv, err);
@@ -882,7 +909,7 @@ int slem_cache_kernel_view(SlemCache **self, const char *name, size_t d, uint64_
 }
 
 int slem_cache_write_eigen(const char *path, size_t d, uint64_t n, double lambda,
-                           double lambda_rel, double trace_sigma, double rcond,
+                           double lambda_rel, double trace_sigma, double rcond, int mixed,
                            const double *mu, const double *ainv, const double *evals,
                            const double *evecs, const SlemProvenance *prov, SlemError *err) {
   cJSON *meta = meta_new("linear", d, n);
@@ -894,6 +921,7 @@ int slem_cache_write_eigen(const char *path, size_t d, uint64_t n, double lambda
   if (lambda_rel >= 0) cJSON_AddNumberToObject(meta, "lambda_rel", lambda_rel);
   cJSON_AddNumberToObject(meta, "trace_sigma", trace_sigma);
   if (rcond > 0) cJSON_AddNumberToObject(meta, "rcond", rcond);
+  if (mixed) cJSON_AddStringToObject(meta, "covariance", "mixed");
   add_provenance(meta, prov);
   status = write_cache(path, meta, sec, 4, err);
   cJSON_Delete(meta);

@@ -70,10 +70,13 @@ typedef struct SlemCacheEigen {
 
 /* What a linear cache holds: mu(d), ainv(d, d) = (Sigma + lambda I)^-1, symmetric, and
  * rcond, the reciprocal condition number of A (0: not recorded); eigen.neig is 0 and its
- * sections NULL unless the cache stores its eigendecomposition. */
+ * sections NULL unless the cache stores its eigendecomposition. mixed: 1 when Sigma is not
+ * the negatives' own (slem-negstats --mixed: mu the positives' mean), so that what assumes
+ * the negatives' 1/n statistics (--basic, --classifier) can refuse it. */
 typedef struct SlemCacheLinear {
   double lambda;
   double rcond;
+  int mixed;
   const double *mu;
   const double *ainv;
   SlemCacheEigen eigen;
@@ -247,9 +250,13 @@ int slem_cache_kernel_view(SlemCache **self, const char *name, size_t d, uint64_
  * sections evals(d) and evecs(d, d), the eigenpairs of Sigma (largest first, row k the
  * k-th eigenvector); readers that do not know them ignore them. Kind "pca" holds
  * mu(d), evals(R) and evecs(R, d), the top R eigenpairs of Sigma, with lambda,
- * trace_sigma and variance_kept = sum evals / trace_sigma in its JSON header. */
+ * trace_sigma and variance_kept = sum evals / trace_sigma in its JSON header.
+ * mixed: Sigma is the covariance of positives and negatives together and mu the positives'
+ * mean (slem-negstats --eigen --mixed; "covariance": "mixed" in the header, read back as
+ * SlemCacheLinear.mixed); 0 for the negatives' own statistics (no such member: the caches
+ * of before). */
 int slem_cache_write_eigen(const char *path, size_t d, uint64_t n, double lambda,
-                           double lambda_rel, double trace_sigma, double rcond,
+                           double lambda_rel, double trace_sigma, double rcond, int mixed,
                            const double *mu, const double *ainv, const double *evals,
                            const double *evecs, const SlemProvenance *prov, SlemError *err);
 int slem_cache_write_pca(const char *path, size_t d, uint64_t n, size_t rank, double lambda,
@@ -278,8 +285,9 @@ int slem_cache_write_recursive(const char *path, size_t d, uint64_t n, size_t de
                                const double *const *mu, const double *const *ainv,
                                const SlemProvenance *prov, SlemError *err);
 
-/* 1 when path is a regular file whose first bytes are the cache magic (0 also when it
- * cannot be read; a pipe or FIFO is not opened, so no byte of it is consumed). */
+/* 1 when path is a regular file whose first bytes are the container magic and which is not
+ * a descriptor container (JSON kind "descriptors": vectors; 0 also when it cannot be read;
+ * a pipe or FIFO is not opened, so no byte of it is consumed). */
 int slem_cache_sniff(const char *path);
 
 #endif
