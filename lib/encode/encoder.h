@@ -3,10 +3,11 @@
  * explicit kernel descriptors or kernel projections).
  *
  * Each encoder is one file lib/enc_NAME.c defining `const SlemEncoderOps slem_enc_NAME`,
- * and one line X(NAME) in SLEM_ENCODERS (encoder.c). slem_encoder_choose() asks every
- * encoder of the table whether it takes the cache and the options; at most one does (their
- * accepts() look at disjoint kinds and options, so the table's order decides nothing), or
- * the one whose cache it is refuses the combination with a message. The stream
+ * and one line X(NAME) in SLEM_ENCODERS (encoder.c). slem_encoder_choose() asks the
+ * encoders of the table in turn whether they take the cache and the options; the first that
+ * takes them, or refuses the combination with a message, decides. Their accepts() look at
+ * disjoint kinds and options, so the order decides nothing, with one exception: basic
+ * (--basic) is an option of any cache, which only enc_basic.c looks at, so it comes first. The stream
  * (encstream.c) then drives the ops alone: no code outside an encoder's file tests the
  * cache's kind to encode.
  *
