@@ -130,6 +130,24 @@ static void fit_memory_limit(void) {
   free(argv);
 }
 
+/* Between two BLAS calls OpenBLAS's idle threads spin (calling sched_yield) for 2^28 clock
+ * cycles, about 0.1 s, before they sleep: during slem's own parallel phases (the selection of
+ * slem-match, the widening of negstats, the encode writer) they take the cores from slem's
+ * threads. Unless the user set OPENBLAS_THREAD_TIMEOUT, it is set to 2^20 cycles (under a
+ * millisecond: still spinning between the BLAS calls of one loop) and the pool restarted to
+ * take it, unless an address-space limit is set. Time only: no result depends on it
+ * (docs/performance.md). */
+static void quiet_blas_pool(void) {
+  const char *t = getenv("OPENBLAS_THREAD_TIMEOUT");
+  struct rlimit rl;
+  if (t && *t) return;
+  /* under an address-space limit a restarted pool can find no room for its threads, and
+   * OpenBLAS then retries for ever: the pool is left as it started (fit_memory_limit()) */
+  if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur != RLIM_INFINITY) return;
+  if (setenv("OPENBLAS_THREAD_TIMEOUT", "20", 1) != 0) return;
+  slem_blas_restart_pool();
+}
+
 /* A cron job or a careless parent may start the tool with fd 0, 1 or 2 closed: the first
  * file the tool opens would then take that number and be read as the queries or written
  * over as the output. Each closed one of the three is reopened on /dev/null before any
@@ -156,6 +174,7 @@ void cli_init(const char *name) {
   prog = slash ? slash + 1 : name;
   sde = getenv("SOURCE_DATE_EPOCH"); /* reproducible caches: their provenance time */
   if (sde && *sde) slem_cache_set_time(1, (int64_t)strtoll(sde, NULL, 10));
+  quiet_blas_pool();
   fit_memory_limit();
   choose_blas_core();
   check_blas_pin();

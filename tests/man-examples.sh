@@ -27,6 +27,18 @@ else
   echo "FAIL: man/slem-sbatch.1 is out of date with man/slem-parallel.1 (make man/slem-sbatch.1)"
   fail=$((fail + 1))
 fi
+# every page renders without a groff warning (a line that starts with '.' or "'" is taken
+# as a request, and its text vanishes from the page); skipped where groff is absent
+if command -v groff >/dev/null 2>&1; then
+  for page in "$@"; do
+    if w=$(groff -man -ww -Tutf8 "$page" 2>&1 >/dev/null) && [ -z "$w" ]; then
+      pass=$((pass + 1))
+    else
+      echo "FAIL: $page: groff warns: $w"
+      fail=$((fail + 1))
+    fi
+  done
+fi
 for page in "$@"; do
   # a page that is another's (.so, or generated from it) has that page's examples
   case $(head -n 1 "$page") in .so\ *|'.\" Generated from '*) continue ;; esac

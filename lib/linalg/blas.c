@@ -36,6 +36,20 @@ void slem_blas_warm(void) {
   free(a);
 }
 
+/* OpenBLAS's pthread build exports these (not in its headers): the environment read again,
+ * and its pool of threads stopped and started, which is when the pool takes the timeout.
+ * Looked up at run time, so that another build (OpenMP, another CBLAS) only skips it. */
+int slem_blas_restart_pool(void) {
+  void (*read_env)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "openblas_read_env");
+  int (*shutdown)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "blas_thread_shutdown_");
+  int (*init)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "blas_thread_init");
+  if (!read_env || !shutdown || !init) return 0;
+  read_env();
+  shutdown();
+  init();
+  return 1;
+}
+
 int slem_blas_threads(void) {
   return openblas_get_num_threads ? openblas_get_num_threads() : 1;
 }

@@ -29,6 +29,13 @@ const char *slem_blas_corename(void);
  * allocations can leave no room for them (OpenBLAS retries for ever when it finds none). */
 void slem_blas_warm(void);
 
+/* Stops OpenBLAS's pool of threads and starts it again after OpenBLAS has read the
+ * environment once more, so that a variable set since the library was loaded (the caller's
+ * setenv of OPENBLAS_THREAD_TIMEOUT) takes effect. Call it before any other thread runs and
+ * before any BLAS work. Returns 1 when done, 0 when the BLAS is not OpenBLAS's pthread build
+ * (nothing changed). */
+int slem_blas_restart_pool(void);
+
 /* The threads the BLAS runs with now (OpenBLAS's count; 1 for another CBLAS). */
 int slem_blas_threads(void);
 
