@@ -53,7 +53,7 @@ import sys
 
 import numpy as np
 
-from vecfiles import read_fvecs
+from vecfiles import read_fvecs, write_ranking
 
 
 def sqdist(a, b):
@@ -158,11 +158,7 @@ def main():
         enc, neg = stage(neg, g, fac, rmax, lam_rel, matlab)
         q, db = enc(q), enc(db)
     simi = q @ db.T
-    out = sys.stdout
-    for i in range(q.shape[0]):
-        order = np.lexsort((np.arange(db.shape[0]), -simi[i]))[:k]
-        for rank, j in enumerate(order, 1):
-            out.write("%d\t%d\t%d\t%.9g\n" % (i, rank, j, np.float32(simi[i, j])))
+    write_ranking(sys.stdout, simi, k)
 
 
 if __name__ == "__main__":

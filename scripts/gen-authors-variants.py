@@ -47,7 +47,7 @@ import sys
 
 import numpy as np
 
-from vecfiles import read_fvecs
+from vecfiles import read_fvecs, write_ranking
 
 
 def hellinger_dot(a, b):
@@ -143,11 +143,7 @@ def main():
                 whitening_mixed(neg, db, db, float(par), lam).T)
     else:
         sys.exit("gen-authors-variants.py: hellinger-dot, basic, mixed or nubeta, not " + mode)
-    out = sys.stdout
-    for i in range(q.shape[0]):
-        order = np.lexsort((np.arange(db.shape[0]), -simi[i]))[:k]
-        for rank, j in enumerate(order, 1):
-            out.write("%d\t%d\t%d\t%.9g\n" % (i, rank, j, np.float32(simi[i, j])))
+    write_ranking(sys.stdout, simi, k)
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ import sys
 
 import numpy as np
 
-from vecfiles import read_fvecs, write_fvecs
+from vecfiles import read_fvecs, write_fvecs, write_ranking
 
 
 def rbf(a, b, gamma):
@@ -105,11 +105,7 @@ def main():
         simi = omega.T @ vd + nu[:, None]
     else:
         sys.exit("gen-authors.py: couple or classifier, not " + mode)
-    out = sys.stdout
-    for i in range(q.shape[0]):
-        order = np.lexsort((np.arange(db.shape[0]), -simi[i]))[:k]
-        for rank, j in enumerate(order, 1):
-            out.write("%d\t%d\t%d\t%.9g\n" % (i, rank, j, np.float32(simi[i, j])))
+    write_ranking(sys.stdout, simi, k)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""fvecs files for the Python generators and benchmarks in scripts/ (one copy of the format).
+"""fvecs files for the Python generators and benchmarks in scripts/ (one copy of the format),
+and the rankings of the reference scripts as slem-match's tsv writes them.
 
 fvecs: per record, int32 d (little-endian), then d float32 values. The scripts import this
 module from their own directory (Python puts a script's directory first on sys.path).
@@ -29,3 +30,12 @@ def read_fvecs(path, dtype=np.float64):
         return np.empty((0, 0), dtype=dtype)
     d = int(raw[:1].view("<i4")[0])
     return raw.reshape(-1, d + 1)[:, 1:].astype(dtype, copy=False)
+
+
+def write_ranking(out, simi, k):
+    """The top k of each row of simi(queries, database) as slem-match's tsv: query, rank,
+    row, score (%.9g of the float32); ties by the lower row, as slem-match breaks them."""
+    for i in range(simi.shape[0]):
+        order = np.lexsort((np.arange(simi.shape[1]), -simi[i]))[:k]
+        for rank, j in enumerate(order, 1):
+            out.write("%d\t%d\t%d\t%.9g\n" % (i, rank, j, np.float32(simi[i, j])))
