@@ -578,7 +578,8 @@ START_TEST(sink_format_is_emit) {
       ck_assert_int_eq(sb, sa);
       if (sa) ck_assert_str_eq(eb.msg, ea.msg);
       ck_assert_msg(a.out.len > 0 || fails[f] == 0, "-t %d: nothing written", ts[t]);
-      ck_assert_msg(a.out.len == b.out.len && memcmp(a.out.text, b.out.text, a.out.len) == 0,
+      ck_assert_msg(a.out.len == b.out.len &&
+                        (a.out.len == 0 || memcmp(a.out.text, b.out.text, a.out.len) == 0),
                     "-t %d, failing at %llu: the formatted text differs from emit's (%zu and "
                     "%zu bytes)", ts[t], (unsigned long long)fails[f], b.out.len, a.out.len);
       slem_textbuf_free(&a.out);
