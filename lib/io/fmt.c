@@ -103,3 +103,11 @@ size_t slem_fmt_g9_layout(char *out, const char *s, int ns, int x) {
   }
   return (size_t)(p - out);
 }
+
+char *slem_fmt_u64(char *out, uint64_t v) {
+  char t[24];
+  int n = 0;
+  do t[n++] = (char)('0' + v % 10); while ((v /= 10) != 0);
+  while (n) *out++ = t[--n];
+  return out;
+}

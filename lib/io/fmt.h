@@ -5,6 +5,7 @@
 #define SLEM_FMT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define SLEM_FMT_G9_MAX 32
 
@@ -19,5 +20,9 @@ int slem_fmt_g9(char *out, float v);
  * without sign or NUL; returns the length written to out. slem_fmt_g9() and slem-merge's
  * check of a score's text (mergefast.c) share it. Cannot fail. */
 size_t slem_fmt_g9_layout(char *out, const char *s, int ns, int x);
+
+/* Writes the decimal digits of v (no sign, no NUL, at most 20 characters) at out; returns
+ * the end. The ranking formats' ranks and rows. Cannot fail. */
+char *slem_fmt_u64(char *out, uint64_t v);
 
 #endif

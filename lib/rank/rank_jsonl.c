@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "mergefmt.h"
 #include "rankfmt.h"
 
@@ -50,15 +51,6 @@ static int json_plain(const char *s, size_t *len) {
   return 1;
 }
 
-/* The decimal of v at p; returns the end. */
-static char *put_u64(char *p, uint64_t v) {
-  char t[24];
-  int n = 0;
-  do t[n++] = (char)('0' + v % 10); while ((v /= 10) != 0);
-  while (n) *p++ = t[--n];
-  return p;
-}
-
 /* The line of cJSON_PrintUnformatted() written by hand, where its bytes are plain: strings
  * that need no escape, numbers it prints with "%d" (below 2^31); else through cJSON. */
 static int format(const SlemRankWriter *w, const char *qid, const SlemRankEntry *e, size_t n,
@@ -82,14 +74,14 @@ static int format(const SlemRankWriter *w, const char *qid, const SlemRankEntry 
     if (!(p = slem_textbuf_room(buf, ld + ls + 96))) goto nomem;
     if (i) *p++ = ',';
     memcpy(p, "{\"rank\":", 8);
-    p = put_u64(p + 8, (uint64_t)i + 1);
+    p = slem_fmt_u64(p + 8, (uint64_t)i + 1);
     memcpy(p, ",\"id\":\"", 7);
     memcpy(p + 7, e[i].id, ld);
     p += 7 + ld;
     *p++ = '"';
     if (e[i].row >= 0) {
       memcpy(p, ",\"row\":", 7);
-      p = put_u64(p + 7, (uint64_t)e[i].row);
+      p = slem_fmt_u64(p + 7, (uint64_t)e[i].row);
     }
     memcpy(p, ",\"score\":", 9);
     memcpy(p + 9, e[i].score_text, ls);

@@ -3,19 +3,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "mergefmt.h"
 #include "rankfmt.h"
 
 static int sniff(const char *line) { return strchr(line, '\t') && !strchr(line, ' ') ? 2 : 0; }
-
-/* The decimal of v at p; returns the end. */
-static char *put_size(char *p, size_t v) {
-  char t[24];
-  int n = 0;
-  do t[n++] = (char)('0' + v % 10); while ((v /= 10) != 0);
-  while (n) *p++ = t[--n];
-  return p;
-}
 
 static int format(const SlemRankWriter *w, const char *qid, const SlemRankEntry *e, size_t n,
                   SlemTextBuf *buf, SlemError *err) {
@@ -30,7 +22,7 @@ static int format(const SlemRankWriter *w, const char *qid, const SlemRankEntry 
     memcpy(p, qid, lq);
     p += lq;
     *p++ = '\t';
-    p = put_size(p, i + 1);
+    p = slem_fmt_u64(p, (uint64_t)i + 1);
     *p++ = '\t';
     memcpy(p, did, ld);
     p += ld;
