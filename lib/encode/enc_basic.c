@@ -127,4 +127,5 @@ static void counts(const void *self, SlemEncStreamResult *res) {
 }
 
 const SlemEncoderOps slem_enc_basic = {"basic", accepts, new_, out_dim, run, counts, NULL,
-                                       free_};
+                                       free_,
+    NULL, NULL};

@@ -43,6 +43,14 @@ static int run(void *self, void *y, const double *x, size_t b, const char *name,
   return SLEM_OK;
 }
 
+static int takes_f32(const void *self) { return slem_encoder_takes_f32(self); }
+
+static int run_f32(void *self, void *y, float *x, size_t b, const char *name,
+                   uint64_t first_record, SlemError *err) {
+  slem_encoder_run_f32(self, y, x, b);
+  return SLEM_OK;
+}
+
 static void counts(const void *self, SlemEncStreamResult *res) {
   res->zeros += slem_encoder_zeros(self);
 }
@@ -50,4 +58,4 @@ static void counts(const void *self, SlemEncStreamResult *res) {
 static void free_(void *self) { slem_encoder_free(self); }
 
 const SlemEncoderOps slem_enc_linear = {"linear", accepts, new_, out_dim, run, counts, NULL,
-                                        free_};
+                                        free_, takes_f32, run_f32};

@@ -41,4 +41,5 @@ static void counts(const void *self, SlemEncStreamResult *res) {
 static void free_(void *self) { slem_nubeta_free(self); }
 
 const SlemEncoderOps slem_enc_nubeta = {"nubeta", accepts, new_, out_dim, run, counts, NULL,
-                                        free_};
+                                        free_,
+    NULL, NULL};

@@ -38,4 +38,5 @@ static void counts(const void *self, SlemEncStreamResult *res) {
 static void free_(void *self) { slem_recursive_free(self); }
 
 const SlemEncoderOps slem_enc_recursive = {"recursive", accepts, new_, out_dim, run, counts,
-                                           NULL, free_};
+                                           NULL, free_,
+    NULL, NULL};

@@ -17,8 +17,9 @@ struct SlemEncoder {
   size_t max_rows;
   double *delta;  /* delta(max_rows, d) */
   double *y;      /* y(max_rows, d) */
-  float *ainv_f;  /* single precision: ainv_f(d, d), delta_f and y_f(max_rows, d) */
-  float *delta_f, *y_f;
+  float *ainv_f;  /* single precision: ainv_f(d, d), delta_f(max_rows, d) (x - mu of double
+                     rows; float rows become their own delta) */
+  float *delta_f;
   uint64_t zeros;
 };
 
@@ -55,7 +56,6 @@ void slem_encoder_free(SlemEncoder *self) {
   free(self->y);
   free(self->ainv_f);
   free(self->delta_f);
-  free(self->y_f);
   free(self);
 }
 
@@ -139,8 +139,7 @@ int slem_encoder_set_precision(SlemEncoder *self, SlemPrecision p, SlemPrecision
   if (p == SLEM_PRECISION_SINGLE && !self->ainv_f) {
     self->ainv_f = slem_mem_alloc_large(d * d * sizeof *self->ainv_f);
     self->delta_f = slem_mem_alloc_large(self->max_rows * d * sizeof *self->delta_f);
-    self->y_f = slem_mem_alloc_large(self->max_rows * d * sizeof *self->y_f);
-    if (!self->ainv_f || !self->delta_f || !self->y_f)
+    if (!self->ainv_f || !self->delta_f)
       return slem_error(err, SLEM_ENOMEM, "out of memory for float32 buffers");
     /* scaled to a largest entry of 1, so that no scale of the data underflows or
      * overflows float32; the descriptor is normalised, so the direction is unchanged */
@@ -152,41 +151,48 @@ int slem_encoder_set_precision(SlemEncoder *self, SlemPrecision p, SlemPrecision
   if (p == SLEM_PRECISION_DOUBLE) {
     free(self->ainv_f);
     free(self->delta_f);
-    free(self->y_f);
     self->ainv_f = NULL;
-    self->delta_f = self->y_f = NULL;
+    self->delta_f = NULL;
   }
   if (chosen) *chosen = p;
   return SLEM_OK;
 }
 
-/* Unit descriptors with one sgemm per chunk: x - mu in double, scaled to a largest entry
- * of 1 and rounded once to float32. Rows [lo, hi) of the block. */
-static void run_single(SlemEncoder *self, float *out, const double *x, size_t lo, size_t hi) {
+/* Row i of a block's x - mu, in double, scaled to a largest entry of 1 and rounded once
+ * to float32 into delta (which may be xf itself: each entry is read before it is
+ * written). The row is xd's when xd is not NULL, else xf's (float32, widened exactly). */
+static void delta_row(float *delta, const double *xd, const float *xf, const double *mu,
+                      size_t d) {
+  double m = 0, s;
+  for (size_t j = 0; j < d; j++) {
+    double a = fabs((xd ? xd[j] : (double)xf[j]) - mu[j]);
+    m = a > m ? a : m;
+  }
+  s = m > 0 ? 1 / m : 1;
+  for (size_t j = 0; j < d; j++) delta[j] = (float)(((xd ? xd[j] : (double)xf[j]) - mu[j]) * s);
+}
+
+/* Unit descriptors with one sgemm per chunk: the chunk's deltas (delta_row), their product
+ * with A^-1 straight into out, each row then normalised in place. Rows [lo, hi) of the
+ * block, whose rows are xd (double) or xf (float32, overwritten by their deltas). The
+ * same bits from either: a float32 widens exactly, and the sgemm sees the same deltas. */
+static void run_single(SlemEncoder *self, float *out, const double *xd, float *xf, size_t lo,
+                       size_t hi) {
   size_t d = self->cache->d, b = hi - lo;
   const double *mu = self->lin->mu;
-  float *delta = self->delta_f + lo * d, *y = self->y_f + lo * d;
+  float *delta = xf ? xf + lo * d : self->delta_f + lo * d, *y = out + lo * d;
   if (b == 0) return;
-  x += lo * d;
-  out += lo * d;
-  for (size_t i = 0; i < b; i++) {
-    double m = 0, s;
-    for (size_t j = 0; j < d; j++) {
-      double a = fabs(x[i * d + j] - mu[j]);
-      m = a > m ? a : m;
-    }
-    s = m > 0 ? 1 / m : 1;
-    for (size_t j = 0; j < d; j++) delta[i * d + j] = (float)((x[i * d + j] - mu[j]) * s);
-  }
+  for (size_t i = 0; i < b; i++)
+    delta_row(delta + i * d, xd ? xd + (lo + i) * d : NULL, xd ? NULL : delta + i * d, mu, d);
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, (int)d, (int)d, 1.0f, delta,
               (int)d, self->ainv_f, (int)d, 0.0f, y, (int)d);
   for (size_t i = 0; i < b; i++) {
-    const float *yi = y + i * d;
+    float *yi = y + i * d;
     double ss = 0, s;
     for (size_t j = 0; j < d; j++) ss += (double)yi[j] * yi[j];
     s = ss > 0 ? 1 / sqrt(ss) : 0;
     if (ss == 0) __atomic_fetch_add(&self->zeros, 1, __ATOMIC_RELAXED);
-    for (size_t j = 0; j < d; j++) out[i * d + j] = (float)(yi[j] * s);
+    for (size_t j = 0; j < d; j++) yi[j] = (float)(yi[j] * s);
   }
 }
 
@@ -195,21 +201,31 @@ typedef struct EncJob {
   float *outf;
   double *outd;
   const double *x;
+  float *xf;
 } EncJob;
 
 static void run_chunk(void *ctx, size_t lo, size_t hi) {
   EncJob *j = ctx;
-  if (j->outf && j->self->ainv_f) run_single(j->self, j->outf, j->x, lo, hi);
+  if (j->outf && j->self->ainv_f) run_single(j->self, j->outf, j->x, j->xf, lo, hi);
   else run(j->self, j->outf, j->outd, j->x, lo, hi);
 }
 
 void slem_encoder_run(SlemEncoder *self, float *y, const double *x, size_t b) {
-  EncJob j = {self, y, NULL, x};
+  EncJob j = {self, y, NULL, x, NULL};
+  slem_blas_par_chunks(b, ENC_CHUNK, run_chunk, &j);
+}
+
+int slem_encoder_takes_f32(const SlemEncoder *self) {
+  return self->ainv_f != NULL && self->mode == SLEM_ENCODE_UNIT;
+}
+
+void slem_encoder_run_f32(SlemEncoder *self, float *y, float *x, size_t b) {
+  EncJob j = {self, y, NULL, NULL, x};
   slem_blas_par_chunks(b, ENC_CHUNK, run_chunk, &j);
 }
 
 void slem_encoder_run_f64(SlemEncoder *self, double *y, const double *x, size_t b) {
-  EncJob j = {self, NULL, y, x};
+  EncJob j = {self, NULL, y, x, NULL};
   slem_blas_par_chunks(b, ENC_CHUNK, run_chunk, &j);
 }
 

@@ -56,6 +56,15 @@ int slem_encode_precision_parse(SlemPrecision *p, const char *name);
 int slem_encoder_set_precision(SlemEncoder *self, SlemPrecision p, SlemPrecision *chosen,
                                SlemError *err);
 
+/* Whether slem_encoder_run_f32() applies: unit descriptors computed in float32 (the
+ * precision chosen is single). Cannot fail. */
+int slem_encoder_takes_f32(const SlemEncoder *self);
+
+/* slem_encoder_run() on rows given as float32 (rows that a double would hold exactly): the
+ * same descriptors, bit for bit, without widening the block. x is overwritten (its rows'
+ * deltas). Only when slem_encoder_takes_f32(). Cannot fail. */
+void slem_encoder_run_f32(SlemEncoder *self, float *y, float *x, size_t b);
+
 /* The same in float64, for callers that keep full precision (tests, the classifier). */
 void slem_encoder_run_f64(SlemEncoder *self, double *y, const double *x, size_t b);
 

@@ -62,6 +62,14 @@ typedef struct SlemEncoderOps {
   void (*describe)(const void *self, SlemDescMeta *m);
   /* Frees a state from new_(); accepts NULL. */
   void (*free)(void *self);
+  /* Optional (NULL: never): whether this state encodes rows given as float32 (run_f32),
+   * and run_f32, which must give run()'s rows bit for bit when x holds float32 values
+   * that the double rows would hold exactly; x is scratch (it may be overwritten). The
+   * stream then reads inputs whose values float32 holds exactly
+   * (slem_vecreader_f32_exact()) as float32, without widening them. */
+  int (*takes_f32)(const void *self);
+  int (*run_f32)(void *self, void *y, float *x, size_t b, const char *name,
+                 uint64_t first_record, SlemError *err);
 } SlemEncoderOps;
 
 /* The encoder of the table that takes cache with opts, in *ops (static, never freed).

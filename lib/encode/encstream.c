@@ -121,7 +121,7 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
                                               one computed while the other is written */
   int cur = 0;
   double t_start = slem_now(), t0;
-  int f64 = 0;
+  int f64 = 0, f32 = 0; /* f32: the rows are read as float32 (ops->run_f32) */
   SlemFormat ofmt = o->format;
   uint64_t lo = 0, hi = UINT64_MAX, row = 0; /* the rows to encode, and the next row read */
   int64_t count = slem_vecreader_count(r);
@@ -187,7 +187,8 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
   }
   y = ybuf[0];
   wj = (WriteJob){w, f64};
-  if ((st = slem_prefetch_new(&pf, r, block, 0, err)) != SLEM_OK ||
+  f32 = !o->groups && ops->takes_f32 && ops->takes_f32(enc) && slem_vecreader_f32_exact(r);
+  if ((st = slem_prefetch_new(&pf, r, block, f32, err)) != SLEM_OK ||
       (!o->groups && (st = slem_writeback_new(&wb, write_job, &wj, err)) != SLEM_OK))
     goto done;
   /* from here the reader belongs to the prefetch thread: records are counted here */
@@ -216,7 +217,8 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
     }
     t0 = slem_now();
     y = ybuf[cur];
-    st = ops->run(enc, y, rows, all, slem_vecreader_name(r), row - all + 1, err);
+    st = f32 ? ops->run_f32(enc, y, rows, all, slem_vecreader_name(r), row - all + 1, err)
+             : ops->run(enc, y, rows, all, slem_vecreader_name(r), row - all + 1, err);
     res->phases.compute += slem_now() - t0;
     /* written on the writing thread while the next block is read and encoded */
     if (st != SLEM_OK ||

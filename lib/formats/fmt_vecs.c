@@ -87,12 +87,18 @@ static int open_vecs(SlemVecReader *r, SlemError *err) {
 
 static int write_fvecs(SlemVecWriter *w, const float *x, size_t n, SlemError *err) {
   FILE *fp = slem_out_file(w->out);
-  size_t d = w->d;
+  size_t d = w->d, len = 4 + 4 * d;
   int32_t d32 = (int32_t)d;
-  memcpy(w->rec, &d32, 4);
-  for (size_t i = 0; i < n; i++) {
-    memcpy(w->rec + 4, x + i * d, 4 * d);
-    if (fwrite(w->rec, 1, 4 + 4 * d, fp) != 4 + 4 * d) return slem_vfmt_write_error(w, err);
+  /* records assembled rec_rows at a time, each group one fwrite (as large as the stream's
+   * buffer, so that it goes to write(2) without a second copy) */
+  for (size_t i = 0; i < n;) {
+    size_t g = n - i < w->rec_rows ? n - i : w->rec_rows;
+    for (size_t r = 0; r < g; r++) {
+      memcpy(w->rec + r * len, &d32, 4);
+      memcpy(w->rec + r * len + 4, x + (i + r) * d, 4 * d);
+    }
+    if (fwrite(w->rec, 1, g * len, fp) != g * len) return slem_vfmt_write_error(w, err);
+    i += g;
   }
   return SLEM_OK;
 }

@@ -251,31 +251,47 @@ struct SlemOut {
   int is_stdout;
   int slot;
   char *buf;      /* fp's buffer */
+  uint64_t unkicked; /* bytes written since the last sync_file_range() */
 };
+
+/* Bytes written between two starts of the write-back of a temporary (kick()). */
+#define KICK_BYTES ((uint64_t)8 << 20)
+
+/* Starts writing a temporary's dirty pages to its disk, without waiting: the fsync() of the
+ * commit then finds most of the file written instead of writing it all at the end. Best
+ * effort (a file system without it, an error): the fsync() decides. */
+static void kick(SlemOut *o, size_t n) {
+  o->unkicked += n;
+  if (!o->tmp || o->unkicked < KICK_BYTES) return;
+  o->unkicked = 0;
+  (void)sync_file_range(o->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+}
 
 /* The stream of a file output writes through these, so that every byte goes through
  * write(2) here, with partial writes and EINTR handled, rather than through stdio's
- * internal calls (which a fault-injection shim could not reach). */
+ * internal calls (which a fault-injection shim could not reach). The cookie is the
+ * SlemOut. */
 static ssize_t cookie_write(void *c, const char *buf, size_t n) {
-  int fd = *(int *)c;
+  SlemOut *o = c;
   size_t done = 0;
   while (done < n) {
-    ssize_t w = write(fd, buf + done, n - done);
+    ssize_t w = write(o->fd, buf + done, n - done);
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) return done > 0 ? (ssize_t)done : -1;
     done += (size_t)w;
   }
+  kick(o, done);
   return (ssize_t)done;
 }
 
 static int cookie_seek(void *c, off64_t *pos, int whence) {
-  off_t r = lseek(*(int *)c, (off_t)*pos, whence);
+  off_t r = lseek(((SlemOut *)c)->fd, (off_t)*pos, whence);
   if (r < 0) return -1;
   *pos = r;
   return 0;
 }
 
-static int cookie_close(void *c) { return close(*(int *)c); }
+static int cookie_close(void *c) { return close(((SlemOut *)c)->fd); }
 
 /* Bytes of a file output's buffer: a write(2) per MiB (glibc ignores the size that
  * setvbuf() is given without a buffer, and wrote 8 KiB at a time). */
@@ -284,7 +300,7 @@ static int cookie_close(void *c) { return close(*(int *)c); }
 /* A buffered stream over o->fd (stdio's own buffer when there is no memory for ours). */
 static FILE *open_stream(SlemOut *o) {
   cookie_io_functions_t io = {NULL, cookie_write, cookie_seek, cookie_close};
-  FILE *fp = fopencookie(&o->fd, "w", io);
+  FILE *fp = fopencookie(o, "w", io);
   if (fp && (o->buf = malloc(OUT_BUFFER)) != NULL) setvbuf(fp, o->buf, _IOFBF, OUT_BUFFER);
   return fp;
 }
