@@ -194,6 +194,19 @@ awk -v NQ=$NQ 'FNR <= 10 { k[FNR - 1] = $0 } {
   for (i = 1; i <= NF; i++) if ($i - w[i] > 1e-6 || w[i] - $i > 1e-6) { print "line " FNR ": " $0; bad = 1; exit }
 } END { if (!bad && NR != NQ) { print NR " lines"; bad = 1 } exit bad }' "$T/enc.txt" >"$T/diff" && ok || bad "encode: $(cat "$T/diff")"
 [ "$(head -n 10 "$T/enc.txt" | sort -u | wc -l)" = 10 ] && ok || bad "encode: not 10 distinct descriptors"
+# float32 rows are encoded as float32 (no widening: the deltas formed in place): the same
+# descriptors, bit for bit, as the same values read as text (widened to double), over 5 000
+# rows (several blocks) at -t 1 and -t 2; od prints each float so that it reads back exactly
+DG=$TOP/testdata/digits/database.fvecs
+for i in 1 2 3 4 5; do cat "$DG"; done >"$T/dg5.fvecs"
+od -An -v -t f4 -w260 "$T/dg5.fvecs" | awk '{ $1 = ""; sub(/^ /, ""); print }' >"$T/dg5.txt"
+check "negstats, digits" slem-negstats -q -o "$T/dg.slem" "$DG"
+for t in 1 2; do
+  check "encode float32 -t $t" slem-encode -q -t $t --precision single -c "$T/dg.slem" -o "$T/dg32.$t.fvecs" "$T/dg5.fvecs"
+  check "encode text -t $t" slem-encode -q -t $t --precision single -c "$T/dg.slem" -f text -o "$T/dg64.$t.fvecs" "$T/dg5.txt"
+  cmp -s "$T/dg32.$t.fvecs" "$T/dg64.$t.fvecs" && ok || bad "encode -t $t: float32 rows give other descriptors than the same values as text"
+done
+[ "$(wc -c <"$T/dg32.1.fvecs")" = 1300000 ] && ok || bad "encode: not 5 000 descriptors of 64"
 # slem-esvm, 10 000 exemplars (reads of 256): equal exemplars give equal rows, bit for bit,
 # whatever the block, the thread count and the row
 head -n 100 "$T/neg.txt" >"$T/neg100.txt"
