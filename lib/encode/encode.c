@@ -144,7 +144,10 @@ int slem_encoder_set_precision(SlemEncoder *self, SlemPrecision p, SlemPrecision
     /* scaled to a largest entry of 1, so that no scale of the data underflows or
      * overflows float32; the descriptor is normalised, so the direction is unchanged */
     double amax = 0, s;
-    for (size_t i = 0; i < d * d; i++) amax = fmax(amax, fabs(self->lin->ainv[i]));
+    for (size_t i = 0; i < d * d; i++) {
+      double a = fabs(self->lin->ainv[i]);
+      amax = a > amax ? a : amax;
+    }
     s = amax > 0 ? 1 / amax : 1;
     for (size_t i = 0; i < d * d; i++) self->ainv_f[i] = (float)(self->lin->ainv[i] * s);
   }
@@ -158,18 +161,68 @@ int slem_encoder_set_precision(SlemEncoder *self, SlemPrecision p, SlemPrecision
   return SLEM_OK;
 }
 
+/* The row loops of the float32 path, vectorised where the CPU has AVX2 (a clone each,
+ * chosen when the program loads). Every value is that of the plain loops on any CPU: the
+ * operations are element by element (neither clone may use FMA, which AVX2 does not
+ * include), a maximum does not depend on its order, and the one sum keeps its order in
+ * fixed lanes. */
+#if defined(__clang__)
+#define ROW_LOOPS __attribute__((target_clones("avx2", "default")))
+#else
+#define ROW_LOOPS __attribute__((target_clones("avx2", "default"), optimize("O3")))
+#endif
+
+/* The largest |x_j - mu_j| of a row, x double or (xd NULL) float32 widened exactly. The
+ * values are finite (the readers refuse others), so a maximum by comparison is exact. */
+ROW_LOOPS static double row_max_f(const float *xf, const double *mu, size_t d) {
+  double m = 0;
+  for (size_t j = 0; j < d; j++) {
+    double a = fabs((double)xf[j] - mu[j]);
+    m = a > m ? a : m;
+  }
+  return m;
+}
+
+ROW_LOOPS static void row_delta_f(float *delta, const float *xf, const double *mu, double s,
+                                  size_t d) {
+  for (size_t j = 0; j < d; j++) delta[j] = (float)(((double)xf[j] - mu[j]) * s);
+}
+
 /* Row i of a block's x - mu, in double, scaled to a largest entry of 1 and rounded once
  * to float32 into delta (which may be xf itself: each entry is read before it is
  * written). The row is xd's when xd is not NULL, else xf's (float32, widened exactly). */
 static void delta_row(float *delta, const double *xd, const float *xf, const double *mu,
                       size_t d) {
   double m = 0, s;
+  if (!xd) {
+    s = (m = row_max_f(xf, mu, d)) > 0 ? 1 / m : 1;
+    row_delta_f(delta, xf, mu, s, d);
+    return;
+  }
   for (size_t j = 0; j < d; j++) {
-    double a = fabs((xd ? xd[j] : (double)xf[j]) - mu[j]);
+    double a = fabs(xd[j] - mu[j]);
     m = a > m ? a : m;
   }
   s = m > 0 ? 1 / m : 1;
-  for (size_t j = 0; j < d; j++) delta[j] = (float)(((xd ? xd[j] : (double)xf[j]) - mu[j]) * s);
+  for (size_t j = 0; j < d; j++) delta[j] = (float)((xd[j] - mu[j]) * s);
+}
+
+/* Lanes of the sum of squares below: value j goes to lane j % NORM_LANES, each lane summed
+ * in order, the lanes then added pairwise in a fixed order. */
+#define NORM_LANES 8
+
+/* A row y of d float32 divided by its Euclidean norm (the sum of squares in double, in
+ * NORM_LANES fixed lanes), in place; 1 when the row is all zeros (left as it is), else 0. */
+ROW_LOOPS static int row_unit(float *y, size_t d) {
+  double lane[NORM_LANES] = {0}, ss, s;
+  size_t j = 0;
+  for (; j + NORM_LANES <= d; j += NORM_LANES)
+    for (size_t l = 0; l < NORM_LANES; l++) lane[l] += (double)y[j + l] * y[j + l];
+  for (size_t l = 0; j < d; j++, l++) lane[l] += (double)y[j] * y[j];
+  ss = ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+  s = ss > 0 ? 1 / sqrt(ss) : 0;
+  for (j = 0; j < d; j++) y[j] = (float)(y[j] * s);
+  return ss == 0;
 }
 
 /* Unit descriptors with one sgemm per chunk: the chunk's deltas (delta_row), their product
@@ -186,14 +239,8 @@ static void run_single(SlemEncoder *self, float *out, const double *xd, float *x
     delta_row(delta + i * d, xd ? xd + (lo + i) * d : NULL, xd ? NULL : delta + i * d, mu, d);
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, (int)d, (int)d, 1.0f, delta,
               (int)d, self->ainv_f, (int)d, 0.0f, y, (int)d);
-  for (size_t i = 0; i < b; i++) {
-    float *yi = y + i * d;
-    double ss = 0, s;
-    for (size_t j = 0; j < d; j++) ss += (double)yi[j] * yi[j];
-    s = ss > 0 ? 1 / sqrt(ss) : 0;
-    if (ss == 0) __atomic_fetch_add(&self->zeros, 1, __ATOMIC_RELAXED);
-    for (size_t j = 0; j < d; j++) yi[j] = (float)(yi[j] * s);
-  }
+  for (size_t i = 0; i < b; i++)
+    if (row_unit(y + i * d, d)) __atomic_fetch_add(&self->zeros, 1, __ATOMIC_RELAXED);
 }
 
 typedef struct EncJob {
