@@ -35,6 +35,12 @@ LINEAR_LIBS ?= -llinear
 CC        ?= cc
 HDF5_CFLAGS ?= $(shell pkg-config --cflags hdf5-serial 2>/dev/null || echo -I/usr/include/hdf5/serial)
 HDF5_LIBS ?= $(shell pkg-config --libs hdf5-serial 2>/dev/null || echo -lhdf5_serial)
+# the tools load libhdf5 when they first open an HDF5 file (lib/formats/fmt_hdf5.c), by the
+# SONAME of the library HDF5_LIBS names; only the tests that write HDF5 files link it
+HDF5_SO   = $(firstword $(wildcard $(patsubst -L%,%/lib$(patsubst -l%,%,$(filter -l%,$(HDF5_LIBS))).so,$(filter -L%,$(HDF5_LIBS)))) $(shell $(CC) -print-file-name=lib$(patsubst -l%,%,$(filter -l%,$(HDF5_LIBS))).so))
+ifndef HDF5_SONAME
+HDF5_SONAME := $(shell objdump -p "$(HDF5_SO)" 2>/dev/null | awk '/SONAME/ { print $$2 }')
+endif
 
 OPT       := -O2
 ifeq ($(DEBUG),1)
@@ -46,9 +52,9 @@ SAN       := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 endif
 
 CFLAGS    ?= $(OPT) -g
-ALL_CFLAGS = -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter $(SAN) $(CFLAGS) $(ALL_CPPFLAGS) $(HDF5_CFLAGS) $(CPPFLAGS)
+ALL_CFLAGS = -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter $(SAN) $(CFLAGS) $(ALL_CPPFLAGS) $(HDF5_CFLAGS) $(if $(HDF5_SONAME),-DSLEM_HDF5_SONAME='"$(HDF5_SONAME)"') $(CPPFLAGS)
 ALL_LDFLAGS = $(SAN) $(LDFLAGS)
-LIBS      = $(LINEAR_LIBS) -lgsl -Wl,--push-state,--no-as-needed $(BLAS_LIBS) -Wl,--pop-state $(HDF5_LIBS) -lcjson -lpng -lm -lpthread -ldl
+LIBS      = $(LINEAR_LIBS) -lgsl -Wl,--push-state,--no-as-needed $(BLAS_LIBS) -Wl,--pop-state -lcjson -lpng -lm -lpthread -ldl
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
 # lib/ is one folder per layer, lowest first (docs/layout.md; tests/layers.sh refuses an
@@ -99,10 +105,10 @@ bin/slem-esvm: build/cmd/slem-esvm.o $(CLI_OBJ) $(RAND_OBJ) lib/libslem.a | bin
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(RAND_OBJ) $(CLI_OBJ) lib/libslem.a $(LIBS)
 
 build/tests/%: tests/%.c tests/testutil.h lib/libslem.a | build/tests
-	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< lib/libslem.a $(LIBS) $(CHECK_LIBS)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< lib/libslem.a $(LIBS) $(HDF5_LIBS) $(CHECK_LIBS)
 
 build/tests/check_esvm: tests/check_esvm.c tests/testutil.h $(RAND_OBJ) lib/libslem.a | build/tests
-	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(RAND_OBJ) lib/libslem.a $(LIBS) $(CHECK_LIBS)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(RAND_OBJ) lib/libslem.a $(LIBS) $(HDF5_LIBS) $(CHECK_LIBS)
 
 build/cmd build/tests bin:
 	mkdir -p $@

@@ -7,8 +7,14 @@
  * Read only, from a file only: the library opens the file by its name (a pipe cannot be
  * read that way). The serial library is not thread-safe: every call into it holds one
  * lock, so readers in different threads (a prefetch thread) stay correct. Its own error
- * printing is turned off: the messages are ours, naming the file and the dataset. */
-#define _POSIX_C_SOURCE 200809L
+ * printing is turned off: the messages are ours, naming the file and the dataset.
+ *
+ * The library is loaded when the first HDF5 file is opened (dlopen of SLEM_HDF5_SONAME,
+ * which the Makefile takes from the library it builds against), not when a tool starts:
+ * with its dependencies it is some thirty libraries, about 4 ms added to every start of
+ * every tool. Each function is looked up once, its type taken from hdf5.h. */
+#define _GNU_SOURCE /* RTLD_DEFAULT */
+#include <dlfcn.h>
 #include <hdf5.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -19,6 +25,66 @@
 #include "vecfmt.h"
 
 static pthread_mutex_t h5_lock = PTHREAD_MUTEX_INITIALIZER;
+
+#ifndef SLEM_HDF5_SONAME
+#define SLEM_HDF5_SONAME "libhdf5_serial.so.103"
+#endif
+
+/* The functions called, by their names in hdf5.h (some are macros naming a version:
+ * H5Literate may be H5Literate2; STR expands them). */
+#define H5_FUNCS(X)                                                                           \
+  X(H5open) X(H5Eset_auto2) X(H5Fis_hdf5) X(H5Fopen) X(H5Fclose) X(H5Literate) X(H5Lexists)  \
+  X(H5Dopen2) X(H5Dclose) X(H5Dget_create_plist) X(H5Dget_type) X(H5Dget_space) X(H5Dread)   \
+  X(H5Pget_layout) X(H5Pget_chunk) X(H5Pcreate) X(H5Pset_chunk_cache) X(H5Pclose)            \
+  X(H5Tget_size) X(H5Tget_class) X(H5Tclose) X(H5Sclose) X(H5Screate_simple)                 \
+  X(H5Sget_simple_extent_ndims) X(H5Sget_simple_extent_dims) X(H5Sselect_hyperslab)
+#define STR2(x) #x
+#define STR(x) STR2(x)
+#define X(f) static __typeof__(f) *p_##f;
+H5_FUNCS(X)
+#undef X
+/* the library's ids behind H5T_NATIVE_FLOAT, H5T_NATIVE_DOUBLE and H5P_DATASET_ACCESS */
+static hid_t *p_native_float, *p_native_double, *p_dataset_access;
+/* H5F_ACC_RDONLY's value: the macro calls H5check_version() and H5open() by name */
+#define ACC_RDONLY 0x0000u
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static char load_error[300]; /* empty once loaded */
+
+/* A variable of the library: the program's own copy when the program links the library
+ * too (a test that writes HDF5 files: the library then uses that copy, a copy relocation),
+ * else the library's. */
+static hid_t *data_sym(void *h, const char *name) {
+  hid_t *p = dlsym(RTLD_DEFAULT, name);
+  return p ? p : dlsym(h, name);
+}
+
+static void load(void) {
+  void *h = dlopen(SLEM_HDF5_SONAME, RTLD_NOW | RTLD_LOCAL);
+  const char *missing = NULL;
+  if (!h) {
+    snprintf(load_error, sizeof load_error, "%s", dlerror());
+    return;
+  }
+#define X(f) \
+  if (!missing && !(*(void **)&p_##f = dlsym(h, STR(f)))) missing = STR(f);
+  H5_FUNCS(X)
+#undef X
+  if (!missing && !(p_native_float = data_sym(h, "H5T_NATIVE_FLOAT_g")))
+    missing = "H5T_NATIVE_FLOAT_g";
+  if (!missing && !(p_native_double = data_sym(h, "H5T_NATIVE_DOUBLE_g")))
+    missing = "H5T_NATIVE_DOUBLE_g";
+  if (!missing && !(p_dataset_access = data_sym(h, "H5P_CLS_DATASET_ACCESS_ID_g")))
+    missing = "H5P_CLS_DATASET_ACCESS_ID_g";
+  if (missing) {
+    snprintf(load_error, sizeof load_error, "%s lacks %s", SLEM_HDF5_SONAME, missing);
+    return;
+  }
+  if (p_H5open() < 0) { /* sets the ids above */
+    snprintf(load_error, sizeof load_error, "%s: H5open failed", SLEM_HDF5_SONAME);
+    return;
+  }
+  load_error[0] = 0;
+}
 
 typedef struct H5State {
   hid_t file, dset, space, mtype; /* mtype: a native type owned by the library, not closed */
@@ -34,9 +100,9 @@ static int sniff_hdf5(const unsigned char *p, size_t n) {
 static void close_hdf5(SlemVecReader *r) {
   if (r->priv) {
     pthread_mutex_lock(&h5_lock);
-    if (HS(r)->space >= 0) H5Sclose(HS(r)->space);
-    if (HS(r)->dset >= 0) H5Dclose(HS(r)->dset);
-    if (HS(r)->file >= 0) H5Fclose(HS(r)->file);
+    if (HS(r)->space >= 0) p_H5Sclose(HS(r)->space);
+    if (HS(r)->dset >= 0) p_H5Dclose(HS(r)->dset);
+    if (HS(r)->file >= 0) p_H5Fclose(HS(r)->file);
     pthread_mutex_unlock(&h5_lock);
   }
   free(r->priv);
@@ -58,28 +124,28 @@ static herr_t list_one(hid_t g, const char *name, const H5L_info_t *info, void *
  * of them would decompress the whole chunk again (50 times for a chunk of 200 000 rows).
  * Called with the lock held. */
 static hid_t open_cached(hid_t file, const char *ds) {
-  hid_t dset = H5Dopen2(file, ds, H5P_DEFAULT), dcpl, type, dapl;
+  hid_t dset = p_H5Dopen2(file, ds, H5P_DEFAULT), dcpl, type, dapl;
   hsize_t chunk[H5S_MAX_RANK];
   int rank;
   if (dset < 0) return dset;
-  dcpl = H5Dget_create_plist(dset);
-  type = H5Dget_type(dset);
-  if (dcpl >= 0 && type >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED &&
-      (rank = H5Pget_chunk(dcpl, H5S_MAX_RANK, chunk)) > 0) {
-    double bytes = (double)H5Tget_size(type);
+  dcpl = p_H5Dget_create_plist(dset);
+  type = p_H5Dget_type(dset);
+  if (dcpl >= 0 && type >= 0 && p_H5Pget_layout(dcpl) == H5D_CHUNKED &&
+      (rank = p_H5Pget_chunk(dcpl, H5S_MAX_RANK, chunk)) > 0) {
+    double bytes = (double)p_H5Tget_size(type);
     for (int i = 0; i < rank; i++) bytes *= (double)chunk[i];
-    if (bytes > (1 << 20) && (dapl = H5Pcreate(H5P_DATASET_ACCESS)) >= 0) {
+    if (bytes > (1 << 20) && (dapl = p_H5Pcreate(*p_dataset_access)) >= 0) {
       size_t nbytes = bytes > (double)(256u << 20) ? 256u << 20 : (size_t)bytes * 2;
-      if (H5Pset_chunk_cache(dapl, 521, nbytes, 1.0) >= 0) {
+      if (p_H5Pset_chunk_cache(dapl, 521, nbytes, 1.0) >= 0) {
         /* closed first: a dataset opened twice is one object, with the first cache */
-        H5Dclose(dset);
-        if ((dset = H5Dopen2(file, ds, dapl)) < 0) dset = H5Dopen2(file, ds, H5P_DEFAULT);
+        p_H5Dclose(dset);
+        if ((dset = p_H5Dopen2(file, ds, dapl)) < 0) dset = p_H5Dopen2(file, ds, H5P_DEFAULT);
       }
-      H5Pclose(dapl);
+      p_H5Pclose(dapl);
     }
   }
-  if (type >= 0) H5Tclose(type);
-  if (dcpl >= 0) H5Pclose(dcpl);
+  if (type >= 0) p_H5Tclose(type);
+  if (dcpl >= 0) p_H5Pclose(dcpl);
   return dset;
 }
 
@@ -92,42 +158,42 @@ static int open_locked(SlemVecReader *r, SlemError *err) {
   size_t size;
   H5T_class_t cls;
 
-  H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* the library prints nothing: our messages */
+  p_H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* the library prints nothing: our messages */
   if (!slem_in_seekable(r->in))
     return slem_error(err, SLEM_EFORMAT, "%s: an HDF5 file on a pipe: HDF5 is read from a "
                       "file; give FILE:DATASET", name);
-  if (H5Fis_hdf5(name) <= 0)
+  if (p_H5Fis_hdf5(name) <= 0)
     return slem_error(err, SLEM_EFORMAT, "%s: not an HDF5 file", name);
-  if ((HS(r)->file = H5Fopen(name, H5F_ACC_RDONLY, H5P_DEFAULT)) < 0)
+  if ((HS(r)->file = p_H5Fopen(name, ACC_RDONLY, H5P_DEFAULT)) < 0)
     return slem_error(err, SLEM_EFORMAT, "%s: cannot open as HDF5", name);
   if (!ds || !*ds) {
     char list[200] = "";
-    H5Literate(HS(r)->file, H5_INDEX_NAME, H5_ITER_INC, NULL, list_one, list);
+    p_H5Literate(HS(r)->file, H5_INDEX_NAME, H5_ITER_INC, NULL, list_one, list);
     return slem_error(err, SLEM_EFORMAT, "%s: an HDF5 file: give FILE:DATASET (it holds: %s)",
                       name, list[0] ? list : "nothing");
   }
-  if (H5Lexists(HS(r)->file, ds, H5P_DEFAULT) <= 0 ||
+  if (p_H5Lexists(HS(r)->file, ds, H5P_DEFAULT) <= 0 ||
       (HS(r)->dset = open_cached(HS(r)->file, ds)) < 0) {
     char list[200] = "";
-    H5Literate(HS(r)->file, H5_INDEX_NAME, H5_ITER_INC, NULL, list_one, list);
+    p_H5Literate(HS(r)->file, H5_INDEX_NAME, H5_ITER_INC, NULL, list_one, list);
     return slem_error(err, SLEM_EFORMAT, "%s: no dataset '%s' (it holds: %s)", name, ds,
                       list[0] ? list : "nothing");
   }
-  if ((HS(r)->space = H5Dget_space(HS(r)->dset)) < 0 ||
-      (ndim = H5Sget_simple_extent_ndims(HS(r)->space)) < 0)
+  if ((HS(r)->space = p_H5Dget_space(HS(r)->dset)) < 0 ||
+      (ndim = p_H5Sget_simple_extent_ndims(HS(r)->space)) < 0)
     return slem_error(err, SLEM_EFORMAT, "%s: dataset '%s': unreadable shape", name, ds);
   if (ndim != 2)
     return slem_error(err, SLEM_EFORMAT, "%s: dataset '%s' has rank %d; a 2-D (n, d) one is "
                       "read", name, ds, ndim);
-  H5Sget_simple_extent_dims(HS(r)->space, dims, NULL);
-  if ((type = H5Dget_type(HS(r)->dset)) < 0)
+  p_H5Sget_simple_extent_dims(HS(r)->space, dims, NULL);
+  if ((type = p_H5Dget_type(HS(r)->dset)) < 0)
     return slem_error(err, SLEM_EFORMAT, "%s: dataset '%s': unreadable type", name, ds);
-  cls = H5Tget_class(type);
-  size = H5Tget_size(type);
+  cls = p_H5Tget_class(type);
+  size = p_H5Tget_size(type);
   if (cls == H5T_FLOAT && size == 4) {
-    r->dtype = SLEM_DT_F4, r->esize = 4, HS(r)->mtype = H5T_NATIVE_FLOAT;
+    r->dtype = SLEM_DT_F4, r->esize = 4, HS(r)->mtype = *p_native_float;
   } else if (cls == H5T_FLOAT || cls == H5T_INTEGER) {
-    r->dtype = SLEM_DT_F8, r->esize = 8, HS(r)->mtype = H5T_NATIVE_DOUBLE;
+    r->dtype = SLEM_DT_F8, r->esize = 8, HS(r)->mtype = *p_native_double;
   } else {
     st = slem_error(err, SLEM_EFORMAT, "%s: dataset '%s': type class %d is not a number "
                     "(float or integer datasets are read)", name, ds, (int)cls);
@@ -146,12 +212,17 @@ static int open_locked(SlemVecReader *r, SlemError *err) {
   r->count_from = "the dataset's shape";
   if (r->count == 0) st = slem_vfmt_empty(r, "the dataset has 0 rows", err);
 done:
-  H5Tclose(type);
+  p_H5Tclose(type);
   return st;
 }
 
 static int open_hdf5(SlemVecReader *r, SlemError *err) {
   int st;
+  pthread_once(&load_once, load);
+  if (load_error[0] || !p_H5open)
+    return slem_error(err, SLEM_EINVAL, "%s: an HDF5 file, but the HDF5 library cannot be "
+                      "loaded (%s): install it (Debian: libhdf5-103-1)",
+                      slem_in_name(r->in), load_error[0] ? load_error : "unknown");
   if (!(r->priv = calloc(1, sizeof(H5State)))) return slem_error(err, SLEM_ENOMEM, "out of memory");
   HS(r)->file = HS(r)->dset = HS(r)->space = -1;
   pthread_mutex_lock(&h5_lock);
@@ -191,10 +262,10 @@ static int read_hdf5(SlemVecReader *r, double *xd, float *xf, size_t max, size_t
     }
     start[0] = r->recs, start[1] = 0, cnt[0] = m, cnt[1] = r->d;
     pthread_mutex_lock(&h5_lock);
-    if ((mem = H5Screate_simple(2, cnt, NULL)) >= 0 &&
-        H5Sselect_hyperslab(HS(r)->space, H5S_SELECT_SET, start, NULL, cnt, NULL) >= 0)
-      h = H5Dread(HS(r)->dset, HS(r)->mtype, mem, HS(r)->space, H5P_DEFAULT, r->raw);
-    if (mem >= 0) H5Sclose(mem);
+    if ((mem = p_H5Screate_simple(2, cnt, NULL)) >= 0 &&
+        p_H5Sselect_hyperslab(HS(r)->space, H5S_SELECT_SET, start, NULL, cnt, NULL) >= 0)
+      h = p_H5Dread(HS(r)->dset, HS(r)->mtype, mem, HS(r)->space, H5P_DEFAULT, r->raw);
+    if (mem >= 0) p_H5Sclose(mem);
     pthread_mutex_unlock(&h5_lock);
     if (h < 0)
       return slem_error(err, SLEM_EIO, "%s: dataset '%s': reading records %" PRIu64 " to %" PRIu64
