@@ -531,7 +531,7 @@ START_TEST(recursive_agrees_with_numpy) {
     snprintf(name, sizeof name, "rec%zu.slem", k);
     path = tu_path(name);
     ck_assert_msg(slem_recursive_write_cache(path, inputs, 1, SLEM_FMT_AUTO, 7, 0, k, -1, 0.5,
-                                             NULL, &err) == SLEM_OK, "%s", err.msg);
+                                             NULL, NULL, &err) == SLEM_OK, "%s", err.msg);
     ck_assert_msg(slem_cache_read(&c, path, &err) == SLEM_OK, "%s", err.msg);
     ck_assert_int_eq(c->kind, k == 1 ? SLEM_CACHE_LINEAR : SLEM_CACHE_RECURSIVE);
     ck_assert_uint_eq(slem_cache_recursive(c) ? slem_cache_recursive(c)->depth : 1, k);
@@ -568,9 +568,9 @@ START_TEST(recursive_agrees_with_numpy) {
     char *p = tu_path("bad.slem");
     const char *in2[1] = {"-"};
     ck_assert_int_eq(slem_recursive_write_cache(p, inputs, 1, SLEM_FMT_AUTO, 0, 0, 2, 1.0, -1, NULL,
-                                                &err), SLEM_EINVAL);
+                                                NULL, &err), SLEM_EINVAL);
     ck_assert_int_eq(slem_recursive_write_cache(p, in2, 1, SLEM_FMT_AUTO, 0, 0, 2, -1, 1, NULL,
-                                                &err), SLEM_EINVAL);
+                                                NULL, &err), SLEM_EINVAL);
     ck_assert_int_eq(access(p, F_OK), -1);
     free(p);
   }
@@ -610,7 +610,7 @@ START_TEST(family_does_not_depend_on_threads) {
     snprintf(name, sizeof name, "trec%d.slem", ts[t]);
     path = tu_path(name);
     ck_assert_msg(slem_recursive_write_cache(path, inputs, 1, SLEM_FMT_AUTO, 256, 0, 2, -1, 0.5,
-                                             NULL, &err) == SLEM_OK, "%s", err.msg);
+                                             NULL, NULL, &err) == SLEM_OK, "%s", err.msg);
     ck_assert_msg(slem_cache_read(&c, path, &err) == SLEM_OK, "%s", err.msg);
     ck_assert_int_eq(slem_recursive_new(&r, c, M, &err), SLEM_OK);
     slem_recursive_run_f64(r, t ? ry : r1, pos, M);
@@ -671,7 +671,7 @@ START_TEST(encoders_are_chosen_by_their_table) {
   const char *inputs[1] = {FAM "neg.fvecs"};
   char *path = tu_path("choose-rec.slem");
   ck_assert_msg(slem_recursive_write_cache(path, inputs, 1, SLEM_FMT_AUTO, 7, 0, 2, -1, 0.5,
-                                           NULL, &err) == SLEM_OK, "%s", err.msg);
+                                           NULL, NULL, &err) == SLEM_OK, "%s", err.msg);
   ck_assert_msg(slem_cache_read(&rec, path, &err) == SLEM_OK, "%s", err.msg);
   ck_assert_ptr_nonnull(slem_cache_recursive(rec));
   ck_assert_ptr_null(slem_cache_recursive(lin));

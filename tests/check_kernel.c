@@ -948,7 +948,7 @@ START_TEST(kernel_recursive_stages_are_kernel_slem_of_the_descriptors) {
     double *y = NULL, *want = NULL;
     size_t rank, ds = D, r;
     SlemKRec *enc;
-    ck_assert_msg(slem_krec_write_cache(path, x, N, D, "x", &o, NULL, &rank, &residual, &err) ==
+    ck_assert_msg(slem_krec_write_cache(path, x, N, D, "x", &o, NULL, &rank, &residual, NULL, &err) ==
                   SLEM_OK, "%s", err.msg);
     ck_assert_msg(slem_cache_read(&c, path, &err) == SLEM_OK, "%s", err.msg);
     ck_assert_ptr_nonnull(kr = slem_cache_kernel_recursive(c));
@@ -1035,7 +1035,7 @@ static int krec_rewritten(char *msg, size_t size, void (*edit)(cJSON *meta, int 
   int st, drop = -1;
   tu_seed(59);
   tu_gaussian_rows(x, N, D, 0.0);
-  ck_assert_int_eq(slem_krec_write_cache(path, x, N, D, "x", &o, NULL, &rank, &residual, &err),
+  ck_assert_int_eq(slem_krec_write_cache(path, x, N, D, "x", &o, NULL, &rank, &residual, NULL, &err),
                    SLEM_OK);
   ck_assert_int_eq(slem_cache_read(&c, path, &err), SLEM_OK);
   ck_assert_ptr_nonnull(meta = cJSON_Parse(slem_cache_json(c)));

@@ -26,6 +26,15 @@ for t in 1 2 3 5; do
     "$D/negatives.fvecs" "$D/validation.fvecs" || bad "negstats --shard 1/3 -t $t"
   [ "$(fp "$T/p13-t$t.slem")" = "$(fp "$T/p13-t1.slem")" ] && ok || bad "-t $t changes a partial cache"
 done
+# the other caches' --stats say where their time went too: the reading, the arithmetic, the
+# factorisation (a kernel's statistics, each stage's A^-1) and the writing, each above 0
+for o in "--kernel rbf --rank 16" "--kernel rbf --rank 16 --depth 2" "--depth 2" \
+  "--depth 2 --adaptive-theta $D/validation.fvecs"; do
+  # shellcheck disable=SC2086
+  slem-negstats -q --stats $o -o "$T/other.slem" "$D/negatives.fvecs" 2>"$T/stats-o" || bad "negstats $o"
+  awk '$2 == "stats:" && $3 == "read" { ok = $4 > 0 && $10 > 0 && $14 > 0 && $16 > 0 }
+    END { exit !ok }' "$T/stats-o" && ok || bad "negstats --stats $o: a phase is 0: $(tail -1 "$T/stats-o")"
+done
 # encode: the default block (four 256-row chunks per thread) and the writing thread leave
 # the descriptors as they are for every thread count and block (8 x 697 rows: several
 # blocks of every size), and --stats parses

@@ -128,8 +128,10 @@ static int stage_descriptors(double *y, const SlemKernelStats *ks, const double 
 int slem_krec_write_cache(const char *path, const double *x, size_t n, size_t d,
                           const char *name, const SlemKRecOpts *o,
                           const SlemProvenance *prov, size_t *rank, double *residual,
-                          SlemError *err) {
+                          SlemPhases *ph, SlemError *err) {
+  SlemPhases none = {0};
   size_t depth = o->depth, ds = d;
+  double t = slem_now();
   SlemKernelStats **ks = calloc(depth ? depth : 1, sizeof *ks);
   double **prep = calloc(depth ? depth : 1, sizeof *prep);  /* stage inputs, prepared */
   double **raw = calloc(depth ? depth : 1, sizeof *raw);    /* stage inputs 2.. (y of s - 1) */
@@ -141,6 +143,7 @@ int slem_krec_write_cache(const char *path, const double *x, size_t n, size_t d,
     st = slem_error(err, SLEM_ENOMEM, "out of memory");
     goto done;
   }
+  if (!ph) ph = &none;
   if (depth < 2) {
     st = slem_error(err, SLEM_EINVAL, "a kernel-recursive cache has 2 stages or more");
     goto done;
@@ -165,9 +168,11 @@ int slem_krec_write_cache(const char *path, const double *x, size_t n, size_t d,
     if (k.gamma_relative &&
         (st = slem_kernel_estimate_gamma(&k, &median, prep[s], n, ds, o->sample, o->seed, err)))
       goto stage_error;
-    if ((st = slem_kernel_stats_new(&ks[s], &k, prep[s], n, ds, o->rank, o->tol, o->lambda,
-                                    o->lambda_rel, o->factor, 0, err)) != SLEM_OK)
-      goto stage_error;
+    slem_phase_lap(&ph->compute, &t);
+    st = slem_kernel_stats_new(&ks[s], &k, prep[s], n, ds, o->rank, o->tol, o->lambda,
+                               o->lambda_rel, o->factor, 0, err);
+    slem_phase_lap(&ph->factor, &t);
+    if (st != SLEM_OK) goto stage_error;
     ks[s]->info.gamma_median = median;
     ks[s]->info.seed = o->seed;
     info[s] = &ks[s]->info;
@@ -181,8 +186,9 @@ int slem_krec_write_cache(const char *path, const double *x, size_t n, size_t d,
                         r);
         goto done;
       }
-      if ((st = stage_descriptors(raw[s + 1], ks[s], in, n, ds, sname, err)) != SLEM_OK)
-        goto done;
+      st = stage_descriptors(raw[s + 1], ks[s], in, n, ds, sname, err);
+      slem_phase_lap(&ph->compute, &t);
+      if (st != SLEM_OK) goto done;
       ds = r;
     }
     continue;
@@ -195,7 +201,9 @@ int slem_krec_write_cache(const char *path, const double *x, size_t n, size_t d,
   }
   *rank = ks[depth - 1]->info.r;
   *residual = ks[depth - 1]->info.residual_trace;
+  t = slem_now();
   st = slem_cache_write_kernel_recursive(path, d, n, depth, info, secp, prov, err);
+  slem_phase_lap(&ph->write, &t);
 done:
   for (size_t s = 0; s < depth && ks; s++) slem_kernel_stats_free(ks[s]);
   for (size_t s = 0; s < depth && prep; s++) free(prep[s]);

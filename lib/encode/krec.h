@@ -21,6 +21,7 @@
 
 #include "cache.h"
 #include "error.h"
+#include "phases.h"
 #include "kernel.h"
 
 typedef struct SlemKRec SlemKRec;
@@ -62,10 +63,12 @@ typedef struct SlemKRecOpts {
  * messages) and writes the kernel-recursive cache to path atomically (cache.h). *rank gets
  * the last stage's rank, *residual its residual trace. Errors: SLEM_EINVAL (depth < 2, a bad
  * spec), those of slem_kernel_prepare() and slem_kernel_estimate_gamma() on a stage's
- * inputs and of slem_kernel_stats_new() (prefixed with the stage), of the writer. */
+ * inputs and of slem_kernel_stats_new() (prefixed with the stage), of the writer. ph (may
+ * be NULL) gets the seconds spent computing (preparing the stages' inputs, their
+ * descriptors), factoring (each stage's kernel statistics) and writing. */
 int slem_krec_write_cache(const char *path, const double *x, size_t n, size_t d,
                           const char *name, const SlemKRecOpts *opts,
                           const SlemProvenance *prov, size_t *rank, double *residual,
-                          SlemError *err);
+                          SlemPhases *ph, SlemError *err);
 
 #endif

@@ -389,10 +389,10 @@ static int linear(const char *output, const char *const *inputs, size_t n,
              ? slem_nubeta_write_cache(output, inputs, n, o->adaptive, o->format, o->pos_format,
                                        o->block,
                                        o->skip_nonfinite, o->depth, o->theta, o->lambda,
-                                       o->lambda_rel, &prov, err)
+                                       o->lambda_rel, &prov, &res->phases, err)
              : slem_recursive_write_cache(output, inputs, n, o->format, o->block,
                                           o->skip_nonfinite, o->depth, o->lambda, o->lambda_rel,
-                                          &prov, err);
+                                          &prov, &res->phases, err);
     goto done;
   }
   for (size_t i = 0; i < n && st == SLEM_OK; i++) {
@@ -629,8 +629,10 @@ static int kernel(const char *output, const char *const *inputs, size_t npaths,
   SlemKernelStats *ks = NULL;
   double *x = NULL, median = -1;
   size_t n = 0, d = 0;
+  double t = slem_now();
   int st = slem_kernel_parse(&k, o->kernel, err);
   if (st == SLEM_OK) st = read_all(&x, &n, &d, inputs, npaths, o, err);
+  slem_phase_lap(&res->phases.read, &t);
   if (st == SLEM_OK && o->depth > 1) { /* kernel recursive SLEM (krec.h) */
     SlemProvenance prov = {"slem-negstats", inputs, npaths, NULL};
     SlemKRecOpts ko = {o->kernel, o->depth, o->rank, o->tol, o->lambda, o->lambda_rel,
@@ -639,7 +641,7 @@ static int kernel(const char *output, const char *const *inputs, size_t npaths,
       st = slem_error(err, SLEM_EINVAL, "--couple is for a kernel cache of depth 1");
     else
       st = slem_krec_write_cache(output, x, n, d, npaths == 1 ? inputs[0] : "negatives", &ko,
-                                 &prov, &res->rank, &res->residual_trace, err);
+                                 &prov, &res->rank, &res->residual_trace, &res->phases, err);
     res->n = n;
     res->d = d;
     res->rank_asked = o->factor == SLEM_FACTOR_FULL ? n : o->rank < n ? o->rank : n;
@@ -650,9 +652,11 @@ static int kernel(const char *output, const char *const *inputs, size_t npaths,
     st = slem_kernel_prepare(&k, x, n, d, npaths == 1 ? inputs[0] : "negatives", 1, err);
   if (st == SLEM_OK && k.gamma_relative)
     st = slem_kernel_estimate_gamma(&k, &median, x, n, d, o->sample, o->seed, err);
+  slem_phase_lap(&res->phases.compute, &t);
   if (st == SLEM_OK)
     st = slem_kernel_stats_new(&ks, &k, x, n, d, o->rank, o->tol, o->lambda, o->lambda_rel,
                                o->factor, o->couple, err);
+  slem_phase_lap(&res->phases.factor, &t);
   if (st == SLEM_OK) {
     SlemProvenance prov = {"slem-negstats", inputs, npaths, NULL};
     ks->info.gamma_median = median;
@@ -664,6 +668,7 @@ static int kernel(const char *output, const char *const *inputs, size_t npaths,
     res->residual_trace = ks->info.residual_trace;
     SlemKernelSections sec = {ks->pivots, ks->lp, ks->mu_b, ks->ginv, ks->negs, ks->proj, ks->bneg};
     st = slem_cache_write_kernel(output, d, n, &ks->info, &sec, &prov, err);
+    slem_phase_lap(&res->phases.write, &t);
   }
   slem_kernel_stats_free(ks);
   free(x);

@@ -158,7 +158,7 @@ void slem_nubeta_run(SlemNubeta *self, float *y, const double *x, size_t b) {
  * into stats (made here when NULL), or, when stats is NULL, into keep(max, d + k). */
 static int read_through(SlemStats **st, double *keep, size_t *kept, const char *path,
                         SlemFormat fmt, size_t block, int skip, size_t *d, size_t max,
-                        Chain *ch, SlemError *err) {
+                        Chain *ch, SlemPhases *ph, SlemError *err) {
   SlemVecReader *r = NULL;
   double *x = NULL, *y = NULL;
   size_t done = 0, od;
@@ -182,11 +182,14 @@ static int read_through(SlemStats **st, double *keep, size_t *kept, const char *
   }
   while (done < max) {
     size_t got;
-    if ((status = slem_vecreader_read(r, x, block < max - done ? block : max - done, &got,
-                                      err)) != SLEM_OK || got == 0)
-      break;
+    double t = slem_now();
+    status = slem_vecreader_read(r, x, block < max - done ? block : max - done, &got, err);
+    slem_phase_lap(&ph->read, &t);
+    if (status != SLEM_OK || got == 0) break;
     chain_run(ch, keep ? keep + done * od : y, NULL, x, got);
-    if (st && (status = slem_stats_add(*st, y, got, err)) != SLEM_OK) break;
+    if (st) status = slem_stats_add(*st, y, got, err);
+    slem_phase_lap(&ph->compute, &t);
+    if (status != SLEM_OK) break;
     done += got;
   }
   if (kept) *kept = done;
@@ -201,7 +204,8 @@ int slem_nubeta_write_cache(const char *path, const char *const *inputs, size_t 
                             const char *positives, SlemFormat fmt, SlemFormat pos_fmt,
                             size_t block, int skip,
                             size_t depth, double theta, double lambda, double lambda_rel,
-                            const SlemProvenance *prov, SlemError *err) {
+                            const SlemProvenance *prov, SlemPhases *ph, SlemError *err) {
+  SlemPhases none = {0};
   double **mu = NULL, **ainv = NULL, *lam = NULL, *trace = NULL, *rcond = NULL;
   double *tn = NULL, *tp = NULL, *m = NULL, *pin = NULL, *pout = NULL;
   SlemStats *st = NULL;
@@ -209,6 +213,8 @@ int slem_nubeta_write_cache(const char *path, const char *const *inputs, size_t 
   size_t d = 0, npos = 0;
   uint64_t n = 0;
   int status = SLEM_OK;
+  double t;
+  if (!ph) ph = &none;
   if (depth < 2 || ninputs == 0 || !(theta > 0) || !positives)
     return slem_error(err, SLEM_EINVAL, "[nu; beta] stages need depth >= 2, negatives, theta "
                       "> 0 and the positives");
@@ -246,15 +252,20 @@ int slem_nubeta_write_cache(const char *path, const char *const *inputs, size_t 
     neg.mu = (const double *const *)mu, neg.ainv = (const double *const *)ainv, neg.t = tn, neg.c = 1;
     for (size_t i = 0; i < ninputs; i++)
       if ((status = read_through(&st, NULL, NULL, inputs[i], fmt, block, skip, &d, SIZE_MAX,
-                                 &neg, err)) != SLEM_OK)
+                                 &neg, ph, err)) != SLEM_OK)
         goto done;
-    if ((status = slem_stats_finish(st, err)) != SLEM_OK) goto done;
+    t = slem_now();
+    status = slem_stats_finish(st, err);
+    slem_phase_lap(&ph->merge, &t);
+    if (status != SLEM_OK) goto done;
     if (s == 0) n = slem_stats_count(st);
     p = d + s;
     mu[s] = malloc(p * sizeof **mu);
     ainv[s] = malloc(p * p * sizeof **ainv);
     if (!mu[s] || !ainv[s]) goto oom;
-    if ((status = slem_stats_inverse(st, ainv[s], &lam[s], lambda, lambda_rel, err)) != SLEM_OK) {
+    status = slem_stats_inverse(st, ainv[s], &lam[s], lambda, lambda_rel, err);
+    slem_phase_lap(&ph->factor, &t);
+    if (status != SLEM_OK) {
       char msg[sizeof err->msg];
       snprintf(msg, sizeof msg, "%s", err->msg);
       slem_error(err, status, "stage %zu of %zu: %s", s + 1, depth, msg);
@@ -275,7 +286,7 @@ int slem_nubeta_write_cache(const char *path, const char *const *inputs, size_t 
     if (!pin || !pout || !chain_init(&pos, d, s, SLEM_NUBETA_POSITIVES)) goto oom;
     pos.mu = (const double *const *)mu, pos.ainv = (const double *const *)ainv, pos.t = tp, pos.c = 2;
     if ((status = read_through(NULL, pin, &npos, positives, pos_fmt, SLEM_NUBETA_POSITIVES, skip,
-                               &d, SLEM_NUBETA_POSITIVES, &pos, err)) != SLEM_OK)
+                               &d, SLEM_NUBETA_POSITIVES, &pos, ph, err)) != SLEM_OK)
       goto done;
     if (npos == 0) {
       status = slem_error(err, SLEM_EINVAL, "%s: no positives to adapt theta_n", positives);
@@ -305,9 +316,11 @@ int slem_nubeta_write_cache(const char *path, const char *const *inputs, size_t 
   }
   {
     SlemNubetaInfo info = {theta, tn, m, npos};
+    t = slem_now();
     status = slem_cache_write_nubeta(path, d, n, depth, lambda >= 0 ? -1 : lambda_rel, lam,
                                      trace, rcond, (const double *const *)mu,
                                      (const double *const *)ainv, &info, prov, err);
+    slem_phase_lap(&ph->write, &t);
   }
   goto done;
 oom:

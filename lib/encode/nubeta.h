@@ -27,6 +27,7 @@
 
 #include "cache.h"
 #include "error.h"
+#include "phases.h"
 #include "vecs.h"
 
 /* Positives whose scores give m (new_full_encoder.m's Wposi(:, 1:100)). */
@@ -58,11 +59,12 @@ uint64_t slem_nubeta_zeros(const SlemNubeta *self);
  * trace; writes it to path. Errors: SLEM_EINVAL (bad arguments, stdin, no positives),
  * SLEM_EFORMAT (dimensions that differ, read errors naming the file and record),
  * SLEM_ENUMERIC (a stage's A singular, naming the stage; m = 1, where theta_n is infinite),
- * those of the cache writer, SLEM_ENOMEM. */
+ * those of the cache writer, SLEM_ENOMEM. ph (may be NULL) gets the seconds spent reading,
+ * computing, merging, factoring and writing, as slem_recursive_write_cache(). */
 int slem_nubeta_write_cache(const char *path, const char *const *inputs, size_t ninputs,
                             const char *positives, SlemFormat fmt, SlemFormat pos_fmt,
                             size_t block, int skip,
                             size_t depth, double theta, double lambda, double lambda_rel,
-                            const SlemProvenance *prov, SlemError *err);
+                            const SlemProvenance *prov, SlemPhases *ph, SlemError *err);
 
 #endif

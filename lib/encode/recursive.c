@@ -125,7 +125,7 @@ void slem_recursive_run(SlemRecursive *self, float *y, const double *x, size_t b
 /* Adds the vectors of one file, encoded by stages 0..k-1, to st. */
 static int add_file(SlemStats **st, const char *path, SlemFormat fmt, size_t block, int skip,
                     size_t k, const double *const *mu, const double *const *ainv, size_t *d,
-                    SlemError *err) {
+                    SlemPhases *ph, SlemError *err) {
   SlemVecReader *r = NULL;
   double *x = NULL, *y = NULL, *work = NULL;
   int status = slem_vecreader_open(&r, path, fmt, err);
@@ -149,9 +149,14 @@ static int add_file(SlemStats **st, const char *path, SlemFormat fmt, size_t blo
   }
   for (;;) {
     size_t got;
-    if ((status = slem_vecreader_read(r, x, block, &got, err)) != SLEM_OK || got == 0) break;
+    double t = slem_now();
+    status = slem_vecreader_read(r, x, block, &got, err);
+    slem_phase_lap(&ph->read, &t);
+    if (status != SLEM_OK || got == 0) break;
     stages(y, work, x, got, *d, k, mu, ainv);
-    if ((status = slem_stats_add(*st, y, got, err)) != SLEM_OK) break;
+    status = slem_stats_add(*st, y, got, err);
+    slem_phase_lap(&ph->compute, &t);
+    if (status != SLEM_OK) break;
   }
 done:
   free(x);
@@ -164,12 +169,15 @@ done:
 int slem_recursive_write_cache(const char *path, const char *const *inputs, size_t ninputs,
                                SlemFormat fmt, size_t block, int skip, size_t depth,
                                double lambda, double lambda_rel, const SlemProvenance *prov,
-                               SlemError *err) {
+                               SlemPhases *ph, SlemError *err) {
+  SlemPhases none = {0};
   double **mu = NULL, **ainv = NULL, *lam = NULL, *trace = NULL, *rcond = NULL;
   SlemStats *st = NULL;
   size_t d = 0;
   uint64_t n = 0;
   int status = SLEM_OK;
+  double t;
+  if (!ph) ph = &none;
   if (depth == 0 || ninputs == 0)
     return slem_error(err, SLEM_EINVAL, "depth and the inputs must be at least 1");
   if (depth > 1 && lambda >= 0)
@@ -191,9 +199,12 @@ int slem_recursive_write_cache(const char *path, const char *const *inputs, size
   for (size_t s = 0; s < depth; s++) {
     for (size_t i = 0; i < ninputs; i++)
       if ((status = add_file(&st, inputs[i], fmt, block, skip, s, (const double *const *)mu,
-                             (const double *const *)ainv, &d, err)) != SLEM_OK)
+                             (const double *const *)ainv, &d, ph, err)) != SLEM_OK)
         goto done;
-    if ((status = slem_stats_finish(st, err)) != SLEM_OK) goto done;
+    t = slem_now();
+    status = slem_stats_finish(st, err);
+    slem_phase_lap(&ph->merge, &t);
+    if (status != SLEM_OK) goto done;
     if (s == 0) n = slem_stats_count(st);
     mu[s] = malloc(d * sizeof **mu);
     ainv[s] = malloc(d * d * sizeof **ainv);
@@ -201,7 +212,9 @@ int slem_recursive_write_cache(const char *path, const char *const *inputs, size
       status = slem_error(err, SLEM_ENOMEM, "out of memory for a %zu x %zu matrix", d, d);
       goto done;
     }
-    if ((status = slem_stats_inverse(st, ainv[s], &lam[s], lambda, lambda_rel, err)) != SLEM_OK) {
+    status = slem_stats_inverse(st, ainv[s], &lam[s], lambda, lambda_rel, err);
+    slem_phase_lap(&ph->factor, &t);
+    if (status != SLEM_OK) {
       if (depth > 1) {
         char msg[sizeof err->msg];
         snprintf(msg, sizeof msg, "%s", err->msg);
@@ -215,6 +228,7 @@ int slem_recursive_write_cache(const char *path, const char *const *inputs, size
     slem_stats_free(st);
     st = NULL;
   }
+  t = slem_now();
   if (depth == 1) {
     SlemLinearInfo info = {lam[0], lambda >= 0 ? -1 : lambda_rel, trace[0], rcond[0]};
     status = slem_cache_write_linear(path, d, n, &info, mu[0], ainv[0], prov, err);
@@ -222,6 +236,7 @@ int slem_recursive_write_cache(const char *path, const char *const *inputs, size
     status = slem_cache_write_recursive(path, d, n, depth, lambda_rel, lam, trace, rcond,
                                         (const double *const *)mu, (const double *const *)ainv,
                                         prov, err);
+  slem_phase_lap(&ph->write, &t);
 done:
   for (size_t s = 0; s < depth && mu; s++) free(mu[s]);
   for (size_t s = 0; s < depth && ainv; s++) free(ainv[s]);

@@ -20,6 +20,7 @@
 
 #include "cache.h"
 #include "error.h"
+#include "phases.h"
 #include "vecs.h"
 
 typedef struct SlemRecursive SlemRecursive;
@@ -45,11 +46,13 @@ uint64_t slem_recursive_zeros(const SlemRecursive *self);
  * times; stdin cannot be) and writes it to path: a linear cache for depth 1, else a
  * recursive one. lambda >= 0 is stage 1's absolute lambda and is only allowed at depth 1;
  * otherwise lambda_rel >= 0 sets every stage's lambda. skip: skip non-finite vectors.
+ * ph (may be NULL) gets the seconds spent reading, computing (the stages and the
+ * statistics' leaves), merging (the statistics' tree), factoring and writing.
  * Errors: SLEM_EINVAL (bad arguments, stdin with depth > 1), those of the readers, of
  * slem_stats_inverse() (naming the stage), of the cache writer. */
 int slem_recursive_write_cache(const char *path, const char *const *inputs, size_t ninputs,
                                SlemFormat fmt, size_t block, int skip, size_t depth,
                                double lambda, double lambda_rel, const SlemProvenance *prov,
-                               SlemError *err);
+                               SlemPhases *ph, SlemError *err);
 
 #endif

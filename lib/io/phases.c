@@ -8,3 +8,9 @@ double slem_now(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
+
+void slem_phase_lap(double *acc, double *t) {
+  double now = slem_now();
+  *acc += now - *t;
+  *t = now;
+}

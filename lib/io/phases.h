@@ -25,4 +25,8 @@ typedef struct SlemPhases {
 /* Seconds on the monotonic clock, from an arbitrary origin. Cannot fail. */
 double slem_now(void);
 
+/* Adds the seconds since *t to *acc and sets *t to now: the phases of a sequence of steps,
+ * one lap each. Cannot fail. */
+void slem_phase_lap(double *acc, double *t);
+
 #endif
