@@ -168,10 +168,10 @@ int slem_krec_write_cache(const char *path, const double *x, size_t n, size_t d,
     if (k.gamma_relative &&
         (st = slem_kernel_estimate_gamma(&k, &median, prep[s], n, ds, o->sample, o->seed, err)))
       goto stage_error;
-    slem_phase_lap(&ph->compute, &t);
+    slem_phases_lap(&ph->compute, &t);
     st = slem_kernel_stats_new(&ks[s], &k, prep[s], n, ds, o->rank, o->tol, o->lambda,
                                o->lambda_rel, o->factor, 0, err);
-    slem_phase_lap(&ph->factor, &t);
+    slem_phases_lap(&ph->factor, &t);
     if (st != SLEM_OK) goto stage_error;
     ks[s]->info.gamma_median = median;
     ks[s]->info.seed = o->seed;
@@ -187,7 +187,7 @@ int slem_krec_write_cache(const char *path, const double *x, size_t n, size_t d,
         goto done;
       }
       st = stage_descriptors(raw[s + 1], ks[s], in, n, ds, sname, err);
-      slem_phase_lap(&ph->compute, &t);
+      slem_phases_lap(&ph->compute, &t);
       if (st != SLEM_OK) goto done;
       ds = r;
     }
@@ -203,7 +203,7 @@ int slem_krec_write_cache(const char *path, const double *x, size_t n, size_t d,
   *residual = ks[depth - 1]->info.residual_trace;
   t = slem_now();
   st = slem_cache_write_kernel_recursive(path, d, n, depth, info, secp, prov, err);
-  slem_phase_lap(&ph->write, &t);
+  slem_phases_lap(&ph->write, &t);
 done:
   for (size_t s = 0; s < depth && ks; s++) slem_kernel_stats_free(ks[s]);
   for (size_t s = 0; s < depth && prep; s++) free(prep[s]);

@@ -632,7 +632,7 @@ static int kernel(const char *output, const char *const *inputs, size_t npaths,
   double t = slem_now();
   int st = slem_kernel_parse(&k, o->kernel, err);
   if (st == SLEM_OK) st = read_all(&x, &n, &d, inputs, npaths, o, err);
-  slem_phase_lap(&res->phases.read, &t);
+  slem_phases_lap(&res->phases.read, &t);
   if (st == SLEM_OK && o->depth > 1) { /* kernel recursive SLEM (krec.h) */
     SlemProvenance prov = {"slem-negstats", inputs, npaths, NULL};
     SlemKRecOpts ko = {o->kernel, o->depth, o->rank, o->tol, o->lambda, o->lambda_rel,
@@ -652,11 +652,11 @@ static int kernel(const char *output, const char *const *inputs, size_t npaths,
     st = slem_kernel_prepare(&k, x, n, d, npaths == 1 ? inputs[0] : "negatives", 1, err);
   if (st == SLEM_OK && k.gamma_relative)
     st = slem_kernel_estimate_gamma(&k, &median, x, n, d, o->sample, o->seed, err);
-  slem_phase_lap(&res->phases.compute, &t);
+  slem_phases_lap(&res->phases.compute, &t);
   if (st == SLEM_OK)
     st = slem_kernel_stats_new(&ks, &k, x, n, d, o->rank, o->tol, o->lambda, o->lambda_rel,
                                o->factor, o->couple, err);
-  slem_phase_lap(&res->phases.factor, &t);
+  slem_phases_lap(&res->phases.factor, &t);
   if (st == SLEM_OK) {
     SlemProvenance prov = {"slem-negstats", inputs, npaths, NULL};
     ks->info.gamma_median = median;
@@ -668,7 +668,7 @@ static int kernel(const char *output, const char *const *inputs, size_t npaths,
     res->residual_trace = ks->info.residual_trace;
     SlemKernelSections sec = {ks->pivots, ks->lp, ks->mu_b, ks->ginv, ks->negs, ks->proj, ks->bneg};
     st = slem_cache_write_kernel(output, d, n, &ks->info, &sec, &prov, err);
-    slem_phase_lap(&res->phases.write, &t);
+    slem_phases_lap(&res->phases.write, &t);
   }
   slem_kernel_stats_free(ks);
   free(x);

@@ -184,11 +184,11 @@ static int read_through(SlemStats **st, double *keep, size_t *kept, const char *
     size_t got;
     double t = slem_now();
     status = slem_vecreader_read(r, x, block < max - done ? block : max - done, &got, err);
-    slem_phase_lap(&ph->read, &t);
+    slem_phases_lap(&ph->read, &t);
     if (status != SLEM_OK || got == 0) break;
     chain_run(ch, keep ? keep + done * od : y, NULL, x, got);
     if (st) status = slem_stats_add(*st, y, got, err);
-    slem_phase_lap(&ph->compute, &t);
+    slem_phases_lap(&ph->compute, &t);
     if (status != SLEM_OK) break;
     done += got;
   }
@@ -256,7 +256,7 @@ int slem_nubeta_write_cache(const char *path, const char *const *inputs, size_t 
         goto done;
     t = slem_now();
     status = slem_stats_finish(st, err);
-    slem_phase_lap(&ph->merge, &t);
+    slem_phases_lap(&ph->merge, &t);
     if (status != SLEM_OK) goto done;
     if (s == 0) n = slem_stats_count(st);
     p = d + s;
@@ -264,7 +264,7 @@ int slem_nubeta_write_cache(const char *path, const char *const *inputs, size_t 
     ainv[s] = malloc(p * p * sizeof **ainv);
     if (!mu[s] || !ainv[s]) goto oom;
     status = slem_stats_inverse(st, ainv[s], &lam[s], lambda, lambda_rel, err);
-    slem_phase_lap(&ph->factor, &t);
+    slem_phases_lap(&ph->factor, &t);
     if (status != SLEM_OK) {
       char msg[sizeof err->msg];
       snprintf(msg, sizeof msg, "%s", err->msg);
@@ -320,7 +320,7 @@ int slem_nubeta_write_cache(const char *path, const char *const *inputs, size_t 
     status = slem_cache_write_nubeta(path, d, n, depth, lambda >= 0 ? -1 : lambda_rel, lam,
                                      trace, rcond, (const double *const *)mu,
                                      (const double *const *)ainv, &info, prov, err);
-    slem_phase_lap(&ph->write, &t);
+    slem_phases_lap(&ph->write, &t);
   }
   goto done;
 oom:

@@ -151,11 +151,11 @@ static int add_file(SlemStats **st, const char *path, SlemFormat fmt, size_t blo
     size_t got;
     double t = slem_now();
     status = slem_vecreader_read(r, x, block, &got, err);
-    slem_phase_lap(&ph->read, &t);
+    slem_phases_lap(&ph->read, &t);
     if (status != SLEM_OK || got == 0) break;
     stages(y, work, x, got, *d, k, mu, ainv);
     status = slem_stats_add(*st, y, got, err);
-    slem_phase_lap(&ph->compute, &t);
+    slem_phases_lap(&ph->compute, &t);
     if (status != SLEM_OK) break;
   }
 done:
@@ -203,7 +203,7 @@ int slem_recursive_write_cache(const char *path, const char *const *inputs, size
         goto done;
     t = slem_now();
     status = slem_stats_finish(st, err);
-    slem_phase_lap(&ph->merge, &t);
+    slem_phases_lap(&ph->merge, &t);
     if (status != SLEM_OK) goto done;
     if (s == 0) n = slem_stats_count(st);
     mu[s] = malloc(d * sizeof **mu);
@@ -213,7 +213,7 @@ int slem_recursive_write_cache(const char *path, const char *const *inputs, size
       goto done;
     }
     status = slem_stats_inverse(st, ainv[s], &lam[s], lambda, lambda_rel, err);
-    slem_phase_lap(&ph->factor, &t);
+    slem_phases_lap(&ph->factor, &t);
     if (status != SLEM_OK) {
       if (depth > 1) {
         char msg[sizeof err->msg];
@@ -236,7 +236,7 @@ int slem_recursive_write_cache(const char *path, const char *const *inputs, size
     status = slem_cache_write_recursive(path, d, n, depth, lambda_rel, lam, trace, rcond,
                                         (const double *const *)mu, (const double *const *)ainv,
                                         prov, err);
-  slem_phase_lap(&ph->write, &t);
+  slem_phases_lap(&ph->write, &t);
 done:
   for (size_t s = 0; s < depth && mu; s++) free(mu[s]);
   for (size_t s = 0; s < depth && ainv; s++) free(ainv[s]);

@@ -9,7 +9,7 @@ double slem_now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-void slem_phase_lap(double *acc, double *t) {
+void slem_phases_lap(double *acc, double *t) {
   double now = slem_now();
   *acc += now - *t;
   *t = now;

@@ -27,6 +27,6 @@ double slem_now(void);
 
 /* Adds the seconds since *t to *acc and sets *t to now: the phases of a sequence of steps,
  * one lap each. Cannot fail. */
-void slem_phase_lap(double *acc, double *t);
+void slem_phases_lap(double *acc, double *t);
 
 #endif
