@@ -207,6 +207,9 @@ for t in 1 2; do
   cmp -s "$T/dg32.$t.fvecs" "$T/dg64.$t.fvecs" && ok || bad "encode -t $t: float32 rows give other descriptors than the same values as text"
 done
 [ "$(wc -c <"$T/dg32.1.fvecs")" = 1300000 ] && ok || bad "encode: not 5 000 descriptors of 64"
+# the row loops' AVX2 build and the plain one (SLEM_TEST_LANES=sse) give the same bits
+check "encode, plain row loops" env SLEM_TEST_LANES=sse slem-encode -q --precision single -c "$T/dg.slem" -o "$T/dgsse.fvecs" "$T/dg5.fvecs"
+cmp -s "$T/dgsse.fvecs" "$T/dg32.1.fvecs" && ok || bad "encode: the plain row loops give other descriptors than the AVX2 ones"
 # slem-esvm, 10 000 exemplars (reads of 256): equal exemplars give equal rows, bit for bit,
 # whatever the block, the thread count and the row
 head -n 100 "$T/neg.txt" >"$T/neg100.txt"

@@ -6,8 +6,11 @@
 
 #include <gsl/gsl_cblas.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+static void row_loops_init(void);
 
 struct SlemEncoder {
   const SlemCache *cache;
@@ -35,6 +38,7 @@ int slem_encoder_new(SlemEncoder **self, const SlemCache *cache, SlemEncodeMode 
     return slem_error(err, SLEM_EINVAL, "theta must be a positive number (got %g)", theta);
   e = calloc(1, sizeof *e);
   if (!e) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  row_loops_init();
   e->cache = cache;
   e->lin = slem_cache_linear(cache);
   e->mode = mode;
@@ -161,20 +165,21 @@ int slem_encoder_set_precision(SlemEncoder *self, SlemPrecision p, SlemPrecision
   return SLEM_OK;
 }
 
-/* The row loops of the float32 path, vectorised where the CPU has AVX2 (a clone each,
- * chosen when the program loads). Every value is that of the plain loops on any CPU: the
- * operations are element by element (neither clone may use FMA, which AVX2 does not
- * include), a maximum does not depend on its order, and the one sum keeps its order in
- * fixed lanes. */
+/* The row loops of the float32 path, in two builds chosen once per process: one for CPUs
+ * with AVX2 (vectorised), one for the others; SLEM_TEST_LANES=sse forces the second (the
+ * tests compare both). Every value is that of the plain loops on any CPU: the operations
+ * are element by element (neither build may use FMA, which AVX2 does not include), a
+ * maximum does not depend on its order, and the one sum keeps its order in fixed lanes. */
+#define INLINE static inline __attribute__((always_inline))
 #if defined(__clang__)
-#define ROW_LOOPS __attribute__((target_clones("avx2", "default")))
+#define AVX2 __attribute__((target("avx2")))
 #else
-#define ROW_LOOPS __attribute__((target_clones("avx2", "default"), optimize("O3")))
+#define AVX2 __attribute__((target("avx2"), optimize("O3")))
 #endif
 
-/* The largest |x_j - mu_j| of a row, x double or (xd NULL) float32 widened exactly. The
- * values are finite (the readers refuse others), so a maximum by comparison is exact. */
-ROW_LOOPS static double row_max_f(const float *xf, const double *mu, size_t d) {
+/* The largest |x_j - mu_j| of a float32 row x, widened exactly. The values are finite
+ * (the readers refuse others), so a maximum by comparison is exact. */
+INLINE double row_max_body(const float *xf, const double *mu, size_t d) {
   double m = 0;
   for (size_t j = 0; j < d; j++) {
     double a = fabs((double)xf[j] - mu[j]);
@@ -183,28 +188,8 @@ ROW_LOOPS static double row_max_f(const float *xf, const double *mu, size_t d) {
   return m;
 }
 
-ROW_LOOPS static void row_delta_f(float *delta, const float *xf, const double *mu, double s,
-                                  size_t d) {
+INLINE void row_delta_body(float *delta, const float *xf, const double *mu, double s, size_t d) {
   for (size_t j = 0; j < d; j++) delta[j] = (float)(((double)xf[j] - mu[j]) * s);
-}
-
-/* Row i of a block's x - mu, in double, scaled to a largest entry of 1 and rounded once
- * to float32 into delta (which may be xf itself: each entry is read before it is
- * written). The row is xd's when xd is not NULL, else xf's (float32, widened exactly). */
-static void delta_row(float *delta, const double *xd, const float *xf, const double *mu,
-                      size_t d) {
-  double m = 0, s;
-  if (!xd) {
-    s = (m = row_max_f(xf, mu, d)) > 0 ? 1 / m : 1;
-    row_delta_f(delta, xf, mu, s, d);
-    return;
-  }
-  for (size_t j = 0; j < d; j++) {
-    double a = fabs(xd[j] - mu[j]);
-    m = a > m ? a : m;
-  }
-  s = m > 0 ? 1 / m : 1;
-  for (size_t j = 0; j < d; j++) delta[j] = (float)((xd[j] - mu[j]) * s);
 }
 
 /* Lanes of the sum of squares below: value j goes to lane j % NORM_LANES, each lane summed
@@ -213,7 +198,7 @@ static void delta_row(float *delta, const double *xd, const float *xf, const dou
 
 /* A row y of d float32 divided by its Euclidean norm (the sum of squares in double, in
  * NORM_LANES fixed lanes), in place; 1 when the row is all zeros (left as it is), else 0. */
-ROW_LOOPS static int row_unit(float *y, size_t d) {
+INLINE int row_unit_body(float *y, size_t d) {
   double lane[NORM_LANES] = {0}, ss, s;
   size_t j = 0;
   for (; j + NORM_LANES <= d; j += NORM_LANES)
@@ -223,6 +208,58 @@ ROW_LOOPS static int row_unit(float *y, size_t d) {
   s = ss > 0 ? 1 / sqrt(ss) : 0;
   for (j = 0; j < d; j++) y[j] = (float)(y[j] * s);
   return ss == 0;
+}
+
+typedef struct RowLoops {
+  double (*max)(const float *xf, const double *mu, size_t d);
+  void (*delta)(float *delta, const float *xf, const double *mu, double s, size_t d);
+  int (*unit)(float *y, size_t d);
+} RowLoops;
+
+static double row_max(const float *xf, const double *mu, size_t d) {
+  return row_max_body(xf, mu, d);
+}
+static void row_delta(float *delta, const float *xf, const double *mu, double s, size_t d) {
+  row_delta_body(delta, xf, mu, s, d);
+}
+static int row_unit(float *y, size_t d) { return row_unit_body(y, d); }
+AVX2 static double row_max_avx2(const float *xf, const double *mu, size_t d) {
+  return row_max_body(xf, mu, d);
+}
+AVX2 static void row_delta_avx2(float *delta, const float *xf, const double *mu, double s,
+                                size_t d) {
+  row_delta_body(delta, xf, mu, s, d);
+}
+AVX2 static int row_unit_avx2(float *y, size_t d) { return row_unit_body(y, d); }
+
+static RowLoops row_loops = {row_max, row_delta, row_unit};
+static pthread_once_t row_loops_once = PTHREAD_ONCE_INIT;
+
+static void row_loops_choose(void) {
+  const char *t = getenv("SLEM_TEST_LANES");
+  if (__builtin_cpu_supports("avx2") && !(t && strcmp(t, "sse") == 0))
+    row_loops = (RowLoops){row_max_avx2, row_delta_avx2, row_unit_avx2};
+}
+
+static void row_loops_init(void) { pthread_once(&row_loops_once, row_loops_choose); }
+
+/* Row i of a block's x - mu, in double, scaled to a largest entry of 1 and rounded once
+ * to float32 into delta (which may be xf itself: each entry is read before it is
+ * written). The row is xd's when xd is not NULL, else xf's (float32, widened exactly). */
+static void delta_row(float *delta, const double *xd, const float *xf, const double *mu,
+                      size_t d) {
+  double m = 0, s;
+  if (!xd) {
+    s = (m = row_loops.max(xf, mu, d)) > 0 ? 1 / m : 1;
+    row_loops.delta(delta, xf, mu, s, d);
+    return;
+  }
+  for (size_t j = 0; j < d; j++) {
+    double a = fabs(xd[j] - mu[j]);
+    m = a > m ? a : m;
+  }
+  s = m > 0 ? 1 / m : 1;
+  for (size_t j = 0; j < d; j++) delta[j] = (float)((xd[j] - mu[j]) * s);
 }
 
 /* Unit descriptors with one sgemm per chunk: the chunk's deltas (delta_row), their product
@@ -240,7 +277,7 @@ static void run_single(SlemEncoder *self, float *out, const double *xd, float *x
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, (int)d, (int)d, 1.0f, delta,
               (int)d, self->ainv_f, (int)d, 0.0f, y, (int)d);
   for (size_t i = 0; i < b; i++)
-    if (row_unit(y + i * d, d)) __atomic_fetch_add(&self->zeros, 1, __ATOMIC_RELAXED);
+    if (row_loops.unit(y + i * d, d)) __atomic_fetch_add(&self->zeros, 1, __ATOMIC_RELAXED);
 }
 
 typedef struct EncJob {
