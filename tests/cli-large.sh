@@ -207,6 +207,10 @@ for t in 1 2; do
   cmp -s "$T/dg32.$t.fvecs" "$T/dg64.$t.fvecs" && ok || bad "encode -t $t: float32 rows give other descriptors than the same values as text"
 done
 [ "$(wc -c <"$T/dg32.1.fvecs")" = 1300000 ] && ok || bad "encode: not 5 000 descriptors of 64"
+# fvecs read straight into the rows (readv) from a pipe that delivers a record in pieces:
+# the bytes before the cut reach the reader first (the rest a moment later), the same rows
+check "encode, a pipe cut inside a record" sh -c "{ head -c 1000 '$T/dg5.fvecs'; sleep 0.2; tail -c +1001 '$T/dg5.fvecs'; } | slem-encode -q --precision single -f fvecs -c '$T/dg.slem' -o '$T/dgpipe.fvecs' -"
+cmp -s "$T/dgpipe.fvecs" "$T/dg32.1.fvecs" && ok || bad "encode: a pipe cut inside a record gives other descriptors"
 # the row loops' AVX2 build and the plain one (SLEM_TEST_LANES=sse) give the same bits
 check "encode, plain row loops" env SLEM_TEST_LANES=sse slem-encode -q --precision single -c "$T/dg.slem" -o "$T/dgsse.fvecs" "$T/dg5.fvecs"
 cmp -s "$T/dgsse.fvecs" "$T/dg32.1.fvecs" && ok || bad "encode: the plain row loops give other descriptors than the AVX2 ones"

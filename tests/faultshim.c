@@ -3,7 +3,7 @@
  *   FAULT_WRITE=N    write() to a file (fd > 2) fails with ENOSPC from its Nth call on
  *   FAULT_FSYNC=N    fsync() fails with EIO from its Nth call on
  *   FAULT_RENAME=N   rename() fails with EIO from its Nth call on
- *   FAULT_READ=N     read() fails with EIO from its Nth call on
+ *   FAULT_READ=N     read() or readv() fails with EIO from the Nth call of either on
  *   FAULT_MALLOC=N   malloc/calloc/realloc of FAULT_MALLOC_MIN bytes or more (default
  *                    1 MiB), called from the program itself (libslem is linked into it;
  *                    not from OpenBLAS's or libc's own code), return NULL with ENOMEM
@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 extern void *__libc_malloc(size_t);
@@ -58,16 +59,28 @@ ssize_t write(int fd, const void *buf, size_t n) {
   return real(fd, buf, n);
 }
 
+static long read_count; /* read() and readv() together */
+
 ssize_t read(int fd, void *buf, size_t n) {
-  static long count;
   static ssize_t (*real)(int, void *, size_t);
   if (!real) real = (ssize_t(*)(int, void *, size_t))dlsym(RTLD_NEXT, "read");
-  if (due("FAULT_READ", &count)) {
+  if (due("FAULT_READ", &read_count)) {
     logged("read");
     errno = EIO;
     return -1;
   }
   return real(fd, buf, n);
+}
+
+ssize_t readv(int fd, const struct iovec *iov, int n) {
+  static ssize_t (*real)(int, const struct iovec *, int);
+  if (!real) real = (ssize_t(*)(int, const struct iovec *, int))dlsym(RTLD_NEXT, "readv");
+  if (due("FAULT_READ", &read_count)) {
+    logged("readv");
+    errno = EIO;
+    return -1;
+  }
+  return real(fd, iov, n);
 }
 
 int fsync(int fd) {

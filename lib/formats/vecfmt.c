@@ -167,40 +167,59 @@ static size_t decode(const SlemVecReader *r, const unsigned char *rp, double *xr
   return 0;
 }
 
+/* Record recno: its int32 dimension at hp (when the format has a prefix) and its values at
+ * rp, decoded into xr or fr (fr may be rp itself). SLEM_OK with *skip 0, or 1 when the
+ * record holds a NaN or Inf and such records are skipped (counted); else the error naming
+ * the file and the record. */
+static int decode_record(SlemVecReader *r, const unsigned char *hp, const unsigned char *rp,
+                         double *xr, float *fr, uint64_t recno, int *skip, SlemError *err) {
+  size_t bad;
+  *skip = 0;
+  if (r->prefix && slem_le32(hp) != r->d)
+    return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": dimension %" PRId32
+                      ", expected %zu", slem_in_name(r->in), recno, (int32_t)slem_le32(hp), r->d);
+  if (!(bad = decode(r, rp, xr, fr))) return SLEM_OK;
+  if (!r->skip_nonfinite) {
+    double v = load(r->dtype, r->swap, rp, bad - 1);
+    return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": value %zu is %s",
+                      slem_in_name(r->in), recno, bad, isnan(v) ? "NaN" : "infinite");
+  }
+  r->skipped++;
+  *skip = 1;
+  return SLEM_OK;
+}
+
 int slem_vfmt_decode(SlemVecReader *r, const unsigned char *raw, size_t n, double *xd,
                      float *xf, size_t *out, SlemError *err) {
-  const char *name = slem_in_name(r->in);
   size_t o = 0;
   for (size_t i = 0; i < n; i++) {
     const unsigned char *rp = raw + i * r->rec;
-    uint64_t recno = r->recs + i + 1;
-    size_t bad;
-    if (r->prefix) {
-      uint32_t d = slem_le32(rp);
-      if (d != r->d)
-        return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": dimension %" PRId32
-                          ", expected %zu", name, recno, (int32_t)d, r->d);
-      rp += r->prefix;
-    }
-    bad = decode(r, rp, xd ? xd + o * r->d : NULL, xf ? xf + o * r->d : NULL);
-    if (bad) {
-      if (!r->skip_nonfinite) {
-        double v = load(r->dtype, r->swap, rp, bad - 1);
-        return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": value %zu is %s", name,
-                          recno, bad, isnan(v) ? "NaN" : "infinite");
-      }
-      r->skipped++;
-      continue;
-    }
-    o++;
+    int st, skip;
+    if ((st = decode_record(r, rp, rp + r->prefix, xd ? xd + o * r->d : NULL,
+                            xf ? xf + o * r->d : NULL, r->recs + i + 1, &skip, err)) != SLEM_OK)
+      return st;
+    o += !skip;
   }
   *out = o;
   return SLEM_OK;
 }
 
+/* A block of n whole records read in nbytes, max asked for: a truncated record, or records
+ * missing that the header counted, is an error naming the record. */
+static int short_block(const SlemVecReader *self, size_t n, size_t nbytes, size_t max,
+                       SlemError *err) {
+  const char *name = slem_in_name(self->in);
+  if (nbytes % self->rec != 0)
+    return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": truncated (%zu of %zu bytes)",
+                      name, self->recs + n + 1, nbytes % self->rec, self->rec);
+  if (self->count_from && n < max)
+    return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": missing (%s says %" PRId64
+                      ")", name, self->recs + n + 1, self->count_from, self->count);
+  return SLEM_OK;
+}
+
 int slem_vfmt_read_records(SlemVecReader *self, double *xd, float *xf, size_t max, size_t *got,
                         SlemError *err) {
-  const char *name = slem_in_name(self->in);
   size_t want, nbytes, n;
   unsigned char *raw;
   int st;
@@ -210,6 +229,32 @@ int slem_vfmt_read_records(SlemVecReader *self, double *xd, float *xf, size_t ma
       max = (size_t)((uint64_t)self->count - self->recs);
     if (max == 0) return SLEM_OK;
     want = max * self->rec;
+    /* float32 records after an int32 dimension (fvecs) into float32 rows: the values read
+     * straight into the rows, the dimensions beside them (readv), then checked there */
+    if (self->prefix == 4 && xf && self->dtype == SLEM_DT_F4 && !self->swap &&
+        self->divisor == 1 && !self->skip_nonfinite) {
+      if (max * 4 > self->raw_cap) {
+        free(self->raw);
+        self->raw_cap = 0;
+        if (!(self->raw = malloc(max * 4)))
+          return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu records", max);
+        self->raw_cap = max * 4;
+      }
+      st = slem_in_read_records(self->in, self->raw, 4, xf, 4 * self->d, max, &nbytes, err);
+      if (st) return st;
+      n = nbytes / self->rec;
+      if ((st = short_block(self, n, nbytes, max, err)) != SLEM_OK) return st;
+      for (size_t i = 0; i < n; i++) {
+        int skip;
+        if ((st = decode_record(self, self->raw + 4 * i, (unsigned char *)(xf + i * self->d),
+                                NULL, xf + i * self->d, self->recs + i + 1, &skip, err)))
+          return st;
+      }
+      self->recs += n;
+      *got = n;
+      self->done += n;
+      return SLEM_OK;
+    }
     /* records laid out as the caller's rows (no prefix, the same type, nothing to convert)
      * are read straight into them and checked there: no second copy */
     if (self->prefix == 0 && !self->swap && self->divisor == 1 &&
@@ -228,12 +273,7 @@ int slem_vfmt_read_records(SlemVecReader *self, double *xd, float *xf, size_t ma
     st = slem_in_read(self->in, raw, want, &nbytes, err);
     if (st) return st;
     n = nbytes / self->rec;
-    if (nbytes % self->rec != 0)
-      return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": truncated (%zu of %zu bytes)",
-                        name, self->recs + n + 1, nbytes % self->rec, self->rec);
-    if (self->count_from && n < max)
-      return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": missing (%s says %" PRId64
-                        ")", name, self->recs + n + 1, self->count_from, self->count);
+    if ((st = short_block(self, n, nbytes, max, err)) != SLEM_OK) return st;
     st = slem_vfmt_decode(self, raw, n, xd, xf, &o, err);
     if (st) return st;
     self->recs += n;

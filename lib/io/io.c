@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/uio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -173,6 +174,57 @@ int slem_in_read(SlemIn *self, void *dst, size_t n, size_t *got, SlemError *err)
     self->pos += have;
     self->offset += have;
     done += have;
+  }
+  *got = done;
+  return SLEM_OK;
+}
+
+/* Where byte `at` of a records read falls (slem_in_read_records()): its address and the
+ * bytes left in its part (head or body). */
+static unsigned char *record_part(unsigned char *heads, size_t head, unsigned char *bodies,
+                                  size_t body, size_t at, size_t *left) {
+  size_t i = at / (head + body), o = at % (head + body);
+  if (o < head) {
+    *left = head - o;
+    return heads + i * head + o;
+  }
+  *left = body - (o - head);
+  return bodies + i * body + (o - head);
+}
+
+/* iovecs per readv(2) call */
+#define READV_PARTS 1024
+
+int slem_in_read_records(SlemIn *self, void *heads, size_t head, void *bodies, size_t body,
+                         size_t n, size_t *got, SlemError *err) {
+  size_t total = n * (head + body), done = 0, left;
+  unsigned char *p;
+  /* first what the buffer holds (a peek at the start of the file) */
+  while (done < total && self->pos < self->len) {
+    size_t take;
+    p = record_part(heads, head, bodies, body, done, &left);
+    take = self->len - self->pos < left ? self->len - self->pos : left;
+    memcpy(p, self->buf + self->pos, take);
+    self->pos += take;
+    self->offset += take;
+    done += take;
+  }
+  while (done < total && !self->eof) {
+    struct iovec iov[READV_PARTS];
+    int k = 0;
+    ssize_t r;
+    for (size_t at = done; at < total && k < READV_PARTS; k++) {
+      iov[k].iov_base = record_part(heads, head, bodies, body, at, &left);
+      iov[k].iov_len = left;
+      at += left;
+    }
+    do {
+      r = readv(self->fd, iov, k);
+    } while (r < 0 && errno == EINTR);
+    if (r < 0) return slem_error(err, SLEM_EIO, "%s: read: %s", self->name, strerror(errno));
+    if (r == 0) self->eof = 1;
+    done += (size_t)r;
+    self->offset += (uint64_t)r;
   }
   *got = done;
   return SLEM_OK;

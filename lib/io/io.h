@@ -44,6 +44,13 @@ int slem_in_peek(SlemIn *self, size_t n, const unsigned char **p, size_t *avail,
 /* Reads up to n bytes into dst; *got < n only at end of file. Errors: SLEM_EIO. */
 int slem_in_read(SlemIn *self, void *dst, size_t n, size_t *got, SlemError *err);
 
+/* Reads up to n records of head + body bytes, each record's head into heads + i * head and
+ * its body into bodies + i * body (readv(2): no copy through a buffer); *got (bytes, heads
+ * included) < n * (head + body) only at end of file, and may end inside a record.
+ * head and body are at least 1. Errors: SLEM_EIO. */
+int slem_in_read_records(SlemIn *self, void *heads, size_t head, void *bodies, size_t body,
+                         size_t n, size_t *got, SlemError *err);
+
 /* Reads one line (without its '\n', a trailing '\r' removed) into a buffer owned by
  * self, valid until the next call. *line is NULL at end of file. Errors: SLEM_EIO,
  * SLEM_EFORMAT for a line over 64 MiB (memory stays bounded on a file with no newline),
