@@ -350,6 +350,18 @@ done:
  * grouped into the sets whose leaves they tile. Each set is summarised along its tree; the
  * sets, in the order of their first argument, are folded as the leaves of one more tree. A
  * partial output of one set keeps its nodes, so that merging stays exact. */
+/* The inputs the cache records (prov): the n negatives, then the positives' file, in *pin
+ * (the caller frees it). Errors: SLEM_ENOMEM. */
+static int with_positives(SlemProvenance *prov, const char ***pin, const char *const *inputs,
+                          size_t n, const char *positives, SlemError *err) {
+  if (!(*pin = calloc(n + 1, sizeof **pin))) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  memcpy(*pin, inputs, n * sizeof **pin);
+  (*pin)[n] = positives;
+  prov->inputs = *pin;
+  prov->ninputs = n + 1;
+  return SLEM_OK;
+}
+
 static int linear(const char *output, const char *const *inputs, size_t n,
                   const SlemNegstatsOpts *o, SlemNegstatsResult *res, SlemError *err) {
   SlemProvenance prov = {"slem-negstats", inputs, n, NULL};
@@ -375,16 +387,9 @@ static int linear(const char *output, const char *const *inputs, size_t n,
                         "stage 2 needs the negatives themselves", inputs[i]);
         goto done;
       }
-    if (o->adaptive) { /* the positives are an input too */
-      if (!(pin = calloc(n + 1, sizeof *pin))) {
-        st = slem_error(err, SLEM_ENOMEM, "out of memory");
-        goto done;
-      }
-      memcpy(pin, inputs, n * sizeof *pin);
-      pin[n] = o->adaptive;
-      prov.inputs = pin;
-      prov.ninputs = n + 1;
-    }
+    /* the positives are an input too */
+    if (o->adaptive && (st = with_positives(&prov, &pin, inputs, n, o->adaptive, err)) != SLEM_OK)
+      goto done;
     st = o->adaptive
              ? slem_nubeta_write_cache(output, inputs, n, o->adaptive, o->format, o->pos_format,
                                        o->block,
@@ -418,14 +423,7 @@ static int linear(const char *output, const char *const *inputs, size_t n,
                       "partial caches", inputs[parts[0].arg]);
       goto done;
     }
-    if (!(pin = calloc(n + 1, sizeof *pin))) {
-      st = slem_error(err, SLEM_ENOMEM, "out of memory");
-      goto done;
-    }
-    memcpy(pin, inputs, n * sizeof *pin);
-    pin[n] = o->mixed;
-    prov.inputs = pin;
-    prov.ninputs = n + 1;
+    if ((st = with_positives(&prov, &pin, inputs, n, o->mixed, err)) != SLEM_OK) goto done;
     files[nf++] = o->mixed;
   }
   if (nf > 0) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "blas.h"
+#include "recursive.h"
 #include "stats.h"
 
 /* Stage s: in(b, p) -> out(b, p + 1) = normalised [nu; beta] with weight t and numerator c
@@ -206,7 +207,7 @@ int slem_nubeta_write_cache(const char *path, const char *const *inputs, size_t 
                             size_t depth, double theta, double lambda, double lambda_rel,
                             const SlemProvenance *prov, SlemPhases *ph, SlemError *err) {
   SlemPhases none = {0};
-  double **mu = NULL, **ainv = NULL, *lam = NULL, *trace = NULL, *rcond = NULL;
+  SlemRecursiveStages sg = {0};
   double *tn = NULL, *tp = NULL, *m = NULL, *pin = NULL, *pout = NULL;
   SlemStats *st = NULL;
   Chain neg = {0}, pos = {0}, one = {0};
@@ -225,18 +226,11 @@ int slem_nubeta_write_cache(const char *path, const char *const *inputs, size_t 
   if (strcmp(positives, "-") == 0)
     return slem_error(err, SLEM_EINVAL, "the positives are read once per stage: not from stdin");
   if (!block) block = 1024;
-  mu = calloc(depth, sizeof *mu);
-  ainv = calloc(depth, sizeof *ainv);
-  lam = calloc(depth, sizeof *lam);
-  trace = calloc(depth, sizeof *trace);
-  rcond = calloc(depth, sizeof *rcond);
+  if ((status = slem_recursive_stages_new(&sg, depth, err)) != SLEM_OK) goto done;
   tn = calloc(depth, sizeof *tn);
   tp = calloc(depth, sizeof *tp);
   m = calloc(depth, sizeof *m);
-  if (!mu || !ainv || !lam || !trace || !rcond || !tn || !tp || !m) {
-    status = slem_error(err, SLEM_ENOMEM, "out of memory");
-    goto done;
-  }
+  if (!tn || !tp || !m) goto oom;
   for (size_t s = 0; s < depth; s++) tp[s] = theta;
   { /* the first file's dimension sizes the scratch */
     SlemVecReader *r = NULL;
@@ -249,33 +243,16 @@ int slem_nubeta_write_cache(const char *path, const char *const *inputs, size_t 
     /* the negatives through stages 0..s-1 with theta_n, c = 1 */
     chain_free(&neg);
     if (!chain_init(&neg, d, s, block)) goto oom;
-    neg.mu = (const double *const *)mu, neg.ainv = (const double *const *)ainv, neg.t = tn, neg.c = 1;
+    neg.mu = (const double *const *)sg.mu, neg.ainv = (const double *const *)sg.ainv;
+    neg.t = tn, neg.c = 1;
     for (size_t i = 0; i < ninputs; i++)
       if ((status = read_through(&st, NULL, NULL, inputs[i], fmt, block, skip, &d, SIZE_MAX,
                                  &neg, ph, err)) != SLEM_OK)
         goto done;
-    t = slem_now();
-    status = slem_stats_finish(st, err);
-    slem_phases_lap(&ph->merge, &t);
-    if (status != SLEM_OK) goto done;
-    if (s == 0) n = slem_stats_count(st);
     p = d + s;
-    mu[s] = malloc(p * sizeof **mu);
-    ainv[s] = malloc(p * p * sizeof **ainv);
-    if (!mu[s] || !ainv[s]) goto oom;
-    status = slem_stats_inverse(st, ainv[s], &lam[s], lambda, lambda_rel, err);
-    slem_phases_lap(&ph->factor, &t);
-    if (status != SLEM_OK) {
-      char msg[sizeof err->msg];
-      snprintf(msg, sizeof msg, "%s", err->msg);
-      slem_error(err, status, "stage %zu of %zu: %s", s + 1, depth, msg);
+    if ((status = slem_recursive_stage_finish(&sg, s, &st, p, lambda, lambda_rel, &n, ph,
+                                              err)) != SLEM_OK)
       goto done;
-    }
-    memcpy(mu[s], slem_stats_mean(st), p * sizeof **mu);
-    trace[s] = slem_stats_trace(st);
-    rcond[s] = slem_stats_rcond(st);
-    slem_stats_free(st);
-    st = NULL;
     if (s + 1 == depth) break;
     /* m: the first positives through stages 0..s-1 (theta, c = 2), then stage s */
     chain_free(&pos);
@@ -284,7 +261,8 @@ int slem_nubeta_write_cache(const char *path, const char *const *inputs, size_t 
     pin = malloc(SLEM_NUBETA_POSITIVES * (p + 1) * sizeof *pin);
     pout = malloc(SLEM_NUBETA_POSITIVES * (p + 1) * sizeof *pout);
     if (!pin || !pout || !chain_init(&pos, d, s, SLEM_NUBETA_POSITIVES)) goto oom;
-    pos.mu = (const double *const *)mu, pos.ainv = (const double *const *)ainv, pos.t = tp, pos.c = 2;
+    pos.mu = (const double *const *)sg.mu, pos.ainv = (const double *const *)sg.ainv;
+    pos.t = tp, pos.c = 2;
     if ((status = read_through(NULL, pin, &npos, positives, pos_fmt, SLEM_NUBETA_POSITIVES, skip,
                                &d, SLEM_NUBETA_POSITIVES, &pos, ph, err)) != SLEM_OK)
       goto done;
@@ -294,7 +272,7 @@ int slem_nubeta_write_cache(const char *path, const char *const *inputs, size_t 
     }
     chain_free(&one);
     if (!chain_init(&one, p, 1, SLEM_NUBETA_POSITIVES)) goto oom;
-    one.mu = (const double *const *)mu + s, one.ainv = (const double *const *)ainv + s;
+    one.mu = (const double *const *)sg.mu + s, one.ainv = (const double *const *)sg.ainv + s;
     one.t = tp, one.c = 2;
     chain_run(&one, pout, NULL, pin, npos);
     {
@@ -317,9 +295,9 @@ int slem_nubeta_write_cache(const char *path, const char *const *inputs, size_t 
   {
     SlemNubetaInfo info = {theta, tn, m, npos};
     t = slem_now();
-    status = slem_cache_write_nubeta(path, d, n, depth, lambda >= 0 ? -1 : lambda_rel, lam,
-                                     trace, rcond, (const double *const *)mu,
-                                     (const double *const *)ainv, &info, prov, err);
+    status = slem_cache_write_nubeta(path, d, n, depth, lambda >= 0 ? -1 : lambda_rel, sg.lam,
+                                     sg.trace, sg.rcond, (const double *const *)sg.mu,
+                                     (const double *const *)sg.ainv, &info, prov, err);
     slem_phases_lap(&ph->write, &t);
   }
   goto done;
@@ -329,13 +307,7 @@ done:
   chain_free(&neg);
   chain_free(&pos);
   chain_free(&one);
-  for (size_t s = 0; s < depth && mu; s++) free(mu[s]);
-  for (size_t s = 0; s < depth && ainv; s++) free(ainv[s]);
-  free(mu);
-  free(ainv);
-  free(lam);
-  free(trace);
-  free(rcond);
+  slem_recursive_stages_free(&sg);
   free(tn);
   free(tp);
   free(m);

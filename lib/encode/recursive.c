@@ -166,12 +166,69 @@ done:
   return status;
 }
 
+int slem_recursive_stages_new(SlemRecursiveStages *self, size_t depth, SlemError *err) {
+  memset(self, 0, sizeof *self);
+  self->depth = depth;
+  self->mu = calloc(depth, sizeof *self->mu);
+  self->ainv = calloc(depth, sizeof *self->ainv);
+  self->lam = calloc(depth, sizeof *self->lam);
+  self->trace = calloc(depth, sizeof *self->trace);
+  self->rcond = calloc(depth, sizeof *self->rcond);
+  if (!self->mu || !self->ainv || !self->lam || !self->trace || !self->rcond)
+    return slem_error(err, SLEM_ENOMEM, "out of memory");
+  return SLEM_OK;
+}
+
+void slem_recursive_stages_free(SlemRecursiveStages *self) {
+  for (size_t s = 0; s < self->depth && self->mu; s++) free(self->mu[s]);
+  for (size_t s = 0; s < self->depth && self->ainv; s++) free(self->ainv[s]);
+  free(self->mu);
+  free(self->ainv);
+  free(self->lam);
+  free(self->trace);
+  free(self->rcond);
+  memset(self, 0, sizeof *self);
+}
+
+int slem_recursive_stage_finish(SlemRecursiveStages *self, size_t s, SlemStats **st, size_t dim,
+                                double lambda, double lambda_rel, uint64_t *n, SlemPhases *ph,
+                                SlemError *err) {
+  double t = slem_now();
+  int status = slem_stats_finish(*st, err);
+  slem_phases_lap(&ph->merge, &t);
+  if (status != SLEM_OK) goto done;
+  if (s == 0) *n = slem_stats_count(*st);
+  self->mu[s] = malloc(dim * sizeof **self->mu);
+  self->ainv[s] = malloc(dim * dim * sizeof **self->ainv);
+  if (!self->mu[s] || !self->ainv[s]) {
+    status = slem_error(err, SLEM_ENOMEM, "out of memory for a %zu x %zu matrix", dim, dim);
+    goto done;
+  }
+  status = slem_stats_inverse(*st, self->ainv[s], &self->lam[s], lambda, lambda_rel, err);
+  slem_phases_lap(&ph->factor, &t);
+  if (status != SLEM_OK) {
+    if (self->depth > 1) {
+      char msg[sizeof err->msg];
+      snprintf(msg, sizeof msg, "%s", err->msg);
+      slem_error(err, status, "stage %zu of %zu: %s", s + 1, self->depth, msg);
+    }
+    goto done;
+  }
+  memcpy(self->mu[s], slem_stats_mean(*st), dim * sizeof **self->mu);
+  self->trace[s] = slem_stats_trace(*st);
+  self->rcond[s] = slem_stats_rcond(*st);
+done:
+  slem_stats_free(*st);
+  *st = NULL;
+  return status;
+}
+
 int slem_recursive_write_cache(const char *path, const char *const *inputs, size_t ninputs,
                                SlemFormat fmt, size_t block, int skip, size_t depth,
                                double lambda, double lambda_rel, const SlemProvenance *prov,
                                SlemPhases *ph, SlemError *err) {
   SlemPhases none = {0};
-  double **mu = NULL, **ainv = NULL, *lam = NULL, *trace = NULL, *rcond = NULL;
+  SlemRecursiveStages sg = {0};
   SlemStats *st = NULL;
   size_t d = 0;
   uint64_t n = 0;
@@ -187,64 +244,27 @@ int slem_recursive_write_cache(const char *path, const char *const *inputs, size
     if (strcmp(inputs[i], "-") == 0)
       return slem_error(err, SLEM_EINVAL, "stdin (-) cannot be read once per stage: give "
                         "the negatives as files for depth %zu", depth);
-  mu = calloc(depth, sizeof *mu);
-  ainv = calloc(depth, sizeof *ainv);
-  lam = calloc(depth, sizeof *lam);
-  trace = calloc(depth, sizeof *trace);
-  rcond = calloc(depth, sizeof *rcond);
-  if (!mu || !ainv || !lam || !trace || !rcond) {
-    status = slem_error(err, SLEM_ENOMEM, "out of memory");
-    goto done;
-  }
+  if ((status = slem_recursive_stages_new(&sg, depth, err)) != SLEM_OK) goto done;
   for (size_t s = 0; s < depth; s++) {
     for (size_t i = 0; i < ninputs; i++)
-      if ((status = add_file(&st, inputs[i], fmt, block, skip, s, (const double *const *)mu,
-                             (const double *const *)ainv, &d, ph, err)) != SLEM_OK)
+      if ((status = add_file(&st, inputs[i], fmt, block, skip, s, (const double *const *)sg.mu,
+                             (const double *const *)sg.ainv, &d, ph, err)) != SLEM_OK)
         goto done;
-    t = slem_now();
-    status = slem_stats_finish(st, err);
-    slem_phases_lap(&ph->merge, &t);
-    if (status != SLEM_OK) goto done;
-    if (s == 0) n = slem_stats_count(st);
-    mu[s] = malloc(d * sizeof **mu);
-    ainv[s] = malloc(d * d * sizeof **ainv);
-    if (!mu[s] || !ainv[s]) {
-      status = slem_error(err, SLEM_ENOMEM, "out of memory for a %zu x %zu matrix", d, d);
+    if ((status = slem_recursive_stage_finish(&sg, s, &st, d, lambda, lambda_rel, &n, ph,
+                                              err)) != SLEM_OK)
       goto done;
-    }
-    status = slem_stats_inverse(st, ainv[s], &lam[s], lambda, lambda_rel, err);
-    slem_phases_lap(&ph->factor, &t);
-    if (status != SLEM_OK) {
-      if (depth > 1) {
-        char msg[sizeof err->msg];
-        snprintf(msg, sizeof msg, "%s", err->msg);
-        slem_error(err, status, "stage %zu of %zu: %s", s + 1, depth, msg);
-      }
-      goto done;
-    }
-    memcpy(mu[s], slem_stats_mean(st), d * sizeof **mu);
-    trace[s] = slem_stats_trace(st);
-    rcond[s] = slem_stats_rcond(st);
-    slem_stats_free(st);
-    st = NULL;
   }
   t = slem_now();
   if (depth == 1) {
-    SlemLinearInfo info = {lam[0], lambda >= 0 ? -1 : lambda_rel, trace[0], rcond[0]};
-    status = slem_cache_write_linear(path, d, n, &info, mu[0], ainv[0], prov, err);
+    SlemLinearInfo info = {sg.lam[0], lambda >= 0 ? -1 : lambda_rel, sg.trace[0], sg.rcond[0]};
+    status = slem_cache_write_linear(path, d, n, &info, sg.mu[0], sg.ainv[0], prov, err);
   } else
-    status = slem_cache_write_recursive(path, d, n, depth, lambda_rel, lam, trace, rcond,
-                                        (const double *const *)mu, (const double *const *)ainv,
-                                        prov, err);
+    status = slem_cache_write_recursive(path, d, n, depth, lambda_rel, sg.lam, sg.trace,
+                                        sg.rcond, (const double *const *)sg.mu,
+                                        (const double *const *)sg.ainv, prov, err);
   slem_phases_lap(&ph->write, &t);
 done:
-  for (size_t s = 0; s < depth && mu; s++) free(mu[s]);
-  for (size_t s = 0; s < depth && ainv; s++) free(ainv[s]);
-  free(mu);
-  free(ainv);
-  free(lam);
-  free(trace);
-  free(rcond);
+  slem_recursive_stages_free(&sg);
   slem_stats_free(st);
   return status;
 }

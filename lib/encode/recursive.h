@@ -21,9 +21,32 @@
 #include "cache.h"
 #include "error.h"
 #include "phases.h"
+#include "stats.h"
 #include "vecs.h"
 
 typedef struct SlemRecursive SlemRecursive;
+
+/* What a cache of depth stages records per stage (recursive and [nu; beta] caches alike):
+ * mu[s] and ainv[s] (A_s^-1), allocated by slem_recursive_stage_finish(), and the stage's
+ * lambda, trace(Sigma_s) and reciprocal condition number. */
+typedef struct SlemRecursiveStages {
+  size_t depth;
+  double **mu, **ainv, *lam, *trace, *rcond;
+} SlemRecursiveStages;
+
+/* Empty stages for depth of them. Errors: SLEM_ENOMEM. */
+int slem_recursive_stages_new(SlemRecursiveStages *self, size_t depth, SlemError *err);
+/* Frees what self holds (its own memory is the caller's); accepts one never made. */
+void slem_recursive_stages_free(SlemRecursiveStages *self);
+
+/* Stage s of self from the statistics *st of its inputs (dim values per row): finished,
+ * then A_s^-1 with lambda (>= 0) or lambda_rel, mu_s, the trace and rcond kept; *st freed
+ * and set to NULL, whatever happens. *n gets the row count at stage 0. The merge and the
+ * factorisation are timed into ph. Errors: those of slem_stats_finish(), SLEM_ENOMEM, those
+ * of slem_stats_inverse() (naming the stage when there are several). */
+int slem_recursive_stage_finish(SlemRecursiveStages *self, size_t s, SlemStats **st, size_t dim,
+                                double lambda, double lambda_rel, uint64_t *n, SlemPhases *ph,
+                                SlemError *err);
 
 /* A new encoder over a linear (depth 1) or recursive cache (borrowed; it must outlive the
  * encoder) for blocks of at most max_rows vectors. Errors: SLEM_EINVAL (another kind),
