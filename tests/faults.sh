@@ -116,5 +116,8 @@ st=$?
 cmp -s "$T/pair.I.npy" "$T/pair.I.old" && cmp -s "$T/pair.D.npy" "$T/pair.D.old" && ok ||
   bad "npy pair: a failed commit changed the old files (I and D no longer a pair)"
 ls -a "$T" | grep -q '\.tmp\.' && bad "npy pair: a temporary file left" || ok
+# libhdf5 is loaded when an HDF5 input is opened: missing, the input is refused, naming it
+inject hdf5 FAULT_DLOPEN 1 "the HDF5 library cannot be loaded" \
+  slem-negstats -q -o "$T/out/o" "$TOP/testdata/hdf5/ann.hdf5:train"
 echo "faults: $injected faults injected"
 finish faults

@@ -4,6 +4,8 @@
  *   FAULT_FSYNC=N    fsync() fails with EIO from its Nth call on
  *   FAULT_RENAME=N   rename() fails with EIO from its Nth call on
  *   FAULT_READ=N     read() or readv() fails with EIO from the Nth call of either on
+ *   FAULT_DLOPEN=N   dlopen() fails (returns NULL) from its Nth call on: a library the
+ *                    program loads when it needs it (libhdf5) is missing
  *   FAULT_MALLOC=N   malloc/calloc/realloc of FAULT_MALLOC_MIN bytes or more (default
  *                    1 MiB), called from the program itself (libslem is linked into it;
  *                    not from OpenBLAS's or libc's own code), return NULL with ENOMEM
@@ -81,6 +83,17 @@ ssize_t readv(int fd, const struct iovec *iov, int n) {
     return -1;
   }
   return real(fd, iov, n);
+}
+
+void *dlopen(const char *file, int mode) {
+  static long count;
+  static void *(*real)(const char *, int);
+  if (!real) real = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
+  if (due("FAULT_DLOPEN", &count)) {
+    logged("dlopen");
+    return NULL;
+  }
+  return real(file, mode);
 }
 
 int fsync(int fd) {

@@ -62,7 +62,8 @@ static void load(void) {
   void *h = dlopen(SLEM_HDF5_SONAME, RTLD_NOW | RTLD_LOCAL);
   const char *missing = NULL;
   if (!h) {
-    snprintf(load_error, sizeof load_error, "%s", dlerror());
+    const char *why = dlerror();
+    snprintf(load_error, sizeof load_error, "%s", why ? why : SLEM_HDF5_SONAME " not found");
     return;
   }
 #define X(f) \
