@@ -7,6 +7,8 @@
 #   make demo       install missing Debian packages, build, run the pipeline on testdata/
 #   make install    copy the tools, slem-tune, slem-plot-pr and man pages under $(DESTDIR)$(PREFIX)
 #   make uninstall  remove them again (same PREFIX and DESTDIR)
+#   make bench-probe  bin/slem-bench-probe, the BLAS probe of scripts/bench, for a bundle
+#                   timed elsewhere (scripts/bench --threads --bindir)
 #   make fuzz       run each libFuzzer harness FUZZ_SECONDS (default 30) with clang
 #   make clean      remove what the build made
 #
@@ -82,7 +84,7 @@ SCRIPTS   = tools/slem-tune:slem-tune tools/plot-pr:slem-plot-pr \
 SCRIPT_MANS = man/slem-tune.1 man/slem-plot-pr.1 man/slem-parallel.1 man/slem-sbatch.1 \
   man/slem-reindex.1
 
-.PHONY: all check check-cores demo install uninstall clean deps unit-test cli-test man-test fuzz fuzz-replay
+.PHONY: all bench-probe check check-cores demo install uninstall clean deps unit-test cli-test man-test fuzz fuzz-replay
 .SUFFIXES:
 
 all: $(BINS)
@@ -109,6 +111,10 @@ build/tests/%: tests/%.c tests/testutil.h lib/libslem.a | build/tests
 
 build/tests/check_esvm: tests/check_esvm.c tests/testutil.h $(RAND_OBJ) lib/libslem.a | build/tests
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(RAND_OBJ) lib/libslem.a $(LIBS) $(HDF5_LIBS) $(CHECK_LIBS)
+
+bench-probe: bin/slem-bench-probe
+bin/slem-bench-probe: scripts/bench.d/probe.c | bin
+	$(CC) -O2 -o $@ $< -Wl,--no-as-needed $(BLAS_LIBS)
 
 build/cmd build/tests bin:
 	mkdir -p $@
