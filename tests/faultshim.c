@@ -1,6 +1,7 @@
 /* LD_PRELOAD shim for the fault tests: makes system calls and allocations fail on demand.
  *
- *   FAULT_WRITE=N    write() to a file (fd > 2) fails with ENOSPC from its Nth call on
+ *   FAULT_WRITE=N    write() or writev() to a file (fd > 2) fails with ENOSPC from the Nth
+ *                    call of either on
  *   FAULT_FSYNC=N    fsync() fails with EIO from its Nth call on
  *   FAULT_RENAME=N   rename() fails with EIO from its Nth call on
  *   FAULT_READ=N     read() or readv() fails with EIO from the Nth call of either on
@@ -49,16 +50,28 @@ static int due(const char *env, long *count) {
   return n > 0 && ++*count >= n;
 }
 
+static long write_count; /* write() and writev() together */
+
 ssize_t write(int fd, const void *buf, size_t n) {
-  static long count;
   static ssize_t (*real)(int, const void *, size_t);
   if (!real) real = (ssize_t(*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
-  if (fd > 2 && due("FAULT_WRITE", &count)) {
+  if (fd > 2 && due("FAULT_WRITE", &write_count)) {
     logged("write");
     errno = ENOSPC;
     return -1;
   }
   return real(fd, buf, n);
+}
+
+ssize_t writev(int fd, const struct iovec *iov, int n) {
+  static ssize_t (*real)(int, const struct iovec *, int);
+  if (!real) real = (ssize_t(*)(int, const struct iovec *, int))dlsym(RTLD_NEXT, "writev");
+  if (fd > 2 && due("FAULT_WRITE", &write_count)) {
+    logged("writev");
+    errno = ENOSPC;
+    return -1;
+  }
+  return real(fd, iov, n);
 }
 
 static long read_count; /* read() and readv() together */

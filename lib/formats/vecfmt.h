@@ -95,8 +95,7 @@ struct SlemVecWriter {
   uint64_t n;          /* vectors written */
   SlemDtype dtype;     /* element type asked for (formats with out_dtypes) */
   int started;         /* the header is written */
-  unsigned char *rec;  /* rec_rows records of 4 + 4d bytes, for formats that assemble them */
-  size_t rec_rows;     /* at least 1; about a MiB of records (fvecs writes them at once) */
+  unsigned char *rec;  /* one record of 4 + 4d bytes, for formats that convert values */
   SlemDescMeta meta;   /* what the output records of where its rows come from (formats
                         * that keep it: the descriptor container) */
   char *meta_strs;     /* the copies of meta's strings */

@@ -421,10 +421,7 @@ int slem_vecwriter_open(SlemVecWriter **self, const char *path, SlemFormat fmt, 
     free(w);
     return slem_error(err, SLEM_EINVAL, "%s: unknown vector format %d", path, (int)fmt);
   }
-  /* about a MiB of records, so that fvecs reaches write(2) in large pieces, with one copy */
-  w->rec_rows = ((size_t)1 << 20) / (4 + 4 * d);
-  if (w->rec_rows == 0) w->rec_rows = 1;
-  w->rec = malloc(w->rec_rows * (4 + 4 * d));
+  w->rec = malloc(4 + 4 * d); /* one record, for the formats that convert values */
   if (!w->rec) {
     free(w);
     return slem_error(err, SLEM_ENOMEM, "out of memory");

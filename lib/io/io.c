@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -304,6 +305,7 @@ struct SlemOut {
   int slot;
   char *buf;      /* fp's buffer */
   uint64_t unkicked; /* bytes written since the last sync_file_range() */
+  int failed;     /* errno of a failed slem_out_writev(), 0 when none */
 };
 
 /* Bytes written between two starts of the write-back of a temporary (kick()). */
@@ -534,6 +536,31 @@ nomem:
 }
 
 FILE *slem_out_file(SlemOut *self) { return self->fp; }
+
+int slem_out_writev(SlemOut *self, struct iovec *iov, int n) {
+  int fd = self->is_stdout ? STDOUT_FILENO : self->fd;
+  if (self->failed) {
+    errno = self->failed;
+    return -1;
+  }
+  if (fflush(self->fp) != 0) return -1;
+  while (n > 0) {
+    ssize_t w = writev(fd, iov, n < IOV_MAX ? n : IOV_MAX);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      self->failed = w < 0 ? errno : EIO;
+      errno = self->failed;
+      return -1;
+    }
+    kick(self, (size_t)w);
+    for (; n > 0 && (size_t)w >= iov->iov_len; iov++, n--) w -= (ssize_t)iov->iov_len;
+    if (n > 0) {
+      iov->iov_base = (char *)iov->iov_base + w;
+      iov->iov_len -= (size_t)w;
+    }
+  }
+  return 0;
+}
 const char *slem_out_name(const SlemOut *self) { return self->target; }
 int slem_out_seekable(const SlemOut *self) { return self->tmp != NULL; }
 
@@ -566,13 +593,14 @@ int slem_out_commit_all(SlemOut *const *outs, size_t n, SlemError *err) {
 
 int slem_out_commit(SlemOut *self, SlemError *err) {
   int st = SLEM_OK;
+  if (self->failed) errno = self->failed;
   if (self->is_stdout) {
-    if (fflush(self->fp) != 0 || ferror(self->fp))
+    if (self->failed || fflush(self->fp) != 0 || ferror(self->fp))
       st = slem_error(err, SLEM_EIO, "<stdout>: write: %s", strerror(errno));
     out_free(self);
     return st;
   }
-  if (fflush(self->fp) != 0 || ferror(self->fp)) {
+  if (self->failed || fflush(self->fp) != 0 || ferror(self->fp)) {
     st = slem_error(err, SLEM_EIO, "%s: write: %s", self->target, strerror(errno));
   } else if (self->tmp && fsync(self->fd) != 0) {
     st = slem_error(err, SLEM_EIO, "%s: fsync: %s", self->target, strerror(errno));

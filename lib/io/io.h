@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/uio.h>
 
 #include "error.h"
 
@@ -83,6 +84,12 @@ int slem_out_open(SlemOut **self, const char *path, SlemError *err);
 FILE *slem_out_file(SlemOut *self);
 
 const char *slem_out_name(const SlemOut *self);
+
+/* Writes the n pieces of iov after what the stream holds (flushed first), from the caller's
+ * memory straight to writev(2), with partial writes and EINTR handled: records whose parts
+ * lie apart reach the file without being assembled. iov is used up (changed). 0, or -1
+ * with errno set, which slem_out_commit() then also reports. */
+int slem_out_writev(SlemOut *self, struct iovec *iov, int n);
 
 /* 1 when the stream can seek back (a temporary file), 0 for stdout or a device. */
 int slem_out_seekable(const SlemOut *self);
