@@ -322,6 +322,59 @@ START_TEST(statistics_do_not_depend_on_threads) {
 }
 END_TEST
 
+/* float32 rows are kept packed in a leaf and widened in place by the threads: rows added as
+ * float32 and as doubles, in pieces that fill leaves partly with each (float32 then
+ * doubles, doubles then float32, a leaf of float32 alone), give the bits of the same
+ * values added as doubles, in batches of several leaves, on 1 and 2 threads. */
+START_TEST(float32_rows_widen_in_place) {
+  size_t n = 1000, d = 33, leaf = 100;
+  static const size_t piece[] = {37, 150, 5, 100, 63, 200, 1};
+  double *x = malloc(n * d * sizeof *x), *m0 = malloc(d * sizeof *m0),
+         *s0 = malloc(d * d * sizeof *s0);
+  float *xf = malloc(n * d * sizeof *xf);
+  int threads = slem_blas_threads();
+  SlemError err;
+  tu_seed(41);
+  tu_gaussian_rows(x, n, d, 3.0);
+  for (size_t i = 0; i < n * d; i++) x[i] = xf[i] = (float)x[i];
+  for (int t = 1; t <= 2; t++) {
+    SlemStats *a, *b;
+    slem_blas_set_threads(t);
+    ck_assert_int_eq(slem_stats_new(&a, d, leaf, 0, &err), SLEM_OK);
+    ck_assert_int_eq(slem_stats_new(&b, d, leaf, 0, &err), SLEM_OK);
+    slem_stats_set_batch(a, 3);
+    slem_stats_set_batch(b, 3);
+    ck_assert_int_eq(slem_stats_add(a, x, n, &err), SLEM_OK);
+    for (size_t i = 0, k = 0; i < n; k++) {
+      size_t m = piece[k % 7] < n - i ? piece[k % 7] : n - i;
+      ck_assert_int_eq(k % 2 ? slem_stats_add(b, x + i * d, m, &err)
+                             : slem_stats_add_f32(b, xf + i * d, m, &err), SLEM_OK);
+      i += m;
+    }
+    ck_assert_int_eq(slem_stats_finish(a, &err) | slem_stats_finish(b, &err), SLEM_OK);
+    ck_assert_uint_eq(slem_stats_count(b), n);
+    ck_assert_msg(memcmp(slem_stats_mean(a), slem_stats_mean(b), d * sizeof(double)) == 0,
+                  "%d threads: mean", t);
+    ck_assert_msg(memcmp(slem_stats_scatter(a), slem_stats_scatter(b), d * d * sizeof(double)) == 0,
+                  "%d threads: scatter", t);
+    if (t == 1) {
+      memcpy(m0, slem_stats_mean(a), d * sizeof *m0);
+      memcpy(s0, slem_stats_scatter(a), d * d * sizeof *s0);
+    } else {
+      ck_assert(memcmp(m0, slem_stats_mean(b), d * sizeof *m0) == 0);
+      ck_assert(memcmp(s0, slem_stats_scatter(b), d * d * sizeof *s0) == 0);
+    }
+    slem_stats_free(a);
+    slem_stats_free(b);
+  }
+  slem_blas_set_threads(threads);
+  free(x);
+  free(xf);
+  free(m0);
+  free(s0);
+}
+END_TEST
+
 /* at an even dimension, an odd one (the folded scatter's blocks of 4 and 3 columns) and 1 */
 START_TEST(shards_merge_exactly) {
   shards_merge_at(6);
@@ -528,6 +581,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, large_offset_loses_no_precision);
   tcase_add_test(tc, shards_merge_exactly);
   tcase_add_test(tc, statistics_do_not_depend_on_threads);
+  tcase_add_test(tc, float32_rows_widen_in_place);
   tcase_add_test(tc, inverse_is_an_inverse);
   tcase_add_test(tc, singular_without_lambda_is_an_error);
   tcase_add_test(tc, agrees_with_sklearn_ridge);

@@ -9,6 +9,7 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_linalg.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,18 +37,26 @@ static size_t fold_pos(size_t d, size_t i, size_t k) {
   return k < w ? (1 + i) * w + k : (k - w) * w + (i - w);
 }
 
+/* Leaves gathered for one batch: their rows, counts, and whether each holds float32 rows
+ * packed at the start of its buffer (widened in place by the threads, batch_centre()). */
+typedef struct LeafSet {
+  double **leaf;       /* batch buffers of leaf_rows x d doubles, allocated as filled */
+  size_t *leafn;       /* rows of each full leaf */
+  unsigned char *f32;
+  size_t pending;      /* full leaves gathered, not yet computed */
+} LeafSet;
+
 struct SlemStats {
   size_t d, leaf_rows;
   uint64_t next_leaf;  /* where the rows being added, or the next node, start */
   uint64_t n;          /* rows summarised */
-  double **leaf;       /* batch leaves of leaf(leaf_rows, d): the rows of the leaves
-                          gathered, computed together on the threads (close_batch()) */
-  size_t *leafn;       /* rows of each full leaf */
+  LeafSet set[2];      /* the leaves being gathered (set[cur]) and, with a batch thread,
+                          those being computed meanwhile: gathering overlaps computing */
+  int cur;
   Node *work;          /* batch nodes the leaves' statistics are computed into */
   size_t batch;        /* leaves gathered before they are computed: 1, or more to keep
                           every thread busy whatever d is (slem_stats_set_batch()) */
-  size_t pending;      /* full leaves gathered, not yet computed */
-  size_t fill;         /* rows in leaf[pending] */
+  size_t fill;         /* rows in set[cur].leaf[set[cur].pending] */
   double t_convert, t_compute, t_merge; /* seconds, for slem_stats_times() */
   Node *nodes;         /* the complete nodes, left to right */
   size_t nnodes, cap;
@@ -58,6 +67,17 @@ struct SlemStats {
   Node spare[64];      /* buffers of nodes merged away, for the next ones: a node's d^2
                           doubles are touched once, not once per leaf */
   size_t nspare;
+  /* the batch thread (batches of more than one leaf): it computes a full set and joins
+   * its nodes to the tree while the caller gathers the other set; everything but the
+   * gathering (set[cur], fill, n, t_convert) is its own until batch_wait() */
+  int async;           /* 1 once the thread runs */
+  pthread_t thread;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int inflight;        /* 1 + the set handed over, 0 when none */
+  int stop;
+  int status;          /* of the sets computed there: the first error stays */
+  SlemError err;
 };
 
 int slem_stats_new(SlemStats **self, size_t d, size_t leaf_rows, uint64_t first_leaf,
@@ -82,16 +102,23 @@ static void node_clear(Node *nd) {
   memset(nd, 0, sizeof *nd);
 }
 
+static void batch_stop(SlemStats *s);
+static int batch_wait(SlemStats *s, SlemError *err);
+
 void slem_stats_free(SlemStats *self) {
   if (!self) return;
+  batch_stop(self);
   for (size_t i = 0; i < self->nnodes; i++) node_clear(&self->nodes[i]);
   for (size_t i = 0; i < self->nspare; i++) node_clear(&self->spare[i]);
   free(self->nodes);
   free(self->dm);
-  for (size_t i = 0; self->leaf && i < self->batch; i++) free(self->leaf[i]);
+  for (int k = 0; k < 2; k++) {
+    for (size_t i = 0; self->set[k].leaf && i < self->batch; i++) free(self->set[k].leaf[i]);
+    free(self->set[k].leaf);
+    free(self->set[k].leafn);
+    free(self->set[k].f32);
+  }
   for (size_t i = 0; self->work && i < self->batch; i++) node_clear(&self->work[i]);
-  free(self->leaf);
-  free(self->leafn);
   free(self->work);
   free(self->mean);
   free(self->scatter);
@@ -101,17 +128,29 @@ void slem_stats_free(SlemStats *self) {
 size_t slem_stats_dim(const SlemStats *self) { return self->d; }
 uint64_t slem_stats_count(const SlemStats *self) { return self->n; }
 size_t slem_stats_leaf_rows(const SlemStats *self) { return self->leaf_rows; }
-uint64_t slem_stats_next_leaf(const SlemStats *self) { return self->next_leaf; }
+/* What the batch thread writes is read once it is done: the wait changes only the lock of
+ * an object that was never made const (slem_stats_new()). */
+static void settled(const SlemStats *self) { batch_wait((SlemStats *)self, NULL); }
+
+uint64_t slem_stats_next_leaf(const SlemStats *self) {
+  settled(self);
+  return self->next_leaf;
+}
 const double *slem_stats_mean(const SlemStats *self) { return self->mean; }
 const double *slem_stats_scatter(const SlemStats *self) { return self->scatter; }
 double slem_stats_rcond(const SlemStats *self) { return self->rcond; }
 
-size_t slem_stats_nodes(const SlemStats *self) { return self->nnodes; }
+size_t slem_stats_nodes(const SlemStats *self) {
+  settled(self);
+  return self->nnodes;
+}
 
 void slem_stats_node(const SlemStats *self, size_t i, unsigned *level, uint64_t *index,
                      uint64_t *n, const double **mean, double *scatter) {
-  const Node *nd = &self->nodes[i];
+  const Node *nd;
   size_t d = self->d;
+  settled(self);
+  nd = &self->nodes[i];
   *level = nd->level;
   *index = nd->index;
   *n = nd->n;
@@ -285,19 +324,38 @@ static void cross_rows(void *ctx, size_t lo, size_t hi) {
 
 typedef struct BatchJob {
   SlemStats *s;
+  LeafSet *ls;        /* the leaves computed */
   size_t n1, n2, per; /* chunks of x1^T x1 and of each x2 part, and all of a leaf's */
 } BatchJob;
 
-/* Leaves [lo, hi) of the batch: each column's sum in row order, the mean, the rows centred
- * (the same operations, in the same order, as when the leaves were computed one by one). */
+/* The n float32 values packed at the start of buf become n doubles in place, from the end:
+ * the doubles of a piece cover only floats already read (kept in tmp), so no value is
+ * lost; the floats are reached through memcpy, never a float pointer into the buffer. */
+static void widen_in_place(double *buf, size_t n) {
+  float tmp[512];
+  for (size_t end = n; end > 0;) {
+    size_t k = end < 512 ? end : 512, j = end - k;
+    memcpy(tmp, (const char *)buf + j * sizeof(float), k * sizeof(float));
+    for (size_t i = 0; i < k; i++) buf[j + i] = tmp[i];
+    end = j;
+  }
+}
+
+/* Leaves [lo, hi) of the batch: float32 rows widened, each column's sum in row order, the
+ * mean, the rows centred (the same operations, in the same order, as when the leaves were
+ * computed one by one). */
 static void batch_centre(void *ctx, size_t lo, size_t hi) {
   const BatchJob *j = ctx;
   SlemStats *s = j->s;
   size_t d = s->d;
   for (size_t l = lo; l < hi; l++) {
-    double *x = s->leaf[l], *mean = s->work[l].mean;
-    size_t b = s->leafn[l];
+    double *x = j->ls->leaf[l], *mean = s->work[l].mean;
+    size_t b = j->ls->leafn[l];
     LeafJob lj = {x, mean, b, d};
+    if (j->ls->f32[l]) {
+      widen_in_place(x, b * d);
+      j->ls->f32[l] = 0;
+    }
     memset(mean, 0, d * sizeof *mean);
     for (size_t i = 0; i < b; i++)
       for (size_t c = 0; c < d; c++) mean[c] += x[i * d + c];
@@ -314,7 +372,7 @@ static void batch_scatter(void *ctx, size_t lo, size_t hi) {
   size_t d = s->d, w = fold_w(d), h2 = d - w;
   for (size_t u = lo; u < hi; u++) {
     size_t l = u / j->per, c = u % j->per;
-    ScatterJob sj = {s->leaf[l], s->work[l].scatter, s->leafn[l], d};
+    ScatterJob sj = {j->ls->leaf[l], s->work[l].scatter, j->ls->leafn[l], d};
     if (c < j->n1) {
       size_t a = c * SCATTER_CHUNK;
       first_rows(&sj, a, a + SCATTER_CHUNK < w ? a + SCATTER_CHUNK : w);
@@ -326,19 +384,19 @@ static void batch_scatter(void *ctx, size_t lo, size_t hi) {
   }
 }
 
-/* The leaves gathered become nodes, in order. Their statistics are computed on the threads
+/* The leaves of ls become nodes, in order. Their statistics are computed on the threads
  * together: leaves x chunks of rows are the work units, many more than the threads even
  * for a small d, each one's BLAS calls on one thread, so that a leaf's bits are those of
  * a leaf computed alone; then the nodes join the tree one by one, as before. */
-static int close_batch(SlemStats *s, SlemError *err) {
+static int compute_set(SlemStats *s, LeafSet *ls, SlemError *err) {
   size_t d = s->d, w = fold_w(d), h2 = d - w;
-  BatchJob job = {s, (w + SCATTER_CHUNK - 1) / SCATTER_CHUNK,
+  BatchJob job = {s, ls, (w + SCATTER_CHUNK - 1) / SCATTER_CHUNK,
                   (h2 + SCATTER_CHUNK - 1) / SCATTER_CHUNK, 0};
   double t0 = slem_now(), t1;
-  if (s->fill > 0) s->leafn[s->pending++] = s->fill;
-  s->fill = 0;
-  if (s->pending == 0) return SLEM_OK;
-  for (size_t l = 0; l < s->pending; l++)
+  size_t pending = ls->pending;
+  ls->pending = 0;
+  if (pending == 0) return SLEM_OK;
+  for (size_t l = 0; l < pending; l++)
     if (!s->work[l].mean &&
         (!(s->work[l].mean = malloc(d * sizeof *s->work[l].mean)) ||
          !(s->work[l].scatter = slem_mem_alloc_large(fold_len(d) * sizeof *s->work[l].scatter))))
@@ -346,11 +404,11 @@ static int close_batch(SlemStats *s, SlemError *err) {
   job.per = job.n1 + 2 * job.n2;
   /* scatter = x^T x, x = [x1 x2] being the b x d centred rows cut after w columns: the
    * lower triangle of x1^T x1, the upper one of x2^T x2 and x2^T x1, folded (Node) */
-  slem_blas_par_chunks(s->pending, 1, batch_centre, &job);
-  slem_blas_par_chunks(s->pending * job.per, 1, batch_scatter, &job);
+  slem_blas_par_chunks(pending, 1, batch_centre, &job);
+  slem_blas_par_chunks(pending * job.per, 1, batch_scatter, &job);
   t1 = slem_now();
   s->t_compute += t1 - t0;
-  for (size_t l = 0; l < s->pending; l++) {
+  for (size_t l = 0; l < pending; l++) {
     Node *nd, tmp;
     int st;
     if ((st = node_append(s, &nd, err)) != SLEM_OK) return st;
@@ -362,23 +420,103 @@ static int close_batch(SlemStats *s, SlemError *err) {
     s->work[l].scatter = tmp.scatter;
     nd->level = 0;
     nd->index = s->next_leaf++;
-    nd->n = s->leafn[l];
+    nd->n = ls->leafn[l];
     collapse(s);
   }
-  s->pending = 0;
   s->t_merge += slem_now() - t1;
   return SLEM_OK;
 }
 
-/* The leaf buffers of a batch, allocated at the first rows. */
+static void *batch_thread(void *arg) {
+  SlemStats *s = arg;
+  pthread_mutex_lock(&s->mu);
+  for (;;) {
+    SlemError e;
+    int st;
+    while (!s->stop && !s->inflight) pthread_cond_wait(&s->cv, &s->mu);
+    if (!s->inflight) break; /* stopped, nothing left */
+    pthread_mutex_unlock(&s->mu);
+    st = s->status == SLEM_OK ? compute_set(s, &s->set[s->inflight - 1], &e) : SLEM_OK;
+    pthread_mutex_lock(&s->mu);
+    if (st != SLEM_OK && s->status == SLEM_OK) {
+      s->status = st;
+      s->err = e;
+    }
+    s->set[s->inflight - 1].pending = 0;
+    s->inflight = 0;
+    pthread_cond_broadcast(&s->cv);
+  }
+  pthread_mutex_unlock(&s->mu);
+  return NULL;
+}
+
+/* Waits until no set is being computed: then everything is the caller's again. The first
+ * error of the sets computed on the batch thread. */
+static int batch_wait(SlemStats *s, SlemError *err) {
+  int st;
+  if (!s->async) return SLEM_OK;
+  pthread_mutex_lock(&s->mu);
+  while (s->inflight) pthread_cond_wait(&s->cv, &s->mu);
+  st = s->status;
+  if (st != SLEM_OK && err) *err = s->err;
+  pthread_mutex_unlock(&s->mu);
+  return st;
+}
+
+static void batch_stop(SlemStats *s) {
+  if (!s->async) return;
+  pthread_mutex_lock(&s->mu);
+  s->stop = 1;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+  pthread_join(s->thread, NULL);
+  pthread_mutex_destroy(&s->mu);
+  pthread_cond_destroy(&s->cv);
+  s->async = 0;
+}
+
+/* The set being gathered is complete (or ends early): computed here, or handed to the
+ * batch thread once the set before it is done, the other set becoming the one gathered. */
+static int close_batch(SlemStats *s, SlemError *err) {
+  LeafSet *ls = &s->set[s->cur];
+  int st;
+  if (s->fill > 0) ls->leafn[ls->pending++] = s->fill;
+  s->fill = 0;
+  if (!s->async) return compute_set(s, ls, err);
+  if ((st = batch_wait(s, err)) != SLEM_OK || ls->pending == 0) return st;
+  pthread_mutex_lock(&s->mu);
+  s->inflight = 1 + s->cur;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+  s->cur ^= 1;
+  return SLEM_OK;
+}
+
+/* The buffers of the set being gathered, allocated as they are first filled; the batch
+ * thread starts with the first rows of a batch of several leaves (without it, if it cannot
+ * start, the sets are computed by the caller). */
 static int batch_alloc(SlemStats *s, SlemError *err) {
   size_t L = s->leaf_rows, d = s->d;
-  if (!s->leaf && (!(s->leaf = calloc(s->batch, sizeof *s->leaf)) ||
-                   !(s->leafn = calloc(s->batch, sizeof *s->leafn)) ||
-                   !(s->work = calloc(s->batch, sizeof *s->work))))
+  LeafSet *ls = &s->set[s->cur];
+  if (!ls->leaf && (!(ls->leaf = calloc(s->batch, sizeof *ls->leaf)) ||
+                    !(ls->leafn = calloc(s->batch, sizeof *ls->leafn)) ||
+                    !(ls->f32 = calloc(s->batch, sizeof *ls->f32))))
     return slem_error(err, SLEM_ENOMEM, "out of memory");
-  if (!s->leaf[s->pending] && !(s->leaf[s->pending] = slem_mem_alloc_large(L * d * sizeof **s->leaf)))
+  if (!s->work && !(s->work = calloc(s->batch, sizeof *s->work)))
+    return slem_error(err, SLEM_ENOMEM, "out of memory");
+  if (!ls->leaf[ls->pending] && !(ls->leaf[ls->pending] = slem_mem_alloc_large(L * d * sizeof **ls->leaf)))
     return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", L);
+  if (s->batch > 1 && !s->async && !s->stop) {
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    if (pthread_create(&s->thread, NULL, batch_thread, s) == 0) {
+      s->async = 1;
+    } else {
+      pthread_mutex_destroy(&s->mu);
+      pthread_cond_destroy(&s->cv);
+      s->stop = 1; /* not again */
+    }
+  }
   return SLEM_OK;
 }
 
@@ -389,14 +527,27 @@ static int add_rows(SlemStats *self, const double *x, const float *xf, size_t b,
   int st = SLEM_OK;
   while (b > 0 && st == SLEM_OK) {
     size_t take = L - self->fill < b ? L - self->fill : b;
+    LeafSet *ls;
     double *to;
     if ((st = batch_alloc(self, err)) != SLEM_OK) break;
-    to = self->leaf[self->pending] + self->fill * d;
-    /* copied (float32 widened); the columns are summed with the leaf's other work */
+    ls = &self->set[self->cur];
+    to = ls->leaf[ls->pending];
+    /* copied; float32 kept as it is, packed, and widened by the threads (batch_centre()),
+     * unless the leaf already holds doubles or there is one thread (widened here, one pass);
+     * the columns are summed with the leaf's other work */
+    if (self->fill == 0) ls->f32[ls->pending] = xf != NULL && self->batch > 1;
     if (x) {
-      memcpy(to, x, take * d * sizeof *x);
+      if (ls->f32[ls->pending]) { /* floats, then doubles: the floats widened now */
+        widen_in_place(to, self->fill * d);
+        ls->f32[ls->pending] = 0;
+      }
+      memcpy(to + self->fill * d, x, take * d * sizeof *x);
       x += take * d;
+    } else if (ls->f32[ls->pending]) {
+      memcpy((char *)to + self->fill * d * sizeof *xf, xf, take * d * sizeof *xf);
+      xf += take * d;
     } else {
+      to += self->fill * d;
       for (size_t i = 0; i < take * d; i++) to[i] = xf[i];
       xf += take * d;
     }
@@ -404,9 +555,9 @@ static int add_rows(SlemStats *self, const double *x, const float *xf, size_t b,
     self->n += take;
     b -= take;
     if (self->fill == L) {
-      self->leafn[self->pending++] = L;
+      ls->leafn[ls->pending++] = L;
       self->fill = 0;
-      if (self->pending == self->batch) {
+      if (ls->pending == self->batch) {
         self->t_convert += slem_now() - t0;
         st = close_batch(self, err);
         t0 = slem_now();
@@ -425,14 +576,18 @@ int slem_stats_add_f32(SlemStats *self, const float *x, size_t b, SlemError *err
   return add_rows(self, NULL, x, b, err);
 }
 
-int slem_stats_flush(SlemStats *self, SlemError *err) { return close_batch(self, err); }
+int slem_stats_flush(SlemStats *self, SlemError *err) {
+  int st = close_batch(self, err);
+  return st != SLEM_OK ? st : batch_wait(self, err);
+}
 
 void slem_stats_set_batch(SlemStats *self, size_t leaves) {
-  if (self->leaf || leaves == 0) return;
+  if (self->set[0].leaf || leaves == 0) return;
   self->batch = leaves;
 }
 
 void slem_stats_times(const SlemStats *self, double *convert, double *compute, double *merge) {
+  settled(self);
   *convert = self->t_convert;
   *compute = self->t_compute;
   *merge = self->t_merge;
@@ -443,8 +598,9 @@ int slem_stats_push(SlemStats *self, unsigned level, uint64_t index, uint64_t n,
   size_t d = self->d;
   Node *nd;
   int st;
+  if ((st = batch_wait(self, err)) != SLEM_OK) return st;
   if (level >= 64 || index > (UINT64_MAX >> level) || index << level != self->next_leaf ||
-      self->fill > 0 || self->pending > 0)
+      self->fill > 0 || self->set[self->cur].pending > 0)
     return slem_error(err, SLEM_EINVAL, "node (%u, %llu) does not start at leaf %llu", level,
                       (unsigned long long)index, (unsigned long long)self->next_leaf);
   if ((st = node_append(self, &nd, err)) != SLEM_OK) return st;

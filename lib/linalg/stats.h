@@ -42,18 +42,23 @@ uint64_t slem_stats_next_leaf(const SlemStats *self);
 /* Adds b vectors x(b, d), the next rows of the grid (x is not changed). Errors:
  * SLEM_ENOMEM. */
 int slem_stats_add(SlemStats *self, const double *x, size_t b, SlemError *err);
-/* The same from float32 rows, widened to double as they are copied into the leaf: the same
- * statistics as slem_stats_add() of the widened rows, without a double copy of them. */
+/* The same from float32 rows: kept as float32 in the leaf and widened to double in place by
+ * the threads that compute it; the same statistics as slem_stats_add() of the widened rows,
+ * without a double copy of them on the caller's thread. */
 int slem_stats_add_f32(SlemStats *self, const float *x, size_t b, SlemError *err);
 
 /* Ends the current leaf even if it holds fewer than leaf_rows rows: the last rows of the
- * negatives, or of a shard that stops there. Errors: SLEM_ENOMEM. */
+ * negatives, or of a shard that stops there; returns once every leaf is a node. Errors:
+ * SLEM_ENOMEM. */
 int slem_stats_flush(SlemStats *self, SlemError *err);
 
 /* Gathers leaves full leaves before computing them together on the BLAS threads (the
- * work units are leaves x chunks of rows; slem_blas_par_chunks()), the same bits as one by one:
- * memory grows by leaves x leaf_rows x d doubles. Call before the first row; 0 or a later
- * call is ignored. Default 1. Cannot fail. */
+ * work units are leaves x chunks of rows; slem_blas_par_chunks()), the same bits as one by one.
+ * With more than one, a batch is computed from a thread of self's own while the caller
+ * gathers the next (an error there is returned by a later add, or by the flush): memory
+ * grows by 2 x leaves x leaf_rows x d doubles, and until slem_stats_flush() the caller's
+ * other threads must not change the BLAS's thread count. Call before the first row; 0 or a
+ * later call is ignored. Default 1. Cannot fail. */
 void slem_stats_set_batch(SlemStats *self, size_t leaves);
 
 /* Seconds spent so far copying rows into the leaves (convert), computing leaves (compute)
