@@ -492,9 +492,15 @@ static int close_batch(SlemStats *s, SlemError *err) {
   return SLEM_OK;
 }
 
+/* BLAS threads from which a batch is computed on the batch thread while the next is
+ * gathered. With fewer, gathering is a few percent of the wall and a third busy thread on
+ * their cores costs more than it hides (B's slem-negstats at -t 2 on 2 cores: 2.52 s in
+ * turn, 2.69 s overlapped); at 16 threads it was a third of the wall. */
+#define ASYNC_MIN_THREADS 4
+
 /* The buffers of the set being gathered, allocated as they are first filled; the batch
- * thread starts with the first rows of a batch of several leaves (without it, if it cannot
- * start, the sets are computed by the caller). */
+ * thread starts with the first rows of a batch of several leaves on ASYNC_MIN_THREADS or
+ * more (without it, the sets are computed by the caller). */
 static int batch_alloc(SlemStats *s, SlemError *err) {
   size_t L = s->leaf_rows, d = s->d;
   LeafSet *ls = &s->set[s->cur];
@@ -506,7 +512,7 @@ static int batch_alloc(SlemStats *s, SlemError *err) {
     return slem_error(err, SLEM_ENOMEM, "out of memory");
   if (!ls->leaf[ls->pending] && !(ls->leaf[ls->pending] = slem_mem_alloc_large(L * d * sizeof **ls->leaf)))
     return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", L);
-  if (s->batch > 1 && !s->async && !s->stop) {
+  if (s->batch > 1 && !s->async && !s->stop && slem_blas_threads() >= ASYNC_MIN_THREADS) {
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     if (pthread_create(&s->thread, NULL, batch_thread, s) == 0) {
@@ -533,9 +539,10 @@ static int add_rows(SlemStats *self, const double *x, const float *xf, size_t b,
     ls = &self->set[self->cur];
     to = ls->leaf[ls->pending];
     /* copied; float32 kept as it is, packed, and widened by the threads (batch_centre()),
-     * unless the leaf already holds doubles or there is one thread (widened here, one pass);
+     * unless the leaf already holds doubles or there is no batch thread (widened here, in
+     * one pass);
      * the columns are summed with the leaf's other work */
-    if (self->fill == 0) ls->f32[ls->pending] = xf != NULL && self->batch > 1;
+    if (self->fill == 0) ls->f32[ls->pending] = xf != NULL && self->async;
     if (x) {
       if (ls->f32[ls->pending]) { /* floats, then doubles: the floats widened now */
         widen_in_place(to, self->fill * d);

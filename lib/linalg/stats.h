@@ -54,10 +54,10 @@ int slem_stats_flush(SlemStats *self, SlemError *err);
 
 /* Gathers leaves full leaves before computing them together on the BLAS threads (the
  * work units are leaves x chunks of rows; slem_blas_par_chunks()), the same bits as one by one.
- * With more than one, a batch is computed from a thread of self's own while the caller
- * gathers the next (an error there is returned by a later add, or by the flush): memory
- * grows by 2 x leaves x leaf_rows x d doubles, and until slem_stats_flush() the caller's
- * other threads must not change the BLAS's thread count. Call before the first row; 0 or a
+ * With more than one on 4 or more BLAS threads, a batch is computed from a thread of
+ * self's own while the caller gathers the next (an error there is returned by a later add,
+ * or by the flush): memory grows by 2 x leaves x leaf_rows x d doubles, and until
+ * slem_stats_flush() the caller's other threads must not change the BLAS's thread count. Call before the first row; 0 or a
  * later call is ignored. Default 1. Cannot fail. */
 void slem_stats_set_batch(SlemStats *self, size_t leaves);
 
