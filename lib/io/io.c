@@ -561,6 +561,7 @@ int slem_out_writev(SlemOut *self, struct iovec *iov, int n) {
   }
   return 0;
 }
+
 const char *slem_out_name(const SlemOut *self) { return self->target; }
 int slem_out_seekable(const SlemOut *self) { return self->tmp != NULL; }
 
