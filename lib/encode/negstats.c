@@ -54,8 +54,8 @@ static size_t read_rows(size_t d) {
 }
 
 /* Leaves computed at once (slem_stats_set_batch()): two per BLAS thread, so that every
- * thread has work whatever d is, within 256 MiB of leaves per batch (two batches are held:
- * one gathered while the other is computed); 1 on one thread. */
+ * thread has work whatever d is, within 256 MiB of leaves per batch (from 4 threads on two
+ * batches are held: one gathered while the other is computed); 1 on one thread. */
 static size_t leaf_batch(size_t rows, size_t d) {
   size_t t = (size_t)slem_blas_threads(), k = 2 * t, cap = ((size_t)256 << 20) / (rows * d * 8 + 1);
   if (t <= 1) return 1;
