@@ -494,8 +494,9 @@ static int close_batch(SlemStats *s, SlemError *err) {
 
 /* BLAS threads from which a batch is computed on the batch thread while the next is
  * gathered. With fewer, gathering is a few percent of the wall and a third busy thread on
- * their cores costs more than it hides (B's slem-negstats at -t 2 on 2 cores: 2.52 s in
- * turn, 2.69 s overlapped); at 16 threads it was a third of the wall. */
+ * their cores costs more than it hides (scripts/bench on 2 cores, -t 2: A's slem-negstats
+ * 0.088 s in turn, 0.096 s overlapped; B's 2.527 / 2.535 s); at 16 threads it was a third
+ * of the wall. */
 #define ASYNC_MIN_THREADS 4
 
 /* The buffers of the set being gathered, allocated as they are first filled; the batch
