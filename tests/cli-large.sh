@@ -207,6 +207,19 @@ for t in 1 2; do
   cmp -s "$T/dg32.$t.fvecs" "$T/dg64.$t.fvecs" && ok || bad "encode -t $t: float32 rows give other descriptors than the same values as text"
 done
 [ "$(wc -c <"$T/dg32.1.fvecs")" = 1300000 ] && ok || bad "encode: not 5 000 descriptors of 64"
+# slem-negstats from 4 threads on computes a batch of leaves while it gathers the next, the
+# float32 rows widened by the computing threads: the cache of -t 1, also with float32 and
+# text inputs cut inside leaves; a pipe truncated while a batch is being computed ends as
+# from a file (status 1, the record named, no output)
+fp() { slem-negstats --info "$1" | sed -n 's/.*"fingerprint":[[:space:]]*"\([0-9a-f]*\)".*/\1/p' | grep . || echo "no fingerprint: $1"; }
+for t in 1 4; do
+  check "negstats -t $t, leaves of 256" slem-negstats -q -t $t --leaf-rows 256 -o "$T/ov$t.slem" "$T/dg5.fvecs"
+  check "negstats -t $t, fvecs and text" slem-negstats -q -t $t --leaf-rows 300 -o "$T/ovm$t.slem" "$DG" "$T/dg5.txt" "$DG"
+done
+[ "$(fp "$T/ov4.slem")" = "$(fp "$T/ov1.slem")" ] && ok || bad "negstats: -t 4 gives another cache than -t 1"
+[ "$(fp "$T/ovm4.slem")" = "$(fp "$T/ovm1.slem")" ] && ok || bad "negstats: -t 4 gives another cache than -t 1 (fvecs and text)"
+expect_fail "negstats -t 4, a pipe truncated in record 4001" 1 "<stdin>: record 4001: truncated (100 of 260 bytes)" "$T/ovbad.slem" \
+  sh -c "head -c 1040100 '$T/dg5.fvecs' | slem-negstats -q -t 4 --leaf-rows 256 -o '$T/ovbad.slem' -"
 # fvecs read straight into the rows (readv) from a pipe that delivers a record in pieces:
 # the bytes before the cut reach the reader first (the rest a moment later), the same rows
 check "encode, a pipe cut inside a record" sh -c "{ head -c 1000 '$T/dg5.fvecs'; sleep 0.2; tail -c +1001 '$T/dg5.fvecs'; } | slem-encode -q --precision single -f fvecs -c '$T/dg.slem' -o '$T/dgpipe.fvecs' -"
