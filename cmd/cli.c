@@ -291,6 +291,9 @@ void cli_threads(long n) {
   /* no more threads than a memory limit left room for (fit_memory_limit) */
   if (fitted && n > atol(fitted)) n = atol(fitted);
   if (n > 0) slem_blas_set_threads((int)n);
+  /* a block of records read in pieces: one reading thread for every 4 of the BLAS's (the
+   * reader of 2 GB copies for a second, which 16 cores encode in as much); one below 8 */
+  slem_vecreader_set_read_threads(slem_blas_threads() / 4);
 }
 
 static int quiet;

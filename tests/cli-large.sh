@@ -228,6 +228,44 @@ cmp -s "$T/dgpipe.fvecs" "$T/dg32.1.fvecs" && ok || bad "encode: a pipe cut insi
 # the row loops' AVX2 build and the plain one (SLEM_TEST_LANES=sse) give the same bits
 check "encode, plain row loops" env SLEM_TEST_LANES=sse slem-encode -q --precision single -c "$T/dg.slem" -o "$T/dgsse.fvecs" "$T/dg5.fvecs"
 cmp -s "$T/dgsse.fvecs" "$T/dg32.1.fvecs" && ok || bad "encode: the plain row loops give other descriptors than the AVX2 ones"
+# a block read in pieces on threads of their own (from 8 BLAS threads on; forced here by
+# SLEM_TEST_READ_PIECES): 10 000 records of 64 (blocks of 1 024 after the MiB the header's
+# peek buffered), each block cut into 3 or 7 pieces read (preadv) and checked on threads:
+# the descriptors, the cache and the ranking of one read, byte for byte, from fvecs, from
+# npy of f4, f2 and i1 (converted as read), and from stdin redirected from the file at
+# record 101; a wrong dimension and a NaN in later blocks are named as one read names them
+for i in 1 2; do cat "$T/dg5.fvecs"; done >"$T/dg10.fvecs"
+for dt in f4 f2 i1; do
+  check "npy $dt input" slem-encode -q -c "$T/dg.slem" -F npy --dtype $dt -o "$T/dg10$dt.npy" "$T/dg10.fvecs"
+done
+tail -c +$((100 * 260 + 1)) "$T/dg10.fvecs" >"$T/dg10tail.fvecs"
+cp "$T/dg10.fvecs" "$T/dgnan.fvecs"
+printf '\000\000\300\177' | dd of="$T/dgnan.fvecs" bs=1 seek=$((9499 * 260 + 4 + 2 * 4)) conv=notrunc 2>/dev/null
+cp "$T/dgnan.fvecs" "$T/dgdim.fvecs"
+printf '\077\000\000\000' | dd of="$T/dgdim.fvecs" bs=1 seek=$((7000 * 260)) conv=notrunc 2>/dev/null
+for p in 1 3 7; do
+  for f in dg10.fvecs dg10f4.npy dg10f2.npy dg10i1.npy dg10tail.fvecs; do
+    check "encode $f, $p pieces" env SLEM_TEST_READ_PIECES=$p slem-encode -q -c "$T/dg.slem" -o "$T/pc$p.$f" "$T/$f"
+  done
+  check "encode stdin at record 101, $p pieces" sh -c "{ dd bs=260 skip=100 count=0 2>/dev/null
+    SLEM_TEST_READ_PIECES=$p slem-encode -q -c '$T/dg.slem' -f fvecs -o '$T/pcin$p.fvecs' -; } <'$T/dg10.fvecs'"
+  check "negstats, $p pieces" env SOURCE_DATE_EPOCH=1 SLEM_TEST_READ_PIECES=$p slem-negstats -q -o "$T/pcn$p.slem" "$T/dg10.fvecs"
+  check "match, $p pieces" env SLEM_TEST_READ_PIECES=$p slem-match -k 10 -d "$T/dg10f4.npy" -o "$T/pcm$p.tsv" "$T/dg10f2.npy"
+  expect_fail "a NaN in record 9500, $p pieces" 1 "dgnan.fvecs: record 9500: value 3 is NaN" "$T/pcbad.fvecs" \
+    env SLEM_TEST_READ_PIECES=$p slem-encode -q -c "$T/dg.slem" -o "$T/pcbad.fvecs" "$T/dgnan.fvecs"
+  expect_fail "dimension 63 in record 7001, $p pieces" 1 "dgdim.fvecs: record 7001: dimension 63, expected 64" "$T/pcbad.fvecs" \
+    env SLEM_TEST_READ_PIECES=$p slem-encode -q -c "$T/dg.slem" -o "$T/pcbad.fvecs" "$T/dgdim.fvecs"
+done
+for p in 3 7; do
+  for f in dg10.fvecs dg10f4.npy dg10f2.npy dg10i1.npy; do
+    cmp -s "$T/pc$p.$f" "$T/pc1.$f" && ok || bad "encode $f in $p pieces: other descriptors than in one read"
+  done
+  cmp -s "$T/pcin$p.fvecs" "$T/pc1.dg10tail.fvecs" && ok || bad "encode from stdin at record 101 in $p pieces: not the descriptors of the file's tail"
+  cmp -s "$T/pcn$p.slem" "$T/pcn1.slem" && ok || bad "negstats in $p pieces: another cache"
+  cmp -s "$T/pcm$p.tsv" "$T/pcm1.tsv" && ok || bad "match in $p pieces: another ranking"
+done
+[ "$(wc -l <"$T/pcm1.tsv")" = 100000 ] && ok || bad "match in pieces: not 100 000 results"
+
 # slem-esvm, 10 000 exemplars (reads of 256): equal exemplars give equal rows, bit for bit,
 # whatever the block, the thread count and the row
 head -n 100 "$T/neg.txt" >"$T/neg100.txt"

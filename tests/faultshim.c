@@ -4,7 +4,8 @@
  *                    call of either on
  *   FAULT_FSYNC=N    fsync() fails with EIO from its Nth call on
  *   FAULT_RENAME=N   rename() fails with EIO from its Nth call on
- *   FAULT_READ=N     read() or readv() fails with EIO from the Nth call of either on
+ *   FAULT_READ=N     read(), readv() or preadv() fails with EIO from the Nth call of any
+ *                    of them on (preadv: the pieces of a block read on several threads)
  *   FAULT_DLOPEN=N   dlopen() fails (returns NULL) from its Nth call on: a library the
  *                    program loads when it needs it (libhdf5) is missing
  *   FAULT_MALLOC=N   malloc/calloc/realloc of FAULT_MALLOC_MIN bytes or more (default
@@ -74,12 +75,18 @@ ssize_t writev(int fd, const struct iovec *iov, int n) {
   return real(fd, iov, n);
 }
 
-static long read_count; /* read() and readv() together */
+static long read_count; /* read(), readv() and preadv() together */
+
+/* due() for calls made on several threads at once */
+static int due_atomic(const char *env, long *count) {
+  long n = env_long(env);
+  return n > 0 && __atomic_add_fetch(count, 1, __ATOMIC_SEQ_CST) >= n;
+}
 
 ssize_t read(int fd, void *buf, size_t n) {
   static ssize_t (*real)(int, void *, size_t);
   if (!real) real = (ssize_t(*)(int, void *, size_t))dlsym(RTLD_NEXT, "read");
-  if (due("FAULT_READ", &read_count)) {
+  if (due_atomic("FAULT_READ", &read_count)) {
     logged("read");
     errno = EIO;
     return -1;
@@ -90,12 +97,31 @@ ssize_t read(int fd, void *buf, size_t n) {
 ssize_t readv(int fd, const struct iovec *iov, int n) {
   static ssize_t (*real)(int, const struct iovec *, int);
   if (!real) real = (ssize_t(*)(int, const struct iovec *, int))dlsym(RTLD_NEXT, "readv");
-  if (due("FAULT_READ", &read_count)) {
+  if (due_atomic("FAULT_READ", &read_count)) {
     logged("readv");
     errno = EIO;
     return -1;
   }
   return real(fd, iov, n);
+}
+
+static ssize_t preadv_shim(const char *name, int fd, const struct iovec *iov, int n, off_t off) {
+  ssize_t (*real)(int, const struct iovec *, int, off_t) =
+      (ssize_t(*)(int, const struct iovec *, int, off_t))dlsym(RTLD_NEXT, name);
+  if (due_atomic("FAULT_READ", &read_count)) {
+    logged(name);
+    errno = EIO;
+    return -1;
+  }
+  return real(fd, iov, n, off);
+}
+
+ssize_t preadv(int fd, const struct iovec *iov, int n, off_t off) {
+  return preadv_shim("preadv", fd, iov, n, off);
+}
+
+ssize_t preadv64(int fd, const struct iovec *iov, int n, off_t off) {
+  return preadv_shim("preadv64", fd, iov, n, off);
 }
 
 void *dlopen(const char *file, int mode) {

@@ -173,6 +173,12 @@ static inline uint32_t slem_le32(const unsigned char *p) {
 /* Bytes of a Fortran-order npy payload that are held whole when it comes from a pipe. */
 #define SLEM_NPY_FORTRAN_PIPE_MAX ((uint64_t)64 << 20)
 
+/* The threads a block of fixed-size binary records from a regular file is read and checked
+ * on, in pieces of 4 MiB or more (1, the default: one read), for every reader of the
+ * process; set once at start-up. SLEM_TEST_READ_PIECES=N (tests) cuts every block of N
+ * records or more into N pieces, whatever their size. */
+void slem_vfmt_set_read_threads(int n);
+
 /* The reader of fixed-size binary records (the default when a format has no read hook). */
 int slem_vfmt_read_records(SlemVecReader *r, double *xd, float *xf, size_t max, size_t *got,
                            SlemError *err);

@@ -94,6 +94,13 @@ int slem_vecreader_read(SlemVecReader *self, double *x, size_t max, size_t *got,
 int slem_vecreader_read_f32(SlemVecReader *self, float *x, size_t max, size_t *got,
                             SlemError *err);
 
+/* Every reader of the process reads a block of fixed-size binary records from a regular
+ * file (fvecs, bvecs, ivecs, npy, the bin formats, a container without a block table) in
+ * pieces of 4 MiB or more on up to n threads, each piece checked by its thread (1, the
+ * default: one read, checked by the caller's thread). The same rows and the same errors.
+ * Set once, at start-up. */
+void slem_vecreader_set_read_threads(int n);
+
 /* With on, records holding a NaN or an Inf are skipped and counted instead of being an
  * error (text lines too). Record numbers in messages still count them. */
 void slem_vecreader_skip_nonfinite(SlemVecReader *self, int on);

@@ -231,6 +231,51 @@ int slem_in_read_records(SlemIn *self, void *heads, size_t head, void *bodies, s
   return SLEM_OK;
 }
 
+int64_t slem_in_direct_pos(const SlemIn *self) {
+  off_t cur;
+  if (!self->is_regular || self->pos < self->len || self->eof) return -1;
+  cur = lseek(self->fd, 0, SEEK_CUR);
+  return cur < 0 ? -1 : (int64_t)cur;
+}
+
+int slem_in_pread(const SlemIn *self, uint64_t pos, void *heads, size_t head, void *bodies,
+                  size_t body, size_t n, size_t *got, SlemError *err) {
+  size_t done = 0;
+  while (done < n) {
+    struct iovec iov[READV_PARTS];
+    int k = 0;
+    ssize_t r;
+    if (head == 0) {
+      iov[0] = (struct iovec){(unsigned char *)bodies + done, n - done};
+      k = 1;
+    } else {
+      for (size_t at = done, left; at < n && k < READV_PARTS; k++) {
+        iov[k].iov_base = record_part(heads, head, bodies, body, at, &left);
+        iov[k].iov_len = left < n - at ? left : n - at;
+        at += iov[k].iov_len;
+      }
+    }
+    do {
+      r = preadv(self->fd, iov, k, (off_t)(pos + done));
+    } while (r < 0 && errno == EINTR);
+    if (r < 0) return slem_error(err, SLEM_EIO, "%s: read: %s", self->name, strerror(errno));
+    if (r == 0) break;
+    done += (size_t)r;
+  }
+  *got = done;
+  return SLEM_OK;
+}
+
+int slem_in_consume(SlemIn *self, size_t n, int at_end, SlemError *err) {
+  int64_t pos = slem_in_direct_pos(self);
+  if (pos < 0 || lseek(self->fd, (off_t)(pos + (int64_t)n), SEEK_SET) < 0)
+    return slem_error(err, SLEM_EIO, "%s: seek: %s", self->name,
+                      pos < 0 ? "not a regular file" : strerror(errno));
+  self->offset += n;
+  if (at_end) self->eof = 1;
+  return SLEM_OK;
+}
+
 int slem_in_getline(SlemIn *self, char **line, size_t *len, SlemError *err) {
   size_t n = 0;
   *line = NULL;

@@ -52,6 +52,24 @@ int slem_in_read(SlemIn *self, void *dst, size_t n, size_t *got, SlemError *err)
 int slem_in_read_records(SlemIn *self, void *heads, size_t head, void *bodies, size_t body,
                          size_t n, size_t *got, SlemError *err);
 
+/* Reading one block in pieces on several threads (lib/formats/vecfmt.c): the place in the
+ * file of the next unread byte, when the input is a regular file with nothing buffered and
+ * not at its end; else -1 (read it with slem_in_read()). */
+int64_t slem_in_direct_pos(const SlemIn *self);
+
+/* Reads up to n bytes at place pos of the file (from slem_in_direct_pos()) into bodies
+ * (head 0), or n bytes of records of head + body bytes split as slem_in_read_records()
+ * splits them (heads and bodies are those of the piece's first record, starting at pos).
+ * pread(2): the input does not move, and several threads may read pieces at once.
+ * *got < n only at end of file. Errors: SLEM_EIO. */
+int slem_in_pread(const SlemIn *self, uint64_t pos, void *heads, size_t head, void *bodies,
+                  size_t body, size_t n, size_t *got, SlemError *err);
+
+/* After pieces read with slem_in_pread(): the n bytes from slem_in_direct_pos() on are
+ * consumed, and the file ended inside or right after them when at_end. Errors: SLEM_EIO
+ * (the seek). */
+int slem_in_consume(SlemIn *self, size_t n, int at_end, SlemError *err);
+
 /* Reads one line (without its '\n', a trailing '\r' removed) into a buffer owned by
  * self, valid until the next call. *line is NULL at end of file. Errors: SLEM_EIO,
  * SLEM_EFORMAT for a line over 64 MiB (memory stays bounded on a file with no newline),
