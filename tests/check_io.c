@@ -790,6 +790,93 @@ START_TEST(fast_g9_equals_printf) {
 }
 END_TEST
 
+/* Reads path whole in blocks of max vectors (as double, or as float when f32), with the
+ * given reading threads; the rows into x, the blocks' sizes into sizes. Returns the status
+ * of the read that ended it (err set), after *nread rows and *nblocks blocks. */
+static int read_whole(const char *path, int threads, size_t max, int f32, double *x,
+                      size_t *sizes, size_t *nread, size_t *nblocks, SlemError *err) {
+  SlemVecReader *r = NULL;
+  size_t d, got;
+  int st;
+  float *xf;
+  slem_vecreader_set_read_threads(threads);
+  ck_assert_msg(slem_vecreader_open(&r, path, SLEM_FMT_AUTO, err) == SLEM_OK, "%s", err->msg);
+  d = slem_vecreader_dim(r);
+  xf = malloc(max * d * sizeof *xf);
+  ck_assert_ptr_nonnull(xf);
+  *nread = *nblocks = 0;
+  for (;;) {
+    if (f32) {
+      st = slem_vecreader_read_f32(r, xf, max, &got, err);
+      for (size_t i = 0; st == SLEM_OK && i < got * d; i++) x[*nread * d + i] = xf[i];
+    } else {
+      st = slem_vecreader_read(r, x + *nread * d, max, &got, err);
+    }
+    if (st != SLEM_OK || got == 0) break;
+    sizes[(*nblocks)++] = got;
+    *nread += got;
+  }
+  free(xf);
+  slem_vecreader_free(r);
+  slem_vecreader_set_read_threads(1);
+  return st;
+}
+
+/* A block of records read in pieces on several threads (pieces of 4 MiB or more: blocks of
+ * 10 MB here, so 2 pieces on 2 threads, 2 on 4) gives the rows, the blocks and the errors
+ * of one read: fvecs (dimensions read apart from the values) and npy f4 (read in place as
+ * float, converted as double), blocks that do not divide the file, a NaN in a later block. */
+START_TEST(pieces_read_as_one_read) {
+  const size_t n = 90001, d = 64, maxes[] = {40000, 33333};
+  double *x = malloc(n * d * sizeof *x), *y = malloc(n * d * sizeof *y),
+         *z = malloc(n * d * sizeof *z);
+  size_t sy[8], sz[8], ny, nz, by, bz;
+  char *fv = tu_path("pieces.fvecs"), *np = tu_path("pieces.npy"), *bad = tu_path("pieces-nan.fvecs");
+  float *xf = malloc(n * d * sizeof *xf);
+  SlemVecWriter *w = NULL;
+  SlemError e1, e2;
+  ck_assert(x && y && z && xf);
+  tu_seed(77);
+  tu_gaussian_rows(x, n, d, 0.5);
+  for (size_t i = 0; i < n * d; i++) x[i] = xf[i] = (float)x[i];
+  tu_write_fvecs(fv, x, n, d);
+  ck_assert_msg(slem_vecwriter_open(&w, np, SLEM_FMT_NPY, d, (int64_t)n, &e1) == SLEM_OK &&
+                slem_vecwriter_write(w, xf, n, &e1) == SLEM_OK &&
+                slem_vecwriter_close(w, &e1) == SLEM_OK, "%s", e1.msg);
+  for (size_t m = 0; m < 4; m++)
+    for (int f32 = 0; f32 <= 1; f32++) {
+      int threads[] = {2, 4};
+      const char *path = m < 2 ? fv : np;
+      ck_assert_int_eq(read_whole(path, 1, maxes[m % 2], f32, y, sy, &ny, &by, &e1), SLEM_OK);
+      ck_assert_uint_eq(ny, n);
+      ck_assert(memcmp(y, x, n * d * sizeof *x) == 0);
+      for (size_t t = 0; t < 2; t++) {
+        ck_assert_int_eq(read_whole(path, threads[t], maxes[m % 2], f32, z, sz, &nz, &bz, &e2), SLEM_OK);
+        ck_assert_uint_eq(nz, ny);
+        ck_assert_uint_eq(bz, by);
+        ck_assert(memcmp(sz, sy, by * sizeof *sy) == 0);
+        ck_assert_msg(memcmp(z, y, n * d * sizeof *y) == 0, "%s, max %zu, f32 %d, %d threads: "
+                      "other rows", path, maxes[m % 2], f32, threads[t]);
+      }
+    }
+  /* a NaN in record 85 001 (the third block of 40 000, its second piece) */
+  x[85000 * d + 9] = NAN;
+  tu_write_fvecs(bad, x, n, d);
+  ck_assert_int_eq(read_whole(bad, 1, 40000, 1, y, sy, &ny, &by, &e1), SLEM_EFORMAT);
+  ck_assert_int_eq(read_whole(bad, 4, 40000, 1, z, sz, &nz, &bz, &e2), SLEM_EFORMAT);
+  ck_assert_msg(strstr(e1.msg, "record 85001: value 10 is NaN") != NULL, "%s", e1.msg);
+  ck_assert_str_eq(e2.msg, e1.msg);
+  ck_assert_uint_eq(nz, ny);
+  free(x);
+  free(xf);
+  free(y);
+  free(z);
+  free(fv);
+  free(np);
+  free(bad);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("io");
   TCase *tc = tcase_create("io");
@@ -809,6 +896,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, fast_g9_equals_printf);
   tcase_add_test(tc, cache_kind_accessors);
   tcase_add_test(tc, crafted_caches_are_refused);
+  tcase_add_test(tc, pieces_read_as_one_read);
   suite_add_tcase(s, tc);
   return s;
 }
