@@ -95,20 +95,29 @@ static void check_blas_pin(void) {
  * once more with OPENBLAS_NUM_THREADS set to what fits (SLEM_BLAS_FITTED marks the second
  * image); when it leaves room for none, the tool stops with a message and status 1. */
 #define BLAS_THREAD_BYTES ((unsigned long long)160 << 20)
-static void fit_memory_limit(void) {
+
+/* Under an address-space limit: 1, with the limit, the address space in use and the room
+ * left beyond it (bytes); else 0. */
+static int address_room(unsigned long long *limit, unsigned long long *used,
+                        unsigned long long *room) {
   struct rlimit rl;
-  unsigned long long used, room, fit, limit;
   long pages = 0, psize = sysconf(_SC_PAGESIZE);
-  int threads = slem_blas_threads();
-  char **argv, num[24];
   FILE *f;
-  if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || psize <= 0) return;
-  if (!(f = fopen("/proc/self/statm", "r"))) return;
+  if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || psize <= 0) return 0;
+  if (!(f = fopen("/proc/self/statm", "r"))) return 0;
   if (fscanf(f, "%ld", &pages) != 1) pages = 0;
   fclose(f);
-  limit = (unsigned long long)rl.rlim_cur;
-  used = (unsigned long long)pages * (unsigned long long)psize;
-  room = limit > used ? limit - used : 0;
+  *limit = (unsigned long long)rl.rlim_cur;
+  *used = (unsigned long long)pages * (unsigned long long)psize;
+  *room = *limit > *used ? *limit - *used : 0;
+  return 1;
+}
+
+static void fit_memory_limit(void) {
+  unsigned long long used, room, fit, limit;
+  int threads = slem_blas_threads();
+  char **argv, num[24];
+  if (!address_room(&limit, &used, &room)) return;
   fit = room / BLAS_THREAD_BYTES;
   if (fit >= (unsigned long long)threads) {
     slem_blas_warm(); /* the buffers now, while the room is there */
@@ -290,6 +299,20 @@ void cli_threads(long n) {
   if (n <= 0 && env && *env) n = cli_long("SLEM_THREADS", env, 1, 1024);
   /* no more threads than a memory limit left room for (fit_memory_limit) */
   if (fitted && n > atol(fitted)) n = atol(fitted);
+  if (n > slem_blas_threads()) { /* more than the pool: each new thread maps a buffer */
+    unsigned long long limit, used, room, fit;
+    if (address_room(&limit, &used, &room)) {
+      fit = (unsigned long long)slem_blas_threads() + room / BLAS_THREAD_BYTES;
+      if ((unsigned long long)n > fit) {
+        fprintf(stderr, "%s: -t %ld: the address-space limit (ulimit -v %llu) leaves room for "
+                "the buffers of %llu BLAS threads; running %llu (the results do not depend "
+                "on it)\n", prog, n, limit >> 10, fit, fit);
+        n = (long)fit;
+      }
+      slem_blas_set_threads((int)n);
+      slem_blas_warm(); /* the new threads' buffers now, while the room is there */
+    }
+  }
   if (n > 0) slem_blas_set_threads((int)n);
   /* a block of records read in pieces: one reading thread for every 4 of the BLAS's (the
    * reader of 2 GB copies for a second, which 16 cores encode in as much); one below 8 */
