@@ -296,7 +296,8 @@ void cli_print_phases(const SlemPhases *p) {
 
 void cli_threads(long n) {
   const char *env = getenv("SLEM_THREADS"), *fitted = getenv("SLEM_BLAS_FITTED");
-  if (n <= 0 && env && *env) n = cli_long("SLEM_THREADS", env, 1, 1024);
+  int from_env = n <= 0 && env && *env;
+  if (from_env) n = cli_long("SLEM_THREADS", env, 1, 1024);
   /* no more threads than a memory limit left room for (fit_memory_limit) */
   if (fitted && n > atol(fitted)) n = atol(fitted);
   if (n > slem_blas_threads()) { /* more than the pool: each new thread maps a buffer */
@@ -304,9 +305,9 @@ void cli_threads(long n) {
     if (address_room(&limit, &used, &room)) {
       fit = (unsigned long long)slem_blas_threads() + room / BLAS_THREAD_BYTES;
       if ((unsigned long long)n > fit) {
-        fprintf(stderr, "%s: -t %ld: the address-space limit (ulimit -v %llu) leaves room for "
+        fprintf(stderr, "%s: %s%ld: the address-space limit (ulimit -v %llu) leaves room for "
                 "the buffers of %llu BLAS threads; running %llu (the results do not depend "
-                "on it)\n", prog, n, limit >> 10, fit, fit);
+                "on it)\n", prog, from_env ? "SLEM_THREADS=" : "-t ", n, limit >> 10, fit, fit);
         n = (long)fit;
       }
       slem_blas_set_threads((int)n);
