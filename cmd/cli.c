@@ -300,9 +300,11 @@ void cli_threads(long n) {
   if (from_env) n = cli_long("SLEM_THREADS", env, 1, 1024);
   /* no more threads than a memory limit left room for (fit_memory_limit) */
   if (fitted && n > atol(fitted)) n = atol(fitted);
-  if (n > slem_blas_threads()) { /* more than the pool: each new thread maps a buffer */
+  /* more than the pool: each new thread maps a buffer, taken at once while there is room */
+  int grown = n > slem_blas_threads(), limited = 0;
+  if (grown) {
     unsigned long long limit, used, room, fit;
-    if (address_room(&limit, &used, &room)) {
+    if ((limited = address_room(&limit, &used, &room))) {
       fit = (unsigned long long)slem_blas_threads() + room / BLAS_THREAD_BYTES;
       if ((unsigned long long)n > fit) {
         fprintf(stderr, "%s: %s%ld: the address-space limit (ulimit -v %llu) leaves room for "
@@ -310,11 +312,10 @@ void cli_threads(long n) {
                 "on it)\n", prog, from_env ? "SLEM_THREADS=" : "-t ", n, limit >> 10, fit, fit);
         n = (long)fit;
       }
-      slem_blas_set_threads((int)n);
-      slem_blas_warm(); /* the new threads' buffers now, while the room is there */
     }
   }
   if (n > 0) slem_blas_set_threads((int)n);
+  if (grown && limited) slem_blas_warm();
   /* a block of records read in pieces: one reading thread for every 4 of the BLAS's (the
    * reader of 2 GB copies for a second, which 16 cores encode in as much); one below 8 */
   slem_vecreader_set_read_threads(slem_blas_threads() / 4);

@@ -57,8 +57,8 @@ int slem_stats_flush(SlemStats *self, SlemError *err);
  * With more than one on 4 or more BLAS threads, a batch is computed from a thread of
  * self's own while the caller gathers the next (an error there is returned by a later add,
  * or by the flush): memory grows by 2 x leaves x leaf_rows x d doubles, and until
- * slem_stats_flush() the caller's other threads must not change the BLAS's thread count. Call before the first row; 0 or a
- * later call is ignored. Default 1. Cannot fail. */
+ * slem_stats_flush() the caller's other threads must not change the BLAS's thread count.
+ * Call before the first row; 0 or a later call is ignored. Default 1. Cannot fail. */
 void slem_stats_set_batch(SlemStats *self, size_t leaves);
 
 /* Seconds spent so far copying rows into the leaves (convert), computing leaves (compute)
