@@ -51,6 +51,34 @@ static float round_up(double x) {
   return (double)f < x ? nextafterf(f, INFINITY) : f;
 }
 
+/* Four float32 of GCC's (and clang's) vector extension, compared element by element:
+ * one SSE register (plain x86-64), one NEON register. */
+typedef float F4 __attribute__((vector_size(16)));
+typedef int I4 __attribute__((vector_size(16)));
+
+/* The first j >= from (nd when none) whose fast score s[j] is not below tf or is -Inf,
+ * eight scores at a time: most scores of a tile are below the threshold. For a float s and
+ * tf = round_up(thr), s < tf exactly when s < thr (no float lies in [thr, tf)), so this
+ * finds the row the scalar test (s[j] < thr && s[j] != -Inf: skipped) finds; NaN is never
+ * below. */
+static size_t next_candidate(const float *s, size_t from, size_t nd, float tf) {
+  size_t j = from;
+  const F4 t = {tf, tf, tf, tf}, ninf = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
+  for (; j + 8 <= nd; j += 8) {
+    F4 v, w;
+    I4 keep;
+    uint64_t lanes[2];
+    memcpy(&v, s + j, sizeof v);
+    memcpy(&w, s + j + 4, sizeof w);
+    keep = (v >= t) | (v == ninf) | (v != v) | (w >= t) | (w == ninf) | (w != w);
+    memcpy(lanes, &keep, sizeof lanes);
+    if (lanes[0] | lanes[1]) break;
+  }
+  for (; j < nd; j++)
+    if (!(s[j] < tf && s[j] != -INFINITY)) break;
+  return j;
+}
+
 /* The fast scores below which a row cannot enter the top k: with lk the k-th largest
  * lower bound held, a row whose upper bound up(s + slack) is below lk has, rounded to
  * float, an exact score strictly below that of k other rows. s < thr implies it. */
@@ -145,17 +173,18 @@ static void tile_queries(void *ctx, size_t worker, size_t qlo, size_t qhi) {
     SlemTopK *t = &jb->tops[i], *low = &jb->lows[i];
     uint64_t self_row = jb->q0 + i;
     double slack = slem_scorer_slack(jb->sc, i), thr = threshold(low, slack);
+    float tf = round_up(thr);
     size_t nc = 0;
-    for (size_t j = 0; j < nd; j++) {
+    for (size_t j = 0; (j = next_candidate(s, j, nd, tf)) < nd; j++) {
       SlemHit lb;
-      /* the common case: not good enough (NaN and -Inf, from an overflow, fall through) */
-      if (s[j] < thr && s[j] != -INFINITY) continue;
+      /* the common case, skipped above: not good enough (NaN and -Inf, from an overflow,
+       * fall through) */
       lb.row = pos->row + j;
       if (jb->opts->exclude_self && lb.row == self_row) continue;
       if (isfinite(s[j])) {
         lb.score = round_down((double)s[j] - slack);
         cand[nc++] = (struct Cand){j, round_up((double)s[j] + slack)};
-        if (slem_topk_push(low, lb)) thr = threshold(low, slack);
+        if (slem_topk_push(low, lb)) tf = round_up(thr = threshold(low, slack));
       } else {
         cand[nc++] = (struct Cand){j, INFINITY};
       }
