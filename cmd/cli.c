@@ -234,6 +234,19 @@ double cli_double(const char *opt, const char *s) {
   return v;
 }
 
+SlemFormat cli_format(const char *opt, const char *name, int output) {
+  SlemFormat f;
+  if (slem_format_parse(&f, name) != SLEM_OK || (output && f == SLEM_FMT_AUTO))
+    cli_usage_error("%s: unknown format '%s' (%s)", opt, name, slem_format_names());
+  return f;
+}
+
+SlemFormat cli_format_of(const char *what, const char *name) {
+  char opt[64];
+  snprintf(opt, sizeof opt, "--%s-format", what);
+  return cli_format(opt, name, 0);
+}
+
 long cli_long(const char *opt, const char *s, long min, long max) {
   char *end;
   long v;

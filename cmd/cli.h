@@ -12,6 +12,7 @@
 
 #include "../lib/io/error.h"
 #include "../lib/io/phases.h"
+#include "../lib/formats/vecs.h"
 
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_FAIL 1
@@ -34,6 +35,12 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Strict number parsing of an option's argument; a bad one is a usage error. */
 double cli_double(const char *opt, const char *s);
 long cli_long(const char *opt, const char *s, long min, long max);
+
+/* The vector format named by an option's argument (opt: "--format", "--output-format";
+ * cli_format_of("query", name) for "--query-format"): an unknown name, or "auto" for an
+ * output (output set), is a usage error that lists the names. */
+SlemFormat cli_format(const char *opt, const char *name, int output);
+SlemFormat cli_format_of(const char *what, const char *name);
 
 /* Prints "prog VERSION" and the BLAS in use, then exits 0. */
 void cli_version(void) __attribute__((noreturn));

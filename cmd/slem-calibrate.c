@@ -76,8 +76,7 @@ int main(int argc, char **argv) {
     case 'n': in.negatives = optarg; break;
     case 'o': output = optarg; break;
     case 'f':
-      if (slem_format_parse(&in.format, optarg) != SLEM_OK)
-        cli_usage_error("--format: unknown format '%s' (%s)", optarg, slem_format_names());
+      in.format = cli_format("--format", optarg, 0);
       break;
     case 'C':
     case 'P':
@@ -85,8 +84,7 @@ int main(int argc, char **argv) {
       const char *what = c == 'C' ? "classifiers" : c == 'P' ? "positives" : "negatives";
       SlemFormat *f = c == 'C' ? &in.classifiers_format : c == 'P' ? &in.positives_format
                                                                    : &in.negatives_format;
-      if (slem_format_parse(f, optarg) != SLEM_OK)
-        cli_usage_error("--%s-format: unknown format '%s' (%s)", what, optarg, slem_format_names());
+      *f = cli_format_of(what, optarg);
       break;
     }
     case 'q': cli_set_quiet(1); break;

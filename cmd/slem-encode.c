@@ -129,13 +129,10 @@ int main(int argc, char **argv) {
     case 'c': cache_path = optarg; break;
     case 'o': output = optarg; break;
     case 'f':
-      if (slem_format_parse(&ifmt, optarg) != SLEM_OK)
-        cli_usage_error("--format: unknown format '%s' (%s)", optarg, slem_format_names());
+      ifmt = cli_format("--format", optarg, 0);
       break;
     case 'F':
-      if (slem_format_parse(&ofmt, optarg) != SLEM_OK || ofmt == SLEM_FMT_AUTO)
-        cli_usage_error("--output-format: unknown format '%s' (%s)", optarg,
-                        slem_format_names());
+      ofmt = cli_format("--output-format", optarg, 1);
       break;
     case 'C': mode = SLEM_ENCODE_CLASSIFIER; break;
     case 'G': groups_path = optarg; break;

@@ -149,19 +149,14 @@ int main(int argc, char **argv) {
       break;
     case 'o': output = optarg; break;
     case 'f':
-      if (slem_format_parse(&ifmt, optarg) != SLEM_OK)
-        cli_usage_error("--format: unknown format '%s' (%s)", optarg, slem_format_names());
+      ifmt = cli_format("--format", optarg, 0);
       break;
     case 'y':
     case 'N':
-      if (slem_format_parse(c == 'y' ? &pfmt : &nfmt, optarg) != SLEM_OK)
-        cli_usage_error("--%s-format: unknown format '%s' (%s)", c == 'y' ? "input" : "neg",
-                        optarg, slem_format_names());
+      *(c == 'y' ? &pfmt : &nfmt) = cli_format_of(c == 'y' ? "input" : "neg", optarg);
       break;
     case 'F':
-      if (slem_format_parse(&ofmt, optarg) != SLEM_OK || ofmt == SLEM_FMT_AUTO)
-        cli_usage_error("--output-format: unknown format '%s' (%s)", optarg,
-                        slem_format_names());
+      ofmt = cli_format("--output-format", optarg, 1);
       break;
     case 'b': block = (size_t)cli_long("--block", optarg, 1, 1L << 20); break;
     case 't': threads = cli_long("--threads", optarg, 1, 256); break;

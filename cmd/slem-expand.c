@@ -97,18 +97,14 @@ int main(int argc, char **argv) {
     case 'D': dbids_path = optarg; break;
     case 'o': output = optarg; break;
     case 'f':
-      if (slem_format_parse(&ifmt, optarg) != SLEM_OK)
-        cli_usage_error("--format: unknown format '%s' (%s)", optarg, slem_format_names());
+      ifmt = cli_format("--format", optarg, 0);
       break;
     case 'y':
     case 'Y':
-      if (slem_format_parse(c == 'y' ? &qfmt : &dfmt, optarg) != SLEM_OK)
-        cli_usage_error("--%s-format: unknown format '%s' (%s)", c == 'y' ? "query" : "db",
-                        optarg, slem_format_names());
+      *(c == 'y' ? &qfmt : &dfmt) = cli_format_of(c == 'y' ? "query" : "db", optarg);
       break;
     case 'F':
-      if (slem_format_parse(&ofmt, optarg) != SLEM_OK || ofmt == SLEM_FMT_AUTO)
-        cli_usage_error("--output-format: unknown format '%s' (%s)", optarg, slem_format_names());
+      ofmt = cli_format("--output-format", optarg, 1);
       break;
     case 'q': quiet = 1; break;
     case 'h': usage();

@@ -157,12 +157,12 @@ int main(int argc, char **argv) {
         if (!o.output_format || strcmp(o.output_format, "npy") != 0) o.output_format = optarg;
         break;
       }
-      cli_usage_error("--format: unknown format '%s' (%s)", optarg, slem_format_names());
+      o.informat = cli_format("--format", optarg, 0); /* a usage error */
+      break;
     case 'y':
     case 'Y':
-      if (slem_format_parse(c == 'y' ? &o.query_format : &o.db_format, optarg) != SLEM_OK)
-        cli_usage_error("--%s-format: unknown format '%s' (%s)", c == 'y' ? "query" : "db",
-                        optarg, slem_format_names());
+      *(c == 'y' ? &o.query_format : &o.db_format) =
+          cli_format_of(c == 'y' ? "query" : "db", optarg);
       break;
     case 'q': quiet = 1; break;
     case 'Q': o.query_ids = optarg; break;

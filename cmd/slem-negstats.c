@@ -231,13 +231,10 @@ int main(int argc, char **argv) {
     case 'S': sample = (size_t)cli_long("--sample", optarg, 2, 100000); break;
     case 'E': seed = (uint64_t)cli_long("--seed", optarg, 0, 0x7fffffffL); break;
     case 'f':
-      if (slem_format_parse(&fmt, optarg) != SLEM_OK)
-        cli_usage_error("--format: unknown format '%s' (%s)", optarg, slem_format_names());
+      fmt = cli_format("--format", optarg, 0);
       break;
     case 'W':
-      if (slem_format_parse(&pos_fmt, optarg) != SLEM_OK)
-        cli_usage_error("--positives-format: unknown format '%s' (%s)", optarg,
-                        slem_format_names());
+      pos_fmt = cli_format("--positives-format", optarg, 0);
       pos_fmt_set = 1;
       break;
     case 'b': block = (size_t)cli_long("--block", optarg, 1, 1L << 24); break;
