@@ -167,4 +167,48 @@ fi
 "$S/plot-pr" --no-such >/dev/null 2>&1
 [ $? = 2 ] && ok || bad "plot-pr: a bad option is a usage error"
 
+# file names that start with '-' (given relative to the directory they are in), and a
+# hostile environment: POSIXLY_CORRECT (an option after a file name is then a file name)
+# and CDPATH (a cd goes to a directory of the same name there, and prints it). Every name
+# stays a file and every cd goes where the script means: the same results as plain names.
+# They once failed: slem-reindex with status 2 (the tools took '-q.fvecs' for an option),
+# slem-tune with an unknown option, or --query-ids taken for a second query file,
+# slem-parallel --workdir with "cannot create", and a script run by a relative name found
+# no tools beside it.
+DD="$T/dash"
+mkdir -p "$DD" "$T/cdpath/wd" "$T/cdpath/tools"
+echo "not the run's" >"$T/cdpath/wd/mine"
+for f in negatives.fvecs queries.fvecs database.fvecs validation.fvecs; do cp "$D/$f" "$DD/-$f"; done
+cp "$D/validation.labels" "$D/database.labels" "$D/queries.labels" "$D/queries.ids" "$D/database.ids" "$DD/"
+"$S/slem-reindex" -k 5 -n "$D/negatives.fvecs" -q "$D/queries.fvecs" -o "$T/ri-ref.tsv" "$T/index-ref" "$D/database.fvecs" \
+  2>"$T/err" || bad "slem-reindex, plain names: $(cat "$T/err")"
+(cd "$DD" && POSIXLY_CORRECT=1 CDPATH="$T/cdpath" "$S/slem-reindex" -k 5 -n -negatives.fvecs -q -queries.fvecs \
+  -o -r.tsv -- -index -database.fvecs) >"$T/out" 2>"$T/err" && cmp -s "$DD/-r.tsv" "$T/ri-ref.tsv" && ok ||
+  bad "slem-reindex, names starting with '-': status $?: $(cat "$T/err")"
+nobin=$(printf '%s' "$PATH" | tr ':' '\n' | grep -vxF "$BIN" | grep -v '^$' | paste -sd: -)
+if PATH=$nobin command -v slem-encode >/dev/null 2>&1; then
+  echo "cli-scripts: slem tools installed on PATH: the CDPATH test of finding the tools is weak"
+fi
+rm -f "$DD/-r.tsv"
+(cd "$TOP" && PATH=$nobin CDPATH="$T/cdpath" tools/slem-reindex -k 5 -n "$D/negatives.fvecs" \
+  -q "$D/queries.fvecs" -o "$DD/-r.tsv" "$T/index-cd" "$D/database.fvecs") >"$T/out" 2>"$T/err" &&
+  cmp -s "$DD/-r.tsv" "$T/ri-ref.tsv" && ok || bad "slem-reindex under CDPATH, by a relative name: $(cat "$T/err")"
+"$S/slem-tune" -g 1000 -k 100 -n "$D/negatives.fvecs" -q "$D/queries.fvecs" -d "$D/database.fvecs" \
+  --query-labels "$D/queries.labels" --db-labels "$D/database.labels" --query-ids "$D/queries.ids" \
+  --db-ids "$D/database.ids" >"$T/tune-ref" 2>"$T/err" || bad "slem-tune, plain names: $(cat "$T/err")"
+(cd "$DD" && POSIXLY_CORRECT=1 CDPATH="$T/cdpath" "$S/slem-tune" -g 1000 -k 100 -n -negatives.fvecs -q -queries.fvecs \
+  -d -database.fvecs --query-labels queries.labels --db-labels database.labels --query-ids queries.ids \
+  --db-ids database.ids) >"$T/out" 2>"$T/err" && cmp -s "$T/out" "$T/tune-ref" && ok ||
+  bad "slem-tune, names starting with '-' under POSIXLY_CORRECT: $(cat "$T/err")"
+if command -v parallel >/dev/null 2>&1; then
+  "$S/slem-parallel" -N 2 -n "$D/negatives.fvecs" -q "$D/queries.fvecs" -d "$D/database.fvecs" -k 5 \
+    -o "$T/par-ref.tsv" --quiet 2>"$T/err" || bad "slem-parallel, plain names: $(cat "$T/err")"
+  (cd "$DD" && POSIXLY_CORRECT=1 CDPATH="$T/cdpath" "$S/slem-parallel" -N 2 -n -negatives.fvecs -q -queries.fvecs \
+    -d -database.fvecs -k 5 -o -par.tsv --workdir wd --quiet) >"$T/out" 2>"$T/err" &&
+    cmp -s "$DD/-par.tsv" "$T/par-ref.tsv" && ok ||
+    bad "slem-parallel, names starting with '-', a relative --workdir under CDPATH: $(cat "$T/err")"
+  [ "$(ls -A "$T/cdpath/wd")" = mine ] && [ ! -e "$DD/wd" ] && ok ||
+    bad "slem-parallel under CDPATH: the work directory went elsewhere: $(ls -A "$T/cdpath/wd")"
+fi
+
 finish cli-scripts
