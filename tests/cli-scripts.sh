@@ -211,4 +211,27 @@ if command -v parallel >/dev/null 2>&1; then
     bad "slem-parallel under CDPATH: the work directory went elsewhere: $(ls -A "$T/cdpath/wd")"
 fi
 
+# slem-sbatch when sbatch refuses a step (a fake sbatch: no cluster needed). Refused at the
+# first step, no job queued: status 1, and nothing left beside the ranking (a new work
+# directory was once left by every refused run, unnamed). Refused after a job was queued:
+# the work directory is kept, names the job in its 'queued' (the next run waits for it) and
+# is named in the message
+mkdir -p "$T/sb" "$T/fakesb"
+printf '#!/bin/sh\necho "fake sbatch: invalid partition" >&2\nexit 1\n' >"$T/fakesb/sbatch"
+chmod +x "$T/fakesb/sbatch"
+expect_fail "slem-sbatch, sbatch refuses" 1 "invalid partition" "$T/sb/r.tsv" env PATH="$T/fakesb:$PATH" \
+  "$S/slem-sbatch" -N 2 -n "$D/negatives.fvecs" -q "$D/queries.fvecs" -d "$D/database.fvecs" -o "$T/sb/r.tsv" -k 5
+[ -z "$(ls -A "$T/sb")" ] && ok || bad "slem-sbatch, sbatch refuses: left $(ls -A "$T/sb")"
+cat >"$T/fakesb/sbatch" <<'EOF2'
+#!/bin/sh
+[ -e "${0%/*}/queued" ] && { echo "fake sbatch: queue full" >&2; exit 1; }
+: >"${0%/*}/queued"
+echo "4242;cluster"
+EOF2
+expect_fail "slem-sbatch, sbatch refuses the second step" 1 "queue full" "$T/sb/r.tsv" env PATH="$T/fakesb:$PATH" \
+  "$S/slem-sbatch" -N 2 -n "$D/negatives.fvecs" -q "$D/queries.fvecs" -d "$D/database.fvecs" -o "$T/sb/r.tsv" -k 5
+w=$(find "$T/sb" -maxdepth 1 -name '.slem-work.*')
+[ -n "$w" ] && [ "$(cat "$w/queued" 2>/dev/null)" = 4242 ] && grep -qF -- "--workdir '$w' --wait" "$T/err" && ok ||
+  bad "slem-sbatch, a step refused after a job was queued: $(cat "$T/err"); $(ls -A "$T/sb" "$w")"
+
 finish cli-scripts
