@@ -234,4 +234,26 @@ w=$(find "$T/sb" -maxdepth 1 -name '.slem-work.*')
 [ -n "$w" ] && [ "$(cat "$w/queued" 2>/dev/null)" = 4242 ] && grep -qF -- "--workdir '$w' --wait" "$T/err" && ok ||
   bad "slem-sbatch, a step refused after a job was queued: $(cat "$T/err"); $(ls -A "$T/sb" "$w")"
 
+# two runs of slem-parallel in one work directory at once (cron firing twice): the second
+# does nothing, says so, and exits with 75; the first's directory is left as it was. Once
+# both ran, the second failed part way or succeeded, saying "run again to resume" about a
+# directory the first had removed
+if command -v parallel >/dev/null 2>&1 && command -v flock >/dev/null 2>&1; then
+  mkdir -p "$T/busywd"
+  echo "mine" >"$T/busywd/notes"
+  (exec 7<"$T/busywd" && flock 7 && exec sleep 30) & # the sleep holds the lock: kill ends it
+  holder=$!
+  i=0
+  while flock -n "$T/busywd" true 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+  expect_fail "slem-parallel, the work directory of a running run" 75 "another run, still running" "$T/busy.tsv" \
+    "$S/slem-parallel" -N 2 -n "$D/negatives.fvecs" -q "$D/queries.fvecs" -d "$D/database.fvecs" -k 5 \
+    -o "$T/busy.tsv" --workdir "$T/busywd"
+  [ "$(ls -A "$T/busywd")" = notes ] && ok || bad "slem-parallel, a locked work directory was changed: $(ls -A "$T/busywd")"
+  kill $holder 2>/dev/null
+  wait $holder 2>/dev/null
+  "$S/slem-parallel" -N 2 -n "$D/negatives.fvecs" -q "$D/queries.fvecs" -d "$D/database.fvecs" -k 5 \
+    -o "$T/busy.tsv" --workdir "$T/busywd" --quiet 2>"$T/err" && cmp -s "$T/busy.tsv" "$T/par-ref.tsv" &&
+    [ "$(ls -A "$T/busywd")" = notes ] && ok || bad "slem-parallel, the work directory once free: $(cat "$T/err")"
+fi
+
 finish cli-scripts
