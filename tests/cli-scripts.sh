@@ -209,6 +209,14 @@ if command -v parallel >/dev/null 2>&1; then
     bad "slem-parallel, names starting with '-', a relative --workdir under CDPATH: $(cat "$T/err")"
   [ "$(ls -A "$T/cdpath/wd")" = mine ] && [ ! -e "$DD/wd" ] && ok ||
     bad "slem-parallel under CDPATH: the work directory went elsewhere: $(ls -A "$T/cdpath/wd")"
+  # a work directory named '-': cd - went to OLDPWD (and printed it), the run failed there
+  mkdir -p "$DD/-" "$T/oldpwd"
+  echo "mine" >"$DD/-/notes"
+  (cd "$DD" && OLDPWD="$T/oldpwd" "$S/slem-parallel" -N 2 -n -negatives.fvecs -q -queries.fvecs \
+    -d -database.fvecs -k 5 -o -par2.tsv --workdir - --quiet) >"$T/out" 2>"$T/err" &&
+    cmp -s "$DD/-par2.tsv" "$T/par-ref.tsv" && ok || bad "slem-parallel --workdir -: $(cat "$T/err")"
+  [ "$(ls -A "$DD/-")" = notes ] && [ -z "$(ls -A "$T/oldpwd")" ] && ok ||
+    bad "slem-parallel --workdir -: left $(ls -A "$DD/-") in it, $(ls -A "$T/oldpwd") in OLDPWD"
 fi
 
 # slem-sbatch when sbatch refuses a step (a fake sbatch: no cluster needed). Refused at the
