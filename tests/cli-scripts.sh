@@ -264,4 +264,25 @@ if command -v parallel >/dev/null 2>&1 && command -v flock >/dev/null 2>&1; then
     [ "$(ls -A "$T/busywd")" = notes ] && ok || bad "slem-parallel, the work directory once free: $(cat "$T/err")"
 fi
 
+# an output that is one of the script's inputs (the tools refuse that, but the scripts gave
+# them copies or links): refused before any work with status 2, the input as it was. They
+# once wrote the ranking (or the best cache) over the queries, status 0
+cp "$D/queries.fvecs" "$DD/myq.fvecs"
+cp "$D/queries.labels" "$DD/-ql.labels"
+ln -sf myq.fvecs "$DD/link.tsv"
+expect_fail "slem-reindex -o QUERIES" 2 "is also an input" - "$S/slem-reindex" -k 3 -n "$D/negatives.fvecs" \
+  -q "$DD/myq.fvecs" -o "$DD/./myq.fvecs" "$T/index-in" "$D/database.fvecs"
+[ ! -e "$T/index-in" ] && ok || bad "slem-reindex -o QUERIES: made the index"
+expect_fail "slem-tune -o QUERIES" 2 "is also an input" - "$S/slem-tune" -g 1000 -k 10 -n "$D/negatives.fvecs" \
+  -q "$DD/myq.fvecs" -d "$D/database.fvecs" --query-labels "$DD/-ql.labels" --db-labels "$D/database.labels" -o "$DD/myq.fvecs"
+(cd "$DD" && "$S/slem-tune" -g 1000 -k 10 -n "$D/negatives.fvecs" -q myq.fvecs -d "$D/database.fvecs" \
+  --query-labels -ql.labels --db-labels "$D/database.labels" -o ./-ql.labels) >"$T/out" 2>"$T/err"
+[ $? = 2 ] && grep -q "is also an input" "$T/err" && ok || bad "slem-tune -o LABELS (named '-ql.labels'): $(cat "$T/err")"
+if command -v parallel >/dev/null 2>&1; then
+  expect_fail "slem-parallel -o QUERIES, through a link" 2 "is also an input" - "$S/slem-parallel" -N 2 -k 5 \
+    -n "$D/negatives.fvecs" -q "$DD/myq.fvecs" -d "$D/database.fvecs" -o "$DD/link.tsv"
+fi
+cmp -s "$DD/myq.fvecs" "$D/queries.fvecs" && cmp -s "$DD/-ql.labels" "$D/queries.labels" && ok ||
+  bad "an output named as an input: the input was written over"
+
 finish cli-scripts
