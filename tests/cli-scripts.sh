@@ -295,6 +295,10 @@ if command -v parallel >/dev/null 2>&1; then
   done
   [ $st = 1 ] && grep -q "step encode, task 0 failed" "$T/err" && ! grep -q "task 1\|an earlier run" "$T/err" && ok ||
     bad "slem-parallel, a failed step: status $st, reported $(cat "$T/err")"
+  # the tools name the database by its link in the work directory: the report gives the
+  # user's name beside it
+  grep -qF "($T/stale/in/database.txt is $T/db.txt)" "$T/err" && ok ||
+    bad "slem-parallel, a failed step: the user's file is not named: $(cat "$T/err")"
 fi
 cmp -s "$DD/myq.fvecs" "$D/queries.fvecs" && cmp -s "$DD/-ql.labels" "$D/queries.labels" && ok ||
   bad "an output named as an input: the input was written over"
