@@ -91,6 +91,17 @@ TMPDIR=$TD "$S/plot-pr" "$T/p2.png" "$T/plain.pr" 2>"$T/err" || bad "plot-pr, de
 cmp -s "$T/p2.png" "$T/ref2.png" && ok || bad "plot-pr: the default title or the file name as label changed"
 [ -z "$(ls -A "$TD")" ] && ok || bad "plot-pr left files in TMPDIR: $(ls -A "$TD")"
 ls "$T" | grep -q pwned && bad "plot-pr ran text of TMPDIR, a title or a label" || ok
+# a curve file whose name holds '=' (it was cut at the first '=': 'a: cannot read'), with a
+# label, and whole without one (its name the label); a label holding '=' is still one
+cp "$T/plain.pr" "$T/lambda=1.pr"
+(cd "$T" && gnuplot -c ref.gp ref3.png "precision-recall" plain.pr "L=1") || bad "gnuplot -c: the third reference PNG"
+"$S/plot-pr" "$T/p5.png" "$T/lambda=1.pr=L=1" 2>"$T/err" && cmp -s "$T/p5.png" "$T/ref3.png" && ok ||
+  bad "plot-pr, a curve named lambda=1.pr with a label: $(cat "$T/err")"
+"$S/plot-pr" "$T/p5.png" "$T/plain.pr=L=1" 2>"$T/err" && cmp -s "$T/p5.png" "$T/ref3.png" && ok ||
+  bad "plot-pr, a label holding '=': $(cat "$T/err")"
+(cd "$T" && gnuplot -c ref.gp ref4.png "precision-recall" plain.pr "lambda=1.pr") || bad "gnuplot -c: the fourth reference PNG"
+"$S/plot-pr" "$T/p6.png" "$T/lambda=1.pr" 2>"$T/err" && cmp -s "$T/p6.png" "$T/ref4.png" && ok ||
+  bad "plot-pr, a curve named lambda=1.pr: $(cat "$T/err")"
 # an output that is a directory is refused before any work, nothing left in it or beside it
 mkdir -p "$T/outdir"
 expect_fail "plot-pr, a directory as output" 1 "outdir: is a directory" "$T/outdir/x" "$S/plot-pr" "$T/outdir" "$T/plain.pr"
