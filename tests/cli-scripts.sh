@@ -311,6 +311,18 @@ if command -v parallel >/dev/null 2>&1; then
   grep -qF "($T/stale/in/database.txt is $T/db.txt)" "$T/err" && ok ||
     bad "slem-parallel, a failed step: the user's file is not named: $(cat "$T/err")"
 fi
+# a -k above slem-match's 2^20 (or 0 to slem-tune) is a usage error before any work: it was
+# refused by the match alone, after the statistics and the encoding had run
+mkdir -p "$T/bigk"
+expect_fail "slem-reindex -k 1048577" 2 "at most 1048576" "$T/bigk/r.tsv" "$S/slem-reindex" -k 1048577 \
+  -n "$D/negatives.fvecs" -q "$D/queries.fvecs" -o "$T/bigk/r.tsv" "$T/bigk/index" "$D/database.fvecs"
+expect_fail "slem-tune -k 0" 2 "from 1 to 1048576" - "$S/slem-tune" -g 1000 -k 0 -n "$D/negatives.fvecs" \
+  -q "$D/queries.fvecs" -d "$D/database.fvecs" --query-labels "$D/queries.labels" --db-labels "$D/database.labels"
+if command -v parallel >/dev/null 2>&1; then
+  expect_fail "slem-parallel -k 1048577" 2 "from 1 to 1048576" "$T/bigk/r.tsv" "$S/slem-parallel" -N 2 -k 1048577 \
+    -n "$D/negatives.fvecs" -q "$D/queries.fvecs" -d "$D/database.fvecs" -o "$T/bigk/r.tsv"
+fi
+[ -z "$(ls -A "$T/bigk")" ] && ok || bad "a -k too large: the scripts left $(ls -A "$T/bigk")"
 cmp -s "$DD/myq.fvecs" "$D/queries.fvecs" && cmp -s "$DD/-ql.labels" "$D/queries.labels" && ok ||
   bad "an output named as an input: the input was written over"
 
