@@ -76,4 +76,14 @@ cp "$T/aqe.fvecs" "$T/keep.fvecs"
 slem-expand -d "$X/db.fvecs" -n 2 -r "$T/k1.tsv" -o "$T/keep.fvecs" "$X/q.fvecs" 2>/dev/null
 [ $? = 1 ] && cmp -s "$T/keep.fvecs" "$T/aqe.fvecs" && ok || bad "a failed run changed an existing output"
 
+# a ranking whose lines are not in rank order (re-sorted by document, as TREC tools do)
+# expands with its best results, as slem-eval evaluates it: once the first lines were
+# taken whatever their rank (the worst of the list, here)
+for f in tsv trec; do
+  if [ $f = tsv ]; then sort -t "$(printf '\t')" -s -k1,1n -k3,3 "$T/q.tsv"; else sort -s -k1,1n -k3,3 "$T/q.trec"; fi >"$T/bydoc.$f"
+  cmp -s "$T/bydoc.$f" "$T/q.$f" && bad "re-sorting the $f ranking changed nothing: no test"
+  slem-expand -d "$X/db.fvecs" -n 2 -r "$T/bydoc.$f" -o "$T/aqe.bydoc.fvecs" "$X/q.fvecs" 2>"$T/err"
+  cmp -s "$T/aqe.bydoc.fvecs" "$T/aqe.fvecs" && ok || bad "a $f ranking by document: other vectors: $(cat "$T/err")"
+done
+
 finish cli-expand

@@ -122,6 +122,32 @@ printf '0\t1\t5\tx\n' >"$T/bad.tsv"
 expect_fail "bad line" 1 "bad.tsv: line 1: score 'x' is not a number" "$T/o" slem-merge -o "$T/o" "$T/bad.tsv"
 : >"$T/empty.tsv"
 expect_fail "empty shard" 1 "empty.tsv: no rankings" "$T/o" slem-merge -o "$T/o" "$T/stsv.0" "$T/empty.tsv"
+# tsv has no line for a query without results: a split of 5 rows in 7 (two shards of no
+# rows, empty files) or --exclude-self on shards of one row (each lacks its row's query)
+# cannot merge in tsv, and the message says to shard in jsonl (it said only "no rankings",
+# or that the shards must list the same queries); in jsonl both merge to the one answer
+head -c $((5 * 260)) "$D/database.fvecs" >"$T/five.fvecs"
+slem-match -q -k 3 -d "$T/five.fvecs" -o "$T/five.tsv" "$D/queries.fvecs"
+slem-match -q -k 3 --exclude-self -d "$T/five.fvecs" -o "$T/fivex.tsv" "$T/five.fvecs"
+set --
+for i in 0 1 2 3 4 5 6; do
+  slem-match -q -k 3 --shard $i/7 -d "$T/five.fvecs" -o "$T/f7.$i.tsv" "$D/queries.fvecs" 2>/dev/null
+  slem-match -q -k 3 --shard $i/7 -F jsonl -d "$T/five.fvecs" -o "$T/f7.$i.jsonl" "$D/queries.fvecs"
+  set -- "$@" "$T/f7.$i.tsv"
+done
+expect_fail "a tsv shard of no rows" 1 "f7.0.tsv: no rankings (empty file).*write the shards in jsonl" "$T/o" slem-merge -k 3 -o "$T/o" "$@"
+slem-merge -k 3 -F tsv "$T"/f7.?.jsonl | cmp -s - "$T/five.tsv" && ok || bad "7 jsonl shards of 5 rows: not the one answer"
+set --
+for i in 0 1 2 3 4; do
+  slem-match -q -k 3 --exclude-self --shard $i/5 -d "$T/five.fvecs" -o "$T/f5.$i.tsv" "$T/five.fvecs" 2>/dev/null
+  slem-match -q -k 3 --exclude-self --shard $i/5 -F jsonl -d "$T/five.fvecs" -o "$T/f5.$i.jsonl" "$T/five.fvecs"
+  set -- "$@" "$T/f5.$i.tsv"
+done
+expect_fail "tsv shards lacking a query" 1 "f5.1.tsv: line 1: query '0', but .*f5.0.tsv has '1'.*write the shards in jsonl" "$T/o" slem-merge -k 3 -o "$T/o" "$@"
+slem-merge -k 3 -F tsv "$T"/f5.?.jsonl | cmp -s - "$T/fivex.tsv" && ok || bad "--exclude-self, jsonl shards of one row: not the one answer"
+# stdin given twice: a usage error (the second '-' was read as an empty shard: 'no rankings')
+cat "$T/stsv.0" | slem-merge -k 50 -o "$T/o" - "$T/stsv.1" - >/dev/null 2>"$T/err"
+[ $? = 2 ] && grep -q "'-' (stdin) given twice" "$T/err" && [ ! -e "$T/o" ] && ok || bad "stdin twice: $(cat "$T/err")"
 # an existing output is left as it was
 echo keep >"$T/kept"
 slem-merge -k 50 -o "$T/kept" "$T/stsv.0" "$T/short.tsv" 2>/dev/null

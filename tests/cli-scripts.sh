@@ -91,6 +91,17 @@ TMPDIR=$TD "$S/plot-pr" "$T/p2.png" "$T/plain.pr" 2>"$T/err" || bad "plot-pr, de
 cmp -s "$T/p2.png" "$T/ref2.png" && ok || bad "plot-pr: the default title or the file name as label changed"
 [ -z "$(ls -A "$TD")" ] && ok || bad "plot-pr left files in TMPDIR: $(ls -A "$TD")"
 ls "$T" | grep -q pwned && bad "plot-pr ran text of TMPDIR, a title or a label" || ok
+# a curve file whose name holds '=' (it was cut at the first '=': 'a: cannot read'), with a
+# label, and whole without one (its name the label); a label holding '=' is still one
+cp "$T/plain.pr" "$T/lambda=1.pr"
+(cd "$T" && gnuplot -c ref.gp ref3.png "precision-recall" plain.pr "L=1") || bad "gnuplot -c: the third reference PNG"
+"$S/plot-pr" "$T/p5.png" "$T/lambda=1.pr=L=1" 2>"$T/err" && cmp -s "$T/p5.png" "$T/ref3.png" && ok ||
+  bad "plot-pr, a curve named lambda=1.pr with a label: $(cat "$T/err")"
+"$S/plot-pr" "$T/p5.png" "$T/plain.pr=L=1" 2>"$T/err" && cmp -s "$T/p5.png" "$T/ref3.png" && ok ||
+  bad "plot-pr, a label holding '=': $(cat "$T/err")"
+(cd "$T" && gnuplot -c ref.gp ref4.png "precision-recall" plain.pr "lambda=1.pr") || bad "gnuplot -c: the fourth reference PNG"
+"$S/plot-pr" "$T/p6.png" "$T/lambda=1.pr" 2>"$T/err" && cmp -s "$T/p6.png" "$T/ref4.png" && ok ||
+  bad "plot-pr, a curve named lambda=1.pr: $(cat "$T/err")"
 # an output that is a directory is refused before any work, nothing left in it or beside it
 mkdir -p "$T/outdir"
 expect_fail "plot-pr, a directory as output" 1 "outdir: is a directory" "$T/outdir/x" "$S/plot-pr" "$T/outdir" "$T/plain.pr"
@@ -166,5 +177,153 @@ if command -v gnuplot >/dev/null 2>&1; then
 fi
 "$S/plot-pr" --no-such >/dev/null 2>&1
 [ $? = 2 ] && ok || bad "plot-pr: a bad option is a usage error"
+
+# file names that start with '-' (given relative to the directory they are in), and a
+# hostile environment: POSIXLY_CORRECT (an option after a file name is then a file name)
+# and CDPATH (a cd goes to a directory of the same name there, and prints it). Every name
+# stays a file and every cd goes where the script means: the same results as plain names.
+# They once failed: slem-reindex with status 2 (the tools took '-q.fvecs' for an option),
+# slem-tune with an unknown option, or --query-ids taken for a second query file,
+# slem-parallel --workdir with "cannot create", and a script run by a relative name found
+# no tools beside it.
+DD="$T/dash"
+mkdir -p "$DD" "$T/cdpath/wd" "$T/cdpath/tools"
+echo "not the run's" >"$T/cdpath/wd/mine"
+for f in negatives.fvecs queries.fvecs database.fvecs validation.fvecs; do cp "$D/$f" "$DD/-$f"; done
+cp "$D/validation.labels" "$D/database.labels" "$D/queries.labels" "$D/queries.ids" "$D/database.ids" "$DD/"
+"$S/slem-reindex" -k 5 -n "$D/negatives.fvecs" -q "$D/queries.fvecs" -o "$T/ri-ref.tsv" "$T/index-ref" "$D/database.fvecs" \
+  2>"$T/err" || bad "slem-reindex, plain names: $(cat "$T/err")"
+(cd "$DD" && POSIXLY_CORRECT=1 CDPATH="$T/cdpath" "$S/slem-reindex" -k 5 -n -negatives.fvecs -q -queries.fvecs \
+  -o -r.tsv -- -index -database.fvecs) >"$T/out" 2>"$T/err" && cmp -s "$DD/-r.tsv" "$T/ri-ref.tsv" && ok ||
+  bad "slem-reindex, names starting with '-': status $?: $(cat "$T/err")"
+nobin=$(printf '%s' "$PATH" | tr ':' '\n' | grep -vxF "$BIN" | grep -v '^$' | paste -sd: -)
+if PATH=$nobin command -v slem-encode >/dev/null 2>&1; then
+  echo "cli-scripts: slem tools installed on PATH: the CDPATH test of finding the tools is weak"
+fi
+rm -f "$DD/-r.tsv"
+(cd "$TOP" && PATH=$nobin CDPATH="$T/cdpath" tools/slem-reindex -k 5 -n "$D/negatives.fvecs" \
+  -q "$D/queries.fvecs" -o "$DD/-r.tsv" "$T/index-cd" "$D/database.fvecs") >"$T/out" 2>"$T/err" &&
+  cmp -s "$DD/-r.tsv" "$T/ri-ref.tsv" && ok || bad "slem-reindex under CDPATH, by a relative name: $(cat "$T/err")"
+"$S/slem-tune" -g 1000 -k 100 -n "$D/negatives.fvecs" -q "$D/queries.fvecs" -d "$D/database.fvecs" \
+  --query-labels "$D/queries.labels" --db-labels "$D/database.labels" --query-ids "$D/queries.ids" \
+  --db-ids "$D/database.ids" >"$T/tune-ref" 2>"$T/err" || bad "slem-tune, plain names: $(cat "$T/err")"
+(cd "$DD" && POSIXLY_CORRECT=1 CDPATH="$T/cdpath" "$S/slem-tune" -g 1000 -k 100 -n -negatives.fvecs -q -queries.fvecs \
+  -d -database.fvecs --query-labels queries.labels --db-labels database.labels --query-ids queries.ids \
+  --db-ids database.ids) >"$T/out" 2>"$T/err" && cmp -s "$T/out" "$T/tune-ref" && ok ||
+  bad "slem-tune, names starting with '-' under POSIXLY_CORRECT: $(cat "$T/err")"
+if command -v parallel >/dev/null 2>&1; then
+  "$S/slem-parallel" -N 2 -n "$D/negatives.fvecs" -q "$D/queries.fvecs" -d "$D/database.fvecs" -k 5 \
+    -o "$T/par-ref.tsv" --quiet 2>"$T/err" || bad "slem-parallel, plain names: $(cat "$T/err")"
+  (cd "$DD" && POSIXLY_CORRECT=1 CDPATH="$T/cdpath" "$S/slem-parallel" -N 2 -n -negatives.fvecs -q -queries.fvecs \
+    -d -database.fvecs -k 5 -o -par.tsv --workdir wd --quiet) >"$T/out" 2>"$T/err" &&
+    cmp -s "$DD/-par.tsv" "$T/par-ref.tsv" && ok ||
+    bad "slem-parallel, names starting with '-', a relative --workdir under CDPATH: $(cat "$T/err")"
+  [ "$(ls -A "$T/cdpath/wd")" = mine ] && [ ! -e "$DD/wd" ] && ok ||
+    bad "slem-parallel under CDPATH: the work directory went elsewhere: $(ls -A "$T/cdpath/wd")"
+  # a work directory named '-': cd - went to OLDPWD (and printed it), the run failed there
+  mkdir -p "$DD/-" "$T/oldpwd"
+  echo "mine" >"$DD/-/notes"
+  (cd "$DD" && OLDPWD="$T/oldpwd" "$S/slem-parallel" -N 2 -n -negatives.fvecs -q -queries.fvecs \
+    -d -database.fvecs -k 5 -o -par2.tsv --workdir - --quiet) >"$T/out" 2>"$T/err" &&
+    cmp -s "$DD/-par2.tsv" "$T/par-ref.tsv" && ok || bad "slem-parallel --workdir -: $(cat "$T/err")"
+  [ "$(ls -A "$DD/-")" = notes ] && [ -z "$(ls -A "$T/oldpwd")" ] && ok ||
+    bad "slem-parallel --workdir -: left $(ls -A "$DD/-") in it, $(ls -A "$T/oldpwd") in OLDPWD"
+fi
+
+# slem-sbatch when sbatch refuses a step (a fake sbatch: no cluster needed). Refused at the
+# first step, no job queued: status 1, and nothing left beside the ranking (a new work
+# directory was once left by every refused run, unnamed). Refused after a job was queued:
+# the work directory is kept, names the job in its 'queued' (the next run waits for it) and
+# is named in the message
+mkdir -p "$T/sb" "$T/fakesb"
+printf '#!/bin/sh\necho "fake sbatch: invalid partition" >&2\nexit 1\n' >"$T/fakesb/sbatch"
+chmod +x "$T/fakesb/sbatch"
+expect_fail "slem-sbatch, sbatch refuses" 1 "invalid partition" "$T/sb/r.tsv" env PATH="$T/fakesb:$PATH" \
+  "$S/slem-sbatch" -N 2 -n "$D/negatives.fvecs" -q "$D/queries.fvecs" -d "$D/database.fvecs" -o "$T/sb/r.tsv" -k 5
+[ -z "$(ls -A "$T/sb")" ] && ok || bad "slem-sbatch, sbatch refuses: left $(ls -A "$T/sb")"
+cat >"$T/fakesb/sbatch" <<'EOF2'
+#!/bin/sh
+[ -e "${0%/*}/queued" ] && { echo "fake sbatch: queue full" >&2; exit 1; }
+: >"${0%/*}/queued"
+echo "4242;cluster"
+EOF2
+expect_fail "slem-sbatch, sbatch refuses the second step" 1 "queue full" "$T/sb/r.tsv" env PATH="$T/fakesb:$PATH" \
+  "$S/slem-sbatch" -N 2 -n "$D/negatives.fvecs" -q "$D/queries.fvecs" -d "$D/database.fvecs" -o "$T/sb/r.tsv" -k 5
+w=$(find "$T/sb" -maxdepth 1 -name '.slem-work.*')
+[ -n "$w" ] && [ "$(cat "$w/queued" 2>/dev/null)" = 4242 ] && grep -qF -- "--workdir '$w' --wait" "$T/err" && ok ||
+  bad "slem-sbatch, a step refused after a job was queued: $(cat "$T/err"); $(ls -A "$T/sb" "$w")"
+
+# two runs of slem-parallel in one work directory at once (cron firing twice): the second
+# does nothing, says so, and exits with 75; the first's directory is left as it was. Once
+# both ran, the second failed part way or succeeded, saying "run again to resume" about a
+# directory the first had removed
+if command -v parallel >/dev/null 2>&1 && command -v flock >/dev/null 2>&1; then
+  mkdir -p "$T/busywd"
+  echo "mine" >"$T/busywd/notes"
+  (exec 7<"$T/busywd" && flock 7 && exec sleep 30) & # the sleep holds the lock: kill ends it
+  holder=$!
+  i=0
+  while flock -n "$T/busywd" true 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+  expect_fail "slem-parallel, the work directory of a running run" 75 "another run, still running" "$T/busy.tsv" \
+    "$S/slem-parallel" -N 2 -n "$D/negatives.fvecs" -q "$D/queries.fvecs" -d "$D/database.fvecs" -k 5 \
+    -o "$T/busy.tsv" --workdir "$T/busywd"
+  [ "$(ls -A "$T/busywd")" = notes ] && ok || bad "slem-parallel, a locked work directory was changed: $(ls -A "$T/busywd")"
+  kill $holder 2>/dev/null
+  wait $holder 2>/dev/null
+  "$S/slem-parallel" -N 2 -n "$D/negatives.fvecs" -q "$D/queries.fvecs" -d "$D/database.fvecs" -k 5 \
+    -o "$T/busy.tsv" --workdir "$T/busywd" --quiet 2>"$T/err" && cmp -s "$T/busy.tsv" "$T/par-ref.tsv" &&
+    [ "$(ls -A "$T/busywd")" = notes ] && ok || bad "slem-parallel, the work directory once free: $(cat "$T/err")"
+fi
+
+# an output that is one of the script's inputs (the tools refuse that, but the scripts gave
+# them copies or links): refused before any work with status 2, the input as it was. They
+# once wrote the ranking (or the best cache) over the queries, status 0
+cp "$D/queries.fvecs" "$DD/myq.fvecs"
+cp "$D/queries.labels" "$DD/-ql.labels"
+ln -sf myq.fvecs "$DD/link.tsv"
+expect_fail "slem-reindex -o QUERIES" 2 "is also an input" - "$S/slem-reindex" -k 3 -n "$D/negatives.fvecs" \
+  -q "$DD/myq.fvecs" -o "$DD/./myq.fvecs" "$T/index-in" "$D/database.fvecs"
+[ ! -e "$T/index-in" ] && ok || bad "slem-reindex -o QUERIES: made the index"
+expect_fail "slem-tune -o QUERIES" 2 "is also an input" - "$S/slem-tune" -g 1000 -k 10 -n "$D/negatives.fvecs" \
+  -q "$DD/myq.fvecs" -d "$D/database.fvecs" --query-labels "$DD/-ql.labels" --db-labels "$D/database.labels" -o "$DD/myq.fvecs"
+(cd "$DD" && "$S/slem-tune" -g 1000 -k 10 -n "$D/negatives.fvecs" -q myq.fvecs -d "$D/database.fvecs" \
+  --query-labels -ql.labels --db-labels "$D/database.labels" -o ./-ql.labels) >"$T/out" 2>"$T/err"
+[ $? = 2 ] && grep -q "is also an input" "$T/err" && ok || bad "slem-tune -o LABELS (named '-ql.labels'): $(cat "$T/err")"
+if command -v parallel >/dev/null 2>&1; then
+  expect_fail "slem-parallel -o QUERIES, through a link" 2 "is also an input" - "$S/slem-parallel" -N 2 -k 5 \
+    -n "$D/negatives.fvecs" -q "$DD/myq.fvecs" -d "$D/database.fvecs" -o "$DD/link.tsv"
+fi
+if command -v parallel >/dev/null 2>&1; then
+  # a failed step names the tasks of this run only: the log of a task that the engine did
+  # not start this time (-j 1: task 0 fails first, on a text database, which cannot be cut)
+  # was reported as this run's failure, with an earlier run's message (planted here)
+  slem-encode -q -c "$T/c.slem" -F text -o "$T/db.txt" "$D/database.fvecs"
+  for run in 1 2; do
+    "$S/slem-parallel" -N 2 -j 1 -n "$D/negatives.fvecs" -q "$D/queries.fvecs" -d "$T/db.txt" -k 5 \
+      -o "$T/stale.tsv" --workdir "$T/stale" --quiet >"$T/out" 2>"$T/err"
+    st=$?
+    [ $run = 1 ] && echo "an earlier run's failure" >"$T/stale/log/encode.1.log"
+  done
+  [ $st = 1 ] && grep -q "step encode, task 0 failed" "$T/err" && ! grep -q "task 1\|an earlier run" "$T/err" && ok ||
+    bad "slem-parallel, a failed step: status $st, reported $(cat "$T/err")"
+  # the tools name the database by its link in the work directory: the report gives the
+  # user's name beside it
+  grep -qF "($T/stale/in/database.txt is $T/db.txt)" "$T/err" && ok ||
+    bad "slem-parallel, a failed step: the user's file is not named: $(cat "$T/err")"
+fi
+# a -k above slem-match's 2^20 (or 0 to slem-tune) is a usage error before any work: it was
+# refused by the match alone, after the statistics and the encoding had run
+mkdir -p "$T/bigk"
+expect_fail "slem-reindex -k 1048577" 2 "at most 1048576" "$T/bigk/r.tsv" "$S/slem-reindex" -k 1048577 \
+  -n "$D/negatives.fvecs" -q "$D/queries.fvecs" -o "$T/bigk/r.tsv" "$T/bigk/index" "$D/database.fvecs"
+expect_fail "slem-tune -k 0" 2 "from 1 to 1048576" - "$S/slem-tune" -g 1000 -k 0 -n "$D/negatives.fvecs" \
+  -q "$D/queries.fvecs" -d "$D/database.fvecs" --query-labels "$D/queries.labels" --db-labels "$D/database.labels"
+if command -v parallel >/dev/null 2>&1; then
+  expect_fail "slem-parallel -k 1048577" 2 "from 1 to 1048576" "$T/bigk/r.tsv" "$S/slem-parallel" -N 2 -k 1048577 \
+    -n "$D/negatives.fvecs" -q "$D/queries.fvecs" -d "$D/database.fvecs" -o "$T/bigk/r.tsv"
+fi
+[ -z "$(ls -A "$T/bigk")" ] && ok || bad "a -k too large: the scripts left $(ls -A "$T/bigk")"
+cmp -s "$DD/myq.fvecs" "$D/queries.fvecs" && cmp -s "$DD/-ql.labels" "$D/queries.labels" && ok ||
+  bad "an output named as an input: the input was written over"
 
 finish cli-scripts

@@ -362,4 +362,22 @@ if grep -m1 '^flags' /proc/cpuinfo | grep -w avx2 | grep -qw fma; then
 else
   echo "reindex: skipped the night under another core: this CPU lacks AVX2 or FMA (Haswell's kernels)"
 fi
+# a ranking named as one of the index's files or in its directories: refused (status 2),
+# the index as it was and searchable. Once -o INDEX/raw/x.fvecs made the ranking a segment
+# (every later night failed at step encode), -o INDEX/lock replaced the lock file (the lock
+# of a running run on the old one then kept no one out), -o INDEX/tmp/r.tsv was removed
+# with tmp at the end of a run that said it succeeded
+"$RX" -k 10 -s n1 -q "$Q" -o "$T/own.tsv" -n "$T/neg.fvecs" "$T/own" "$T/in/n1.fvecs" 2>"$T/err" ||
+  bad "an index for -o: $(cat "$T/err")"
+lock0=$(ls -i "$T/own/lock")
+for o in lock raw/x.fvecs tmp/r.tsv ids/r.tsv current/seg/r.tsv gen.1/r.tsv gen.9 previous; do
+  "$RX" -k 10 -q "$Q" -o "$T/own/$o" -n "$T/neg.fvecs" "$T/own" 2>"$T/err"
+  st=$?
+  [ $st = 2 ] && grep -q "index's own directories\|a file of the index" "$T/err" && ok ||
+    bad "-o INDEX/$o: status $st: $(cat "$T/err")"
+done
+[ "$(ls -i "$T/own/lock")" = "$lock0" ] && [ "$(ls "$T/own/raw")" = n1.fvecs ] && [ ! -e "$T/own/gen.9" ] && ok ||
+  bad "-o in the index: the index changed: $(ls -R "$T/own")"
+"$RX" -k 10 -q "$Q" -o "$T/own/r.tsv" -n "$T/neg.fvecs" "$T/own" 2>"$T/err" && cmp -s "$T/own/r.tsv" "$T/own.tsv" && ok ||
+  bad "-o INDEX/r.tsv (a name of the user's in the index): $(cat "$T/err")"
 finish reindex

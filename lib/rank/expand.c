@@ -155,13 +155,50 @@ int slem_expand_run(SlemExpander *self, double *y, const double *q, const size_t
   return SLEM_OK;
 }
 
+/* A query's entry by its rank field, equal ranks by position in the file. */
+typedef struct {
+  long rank;
+  size_t pos;
+} ExpandOrder;
+
+static int expand_by_rank(const void *a, const void *b) {
+  const ExpandOrder *x = a, *y = b;
+  if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+  return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* Sets *ord to rq's entries in rank order (as slem-eval takes them), or to NULL when the
+ * file order is that already (slem-match's rankings); *ord grows in *cap. SLEM_ENOMEM. */
+static int expand_order(const SlemRankQuery *rq, ExpandOrder **buf, size_t *cap,
+                        const ExpandOrder **ord, SlemError *err) {
+  size_t j;
+  *ord = NULL;
+  for (j = 1; j < rq->n && rq->e[j - 1].rank <= rq->e[j].rank; j++) {}
+  if (j >= rq->n) return SLEM_OK;
+  if (rq->n > *cap) {
+    ExpandOrder *b = realloc(*buf, rq->n * sizeof *b);
+    if (!b)
+      return slem_error(err, SLEM_ENOMEM, "out of memory ordering %zu results by rank", rq->n);
+    *buf = b;
+    *cap = rq->n;
+  }
+  for (j = 0; j < rq->n; j++) {
+    (*buf)[j].rank = rq->e[j].rank;
+    (*buf)[j].pos = j;
+  }
+  qsort(*buf, rq->n, sizeof **buf, expand_by_rank);
+  *ord = *buf;
+  return SLEM_OK;
+}
+
 int slem_expand_stream(SlemExpander *self, SlemVecReader *in, const SlemIds *qids,
                        SlemRankReader *r, SlemVecWriter *out, SlemProgressFn progress,
                        void *ctx, SlemError *err) {
   size_t d = self->d, n = self->opts.n, block = slem_block_rows(d), got;
   double *x = NULL, *y = NULL, *sc = NULL;
   float *yf = NULL;
-  size_t *rows = NULL;
+  size_t *rows = NULL, ord_cap = 0;
+  ExpandOrder *ord_buf = NULL;
   uint64_t done = 0;
   int status = SLEM_OK;
   const char *rname = slem_rankreader_name(r);
@@ -187,6 +224,7 @@ int slem_expand_stream(SlemExpander *self, SlemVecReader *in, const SlemIds *qid
     if (got == 0) break;
     for (size_t i = 0; i < got; i++, done++) {
       const SlemRankQuery *rq;
+      const ExpandOrder *ord;
       const char *qid;
       size_t qlen, nh, take;
       char want[32], qname[300];
@@ -221,15 +259,16 @@ int slem_expand_stream(SlemExpander *self, SlemVecReader *in, const SlemIds *qid
       }
       snprintf(qname, sizeof qname, "'%s' of %s", expect, rname);
       take = nh < n ? nh : n;
+      if ((status = expand_order(rq, &ord_buf, &ord_cap, &ord, err)) != SLEM_OK) goto cleanup;
       for (size_t j = 0; j < take; j++) {
-        if ((status = slem_expand_row(self, rq->e[j].id, strlen(rq->e[j].id), &rows[j],
-                                      err)) != SLEM_OK) {
+        const SlemRankEntry *e = rq->e + (ord ? ord[j].pos : j);
+        if ((status = slem_expand_row(self, e->id, strlen(e->id), &rows[j], err)) != SLEM_OK) {
           char msg[SLEM_ERRMSG_MAX];
           snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
           slem_error(err, status, "%s: query '%s': rank %zu: %s", rname, expect, j + 1, msg);
           goto cleanup;
         }
-        sc[j] = rq->e[j].score;
+        sc[j] = e->score;
       }
       if ((status = slem_expand_run(self, y, x + i * d, rows, sc, nh, qname, err)) != SLEM_OK)
         goto cleanup;
@@ -257,5 +296,6 @@ cleanup:
   free(yf);
   free(rows);
   free(sc);
+  free(ord_buf);
   return status;
 }

@@ -67,8 +67,9 @@ uint64_t slem_expand_zeros(const SlemExpander *self);
 /* Expands every vector of in (borrowed) with the ranking that r (borrowed, at its start;
  * rankings.h) reads, and appends the rows to out (borrowed; the caller closes or aborts
  * it). The ranking's queries must be in's vectors, in order: the i-th query's id must be
- * qids' i-th line, or i (0-based) without qids; its entries are taken in file order, which
- * is best first in what slem-match writes. Errors: SLEM_EFORMAT (in's dimension is not the
+ * qids' i-th line, or i (0-based) without qids; its entries are taken in the order of
+ * their rank field, equal ranks in file order (as slem-eval takes them: slem-match writes
+ * them so; a ranking re-sorted by another key still gives its best first). Errors: SLEM_EFORMAT (in's dimension is not the
  * database's, said to be a classifier file when it is one more; a query id out of order;
  * a document that is not a database row; fewer than n entries; more or fewer queries than
  * vectors; a read error naming file and record or line), those of the writer.

@@ -266,6 +266,22 @@ static int cut_short(const char *path) {
   return cut;
 }
 
+/* The end of a message of shards that list other queries, when one is tsv or trec: those
+ * have no line for a query without results (slem-match --shard). */
+static const char *plain_hint(const Merge *m, size_t s) {
+  SlemRankFormat a = slem_rankreader_format(m->s[s].r), b = slem_rankreader_format(m->s[0].r);
+  if (a != SLEM_RANK_TSV && a != SLEM_RANK_TREC && b != SLEM_RANK_TSV && b != SLEM_RANK_TREC)
+    return "";
+  return " (tsv and trec have no line for a query without results, as in a shard of few rows "
+         "or none: write the shards in jsonl)";
+}
+
+/* 1 when path is a regular file of no bytes. */
+static int empty_file(const char *path) {
+  struct stat sb;
+  return strcmp(path, "-") != 0 && stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size == 0;
+}
+
 /* Reads the next query of every shard and checks they name the same one. *done is set
  * when all shards have ended together. */
 static int next_query(Merge *m, size_t *seen, int *done, SlemError *err) {
@@ -290,16 +306,17 @@ static int next_query(Merge *m, size_t *seen, int *done, SlemError *err) {
     }
     if (*done && g)
       return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": query '%s' is not in %s, which "
-                        "has ended: the shards must list the same queries", name_of(m, s), g->line,
-                        g->query, first);
+                        "has ended: the shards must list the same queries%s", name_of(m, s), g->line,
+                        g->query, first, plain_hint(m, s));
     if (!*done && !g)
       return slem_error(err, SLEM_EFORMAT, "%s: ends before query '%s' (%s, line %" PRIu64 "): the "
-                        "shards must list the same queries", name_of(m, s), g0->query, first,
-                        g0->line);
+                        "shards must list the same queries%s", name_of(m, s), g0->query, first,
+                        g0->line, plain_hint(m, s));
     if (g && strcmp(g->query, g0->query) != 0)
       return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": query '%s', but %s has '%s' "
                         "there (line %" PRIu64 "): the shards must list the same queries in the "
-                        "same order", name_of(m, s), g->line, g->query, first, g0->query, g0->line);
+                        "same order%s", name_of(m, s), g->line, g->query, first, g0->query, g0->line,
+                        plain_hint(m, s));
   }
   return SLEM_OK;
 }
@@ -636,6 +653,13 @@ int slem_merge(const char *const *shards, size_t n, const char *output,
     if ((st = slem_rankreader_open(&m.s[s].r, shards[s], SLEM_RANK_AUTO, err)) != SLEM_OK) goto done;
     if (!(m.s[s].rows = slem_keyset_new())) goto nomem;
   }
+  for (size_t s = 0; s < n; s++)
+    if (slem_rankreader_is_text(m.s[s].r) && empty_file(shards[s])) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: no rankings (empty file): tsv and trec have no line "
+                      "for a query without results, so a shard of no rows is empty there and names "
+                      "no query to merge: write the shards in jsonl", name_of(&m, s));
+      goto done;
+    }
   for (size_t s = 0; s < n; s++)
     if (slem_rankreader_is_text(m.s[s].r) && cut_short(shards[s])) {
       st = slem_error(err, SLEM_EFORMAT, "%s: the last line has no newline: the file was cut short",
