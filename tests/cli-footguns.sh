@@ -65,6 +65,17 @@ slem-match -q -k 3 -F jsonl -d "$T/db.fvecs" -o "$T/m.jsonl" "$D/queries.fvecs"
 expect_fail "merge -o keepq.fvecs" 2 "-o .*keepq.fvecs: the name of a vector file" - slem-merge -k 3 -o "$T/keepq.fvecs" "$T/m.jsonl"
 cmp -s "$T/keepq.fvecs" "$D/queries.fvecs" && ok || bad "merge -o keepq.fvecs: the vectors replaced"
 check "merge -F tsv -o y.fvecs" slem-merge -k 3 -F tsv -o "$T/y.fvecs" "$T/m.jsonl"
+# the ids files given to slem-encode --ids and slem-merge --db-ids are inputs too (they were
+# replaced by the container or the ranking)
+printf 'q%s\n' $(seq 1 100) >"$T/q.ids"
+cp "$T/q.ids" "$T/q.ids.orig"
+expect_fail "encode output is its ids" 2 "is also an input" - slem-encode -c "$T/neg.slem" --ids "$T/q.ids" -F slem -o "$T/q.ids" "$D/queries.fvecs"
+cmp -s "$T/q.ids" "$T/q.ids.orig" && ok || bad "encode --ids: the ids file was replaced"
+seq 0 999 >"$T/db.ids"
+cp "$T/db.ids" "$T/db.ids.orig"
+slem-match -q -k 3 -F jsonl -d "$T/db.fvecs" -o "$T/ids.jsonl" "$D/queries.fvecs"
+expect_fail "merge output is its db ids" 2 "is also an input" - slem-merge -k 2 --db-ids "$T/db.ids" -o "$T/db.ids" "$T/ids.jsonl"
+cmp -s "$T/db.ids" "$T/db.ids.orig" && ok || bad "merge --db-ids: the ids file was replaced"
 # slem-encode and slem-negstats refuse to replace their own inputs too
 cp "$T/neg.slem" "$T/neg2.slem"
 expect_fail "encode output is its cache" 2 "is also an input" - slem-encode -c "$T/neg2.slem" -F fvecs -o "$T/neg2.slem" "$D/queries.fvecs"
