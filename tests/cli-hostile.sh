@@ -191,6 +191,28 @@ slem-negstats -q -o "$T/fine1.slem" "$T/fine.txt"
   bad "the partly skipped partial cache differs from the clean rows'"
 
 
+# An output named through a symbolic link replaces the file the link leads to, and the link
+# stays (it was replaced by a regular file, and the file it named left as it was); a link
+# to the file open as stdout (/dev/stdout under "> FILE") is stdout (the tool wrote a file
+# over the link, /dev/stdout itself when run as root, and nothing reached FILE)
+mkdir "$T/ln"
+echo old >"$T/ln/target.tsv"
+ln -s target.tsv "$T/ln/link.tsv"
+check "-o a link" slem-match -q -k 5 -d "$T/db.fvecs" -o "$T/ln/link.tsv" "$T/q.fvecs"
+[ -L "$T/ln/link.tsv" ] && cmp -s "$T/ln/target.tsv" "$T/ref.tsv" && ok || bad "-o a link: the link replaced, or its file not written"
+ln -s sub/new.tsv "$T/ln/dangling.tsv"
+mkdir "$T/ln/sub"
+check "-o a dangling link" slem-match -q -k 5 -d "$T/db.fvecs" -o "$T/ln/dangling.tsv" "$T/q.fvecs"
+[ -L "$T/ln/dangling.tsv" ] && cmp -s "$T/ln/sub/new.tsv" "$T/ref.tsv" && ok || bad "-o a dangling link: the file it names not created"
+ln -s /proc/self/fd/1 "$T/ln/stdout"
+slem-match -q -k 5 -d "$T/db.fvecs" -o "$T/ln/stdout" "$T/q.fvecs" >"$T/ln/so.tsv" 2>"$T/err"
+st=$?
+[ "$st" = 0 ] && [ -L "$T/ln/stdout" ] && cmp -s "$T/ln/so.tsv" "$T/ref.tsv" && ok ||
+  bad "-o a link to stdout: status $st, $(head -c 200 "$T/err") $(ls -l "$T/ln/stdout")"
+slem-match -q -k 5 -d "$T/db.fvecs" -o "$T/ln/stdout" "$T/q.fvecs" >>"$T/ln/so.tsv" 2>"$T/err"
+[ "$(wc -c <"$T/ln/so.tsv")" = $((2 * $(wc -c <"$T/ref.tsv"))) ] && ok || bad "-o a link to stdout under >>: not appended"
+[ -z "$(find "$T/ln" -name '*.tmp.*')" ] && ok || bad "-o a link: a temporary file left"
+
 # An output that is a directory is refused before any work: every tool, every output
 # option. Each reads stdin from a FIFO opened read-write, which never ends: a tool that
 # read its input before looking at its output would wait until the timeout (124).

@@ -344,7 +344,9 @@ static char *volatile pending[PENDING_MAX];
 struct SlemOut {
   FILE *fp;
   int fd;         /* the file under fp, -1 for stdout */
-  char *target;
+  char *target;   /* the name given, for messages */
+  char *dest;     /* the file the symbolic links of target lead to, renamed over instead
+                   * of the link; NULL when target is no link */
   char *tmp;      /* NULL when writing in place (stdout or a device) */
   int is_stdout;
   int slot;
@@ -430,6 +432,7 @@ static void out_free(SlemOut *o) {
   if (!o) return;
   pending_remove(o);
   free(o->target);
+  free(o->dest);
   free(o->tmp);
   free(o->buf); /* after fclose(): callers close the stream first */
   free(o);
@@ -498,6 +501,65 @@ static int create_locked(char *tmp) {
   return -1;
 }
 
+/* Symbolic links followed in a row before giving up (ELOOP), as the kernel does. */
+#define LINKS_MAX 40
+
+/* The file that an output named path is: path's symbolic links followed one by one (a
+ * relative link read from the directory it is in) to a name that is no link. *dest is
+ * that name (allocated), or NULL when path itself is no link. A link that leads to no
+ * file gives the name it leads to, which the output then creates, as open(2) would.
+ * Returns 0 or an errno value. */
+static int follow_links(const char *path, char **dest) {
+  char *cur = dupstr(path);
+  int e = 0;
+  *dest = NULL;
+  if (!cur) return ENOMEM;
+  for (int i = 0;; i++) {
+    struct stat st;
+    char link[PATH_MAX];
+    const char *slash = strrchr(cur, '/');
+    size_t dirlen;
+    ssize_t n;
+    char *next;
+    if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode)) break;
+    if (i == LINKS_MAX) {
+      e = ELOOP;
+      break;
+    }
+    if ((n = readlink(cur, link, sizeof link)) < 0 || (size_t)n == sizeof link) {
+      e = n < 0 ? errno : ENAMETOOLONG;
+      break;
+    }
+    dirlen = link[0] == '/' || !slash ? 0 : (size_t)(slash - cur + 1);
+    if (!(next = malloc(dirlen + (size_t)n + 1))) {
+      e = ENOMEM;
+      break;
+    }
+    memcpy(next, cur, dirlen);
+    memcpy(next + dirlen, link, (size_t)n);
+    next[dirlen + (size_t)n] = '\0';
+    free(cur);
+    cur = next;
+  }
+  if (e || strcmp(cur, path) == 0) free(cur);
+  else *dest = cur;
+  return e;
+}
+
+/* 1 when path is a symbolic link to the regular file open as standard output
+ * (/dev/stdout, /dev/fd/1, /proc/self/fd/1 under "> FILE"): that output is stdout. */
+static int links_to_stdout(const char *path) {
+  struct stat sp, so;
+  return stat(path, &sp) == 0 && S_ISREG(sp.st_mode) && fstat(STDOUT_FILENO, &so) == 0 &&
+         sp.st_dev == so.st_dev && sp.st_ino == so.st_ino;
+}
+
+/* 1 when name is the file st describes. */
+static int same_file(const char *name, const struct stat *st) {
+  struct stat sn;
+  return stat(name, &sn) == 0 && sn.st_dev == st->st_dev && sn.st_ino == st->st_ino;
+}
+
 int slem_out_open(SlemOut **self, const char *path, SlemError *err) {
   SlemOut *o = calloc(1, sizeof *o);
   struct stat st;
@@ -515,7 +577,22 @@ int slem_out_open(SlemOut **self, const char *path, SlemError *err) {
   }
   o->target = dupstr(path);
   if (!o->target) goto nomem;
-  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+  {
+    int e = follow_links(path, &o->dest);
+    if (e) {
+      out_free(o);
+      return slem_error(err, SLEM_EIO, "%s: %s", path, strerror(e));
+    }
+  }
+  if (o->dest && links_to_stdout(path)) { /* written as "-" is, in place */
+    o->is_stdout = 1;
+    o->fp = stdout;
+    *self = o;
+    return SLEM_OK;
+  }
+  /* a device, a FIFO, or a file reached through a link whose text does not name it (a
+   * descriptor's link in /proc to a deleted file): written in place */
+  if (stat(path, &st) == 0 && (!S_ISREG(st.st_mode) || (o->dest && !same_file(o->dest, &st)))) {
     if (S_ISDIR(st.st_mode)) {
       out_free(o);
       return slem_error(err, SLEM_EIO, "%s: is a directory", path);
@@ -531,24 +608,26 @@ int slem_out_open(SlemOut **self, const char *path, SlemError *err) {
     return SLEM_OK;
   }
   {
-    const char *slash = strrchr(path, '/');
-    size_t dirlen = slash ? (size_t)(slash - path + 1) : 0;
-    const char *base = slash ? slash + 1 : path;
+    /* beside the file the links lead to, which the rename replaces; the links stay */
+    const char *name = o->dest ? o->dest : path;
+    const char *slash = strrchr(name, '/');
+    size_t dirlen = slash ? (size_t)(slash - name + 1) : 0;
+    const char *base = slash ? slash + 1 : name;
     size_t n = dirlen + strlen(base) + 32;
     /* ".NAME.tmp.XXXXXX" must itself be a valid name: a long NAME is cut in it */
     int keep = strlen(base) + 12 > TMP_NAME_MAX ? TMP_NAME_MAX - 12 : (int)strlen(base);
-    int fd, existed = stat(path, &st) == 0;
+    int fd, existed = stat(name, &st) == 0;
     mode_t mask;
     o->tmp = malloc(n);
     if (!o->tmp) goto nomem;
     /* first the temporaries of this target that dead writers left: ".NAME.tmp." */
-    snprintf(o->tmp, n, "%.*s", (int)dirlen, path);
+    snprintf(o->tmp, n, "%.*s", (int)dirlen, name);
     {
       char prefix[TMP_NAME_MAX + 1];
       snprintf(prefix, sizeof prefix, ".%.*s.tmp.", keep, base);
       remove_stale(o->tmp, prefix);
     }
-    snprintf(o->tmp, n, "%.*s.%.*s.tmp.XXXXXX", (int)dirlen, path, keep, base);
+    snprintf(o->tmp, n, "%.*s.%.*s.tmp.XXXXXX", (int)dirlen, name, keep, base);
     fd = create_locked(o->tmp);
     if (fd < 0) {
       int e = errno;
@@ -642,7 +721,7 @@ int slem_out_commit(SlemOut *self, SlemError *err) {
   if (self->failed) errno = self->failed;
   if (self->is_stdout) {
     if (self->failed || fflush(self->fp) != 0 || ferror(self->fp))
-      st = slem_error(err, SLEM_EIO, "<stdout>: write: %s", strerror(errno));
+      st = slem_error(err, SLEM_EIO, "%s: write: %s", self->target, strerror(errno));
     out_free(self);
     return st;
   }
@@ -655,10 +734,11 @@ int slem_out_commit(SlemOut *self, SlemError *err) {
     st = slem_error(err, SLEM_EIO, "%s: close: %s", self->target, strerror(errno));
   self->fp = NULL;
   if (self->tmp) {
-    if (st == SLEM_OK && rename(self->tmp, self->target) != 0)
+    const char *name = self->dest ? self->dest : self->target;
+    if (st == SLEM_OK && rename(self->tmp, name) != 0)
       st = slem_error(err, SLEM_EIO, "%s: rename: %s", self->target, strerror(errno));
     if (st != SLEM_OK) unlink(self->tmp);
-    else sync_dir(self->target);
+    else sync_dir(name);
   }
   out_free(self);
   return st;
