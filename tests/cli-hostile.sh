@@ -132,6 +132,19 @@ mkfifo "$T/negs.fifo"
 (cat "$D/negatives.fvecs" >"$T/negs.fifo" &)
 check "negatives from a FIFO" timeout 60 slem-negstats -q -o "$T/fromfifo.slem" "$T/negs.fifo"
 [ "$(slem-negstats --info "$T/fromfifo.slem" | grep fingerprint)" = "$fpfile" ] && ok || bad "a FIFO gives another cache"
+# ... but a run that reads its negatives (or positives) more than once, --depth, --mixed,
+# --adaptive-theta, refuses a FIFO or a pipe by name before reading it: opened again for
+# stage 2 a FIFO waited for a writer for ever, and a process substitution said
+# "/dev/fd/63: no vectors (empty file)"
+mkfifo "$T/twice.fifo"
+expect_fail "--depth 2 from a FIFO" 1 "twice.fifo: not a regular file" "$T/tw.slem" timeout 20 slem-negstats -q --depth 2 -o "$T/tw.slem" "$T/twice.fifo"
+expect_fail "--mixed from a FIFO" 1 "twice.fifo: not a regular file" "$T/tw.slem" timeout 20 slem-negstats -q --eigen --mixed "$T/twice.fifo" -o "$T/tw.slem" "$D/negatives.fvecs"
+expect_fail "--adaptive-theta from a FIFO" 1 "twice.fifo: not a regular file" "$T/tw.slem" \
+  timeout 20 slem-negstats -q --depth 2 --adaptive-theta "$T/twice.fifo" -o "$T/tw.slem" "$D/negatives.fvecs"
+if command -v bash >/dev/null 2>&1; then
+  expect_fail "--depth 2 from a process substitution" 1 "/dev/fd/[0-9]*: not a regular file" "$T/tw.slem" \
+    timeout 20 bash -c 'slem-negstats -q --depth 2 -o "$1" <(cat "$2")' sh "$T/tw.slem" "$D/negatives.fvecs"
+fi
 
 # a side output commits with the main one: slem-eval's summary failing to be written
 # (a full disk) leaves the curve file as it was

@@ -111,6 +111,13 @@ int slem_in_unchanged(const SlemIn *self, SlemError *err) {
   return SLEM_OK;
 }
 
+int slem_in_rereadable(const char *path, SlemError *err) {
+  struct stat st;
+  if (strcmp(path, "-") == 0 || stat(path, &st) != 0 || S_ISREG(st.st_mode)) return SLEM_OK;
+  return slem_error(err, SLEM_EINVAL, "%s: not a regular file (a pipe, a FIFO or a device), "
+                    "and it is read more than once: give a file", path);
+}
+
 int slem_in_unterminated(const SlemIn *self) { return self->unterminated; }
 int64_t slem_in_size(const SlemIn *self) { return self->size; }
 uint64_t slem_in_offset(const SlemIn *self) { return self->offset; }

@@ -29,6 +29,12 @@ const char *slem_in_name(const SlemIn *self);
 /* Size in bytes of a regular file, or -1 when unknown (pipe, terminal). */
 int64_t slem_in_size(const SlemIn *self);
 
+/* SLEM_OK when path, which a run reads more than once from its start (once per stage),
+ * can be read so: a regular file, or a path that does not exist (its open says so later);
+ * else SLEM_EINVAL naming it: a pipe, a FIFO (opened again, it would wait for a writer
+ * for ever) or a device. "-" is the caller's to refuse, in its own words. */
+int slem_in_rereadable(const char *path, SlemError *err);
+
 /* For a regular file: SLEM_EFORMAT "changed while being read" when its size or its
  * modification time is no longer what it was when it was opened (another process wrote
  * it meanwhile); SLEM_OK otherwise, and always for a pipe. */
