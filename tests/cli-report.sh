@@ -203,6 +203,19 @@ expect_fail "--protocol with labels" 2 "takes no labels" "$T/none.html" slem-rep
 expect_fail "--easy without --protocol" 2 "go with --protocol" "$T/none.html" slem-report $LABELS --easy "$RV/easy.txt" -o "$T/none.html" "$E/cosine-full.tsv"
 expect_fail "--protocol with trec AP" 2 "revisitop's" "$T/none.html" slem-report --protocol easy $GT --ap trec -o "$T/none.html" "$E/cosine-full.tsv"
 
+# the database's labels and ids are read twice (the ground truth, the page's labels): a
+# pipe was empty the second time ("/dev/fd/63: no ids (empty file)"), now refused by name
+slem-match -q -k 10 -d "$D/database.fvecs" -o "$T/pipe.tsv" "$D/queries.fvecs"
+if command -v bash >/dev/null 2>&1; then
+  expect_fail "--db-labels from a pipe" 1 "/dev/fd/[0-9]*: not a regular file" "$T/pipe.html" \
+    bash -c 'slem-report -q --query-labels "$1" --db-labels <(cat "$2") -o "$3" "$4"' sh "$D/queries.labels" "$D/database.labels" "$T/pipe.html" "$T/pipe.tsv"
+  expect_fail "--db-ids from a pipe" 1 "/dev/fd/[0-9]*: not a regular file" "$T/pipe.html" \
+    bash -c 'slem-report -q --query-labels "$1" --db-labels "$2" --db-ids <(seq 0 999) -o "$3" "$4"' sh "$D/queries.labels" "$D/database.labels" "$T/pipe.html" "$T/pipe.tsv"
+fi
+expect_fail "--db-labels from stdin" 1 "labels are read twice: not from stdin" "$T/pipe.html" \
+  sh -c 'slem-report -q --query-labels "$1" --db-labels - -o "$2" "$3" <"$4"' sh "$D/queries.labels" "$T/pipe.html" "$T/pipe.tsv" "$D/database.labels"
+check "--query-labels from a pipe" sh -c 'cat "$1" | slem-report -q --query-labels - --db-labels "$2" -o "$3" "$4"' sh "$D/queries.labels" "$D/database.labels" "$T/pipe.html" "$T/pipe.tsv"
+
 check "--help" slem-report --help
 grep -q -- '--image-shape' "$T/out" && ok || bad "--help lacks --image-shape"
 check "--version" slem-report --version

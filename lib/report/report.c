@@ -1231,6 +1231,15 @@ int slem_report_make(const char *output, const SlemTruthSpec *spec, const SlemRe
   SlemReport *rep = NULL;
   SlemThumbs *th = NULL;
   int st;
+  /* the database's labels and ids are read twice (for the ground truth, then for the
+   * page's labels): stdin or a pipe would be empty the second time */
+  for (int i = 0; !opts->protocol && spec->dblabels && i < 2; i++) {
+    const char *f = i == 0 ? spec->dblabels : spec->dbids;
+    if (f && strcmp(f, "-") == 0)
+      return slem_error(err, SLEM_EINVAL, "the database's %s are read twice: not from stdin; "
+                        "give a file", i == 0 ? "labels" : "ids");
+    if (f && (st = slem_in_rereadable(f, err)) != SLEM_OK) return st;
+  }
   if ((st = opts->protocol ? slem_report_protocol_truth(&truth, opts->protocol, err)
                             : slem_truth_read(&truth, spec, err)) != SLEM_OK ||
       (st = slem_report_new(&rep, truth, opts, err)) != SLEM_OK)
