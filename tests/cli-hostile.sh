@@ -226,6 +226,28 @@ slem-match -q -k 5 -d "$T/db.fvecs" -o "$T/ln/stdout" "$T/q.fvecs" >>"$T/ln/so.t
 [ "$(wc -c <"$T/ln/so.tsv")" = $((2 * $(wc -c <"$T/ref.tsv"))) ] && ok || bad "-o a link to stdout under >>: not appended"
 [ -z "$(find "$T/ln" -name '*.tmp.*')" ] && ok || bad "-o a link: a temporary file left"
 
+# stdin and stdout non-blocking pipes (O_NONBLOCK on the descriptions, as node or a CI
+# runner may leave them): read and write failed with EAGAIN whenever the pipe was empty or
+# full ("<stdin>: read: Resource temporarily unavailable", status 1); now the run is the
+# one of a blocking pipe
+NB=$TOP/build/tests/nonblock
+if [ -x "$NB" ]; then
+  { sleep 0.3; cat "$T/q.fvecs"; } | "$NB" 0 timeout 60 slem-match -q -k 5 -d "$T/db.fvecs" -f fvecs -o "$T/nb.tsv" - 2>"$T/err"
+  st=$?
+  [ "$st" = 0 ] && cmp -s "$T/nb.tsv" "$T/ref.tsv" && ok || bad "a non-blocking stdin: status $st: $(head -c 200 "$T/err")"
+  slem-match -q -k 100 -d "$T/db.fvecs" -o "$T/ref100.tsv" "$T/q.fvecs"
+  { "$NB" 1 timeout 60 slem-match -q -k 100 -d "$T/db.fvecs" "$T/q.fvecs" 2>"$T/err"; echo $? >"$T/nb.st"; } |
+    { sleep 0.5; cat >"$T/nb100.tsv"; }
+  [ "$(cat "$T/nb.st")" = 0 ] && [ "$(wc -c <"$T/ref100.tsv")" -gt 65536 ] && cmp -s "$T/nb100.tsv" "$T/ref100.tsv" && ok ||
+    bad "a non-blocking stdout: status $(cat "$T/nb.st"): $(head -c 200 "$T/err")"
+  { "$NB" 1 timeout 60 slem-encode -q -c "$T/neg.slem" -F fvecs "$D/database.fvecs" 2>"$T/err"; echo $? >"$T/nb.st"; } |
+    { sleep 0.5; cat >"$T/nbdb.fvecs"; }
+  [ "$(cat "$T/nb.st")" = 0 ] && cmp -s "$T/nbdb.fvecs" "$T/db.fvecs" && ok ||
+    bad "a non-blocking stdout (fvecs through writev): status $(cat "$T/nb.st"): $(head -c 200 "$T/err")"
+else
+  bad "$NB is missing (make build/tests/nonblock)"
+fi
+
 # An output that is a directory is refused before any work: every tool, every output
 # option. Each reads stdin from a FIFO opened read-write, which never ends: a tool that
 # read its input before looking at its output would wait until the timeout (124).

@@ -42,6 +42,26 @@ static char *dupstr(const char *s) {
   return p;
 }
 
+/* A standard descriptor (0 or 1) whose open file description is non-blocking, as a parent
+ * (node, a CI runner) may leave a pipe it shares: read(2) and write(2) then fail with
+ * EAGAIN whenever the pipe is empty or full, and the run stopped ("read: Resource
+ * temporarily unavailable"). fd is pointed at a description of its own of the same pipe
+ * or terminal, opened through /proc/self/fd and made blocking (the parent's keeps its
+ * flag). Where that cannot be done (a socket, no /proc) fd is left as it is. */
+static void std_blocking(int fd) {
+  char path[32];
+  int fl = fcntl(fd, F_GETFL), nfd, nfl;
+  struct stat st;
+  if (fl < 0 || !(fl & O_NONBLOCK) || fstat(fd, &st) != 0 || S_ISREG(st.st_mode)) return;
+  snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  /* O_NONBLOCK for the open: a FIFO's open would otherwise wait for the other side */
+  nfd = open(path, (fd == STDIN_FILENO ? O_RDONLY : O_WRONLY) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (nfd < 0) return;
+  if ((nfl = fcntl(nfd, F_GETFL)) >= 0 && fcntl(nfd, F_SETFL, nfl & ~O_NONBLOCK) == 0)
+    (void)dup2(nfd, fd);
+  close(nfd);
+}
+
 int slem_in_open(SlemIn **self, const char *path, SlemError *err) {
   int use_stdin = !path || strcmp(path, "-") == 0;
   SlemIn *in = calloc(1, sizeof *in);
@@ -58,6 +78,7 @@ int slem_in_open(SlemIn **self, const char *path, SlemError *err) {
   }
   if (use_stdin) {
     in->fd = 0;
+    std_blocking(STDIN_FILENO);
   } else {
     in->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (in->fd < 0) {
@@ -575,6 +596,7 @@ int slem_out_open(SlemOut **self, const char *path, SlemError *err) {
   o->slot = -1;
   o->fd = -1;
   if (!path || strcmp(path, "-") == 0) {
+    std_blocking(STDOUT_FILENO);
     o->is_stdout = 1;
     o->fp = stdout;
     o->target = dupstr("<stdout>");
@@ -592,6 +614,7 @@ int slem_out_open(SlemOut **self, const char *path, SlemError *err) {
     }
   }
   if (o->dest && links_to_stdout(path)) { /* written as "-" is, in place */
+    std_blocking(STDOUT_FILENO);
     o->is_stdout = 1;
     o->fp = stdout;
     *self = o;

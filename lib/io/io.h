@@ -19,7 +19,10 @@
 typedef struct SlemIn SlemIn;
 
 /* Opens path for reading ("-" or NULL: stdin). *self is set to a new reader, freed by
- * slem_in_free(). Errors: SLEM_EIO naming the path (missing, unreadable, a directory). */
+ * slem_in_free(). A stdin whose open file description is non-blocking (O_NONBLOCK, set
+ * by a parent on a pipe it shares) is given a blocking description of its own of the
+ * same pipe first, where /proc allows. Errors: SLEM_EIO naming the path (missing,
+ * unreadable, a directory). */
 int slem_in_open(SlemIn **self, const char *path, SlemError *err);
 void slem_in_free(SlemIn *self);
 
@@ -96,8 +99,8 @@ int slem_in_seekable(const SlemIn *self);
 
 typedef struct SlemOut SlemOut;
 
-/* Opens path for writing ("-" or NULL: stdout). Nothing appears under path before
- * slem_out_commit(). A path that is a symbolic link is followed: the temporary is made
+/* Opens path for writing ("-" or NULL: stdout, made blocking as slem_in_open() makes
+ * stdin). Nothing appears under path before slem_out_commit(). A path that is a symbolic link is followed: the temporary is made
  * beside the file it leads to, which the rename replaces (the link stays; a link leading
  * to no file creates the file it names); a link to the regular file open as stdout
  * (/dev/stdout under "> FILE") is stdout, written in place as "-" is; a device, a FIFO, or
