@@ -225,6 +225,19 @@ st=$?
 slem-match -q -k 5 -d "$T/db.fvecs" -o "$T/ln/stdout" "$T/q.fvecs" >>"$T/ln/so.tsv" 2>"$T/err"
 [ "$(wc -c <"$T/ln/so.tsv")" = $((2 * $(wc -c <"$T/ref.tsv"))) ] && ok || bad "-o a link to stdout under >>: not appended"
 [ -z "$(find "$T/ln" -name '*.tmp.*')" ] && ok || bad "-o a link: a temporary file left"
+# ... but not another user's link in a sticky world-writable directory (/tmp), which the
+# kernel's fs.protected_symlinks refuses to open(2) too: planted there, it led the output
+# onto a file of the user's (checked where the test can give a link away: as root)
+mkdir -m 1777 "$T/ln/sticky"
+echo precious >"$T/ln/victim.txt"
+ln -s ../victim.txt "$T/ln/sticky/planted.tsv"
+if chown -h nobody "$T/ln/sticky/planted.tsv" 2>/dev/null && [ "$(stat -c %U "$T/ln/sticky/planted.tsv")" = nobody ] && [ "$(id -u)" != "$(id -u nobody)" ]; then
+  expect_fail "-o another user's link in /tmp" 1 "planted.tsv: Permission denied" - slem-match -q -k 5 -d "$T/db.fvecs" -o "$T/ln/sticky/planted.tsv" "$T/q.fvecs"
+  [ "$(cat "$T/ln/victim.txt")" = precious ] && ok || bad "-o another user's link in /tmp: the file it leads to was replaced"
+fi
+ln -s ../victim.txt "$T/ln/sticky/own.tsv"
+check "-o one's own link in a sticky directory" slem-match -q -k 5 -d "$T/db.fvecs" -o "$T/ln/sticky/own.tsv" "$T/q.fvecs"
+cmp -s "$T/ln/victim.txt" "$T/ref.tsv" && ok || bad "-o one's own link in a sticky directory: its file not written"
 
 # stdin and stdout non-blocking pipes (O_NONBLOCK on the descriptions, as node or a CI
 # runner may leave them): read and write failed with EAGAIN whenever the pipe was empty or

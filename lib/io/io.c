@@ -532,11 +532,34 @@ static int create_locked(char *tmp) {
 /* Symbolic links followed in a row before giving up (ELOOP), as the kernel does. */
 #define LINKS_MAX 40
 
+/* 1 when the link cur (lst: its lstat) may be followed, by the rule the kernel applies
+ * to open(2) under fs.protected_symlinks, which following a link by its text would
+ * bypass: in a sticky world-writable directory (/tmp) only a link of this user's or of
+ * the directory's owner, so that a link planted there by another user never leads the
+ * output onto a file of this user's. */
+static int may_follow(const char *cur, const struct stat *lst) {
+  char dir[PATH_MAX];
+  const char *slash = strrchr(cur, '/');
+  struct stat ds;
+  size_t n = slash ? (size_t)(slash - cur) : 0;
+  if (!slash) strcpy(dir, ".");
+  else if (n == 0) strcpy(dir, "/");
+  else if (n < sizeof dir) {
+    memcpy(dir, cur, n);
+    dir[n] = '\0';
+  } else {
+    return 0;
+  }
+  if (stat(dir, &ds) != 0) return 0;
+  if (!(ds.st_mode & S_ISVTX) || !(ds.st_mode & S_IWOTH)) return 1;
+  return lst->st_uid == geteuid() || lst->st_uid == ds.st_uid;
+}
+
 /* The file that an output named path is: path's symbolic links followed one by one (a
  * relative link read from the directory it is in) to a name that is no link. *dest is
  * that name (allocated), or NULL when path itself is no link. A link that leads to no
  * file gives the name it leads to, which the output then creates, as open(2) would.
- * Returns 0 or an errno value. */
+ * Returns 0 or an errno value: EACCES for a link that may_follow() refuses. */
 static int follow_links(const char *path, char **dest) {
   char *cur = dupstr(path);
   int e = 0;
@@ -550,8 +573,8 @@ static int follow_links(const char *path, char **dest) {
     ssize_t n;
     char *next;
     if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode)) break;
-    if (i == LINKS_MAX) {
-      e = ELOOP;
+    if (i == LINKS_MAX || !may_follow(cur, &st)) {
+      e = i == LINKS_MAX ? ELOOP : EACCES;
       break;
     }
     if ((n = readlink(cur, link, sizeof link)) < 0 || (size_t)n == sizeof link) {

@@ -100,12 +100,14 @@ int slem_in_seekable(const SlemIn *self);
 typedef struct SlemOut SlemOut;
 
 /* Opens path for writing ("-" or NULL: stdout, made blocking as slem_in_open() makes
- * stdin). Nothing appears under path before slem_out_commit(). A path that is a symbolic link is followed: the temporary is made
- * beside the file it leads to, which the rename replaces (the link stays; a link leading
- * to no file creates the file it names); a link to the regular file open as stdout
- * (/dev/stdout under "> FILE") is stdout, written in place as "-" is; a device, a FIFO, or
- * a link whose text does not name its file (/proc/self/fd/N of a deleted file) is written
- * in place. The temporary file ".NAME.tmp.XXXXXX" is held under an exclusive
+ * stdin). Nothing appears under path before slem_out_commit(). A path that is a symbolic
+ * link is followed: the temporary is made beside the file it leads to, which the rename
+ * replaces (the link stays; a link leading to no file creates the file it names; another
+ * user's link in a sticky world-writable directory such as /tmp is refused, EACCES, as
+ * fs.protected_symlinks has open(2) refuse it); a link to the regular file open as stdout
+ * (/dev/stdout under "> FILE") is stdout, written in place as "-" is; a device, a FIFO,
+ * or a link whose text does not name its file (/proc/self/fd/N of a deleted file) is
+ * written in place. The temporary file ".NAME.tmp.XXXXXX" is held under an exclusive
  * flock(2) while this process writes it; before creating its own, the writer removes the
  * ".NAME.tmp.XXXXXX" files of this user that no process holds (left by writers that were
  * killed), never one in use. Errors: SLEM_EIO naming the path (directory missing, no
