@@ -393,6 +393,15 @@ void cli_refuse_clobber(const char *output, const char *const *inputs, size_t n)
   }
 }
 
+void cli_refuse_same_outputs(const char *a, const char *b) {
+  char na[PATH_MAX + 256], nb[PATH_MAX + 256];
+  if (!a || !b || strcmp(a, "-") == 0 || strcmp(b, "-") == 0) return;
+  if (slem_out_resolve(a, na, sizeof na) == 0 && slem_out_resolve(b, nb, sizeof nb) == 0 &&
+      strcmp(na, nb) == 0)
+    cli_usage_error("the outputs '%s' and '%s' are one file: the one written last would "
+                    "replace the other; write them apart", a, b);
+}
+
 int cli_close_stdout(int status) {
   if (fflush(stdout) != 0 || ferror(stdout) || fclose(stdout) != 0) {
     if (status == CLI_EXIT_OK) {

@@ -85,6 +85,11 @@ void cli_bad_option(char **argv, const char *shortopts) __attribute__((noreturn)
  * "-" and NULL are skipped. */
 void cli_refuse_clobber(const char *output, const char *const *inputs, size_t n);
 
+/* A usage error (exit 2) when the outputs a and b, existing or not, are one file
+ * (slem_out_resolve()): the one committed last would replace the other. "-" and NULL are
+ * skipped. */
+void cli_refuse_same_outputs(const char *a, const char *b);
+
 /* A usage error (exit 2) when output, a ranking's name, is a name of vectors (.fvecs,
  * .bvecs, .ivecs, the *bin, .slem): most often the arguments mixed up, and the ranking
  * would replace the vectors. Called only when no output format was given (-F). */

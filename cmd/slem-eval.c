@@ -331,6 +331,7 @@ int main(int argc, char **argv) {
     size_t n = 8;
     for (size_t i = 0; i < spec.njunk; i++) inputs[n++] = junk[i];
     if (curve) cli_refuse_clobber(curve, inputs, n);
+    cli_refuse_same_outputs(output, curve);
     inputs[n++] = curve;
     cli_refuse_clobber(output, inputs, n);
   }

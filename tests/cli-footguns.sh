@@ -24,6 +24,18 @@ expect_fail "cache on a FIFO" 1 "fifo.slem: not a regular file" "$T/x.fvecs" tim
 cp "$D/queries.fvecs" "$T/q.fvecs"
 expect_fail "eval output is its ranking" 2 "is also an input" - slem-eval -o "$T/q.fvecs" --query-labels "$D/queries.labels" --db-labels "$D/database.labels" "$T/q.fvecs"
 cmp -s "$T/q.fvecs" "$D/queries.fvecs" && ok || bad "the input was changed"
+# slem-eval's summary and --curve named as one new file (or through a link): refused (the
+# curve, committed last, replaced the summary, status 0)
+slem-match -q -k 10 -d "$D/database.fvecs" -o "$T/ev.tsv" "$D/queries.fvecs"
+EVL="--query-labels $D/queries.labels --db-labels $D/database.labels"
+# shellcheck disable=SC2086
+expect_fail "eval -o X --curve X" 2 "are one file" "$T/one.txt" slem-eval $EVL --curve "$T/one.txt" -o "$T/one.txt" "$T/ev.tsv"
+ln -s one.txt "$T/one.link"
+# shellcheck disable=SC2086
+expect_fail "eval -o LINK --curve X" 2 "are one file" "$T/one.txt" slem-eval $EVL --curve "$T/one.txt" -o "$T/one.link" "$T/ev.tsv"
+# shellcheck disable=SC2086
+check "eval -o X --curve Y" slem-eval $EVL --curve "$T/curve.txt" -o "$T/sum.txt" "$T/ev.tsv"
+grep -q '^mAP' "$T/sum.txt" && grep -q '^# recall' "$T/curve.txt" && ok || bad "eval -o X --curve Y: not both written"
 # one message for an unknown option, naming it
 for tool in slem-negstats slem-encode slem-match slem-eval; do
   $tool --no-such-option >/dev/null 2>"$T/err"

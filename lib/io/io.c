@@ -611,6 +611,32 @@ static int same_file(const char *name, const struct stat *st) {
   return stat(name, &sn) == 0 && sn.st_dev == st->st_dev && sn.st_ino == st->st_ino;
 }
 
+int slem_out_resolve(const char *path, char *name, size_t cap) {
+  char *dest = NULL, dir[PATH_MAX];
+  const char *p, *slash;
+  size_t n;
+  int ok = -1;
+  if (follow_links(path, &dest) != 0) return -1;
+  p = dest ? dest : path;
+  slash = strrchr(p, '/');
+  n = slash ? (size_t)(slash - p) : 0;
+  if (slash && n == 0) strcpy(dir, "/");
+  else if (n < sizeof dir) {
+    memcpy(dir, slash ? p : ".", slash ? n : 1);
+    dir[slash ? n : 1] = '\0';
+  } else {
+    goto done;
+  }
+  {
+    char *real = realpath(dir, NULL);
+    if (real && (size_t)snprintf(name, cap, "%s/%s", real, slash ? slash + 1 : p) < cap) ok = 0;
+    free(real);
+  }
+done:
+  free(dest);
+  return ok;
+}
+
 int slem_out_open(SlemOut **self, const char *path, SlemError *err) {
   SlemOut *o = calloc(1, sizeof *o);
   struct stat st;

@@ -114,6 +114,12 @@ typedef struct SlemOut SlemOut;
  * permission). */
 int slem_out_open(SlemOut **self, const char *path, SlemError *err);
 
+/* Writes to name (cap bytes) the file that slem_out_open(path) would replace or create:
+ * path's links followed as it follows them, then its directory's real path and its base
+ * name, so that two names of one file, existing or not, give one name. Returns 0, or -1
+ * when that cannot be told (a directory missing, a link refused, a name too long). */
+int slem_out_resolve(const char *path, char *name, size_t cap);
+
 /* The stdio stream to write to; errors on it are caught by slem_out_commit(). */
 FILE *slem_out_file(SlemOut *self);
 
