@@ -304,8 +304,12 @@ int slem_in_consume(SlemIn *self, size_t n, int at_end, SlemError *err) {
   return SLEM_OK;
 }
 
+/* The UTF-8 byte-order mark that Windows editors and spreadsheets put before a text. */
+#define UTF8_BOM "\xEF\xBB\xBF"
+
 int slem_in_getline(SlemIn *self, char **line, size_t *len, SlemError *err) {
   size_t n = 0;
+  uint64_t from = self->offset; /* where the line starts */
   *line = NULL;
   *len = 0;
   for (;;) {
@@ -346,6 +350,12 @@ int slem_in_getline(SlemIn *self, char **line, size_t *len, SlemError *err) {
                         "not a text line", self->name, self->lines, (size_t)(z - self->line) + 1);
   }
   if (n > 0 && self->line[n - 1] == '\r') n--;
+  /* a byte-order mark is no part of the first line: it made the first id, label or value
+   * another one (a query's label "\uFEFF7" matched no database label, silently) */
+  if (from == 0 && n >= 3 && memcmp(self->line, UTF8_BOM, 3) == 0) {
+    memmove(self->line, self->line + 3, n - 3);
+    n -= 3;
+  }
   self->line[n] = '\0';
   *line = self->line;
   *len = n;

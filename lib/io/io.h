@@ -79,8 +79,9 @@ int slem_in_pread(const SlemIn *self, uint64_t pos, void *heads, size_t head, vo
  * (the seek). */
 int slem_in_consume(SlemIn *self, size_t n, int at_end, SlemError *err);
 
-/* Reads one line (without its '\n', a trailing '\r' removed) into a buffer owned by
- * self, valid until the next call. *line is NULL at end of file. Errors: SLEM_EIO,
+/* Reads one line (without its '\n', a trailing '\r' removed, and a UTF-8 byte-order mark
+ * removed from the start of the first) into a buffer owned by self, valid until the next
+ * call. *line is NULL at end of file. Errors: SLEM_EIO,
  * SLEM_EFORMAT for a line over 64 MiB (memory stays bounded on a file with no newline),
  * SLEM_EFORMAT "FILE: line N: a NUL byte (column C): not a text line" for a line holding
  * a NUL byte (every line reader of slem goes through here: vectors as text, ids, labels,
