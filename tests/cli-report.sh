@@ -72,6 +72,12 @@ grep -q '<img src="../imgs/a.gif" alt="a">' "$T/pages/f.html" && ok || bad "fold
 grep -q '<img src="../imgs/q.PNG" alt="q">' "$T/pages/f.html" && ok || bad "folder: no link to the query's picture"
 grep -q '<span class="pic tile">b</span>' "$T/pages/f.html" && ok || bad "folder: b without a picture is not a tile"
 grep -q "warning: 2 ids shown have no picture (the first: 'b')" "$T/err" && ok || bad "folder: no warning about b and c: $(cat "$T/err")"
+# a page named through a link lands beside the link's file, and its links start there
+mkdir -p "$T/pages/deep/er" "$T/links"
+ln -s ../pages/deep/er/l.html "$T/links/l.html"
+check "folder, the page a link" slem-report --qrels "$T/q.qrels" --images "$T/imgs" -o "$T/links/l.html" "$T/run.tsv"
+[ -L "$T/links/l.html" ] && grep -q '<img src="../../../imgs/a.gif" alt="a">' "$T/pages/deep/er/l.html" && ok ||
+  bad "folder, the page a link: the links not relative to the page's folder"
 check "embedded" slem-report --qrels "$T/q.qrels" --images "$T/imgs" --embed-images -o "$T/pages/e.html" "$T/run.tsv"
 grep -q '<img src="data:image/gif;base64,R0lGODlh" alt="a">' "$T/pages/e.html" && ok || bad "embedded: a.gif"
 # ids that are paths
