@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../lib/rank/merge.h"
 #include "../lib/io/slem.h"
@@ -92,6 +93,8 @@ int main(int argc, char **argv) {
     }
   }
   if (optind == argc) cli_usage_error("no shard: give the rankings to merge");
+  for (int i = optind, nstdin = 0; i < argc; i++)
+    if (strcmp(argv[i], "-") == 0 && ++nstdin > 1) cli_usage_error("stdin (-) given twice");
   if (!format_given) opts.format = slem_rankformat_from_path(output);
   opts.progress = on_progress;
   cli_refuse_clobber(output, (const char *const *)argv + optind, (size_t)(argc - optind));

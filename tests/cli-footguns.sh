@@ -77,6 +77,9 @@ slem-match -q -k 3 -F jsonl -d "$T/db.fvecs" -o "$T/m.jsonl" "$D/queries.fvecs"
 expect_fail "merge -o keepq.fvecs" 2 "-o .*keepq.fvecs: the name of a vector file" - slem-merge -k 3 -o "$T/keepq.fvecs" "$T/m.jsonl"
 cmp -s "$T/keepq.fvecs" "$D/queries.fvecs" && ok || bad "merge -o keepq.fvecs: the vectors replaced"
 check "merge -F tsv -o y.fvecs" slem-merge -k 3 -F tsv -o "$T/y.fvecs" "$T/m.jsonl"
+# stdin named twice as a shard: a usage error (the second read nothing: "<stdin>: no
+# rankings (empty file)")
+expect_fail "merge - -" 2 "stdin (-) given twice" - sh -c 'slem-merge -k 3 - - <"$1"' sh "$T/m.jsonl"
 # the ids files given to slem-encode --ids and slem-merge --db-ids are inputs too (they were
 # replaced by the container or the ranking)
 printf 'q%s\n' $(seq 1 100) >"$T/q.ids"
