@@ -393,6 +393,12 @@ void cli_refuse_clobber(const char *output, const char *const *inputs, size_t n)
   }
 }
 
+void cli_refuse_stdin_twice(const char *const *inputs, size_t n) {
+  size_t uses = 0;
+  for (size_t i = 0; i < n; i++) uses += inputs[i] && strcmp(inputs[i], "-") == 0;
+  if (uses > 1) cli_usage_error("only one input can be stdin ('-')");
+}
+
 void cli_refuse_same_outputs(const char *a, const char *b) {
   char na[PATH_MAX + 256], nb[PATH_MAX + 256];
   if (!a || !b || strcmp(a, "-") == 0 || strcmp(b, "-") == 0) return;

@@ -85,6 +85,10 @@ void cli_bad_option(char **argv, const char *shortopts) __attribute__((noreturn)
  * "-" and NULL are skipped. */
 void cli_refuse_clobber(const char *output, const char *const *inputs, size_t n);
 
+/* A usage error (exit 2), "only one input can be stdin", when more than one of the n
+ * inputs is "-" (NULL ones skipped): the second would read what the first left, nothing. */
+void cli_refuse_stdin_twice(const char *const *inputs, size_t n);
+
 /* A usage error (exit 2) when the outputs a and b, existing or not, are one file
  * (slem_out_resolve()): the one committed last would replace the other. "-" and NULL are
  * skipped. */

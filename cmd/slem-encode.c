@@ -200,6 +200,7 @@ int main(int argc, char **argv) {
     cli_usage_error("--groups needs the whole input: not with --shard");
   {
     const char *inputs[4] = {input, cache_path, groups_path, ids_path};
+    cli_refuse_stdin_twice(inputs, 4);
     cli_refuse_clobber(output, inputs, 4);
   }
   cli_threads(threads);

@@ -281,6 +281,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < nruns; i++) inputs[n++] = rpath[i];
     for (size_t i = 0; i < njunk; i++) inputs[n++] = junk[i];
     for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) inputs[n++] = more[i];
+    cli_refuse_stdin_twice(inputs, n);
     cli_refuse_clobber(output, inputs, n);
   }
   if (have_shape) topts.shape = &shape;

@@ -80,6 +80,20 @@ check "merge -F tsv -o y.fvecs" slem-merge -k 3 -F tsv -o "$T/y.fvecs" "$T/m.jso
 # stdin named twice as a shard: a usage error (the second read nothing: "<stdin>: no
 # rankings (empty file)")
 expect_fail "merge - -" 2 "stdin (-) given twice" - sh -c 'slem-merge -k 3 - - <"$1"' sh "$T/m.jsonl"
+# stdin named by two options of one tool: a usage error (the second read nothing, and the
+# message named an empty or a binary <stdin>: "no rankings (empty file)", "no ids", "a NUL
+# byte"); the queries are stdin when no query file is given
+seq 0 99 >"$T/q100.ids"
+for cmd in "slem-eval --qrels - -" "slem-eval --query-labels - --db-labels $D/database.labels -" \
+  "slem-report --qrels - -o $T/sx.html -" "slem-encode -c $T/neg.slem --ids - -F slem -o $T/sx.slem -" \
+  "slem-match -k 2 -d $T/db.fvecs --query-ids - -f fvecs -" "slem-match -k 2 -d $T/db.fvecs --query-ids - -f fvecs" \
+  "slem-match -k 2 -d $T/db.fvecs --db-ids - --query-ids $T/q100.ids -f fvecs" \
+  "slem-esvm -n $D/negatives.fvecs --ids - -o $T/sx.fvecs -"; do
+  # shellcheck disable=SC2086
+  expect_fail "stdin twice: $cmd" 2 "only one input can be stdin" - sh -c "$cmd <'$D/queries.fvecs'"
+done
+[ ! -e "$T/sx.html" ] && [ ! -e "$T/sx.slem" ] && [ ! -e "$T/sx.fvecs" ] && ok || bad "stdin twice: an output was written"
+check "one stdin among the ids" sh -c "slem-match -k 2 -d '$T/db.fvecs' --query-ids - '$D/queries.fvecs' <'$T/q100.ids'"
 # the ids files given to slem-encode --ids and slem-merge --db-ids are inputs too (they were
 # replaced by the container or the ranking)
 printf 'q%s\n' $(seq 1 100) >"$T/q.ids"
