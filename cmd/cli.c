@@ -378,6 +378,8 @@ void cli_bad_option(char **argv, const char *shortopts) {
 
 void cli_refuse_clobber(const char *output, const char *const *inputs, size_t n) {
   struct stat so, si;
+  /* an empty name was found out at the rename, once the work was done */
+  if (output && !*output) cli_usage_error("an empty output file name ('')");
   if (!output || strcmp(output, "-") == 0 || stat(output, &so) != 0) return;
   /* before any work: the output is otherwise opened only once the work is done */
   if (S_ISDIR(so.st_mode)) {

@@ -94,6 +94,11 @@ for cmd in "slem-eval --qrels - -" "slem-eval --query-labels - --db-labels $D/da
 done
 [ ! -e "$T/sx.html" ] && [ ! -e "$T/sx.slem" ] && [ ! -e "$T/sx.fvecs" ] && ok || bad "stdin twice: an output was written"
 check "one stdin among the ids" sh -c "slem-match -k 2 -d '$T/db.fvecs' --query-ids - '$D/queries.fvecs' <'$T/q100.ids'"
+# an empty output name: a usage error before any work (the work was done, then the rename
+# failed: ": rename: No such file or directory")
+expect_fail "match -o ''" 2 "an empty output file name" - slem-match -k 2 -d "$T/db.fvecs" -o "" "$D/queries.fvecs"
+expect_fail "negstats -o ''" 2 "an empty output file name" - slem-negstats -q -o "" "$D/negatives.fvecs"
+expect_fail "eval --curve ''" 2 "an empty output file name" - slem-eval --query-labels "$D/queries.labels" --db-labels "$D/database.labels" --curve "" "$T/ev.tsv"
 # the ids files given to slem-encode --ids and slem-merge --db-ids are inputs too (they were
 # replaced by the container or the ranking)
 printf 'q%s\n' $(seq 1 100) >"$T/q.ids"
