@@ -380,7 +380,31 @@ void cli_refuse_clobber(const char *output, const char *const *inputs, size_t n)
   struct stat so, si;
   /* an empty name was found out at the rename, once the work was done */
   if (output && !*output) cli_usage_error("an empty output file name ('')");
-  if (!output || strcmp(output, "-") == 0 || stat(output, &so) != 0) return;
+  if (!output || strcmp(output, "-") == 0) return;
+  if (stat(output, &so) != 0) {
+    /* a new output: its folder must be there and writable, or the whole run is done
+     * before its temporary file cannot be made */
+    char dir[PATH_MAX];
+    const char *slash = strrchr(output, '/');
+    size_t len = slash ? (size_t)(slash - output) : 0;
+    struct stat sl, sd;
+    int e;
+    if (lstat(output, &sl) == 0 || len >= sizeof dir) return; /* a dangling link: at open */
+    if (!slash) strcpy(dir, ".");
+    else if (len == 0) strcpy(dir, "/");
+    else {
+      memcpy(dir, output, len);
+      dir[len] = '\0';
+    }
+    e = stat(dir, &sd) != 0 ? errno : !S_ISDIR(sd.st_mode) ? ENOTDIR
+        : access(dir, W_OK | X_OK) != 0 ? errno : 0;
+    if (e) {
+      fprintf(stderr, "%s: %s: cannot create a temporary file beside it: %s\n", prog, output,
+              strerror(e));
+      exit(CLI_EXIT_FAIL);
+    }
+    return;
+  }
   /* before any work: the output is otherwise opened only once the work is done */
   if (S_ISDIR(so.st_mode)) {
     fprintf(stderr, "%s: %s: is a directory\n", prog, output);

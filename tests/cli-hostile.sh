@@ -302,4 +302,21 @@ odir expand slem-expand -q -d "$D/database.fvecs" -n 3 -r - -o "$T/odir" "$D/que
 odir esvm slem-esvm -q -f fvecs -n "$D/negatives.fvecs" -o "$T/odir"
 odir calibrate slem-calibrate -q -f fvecs -c - -e "$D/queries.labels" -p "$D/validation.fvecs" -l "$D/validation.labels" -o "$T/odir"
 }
+# a new output in a folder that does not exist: refused before any work too (the run was
+# done, then its temporary file could not be made); stdin is the FIFO that never ends
+nodir() { # nodir NAME COMMAND...: status 1 at once, the output named, "No such file or directory"
+  name=$1; shift
+  timeout 20 "$@" 0<>"$T/never" >/dev/null 2>"$T/err"
+  st=$?
+  if [ "$st" = 1 ] && grep -q "nodir/x: cannot create a temporary file beside it: No such file or directory" "$T/err"; then ok
+  else bad "$name -o NODIR/x: status $st (124: it read its input first), $(head -c 200 "$T/err")"; fi
+}
+# shellcheck disable=SC2086
+{
+nodir negstats slem-negstats -q -f fvecs -o "$T/nodir/x" -
+nodir encode slem-encode -q -f fvecs -c "$T/neg.slem" -F fvecs -o "$T/nodir/x"
+nodir match slem-match -q -f fvecs -k 5 -d "$D/database.fvecs" -o "$T/nodir/x"
+nodir "eval --curve" slem-eval -q $L --curve "$T/nodir/x" -o /dev/null
+nodir merge slem-merge -o "$T/nodir/x" -
+}
 finish cli-hostile
