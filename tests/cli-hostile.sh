@@ -271,6 +271,18 @@ if [ -x "$NB" ]; then
     { sleep 0.5; cat >"$T/nbdb.fvecs"; }
   [ "$(cat "$T/nb.st")" = 0 ] && cmp -s "$T/nbdb.fvecs" "$T/db.fvecs" && ok ||
     bad "a non-blocking stdout (fvecs through writev): status $(cat "$T/nb.st"): $(head -c 200 "$T/err")"
+  # the readers of stdin outside slem_in_open(): slem-report's copy of a ranking on stdin,
+  # --trec-compat's run
+  { sleep 0.3; cat "$T/ref.tsv"; } | "$NB" 0 timeout 60 slem-report -q --query-labels "$D/queries.labels" \
+    --db-labels "$D/database.labels" -o "$T/nb.html" - 2>"$T/err"
+  st=$?
+  [ "$st" = 0 ] && [ -s "$T/nb.html" ] && ok || bad "slem-report from a non-blocking stdin: status $st: $(head -c 200 "$T/err")"
+  awk '{ print $1, "Q0", $3, $2, $4, "r" }' "$T/ref.tsv" >"$T/nb.trec"
+  awk '{ print $1, 0, $3, 1 }' "$T/ref.tsv" >"$T/nb.qrels"
+  slem-eval --trec-compat "$T/nb.qrels" "$T/nb.trec" >"$T/nbte.ref"
+  { sleep 0.3; cat "$T/nb.trec"; } | "$NB" 0 timeout 60 slem-eval --trec-compat -f trec "$T/nb.qrels" - >"$T/nbte.out" 2>"$T/err"
+  st=$?
+  [ "$st" = 0 ] && cmp -s "$T/nbte.out" "$T/nbte.ref" && ok || bad "--trec-compat from a non-blocking stdin: status $st: $(head -c 200 "$T/err")"
 else
   bad "$NB is missing (make build/tests/nonblock)"
 fi

@@ -62,6 +62,8 @@ static void std_blocking(int fd) {
   close(nfd);
 }
 
+void slem_in_block_stdin(void) { std_blocking(STDIN_FILENO); }
+
 int slem_in_open(SlemIn **self, const char *path, SlemError *err) {
   int use_stdin = !path || strcmp(path, "-") == 0;
   SlemIn *in = calloc(1, sizeof *in);

@@ -24,6 +24,11 @@ typedef struct SlemIn SlemIn;
  * same pipe first, where /proc allows. Errors: SLEM_EIO naming the path (missing,
  * unreadable, a directory). */
 int slem_in_open(SlemIn **self, const char *path, SlemError *err);
+
+/* What slem_in_open("-") does to a non-blocking stdin, for the readers of descriptor 0 or
+ * of stdio's stdin that do not go through it. Cannot fail (left as it is where it cannot
+ * be done). */
+void slem_in_block_stdin(void);
 void slem_in_free(SlemIn *self);
 
 /* The name used in messages: the path, or "<stdin>". Owned by self. */
