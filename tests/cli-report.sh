@@ -222,6 +222,10 @@ expect_fail "--db-labels from stdin" 1 "labels are read twice: not from stdin" "
   sh -c 'slem-report -q --query-labels "$1" --db-labels - -o "$2" "$3" <"$4"' sh "$D/queries.labels" "$T/pipe.html" "$T/pipe.tsv" "$D/database.labels"
 check "--query-labels from a pipe" sh -c 'cat "$1" | slem-report -q --query-labels - --db-labels "$2" -o "$3" "$4"' sh "$D/queries.labels" "$D/database.labels" "$T/pipe.html" "$T/pipe.tsv"
 
+# a TMPDIR that does not exist is named as TMPDIR (the message named a random file in it)
+expect_fail "TMPDIR missing" 1 "/nonexistent-slem: cannot make a temporary copy of <stdin> there (TMPDIR)" "$T/tmpd.html" \
+  sh -c 'TMPDIR=/nonexistent-slem slem-report -q --query-labels "$1" --db-labels "$2" -o "$3" - <"$4"' sh "$D/queries.labels" "$D/database.labels" "$T/tmpd.html" "$T/pipe.tsv"
+
 check "--help" slem-report --help
 grep -q -- '--image-shape' "$T/out" && ok || bad "--help lacks --image-shape"
 check "--version" slem-report --version

@@ -910,7 +910,9 @@ static int temp_file(FILE **fp, const char *dir, SlemError *err) {
   int fd;
   if (!dir || !*dir) dir = "/tmp";
   snprintf(path, sizeof path, "%s/slem-report.XXXXXX", dir);
-  if ((fd = mkstemp(path)) < 0) return slem_error(err, SLEM_EIO, "%s: %s", path, strerror(errno));
+  if ((fd = mkstemp(path)) < 0)
+    return slem_error(err, SLEM_EIO, "%s: cannot make a temporary file there (TMPDIR): %s", dir,
+                      strerror(errno));
   unlink(path);
   if (!(*fp = fdopen(fd, "w+"))) {
     close(fd);
@@ -1007,7 +1009,8 @@ static int spool_in(const char *src, const char *dir, char **path, int *fd, Slem
   }
   snprintf(tmp, len, "%s/slem-report.XXXXXX", dir);
   if ((*fd = mkstemp(tmp)) < 0) {
-    st = slem_error(err, SLEM_EIO, "%s: %s", tmp, strerror(errno));
+    st = slem_error(err, SLEM_EIO, "%s: cannot make a temporary copy of %s there (TMPDIR): %s",
+                    dir, shown, strerror(errno));
     if (own) close(in);
     free(tmp);
     return st;
