@@ -30,6 +30,7 @@
 
 static const char *prog = "slem";
 static int progress_shown;
+static int stdout_closed; /* fd 1 was closed at start and reopened on /dev/null */
 
 static void on_signal(int sig) {
   slem_out_unlink_pending();
@@ -160,7 +161,9 @@ static void quiet_blas_pool(void) {
 /* A cron job or a careless parent may start the tool with fd 0, 1 or 2 closed: the first
  * file the tool opens would then take that number and be read as the queries or written
  * over as the output. Each closed one of the three is reopened on /dev/null before any
- * file is opened. If /dev/null cannot be opened the tool stops with status 1. */
+ * file is opened. If /dev/null cannot be opened the tool stops with status 1. A closed
+ * stdout is marked in SLEM_STDOUT_CLOSED, for this image and the one cli_init() may
+ * execute, so that an output to it is refused (cli_refuse_clobber()). */
 static void reopen_std_fds(void) {
   for (int fd = 0; fd <= 2; fd++) {
     int got;
@@ -170,6 +173,8 @@ static void reopen_std_fds(void) {
       if (got >= 0) close(got);
       _exit(CLI_EXIT_FAIL);
     }
+    /* said to the image that cli_init() may execute next, whose fd 1 is /dev/null */
+    if (fd == STDOUT_FILENO) setenv("SLEM_STDOUT_CLOSED", "1", 1);
   }
 }
 
@@ -177,6 +182,7 @@ void cli_init(const char *name) {
   const char *slash = strrchr(name, '/'), *sde;
   struct sigaction sa;
   reopen_std_fds();
+  stdout_closed = getenv("SLEM_STDOUT_CLOSED") != NULL;
   /* Past a file-size limit (ulimit -f) a write fails with EFBIG and the normal error path
    * removes the temporary file and says why, rather than SIGXFSZ killing the tool. */
   signal(SIGXFSZ, SIG_IGN);
@@ -380,6 +386,12 @@ void cli_refuse_clobber(const char *output, const char *const *inputs, size_t n)
   struct stat so, si;
   /* an empty name was found out at the rename, once the work was done */
   if (output && !*output) cli_usage_error("an empty output file name ('')");
+  if ((!output || strcmp(output, "-") == 0) && stdout_closed) {
+    /* the results went to /dev/null, and the run said nothing, status 0 */
+    fprintf(stderr, "%s: <stdout>: closed when the tool started (>&-): the output has "
+            "nowhere to go; give -o FILE\n", prog);
+    exit(CLI_EXIT_FAIL);
+  }
   if (!output || strcmp(output, "-") == 0) return;
   if (stat(output, &so) != 0) {
     /* a new output: its folder must be there and writable, or the whole run is done

@@ -81,7 +81,8 @@ void cli_bad_option(char **argv, const char *shortopts) __attribute__((noreturn)
 
 /* Before any work: exits 1 ("OUT: is a directory") when output is an existing directory,
  * or a new file in a folder that is missing or not writable ("OUT: cannot create a
- * temporary file beside it: ..."), and is a usage error (exit 2) when output is empty ("")
+ * temporary file beside it: ..."), or stdout ("-", NULL) when fd 1 was closed at start
+ * (reopened on /dev/null by cli_init()), and is a usage error (exit 2) when output is empty ("")
  * or an existing regular file that is also one of the n inputs (same device and inode):
  * replacing it would destroy what the run reads. "-" and NULL are skipped. */
 void cli_refuse_clobber(const char *output, const char *const *inputs, size_t n);

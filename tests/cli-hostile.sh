@@ -23,6 +23,18 @@ st=$?
 # (the cache records the time it was made: compared through what it encodes)
 if [ "$st" = 0 ] && slem-encode -q -c "$T/closed.slem" -o "$T/closed.fvecs" "$D/queries.fvecs" &&
   cmp -s "$T/closed.fvecs" "$T/q.fvecs"; then ok; else bad "negstats with 0-2 closed: status $st"; fi
+# ... but an output to the stdout that was closed is an error, before any work (the results
+# went to /dev/null, status 0, not a word), also after the tool executes itself again
+# (here under an address-space limit, which fits the BLAS threads by a second image)
+slem-match -q -k 5 -d "$T/db.fvecs" "$T/q.fvecs" >&- 2>"$T/err"
+st=$?
+[ "$st" = 1 ] && grep -q "<stdout>: closed when the tool started" "$T/err" && ok || bad "match to a closed stdout: status $st: $(head -c 200 "$T/err")"
+if ! nm -an "$BIN/slem-match" 2>/dev/null | grep -q __asan_init; then
+  (ulimit -v 450000; timeout 60 slem-match -q -t 2 -k 5 -d "$T/db.fvecs" "$T/q.fvecs" >&-) 2>"$T/err"
+  st=$?
+  [ "$st" = 1 ] && grep -q "<stdout>: closed when the tool started" "$T/err" && ok ||
+    bad "match to a closed stdout under ulimit -v: status $st: $(head -c 200 "$T/err")"
+fi
 # a failure with stderr closed still ends with status 1 (the message goes to /dev/null)
 timeout 60 slem-match -q -k 5 -d "$T/no-such.fvecs" -o "$T/x.tsv" "$T/q.fvecs" 2>&-
 st=$?
