@@ -133,7 +133,7 @@ CLI_TESTS = tests/layers.sh tests/prefixes.sh tests/numcmp.sh tests/cli.sh tests
   tests/cli-calibrate.sh tests/cli-expand.sh tests/cli-family.sh tests/cli-variants.sh tests/cli-demo.sh tests/cli-cores.sh tests/faults.sh tests/crash.sh \
   tests/cli-numeric.sh tests/cli-arith.sh tests/cli-large.sh tests/cli-nul.sh tests/reindex.sh tests/parallel.sh tests/slurm.sh
 
-cli-test: $(BINS) build/tests/faultshim.so
+cli-test: $(BINS) build/tests/faultshim.so build/tests/nonblock
 	@f=0; for t in $(CLI_TESTS); do sh $$t || f=$$((f + 1)); done; test $$f = 0
 
 # ---- the golden suites once per OpenBLAS kernel (make check-cores) ----
@@ -197,6 +197,10 @@ clean:
 # Reads a screenshot for tests/browser.sh: size, colours, pixels near given colours.
 build/tests/pngstat: tests/pngstat.c | build/tests
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -lpng
+
+# Runs a command on a non-blocking standard descriptor, for tests/cli-hostile.sh.
+build/tests/nonblock: tests/nonblock.c | build/tests
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $<
 
 # The fault-injection shim of tests/faults.sh (LD_PRELOAD).
 build/tests/faultshim.so: tests/faultshim.c | build/tests

@@ -30,6 +30,7 @@
 
 static const char *prog = "slem";
 static int progress_shown;
+static int stdout_closed; /* fd 1 was closed at start and reopened on /dev/null */
 
 static void on_signal(int sig) {
   slem_out_unlink_pending();
@@ -160,7 +161,9 @@ static void quiet_blas_pool(void) {
 /* A cron job or a careless parent may start the tool with fd 0, 1 or 2 closed: the first
  * file the tool opens would then take that number and be read as the queries or written
  * over as the output. Each closed one of the three is reopened on /dev/null before any
- * file is opened. If /dev/null cannot be opened the tool stops with status 1. */
+ * file is opened. If /dev/null cannot be opened the tool stops with status 1. A closed
+ * stdout is marked in SLEM_STDOUT_CLOSED, for this image and the one cli_init() may
+ * execute, so that an output to it is refused (cli_refuse_clobber()). */
 static void reopen_std_fds(void) {
   for (int fd = 0; fd <= 2; fd++) {
     int got;
@@ -170,6 +173,8 @@ static void reopen_std_fds(void) {
       if (got >= 0) close(got);
       _exit(CLI_EXIT_FAIL);
     }
+    /* said to the image that cli_init() may execute next, whose fd 1 is /dev/null */
+    if (fd == STDOUT_FILENO) setenv("SLEM_STDOUT_CLOSED", "1", 1);
   }
 }
 
@@ -177,6 +182,7 @@ void cli_init(const char *name) {
   const char *slash = strrchr(name, '/'), *sde;
   struct sigaction sa;
   reopen_std_fds();
+  stdout_closed = getenv("SLEM_STDOUT_CLOSED") != NULL;
   /* Past a file-size limit (ulimit -f) a write fails with EFBIG and the normal error path
    * removes the temporary file and says why, rather than SIGXFSZ killing the tool. */
   signal(SIGXFSZ, SIG_IGN);
@@ -391,7 +397,39 @@ void cli_bad_option(char **argv, const char *shortopts) {
 
 void cli_refuse_clobber(const char *output, const char *const *inputs, size_t n) {
   struct stat so, si;
-  if (!output || strcmp(output, "-") == 0 || stat(output, &so) != 0) return;
+  /* an empty name was found out at the rename, once the work was done */
+  if (output && !*output) cli_usage_error("an empty output file name ('')");
+  if ((!output || strcmp(output, "-") == 0) && stdout_closed) {
+    /* the results went to /dev/null, and the run said nothing, status 0 */
+    fprintf(stderr, "%s: <stdout>: closed when the tool started (>&-): the output has "
+            "nowhere to go; give -o FILE\n", prog);
+    exit(CLI_EXIT_FAIL);
+  }
+  if (!output || strcmp(output, "-") == 0) return;
+  if (stat(output, &so) != 0) {
+    /* a new output: its folder must be there and writable, or the whole run is done
+     * before its temporary file cannot be made */
+    char dir[PATH_MAX];
+    const char *slash = strrchr(output, '/');
+    size_t len = slash ? (size_t)(slash - output) : 0;
+    struct stat sl, sd;
+    int e;
+    if (lstat(output, &sl) == 0 || len >= sizeof dir) return; /* a dangling link: at open */
+    if (!slash) strcpy(dir, ".");
+    else if (len == 0) strcpy(dir, "/");
+    else {
+      memcpy(dir, output, len);
+      dir[len] = '\0';
+    }
+    e = stat(dir, &sd) != 0 ? errno : !S_ISDIR(sd.st_mode) ? ENOTDIR
+        : access(dir, W_OK | X_OK) != 0 ? errno : 0;
+    if (e) {
+      fprintf(stderr, "%s: %s: cannot create a temporary file beside it: %s\n", prog, output,
+              strerror(e));
+      exit(CLI_EXIT_FAIL);
+    }
+    return;
+  }
   /* before any work: the output is otherwise opened only once the work is done */
   if (S_ISDIR(so.st_mode)) {
     fprintf(stderr, "%s: %s: is a directory\n", prog, output);
@@ -404,6 +442,21 @@ void cli_refuse_clobber(const char *output, const char *const *inputs, size_t n)
       cli_usage_error("the output '%s' is also an input ('%s'): it would be replaced before it "
                       "is read; write elsewhere", output, inputs[i]);
   }
+}
+
+void cli_refuse_stdin_twice(const char *const *inputs, size_t n) {
+  size_t uses = 0;
+  for (size_t i = 0; i < n; i++) uses += inputs[i] && strcmp(inputs[i], "-") == 0;
+  if (uses > 1) cli_usage_error("only one input can be stdin ('-')");
+}
+
+void cli_refuse_same_outputs(const char *a, const char *b) {
+  char na[PATH_MAX + 256], nb[PATH_MAX + 256];
+  if (!a || !b || strcmp(a, "-") == 0 || strcmp(b, "-") == 0) return;
+  if (slem_out_resolve(a, na, sizeof na) == 0 && slem_out_resolve(b, nb, sizeof nb) == 0 &&
+      strcmp(na, nb) == 0)
+    cli_usage_error("the outputs '%s' and '%s' are one file: the one written last would "
+                    "replace the other; write them apart", a, b);
 }
 
 int cli_close_stdout(int status) {

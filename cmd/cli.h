@@ -87,10 +87,21 @@ void cli_set_quiet(int on);
 void cli_bad_option(char **argv, const char *shortopts) __attribute__((noreturn));
 
 /* Before any work: exits 1 ("OUT: is a directory") when output is an existing directory,
- * and is a usage error (exit 2) when output is an existing regular file that is also one
- * of the n inputs (same device and inode): replacing it would destroy what the run reads.
- * "-" and NULL are skipped. */
+ * or a new file in a folder that is missing or not writable ("OUT: cannot create a
+ * temporary file beside it: ..."), or stdout ("-", NULL) when fd 1 was closed at start
+ * (reopened on /dev/null by cli_init()), and is a usage error (exit 2) when output is empty ("")
+ * or an existing regular file that is also one of the n inputs (same device and inode):
+ * replacing it would destroy what the run reads. "-" and NULL are skipped. */
 void cli_refuse_clobber(const char *output, const char *const *inputs, size_t n);
+
+/* A usage error (exit 2), "only one input can be stdin", when more than one of the n
+ * inputs is "-" (NULL ones skipped): the second would read what the first left, nothing. */
+void cli_refuse_stdin_twice(const char *const *inputs, size_t n);
+
+/* A usage error (exit 2) when the outputs a and b, existing or not, are one file
+ * (slem_out_resolve()): the one committed last would replace the other. "-" and NULL are
+ * skipped. */
+void cli_refuse_same_outputs(const char *a, const char *b);
 
 /* A usage error (exit 2) when output, a ranking's name, is a name of vectors (.fvecs,
  * .bvecs, .ivecs, the *bin, .slem): most often the arguments mixed up, and the ranking

@@ -196,8 +196,9 @@ int main(int argc, char **argv) {
   if (groups_path && shard.count > 0)
     cli_usage_error("--groups needs the whole input: not with --shard");
   {
-    const char *inputs[3] = {input, cache_path, groups_path ? groups_path : input};
-    cli_refuse_clobber(output, inputs, 3);
+    const char *inputs[4] = {input, cache_path, groups_path, ids_path};
+    cli_refuse_stdin_twice(inputs, 4);
+    cli_refuse_clobber(output, inputs, 4);
   }
   cli_threads(threads);
 

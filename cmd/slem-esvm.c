@@ -179,6 +179,7 @@ int main(int argc, char **argv) {
     cli_usage_error("--dtype i1 is for unit-norm descriptors, not classifiers");
   {
     const char *inputs[3] = {neg_path, input, ids_path};
+    cli_refuse_stdin_twice(inputs, 3);
     cli_refuse_clobber(output, inputs, 3);
     if (ids_path && strcmp(ids_path, "-") == 0 && (strcmp(input, "-") == 0 || strcmp(neg_path, "-") == 0))
       cli_usage_error("only one input can be stdin");

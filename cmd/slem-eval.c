@@ -212,6 +212,7 @@ static int main_trec(int argc, char **argv) {
   if (optind < argc) cli_usage_error("one run at a time: unexpected '%s'", argv[optind]);
   {
     const char *inputs[2] = {ranking, qrels};
+    cli_refuse_stdin_twice(inputs, 2);
     cli_refuse_clobber(output, inputs, 2);
   }
   return cli_close_stdout(run_trec(ranking, format, qrels, 0, output, &topts, measures, nmeasures,
@@ -330,7 +331,9 @@ int main(int argc, char **argv) {
                                         spec.qids, spec.dbids, easy, hard};
     size_t n = 8;
     for (size_t i = 0; i < spec.njunk; i++) inputs[n++] = junk[i];
+    cli_refuse_stdin_twice(inputs, n);
     if (curve) cli_refuse_clobber(curve, inputs, n);
+    cli_refuse_same_outputs(output, curve);
     inputs[n++] = curve;
     cli_refuse_clobber(output, inputs, n);
   }

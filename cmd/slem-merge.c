@@ -99,12 +99,15 @@ int main(int argc, char **argv) {
   if (!format_given) opts.format = slem_rankformat_from_path(output);
   opts.progress = on_progress;
   cli_refuse_clobber(output, (const char *const *)argv + optind, (size_t)(argc - optind));
+  cli_refuse_clobber(output, &opts.db_ids, 1);
   { /* the files the format writes (npy: OUT.I.npy and OUT.D.npy) */
     char names[2][4096];
     size_t nn = 0;
     if (opts.format != SLEM_RANK_AUTO && slem_rankformat_files(opts.format, output, names, &nn) == 0)
-      for (size_t i = 0; i < nn; i++)
+      for (size_t i = 0; i < nn; i++) {
         cli_refuse_clobber(names[i], (const char *const *)argv + optind, (size_t)(argc - optind));
+        cli_refuse_clobber(names[i], &opts.db_ids, 1);
+      }
   }
   if (!format_given) cli_refuse_vector_name(output);
   status = slem_merge((const char *const *)argv + optind, (size_t)(argc - optind), output, &opts,

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <getopt.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include "../lib/report/image.h"
 #include "../lib/report/report.h"
+#include "../lib/io/io.h"
 #include "../lib/io/slem.h"
 #include "../lib/report/thumbs.h"
 #include "../lib/formats/vecs.h"
@@ -279,6 +281,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < nruns; i++) inputs[n++] = rpath[i];
     for (size_t i = 0; i < njunk; i++) inputs[n++] = junk[i];
     for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) inputs[n++] = more[i];
+    cli_refuse_stdin_twice(inputs, n);
     cli_refuse_clobber(output, inputs, n);
   }
   if (have_shape) topts.shape = &shape;
@@ -286,7 +289,9 @@ int main(int argc, char **argv) {
   topts.ids[SLEM_THUMB_QUERY] = qids;
   topts.ids[SLEM_THUMB_DB] = dbids;
   if (strcmp(output, "-") != 0) {
-    char *copy = strdup(output);
+    /* the folder the page lands in: a link's file's, not the link's (slem_out_open()) */
+    char real[PATH_MAX + 256];
+    char *copy = strdup(slem_out_resolve(output, real, sizeof real) == 0 ? real : output);
     if (!copy || !(outdir = strdup(dirname(copy)))) {
       free(copy);
       slem_error(&err, SLEM_ENOMEM, "out of memory");

@@ -228,8 +228,10 @@ START_TEST(bad_inputs) {
   expect_open_error(pn, SLEM_FMT_AUTO, SLEM_EFORMAT, "truncated or corrupt");
   write_npy(pn, 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (0, 3), }", x, 0);
   expect_open_error(pn, SLEM_FMT_AUTO, SLEM_EFORMAT, "no vectors");
-  tu_write_bytes(pn, "\x93NUMPY\x01\x00\xff", 9);
-  expect_open_error(pn, SLEM_FMT_AUTO, SLEM_EFORMAT, "not an npy file");
+  tu_write_bytes(pn, "\x93NUMPY\x01\x00\xff", 9); /* the magic, cut in its header length */
+  expect_open_error(pn, SLEM_FMT_AUTO, SLEM_EFORMAT, "npy header truncated");
+  tu_write_bytes(pn, "\x93NUMPX\x01\x00\xff\x00", 10);
+  expect_open_error(pn, SLEM_FMT_NPY, SLEM_EFORMAT, "not an npy file");
   {
     double bad[6] = {1, 2, 3, 4, INFINITY, 6};
     write_npy(pn, 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }", bad, 48);

@@ -24,6 +24,18 @@ expect_fail "cache on a FIFO" 1 "fifo.slem: not a regular file" "$T/x.fvecs" tim
 cp "$D/queries.fvecs" "$T/q.fvecs"
 expect_fail "eval output is its ranking" 2 "is also an input" - slem-eval -o "$T/q.fvecs" --query-labels "$D/queries.labels" --db-labels "$D/database.labels" "$T/q.fvecs"
 cmp -s "$T/q.fvecs" "$D/queries.fvecs" && ok || bad "the input was changed"
+# slem-eval's summary and --curve named as one new file (or through a link): refused (the
+# curve, committed last, replaced the summary, status 0)
+slem-match -q -k 10 -d "$D/database.fvecs" -o "$T/ev.tsv" "$D/queries.fvecs"
+EVL="--query-labels $D/queries.labels --db-labels $D/database.labels"
+# shellcheck disable=SC2086
+expect_fail "eval -o X --curve X" 2 "are one file" "$T/one.txt" slem-eval $EVL --curve "$T/one.txt" -o "$T/one.txt" "$T/ev.tsv"
+ln -s one.txt "$T/one.link"
+# shellcheck disable=SC2086
+expect_fail "eval -o LINK --curve X" 2 "are one file" "$T/one.txt" slem-eval $EVL --curve "$T/one.txt" -o "$T/one.link" "$T/ev.tsv"
+# shellcheck disable=SC2086
+check "eval -o X --curve Y" slem-eval $EVL --curve "$T/curve.txt" -o "$T/sum.txt" "$T/ev.tsv"
+grep -q '^mAP' "$T/sum.txt" && grep -q '^# recall' "$T/curve.txt" && ok || bad "eval -o X --curve Y: not both written"
 # one message for an unknown option, naming it
 for tool in slem-negstats slem-encode slem-match slem-eval; do
   $tool --no-such-option >/dev/null 2>"$T/err"
@@ -65,6 +77,39 @@ slem-match -q -k 3 -F jsonl -d "$T/db.fvecs" -o "$T/m.jsonl" "$D/queries.fvecs"
 expect_fail "merge -o keepq.fvecs" 2 "-o .*keepq.fvecs: the name of a vector file" - slem-merge -k 3 -o "$T/keepq.fvecs" "$T/m.jsonl"
 cmp -s "$T/keepq.fvecs" "$D/queries.fvecs" && ok || bad "merge -o keepq.fvecs: the vectors replaced"
 check "merge -F tsv -o y.fvecs" slem-merge -k 3 -F tsv -o "$T/y.fvecs" "$T/m.jsonl"
+# stdin named twice as a shard: a usage error (the second read nothing: "<stdin>: no
+# rankings (empty file)")
+expect_fail "merge - -" 2 "(stdin) given twice" - sh -c 'slem-merge -k 3 - - <"$1"' sh "$T/m.jsonl"
+# stdin named by two options of one tool: a usage error (the second read nothing, and the
+# message named an empty or a binary <stdin>: "no rankings (empty file)", "no ids", "a NUL
+# byte"); the queries are stdin when no query file is given
+seq 0 99 >"$T/q100.ids"
+for cmd in "slem-eval --qrels - -" "slem-eval --query-labels - --db-labels $D/database.labels -" \
+  "slem-report --qrels - -o $T/sx.html -" "slem-encode -c $T/neg.slem --ids - -F slem -o $T/sx.slem -" \
+  "slem-match -k 2 -d $T/db.fvecs --query-ids - -f fvecs -" "slem-match -k 2 -d $T/db.fvecs --query-ids - -f fvecs" \
+  "slem-match -k 2 -d $T/db.fvecs --db-ids - --query-ids $T/q100.ids -f fvecs" \
+  "slem-esvm -n $D/negatives.fvecs --ids - -o $T/sx.fvecs -"; do
+  # shellcheck disable=SC2086
+  expect_fail "stdin twice: $cmd" 2 "only one input can be stdin" - sh -c "$cmd <'$D/queries.fvecs'"
+done
+[ ! -e "$T/sx.html" ] && [ ! -e "$T/sx.slem" ] && [ ! -e "$T/sx.fvecs" ] && ok || bad "stdin twice: an output was written"
+check "one stdin among the ids" sh -c "slem-match -k 2 -d '$T/db.fvecs' --query-ids - '$D/queries.fvecs' <'$T/q100.ids'"
+# an empty output name: a usage error before any work (the work was done, then the rename
+# failed: ": rename: No such file or directory")
+expect_fail "match -o ''" 2 "an empty output file name" - slem-match -k 2 -d "$T/db.fvecs" -o "" "$D/queries.fvecs"
+expect_fail "negstats -o ''" 2 "an empty output file name" - slem-negstats -q -o "" "$D/negatives.fvecs"
+expect_fail "eval --curve ''" 2 "an empty output file name" - slem-eval --query-labels "$D/queries.labels" --db-labels "$D/database.labels" --curve "" "$T/ev.tsv"
+# the ids files given to slem-encode --ids and slem-merge --db-ids are inputs too (they were
+# replaced by the container or the ranking)
+printf 'q%s\n' $(seq 1 100) >"$T/q.ids"
+cp "$T/q.ids" "$T/q.ids.orig"
+expect_fail "encode output is its ids" 2 "is also an input" - slem-encode -c "$T/neg.slem" --ids "$T/q.ids" -F slem -o "$T/q.ids" "$D/queries.fvecs"
+cmp -s "$T/q.ids" "$T/q.ids.orig" && ok || bad "encode --ids: the ids file was replaced"
+seq 0 999 >"$T/db.ids"
+cp "$T/db.ids" "$T/db.ids.orig"
+slem-match -q -k 3 -F jsonl -d "$T/db.fvecs" -o "$T/ids.jsonl" "$D/queries.fvecs"
+expect_fail "merge output is its db ids" 2 "is also an input" - slem-merge -k 2 --db-ids "$T/db.ids" -o "$T/db.ids" "$T/ids.jsonl"
+cmp -s "$T/db.ids" "$T/db.ids.orig" && ok || bad "merge --db-ids: the ids file was replaced"
 # slem-encode and slem-negstats refuse to replace their own inputs too
 cp "$T/neg.slem" "$T/neg2.slem"
 expect_fail "encode output is its cache" 2 "is also an input" - slem-encode -c "$T/neg2.slem" -F fvecs -o "$T/neg2.slem" "$D/queries.fvecs"

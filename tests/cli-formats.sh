@@ -93,4 +93,21 @@ for o in c fortran; do
     sh -c "cat '$T/long_$o.npy' | slem-match -k 3 -d '$F/big_c.npy' -o '$T/l.tsv'"
 done
 
+# npy headers of other writers: numpy under Python 2 wrote sizes as longs, (2L, 3L), which
+# numpy reads and slem refused ("not a tuple of 1 or 2 sizes"); a structured dtype is
+# named as such (it was "no 'descr'"), a file cut inside the 10 bytes after the magic is
+# truncated (it was "bad magic")
+npyv1() { printf '\223NUMPY\001\000\166\000%-117s\n' "$1"; }
+ones() { i=0; while [ $i -lt 6 ]; do printf '\000\000\200\077'; i=$((i + 1)); done; }
+{ npyv1 "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }"; ones; } >"$T/py3.npy"
+{ npyv1 "{'descr': '<f4', 'fortran_order': False, 'shape': (2L, 3L), }"; ones; } >"$T/py2.npy"
+[ "$(wc -c <"$T/py2.npy")" = $((128 + 24)) ] && ok || bad "the Python 2 npy test file is $(wc -c <"$T/py2.npy") bytes"
+check "npy shape of Python 2" slem-match -k 2 -d "$T/py3.npy" -o "$T/py2.tsv" "$T/py2.npy"
+slem-match -k 2 -d "$T/py3.npy" -o "$T/py3.tsv" "$T/py3.npy"
+cmp -s "$T/py2.tsv" "$T/py3.tsv" && ok || bad "npy shape of Python 2: another ranking"
+{ npyv1 "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2, 3), }"; ones; } >"$T/rec.npy"
+expect_fail "npy of a structured dtype" 1 "rec.npy: npy dtype is a structured (record) type" - slem-match -k 2 -d "$T/py3.npy" "$T/rec.npy"
+head -c 8 "$T/py3.npy" >"$T/cut.npy"
+expect_fail "npy cut after its version" 1 "cut.npy: npy header truncated" - slem-match -k 2 -d "$T/py3.npy" "$T/cut.npy"
+
 finish cli-formats

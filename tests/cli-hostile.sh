@@ -23,6 +23,18 @@ st=$?
 # (the cache records the time it was made: compared through what it encodes)
 if [ "$st" = 0 ] && slem-encode -q -c "$T/closed.slem" -o "$T/closed.fvecs" "$D/queries.fvecs" &&
   cmp -s "$T/closed.fvecs" "$T/q.fvecs"; then ok; else bad "negstats with 0-2 closed: status $st"; fi
+# ... but an output to the stdout that was closed is an error, before any work (the results
+# went to /dev/null, status 0, not a word), also after the tool executes itself again
+# (here under an address-space limit, which fits the BLAS threads by a second image)
+slem-match -q -k 5 -d "$T/db.fvecs" "$T/q.fvecs" >&- 2>"$T/err"
+st=$?
+[ "$st" = 1 ] && grep -q "<stdout>: closed when the tool started" "$T/err" && ok || bad "match to a closed stdout: status $st: $(head -c 200 "$T/err")"
+if ! nm -an "$BIN/slem-match" 2>/dev/null | grep -q __asan_init; then
+  (ulimit -v 450000; timeout 60 slem-match -q -t 2 -k 5 -d "$T/db.fvecs" "$T/q.fvecs" >&-) 2>"$T/err"
+  st=$?
+  [ "$st" = 1 ] && grep -q "<stdout>: closed when the tool started" "$T/err" && ok ||
+    bad "match to a closed stdout under ulimit -v: status $st: $(head -c 200 "$T/err")"
+fi
 # a failure with stderr closed still ends with status 1 (the message goes to /dev/null)
 timeout 60 slem-match -q -k 5 -d "$T/no-such.fvecs" -o "$T/x.tsv" "$T/q.fvecs" 2>&-
 st=$?
@@ -35,6 +47,9 @@ expect_fail "negstats past ulimit -f" 1 "lim/neg.slem" "$T/lim/neg.slem" \
   timeout 60 sh -c 'ulimit -f 8; exec slem-negstats -q -o "$1" "$2"' sh "$T/lim/neg.slem" "$D/negatives.fvecs"
 expect_fail "encode past ulimit -f" 1 "lim/db.fvecs" "$T/lim/db.fvecs" \
   timeout 60 sh -c 'ulimit -f 2; exec slem-encode -q -c "$1" -o "$2" "$3"' sh "$T/neg.slem" "$T/lim/db.fvecs" "$D/database.fvecs"
+# a cache to stdout is named so in the message (it was "-: write: File too large")
+expect_fail "negstats to stdout past ulimit -f" 1 "<stdout>: write: File too large" - \
+  timeout 60 sh -c 'ulimit -f 8; exec slem-negstats -q -o - "$1" >"$2"' sh "$D/negatives.fvecs" "$T/lim/stdout.slem"
 # an existing output stays as it was
 cp "$T/ref.tsv" "$T/lim/keep.tsv"
 timeout 60 sh -c 'ulimit -f 1; exec slem-match -q -k 5 -d "$1" -o "$2" "$3"' sh "$T/db.fvecs" "$T/lim/keep.tsv" "$T/q.fvecs" 2>"$T/err"
@@ -132,6 +147,19 @@ mkfifo "$T/negs.fifo"
 (cat "$D/negatives.fvecs" >"$T/negs.fifo" &)
 check "negatives from a FIFO" timeout 60 slem-negstats -q -o "$T/fromfifo.slem" "$T/negs.fifo"
 [ "$(slem-negstats --info "$T/fromfifo.slem" | grep fingerprint)" = "$fpfile" ] && ok || bad "a FIFO gives another cache"
+# ... but a run that reads its negatives (or positives) more than once, --depth, --mixed,
+# --adaptive-theta, refuses a FIFO or a pipe by name before reading it: opened again for
+# stage 2 a FIFO waited for a writer for ever, and a process substitution said
+# "/dev/fd/63: no vectors (empty file)"
+mkfifo "$T/twice.fifo"
+expect_fail "--depth 2 from a FIFO" 1 "twice.fifo: not a regular file" "$T/tw.slem" timeout 20 slem-negstats -q --depth 2 -o "$T/tw.slem" "$T/twice.fifo"
+expect_fail "--mixed from a FIFO" 1 "twice.fifo: not a regular file" "$T/tw.slem" timeout 20 slem-negstats -q --eigen --mixed "$T/twice.fifo" -o "$T/tw.slem" "$D/negatives.fvecs"
+expect_fail "--adaptive-theta from a FIFO" 1 "twice.fifo: not a regular file" "$T/tw.slem" \
+  timeout 20 slem-negstats -q --depth 2 --adaptive-theta "$T/twice.fifo" -o "$T/tw.slem" "$D/negatives.fvecs"
+if command -v bash >/dev/null 2>&1; then
+  expect_fail "--depth 2 from a process substitution" 1 "/dev/fd/[0-9]*: not a regular file" "$T/tw.slem" \
+    timeout 20 bash -c 'slem-negstats -q --depth 2 -o "$1" <(cat "$2")' sh "$T/tw.slem" "$D/negatives.fvecs"
+fi
 
 # a side output commits with the main one: slem-eval's summary failing to be written
 # (a full disk) leaves the curve file as it was
@@ -161,6 +189,17 @@ expect_fail "ids not UTF-8" 1 "bin.ids: line 1: id is not UTF-8" "$T/o.jsonl" sl
 printf 'caf\303\251\nb\n' >"$T/utf8.ids"
 check "UTF-8 ids" slem-match -k 2 -F jsonl -d "$T/two.txt" --db-ids "$T/utf8.ids" -o "$T/o.jsonl" "$T/two.txt"
 grep -q 'caf' "$T/o.jsonl" && ok || bad "UTF-8 ids: $(cat "$T/o.jsonl")"
+# a UTF-8 byte-order mark (Windows editors, spreadsheets) before a text: the first label,
+# id or value without it (query 0's label "\uFEFF7" matched no database label: skipped,
+# silently, and another mAP; text vectors with it were sniffed as fvecs)
+{ printf '\357\273\277'; cat "$D/queries.labels"; } >"$T/bom.labels"
+slem-eval --query-labels "$D/queries.labels" --db-labels "$D/database.labels" --per-query -o "$T/nobom.eval" "$T/r.tsv"
+check "labels with a byte-order mark" slem-eval --query-labels "$T/bom.labels" --db-labels "$D/database.labels" --per-query -o "$T/bom.eval" "$T/r.tsv"
+cmp -s "$T/bom.eval" "$T/nobom.eval" && ok || bad "labels with a byte-order mark: another evaluation: $(diff "$T/bom.eval" "$T/nobom.eval" | head -3)"
+{ printf '\357\273\277'; cat "$T/two.txt"; } >"$T/bomvectors"
+check "text vectors with a byte-order mark, no extension" slem-match -k 2 -d "$T/two.txt" -o "$T/bom.tsv" "$T/bomvectors"
+slem-match -k 2 -d "$T/two.txt" -o "$T/two.tsv" "$T/two.txt"
+cmp -s "$T/bom.tsv" "$T/two.tsv" && ok || bad "text vectors with a byte-order mark: another ranking"
 printf '1,,2\n3,4\n' >"$T/empty.txt"
 expect_fail "an empty text value" 1 "empty.txt: line 1: value 2 is empty (two separators in a row)" "$T/e.slem" slem-negstats -o "$T/e.slem" "$T/empty.txt"
 printf '1, 2\n3 ;4\n5,6\n' >"$T/seps.txt"
@@ -191,6 +230,75 @@ slem-negstats -q -o "$T/fine1.slem" "$T/fine.txt"
   bad "the partly skipped partial cache differs from the clean rows'"
 
 
+# An output named through a symbolic link replaces the file the link leads to, and the link
+# stays (it was replaced by a regular file, and the file it named left as it was); a link
+# to the file open as stdout (/dev/stdout under "> FILE") is stdout (the tool wrote a file
+# over the link, /dev/stdout itself when run as root, and nothing reached FILE)
+mkdir "$T/ln"
+echo old >"$T/ln/target.tsv"
+ln -s target.tsv "$T/ln/link.tsv"
+check "-o a link" slem-match -q -k 5 -d "$T/db.fvecs" -o "$T/ln/link.tsv" "$T/q.fvecs"
+[ -L "$T/ln/link.tsv" ] && cmp -s "$T/ln/target.tsv" "$T/ref.tsv" && ok || bad "-o a link: the link replaced, or its file not written"
+ln -s sub/new.tsv "$T/ln/dangling.tsv"
+mkdir "$T/ln/sub"
+check "-o a dangling link" slem-match -q -k 5 -d "$T/db.fvecs" -o "$T/ln/dangling.tsv" "$T/q.fvecs"
+[ -L "$T/ln/dangling.tsv" ] && cmp -s "$T/ln/sub/new.tsv" "$T/ref.tsv" && ok || bad "-o a dangling link: the file it names not created"
+ln -s /proc/self/fd/1 "$T/ln/stdout"
+slem-match -q -k 5 -d "$T/db.fvecs" -o "$T/ln/stdout" "$T/q.fvecs" >"$T/ln/so.tsv" 2>"$T/err"
+st=$?
+[ "$st" = 0 ] && [ -L "$T/ln/stdout" ] && cmp -s "$T/ln/so.tsv" "$T/ref.tsv" && ok ||
+  bad "-o a link to stdout: status $st, $(head -c 200 "$T/err") $(ls -l "$T/ln/stdout")"
+slem-match -q -k 5 -d "$T/db.fvecs" -o "$T/ln/stdout" "$T/q.fvecs" >>"$T/ln/so.tsv" 2>"$T/err"
+[ "$(wc -c <"$T/ln/so.tsv")" = $((2 * $(wc -c <"$T/ref.tsv"))) ] && ok || bad "-o a link to stdout under >>: not appended"
+[ -z "$(find "$T/ln" -name '*.tmp.*')" ] && ok || bad "-o a link: a temporary file left"
+# ... but not another user's link in a sticky world-writable directory (/tmp), which the
+# kernel's fs.protected_symlinks refuses to open(2) too: planted there, it led the output
+# onto a file of the user's (checked where the test can give a link away: as root)
+mkdir -m 1777 "$T/ln/sticky"
+echo precious >"$T/ln/victim.txt"
+ln -s ../victim.txt "$T/ln/sticky/planted.tsv"
+if chown -h nobody "$T/ln/sticky/planted.tsv" 2>/dev/null && [ "$(stat -c %U "$T/ln/sticky/planted.tsv")" = nobody ] && [ "$(id -u)" != "$(id -u nobody)" ]; then
+  expect_fail "-o another user's link in /tmp" 1 "planted.tsv: Permission denied" - slem-match -q -k 5 -d "$T/db.fvecs" -o "$T/ln/sticky/planted.tsv" "$T/q.fvecs"
+  [ "$(cat "$T/ln/victim.txt")" = precious ] && ok || bad "-o another user's link in /tmp: the file it leads to was replaced"
+fi
+ln -s ../victim.txt "$T/ln/sticky/own.tsv"
+check "-o one's own link in a sticky directory" slem-match -q -k 5 -d "$T/db.fvecs" -o "$T/ln/sticky/own.tsv" "$T/q.fvecs"
+cmp -s "$T/ln/victim.txt" "$T/ref.tsv" && ok || bad "-o one's own link in a sticky directory: its file not written"
+
+# stdin and stdout non-blocking pipes (O_NONBLOCK on the descriptions, as node or a CI
+# runner may leave them): read and write failed with EAGAIN whenever the pipe was empty or
+# full ("<stdin>: read: Resource temporarily unavailable", status 1); now the run is the
+# one of a blocking pipe
+NB=$TOP/build/tests/nonblock
+if [ -x "$NB" ]; then
+  { sleep 0.3; cat "$T/q.fvecs"; } | "$NB" 0 timeout 60 slem-match -q -k 5 -d "$T/db.fvecs" -f fvecs -o "$T/nb.tsv" - 2>"$T/err"
+  st=$?
+  [ "$st" = 0 ] && cmp -s "$T/nb.tsv" "$T/ref.tsv" && ok || bad "a non-blocking stdin: status $st: $(head -c 200 "$T/err")"
+  slem-match -q -k 100 -d "$T/db.fvecs" -o "$T/ref100.tsv" "$T/q.fvecs"
+  { "$NB" 1 timeout 60 slem-match -q -k 100 -d "$T/db.fvecs" "$T/q.fvecs" 2>"$T/err"; echo $? >"$T/nb.st"; } |
+    { sleep 0.5; cat >"$T/nb100.tsv"; }
+  [ "$(cat "$T/nb.st")" = 0 ] && [ "$(wc -c <"$T/ref100.tsv")" -gt 65536 ] && cmp -s "$T/nb100.tsv" "$T/ref100.tsv" && ok ||
+    bad "a non-blocking stdout: status $(cat "$T/nb.st"): $(head -c 200 "$T/err")"
+  { "$NB" 1 timeout 60 slem-encode -q -c "$T/neg.slem" -F fvecs "$D/database.fvecs" 2>"$T/err"; echo $? >"$T/nb.st"; } |
+    { sleep 0.5; cat >"$T/nbdb.fvecs"; }
+  [ "$(cat "$T/nb.st")" = 0 ] && cmp -s "$T/nbdb.fvecs" "$T/db.fvecs" && ok ||
+    bad "a non-blocking stdout (fvecs through writev): status $(cat "$T/nb.st"): $(head -c 200 "$T/err")"
+  # the readers of stdin outside slem_in_open(): slem-report's copy of a ranking on stdin,
+  # --trec-compat's run
+  { sleep 0.3; cat "$T/ref.tsv"; } | "$NB" 0 timeout 60 slem-report -q --query-labels "$D/queries.labels" \
+    --db-labels "$D/database.labels" -o "$T/nb.html" - 2>"$T/err"
+  st=$?
+  [ "$st" = 0 ] && [ -s "$T/nb.html" ] && ok || bad "slem-report from a non-blocking stdin: status $st: $(head -c 200 "$T/err")"
+  awk '{ print $1, "Q0", $3, $2, $4, "r" }' "$T/ref.tsv" >"$T/nb.trec"
+  awk '{ print $1, 0, $3, 1 }' "$T/ref.tsv" >"$T/nb.qrels"
+  slem-eval --trec-compat "$T/nb.qrels" "$T/nb.trec" >"$T/nbte.ref"
+  { sleep 0.3; cat "$T/nb.trec"; } | "$NB" 0 timeout 60 slem-eval --trec-compat -f trec "$T/nb.qrels" - >"$T/nbte.out" 2>"$T/err"
+  st=$?
+  [ "$st" = 0 ] && cmp -s "$T/nbte.out" "$T/nbte.ref" && ok || bad "--trec-compat from a non-blocking stdin: status $st: $(head -c 200 "$T/err")"
+else
+  bad "$NB is missing (make build/tests/nonblock)"
+fi
+
 # An output that is a directory is refused before any work: every tool, every output
 # option. Each reads stdin from a FIFO opened read-write, which never ends: a tool that
 # read its input before looking at its output would wait until the timeout (124).
@@ -217,5 +325,22 @@ odir report slem-report -q $L -o "$T/odir"
 odir expand slem-expand -q -d "$D/database.fvecs" -n 3 -r - -o "$T/odir" "$D/queries.fvecs"
 odir esvm slem-esvm -q -f fvecs -n "$D/negatives.fvecs" -o "$T/odir"
 odir calibrate slem-calibrate -q -f fvecs -c - -e "$D/queries.labels" -p "$D/validation.fvecs" -l "$D/validation.labels" -o "$T/odir"
+}
+# a new output in a folder that does not exist: refused before any work too (the run was
+# done, then its temporary file could not be made); stdin is the FIFO that never ends
+nodir() { # nodir NAME COMMAND...: status 1 at once, the output named, "No such file or directory"
+  name=$1; shift
+  timeout 20 "$@" 0<>"$T/never" >/dev/null 2>"$T/err"
+  st=$?
+  if [ "$st" = 1 ] && grep -q "nodir/x: cannot create a temporary file beside it: No such file or directory" "$T/err"; then ok
+  else bad "$name -o NODIR/x: status $st (124: it read its input first), $(head -c 200 "$T/err")"; fi
+}
+# shellcheck disable=SC2086
+{
+nodir negstats slem-negstats -q -f fvecs -o "$T/nodir/x" -
+nodir encode slem-encode -q -f fvecs -c "$T/neg.slem" -F fvecs -o "$T/nodir/x"
+nodir match slem-match -q -f fvecs -k 5 -d "$D/database.fvecs" -o "$T/nodir/x"
+nodir "eval --curve" slem-eval -q $L --curve "$T/nodir/x" -o /dev/null
+nodir merge slem-merge -o "$T/nodir/x" -
 }
 finish cli-hostile

@@ -71,6 +71,15 @@ for n in all.trec all.jsonl all.npy all.I.npy all.D.npy all; do
   check "eval $n" slem-eval $LABELS --per-query -o "$T/eval.$n" "$T/$n"
   same "eval $n = eval tsv" "$T/eval.$n" "$T/eval.tsv"
 done
+# a TREC run written with tabs (six fields): recognised as TREC, from a file or stdin (it
+# was taken for tsv: "line 1: 6 fields, expected 4 (...separated by tabs)")
+tr ' ' '\t' <"$T/all.trec" >"$T/tabs.trec"
+# shellcheck disable=SC2086
+check "eval a TREC run with tabs" slem-eval $LABELS --per-query -o "$T/eval.tabs" "$T/tabs.trec"
+same "eval a TREC run with tabs = eval tsv" "$T/eval.tabs" "$T/eval.tsv"
+# shellcheck disable=SC2086
+check "eval a TREC run with tabs from stdin" sh -c 'slem-eval "$@" <"$0"' "$T/tabs.trec" $LABELS --per-query -o "$T/eval.tabs2"
+same "eval a TREC run with tabs from stdin = eval tsv" "$T/eval.tabs2" "$T/eval.tsv"
 # shellcheck disable=SC2086
 check "eval -f npy" slem-eval -f npy $LABELS --per-query -o "$T/eval.f" "$T/all.D.npy"
 same "eval -f npy" "$T/eval.f" "$T/eval.tsv"

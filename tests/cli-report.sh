@@ -72,6 +72,12 @@ grep -q '<img src="../imgs/a.gif" alt="a">' "$T/pages/f.html" && ok || bad "fold
 grep -q '<img src="../imgs/q.PNG" alt="q">' "$T/pages/f.html" && ok || bad "folder: no link to the query's picture"
 grep -q '<span class="pic tile">b</span>' "$T/pages/f.html" && ok || bad "folder: b without a picture is not a tile"
 grep -q "warning: 2 ids shown have no picture (the first: 'b')" "$T/err" && ok || bad "folder: no warning about b and c: $(cat "$T/err")"
+# a page named through a link lands beside the link's file, and its links start there
+mkdir -p "$T/pages/deep/er" "$T/links"
+ln -s ../pages/deep/er/l.html "$T/links/l.html"
+check "folder, the page a link" slem-report --qrels "$T/q.qrels" --images "$T/imgs" -o "$T/links/l.html" "$T/run.tsv"
+[ -L "$T/links/l.html" ] && grep -q '<img src="../../../imgs/a.gif" alt="a">' "$T/pages/deep/er/l.html" && ok ||
+  bad "folder, the page a link: the links not relative to the page's folder"
 check "embedded" slem-report --qrels "$T/q.qrels" --images "$T/imgs" --embed-images -o "$T/pages/e.html" "$T/run.tsv"
 grep -q '<img src="data:image/gif;base64,R0lGODlh" alt="a">' "$T/pages/e.html" && ok || bad "embedded: a.gif"
 # ids that are paths
@@ -202,6 +208,23 @@ expect_fail "--protocol without positives" 2 "needs the positives" "$T/none.html
 expect_fail "--protocol with labels" 2 "takes no labels" "$T/none.html" slem-report --protocol medium $GT $LABELS -o "$T/none.html" "$E/cosine-full.tsv"
 expect_fail "--easy without --protocol" 2 "go with --protocol" "$T/none.html" slem-report $LABELS --easy "$RV/easy.txt" -o "$T/none.html" "$E/cosine-full.tsv"
 expect_fail "--protocol with trec AP" 2 "revisitop's" "$T/none.html" slem-report --protocol easy $GT --ap trec -o "$T/none.html" "$E/cosine-full.tsv"
+
+# the database's labels and ids are read twice (the ground truth, the page's labels): a
+# pipe was empty the second time ("/dev/fd/63: no ids (empty file)"), now refused by name
+slem-match -q -k 10 -d "$D/database.fvecs" -o "$T/pipe.tsv" "$D/queries.fvecs"
+if command -v bash >/dev/null 2>&1; then
+  expect_fail "--db-labels from a pipe" 1 "/dev/fd/[0-9]*: not a regular file" "$T/pipe.html" \
+    bash -c 'slem-report -q --query-labels "$1" --db-labels <(cat "$2") -o "$3" "$4"' sh "$D/queries.labels" "$D/database.labels" "$T/pipe.html" "$T/pipe.tsv"
+  expect_fail "--db-ids from a pipe" 1 "/dev/fd/[0-9]*: not a regular file" "$T/pipe.html" \
+    bash -c 'slem-report -q --query-labels "$1" --db-labels "$2" --db-ids <(seq 0 999) -o "$3" "$4"' sh "$D/queries.labels" "$D/database.labels" "$T/pipe.html" "$T/pipe.tsv"
+fi
+expect_fail "--db-labels from stdin" 1 "labels are read twice: not from stdin" "$T/pipe.html" \
+  sh -c 'slem-report -q --query-labels "$1" --db-labels - -o "$2" "$3" <"$4"' sh "$D/queries.labels" "$T/pipe.html" "$T/pipe.tsv" "$D/database.labels"
+check "--query-labels from a pipe" sh -c 'cat "$1" | slem-report -q --query-labels - --db-labels "$2" -o "$3" "$4"' sh "$D/queries.labels" "$D/database.labels" "$T/pipe.html" "$T/pipe.tsv"
+
+# a TMPDIR that does not exist is named as TMPDIR (the message named a random file in it)
+expect_fail "TMPDIR missing" 1 "/nonexistent-slem: cannot make a temporary copy of <stdin> there (TMPDIR)" "$T/tmpd.html" \
+  sh -c 'TMPDIR=/nonexistent-slem slem-report -q --query-labels "$1" --db-labels "$2" -o "$3" - <"$4"' sh "$D/queries.labels" "$D/database.labels" "$T/tmpd.html" "$T/pipe.tsv"
 
 check "--help" slem-report --help
 grep -q -- '--image-shape' "$T/out" && ok || bad "--help lacks --image-shape"

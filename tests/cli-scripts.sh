@@ -125,6 +125,21 @@ slem-negstats --info "$T/best.slem" >/dev/null 2>&1 && ok || bad "slem-tune -o: 
 ls -a "$T" | grep -q '\.tmp\.' && bad "slem-tune left a temporary file" || ok
 [ -z "$(ls -A "$TD")" ] && ok || bad "slem-tune left files in TMPDIR: $(ls -A "$TD")"
 
+# a locale whose decimal point is a comma (built here when the system has its source):
+# plot-pr refused every curve ("line 3: not recall, precision": awk read 0.834441 as 0)
+# and slem-tune --alpha 0.5 passed "0,5" to slem-encode (every alpha row failed)
+if command -v localedef >/dev/null 2>&1 && mkdir -p "$T/loc" && localedef -i de_DE -f UTF-8 "$T/loc/de_DE.UTF-8" >/dev/null 2>&1; then
+  LOCPATH=$T/loc LC_ALL=de_DE.UTF-8 "$S/plot-pr" "$T/de.png" "$T/plain.pr" 2>"$T/err" && [ -s "$T/de.png" ] && ok ||
+    bad "plot-pr under LC_ALL=de_DE.UTF-8: $(cat "$T/err")"
+  LOCPATH=$T/loc LC_ALL=de_DE.UTF-8 "$S/slem-tune" -g 1000 -k 100 --alpha 0.5 -n "$D/negatives.fvecs" -q "$D/validation.fvecs" \
+    -d "$D/database.fvecs" --query-labels "$D/validation.labels" --db-labels "$D/database.labels" >"$T/de.out" 2>"$T/err"
+  st=$?
+  [ "$st" = 0 ] && grep -q '^alpha=0.5 ' "$T/de.out" && ! grep -q failed "$T/de.out" && ok ||
+    bad "slem-tune --alpha under LC_ALL=de_DE.UTF-8: status $st: $(cat "$T/de.out" "$T/err" | head -c 400)"
+else
+  echo "cli-scripts: no de_DE locale could be built (localedef, the locales' sources): the comma-decimal cases are skipped"
+fi
+
 # make demo from a tree whose path holds spaces, quotes, $(...) and a glob: no path is split
 # or run (the labels' options were once an unquoted string)
 R="$T/tree 'x' \"y\" \$(touch $T/pwned10) *"

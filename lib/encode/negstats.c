@@ -13,6 +13,7 @@
 #include "cache.h"
 #include "kernel.h"
 #include "kernel_stats.h"
+#include "io.h"
 #include "krec.h"
 #include "blas.h"
 #include "mem.h"
@@ -419,6 +420,7 @@ static int linear(const char *output, const char *const *inputs, size_t n,
   }
   if (st) goto done;
   if (o->mixed) { /* the positives: the last rows of the union (no partial caches here) */
+    if ((st = slem_in_rereadable(o->mixed, err)) != SLEM_OK) goto done; /* read twice */
     if (np > 0) {
       st = slem_error(err, SLEM_EINVAL, "%s: the mixed covariance takes vector files, not "
                       "partial caches", inputs[parts[0].arg]);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "blas.h"
+#include "io.h"
 #include "recursive.h"
 #include "stats.h"
 
@@ -219,12 +220,15 @@ int slem_nubeta_write_cache(const char *path, const char *const *inputs, size_t 
   if (depth < 2 || ninputs == 0 || !(theta > 0) || !positives)
     return slem_error(err, SLEM_EINVAL, "[nu; beta] stages need depth >= 2, negatives, theta "
                       "> 0 and the positives");
-  for (size_t i = 0; i < ninputs; i++)
+  for (size_t i = 0; i < ninputs; i++) {
     if (strcmp(inputs[i], "-") == 0)
       return slem_error(err, SLEM_EINVAL, "stdin (-) cannot be read once per stage: give "
                         "the negatives as files for depth %zu", depth);
+    if ((status = slem_in_rereadable(inputs[i], err)) != SLEM_OK) return status;
+  }
   if (strcmp(positives, "-") == 0)
     return slem_error(err, SLEM_EINVAL, "the positives are read once per stage: not from stdin");
+  if ((status = slem_in_rereadable(positives, err)) != SLEM_OK) return status;
   if (!block) block = 1024;
   if ((status = slem_recursive_stages_new(&sg, depth, err)) != SLEM_OK) goto done;
   tn = calloc(depth, sizeof *tn);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "blas.h"
+#include "io.h"
 #include "stats.h"
 
 /* One stage: y(b, d) = normalise((x - mu) ainv), in double; returns the zero rows. */
@@ -240,10 +241,12 @@ int slem_recursive_write_cache(const char *path, const char *const *inputs, size
   if (depth > 1 && lambda >= 0)
     return slem_error(err, SLEM_EINVAL, "an absolute lambda is for depth 1: give lambda_rel, "
                       "relative to each stage's own trace");
-  for (size_t i = 0; depth > 1 && i < ninputs; i++)
+  for (size_t i = 0; depth > 1 && i < ninputs; i++) {
     if (strcmp(inputs[i], "-") == 0)
       return slem_error(err, SLEM_EINVAL, "stdin (-) cannot be read once per stage: give "
                         "the negatives as files for depth %zu", depth);
+    if ((status = slem_in_rereadable(inputs[i], err)) != SLEM_OK) return status;
+  }
   if ((status = slem_recursive_stages_new(&sg, depth, err)) != SLEM_OK) goto done;
   for (size_t s = 0; s < depth; s++) {
     for (size_t i = 0; i < ninputs; i++)

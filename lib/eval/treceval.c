@@ -247,7 +247,9 @@ static size_t split_blanks(char *line, char **f, size_t max) {
 }
 
 int slem_treceval_read_run(SlemTrecEval *self, const char *path, SlemError *err) {
-  FILE *fp = strcmp(path, "-") ? fopen(path, "r") : stdin;
+  FILE *fp;
+  if (strcmp(path, "-") == 0) slem_in_block_stdin();
+  fp = strcmp(path, "-") ? fopen(path, "r") : stdin;
   const char *name = strcmp(path, "-") ? path : "<stdin>";
   char *line = NULL, *f[7];
   size_t cap = 0;

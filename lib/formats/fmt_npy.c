@@ -218,8 +218,9 @@ static int open_npy(SlemVecReader *r, SlemError *err) {
   NS(r)->fd = -1;
   st = slem_in_read(r->in, pre, 10, &got, err);
   if (st) return st;
-  if (got < 10 || memcmp(pre, npy_magic, 6) != 0)
+  if (got < 6 || memcmp(pre, npy_magic, 6) != 0)
     return slem_error(err, SLEM_EFORMAT, "%s: not an npy file (bad magic)", name);
+  if (got < 10) return slem_error(err, SLEM_EFORMAT, "%s: npy header truncated", name);
   if (pre[6] == 1) {
     hlen = (size_t)pre[8] | (size_t)pre[9] << 8;
     pre_len = 10;
@@ -247,6 +248,11 @@ static int open_npy(SlemVecReader *r, SlemError *err) {
   r->data_off = pre_len + hlen;
 
   p = npy_find(hdr, "descr");
+  if (p && *p == '[') {
+    st = slem_error(err, SLEM_EFORMAT, "%s: npy dtype is a structured (record) type: not "
+                    "supported (save a plain 2-D array of numbers)", name);
+    goto done;
+  }
   if (!p || (*p != '\'' && *p != '"')) {
     st = slem_error(err, SLEM_EFORMAT, "%s: npy header has no 'descr'", name);
     goto done;
@@ -297,6 +303,7 @@ static int open_npy(SlemVecReader *r, SlemError *err) {
     }
     dims[ndim++] = v;
     p = end;
+    if (*p == 'L') p++; /* numpy under Python 2 wrote its sizes as longs: (1000L, 128L) */
     while (*p == ' ') p++;
     if (*p == ',') p++;
   }

@@ -37,6 +37,7 @@ static void close_text(SlemVecReader *r) {
 }
 
 static int sniff_text(const unsigned char *p, size_t n) {
+  if (n >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3, n -= 3; /* a UTF-8 byte-order mark */
   for (size_t i = 0; i < n; i++) {
     unsigned char c = p[i];
     if (c == 0) return 0;

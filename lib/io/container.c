@@ -270,7 +270,7 @@ int slem_container_write_sections(const char *path, cJSON *meta, const SlemConta
   out = NULL;
   goto done;
 ioerr:
-  status = slem_error(err, SLEM_EIO, "%s: write: %s", path, strerror(errno));
+  status = slem_error(err, SLEM_EIO, "%s: write: %s", slem_out_name(out), strerror(errno));
 done:
   slem_out_abort(out);
   free(text);

@@ -42,6 +42,28 @@ static char *dupstr(const char *s) {
   return p;
 }
 
+/* A standard descriptor (0 or 1) whose open file description is non-blocking, as a parent
+ * (node, a CI runner) may leave a pipe it shares: read(2) and write(2) then fail with
+ * EAGAIN whenever the pipe is empty or full, and the run stopped ("read: Resource
+ * temporarily unavailable"). fd is pointed at a description of its own of the same pipe
+ * or terminal, opened through /proc/self/fd and made blocking (the parent's keeps its
+ * flag). Where that cannot be done (a socket, no /proc) fd is left as it is. */
+static void std_blocking(int fd) {
+  char path[32];
+  int fl = fcntl(fd, F_GETFL), nfd, nfl;
+  struct stat st;
+  if (fl < 0 || !(fl & O_NONBLOCK) || fstat(fd, &st) != 0 || S_ISREG(st.st_mode)) return;
+  snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  /* O_NONBLOCK for the open: a FIFO's open would otherwise wait for the other side */
+  nfd = open(path, (fd == STDIN_FILENO ? O_RDONLY : O_WRONLY) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (nfd < 0) return;
+  if ((nfl = fcntl(nfd, F_GETFL)) >= 0 && fcntl(nfd, F_SETFL, nfl & ~O_NONBLOCK) == 0)
+    (void)dup2(nfd, fd);
+  close(nfd);
+}
+
+void slem_in_block_stdin(void) { std_blocking(STDIN_FILENO); }
+
 int slem_in_open(SlemIn **self, const char *path, SlemError *err) {
   int use_stdin = !path || strcmp(path, "-") == 0;
   SlemIn *in = calloc(1, sizeof *in);
@@ -58,6 +80,7 @@ int slem_in_open(SlemIn **self, const char *path, SlemError *err) {
   }
   if (use_stdin) {
     in->fd = 0;
+    std_blocking(STDIN_FILENO);
   } else {
     in->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (in->fd < 0) {
@@ -109,6 +132,13 @@ int slem_in_unchanged(const SlemIn *self, SlemError *err) {
                       "cannot be trusted; run again once it is written", self->name,
                       st.st_size != self->opened.st_size ? "its size changed" : "it was rewritten");
   return SLEM_OK;
+}
+
+int slem_in_rereadable(const char *path, SlemError *err) {
+  struct stat st;
+  if (strcmp(path, "-") == 0 || stat(path, &st) != 0 || S_ISREG(st.st_mode)) return SLEM_OK;
+  return slem_error(err, SLEM_EINVAL, "%s: not a regular file (a pipe, a FIFO or a device), "
+                    "and it is read more than once: give a file", path);
 }
 
 int slem_in_unterminated(const SlemIn *self) { return self->unterminated; }
@@ -276,8 +306,12 @@ int slem_in_consume(SlemIn *self, size_t n, int at_end, SlemError *err) {
   return SLEM_OK;
 }
 
+/* The UTF-8 byte-order mark that Windows editors and spreadsheets put before a text. */
+#define UTF8_BOM "\xEF\xBB\xBF"
+
 int slem_in_getline(SlemIn *self, char **line, size_t *len, SlemError *err) {
   size_t n = 0;
+  uint64_t from = self->offset; /* where the line starts */
   *line = NULL;
   *len = 0;
   for (;;) {
@@ -318,6 +352,12 @@ int slem_in_getline(SlemIn *self, char **line, size_t *len, SlemError *err) {
                         "not a text line", self->name, self->lines, (size_t)(z - self->line) + 1);
   }
   if (n > 0 && self->line[n - 1] == '\r') n--;
+  /* a byte-order mark is no part of the first line: it made the first id, label or value
+   * another one (a query's label "\uFEFF7" matched no database label, silently) */
+  if (from == 0 && n >= 3 && memcmp(self->line, UTF8_BOM, 3) == 0) {
+    memmove(self->line, self->line + 3, n - 3);
+    n -= 3;
+  }
   self->line[n] = '\0';
   *line = self->line;
   *len = n;
@@ -344,7 +384,9 @@ static char *volatile pending[PENDING_MAX];
 struct SlemOut {
   FILE *fp;
   int fd;         /* the file under fp, -1 for stdout */
-  char *target;
+  char *target;   /* the name given, for messages */
+  char *dest;     /* the file the symbolic links of target lead to, renamed over instead
+                   * of the link; NULL when target is no link */
   char *tmp;      /* NULL when writing in place (stdout or a device) */
   int is_stdout;
   int slot;
@@ -430,6 +472,7 @@ static void out_free(SlemOut *o) {
   if (!o) return;
   pending_remove(o);
   free(o->target);
+  free(o->dest);
   free(o->tmp);
   free(o->buf); /* after fclose(): callers close the stream first */
   free(o);
@@ -498,6 +541,114 @@ static int create_locked(char *tmp) {
   return -1;
 }
 
+/* Symbolic links followed in a row before giving up (ELOOP), as the kernel does. */
+#define LINKS_MAX 40
+
+/* 1 when the link cur (lst: its lstat) may be followed, by the rule the kernel applies
+ * to open(2) under fs.protected_symlinks, which following a link by its text would
+ * bypass: in a sticky world-writable directory (/tmp) only a link of this user's or of
+ * the directory's owner, so that a link planted there by another user never leads the
+ * output onto a file of this user's. */
+static int may_follow(const char *cur, const struct stat *lst) {
+  char dir[PATH_MAX];
+  const char *slash = strrchr(cur, '/');
+  struct stat ds;
+  size_t n = slash ? (size_t)(slash - cur) : 0;
+  if (!slash) strcpy(dir, ".");
+  else if (n == 0) strcpy(dir, "/");
+  else if (n < sizeof dir) {
+    memcpy(dir, cur, n);
+    dir[n] = '\0';
+  } else {
+    return 0;
+  }
+  if (stat(dir, &ds) != 0) return 0;
+  if (!(ds.st_mode & S_ISVTX) || !(ds.st_mode & S_IWOTH)) return 1;
+  return lst->st_uid == geteuid() || lst->st_uid == ds.st_uid;
+}
+
+/* The file that an output named path is: path's symbolic links followed one by one (a
+ * relative link read from the directory it is in) to a name that is no link. *dest is
+ * that name (allocated), or NULL when path itself is no link. A link that leads to no
+ * file gives the name it leads to, which the output then creates, as open(2) would.
+ * Returns 0 or an errno value: EACCES for a link that may_follow() refuses. */
+static int follow_links(const char *path, char **dest) {
+  char *cur = dupstr(path);
+  int e = 0;
+  *dest = NULL;
+  if (!cur) return ENOMEM;
+  for (int i = 0;; i++) {
+    struct stat st;
+    char link[PATH_MAX];
+    const char *slash = strrchr(cur, '/');
+    size_t dirlen;
+    ssize_t n;
+    char *next;
+    if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode)) break;
+    if (i == LINKS_MAX || !may_follow(cur, &st)) {
+      e = i == LINKS_MAX ? ELOOP : EACCES;
+      break;
+    }
+    if ((n = readlink(cur, link, sizeof link)) < 0 || (size_t)n == sizeof link) {
+      e = n < 0 ? errno : ENAMETOOLONG;
+      break;
+    }
+    dirlen = link[0] == '/' || !slash ? 0 : (size_t)(slash - cur + 1);
+    if (!(next = malloc(dirlen + (size_t)n + 1))) {
+      e = ENOMEM;
+      break;
+    }
+    memcpy(next, cur, dirlen);
+    memcpy(next + dirlen, link, (size_t)n);
+    next[dirlen + (size_t)n] = '\0';
+    free(cur);
+    cur = next;
+  }
+  if (e || strcmp(cur, path) == 0) free(cur);
+  else *dest = cur;
+  return e;
+}
+
+/* 1 when path is a symbolic link to the regular file open as standard output
+ * (/dev/stdout, /dev/fd/1, /proc/self/fd/1 under "> FILE"): that output is stdout. */
+static int links_to_stdout(const char *path) {
+  struct stat sp, so;
+  return stat(path, &sp) == 0 && S_ISREG(sp.st_mode) && fstat(STDOUT_FILENO, &so) == 0 &&
+         sp.st_dev == so.st_dev && sp.st_ino == so.st_ino;
+}
+
+/* 1 when name is the file st describes. */
+static int same_file(const char *name, const struct stat *st) {
+  struct stat sn;
+  return stat(name, &sn) == 0 && sn.st_dev == st->st_dev && sn.st_ino == st->st_ino;
+}
+
+int slem_out_resolve(const char *path, char *name, size_t cap) {
+  char *dest = NULL, dir[PATH_MAX];
+  const char *p, *slash;
+  size_t n;
+  int ok = -1;
+  if (follow_links(path, &dest) != 0) return -1;
+  p = dest ? dest : path;
+  slash = strrchr(p, '/');
+  n = slash ? (size_t)(slash - p) : 0;
+  if (slash && n == 0) strcpy(dir, "/");
+  else if (n < sizeof dir) {
+    memcpy(dir, slash ? p : ".", slash ? n : 1);
+    dir[slash ? n : 1] = '\0';
+  } else {
+    goto done;
+  }
+  {
+    char *real = realpath(dir, NULL);
+    if (real && (size_t)snprintf(name, cap, "%s/%s", real, slash ? slash + 1 : p) < cap) ok = 0;
+    free(real);
+  }
+done:
+  free(dest);
+  return ok;
+}
+
 int slem_out_open(SlemOut **self, const char *path, SlemError *err) {
   SlemOut *o = calloc(1, sizeof *o);
   struct stat st;
@@ -506,6 +657,7 @@ int slem_out_open(SlemOut **self, const char *path, SlemError *err) {
   o->slot = -1;
   o->fd = -1;
   if (!path || strcmp(path, "-") == 0) {
+    std_blocking(STDOUT_FILENO);
     o->is_stdout = 1;
     o->fp = stdout;
     o->target = dupstr("<stdout>");
@@ -515,7 +667,23 @@ int slem_out_open(SlemOut **self, const char *path, SlemError *err) {
   }
   o->target = dupstr(path);
   if (!o->target) goto nomem;
-  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+  {
+    int e = follow_links(path, &o->dest);
+    if (e) {
+      out_free(o);
+      return slem_error(err, SLEM_EIO, "%s: %s", path, strerror(e));
+    }
+  }
+  if (o->dest && links_to_stdout(path)) { /* written as "-" is, in place */
+    std_blocking(STDOUT_FILENO);
+    o->is_stdout = 1;
+    o->fp = stdout;
+    *self = o;
+    return SLEM_OK;
+  }
+  /* a device, a FIFO, or a file reached through a link whose text does not name it (a
+   * descriptor's link in /proc to a deleted file): written in place */
+  if (stat(path, &st) == 0 && (!S_ISREG(st.st_mode) || (o->dest && !same_file(o->dest, &st)))) {
     if (S_ISDIR(st.st_mode)) {
       out_free(o);
       return slem_error(err, SLEM_EIO, "%s: is a directory", path);
@@ -531,24 +699,26 @@ int slem_out_open(SlemOut **self, const char *path, SlemError *err) {
     return SLEM_OK;
   }
   {
-    const char *slash = strrchr(path, '/');
-    size_t dirlen = slash ? (size_t)(slash - path + 1) : 0;
-    const char *base = slash ? slash + 1 : path;
+    /* beside the file the links lead to, which the rename replaces; the links stay */
+    const char *name = o->dest ? o->dest : path;
+    const char *slash = strrchr(name, '/');
+    size_t dirlen = slash ? (size_t)(slash - name + 1) : 0;
+    const char *base = slash ? slash + 1 : name;
     size_t n = dirlen + strlen(base) + 32;
     /* ".NAME.tmp.XXXXXX" must itself be a valid name: a long NAME is cut in it */
     int keep = strlen(base) + 12 > TMP_NAME_MAX ? TMP_NAME_MAX - 12 : (int)strlen(base);
-    int fd, existed = stat(path, &st) == 0;
+    int fd, existed = stat(name, &st) == 0;
     mode_t mask;
     o->tmp = malloc(n);
     if (!o->tmp) goto nomem;
     /* first the temporaries of this target that dead writers left: ".NAME.tmp." */
-    snprintf(o->tmp, n, "%.*s", (int)dirlen, path);
+    snprintf(o->tmp, n, "%.*s", (int)dirlen, name);
     {
       char prefix[TMP_NAME_MAX + 1];
       snprintf(prefix, sizeof prefix, ".%.*s.tmp.", keep, base);
       remove_stale(o->tmp, prefix);
     }
-    snprintf(o->tmp, n, "%.*s.%.*s.tmp.XXXXXX", (int)dirlen, path, keep, base);
+    snprintf(o->tmp, n, "%.*s.%.*s.tmp.XXXXXX", (int)dirlen, name, keep, base);
     fd = create_locked(o->tmp);
     if (fd < 0) {
       int e = errno;
@@ -642,7 +812,7 @@ int slem_out_commit(SlemOut *self, SlemError *err) {
   if (self->failed) errno = self->failed;
   if (self->is_stdout) {
     if (self->failed || fflush(self->fp) != 0 || ferror(self->fp))
-      st = slem_error(err, SLEM_EIO, "<stdout>: write: %s", strerror(errno));
+      st = slem_error(err, SLEM_EIO, "%s: write: %s", self->target, strerror(errno));
     out_free(self);
     return st;
   }
@@ -655,10 +825,11 @@ int slem_out_commit(SlemOut *self, SlemError *err) {
     st = slem_error(err, SLEM_EIO, "%s: close: %s", self->target, strerror(errno));
   self->fp = NULL;
   if (self->tmp) {
-    if (st == SLEM_OK && rename(self->tmp, self->target) != 0)
+    const char *name = self->dest ? self->dest : self->target;
+    if (st == SLEM_OK && rename(self->tmp, name) != 0)
       st = slem_error(err, SLEM_EIO, "%s: rename: %s", self->target, strerror(errno));
     if (st != SLEM_OK) unlink(self->tmp);
-    else sync_dir(self->target);
+    else sync_dir(name);
   }
   out_free(self);
   return st;

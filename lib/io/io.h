@@ -19,8 +19,16 @@
 typedef struct SlemIn SlemIn;
 
 /* Opens path for reading ("-" or NULL: stdin). *self is set to a new reader, freed by
- * slem_in_free(). Errors: SLEM_EIO naming the path (missing, unreadable, a directory). */
+ * slem_in_free(). A stdin whose open file description is non-blocking (O_NONBLOCK, set
+ * by a parent on a pipe it shares) is given a blocking description of its own of the
+ * same pipe first, where /proc allows. Errors: SLEM_EIO naming the path (missing,
+ * unreadable, a directory). */
 int slem_in_open(SlemIn **self, const char *path, SlemError *err);
+
+/* What slem_in_open("-") does to a non-blocking stdin, for the readers of descriptor 0 or
+ * of stdio's stdin that do not go through it. Cannot fail (left as it is where it cannot
+ * be done). */
+void slem_in_block_stdin(void);
 void slem_in_free(SlemIn *self);
 
 /* The name used in messages: the path, or "<stdin>". Owned by self. */
@@ -28,6 +36,12 @@ const char *slem_in_name(const SlemIn *self);
 
 /* Size in bytes of a regular file, or -1 when unknown (pipe, terminal). */
 int64_t slem_in_size(const SlemIn *self);
+
+/* SLEM_OK when path, which a run reads more than once from its start (once per stage),
+ * can be read so: a regular file, or a path that does not exist (its open says so later);
+ * else SLEM_EINVAL naming it: a pipe, a FIFO (opened again, it would wait for a writer
+ * for ever) or a device. "-" is the caller's to refuse, in its own words. */
+int slem_in_rereadable(const char *path, SlemError *err);
 
 /* For a regular file: SLEM_EFORMAT "changed while being read" when its size or its
  * modification time is no longer what it was when it was opened (another process wrote
@@ -70,8 +84,9 @@ int slem_in_pread(const SlemIn *self, uint64_t pos, void *heads, size_t head, vo
  * (the seek). */
 int slem_in_consume(SlemIn *self, size_t n, int at_end, SlemError *err);
 
-/* Reads one line (without its '\n', a trailing '\r' removed) into a buffer owned by
- * self, valid until the next call. *line is NULL at end of file. Errors: SLEM_EIO,
+/* Reads one line (without its '\n', a trailing '\r' removed, and a UTF-8 byte-order mark
+ * removed from the start of the first) into a buffer owned by self, valid until the next
+ * call. *line is NULL at end of file. Errors: SLEM_EIO,
  * SLEM_EFORMAT for a line over 64 MiB (memory stays bounded on a file with no newline),
  * SLEM_EFORMAT "FILE: line N: a NUL byte (column C): not a text line" for a line holding
  * a NUL byte (every line reader of slem goes through here: vectors as text, ids, labels,
@@ -90,13 +105,26 @@ int slem_in_seekable(const SlemIn *self);
 
 typedef struct SlemOut SlemOut;
 
-/* Opens path for writing ("-" or NULL: stdout). Nothing appears under path before
- * slem_out_commit(). The temporary file ".NAME.tmp.XXXXXX" is held under an exclusive
+/* Opens path for writing ("-" or NULL: stdout, made blocking as slem_in_open() makes
+ * stdin). Nothing appears under path before slem_out_commit(). A path that is a symbolic
+ * link is followed: the temporary is made beside the file it leads to, which the rename
+ * replaces (the link stays; a link leading to no file creates the file it names; another
+ * user's link in a sticky world-writable directory such as /tmp is refused, EACCES, as
+ * fs.protected_symlinks has open(2) refuse it); a link to the regular file open as stdout
+ * (/dev/stdout under "> FILE") is stdout, written in place as "-" is; a device, a FIFO,
+ * or a link whose text does not name its file (/proc/self/fd/N of a deleted file) is
+ * written in place. The temporary file ".NAME.tmp.XXXXXX" is held under an exclusive
  * flock(2) while this process writes it; before creating its own, the writer removes the
  * ".NAME.tmp.XXXXXX" files of this user that no process holds (left by writers that were
  * killed), never one in use. Errors: SLEM_EIO naming the path (directory missing, no
  * permission). */
 int slem_out_open(SlemOut **self, const char *path, SlemError *err);
+
+/* Writes to name (cap bytes) the file that slem_out_open(path) would replace or create:
+ * path's links followed as it follows them, then its directory's real path and its base
+ * name, so that two names of one file, existing or not, give one name. Returns 0, or -1
+ * when that cannot be told (a directory missing, a link refused, a name too long). */
+int slem_out_resolve(const char *path, char *name, size_t cap);
 
 /* The stdio stream to write to; errors on it are caught by slem_out_commit(). */
 FILE *slem_out_file(SlemOut *self);

@@ -37,6 +37,16 @@ int slem_matchrun_check(const SlemMatchRunOpts *o, SlemError *err) {
   if (is_stdin(o->db_list) && is_stdin(q))
     return slem_error(err, SLEM_EINVAL, "the queries and the database list cannot both come "
                       "from stdin");
+  {
+    /* the ids and calibration files too: a second stdin reads nothing */
+    size_t uses = (size_t)is_stdin(q) + (size_t)is_stdin(o->db_list) +
+                  (size_t)is_stdin(o->query_ids) + (size_t)is_stdin(o->calibration);
+    for (size_t i = 0; i < o->ndb; i++) uses += (size_t)is_stdin(o->db[i]);
+    for (size_t i = 0; i < o->ndb_ids; i++) uses += (size_t)is_stdin(o->db_ids[i]);
+    if (uses > 1)
+      return slem_error(err, SLEM_EINVAL, "only one input can be stdin ('-'; the queries are "
+                        "read from stdin when no query file is given)");
+  }
   if (o->ndb_ids > 0 && !o->db_list && o->ndb_ids != o->ndb)
     return slem_error(err, SLEM_EINVAL, "%zu --db-ids for %zu database files: give one per -d, "
                       "in order", o->ndb_ids, o->ndb);

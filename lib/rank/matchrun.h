@@ -62,7 +62,8 @@ typedef struct SlemMatchRunResult {
 void slem_matchrun_opts_init(SlemMatchRunOpts *opts);
 
 /* Checks the rules between options alone, before anything is read: a database given; not
- * the queries and a database (or its list) both from stdin; one ids file per database file
+ * the queries and a database (or its list) both from stdin, nor any two of the inputs
+ * (queries, databases, their list, ids files, calibration); one ids file per database file
  * (when there is no list); --couple only with a cache; a cache with neither normalize nor
  * classifier queries; classifier queries without normalize. Errors: SLEM_EINVAL, with the
  * tool's message. */

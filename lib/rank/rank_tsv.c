@@ -7,7 +7,13 @@
 #include "mergefmt.h"
 #include "rankfmt.h"
 
-static int sniff(const char *line) { return strchr(line, '\t') && !strchr(line, ' ') ? 2 : 0; }
+/* Tabs and no space, but not the six fields of a TREC run written with tabs
+ * ("q\tQ0\tdoc\t1\t0.9\ttag", which was refused as "6 fields, expected 4"). */
+static int sniff(const char *line) {
+  size_t tabs = 0;
+  for (const char *p = line; (p = strchr(p, '\t')) != NULL; p++) tabs++;
+  return tabs > 0 && tabs != 5 && !strchr(line, ' ') ? 2 : 0;
+}
 
 static int format(const SlemRankWriter *w, const char *qid, const SlemRankEntry *e, size_t n,
                   SlemTextBuf *buf, SlemError *err) {

@@ -910,7 +910,9 @@ static int temp_file(FILE **fp, const char *dir, SlemError *err) {
   int fd;
   if (!dir || !*dir) dir = "/tmp";
   snprintf(path, sizeof path, "%s/slem-report.XXXXXX", dir);
-  if ((fd = mkstemp(path)) < 0) return slem_error(err, SLEM_EIO, "%s: %s", path, strerror(errno));
+  if ((fd = mkstemp(path)) < 0)
+    return slem_error(err, SLEM_EIO, "%s: cannot make a temporary file there (TMPDIR): %s", dir,
+                      strerror(errno));
   unlink(path);
   if (!(*fp = fdopen(fd, "w+"))) {
     close(fd);
@@ -998,6 +1000,7 @@ static int spool_in(const char *src, const char *dir, char **path, int *fd, Slem
   *fd = -1;
   if (own && (in = open(src, O_RDONLY | O_CLOEXEC)) < 0)
     return slem_error(err, SLEM_EIO, "%s: %s", src, strerror(errno));
+  if (!own) slem_in_block_stdin();
   if (!dir || !*dir) dir = "/tmp";
   len = strlen(dir) + 32;
   if (!(tmp = malloc(len))) {
@@ -1006,7 +1009,8 @@ static int spool_in(const char *src, const char *dir, char **path, int *fd, Slem
   }
   snprintf(tmp, len, "%s/slem-report.XXXXXX", dir);
   if ((*fd = mkstemp(tmp)) < 0) {
-    st = slem_error(err, SLEM_EIO, "%s: %s", tmp, strerror(errno));
+    st = slem_error(err, SLEM_EIO, "%s: cannot make a temporary copy of %s there (TMPDIR): %s",
+                    dir, shown, strerror(errno));
     if (own) close(in);
     free(tmp);
     return st;
@@ -1231,6 +1235,15 @@ int slem_report_make(const char *output, const SlemTruthSpec *spec, const SlemRe
   SlemReport *rep = NULL;
   SlemThumbs *th = NULL;
   int st;
+  /* the database's labels and ids are read twice (for the ground truth, then for the
+   * page's labels): stdin or a pipe would be empty the second time */
+  for (int i = 0; !opts->protocol && spec->dblabels && i < 2; i++) {
+    const char *f = i == 0 ? spec->dblabels : spec->dbids;
+    if (f && strcmp(f, "-") == 0)
+      return slem_error(err, SLEM_EINVAL, "the database's %s are read twice: not from stdin; "
+                        "give a file", i == 0 ? "labels" : "ids");
+    if (f && (st = slem_in_rereadable(f, err)) != SLEM_OK) return st;
+  }
   if ((st = opts->protocol ? slem_report_protocol_truth(&truth, opts->protocol, err)
                             : slem_truth_read(&truth, spec, err)) != SLEM_OK ||
       (st = slem_report_new(&rep, truth, opts, err)) != SLEM_OK)
