@@ -236,14 +236,21 @@ build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_OBJ) | build/fuz
 build/tests/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/standalone.c tests/fuzz/fuzz.h lib/libslem.a | build/tests
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ tests/fuzz/standalone.c $< lib/libslem.a $(LIBS)
 
+# each harness is one process on one core: JOBS of them run at a time, then each one's
+# result is told in the order of FUZZERS
 fuzz:
 	@$(MAKE) --no-print-directory -j$(JOBS) $(FUZZ_BINS)
-	@p=0; f=0; for z in $(FUZZERS); do \
-	  mkdir -p build/fuzz/corpus-$$z; \
-	  build/fuzz/fuzz_$$z -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -rss_limit_mb=2048 \
-	    -artifact_prefix=build/fuzz/$$z- build/fuzz/corpus-$$z testdata/fuzz/$$z >build/fuzz/$$z.log 2>&1; \
-	  st=$$?; runs=$$(sed -n 's/^stat::number_of_executed_units: *//p' build/fuzz/$$z.log); \
-	  if [ $$st = 0 ]; then p=$$((p + 1)); echo "fuzz_$$z: $$runs executions in $(FUZZ_SECONDS) s, no crash"; \
+	@n=0; for z in $(FUZZERS); do \
+	  mkdir -p build/fuzz/corpus-$$z; rm -f build/fuzz/$$z.status; \
+	  { build/fuzz/fuzz_$$z -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -rss_limit_mb=2048 \
+	      -artifact_prefix=build/fuzz/$$z- build/fuzz/corpus-$$z testdata/fuzz/$$z >build/fuzz/$$z.log 2>&1; \
+	    echo $$? >build/fuzz/$$z.status; } & \
+	  n=$$((n + 1)); if [ $$n -ge $(JOBS) ]; then wait; n=0; fi; \
+	done; wait; \
+	p=0; f=0; for z in $(FUZZERS); do \
+	  st=$$(cat build/fuzz/$$z.status 2>/dev/null || echo none); \
+	  runs=$$(sed -n 's/^stat::number_of_executed_units: *//p' build/fuzz/$$z.log); \
+	  if [ "$$st" = 0 ]; then p=$$((p + 1)); echo "fuzz_$$z: $$runs executions in $(FUZZ_SECONDS) s, no crash"; \
 	  else f=$$((f + 1)); echo "FAIL: fuzz_$$z (status $$st):"; grep -E "ERROR|SUMMARY|Test unit written" build/fuzz/$$z.log; fi; \
 	done; echo "fuzz: $$p passed, $$f failed"; test $$f = 0
 
