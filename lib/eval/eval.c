@@ -43,9 +43,8 @@ double slem_eval_ap(SlemApKind kind, const unsigned char *rel, size_t n, size_t 
 /* ---- a ranking gathered per query ---- */
 
 typedef struct Entry {
-  long rank;
-  size_t doc;     /* index in the run's document map */
-  uint64_t line;
+  SlemRankKey key; /* first: ordered by slem_rankings_key_cmp() */
+  size_t doc;      /* index in the run's document map */
 } Entry;
 
 typedef struct RunQuery {
@@ -120,9 +119,10 @@ static int run_gather(Run *run, SlemRankReader *reader, const SlemEvalOpts *opts
         rq->e = p;
         rq->cap = cap;
       }
-      rq->e[rq->n].rank = g->e[k].rank;
+      rq->e[rq->n].key.rank = g->e[k].rank;
       rq->e[rq->n].doc = (size_t)di;
-      rq->e[rq->n].line = g->e[k].line;
+      rq->e[rq->n].key.line = g->e[k].line;
+      rq->e[rq->n].key.pos = k;
       rq->n++;
     }
   }
@@ -152,12 +152,6 @@ void slem_eval_result_free(SlemEvalResult *self) {
   free(self->means);
   free(self->values);
   free(self);
-}
-
-static int by_rank(const void *a, const void *b) {
-  const Entry *x = a, *y = b;
-  if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
-  return x->line < y->line ? -1 : x->line > y->line;
 }
 
 static double prec_at(const long *rel, size_t n, size_t k) {
@@ -307,13 +301,13 @@ int slem_eval_result_new(SlemEvalResult **self, SlemRankReader *rankings, const 
       goto done;
     }
     r = res->q + q;
-    qsort(rq->e, rq->n, sizeof *rq->e, by_rank);
+    qsort(rq->e, rq->n, sizeof *rq->e, slem_rankings_key_cmp);
     for (size_t k = 0; k < rq->n; k++) {
       const char *ds = slem_strmap_get(run->dmap, rq->e[k].doc);
       long d = slem_truth_find_doc(truth, ds);
       if (d < 0 && slem_truth_knows_all_docs(truth)) {
         st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": '%s' is not a database id of "
-                        "the labels", run->name, rq->e[k].line, ds);
+                        "the labels", run->name, rq->e[k].key.line, ds);
         goto done;
       }
       if (d >= 0 && slem_truth_junk(truth, (size_t)q, (size_t)d)) continue;

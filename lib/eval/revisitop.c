@@ -245,16 +245,9 @@ int slem_revisit_query_result(const SlemRevisit *self, size_t i, const char **qi
 }
 
 typedef struct Ranked {
-  long rank;
-  uint64_t line;
+  SlemRankKey key; /* first: ordered by slem_rankings_key_cmp() */
   const char *id;
 } Ranked;
-
-static int by_rank_line(const void *a, const void *b) {
-  const Ranked *x = a, *y = b;
-  if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
-  return x->line < y->line ? -1 : x->line > y->line;
-}
 
 int slem_revisit_add_run(SlemRevisit *self, SlemRankReader *rankings, SlemError *err) {
   const SlemRankQuery *q;
@@ -274,8 +267,8 @@ int slem_revisit_add_run(SlemRevisit *self, SlemRankReader *rankings, SlemError 
       }
       cap = q->n;
     }
-    for (size_t i = 0; i < q->n; i++) r[i] = (Ranked){q->e[i].rank, q->e[i].line, q->e[i].id};
-    qsort(r, q->n, sizeof *r, by_rank_line);
+    for (size_t i = 0; i < q->n; i++) r[i] = (Ranked){{q->e[i].rank, q->e[i].line, i}, q->e[i].id};
+    qsort(r, q->n, sizeof *r, slem_rankings_key_cmp);
     for (size_t i = 0; i < q->n; i++) ids[i] = r[i].id;
     if ((st = slem_revisit_query(self, q->query, ids, q->n, err)) != SLEM_OK) {
       char msg[SLEM_ERRMSG_MAX];

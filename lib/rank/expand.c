@@ -155,17 +155,10 @@ int slem_expand_run(SlemExpander *self, double *y, const double *q, const size_t
   return SLEM_OK;
 }
 
-/* A query's entry by its rank field, equal ranks by position in the file. */
+/* A query's entry key.pos, ordered by slem_rankings_key_cmp(). */
 typedef struct {
-  long rank;
-  size_t pos;
+  SlemRankKey key;
 } ExpandOrder;
-
-static int expand_by_rank(const void *a, const void *b) {
-  const ExpandOrder *x = a, *y = b;
-  if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
-  return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
 
 /* Sets *ord to rq's entries in rank order (as slem-eval takes them), or to NULL when the
  * file order is that already (slem-match's rankings); *ord grows in *cap. SLEM_ENOMEM. */
@@ -183,10 +176,9 @@ static int expand_order(const SlemRankQuery *rq, ExpandOrder **buf, size_t *cap,
     *cap = rq->n;
   }
   for (j = 0; j < rq->n; j++) {
-    (*buf)[j].rank = rq->e[j].rank;
-    (*buf)[j].pos = j;
+    (*buf)[j].key = (SlemRankKey){rq->e[j].rank, rq->e[j].line, j};
   }
-  qsort(*buf, rq->n, sizeof **buf, expand_by_rank);
+  qsort(*buf, rq->n, sizeof **buf, slem_rankings_key_cmp);
   *ord = *buf;
   return SLEM_OK;
 }
@@ -261,7 +253,7 @@ int slem_expand_stream(SlemExpander *self, SlemVecReader *in, const SlemIds *qid
       take = nh < n ? nh : n;
       if ((status = expand_order(rq, &ord_buf, &ord_cap, &ord, err)) != SLEM_OK) goto cleanup;
       for (size_t j = 0; j < take; j++) {
-        const SlemRankEntry *e = rq->e + (ord ? ord[j].pos : j);
+        const SlemRankEntry *e = rq->e + (ord ? ord[j].key.pos : j);
         if ((status = slem_expand_row(self, e->id, strlen(e->id), &rows[j], err)) != SLEM_OK) {
           char msg[SLEM_ERRMSG_MAX];
           snprintf(msg, sizeof msg, "%s", err ? err->msg : "");

@@ -36,6 +36,13 @@ static const SlemRankFormatOps *ops_of(SlemRankFormat fmt) {
 
 const SlemRankFormatOps *slem_rankformat_ops(SlemRankFormat fmt) { return ops_of(fmt); }
 
+int slem_rankings_key_cmp(const void *a, const void *b) {
+  const SlemRankKey *x = a, *y = b;
+  if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+  if (x->line != y->line) return x->line < y->line ? -1 : 1;
+  return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
 int slem_rankformat_parse(SlemRankFormat *fmt, const char *name, SlemError *err) {
   for (size_t i = 0; i < NFORMATS; i++)
     if (strcmp(name, formats[i]->name) == 0) {

@@ -212,6 +212,18 @@ int slem_rankshard_read_end(const char *path, SlemRankShard *m, int *found, Slem
 /* Finishes and moves the file into place; frees self whatever happens. */
 int slem_rankwriter_close(SlemRankWriter *self, SlemError *err);
 void slem_rankwriter_abort(SlemRankWriter *self);
+/* The order in which a query's results count wherever they are measured or used (slem-eval,
+ * slem-expand, the revisitop evaluation): by the rank field as read, equal ranks in the
+ * order of the file (by line, then by place on the line: a jsonl query is one line),
+ * whatever order the lines come in. A caller's entry begins with a SlemRankKey, and
+ * slem_rankings_key_cmp() is the qsort() comparison of such entries, a total order. */
+typedef struct SlemRankKey {
+  long rank;
+  uint64_t line;
+  size_t pos;  /* the entry's place in its SlemRankQuery (e[pos]) */
+} SlemRankKey;
+
+int slem_rankings_key_cmp(const void *a, const void *b);
 
 /* ---- reader ---- */
 
