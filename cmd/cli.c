@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -235,7 +236,7 @@ double cli_double(const char *opt, const char *s) {
   double v;
   errno = 0;
   v = strtod(s, &end);
-  if (end == s || *end || errno == ERANGE || !isfinite(v))
+  if (end == s || *end || isspace((unsigned char)*s) || errno == ERANGE || !isfinite(v))
     cli_usage_error("%s: '%s' is not a finite number", opt, s);
   return v;
 }
@@ -258,7 +259,8 @@ long cli_long(const char *opt, const char *s, long min, long max) {
   long v;
   errno = 0;
   v = strtol(s, &end, 10);
-  if (end == s || *end || errno == ERANGE || v < min || v > max)
+  /* strtol() skips leading blanks, but not trailing ones: neither is taken */
+  if (end == s || *end || isspace((unsigned char)*s) || errno == ERANGE || v < min || v > max)
     cli_usage_error("%s: '%s' is not a whole number from %ld to %ld", opt, s, min, max);
   return v;
 }

@@ -343,4 +343,18 @@ nodir match slem-match -q -f fvecs -k 5 -d "$D/database.fvecs" -o "$T/nodir/x"
 nodir "eval --curve" slem-eval -q $L --curve "$T/nodir/x" -o /dev/null
 nodir merge slem-merge -o "$T/nodir/x" -
 }
+
+# Numbers with blanks around them, from an environment or an option: strtol() and strtod()
+# skip leading blanks only, so ' 3' was taken and '3 ' refused; both are refused now
+for v in ' 3' '3 ' '	3'; do
+  expect_fail "SLEM_THREADS='$v'" 2 "SLEM_THREADS: '$v' is not a whole number" "$T/blank.fvecs" \
+    env SLEM_THREADS="$v" slem-encode -q -c "$T/neg.slem" -o "$T/blank.fvecs" "$D/queries.fvecs"
+done
+expect_fail "-k ' 5'" 2 "-k: ' 5' is not a whole number" "$T/blank.tsv" \
+  slem-match -q -k ' 5' -d "$T/db.fvecs" -o "$T/blank.tsv" "$T/q.fvecs"
+expect_fail "--lambda-rel ' 1'" 2 "--lambda-rel: ' 1' is not a finite number" "$T/blank.slem" \
+  slem-negstats -q --lambda-rel ' 1' -o "$T/blank.slem" "$D/negatives.fvecs"
+check "SLEM_THREADS=3" env SLEM_THREADS=3 slem-match -q -k 5 -d "$T/db.fvecs" -o "$T/t3.tsv" "$T/q.fvecs"
+cmp -s "$T/t3.tsv" "$T/ref.tsv" && ok || bad "SLEM_THREADS=3: another ranking"
+
 finish cli-hostile
