@@ -16,6 +16,24 @@ tune -q "$H/validation.fvecs" -d "$H/database.fvecs" --query-labels "$H/validati
   bad "slem-tune with hostile names: $(cat "$T/err")"
 grep -q '^1000 .*0.692047  \*$' "$T/t1" && ok || bad "slem-tune output: $(cat "$T/t1")"
 ls "$T" | grep -q pwned && bad "a name was run as a command" || ok
+# ground truth from a pipe (a FIFO here; <(...) in bash): slem-tune copies it once, so it
+# is taken (refused before as "cannot read it"), with the same table
+mkfifo "$T/vl.fifo"
+cat "$H/validation.labels" >"$T/vl.fifo" &
+writer=$!
+tune -q "$H/validation.fvecs" -d "$H/database.fvecs" --query-labels "$T/vl.fifo" --db-labels "$H/database.labels" >"$T/t1p" ||
+  bad "slem-tune, labels from a FIFO: $(cat "$T/err")"
+kill "$writer" 2>/dev/null # still waiting for a reader when the FIFO was not read
+wait "$writer" 2>/dev/null
+cmp -s "$T/t1" "$T/t1p" && ok || bad "slem-tune, labels from a FIFO: $(cat "$T/t1p")"
+# slem-parallel's tasks open their inputs by name, some more than once: a FIFO is refused
+# by name and for that reason, before any work (status 1)
+mkfifo "$T/q.fifo"
+"$S/slem-parallel" -N 2 -n "$D/negatives.fvecs" -q "$T/q.fifo" -d "$D/database.fvecs" -k 5 \
+  -o "$T/fifo.tsv" --quiet 2>"$T/err"
+st=$?
+[ "$st" = 1 ] && grep -q "q.fifo: not a regular file" "$T/err" && [ ! -e "$T/fifo.tsv" ] && ok ||
+  bad "slem-parallel, a FIFO as -q: status $st: $(cat "$T/err")"
 
 # the same pipeline by hand, with and without junk
 slem-negstats -q --partial -o "$T/p.slem" "$D/negatives.fvecs"
