@@ -412,17 +412,10 @@ void cli_refuse_clobber(const char *output, const char *const *inputs, size_t n)
     /* a new output: its folder must be there and writable, or the whole run is done
      * before its temporary file cannot be made */
     char dir[PATH_MAX];
-    const char *slash = strrchr(output, '/');
-    size_t len = slash ? (size_t)(slash - output) : 0;
     struct stat sl, sd;
     int e;
-    if (lstat(output, &sl) == 0 || len >= sizeof dir) return; /* a dangling link: at open */
-    if (!slash) strcpy(dir, ".");
-    else if (len == 0) strcpy(dir, "/");
-    else {
-      memcpy(dir, output, len);
-      dir[len] = '\0';
-    }
+    /* a dangling link, or a name too long: told at open */
+    if (lstat(output, &sl) == 0 || slem_io_dirname(dir, sizeof dir, output) != 0) return;
     e = stat(dir, &sd) != 0 ? errno : !S_ISDIR(sd.st_mode) ? ENOTDIR
         : access(dir, W_OK | X_OK) != 0 ? errno : 0;
     if (e) {

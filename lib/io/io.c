@@ -541,6 +541,15 @@ static int create_locked(char *tmp) {
   return -1;
 }
 
+int slem_io_dirname(char *dir, size_t cap, const char *path) {
+  const char *slash = strrchr(path, '/');
+  size_t n = slash ? (size_t)(slash - path) : 1;
+  if (n >= cap) return -1;
+  memcpy(dir, !slash ? "." : n == 0 ? "/" : path, n ? n : 1);
+  dir[n ? n : 1] = '\0';
+  return 0;
+}
+
 /* Symbolic links followed in a row before giving up (ELOOP), as the kernel does. */
 #define LINKS_MAX 40
 
@@ -551,18 +560,8 @@ static int create_locked(char *tmp) {
  * output onto a file of this user's. */
 static int may_follow(const char *cur, const struct stat *lst) {
   char dir[PATH_MAX];
-  const char *slash = strrchr(cur, '/');
   struct stat ds;
-  size_t n = slash ? (size_t)(slash - cur) : 0;
-  if (!slash) strcpy(dir, ".");
-  else if (n == 0) strcpy(dir, "/");
-  else if (n < sizeof dir) {
-    memcpy(dir, cur, n);
-    dir[n] = '\0';
-  } else {
-    return 0;
-  }
-  if (stat(dir, &ds) != 0) return 0;
+  if (slem_io_dirname(dir, sizeof dir, cur) != 0 || stat(dir, &ds) != 0) return 0;
   if (!(ds.st_mode & S_ISVTX) || !(ds.st_mode & S_IWOTH)) return 1;
   return lst->st_uid == geteuid() || lst->st_uid == ds.st_uid;
 }
@@ -626,19 +625,11 @@ static int same_file(const char *name, const struct stat *st) {
 int slem_out_resolve(const char *path, char *name, size_t cap) {
   char *dest = NULL, dir[PATH_MAX];
   const char *p, *slash;
-  size_t n;
   int ok = -1;
   if (follow_links(path, &dest) != 0) return -1;
   p = dest ? dest : path;
   slash = strrchr(p, '/');
-  n = slash ? (size_t)(slash - p) : 0;
-  if (slash && n == 0) strcpy(dir, "/");
-  else if (n < sizeof dir) {
-    memcpy(dir, slash ? p : ".", slash ? n : 1);
-    dir[slash ? n : 1] = '\0';
-  } else {
-    goto done;
-  }
+  if (slem_io_dirname(dir, sizeof dir, p) != 0) goto done;
   {
     char *real = realpath(dir, NULL);
     if (real && (size_t)snprintf(name, cap, "%s/%s", real, slash ? slash + 1 : p) < cap) ok = 0;

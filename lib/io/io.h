@@ -126,6 +126,10 @@ int slem_out_open(SlemOut **self, const char *path, SlemError *err);
  * when that cannot be told (a directory missing, a link refused, a name too long). */
 int slem_out_resolve(const char *path, char *name, size_t cap);
 
+/* The folder of path into dir(cap): what comes before its last '/' ("/" for a name just
+ * under the root, "." for a name without '/'). 0, or -1 when it does not fit in cap. */
+int slem_io_dirname(char *dir, size_t cap, const char *path);
+
 /* The stdio stream to write to; errors on it are caught by slem_out_commit(). */
 FILE *slem_out_file(SlemOut *self);
 
