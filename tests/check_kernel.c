@@ -177,6 +177,12 @@ START_TEST(kernel_dot_lanes_without_avx_equal_scalar_bit_for_bit) {
 }
 END_TEST
 
+START_TEST(kernel_dot_lanes_without_fma_equal_scalar_bit_for_bit) {
+  setenv("SLEM_TEST_LANES", "avx", 1); /* AVX's multiply then add, where FMA would fuse */
+  dots_equal_scalar();
+}
+END_TEST
+
 START_TEST(kernel_specs) {
   SlemKernel k;
   SlemError err;
@@ -1112,6 +1118,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, kernel_lanes_without_avx_equal_kernel_eval_bit_for_bit);
   tcase_add_test(tc, kernel_dot_lanes_equal_scalar_bit_for_bit);
   tcase_add_test(tc, kernel_dot_lanes_without_avx_equal_scalar_bit_for_bit);
+  tcase_add_test(tc, kernel_dot_lanes_without_fma_equal_scalar_bit_for_bit);
   tcase_add_test(tc, kernel_specs);
   tcase_add_test(tc, icl_reproduces_pivots_and_trace_decreases);
   tcase_add_test(tc, gamma_estimate_is_deterministic);

@@ -1,8 +1,10 @@
 /* Dot products in a fixed order: the sums that exact scores and fixed-order projections
  * are made of, one at a time or several side by side in vector registers with the same
  * bits (SSE2 everywhere, AVX where the CPU has it, chosen once; SLEM_TEST_LANES=sse forces
- * SSE2, so that tests compare both ways). No fused multiply-add anywhere: -std=c11 turns
- * contraction off and neither target has FMA. */
+ * SSE2 and =avx AVX without FMA, so that tests compare the ways). No fused multiply-add but
+ * one: -std=c11 turns contraction off, and only the float rows' sums (slem_dot_f32_rows)
+ * fuse, on AVX2 with FMA, where the product of two floats is exact in double and fusing
+ * rounds the same. */
 #ifndef SLEM_DOT_H
 #define SLEM_DOT_H
 
@@ -32,7 +34,9 @@ void slem_dot_f32_rows(const float *a, const float *const *b, size_t m, size_t n
 void slem_dot_f32_at(const float *a, const float *x, size_t n, const size_t *j, size_t m,
                      double *out);
 
-/* Whether the side-by-side sums run on AVX (else SSE2). */
+/* Whether the side-by-side sums run on AVX (else SSE2), and the float rows' with fused
+ * multiply-adds (AVX2 and FMA; the same bits). */
 int slem_dot_lanes_avx(void);
+int slem_dot_lanes_fma(void);
 
 #endif
