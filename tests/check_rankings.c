@@ -243,6 +243,13 @@ START_TEST(shard_lines_round_trip) {
   expect_bad("{\"slem_shard\":{\"index\":1,\"count\":1,\"rows\":1,\"k\":1,\"database\":"
              "\"0123456789abcdef\"}}\n{\"query\":\"q\",\"results\":[]}\n", SLEM_RANK_AUTO,
              "line 1: a bad shard line (index 1 of 1)", 0);
+  /* a group's span (slem-merge --partial): at least 1, within the split */
+  expect_bad("{\"slem_shard\":{\"index\":1,\"span\":3,\"count\":3,\"rows\":1,\"k\":1,\"database\":"
+             "\"0123456789abcdef\"}}\n{\"query\":\"q\",\"results\":[]}\n", SLEM_RANK_AUTO,
+             "line 1: a bad shard line (span 3 from index 1 of 3)", 0);
+  expect_bad("{\"slem_shard\":{\"index\":1,\"span\":0,\"count\":3,\"rows\":1,\"k\":1,\"database\":"
+             "\"0123456789abcdef\"}}\n{\"query\":\"q\",\"results\":[]}\n", SLEM_RANK_AUTO,
+             "line 1: a bad shard line (no whole 'span')", 0);
   /* an arithmetic that is not a text, or holds a control character */
   expect_bad("{\"slem_shard\":{\"index\":0,\"count\":1,\"rows\":1,\"k\":1,\"database\":"
              "\"0123456789abcdef\",\"arithmetic\":7}}\n{\"query\":\"q\",\"results\":[]}\n",
@@ -251,6 +258,48 @@ START_TEST(shard_lines_round_trip) {
              "\"0123456789abcdef\",\"descriptors_arithmetic\":\"A\\nB\"}}\n{\"query\":\"q\","
              "\"results\":[]}\n", SLEM_RANK_AUTO,
              "line 1: a bad shard line ('descriptors_arithmetic' not a text", 0);
+}
+END_TEST
+
+/* A group's span is written after the index when it is not 1, and read back; a line
+ * without one holds one shard. */
+START_TEST(shard_line_span_round_trip) {
+  char *path = tu_path("span.jsonl"), *text;
+  SlemRankShard m = {.index = 2, .span = 3, .count = 5, .rows = 1001, .k = 7,
+                     .database = "0123456789abcdef", .has_end = 1, .queries = 1,
+                     .query_set = "fedcba9876543210"};
+  SlemRankEntry a = {.id = "9", .score = 0.5f, .row = 9};
+  SlemRankWriter *w;
+  SlemRankReader *r;
+  const SlemRankQuery *q;
+  SlemError err;
+  ck_assert_int_eq(slem_rankwriter_open(&w, path, SLEM_RANK_JSONL, NULL, NULL, NULL, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_shard(w, &m, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_write_entries(w, "q0", &a, 1, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_shard_end(w, &m, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_close(w, &err), SLEM_OK);
+  text = slurp(path);
+  ck_assert_ptr_nonnull(strstr(text, "{\"slem_shard\":{\"index\":2,\"span\":3,\"count\":5,"));
+  free(text);
+  ck_assert_int_eq(slem_rankreader_open(&r, path, SLEM_RANK_AUTO, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankreader_next(r, &q, &err), SLEM_OK);
+  ck_assert_ptr_nonnull(slem_rankreader_shard(r));
+  ck_assert_uint_eq(slem_rankreader_shard(r)->span, 3);
+  slem_rankreader_free(r);
+  m.span = 1; /* one shard: no span written, and 1 read back */
+  ck_assert_int_eq(slem_rankwriter_open(&w, path, SLEM_RANK_JSONL, NULL, NULL, NULL, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_shard(w, &m, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_write_entries(w, "q0", &a, 1, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_shard_end(w, &m, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_close(w, &err), SLEM_OK);
+  text = slurp(path);
+  ck_assert_ptr_null(strstr(text, "span"));
+  free(text);
+  ck_assert_int_eq(slem_rankreader_open(&r, path, SLEM_RANK_AUTO, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankreader_next(r, &q, &err), SLEM_OK);
+  ck_assert_uint_eq(slem_rankreader_shard(r)->span, 1);
+  slem_rankreader_free(r);
+  free(path);
 }
 END_TEST
 
@@ -520,6 +569,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, bad_lines_name_file_and_line);
   tcase_add_test(tc, queries_group_consecutive_lines);
   tcase_add_test(tc, shard_lines_round_trip);
+  tcase_add_test(tc, shard_line_span_round_trip);
   tcase_add_test(tc, shard_line_arithmetics_round_trip);
   tcase_add_test(tc, many_entries_per_query);
   tcase_add_test(tc, npy_round_trip);

@@ -191,6 +191,38 @@ check "slem-eval of a shard" slem-eval --query-labels "$D/queries.labels" --db-l
 expect_fail "a missing shard" 1 "shard 4/7 is missing" "$T/o" slem-merge -k 3 -o "$T/o" "$T/e0.jsonl" "$T/e1.jsonl" "$T/e2.jsonl" "$T/e3.jsonl" "$T/e5.jsonl" "$T/e6.jsonl"
 cp "$T/e4.jsonl" "$T/e4again.jsonl"
 expect_fail "a shard twice" 1 "e4again.jsonl are both shard 4/7" "$T/o" slem-merge -k 3 -o "$T/o" "$T/e0.jsonl" "$T/e1.jsonl" "$T/e2.jsonl" "$T/e3.jsonl" "$T/e4.jsonl" "$T/e4again.jsonl" "$T/e5.jsonl" "$T/e6.jsonl"
+# a merge in two levels: a --partial merge of consecutive shards carries the group's lines
+# (its span), so that the second level sees a group left out, or one held twice
+E="$T/e0.jsonl $T/e1.jsonl $T/e2.jsonl $T/e3.jsonl $T/e4.jsonl $T/e5.jsonl $T/e6.jsonl"
+check "group 0-2" slem-merge --partial -k 3 -F jsonl -o "$T/g02.jsonl" "$T/e1.jsonl" "$T/e0.jsonl" "$T/e2.jsonl"
+check "group 3-6" slem-merge --partial -k 3 -o "$T/g36.jsonl" "$T/e3.jsonl" "$T/e4.jsonl" "$T/e5.jsonl" "$T/e6.jsonl"
+head -n 1 "$T/g36.jsonl" | grep -q '^{"slem_shard":{"index":3,"span":4,"count":7,"rows":5,"k":3,"database":"[0-9a-f]\{16\}",' && ok ||
+  bad "the group's line: $(head -n 1 "$T/g36.jsonl")"
+[ "$(tail -n 1 "$T/g36.jsonl")" = "$(tail -n 1 "$T/e3.jsonl")" ] && ok || bad "the group's end line: $(tail -n 1 "$T/g36.jsonl")"
+slem-merge --partial -k 3 -F jsonl "$T/e3.jsonl" "$T/e4.jsonl" "$T/e5.jsonl" "$T/e6.jsonl" | cmp -s - "$T/g36.jsonl" && ok ||
+  bad "a group: the general merge (stdout) and the fast one (a file) differ"
+# shell words of $E on purpose: the names hold no blank
+# shellcheck disable=SC2086
+slem-merge -k 3 -F jsonl -o "$T/one.jsonl" $E
+for f in jsonl tsv; do
+  check "two levels, $f" slem-merge -k 3 -F $f -o "$T/two.$f" "$T/g36.jsonl" "$T/g02.jsonl"
+done
+cmp -s "$T/two.tsv" "$T/em.tsv" && cmp -s "$T/two.jsonl" "$T/one.jsonl" && ok || bad "two levels differ from one"
+expect_fail "a group left out" 1 "shard 3/7 is missing" "$T/o" slem-merge -k 3 -o "$T/o" "$T/g02.jsonl"
+expect_fail "a shard of a group again" 1 "g36.jsonl and .*e4again.jsonl both hold shard 4/7 (they hold shards 3-6 and 4-4)" "$T/o" slem-merge -k 3 -o "$T/o" "$T/g02.jsonl" "$T/g36.jsonl" "$T/e4again.jsonl"
+check "group 0-4" slem-merge --partial -k 3 -F jsonl -o "$T/g04.jsonl" "$T/g02.jsonl" "$T/e3.jsonl" "$T/e4.jsonl"
+expect_fail "two groups overlap" 1 "both hold shard 3/7" "$T/o" slem-merge -k 3 -o "$T/o" "$T/g04.jsonl" "$T/g36.jsonl"
+check "three levels" slem-merge -k 3 -F tsv -o "$T/three.tsv" "$T/g04.jsonl" "$T/e5.jsonl" "$T/e6.jsonl"
+cmp -s "$T/three.tsv" "$T/em.tsv" && ok || bad "three levels differ from one"
+slem-merge --partial -k 2 -F jsonl -o "$T/g02k2.jsonl" "$T/e0.jsonl" "$T/e1.jsonl" "$T/e2.jsonl"
+expect_fail "a group of a smaller k" 1 "g02k2.jsonl: line 1: made with -k 2" "$T/o" slem-merge -k 3 -o "$T/o" "$T/g02k2.jsonl" "$T/g36.jsonl"
+# shards that are not consecutive make no group: no lines, refused beside groups
+slem-merge --partial -k 3 -F jsonl -o "$T/g13.jsonl" "$T/e1.jsonl" "$T/e3.jsonl"
+head -n 1 "$T/g13.jsonl" | grep -q '^{"query"' && ok || bad "shards 1 and 3 made a group: $(head -n 1 "$T/g13.jsonl")"
+sed '1s/"span":4/"span":5/' "$T/g36.jsonl" >"$T/bigspan.jsonl"
+expect_fail "a span past the split" 1 "bigspan.jsonl: line 1: a bad shard line (span 5 from index 3 of 7)" "$T/o" slem-merge -k 3 -o "$T/o" "$T/g02.jsonl" "$T/bigspan.jsonl"
+sed '1s/"span":4/"span":0/' "$T/g36.jsonl" >"$T/zerospan.jsonl"
+expect_fail "a span of 0" 1 "zerospan.jsonl: line 1: a bad shard line (no whole 'span')" "$T/o" slem-merge -k 3 -o "$T/o" "$T/g02.jsonl" "$T/zerospan.jsonl"
 # a tsv shard among jsonl ones cannot be checked: refused
 expect_fail "a plain shard among checked ones" 1 "e4.tsv: not the ranking of a shard" "$T/o" slem-merge -k 3 -o "$T/o" "$T/e0.jsonl" "$T/e1.jsonl" "$T/e2.jsonl" "$T/e3.jsonl" "$T/e4.tsv" "$T/e5.jsonl" "$T/e6.jsonl"
 head -c $((6 * 260)) "$D/database.fvecs" >"$T/six.fvecs"

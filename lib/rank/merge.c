@@ -10,6 +10,7 @@
 #include "fmt.h"
 #include "ids.h"
 #include "mergefast.h"
+#include "rankfmt.h"
 #include "shard.h"
 #include "strmap.h"
 #include "topk.h"
@@ -97,6 +98,8 @@ typedef struct Merge {
   const SlemMergeOpts *opts;
   const char *const *paths;
   int checked;          /* the shards have shard lines, checked */
+  SlemRankShard group;  /* a partial merge of consecutive shards: the lines its output carries */
+  uint64_t group_span;  /* their span, or 0: no lines */
   RowSet seen;          /* the current query's rows, for duplicates */
   SlemIds *ids;         /* db_ids, and its map id -> row */
   SlemStrMap *idmap;
@@ -439,14 +442,30 @@ static int same_fields(const Merge *m, size_t s, const SlemRankShard *x, size_t 
   return SLEM_OK;
 }
 
+/* A shard of a checked merge, sorted by its index (ties by position). */
+typedef struct ByIndex {
+  uint64_t index;
+  size_t s;
+} ByIndex;
+
+static int by_index(const void *a, const void *b) {
+  const ByIndex *x = a, *y = b;
+  if (x->index != y->index) return x->index < y->index ? -1 : 1;
+  return x->s < y->s ? -1 : x->s > y->s;
+}
+
 /* The shard lines (rankings.h): when one shard has one, every shard must, of the same
- * database and split, each index of 0..N-1 once, each made with a k of at least the merge's.
- * The end lines too when they are known (read ahead from a file; a pipe's at its end). */
+ * database and split, together holding each index of 0..N-1 once (a group of a partial
+ * merge holds those of its span), each made with a k of at least the merge's. A partial
+ * merge may lack indices; one whose shards hold consecutive indices, I to I + S - 1, is
+ * the group m->group (group_span S, else 0), whose lines its output carries. The end lines
+ * too when they are known (read ahead from a file; a pipe's at its end). */
 static int check_shards(Merge *m, SlemError *err) {
   size_t at = SIZE_MAX;
+  ByIndex *ord;
   const SlemRankShard *first;
-  char *seen;
-  int st;
+  uint64_t next = 0, miss = UINT64_MAX; /* the first index no shard holds */
+  int st, gap = 0;
   for (size_t s = 0; s < m->n; s++) {
     m->s[s].shard = slem_rankreader_shard(m->s[s].r);
     if (m->s[s].shard && at == SIZE_MAX) at = s;
@@ -455,6 +474,7 @@ static int check_shards(Merge *m, SlemError *err) {
   first = m->s[at].shard;
   for (size_t s = 0; s < m->n; s++) {
     const SlemRankShard *x = m->s[s].shard;
+    uint64_t lo, hi;
     if (!x)
       return slem_error(err, SLEM_EFORMAT, "%s: not the ranking of a shard (no shard line), "
                         "but %s is shard %llu/%llu", name_of(m, s), name_of(m, at),
@@ -464,27 +484,63 @@ static int check_shards(Merge *m, SlemError *err) {
       return slem_error(err, SLEM_EFORMAT, "%s: line 1: made with -k %llu, fewer than the merge's "
                         "-k %zu: the merge would not be exact", name_of(m, s),
                         (unsigned long long)x->k, m->opts->k);
-    slem_shard_range(&(SlemShard){x->index, x->count}, x->rows, &m->s[s].lo, &m->s[s].hi);
+    /* the rows of its shards, I to I + S - 1: consecutive ranges */
+    slem_shard_range(&(SlemShard){x->index, x->count}, x->rows, &m->s[s].lo, &hi);
+    slem_shard_range(&(SlemShard){x->index + x->span - 1, x->count}, x->rows, &lo, &m->s[s].hi);
   }
-  if (m->n != first->count && !m->opts->partial) {
-    if (!(seen = calloc(first->count, 1))) return slem_error(err, SLEM_ENOMEM, "out of memory");
-    for (size_t s = 0; s < m->n; s++) seen[m->s[s].shard->index] = 1;
-    for (uint64_t i = 0; i < first->count; i++)
-      if (!seen[i]) {
-        free(seen);
-        return slem_error(err, SLEM_EFORMAT, "shard %llu/%llu is missing: %zu shard rankings "
-                          "given", (unsigned long long)i, (unsigned long long)first->count,
-                          m->n);
-      }
-    free(seen);
+  if (!(ord = malloc(m->n * sizeof *ord))) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  for (size_t s = 0; s < m->n; s++) ord[s] = (ByIndex){m->s[s].shard->index, s};
+  qsort(ord, m->n, sizeof *ord, by_index);
+  for (size_t i = 0; i < m->n; i++) {
+    const SlemRankShard *x = m->s[ord[i].s].shard;
+    if (i > 0 && x->index < next) { /* held by the shard before it too */
+      const SlemRankShard *p = m->s[ord[i - 1].s].shard;
+      if (x->span == 1 && p->span == 1)
+        st = slem_error(err, SLEM_EFORMAT, "%s and %s are both shard %llu/%llu",
+                        name_of(m, ord[i - 1].s), name_of(m, ord[i].s),
+                        (unsigned long long)x->index, (unsigned long long)first->count);
+      else
+        st = slem_error(err, SLEM_EFORMAT, "%s and %s both hold shard %llu/%llu (they hold "
+                        "shards %llu-%llu and %llu-%llu)", name_of(m, ord[i - 1].s),
+                        name_of(m, ord[i].s), (unsigned long long)x->index,
+                        (unsigned long long)first->count, (unsigned long long)p->index,
+                        (unsigned long long)(p->index + p->span - 1),
+                        (unsigned long long)x->index,
+                        (unsigned long long)(x->index + x->span - 1));
+      free(ord);
+      return st;
+    }
+    if (x->index > next && miss == UINT64_MAX) miss = next; /* none holds miss */
+    if (i > 0 && x->index > next) gap = 1;
+    next = x->index + x->span;
   }
-  for (size_t s = 0; s < m->n; s++)
-    for (size_t t = s + 1; t < m->n; t++)
-      if (m->s[s].shard->index == m->s[t].shard->index)
-        return slem_error(err, SLEM_EFORMAT, "%s and %s are both shard %llu/%llu",
-                          name_of(m, s), name_of(m, t),
-                          (unsigned long long)m->s[s].shard->index,
-                          (unsigned long long)first->count);
+  if (miss == UINT64_MAX && next < first->count) miss = next;
+  if (miss != UINT64_MAX && !m->opts->partial) {
+    free(ord);
+    return slem_error(err, SLEM_EFORMAT, "shard %llu/%llu is missing: %zu shard rankings given",
+                      (unsigned long long)miss, (unsigned long long)first->count, m->n);
+  }
+  /* a group of consecutive shards: its lines are the first's with its span, the merge's k
+   * and the known values of the texts that only need to agree where known */
+  m->group_span = 0;
+  if (m->opts->partial && !gap) {
+    size_t nf;
+    const SlemRankShardField *f = slem_rankshard_fields(&nf);
+    m->group = *first;
+    m->group.index = m->s[ord[0].s].shard->index;
+    m->group.span = next - m->group.index;
+    m->group.k = m->opts->k;
+    m->group.has_end = 0;
+    for (size_t i = 0; i < nf; i++)
+      if (f[i].rule == SLEM_SHARDR_KNOWN)
+        for (size_t s = 0; s < m->n; s++) {
+          char *g = (char *)&m->group + f[i].offset;
+          const char *v = (const char *)m->s[s].shard + f[i].offset;
+          if (!*g && *v) memcpy(g, v, f[i].size);
+        }
+    m->group_span = m->group.span;
+  }
+  free(ord);
   /* the end lines of the shards that are files, before anything is written */
   for (size_t s = 0; s < m->n; s++) {
     int found;
@@ -515,6 +571,15 @@ static int check_ends(Merge *m, SlemError *err) {
       return st;
   }
   return SLEM_OK;
+}
+
+/* The end line of a group (check_shards()): the queries of its shards' end lines, all
+ * alike (check_ends()). */
+static int group_end(Merge *m, SlemRankWriter *w, SlemError *err) {
+  m->group.queries = m->s[0].end.queries;
+  memcpy(m->group.query_set, m->s[0].end.query_set, sizeof m->group.query_set);
+  m->group.has_end = 1;
+  return slem_rankwriter_shard_end(w, &m->group, err);
 }
 
 /* A list shorter than k is only exact when it holds every row of its shard, less at most
@@ -565,7 +630,7 @@ static void merge_free(Merge *m) {
  * info filled), -1 when the general merge is to run (an error it will report again, a pipe,
  * an end line it reads at the end). */
 static int fast_prepass(const char *const *shards, size_t n, const SlemMergeOpts *opts,
-                        SlemMergeFastShard *info, int *lines) {
+                        SlemMergeFastShard *info, int *lines, SlemRankShard *group) {
   Merge m = {0};
   SlemError e;
   size_t seen = 0;
@@ -595,6 +660,12 @@ static int fast_prepass(const char *const *shards, size_t n, const SlemMergeOpts
       info[s].hi = m.s[s].hi;
     }
     *lines = 1;
+    if (m.group_span) { /* its end line: the shards' own, compared */
+      *group = m.group;
+      group->queries = m.s[0].end.queries;
+      memcpy(group->query_set, m.s[0].end.query_set, sizeof group->query_set);
+      group->has_end = 1;
+    }
   }
   ok = 0;
 done:
@@ -622,12 +693,27 @@ int slem_merge(const char *const *shards, size_t n, const char *output,
   /* the shards as slem-match writes them, fast; anything else (errors included) here */
   if (!opts->db_ids) {
     SlemMergeFastShard *info = calloc(n, sizeof *info);
+    SlemRankShard group = {0};
+    char *glines[2] = {NULL, NULL};
+    const SlemRankFormatOps *fo = slem_rankformat_ops(opts->format);
     int lines = 0;
     if (!info) goto nomem;
-    if (fast_prepass(shards, n, opts, info, &lines) == 0)
-      st = slem_mergefast(shards, n, output, opts, lines ? info : NULL, stats, err);
-    else
+    if (fast_prepass(shards, n, opts, info, &lines, &group) == 0) {
+      /* a group's lines, where the output carries them (shards with lines are jsonl) */
+      if (group.has_end && (opts->format == SLEM_RANK_AUTO || (fo && fo->shard_lines)) &&
+          (!(glines[0] = slem_rankshard_line(&group, 0)) ||
+           !(glines[1] = slem_rankshard_line(&group, 1)))) {
+        free(glines[0]);
+        free(info);
+        goto nomem;
+      }
+      st = slem_mergefast(shards, n, output, opts, lines ? info : NULL,
+                          glines[0] ? (const char *const *)glines : NULL, stats, err);
+    } else {
       st = SLEM_MERGEFAST_DECLINED;
+    }
+    free(glines[0]);
+    free(glines[1]);
     free(info);
     if (st != SLEM_MERGEFAST_DECLINED) goto done;
     st = SLEM_OK;
@@ -678,6 +764,8 @@ int slem_merge(const char *const *shards, size_t n, const char *output,
       st = slem_rankwriter_open_k(&w, output, f, NULL, NULL, g->n && g->e[0].tag ? g->e[0].tag : NULL,
                                   opts->k, err);
       if (st) goto done;
+      /* a group of consecutive shards proves to the next level which shards it holds */
+      if (m.group_span && (st = slem_rankwriter_shard(w, &m.group, err)) != SLEM_OK) goto done;
     }
     if ((st = gather(&m, &nc, err)) != SLEM_OK) goto done;
     /* a row once per query, whatever its scores */
@@ -725,6 +813,7 @@ int slem_merge(const char *const *shards, size_t n, const char *output,
     }
   if ((st = check_ends(&m, err)) != SLEM_OK) goto done;
   if ((st = check_short(&m, err)) != SLEM_OK) goto done;
+  if (w && m.group_span && (st = group_end(&m, w, err)) != SLEM_OK) goto done;
   st = slem_rankwriter_close(w, err);
   w = NULL;
   goto done;

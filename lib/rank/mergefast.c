@@ -251,7 +251,8 @@ static const SlemRankFastOps *fast_of_line(const char *line, size_t len) {
 }
 
 int slem_mergefast(const char *const *shards, size_t n, const char *output,
-                   const SlemMergeOpts *opts, const SlemMergeFastShard *info, SlemMergeStats *stats, SlemError *err) {
+                   const SlemMergeOpts *opts, const SlemMergeFastShard *info,
+                   const char *const lines[2], SlemMergeStats *stats, SlemError *err) {
   Fast m = {0};
   SlemOut *out = NULL;
   SlemStrMap *qseen = NULL;
@@ -301,6 +302,7 @@ int slem_mergefast(const char *const *shards, size_t n, const char *output,
       !(buf = malloc(OUTBUF)) || !(hs = malloc(k * sizeof *hs)))
     goto done;
   if (slem_out_open(&out, output, err) != SLEM_OK) goto done;
+  if (lines && fputs(lines[0], slem_out_file(out)) == EOF) goto done;
   o = buf;
   for (;;) {
     const char *q = NULL, *qi;
@@ -348,6 +350,7 @@ int slem_mergefast(const char *const *shards, size_t n, const char *output,
   {
     size_t len = (size_t)(o - buf);
     if (fwrite(buf, 1, len, slem_out_file(out)) != len) goto done;
+    if (lines && fputs(lines[1], slem_out_file(out)) == EOF) goto done;
   }
   st = slem_out_commit(out, err);
   out = NULL;

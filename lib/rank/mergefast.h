@@ -37,10 +37,13 @@ typedef struct SlemMergeFastShard {
 /* Merges the n shards into output as slem_merge() would (opts->check has run already;
  * opts->db_ids must be NULL). info: NULL for shards without shard lines, else n records
  * of the checks of their shard lines that slem_merge() ran (their first query read, every
- * end line found in its file and compared). Returns SLEM_OK with the output committed and stats filled,
+ * end line found in its file and compared). lines: NULL, or the first and end lines the
+ * output carries (a group of shards, slem_rankshard_line()), written before the first
+ * query and after the last. Returns SLEM_OK with the output committed and stats filled,
  * SLEM_MERGEFAST_DECLINED with nothing written, or the error of committing the output
  * (SLEM_EIO, with err filled). */
 int slem_mergefast(const char *const *shards, size_t n, const char *output,
-                   const SlemMergeOpts *opts, const SlemMergeFastShard *info, SlemMergeStats *stats, SlemError *err);
+                   const SlemMergeOpts *opts, const SlemMergeFastShard *info,
+                   const char *const lines[2], SlemMergeStats *stats, SlemError *err);
 
 #endif

@@ -275,9 +275,12 @@ void slem_rankwriter_sink(SlemRankWriter *self, SlemHitsSink *sink) {
  * with their arithmetic, so --allow-mixed-blas lets them differ where it does. */
 #define SHARD_FIELD(key, end, type, member, rule, mixed, differs) \
   {key, end, type, offsetof(SlemRankShard, member), sizeof(((SlemRankShard *)0)->member), \
-   rule, mixed, differs}
+   rule, mixed, differs, 0}
 static const SlemRankShardField shard_fields[] = {
     SHARD_FIELD("index", 0, SLEM_SHARDF_U64, index, SLEM_SHARDR_ANY, SLEM_SHARDM_NEVER, NULL),
+    /* a group's (slem-merge --partial): written when not 1 */
+    {"span", 0, SLEM_SHARDF_U64, offsetof(SlemRankShard, span), sizeof(uint64_t),
+     SLEM_SHARDR_ANY, SLEM_SHARDM_NEVER, NULL, 1},
     SHARD_FIELD("count", 0, SLEM_SHARDF_U64, count, SLEM_SHARDR_EXACT, SLEM_SHARDM_NEVER,
                 "another split of the database"),
     SHARD_FIELD("rows", 0, SLEM_SHARDF_U64, rows, SLEM_SHARDR_EXACT, SLEM_SHARDM_NEVER,
@@ -317,6 +320,7 @@ const char *slem_rankshard_value(const SlemRankShard *m, const SlemRankShardFiel
   if (f->type == SLEM_SHARDF_U64) {
     uint64_t v;
     memcpy(&v, p, sizeof v);
+    if (f->absent_one && v == 0) v = 1; /* not read from a line: one shard */
     snprintf(buf, SLEM_SHARD_VALUE_MAX, "%" PRIu64, v);
   } else {
     snprintf(buf, SLEM_SHARD_VALUE_MAX, "%s", p);
@@ -356,7 +360,7 @@ static char *shard_json(const SlemRankShard *m, int end) {
     if (f->type == SLEM_SHARDF_U64) {
       uint64_t v;
       memcpy(&v, p, sizeof v);
-      cJSON_AddNumberToObject(o, f->key, (double)v);
+      if (!f->absent_one || v > 1) cJSON_AddNumberToObject(o, f->key, (double)v);
     } else if (f->type != SLEM_SHARDF_TEXT || *p) { /* a text not recorded is not written */
       cJSON_AddStringToObject(o, f->key, p);
     }
@@ -366,13 +370,24 @@ static char *shard_json(const SlemRankShard *m, int end) {
   return text;
 }
 
+char *slem_rankshard_line(const SlemRankShard *m, int end) {
+  char *text = shard_json(m, end), *line;
+  const char *head = end ? shard_tail : shard_head;
+  size_t len;
+  if (!text) return NULL;
+  len = strlen(head) + strlen(text) + 3;
+  if ((line = malloc(len)) != NULL) snprintf(line, len, "%s%s}\n", head, text);
+  free(text);
+  return line;
+}
+
 static int put_shard(SlemRankWriter *self, const SlemRankShard *m, int end, SlemError *err) {
-  char *text;
+  char *line;
   int bad;
   if (!self->ops->shard_lines) return SLEM_OK;
-  if (!(text = shard_json(m, end))) return slem_error(err, SLEM_ENOMEM, "out of memory");
-  bad = fprintf(slem_out_file(self->out), "%s%s}\n", end ? shard_tail : shard_head, text) < 0;
-  free(text);
+  if (!(line = slem_rankshard_line(m, end))) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  bad = fputs(line, slem_out_file(self->out)) == EOF;
+  free(line);
   if (bad) return slem_error(err, SLEM_EIO, "%s: write: %s", slem_out_name(self->out), strerror(errno));
   return SLEM_OK;
 }
@@ -398,9 +413,13 @@ static int parse_shard(SlemRankShard *m, const char *line, int end, const char *
     char *p = (char *)m + f->offset;
     if (f->end != end) continue;
     if (f->type == SLEM_SHARDF_U64) {
-      uint64_t v;
-      if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0) || it->valuedouble > 9007199254740992.0 ||
-          it->valuedouble != floor(it->valuedouble)) {
+      uint64_t v = 1;
+      if (f->absent_one && !it) {
+        memcpy(p, &v, sizeof v);
+        continue;
+      }
+      if (!cJSON_IsNumber(it) || !(it->valuedouble >= f->absent_one) ||
+          it->valuedouble > 9007199254740992.0 || it->valuedouble != floor(it->valuedouble)) {
         st = slem_error(err, SLEM_EFORMAT, "%s: %s: a bad shard line (no whole '%s')", name, where,
                         f->key);
         break;
@@ -440,6 +459,9 @@ static int parse_shard(SlemRankShard *m, const char *line, int end, const char *
   if (st == SLEM_OK && !end && (m->count == 0 || m->index >= m->count))
     st = slem_error(err, SLEM_EFORMAT, "%s: %s: a bad shard line (index %" PRIu64 " of %" PRIu64
                     ")", name, where, m->index, m->count);
+  if (st == SLEM_OK && !end && m->span > m->count - m->index)
+    st = slem_error(err, SLEM_EFORMAT, "%s: %s: a bad shard line (span %" PRIu64 " from index %"
+                    PRIu64 " of %" PRIu64 ")", name, where, m->span, m->index, m->count);
   if (st == SLEM_OK && end) m->has_end = 1;
   cJSON_Delete(all);
   return st;

@@ -145,10 +145,14 @@ typedef enum SlemRankShardMixed {
  * "arithmetic":"...","descriptors_arithmetic":"..."}} (the last two when known), and,
  * after the last query, the end line {"slem_shard_end":{"queries":Q,"query_set":"..."}}
  * (what is known once the queries were read). tsv and trec stay plain, for the programs
- * that read them. The fields are the table of slem_rankshard_fields(): a field is added
- * there and here, and the writer, the reader and slem-merge's comparison follow it. */
+ * that read them. A slem-merge --partial of consecutive shards writes the lines of the
+ * group, "span" after "index": shards I to I + S - 1 of N. The fields are the table of
+ * slem_rankshard_fields(): a field is added there and here, and the writer, the reader and
+ * slem-merge's comparison follow it. */
 typedef struct SlemRankShard {
   uint64_t index, count;  /* shard I of N (count 0: not a shard) */
+  uint64_t span;          /* S: the shards it holds, I to I + S - 1 (1: absent from the line;
+                             0 in a shard not read from a line means 1 too) */
   uint64_t rows;          /* R, the rows of the whole database */
   uint64_t k;             /* the results asked per query */
   char database[17];      /* 16 hex digits naming the database, its content and ids
@@ -181,6 +185,7 @@ typedef struct SlemRankShardField {
   SlemRankShardMixed mixed; /* when --allow-mixed-blas waives the rule */
   const char *differs;      /* NULL for SLEM_SHARDR_ANY; else what differs when the rule
                                fails (the end of slem-merge's message) */
+  int absent_one;           /* SLEM_SHARDF_U64: 1 is not written, and absent reads as 1 */
 } SlemRankShardField;
 
 /* The table of the fields, *n of them. Static storage. */
@@ -194,6 +199,10 @@ const char *slem_rankshard_value(const SlemRankShard *m, const SlemRankShardFiel
  * Cannot fail. */
 int slem_rankshard_differ(const SlemRankShardField *f, const SlemRankShard *a,
                           const SlemRankShard *b, int allow_mixed_blas);
+
+/* The text of the shard's first line (end 0) or end line (end 1), its newline included,
+ * as slem_rankwriter_shard() writes it; NULL when out of memory. Free with free(). */
+char *slem_rankshard_line(const SlemRankShard *m, int end);
 
 /* Writes the shard's first line, before any query (jsonl; nothing for tsv and trec).
  * Errors: SLEM_EIO. */
