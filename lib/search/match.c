@@ -79,12 +79,64 @@ static size_t next_candidate(const float *s, size_t from, size_t nd, float tf) {
   return j;
 }
 
+/* The k largest lower bounds of a query's exact scores so far, the tiles' before this one
+ * included: v[0..n) (room for 2k), unordered; a new bound is appended, and low_keep()
+ * keeps the k largest once there are 2k (or at the end of a tile). Only the k-th largest
+ * value matters (the threshold below): it is the same whatever the order of the bounds, and
+ * appending costs less than a heap push for each (most of a tile's first candidates are
+ * passed by later ones). */
+typedef struct LowK {
+  float *v;
+  size_t n;
+} LowK;
+
+/* The k-th largest of v[0..n), n > k, moved to v[k - 1], with the larger ones before it and
+ * the smaller after (Hoare's selection; no value is NaN). */
+static void kth_largest(float *v, size_t n, size_t k) {
+  size_t lo = 0, hi = n - 1, want = k - 1;
+  while (lo < hi) {
+    size_t i = lo, j = hi, mid = lo + (hi - lo) / 2;
+    float a = v[lo], b = v[mid], c = v[hi], pivot;
+    /* the median of three */
+    pivot = a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
+    while (i <= j) {
+      while (v[i] > pivot) i++;
+      while (v[j] < pivot) j--;
+      if (i <= j) {
+        float t = v[i];
+        v[i] = v[j];
+        v[j] = t;
+        i++;
+        if (j == 0) break;
+        j--;
+      }
+    }
+    if (want <= j) hi = j;
+    else if (want >= i) lo = i;
+    else break; /* between j and i: equal to the pivot */
+  }
+}
+
+/* Keeps the k largest bounds; returns the k-th largest, or -Inf while there are fewer
+ * than k. */
+static float low_keep(LowK *low, size_t k) {
+  float m;
+  if (low->n < k) return -INFINITY;
+  if (low->n > k) {
+    kth_largest(low->v, low->n, k);
+    low->n = k;
+    return low->v[k - 1];
+  }
+  m = low->v[0];
+  for (size_t j = 1; j < k; j++) m = low->v[j] < m ? low->v[j] : m;
+  return m;
+}
+
 /* The fast scores below which a row cannot enter the top k: with lk the k-th largest
  * lower bound held, a row whose upper bound up(s + slack) is below lk has, rounded to
  * float, an exact score strictly below that of k other rows. s < thr implies it. */
-static double threshold(const SlemTopK *lower, double slack) {
-  const SlemHit *w = slem_topk_worst(lower);
-  return w ? (double)nextafterf(w->score, -INFINITY) - slack : -INFINITY;
+static double threshold(float lk, double slack) {
+  return lk > -INFINITY ? (double)nextafterf(lk, -INFINITY) - slack : -INFINITY;
 }
 
 int slem_match(SlemVecReader *queries, SlemVecReader *db, const SlemMatchOpts *opts,
@@ -134,7 +186,8 @@ typedef struct TileJob {
   SlemScorer *sc;
   const SlemMatchOpts *opts;
   const float *scores;
-  SlemTopK *tops, *lows;
+  SlemTopK *tops;
+  LowK *lows;
   struct Cand *cand;  /* a row of tile candidates per worker */
   size_t nd;
   SlemBlockPos pos;
@@ -170,33 +223,34 @@ static void tile_queries(void *ctx, size_t worker, size_t qlo, size_t qhi) {
    * rows beating it would need lower bounds above its upper bound. */
   for (size_t i = qlo; i < qhi; i++) {
     const float *s = jb->scores + i * nd;
-    SlemTopK *t = &jb->tops[i], *low = &jb->lows[i];
+    SlemTopK *t = &jb->tops[i];
+    LowK *low = &jb->lows[i];
+    size_t k = t->k;
     uint64_t self_row = jb->q0 + i;
-    double slack = slem_scorer_slack(jb->sc, i), thr = threshold(low, slack);
+    float lk = low_keep(low, k);
+    double slack = slem_scorer_slack(jb->sc, i), thr = threshold(lk, slack);
     float tf = round_up(thr);
     size_t nc = 0;
     for (size_t j = 0; (j = next_candidate(s, j, nd, tf)) < nd; j++) {
-      SlemHit lb;
       /* the common case, skipped above: not good enough (NaN and -Inf, from an overflow,
        * fall through) */
-      lb.row = pos->row + j;
-      if (jb->opts->exclude_self && lb.row == self_row) continue;
+      if (jb->opts->exclude_self && pos->row + j == self_row) continue;
       if (isfinite(s[j])) {
-        lb.score = round_down((double)s[j] - slack);
+        low->v[low->n++] = round_down((double)s[j] - slack);
         cand[nc++] = (struct Cand){j, round_up((double)s[j] + slack)};
-        if (slem_topk_push(low, lb)) tf = round_up(thr = threshold(low, slack));
+        if (low->n == 2 * k) tf = round_up(thr = threshold(lk = low_keep(low, k), slack));
       } else {
         cand[nc++] = (struct Cand){j, INFINITY};
       }
     }
+    lk = low_keep(low, k);
     /* the lower bounds are all in: those still reaching the k-th are re-scored, a few
      * rows at once, and offered in the order of the tile */
-    const SlemHit *w = slem_topk_worst(low);
     for (size_t m = 0; m < nc;) {
       size_t js[SLEM_EXACT_ROWS], nb = 0;
       double e[SLEM_EXACT_ROWS];
       for (; m < nc && nb < SLEM_EXACT_ROWS; m++)
-        if (!w || cand[m].up >= w->score) js[nb++] = cand[m].j;
+        if (cand[m].up >= lk) js[nb++] = cand[m].j;
       slem_scorer_exact_rows(jb->sc, i, js, nb, e);
       jb->rescored[worker] += nb;
       for (size_t r = 0; r < nb; r++) {
@@ -292,8 +346,10 @@ int slem_match_db_sink(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *
   size_t dd = d; /* values per database row: d, or the width of kernel projections */
   size_t tb, k = opts->k;
   float *scores = NULL;
-  SlemHit *mem[2] = {NULL, NULL}, *lmem = NULL;
-  SlemTopK *tops2[2] = {NULL, NULL}, *tops = NULL, *lows = NULL;
+  SlemHit *mem[2] = {NULL, NULL};
+  float *lmem = NULL;
+  SlemTopK *tops2[2] = {NULL, NULL}, *tops = NULL;
+  LowK *lows = NULL;
   struct Cand *cand = NULL;
   TileJob *job = NULL; /* large: an error message per worker */
   size_t nthreads = (size_t)slem_blas_threads(), nworkers = slem_blas_par_workers(), unit = 1;
@@ -388,7 +444,7 @@ int slem_match_db_sink(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *
   mem[1] = malloc(qmax * k * sizeof *mem[1]);
   tops2[0] = malloc(qmax * sizeof *tops2[0]);
   tops2[1] = malloc(qmax * sizeof *tops2[1]);
-  lmem = malloc(qmax * k * sizeof *lmem);
+  lmem = malloc(qmax * 2 * k * sizeof *lmem);
   lows = malloc(qmax * sizeof *lows);
   cnt[0] = malloc(qmax * sizeof *cnt[0]);
   cnt[1] = malloc(qmax * sizeof *cnt[1]);
@@ -441,7 +497,7 @@ int slem_match_db_sink(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *
     tops = tops2[cur];
     for (size_t i = 0; i < nq; i++) {
       slem_topk_init(&tops[i], mem[cur] + i * k, k);
-      slem_topk_init(&lows[i], lmem + i * k, k);
+      lows[i] = (LowK){lmem + i * 2 * k, 0};
     }
     /* the database, a tile ahead on another thread, for this block of queries; or the
      * tiles the first block kept */
