@@ -82,9 +82,9 @@ static size_t next_candidate(const float *s, size_t from, size_t nd, float tf) {
 /* The k largest lower bounds of a query's exact scores so far, the tiles' before this one
  * included: v[0..n) (room for 2k), unordered; a new bound is appended, and low_keep()
  * keeps the k largest once there are 2k (or at the end of a tile). Only the k-th largest
- * value matters (the threshold below): it is the same whatever the order of the bounds, and
- * appending costs less than a heap push for each (most of a tile's first candidates are
- * passed by later ones). */
+ * value matters (the threshold below): it is the same whatever the order of the bounds, a
+ * bound not above the k-th largest kept cannot change it (most candidates' are not: they
+ * lie within the slack below it), and appending costs less than a heap push. */
 typedef struct LowK {
   float *v;
   size_t n;
@@ -236,8 +236,10 @@ static void tile_queries(void *ctx, size_t worker, size_t qlo, size_t qhi) {
        * fall through) */
       if (jb->opts->exclude_self && pos->row + j == self_row) continue;
       if (isfinite(s[j])) {
-        low->v[low->n++] = round_down((double)s[j] - slack);
+        float lb = round_down((double)s[j] - slack);
         cand[nc++] = (struct Cand){j, round_up((double)s[j] + slack)};
+        if (lb <= lk) continue; /* not above the k-th held: it changes nothing */
+        low->v[low->n++] = lb;
         if (low->n == 2 * k) tf = round_up(thr = threshold(lk = low_keep(low, k), slack));
       } else {
         cand[nc++] = (struct Cand){j, INFINITY};
