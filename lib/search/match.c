@@ -90,11 +90,22 @@ typedef struct LowK {
   size_t n;
 } LowK;
 
+static int float_desc(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  return (x < y) - (x > y);
+}
+
 /* The k-th largest of v[0..n), n > k, moved to v[k - 1], with the larger ones before it and
- * the smaller after (Hoare's selection; no value is NaN). */
+ * the smaller after (Hoare's selection; no value is NaN). Past 2 log2(n) + 8 rounds (values
+ * laid out against the median of three) the rest is sorted: O(n log n) at worst. */
 static void kth_largest(float *v, size_t n, size_t k) {
-  size_t lo = 0, hi = n - 1, want = k - 1;
+  size_t lo = 0, hi = n - 1, want = k - 1, rounds = 8;
+  for (size_t m = n; m > 1; m >>= 1) rounds += 2;
   while (lo < hi) {
+    if (rounds-- == 0) {
+      qsort(v + lo, hi - lo + 1, sizeof *v, float_desc);
+      return;
+    }
     size_t i = lo, j = hi, mid = lo + (hi - lo) / 2;
     float a = v[lo], b = v[mid], c = v[hi], pivot;
     /* the median of three */
