@@ -14,6 +14,20 @@ expect_fail "scores beyond float32" 1 "big.fvecs: query 1, .*big.fvecs record 1:
 expect_fail "scores beyond float32, jsonl" 1 "beyond float32" "$T/o.jsonl" slem-match -k 2 -F jsonl -d "$T/big.fvecs" -o "$T/o.jsonl" "$T/big.fvecs"
 expect_fail "scores beyond float32, npy" 1 "beyond float32" "$T/o.npy" slem-match -k 2 -F npy -d "$T/big.fvecs" -o "$T/o.npy" "$T/big.fvecs"
 [ -e "$T/o.I.npy" ] || [ -e "$T/o.D.npy" ] && bad "npy: an output left" || ok
+# a fast score of -Inf (the products of record 13 sum below -FLT_MAX) among scores below
+# the threshold that records 1 and 2 set (4e37, less a slack of about 1e32) is re-scored,
+# not skipped, by the scan that reads eight scores at once
+i=0
+while [ $i -lt 20 ]; do
+  case $i in
+  0 | 1) printf '\004\000\000\000\153\013\136\135\153\013\136\135\153\013\136\135\153\013\136\135' ;;
+  12) printf '\004\000\000\000\043\307\012\337\043\307\012\337\043\307\012\337\043\307\012\337' ;;
+  *) printf '\004\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000' ;;
+  esac
+  i=$((i + 1))
+done >"$T/neg.fvecs"
+printf '\004\000\000\000\043\307\012\137\043\307\012\137\043\307\012\137\043\307\012\137' >"$T/q1.fvecs"
+expect_fail "a fast score of -Inf among finite ones" 1 "q1.fvecs: query 1, .*neg.fvecs record 13: the score -4e+38 is beyond float32" "$T/o.tsv" slem-match -k 2 -d "$T/neg.fvecs" -o "$T/o.tsv" "$T/q1.fvecs"
 # an existing output stays as it was
 echo keep >"$T/kept.tsv"
 slem-match -q -k 2 -d "$T/big.fvecs" -o "$T/kept.tsv" "$T/big.fvecs" 2>/dev/null

@@ -70,7 +70,7 @@ static size_t next_candidate(const float *s, size_t from, size_t nd, float tf) {
     uint64_t lanes[2];
     memcpy(&v, s + j, sizeof v);
     memcpy(&w, s + j + 4, sizeof w);
-    keep = (v >= t) | (v == ninf) | (v != v) | (w >= t) | (w == ninf) | (w != w);
+    keep = ~(((v < t) & (v > ninf)) & ((w < t) & (w > ninf)));
     memcpy(lanes, &keep, sizeof lanes);
     if (lanes[0] | lanes[1]) break;
   }
