@@ -261,6 +261,27 @@ START_TEST(shard_lines_round_trip) {
 }
 END_TEST
 
+/* Writes a ranking of one query between m's shard lines at path; returns the text and
+ * puts the span that a reader finds in *span. */
+static char *span_file(const char *path, const SlemRankShard *m, uint64_t *span) {
+  SlemRankEntry a = {.id = "9", .score = 0.5f, .row = 9};
+  SlemRankWriter *w;
+  SlemRankReader *r;
+  const SlemRankQuery *q;
+  SlemError err;
+  ck_assert_int_eq(slem_rankwriter_open(&w, path, SLEM_RANK_JSONL, NULL, NULL, NULL, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_shard(w, m, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_write_entries(w, "q0", &a, 1, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_shard_end(w, m, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_close(w, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankreader_open(&r, path, SLEM_RANK_AUTO, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankreader_next(r, &q, &err), SLEM_OK);
+  ck_assert_ptr_nonnull(slem_rankreader_shard(r));
+  *span = slem_rankreader_shard(r)->span;
+  slem_rankreader_free(r);
+  return slurp(path);
+}
+
 /* A group's span is written after the index when it is not 1, and read back; a line
  * without one holds one shard. */
 START_TEST(shard_line_span_round_trip) {
@@ -268,37 +289,16 @@ START_TEST(shard_line_span_round_trip) {
   SlemRankShard m = {.index = 2, .span = 3, .count = 5, .rows = 1001, .k = 7,
                      .database = "0123456789abcdef", .has_end = 1, .queries = 1,
                      .query_set = "fedcba9876543210"};
-  SlemRankEntry a = {.id = "9", .score = 0.5f, .row = 9};
-  SlemRankWriter *w;
-  SlemRankReader *r;
-  const SlemRankQuery *q;
-  SlemError err;
-  ck_assert_int_eq(slem_rankwriter_open(&w, path, SLEM_RANK_JSONL, NULL, NULL, NULL, &err), SLEM_OK);
-  ck_assert_int_eq(slem_rankwriter_shard(w, &m, &err), SLEM_OK);
-  ck_assert_int_eq(slem_rankwriter_write_entries(w, "q0", &a, 1, &err), SLEM_OK);
-  ck_assert_int_eq(slem_rankwriter_shard_end(w, &m, &err), SLEM_OK);
-  ck_assert_int_eq(slem_rankwriter_close(w, &err), SLEM_OK);
-  text = slurp(path);
+  uint64_t span = 0;
+  text = span_file(path, &m, &span);
   ck_assert_ptr_nonnull(strstr(text, "{\"slem_shard\":{\"index\":2,\"span\":3,\"count\":5,"));
+  ck_assert_uint_eq(span, 3);
   free(text);
-  ck_assert_int_eq(slem_rankreader_open(&r, path, SLEM_RANK_AUTO, &err), SLEM_OK);
-  ck_assert_int_eq(slem_rankreader_next(r, &q, &err), SLEM_OK);
-  ck_assert_ptr_nonnull(slem_rankreader_shard(r));
-  ck_assert_uint_eq(slem_rankreader_shard(r)->span, 3);
-  slem_rankreader_free(r);
   m.span = 1; /* one shard: no span written, and 1 read back */
-  ck_assert_int_eq(slem_rankwriter_open(&w, path, SLEM_RANK_JSONL, NULL, NULL, NULL, &err), SLEM_OK);
-  ck_assert_int_eq(slem_rankwriter_shard(w, &m, &err), SLEM_OK);
-  ck_assert_int_eq(slem_rankwriter_write_entries(w, "q0", &a, 1, &err), SLEM_OK);
-  ck_assert_int_eq(slem_rankwriter_shard_end(w, &m, &err), SLEM_OK);
-  ck_assert_int_eq(slem_rankwriter_close(w, &err), SLEM_OK);
-  text = slurp(path);
+  text = span_file(path, &m, &span);
   ck_assert_ptr_null(strstr(text, "span"));
+  ck_assert_uint_eq(span, 1);
   free(text);
-  ck_assert_int_eq(slem_rankreader_open(&r, path, SLEM_RANK_AUTO, &err), SLEM_OK);
-  ck_assert_int_eq(slem_rankreader_next(r, &q, &err), SLEM_OK);
-  ck_assert_uint_eq(slem_rankreader_shard(r)->span, 1);
-  slem_rankreader_free(r);
   free(path);
 }
 END_TEST

@@ -171,74 +171,41 @@ static void dot_rows_sse(const float *a, const float *const *b, size_t m, size_t
   dot_rows_tail(a, p, m, l, n, s, out);
 }
 
-/* AVX: each row's four sums in one register, eight registers. */
-__attribute__((target("avx"))) static void dot_rows_avx(const float *a, const float *const *b,
-                                                         size_t m, size_t n, double *out) {
-  const float *p[SLEM_KLANES];
-  double s[4 * SLEM_KLANES];
-  size_t l = 0;
-  for (size_t r = 0; r < SLEM_KLANES; r++) p[r] = b[r < m ? r : 0];
-  {
-    const float *p0 = p[0], *p1 = p[1], *p2 = p[2], *p3 = p[3], *p4 = p[4], *p5 = p[5],
-                *p6 = p[6], *p7 = p[7];
-    __m256d s0 = _mm256_setzero_pd(), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0,
-            s7 = s0;
-    for (; l + 4 <= n; l += 4) {
-      __m256d av = _mm256_cvtps_pd(_mm_loadu_ps(a + l));
-#define DOT_ROWS_AVX(pr, sr) \
-  sr = _mm256_add_pd(sr, _mm256_mul_pd(av, _mm256_cvtps_pd(_mm_loadu_ps(pr + l))))
-      DOT_ROWS_AVX(p0, s0);
-      DOT_ROWS_AVX(p1, s1);
-      DOT_ROWS_AVX(p2, s2);
-      DOT_ROWS_AVX(p3, s3);
-      DOT_ROWS_AVX(p4, s4);
-      DOT_ROWS_AVX(p5, s5);
-      DOT_ROWS_AVX(p6, s6);
-      DOT_ROWS_AVX(p7, s7);
-#undef DOT_ROWS_AVX
-    }
-    _mm256_storeu_pd(s, s0), _mm256_storeu_pd(s + 4, s1), _mm256_storeu_pd(s + 8, s2);
-    _mm256_storeu_pd(s + 12, s3), _mm256_storeu_pd(s + 16, s4), _mm256_storeu_pd(s + 20, s5);
-    _mm256_storeu_pd(s + 24, s6), _mm256_storeu_pd(s + 28, s7);
+/* The eight rows of 256-bit registers, each row's four sums in one register, written once
+ * for the two targets: ACC(av, x, s) adds the products av * x to the sums s. */
+#define DOT_ROWS_256(name, isa, ACC)                                                        \
+  __attribute__((target(isa))) static void name(   const float *a, const float *const *b,  \
+                                                   size_t m, size_t n, double *out) {      \
+    const float *p[SLEM_KLANES];                                                            \
+    double s[4 * SLEM_KLANES];                                                              \
+    __m256d acc[SLEM_KLANES];                                                               \
+    size_t l = 0;                                                                           \
+    _Pragma("GCC unroll 8")                                                                 \
+    for (size_t r = 0; r < SLEM_KLANES; r++) {                                              \
+      p[r] = b[r < m ? r : 0];                                                              \
+      acc[r] = _mm256_setzero_pd();                                                         \
+    }                                                                                       \
+    for (; l + 4 <= n; l += 4) {                                                            \
+      __m256d av = _mm256_cvtps_pd(_mm_loadu_ps(a + l));                                    \
+      _Pragma("GCC unroll 8") /* the sums stay in registers */                              \
+      for (size_t r = 0; r < SLEM_KLANES; r++)                                              \
+        acc[r] = ACC(av, _mm256_cvtps_pd(_mm_loadu_ps(p[r] + l)), acc[r]);                  \
+    }                                                                                       \
+    _Pragma("GCC unroll 8")                                                                 \
+    for (size_t r = 0; r < SLEM_KLANES; r++) _mm256_storeu_pd(s + 4 * r, acc[r]);           \
+    dot_rows_tail(a, p, m, l, n, s, out);                                                   \
   }
-  dot_rows_tail(a, p, m, l, n, s, out);
-}
 
-/* AVX2 with FMA: the same eight registers, each product added by one fused multiply-add.
- * The product of two floats is exact in double, so round(p + s) is what the AVX loop's
- * multiply then add gives: the same bits, one instruction fewer per four products (the
- * exact re-scoring of slem-match spends its time here). */
-__attribute__((target("avx2,fma"))) static void dot_rows_fma(const float *a,
-                                                              const float *const *b, size_t m,
-                                                              size_t n, double *out) {
-  const float *p[SLEM_KLANES];
-  double s[4 * SLEM_KLANES];
-  size_t l = 0;
-  for (size_t r = 0; r < SLEM_KLANES; r++) p[r] = b[r < m ? r : 0];
-  {
-    const float *p0 = p[0], *p1 = p[1], *p2 = p[2], *p3 = p[3], *p4 = p[4], *p5 = p[5],
-                *p6 = p[6], *p7 = p[7];
-    __m256d s0 = _mm256_setzero_pd(), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0,
-            s7 = s0;
-    for (; l + 4 <= n; l += 4) {
-      __m256d av = _mm256_cvtps_pd(_mm_loadu_ps(a + l));
-#define DOT_ROWS_FMA(pr, sr) sr = _mm256_fmadd_pd(av, _mm256_cvtps_pd(_mm_loadu_ps(pr + l)), sr)
-      DOT_ROWS_FMA(p0, s0);
-      DOT_ROWS_FMA(p1, s1);
-      DOT_ROWS_FMA(p2, s2);
-      DOT_ROWS_FMA(p3, s3);
-      DOT_ROWS_FMA(p4, s4);
-      DOT_ROWS_FMA(p5, s5);
-      DOT_ROWS_FMA(p6, s6);
-      DOT_ROWS_FMA(p7, s7);
-#undef DOT_ROWS_FMA
-    }
-    _mm256_storeu_pd(s, s0), _mm256_storeu_pd(s + 4, s1), _mm256_storeu_pd(s + 8, s2);
-    _mm256_storeu_pd(s + 12, s3), _mm256_storeu_pd(s + 16, s4), _mm256_storeu_pd(s + 20, s5);
-    _mm256_storeu_pd(s + 24, s6), _mm256_storeu_pd(s + 28, s7);
-  }
-  dot_rows_tail(a, p, m, l, n, s, out);
-}
+/* AVX: a multiply, then an add. */
+#define DOT_ACC_AVX(av, x, s) _mm256_add_pd((s), _mm256_mul_pd((av), (x)))
+DOT_ROWS_256(dot_rows_avx, "avx", DOT_ACC_AVX)
+
+/* AVX2 with FMA: each product added by one fused multiply-add. The product of two floats
+ * is exact in double, so round(p + s) is what the AVX loop's multiply then add gives: the
+ * same bits, one instruction fewer per four products (the exact re-scoring of slem-match
+ * spends its time here). */
+#define DOT_ACC_FMA(av, x, s) _mm256_fmadd_pd((av), (x), (s))
+DOT_ROWS_256(dot_rows_fma, "avx2,fma", DOT_ACC_FMA)
 
 void slem_dot_f32_rows(const float *a, const float *const *b, size_t m, size_t n, double *out) {
   if (m == 0) return;
