@@ -180,7 +180,7 @@ static void reopen_std_fds(void) {
 }
 
 void cli_init(const char *name) {
-  const char *slash = strrchr(name, '/'), *sde;
+  const char *slash = strrchr(name, '/');
   struct sigaction sa;
   reopen_std_fds();
   stdout_closed = getenv("SLEM_STDOUT_CLOSED") != NULL;
@@ -188,8 +188,6 @@ void cli_init(const char *name) {
    * removes the temporary file and says why, rather than SIGXFSZ killing the tool. */
   signal(SIGXFSZ, SIG_IGN);
   prog = slash ? slash + 1 : name;
-  sde = getenv("SOURCE_DATE_EPOCH"); /* reproducible caches: their provenance time */
-  if (sde && *sde) slem_cache_set_time(1, (int64_t)strtoll(sde, NULL, 10));
   quiet_blas_pool();
   fit_memory_limit();
   choose_blas_core();
@@ -204,6 +202,35 @@ void cli_init(const char *name) {
 }
 
 const char *cli_prog(void) { return prog; }
+
+/* The reproducible-builds.org specification of SOURCE_DATE_EPOCH: an ASCII integer as
+ * `date +%s` prints it, and a malformed value SHOULD end the build with an error. Read only
+ * by a tool about to stamp a time (slem-negstats writing a cache), so that a variable meant
+ * for something else never stops a tool that does not use it. The limit keeps the
+ * provenance's four-digit year (9999-12-31T23:59:59Z). */
+#define SDE_MAX INT64_C(253402300799)
+
+void cli_source_date_epoch(void) {
+  const char *s = getenv("SOURCE_DATE_EPOCH");
+  int64_t v = 0;
+  char shown[48];
+  size_t i;
+  if (!s || !*s) return; /* unset or empty: the time of writing */
+  for (i = 0; s[i] >= '0' && s[i] <= '9'; i++) {
+    v = v * 10 + (s[i] - '0');
+    if (v > SDE_MAX) break;
+  }
+  if (s[i] == '\0' && v <= SDE_MAX) {
+    slem_cache_set_time(1, v);
+    return;
+  }
+  /* the value as typed, control bytes shown as '?', cut at 40 bytes */
+  for (i = 0; s[i] && i < 40; i++) shown[i] = isprint((unsigned char)s[i]) ? s[i] : '?';
+  memcpy(shown + i, s[i] ? "..." : "", s[i] ? 4 : 1);
+  cli_usage_error("SOURCE_DATE_EPOCH='%s' is not a provenance time: seconds since "
+                  "1970-01-01 UTC, digits only, at most %" PRId64 " (9999-12-31), as `date +%%s` "
+                  "prints them; unset it to stamp the time of writing", shown, SDE_MAX);
+}
 
 int cli_fail(const SlemError *err) {
   cli_progress_done();

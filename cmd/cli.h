@@ -23,6 +23,13 @@
 void cli_init(const char *prog);
 const char *cli_prog(void);
 
+/* For a tool about to write a cache, before anything is read: its provenance time from
+ * SOURCE_DATE_EPOCH (slem_cache_set_time()). Unset or empty: the time of writing. A value
+ * that is not digits only, at most 253402300799 (9999-12-31T23:59:59Z), is a usage error
+ * (exit 2) naming the variable, as the reproducible-builds.org specification asks; never
+ * silently 0 or the current time. */
+void cli_source_date_epoch(void);
+
 /* Prints "prog: message" for err and returns CLI_EXIT_FAIL. */
 int cli_fail(const SlemError *err);
 

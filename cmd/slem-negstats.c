@@ -303,6 +303,7 @@ int main(int argc, char **argv) {
   for (int i = optind, nstdin = 0; i < argc; i++)
     if (strcmp(argv[i], "-") == 0 && ++nstdin > 1) cli_usage_error("stdin (-) given twice");
   cli_refuse_clobber(output, (const char *const *)argv + optind, (size_t)(argc - optind));
+  cli_source_date_epoch(); /* the cache's provenance time */
   if (positives) cli_refuse_clobber(output, &positives, 1);
   if (adaptive) cli_refuse_clobber(output, &adaptive, 1);
   cli_threads(threads);

@@ -357,4 +357,19 @@ expect_fail "--lambda-rel ' 1'" 2 "--lambda-rel: ' 1' is not a finite number" "$
 check "SLEM_THREADS=3" env SLEM_THREADS=3 slem-match -q -k 5 -d "$T/db.fvecs" -o "$T/t3.tsv" "$T/q.fvecs"
 cmp -s "$T/t3.tsv" "$T/ref.tsv" && ok || bad "SLEM_THREADS=3: another ranking"
 
+# SOURCE_DATE_EPOCH, the provenance time of a cache: a malformed value was taken as 0
+# (1970). As the reproducible-builds.org specification asks, it is an error naming the
+# variable (status 2, before anything is read; an existing cache kept), only where a time
+# is stamped: the other tools, and slem-negstats --info, do not read it.
+check "SOURCE_DATE_EPOCH=1234567890" env SOURCE_DATE_EPOCH=1234567890 slem-negstats -q -o "$T/sde.slem" "$D/negatives.fvecs"
+slem-negstats --info "$T/sde.slem" | grep -q '"time":.*"2009-02-13T23:31:30Z"' && ok || bad "SOURCE_DATE_EPOCH=1234567890: another time"
+cp "$T/sde.slem" "$T/sde.old"
+for v in abc 12x -1 ' 1' 1.5 253402300800 99999999999999999999; do
+  expect_fail "SOURCE_DATE_EPOCH='$v'" 2 "SOURCE_DATE_EPOCH='$v' is not a provenance time" - \
+    env SOURCE_DATE_EPOCH="$v" slem-negstats -q -o "$T/sde.slem" "$D/negatives.fvecs"
+  cmp -s "$T/sde.slem" "$T/sde.old" && ! ls -a "$T" | grep -q '^\.sde.*tmp' || bad "SOURCE_DATE_EPOCH='$v': the cache changed"
+done
+check "SOURCE_DATE_EPOCH=abc, --info" env SOURCE_DATE_EPOCH=abc slem-negstats --info "$T/sde.slem"
+check "SOURCE_DATE_EPOCH=abc, encode" env SOURCE_DATE_EPOCH=abc slem-encode -q -c "$T/sde.slem" -o "$T/sde.fvecs" "$D/queries.fvecs"
+
 finish cli-hostile
