@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -33,10 +34,65 @@ static const char *prog = "slem";
 static int progress_shown;
 static int stdout_closed; /* fd 1 was closed at start and reopened on /dev/null */
 
-static void on_signal(int sig) {
-  slem_out_unlink_pending();
+/* Dies of sig by its default action, so that the parent sees the signal (status 128 + sig
+ * from a shell; a core dump where the signal makes one and the limit allows): the signal is
+ * unblocked, as it is inside its own handler. */
+static void die_of(int sig) {
+  sigset_t set;
   signal(sig, SIG_DFL);
+  sigemptyset(&set);
+  sigaddset(&set, sig);
+  pthread_sigmask(SIG_UNBLOCK, &set, NULL);
   raise(sig);
+}
+
+/* Every signal whose default action ends the process, removing the temporary outputs
+ * first; held while a group of outputs is renamed, then raised (slem_out_signal()). */
+static void on_signal(int sig) {
+  if (slem_out_signal(sig)) die_of(sig);
+}
+
+/* The signals that end a process by default and that a handler can catch, but for the
+ * faults of the process itself (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP,
+ * SIGSYS): a handler cannot go on after those, and the temporary such a crash leaves is
+ * removed by the next write of the same output (io.c). SIGXFSZ is ignored instead (see
+ * cli_init()). The real-time signals end a process too, and are caught after these. */
+static const int ending_signals[] = {
+  SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM,
+  SIGPROF, SIGXCPU, SIGIO,
+#ifdef SIGPOLL
+#if SIGPOLL != SIGIO
+  SIGPOLL,
+#endif
+#endif
+#ifdef SIGSTKFLT
+  SIGSTKFLT,
+#endif
+#ifdef SIGPWR
+  SIGPWR,
+#endif
+#ifdef SIGLOST
+#if SIGLOST != SIGPWR
+  SIGLOST,
+#endif
+#endif
+};
+
+/* The handler on sig, unless sig was not at its default action when the tool started:
+ * ignored (nohup's SIGHUP, the SIGINT and SIGQUIT of a shell's background job) it stays
+ * ignored, as GNU sort leaves it; another handler (a profiler's SIGPROF) stays. */
+static void catch_ending(int sig) {
+  struct sigaction sa, old;
+  if (sigaction(sig, NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
+      old.sa_handler != SIG_DFL)
+    return;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  /* a handler that returns (a signal held over a rename) lets the calls it interrupted
+   * go on */
+  sa.sa_flags = SA_RESTART;
+  sigaction(sig, &sa, NULL);
 }
 
 /* Rebuilds this process's argv from /proc/self/cmdline (NUL-separated), so that the
@@ -181,7 +237,6 @@ static void reopen_std_fds(void) {
 
 void cli_init(const char *name) {
   const char *slash = strrchr(name, '/');
-  struct sigaction sa;
   reopen_std_fds();
   stdout_closed = getenv("SLEM_STDOUT_CLOSED") != NULL;
   /* Past a file-size limit (ulimit -f) a write fails with EFBIG and the normal error path
@@ -193,12 +248,10 @@ void cli_init(const char *name) {
   choose_blas_core();
   check_blas_pin();
   opterr = 0; /* cli_bad_option() says it once, naming the option */
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-  sigaction(SIGHUP, &sa, NULL);
+  slem_out_on_deferred_signal(die_of);
+  for (size_t i = 0; i < sizeof ending_signals / sizeof ending_signals[0]; i++)
+    catch_ending(ending_signals[i]);
+  for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++) catch_ending(sig);
 }
 
 const char *cli_prog(void) { return prog; }

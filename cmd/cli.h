@@ -18,8 +18,10 @@
 #define CLI_EXIT_FAIL 1
 #define CLI_EXIT_USAGE 2
 
-/* Records the program name and installs SIGINT/SIGTERM handlers that remove any
- * temporary output file before dying. */
+/* Records the program name and catches every signal that ends a process (SIGHUP, SIGINT,
+ * SIGTERM, SIGUSR1, SIGALRM, ..., not the faults SIGSEGV and the like) and was not ignored
+ * at start: the handler removes the temporary output files, then dies of the signal
+ * (slem_out_signal(): held over the renames of a group of outputs). */
 void cli_init(const char *prog);
 const char *cli_prog(void);
 

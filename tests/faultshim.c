@@ -4,6 +4,8 @@
  *                    call of either on
  *   FAULT_FSYNC=N    fsync() fails with EIO from its Nth call on
  *   FAULT_RENAME=N   rename() fails with EIO from its Nth call on
+ *   FAULT_RENAME_SIGNAL=S  the first rename() that succeeds raises signal S on its return:
+ *                    a signal between the renames of two outputs that belong together
  *   FAULT_READ=N     read(), readv() or preadv() fails with EIO from the Nth call of any
  *                    of them on (preadv: the pieces of a block read on several threads)
  *   FAULT_DLOPEN=N   dlopen() fails (returns NULL) from its Nth call on: a library the
@@ -20,6 +22,7 @@
 #include <stdint.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -149,6 +152,7 @@ int fsync(int fd) {
 
 int rename(const char *a, const char *b) {
   static long count;
+  static int signalled;
   static int (*real)(const char *, const char *);
   if (!real) real = (int (*)(const char *, const char *))dlsym(RTLD_NEXT, "rename");
   if (due("FAULT_RENAME", &count)) {
@@ -156,7 +160,13 @@ int rename(const char *a, const char *b) {
     errno = EIO;
     return -1;
   }
-  return real(a, b);
+  if (real(a, b) != 0) return -1;
+  if (env_long("FAULT_RENAME_SIGNAL") > 0 && !signalled) {
+    signalled = 1;
+    logged("rename signal");
+    raise((int)env_long("FAULT_RENAME_SIGNAL"));
+  }
+  return 0;
 }
 
 /* The address range of the main program's loaded segments. */

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <dirent.h>
 #include <string.h>
@@ -468,6 +469,29 @@ void slem_out_unlink_pending(void) {
   }
 }
 
+/* Who owns the pending temporaries when a signal comes: IDLE, RENAMING (a group's renames
+ * under way, slem_out_commit_all(): a signal waits for them), or DYING (a handler removing
+ * the temporaries: the renames are not started). Moved by compare-and-swap, so that a
+ * handler on any thread and the renaming thread agree; lock-free, so async-signal-safe. */
+enum { COMMIT_IDLE, COMMIT_RENAMING, COMMIT_DYING };
+static atomic_int commit_state = COMMIT_IDLE;
+static atomic_int deferred_signal;
+static void (*deferred_fn)(int);
+
+int slem_out_signal(int sig) {
+  int expected = COMMIT_IDLE;
+  /* kept first: a renaming thread that ends its renames after the compare-and-swap below
+   * failed finds it when it goes back to IDLE */
+  atomic_store(&deferred_signal, sig);
+  if (atomic_compare_exchange_strong(&commit_state, &expected, COMMIT_DYING)) {
+    slem_out_unlink_pending();
+    return 1;
+  }
+  return expected == COMMIT_RENAMING ? 0 : 1; /* DYING: another handler removes them */
+}
+
+void slem_out_on_deferred_signal(void (*fn)(int sig)) { deferred_fn = fn; }
+
 static void out_free(SlemOut *o) {
   if (!o) return;
   pending_remove(o);
@@ -788,13 +812,25 @@ int slem_out_commit_all(SlemOut *const *outs, size_t n, SlemError *err) {
     for (size_t i = 0; i < n; i++) slem_out_abort(outs[i]);
     return st;
   }
-  /* then the renames, one after the other */
+  /* then the renames, one after the other, a signal held until the last is done (the
+   * group is replaced whole); a signal already removing the temporaries wins: none is
+   * renamed, every target stays as it was */
+  {
+    int expected = COMMIT_IDLE;
+    if (!atomic_compare_exchange_strong(&commit_state, &expected, COMMIT_RENAMING)) {
+      for (size_t i = 0; i < n; i++) slem_out_abort(outs[i]);
+      return slem_error(err, SLEM_EIO, "%s: not replaced: the process is being stopped by a "
+                        "signal", outs[0] ? outs[0]->target : "output");
+    }
+  }
   for (size_t i = 0; i < n; i++) {
     int s;
     if (!outs[i]) continue;
     s = slem_out_commit(outs[i], err);
     if (s != SLEM_OK && st == SLEM_OK) st = s;
   }
+  atomic_store(&commit_state, COMMIT_IDLE);
+  if (atomic_load(&deferred_signal) && deferred_fn) deferred_fn(atomic_load(&deferred_signal));
   return st;
 }
 

@@ -150,15 +150,28 @@ int slem_out_commit(SlemOut *self, SlemError *err);
 
 /* Commits n outputs that belong together (NULL entries are skipped): all are flushed and
  * synced first, and only when every one succeeded are they renamed into place, so that a
- * write error (a full disk) leaves every target as it was. Frees them all. Errors: those
- * of slem_out_commit(), the first one. */
+ * write error (a full disk) leaves every target as it was; a signal caught during the
+ * renames waits for the last (slem_out_signal()). Frees them all. Errors: those of
+ * slem_out_commit(), the first one; SLEM_EIO, nothing renamed, when a signal handler is
+ * already removing the temporaries. */
 int slem_out_commit_all(SlemOut *const *outs, size_t n, SlemError *err);
 
 /* Closes and removes the temporary file, then frees self. Accepts NULL. */
 void slem_out_abort(SlemOut *self);
 
-/* Removes every temporary file still open. Async-signal-safe: for a SIGINT/SIGTERM
- * handler, which should then re-raise the signal. */
+/* Removes every temporary file still open. Async-signal-safe. */
 void slem_out_unlink_pending(void);
+
+/* For the handler of a signal that ends the process (cmd/cli.c): removes the temporaries
+ * of the outputs not committed (slem_out_unlink_pending()) and returns 1, the handler
+ * then dying of the signal. Returns 0, removing nothing, while slem_out_commit_all() renames
+ * a group of outputs: the signal is kept, and passed to the function set by
+ * slem_out_on_deferred_signal() once the last rename is done, so that a signal never
+ * leaves one output of a group new and another old. Async-signal-safe, any thread. */
+int slem_out_signal(int sig);
+
+/* The function slem_out_commit_all() calls with a signal that slem_out_signal() kept (it
+ * should end the process by that signal). NULL (the default): the signal is dropped. */
+void slem_out_on_deferred_signal(void (*fn)(int sig));
 
 #endif
