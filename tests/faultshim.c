@@ -8,6 +8,9 @@
  *                    a signal between the renames of two outputs that belong together
  *   FAULT_READ=N     read(), readv() or preadv() fails with EIO from the Nth call of any
  *                    of them on (preadv: the pieces of a block read on several threads)
+ *   FAULT_SIZE0=SUFFIX  stat() and fstat() of a regular file whose name ends with SUFFIX
+ *                    report a size of 0, as /proc's pseudo-files and some FUSE file
+ *                    systems do, whatever it holds
  *   FAULT_DLOPEN=N   dlopen() fails (returns NULL) from its Nth call on: a library the
  *                    program loads when it needs it (libhdf5) is missing
  *   FAULT_MALLOC=N   malloc/calloc/realloc of FAULT_MALLOC_MIN bytes or more (default
@@ -23,6 +26,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -209,4 +214,43 @@ void *calloc(size_t a, size_t b) {
 
 void *realloc(void *p, size_t n) {
   return big_due(n, __builtin_return_address(0)) ? NULL : __libc_realloc(p, n);
+}
+
+/* 1 when name ends with FAULT_SIZE0 */
+static int size0_name(const char *name) {
+  const char *suf = getenv("FAULT_SIZE0");
+  size_t n, k;
+  if (!suf || !*suf || !name) return 0;
+  n = strlen(name), k = strlen(suf);
+  return n >= k && strcmp(name + n - k, suf) == 0;
+}
+
+int fstat(int fd, struct stat *st) {
+  static int (*real)(int, struct stat *);
+  char link[64], name[4096];
+  ssize_t n;
+  int r;
+  if (!real) real = (int (*)(int, struct stat *))dlsym(RTLD_NEXT, "fstat");
+  r = real(fd, st);
+  if (r != 0 || !S_ISREG(st->st_mode) || !getenv("FAULT_SIZE0")) return r;
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  if ((n = readlink(link, name, sizeof name - 1)) <= 0) return r;
+  name[n] = 0;
+  if (size0_name(name)) {
+    logged("fstat size 0");
+    st->st_size = 0;
+  }
+  return r;
+}
+
+int stat(const char *path, struct stat *st) {
+  static int (*real)(const char *, struct stat *);
+  int r;
+  if (!real) real = (int (*)(const char *, struct stat *))dlsym(RTLD_NEXT, "stat");
+  r = real(path, st);
+  if (r == 0 && S_ISREG(st->st_mode) && size0_name(path)) {
+    logged("stat size 0");
+    st->st_size = 0;
+  }
+  return r;
 }

@@ -295,6 +295,15 @@ int slem_container_load(void **map, size_t *len, SlemContainerHead *h, cJSON **j
     st = slem_error(err, SLEM_EIO, "%s: not a regular file", path);
     goto done;
   }
+  /* a size of 0 may be a pseudo-file's (/proc, some FUSE file systems) that holds bytes:
+   * such a file is read once, as a pipe is, and a container is read by its size */
+  if (sb.st_size == 0 && (r = read(fd, &extra, 1)) > 0) {
+    st = slem_error(err, SLEM_EIO, "%s: its size says 0 bytes but it holds some (a file of "
+                    "/proc, or of a file system that does not know sizes ahead): copy it to "
+                    "a regular file and give that", path);
+    goto done;
+  }
+  r = 1;
   if (sb.st_size < SLEM_CONTAINER_FIXED_LEN) {
     st = slem_error(err, SLEM_EFORMAT, "%s: %s (%lld bytes): %s", path,
                     sb.st_size ? "too short" : "empty", (long long)sb.st_size,

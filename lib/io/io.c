@@ -65,6 +65,8 @@ static void std_blocking(int fd) {
 
 void slem_in_block_stdin(void) { std_blocking(STDIN_FILENO); }
 
+static int fill(SlemIn *self, SlemError *err);
+
 int slem_in_open(SlemIn **self, const char *path, SlemError *err) {
   int use_stdin = !path || strcmp(path, "-") == 0;
   SlemIn *in = calloc(1, sizeof *in);
@@ -106,6 +108,17 @@ int slem_in_open(SlemIn **self, const char *path, SlemError *err) {
         off_t cur = lseek(in->fd, 0, SEEK_CUR);
         if (cur > 0) in->size -= (int64_t)cur;
         if (cur < 0) in->is_regular = 0, in->size = -1;
+      }
+      /* A regular file whose size says 0 may hold bytes all the same: a pseudo-file of
+       * /proc, a FUSE file system that does not know sizes ahead. One read tells: bytes
+       * come, and the file is read as a stream, as a pipe is (no size to count records
+       * by, no seek, no reading by pieces); none, and it is empty. */
+      if (in->is_regular && in->size == 0) {
+        if (fill(in, err) != SLEM_OK) {
+          slem_in_free(in);
+          return SLEM_EIO;
+        }
+        if (in->len > 0) in->is_regular = 0, in->size = -1;
       }
     }
   }
