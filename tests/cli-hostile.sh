@@ -295,6 +295,26 @@ if [ -x "$NB" ]; then
   { sleep 0.3; cat "$T/nb.trec"; } | "$NB" 0 timeout 60 slem-eval --trec-compat -f trec "$T/nb.qrels" - >"$T/nbte.out" 2>"$T/err"
   st=$?
   [ "$st" = 0 ] && cmp -s "$T/nbte.out" "$T/nbte.ref" && ok || bad "--trec-compat from a non-blocking stdin: status $st: $(head -c 200 "$T/err")"
+  # ... and a non-blocking socket (a socket pair, its peer slow), which cannot be reopened
+  # blocking through /proc as a pipe is: EAGAIN is waited out with poll(2) (it stopped the
+  # run, "<stdout>: write: Resource temporarily unavailable", status 1)
+  "$NB" -s 1 timeout 60 slem-match -q -k 100 -d "$T/db.fvecs" "$T/q.fvecs" >"$T/nbs100.tsv" 2>"$T/err"
+  st=$?
+  [ "$st" = 0 ] && cmp -s "$T/nbs100.tsv" "$T/ref100.tsv" && ok || bad "a non-blocking socket as stdout: status $st: $(head -c 200 "$T/err")"
+  "$NB" -s 1 timeout 60 slem-encode -q -c "$T/neg.slem" -F fvecs "$D/database.fvecs" >"$T/nbsdb.fvecs" 2>"$T/err"
+  st=$?
+  [ "$st" = 0 ] && cmp -s "$T/nbsdb.fvecs" "$T/db.fvecs" && ok ||
+    bad "a non-blocking socket as stdout (fvecs through writev): status $st: $(head -c 200 "$T/err")"
+  "$NB" -s 0 timeout 60 slem-match -q -k 5 -d "$T/db.fvecs" -f fvecs -o "$T/nbs.tsv" - <"$T/q.fvecs" 2>"$T/err"
+  st=$?
+  [ "$st" = 0 ] && cmp -s "$T/nbs.tsv" "$T/ref.tsv" && ok || bad "a non-blocking socket as stdin: status $st: $(head -c 200 "$T/err")"
+  "$NB" -s 0 timeout 60 slem-eval --trec-compat -f trec "$T/nb.qrels" - <"$T/nb.trec" >"$T/nbste.out" 2>"$T/err"
+  st=$?
+  [ "$st" = 0 ] && cmp -s "$T/nbste.out" "$T/nbte.ref" && ok || bad "--trec-compat from a non-blocking socket: status $st: $(head -c 200 "$T/err")"
+  "$NB" -s 0 timeout 60 slem-report -q --query-labels "$D/queries.labels" --db-labels "$D/database.labels" \
+    -o "$T/nbs.html" - <"$T/ref.tsv" 2>"$T/err"
+  st=$?
+  [ "$st" = 0 ] && cmp -s "$T/nbs.html" "$T/nb.html" && ok || bad "slem-report from a non-blocking socket: status $st: $(head -c 200 "$T/err")"
 else
   bad "$NB is missing (make build/tests/nonblock)"
 fi

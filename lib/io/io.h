@@ -29,6 +29,20 @@ int slem_in_open(SlemIn **self, const char *path, SlemError *err);
  * of stdio's stdin that do not go through it. Cannot fail (left as it is where it cannot
  * be done). */
 void slem_in_block_stdin(void);
+
+/* stdin as a stdio stream for a reader that takes one: stdin itself once
+ * slem_in_block_stdin() made its description blocking; where that cannot be done (a
+ * non-blocking socket) a new read-only stream over descriptor 0 whose reads wait for data
+ * (slem_io_wait_ready()) instead of failing with EAGAIN. fclose() it when it is not stdin
+ * (descriptor 0 stays open). NULL: out of memory. */
+FILE *slem_in_stdin_file(void);
+
+/* For a read or write of fd that failed: when errno is EAGAIN or EWOULDBLOCK (a
+ * non-blocking descriptor that no one could make blocking, as a socket shared with the
+ * parent), waits with poll(2) until fd is ready for events (POLLIN, POLLOUT), never
+ * spinning, and returns 1: try again. 0 for any other errno (the caller reports it) or
+ * when poll fails. */
+int slem_io_wait_ready(int fd, int events);
 void slem_in_free(SlemIn *self);
 
 /* The name used in messages: the path, or "<stdin>". Owned by self. */
