@@ -277,17 +277,18 @@ done:
   return status;
 }
 
-/* The bytes between the JSON header and the payload, which no checksum covers: a newline,
- * then zeros to the 64-byte boundary, as slem_container_write_head() writes them (every
- * slem so far). A flipped byte there is said, naming its offset, rather than taken. */
+/* The bytes between the JSON header and the payload, which no checksum covers: zeros to the
+ * 64-byte boundary, the first of them a newline where slem_container_write_head() wrote them
+ * (a writer of its own may leave a zero there). A flipped byte there is said, naming its
+ * offset, rather than taken. */
 static int gap_check(const SlemContainerHead *h, const unsigned char *p, const char *path,
                      SlemError *err) {
   uint64_t at = h->json_off + h->json_len;
   for (uint64_t i = at; i < h->pay_off; i++)
-    if (p[i] != (i == at ? '\n' : 0))
+    if (p[i] != 0 && !(i == at && p[i] == '\n'))
       return slem_error(err, SLEM_EFORMAT, "%s: byte %" PRIu64 ", in the padding between the "
-                        "JSON header and the payload, is 0x%02x, expected %s: corrupt", path, i,
-                        p[i], i == at ? "a newline (0x0a)" : "0");
+                        "JSON header and the payload, is 0x%02x, expected 0%s: corrupt", path, i,
+                        p[i], i == at ? " or a newline" : "");
   return SLEM_OK;
 }
 
