@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -33,10 +34,65 @@ static const char *prog = "slem";
 static int progress_shown;
 static int stdout_closed; /* fd 1 was closed at start and reopened on /dev/null */
 
-static void on_signal(int sig) {
-  slem_out_unlink_pending();
+/* Dies of sig by its default action, so that the parent sees the signal (status 128 + sig
+ * from a shell; a core dump where the signal makes one and the limit allows): the signal is
+ * unblocked, as it is inside its own handler. */
+static void die_of(int sig) {
+  sigset_t set;
   signal(sig, SIG_DFL);
+  sigemptyset(&set);
+  sigaddset(&set, sig);
+  pthread_sigmask(SIG_UNBLOCK, &set, NULL);
   raise(sig);
+}
+
+/* Every signal whose default action ends the process, removing the temporary outputs
+ * first; held while a group of outputs is renamed, then raised (slem_out_signal()). */
+static void on_signal(int sig) {
+  if (slem_out_signal(sig)) die_of(sig);
+}
+
+/* The signals that end a process by default and that a handler can catch, but for the
+ * faults of the process itself (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP,
+ * SIGSYS): a handler cannot go on after those, and the temporary such a crash leaves is
+ * removed by the next write of the same output (io.c). SIGXFSZ is ignored instead (see
+ * cli_init()). The real-time signals end a process too, and are caught after these. */
+static const int ending_signals[] = {
+  SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM,
+  SIGPROF, SIGXCPU, SIGIO,
+#ifdef SIGPOLL
+#if SIGPOLL != SIGIO
+  SIGPOLL,
+#endif
+#endif
+#ifdef SIGSTKFLT
+  SIGSTKFLT,
+#endif
+#ifdef SIGPWR
+  SIGPWR,
+#endif
+#ifdef SIGLOST
+#if SIGLOST != SIGPWR
+  SIGLOST,
+#endif
+#endif
+};
+
+/* The handler on sig, unless sig was not at its default action when the tool started:
+ * ignored (nohup's SIGHUP, the SIGINT and SIGQUIT of a shell's background job) it stays
+ * ignored, as GNU sort leaves it; another handler (a profiler's SIGPROF) stays. */
+static void catch_ending(int sig) {
+  struct sigaction sa, old;
+  if (sigaction(sig, NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
+      old.sa_handler != SIG_DFL)
+    return;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  /* a handler that returns (a signal held over a rename) lets the calls it interrupted
+   * go on */
+  sa.sa_flags = SA_RESTART;
+  sigaction(sig, &sa, NULL);
 }
 
 /* Rebuilds this process's argv from /proc/self/cmdline (NUL-separated), so that the
@@ -180,30 +236,54 @@ static void reopen_std_fds(void) {
 }
 
 void cli_init(const char *name) {
-  const char *slash = strrchr(name, '/'), *sde;
-  struct sigaction sa;
+  const char *slash = strrchr(name, '/');
   reopen_std_fds();
   stdout_closed = getenv("SLEM_STDOUT_CLOSED") != NULL;
   /* Past a file-size limit (ulimit -f) a write fails with EFBIG and the normal error path
    * removes the temporary file and says why, rather than SIGXFSZ killing the tool. */
   signal(SIGXFSZ, SIG_IGN);
   prog = slash ? slash + 1 : name;
-  sde = getenv("SOURCE_DATE_EPOCH"); /* reproducible caches: their provenance time */
-  if (sde && *sde) slem_cache_set_time(1, (int64_t)strtoll(sde, NULL, 10));
   quiet_blas_pool();
   fit_memory_limit();
   choose_blas_core();
   check_blas_pin();
   opterr = 0; /* cli_bad_option() says it once, naming the option */
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-  sigaction(SIGHUP, &sa, NULL);
+  slem_out_on_deferred_signal(die_of);
+  for (size_t i = 0; i < sizeof ending_signals / sizeof ending_signals[0]; i++)
+    catch_ending(ending_signals[i]);
+  for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++) catch_ending(sig);
 }
 
 const char *cli_prog(void) { return prog; }
+
+/* The reproducible-builds.org specification of SOURCE_DATE_EPOCH: an ASCII integer as
+ * `date +%s` prints it, and a malformed value SHOULD end the build with an error. Read only
+ * by a tool about to stamp a time (slem-negstats writing a cache), so that a variable meant
+ * for something else never stops a tool that does not use it. The limit keeps the
+ * provenance's four-digit year (9999-12-31T23:59:59Z). */
+#define SDE_MAX INT64_C(253402300799)
+
+void cli_source_date_epoch(void) {
+  const char *s = getenv("SOURCE_DATE_EPOCH");
+  int64_t v = 0;
+  char shown[48];
+  size_t i;
+  if (!s || !*s) return; /* unset or empty: the time of writing */
+  for (i = 0; s[i] >= '0' && s[i] <= '9'; i++) {
+    v = v * 10 + (s[i] - '0');
+    if (v > SDE_MAX) break;
+  }
+  if (s[i] == '\0' && v <= SDE_MAX) {
+    slem_cache_set_time(1, v);
+    return;
+  }
+  /* the value as typed, control bytes shown as '?', cut at 40 bytes */
+  for (i = 0; s[i] && i < 40; i++) shown[i] = isprint((unsigned char)s[i]) ? s[i] : '?';
+  memcpy(shown + i, s[i] ? "..." : "", s[i] ? 4 : 1);
+  cli_usage_error("SOURCE_DATE_EPOCH='%s' is not a provenance time: seconds since "
+                  "1970-01-01 UTC, digits only, at most %" PRId64 " (9999-12-31), as `date +%%s` "
+                  "prints them; unset it to stamp the time of writing", shown, SDE_MAX);
+}
 
 int cli_fail(const SlemError *err) {
   cli_progress_done();

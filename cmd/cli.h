@@ -18,10 +18,19 @@
 #define CLI_EXIT_FAIL 1
 #define CLI_EXIT_USAGE 2
 
-/* Records the program name and installs SIGINT/SIGTERM handlers that remove any
- * temporary output file before dying. */
+/* Records the program name and catches every signal that ends a process (SIGHUP, SIGINT,
+ * SIGTERM, SIGUSR1, SIGALRM, ..., not the faults SIGSEGV and the like) and was not ignored
+ * at start: the handler removes the temporary output files, then dies of the signal
+ * (slem_out_signal(): held over the renames of a group of outputs). */
 void cli_init(const char *prog);
 const char *cli_prog(void);
+
+/* For a tool about to write a cache, before anything is read: its provenance time from
+ * SOURCE_DATE_EPOCH (slem_cache_set_time()). Unset or empty: the time of writing. A value
+ * that is not digits only, at most 253402300799 (9999-12-31T23:59:59Z), is a usage error
+ * (exit 2) naming the variable, as the reproducible-builds.org specification asks; never
+ * silently 0 or the current time. */
+void cli_source_date_epoch(void);
 
 /* Prints "prog: message" for err and returns CLI_EXIT_FAIL. */
 int cli_fail(const SlemError *err);

@@ -93,9 +93,8 @@ int main(int argc, char **argv) {
     }
   }
   if (optind == argc) cli_usage_error("no shard: give the rankings to merge");
-  for (int i = optind, seen = 0; i < argc; i++) /* the second '-' found stdin read already */
-    if (strcmp(argv[i], "-") == 0 && seen++)
-      cli_usage_error("'-' (stdin) given twice: a pipe is one shard, read once");
+  /* the second '-' would find stdin read already */
+  cli_refuse_stdin_twice((const char *const *)argv + optind, (size_t)(argc - optind));
   if (!format_given) opts.format = slem_rankformat_from_path(output);
   opts.progress = on_progress;
   cli_refuse_clobber(output, (const char *const *)argv + optind, (size_t)(argc - optind));

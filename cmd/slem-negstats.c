@@ -300,9 +300,9 @@ int main(int argc, char **argv) {
         cli_usage_error("--depth %zu reads the negatives once per stage: not from stdin", depth);
   }
   if (lambda < 0 && lambda_rel < 0) lambda_rel = DEFAULT_LAMBDA_REL;
-  for (int i = optind, nstdin = 0; i < argc; i++)
-    if (strcmp(argv[i], "-") == 0 && ++nstdin > 1) cli_usage_error("stdin (-) given twice");
+  cli_refuse_stdin_twice((const char *const *)argv + optind, (size_t)(argc - optind));
   cli_refuse_clobber(output, (const char *const *)argv + optind, (size_t)(argc - optind));
+  cli_source_date_epoch(); /* the cache's provenance time */
   if (positives) cli_refuse_clobber(output, &positives, 1);
   if (adaptive) cli_refuse_clobber(output, &adaptive, 1);
   cli_threads(threads);

@@ -49,6 +49,18 @@ expect_fail "truncated" 1 "short.slem: size disagrees with its header" "$T/none.
 cp "$T/db.slem" "$T/badjson.slem"
 printf 'X' | dd of="$T/badjson.slem" bs=1 seek=100 conv=notrunc 2>/dev/null
 expect_fail "corrupt header" 1 "badjson.slem: checksum mismatch in the JSON header" "$T/none.tsv" slem-match -d "$T/badjson.slem" -o "$T/none.tsv" "$T/q.slem"
+# a cache's padding between its JSON header and its payload, which no checksum covers: a
+# flipped byte there was taken; it is said, with its offset (the caches of testdata/, of
+# every slem so far, hold a newline then zeros there and still read; partial.slem is of a
+# format older than its leaves, refused before and after)
+po=$(od -An -tu8 -j32 -N8 "$T/neg.slem" | tr -d ' ')
+cp "$T/neg.slem" "$T/badpad.slem"
+printf '\001' | dd of="$T/badpad.slem" bs=1 seek=$((po - 1)) conv=notrunc 2>/dev/null
+expect_fail "a cache's padding" 1 "badpad.slem: byte $((po - 1)), in the padding between the JSON header and the payload, is 0x01" \
+  "$T/padnone.fvecs" slem-encode -q -c "$T/badpad.slem" -o "$T/padnone.fvecs" "$D/queries.fvecs"
+for f in "$TOP"/testdata/fuzz/cache/linear.slem "$TOP"/testdata/fuzz/cache/kernel.slem "$TOP"/testdata/fuzz/cache/krec.slem; do
+  slem-negstats --info "$f" >/dev/null 2>"$T/err" && ok || bad "$f no longer reads: $(cat "$T/err")"
+done
 
 # nightly re-indexing: a segment per night, matched over all segments; after a rebuild of
 # the cache, yesterday's segments are refused until re-encoded

@@ -78,8 +78,10 @@ expect_fail "merge -o keepq.fvecs" 2 "-o .*keepq.fvecs: the name of a vector fil
 cmp -s "$T/keepq.fvecs" "$D/queries.fvecs" && ok || bad "merge -o keepq.fvecs: the vectors replaced"
 check "merge -F tsv -o y.fvecs" slem-merge -k 3 -F tsv -o "$T/y.fvecs" "$T/m.jsonl"
 # stdin named twice as a shard: a usage error (the second read nothing: "<stdin>: no
-# rankings (empty file)")
-expect_fail "merge - -" 2 "(stdin) given twice" - sh -c 'slem-merge -k 3 - - <"$1"' sh "$T/m.jsonl"
+# rankings (empty file)"), in the words of the other tools (cli_refuse_stdin_twice())
+expect_fail "merge - -" 2 "only one input can be stdin ('-')" - sh -c 'slem-merge -k 3 - - <"$1"' sh "$T/m.jsonl"
+expect_fail "negstats - -" 2 "only one input can be stdin ('-')" "$T/sx.slem" \
+  sh -c 'slem-negstats -q -o "$1" - - <"$2"' sh "$T/sx.slem" "$D/negatives.fvecs"
 # stdin named by two options of one tool: a usage error (the second read nothing, and the
 # message named an empty or a binary <stdin>: "no rankings (empty file)", "no ids", "a NUL
 # byte"); the queries are stdin when no query file is given

@@ -147,7 +147,7 @@ expect_fail "tsv shards lacking a query" 1 "f5.1.tsv: line 1: query '0', but .*f
 slem-merge -k 3 -F tsv "$T"/f5.?.jsonl | cmp -s - "$T/fivex.tsv" && ok || bad "--exclude-self, jsonl shards of one row: not the one answer"
 # stdin given twice: a usage error (the second '-' was read as an empty shard: 'no rankings')
 cat "$T/stsv.0" | slem-merge -k 50 -o "$T/o" - "$T/stsv.1" - >/dev/null 2>"$T/err"
-[ $? = 2 ] && grep -q "'-' (stdin) given twice" "$T/err" && [ ! -e "$T/o" ] && ok || bad "stdin twice: $(cat "$T/err")"
+[ $? = 2 ] && grep -q "only one input can be stdin ('-')" "$T/err" && [ ! -e "$T/o" ] && ok || bad "stdin twice: $(cat "$T/err")"
 # an existing output is left as it was
 echo keep >"$T/kept"
 slem-merge -k 50 -o "$T/kept" "$T/stsv.0" "$T/short.tsv" 2>/dev/null

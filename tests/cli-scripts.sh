@@ -359,4 +359,47 @@ fi
 cmp -s "$DD/myq.fvecs" "$D/queries.fvecs" && cmp -s "$DD/-ql.labels" "$D/queries.labels" && ok ||
   bad "an output named as an input: the input was written over"
 
+# An output named through a symbolic link, taken as the tools take one: the file the link
+# leads to is replaced (keeping its mode) and the link stays (slem-tune's and plot-pr's mv
+# replaced the link by a regular file and left its file as it was); a dangling link creates
+# the file it names; another user's link in a sticky world-writable directory (/tmp) is
+# refused before any work; a FIFO is written in place (mv replaced it)
+mkdir -p "$T/ol/sub"
+tune_o() { "$S/slem-tune" -g 1000 -k 100 -o "$1" -n "$D/negatives.fvecs" -q "$D/validation.fvecs" -d "$D/database.fvecs" \
+  --query-labels "$D/validation.labels" --db-labels "$D/database.labels" >/dev/null 2>"$T/err"; }
+echo old >"$T/ol/cache.slem"
+chmod 640 "$T/ol/cache.slem"
+ln -s cache.slem "$T/ol/link.slem"
+tune_o "$T/ol/link.slem" || bad "slem-tune -o LINK: $(cat "$T/err")"
+[ -L "$T/ol/link.slem" ] && slem-negstats --info "$T/ol/cache.slem" >/dev/null 2>&1 &&
+  [ "$(stat -c %a "$T/ol/cache.slem")" = 640 ] && ok || bad "slem-tune -o LINK: the link replaced, or its file not written: $(ls -l "$T/ol")"
+ln -s sub/new.slem "$T/ol/dangling.slem"
+tune_o "$T/ol/dangling.slem" || bad "slem-tune -o DANGLING-LINK: $(cat "$T/err")"
+[ -L "$T/ol/dangling.slem" ] && slem-negstats --info "$T/ol/sub/new.slem" >/dev/null 2>&1 && ok ||
+  bad "slem-tune -o DANGLING-LINK: the file it names not created: $(ls -l "$T/ol" "$T/ol/sub")"
+echo old >"$T/ol/p.png"
+ln -s p.png "$T/ol/link.png"
+"$S/plot-pr" "$T/ol/link.png" "$T/plain.pr" 2>"$T/err" || bad "plot-pr LINK: $(cat "$T/err")"
+[ -L "$T/ol/link.png" ] && cmp -s "$T/ol/p.png" "$T/ref2.png" && ok || bad "plot-pr LINK: the link replaced, or its file not written"
+mkfifo "$T/ol/fifo.png"
+timeout 10 cat "$T/ol/fifo.png" >"$T/ol/from-fifo.png" &
+reader=$!
+"$S/plot-pr" "$T/ol/fifo.png" "$T/plain.pr" 2>"$T/err" || bad "plot-pr FIFO: $(cat "$T/err")"
+wait "$reader"
+[ -p "$T/ol/fifo.png" ] && cmp -s "$T/ol/from-fifo.png" "$T/ref2.png" && ok || bad "plot-pr FIFO: the FIFO replaced, or nothing written to it"
+[ -z "$(find "$T/ol" -name '*.tmp.*')" ] && ok || bad "-o a link: a temporary file left: $(ls -a "$T/ol")"
+mkdir -m 1777 "$T/ol/sticky"
+echo precious >"$T/ol/victim"
+ln -s ../victim "$T/ol/sticky/planted.slem"
+ln -s ../victim "$T/ol/sticky/planted.png"
+if chown -h nobody "$T/ol/sticky/planted.slem" "$T/ol/sticky/planted.png" 2>/dev/null &&
+  [ "$(stat -c %U "$T/ol/sticky/planted.slem")" = nobody ] && [ "$(id -u)" != "$(id -u nobody)" ]; then
+  expect_fail "slem-tune -o another user's link in /tmp" 1 "planted.slem: Permission denied" - tune_o "$T/ol/sticky/planted.slem"
+  expect_fail "plot-pr, another user's link in /tmp" 1 "planted.png: Permission denied" - "$S/plot-pr" "$T/ol/sticky/planted.png" "$T/plain.pr"
+  [ "$(cat "$T/ol/victim")" = precious ] && ok || bad "another user's link in /tmp: the file it leads to was replaced"
+fi
+ln -s ../victim "$T/ol/sticky/own.png"
+"$S/plot-pr" "$T/ol/sticky/own.png" "$T/plain.pr" 2>"$T/err" && cmp -s "$T/ol/victim" "$T/ref2.png" && ok ||
+  bad "plot-pr, one's own link in a sticky directory: $(cat "$T/err")"
+
 finish cli-scripts

@@ -1,7 +1,9 @@
 #!/bin/sh
 # Killed runs and concurrent cron runs lose nothing:
-# - SIGTERM, SIGINT and SIGHUP in the middle of a run remove the temporary output, and the
-#   target is left as it was;
+# - every signal that ends a process and can be caught (SIGTERM, SIGINT, SIGHUP, SIGUSR1,
+#   SIGALRM, ...) in the middle of a run removes the temporary output, and the target is
+#   left as it was; one ignored at start stays ignored; one between the renames of
+#   slem-eval's summary and curve waits for the second;
 # - SIGKILL at random moments (nothing can clean up) leaves the target either as it was or
 #   complete: the new file only ever appears by rename;
 # - while slem-negstats rewrites a cache again and again, slem-encode processes reading it
@@ -18,19 +20,64 @@ slem-encode -q -c "$T/v1.slem" -o "$T/ref1.fvecs" "$T/big.fvecs"
 slem-encode -q -c "$T/v2.slem" -o "$T/ref2.fvecs" "$T/big.fvecs"
 cmp -s "$T/ref1.fvecs" "$T/ref2.fvecs" && bad "the two cache versions encode alike: the test could not tell them apart"
 
-# ---- catchable signals: the temporary file goes, the target stays as it was ----
-for sig in TERM INT HUP; do
-  cp "$T/ref1.fvecs" "$T/target.fvecs"
-  # the input arrives slowly, so the tool is still running when the signal comes
-  { cat "$T/big.fvecs"; sleep 3; } | slem-encode -q -c "$T/v2.slem" -o "$T/target.fvecs" - &
+# ---- every signal that ends a process and can be caught: the temporary file goes, the
+# target stays as it was, the status is the signal's (SIGQUIT and SIGXCPU dump no core
+# here: ulimit -c 0). The input, a FIFO, is held open until the signal has come; env
+# --default-signal undoes the SIGINT and SIGQUIT that sh ignores in a background job ----
+ulimit -c 0
+mkfifo "$T/fifo"
+# slow_encode [ENV-OPTION]: slem-encode in the background ($pid) reading the FIFO, fed
+# big.fvecs by $writer, which then holds it open until $T/go exists; returns once the
+# temporary output exists
+slow_encode() {
+  rm -f "$T/go"
+  { cat "$T/big.fvecs"; while [ ! -e "$T/go" ]; do sleep 0.05; done; } >"$T/fifo" &
+  writer=$!
+  env "$1" slem-encode -q -c "$T/v2.slem" -o "$T/target.fvecs" - <"$T/fifo" &
   pid=$!
-  sleep 0.5
-  # $! is the last command of the pipeline: slem-encode
+  n=0
+  while ! ls -a "$T" | grep -q '^\.target\.fvecs\.tmp\.' && [ $n -lt 250 ]; do sleep 0.02; n=$((n + 1)); done
+}
+for sig in HUP INT QUIT TERM PIPE USR1 USR2 ALRM VTALRM PROF XCPU IO PWR RTMIN RTMAX; do
+  cp "$T/ref1.fvecs" "$T/target.fvecs"
+  slow_encode --default-signal
   kill -s "$sig" "$pid" 2>/dev/null
   wait "$pid" 2>/dev/null
   st=$?
-  if [ "$st" -gt 128 ] && cmp -s "$T/target.fvecs" "$T/ref1.fvecs" && ! ls -a "$T" | grep -q '\.target\.fvecs\.tmp\.'; then ok
+  touch "$T/go"
+  wait "$writer"
+  if [ "$st" -gt 128 ] && [ "$(kill -l $((st - 128)))" = "$sig" ] && cmp -s "$T/target.fvecs" "$T/ref1.fvecs" &&
+    ! ls -a "$T" | grep -q '\.target\.fvecs\.tmp\.'; then ok
   else bad "SIG$sig: status $st, target changed or temporary file left: $(ls -a "$T" | grep tmp)"; fi
+  rm -f "$T"/.target.fvecs.tmp.*
+done
+# a signal ignored when the tool starts stays ignored (nohup's SIGHUP): the run completes
+cp "$T/ref1.fvecs" "$T/target.fvecs"
+slow_encode --ignore-signal=HUP
+kill -s HUP "$pid" 2>/dev/null
+sleep 0.1
+touch "$T/go"
+wait "$pid"
+st=$?
+wait "$writer"
+[ "$st" = 0 ] && cmp -s "$T/target.fvecs" "$T/ref2.fvecs" && ok || bad "SIGHUP ignored at start (nohup): status $st"
+# slem-eval's summary and curve are one group: a signal between their two renames (raised
+# by the fault shim on the return of the first) waits for the second, so that both are new
+SHIM=$TOP/build/tests/faultshim.so
+slem-match -q -k 20 -d "$G/db.fvecs" -o "$T/r.tsv" "$G/pos.fvecs"
+seq 0 19 | awk '{ print $1, 0, $1, 1 }' >"$T/qrels"
+slem-eval -q --qrels "$T/qrels" --curve "$T/new.pr" -o "$T/new.txt" "$T/r.tsv"
+for sig in TERM USR1; do
+  echo old >"$T/sum.txt"
+  echo old >"$T/sum.pr"
+  n=1
+  while [ "$(kill -l $n)" != "$sig" ]; do n=$((n + 1)); done
+  env LD_PRELOAD="$SHIM" FAULT_RENAME_SIGNAL=$n \
+    slem-eval -q --qrels "$T/qrels" --curve "$T/sum.pr" -o "$T/sum.txt" "$T/r.tsv" 2>"$T/err"
+  st=$?
+  if [ "$st" = $((128 + n)) ] && cmp -s "$T/sum.txt" "$T/new.txt" && cmp -s "$T/sum.pr" "$T/new.pr" &&
+    ! ls -a "$T" | grep -q '\.sum\..*\.tmp\.'; then ok
+  else bad "SIG$sig between slem-eval's renames: status $st, summary $(head -c 20 "$T/sum.txt"), curve $(head -c 20 "$T/sum.pr")"; fi
 done
 
 # ---- SIGKILL at random moments: the target is the old file or the whole new one ----

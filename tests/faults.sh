@@ -135,5 +135,29 @@ ls -a "$T" | grep -q '\.tmp\.' && bad "npy pair: a temporary file left" || ok
 # libhdf5 is loaded when an HDF5 input is opened: missing, the input is refused, naming it
 inject hdf5 FAULT_DLOPEN 1 "the HDF5 library cannot be loaded" \
   slem-negstats -q -o "$T/out/o" "$TOP/testdata/hdf5/ann.hdf5:train"
+# A regular file whose size says 0 but that holds bytes (/proc's pseudo-files, some FUSE
+# file systems; the shim's FAULT_SIZE0 makes stat and fstat say 0) is read as a stream, as a
+# pipe is: npy and fbin were refused as truncated, fvecs counted 0 records (--shard gave an
+# empty output, status 0), slem-merge took a jsonl shard for an empty file; a cache, read by
+# its size, is refused saying why (it was "empty (0 bytes)")
+mkdir "$T/z"
+for f in fvecs npy fbin text; do
+  slem-encode -q -c "$T/neg.slem" -F $f -o "$T/z/q.$f" "$G/pos.fvecs" &&
+    slem-match -k 5 -d "$T/db.fvecs" -o "$T/z/ref.$f.tsv" "$T/z/q.$f" || bad "size 0: the $f queries"
+  env LD_PRELOAD="$SHIM" FAULT_SIZE0="q.$f" slem-match -k 5 -d "$T/db.fvecs" -o "$T/z/got.$f.tsv" "$T/z/q.$f" 2>"$T/err" &&
+    cmp -s "$T/z/ref.$f.tsv" "$T/z/got.$f.tsv" && ok || bad "$f whose size says 0: $(head -c 300 "$T/err")"
+done
+env LD_PRELOAD="$SHIM" FAULT_SIZE0=q.fvecs slem-encode -q -c "$T/neg.slem" --shard 1/2 -o "$T/z/s.fvecs" "$T/z/q.fvecs" 2>"$T/err"
+st=$?
+[ "$st" = 1 ] && grep -q "q.fvecs: the number of vectors is not known before reading" "$T/err" && [ ! -e "$T/z/s.fvecs" ] && ok ||
+  bad "--shard of an fvecs whose size says 0: status $st: $(head -c 300 "$T/err")"
+slem-match -k 5 -F jsonl -d "$T/db.fvecs" -o "$T/z/r.jsonl" "$G/pos.fvecs" && slem-merge -k 3 -o "$T/z/ref.tsv" "$T/z/r.jsonl" || bad "size 0: merge"
+env LD_PRELOAD="$SHIM" FAULT_SIZE0=r.jsonl slem-merge -k 3 -o "$T/z/m.tsv" "$T/z/r.jsonl" 2>"$T/err" &&
+  cmp -s "$T/z/ref.tsv" "$T/z/m.tsv" && ok || bad "merge of a jsonl shard whose size says 0: $(head -c 300 "$T/err")"
+env LD_PRELOAD="$SHIM" FAULT_SIZE0=neg.slem slem-encode -q -c "$T/neg.slem" -o "$T/z/e.fvecs" "$G/pos.fvecs" 2>"$T/err"
+st=$?
+[ "$st" = 1 ] && grep -q "neg.slem: its size says 0 bytes but it holds some" "$T/err" && [ ! -e "$T/z/e.fvecs" ] && ok ||
+  bad "a cache whose size says 0: status $st: $(head -c 300 "$T/err")"
+ls -a "$T/z" | grep -q '\.tmp\.' && bad "size 0: a temporary file left" || ok
 echo "faults: $injected faults injected"
 finish faults

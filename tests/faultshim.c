@@ -4,8 +4,13 @@
  *                    call of either on
  *   FAULT_FSYNC=N    fsync() fails with EIO from its Nth call on
  *   FAULT_RENAME=N   rename() fails with EIO from its Nth call on
+ *   FAULT_RENAME_SIGNAL=S  the first rename() that succeeds raises signal S on its return:
+ *                    a signal between the renames of two outputs that belong together
  *   FAULT_READ=N     read(), readv() or preadv() fails with EIO from the Nth call of any
  *                    of them on (preadv: the pieces of a block read on several threads)
+ *   FAULT_SIZE0=SUFFIX  stat() and fstat() of a regular file whose name ends with SUFFIX
+ *                    report a size of 0, as /proc's pseudo-files and some FUSE file
+ *                    systems do, whatever it holds
  *   FAULT_DLOPEN=N   dlopen() fails (returns NULL) from its Nth call on: a library the
  *                    program loads when it needs it (libhdf5) is missing
  *   FAULT_MALLOC=N   malloc/calloc/realloc of FAULT_MALLOC_MIN bytes or more (default
@@ -20,6 +25,9 @@
 #include <stdint.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -149,6 +157,7 @@ int fsync(int fd) {
 
 int rename(const char *a, const char *b) {
   static long count;
+  static int signalled;
   static int (*real)(const char *, const char *);
   if (!real) real = (int (*)(const char *, const char *))dlsym(RTLD_NEXT, "rename");
   if (due("FAULT_RENAME", &count)) {
@@ -156,7 +165,13 @@ int rename(const char *a, const char *b) {
     errno = EIO;
     return -1;
   }
-  return real(a, b);
+  if (real(a, b) != 0) return -1;
+  if (env_long("FAULT_RENAME_SIGNAL") > 0 && !signalled) {
+    signalled = 1;
+    logged("rename signal");
+    raise((int)env_long("FAULT_RENAME_SIGNAL"));
+  }
+  return 0;
 }
 
 /* The address range of the main program's loaded segments. */
@@ -199,4 +214,43 @@ void *calloc(size_t a, size_t b) {
 
 void *realloc(void *p, size_t n) {
   return big_due(n, __builtin_return_address(0)) ? NULL : __libc_realloc(p, n);
+}
+
+/* 1 when name ends with FAULT_SIZE0 */
+static int size0_name(const char *name) {
+  const char *suf = getenv("FAULT_SIZE0");
+  size_t n, k;
+  if (!suf || !*suf || !name) return 0;
+  n = strlen(name), k = strlen(suf);
+  return n >= k && strcmp(name + n - k, suf) == 0;
+}
+
+int fstat(int fd, struct stat *st) {
+  static int (*real)(int, struct stat *);
+  char link[64], name[4096];
+  ssize_t n;
+  int r;
+  if (!real) real = (int (*)(int, struct stat *))dlsym(RTLD_NEXT, "fstat");
+  r = real(fd, st);
+  if (r != 0 || !S_ISREG(st->st_mode) || !getenv("FAULT_SIZE0")) return r;
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  if ((n = readlink(link, name, sizeof name - 1)) <= 0) return r;
+  name[n] = 0;
+  if (size0_name(name)) {
+    logged("fstat size 0");
+    st->st_size = 0;
+  }
+  return r;
+}
+
+int stat(const char *path, struct stat *st) {
+  static int (*real)(const char *, struct stat *);
+  int r;
+  if (!real) real = (int (*)(const char *, struct stat *))dlsym(RTLD_NEXT, "stat");
+  r = real(path, st);
+  if (r == 0 && S_ISREG(st->st_mode) && size0_name(path)) {
+    logged("stat size 0");
+    st->st_size = 0;
+  }
+  return r;
 }

@@ -133,7 +133,8 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
   if (o->shard.count > 0) {
     if (count < 0)
       return slem_error(err, SLEM_EINVAL, "%s: the number of vectors is not known before reading "
-                        "it (text, or a pipe), so it cannot be cut into shards",
+                        "it (text, a pipe, a file of /proc whose size says 0), "
+                        "so it cannot be cut into shards",
                         slem_vecreader_name(r));
     slem_shard_range(&o->shard, (uint64_t)count, &lo, &hi);
     count = (int64_t)(hi - lo);

@@ -150,7 +150,8 @@ static int shard_window(const char *const *files, size_t n, const SlemNegstatsOp
     if (!leaf) leaf = leaf_rows(o, slem_vecreader_dim(r));
     if (count < 0 || !slem_vecreader_seekable(r)) {
       st = slem_error(err, SLEM_EINVAL, "%s: the number of vectors is not known before reading "
-                      "it (text, or a pipe), so it cannot be cut into shards",
+                      "it (text, a pipe, a file of /proc whose size says 0), "
+                      "so it cannot be cut into shards",
                       slem_vecreader_name(r));
       slem_vecreader_free(r);
       return st;

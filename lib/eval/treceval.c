@@ -248,8 +248,7 @@ static size_t split_blanks(char *line, char **f, size_t max) {
 
 int slem_treceval_read_run(SlemTrecEval *self, const char *path, SlemError *err) {
   FILE *fp;
-  if (strcmp(path, "-") == 0) slem_in_block_stdin();
-  fp = strcmp(path, "-") ? fopen(path, "r") : stdin;
+  fp = strcmp(path, "-") ? fopen(path, "r") : slem_in_stdin_file();
   const char *name = strcmp(path, "-") ? path : "<stdin>";
   char *line = NULL, *f[7];
   size_t cap = 0;

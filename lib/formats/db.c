@@ -292,7 +292,8 @@ int slem_db_select(SlemDb *self, const SlemShard *shard, SlemError *err) {
     size_t i = 0;
     while (self->count[i] >= 0) i++;
     return slem_error(err, SLEM_EINVAL, "%s: the number of vectors is not known before reading "
-                      "it (text, or a pipe), so it cannot be cut into shards",
+                      "it (text, a pipe, a file of /proc whose size says 0), "
+                      "so it cannot be cut into shards",
                       slem_vecreader_name(self->r[i]));
   }
   slem_shard_range(shard, (uint64_t)self->rows, &self->lo, &self->hi);

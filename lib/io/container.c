@@ -277,6 +277,21 @@ done:
   return status;
 }
 
+/* The bytes between the JSON header and the payload, which no checksum covers: zeros to the
+ * 64-byte boundary, the first of them a newline where slem_container_write_head() wrote them
+ * (a writer of its own may leave a zero there). A flipped byte there is said, naming its
+ * offset, rather than taken. */
+static int gap_check(const SlemContainerHead *h, const unsigned char *p, const char *path,
+                     SlemError *err) {
+  uint64_t at = h->json_off + h->json_len;
+  for (uint64_t i = at; i < h->pay_off; i++)
+    if (p[i] != 0 && !(i == at && p[i] == '\n'))
+      return slem_error(err, SLEM_EFORMAT, "%s: byte %" PRIu64 ", in the padding between the "
+                        "JSON header and the payload, is 0x%02x, expected 0%s: corrupt", path, i,
+                        p[i], i == at ? " or a newline" : "");
+  return SLEM_OK;
+}
+
 int slem_container_load(void **map, size_t *len, SlemContainerHead *h, cJSON **json,
                         const char *path, SlemContainerRole role, SlemError *err) {
   struct stat sb;
@@ -295,6 +310,15 @@ int slem_container_load(void **map, size_t *len, SlemContainerHead *h, cJSON **j
     st = slem_error(err, SLEM_EIO, "%s: not a regular file", path);
     goto done;
   }
+  /* a size of 0 may be a pseudo-file's (/proc, some FUSE file systems) that holds bytes:
+   * such a file is read once, as a pipe is, and a container is read by its size */
+  if (sb.st_size == 0 && (r = read(fd, &extra, 1)) > 0) {
+    st = slem_error(err, SLEM_EIO, "%s: its size says 0 bytes but it holds some (a file of "
+                    "/proc, or of a file system that does not know sizes ahead): copy it to "
+                    "a regular file and give that", path);
+    goto done;
+  }
+  r = 1;
   if (sb.st_size < SLEM_CONTAINER_FIXED_LEN) {
     st = slem_error(err, SLEM_EFORMAT, "%s: %s (%lld bytes): %s", path,
                     sb.st_size ? "too short" : "empty", (long long)sb.st_size,
@@ -336,6 +360,7 @@ int slem_container_load(void **map, size_t *len, SlemContainerHead *h, cJSON **j
   if ((st = slem_container_head_unpack(h, p, n, role, (int64_t)n, path, err)) != SLEM_OK ||
       (st = slem_container_json_parse(json, h, (const char *)p + h->json_off, path, err)) !=
           SLEM_OK ||
+      (st = gap_check(h, p, path, err)) != SLEM_OK ||
       (st = slem_container_payload_check(h, p + h->pay_off, path, err)) != SLEM_OK)
     goto done;
   *map = p;

@@ -6,8 +6,10 @@
 #include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <dirent.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/uio.h>
@@ -64,6 +66,39 @@ static void std_blocking(int fd) {
 
 void slem_in_block_stdin(void) { std_blocking(STDIN_FILENO); }
 
+int slem_io_wait_ready(int fd, int events) {
+  struct pollfd p = {fd, (short)events, 0};
+  if (errno != EAGAIN && errno != EWOULDBLOCK) return 0;
+  while (poll(&p, 1, -1) < 0)
+    if (errno != EINTR) return 0;
+  return 1;
+}
+
+/* 1 when fd's open file description is still non-blocking (std_blocking() could not give
+ * the process one of its own: a socket). */
+static int std_nonblocking(int fd) {
+  int fl = fcntl(fd, F_GETFL);
+  return fl >= 0 && (fl & O_NONBLOCK);
+}
+
+/* stdin's reads for slem_in_stdin_file(): no data yet is waited for (poll), not an error */
+static ssize_t stdin_cookie_read(void *c, char *buf, size_t n) {
+  ssize_t r;
+  (void)c;
+  while ((r = read(STDIN_FILENO, buf, n)) < 0)
+    if (errno != EINTR && !slem_io_wait_ready(STDIN_FILENO, POLLIN)) return -1;
+  return r;
+}
+
+FILE *slem_in_stdin_file(void) {
+  cookie_io_functions_t io = {stdin_cookie_read, NULL, NULL, NULL};
+  std_blocking(STDIN_FILENO);
+  if (!std_nonblocking(STDIN_FILENO)) return stdin;
+  return fopencookie(NULL, "r", io);
+}
+
+static int fill(SlemIn *self, SlemError *err);
+
 int slem_in_open(SlemIn **self, const char *path, SlemError *err) {
   int use_stdin = !path || strcmp(path, "-") == 0;
   SlemIn *in = calloc(1, sizeof *in);
@@ -105,6 +140,17 @@ int slem_in_open(SlemIn **self, const char *path, SlemError *err) {
         off_t cur = lseek(in->fd, 0, SEEK_CUR);
         if (cur > 0) in->size -= (int64_t)cur;
         if (cur < 0) in->is_regular = 0, in->size = -1;
+      }
+      /* A regular file whose size says 0 may hold bytes all the same: a pseudo-file of
+       * /proc, a FUSE file system that does not know sizes ahead. One read tells: bytes
+       * come, and the file is read as a stream, as a pipe is (no size to count records
+       * by, no seek, no reading by pieces); none, and it is empty. */
+      if (in->is_regular && in->size == 0) {
+        if (fill(in, err) != SLEM_OK) {
+          slem_in_free(in);
+          return SLEM_EIO;
+        }
+        if (in->len > 0) in->is_regular = 0, in->size = -1;
       }
     }
   }
@@ -157,7 +203,7 @@ static int fill(SlemIn *self, SlemError *err) {
   if (self->eof || self->len == IN_BUFSIZE) return SLEM_OK;
   do {
     r = read(self->fd, self->buf + self->len, IN_BUFSIZE - self->len);
-  } while (r < 0 && errno == EINTR);
+  } while (r < 0 && (errno == EINTR || slem_io_wait_ready(self->fd, POLLIN)));
   if (r < 0) return slem_error(err, SLEM_EIO, "%s: read: %s", self->name, strerror(errno));
   if (r == 0) self->eof = 1;
   self->len += (size_t)r;
@@ -188,7 +234,7 @@ int slem_in_read(SlemIn *self, void *dst, size_t n, size_t *got, SlemError *err)
       if (n - done >= IN_BUFSIZE) {
         do {
           r = read(self->fd, out + done, n - done);
-        } while (r < 0 && errno == EINTR);
+        } while (r < 0 && (errno == EINTR || slem_io_wait_ready(self->fd, POLLIN)));
         if (r < 0)
           return slem_error(err, SLEM_EIO, "%s: read: %s", self->name, strerror(errno));
         if (r == 0) self->eof = 1;
@@ -251,7 +297,7 @@ int slem_in_read_records(SlemIn *self, void *heads, size_t head, void *bodies, s
     }
     do {
       r = readv(self->fd, iov, k);
-    } while (r < 0 && errno == EINTR);
+    } while (r < 0 && (errno == EINTR || slem_io_wait_ready(self->fd, POLLIN)));
     if (r < 0) return slem_error(err, SLEM_EIO, "%s: read: %s", self->name, strerror(errno));
     if (r == 0) self->eof = 1;
     done += (size_t)r;
@@ -383,7 +429,7 @@ static char *volatile pending[PENDING_MAX];
 
 struct SlemOut {
   FILE *fp;
-  int fd;         /* the file under fp, -1 for stdout */
+  int fd;         /* the file under fp, -1 for stdio's stdout */
   char *target;   /* the name given, for messages */
   char *dest;     /* the file the symbolic links of target lead to, renamed over instead
                    * of the link; NULL when target is no link */
@@ -417,7 +463,7 @@ static ssize_t cookie_write(void *c, const char *buf, size_t n) {
   size_t done = 0;
   while (done < n) {
     ssize_t w = write(o->fd, buf + done, n - done);
-    if (w < 0 && errno == EINTR) continue;
+    if (w < 0 && (errno == EINTR || slem_io_wait_ready(o->fd, POLLOUT))) continue;
     if (w <= 0) return done > 0 ? (ssize_t)done : -1;
     done += (size_t)w;
   }
@@ -432,7 +478,11 @@ static int cookie_seek(void *c, off64_t *pos, int whence) {
   return 0;
 }
 
-static int cookie_close(void *c) { return close(((SlemOut *)c)->fd); }
+/* stdout's descriptor stays open: cli_close_stdout() closes it */
+static int cookie_close(void *c) {
+  SlemOut *o = c;
+  return o->is_stdout ? 0 : close(o->fd);
+}
 
 /* Bytes of a file output's buffer: a write(2) per MiB (glibc ignores the size that
  * setvbuf() is given without a buffer, and wrote 8 KiB at a time). */
@@ -467,6 +517,29 @@ void slem_out_unlink_pending(void) {
     if (p) unlink(p);
   }
 }
+
+/* Who owns the pending temporaries when a signal comes: IDLE, RENAMING (a group's renames
+ * under way, slem_out_commit_all(): a signal waits for them), or DYING (a handler removing
+ * the temporaries: the renames are not started). Moved by compare-and-swap, so that a
+ * handler on any thread and the renaming thread agree; lock-free, so async-signal-safe. */
+enum { COMMIT_IDLE, COMMIT_RENAMING, COMMIT_DYING };
+static atomic_int commit_state = COMMIT_IDLE;
+static atomic_int deferred_signal;
+static void (*deferred_fn)(int);
+
+int slem_out_signal(int sig) {
+  int expected = COMMIT_IDLE;
+  /* kept first: a renaming thread that ends its renames after the compare-and-swap below
+   * failed finds it when it goes back to IDLE */
+  atomic_store(&deferred_signal, sig);
+  if (atomic_compare_exchange_strong(&commit_state, &expected, COMMIT_DYING)) {
+    slem_out_unlink_pending();
+    return 1;
+  }
+  return expected == COMMIT_RENAMING ? 0 : 1; /* DYING: another handler removes them */
+}
+
+void slem_out_on_deferred_signal(void (*fn)(int sig)) { deferred_fn = fn; }
 
 static void out_free(SlemOut *o) {
   if (!o) return;
@@ -640,6 +713,22 @@ done:
   return ok;
 }
 
+/* o writes stdout: stdio's stdout, on a blocking description of its own (std_blocking());
+ * where the description stays non-blocking (a socket), a stream of o's over fd 1 whose
+ * writes wait for room (poll) instead of failing with EAGAIN. -1: out of memory. */
+static int stdout_stream(SlemOut *o) {
+  o->is_stdout = 1;
+  std_blocking(STDOUT_FILENO);
+  if (!std_nonblocking(STDOUT_FILENO)) {
+    o->fp = stdout;
+    return 0;
+  }
+  fflush(stdout); /* what the tool printed before goes first */
+  o->fd = STDOUT_FILENO;
+  o->fp = open_stream(o);
+  return o->fp ? 0 : -1;
+}
+
 int slem_out_open(SlemOut **self, const char *path, SlemError *err) {
   SlemOut *o = calloc(1, sizeof *o);
   struct stat st;
@@ -648,11 +737,8 @@ int slem_out_open(SlemOut **self, const char *path, SlemError *err) {
   o->slot = -1;
   o->fd = -1;
   if (!path || strcmp(path, "-") == 0) {
-    std_blocking(STDOUT_FILENO);
-    o->is_stdout = 1;
-    o->fp = stdout;
     o->target = dupstr("<stdout>");
-    if (!o->target) goto nomem;
+    if (!o->target || stdout_stream(o) != 0) goto nomem;
     *self = o;
     return SLEM_OK;
   }
@@ -666,9 +752,7 @@ int slem_out_open(SlemOut **self, const char *path, SlemError *err) {
     }
   }
   if (o->dest && links_to_stdout(path)) { /* written as "-" is, in place */
-    std_blocking(STDOUT_FILENO);
-    o->is_stdout = 1;
-    o->fp = stdout;
+    if (stdout_stream(o) != 0) goto nomem;
     *self = o;
     return SLEM_OK;
   }
@@ -752,7 +836,7 @@ int slem_out_writev(SlemOut *self, struct iovec *iov, int n) {
   if (fflush(self->fp) != 0) return -1;
   while (n > 0) {
     ssize_t w = writev(fd, iov, n < IOV_MAX ? n : IOV_MAX);
-    if (w < 0 && errno == EINTR) continue;
+    if (w < 0 && (errno == EINTR || slem_io_wait_ready(fd, POLLOUT))) continue;
     if (w <= 0) {
       self->failed = w < 0 ? errno : EIO;
       errno = self->failed;
@@ -788,13 +872,25 @@ int slem_out_commit_all(SlemOut *const *outs, size_t n, SlemError *err) {
     for (size_t i = 0; i < n; i++) slem_out_abort(outs[i]);
     return st;
   }
-  /* then the renames, one after the other */
+  /* then the renames, one after the other, a signal held until the last is done (the
+   * group is replaced whole); a signal already removing the temporaries wins: none is
+   * renamed, every target stays as it was */
+  {
+    int expected = COMMIT_IDLE;
+    if (!atomic_compare_exchange_strong(&commit_state, &expected, COMMIT_RENAMING)) {
+      for (size_t i = 0; i < n; i++) slem_out_abort(outs[i]);
+      return slem_error(err, SLEM_EIO, "%s: not replaced: the process is being stopped by a "
+                        "signal", outs[0] ? outs[0]->target : "output");
+    }
+  }
   for (size_t i = 0; i < n; i++) {
     int s;
     if (!outs[i]) continue;
     s = slem_out_commit(outs[i], err);
     if (s != SLEM_OK && st == SLEM_OK) st = s;
   }
+  atomic_store(&commit_state, COMMIT_IDLE);
+  if (atomic_load(&deferred_signal) && deferred_fn) deferred_fn(atomic_load(&deferred_signal));
   return st;
 }
 
@@ -804,6 +900,7 @@ int slem_out_commit(SlemOut *self, SlemError *err) {
   if (self->is_stdout) {
     if (self->failed || fflush(self->fp) != 0 || ferror(self->fp))
       st = slem_error(err, SLEM_EIO, "%s: write: %s", self->target, strerror(errno));
+    if (self->fp != stdout) fclose(self->fp);
     out_free(self);
     return st;
   }
@@ -851,7 +948,10 @@ static void sync_dir(const char *path) {
 void slem_out_abort(SlemOut *self) {
   if (!self) return;
   if (!self->is_stdout && self->fp) fclose(self->fp);
-  if (self->is_stdout && self->fp) fflush(self->fp);
+  if (self->is_stdout && self->fp) {
+    fflush(self->fp);
+    if (self->fp != stdout) fclose(self->fp);
+  }
   if (self->tmp) unlink(self->tmp);
   out_free(self);
 }

@@ -29,6 +29,20 @@ int slem_in_open(SlemIn **self, const char *path, SlemError *err);
  * of stdio's stdin that do not go through it. Cannot fail (left as it is where it cannot
  * be done). */
 void slem_in_block_stdin(void);
+
+/* stdin as a stdio stream for a reader that takes one: stdin itself once
+ * slem_in_block_stdin() made its description blocking; where that cannot be done (a
+ * non-blocking socket) a new read-only stream over descriptor 0 whose reads wait for data
+ * (slem_io_wait_ready()) instead of failing with EAGAIN. fclose() it when it is not stdin
+ * (descriptor 0 stays open). NULL: out of memory. */
+FILE *slem_in_stdin_file(void);
+
+/* For a read or write of fd that failed: when errno is EAGAIN or EWOULDBLOCK (a
+ * non-blocking descriptor that no one could make blocking, as a socket shared with the
+ * parent), waits with poll(2) until fd is ready for events (POLLIN, POLLOUT), never
+ * spinning, and returns 1: try again. 0 for any other errno (the caller reports it) or
+ * when poll fails. */
+int slem_io_wait_ready(int fd, int events);
 void slem_in_free(SlemIn *self);
 
 /* The name used in messages: the path, or "<stdin>". Owned by self. */
@@ -150,15 +164,28 @@ int slem_out_commit(SlemOut *self, SlemError *err);
 
 /* Commits n outputs that belong together (NULL entries are skipped): all are flushed and
  * synced first, and only when every one succeeded are they renamed into place, so that a
- * write error (a full disk) leaves every target as it was. Frees them all. Errors: those
- * of slem_out_commit(), the first one. */
+ * write error (a full disk) leaves every target as it was; a signal caught during the
+ * renames waits for the last (slem_out_signal()). Frees them all. Errors: those of
+ * slem_out_commit(), the first one; SLEM_EIO, nothing renamed, when a signal handler is
+ * already removing the temporaries. */
 int slem_out_commit_all(SlemOut *const *outs, size_t n, SlemError *err);
 
 /* Closes and removes the temporary file, then frees self. Accepts NULL. */
 void slem_out_abort(SlemOut *self);
 
-/* Removes every temporary file still open. Async-signal-safe: for a SIGINT/SIGTERM
- * handler, which should then re-raise the signal. */
+/* Removes every temporary file still open. Async-signal-safe. */
 void slem_out_unlink_pending(void);
+
+/* For the handler of a signal that ends the process (cmd/cli.c): removes the temporaries
+ * of the outputs not committed (slem_out_unlink_pending()) and returns 1, the handler
+ * then dying of the signal. Returns 0, removing nothing, while slem_out_commit_all() renames
+ * a group of outputs: the signal is kept, and passed to the function set by
+ * slem_out_on_deferred_signal() once the last rename is done, so that a signal never
+ * leaves one output of a group new and another old. Async-signal-safe, any thread. */
+int slem_out_signal(int sig);
+
+/* The function slem_out_commit_all() calls with a signal that slem_out_signal() kept (it
+ * should end the process by that signal). NULL (the default): the signal is dropped. */
+void slem_out_on_deferred_signal(void (*fn)(int sig));
 
 #endif

@@ -279,10 +279,18 @@ static const char *plain_hint(const Merge *m, size_t s) {
          "or none: write the shards in jsonl)";
 }
 
-/* 1 when path is a regular file of no bytes. */
+/* 1 when path is a regular file of no bytes: its size says 0 and a read finds none (a
+ * pseudo-file of /proc says 0 and holds bytes). */
 static int empty_file(const char *path) {
   struct stat sb;
-  return strcmp(path, "-") != 0 && stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size == 0;
+  FILE *f;
+  int empty;
+  if (strcmp(path, "-") == 0 || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size != 0 ||
+      !(f = fopen(path, "rb")))
+    return 0;
+  empty = getc(f) == EOF && !ferror(f);
+  fclose(f);
+  return empty;
 }
 
 /* Reads the next query of every shard and checks they name the same one. *done is set

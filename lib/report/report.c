@@ -2,6 +2,7 @@
 #include "report.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <math.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -1018,7 +1019,7 @@ static int spool_in(const char *src, const char *dir, char **path, int *fd, Slem
   unlink(tmp);
   for (;;) {
     ssize_t got = read(in, buf, sizeof buf), put = 0;
-    if (got < 0 && errno == EINTR) continue;
+    if (got < 0 && (errno == EINTR || slem_io_wait_ready(in, POLLIN))) continue;
     if (got < 0) {
       st = slem_error(err, SLEM_EIO, "%s: read: %s", shown, strerror(errno));
       break;
