@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <getopt.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 
@@ -351,10 +352,23 @@ static double seconds_since(const struct timespec *t0, const struct timespec *t)
   return (double)(t->tv_sec - t0->tv_sec) + 1e-9 * (double)(t->tv_nsec - t0->tv_nsec);
 }
 
+/* The columns a progress line may take: one fewer than the terminal's (a line that
+ * reached the last column would wrap, and the next redraw, which returns to the start of
+ * the line the cursor is on, would leave the first part standing above it: a narrow
+ * terminal filled up with copies); asked at each redraw, so that a resized window is
+ * followed. 79 when the width is unknown. */
+static size_t progress_columns(void) {
+  struct winsize ws;
+  if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1) return (size_t)ws.ws_col - 1;
+  return 79;
+}
+
 void cli_progress_of(const char *what, uint64_t n, uint64_t total) {
   static struct timespec last;
   struct timespec now;
   double elapsed, rate;
+  char line[512];
+  size_t len = 0, cols;
   if (quiet || !isatty(2)) return;
   clock_gettime(CLOCK_MONOTONIC, &now);
   if (!progress_shown && progress_start.tv_sec == 0 && progress_start.tv_nsec == 0)
@@ -363,18 +377,34 @@ void cli_progress_of(const char *what, uint64_t n, uint64_t total) {
   last = now;
   elapsed = seconds_since(&progress_start, &now);
   rate = elapsed > 0 ? (double)n / elapsed : 0;
+  /* the whole line; on a terminal too narrow for it, the short one (what counts, the
+   * percentage and the time left), cut at the edge if even that does not fit */
+  cols = progress_columns();
   if (total > 0 && n <= total) {
-    fprintf(stderr, "\r%s: %" PRIu64 " of %" PRIu64 " %s (%.0f%%)", prog, n, total, what,
-            100.0 * (double)n / (double)total);
+    double pct = 100.0 * (double)n / (double)total;
+    char left[32] = "";
     if (rate > 0 && elapsed >= 0.5) {
-      double left = (double)(total - n) / rate;
-      fprintf(stderr, ", %.0f/s, %d:%02d left", rate, (int)(left / 60), (int)left % 60);
+      double s = (double)(total - n) / rate;
+      snprintf(left, sizeof left, "%d:%02d left", (int)(s / 60), (int)s % 60);
     }
+    if (*left)
+      len = (size_t)snprintf(line, sizeof line, "%s: %" PRIu64 " of %" PRIu64 " %s (%.0f%%), %.0f/s, %s",
+                             prog, n, total, what, pct, rate, left);
+    else
+      len = (size_t)snprintf(line, sizeof line, "%s: %" PRIu64 " of %" PRIu64 " %s (%.0f%%)", prog,
+                             n, total, what, pct);
+    if (len > cols)
+      len = (size_t)snprintf(line, sizeof line, "%s: %" PRIu64 "/%" PRIu64 " (%.0f%%)%s%s", prog, n,
+                             total, pct, *left ? " " : "", left);
   } else {
-    fprintf(stderr, "\r%s: %" PRIu64 " %s", prog, n, what);
-    if (rate > 0 && elapsed >= 0.5) fprintf(stderr, ", %.0f/s", rate);
+    if (rate > 0 && elapsed >= 0.5)
+      len = (size_t)snprintf(line, sizeof line, "%s: %" PRIu64 " %s, %.0f/s", prog, n, what, rate);
+    if (len == 0 || len > cols)
+      len = (size_t)snprintf(line, sizeof line, "%s: %" PRIu64 " %s", prog, n, what);
   }
-  fputs("\033[K", stderr);
+  if (len >= sizeof line) len = sizeof line - 1;
+  if (len > cols) len = cols;
+  fprintf(stderr, "\r%.*s\033[K", (int)len, line);
   progress_shown = 1;
 }
 

@@ -39,4 +39,22 @@ nohint "slem-match -" "$B/slem-match -k 3 -d $D/database.fvecs -"
 nohint "slem-match FILE" "$B/slem-match -k 3 -d $D/database.fvecs $D/queries.fvecs"
 nohint "slem-match <FILE" "$B/slem-match -k 3 -d $D/database.fvecs <$D/queries.fvecs"
 nohint "slem-encode |" "cat $D/queries.fvecs | $B/slem-encode -c c.slem -F fvecs"
+
+# ---- progress: one line that fits the terminal, however narrow ----
+# progress NAME COLS WANT COMMAND: on a terminal COLS wide, every redraw of the progress
+# line (the text between a carriage return and the erase to its end) fits in COLS - 1
+# columns (one that reaches the edge wraps, and each redraw then leaves a copy above),
+# and one of them holds WANT
+progress() {
+  rm -f "$T/ts"
+  (cd "$T" && printf '' | timeout 20 script -qec "stty cols $2; $4" "$T/ts" >/dev/null 2>&1)
+  tr '\r' '\n' <"$T/ts" | sed 's/\x1b\[K//g' | grep "^${1%% *}: [0-9]" >"$T/pl.$2"
+  if [ ! -s "$T/pl.$2" ]; then bad "$1, $2 columns: no progress line: $(tr '\r' '\n' <"$T/ts" | head -5)"; return; fi
+  long=$(awk -v c="$2" 'length($0) >= c + 0' "$T/pl.$2" | head -1)
+  [ -z "$long" ] && ok || bad "$1, $2 columns: a progress line of ${#long} columns: '$long'"
+  grep -q -- "$3" "$T/pl.$2" && ok || bad "$1, $2 columns: no '$3' in $(head -2 "$T/pl.$2")"
+}
+progress "slem-esvm" 40 "^slem-esvm: 256/597 (43%)" "$B/slem-esvm -n $D/negatives.fvecs -o e40.fvecs $D/negatives.fvecs"
+progress "slem-esvm" 20 "^slem-esvm: 256/597 " "$B/slem-esvm -n $D/negatives.fvecs -o e20.fvecs $D/negatives.fvecs"
+progress "slem-esvm" 100 "^slem-esvm: 256 of 597 exemplar SVMs trained (43%)" "$B/slem-esvm -n $D/negatives.fvecs -o e100.fvecs $D/negatives.fvecs"
 finish cli-tty
