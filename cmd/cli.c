@@ -416,15 +416,80 @@ void cli_progress_done(void) {
   progress_start.tv_sec = progress_start.tv_nsec = 0;
 }
 
-void cli_bad_option(char **argv, const char *shortopts) {
+/* The edit distance of a and b (insertions, deletions, substitutions, and swaps of two
+ * neighbouring characters, each 1), capped at CAP: the typo "--qurey-labels" is 1 from
+ * "--query-labels". Strings longer than 63 characters are CAP away from everything. */
+#define TYPO_CAP 3
+static int typo_distance(const char *a, size_t na, const char *b) {
+  size_t nb = strlen(b);
+  int d[64][64];
+  if (na > 63 || nb > 63) return TYPO_CAP;
+  for (size_t i = 0; i <= na; i++) d[i][0] = (int)i;
+  for (size_t j = 0; j <= nb; j++) d[0][j] = (int)j;
+  for (size_t i = 1; i <= na; i++)
+    for (size_t j = 1; j <= nb; j++) {
+      int v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      if (d[i - 1][j] + 1 < v) v = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+        v = d[i - 2][j - 2] + 1;
+      d[i][j] = v;
+    }
+  return d[na][nb] < TYPO_CAP ? d[na][nb] : TYPO_CAP;
+}
+
+/* Two entries of a getopt_long table that are one option under two names (--neighbours and
+ * --neighbors): getopt_long takes a prefix of both as either, not as ambiguous. */
+static int same_option(const struct option *a, const struct option *b) {
+  return a->has_arg == b->has_arg && a->flag == b->flag && a->val == b->val;
+}
+
+void cli_bad_option(char **argv, const char *shortopts, const struct option *longopts) {
   const char *arg = optind > 0 ? argv[optind - 1] : "";
-  if (optopt && optopt != '?' && strchr(shortopts, optopt) && optopt != ':')
-    cli_usage_error("option '-%c' needs a value", optopt);
-  if (optopt == 0 || strncmp(arg, "--", 2) == 0) {
-    size_t n = strcspn(arg, "=");
-    cli_usage_error("unknown option '%.*s', or it lacks its value", (int)n, arg);
+  /* getopt_long's '?' for a long option: unknown or ambiguous (optopt 0), or a known one
+   * given "=VALUE" that takes none, or last on the line without the value it needs (optopt
+   * its val). Only those leave the option just behind optind; a short option's error is
+   * told by optopt, the letter */
+  if (arg && strncmp(arg, "--", 2) == 0 && arg[2]) {
+    const char *name = arg + 2;
+    size_t n = strcspn(name, "=");
+    int has_value = name[n] == '=';
+    const struct option *exact = NULL, *first = NULL, *best = NULL;
+    int prefixes = 0, best_d = TYPO_CAP;
+    char list[1024] = "";
+    for (const struct option *o = longopts; o && o->name; o++) {
+      if (strncmp(o->name, name, n) != 0) continue;
+      if (strlen(o->name) == n) exact = o;
+      if (!first || !same_option(first, o)) prefixes++;
+      if (!first) first = o;
+      if (strlen(list) + strlen(o->name) + 8 < sizeof list)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s--%s", *list ? ", " : "", o->name);
+    }
+    if (!exact && prefixes == 1) exact = first;
+    if (optopt == 0) {
+      if (!exact && prefixes > 1)
+        cli_usage_error("option '--%.*s' is ambiguous: %s", (int)n, name, list);
+      /* the nearest name, when a typo or two away and not most of the name */
+      for (const struct option *o = longopts; o && o->name; o++) {
+        int d = typo_distance(name, n, o->name);
+        if (d < best_d && (size_t)(2 * d) < n) best_d = d, best = o;
+      }
+      if (best)
+        cli_usage_error("unknown option '--%.*s'; did you mean '--%s'?", (int)n, name, best->name);
+      cli_usage_error("unknown option '--%.*s'", (int)n, name);
+    }
+    /* else the error may be a short option's inside a later cluster (-qz), the long
+     * option before it well taken: only these two are the long option's */
+    if (exact && exact->val == optopt && has_value && exact->has_arg == no_argument)
+      cli_usage_error("option '--%s' takes no value ('%s')", exact->name, arg);
+    if (exact && exact->val == optopt && !has_value && exact->has_arg == required_argument &&
+        argv[optind] == NULL)
+      cli_usage_error("option '--%s' needs a value", exact->name);
   }
-  cli_usage_error("unknown option '-%c'", optopt);
+  if (optopt && optopt != '?' && optopt != ':' && strchr(shortopts, optopt))
+    cli_usage_error("option '-%c' needs a value", optopt);
+  if (optopt > ' ' && optopt < 127) cli_usage_error("unknown option '-%c'", optopt);
+  cli_usage_error("unknown option '%s'", arg ? arg : "");
 }
 
 void cli_refuse_clobber(const char *output, const char *const *inputs, size_t n) {

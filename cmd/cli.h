@@ -84,10 +84,15 @@ void cli_progress(const char *what, uint64_t n);
 void cli_progress_done(void);
 void cli_set_quiet(int on);
 
-/* For getopt_long's '?': one usage message naming the unknown option or the option that
- * lacks its value (cli_init turns getopt's own message off), then exit 2. shortopts is the
- * optstring given to getopt_long. */
-void cli_bad_option(char **argv, const char *shortopts) __attribute__((noreturn));
+/* For getopt_long's '?' (cli_init turns getopt's own message off): one usage message, then
+ * exit 2. It names an unknown option, with the nearest name of longopts when the typo is
+ * small ("unknown option '--outpt'; did you mean '--output'?"); an ambiguous abbreviation,
+ * with the names it could be; a long option given "=VALUE" that takes none; and an option
+ * last on the line without the value it needs. shortopts and longopts are what
+ * getopt_long was given. */
+struct option;
+void cli_bad_option(char **argv, const char *shortopts, const struct option *longopts)
+    __attribute__((noreturn));
 
 /* Before any work: exits 1 ("OUT: is a directory") when output is an existing directory,
  * or a new file in a folder that is missing or not writable ("OUT: cannot create a

@@ -90,7 +90,7 @@ int main(int argc, char **argv) {
     case 'q': cli_set_quiet(1); break;
     case 'h': usage();
     case 'V': cli_version();
-    default: cli_bad_option(argv, shortopts);
+    default: cli_bad_option(argv, shortopts, longopts);
     }
   }
   if (optind < argc) cli_usage_error("unexpected argument '%s'", argv[optind]);

@@ -168,7 +168,7 @@ int main(int argc, char **argv) {
     case 'J': ids_path = optarg; break;
     case 'h': usage();
     case 'V': cli_version();
-    default: cli_bad_option(argv, "c:o:f:F:b:t:qhV");
+    default: cli_bad_option(argv, "c:o:f:F:b:t:qhV", longopts);
     }
   }
   if (!cache_path) cli_usage_error("no cache: give -c CACHE (made by slem-negstats)");

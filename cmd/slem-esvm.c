@@ -163,7 +163,7 @@ int main(int argc, char **argv) {
     case 'q': quiet = 1; break;
     case 'h': usage();
     case 'V': cli_version();
-    default: cli_bad_option(argv, "n:C:o:f:F:b:t:qhV");
+    default: cli_bad_option(argv, "n:C:o:f:F:b:t:qhV", longopts);
     }
   }
   if (!neg_path) cli_usage_error("no negatives: give -n NEGATIVES");

@@ -201,7 +201,7 @@ static int main_trec(int argc, char **argv) {
     case 'h': usage();
     case 'v':
     case 'V': cli_version();
-    default: cli_bad_option(argv, shortopts);
+    default: cli_bad_option(argv, shortopts, longopts);
     }
   }
   cli_set_quiet(quiet);
@@ -319,7 +319,7 @@ int main(int argc, char **argv) {
     case 'H': hard = optarg; break;
     case 'h': usage();
     case 'V': cli_version();
-    default: cli_bad_option(argv, shortopts);
+    default: cli_bad_option(argv, shortopts, longopts);
     }
   }
   cli_set_quiet(quiet);

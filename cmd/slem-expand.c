@@ -109,7 +109,7 @@ int main(int argc, char **argv) {
     case 'q': quiet = 1; break;
     case 'h': usage();
     case 'V': cli_version();
-    default: cli_bad_option(argv, shortopts);
+    default: cli_bad_option(argv, shortopts, longopts);
     }
   }
   if (!db_path) cli_usage_error("no database: give -d DATABASE");

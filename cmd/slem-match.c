@@ -179,7 +179,7 @@ int main(int argc, char **argv) {
     case 'U': o.couple = cli_couple(argc, argv); break;
     case 'h': usage();
     case 'V': cli_version();
-    default: cli_bad_option(argv, shortopts);
+    default: cli_bad_option(argv, shortopts, longopts);
     }
   }
   cli_set_quiet(quiet);

@@ -89,7 +89,7 @@ int main(int argc, char **argv) {
     case 'P': opts.partial = 1; break;
     case 'h': usage();
     case 'V': cli_version();
-    default: cli_bad_option(argv, shortopts);
+    default: cli_bad_option(argv, shortopts, longopts);
     }
   }
   if (optind == argc) cli_usage_error("no shard: give the rankings to merge");

@@ -244,7 +244,7 @@ int main(int argc, char **argv) {
     case 'q': quiet = 1; break;
     case 'h': usage();
     case 'V': cli_version();
-    default: cli_bad_option(argv, "o:l:r:k:K:f:b:t:qhV");
+    default: cli_bad_option(argv, "o:l:r:k:K:f:b:t:qhV", longopts);
     }
   }
   if (!output) cli_usage_error("no output cache: give -o CACHE");

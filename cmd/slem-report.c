@@ -229,7 +229,7 @@ int main(int argc, char **argv) {
     case 'z': topts.min_side = (size_t)cli_long("--thumb-size", optarg, 1, 1024); break;
     case 'h': usage();
     case 'V': cli_version();
-    default: cli_bad_option(argv, shortopts);
+    default: cli_bad_option(argv, shortopts, longopts);
     }
   }
   for (; optind < argc; optind++) {
