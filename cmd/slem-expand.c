@@ -84,7 +84,14 @@ int main(int argc, char **argv) {
   slem_expand_opts_init(&opts);
   while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
     switch (c) {
-    case 'd': db_path = optarg; break;
+    case 'd':
+      /* slem-match's several -d make one database; here the last one alone was taken, and
+       * a ranking of the rows of the first read the rows of the second */
+      if (db_path)
+        cli_usage_error("-d twice ('%s', '%s'): slem-expand reads one database file; give the "
+                        "rows slem-match ranked as one file", db_path, optarg);
+      db_path = optarg;
+      break;
     case 'n': opts.n = (size_t)cli_long("-n", optarg, 1, 1L << 20); break;
     case 'a':
       opts.alpha = cli_double("--alpha", optarg);
