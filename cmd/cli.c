@@ -33,6 +33,7 @@
 static const char *prog = "slem";
 static int progress_shown;
 static int stdout_closed; /* fd 1 was closed at start and reopened on /dev/null */
+static void on_continue(int sig);
 
 static void on_signal(int sig) {
   slem_out_unlink_pending();
@@ -202,6 +203,10 @@ void cli_init(const char *name) {
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGHUP, &sa, NULL);
+  /* restarted, so that no read or write of the run fails with EINTR for it */
+  sa.sa_handler = on_continue;
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGCONT, &sa, NULL);
 }
 
 const char *cli_prog(void) { return prog; }
@@ -345,6 +350,16 @@ void cli_threads(long n) {
 
 static int quiet;
 static struct timespec progress_start;
+static struct timespec progress_last; /* the last call of cli_progress_of() */
+/* Set when the process is continued after a stop (Ctrl-Z, then fg): the time stopped is no
+ * work, and counted in the rate it made "m:ss left" grow by the length of the stop. The
+ * next call moves the start on by the time since the call before, which holds the stop. */
+static volatile sig_atomic_t progress_resumed;
+
+static void on_continue(int sig) {
+  (void)sig;
+  progress_resumed = 1;
+}
 
 void cli_set_quiet(int on) { quiet = on; }
 
@@ -372,7 +387,18 @@ void cli_progress_of(const char *what, uint64_t n, uint64_t total) {
   if (quiet || !isatty(2)) return;
   clock_gettime(CLOCK_MONOTONIC, &now);
   if (!progress_shown && progress_start.tv_sec == 0 && progress_start.tv_nsec == 0)
-    progress_start = now;
+    progress_start = progress_last = now;
+  if (progress_resumed) {
+    double stopped = seconds_since(&progress_last, &now);
+    progress_resumed = 0;
+    progress_start.tv_sec += (time_t)stopped;
+    progress_start.tv_nsec += (long)((stopped - (double)(time_t)stopped) * 1e9);
+    if (progress_start.tv_nsec >= 1000000000L) {
+      progress_start.tv_sec++;
+      progress_start.tv_nsec -= 1000000000L;
+    }
+  }
+  progress_last = now;
   if (progress_shown && seconds_since(&last, &now) < 0.25) return;
   last = now;
   elapsed = seconds_since(&progress_start, &now);

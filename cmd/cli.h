@@ -77,8 +77,9 @@ int cli_couple(int argc, char **argv);
  * without a total (0: unknown) "prog: <n> <what>, <rate>/s". Never as wide as the terminal
  * (a line that wraps is redrawn below its first part, which stays): where the line does not
  * fit, "prog: <n>/<total> (p%) m:ss left" (without a total, "prog: <n> <what>"), cut at the
- * edge if even that does not fit. cli_progress_done() erases it (and any message of cli_fail
- * or cli_warn does first). */
+ * edge if even that does not fit. The rate leaves out the time the process was stopped
+ * (SIGCONT, handled by cli_init() with SA_RESTART, marks it). cli_progress_done() erases it
+ * (and any message of cli_fail or cli_warn does first). */
 void cli_progress_of(const char *what, uint64_t n, uint64_t total);
 void cli_progress(const char *what, uint64_t n);
 void cli_progress_done(void);
