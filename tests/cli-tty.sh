@@ -74,4 +74,26 @@ low=$(awk -v t0="$t0" -v t1="$t1" '{ match($0, /[0-9]+[/]s/); r = substr($0, RST
 if [ ! -s "$T/pl.stop" ]; then echo "cli-tty: stopped and continued: the run showed no rate (too fast to tell): skipped"; ok
 elif [ -n "$low" ]; then bad "stopped and continued: the rate counts the stop: '$low' (wall $(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }') s)"
 else ok; fi
+# ---- Ctrl-C typed at the terminal: a script ends by SIGINT, as the tools do (it exited 1,
+# and a shell loop around it went on to its next run), its temporary directory gone. Each
+# is stalled in a command of its own (a FIFO no one writes, or a stand-in that sleeps
+# found first on PATH); run.sh, in the foreground, catches SIGINT and says the status ----
+S=$TOP/tools
+mkdir -p "$T/stall" "$T/tmpd"
+mkfifo "$T/stall.fifo"
+for c in gnuplot cksum parallel; do printf '#!/bin/sh\nexec sleep 10\n' >"$T/stall/$c"; chmod +x "$T/stall/$c"; done
+printf 'trap : INT\nPATH="%s:$PATH" TMPDIR="%s" "$@"\necho "status=$?"\n' "$T/stall" "$T/tmpd" >"$T/run.sh"
+ctrl_c() { # ctrl_c NAME COMMAND: COMMAND (words without blanks) on a terminal, Ctrl-C after 0.3 s
+  rm -f "$T/ts"
+  (cd "$T" && { sleep 0.3; printf '\003'; sleep 0.2; } | timeout 20 script -qec "exec sh $T/run.sh $2" "$T/ts" >/dev/null 2>&1)
+  st=$(tr -d '\r' <"$T/ts" | sed -n 's/^.*status=\([0-9]*\)$/\1/p')
+  if [ "$st" = 130 ] && [ -z "$(ls -A "$T/tmpd")" ]; then ok
+  else bad "$1, Ctrl-C: status '$st', not 130 (killed by SIGINT); left: $(ls -A "$T/tmpd")"; fi
+  rm -rf "$T/tmpd"/* "$T/tmpd"/.[!.]* 2>/dev/null
+}
+ctrl_c slem-tune "$S/slem-tune -n $D/negatives.fvecs -q $D/validation.fvecs -d $D/database.fvecs --query-labels $T/stall.fifo --db-labels $D/database.labels"
+printf '0\t1\n1\t0.5\n' >"$T/curve.pr"
+ctrl_c slem-plot-pr "$S/plot-pr $T/stall.png $T/curve.pr"
+ctrl_c slem-reindex "$S/slem-reindex -n $D/negatives.fvecs -q $D/queries.fvecs -o $T/ri.tsv $T/index"
+ctrl_c slem-parallel "$S/slem-parallel -N 2 -n $D/negatives.fvecs -q $D/queries.fvecs -d $D/database.fvecs -o $T/par.tsv"
 finish cli-tty
