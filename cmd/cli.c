@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <getopt.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 
@@ -33,6 +34,7 @@
 static const char *prog = "slem";
 static int progress_shown;
 static int stdout_closed; /* fd 1 was closed at start and reopened on /dev/null */
+static void on_continue(int sig);
 
 /* Dies of sig by its default action, so that the parent sees the signal (status 128 + sig
  * from a shell; a core dump where the signal makes one and the limit allows): the signal is
@@ -237,6 +239,7 @@ static void reopen_std_fds(void) {
 
 void cli_init(const char *name) {
   const char *slash = strrchr(name, '/');
+  struct sigaction sa;
   reopen_std_fds();
   stdout_closed = getenv("SLEM_STDOUT_CLOSED") != NULL;
   /* Past a file-size limit (ulimit -f) a write fails with EFBIG and the normal error path
@@ -252,6 +255,12 @@ void cli_init(const char *name) {
   for (size_t i = 0; i < sizeof ending_signals / sizeof ending_signals[0]; i++)
     catch_ending(ending_signals[i]);
   for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++) catch_ending(sig);
+  /* restarted, so that no read or write of the run fails with EINTR for it */
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_continue;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGCONT, &sa, NULL);
 }
 
 const char *cli_prog(void) { return prog; }
@@ -424,6 +433,16 @@ void cli_threads(long n) {
 
 static int quiet;
 static struct timespec progress_start;
+static struct timespec progress_last; /* the last call of cli_progress_of() */
+/* Set when the process is continued after a stop (Ctrl-Z, then fg): the time stopped is no
+ * work, and counted in the rate it made "m:ss left" grow by the length of the stop. The
+ * next call moves the start on by the time since the call before, which holds the stop. */
+static volatile sig_atomic_t progress_resumed;
+
+static void on_continue(int sig) {
+  (void)sig;
+  progress_resumed = 1;
+}
 
 void cli_set_quiet(int on) { quiet = on; }
 
@@ -431,30 +450,70 @@ static double seconds_since(const struct timespec *t0, const struct timespec *t)
   return (double)(t->tv_sec - t0->tv_sec) + 1e-9 * (double)(t->tv_nsec - t0->tv_nsec);
 }
 
+/* The columns a progress line may take: one fewer than the terminal's (a line that
+ * reached the last column would wrap, and the next redraw, which returns to the start of
+ * the line the cursor is on, would leave the first part standing above it: a narrow
+ * terminal filled up with copies); asked at each redraw, so that a resized window is
+ * followed. 79 when the width is unknown. */
+static size_t progress_columns(void) {
+  struct winsize ws;
+  if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1) return (size_t)ws.ws_col - 1;
+  return 79;
+}
+
 void cli_progress_of(const char *what, uint64_t n, uint64_t total) {
   static struct timespec last;
   struct timespec now;
   double elapsed, rate;
+  char line[512];
+  size_t len = 0, cols;
   if (quiet || !isatty(2)) return;
   clock_gettime(CLOCK_MONOTONIC, &now);
   if (!progress_shown && progress_start.tv_sec == 0 && progress_start.tv_nsec == 0)
-    progress_start = now;
+    progress_start = progress_last = now;
+  if (progress_resumed) {
+    double stopped = seconds_since(&progress_last, &now);
+    progress_resumed = 0;
+    progress_start.tv_sec += (time_t)stopped;
+    progress_start.tv_nsec += (long)((stopped - (double)(time_t)stopped) * 1e9);
+    if (progress_start.tv_nsec >= 1000000000L) {
+      progress_start.tv_sec++;
+      progress_start.tv_nsec -= 1000000000L;
+    }
+  }
+  progress_last = now;
   if (progress_shown && seconds_since(&last, &now) < 0.25) return;
   last = now;
   elapsed = seconds_since(&progress_start, &now);
   rate = elapsed > 0 ? (double)n / elapsed : 0;
+  /* the whole line; on a terminal too narrow for it, the short one (what counts, the
+   * percentage and the time left), cut at the edge if even that does not fit */
+  cols = progress_columns();
   if (total > 0 && n <= total) {
-    fprintf(stderr, "\r%s: %" PRIu64 " of %" PRIu64 " %s (%.0f%%)", prog, n, total, what,
-            100.0 * (double)n / (double)total);
+    double pct = 100.0 * (double)n / (double)total;
+    char left[32] = "";
     if (rate > 0 && elapsed >= 0.5) {
-      double left = (double)(total - n) / rate;
-      fprintf(stderr, ", %.0f/s, %d:%02d left", rate, (int)(left / 60), (int)left % 60);
+      double s = (double)(total - n) / rate;
+      snprintf(left, sizeof left, "%d:%02d left", (int)(s / 60), (int)s % 60);
     }
+    if (*left)
+      len = (size_t)snprintf(line, sizeof line, "%s: %" PRIu64 " of %" PRIu64 " %s (%.0f%%), %.0f/s, %s",
+                             prog, n, total, what, pct, rate, left);
+    else
+      len = (size_t)snprintf(line, sizeof line, "%s: %" PRIu64 " of %" PRIu64 " %s (%.0f%%)", prog,
+                             n, total, what, pct);
+    if (len > cols)
+      len = (size_t)snprintf(line, sizeof line, "%s: %" PRIu64 "/%" PRIu64 " (%.0f%%)%s%s", prog, n,
+                             total, pct, *left ? " " : "", left);
   } else {
-    fprintf(stderr, "\r%s: %" PRIu64 " %s", prog, n, what);
-    if (rate > 0 && elapsed >= 0.5) fprintf(stderr, ", %.0f/s", rate);
+    if (rate > 0 && elapsed >= 0.5)
+      len = (size_t)snprintf(line, sizeof line, "%s: %" PRIu64 " %s, %.0f/s", prog, n, what, rate);
+    if (len == 0 || len > cols)
+      len = (size_t)snprintf(line, sizeof line, "%s: %" PRIu64 " %s", prog, n, what);
   }
-  fputs("\033[K", stderr);
+  if (len >= sizeof line) len = sizeof line - 1;
+  if (len > cols) len = cols;
+  fprintf(stderr, "\r%.*s\033[K", (int)len, line);
   progress_shown = 1;
 }
 
@@ -466,15 +525,80 @@ void cli_progress_done(void) {
   progress_start.tv_sec = progress_start.tv_nsec = 0;
 }
 
-void cli_bad_option(char **argv, const char *shortopts) {
+/* The edit distance of a and b (insertions, deletions, substitutions, and swaps of two
+ * neighbouring characters, each 1), capped at CAP: the typo "--qurey-labels" is 1 from
+ * "--query-labels". Strings longer than 63 characters are CAP away from everything. */
+#define TYPO_CAP 3
+static int typo_distance(const char *a, size_t na, const char *b) {
+  size_t nb = strlen(b);
+  int d[64][64];
+  if (na > 63 || nb > 63) return TYPO_CAP;
+  for (size_t i = 0; i <= na; i++) d[i][0] = (int)i;
+  for (size_t j = 0; j <= nb; j++) d[0][j] = (int)j;
+  for (size_t i = 1; i <= na; i++)
+    for (size_t j = 1; j <= nb; j++) {
+      int v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      if (d[i - 1][j] + 1 < v) v = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+        v = d[i - 2][j - 2] + 1;
+      d[i][j] = v;
+    }
+  return d[na][nb] < TYPO_CAP ? d[na][nb] : TYPO_CAP;
+}
+
+/* Two entries of a getopt_long table that are one option under two names (--neighbours and
+ * --neighbors): getopt_long takes a prefix of both as either, not as ambiguous. */
+static int same_option(const struct option *a, const struct option *b) {
+  return a->has_arg == b->has_arg && a->flag == b->flag && a->val == b->val;
+}
+
+void cli_bad_option(char **argv, const char *shortopts, const struct option *longopts) {
   const char *arg = optind > 0 ? argv[optind - 1] : "";
-  if (optopt && optopt != '?' && strchr(shortopts, optopt) && optopt != ':')
-    cli_usage_error("option '-%c' needs a value", optopt);
-  if (optopt == 0 || strncmp(arg, "--", 2) == 0) {
-    size_t n = strcspn(arg, "=");
-    cli_usage_error("unknown option '%.*s', or it lacks its value", (int)n, arg);
+  /* getopt_long's '?' for a long option: unknown or ambiguous (optopt 0), or a known one
+   * given "=VALUE" that takes none, or last on the line without the value it needs (optopt
+   * its val). Only those leave the option just behind optind; a short option's error is
+   * told by optopt, the letter */
+  if (arg && strncmp(arg, "--", 2) == 0 && arg[2]) {
+    const char *name = arg + 2;
+    size_t n = strcspn(name, "=");
+    int has_value = name[n] == '=';
+    const struct option *exact = NULL, *first = NULL, *best = NULL;
+    int prefixes = 0, best_d = TYPO_CAP;
+    char list[1024] = "";
+    for (const struct option *o = longopts; o && o->name; o++) {
+      if (strncmp(o->name, name, n) != 0) continue;
+      if (strlen(o->name) == n) exact = o;
+      if (!first || !same_option(first, o)) prefixes++;
+      if (!first) first = o;
+      if (strlen(list) + strlen(o->name) + 8 < sizeof list)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s--%s", *list ? ", " : "", o->name);
+    }
+    if (!exact && prefixes == 1) exact = first;
+    if (optopt == 0) {
+      if (!exact && prefixes > 1)
+        cli_usage_error("option '--%.*s' is ambiguous: %s", (int)n, name, list);
+      /* the nearest name, when a typo or two away and not most of the name */
+      for (const struct option *o = longopts; o && o->name; o++) {
+        int d = typo_distance(name, n, o->name);
+        if (d < best_d && (size_t)(2 * d) < n) best_d = d, best = o;
+      }
+      if (best)
+        cli_usage_error("unknown option '--%.*s'; did you mean '--%s'?", (int)n, name, best->name);
+      cli_usage_error("unknown option '--%.*s'", (int)n, name);
+    }
+    /* else the error may be a short option's inside a later cluster (-qz), the long
+     * option before it well taken: only these two are the long option's */
+    if (exact && exact->val == optopt && has_value && exact->has_arg == no_argument)
+      cli_usage_error("option '--%s' takes no value ('%s')", exact->name, arg);
+    if (exact && exact->val == optopt && !has_value && exact->has_arg == required_argument &&
+        argv[optind] == NULL)
+      cli_usage_error("option '--%s' needs a value", exact->name);
   }
-  cli_usage_error("unknown option '-%c'", optopt);
+  if (optopt && optopt != '?' && optopt != ':' && strchr(shortopts, optopt))
+    cli_usage_error("option '-%c' needs a value", optopt);
+  if (optopt > ' ' && optopt < 127) cli_usage_error("unknown option '-%c'", optopt);
+  cli_usage_error("unknown option '%s'", arg ? arg : "");
 }
 
 void cli_refuse_clobber(const char *output, const char *const *inputs, size_t n) {

@@ -83,17 +83,26 @@ int cli_couple(int argc, char **argv);
 
 /* Progress, on a terminal only and unless cli_set_quiet(1): one line of stderr, redrawn at
  * most four times a second: "prog: <n> of <total> <what> (p%), <rate>/s, m:ss left", or
- * without a total (0: unknown) "prog: <n> <what>, <rate>/s". cli_progress_done() erases it
+ * without a total (0: unknown) "prog: <n> <what>, <rate>/s". Never as wide as the terminal
+ * (a line that wraps is redrawn below its first part, which stays): where the line does not
+ * fit, "prog: <n>/<total> (p%) m:ss left" (without a total, "prog: <n> <what>"), cut at the
+ * edge if even that does not fit. The rate leaves out the time the process was stopped
+ * (SIGCONT, handled by cli_init() with SA_RESTART, marks it). cli_progress_done() erases it
  * (and any message of cli_fail or cli_warn does first). */
 void cli_progress_of(const char *what, uint64_t n, uint64_t total);
 void cli_progress(const char *what, uint64_t n);
 void cli_progress_done(void);
 void cli_set_quiet(int on);
 
-/* For getopt_long's '?': one usage message naming the unknown option or the option that
- * lacks its value (cli_init turns getopt's own message off), then exit 2. shortopts is the
- * optstring given to getopt_long. */
-void cli_bad_option(char **argv, const char *shortopts) __attribute__((noreturn));
+/* For getopt_long's '?' (cli_init turns getopt's own message off): one usage message, then
+ * exit 2. It names an unknown option, with the nearest name of longopts when the typo is
+ * small ("unknown option '--outpt'; did you mean '--output'?"); an ambiguous abbreviation,
+ * with the names it could be; a long option given "=VALUE" that takes none; and an option
+ * last on the line without the value it needs. shortopts and longopts are what
+ * getopt_long was given. */
+struct option;
+void cli_bad_option(char **argv, const char *shortopts, const struct option *longopts)
+    __attribute__((noreturn));
 
 /* Before any work: exits 1 ("OUT: is a directory") when output is an existing directory,
  * or a new file in a folder that is missing or not writable ("OUT: cannot create a

@@ -12,12 +12,12 @@
 static void __attribute__((noreturn)) usage(void) {
   printf(
       "Usage: slem-calibrate [OPTION]... -c CLASSIFIERS --exemplar-labels FILE\n"
-      "                      --positives VAL --positive-labels FILE [--negatives HELDOUT]\n"
+      "         --positives VAL --positive-labels FILE [--negatives HELDOUT]\n"
       "Fit, for each exemplar classifier (w then b, from slem-encode --classifier or\n"
-      "slem-esvm --classifier), Platt's sigmoid P = 1 / (1 + exp(-a (s - b))) of its score\n"
-      "s = w.x + b, and write one line 'a b' per exemplar. A validation vector is a positive\n"
-      "of the exemplars that share its label and a negative of the others; every held-out\n"
-      "vector is a negative of every exemplar.\n"
+      "slem-esvm --classifier), Platt's sigmoid P = 1 / (1 + exp(-a (s - b))) of its\n"
+      "score s = w.x + b, and write one line 'a b' per exemplar. A validation vector\n"
+      "is a positive of the exemplars that share its label and a negative of the\n"
+      "others; every held-out vector is a negative of every exemplar.\n"
       "\n"
       "  -c, --classifiers FILE      m classifiers, d + 1 values per row (required)\n"
       "  -e, --exemplar-labels FILE  one label per classifier (required)\n"
@@ -90,7 +90,7 @@ int main(int argc, char **argv) {
     case 'q': cli_set_quiet(1); break;
     case 'h': usage();
     case 'V': cli_version();
-    default: cli_bad_option(argv, shortopts);
+    default: cli_bad_option(argv, shortopts, longopts);
     }
   }
   if (optind < argc) cli_usage_error("unexpected argument '%s'", argv[optind]);

@@ -15,32 +15,34 @@
 static void __attribute__((noreturn)) usage(void) {
   printf(
       "Usage: slem-expand [OPTION]... -d DATABASE -n N [-r RANKING] [VECTORS]\n"
-      "Write, for each vector q of VECTORS, normalise(q + sum_{j <= N} s_j^alpha x_j), where\n"
-      "x_1, x_2, ... are the database vectors that RANKING (slem-match's output for\n"
-      "VECTORS against DATABASE) lists for q, best first, and s_j their scores: average\n"
-      "query expansion (alpha 0) or alpha-QE. The database against itself, with\n"
-      "slem-match --exclude-self, gives database-side augmentation (DBA).\n"
+      "Write, for each vector q of VECTORS, normalise(q + sum_{j <= N} s_j^alpha x_j),\n"
+      "where x_1, x_2, ... are the database vectors that RANKING (slem-match's output\n"
+      "for VECTORS against DATABASE) lists for q, best first, and s_j their scores:\n"
+      "average query expansion (alpha 0) or alpha-QE. The database against itself,\n"
+      "with slem-match --exclude-self, gives database-side augmentation (DBA).\n"
       "\n"
       "  -d, --database FILE      the database the ranking ranks (required)\n"
       "  -n, --neighbours N       results added per vector (required)\n"
       "  -a, --alpha A            weight s^A of each result (default 0: AQE)\n"
       "  -r, --ranking FILE       the ranking (default: stdin when VECTORS is a file)\n"
       "      --ranking-format F   %s (default: from the first line)\n"
-      "      --query-ids FILE     ids naming VECTORS in the ranking (default: 0-based rows)\n"
-      "      --db-ids FILE        ids naming DATABASE rows in the ranking (default: rows)\n"
+      "      --query-ids FILE     ids naming VECTORS in the ranking (default: 0-based\n"
+      "                           rows)\n"
+      "      --db-ids FILE        ids naming DATABASE rows in the ranking (default:\n"
+      "                           rows)\n"
       "  -o, --output OUT         write here (default: stdout)\n"
-      "  -f, --format FMT         input format of VECTORS and DATABASE (default: from the\n"
-      "                           extension, else from the content)\n"
+      "  -f, --format FMT         input format of VECTORS and DATABASE (default: from\n"
+      "                           the extension, else from the content)\n"
       "      --query-format FMT, --db-format FMT\n"
       "                           the format of VECTORS, of DATABASE, instead of -f\n"
-      "  -F, --output-format FMT  output format (default: from OUT's extension; fvecs to\n"
-      "                           stdout)\n"
+      "  -F, --output-format FMT  output format (default: from OUT's extension; fvecs\n"
+      "                           to stdout)\n"
       "  -q, --quiet              no progress or warnings\n"
       "  -h, --help               show this help and exit\n"
       "  -V, --version            show the version and the BLAS library, and exit\n"
       "\n"
-      "Example: slem-match -d db.fvecs q.fvecs | slem-expand -d db.fvecs -n 2 q.fvecs |\n"
-      "         slem-match -d db.fvecs\n"
+      "Example: slem-match -d db.fvecs q.fvecs |\n"
+      "         slem-expand -d db.fvecs -n 2 q.fvecs | slem-match -d db.fvecs\n"
       "FMT: %s.\n"
       "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
       "See slem-expand(1).\n",
@@ -82,7 +84,14 @@ int main(int argc, char **argv) {
   slem_expand_opts_init(&opts);
   while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
     switch (c) {
-    case 'd': db_path = optarg; break;
+    case 'd':
+      /* slem-match's several -d make one database; here the last one alone was taken, and
+       * a ranking of the rows of the first read the rows of the second */
+      if (db_path)
+        cli_usage_error("-d twice ('%s', '%s'): slem-expand reads one database file; give the "
+                        "rows slem-match ranked as one file", db_path, optarg);
+      db_path = optarg;
+      break;
     case 'n': opts.n = (size_t)cli_long("-n", optarg, 1, 1L << 20); break;
     case 'a':
       opts.alpha = cli_double("--alpha", optarg);
@@ -109,7 +118,7 @@ int main(int argc, char **argv) {
     case 'q': quiet = 1; break;
     case 'h': usage();
     case 'V': cli_version();
-    default: cli_bad_option(argv, shortopts);
+    default: cli_bad_option(argv, shortopts, longopts);
     }
   }
   if (!db_path) cli_usage_error("no database: give -d DATABASE");

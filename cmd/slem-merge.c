@@ -13,36 +13,38 @@ static void __attribute__((noreturn)) usage(void) {
   printf(
       "Usage: slem-merge [OPTION]... SHARD...\n"
       "Merge the rankings that slem-match wrote for shards of one database (the same\n"
-      "queries, rows numbered over the whole database, as slem-match --shard I/N writes\n"
-      "them) into the top K per query, byte for byte what one slem-match over the whole\n"
-      "database writes: higher score first, equal scores by the lower database row.\n"
+      "queries, rows numbered over the whole database, as slem-match --shard I/N\n"
+      "writes them) into the top K per query, byte for byte what one slem-match over\n"
+      "the whole database writes: higher score first, equal scores by the lower\n"
+      "database row.\n"
       "\n"
-      "  -k, --top K            results per query (default 100); every shard must hold K\n"
-      "                         per query, or all of its rows\n"
+      "  -k, --top K            results per query (default 100); every shard must hold\n"
+      "                         K per query, or all of its rows\n"
       "  -F, --output-format F  %s (default: from OUT's\n"
       "                         extension .tsv, .trec, .jsonl, .npy, else the format\n"
       "                         of the first shard); npy writes OUT.I.npy and\n"
       "                         OUT.D.npy, K columns\n"
       "  -o, --output OUT       write here (default: stdout)\n"
-      "      --db-ids FILE      the database's ids file, when tsv or trec shards name rows\n"
-      "                         by ids (jsonl carries the rows itself)\n"
-      "      --allow-mixed-blas merge shards whose descriptors were encoded on other BLAS\n"
-      "                         cores, or scored with other libraries (refused by default:\n"
-      "                         the result would not be that of one run)\n"
-      "      --partial          the shards are some of a split (the first level of a merge\n"
-      "                         in two levels): the others missing is not an error\n"
+      "      --db-ids FILE      the database's ids file, when tsv or trec shards name\n"
+      "                         rows by ids (jsonl carries the rows itself)\n"
+      "      --allow-mixed-blas merge shards whose descriptors were encoded on other\n"
+      "                         BLAS cores, or scored with other libraries (refused by\n"
+      "                         default: the result would not be that of one run)\n"
+      "      --partial          the shards are some of a split (the first level of a\n"
+      "                         merge in two levels): the others missing is not an\n"
+      "                         error\n"
       "  -h, --help             show this help and exit\n"
       "  -V, --version          show the version and exit\n"
       "\n"
       "Shards may be in any of the ranking formats, recognised from their first line;\n"
-      "npy shards by their names (NAME.I.npy, NAME.D.npy, NAME.npy or NAME), from files.\n"
-      "A jsonl shard from slem-match --shard names its shard, its k, the database by its\n"
-      "content and the queries (first and last lines): every shard must then be one of the\n"
-      "same database, N and queries, each index once, made with a k of at least K, its rows\n"
-      "inside its shard, ranking descriptors encoded on one BLAS core and scored with the\n"
-      "same libraries. tsv, trec and npy shards prove less (see slem-merge(1)).\n"
-      "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
-      "See slem-merge(1).\n",
+      "npy shards by their names (NAME.I.npy, NAME.D.npy, NAME.npy or NAME), from\n"
+      "files. A jsonl shard from slem-match --shard names its shard, its k, the\n"
+      "database by its content and the queries (first and last lines): every shard\n"
+      "must then be one of the same database, N and queries, each index once, made\n"
+      "with a k of at least K, its rows inside its shard, ranking descriptors encoded\n"
+      "on one BLAS core and scored with the same libraries. tsv, trec and npy shards\n"
+      "prove less (see slem-merge(1)). Exit status: 0 success, 1 data or system error,\n"
+      "2 usage error. See slem-merge(1).\n",
       slem_rankformat_names());
   exit(cli_close_stdout(CLI_EXIT_OK));
 }
@@ -89,7 +91,7 @@ int main(int argc, char **argv) {
     case 'P': opts.partial = 1; break;
     case 'h': usage();
     case 'V': cli_version();
-    default: cli_bad_option(argv, shortopts);
+    default: cli_bad_option(argv, shortopts, longopts);
     }
   }
   if (optind == argc) cli_usage_error("no shard: give the rankings to merge");

@@ -86,4 +86,8 @@ for f in tsv trec; do
   cmp -s "$T/aqe.bydoc.fvecs" "$T/aqe.fvecs" && ok || bad "a $f ranking by document: other vectors: $(cat "$T/err")"
 done
 
+# -d twice: slem-match's one database of two files; here it was the last file alone, and
+# the ranking's rows of the first file were read from the second
+expect_fail "expand -d twice" 2 "-d twice ('$D/database.fvecs', '$D/queries.fvecs'): slem-expand reads one database file" "$T/dd.fvecs" \
+  slem-expand -d "$D/database.fvecs" -d "$D/queries.fvecs" -n 2 -r /dev/null -o "$T/dd.fvecs" "$D/queries.fvecs"
 finish cli-expand

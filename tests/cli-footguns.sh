@@ -43,6 +43,19 @@ for tool in slem-negstats slem-encode slem-match slem-eval; do
   if [ "$st" = 2 ] && [ "$(grep -c . "$T/err")" = 2 ] && grep -q "no-such-option" "$T/err"; then ok
   else bad "$tool --no-such-option: status $st: $(cat "$T/err")"; fi
 done
+# what was wrong with an option, said: a typo's nearest name, an ambiguous abbreviation's
+# names, a value given to an option that takes none, a value missing at the end (each was
+# "unknown option ..., or it lacks its value", and --quiet=1 "option '-q' needs a value")
+for tool in slem-negstats slem-encode slem-match slem-eval slem-merge slem-report slem-esvm slem-calibrate slem-expand; do
+  expect_fail "$tool --outptu" 2 "unknown option '--outptu'; did you mean '--output'?" - $tool --outptu x
+done
+expect_fail "eval typo" 2 "unknown option '--qurey-labels'; did you mean '--query-labels'?" - slem-eval --qurey-labels x
+expect_fail "eval far from any" 2 "unknown option '--frobnicate'\$" - slem-eval --frobnicate
+expect_fail "eval --quiet=1" 2 "option '--quiet' takes no value ('--quiet=1')" - slem-eval --quiet=1 x
+expect_fail "eval --qrels last" 2 "option '--qrels' needs a value" - slem-eval --per-query --qrels
+expect_fail "match --db" 2 "option '--db' is ambiguous: --db-ids, --db-format" - slem-match --db x
+expect_fail "eval -z in a cluster after a long option" 2 "unknown option '-z'" - slem-eval --per-query -zq x
+expect_fail "trec_eval typo" 2 "did you mean '--measure'?" - slem-eval --trec-compat --mesure map
 # one scheme of option letters: -f input format, -F output format, -k a count, -K a kernel;
 # the previous spellings work for one release, with a warning
 check "negstats" slem-negstats -q -o "$T/neg.slem" "$D/negatives.fvecs"

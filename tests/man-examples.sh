@@ -39,6 +39,65 @@ if command -v groff >/dev/null 2>&1; then
     fi
   done
 fi
+# ---- --help against the page: the same options, the same numbers as defaults; --help
+# and --version to stdout, status 0, within 80 columns ----
+# options NAME...: "OPTION<TAB>DEFAULT" for each name of an option (-x or --xx) and the
+# first number after "default" (any case, then ':' or a blank) in what it says, '-' for
+# none. On stdin an option table of --help (option lines indented at most 8, their text
+# after two blanks, continued by lines indented 9 or more), or with -m a man page (the
+# tag line after .TP, its text up to the next request)
+options() {
+  awk -v man="${1:-}" '
+    function flush(   d, n, a, i) {
+      if (names == "") return
+      d = "-"
+      if (match(tolower(desc), /default:? -?[0-9][0-9.e^\/+-]*/)) {
+        d = substr(desc, RSTART, RLENGTH); sub(/^[^ ]+ /, "", d); sub(/[.]$/, "", d)
+      }
+      n = split(names, a, " ")
+      for (i = 1; i <= n; i++) print a[i] "\t" d
+      names = ""; desc = ""
+    }
+    function take(spec,   t) {
+      while (match(spec, /(^|[ ,|[(])--?[A-Za-z0-9][A-Za-z0-9-]*/)) {
+        t = substr(spec, RSTART, RLENGTH); sub(/^[^-]/, "", t)
+        names = names " " t; spec = substr(spec, RSTART + RLENGTH)
+      }
+    }
+    man == "" && /^ +-/ && match($0, /^ +/) && RLENGTH <= 8 {
+      flush(); s = $0; sub(/^ +/, "", s)
+      n = match(s, /   |  [^-]/)
+      take(n ? substr(s, 1, n - 1) : s); desc = n ? substr(s, n) : ""; next
+    }
+    man == "" && /^         / && names != "" { desc = desc " " $0; next }
+    man == "" { flush(); next }
+    { s = $0; gsub(/\\-/, "-", s); gsub(/\\f[BIRP]/, "", s) }
+    tag { flush(); take(s); tag = 0; next }
+    /^\.(TP|SH|SS|PP|IP|RS|RE)/ { flush(); tag = ($0 ~ /^\.TP/); next }
+    names != "" { desc = desc " " s }
+    END { flush() }' | sort -u
+}
+for page in "$@"; do
+  name=$(basename "$page" .1)
+  run="env PATH=$TOP/bin:$S:$PATH LC_ALL=C $name"
+  for opt in --help --version; do
+    if $run $opt >"$S/out" 2>"$S/err" && [ -s "$S/out" ] && [ ! -s "$S/err" ]; then
+      pass=$((pass + 1))
+    else
+      echo "FAIL: $name $opt: not to stdout with status 0: $(head -c 300 "$S/err")"; fail=$((fail + 1))
+    fi
+    wide=$(awk 'length($0) > 80 { print length($0) ": " $0; exit }' "$S/out")
+    if [ -z "$wide" ]; then pass=$((pass + 1)); else echo "FAIL: $name $opt: a line wider than 80 columns: $wide"; fail=$((fail + 1)); fi
+  done
+  $run --help | options >"$S/help.opts"
+  options -m <"$page" >"$S/page.opts"
+  diff=$(join -t "$(printf '\t')" -a 1 -a 2 -e NONE -o 0,1.2,2.2 "$S/help.opts" "$S/page.opts" | awk -F '\t' '
+    $2 == "NONE" { print "  " $1 ": in the page, not in --help" }
+    $3 == "NONE" { print "  " $1 ": in --help, not in the page" }
+    $2 != "NONE" && $3 != "NONE" && $2 != "-" && $3 != "-" && $2 != $3 {
+      print "  " $1 ": default " $2 " in --help, " $3 " in the page" }')
+  if [ -z "$diff" ]; then pass=$((pass + 1)); else echo "FAIL: $page and $name --help differ:"; echo "$diff"; fail=$((fail + 1)); fi
+done
 for page in "$@"; do
   # a page that is another's (.so, or generated from it) has that page's examples
   case $(head -n 1 "$page") in .so\ *|'.\" Generated from '*) continue ;; esac
