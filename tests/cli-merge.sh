@@ -223,6 +223,20 @@ sed '1s/"span":4/"span":5/' "$T/g36.jsonl" >"$T/bigspan.jsonl"
 expect_fail "a span past the split" 1 "bigspan.jsonl: line 1: a bad shard line (span 5 from index 3 of 7)" "$T/o" slem-merge -k 3 -o "$T/o" "$T/g02.jsonl" "$T/bigspan.jsonl"
 sed '1s/"span":4/"span":0/' "$T/g36.jsonl" >"$T/zerospan.jsonl"
 expect_fail "a span of 0" 1 "zerospan.jsonl: line 1: a bad shard line (no whole 'span')" "$T/o" slem-merge -k 3 -o "$T/o" "$T/g02.jsonl" "$T/zerospan.jsonl"
+# a group of shards mixed with --allow-mixed-blas lists their descriptors' arithmetics, in
+# whatever order they were given: the next level refuses it beside a group of one without
+# the flag (as one level refuses the mix), and merges it with the flag
+for i in 0 1 2 3 4 5 6; do
+  c=Haswell; [ $i = 3 ] && c=SkylakeX
+  sed "1s/,\"scoring\"/,\"descriptors_arithmetic\":\"$c (L)\",\"scoring\"/" "$T/e$i.jsonl" >"$T/x$i.jsonl"
+done
+slem-merge --partial -k 3 -o "$T/x02.jsonl" "$T/x0.jsonl" "$T/x1.jsonl" "$T/x2.jsonl"
+check "a mixed group" slem-merge --allow-mixed-blas --partial -k 3 -o "$T/x36.jsonl" "$T/x4.jsonl" "$T/x3.jsonl" "$T/x5.jsonl" "$T/x6.jsonl"
+head -n 1 "$T/x36.jsonl" | grep -q '"descriptors_arithmetic":"SkylakeX (L) + Haswell (L)"' && ok ||
+  bad "a mixed group's line: $(head -n 1 "$T/x36.jsonl")"
+expect_fail "a mixed group without the flag" 1 "x36.jsonl: line 1: descriptors_arithmetic SkylakeX (L) + Haswell (L), but .*x02.jsonl has Haswell (L)" "$T/o" slem-merge -k 3 -o "$T/o" "$T/x02.jsonl" "$T/x36.jsonl"
+check "a mixed group with the flag" slem-merge --allow-mixed-blas -k 3 -F tsv -o "$T/xm.tsv" "$T/x36.jsonl" "$T/x02.jsonl"
+cmp -s "$T/xm.tsv" "$T/em.tsv" && ok || bad "a mixed group in two levels differs from one"
 # a tsv shard among jsonl ones cannot be checked: refused
 expect_fail "a plain shard among checked ones" 1 "e4.tsv: not the ranking of a shard" "$T/o" slem-merge -k 3 -o "$T/o" "$T/e0.jsonl" "$T/e1.jsonl" "$T/e2.jsonl" "$T/e3.jsonl" "$T/e4.tsv" "$T/e5.jsonl" "$T/e6.jsonl"
 head -c $((6 * 260)) "$D/database.fvecs" >"$T/six.fvecs"

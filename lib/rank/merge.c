@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "arith.h"
 #include "fmt.h"
 #include "ids.h"
 #include "mergefast.h"
@@ -100,6 +101,7 @@ typedef struct Merge {
   int checked;          /* the shards have shard lines, checked */
   SlemRankShard group;  /* a partial merge of consecutive shards: the lines its output carries */
   uint64_t group_span;  /* their span, or 0: no lines */
+  size_t group_first;   /* the shard of the lowest index, whose end line the group's is */
   RowSet seen;          /* the current query's rows, for duplicates */
   SlemIds *ids;         /* db_ids, and its map id -> row */
   SlemStrMap *idmap;
@@ -454,6 +456,53 @@ static int by_index(const void *a, const void *b) {
   return x->s < y->s ? -1 : x->s > y->s;
 }
 
+/* Adds to list (size bytes) the arithmetics of the list add (" + " between); with base, only
+ * those whose libraries differ from base's, a line. */
+static void arith_union(char *list, size_t size, const char *add, const char *base) {
+  char one[SLEM_ARITH_LIST_MAX];
+  while (*add) {
+    const char *e = strstr(add, " + ");
+    size_t len = e ? (size_t)(e - add) : strlen(add);
+    snprintf(one, sizeof one, "%.*s", (int)len, add);
+    if (!base || slem_arith_differ_libs(one, base)) slem_arith_list_add(list, size, one);
+    add += e ? len + 3 : len;
+  }
+}
+
+/* The first line of the group of consecutive shards ord[0..m->n-1] (sorted by index), span
+ * next - I: the lowest's fields with the merge's k, a text that only needs to agree where
+ * known from the first shard that records it, and the arithmetics of every shard. These
+ * differ only under --allow-mixed-blas; carrying them all (as slem-match's "A + B") makes
+ * the next level refuse without the flag a group of a mix beside a group of one arithmetic,
+ * as one level refuses the mix, and whatever the order of the shards on the command line.
+ * The match's arithmetic adds only lines of other libraries than its first (the core alone
+ * is not compared, SLEM_SHARDR_LIBS). */
+static void group_lines(Merge *m, const ByIndex *ord, uint64_t next) {
+  size_t nf;
+  const SlemRankShardField *f = slem_rankshard_fields(&nf);
+  SlemRankShard *g = &m->group;
+  *g = *m->s[ord[0].s].shard;
+  g->span = next - g->index;
+  g->k = m->opts->k;
+  g->has_end = 0;
+  for (size_t i = 0; i < nf; i++) {
+    char *v = (char *)g + f[i].offset, base[SLEM_ARITH_LIST_MAX];
+    if (f[i].type != SLEM_SHARDF_TEXT) continue;
+    for (size_t j = 1; j < m->n; j++) {
+      const char *x = (const char *)m->s[ord[j].s].shard + f[i].offset, *e;
+      if (!*x) continue;
+      if (!*v) {
+        memcpy(v, x, f[i].size);
+      } else if (f[i].mixed == SLEM_SHARDM_ALWAYS) {
+        e = strstr(v, " + ");
+        snprintf(base, sizeof base, "%.*s", e ? (int)(e - v) : (int)strlen(v), v);
+        arith_union(v, f[i].size, x, f[i].rule == SLEM_SHARDR_LIBS ? base : NULL);
+      }
+    }
+  }
+  m->group_span = g->span;
+}
+
 /* The shard lines (rankings.h): when one shard has one, every shard must, of the same
  * database and split, together holding each index of 0..N-1 once (a group of a partial
  * merge holds those of its span), each made with a k of at least the merge's. A partial
@@ -520,25 +569,11 @@ static int check_shards(Merge *m, SlemError *err) {
     return slem_error(err, SLEM_EFORMAT, "shard %llu/%llu is missing: %zu shard rankings given",
                       (unsigned long long)miss, (unsigned long long)first->count, m->n);
   }
-  /* a group of consecutive shards: its lines are the first's with its span, the merge's k
-   * and the known values of the texts that only need to agree where known */
+  /* a group of consecutive shards: the lines its output carries */
   m->group_span = 0;
   if (m->opts->partial && !gap) {
-    size_t nf;
-    const SlemRankShardField *f = slem_rankshard_fields(&nf);
-    m->group = *first;
-    m->group.index = m->s[ord[0].s].shard->index;
-    m->group.span = next - m->group.index;
-    m->group.k = m->opts->k;
-    m->group.has_end = 0;
-    for (size_t i = 0; i < nf; i++)
-      if (f[i].rule == SLEM_SHARDR_KNOWN)
-        for (size_t s = 0; s < m->n; s++) {
-          char *g = (char *)&m->group + f[i].offset;
-          const char *v = (const char *)m->s[s].shard + f[i].offset;
-          if (!*g && *v) memcpy(g, v, f[i].size);
-        }
-    m->group_span = m->group.span;
+    m->group_first = ord[0].s;
+    group_lines(m, ord, next);
   }
   free(ord);
   /* the end lines of the shards that are files, before anything is written */
@@ -574,12 +609,12 @@ static int check_ends(Merge *m, SlemError *err) {
 }
 
 /* The end line of a group (check_shards()): the queries of its shards' end lines, all
- * alike (check_ends()). */
-static int group_end(Merge *m, SlemRankWriter *w, SlemError *err) {
-  m->group.queries = m->s[0].end.queries;
-  memcpy(m->group.query_set, m->s[0].end.query_set, sizeof m->group.query_set);
+ * alike (check_ends(), or read ahead by check_shards()) but for the query set under
+ * --allow-mixed-blas, which is the lowest shard's as the first line's fields are. */
+static void group_end(Merge *m) {
+  m->group.queries = m->s[m->group_first].end.queries;
+  memcpy(m->group.query_set, m->s[m->group_first].end.query_set, sizeof m->group.query_set);
   m->group.has_end = 1;
-  return slem_rankwriter_shard_end(w, &m->group, err);
 }
 
 /* A list shorter than k is only exact when it holds every row of its shard, less at most
@@ -661,10 +696,8 @@ static int fast_prepass(const char *const *shards, size_t n, const SlemMergeOpts
     }
     *lines = 1;
     if (m.group_span) { /* its end line: the shards' own, compared */
+      group_end(&m);
       *group = m.group;
-      group->queries = m.s[0].end.queries;
-      memcpy(group->query_set, m.s[0].end.query_set, sizeof group->query_set);
-      group->has_end = 1;
     }
   }
   ok = 0;
@@ -813,7 +846,10 @@ int slem_merge(const char *const *shards, size_t n, const char *output,
     }
   if ((st = check_ends(&m, err)) != SLEM_OK) goto done;
   if ((st = check_short(&m, err)) != SLEM_OK) goto done;
-  if (w && m.group_span && (st = group_end(&m, w, err)) != SLEM_OK) goto done;
+  if (w && m.group_span) {
+    group_end(&m);
+    if ((st = slem_rankwriter_shard_end(w, &m.group, err)) != SLEM_OK) goto done;
+  }
   st = slem_rankwriter_close(w, err);
   w = NULL;
   goto done;
