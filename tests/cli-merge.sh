@@ -219,6 +219,7 @@ expect_fail "a group of a smaller k" 1 "g02k2.jsonl: line 1: made with -k 2" "$T
 # shards that are not consecutive make no group: no lines, refused beside groups
 slem-merge --partial -k 3 -F jsonl -o "$T/g13.jsonl" "$T/e1.jsonl" "$T/e3.jsonl"
 head -n 1 "$T/g13.jsonl" | grep -q '^{"query"' && ok || bad "shards 1 and 3 made a group: $(head -n 1 "$T/g13.jsonl")"
+expect_fail "a merge of shards 1 and 3 beside a group" 1 "g13.jsonl: not the ranking of a shard (no shard line; a --partial merge of shards that are not consecutive writes none), but .*g02.jsonl holds shards 0-2 of 7" "$T/o" slem-merge -k 3 -o "$T/o" "$T/g02.jsonl" "$T/g13.jsonl" "$T/g36.jsonl"
 sed '1s/"span":4/"span":5/' "$T/g36.jsonl" >"$T/bigspan.jsonl"
 expect_fail "a span past the split" 1 "bigspan.jsonl: line 1: a bad shard line (span 5 from index 3 of 7)" "$T/o" slem-merge -k 3 -o "$T/o" "$T/g02.jsonl" "$T/bigspan.jsonl"
 sed '1s/"span":4/"span":0/' "$T/g36.jsonl" >"$T/zerospan.jsonl"

@@ -524,6 +524,13 @@ static int check_shards(Merge *m, SlemError *err) {
   for (size_t s = 0; s < m->n; s++) {
     const SlemRankShard *x = m->s[s].shard;
     uint64_t lo, hi;
+    if (!x && first->span > 1)
+      return slem_error(err, SLEM_EFORMAT, "%s: not the ranking of a shard (no shard line; a "
+                        "--partial merge of shards that are not consecutive writes none), but %s "
+                        "holds shards %llu-%llu of %llu", name_of(m, s), name_of(m, at),
+                        (unsigned long long)first->index,
+                        (unsigned long long)(first->index + first->span - 1),
+                        (unsigned long long)first->count);
     if (!x)
       return slem_error(err, SLEM_EFORMAT, "%s: not the ranking of a shard (no shard line), "
                         "but %s is shard %llu/%llu", name_of(m, s), name_of(m, at),
