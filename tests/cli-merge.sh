@@ -222,6 +222,8 @@ head -n 1 "$T/g13.jsonl" | grep -q '^{"query"' && ok || bad "shards 1 and 3 made
 expect_fail "a merge of shards 1 and 3 beside a group" 1 "g13.jsonl: not the ranking of a shard (no shard line; a --partial merge of shards that are not consecutive writes none), but .*g02.jsonl holds shards 0-2 of 7" "$T/o" slem-merge -k 3 -o "$T/o" "$T/g02.jsonl" "$T/g13.jsonl" "$T/g36.jsonl"
 sed '1s/"span":4/"span":5/' "$T/g36.jsonl" >"$T/bigspan.jsonl"
 expect_fail "a span past the split" 1 "bigspan.jsonl: line 1: a bad shard line (span 5 from index 3 of 7)" "$T/o" slem-merge -k 3 -o "$T/o" "$T/g02.jsonl" "$T/bigspan.jsonl"
+sed '1s/"span":4/"span":2/' "$T/g36.jsonl" >"$T/shortspan.jsonl"
+expect_fail "a span short of the group's rows" 1 "shortspan.jsonl: line [0-9]*: row [34] ('[34]') is outside its shards 3-4 of 7, rows 2 to 2" "$T/o" slem-merge --partial -k 3 -o "$T/o" "$T/shortspan.jsonl"
 sed '1s/"span":4/"span":0/' "$T/g36.jsonl" >"$T/zerospan.jsonl"
 expect_fail "a span of 0" 1 "zerospan.jsonl: line 1: a bad shard line (no whole 'span')" "$T/o" slem-merge -k 3 -o "$T/o" "$T/g02.jsonl" "$T/zerospan.jsonl"
 # a group of shards mixed with --allow-mixed-blas lists their descriptors' arithmetics, in

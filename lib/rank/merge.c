@@ -350,12 +350,22 @@ static int gather(Merge *m, size_t *nc, SlemError *err) {
         return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": row %" PRIu64 " ('%s') is beyond "
                           "the database, of %llu rows", name_of(m, s), e->line, row, e->id,
                           (unsigned long long)sh->shard->rows);
-      if (sh->shard && (row < sh->lo || row >= sh->hi))
+      if (sh->shard && (row < sh->lo || row >= sh->hi)) {
+        char which[96]; /* a group's shards, I to I + S - 1 */
+        const SlemRankShard *x = sh->shard;
+        if (x->span > 1)
+          snprintf(which, sizeof which, "shards %llu-%llu of %llu", (unsigned long long)x->index,
+                   (unsigned long long)(x->index + x->span - 1), (unsigned long long)x->count);
+        else
+          snprintf(which, sizeof which, "shard %llu/%llu", (unsigned long long)x->index,
+                   (unsigned long long)x->count);
         return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": row %" PRIu64 " ('%s') is outside "
-                          "its shard %llu/%llu, rows %" PRIu64 " to %" PRIu64 " (%s)", name_of(m, s),
-                          e->line, row, e->id, (unsigned long long)sh->shard->index,
-                          (unsigned long long)sh->shard->count, sh->lo, sh->hi - 1,
-                          sh->hi > sh->lo ? "as --shard cuts them" : "none: an empty shard");
+                          "its %s, rows %" PRIu64 " to %" PRIu64 " (%s)", name_of(m, s), e->line, row,
+                          e->id, which, sh->lo, sh->hi - 1,
+                          sh->hi > sh->lo ? "as --shard cuts them"
+                          : x->span > 1   ? "none: empty shards"
+                                          : "none: an empty shard");
+      }
       if (e->score_text) {
         char buf[SLEM_FMT_G9_MAX];
         slem_fmt_g9(buf, score);
