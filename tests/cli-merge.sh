@@ -240,6 +240,9 @@ head -n 1 "$T/x36.jsonl" | grep -q '"descriptors_arithmetic":"SkylakeX (L) + Has
 expect_fail "a mixed group without the flag" 1 "x36.jsonl: line 1: descriptors_arithmetic SkylakeX (L) + Haswell (L), but .*x02.jsonl has Haswell (L)" "$T/o" slem-merge -k 3 -o "$T/o" "$T/x02.jsonl" "$T/x36.jsonl"
 check "a mixed group with the flag" slem-merge --allow-mixed-blas -k 3 -F tsv -o "$T/xm.tsv" "$T/x36.jsonl" "$T/x02.jsonl"
 cmp -s "$T/xm.tsv" "$T/em.tsv" && ok || bad "a mixed group in two levels differs from one"
+# two shards that record other arithmetics are refused whatever the order, after a first
+# shard that records none too
+expect_fail "a mix after a shard that records no arithmetic" 1 "x3.jsonl: line 1: descriptors_arithmetic SkylakeX (L), but .*x1.jsonl has Haswell (L)" "$T/o" slem-merge -k 3 -o "$T/o" "$T/e0.jsonl" "$T/x1.jsonl" "$T/x2.jsonl" "$T/x3.jsonl" "$T/x4.jsonl" "$T/x5.jsonl" "$T/x6.jsonl"
 # a tsv shard among jsonl ones cannot be checked: refused
 expect_fail "a plain shard among checked ones" 1 "e4.tsv: not the ranking of a shard" "$T/o" slem-merge -k 3 -o "$T/o" "$T/e0.jsonl" "$T/e1.jsonl" "$T/e2.jsonl" "$T/e3.jsonl" "$T/e4.tsv" "$T/e5.jsonl" "$T/e6.jsonl"
 head -c $((6 * 260)) "$D/database.fvecs" >"$T/six.fvecs"

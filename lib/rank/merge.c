@@ -436,20 +436,22 @@ static int gather(Merge *m, size_t *nc, SlemError *err) {
 }
 
 /* Compares the fields of one shard line (end 0: the first, 1: the end line) by the rule of
- * each (the table of rankings.h, with --allow-mixed-blas), shard s against shard at. The
- * fingerprints of descriptors are waived by their arithmetic, of the first line: x and y
- * hold both lines. */
+ * each (the table of rankings.h, with --allow-mixed-blas), shard s against shard at, or
+ * with known (first lines), field i against shard known[i]. The fingerprints of
+ * descriptors are waived by their arithmetic, of the first line: x and y hold both lines. */
 static int same_fields(const Merge *m, size_t s, const SlemRankShard *x, size_t at,
-                       const SlemRankShard *y, int end, SlemError *err) {
+                       const SlemRankShard *y, const size_t *known, int end, SlemError *err) {
   size_t nf;
   const SlemRankShardField *f = slem_rankshard_fields(&nf);
   for (size_t i = 0; i < nf; i++) {
     char a[SLEM_SHARD_VALUE_MAX], b[SLEM_SHARD_VALUE_MAX];
-    if (f[i].end != end || !slem_rankshard_differ(f + i, x, y, m->opts->allow_mixed_blas))
+    size_t t = known ? known[i] : at;
+    const SlemRankShard *z = known ? m->s[t].shard : y;
+    if (f[i].end != end || !slem_rankshard_differ(f + i, x, z, m->opts->allow_mixed_blas))
       continue;
     return slem_error(err, SLEM_EFORMAT, "%s: %s: %s %s, but %s has %s: %s", name_of(m, s),
                       end ? "its end line" : "line 1", f[i].key, slem_rankshard_value(x, f + i, a),
-                      name_of(m, at), slem_rankshard_value(y, f + i, b), f[i].differs);
+                      name_of(m, t), slem_rankshard_value(z, f + i, b), f[i].differs);
   }
   return SLEM_OK;
 }
@@ -520,41 +522,63 @@ static void group_lines(Merge *m, const ByIndex *ord, uint64_t next) {
  * the group m->group (group_span S, else 0), whose lines its output carries. The end lines
  * too when they are known (read ahead from a file; a pipe's at its end). */
 static int check_shards(Merge *m, SlemError *err) {
-  size_t at = SIZE_MAX;
-  ByIndex *ord;
+  size_t at = SIZE_MAX, nf, *known = NULL;
+  ByIndex *ord = NULL;
   const SlemRankShard *first;
+  const SlemRankShardField *f = slem_rankshard_fields(&nf);
   uint64_t next = 0, miss = UINT64_MAX; /* the first index no shard holds */
-  int st, gap = 0;
+  int st = SLEM_OK, gap = 0;
   for (size_t s = 0; s < m->n; s++) {
     m->s[s].shard = slem_rankreader_shard(m->s[s].r);
     if (m->s[s].shard && at == SIZE_MAX) at = s;
   }
   if (at == SIZE_MAX) return SLEM_OK;
   first = m->s[at].shard;
+  if (!(known = malloc(nf * sizeof *known)) || !(ord = malloc(m->n * sizeof *ord))) {
+    st = slem_error(err, SLEM_ENOMEM, "out of memory");
+    goto done;
+  }
+  /* each field against the first shard that records it: a text only compared where known
+   * ("" matches any) is then compared between any two shards that record it, whatever
+   * their order on the command line */
+  for (size_t i = 0; i < nf; i++) {
+    known[i] = at;
+    if (f[i].type == SLEM_SHARDF_TEXT)
+      for (size_t s = at; s < m->n; s++)
+        if (m->s[s].shard && *((const char *)m->s[s].shard + f[i].offset)) {
+          known[i] = s;
+          break;
+        }
+  }
   for (size_t s = 0; s < m->n; s++) {
     const SlemRankShard *x = m->s[s].shard;
     uint64_t lo, hi;
-    if (!x && first->span > 1)
-      return slem_error(err, SLEM_EFORMAT, "%s: not the ranking of a shard (no shard line; a "
-                        "--partial merge of shards that are not consecutive writes none), but %s "
-                        "holds shards %llu-%llu of %llu", name_of(m, s), name_of(m, at),
-                        (unsigned long long)first->index,
-                        (unsigned long long)(first->index + first->span - 1),
-                        (unsigned long long)first->count);
-    if (!x)
-      return slem_error(err, SLEM_EFORMAT, "%s: not the ranking of a shard (no shard line), "
-                        "but %s is shard %llu/%llu", name_of(m, s), name_of(m, at),
-                        (unsigned long long)first->index, (unsigned long long)first->count);
-    if ((st = same_fields(m, s, x, at, first, 0, err)) != SLEM_OK) return st;
-    if (x->k < m->opts->k)
-      return slem_error(err, SLEM_EFORMAT, "%s: line 1: made with -k %llu, fewer than the merge's "
-                        "-k %zu: the merge would not be exact", name_of(m, s),
-                        (unsigned long long)x->k, m->opts->k);
+    if (!x && first->span > 1) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: not the ranking of a shard (no shard line; a "
+                      "--partial merge of shards that are not consecutive writes none), but %s "
+                      "holds shards %llu-%llu of %llu", name_of(m, s), name_of(m, at),
+                      (unsigned long long)first->index,
+                      (unsigned long long)(first->index + first->span - 1),
+                      (unsigned long long)first->count);
+      goto done;
+    }
+    if (!x) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: not the ranking of a shard (no shard line), "
+                      "but %s is shard %llu/%llu", name_of(m, s), name_of(m, at),
+                      (unsigned long long)first->index, (unsigned long long)first->count);
+      goto done;
+    }
+    if ((st = same_fields(m, s, x, at, first, known, 0, err)) != SLEM_OK) goto done;
+    if (x->k < m->opts->k) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: line 1: made with -k %llu, fewer than the merge's "
+                      "-k %zu: the merge would not be exact", name_of(m, s),
+                      (unsigned long long)x->k, m->opts->k);
+      goto done;
+    }
     /* the rows of its shards, I to I + S - 1: consecutive ranges */
     slem_shard_range(&(SlemShard){x->index, x->count}, x->rows, &m->s[s].lo, &hi);
     slem_shard_range(&(SlemShard){x->index + x->span - 1, x->count}, x->rows, &lo, &m->s[s].hi);
   }
-  if (!(ord = malloc(m->n * sizeof *ord))) return slem_error(err, SLEM_ENOMEM, "out of memory");
   for (size_t s = 0; s < m->n; s++) ord[s] = (ByIndex){m->s[s].shard->index, s};
   qsort(ord, m->n, sizeof *ord, by_index);
   for (size_t i = 0; i < m->n; i++) {
@@ -573,8 +597,7 @@ static int check_shards(Merge *m, SlemError *err) {
                         (unsigned long long)(p->index + p->span - 1),
                         (unsigned long long)x->index,
                         (unsigned long long)(x->index + x->span - 1));
-      free(ord);
-      return st;
+      goto done;
     }
     if (x->index > next && miss == UINT64_MAX) miss = next; /* none holds miss */
     if (i > 0 && x->index > next) gap = 1;
@@ -582,9 +605,9 @@ static int check_shards(Merge *m, SlemError *err) {
   }
   if (miss == UINT64_MAX && next < first->count) miss = next;
   if (miss != UINT64_MAX && !m->opts->partial) {
-    free(ord);
-    return slem_error(err, SLEM_EFORMAT, "shard %llu/%llu is missing: %zu shard rankings given",
-                      (unsigned long long)miss, (unsigned long long)first->count, m->n);
+    st = slem_error(err, SLEM_EFORMAT, "shard %llu/%llu is missing: %zu shard rankings given",
+                    (unsigned long long)miss, (unsigned long long)first->count, m->n);
+    goto done;
   }
   /* a group of consecutive shards: the lines its output carries */
   m->group_span = 0;
@@ -592,20 +615,23 @@ static int check_shards(Merge *m, SlemError *err) {
     m->group_first = ord[0].s;
     group_lines(m, ord, next);
   }
-  free(ord);
   /* the end lines of the shards that are files, before anything is written */
   for (size_t s = 0; s < m->n; s++) {
     int found;
     SlemRankShard *e = &m->s[s].end;
     *e = *m->s[s].shard; /* its first line's fields, for the end line's comparison */
-    if ((st = slem_rankshard_read_end(m->paths[s], e, &found, err)) != SLEM_OK) return st;
+    if ((st = slem_rankshard_read_end(m->paths[s], e, &found, err)) != SLEM_OK) goto done;
     if (!found) continue;
     for (size_t t = 0; t < s; t++)
-      if (m->s[t].end.has_end && (st = same_fields(m, s, e, t, &m->s[t].end, 1, err)) != SLEM_OK)
-        return st;
+      if (m->s[t].end.has_end &&
+          (st = same_fields(m, s, e, t, &m->s[t].end, NULL, 1, err)) != SLEM_OK)
+        goto done;
   }
   m->checked = 1;
-  return SLEM_OK;
+done:
+  free(known);
+  free(ord);
+  return st;
 }
 
 /* At the end: every shard of a checked merge has its end line, all alike. */
@@ -619,7 +645,7 @@ static int check_ends(Merge *m, SlemError *err) {
                         "query (cut short, or not written by slem-match --shard): the queries "
                         "cannot be checked", name_of(m, s), slem_rankreader_line(m->s[s].r));
     m->s[s].end = *x;
-    if (s > 0 && (st = same_fields(m, s, &m->s[s].end, 0, &m->s[0].end, 1, err)) != SLEM_OK)
+    if (s > 0 && (st = same_fields(m, s, &m->s[s].end, 0, &m->s[0].end, NULL, 1, err)) != SLEM_OK)
       return st;
   }
   return SLEM_OK;
