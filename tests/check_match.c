@@ -450,6 +450,60 @@ START_TEST(scores_are_exact_and_independent_of_the_cut) {
 }
 END_TEST
 
+/* The lower bounds that prune a tile (match.c: the k-th largest kept by a selection) on
+ * small whole numbers, where many rows tie exactly and so do their bounds: every k from 1
+ * to beyond the rows, tiles of 1 to 3 rows and of 7 (fewer rows than k), with and without
+ * the query's own row, on 1 and 3 threads. The scores are exact in double, so the rows
+ * must be the brute force's, equal scores by the lower row. */
+START_TEST(lower_bounds_with_exact_ties) {
+  enum { NQ = 6, ND = 24, D = 3 };
+  double q[NQ * D], x[ND * D];
+  char *pq = tu_path("tq.fvecs"), *pd = tu_path("tx.fvecs");
+  Collected c = {ND + 1, 0, malloc(NQ * (ND + 1) * sizeof(SlemHit)), malloc(NQ * sizeof(size_t))};
+  uint64_t ref[ND + 1];
+  const size_t tiles[] = {1, 2, 3, 7};
+  const int ts[] = {1, 3};
+  int threads = slem_blas_threads();
+  tu_seed(36);
+  for (size_t i = 0; i < ND * D; i++) x[i] = floor(tu_uniform() * 3) - 1;
+  for (size_t j = 0; j < D; j++) x[9 * D + j] = x[2 * D + j] = x[0 * D + j]; /* copies */
+  memcpy(q, x, sizeof q); /* the queries are the first rows, for --exclude-self */
+  tu_write_fvecs(pq, q, NQ, D);
+  tu_write_fvecs(pd, x, ND, D);
+  for (size_t t = 0; t < sizeof ts / sizeof *ts; t++) {
+    slem_blas_set_threads(ts[t]);
+    for (size_t k = 1; k <= ND + 1; k++)
+      for (size_t b = 0; b < sizeof tiles / sizeof *tiles; b++)
+        for (int self = 0; self <= 1; self++) {
+          const char *one[1] = {pd};
+          SlemMatchOpts o;
+          slem_match_opts_init(&o);
+          o.k = k;
+          o.dblock = tiles[b];
+          o.qblock = 4;
+          o.exclude_self = self;
+          c.k = k;
+          match_files(&c, pq, one, 1, (SlemShard){0, 0}, &o);
+          for (size_t i = 0; i < NQ; i++) {
+            size_t nref;
+            brute(ref, &nref, q + i * D, x, ND, D, k, self ? (long)i : -1, 0);
+            ck_assert_uint_eq(c.n[i], nref);
+            for (size_t r = 0; r < nref; r++)
+              ck_assert_msg(c.hits[i * k + r].row == ref[r], "-t %d -k %zu tiles of %zu%s: "
+                            "query %zu rank %zu: row %llu, expected %llu", ts[t], k, tiles[b],
+                            self ? " --exclude-self" : "", i, r + 1,
+                            (unsigned long long)c.hits[i * k + r].row, (unsigned long long)ref[r]);
+          }
+        }
+  }
+  slem_blas_set_threads(threads);
+  free(pq);
+  free(pd);
+  free(c.hits);
+  free(c.n);
+}
+END_TEST
+
 /* slem_blas_par_units: every row in exactly one call, cut at multiples of the unit from
  * row 0 whatever the thread count, on workers numbered below slem_blas_par_workers(). */
 typedef struct UnitsSeen {
@@ -623,6 +677,7 @@ static Suite *suite(void) {
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, topk_equals_brute_force);
   tcase_add_test(tc, ties_go_to_the_lower_row);
+  tcase_add_test(tc, lower_bounds_with_exact_ties);
   tcase_add_test(tc, dimension_mismatch_is_an_error);
   tcase_add_test(tc, topk_keeps_the_best_k_in_order);
   tcase_add_test(tc, hit_cmp_is_the_rule);

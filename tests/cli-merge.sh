@@ -219,10 +219,30 @@ expect_fail "a group of a smaller k" 1 "g02k2.jsonl: line 1: made with -k 2" "$T
 # shards that are not consecutive make no group: no lines, refused beside groups
 slem-merge --partial -k 3 -F jsonl -o "$T/g13.jsonl" "$T/e1.jsonl" "$T/e3.jsonl"
 head -n 1 "$T/g13.jsonl" | grep -q '^{"query"' && ok || bad "shards 1 and 3 made a group: $(head -n 1 "$T/g13.jsonl")"
+expect_fail "a merge of shards 1 and 3 beside a group" 1 "g13.jsonl: not the ranking of a shard (no shard line; a --partial merge of shards that are not consecutive writes none), but .*g02.jsonl holds shards 0-2 of 7" "$T/o" slem-merge -k 3 -o "$T/o" "$T/g02.jsonl" "$T/g13.jsonl" "$T/g36.jsonl"
 sed '1s/"span":4/"span":5/' "$T/g36.jsonl" >"$T/bigspan.jsonl"
 expect_fail "a span past the split" 1 "bigspan.jsonl: line 1: a bad shard line (span 5 from index 3 of 7)" "$T/o" slem-merge -k 3 -o "$T/o" "$T/g02.jsonl" "$T/bigspan.jsonl"
+sed '1s/"span":4/"span":2/' "$T/g36.jsonl" >"$T/shortspan.jsonl"
+expect_fail "a span short of the group's rows" 1 "shortspan.jsonl: line [0-9]*: row [34] ('[34]') is outside its shards 3-4 of 7, rows 2 to 2" "$T/o" slem-merge --partial -k 3 -o "$T/o" "$T/shortspan.jsonl"
 sed '1s/"span":4/"span":0/' "$T/g36.jsonl" >"$T/zerospan.jsonl"
 expect_fail "a span of 0" 1 "zerospan.jsonl: line 1: a bad shard line (no whole 'span')" "$T/o" slem-merge -k 3 -o "$T/o" "$T/g02.jsonl" "$T/zerospan.jsonl"
+# a group of shards mixed with --allow-mixed-blas lists their descriptors' arithmetics, in
+# whatever order they were given: the next level refuses it beside a group of one without
+# the flag (as one level refuses the mix), and merges it with the flag
+for i in 0 1 2 3 4 5 6; do
+  c=Haswell; [ $i = 3 ] && c=SkylakeX
+  sed "1s/,\"scoring\"/,\"descriptors_arithmetic\":\"$c (L)\",\"scoring\"/" "$T/e$i.jsonl" >"$T/x$i.jsonl"
+done
+slem-merge --partial -k 3 -o "$T/x02.jsonl" "$T/x0.jsonl" "$T/x1.jsonl" "$T/x2.jsonl"
+check "a mixed group" slem-merge --allow-mixed-blas --partial -k 3 -o "$T/x36.jsonl" "$T/x4.jsonl" "$T/x3.jsonl" "$T/x5.jsonl" "$T/x6.jsonl"
+head -n 1 "$T/x36.jsonl" | grep -q '"descriptors_arithmetic":"SkylakeX (L) + Haswell (L)"' && ok ||
+  bad "a mixed group's line: $(head -n 1 "$T/x36.jsonl")"
+expect_fail "a mixed group without the flag" 1 "x36.jsonl: line 1: descriptors_arithmetic SkylakeX (L) + Haswell (L), but .*x02.jsonl has Haswell (L)" "$T/o" slem-merge -k 3 -o "$T/o" "$T/x02.jsonl" "$T/x36.jsonl"
+check "a mixed group with the flag" slem-merge --allow-mixed-blas -k 3 -F tsv -o "$T/xm.tsv" "$T/x36.jsonl" "$T/x02.jsonl"
+cmp -s "$T/xm.tsv" "$T/em.tsv" && ok || bad "a mixed group in two levels differs from one"
+# two shards that record other arithmetics are refused whatever the order, after a first
+# shard that records none too
+expect_fail "a mix after a shard that records no arithmetic" 1 "x3.jsonl: line 1: descriptors_arithmetic SkylakeX (L), but .*x1.jsonl has Haswell (L)" "$T/o" slem-merge -k 3 -o "$T/o" "$T/e0.jsonl" "$T/x1.jsonl" "$T/x2.jsonl" "$T/x3.jsonl" "$T/x4.jsonl" "$T/x5.jsonl" "$T/x6.jsonl"
 # a tsv shard among jsonl ones cannot be checked: refused
 expect_fail "a plain shard among checked ones" 1 "e4.tsv: not the ranking of a shard" "$T/o" slem-merge -k 3 -o "$T/o" "$T/e0.jsonl" "$T/e1.jsonl" "$T/e2.jsonl" "$T/e3.jsonl" "$T/e4.tsv" "$T/e5.jsonl" "$T/e6.jsonl"
 head -c $((6 * 260)) "$D/database.fvecs" >"$T/six.fvecs"

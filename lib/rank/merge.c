@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "arith.h"
 #include "fmt.h"
 #include "ids.h"
 #include "mergefast.h"
@@ -100,6 +101,7 @@ typedef struct Merge {
   int checked;          /* the shards have shard lines, checked */
   SlemRankShard group;  /* a partial merge of consecutive shards: the lines its output carries */
   uint64_t group_span;  /* their span, or 0: no lines */
+  size_t group_first;   /* the shard of the lowest index, whose end line the group's is */
   RowSet seen;          /* the current query's rows, for duplicates */
   SlemIds *ids;         /* db_ids, and its map id -> row */
   SlemStrMap *idmap;
@@ -356,12 +358,22 @@ static int gather(Merge *m, size_t *nc, SlemError *err) {
         return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": row %" PRIu64 " ('%s') is beyond "
                           "the database, of %llu rows", name_of(m, s), e->line, row, e->id,
                           (unsigned long long)sh->shard->rows);
-      if (sh->shard && (row < sh->lo || row >= sh->hi))
+      if (sh->shard && (row < sh->lo || row >= sh->hi)) {
+        char which[96]; /* a group's shards, I to I + S - 1 */
+        const SlemRankShard *x = sh->shard;
+        if (x->span > 1)
+          snprintf(which, sizeof which, "shards %llu-%llu of %llu", (unsigned long long)x->index,
+                   (unsigned long long)(x->index + x->span - 1), (unsigned long long)x->count);
+        else
+          snprintf(which, sizeof which, "shard %llu/%llu", (unsigned long long)x->index,
+                   (unsigned long long)x->count);
         return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": row %" PRIu64 " ('%s') is outside "
-                          "its shard %llu/%llu, rows %" PRIu64 " to %" PRIu64 " (%s)", name_of(m, s),
-                          e->line, row, e->id, (unsigned long long)sh->shard->index,
-                          (unsigned long long)sh->shard->count, sh->lo, sh->hi - 1,
-                          sh->hi > sh->lo ? "as --shard cuts them" : "none: an empty shard");
+                          "its %s, rows %" PRIu64 " to %" PRIu64 " (%s)", name_of(m, s), e->line, row,
+                          e->id, which, sh->lo, sh->hi - 1,
+                          sh->hi > sh->lo ? "as --shard cuts them"
+                          : x->span > 1   ? "none: empty shards"
+                                          : "none: an empty shard");
+      }
       if (e->score_text) {
         char buf[SLEM_FMT_G9_MAX];
         slem_fmt_g9(buf, score);
@@ -432,20 +444,22 @@ static int gather(Merge *m, size_t *nc, SlemError *err) {
 }
 
 /* Compares the fields of one shard line (end 0: the first, 1: the end line) by the rule of
- * each (the table of rankings.h, with --allow-mixed-blas), shard s against shard at. The
- * fingerprints of descriptors are waived by their arithmetic, of the first line: x and y
- * hold both lines. */
+ * each (the table of rankings.h, with --allow-mixed-blas), shard s against shard at, or
+ * with known (first lines), field i against shard known[i]. The fingerprints of
+ * descriptors are waived by their arithmetic, of the first line: x and y hold both lines. */
 static int same_fields(const Merge *m, size_t s, const SlemRankShard *x, size_t at,
-                       const SlemRankShard *y, int end, SlemError *err) {
+                       const SlemRankShard *y, const size_t *known, int end, SlemError *err) {
   size_t nf;
   const SlemRankShardField *f = slem_rankshard_fields(&nf);
   for (size_t i = 0; i < nf; i++) {
     char a[SLEM_SHARD_VALUE_MAX], b[SLEM_SHARD_VALUE_MAX];
-    if (f[i].end != end || !slem_rankshard_differ(f + i, x, y, m->opts->allow_mixed_blas))
+    size_t t = known ? known[i] : at;
+    const SlemRankShard *z = known ? m->s[t].shard : y;
+    if (f[i].end != end || !slem_rankshard_differ(f + i, x, z, m->opts->allow_mixed_blas))
       continue;
     return slem_error(err, SLEM_EFORMAT, "%s: %s: %s %s, but %s has %s: %s", name_of(m, s),
                       end ? "its end line" : "line 1", f[i].key, slem_rankshard_value(x, f + i, a),
-                      name_of(m, at), slem_rankshard_value(y, f + i, b), f[i].differs);
+                      name_of(m, t), slem_rankshard_value(z, f + i, b), f[i].differs);
   }
   return SLEM_OK;
 }
@@ -462,6 +476,53 @@ static int by_index(const void *a, const void *b) {
   return x->s < y->s ? -1 : x->s > y->s;
 }
 
+/* Adds to list (size bytes) the arithmetics of the list add (" + " between); with base, only
+ * those whose libraries differ from base's, a line. */
+static void arith_union(char *list, size_t size, const char *add, const char *base) {
+  char one[SLEM_ARITH_LIST_MAX];
+  while (*add) {
+    const char *e = strstr(add, " + ");
+    size_t len = e ? (size_t)(e - add) : strlen(add);
+    snprintf(one, sizeof one, "%.*s", (int)len, add);
+    if (!base || slem_arith_differ_libs(one, base)) slem_arith_list_add(list, size, one);
+    add += e ? len + 3 : len;
+  }
+}
+
+/* The first line of the group of consecutive shards ord[0..m->n-1] (sorted by index), span
+ * next - I: the lowest's fields with the merge's k, a text that only needs to agree where
+ * known from the first shard that records it, and the arithmetics of every shard. These
+ * differ only under --allow-mixed-blas; carrying them all (as slem-match's "A + B") makes
+ * the next level refuse without the flag a group of a mix beside a group of one arithmetic,
+ * as one level refuses the mix, and whatever the order of the shards on the command line.
+ * The match's arithmetic adds only lines of other libraries than its first (the core alone
+ * is not compared, SLEM_SHARDR_LIBS). */
+static void group_lines(Merge *m, const ByIndex *ord, uint64_t next) {
+  size_t nf;
+  const SlemRankShardField *f = slem_rankshard_fields(&nf);
+  SlemRankShard *g = &m->group;
+  *g = *m->s[ord[0].s].shard;
+  g->span = next - g->index;
+  g->k = m->opts->k;
+  g->has_end = 0;
+  for (size_t i = 0; i < nf; i++) {
+    char *v = (char *)g + f[i].offset, base[SLEM_ARITH_LIST_MAX];
+    if (f[i].type != SLEM_SHARDF_TEXT) continue;
+    for (size_t j = 1; j < m->n; j++) {
+      const char *x = (const char *)m->s[ord[j].s].shard + f[i].offset, *e;
+      if (!*x) continue;
+      if (!*v) {
+        memcpy(v, x, f[i].size);
+      } else if (f[i].mixed == SLEM_SHARDM_ALWAYS) {
+        e = strstr(v, " + ");
+        snprintf(base, sizeof base, "%.*s", e ? (int)(e - v) : (int)strlen(v), v);
+        arith_union(v, f[i].size, x, f[i].rule == SLEM_SHARDR_LIBS ? base : NULL);
+      }
+    }
+  }
+  m->group_span = g->span;
+}
+
 /* The shard lines (rankings.h): when one shard has one, every shard must, of the same
  * database and split, together holding each index of 0..N-1 once (a group of a partial
  * merge holds those of its span), each made with a k of at least the merge's. A partial
@@ -469,34 +530,63 @@ static int by_index(const void *a, const void *b) {
  * the group m->group (group_span S, else 0), whose lines its output carries. The end lines
  * too when they are known (read ahead from a file; a pipe's at its end). */
 static int check_shards(Merge *m, SlemError *err) {
-  size_t at = SIZE_MAX;
-  ByIndex *ord;
+  size_t at = SIZE_MAX, nf, *known = NULL;
+  ByIndex *ord = NULL;
   const SlemRankShard *first;
+  const SlemRankShardField *f = slem_rankshard_fields(&nf);
   uint64_t next = 0, miss = UINT64_MAX; /* the first index no shard holds */
-  int st, gap = 0;
+  int st = SLEM_OK, gap = 0;
   for (size_t s = 0; s < m->n; s++) {
     m->s[s].shard = slem_rankreader_shard(m->s[s].r);
     if (m->s[s].shard && at == SIZE_MAX) at = s;
   }
   if (at == SIZE_MAX) return SLEM_OK;
   first = m->s[at].shard;
+  if (!(known = malloc(nf * sizeof *known)) || !(ord = malloc(m->n * sizeof *ord))) {
+    st = slem_error(err, SLEM_ENOMEM, "out of memory");
+    goto done;
+  }
+  /* each field against the first shard that records it: a text only compared where known
+   * ("" matches any) is then compared between any two shards that record it, whatever
+   * their order on the command line */
+  for (size_t i = 0; i < nf; i++) {
+    known[i] = at;
+    if (f[i].type == SLEM_SHARDF_TEXT)
+      for (size_t s = at; s < m->n; s++)
+        if (m->s[s].shard && *((const char *)m->s[s].shard + f[i].offset)) {
+          known[i] = s;
+          break;
+        }
+  }
   for (size_t s = 0; s < m->n; s++) {
     const SlemRankShard *x = m->s[s].shard;
     uint64_t lo, hi;
-    if (!x)
-      return slem_error(err, SLEM_EFORMAT, "%s: not the ranking of a shard (no shard line), "
-                        "but %s is shard %llu/%llu", name_of(m, s), name_of(m, at),
-                        (unsigned long long)first->index, (unsigned long long)first->count);
-    if ((st = same_fields(m, s, x, at, first, 0, err)) != SLEM_OK) return st;
-    if (x->k < m->opts->k)
-      return slem_error(err, SLEM_EFORMAT, "%s: line 1: made with -k %llu, fewer than the merge's "
-                        "-k %zu: the merge would not be exact", name_of(m, s),
-                        (unsigned long long)x->k, m->opts->k);
+    if (!x && first->span > 1) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: not the ranking of a shard (no shard line; a "
+                      "--partial merge of shards that are not consecutive writes none), but %s "
+                      "holds shards %llu-%llu of %llu", name_of(m, s), name_of(m, at),
+                      (unsigned long long)first->index,
+                      (unsigned long long)(first->index + first->span - 1),
+                      (unsigned long long)first->count);
+      goto done;
+    }
+    if (!x) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: not the ranking of a shard (no shard line), "
+                      "but %s is shard %llu/%llu", name_of(m, s), name_of(m, at),
+                      (unsigned long long)first->index, (unsigned long long)first->count);
+      goto done;
+    }
+    if ((st = same_fields(m, s, x, at, first, known, 0, err)) != SLEM_OK) goto done;
+    if (x->k < m->opts->k) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: line 1: made with -k %llu, fewer than the merge's "
+                      "-k %zu: the merge would not be exact", name_of(m, s),
+                      (unsigned long long)x->k, m->opts->k);
+      goto done;
+    }
     /* the rows of its shards, I to I + S - 1: consecutive ranges */
     slem_shard_range(&(SlemShard){x->index, x->count}, x->rows, &m->s[s].lo, &hi);
     slem_shard_range(&(SlemShard){x->index + x->span - 1, x->count}, x->rows, &lo, &m->s[s].hi);
   }
-  if (!(ord = malloc(m->n * sizeof *ord))) return slem_error(err, SLEM_ENOMEM, "out of memory");
   for (size_t s = 0; s < m->n; s++) ord[s] = (ByIndex){m->s[s].shard->index, s};
   qsort(ord, m->n, sizeof *ord, by_index);
   for (size_t i = 0; i < m->n; i++) {
@@ -515,8 +605,7 @@ static int check_shards(Merge *m, SlemError *err) {
                         (unsigned long long)(p->index + p->span - 1),
                         (unsigned long long)x->index,
                         (unsigned long long)(x->index + x->span - 1));
-      free(ord);
-      return st;
+      goto done;
     }
     if (x->index > next && miss == UINT64_MAX) miss = next; /* none holds miss */
     if (i > 0 && x->index > next) gap = 1;
@@ -524,44 +613,33 @@ static int check_shards(Merge *m, SlemError *err) {
   }
   if (miss == UINT64_MAX && next < first->count) miss = next;
   if (miss != UINT64_MAX && !m->opts->partial) {
-    free(ord);
-    return slem_error(err, SLEM_EFORMAT, "shard %llu/%llu is missing: %zu shard rankings given",
-                      (unsigned long long)miss, (unsigned long long)first->count, m->n);
+    st = slem_error(err, SLEM_EFORMAT, "shard %llu/%llu is missing: %zu shard rankings given",
+                    (unsigned long long)miss, (unsigned long long)first->count, m->n);
+    goto done;
   }
-  /* a group of consecutive shards: its lines are the first's with its span, the merge's k
-   * and the known values of the texts that only need to agree where known */
+  /* a group of consecutive shards: the lines its output carries */
   m->group_span = 0;
   if (m->opts->partial && !gap) {
-    size_t nf;
-    const SlemRankShardField *f = slem_rankshard_fields(&nf);
-    m->group = *first;
-    m->group.index = m->s[ord[0].s].shard->index;
-    m->group.span = next - m->group.index;
-    m->group.k = m->opts->k;
-    m->group.has_end = 0;
-    for (size_t i = 0; i < nf; i++)
-      if (f[i].rule == SLEM_SHARDR_KNOWN)
-        for (size_t s = 0; s < m->n; s++) {
-          char *g = (char *)&m->group + f[i].offset;
-          const char *v = (const char *)m->s[s].shard + f[i].offset;
-          if (!*g && *v) memcpy(g, v, f[i].size);
-        }
-    m->group_span = m->group.span;
+    m->group_first = ord[0].s;
+    group_lines(m, ord, next);
   }
-  free(ord);
   /* the end lines of the shards that are files, before anything is written */
   for (size_t s = 0; s < m->n; s++) {
     int found;
     SlemRankShard *e = &m->s[s].end;
     *e = *m->s[s].shard; /* its first line's fields, for the end line's comparison */
-    if ((st = slem_rankshard_read_end(m->paths[s], e, &found, err)) != SLEM_OK) return st;
+    if ((st = slem_rankshard_read_end(m->paths[s], e, &found, err)) != SLEM_OK) goto done;
     if (!found) continue;
     for (size_t t = 0; t < s; t++)
-      if (m->s[t].end.has_end && (st = same_fields(m, s, e, t, &m->s[t].end, 1, err)) != SLEM_OK)
-        return st;
+      if (m->s[t].end.has_end &&
+          (st = same_fields(m, s, e, t, &m->s[t].end, NULL, 1, err)) != SLEM_OK)
+        goto done;
   }
   m->checked = 1;
-  return SLEM_OK;
+done:
+  free(known);
+  free(ord);
+  return st;
 }
 
 /* At the end: every shard of a checked merge has its end line, all alike. */
@@ -575,19 +653,19 @@ static int check_ends(Merge *m, SlemError *err) {
                         "query (cut short, or not written by slem-match --shard): the queries "
                         "cannot be checked", name_of(m, s), slem_rankreader_line(m->s[s].r));
     m->s[s].end = *x;
-    if (s > 0 && (st = same_fields(m, s, &m->s[s].end, 0, &m->s[0].end, 1, err)) != SLEM_OK)
+    if (s > 0 && (st = same_fields(m, s, &m->s[s].end, 0, &m->s[0].end, NULL, 1, err)) != SLEM_OK)
       return st;
   }
   return SLEM_OK;
 }
 
 /* The end line of a group (check_shards()): the queries of its shards' end lines, all
- * alike (check_ends()). */
-static int group_end(Merge *m, SlemRankWriter *w, SlemError *err) {
-  m->group.queries = m->s[0].end.queries;
-  memcpy(m->group.query_set, m->s[0].end.query_set, sizeof m->group.query_set);
+ * alike (check_ends(), or read ahead by check_shards()) but for the query set under
+ * --allow-mixed-blas, which is the lowest shard's as the first line's fields are. */
+static void group_end(Merge *m) {
+  m->group.queries = m->s[m->group_first].end.queries;
+  memcpy(m->group.query_set, m->s[m->group_first].end.query_set, sizeof m->group.query_set);
   m->group.has_end = 1;
-  return slem_rankwriter_shard_end(w, &m->group, err);
 }
 
 /* A list shorter than k is only exact when it holds every row of its shard, less at most
@@ -669,10 +747,8 @@ static int fast_prepass(const char *const *shards, size_t n, const SlemMergeOpts
     }
     *lines = 1;
     if (m.group_span) { /* its end line: the shards' own, compared */
+      group_end(&m);
       *group = m.group;
-      group->queries = m.s[0].end.queries;
-      memcpy(group->query_set, m.s[0].end.query_set, sizeof group->query_set);
-      group->has_end = 1;
     }
   }
   ok = 0;
@@ -821,7 +897,10 @@ int slem_merge(const char *const *shards, size_t n, const char *output,
     }
   if ((st = check_ends(&m, err)) != SLEM_OK) goto done;
   if ((st = check_short(&m, err)) != SLEM_OK) goto done;
-  if (w && m.group_span && (st = group_end(&m, w, err)) != SLEM_OK) goto done;
+  if (w && m.group_span) {
+    group_end(&m);
+    if ((st = slem_rankwriter_shard_end(w, &m.group, err)) != SLEM_OK) goto done;
+  }
   st = slem_rankwriter_close(w, err);
   w = NULL;
   goto done;

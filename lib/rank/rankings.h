@@ -159,7 +159,9 @@ typedef struct SlemRankShard {
                              (slem_db_content_fingerprint) */
   /* "arithmetic", "descriptors_arithmetic" (arith.h): the arithmetic that scored, and those
    * that made the descriptors, queries and database ("A + B" when they differ); "" when
-   * not recorded */
+   * not recorded. A group's (slem-merge --partial) lists those of its shards, the match's
+   * those of other libraries than the first, so that a mix allowed in a group is seen at
+   * the next level */
   char arith[SLEM_ARITH_MAX];
   char desc_arith[SLEM_ARITH_LIST_MAX];
   /* "scoring": what the score is ("dot", "cosine", "affine", "calibrated", "kernel
