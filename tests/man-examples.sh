@@ -1,8 +1,10 @@
 #!/bin/sh
 # Runs the EXAMPLES of the man pages as tests. In each .EX/.EE block of the EXAMPLES
 # section, a line "$ command" is run with sh (in a fresh directory per page, testdata/
-# linked in, bin/ first on PATH) and must exit 0; the lines after it, up to the next
-# command, are its expected stdout, compared by tests/numcmp.awk: the text around the
+# linked in, bin/ first on PATH) and must exit 0. A command line that ends in a
+# backslash (\e in the page) goes on on the next line, as typed in a shell, and the lines
+# so joined run as one command. The lines after a command, up to the next command, are
+# its expected stdout, compared by tests/numcmp.awk: the text around the
 # numbers exactly, integers exactly, other numbers to a relative 1e-6 wherever they stand
 # (`"variance_kept": 0.85197638578813117,` too): the last digits of a float that went
 # through BLAS differ between OpenBLAS's kernels (see tests/numcmp.awk for the bound).
@@ -107,15 +109,21 @@ for page in "$@"; do
   awk -v dir="$dir" '
     /^\.SH / { inex = ($0 ~ /^\.SH EXAMPLES/); next }
     inex && /^\.EX/ { inblock = 1; next }
-    inex && /^\.EE/ { inblock = 0; next }
+    inex && /^\.EE/ { if (cont) print "a command ends in a backslash at .EE" > (dir "/broken"); inblock = 0; cont = 0; next }
     inex && inblock {
       line = $0
       gsub(/\\e/, "\\", line); gsub(/\\-/, "-", line)
-      if (line ~ /^\$ /) { n++; print substr(line, 3) > (dir "/cmd." n); printf "" > (dir "/exp." n); next }
+      # a command line that ends in a backslash goes on on the next line
+      if (cont) { print line > (dir "/cmd." n); cont = (line ~ /\\$/); next }
+      if (line ~ /^\$ /) {
+        n++; print substr(line, 3) > (dir "/cmd." n); printf "" > (dir "/exp." n)
+        cont = (line ~ /\\$/); next
+      }
       if (n) print line > (dir "/exp." n)
     }
     END { print n + 0 > (dir "/count") }' "$page"
   count=$(cat "$dir/count")
+  if [ -f "$dir/broken" ]; then echo "FAIL: $page: $(cat "$dir/broken")"; fail=$((fail + 1)); fi
   if [ "$count" = 0 ]; then echo "FAIL: $page has no runnable examples"; fail=$((fail + 1)); fi
   i=1
   while [ "$i" -le "$count" ]; do
