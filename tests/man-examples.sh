@@ -8,6 +8,7 @@
 # numbers exactly, integers exactly, other numbers to a relative 1e-6 wherever they stand
 # (`"variance_kept": 0.85197638578813117,` too): the last digits of a float that went
 # through BLAS differ between OpenBLAS's kernels (see tests/numcmp.awk for the bound).
+# Every page must also render within 80 columns at MANWIDTH=80 (checked where man is).
 # Usage: tests/man-examples.sh man/slem-*.1
 set -u
 TOP=$(pwd)
@@ -40,6 +41,26 @@ if command -v groff >/dev/null 2>&1; then
       fail=$((fail + 1))
     fi
   done
+fi
+# every page renders within 80 columns in an 80-column terminal (the terminal would wrap
+# a wider line: a long example command goes on on the next line after a trailing \e);
+# columns are characters (UTF-8 continuation bytes not counted); skipped where man is absent
+if command -v man >/dev/null 2>&1; then
+  for page in "$@"; do
+    if ! MANWIDTH=80 man -l "$page" >"$S/render" 2>"$S/err"; then
+      echo "FAIL: $page: man -l fails: $(head -c 300 "$S/err")"; fail=$((fail + 1)); continue
+    fi
+    wide=$(LC_ALL=C awk '{ s = $0; gsub(/[\200-\277]/, "", s) }
+      length(s) > 80 { print "  " length(s) ": " $0 }' "$S/render")
+    if [ -z "$wide" ]; then
+      pass=$((pass + 1))
+    else
+      echo "FAIL: $page: lines wider than 80 columns at MANWIDTH=80:"; echo "$wide"
+      fail=$((fail + 1))
+    fi
+  done
+else
+  echo "man-examples: no man here: the 80-column check of the pages is skipped"
 fi
 # ---- --help against the page: the same options, the same numbers as defaults; --help
 # and --version to stdout, status 0, within 80 columns ----
