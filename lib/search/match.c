@@ -88,6 +88,7 @@ static size_t next_candidate(const float *s, size_t from, size_t nd, float tf) {
 typedef struct LowK {
   float *v;
   size_t n;
+  float kth; /* the k-th largest as low_keep() last found it (-Inf: fewer than k) */
 } LowK;
 
 static int float_desc(const void *a, const void *b) {
@@ -128,19 +129,19 @@ static void kth_largest(float *v, size_t n, size_t k) {
   }
 }
 
-/* Keeps the k largest bounds; returns the k-th largest, or -Inf while there are fewer
- * than k. */
+/* Keeps the k largest bounds; returns the k-th largest (kept in low->kth), or -Inf while
+ * there are fewer than k. */
 static float low_keep(LowK *low, size_t k) {
   float m;
-  if (low->n < k) return -INFINITY;
+  if (low->n < k) return low->kth = -INFINITY;
   if (low->n > k) {
     kth_largest(low->v, low->n, k);
     low->n = k;
-    return low->v[k - 1];
+    return low->kth = low->v[k - 1];
   }
   m = low->v[0];
   for (size_t j = 1; j < k; j++) m = low->v[j] < m ? low->v[j] : m;
-  return m;
+  return low->kth = m;
 }
 
 /* The fast scores below which a row cannot enter the top k: with lk the k-th largest
@@ -238,7 +239,7 @@ static void tile_queries(void *ctx, size_t worker, size_t qlo, size_t qhi) {
     LowK *low = &jb->lows[i];
     size_t k = t->k;
     uint64_t self_row = jb->q0 + i;
-    float lk = low_keep(low, k);
+    float lk = low->kth; /* kept at the end of the tile before: no bound came since */
     double slack = slem_scorer_slack(jb->sc, i), thr = threshold(lk, slack);
     float tf = round_up(thr);
     size_t nc = 0;
@@ -510,7 +511,7 @@ int slem_match_db_sink(SlemVecReader *queries, SlemDb *db, const SlemMatchOpts *
     tops = tops2[cur];
     for (size_t i = 0; i < nq; i++) {
       slem_topk_init(&tops[i], mem[cur] + i * k, k);
-      lows[i] = (LowK){lmem + i * 2 * k, 0};
+      lows[i] = (LowK){lmem + i * 2 * k, 0, -INFINITY};
     }
     /* the database, a tile ahead on another thread, for this block of queries; or the
      * tiles the first block kept */
