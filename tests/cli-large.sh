@@ -219,6 +219,14 @@ for t in 1 4; do
 done
 [ "$(fp "$T/ov4.slem")" = "$(fp "$T/ov1.slem")" ] && ok || bad "negstats: -t 4 gives another cache than -t 1"
 [ "$(fp "$T/ovm4.slem")" = "$(fp "$T/ovm1.slem")" ] && ok || bad "negstats: -t 4 gives another cache than -t 1 (fvecs and text)"
+# from 8 BLAS threads on, slem-negstats reads blocks of one 4 MiB piece per reading thread
+# (at -t 8: 32 768 rows of 64, each read in 2 pieces on 2 threads): 40 000 records, the
+# last block short, give the cache of -t 1
+for i in 1 2 3 4 5 6 7 8; do cat "$T/dg5.fvecs"; done >"$T/dg40.fvecs"
+for t in 1 8; do
+  check "negstats -t $t, 40 000 records" slem-negstats -q -t $t -o "$T/ov40.$t.slem" "$T/dg40.fvecs"
+done
+[ "$(fp "$T/ov40.8.slem")" = "$(fp "$T/ov40.1.slem")" ] && ok || bad "negstats: -t 8 (blocks read in pieces) gives another cache than -t 1"
 expect_fail "negstats -t 4, a pipe truncated in record 4001" 1 "<stdin>: record 4001: truncated (100 of 260 bytes)" "$T/ovbad.slem" \
   sh -c "head -c 1040100 '$T/dg5.fvecs' | slem-negstats -q -t 4 --leaf-rows 256 -o '$T/ovbad.slem' -"
 # fvecs read straight into the rows (readv) from a pipe that delivers a record in pieces:

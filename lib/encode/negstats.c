@@ -48,10 +48,15 @@ static size_t leaf_rows(const SlemNegstatsOpts *o, size_t d) {
   return o->leaf_rows ? o->leaf_rows : slem_block_rows(d);
 }
 
-/* Rows per block read for the statistics: about 1 MiB of float32, 64 to 4096. */
+/* Rows per block read for the statistics: about 1 MiB of float32, 64 to 4096; with
+ * several reading threads (8 BLAS threads or more), a piece of 4 MiB for each (16 MiB at 16
+ * threads), so that reading is not the one serial part: at -t 16 on a 16-core server, 1
+ * MiB blocks read on one thread had the computing threads waiting for them for half of
+ * the wall (docs/performance.md). The leaves, their order and the bits do not change. */
 static size_t read_rows(size_t d) {
-  size_t b = ((size_t)1 << 18) / (d ? d : 1);
-  return b < 64 ? 64 : b > 4096 ? 4096 : b;
+  size_t b = ((size_t)1 << 18) / (d ? d : 1), p = slem_vecreader_rows_for_pieces(4 * d);
+  b = b < 64 ? 64 : b > 4096 ? 4096 : b;
+  return p > b ? p : b;
 }
 
 /* Leaves computed at once (slem_stats_set_batch()): two per BLAS thread, so that every

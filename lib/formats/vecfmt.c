@@ -245,6 +245,10 @@ void slem_vfmt_set_read_threads(int n) {
   read_threads = n < 1 ? 1 : n > PIECES_MAX ? PIECES_MAX : n;
 }
 
+size_t slem_vfmt_rows_for_pieces(size_t rec) {
+  return read_threads > 1 && rec ? ((size_t)read_threads * PIECE_MIN + rec - 1) / rec : 0;
+}
+
 /* The pieces a block of max records of rec bytes is read in (1: one read). */
 static size_t pieces_for(size_t max, size_t rec) {
   size_t k;

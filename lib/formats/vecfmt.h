@@ -178,6 +178,8 @@ static inline uint32_t slem_le32(const unsigned char *p) {
  * process; set once at start-up. SLEM_TEST_READ_PIECES=N (tests) cuts every block of N
  * records or more into N pieces, whatever their size. */
 void slem_vfmt_set_read_threads(int n);
+/* slem_vecreader_rows_for_pieces() */
+size_t slem_vfmt_rows_for_pieces(size_t rec);
 
 /* The reader of fixed-size binary records (the default when a format has no read hook). */
 int slem_vfmt_read_records(SlemVecReader *r, double *xd, float *xf, size_t max, size_t *got,

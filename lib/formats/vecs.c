@@ -150,6 +150,7 @@ uint64_t slem_vecreader_done(const SlemVecReader *self) { return self->done; }
 uint64_t slem_vecreader_skipped(const SlemVecReader *self) { return self->skipped; }
 void slem_vecreader_skip_nonfinite(SlemVecReader *self, int on) { self->skip_nonfinite = on; }
 void slem_vecreader_set_read_threads(int n) { slem_vfmt_set_read_threads(n); }
+size_t slem_vecreader_rows_for_pieces(size_t rec) { return slem_vfmt_rows_for_pieces(rec); }
 int slem_vecreader_seekable(const SlemVecReader *self) { return slem_in_seekable(self->in); }
 
 void slem_vecreader_free(SlemVecReader *self) {

@@ -101,6 +101,11 @@ int slem_vecreader_read_f32(SlemVecReader *self, float *x, size_t max, size_t *g
  * Set once, at start-up. */
 void slem_vecreader_set_read_threads(int n);
 
+/* Rows of rec bytes in a block that is read on every reading thread set above: one piece
+ * of 4 MiB per thread (0 with one reading thread). For a caller whose blocks are small
+ * otherwise. Cannot fail. */
+size_t slem_vecreader_rows_for_pieces(size_t rec);
+
 /* With on, records holding a NaN or an Inf are skipped and counted instead of being an
  * error (text lines too). Record numbers in messages still count them. */
 void slem_vecreader_skip_nonfinite(SlemVecReader *self, int on);
