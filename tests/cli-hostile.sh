@@ -47,9 +47,6 @@ expect_fail "negstats past ulimit -f" 1 "lim/neg.slem" "$T/lim/neg.slem" \
   timeout 60 sh -c 'ulimit -f 8; exec slem-negstats -q -o "$1" "$2"' sh "$T/lim/neg.slem" "$D/negatives.fvecs"
 expect_fail "encode past ulimit -f" 1 "lim/db.fvecs" "$T/lim/db.fvecs" \
   timeout 60 sh -c 'ulimit -f 2; exec slem-encode -q -c "$1" -o "$2" "$3"' sh "$T/neg.slem" "$T/lim/db.fvecs" "$D/database.fvecs"
-# mapped (SLEM_TEST_WRITE_MAP=1: a reservation, not a write, meets the limit): the same
-expect_fail "encode mapped past ulimit -f" 1 "lim/db.fvecs: write: File too large" "$T/lim/db.fvecs" \
-  timeout 60 sh -c 'ulimit -f 2; SLEM_TEST_WRITE_MAP=1 exec slem-encode -q -c "$1" -o "$2" "$3"' sh "$T/neg.slem" "$T/lim/db.fvecs" "$D/database.fvecs"
 # a cache to stdout is named so in the message (it was "-: write: File too large")
 expect_fail "negstats to stdout past ulimit -f" 1 "<stdout>: write: File too large" - \
   timeout 60 sh -c 'ulimit -f 8; exec slem-negstats -q -o - "$1" >"$2"' sh "$D/negatives.fvecs" "$T/lim/stdout.slem"

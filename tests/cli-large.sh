@@ -274,38 +274,6 @@ for p in 3 7; do
 done
 [ "$(wc -l <"$T/pcm1.tsv")" = 100000 ] && ok || bad "match in pieces: not 100 000 results"
 
-# mapped writing (from 8 BLAS threads on; forced by SLEM_TEST_WRITE_MAP=1): fvecs records
-# stored into a reserved mapping of the temporary by the computing threads, the next
-# block's rows reserved on the writing thread. The bytes of a write (=0) of the same
-# blocks: blocks of 1 000 (10 reservations and stores), of 4 096 at -t 2, a shard that
-# starts inside a block, the file's tail from stdin; to stdout redirected to a file
-# (written, not mapped); a NaN in block 10 ends the run with no output and an earlier
-# output unchanged
-mapped_same() { # name, output, then the command's arguments after slem-encode
-  n=$1 o=$2; shift 2
-  check "$n, mapped" env SLEM_TEST_WRITE_MAP=1 slem-encode "$@" -o "$T/$o.map.fvecs"
-  check "$n, written" env SLEM_TEST_WRITE_MAP=0 slem-encode "$@" -o "$T/$o.wr.fvecs"
-  cmp -s "$T/$o.map.fvecs" "$T/$o.wr.fvecs" && ok || bad "$n: mapped, other bytes than written"
-}
-mapped_same "encode, blocks of 1000" mp1000 -q -b 1000 -c "$T/dg.slem" "$T/dg10.fvecs"
-mapped_same "encode -t 2, blocks of 4096" mp4096 -q -t 2 -b 4096 -c "$T/dg.slem" "$T/dg10.fvecs"
-cmp -s "$T/mp4096.map.fvecs" "$T/pc1.dg10.fvecs" && ok || bad "encode mapped: other bytes than the default run's"
-mapped_same "encode, shard 2/3" mpsh -q -b 1000 --shard 2/3 -c "$T/dg.slem" "$T/dg10.fvecs"
-[ "$(wc -c <"$T/mpsh.map.fvecs")" = $((3334 * 260)) ] && ok || bad "encode mapped, shard 2/3: not 3 334 records"
-for m in 0 1; do
-  check "encode from stdin at record 101, SLEM_TEST_WRITE_MAP=$m" sh -c "{ dd bs=260 skip=100 count=0 2>/dev/null
-    SLEM_TEST_WRITE_MAP=$m slem-encode -q -b 1000 -c '$T/dg.slem' -f fvecs -o '$T/mpin$m.fvecs' -; } <'$T/dg10.fvecs'"
-  check "encode to stdout, SLEM_TEST_WRITE_MAP=$m" sh -c "SLEM_TEST_WRITE_MAP=$m slem-encode -q -b 1000 -c '$T/dg.slem' -F fvecs '$T/dg10.fvecs' >'$T/mpout$m.fvecs'"
-done
-cmp -s "$T/mpin1.fvecs" "$T/mpin0.fvecs" && ok || bad "encode from stdin at record 101: mapped, other bytes than written"
-cmp -s "$T/mpout1.fvecs" "$T/mpout0.fvecs" && cmp -s "$T/mpout1.fvecs" "$T/mp1000.wr.fvecs" && ok ||
-  bad "encode to stdout (mapping asked): other bytes than written"
-cp "$T/pc1.dg10.fvecs" "$T/mpbad.fvecs"
-expect_fail "encode mapped, a NaN in record 9500" 1 "dgnan.fvecs: record 9500: value 3 is NaN" - \
-  env SLEM_TEST_WRITE_MAP=1 slem-encode -q -b 1000 -c "$T/dg.slem" -o "$T/mpbad.fvecs" "$T/dgnan.fvecs"
-cmp -s "$T/mpbad.fvecs" "$T/pc1.dg10.fvecs" && ok || bad "encode mapped, failing: the earlier output changed"
-[ -z "$(find "$T" -name '.mpbad.fvecs.tmp.*')" ] && ok || bad "encode mapped, failing: a temporary left"
-
 # slem-esvm, 10 000 exemplars (reads of 256): equal exemplars give equal rows, bit for bit,
 # whatever the block, the thread count and the row
 head -n 100 "$T/neg.txt" >"$T/neg100.txt"

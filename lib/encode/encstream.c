@@ -94,50 +94,6 @@ static int write_job(void *ctx, const void *y, size_t n, SlemError *err) {
   return write_rows(j->w, j->f64, y, n, err);
 }
 
-/* Mapped writing (slem_vecwriter_map()): the writing thread only reserves the rows of the
- * block after the next, and the computing threads store each block's records into the
- * file themselves. From MAP_MIN_THREADS BLAS threads on, where one thread writing 2-3 GB/s
- * is the slowest stage (on a 16-core server, -t 16: the writing thread busy 75-95% of the
- * wall, 2 GB written in 1.2-1.6 s; 16 threads stored the same into a reserved mapping in
- * 0.1 s after a reservation of 0.2-0.3 s). SLEM_TEST_WRITE_MAP=1 (tests) maps at any
- * thread count, 0 never. The bytes are the same. */
-#define MAP_MIN_THREADS 8
-
-static int map_wanted(void) {
-  const char *t = getenv("SLEM_TEST_WRITE_MAP");
-  if (t && *t) return strcmp(t, "0") != 0;
-  return slem_blas_threads() >= MAP_MIN_THREADS;
-}
-
-/* The writing thread's job when mapped: the next n rows reserved, up to the last. */
-typedef struct ReserveJob {
-  SlemVecWriter *w;
-  uint64_t next, total;
-} ReserveJob;
-
-static int reserve_job(void *ctx, const void *unused, size_t n, SlemError *err) {
-  ReserveJob *j = ctx;
-  uint64_t k = j->total - j->next < n ? j->total - j->next : n;
-  int st;
-  (void)unused;
-  if (k == 0) return SLEM_OK;
-  if ((st = slem_vecwriter_reserve(j->w, j->next, k, err)) == SLEM_OK) j->next += k;
-  return st;
-}
-
-/* Rows [lo, hi) of a block stored into the mapping, on the computing threads. */
-typedef struct PlaceJob {
-  SlemVecWriter *w;
-  const float *y;
-  size_t out_dim;
-  uint64_t first;
-} PlaceJob;
-
-static void place_rows(void *ctx, size_t lo, size_t hi) {
-  const PlaceJob *j = ctx;
-  slem_vecwriter_place(j->w, j->first + lo, j->y + lo * j->out_dim, hi - lo);
-}
-
 size_t slem_encstream_block(size_t d, int threads) {
   size_t chunks = threads > 1 ? 4 * (size_t)threads : 4, rows, cap;
   if (chunks < 4) chunks = 4;
@@ -160,8 +116,6 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
   SlemVecWriter *w = NULL;
   SlemWriteback *wb = NULL;
   WriteJob wj;
-  ReserveJob rj = {NULL, 0, 0};
-  int mapped = 0;
   SlemGroups *groups = NULL;
   char *ybuf[2] = {NULL, NULL}, *y = NULL; /* block rows of out_dim values of esize bytes:
                                               one computed while the other is written */
@@ -235,18 +189,8 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
   y = ybuf[0];
   wj = (WriteJob){w, f64};
   f32 = !o->groups && ops->takes_f32 && ops->takes_f32(enc) && slem_vecreader_f32_exact(r);
-  /* mapped: the first block's rows reserved here, the next block's on the writing thread */
-  if (!o->groups && !f64 && count > 0 && map_wanted() &&
-      (mapped = slem_vecwriter_map(w, (uint64_t)count))) {
-    rj = (ReserveJob){w, 0, (uint64_t)count};
-    t0 = slem_now();
-    st = reserve_job(&rj, NULL, block, err);
-    res->phases.write += slem_now() - t0;
-    if (st != SLEM_OK) goto done;
-  }
   if ((st = slem_prefetch_new(&pf, r, block, f32, err)) != SLEM_OK ||
-      (!o->groups && (st = slem_writeback_new(&wb, mapped ? reserve_job : write_job,
-                                               mapped ? (void *)&rj : (void *)&wj, err)) != SLEM_OK))
+      (!o->groups && (st = slem_writeback_new(&wb, write_job, &wj, err)) != SLEM_OK))
     goto done;
   /* from here the reader belongs to the prefetch thread: records are counted here */
   for (;;) {
@@ -277,21 +221,10 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
     st = f32 ? ops->run_f32(enc, y, rows, all, slem_vecreader_name(r), row - all + 1, err)
              : ops->run(enc, y, rows, all, slem_vecreader_name(r), row - all + 1, err);
     res->phases.compute += slem_now() - t0;
-    /* written on the writing thread while the next block is read and encoded; mapped: the
-     * rows of the block after the next reserved there, this block's stored by the threads
-     * once the reservation before is done */
-    if (st != SLEM_OK) break;
-    if (mapped) {
-      PlaceJob pj = {w, (const float *)y + skip * out_dim, out_dim, res->n};
-      size_t chunk = ((size_t)1 << 20) / (4 * out_dim) + 1;
-      if ((st = slem_writeback_put(wb, &rj, block, err)) != SLEM_OK) break; /* buf: any non-NULL */
-      t0 = slem_now();
-      slem_blas_par_chunks(keep, chunk, place_rows, &pj);
-      slem_vecwriter_placed(w, keep);
-      res->phases.write += slem_now() - t0;
-    } else if ((st = slem_writeback_put(wb, y + skip * out_dim * esize, keep, err)) != SLEM_OK) {
+    /* written on the writing thread while the next block is read and encoded */
+    if (st != SLEM_OK ||
+        (st = slem_writeback_put(wb, y + skip * out_dim * esize, keep, err)) != SLEM_OK)
       break;
-    }
     cur ^= 1;
     res->n += keep;
     if (o->progress) o->progress(o->progress_ctx, res->n);

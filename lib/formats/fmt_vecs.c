@@ -106,18 +106,6 @@ static int write_fvecs(SlemVecWriter *w, const float *x, size_t n, SlemError *er
   return SLEM_OK;
 }
 
-/* fvecs records straight into a mapping of the file: a dimension and a row each. */
-static size_t place_rec_fvecs(const SlemVecWriter *w) { return 4 + 4 * w->d; }
-
-static void place_fvecs(const SlemVecWriter *w, unsigned char *dst, const float *x, size_t n) {
-  size_t d = w->d;
-  int32_t d32 = (int32_t)d;
-  for (size_t i = 0; i < n; i++, dst += 4 + 4 * d) {
-    memcpy(dst, &d32, 4);
-    memcpy(dst + 4, x + i * d, 4 * d);
-  }
-}
-
 /* bvecs and ivecs: integral values in range only. */
 static int write_integral(SlemVecWriter *w, const float *x, size_t n, SlemError *err) {
   FILE *fp = slem_out_file(w->out);
@@ -148,7 +136,7 @@ static int write_integral(SlemVecWriter *w, const float *x, size_t n, SlemError 
 
 const SlemVecFormatDef slem_vfmt_fvecs = {
     .id = SLEM_FMT_FVECS, .names = {"fvecs", NULL}, .sniff = sniff_fvecs,
-    .open = open_vecs, .write = write_fvecs, .place_rec = place_rec_fvecs, .place = place_fvecs};
+    .open = open_vecs, .write = write_fvecs};
 const SlemVecFormatDef slem_vfmt_bvecs = {
     .id = SLEM_FMT_BVECS, .names = {"bvecs", NULL}, .sniff = sniff_bvecs,
     .open = open_vecs, .write = write_integral};

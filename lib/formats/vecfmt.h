@@ -101,9 +101,6 @@ struct SlemVecWriter {
   char *meta_strs;     /* the copies of meta's strings */
   void *priv;          /* the format's own state (begin or header allocates it, wclose frees
                         * it) */
-  unsigned char *map;  /* slem_vecwriter_map(): the mapped file, its records from map_at */
-  uint64_t map_at;
-  size_t map_rec;
 };
 
 struct SlemVecFormatDef {
@@ -149,13 +146,6 @@ struct SlemVecFormatDef {
   /* Writes n vectors x(n, d) of doubles (w->dtype SLEM_DTYPE_F8; NULL: the format stores
    * no doubles). */
   int (*write_f64)(SlemVecWriter *w, const double *x, size_t n, SlemError *err);
-  /* Records that can be stored straight into a mapping of the file (slem_vecwriter_map()):
-   * the bytes of one record, records of one size one after the other to the end of the
-   * file, each one's bytes those of write; 0 (or NULL) when the output's records cannot
-   * (a header written at the end, values checked or converted). */
-  size_t (*place_rec)(const SlemVecWriter *w);
-  /* The bytes of n records of x(n, d) at dst, as write writes them. Any thread. */
-  void (*place)(const SlemVecWriter *w, unsigned char *dst, const float *x, size_t n);
 };
 
 /* For a format's open hook that found no vectors (what: "empty file", "npy array holds no

@@ -484,33 +484,6 @@ int slem_vecwriter_write(SlemVecWriter *self, const float *x, size_t n, SlemErro
   return SLEM_OK;
 }
 
-int slem_vecwriter_map(SlemVecWriter *self, uint64_t n) {
-  size_t rec;
-  uint64_t at;
-  unsigned char *base;
-  if (self->map || self->dtype != SLEM_DTYPE_F4 || !self->def->place_rec || !self->def->place ||
-      self->def->header || (rec = self->def->place_rec(self)) == 0 || n == 0 ||
-      n > SIZE_MAX / rec)
-    return 0;
-  slem_out_map(self->out, n * rec, &base, &at);
-  if (!base) return 0;
-  self->map = base;
-  self->map_at = at;
-  self->map_rec = rec;
-  return 1;
-}
-
-int slem_vecwriter_reserve(SlemVecWriter *self, uint64_t first, uint64_t n, SlemError *err) {
-  return slem_out_reserve(self->out, self->map_at + first * self->map_rec, n * self->map_rec,
-                          err);
-}
-
-void slem_vecwriter_place(SlemVecWriter *self, uint64_t first, const float *x, size_t n) {
-  self->def->place(self, self->map + self->map_at + first * self->map_rec, x, n);
-}
-
-void slem_vecwriter_placed(SlemVecWriter *self, uint64_t n) { self->n += n; }
-
 int slem_vecwriter_write_f64(SlemVecWriter *self, const double *x, size_t n, SlemError *err) {
   int st;
   if (!self->def->write_f64 || self->dtype != SLEM_DTYPE_F8)
@@ -524,8 +497,6 @@ int slem_vecwriter_write_f64(SlemVecWriter *self, const double *x, size_t n, Sle
 
 int slem_vecwriter_close(SlemVecWriter *self, SlemError *err) {
   int st = start(self, err);
-  if (self->map) slem_out_unmap(self->out, self->map_at + self->n * self->map_rec);
-  self->map = NULL;
   if (!st && self->def->end) st = self->def->end(self, err);
   if (st) {
     slem_vecwriter_abort(self);

@@ -210,20 +210,6 @@ SlemFormat slem_vecwriter_format(const SlemVecWriter *self);
  * values in range; an npy of float16 only values within +-65504. */
 int slem_vecwriter_write(SlemVecWriter *self, const float *x, size_t n, SlemError *err);
 
-/* Records stored by several threads at once into a mapping of the output instead of
- * written by one (slem_out_map()): for an output of exactly n more records, before any of
- * them is written (the header written first). Returns 1 when it is mapped; 0 when the
- * output or its format cannot be (stdout, a device, a file system whose reservations do
- * not hold, a format that checks or converts values): write as before. Cannot fail.
- * Then records [first, first + n) are reserved (slem_vecwriter_reserve(), one thread;
- * errors as for a write: no room, the file-size limit) before they are placed
- * (slem_vecwriter_place(), any threads, each record once), and slem_vecwriter_placed()
- * counts them; the close ends the mapping. Records count from 0, the first of the map. */
-int slem_vecwriter_map(SlemVecWriter *self, uint64_t n);
-int slem_vecwriter_reserve(SlemVecWriter *self, uint64_t first, uint64_t n, SlemError *err);
-void slem_vecwriter_place(SlemVecWriter *self, uint64_t first, const float *x, size_t n);
-void slem_vecwriter_placed(SlemVecWriter *self, uint64_t n);
-
 /* Appends n rows x(n, d) of doubles: a container (SLEM_FMT_SLEM) of kernel projections
  * only, whose writer was set to SLEM_DTYPE_F8. Errors: SLEM_EINVAL otherwise, SLEM_EIO. */
 int slem_vecwriter_write_f64(SlemVecWriter *self, const double *x, size_t n, SlemError *err);

@@ -12,8 +12,6 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/mman.h>
-#include <sys/vfs.h>
 #include <sys/uio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -441,8 +439,6 @@ struct SlemOut {
   char *buf;      /* fp's buffer */
   uint64_t unkicked; /* bytes written since the last sync_file_range() */
   int failed;     /* errno of a failed slem_out_writev(), 0 when none */
-  unsigned char *map; /* slem_out_map()'s mapping of map_len bytes, or NULL */
-  size_t map_len;
 };
 
 /* Bytes written between two starts of the write-back of a temporary (kick()). */
@@ -547,7 +543,6 @@ void slem_out_on_deferred_signal(void (*fn)(int sig)) { deferred_fn = fn; }
 
 static void out_free(SlemOut *o) {
   if (!o) return;
-  if (o->map) munmap(o->map, o->map_len); /* an abort: the stream is closed already */
   pending_remove(o);
   free(o->target);
   free(o->dest);
@@ -855,65 +850,6 @@ int slem_out_writev(SlemOut *self, struct iovec *iov, int n) {
     }
   }
   return 0;
-}
-
-/* File systems whose fallocate(2) reserves the blocks that later stores fill
- * (statfs(2)'s f_type): tmpfs, ext2/3/4, xfs. */
-static int reserves_hold(int fd) {
-  struct statfs sf;
-  if (fstatfs(fd, &sf) != 0) return 0;
-  return sf.f_type == 0x01021994 /* TMPFS_MAGIC */ || sf.f_type == 0xEF53 /* EXT4 */ ||
-         sf.f_type == 0x58465342 /* XFS */;
-}
-
-int slem_out_map(SlemOut *self, uint64_t more, unsigned char **base, uint64_t *at) {
-  off_t pos;
-  uint64_t size;
-  void *p;
-  *base = NULL;
-  *at = 0;
-  if (self->map || !self->tmp || self->is_stdout || self->fd < 0 || self->failed ||
-      more == 0 || !reserves_hold(self->fd) || fflush(self->fp) != 0 ||
-      (pos = ftello(self->fp)) < 0 || more > SIZE_MAX - (uint64_t)pos)
-    return 0;
-  size = (uint64_t)pos + more;
-  p = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd, 0);
-  if (p == MAP_FAILED) return 0;
-  self->map = p;
-  self->map_len = (size_t)size;
-  *base = p;
-  *at = (uint64_t)pos;
-  return 0;
-}
-
-int slem_out_reserve(SlemOut *self, uint64_t off, uint64_t len, SlemError *err) {
-  int e;
-  if (self->failed) {
-    e = self->failed;
-  } else if (!self->map || off + len > self->map_len) {
-    e = EINVAL;
-  } else {
-    do e = fallocate(self->fd, 0, (off_t)off, (off_t)len) != 0 ? errno : 0;
-    while (e == EINTR);
-    if (!e) {
-      kick(self, (size_t)len);
-      return SLEM_OK;
-    }
-  }
-  self->failed = e;
-  return slem_error(err, SLEM_EIO, "%s: write: %s", self->target, strerror(e));
-}
-
-void slem_out_unmap(SlemOut *self, uint64_t end) {
-  struct stat sb;
-  if (!self || !self->map) return;
-  munmap(self->map, self->map_len);
-  if (end < self->map_len && fstat(self->fd, &sb) == 0 && (uint64_t)sb.st_size > end &&
-      ftruncate(self->fd, (off_t)end) != 0 && !self->failed)
-    self->failed = errno;
-  self->map = NULL;
-  self->map_len = 0;
-  (void)fseeko(self->fp, 0, SEEK_END); /* anything written later goes after the records */
 }
 
 const char *slem_out_name(const SlemOut *self) { return self->target; }

@@ -155,31 +155,6 @@ const char *slem_out_name(const SlemOut *self);
  * with errno set, which slem_out_commit() then also reports. */
 int slem_out_writev(SlemOut *self, struct iovec *iov, int n);
 
-/* Mapped writing, for records written by several threads at once: a single writing
- * thread copies 2-3 GB/s into the page cache, less than a server's cores encode, and
- * writes to one file are taken one at a time by the kernel whatever their offsets.
- * slem_out_map() maps the temporary of self from its start for a file of more bytes after
- * those written so far, and gives that mapping (*base) and where the bytes written so far
- * end (*at, the stream flushed); then each range is reserved (slem_out_reserve()) before it is stored into, so
- * that a full disk or a file-size limit is an error there and never a SIGBUS. Only a
- * temporary on tmpfs, ext4 or xfs, whose reservations hold (a copy-on-write file system
- * may still need room when the page is written back); returns 0 with *base NULL (write
- * as before) otherwise, or when the mapping cannot be made. A temporary that another
- * process truncates while it is mapped ends this one by SIGBUS (status 135), the target
- * as it was; that temporary is then removed by the next writer of the target. After the
- * last store, slem_out_unmap(). Cannot fail otherwise. */
-int slem_out_map(SlemOut *self, uint64_t more, unsigned char **base, uint64_t *at);
-
-/* Reserves bytes [off, off + len) of the mapped file (fallocate(2)), growing it. SLEM_OK,
- * or SLEM_EIO naming the output (no room, the file-size limit), which the commit then
- * reports too. */
-int slem_out_reserve(SlemOut *self, uint64_t off, uint64_t len, SlemError *err);
-
-/* Ends the mapping (a no-op without one), the file cut at end when it reserved more (a
- * failure to cut is reported by the commit): the stores are in the file, and the commit
- * syncs them as it syncs writes. */
-void slem_out_unmap(SlemOut *self, uint64_t end);
-
 /* 1 when the stream can seek back (a temporary file), 0 for stdout or a device. */
 int slem_out_seekable(const SlemOut *self);
 
