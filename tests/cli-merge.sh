@@ -395,6 +395,29 @@ same "10 000 queries, k 7 from npy" "$T/m10k7.npy.tsv" "$T/m10k7.tsv"
 slem-match -t 1 -k 10 --shard 2/3 -F jsonl -d "$D/database.fvecs" -o "$T/t2b.jsonl" "$T/q10kb.fvecs"
 expect_fail "10 000 queries, the last one another" 1 "t2b.jsonl: its end line: query_set" "$T/o" slem-merge -k 10 -o "$T/o" "$T/t0.jsonl" "$T/t1.jsonl" "$T/t2b.jsonl"
 expect_fail "10 000 queries, the last one another, on a pipe" 1 "<stdin>: its end line: query_set" "$T/o" sh -c 'slem-merge -k 10 -o "$1" "$2" "$3" - <"$4"' sh "$T/o" "$T/t0.jsonl" "$T/t1.jsonl" "$T/t2b.jsonl"
+# jsonl ids: each one its row's number (slem-match without --db-ids), the fast merge then
+# keeps no id per row; ids of their own (--db-ids), kept per row; both kinds in one merge
+# (row 238 renamed r238 in one shard), left to the general merge; an id of two rows (row
+# 238 named 236, the id of row 236) refused by both merges alike
+for i in 0 1 2; do
+  slem-match -t 1 -k 10 --shard $i/3 -F jsonl --db-ids "$D/database.ids" -d "$D/database.fvecs" -o "$T/di$i.jsonl" "$D/queries.fvecs"
+  slem-match -t 1 -k 10 --shard $i/3 -F jsonl -d "$D/database.fvecs" -o "$T/pi$i.jsonl" "$D/queries.fvecs"
+done
+slem-match -t 1 -k 10 -F jsonl --db-ids "$D/database.ids" -d "$D/database.fvecs" -o "$T/diall.jsonl" "$D/queries.fvecs"
+check "jsonl shards with --db-ids, to a file" slem-merge -k 10 -o "$T/dim.jsonl" "$T/di0.jsonl" "$T/di1.jsonl" "$T/di2.jsonl"
+same "jsonl shards with --db-ids" "$T/dim.jsonl" "$T/diall.jsonl"
+grep -q '"id":"digit' "$T/dim.jsonl" && ok || bad "jsonl shards with --db-ids: the ids lost"
+sed 's/"id":"238","row":238/"id":"r238","row":238/g' "$T/pi0.jsonl" >"$T/pimix.jsonl"
+[ "$(grep -c '"id":"r238"' "$T/pimix.jsonl")" -gt 0 ] && ok || bad "jsonl ids of both kinds: row 238 not in shard 0 (the test's data changed)"
+check "jsonl ids of both kinds, to a file" slem-merge -k 10 -o "$T/mixf.jsonl" "$T/pimix.jsonl" "$T/pi1.jsonl" "$T/pi2.jsonl"
+slem-merge -k 10 "$T/pimix.jsonl" "$T/pi1.jsonl" "$T/pi2.jsonl" >"$T/mixg.jsonl"
+same "jsonl ids of both kinds, the general merge" "$T/mixf.jsonl" "$T/mixg.jsonl"
+grep -q '"id":"r238","row":238' "$T/mixf.jsonl" && ok || bad "jsonl ids of both kinds: row 238's own id lost"
+sed 's/"id":"238","row":238/"id":"236","row":238/g' "$T/pi0.jsonl" >"$T/pidup.jsonl"
+expect_fail "jsonl: an id of two rows, to a file" 1 "pidup.jsonl: line [0-9]*: id '236' appears twice" "$T/dupf.jsonl" \
+  slem-merge -k 10 -o "$T/dupf.jsonl" "$T/pidup.jsonl" "$T/pi1.jsonl" "$T/pi2.jsonl"
+expect_fail "jsonl: an id of two rows, the general merge" 1 "pidup.jsonl: line [0-9]*: id '236' appears twice" - \
+  slem-merge -k 10 "$T/pidup.jsonl" "$T/pi1.jsonl" "$T/pi2.jsonl"
 # shards scored by another similarity (their first lines say which): a cosine shard, an
 # --exclude-self one, an affine one beside dot-product ones are refused, nothing written
 for i in 0 1; do

@@ -156,13 +156,20 @@ int slem_mergefast_push(SlemFastShard *sh, SlemFastRes **r) {
   return 0;
 }
 
-/* The row's record, growing the table; NULL beyond MAXROWS or out of memory. */
+/* The row's record, growing the table (and the ids' beside it in idmode 2); NULL beyond
+ * MAXROWS or out of memory. */
 static SlemFastRow *row_info(SlemFast *m, uint32_t row) {
   if (row >= m->nrows) {
     size_t cap = m->nrows ? m->nrows : 1024;
     SlemFastRow *x;
     if (row >= MAXROWS) return NULL;
     while (cap <= row) cap *= 2;
+    if (m->idmode == 2) {
+      SlemFastRowId *y = realloc(m->rid, cap * sizeof *y);
+      if (!y) return NULL;
+      memset(y + m->nrows, 0, (cap - m->nrows) * sizeof *y);
+      m->rid = y;
+    }
     if (!(x = realloc(m->rows, cap * sizeof *x))) return NULL;
     memset(x + m->nrows, 0, (cap - m->nrows) * sizeof *x);
     m->rows = x;
@@ -171,27 +178,46 @@ static SlemFastRow *row_info(SlemFast *m, uint32_t row) {
   return m->rows + row;
 }
 
+/* 1 when the id is the decimal of its row, as slem-match writes it without --db-ids. */
+static int id_is_row(const SlemFastRes *r) {
+  uint32_t v;
+  return slem_mergefast_u31(r->id, r->idlen, &v) == 0 && v == r->row;
+}
+
 /* Checks result r of shard s against the others of its query and the earlier ones. */
 int slem_mergefast_take(SlemFast *m, size_t s, const SlemFastRes *r) {
-  SlemFastRow *ri = row_info(m, r->row);
-  if (r->row < m->s[s].lo || r->row >= m->s[s].hi) return -1;
-  if (!ri || ri->stamp == m->query) return -1;
+  SlemFastRow *ri;
+  SlemFastRowId *id;
+  if (m->ids && m->idmode != 2) {
+    int plain = id_is_row(r);
+    if (m->idmode == 0) {
+      m->idmode = plain ? 1 : 2;
+      if (!plain && m->nrows && !(m->rid = calloc(m->nrows, sizeof *m->rid))) return -1;
+    } else if (!plain) {
+      return -1; /* ids of both kinds: the general merge checks them */
+    }
+  }
+  if (r->row < m->s[s].lo || r->row >= m->s[s].hi || !(ri = row_info(m, r->row)) ||
+      ri->stamp == m->query)
+    return -1;
   ri->stamp = m->query;
   if (ri->owner == 0) {
     ri->owner = (uint32_t)s + 1;
-    if (m->ids) {
+    if (m->idmode == 2) {
       long before = (long)slem_strmap_count(m->ids), at = slem_strmap_intern(m->ids, r->id, r->idlen);
       if (at != before) return -1; /* the id of another row, or out of memory */
-      ri->id = r->id;
-      ri->idlen = r->idlen;
-      if (r->idlen <= sizeof ri->idb) memcpy(ri->idb, r->id, r->idlen);
+      id = m->rid + r->row;
+      id->id = r->id;
+      id->idlen = r->idlen;
+      if (r->idlen <= sizeof id->idb) memcpy(id->idb, r->id, r->idlen);
     }
   } else if (ri->owner != (uint32_t)s + 1) {
     return -1;
-  } else if (m->ids &&
-             (ri->idlen != r->idlen ||
-              !slem_fast_same(r->idlen <= sizeof ri->idb ? ri->idb : ri->id, r->id, r->idlen))) {
-    return -1;
+  } else if (m->idmode == 2) {
+    id = m->rid + r->row;
+    if (id->idlen != r->idlen ||
+        !slem_fast_same(r->idlen <= sizeof id->idb ? id->idb : id->id, r->id, r->idlen))
+      return -1;
   }
   return 0;
 }
@@ -203,6 +229,7 @@ static void unmap(Fast *m) {
   }
   free(m->s);
   free(m->rows);
+  free(m->rid);
   slem_strmap_free(m->ids);
 }
 
