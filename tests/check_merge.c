@@ -246,6 +246,80 @@ START_TEST(shard_lines_are_compared_field_by_field) {
 }
 END_TEST
 
+/* A group merged with --allow-mixed-blas from shards of several arithmetics: without the
+ * flag it breaks the rule of the arithmetic it mixed beside anything, a group of the same
+ * mix and itself included (one level refuses its shards); with it, its fingerprints are
+ * compared arithmetic by arithmetic, as one level compares every two of its shards. */
+START_TEST(groups_of_several_arithmetics) {
+  size_t nf;
+  const SlemRankShardField *f = slem_rankshard_fields(&nf), *fa = NULL, *fd = NULL, *fdb = NULL,
+                           *fq = NULL;
+  SlemRankShard g = {.index = 0, .span = 2, .count = 4, .rows = 8, .k = 2,
+                     .database = "aaaaaaaaaaaaaaaa", .arith = "A (L)", .desc_arith = "A (L) + B (L)",
+                     .has_end = 1, .queries = 1, .query_set = "1111111111111111"},
+                x = g;
+  SlemRankShardClass c[2] = {{.arith = "A (L)", .database = "aaaaaaaaaaaaaaaa",
+                              .query_set = "1111111111111111"},
+                             {.arith = "B (L)", .database = "bbbbbbbbbbbbbbbb",
+                              .query_set = "2222222222222222"}};
+  char va[17], vb[17], ar[SLEM_ARITH_LIST_MAX];
+  for (size_t i = 0; i < nf; i++) {
+    if (strcmp(f[i].key, "arithmetic") == 0) fa = f + i;
+    if (strcmp(f[i].key, "descriptors_arithmetic") == 0) fd = f + i;
+    if (strcmp(f[i].key, "database") == 0) fdb = f + i;
+    if (strcmp(f[i].key, "query_set") == 0) fq = f + i;
+  }
+  ck_assert(fa && fd && fdb && fq);
+  ck_assert_int_eq(slem_rankshard_set_classes(&g, c, 2), 0);
+  /* a shard of queries and database of two arithmetics records "A (L) + B (L)" too: one
+   * arithmetic of its own, not a mix */
+  ck_assert_int_eq(slem_rankshard_mixes(fd, &g), 1);
+  ck_assert_int_eq(slem_rankshard_mixes(fd, &x), 0);
+  ck_assert_int_eq(slem_rankshard_differ(fd, &g, &g, 0), 1);
+  ck_assert_int_eq(slem_rankshard_differ(fd, &x, &x, 0), 0);
+  ck_assert_int_eq(slem_rankshard_differ(fd, &g, &x, 0), 1);
+  ck_assert_int_eq(slem_rankshard_differ(fd, &g, &g, 1), 0);
+  /* the match's libraries: a list is a group's mix */
+  ck_assert_int_eq(slem_rankshard_mixes(fa, &g), 0);
+  snprintf(x.arith, sizeof x.arith, "A (L) + A (M)");
+  ck_assert_int_eq(slem_rankshard_mixes(fa, &x), 1);
+  ck_assert_int_eq(slem_rankshard_differ(fa, &x, &x, 0), 1);
+  ck_assert_int_eq(slem_rankshard_differ(fa, &x, &x, 1), 0);
+  ck_assert_int_eq(slem_rankshard_mixes(fdb, &g), 0);
+  /* under the flag: a shard of A with A's database, of B with B's, of a third with its own,
+   * of "A + B" with B's: all agree; of A with B's database, or of none recorded, do not */
+  x = g;
+  x.desc_databases[0] = x.desc_query_sets[0] = '\0';
+  snprintf(x.desc_arith, sizeof x.desc_arith, "A (L)");
+  ck_assert_int_eq(slem_rankshard_differ(fdb, &g, &x, 1), 0);
+  ck_assert_int_eq(slem_rankshard_differ(fq, &x, &g, 1), 0);
+  snprintf(x.desc_arith, sizeof x.desc_arith, "B (L)");
+  ck_assert_int_eq(slem_rankshard_differ(fdb, &g, &x, 1), 1);
+  ck_assert_int_eq(slem_rankshard_prints(fdb, &g, &x, va, vb, ar), 0);
+  ck_assert_str_eq(va, "bbbbbbbbbbbbbbbb");
+  ck_assert_str_eq(vb, "aaaaaaaaaaaaaaaa");
+  ck_assert_str_eq(ar, "B (L)");
+  ck_assert_int_eq(slem_rankshard_differ(fq, &x, &g, 1), 1); /* its query set is A's too */
+  memcpy(x.database, "bbbbbbbbbbbbbbbb", 17);
+  memcpy(x.query_set, "2222222222222222", 17);
+  ck_assert_int_eq(slem_rankshard_differ(fdb, &g, &x, 1), 0);
+  ck_assert_int_eq(slem_rankshard_differ(fq, &g, &x, 1), 0);
+  ck_assert_int_eq(slem_rankshard_prints(fdb, &x, &g, va, vb, ar), -1);
+  snprintf(x.desc_arith, sizeof x.desc_arith, "A (L) + B (L)");
+  ck_assert_int_eq(slem_rankshard_differ(fdb, &g, &x, 1), 0);
+  snprintf(x.desc_arith, sizeof x.desc_arith, "C (L)");
+  memcpy(x.database, "cccccccccccccccc", 17);
+  ck_assert_int_eq(slem_rankshard_differ(fdb, &x, &g, 1), 0);
+  x.desc_arith[0] = '\0'; /* compared with every arithmetic */
+  ck_assert_int_eq(slem_rankshard_differ(fdb, &x, &g, 1), 1);
+  ck_assert_int_eq(slem_rankshard_prints(fdb, &x, &g, va, vb, ar), 0);
+  ck_assert_str_eq(ar, "");
+  /* and without the flag, a fingerprint as before: the group's own, the lowest shard's */
+  memcpy(x.database, "aaaaaaaaaaaaaaaa", 17);
+  ck_assert_int_eq(slem_rankshard_differ(fdb, &x, &g, 0), 0);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("merge");
   TCase *tc = tcase_create("merge");
@@ -254,6 +328,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, refusals);
   tcase_add_test(tc, short_lists_of_small_shards_are_exact);
   tcase_add_test(tc, shard_lines_are_compared_field_by_field);
+  tcase_add_test(tc, groups_of_several_arithmetics);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -357,6 +357,90 @@ START_TEST(shard_line_arithmetics_round_trip) {
 }
 END_TEST
 
+/* A group of shards whose descriptors name several arithmetics (slem-merge --partial with
+ * --allow-mixed-blas) records each with its fingerprints: written when there are two or
+ * more, read back whole; texts that the writer would not write are refused naming the file
+ * and the line. */
+START_TEST(shard_line_classes_round_trip) {
+  char *path = tu_path("classes.jsonl"), *text;
+  SlemRankShard m = {.index = 0, .span = 2, .count = 4, .rows = 8, .k = 2,
+                     .database = "0123456789abcdef", .desc_arith = "A (L) + B (L)",
+                     .has_end = 1, .queries = 1, .query_set = "fedcba9876543210"};
+  SlemRankShardClass c[SLEM_SHARD_CLASSES + 1] = {{.arith = "A (L)", .database = "0123456789abcdef",
+                                                   .query_set = "fedcba9876543210"},
+                                                  {.arith = "B (L)", .database = "1111111111111111",
+                                                   .query_set = "2222222222222222"},
+                                                  {.arith = "", .database = "0123456789abcdef"}},
+                     got[SLEM_SHARD_CLASSES];
+  SlemRankEntry a = {.id = "1", .score = 0.5f, .row = 1};
+  SlemRankWriter *w;
+  SlemRankReader *r;
+  const SlemRankQuery *q;
+  const SlemRankShard *back;
+  SlemError err;
+  /* one: none recorded; a query set unknown: the first line's alone */
+  ck_assert_int_eq(slem_rankshard_set_classes(&m, c, 1), 0);
+  ck_assert_str_eq(m.desc_databases, "");
+  ck_assert_uint_eq(slem_rankshard_classes(&m, got), 1);
+  ck_assert_str_eq(got[0].arith, "A (L) + B (L)");
+  ck_assert_int_eq(slem_rankshard_set_classes(&m, c, 3), 0);
+  ck_assert_str_eq(m.desc_databases, "0123456789abcdef=A (L) | 1111111111111111=B (L) | 0123456789abcdef=");
+  ck_assert_str_eq(m.desc_query_sets, "");
+  ck_assert_int_eq(slem_rankshard_set_classes(&m, c, 2), 0);
+  ck_assert_str_eq(m.desc_query_sets, "fedcba9876543210 2222222222222222");
+  /* too many, or an arithmetic that would not read back */
+  for (size_t i = 2; i <= SLEM_SHARD_CLASSES; i++) c[i] = c[0], c[i].arith[0] = (char)('C' + i);
+  ck_assert_int_eq(slem_rankshard_set_classes(&m, c, SLEM_SHARD_CLASSES + 1), -1);
+  snprintf(c[2].arith, sizeof c[2].arith, "C | D");
+  ck_assert_int_eq(slem_rankshard_set_classes(&m, c, 3), -1);
+  ck_assert_str_eq(m.desc_query_sets, "fedcba9876543210 2222222222222222"); /* unchanged */
+  ck_assert_int_eq(slem_rankwriter_open(&w, path, SLEM_RANK_JSONL, NULL, NULL, NULL, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_shard(w, &m, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_write_entries(w, "q", &a, 1, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_shard_end(w, &m, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_close(w, &err), SLEM_OK);
+  text = slurp(path);
+  ck_assert_ptr_nonnull(strstr(text, "\"descriptors_arithmetic\":\"A (L) + B (L)\",\"descriptors_"
+                                     "databases\":\"0123456789abcdef=A (L) | 1111111111111111=B "
+                                     "(L)\"}}\n"));
+  ck_assert_ptr_nonnull(strstr(text, "\"query_set\":\"fedcba9876543210\",\"descriptors_query_sets\":"
+                                     "\"fedcba9876543210 2222222222222222\"}}\n"));
+  free(text);
+  ck_assert_int_eq(slem_rankreader_open(&r, path, SLEM_RANK_AUTO, &err), SLEM_OK);
+  while (slem_rankreader_next(r, &q, &err) == SLEM_OK && q) continue;
+  back = slem_rankreader_shard(r);
+  ck_assert_ptr_nonnull(back);
+  ck_assert_uint_eq(slem_rankshard_classes(back, got), 2);
+  for (int i = 0; i < 2; i++) {
+    ck_assert_str_eq(got[i].arith, c[i].arith);
+    ck_assert_str_eq(got[i].database, c[i].database);
+    ck_assert_str_eq(got[i].query_set, c[i].query_set);
+  }
+  slem_rankreader_free(r);
+  free(path);
+#define HEAD "{\"slem_shard\":{\"index\":0,\"count\":1,\"rows\":1,\"k\":1,\"database\":\"0123456789abcdef\","
+#define BODY "{\"query\":\"q\",\"results\":[]}\n"
+#define END "{\"slem_shard_end\":{\"queries\":1,\"query_set\":\"0123456789abcdef\""
+#define TWO "\"descriptors_databases\":\"0123456789abcdef=A | 0123456789abcdef=B\"}}\n"
+  expect_bad(HEAD "\"descriptors_databases\":\"0123456789abcdef=A\"}}\n" BODY END "}}\n", SLEM_RANK_AUTO,
+             "line 1: a bad shard line ('descriptors_databases' not two to", 0);
+  expect_bad(HEAD "\"descriptors_databases\":\"0123=A | 0123456789abcdef=B\"}}\n" BODY END "}}\n",
+             SLEM_RANK_AUTO, "line 1: a bad shard line ('descriptors_databases'", 0);
+  expect_bad(HEAD "\"descriptors_databases\":\"0123456789abcdef=A | 0123456789abcdef=A\"}}\n" BODY END
+             "}}\n", SLEM_RANK_AUTO, "line 1: a bad shard line ('descriptors_databases'", 0);
+  expect_bad(HEAD TWO BODY END "}}\n", SLEM_RANK_AUTO,
+             "line 3: a bad shard line ('descriptors_query_sets' not one query set for each", 1);
+  expect_bad(HEAD TWO BODY END ",\"descriptors_query_sets\":\"0123456789abcdef\"}}\n", SLEM_RANK_AUTO,
+             "line 3: a bad shard line ('descriptors_query_sets'", 1);
+  expect_bad(HEAD "\"arithmetic\":\"A\"}}\n" BODY END ",\"descriptors_query_sets\":\"0123456789abcdef "
+             "0123456789abcdef\"}}\n", SLEM_RANK_AUTO, "line 3: a bad shard line ('descriptors_query_sets'", 1);
+#undef HEAD
+#undef BODY
+#undef END
+#undef TWO
+}
+END_TEST
+
 START_TEST(queries_group_consecutive_lines) {
   /* blank lines skipped; q's lines apart: a second group with the index of the first */
   const char *text = "q\t1\ta\t0.9\n\nq\t2\tb\t0.8\nw\t1\ta\t0.7\nq\t3\tc\t0.6\n";
@@ -571,6 +655,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, shard_lines_round_trip);
   tcase_add_test(tc, shard_line_span_round_trip);
   tcase_add_test(tc, shard_line_arithmetics_round_trip);
+  tcase_add_test(tc, shard_line_classes_round_trip);
   tcase_add_test(tc, many_entries_per_query);
   tcase_add_test(tc, npy_round_trip);
   tcase_add_test(tc, npy_bad_pairs);

@@ -243,6 +243,86 @@ cmp -s "$T/xm.tsv" "$T/em.tsv" && ok || bad "a mixed group in two levels differs
 # two shards that record other arithmetics are refused whatever the order, after a first
 # shard that records none too
 expect_fail "a mix after a shard that records no arithmetic" 1 "x3.jsonl: line 1: descriptors_arithmetic SkylakeX (L), but .*x1.jsonl has Haswell (L)" "$T/o" slem-merge -k 3 -o "$T/o" "$T/e0.jsonl" "$T/x1.jsonl" "$T/x2.jsonl" "$T/x3.jsonl" "$T/x4.jsonl" "$T/x5.jsonl" "$T/x6.jsonl"
+# The same with descriptors encoded on two BLAS cores for real (Haswell and Prescott stand
+# for two node generations: their descriptors differ in the last bits, and with them the
+# database and query set fingerprints). Two groups merged with --allow-mixed-blas from one
+# mix were merged without the flag at the next level (their lists "A + B" were equal),
+# where one level refuses; a group alone too. Under the flag a fingerprint was compared
+# with one reference shard's and waived against any other arithmetic, a group's list
+# included: a shard of another database beside a group, or among shards in another order,
+# passed, and a shard of queries and database of the two cores ("A + B" too) was compared
+# with the group's lowest shard and refused. A group records each of its descriptors'
+# arithmetics with its fingerprints, compared one by one as one level compares its shards.
+flags=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null)
+has() { case " $flags " in *" $1 "*) return 0 ;; esac; return 1; }
+if has avx2 && has fma; then
+  on() { c=$1; shift; env -u SLEM_BLAS_PIN -u SLEM_TEST_BLAS_CORE OPENBLAS_CORETYPE="$c" "$@"; }
+  slem-negstats -q --leaf-rows 32 -o "$T/bc.slem" "$D/negatives.fvecs" "$D/validation.fvecs"
+  # another database of as many rows (row 999 is row 0 again), other queries of the same
+  # names (query 99 is query 0)
+  { head -c $((999 * REC)) "$D/database.fvecs"; head -c $REC "$D/database.fvecs"; } >"$T/bdb.fvecs"
+  { head -c $((99 * REC)) "$D/queries.fvecs"; head -c $REC "$D/queries.fvecs"; } >"$T/bq.fvecs"
+  for c in Haswell Prescott Sandybridge; do
+    on $c slem-encode -q -c "$T/bc.slem" -o "$T/bd.$c.slem" "$D/database.fvecs"
+    on $c slem-encode -q -c "$T/bc.slem" -o "$T/bq.$c.slem" "$D/queries.fvecs"
+  done
+  on Haswell slem-encode -q -c "$T/bc.slem" -o "$T/bdx.slem" "$T/bdb.fvecs"
+  on Prescott slem-encode -q -c "$T/bc.slem" -o "$T/bqx.slem" "$T/bq.fvecs"
+  cmp -s "$T/bd.Haswell.slem" "$T/bd.Prescott.slem" && echo "note: Haswell and Prescott encoded the same bits"
+  # bshard NAME I DATABASE QUERIES: shard I/4 in NAME.jsonl
+  bshard() { slem-match -q -k 5 --shard "$2/4" -F jsonl -d "$3" -o "$T/$1.jsonl" "$4" || bad "shard $1"; }
+  bshard h0 0 "$T/bd.Haswell.slem" "$T/bq.Haswell.slem"
+  bshard p1 1 "$T/bd.Prescott.slem" "$T/bq.Prescott.slem"
+  bshard h2 2 "$T/bd.Haswell.slem" "$T/bq.Haswell.slem"
+  bshard p3 3 "$T/bd.Prescott.slem" "$T/bq.Prescott.slem"
+  bshard s2 2 "$T/bd.Sandybridge.slem" "$T/bq.Sandybridge.slem"
+  bshard s3 3 "$T/bd.Sandybridge.slem" "$T/bq.Sandybridge.slem"
+  bshard x3 3 "$T/bdx.slem" "$T/bq.Haswell.slem"           # Haswell's, of another database
+  bshard y3 3 "$T/bd.Prescott.slem" "$T/bqx.slem"          # Prescott's, of other queries
+  bshard m2 2 "$T/bd.Prescott.slem" "$T/bq.Haswell.slem"   # "Haswell + Prescott"
+  expect_fail "two cores: one level" 1 "p1.jsonl: line 1: " "$T/o" slem-merge -k 5 -o "$T/o" "$T/h0.jsonl" "$T/p1.jsonl" "$T/h2.jsonl" "$T/p3.jsonl"
+  check "two cores: one level, with the flag" slem-merge --allow-mixed-blas -k 5 -F tsv -o "$T/b1.tsv" "$T/h0.jsonl" "$T/p1.jsonl" "$T/h2.jsonl" "$T/p3.jsonl"
+  check "two cores: group 0-1" slem-merge --allow-mixed-blas --partial -k 5 -o "$T/b01.jsonl" "$T/p1.jsonl" "$T/h0.jsonl"
+  check "two cores: group 2-3" slem-merge --allow-mixed-blas --partial -k 5 -o "$T/b23.jsonl" "$T/h2.jsonl" "$T/p3.jsonl"
+  head -n 1 "$T/b01.jsonl" | grep -q '"descriptors_databases":"[0-9a-f]\{16\}=Haswell ([^|]*) | [0-9a-f]\{16\}=Prescott ([^|]*)"' && ok ||
+    bad "a group of two cores: its first line $(head -n 1 "$T/b01.jsonl")"
+  tail -n 1 "$T/b01.jsonl" | grep -q '"descriptors_query_sets":"[0-9a-f]\{16\} [0-9a-f]\{16\}"}}$' && ok ||
+    bad "a group of two cores: its end line $(tail -n 1 "$T/b01.jsonl")"
+  expect_fail "two groups of one mix" 1 "b01.jsonl: line 1: descriptors_arithmetic Haswell (.*) + Prescott (.*): a group merged with --allow-mixed-blas" "$T/o" slem-merge -k 5 -F tsv -o "$T/o" "$T/b01.jsonl" "$T/b23.jsonl"
+  expect_fail "two groups of one mix, the second named" 1 "b23.jsonl: line 1: descriptors_arithmetic Haswell (.*) + Prescott (.*): a group merged with --allow-mixed-blas" - slem-merge -k 5 -F tsv "$T/b23.jsonl" "$T/b01.jsonl"
+  [ ! -s "$T/out" ] && ok || bad "two groups of one mix: output on stdout"
+  expect_fail "a group of a mix alone" 1 "b01.jsonl: line 1: descriptors_arithmetic .*a group merged with --allow-mixed-blas" "$T/o" slem-merge --partial -k 5 -F tsv -o "$T/o" "$T/b01.jsonl"
+  check "two groups of one mix, with the flag" slem-merge --allow-mixed-blas -k 5 -F tsv -o "$T/b2.tsv" "$T/b23.jsonl" "$T/b01.jsonl"
+  same "two groups of one mix: one level's ranking" "$T/b2.tsv" "$T/b1.tsv"
+  check "two cores: three levels" slem-merge --allow-mixed-blas --partial -k 5 -o "$T/b02.jsonl" "$T/b01.jsonl" "$T/h2.jsonl"
+  expect_fail "two cores: three levels, without the flag" 1 "line 1: descriptors_arithmetic" "$T/o" slem-merge -k 5 -F tsv -o "$T/o" "$T/b02.jsonl" "$T/p3.jsonl"
+  check "two cores: three levels, with the flag" slem-merge --allow-mixed-blas -k 5 -F tsv -o "$T/b3.tsv" "$T/p3.jsonl" "$T/b02.jsonl"
+  same "two cores: three levels: one level's ranking" "$T/b3.tsv" "$T/b1.tsv"
+  # under the flag, every two shards of one arithmetic agree, whatever their order
+  for order in "h0 p1 h2 x3" "p1 h0 h2 x3" "p1 x3 h2 h0"; do
+    set --
+    for s in $order; do set -- "$@" "$T/$s.jsonl"; done
+    expect_fail "another database among two cores ($order)" 1 "line 1: database [0-9a-f]*, but .* has [0-9a-f]* for descriptors of the same arithmetic, Haswell (" "$T/o" slem-merge --allow-mixed-blas -k 5 -o "$T/o" "$@"
+  done
+  expect_fail "another database beside a group of two cores" 1 "x3.jsonl: line 1: database [0-9a-f]*, but .*b01.jsonl has [0-9a-f]* for descriptors of the same arithmetic, Haswell (" "$T/o" slem-merge --allow-mixed-blas -k 5 -o "$T/o" "$T/b01.jsonl" "$T/h2.jsonl" "$T/x3.jsonl"
+  expect_fail "other queries beside a group of two cores" 1 "y3.jsonl: its end line: query_set [0-9a-f]*, but .*b01.jsonl has [0-9a-f]* for descriptors of the same arithmetic, Prescott (" "$T/o" slem-merge --allow-mixed-blas -k 5 -o "$T/o" "$T/b01.jsonl" "$T/h2.jsonl" "$T/y3.jsonl"
+  expect_fail "other queries beside a group of two cores, on a pipe" 1 "<stdin>: its end line: query_set [0-9a-f]*, but .*b01.jsonl has [0-9a-f]* for descriptors of the same arithmetic, Prescott (" "$T/o" sh -c 'slem-merge --allow-mixed-blas -k 5 -o "$1" "$2" "$3" - <"$4"' sh "$T/o" "$T/b01.jsonl" "$T/h2.jsonl" "$T/y3.jsonl"
+  # a shard of queries and database of the two cores records the list of a group of the
+  # two: an arithmetic of its own, waived against both as in one level
+  head -n 1 "$T/m2.jsonl" | grep -q '"descriptors_arithmetic":"Haswell ([^"]*) + Prescott ([^"]*)"' && ok ||
+    bad "a shard of queries and database of two cores: $(head -n 1 "$T/m2.jsonl")"
+  check "queries and database of two cores, one level" slem-merge --allow-mixed-blas -k 5 -F tsv -o "$T/bm1.tsv" "$T/h0.jsonl" "$T/p1.jsonl" "$T/m2.jsonl" "$T/p3.jsonl"
+  check "queries and database of two cores beside a group of them" slem-merge --allow-mixed-blas -k 5 -F tsv -o "$T/bm2.tsv" "$T/m2.jsonl" "$T/b01.jsonl" "$T/p3.jsonl"
+  same "queries and database of two cores beside a group: one level's ranking" "$T/bm2.tsv" "$T/bm1.tsv"
+  # a group of two cores beside shards of a third: as one level
+  check "a third core, one level" slem-merge --allow-mixed-blas -k 5 -F tsv -o "$T/bs1.tsv" "$T/s3.jsonl" "$T/h0.jsonl" "$T/p1.jsonl" "$T/s2.jsonl"
+  check "a third core beside a group of two" slem-merge --allow-mixed-blas -k 5 -F tsv -o "$T/bs2.tsv" "$T/s3.jsonl" "$T/b01.jsonl" "$T/s2.jsonl"
+  same "a third core beside a group of two: one level's ranking" "$T/bs2.tsv" "$T/bs1.tsv"
+  expect_fail "a third core beside a group of two, without the flag" 1 "line 1: " "$T/o" slem-merge -k 5 -o "$T/o" "$T/s3.jsonl" "$T/b01.jsonl" "$T/s2.jsonl"
+  rm -f "$T/o" # a merge that failed to refuse leaves it: the tests below expect none
+else
+  echo "cli-merge: this CPU runs no Haswell kernels: shards of two real BLAS cores skipped"
+fi
 # a tsv shard among jsonl ones cannot be checked: refused
 expect_fail "a plain shard among checked ones" 1 "e4.tsv: not the ranking of a shard" "$T/o" slem-merge -k 3 -o "$T/o" "$T/e0.jsonl" "$T/e1.jsonl" "$T/e2.jsonl" "$T/e3.jsonl" "$T/e4.tsv" "$T/e5.jsonl" "$T/e6.jsonl"
 head -c $((6 * 260)) "$D/database.fvecs" >"$T/six.fvecs"

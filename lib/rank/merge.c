@@ -445,21 +445,41 @@ static int gather(Merge *m, size_t *nc, SlemError *err) {
 
 /* Compares the fields of one shard line (end 0: the first, 1: the end line) by the rule of
  * each (the table of rankings.h, with --allow-mixed-blas), shard s against shard at, or
- * with known (first lines), field i against shard known[i]. The fingerprints of
- * descriptors are waived by their arithmetic, of the first line: x and y hold both lines. */
+ * with known (first lines), field i against shard known[i]; prints: the fingerprints of
+ * descriptors alone. Those are waived by their arithmetic, of the first line: x and y
+ * hold both lines. */
 static int same_fields(const Merge *m, size_t s, const SlemRankShard *x, size_t at,
-                       const SlemRankShard *y, const size_t *known, int end, SlemError *err) {
+                       const SlemRankShard *y, const size_t *known, int end, int prints,
+                       SlemError *err) {
   size_t nf;
   const SlemRankShardField *f = slem_rankshard_fields(&nf);
+  int allow = m->opts->allow_mixed_blas;
   for (size_t i = 0; i < nf; i++) {
-    char a[SLEM_SHARD_VALUE_MAX], b[SLEM_SHARD_VALUE_MAX];
+    char a[SLEM_SHARD_VALUE_MAX], b[SLEM_SHARD_VALUE_MAX], ar[SLEM_ARITH_LIST_MAX];
     size_t t = known ? known[i] : at;
     const SlemRankShard *z = known ? m->s[t].shard : y;
-    if (f[i].end != end || !slem_rankshard_differ(f + i, x, z, m->opts->allow_mixed_blas))
+    const char *where = end ? "its end line" : "line 1";
+    if (f[i].end != end || (prints && f[i].mixed != SLEM_SHARDM_DESC) ||
+        !slem_rankshard_differ(f + i, x, z, allow))
       continue;
-    return slem_error(err, SLEM_EFORMAT, "%s: %s: %s %s, but %s has %s: %s", name_of(m, s),
-                      end ? "its end line" : "line 1", f[i].key, slem_rankshard_value(x, f + i, a),
-                      name_of(m, t), slem_rankshard_value(z, f + i, b), f[i].differs);
+    slem_rankshard_value(x, f + i, a);
+    slem_rankshard_value(z, f + i, b);
+    /* a group of shards that the flag let mix, whatever it is compared with */
+    if (strcmp(a, b) == 0 && (slem_rankshard_mixes(f + i, x) || slem_rankshard_mixes(f + i, z))) {
+      int g = slem_rankshard_mixes(f + i, x);
+      return slem_error(err, SLEM_EFORMAT, "%s: %s: %s %s: a group merged with "
+                        "--allow-mixed-blas from shards that differ in it, which one merge of "
+                        "the shards refuses without the flag: %s", name_of(m, g ? s : t), where,
+                        f[i].key, g ? a : b, f[i].differs);
+    }
+    /* fingerprints of descriptors of one arithmetic (or of one not recorded), among others */
+    if (allow && f[i].mixed == SLEM_SHARDM_DESC && slem_rankshard_prints(f + i, x, z, a, b, ar) == 0)
+      return slem_error(err, SLEM_EFORMAT, "%s: %s: %s %s, but %s has %s for descriptors of %s%s: "
+                        "%s", name_of(m, s), where, f[i].key, a, name_of(m, t), b,
+                        ar[0] ? "the same arithmetic, " : "an arithmetic not recorded", ar,
+                        f[i].differs);
+    return slem_error(err, SLEM_EFORMAT, "%s: %s: %s %s, but %s has %s: %s", name_of(m, s), where,
+                      f[i].key, a, name_of(m, t), b, f[i].differs);
   }
   return SLEM_OK;
 }
@@ -496,18 +516,46 @@ static void arith_union(char *list, size_t size, const char *add, const char *ba
  * the next level refuse without the flag a group of a mix beside a group of one arithmetic,
  * as one level refuses the mix, and whatever the order of the shards on the command line.
  * The match's arithmetic adds only lines of other libraries than its first (the core alone
- * is not compared, SLEM_SHARDR_LIBS). */
-static void group_lines(Merge *m, const ByIndex *ord, uint64_t next) {
-  size_t nf;
+ * is not compared, SLEM_SHARDR_LIBS). A group of descriptors of several arithmetics also
+ * records each one with its database (desc_databases): the next level refuses it without
+ * the flag whatever it is beside, a group of the same mix included, and compares its
+ * fingerprints arithmetic by arithmetic with the flag, as one level compares its shards.
+ * Errors: SLEM_EFORMAT (more arithmetics than a group's lines record). */
+static int group_lines(Merge *m, const ByIndex *ord, uint64_t next, SlemError *err) {
+  size_t nf, nc = 0;
   const SlemRankShardField *f = slem_rankshard_fields(&nf);
   SlemRankShard *g = &m->group;
+  SlemRankShardClass c[SLEM_SHARD_CLASSES], one[SLEM_SHARD_CLASSES];
+  int over = 0;
   *g = *m->s[ord[0].s].shard;
   g->span = next - g->index;
   g->k = m->opts->k;
   g->has_end = 0;
+  g->desc_databases[0] = g->desc_query_sets[0] = '\0';
+  /* the descriptors' arithmetics of its shards, each with its fingerprint: what the next
+   * level compares, as one level compares the shards (the union below cannot tell them
+   * apart); their query sets come with the end lines (group_end()) */
+  for (size_t j = 0; j < m->n && !over; j++) {
+    size_t n1 = slem_rankshard_classes(m->s[ord[j].s].shard, one), l;
+    for (size_t i = 0; i < n1; i++) {
+      for (l = 0; l < nc && strcmp(c[l].arith, one[i].arith) != 0; l++) continue;
+      if (l < nc) continue;
+      if (nc == SLEM_SHARD_CLASSES) {
+        over = 1;
+        break;
+      }
+      c[nc] = one[i];
+      c[nc++].query_set[0] = '\0';
+    }
+  }
+  if (over || slem_rankshard_set_classes(g, c, nc) != 0)
+    return slem_error(err, SLEM_EFORMAT, "%s and the shards beside it: their descriptors name "
+                      "more arithmetics than a group's lines record (%d, in %d bytes): merge "
+                      "them in one level", name_of(m, ord[0].s), SLEM_SHARD_CLASSES,
+                      SLEM_SHARD_CLASSES_MAX);
   for (size_t i = 0; i < nf; i++) {
     char *v = (char *)g + f[i].offset, base[SLEM_ARITH_LIST_MAX];
-    if (f[i].type != SLEM_SHARDF_TEXT) continue;
+    if (f[i].type != SLEM_SHARDF_TEXT || f[i].rule == SLEM_SHARDR_ANY) continue;
     for (size_t j = 1; j < m->n; j++) {
       const char *x = (const char *)m->s[ord[j].s].shard + f[i].offset, *e;
       if (!*x) continue;
@@ -521,6 +569,7 @@ static void group_lines(Merge *m, const ByIndex *ord, uint64_t next) {
     }
   }
   m->group_span = g->span;
+  return SLEM_OK;
 }
 
 /* The shard lines (rankings.h): when one shard has one, every shard must, of the same
@@ -576,7 +625,11 @@ static int check_shards(Merge *m, SlemError *err) {
                       (unsigned long long)first->index, (unsigned long long)first->count);
       goto done;
     }
-    if ((st = same_fields(m, s, x, at, first, known, 0, err)) != SLEM_OK) goto done;
+    if ((st = same_fields(m, s, x, at, first, known, 0, 0, err)) != SLEM_OK) goto done;
+    /* under the flag, the fingerprints of two shards are waived by their descriptors'
+     * arithmetics, which a reference shard does not stand for: every two are compared */
+    for (size_t t = 0; t < s && m->opts->allow_mixed_blas; t++)
+      if ((st = same_fields(m, s, x, t, m->s[t].shard, NULL, 0, 1, err)) != SLEM_OK) goto done;
     if (x->k < m->opts->k) {
       st = slem_error(err, SLEM_EFORMAT, "%s: line 1: made with -k %llu, fewer than the merge's "
                       "-k %zu: the merge would not be exact", name_of(m, s),
@@ -621,7 +674,7 @@ static int check_shards(Merge *m, SlemError *err) {
   m->group_span = 0;
   if (m->opts->partial && !gap) {
     m->group_first = ord[0].s;
-    group_lines(m, ord, next);
+    if ((st = group_lines(m, ord, next, err)) != SLEM_OK) goto done;
   }
   /* the end lines of the shards that are files, before anything is written */
   for (size_t s = 0; s < m->n; s++) {
@@ -632,7 +685,7 @@ static int check_shards(Merge *m, SlemError *err) {
     if (!found) continue;
     for (size_t t = 0; t < s; t++)
       if (m->s[t].end.has_end &&
-          (st = same_fields(m, s, e, t, &m->s[t].end, NULL, 1, err)) != SLEM_OK)
+          (st = same_fields(m, s, e, t, &m->s[t].end, NULL, 1, 0, err)) != SLEM_OK)
         goto done;
   }
   m->checked = 1;
@@ -653,19 +706,36 @@ static int check_ends(Merge *m, SlemError *err) {
                         "query (cut short, or not written by slem-match --shard): the queries "
                         "cannot be checked", name_of(m, s), slem_rankreader_line(m->s[s].r));
     m->s[s].end = *x;
-    if (s > 0 && (st = same_fields(m, s, &m->s[s].end, 0, &m->s[0].end, NULL, 1, err)) != SLEM_OK)
+    if (s > 0 && (st = same_fields(m, s, &m->s[s].end, 0, &m->s[0].end, NULL, 1, 0, err)) != SLEM_OK)
       return st;
+    for (size_t t = 1; t < s && m->opts->allow_mixed_blas; t++) /* as in check_shards() */
+      if ((st = same_fields(m, s, &m->s[s].end, t, &m->s[t].end, NULL, 1, 1, err)) != SLEM_OK)
+        return st;
   }
   return SLEM_OK;
 }
 
 /* The end line of a group (check_shards()): the queries of its shards' end lines, all
  * alike (check_ends(), or read ahead by check_shards()) but for the query set under
- * --allow-mixed-blas, which is the lowest shard's as the first line's fields are. */
+ * --allow-mixed-blas, which is the lowest shard's as the first line's fields are; and
+ * with the arithmetics of its descriptors (group_lines()) the query set of each, which
+ * the shards of that arithmetic share. */
 static void group_end(Merge *m) {
+  SlemRankShardClass c[SLEM_SHARD_CLASSES], one[SLEM_SHARD_CLASSES];
+  size_t nc = slem_rankshard_classes(&m->group, c);
   m->group.queries = m->s[m->group_first].end.queries;
   memcpy(m->group.query_set, m->s[m->group_first].end.query_set, sizeof m->group.query_set);
   m->group.has_end = 1;
+  if (nc < 2) return;
+  for (size_t s = 0; s < m->n; s++) {
+    size_t n1 = slem_rankshard_classes(&m->s[s].end, one);
+    for (size_t i = 0; i < n1; i++)
+      for (size_t l = 0; l < nc; l++)
+        if (!c[l].query_set[0] && strcmp(c[l].arith, one[i].arith) == 0)
+          memcpy(c[l].query_set, one[i].query_set, sizeof c[l].query_set);
+  }
+  /* fits: the first line's call took the same arithmetics */
+  (void)slem_rankshard_set_classes(&m->group, c, nc);
 }
 
 /* A list shorter than k is only exact when it holds every row of its shard, less at most

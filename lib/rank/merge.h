@@ -68,7 +68,12 @@ void slem_merge_opts_init(SlemMergeOpts *opts);
  * (slem_rankshard_fields()) breaking its rule, naming both files, the field and both
  * values: among them the descriptors' arithmetics and the match's libraries (arith.h),
  * which allow_mixed_blas waives, with the fingerprints of descriptors of other
- * arithmetics (the database, the query set); a shard missing
+ * arithmetics (the database, the query set), and a group that a partial merge with
+ * allow_mixed_blas made of shards of several arithmetics, refused without it whatever it
+ * is beside (slem_rankshard_mixes()); under it, the fingerprints of every two shards
+ * whose descriptors are of one arithmetic (or of one not recorded) still differing, a
+ * group's compared arithmetic by arithmetic; more arithmetics in one partial merge's
+ * group than its lines record (SLEM_SHARD_CLASSES); a shard missing
  * or given twice; a shard's k below k; a row beyond the database or outside its shard's
  * range; an end line missing. The end lines of shards that are regular files are
  * compared before anything is written, those of pipes at their end. SLEM_EIO (a missing

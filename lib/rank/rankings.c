@@ -298,6 +298,9 @@ static const SlemRankShardField shard_fields[] = {
                 "descriptors encoded on other BLAS cores differ in their last bits, and so do "
                 "their scores: the merge would not be the ranking of one run; encode on one "
                 "core (OPENBLAS_CORETYPE), or pass --allow-mixed-blas"),
+    /* a group's of several descriptors' arithmetics, compared with the fingerprints */
+    SHARD_FIELD("descriptors_databases", 0, SLEM_SHARDF_TEXT, desc_databases, SLEM_SHARDR_ANY,
+                SLEM_SHARDM_NEVER, NULL),
     SHARD_FIELD("scoring", 0, SLEM_SHARDF_TEXT, scoring, SLEM_SHARDR_KNOWN, SLEM_SHARDM_NEVER,
                 "shards scored by another similarity (--normalize, --affine, --calibration, "
                 "-c and its cache, --couple or --exclude-self differ): their scores do not "
@@ -306,6 +309,8 @@ static const SlemRankShardField shard_fields[] = {
                 "the ranking of other queries"),
     SHARD_FIELD("query_set", 1, SLEM_SHARDF_HEX16, query_set, SLEM_SHARDR_EXACT, SLEM_SHARDM_DESC,
                 "the ranking of other queries (their vectors or ids differ)"),
+    SHARD_FIELD("descriptors_query_sets", 1, SLEM_SHARDF_TEXT, desc_query_sets, SLEM_SHARDR_ANY,
+                SLEM_SHARDM_NEVER, NULL),
 };
 #undef SHARD_FIELD
 
@@ -328,13 +333,121 @@ const char *slem_rankshard_value(const SlemRankShard *m, const SlemRankShardFiel
   return buf;
 }
 
+/* ---- a group's descriptors' arithmetics ---- */
+
+static const char class_sep[] = " | ";
+
+static int hex16(const char *p) { return strspn(p, "0123456789abcdef") >= 16; }
+
+/* Parses desc_databases (text) and desc_query_sets (qsets, may be "") into c; returns the
+ * number of classes, or 0 when the texts are not as slem_rankshard_set_classes() writes
+ * them: at least two distinct arithmetics, each after 16 hex digits and '=', and as many
+ * query sets, or none. */
+static size_t parse_classes(const char *text, const char *qsets, SlemRankShardClass *c) {
+  size_t n = 0;
+  const char *p = text;
+  for (;;) {
+    const char *e = strstr(p, class_sep), *a = p + 17;
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (n == SLEM_SHARD_CLASSES || len < 17 || !hex16(p) || p[16] != '=' ||
+        len - 17 >= sizeof c[n].arith)
+      return 0;
+    memcpy(c[n].database, p, 16);
+    c[n].database[16] = '\0';
+    memcpy(c[n].arith, a, len - 17);
+    c[n].arith[len - 17] = '\0';
+    c[n].query_set[0] = '\0';
+    for (size_t i = 0; i < n; i++)
+      if (strcmp(c[i].arith, c[n].arith) == 0) return 0;
+    n++;
+    if (!e) break;
+    p = e + sizeof class_sep - 1;
+  }
+  if (n < 2) return 0;
+  if (*qsets) {
+    for (size_t i = 0; i < n; i++, qsets += 17) {
+      if (!hex16(qsets) || qsets[16] != (i + 1 < n ? ' ' : '\0')) return 0;
+      memcpy(c[i].query_set, qsets, 16);
+      c[i].query_set[16] = '\0';
+    }
+  }
+  return n;
+}
+
+size_t slem_rankshard_classes(const SlemRankShard *m, SlemRankShardClass *c) {
+  size_t n = m->desc_databases[0] ? parse_classes(m->desc_databases, m->desc_query_sets, c) : 0;
+  if (n > 0) return n;
+  snprintf(c[0].arith, sizeof c[0].arith, "%s", m->desc_arith);
+  memcpy(c[0].database, m->database, sizeof c[0].database);
+  memcpy(c[0].query_set, m->query_set, sizeof c[0].query_set);
+  return 1;
+}
+
+int slem_rankshard_set_classes(SlemRankShard *m, const SlemRankShardClass *c, size_t n) {
+  char text[sizeof m->desc_databases], qsets[sizeof m->desc_query_sets];
+  size_t at = 0, qat = 0;
+  int known = 1;
+  if (n > SLEM_SHARD_CLASSES) return -1;
+  text[0] = qsets[0] = '\0';
+  for (size_t i = 0; i < n && n > 1; i++) {
+    int w = snprintf(text + at, sizeof text - at, "%s%s=%s", i ? class_sep : "", c[i].database,
+                     c[i].arith);
+    /* a text the reader would take apart otherwise */
+    if (w < 0 || (size_t)w >= sizeof text - at || strstr(c[i].arith, class_sep)) return -1;
+    at += (size_t)w;
+    if (!c[i].query_set[0]) known = 0;
+    else qat += (size_t)snprintf(qsets + qat, sizeof qsets - qat, "%s%s", i ? " " : "", c[i].query_set);
+  }
+  memcpy(m->desc_databases, text, at + 1);
+  memcpy(m->desc_query_sets, known ? qsets : "", known ? qat + 1 : 1);
+  return 0;
+}
+
+/* The fingerprint f (a SLEM_SHARDM_DESC field) of class c. */
+static const char *class_print(const SlemRankShardField *f, const SlemRankShardClass *c) {
+  return f->offset == offsetof(SlemRankShard, database) ? c->database : c->query_set;
+}
+
+int slem_rankshard_prints(const SlemRankShardField *f, const SlemRankShard *a,
+                          const SlemRankShard *b, char va[17], char vb[17],
+                          char arith[SLEM_ARITH_LIST_MAX]) {
+  SlemRankShardClass ca[SLEM_SHARD_CLASSES], cb[SLEM_SHARD_CLASSES];
+  size_t na = slem_rankshard_classes(a, ca), nb = slem_rankshard_classes(b, cb);
+  for (size_t i = 0; i < na; i++)
+    for (size_t j = 0; j < nb; j++) {
+      const char *x = class_print(f, ca + i), *y = class_print(f, cb + j);
+      if (slem_arith_differ(ca[i].arith, cb[j].arith) || strcmp(x, y) == 0) continue;
+      if (va) snprintf(va, 17, "%s", x);
+      if (vb) snprintf(vb, 17, "%s", y);
+      if (arith && ca[i].arith[0] && cb[j].arith[0]) memcpy(arith, ca[i].arith, sizeof ca[i].arith);
+      else if (arith) arith[0] = '\0';
+      return 0;
+    }
+  return -1;
+}
+
+int slem_rankshard_mixes(const SlemRankShardField *f, const SlemRankShard *m) {
+  SlemRankShardClass c[SLEM_SHARD_CLASSES];
+  size_t n, known = 0;
+  if (f->mixed != SLEM_SHARDM_ALWAYS) return 0;
+  if (f->rule == SLEM_SHARDR_LIBS) return strstr((const char *)m + f->offset, " + ") != NULL;
+  n = slem_rankshard_classes(m, c);
+  for (size_t i = 0; i < n; i++) known += c[i].arith[0] != '\0';
+  return known > 1;
+}
+
 int slem_rankshard_differ(const SlemRankShardField *f, const SlemRankShard *a,
                           const SlemRankShard *b, int allow_mixed_blas) {
   char x[SLEM_SHARD_VALUE_MAX], y[SLEM_SHARD_VALUE_MAX];
-  if (allow_mixed_blas &&
-      (f->mixed == SLEM_SHARDM_ALWAYS ||
-       (f->mixed == SLEM_SHARDM_DESC && slem_arith_differ(a->desc_arith, b->desc_arith))))
-    return 0;
+  if (allow_mixed_blas && f->mixed == SLEM_SHARDM_ALWAYS) return 0;
+  if (allow_mixed_blas && f->mixed == SLEM_SHARDM_DESC) {
+    /* two shards: their own fingerprints, unless their descriptors' arithmetics differ */
+    if (!a->desc_databases[0] && !b->desc_databases[0])
+      return !slem_arith_differ(a->desc_arith, b->desc_arith) &&
+             strcmp((const char *)a + f->offset, (const char *)b + f->offset) != 0;
+    return slem_rankshard_prints(f, a, b, NULL, NULL, NULL) == 0;
+  }
+  if (slem_rankshard_mixes(f, a) || slem_rankshard_mixes(f, b)) return 1;
   slem_rankshard_value(a, f, x);
   slem_rankshard_value(b, f, y);
   switch (f->rule) {
@@ -462,6 +575,18 @@ static int parse_shard(SlemRankShard *m, const char *line, int end, const char *
   if (st == SLEM_OK && !end && m->span > m->count - m->index)
     st = slem_error(err, SLEM_EFORMAT, "%s: %s: a bad shard line (span %" PRIu64 " from index %"
                     PRIu64 " of %" PRIu64 ")", name, where, m->span, m->index, m->count);
+  if (st == SLEM_OK) { /* a group's arithmetics, and as many query sets in its end line */
+    SlemRankShardClass c[SLEM_SHARD_CLASSES];
+    if (!end && m->desc_databases[0] && !parse_classes(m->desc_databases, "", c))
+      st = slem_error(err, SLEM_EFORMAT, "%s: %s: a bad shard line ('descriptors_databases' not "
+                      "two to %d of FINGERPRINT=ARITHMETIC, ' | ' between)", name, where,
+                      SLEM_SHARD_CLASSES);
+    else if (end && (m->desc_databases[0] ? !m->desc_query_sets[0] ||
+                                                !parse_classes(m->desc_databases, m->desc_query_sets, c)
+                                          : m->desc_query_sets[0] != '\0'))
+      st = slem_error(err, SLEM_EFORMAT, "%s: %s: a bad shard line ('descriptors_query_sets' not "
+                      "one query set for each of line 1's 'descriptors_databases')", name, where);
+  }
   if (st == SLEM_OK && end) m->has_end = 1;
   cJSON_Delete(all);
   return st;

@@ -119,8 +119,11 @@ typedef enum SlemRankShardType {
 } SlemRankShardType;
 #define SLEM_SHARD_WORD 32
 #define SLEM_SHARD_SCORING_MAX 96
-#define SLEM_SHARD_VALUE_MAX SLEM_ARITH_LIST_MAX /* the text of any field's value, its NUL
-                                                    included (the longest: a list of arithmetics) */
+#define SLEM_SHARD_CLASSES 8         /* the most descriptors' arithmetics a group's lines name */
+#define SLEM_SHARD_CLASSES_MAX 2048  /* room for them, with their fingerprints */
+#define SLEM_SHARD_VALUE_MAX SLEM_SHARD_CLASSES_MAX /* the text of any field's value, its NUL
+                                                       included (the longest: a group's
+                                                       descriptors_databases) */
 
 /* How slem-merge compares a field among shards. */
 typedef enum SlemRankShardRule {
@@ -164,6 +167,14 @@ typedef struct SlemRankShard {
    * the next level */
   char arith[SLEM_ARITH_MAX];
   char desc_arith[SLEM_ARITH_LIST_MAX];
+  /* "descriptors_databases": a group's whose shards' descriptors name more than one
+   * arithmetic (recorded or not): each one with the database fingerprint of its shards,
+   * "FINGERPRINT=ARITHMETIC | ..." (ARITHMETIC as descriptors_arithmetic records it, empty
+   * when not recorded), in the order of the shards' indices; "" in a shard and in a group
+   * of one. desc_arith's list of a group cannot tell its shards' arithmetics apart (one
+   * shard of queries and database of two records "A + B" too): these are what the next
+   * level compares (slem_rankshard_classes()) */
+  char desc_databases[SLEM_SHARD_CLASSES_MAX];
   /* "scoring": what the score is ("dot", "cosine", "affine", "calibrated", "kernel
    * FINGERPRINT" with " couple"; then " exclude-self" when the query's own row is
    * skipped); "" when not recorded (an older slem-match) */
@@ -173,7 +184,29 @@ typedef struct SlemRankShard {
   uint64_t queries;       /* Q, the queries searched */
   char query_set[17];     /* 16 hex digits naming the queries, their vectors and ids in order
                              (slem_db_query_fingerprint) */
+  /* "descriptors_query_sets": with desc_databases, the query set of each of its
+   * arithmetics, in its order, " " between; "" without */
+  char desc_query_sets[SLEM_SHARD_CLASSES * 17];
 } SlemRankShard;
+
+/* One descriptors' arithmetic of a shard or a group, with the fingerprints it decides. */
+typedef struct SlemRankShardClass {
+  char arith[SLEM_ARITH_LIST_MAX]; /* as descriptors_arithmetic records it; "" not recorded */
+  char database[17];
+  char query_set[17];              /* "" until the end line is known */
+} SlemRankShardClass;
+
+/* The descriptors' arithmetics of m into c (room for SLEM_SHARD_CLASSES); returns their
+ * number, at least 1: a shard's (and a group's of one) is its descriptors_arithmetic with
+ * its database and query set; a group's of several, its desc_databases and
+ * desc_query_sets (the reader checked them). Cannot fail. */
+size_t slem_rankshard_classes(const SlemRankShard *m, SlemRankShardClass *c);
+
+/* Records in m the n classes c of a group (desc_databases, and desc_query_sets when every
+ * query set is known); n == 1 records none (the group's own fields say it). Returns 0, or
+ * -1 when they do not fit (more than SLEM_SHARD_CLASSES, or too long a text; m is then
+ * unchanged). */
+int slem_rankshard_set_classes(SlemRankShard *m, const SlemRankShardClass *c, size_t n);
 
 /* A field of the shard lines. */
 typedef struct SlemRankShardField {
@@ -198,9 +231,26 @@ const char *slem_rankshard_value(const SlemRankShard *m, const SlemRankShardFiel
                                  char buf[SLEM_SHARD_VALUE_MAX]);
 
 /* Whether shards a and b break field f's rule, unless allow_mixed_blas waives it (f->mixed).
- * Cannot fail. */
+ * A group that mixed arithmetics under the flag (slem_rankshard_mixes()) breaks the rule
+ * of the arithmetic it mixed whatever the other, itself included: one level refuses its
+ * shards without the flag. Under the flag, a fingerprint of descriptors (SLEM_SHARDM_DESC)
+ * is compared arithmetic by arithmetic (slem_rankshard_classes()): those of descriptors
+ * of one arithmetic, or of one not recorded, must be equal, as between every two shards
+ * of one level. Cannot fail. */
 int slem_rankshard_differ(const SlemRankShardField *f, const SlemRankShard *a,
                           const SlemRankShard *b, int allow_mixed_blas);
+
+/* Whether m is a group whose shards broke the rule of f, an arithmetic (SLEM_SHARDM_ALWAYS),
+ * under --allow-mixed-blas: its "arithmetic" lists several (a shard records one), or its
+ * descriptors name two recorded arithmetics (desc_databases). 0 for other fields. */
+int slem_rankshard_mixes(const SlemRankShardField *f, const SlemRankShard *m);
+
+/* For a fingerprint f of descriptors that differs under the flag (slem_rankshard_differ()):
+ * the two values that differ, in va and vb, and the descriptors' arithmetic of a that
+ * they share, in arith ("" when one is not recorded). 0 when found, -1 when none differs. */
+int slem_rankshard_prints(const SlemRankShardField *f, const SlemRankShard *a,
+                          const SlemRankShard *b, char va[17], char vb[17],
+                          char arith[SLEM_ARITH_LIST_MAX]);
 
 /* The text of the shard's first line (end 0) or end line (end 1), its newline included,
  * as slem_rankwriter_shard() writes it; NULL when out of memory. Free with free(). */
