@@ -289,6 +289,45 @@ START_TEST(ids_files) {
 }
 END_TEST
 
+/* The last bytes of an input: sought in a regular file, read through on a pipe (as a file
+ * whose size says 0 is read), the same bytes and place either way. */
+START_TEST(tail_of_a_file_and_of_a_pipe) {
+  enum { N = 50000 };
+  static char text[N];
+  static const size_t ns[] = {1, 7, 4096, N, N + 10};
+  char *p = tu_path("tail.txt"), pipe_name[64];
+  for (size_t i = 0; i < N; i++) text[i] = (char)('a' + (i * 7 + i / 13) % 26);
+  tu_write_bytes(p, text, N);
+  for (size_t w = 0; w < sizeof ns / sizeof *ns; w++) {
+    for (int piped = 0; piped < 2; piped++) {
+      SlemIn *in = NULL;
+      SlemError err;
+      size_t n = ns[w], g = 0, want = n < N ? n : N;
+      uint64_t at = 1;
+      char *buf = malloc(n);
+      int fds[2];
+      ck_assert_ptr_nonnull(buf);
+      if (piped) {
+        ck_assert_int_eq(pipe(fds), 0);
+        ck_assert_int_eq(write(fds[1], text, N), N); /* within the pipe's buffer */
+        close(fds[1]);
+        snprintf(pipe_name, sizeof pipe_name, "/proc/self/fd/%d", fds[0]);
+      }
+      ck_assert_int_eq(slem_in_open(&in, piped ? pipe_name : p, &err), SLEM_OK);
+      ck_assert_int_eq(slem_in_seekable(in), !piped);
+      ck_assert_int_eq(slem_in_tail(in, buf, n, &g, &at, &err), SLEM_OK);
+      ck_assert_uint_eq(g, want);
+      ck_assert_uint_eq(at, N - want);
+      ck_assert_int_eq(memcmp(buf, text + N - want, want), 0);
+      slem_in_free(in);
+      if (piped) close(fds[0]);
+      free(buf);
+    }
+  }
+  free(p);
+}
+END_TEST
+
 /* A NUL byte inside a line is an error naming the file, the line and the column, from
  * the reader every line file goes through; lines before it come back whole. */
 START_TEST(nul_byte_in_a_line) {
@@ -889,6 +928,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, writer_refuses_values_that_do_not_fit);
   tcase_add_test(tc, ids_files);
   tcase_add_test(tc, nul_byte_in_a_line);
+  tcase_add_test(tc, tail_of_a_file_and_of_a_pipe);
   tcase_add_test(tc, crc32_check_value);
   tcase_add_test(tc, crc32_long_buffers_as_zlib);
   tcase_add_test(tc, cache_round_trip_and_corruption);

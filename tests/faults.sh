@@ -158,6 +158,26 @@ env LD_PRELOAD="$SHIM" FAULT_SIZE0=neg.slem slem-encode -q -c "$T/neg.slem" -o "
 st=$?
 [ "$st" = 1 ] && grep -q "neg.slem: its size says 0 bytes but it holds some" "$T/err" && [ ! -e "$T/z/e.fvecs" ] && ok ||
   bad "a cache whose size says 0: status $st: $(head -c 300 "$T/err")"
+# A text shard's last newline and a jsonl shard's end line are checked before anything is
+# written, as in any file: the cut was seen after the queries were written to stdout, the
+# end line at the end (the file could not be sought)
+head -c -1 "$T/rank.tsv" >"$T/z/cut.tsv"
+slem-merge -k 3 "$T/z/cut.tsv" >"$T/z/so" 2>"$T/z/want"
+env LD_PRELOAD="$SHIM" FAULT_SIZE0=cut.tsv slem-merge -k 3 "$T/z/cut.tsv" >"$T/z/so" 2>"$T/err"
+st=$?
+[ "$st" = 1 ] && grep -q "cut.tsv: the last line has no newline" "$T/err" && cmp -s "$T/z/want" "$T/err" && [ ! -s "$T/z/so" ] && ok ||
+  bad "a cut tsv shard whose size says 0: status $st, $(wc -c <"$T/z/so") bytes on stdout: $(head -c 300 "$T/err")"
+for i in 0 1; do slem-match -k 20 --shard $i/2 -F jsonl -d "$T/db.fvecs" -o "$T/z/j$i.jsonl" "$T/db.fvecs"; done
+sed '$s/"query_set":"[0-9a-f]*"/"query_set":"0123456789abcdef"/' "$T/z/j1.jsonl" >"$T/z/j1x.jsonl"
+[ "$(wc -c <"$T/z/j1x.jsonl")" -gt 8192 ] || bad "size 0: a jsonl shard too short to test the reading of its end"
+slem-merge -k 3 "$T/z/j0.jsonl" "$T/z/j1x.jsonl" >"$T/z/so" 2>"$T/z/want"
+env LD_PRELOAD="$SHIM" FAULT_SIZE0=j1x.jsonl slem-merge -k 3 "$T/z/j0.jsonl" "$T/z/j1x.jsonl" >"$T/z/so" 2>"$T/err"
+st=$?
+[ "$st" = 1 ] && grep -q "j1x.jsonl: its end line: query_set 0123456789abcdef" "$T/err" && cmp -s "$T/z/want" "$T/err" && [ ! -s "$T/z/so" ] && ok ||
+  bad "a jsonl shard of another query set whose size says 0: status $st, $(wc -c <"$T/z/so") bytes on stdout: $(head -c 300 "$T/err")"
+env LD_PRELOAD="$SHIM" FAULT_SIZE0=j1.jsonl slem-merge -k 3 -o "$T/z/jm.tsv" "$T/z/j0.jsonl" "$T/z/j1.jsonl" 2>"$T/err" &&
+  slem-merge -k 3 -o "$T/z/jref.tsv" "$T/z/j0.jsonl" "$T/z/j1.jsonl" && cmp -s "$T/z/jm.tsv" "$T/z/jref.tsv" && ok ||
+  bad "jsonl shards whose sizes say 0: $(head -c 300 "$T/err")"
 ls -a "$T/z" | grep -q '\.tmp\.' && bad "size 0: a temporary file left" || ok
 echo "faults: $injected faults injected"
 finish faults

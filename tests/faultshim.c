@@ -10,7 +10,8 @@
  *                    of them on (preadv: the pieces of a block read on several threads)
  *   FAULT_SIZE0=SUFFIX  stat() and fstat() of a regular file whose name ends with SUFFIX
  *                    report a size of 0, as /proc's pseudo-files and some FUSE file
- *                    systems do, whatever it holds
+ *                    systems do, whatever it holds; lseek() and fseek() from its end
+ *                    count from 0 too (an offset before it fails with EINVAL)
  *   FAULT_DLOPEN=N   dlopen() fails (returns NULL) from its Nth call on: a library the
  *                    program loads when it needs it (libhdf5) is missing
  *   FAULT_MALLOC=N   malloc/calloc/realloc of FAULT_MALLOC_MIN bytes or more (default
@@ -253,4 +254,56 @@ int stat(const char *path, struct stat *st) {
     st->st_size = 0;
   }
   return r;
+}
+
+/* 1 when fd is a regular file that FAULT_SIZE0 names */
+static int size0_fd(int fd) {
+  char link[64], name[4096];
+  ssize_t n;
+  if (fd < 0 || !getenv("FAULT_SIZE0")) return 0;
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  if ((n = readlink(link, name, sizeof name - 1)) <= 0) return 0;
+  name[n] = 0;
+  return size0_name(name);
+}
+
+/* From the end of a file whose size says 0: from 0 (a FUSE file system's answer; /proc
+ * refuses SEEK_END, and either way the last byte cannot be sought) */
+off_t lseek(int fd, off_t off, int whence) {
+  static off_t (*real)(int, off_t, int);
+  if (!real) real = (off_t(*)(int, off_t, int))dlsym(RTLD_NEXT, "lseek");
+  if (whence == SEEK_END && size0_fd(fd)) {
+    logged("lseek size 0");
+    if (off < 0) {
+      errno = EINVAL;
+      return -1;
+    }
+    return real(fd, off, SEEK_SET);
+  }
+  return real(fd, off, whence);
+}
+
+static int fseek_size0(FILE *fp, long long off, int *whence) {
+  if (*whence != SEEK_END || !size0_fd(fileno(fp))) return 0;
+  logged("fseek size 0");
+  if (off < 0) {
+    errno = EINVAL;
+    return -1;
+  }
+  *whence = SEEK_SET;
+  return 0;
+}
+
+int fseek(FILE *fp, long off, int whence) {
+  static int (*real)(FILE *, long, int);
+  if (!real) real = (int (*)(FILE *, long, int))dlsym(RTLD_NEXT, "fseek");
+  if (fseek_size0(fp, off, &whence) != 0) return -1;
+  return real(fp, off, whence);
+}
+
+int fseeko(FILE *fp, off_t off, int whence) {
+  static int (*real)(FILE *, off_t, int);
+  if (!real) real = (int (*)(FILE *, off_t, int))dlsym(RTLD_NEXT, "fseeko");
+  if (fseek_size0(fp, off, &whence) != 0) return -1;
+  return real(fp, off, whence);
 }

@@ -422,6 +422,32 @@ int slem_in_seek(SlemIn *self, uint64_t off, SlemError *err) {
   return SLEM_OK;
 }
 
+int slem_in_tail(SlemIn *self, void *dst, size_t n, size_t *got, uint64_t *at, SlemError *err) {
+  unsigned char *out = dst, *chunk;
+  size_t have = 0, r = n;
+  int st = SLEM_OK;
+  *got = 0;
+  *at = self->offset;
+  if (n == 0) return SLEM_OK;
+  if (slem_in_seekable(self) && self->size >= 0 && (uint64_t)self->size > self->offset + n &&
+      (st = slem_in_seek(self, (uint64_t)self->size - n, err)) != SLEM_OK)
+    return st;
+  if (!(chunk = malloc(n))) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  /* fewer than n only at the end; the last n kept */
+  while (r == n && (st = slem_in_read(self, chunk, n, &r, err)) == SLEM_OK && r > 0) {
+    if (have + r > n) {
+      memmove(out, out + (have + r - n), n - r);
+      have = n - r;
+    }
+    memcpy(out + have, chunk, r);
+    have += r;
+  }
+  free(chunk);
+  *got = have;
+  *at = self->offset - have;
+  return st;
+}
+
 /* ---- atomic output ---- */
 
 #define PENDING_MAX 16

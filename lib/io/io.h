@@ -117,6 +117,13 @@ int slem_in_seek(SlemIn *self, uint64_t off, SlemError *err);
 /* 1 when slem_in_seek() can work (a regular file). */
 int slem_in_seekable(const SlemIn *self);
 
+/* The last bytes of what self reads, up to n of them, into dst (*got of them, the first at
+ * byte *at of the input): sought in a regular file of a known size, read through to the
+ * end otherwise, as a stream (a pipe; a file whose size says 0 but that holds bytes, as
+ * slem_in_open() reads one), in memory of n bytes. The input is consumed. Errors: SLEM_EIO,
+ * SLEM_ENOMEM. */
+int slem_in_tail(SlemIn *self, void *dst, size_t n, size_t *got, uint64_t *at, SlemError *err);
+
 typedef struct SlemOut SlemOut;
 
 /* Opens path for writing ("-" or NULL: stdout, made blocking as slem_in_open() makes

@@ -10,6 +10,7 @@
 #include "arith.h"
 #include "fmt.h"
 #include "ids.h"
+#include "io.h"
 #include "mergefast.h"
 #include "rankfmt.h"
 #include "shard.h"
@@ -260,15 +261,22 @@ static int row_of(Merge *m, size_t s, const SlemRankEntry *e, uint64_t *row, Sle
   return SLEM_OK;
 }
 
-/* 1 when path is a seekable file whose last byte is not a newline: a shard cut short,
- * found before anything is written (a pipe is checked at its end instead). */
+/* 1 when path is a regular file whose last byte is not a newline: a shard cut short,
+ * found before anything is written (a pipe is checked at its end instead). A file whose
+ * size says 0 but that holds bytes (/proc, FUSE) is read through to its last byte. */
 static int cut_short(const char *path) {
-  FILE *f;
-  int cut = 0;
-  if (strcmp(path, "-") == 0 || !(f = fopen(path, "rb"))) return 0;
-  if (fseek(f, -1, SEEK_END) == 0) cut = getc(f) != '\n';
-  fclose(f);
-  return cut;
+  struct stat sb;
+  SlemIn *in;
+  SlemError e;
+  uint64_t at;
+  size_t got = 0;
+  char last = '\n';
+  if (strcmp(path, "-") == 0 || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+      slem_in_open(&in, path, &e) != SLEM_OK)
+    return 0;
+  if (slem_in_tail(in, &last, 1, &got, &at, &e) != SLEM_OK) got = 0; /* the reader will say */
+  slem_in_free(in);
+  return got == 1 && last != '\n';
 }
 
 /* The end of a message of shards that list other queries, when one is tsv or trec: those

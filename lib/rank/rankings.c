@@ -594,29 +594,22 @@ static int parse_shard(SlemRankShard *m, const char *line, int end, const char *
 
 int slem_rankshard_read_end(const char *path, SlemRankShard *m, int *found, SlemError *err) {
   char buf[4096 + 1];
-  FILE *f;
-  long size, from;
+  SlemIn *in;
+  SlemError e;
+  uint64_t from;
   size_t got, len;
   char *line;
-  int st = SLEM_OK;
+  int st;
   struct stat sb;
   *found = 0;
-  /* a pipe (stdin, a FIFO) is read later, never here */
+  /* a pipe (stdin, a FIFO) is read later, never here; a file whose size says 0 but that
+   * holds bytes (/proc, FUSE) is read through, as its end line is found before anything
+   * is written in any other file */
   if (strcmp(path, "-") == 0 || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) ||
-      !(f = fopen(path, "rb")))
+      slem_in_open(&in, path, &e) != SLEM_OK)
     return SLEM_OK;
-  if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0) {
-    fclose(f); /* not seekable: read later */
-    return SLEM_OK;
-  }
-  from = size > 4096 ? size - 4096 : 0;
-  if (fseek(f, from, SEEK_SET) != 0) {
-    fclose(f);
-    return SLEM_OK;
-  }
-  got = fread(buf, 1, 4096, f);
-  if (ferror(f)) st = slem_error(err, SLEM_EIO, "%s: read: %s", path, strerror(errno));
-  fclose(f);
+  st = slem_in_tail(in, buf, 4096, &got, &from, err);
+  slem_in_free(in);
   if (st) return st;
   buf[got] = '\0';
   len = got;

@@ -264,7 +264,8 @@ int slem_rankwriter_shard(SlemRankWriter *self, const SlemRankShard *m, SlemErro
  * Errors: SLEM_EIO. */
 int slem_rankwriter_shard_end(SlemRankWriter *self, const SlemRankShard *m, SlemError *err);
 
-/* Reads the end line of the ranking at path, a regular file, without reading the rest:
+/* Reads the end line of the ranking at path, a regular file, without reading the rest
+ * (but for a file whose size says 0 and that holds bytes, /proc or FUSE, read through):
  * *found is 1 and m's end fields are filled when its last line is a shard's end line, 0
  * otherwise (a pipe, "-", a file without one). Errors: SLEM_EIO, SLEM_EFORMAT (a bad end
  * line, naming the file and the line "last"). */
