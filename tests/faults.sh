@@ -158,9 +158,37 @@ env LD_PRELOAD="$SHIM" FAULT_SIZE0=neg.slem slem-encode -q -c "$T/neg.slem" -o "
 st=$?
 [ "$st" = 1 ] && grep -q "neg.slem: its size says 0 bytes but it holds some" "$T/err" && [ ! -e "$T/z/e.fvecs" ] && ok ||
   bad "a cache whose size says 0: status $st: $(head -c 300 "$T/err")"
-# A text shard's last newline and a jsonl shard's end line are checked before anything is
-# written, as in any file: the cut was seen after the queries were written to stdout, the
-# end line at the end (the file could not be sought)
+# An npy pair whose sizes say 0 is read as a stream too: it was refused, holding "-N bytes
+# after its header"; one cut short or overlong is refused with the message of a file whose
+# size is known, nothing written. A text shard's last newline and a jsonl shard's end
+# line are checked before anything is written, as in any file: the cut was seen after the
+# queries were written to stdout, the end line at the end (the file could not be sought)
+slem-match -k 5 -F npy -d "$T/db.fvecs" -o "$T/z/n.npy" "$G/pos.fvecs" &&
+  slem-merge -k 3 -F tsv -o "$T/z/nref.tsv" "$T/z/n.npy" &&
+  slem-eval --qrels "$T/qrels" "$T/z/n.npy" >"$T/z/eref" || bad "size 0: npy rankings"
+env LD_PRELOAD="$SHIM" FAULT_SIZE0=.npy slem-merge -k 3 -F tsv -o "$T/z/nm.tsv" "$T/z/n.npy" 2>"$T/err" &&
+  cmp -s "$T/z/nref.tsv" "$T/z/nm.tsv" && ok || bad "merge of an npy pair whose sizes say 0: $(head -c 300 "$T/err")"
+env LD_PRELOAD="$SHIM" FAULT_SIZE0=.npy slem-eval --qrels "$T/qrels" "$T/z/n.npy" >"$T/z/e" 2>"$T/err" &&
+  cmp -s "$T/z/eref" "$T/z/e" && ok || bad "slem-eval of an npy pair whose sizes say 0: $(head -c 300 "$T/err")"
+head -c -4 "$T/z/n.D.npy" >"$T/z/cutd.D.npy" && cp "$T/z/n.I.npy" "$T/z/cutd.I.npy"
+head -c -12 "$T/z/n.I.npy" >"$T/z/cuti.I.npy" && cp "$T/z/n.D.npy" "$T/z/cuti.D.npy"
+{ cat "$T/z/n.I.npy"; printf 'overlong'; } >"$T/z/longi.I.npy" && cp "$T/z/n.D.npy" "$T/z/longi.D.npy"
+{ cat "$T/z/n.I.npy"; printf 'overlong'; } >"$T/z/both.I.npy" && head -c -4 "$T/z/n.D.npy" >"$T/z/both.D.npy"
+for c in cutd cuti longi both; do
+  for tool in merge eval; do
+    case $tool in
+    merge) set -- slem-merge -k 3 -F tsv -o "$T/z/o.tsv" "$T/z/$c.npy" ;;
+    eval) set -- slem-eval --qrels "$T/qrels" -o "$T/z/o.tsv" "$T/z/$c.npy" ;;
+    esac
+    "$@" 2>"$T/z/want"
+    want=$?
+    env LD_PRELOAD="$SHIM" FAULT_SIZE0=.npy "$@" 2>"$T/err"
+    st=$?
+    [ "$want" = 1 ] && [ "$st" = 1 ] && grep -q "$c.[ID].npy: .* values of .* bytes, but the file holds" "$T/err" &&
+      cmp -s "$T/z/want" "$T/err" && [ ! -e "$T/z/o.tsv" ] && ok ||
+      bad "slem-$tool of an npy pair ($c) whose sizes say 0: status $st ($want), '$(head -c 300 "$T/err")', not '$(head -c 300 "$T/z/want")'"
+  done
+done
 head -c -1 "$T/rank.tsv" >"$T/z/cut.tsv"
 slem-merge -k 3 "$T/z/cut.tsv" >"$T/z/so" 2>"$T/z/want"
 env LD_PRELOAD="$SHIM" FAULT_SIZE0=cut.tsv slem-merge -k 3 "$T/z/cut.tsv" >"$T/z/so" 2>"$T/err"

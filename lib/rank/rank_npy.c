@@ -131,12 +131,25 @@ typedef struct NpyIn {
   size_t k;
   int64_t *irow;
   float *drow;
+  /* a file whose size says 0 but that holds bytes (/proc, FUSE) is read as a stream: its
+   * size, which header() checks from a file's, is checked once its data are read */
+  int istream, dstream;
 } NpyIn;
 
+/* The error of a file of nq x k values of item bytes that holds held bytes after its
+ * header: the same whether its size was known at its header or counted at its end. */
+static int size_error(const char *name, uint64_t nq, uint64_t k, size_t item, long long held,
+                      SlemError *err) {
+  return slem_error(err, SLEM_EFORMAT, "%s: %llu x %llu values of %zu bytes, but the file holds "
+                    "%lld bytes after its header", name, (unsigned long long)nq,
+                    (unsigned long long)k, item, held);
+}
+
 /* Reads the header of an npy file of dtype descr (its item size) and 2 dimensions into
- * *nq, *k, checks the file's size, and leaves fp at the data. */
+ * *nq, *k, checks the file's size (*stream: it says 0 and the file holds bytes; checked
+ * at the end of its data instead, stream_sizes()), and leaves fp at the data. */
 static int header(FILE *fp, const char *name, const char *descr, size_t item, uint64_t *nq,
-                  size_t *k, SlemError *err) {
+                  size_t *k, int *stream, SlemError *err) {
   unsigned char pre[12];
   char dict[4096], *p;
   size_t hlen, pos;
@@ -168,12 +181,44 @@ static int header(FILE *fp, const char *name, const char *descr, size_t item, ui
   if (!(p = strstr(dict, "'shape':")) || sscanf(p + 8, " (%llu , %llu )", &a, &b) != 2)
     return slem_error(err, SLEM_EFORMAT, "%s: npy rankings need a matrix (queries, k)", name);
   if (b > (1u << 20) || (b > 0 && a > UINT64_MAX / b / item) || fstat(fileno(fp), &sb) != 0 ||
-      !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size != pos + hlen + a * b * item)
-    return slem_error(err, SLEM_EFORMAT, "%s: %llu x %llu values of %zu bytes, but the file holds "
-                      "%lld bytes after its header", name, a, b, item,
-                      (long long)sb.st_size - (long long)(pos + hlen));
+      !S_ISREG(sb.st_mode))
+    return size_error(name, a, b, item, (long long)sb.st_size - (long long)(pos + hlen), err);
+  /* its header read, the file holds bytes whatever its size says */
+  *stream = sb.st_size == 0;
+  if (!*stream && (uint64_t)sb.st_size != pos + hlen + a * b * item)
+    return size_error(name, a, b, item, (long long)sb.st_size - (long long)(pos + hlen), err);
   *nq = a;
   *k = (size_t)b;
+  return SLEM_OK;
+}
+
+/* The bytes left in fp, read through. */
+static int rest_of(FILE *fp, const char *name, uint64_t *n, SlemError *err) {
+  char buf[1 << 14];
+  size_t r;
+  *n = 0;
+  while ((r = fread(buf, 1, sizeof buf, fp)) > 0) *n += r;
+  if (ferror(fp)) return slem_error(err, SLEM_EIO, "%s: read: %s", name, strerror(errno));
+  return SLEM_OK;
+}
+
+/* The sizes of the files read as streams, once the data of one ended or both were read:
+ * igot and dgot bytes of data so far, the rest counted to the end. I's first, then D's,
+ * with the message header() gives a file of a known size; SLEM_OK when both hold what
+ * their headers say. */
+static int stream_sizes(const NpyIn *in, uint64_t igot, uint64_t dgot, SlemError *err) {
+  uint64_t rest;
+  int st;
+  if (in->istream) {
+    if ((st = rest_of(in->fi, in->iname, &rest, err)) != SLEM_OK) return st;
+    if (igot + rest != in->nq * in->k * 8)
+      return size_error(in->iname, in->nq, in->k, 8, (long long)(igot + rest), err);
+  }
+  if (in->dstream) {
+    if ((st = rest_of(in->fd, in->dname, &rest, err)) != SLEM_OK) return st;
+    if (dgot + rest != in->nq * in->k * 4)
+      return size_error(in->dname, in->nq, in->k, 4, (long long)(dgot + rest), err);
+  }
   return SLEM_OK;
 }
 
@@ -198,8 +243,8 @@ static int ropen(SlemRankReader *r, const char *path, SlemError *err) {
   if (!(in->fd = fopen(in->dname, "rb")))
     return slem_error(err, SLEM_EIO, "%s: %s (npy rankings are a pair: I and D)", in->dname,
                       strerror(errno));
-  if ((st = header(in->fi, in->iname, "'<i8", 8, &in->nq, &in->k, err)) != SLEM_OK ||
-      (st = header(in->fd, in->dname, "'<f4", 4, &nqd, &kd, err)) != SLEM_OK)
+  if ((st = header(in->fi, in->iname, "'<i8", 8, &in->nq, &in->k, &in->istream, err)) != SLEM_OK ||
+      (st = header(in->fd, in->dname, "'<f4", 4, &nqd, &kd, &in->dstream, err)) != SLEM_OK)
     return st;
   if (nqd != in->nq || kd != in->k)
     return slem_error(err, SLEM_EFORMAT, "%s: %" PRIu64 " x %zu, but %s is %" PRIu64 " x %zu: not "
@@ -215,14 +260,28 @@ static int rnext(SlemRankReader *r, const SlemRankQuery **q, SlemError *err) {
   char qbuf[24], ibuf[24];
   size_t k = in->k, j;
   int st;
+  size_t gi, gd;
+  uint64_t done = in->q * k; /* values read before this row */
   *q = NULL;
   if (in->q == in->nq) {
+    /* nothing after the data, as a file of a known size was checked at its header */
+    if ((in->istream || in->dstream) && (st = stream_sizes(in, done * 8, done * 4, err)) != SLEM_OK)
+      return st;
+    in->istream = in->dstream = 0;
     if (in->nq == 0) return slem_error(err, SLEM_EFORMAT, "%s: no rankings (no rows)", r->name);
     return SLEM_OK;
   }
-  if (fread(in->irow, sizeof *in->irow, k, in->fi) != k)
+  gi = fread(in->irow, 1, k * sizeof *in->irow, in->fi);
+  if (gi != k * sizeof *in->irow && !ferror(in->fi) && in->istream &&
+      (st = stream_sizes(in, done * 8 + gi, done * 4, err)) != SLEM_OK)
+    return st;
+  if (gi != k * sizeof *in->irow)
     return slem_error(err, SLEM_EIO, "%s: read: %s", in->iname, ferror(in->fi) ? strerror(errno) : "cut short");
-  if (fread(in->drow, sizeof *in->drow, k, in->fd) != k)
+  gd = fread(in->drow, 1, k * sizeof *in->drow, in->fd);
+  if (gd != k * sizeof *in->drow && !ferror(in->fd) && in->dstream &&
+      (st = stream_sizes(in, (done + k) * 8, done * 4 + gd, err)) != SLEM_OK)
+    return st;
+  if (gd != k * sizeof *in->drow)
     return slem_error(err, SLEM_EIO, "%s: read: %s", in->dname, ferror(in->fd) ? strerror(errno) : "cut short");
   r->line = in->q + 1;
   snprintf(qbuf, sizeof qbuf, "%" PRIu64, in->q);

@@ -307,7 +307,9 @@ typedef struct SlemRankReader SlemRankReader;
  * text formats from the first non-blank line ('{' jsonl; tabs and no space tsv; else
  * trec). npy rankings are read from OUT.I.npy and OUT.D.npy whichever of the names is
  * given: their shapes must agree, I int64 and D float32, each row's results first and
- * its padding (I -1, D -FLT_MAX) last. Errors: SLEM_EIO, SLEM_EFORMAT (npy: a bad header,
+ * its padding (I -1, D -FLT_MAX) last; a file whose size says 0 but that holds bytes
+ * (/proc, FUSE) is read as a stream, its size checked when its data end, with the
+ * message of a file whose size is known. Errors: SLEM_EIO, SLEM_EFORMAT (npy: a bad header,
  * shapes or sizes that disagree; an npy file on stdin), SLEM_EINVAL (npy from "-"). */
 int slem_rankreader_open(SlemRankReader **self, const char *path, SlemRankFormat fmt,
                          SlemError *err);
