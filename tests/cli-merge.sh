@@ -424,6 +424,23 @@ slem-match -t 1 -k 10 --shard 2/3 -F jsonl -d "$D/database.fvecs" -o "$T/v2.json
 expect_fail "shards of two query sets" 1 "v2.jsonl: its end line: query_set [0-9a-f]*, but .*j0.jsonl has [0-9a-f]*: the ranking of other queries" - slem-merge -k 10 "$T/j0.jsonl" "$T/j1.jsonl" "$T/v2.jsonl"
 [ ! -s "$T/out" ] && ok || bad "shards of two query sets: output on stdout"
 expect_fail "shards of two query sets, on a pipe" 1 "<stdin>: its end line: query_set [0-9a-f]*, but .*j0.jsonl has" "$T/o" sh -c 'slem-merge -k 10 -o "$1" "$2" "$3" - <"$4"' sh "$T/o" "$T/j0.jsonl" "$T/j1.jsonl" "$T/v2.jsonl"
+# to stdout, a pipe's end line is checked at its end, after the queries went out (as
+# slem-merge(1) says under EXIT STATUS; -o for all or nothing): status 1, the message, and
+# whole lines on stdout, here every query; with -o an existing file is left as it was
+sed '$s/"query_set":"[0-9a-f]*"/"query_set":"0123456789abcdef"/' "$T/j2.jsonl" >"$T/j2q.jsonl"
+expect_fail "a pipe's end line of other queries, to stdout" 1 "<stdin>: its end line: query_set 0123456789abcdef, but .*j0.jsonl has" - sh -c 'slem-merge -k 10 -F tsv "$1" "$2" - <"$3"' sh "$T/j0.jsonl" "$T/j1.jsonl" "$T/j2q.jsonl"
+same "a pipe's end line of other queries, to stdout: the queries before it" "$T/out" "$T/j.tsv"
+echo keep >"$T/kept2"
+sh -c 'slem-merge -k 10 -F tsv -o "$1" "$2" "$3" - <"$4"' sh "$T/kept2" "$T/j0.jsonl" "$T/j1.jsonl" "$T/j2q.jsonl" 2>"$T/err"
+st=$?
+[ "$st" = 1 ] && [ "$(cat "$T/kept2")" = keep ] && ! ls -a "$T" | grep -q '\.tmp\.' && ok ||
+  bad "a pipe's end line of other queries, -o: status $st, $(head -c 100 "$T/kept2")"
+# a group so cut on stdout has its first line and no end line: the next level refuses it
+sh -c 'slem-merge --partial -k 10 -F jsonl "$1" "$2" - <"$3"' sh "$T/j0.jsonl" "$T/j1.jsonl" "$T/j2q.jsonl" >"$T/gq.jsonl" 2>"$T/err"
+st=$?
+[ "$st" = 1 ] && head -n 1 "$T/gq.jsonl" | grep -q '^{"slem_shard":{"index":0,"span":3,' &&
+  [ "$(wc -l <"$T/gq.jsonl")" = 101 ] && ok || bad "a group cut on stdout: status $st, $(wc -l <"$T/gq.jsonl") lines"
+expect_fail "a group cut on stdout, merged" 1 "gq.jsonl: line 101: no shard end line after the last query" "$T/o" slem-merge -k 10 -o "$T/o" "$T/gq.jsonl"
 # the end line missing, bad, or followed by a line
 head -n -1 "$T/j2.jsonl" >"$T/noend.jsonl"
 expect_fail "no end line" 1 "noend.jsonl: line 101: no shard end line after the last query" "$T/o" slem-merge -k 10 -o "$T/o" "$T/j0.jsonl" "$T/j1.jsonl" "$T/noend.jsonl"

@@ -51,7 +51,10 @@ void slem_merge_opts_init(SlemMergeOpts *opts);
 
 /* Merges the n >= 1 ranking files shards (each in any of the three formats, recognised)
  * into output ("-": stdout), written atomically: nothing appears under output unless
- * the merge succeeds. stats (may be NULL) receives the counts.
+ * the merge succeeds. stdout gets the queries as they are merged, whole lines: an error
+ * found after the first query leaves those before it there (holding them back would take
+ * memory or a file of the output's size; a file output is that). stats (may be NULL)
+ * receives the counts.
  * Errors (SLEM_EFORMAT naming the file and, where there is one, the line): a shard that
  * lists other queries or another order than the first; a query twice in a shard; a
  * result whose row is not known (a tsv/trec id that is not a row number and no db_ids,
