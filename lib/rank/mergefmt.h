@@ -22,7 +22,7 @@ typedef struct SlemFastRes {
   float score;
   uint32_t row;
   const char *id, *st;  /* the id; the score's text */
-  uint16_t idlen, stlen;
+  uint16_t idlen, stlen; /* stored once checked whole: at most SLEM_FAST_MAXTOK, 40 */
   int canon;            /* st is the %.9g of score */
 } SlemFastRes;
 
