@@ -227,6 +227,34 @@ for t in 1 8; do
   check "negstats -t $t, 40 000 records" slem-negstats -q -t $t -o "$T/ov40.$t.slem" "$T/dg40.fvecs"
 done
 [ "$(fp "$T/ov40.8.slem")" = "$(fp "$T/ov40.1.slem")" ] && ok || bad "negstats: -t 8 (blocks read in pieces) gives another cache than -t 1"
+# and the first bad record named as at -t 1 when it is read in pieces: in 80 000 records
+# (the first block is read whole, from the reader's buffer; at -t 8 the blocks of 32 768
+# after it in 2 pieces of 16 384, at -t 16 those of 65 536 in 4), a NaN in record 50 001
+# and a dimension of 63 in 60 001 (both in the second piece at -t 8), the dimension in
+# 40 001 before the NaN in 50 001 (two pieces), a NaN in 70 001 (the first piece at -t 16)
+cat "$T/dg40.fvecs" "$T/dg40.fvecs" >"$T/dg80.fvecs"
+spoil() { # spoil FILE RECORD OFFSET BYTES: BYTES (octal escapes) at OFFSET in RECORD (1-based)
+  printf "$4" | dd of="$1" bs=1 seek=$((($2 - 1) * 260 + $3)) conv=notrunc 2>/dev/null
+}
+cp "$T/dg80.fvecs" "$T/dg80a.fvecs"
+spoil "$T/dg80a.fvecs" 50001 4 '\000\000\300\177'
+spoil "$T/dg80a.fvecs" 60001 0 '\077\000\000\000'
+cp "$T/dg80.fvecs" "$T/dg80b.fvecs"
+spoil "$T/dg80b.fvecs" 40001 0 '\077\000\000\000'
+spoil "$T/dg80b.fvecs" 50001 4 '\000\000\300\177'
+cp "$T/dg80.fvecs" "$T/dg80c.fvecs"
+spoil "$T/dg80c.fvecs" 70001 4 '\000\000\300\177'
+for t in 1 8 16; do
+  expect_fail "negstats -t $t, a NaN in record 50 001, a dimension in 60 001" 1 "dg80a.fvecs: record 50001: value 1 is NaN" "$T/ov80.slem" \
+    slem-negstats -q -t $t -o "$T/ov80.slem" "$T/dg80a.fvecs"
+  expect_fail "negstats -t $t, a dimension in record 40 001, a NaN in 50 001" 1 "dg80b.fvecs: record 40001: dimension 63, expected 64" "$T/ov80.slem" \
+    slem-negstats -q -t $t -o "$T/ov80.slem" "$T/dg80b.fvecs"
+  expect_fail "negstats -t $t, a NaN in record 70 001" 1 "dg80c.fvecs: record 70001: value 1 is NaN" "$T/ov80.slem" \
+    slem-negstats -q -t $t -o "$T/ov80.slem" "$T/dg80c.fvecs"
+  check "negstats -t $t, 80 000 records" slem-negstats -q -t $t -o "$T/ov80.$t.slem" "$T/dg80.fvecs"
+done
+[ "$(fp "$T/ov80.8.slem")" = "$(fp "$T/ov80.1.slem")" ] && ok || bad "negstats: -t 8 gives another cache than -t 1 (80 000 records)"
+[ "$(fp "$T/ov80.16.slem")" = "$(fp "$T/ov80.1.slem")" ] && ok || bad "negstats: -t 16 gives another cache than -t 1 (80 000 records)"
 expect_fail "negstats -t 4, a pipe truncated in record 4001" 1 "<stdin>: record 4001: truncated (100 of 260 bytes)" "$T/ovbad.slem" \
   sh -c "head -c 1040100 '$T/dg5.fvecs' | slem-negstats -q -t 4 --leaf-rows 256 -o '$T/ovbad.slem' -"
 # fvecs read straight into the rows (readv) from a pipe that delivers a record in pieces:

@@ -515,6 +515,28 @@ expect_fail "jsonl: an id of two rows, to a file" 1 "pidup.jsonl: line [0-9]*: i
   slem-merge -k 10 -o "$T/dupf.jsonl" "$T/pidup.jsonl" "$T/pi1.jsonl" "$T/pi2.jsonl"
 expect_fail "jsonl: an id of two rows, the general merge" 1 "pidup.jsonl: line [0-9]*: id '236' appears twice" - \
   slem-merge -k 10 "$T/pidup.jsonl" "$T/pi1.jsonl" "$T/pi2.jsonl"
+# a field of 65 536 bytes or more, in a query after the first (which the general merge's
+# code reads before the fast merge tries): the fast merge kept its length in 16 bits and
+# took its first bytes for the whole, merging what the general merge refuses (an id
+# '236xx...x' as row 236, a score '4377' and 65 536 zeros as 4377)
+x64k=$(head -c 65536 /dev/zero | tr '\0' x)
+z64k=$(head -c 65536 /dev/zero | tr '\0' 0)
+awk -F '\t' -v OFS='\t' -v x="$x64k" 'NR == 2501 { $3 = $3 x } { print }' "$T/stsv.0" >"$T/longid.tsv"
+awk -F '\t' -v OFS='\t' -v z="$z64k" 'NR == 2501 { $4 = $4 z } { print }' "$T/stsv.0" >"$T/longsc.tsv"
+sed "51s/\"score\":\([-0-9.e+]*\)}/\"score\":\1$z64k}/" "$T/sjsonl.0" >"$T/longsc.jsonl"
+cmp -s "$T/longsc.jsonl" "$T/sjsonl.0" && bad "a score of 65 540 bytes: line 51 not changed (the test's data changed)" || ok
+rm -f "$T/long.out"
+for to in "-o $T/long.out" ""; do
+  # (the messages are cut at the length of an error message)
+  outf=${to:+$T/long.out}
+  expect_fail "tsv: an id of 65 539 bytes${to:+, to a file}" 1 "longid.tsv: line 2501: id '[0-9]*xxxxxxxx" "${outf:--}" \
+    slem-merge -k 50 $to "$T/longid.tsv" "$T/stsv.1" "$T/stsv.2"
+  expect_fail "tsv: a score of 65 540 bytes${to:+, to a file}" 1 "longsc.tsv: line 2501: score '[0-9]*00000000" "${outf:--}" \
+    slem-merge -k 50 $to "$T/longsc.tsv" "$T/stsv.1" "$T/stsv.2"
+  expect_fail "jsonl: a score of 65 540 bytes${to:+, to a file}" 1 "longsc.jsonl: line 51: result 1: \"score\" is not a finite number" "${outf:--}" \
+    slem-merge -k 50 $to "$T/longsc.jsonl" "$T/sjsonl.1" "$T/sjsonl.2"
+  rm -f "$T/long.out"
+done
 # shards scored by another similarity (their first lines say which): a cosine shard, an
 # --exclude-self one, an affine one beside dot-product ones are refused, nothing written
 for i in 0 1; do

@@ -156,6 +156,14 @@ int slem_mergefast_push(SlemFastShard *sh, SlemFastRes **r) {
   return 0;
 }
 
+void *slem_mergefast_grow(void *table, size_t n, size_t cap, size_t size) {
+  unsigned char *x = calloc(cap, size);
+  if (!x) return NULL;
+  if (n) memcpy(x, table, n * size);
+  free(table);
+  return x;
+}
+
 /* The row's record, growing the table (and the ids' beside it in idmode 2); NULL beyond
  * MAXROWS or out of memory. */
 static SlemFastRow *row_info(SlemFast *m, uint32_t row) {
@@ -165,13 +173,11 @@ static SlemFastRow *row_info(SlemFast *m, uint32_t row) {
     if (row >= MAXROWS) return NULL;
     while (cap <= row) cap *= 2;
     if (m->idmode == 2) {
-      SlemFastRowId *y = realloc(m->rid, cap * sizeof *y);
+      SlemFastRowId *y = slem_mergefast_grow(m->rid, m->nrows, cap, sizeof *y);
       if (!y) return NULL;
-      memset(y + m->nrows, 0, (cap - m->nrows) * sizeof *y);
       m->rid = y;
     }
-    if (!(x = realloc(m->rows, cap * sizeof *x))) return NULL;
-    memset(x + m->nrows, 0, (cap - m->nrows) * sizeof *x);
+    if (!(x = slem_mergefast_grow(m->rows, m->nrows, cap, sizeof *x))) return NULL;
     m->rows = x;
     m->nrows = cap;
   }

@@ -189,8 +189,11 @@ static int fast_read(SlemFast *m, size_t s, const char **q, size_t *ql, const ch
     p = t;
     if (SLEM_FAST_LIT(&p, nl, ",\"score\":") != 0 || !(t = memchr(p, '}', (size_t)(nl - p)))) return -1;
     r->st = p;
+    /* the length checked whole before it is kept in 16 bits: a score of 65 536 bytes and
+     * more was otherwise taken for its first bytes */
+    if (slem_mergefast_score(r->st, (size_t)(t - p), &r->score, &r->canon) != 0 || !r->canon)
+      return -1;
     r->stlen = (uint16_t)(t - p);
-    if (slem_mergefast_score(r->st, r->stlen, &r->score, &r->canon) != 0 || !r->canon) return -1;
     if (sh->n > 1 && !slem_fast_before(r - 1, r)) return -1;
     if (slem_mergefast_take(m, s, r) != 0) return -1;
     p = t + 1;

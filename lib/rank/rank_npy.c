@@ -421,8 +421,7 @@ static int fast_merge(const char *const *shards, size_t n, const char *output,
           size_t cap = nrows ? nrows : 1024;
           SlemFastRow *x;
           while (cap <= row) cap *= 2;
-          if (!(x = realloc(rows, cap * sizeof *x))) goto done;
-          memset(x + nrows, 0, (cap - nrows) * sizeof *x);
+          if (!(x = slem_mergefast_grow(rows, nrows, cap, sizeof *x))) goto done;
           rows = x;
           nrows = cap;
         }

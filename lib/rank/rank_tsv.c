@@ -75,12 +75,15 @@ static int fast_read(SlemFast *m, size_t s, const char **q, size_t *ql, const ch
       return -1;
     if (slem_mergefast_push(sh, &r) != 0) return -1;
     if (slem_mergefast_u31(t1 + 1, (size_t)(t2 - t1 - 1), &rank) != 0 || rank != sh->n) return -1;
+    /* the lengths checked whole before they are kept in 16 bits (a field of 65 536 bytes
+     * and more was otherwise taken for its first bytes) */
     r->id = t2 + 1;
+    if (slem_mergefast_u31(r->id, (size_t)(t3 - t2 - 1), &r->row) != 0) return -1;
     r->idlen = (uint16_t)(t3 - t2 - 1);
-    if (slem_mergefast_u31(r->id, r->idlen, &r->row) != 0) return -1;
     r->st = t3 + 1;
+    if (slem_mergefast_score(r->st, (size_t)(nl - t3 - 1), &r->score, &r->canon) != 0 || !r->canon)
+      return -1;
     r->stlen = (uint16_t)(nl - t3 - 1);
-    if (slem_mergefast_score(r->st, r->stlen, &r->score, &r->canon) != 0 || !r->canon) return -1;
     if (sh->n > 1 && !slem_fast_before(r - 1, r)) return -1;
     if (slem_mergefast_take(m, s, r) != 0) return -1;
     sh->p = nl + 1;
