@@ -52,9 +52,11 @@ static size_t leaf_rows(const SlemNegstatsOpts *o, size_t d) {
  * several reading threads (8 BLAS threads or more), a piece of 4 MiB for each (16 MiB at 16
  * threads), so that reading is not the one serial part: at -t 16 on a 16-core server, 1
  * MiB blocks read on one thread had the computing threads waiting for them for half of
- * the wall (docs/performance.md). The leaves, their order and the bits do not change. */
-static size_t read_rows(size_t d) {
-  size_t b = ((size_t)1 << 18) / (d ? d : 1), p = slem_vecreader_rows_for_pieces(4 * d);
+ * the wall (docs/performance.md). The leaves, their order and the bits do not change.
+ * pieces: the input can be read in pieces (a file whose count is known, no record skipped:
+ * text, pipes and skipped records are read in one piece, and keep the small blocks). */
+static size_t read_rows(size_t d, int pieces) {
+  size_t b = ((size_t)1 << 18) / (d ? d : 1), p = pieces ? slem_vecreader_rows_for_pieces(4 * d) : 0;
   b = b < 64 ? 64 : b > 4096 ? 4096 : b;
   return p > b ? p : b;
 }
@@ -108,7 +110,10 @@ static int add_file(SlemStats **st, const char *path, const SlemNegstatsOpts *o,
    * double, not two; the blocks read are small (the leaf gathers them), so that the two
    * buffers of the reading thread stay in the cache and fault few pages */
   f32 = slem_vecreader_f32_exact(r);
-  status = slem_prefetch_new(&pf, r, o->block ? o->block : read_rows(d), f32, err);
+  status = slem_prefetch_new(&pf, r, o->block ? o->block
+                                          : read_rows(d, slem_vecreader_count(r) >= 0 &&
+                                                             slem_vecreader_seekable(r) &&
+                                                             !o->skip_nonfinite), f32, err);
   while (status == SLEM_OK) {
     void *rows;
     size_t got, skip;
