@@ -18,6 +18,20 @@ static char *slurp(const char *path) {
   return s;
 }
 
+/* The text of a jsonl ranking at path of one query "q" (one result) between m's shard
+ * lines. */
+static char *one_query_ranking(const char *path, const SlemRankShard *m) {
+  SlemRankEntry a = {.id = "1", .score = 0.5f, .row = 1};
+  SlemRankWriter *w;
+  SlemError err;
+  ck_assert_int_eq(slem_rankwriter_open(&w, path, SLEM_RANK_JSONL, NULL, NULL, NULL, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_shard(w, m, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_write_entries(w, "q", &a, 1, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_shard_end(w, m, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankwriter_close(w, &err), SLEM_OK);
+  return slurp(path);
+}
+
 START_TEST(format_names) {
   SlemRankFormat f = SLEM_RANK_AUTO;
   SlemError err;
@@ -312,18 +326,11 @@ START_TEST(shard_line_arithmetics_round_trip) {
                      .desc_arith = "Haswell (OpenBLAS 0.3.21, GSL 2.7.1, glibc 2.36) + SkylakeX "
                                    "(OpenBLAS 0.3.21, GSL 2.7.1, glibc 2.36)",
                      .has_end = 1, .queries = 1, .query_set = "fedcba9876543210"};
-  SlemRankEntry a = {.id = "1", .score = 0.5f, .row = 1};
-  SlemRankWriter *w;
   SlemRankReader *r;
   const SlemRankQuery *q;
   const SlemRankShard *got;
   SlemError err;
-  ck_assert_int_eq(slem_rankwriter_open(&w, path, SLEM_RANK_JSONL, NULL, NULL, NULL, &err), SLEM_OK);
-  ck_assert_int_eq(slem_rankwriter_shard(w, &m, &err), SLEM_OK);
-  ck_assert_int_eq(slem_rankwriter_write_entries(w, "q", &a, 1, &err), SLEM_OK);
-  ck_assert_int_eq(slem_rankwriter_shard_end(w, &m, &err), SLEM_OK);
-  ck_assert_int_eq(slem_rankwriter_close(w, &err), SLEM_OK);
-  text = slurp(path);
+  text = one_query_ranking(path, &m);
   ck_assert_ptr_nonnull(strstr(text, "\"database\":\"0123456789abcdef\",\"arithmetic\":\"SkylakeX "
                                      "(OpenBLAS 0.3.21, GSL 2.7.1, glibc 2.36)\",\"descriptors_"
                                      "arithmetic\":\"Haswell (OpenBLAS 0.3.21, GSL 2.7.1, glibc "
@@ -338,12 +345,7 @@ START_TEST(shard_line_arithmetics_round_trip) {
   slem_rankreader_free(r);
   /* none recorded: not written, read as "" */
   m.arith[0] = m.desc_arith[0] = 0;
-  ck_assert_int_eq(slem_rankwriter_open(&w, path, SLEM_RANK_JSONL, NULL, NULL, NULL, &err), SLEM_OK);
-  ck_assert_int_eq(slem_rankwriter_shard(w, &m, &err), SLEM_OK);
-  ck_assert_int_eq(slem_rankwriter_write_entries(w, "q", &a, 1, &err), SLEM_OK);
-  ck_assert_int_eq(slem_rankwriter_shard_end(w, &m, &err), SLEM_OK);
-  ck_assert_int_eq(slem_rankwriter_close(w, &err), SLEM_OK);
-  text = slurp(path);
+  text = one_query_ranking(path, &m);
   ck_assert_ptr_null(strstr(text, "arithmetic"));
   free(text);
   ck_assert_int_eq(slem_rankreader_open(&r, path, SLEM_RANK_AUTO, &err), SLEM_OK);
@@ -372,8 +374,6 @@ START_TEST(shard_line_classes_round_trip) {
                                                    .query_set = "2222222222222222"},
                                                   {.arith = "", .database = "0123456789abcdef"}},
                      got[SLEM_SHARD_CLASSES];
-  SlemRankEntry a = {.id = "1", .score = 0.5f, .row = 1};
-  SlemRankWriter *w;
   SlemRankReader *r;
   const SlemRankQuery *q;
   const SlemRankShard *back;
@@ -394,12 +394,7 @@ START_TEST(shard_line_classes_round_trip) {
   snprintf(c[2].arith, sizeof c[2].arith, "C | D");
   ck_assert_int_eq(slem_rankshard_set_classes(&m, c, 3), -1);
   ck_assert_str_eq(m.desc_query_sets, "fedcba9876543210 2222222222222222"); /* unchanged */
-  ck_assert_int_eq(slem_rankwriter_open(&w, path, SLEM_RANK_JSONL, NULL, NULL, NULL, &err), SLEM_OK);
-  ck_assert_int_eq(slem_rankwriter_shard(w, &m, &err), SLEM_OK);
-  ck_assert_int_eq(slem_rankwriter_write_entries(w, "q", &a, 1, &err), SLEM_OK);
-  ck_assert_int_eq(slem_rankwriter_shard_end(w, &m, &err), SLEM_OK);
-  ck_assert_int_eq(slem_rankwriter_close(w, &err), SLEM_OK);
-  text = slurp(path);
+  text = one_query_ranking(path, &m);
   ck_assert_ptr_nonnull(strstr(text, "\"descriptors_arithmetic\":\"A (L) + B (L)\",\"descriptors_"
                                      "databases\":\"0123456789abcdef=A (L) | 1111111111111111=B "
                                      "(L)\"}}\n"));
