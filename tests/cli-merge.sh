@@ -487,6 +487,17 @@ check "10 000 queries, k 7 from npy" slem-merge -k 7 -o "$T/m10k7.npy" "$T/t0.I.
 slem-merge -k 7 -F tsv "$T/t0.tsv" "$T/t1.tsv" "$T/t2.tsv" >"$T/m10k7.tsv"
 slem-merge -k 7 -F tsv "$T/m10k7.npy" >"$T/m10k7.npy.tsv"
 same "10 000 queries, k 7 from npy" "$T/m10k7.npy.tsv" "$T/m10k7.tsv"
+# npy shards named NAME or NAME.npy (no such file: NAME.I.npy and NAME.D.npy) take the
+# fast merge too: the bytes of the .I.npy names; a pair whose D is missing, refused alike
+check "10 000 queries from npy named NAME" slem-merge -k 10 -o "$T/m10kn.npy" "$T/t0" "$T/t1" "$T/t2"
+check "10 000 queries from npy named NAME.npy" slem-merge -k 10 -o "$T/m10kx.npy" "$T/t0.npy" "$T/t1.npy" "$T/t2.npy"
+for x in I D; do
+  cmp -s "$T/m10kn.$x.npy" "$T/m10k.$x.npy" && cmp -s "$T/m10kx.$x.npy" "$T/m10k.$x.npy" && ok ||
+    bad "npy named NAME or NAME.npy: another $x than from NAME.I.npy"
+done
+mkdir -p "$T/nod"
+cp "$T/t0.I.npy" "$T/t0.D.npy" "$T/t1.I.npy" "$T/t1.D.npy" "$T/t2.I.npy" "$T/nod/"
+expect_fail "npy named NAME, a D missing" 1 "t2.D.npy" "$T/m10kd.npy" slem-merge -k 10 -o "$T/m10kd.npy" "$T/nod/t0" "$T/nod/t1" "$T/nod/t2"
 [ "$(wc -l <"$T/all10k.tsv")" = 100000 ] && ok || bad "10 000 queries: $(wc -l <"$T/all10k.tsv") lines"
 { head -c $((9999 * REC)) "$T/q10k.fvecs"; head -c $REC "$D/validation.fvecs"; } >"$T/q10kb.fvecs"
 slem-match -t 1 -k 10 --shard 2/3 -F jsonl -d "$D/database.fvecs" -o "$T/t2b.jsonl" "$T/q10kb.fvecs"

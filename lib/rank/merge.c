@@ -788,8 +788,21 @@ static void merge_free(Merge *m) {
   free(m->out);
 }
 
+/* 1 when path names a shard in files: a regular file, or a name that a format of its own
+ * files claims (npy's NAME and NAME.npy for NAME.I.npy and NAME.D.npy); 0 for "-", a
+ * pipe, a device. */
+static int file_shard(const char *path) {
+  struct stat sb;
+  const SlemRankFormatOps *f;
+  if (strcmp(path, "-") == 0) return 0;
+  if (stat(path, &sb) == 0) return S_ISREG(sb.st_mode);
+  for (int i = 0; (f = slem_rankformat_ops((SlemRankFormat)i)) != NULL; i++)
+    if (f->sniff_path && f->sniff_path(path)) return 1;
+  return 0;
+}
+
 /* Before the fast path (mergefast.h): the checks of the shard lines, run by this merge's
- * own code on the first query of each shard, all regular files. Returns 0 when the fast path
+ * own code on the first query of each shard, all in files (file_shard()). Returns 0 when the fast path
  * may try (*lines: the shards have shard lines, checked, each end line found in its file,
  * info filled), -1 when the general merge is to run (an error it will report again, a pipe,
  * an end line it reads at the end). */
@@ -799,11 +812,9 @@ static int fast_prepass(const char *const *shards, size_t n, const SlemMergeOpts
   SlemError e;
   size_t seen = 0;
   int done = 0, ok = -1;
-  struct stat sb;
   *lines = 0;
   for (size_t s = 0; s < n; s++)
-    if (strcmp(shards[s], "-") == 0 || stat(shards[s], &sb) != 0 || !S_ISREG(sb.st_mode))
-      return -1;
+    if (!file_shard(shards[s])) return -1;
   m.n = n;
   m.opts = opts;
   m.paths = shards;
