@@ -59,6 +59,15 @@ rm -f "$T/m.slem"
 check "partials of two cores, allowed" onA slem-negstats -q --allow-mixed-blas -o "$T/m.slem" "$T/p0.slem" "$T/p1b.slem"
 grep -a -q "\"mixed\":\"$A (.*) + $B (.*)\"" "$T/m.slem" && ok || bad "the allowed mix is not recorded"
 [ "$(fp "$T/m.slem")" != "$(fp "$T/a.slem")" ] && ok || echo "note: the mixed merge gave $A's cache"
+# a mix kept partial, merged again at the next level (two-level merges): its own line names
+# only the host that merged it, so the mix it records is refused without the flag there too,
+# and carried into the output's with it
+check "partials of two cores, allowed, kept partial" onA slem-negstats -q --partial --allow-mixed-blas -o "$T/pm.slem" "$T/p0.slem" "$T/p1b.slem"
+expect_fail "a mixed partial at the next level" 1 "pm.slem mixes the arithmetics $A (.*) + $B (.*--allow-mixed-blas here too" "$T/m4.slem" \
+  onA slem-negstats -q -o "$T/m4.slem" "$T/pm.slem"
+check "a mixed partial at the next level, allowed" onA slem-negstats -q --allow-mixed-blas -o "$T/m4.slem" "$T/pm.slem"
+grep -a -q "\"mixed\":\"$A (.*) + $B (.*)\"" "$T/m4.slem" && ok || bad "the mix of the level below is not recorded"
+[ "$(fp "$T/m4.slem")" = "$(fp "$T/m.slem")" ] && ok || bad "two levels of an allowed mix: not the cache of one level"
 # partials of one core merged on another: refused, with the core to merge on
 expect_fail "partials of $A merged on $B" 1 "but this merge runs on $B (OpenBLAS.*OPENBLAS_CORETYPE=$A" "$T/m2.slem" \
   onB slem-negstats -q -o "$T/m2.slem" "$T/p0.slem" "$T/p1.slem"

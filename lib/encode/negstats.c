@@ -277,15 +277,22 @@ static int group_parts(Part *parts, size_t np, Unit *units, size_t *nu, SlemErro
 
 /* Partial caches merged into the cache of one run must all come from one arithmetic
  * (arith.h), the one this merge runs on: the shards' nodes are made by their kernels, the
- * fold and A^-1 by this host's. A mix is refused naming both, unless allowed; then mixed
- * lists every arithmetic involved (this host's first), for the output to record. */
+ * fold and A^-1 by this host's. A mix is refused naming both, unless allowed, and so is a
+ * partial cache that is itself a mix (an earlier level merged under the flag: its own line
+ * names only the host that merged it); when allowed, mixed lists every arithmetic
+ * involved (this host's first, then those of the parts and of their mixes), for the
+ * output to record. */
 static int check_arith(const Part *parts, size_t np, int allow, char *mixed, size_t size,
                        SlemError *err) {
   const char *here = slem_arith_name();
   char core[64];
   mixed[0] = 0;
   for (size_t i = 0; i < np; i++) {
-    const char *a = slem_cache_arith(parts[i].cache);
+    const char *a = slem_cache_arith(parts[i].cache), *m = slem_cache_arith_mixed(parts[i].cache);
+    if (!allow && m)
+      return slem_error(err, SLEM_EFORMAT, "%s mixes the arithmetics %s (merged with "
+                        "--allow-mixed-blas): merged, it would not make the cache of one run; "
+                        "pass --allow-mixed-blas here too", slem_cache_path(parts[i].cache), m);
     for (size_t j = 0; j < i && !allow; j++) {
       const char *b = slem_cache_arith(parts[j].cache);
       if (slem_arith_differ(a, b))
@@ -303,8 +310,10 @@ static int check_arith(const Part *parts, size_t np, int allow, char *mixed, siz
     }
   }
   slem_arith_list_add(mixed, size, here);
-  for (size_t i = 0; i < np; i++)
+  for (size_t i = 0; i < np; i++) {
     if (slem_cache_arith(parts[i].cache)) slem_arith_list_add(mixed, size, slem_cache_arith(parts[i].cache));
+    slem_arith_list_merge(mixed, size, slem_cache_arith_mixed(parts[i].cache));
+  }
   if (!strstr(mixed, " + ")) mixed[0] = 0; /* one arithmetic: nothing mixed */
   return SLEM_OK;
 }

@@ -54,6 +54,7 @@ struct SlemCachePriv {
   size_t r;  /* the rank of a kernel or pca cache, named in the messages on its sections */
   uint64_t *node;
   char arith[SLEM_ARITH_MAX];  /* the line of the arithmetic that made it (arith.h), or "" */
+  char arith_mixed[SLEM_ARITH_LIST_MAX]; /* the lines it mixes (a merge allowed to), or "" */
 };
 
 
@@ -175,6 +176,10 @@ const SlemCacheKernelRecursive *slem_cache_kernel_recursive(const SlemCache *sel
 
 const char *slem_cache_arith(const SlemCache *self) {
   return self->priv->arith[0] ? self->priv->arith : NULL;
+}
+
+const char *slem_cache_arith_mixed(const SlemCache *self) {
+  return self->priv->arith_mixed[0] ? self->priv->arith_mixed : NULL;
 }
 
 /* Reads a non-negative integer member that is exactly representable. */
@@ -662,6 +667,7 @@ int slem_cache_read(SlemCache **self, const char *path, SlemError *err) {
   c->priv->payload_len = pay_len;
   c->priv->json = json;
   slem_arith_from_json(json, c->priv->arith, sizeof c->priv->arith);
+  slem_arith_mixed_from_json(json, c->priv->arith_mixed, sizeof c->priv->arith_mixed);
   *self = c;
   return SLEM_OK;
 fail:

@@ -158,6 +158,10 @@ const char *slem_cache_path(const SlemCache *self);
  * its JSON header records it, owned by self; NULL when it records none (an older slem). */
 const char *slem_cache_arith(const SlemCache *self);
 
+/* The lines of the arithmetics a cache mixes (arith.h: a merge of partial caches allowed to
+ * mix them, " + " between), owned by self; NULL when it mixes none. */
+const char *slem_cache_arith_mixed(const SlemCache *self);
+
 /* The time a cache records in its provenance (its "time", UTC): fixed != 0: epoch, in
  * seconds since 1970 (reproducible caches; cmd/ passes SOURCE_DATE_EPOCH); fixed == 0: the
  * time of writing (the default). Process-wide: call it before any thread writes a cache.

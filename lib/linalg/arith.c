@@ -71,6 +71,12 @@ void slem_arith_from_json(const struct cJSON *obj, char *out, size_t size) {
   snprintf(out, size, "%s", cJSON_IsString(nm) ? nm->valuestring : "");
 }
 
+void slem_arith_mixed_from_json(const struct cJSON *obj, char *list, size_t size) {
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(obj, "arithmetic");
+  const cJSON *m = cJSON_GetObjectItemCaseSensitive(a, "mixed");
+  snprintf(list, size, "%s", cJSON_IsString(m) ? m->valuestring : "");
+}
+
 int slem_arith_differ(const char *a, const char *b) {
   return a && b && *a && *b && strcmp(a, b) != 0;
 }
@@ -98,4 +104,15 @@ void slem_arith_list_add(char *list, size_t size, const char *line) {
       return;
   }
   snprintf(list + len, size - len, "%s%s", len ? " + " : "", line);
+}
+
+void slem_arith_list_merge(char *list, size_t size, const char *other) {
+  char line[SLEM_ARITH_MAX];
+  while (other && *other) {
+    const char *end = strstr(other, " + ");
+    size_t len = end ? (size_t)(end - other) : strlen(other);
+    snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), other);
+    slem_arith_list_add(list, size, line);
+    other = end ? end + 3 : NULL;
+  }
 }

@@ -37,6 +37,14 @@ int slem_arith_to_json(struct cJSON *obj, const char *mixed);
  * records none (written by an older slem). Cannot fail. */
 void slem_arith_from_json(const struct cJSON *obj, char *name, size_t size);
 
+/* Copies obj's "arithmetic" "mixed" list (the lines of a merge allowed to mix them, " + "
+ * between) into list (size bytes, truncated); "" when it records none. Cannot fail. */
+void slem_arith_mixed_from_json(const struct cJSON *obj, char *list, size_t size);
+
+/* Appends every line of other (a list, " + " between) to list as slem_arith_list_add()
+ * does. */
+void slem_arith_list_merge(char *list, size_t size, const char *other);
+
 /* Whether two recorded lines may differ in their bits: both known and not equal. A line
  * not recorded ("" or NULL) differs from none. */
 int slem_arith_differ(const char *a, const char *b);
