@@ -167,6 +167,18 @@ cmp -s "$T/dirty1.tsv" "$T/clean1.tsv" && ok || bad "match shard after a bad rec
 slem-negstats -q --leaf-rows 32 --partial --shard 1/2 -o "$T/clean1.slem" "$D/database.fvecs"
 check "negstats shard after a bad record" slem-negstats -q --leaf-rows 32 --partial --shard 1/2 -o "$T/dirty1.slem" "$T/dirty.fvecs"
 [ "$(fp "$T/dirty1.slem")" = "$(fp "$T/clean1.slem")" ] && ok || bad "negstats shard after a bad record: other statistics"
+# nor a bad record after them, whatever the block read: 1 000 rows in 32 leaves of 32, shard
+# 0/2 is rows 0-511, and a NaN in row 512 (record 513) was read by a block that went past
+# them (the default 4 096 rows, -b 100, or -t 16's 4 MiB pieces) and refused the shard
+cp "$D/database.fvecs" "$T/dirty.fvecs"
+printf '\377\377\300\177' | dd of="$T/dirty.fvecs" bs=1 seek=$((512 * 260 + 8)) conv=notrunc 2>/dev/null
+expect_fail "the dirty record after a shard is bad" 1 "record 513: value 2 is NaN" "$T/x.slem" slem-negstats --leaf-rows 32 --partial --shard 1/2 -o "$T/x.slem" "$T/dirty.fvecs"
+slem-negstats -q --leaf-rows 32 --partial --shard 0/2 -o "$T/clean0.slem" "$D/database.fvecs"
+for o in "-t 1" "-t 1 -b 100" "-t 1 -b 5" "-t 16"; do
+  # shellcheck disable=SC2086
+  check "negstats shard before a bad record ($o)" slem-negstats -q --leaf-rows 32 $o --partial --shard 0/2 -o "$T/dirty0.slem" "$T/dirty.fvecs"
+  [ "$(fp "$T/dirty0.slem")" = "$(fp "$T/clean0.slem")" ] && ok || bad "negstats shard before a bad record ($o): other statistics"
+done
 # errors
 expect_fail "shard without partial" 2 "add --partial" "$T/x.slem" slem-negstats --shard 0/2 -o "$T/x.slem" "$D/negatives.fvecs"
 expect_fail "bad shard" 2 "--shard" "$T/x.slem" slem-negstats --partial --shard 2/2 -o "$T/x.slem" "$D/negatives.fvecs"
