@@ -99,6 +99,15 @@ expect_fail "eval npy without its D" 1 "lone.D.npy: .*npy rankings are a pair" -
 head -c 1000 "$T/all.D.npy" >"$T/cut.D.npy"; cp "$T/all.I.npy" "$T/cut.I.npy"
 # shellcheck disable=SC2086
 expect_fail "eval npy cut short" 1 "cut.D.npy: 10000 x 20 values of 4 bytes, but the file holds" - slem-eval $LABELS "$T/cut.npy"
+# a pair of no column holds no byte for its rows: 10^15 of them were read one by one until
+# memory ran out (eval and merge); refused at the header, as the writers never make one
+for x in I:i8 D:f4; do
+  printf '\223NUMPY\001\000\166\000%-117s\n' \
+    "{'descr': '<${x#*:}', 'fortran_order': False, 'shape': (1000000000000000, 0), }" >"$T/k0.${x%:*}.npy"
+done
+printf '0 0 1 1\n' >"$T/k0.qrels"
+expect_fail "eval npy of no column" 1 "k0.I.npy: npy rankings need at least one column" - timeout 10 slem-eval --qrels "$T/k0.qrels" "$T/k0.npy"
+expect_fail "merge npy of no column" 1 "k0.I.npy: npy rankings need at least one column" "$T/k0.out.tsv" timeout 10 slem-merge -o "$T/k0.out.tsv" "$T/k0.npy" "$T/k0.npy"
 
 # ---- slem-merge: npy shards, by any name, into every format; every format into npy ----
 for s in 0 1 2; do

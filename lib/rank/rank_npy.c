@@ -180,6 +180,11 @@ static int header(FILE *fp, const char *name, const char *descr, size_t item, ui
     return slem_error(err, SLEM_EFORMAT, "%s: npy rankings need C order", name);
   if (!(p = strstr(dict, "'shape':")) || sscanf(p + 8, " (%llu , %llu )", &a, &b) != 2)
     return slem_error(err, SLEM_EFORMAT, "%s: npy rankings need a matrix (queries, k)", name);
+  /* no column: its rows hold no byte, so that a header of 10^15 rows would be read row after
+   * row until memory ran out; no slem writer (nor FAISS) makes one */
+  if (b == 0 && a > 0)
+    return slem_error(err, SLEM_EFORMAT, "%s: npy rankings need at least one column (%llu x 0)",
+                      name, a);
   if (b > (1u << 20) || (b > 0 && a > UINT64_MAX / b / item) || fstat(fileno(fp), &sb) != 0 ||
       !S_ISREG(sb.st_mode))
     return size_error(name, a, b, item, (long long)sb.st_size - (long long)(pos + hlen), err);
