@@ -142,6 +142,22 @@ TMPDIR=$TD "$S/slem-tune" -g 1000 -k 100 -o "$T/best.slem" -n "$D/negatives.fvec
 slem-negstats --info "$T/best.slem" >/dev/null 2>&1 && ok || bad "slem-tune -o: no cache written"
 ls -a "$T" | grep -q '\.tmp\.' && bad "slem-tune left a temporary file" || ok
 [ -z "$(ls -A "$TD")" ] && ok || bad "slem-tune left files in TMPDIR: $(ls -A "$TD")"
+# a relative TMPDIR, and one that starts with '-' (here ./-up.), are directories: the first
+# failed slem-parallel ("step negstats did not finish": the run works in other directories),
+# the second reached mktemp, head, tail, cat and rm as options (-u: a dry run, no directory)
+for td in rel -up.; do
+  mkdir -p "$T/$td"
+  (cd "$T" && TMPDIR=$td "$S/slem-parallel" --quiet -N 2 -k 3 -n "$D/negatives.fvecs" -q "$D/queries.fvecs" \
+    -d "$D/database.fvecs" -o "$T/td.tsv") 2>"$T/err" && [ -s "$T/td.tsv" ] && ok ||
+    bad "slem-parallel, TMPDIR=$td: $(cat "$T/err")"
+  (cd "$T" && TMPDIR=$td "$S/slem-tune" -g 1000 -k 100 -n "$D/negatives.fvecs" -q "$D/validation.fvecs" \
+    -d "$D/database.fvecs" --query-labels "$D/validation.labels" --db-labels "$D/database.labels") >"$T/out" 2>"$T/err" &&
+    ok || bad "slem-tune, TMPDIR=$td: $(cat "$T/err")"
+  (cd "$T" && TMPDIR=$td "$S/plot-pr" "$T/td.png" "$T/plain.pr") 2>"$T/err" && [ -s "$T/td.png" ] && ok ||
+    bad "plot-pr, TMPDIR=$td: $(cat "$T/err")"
+  [ -z "$(ls -A "$T/$td")" ] && ok || bad "a script left files in TMPDIR=$td: $(ls -A "$T/$td")"
+  rm -f "$T/td.tsv" "$T/td.png"
+done
 
 # a locale whose decimal point is a comma (built here when the system has its source):
 # plot-pr refused every curve ("line 3: not recall, precision": awk read 0.834441 as 0)
