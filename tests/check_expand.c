@@ -144,6 +144,34 @@ START_TEST(weights_follow_dirtorch) {
 }
 END_TEST
 
+/* Finite scores near DBL_MAX (a ranking's text holds any double): a row of unit length, or
+ * an error naming the query; it was written as zeros (1e300: the squares overflowed) or as
+ * NaN (1.7e308: the sum did), status 0 */
+START_TEST(huge_scores_stay_unit_or_fail) {
+  char *db = tu_path("plane.fvecs");
+  double x[4] = {1, 0, 0, 1}, q[2] = {1, 1}, y[2];
+  size_t rows[2] = {0, 1};
+  double big[2] = {1e300, 1e300}, max[2] = {1.7e308, 1.7e308};
+  SlemExpander *e;
+  SlemError err;
+  tu_write_fvecs(db, x, 2, 2);
+  e = expander(db, NULL, 2, 1);
+  ck_assert_int_eq(slem_expand_run(e, y, q, rows, big, 2, "q", &err), SLEM_OK);
+  ck_assert_double_eq_tol(y[0], sqrt(0.5), 1e-15);
+  ck_assert_double_eq_tol(y[1], sqrt(0.5), 1e-15);
+  slem_expand_free(e);
+  x[1] = 1; /* e1 + e2 twice: 2 * 1.7e308 overflows */
+  x[2] = 1;
+  tu_write_fvecs(db, x, 2, 2);
+  e = expander(db, NULL, 2, 1);
+  ck_assert_int_eq(slem_expand_run(e, y, q, rows, max, 2, "q5", &err), SLEM_EFORMAT);
+  ck_assert_msg(strstr(err.msg, "query q5: the sum of its 2 weighted results overflows"), "%s",
+                err.msg);
+  slem_expand_free(e);
+  free(db);
+}
+END_TEST
+
 START_TEST(rows_ids_and_errors) {
   char *db = tu_path("three.fvecs"), *ids = tu_path("three.ids"), *dup = tu_path("dup.ids");
   double x[6] = {1, 0, 0, 1, 1, 1}, q[2] = {1, 0}, y[2], s[1] = {1};
@@ -209,6 +237,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, alpha_qe_agrees_with_numpy);
   tcase_add_test(tc, dba_agrees_with_numpy);
   tcase_add_test(tc, weights_follow_dirtorch);
+  tcase_add_test(tc, huge_scores_stay_unit_or_fail);
   tcase_add_test(tc, rows_ids_and_errors);
   suite_add_tcase(s, tc);
   return s;

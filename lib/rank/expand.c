@@ -146,8 +146,23 @@ int slem_expand_run(SlemExpander *self, double *y, const double *q, const size_t
                         "alpha)", qname, j + 1, scores[j], self->opts.alpha);
     for (size_t k = 0; k < d; k++) y[k] += w * x[k];
   }
-  for (size_t k = 0; k < d; k++) nrm += y[k] * y[k];
+  for (size_t k = 0; k < d; k++) {
+    /* finite weights whose sum is not (scores near DBL_MAX): the row was written as NaN */
+    if (!isfinite(y[k]))
+      return slem_error(err, SLEM_EFORMAT, "query %s: the sum of its %zu weighted results "
+                        "overflows (scores %.9g to %.9g, alpha = %g)", qname, n, scores[n - 1],
+                        scores[0], self->opts.alpha);
+    nrm += y[k] * y[k];
+  }
   nrm = sqrt(nrm);
+  if (isinf(nrm)) {
+    /* the squares overflow where the values do not (scores of 1e300): the row was written
+     * as zeros; the norm scaled by the largest value instead */
+    double m = 0, s = 0;
+    for (size_t k = 0; k < d; k++) m = fmax(m, fabs(y[k]));
+    for (size_t k = 0; k < d; k++) s += (y[k] / m) * (y[k] / m);
+    nrm = m * sqrt(s);
+  }
   if (nrm > 0)
     for (size_t k = 0; k < d; k++) y[k] /= nrm;
   else
