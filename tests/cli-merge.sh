@@ -118,6 +118,10 @@ printf 'not-an-id\n' >"$T/few.ids"
 expect_fail "id not in --db-ids" 1 "itsv.0: line 1: id '.*' is not in .*few.ids" "$T/o" slem-merge -k 50 --db-ids "$T/few.ids" -o "$T/o" "$T/itsv.0" "$T/itsv.1" "$T/itsv.2"
 awk -F '\t' -v OFS='\t' 'NR == 1 { $4 = $4 ".0" } 1' "$T/stsv.0" >"$T/digits.tsv"
 expect_fail "score not as slem-match prints it" 1 "digits.tsv: line 1: score '[0-9]*\.0' is not a float32 printed with %.9g" "$T/o" slem-merge -k 50 -o "$T/o" "$T/digits.tsv" "$T/stsv.1" "$T/stsv.2"
+# a jsonl score past FLT_MAX (a double, no text to check) was merged as "inf", status 0: a
+# ranking that no reader takes back ("score 'inf' is not a number")
+sed '2s/"score":[^,}]*/"score":1e300/' "$T/sjsonl.0" >"$T/huge.jsonl"
+expect_fail "jsonl score beyond float32" 1 "huge.jsonl: line 2: score 1e+300 is beyond float32's range" "$T/o" slem-merge -k 50 -o "$T/o" "$T/huge.jsonl" "$T/sjsonl.1" "$T/sjsonl.2"
 printf '0\t1\t5\tx\n' >"$T/bad.tsv"
 expect_fail "bad line" 1 "bad.tsv: line 1: score 'x' is not a number" "$T/o" slem-merge -o "$T/o" "$T/bad.tsv"
 : >"$T/empty.tsv"

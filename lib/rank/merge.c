@@ -2,6 +2,7 @@
 #include "merge.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -382,6 +383,12 @@ static int gather(Merge *m, size_t *nc, SlemError *err) {
                           : x->span > 1   ? "none: empty shards"
                                           : "none: an empty shard");
       }
+      /* a jsonl score is a double (no text to check): past FLT_MAX it became inf, written
+       * as "inf" in a ranking that no reader takes back */
+      if (!isfinite(score))
+        return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": score %.9g is beyond float32's "
+                          "range (slem-match writes float32 scores)", name_of(m, s), e->line,
+                          e->score);
       if (e->score_text) {
         char buf[SLEM_FMT_G9_MAX];
         slem_fmt_g9(buf, score);
