@@ -179,6 +179,26 @@ for o in "-t 1" "-t 1 -b 100" "-t 1 -b 5" "-t 16"; do
   check "negstats shard before a bad record ($o)" slem-negstats -q --leaf-rows 32 $o --partial --shard 0/2 -o "$T/dirty0.slem" "$T/dirty.fvecs"
   [ "$(fp "$T/dirty0.slem")" = "$(fp "$T/clean0.slem")" ] && ok || bad "negstats shard before a bad record ($o): other statistics"
 done
+# encode's shards too: the rows of their first and last blocks outside the shard are not read
+# (copies of the shard's rows stand for them in the GEMM calls), so a NaN in record 513 (shard
+# 1/2) or 461 (shard 0/2) refuses neither the other shard nor changes its descriptors, with
+# the default blocks (1 024 or 2 048 rows: they took both in), -b 64 or -b 100
+cp "$D/database.fvecs" "$T/dirty461.fvecs"
+printf '\377\377\300\177' | dd of="$T/dirty461.fvecs" bs=1 seek=$((460 * 260 + 8)) conv=notrunc 2>/dev/null
+for o in "-t 1" "-t 2" "-t 1 -b 64" "-t 2 -b 100"; do
+  # shellcheck disable=SC2086
+  slem-encode -q $o -c "$T/whole.slem" --shard 0/2 -o "$T/eclean0.fvecs" "$D/database.fvecs"
+  # shellcheck disable=SC2086
+  check "encode shard 0/2 before a bad record ($o)" slem-encode -q $o -c "$T/whole.slem" --shard 0/2 -o "$T/edirty0.fvecs" "$T/dirty.fvecs"
+  cmp -s "$T/edirty0.fvecs" "$T/eclean0.fvecs" && ok || bad "encode shard 0/2 before a bad record ($o): other descriptors"
+  # shellcheck disable=SC2086
+  slem-encode -q $o -c "$T/whole.slem" --shard 1/2 -o "$T/eclean1.fvecs" "$D/database.fvecs"
+  # shellcheck disable=SC2086
+  check "encode shard 1/2 after a bad record ($o)" slem-encode -q $o -c "$T/whole.slem" --shard 1/2 -o "$T/edirty1.fvecs" "$T/dirty461.fvecs"
+  cmp -s "$T/edirty1.fvecs" "$T/eclean1.fvecs" && ok || bad "encode shard 1/2 after a bad record ($o): other descriptors"
+done
+expect_fail "encode: the shard of the bad record" 1 "dirty.fvecs: record 513: value 2 is NaN" "$T/x.fvecs" slem-encode -c "$T/whole.slem" --shard 1/2 -o "$T/x.fvecs" "$T/dirty.fvecs"
+expect_fail "encode: the shard of the bad record before" 1 "dirty461.fvecs: record 461: value 2 is NaN" "$T/x.fvecs" slem-encode -c "$T/whole.slem" --shard 0/2 -b 64 -o "$T/x.fvecs" "$T/dirty461.fvecs"
 # errors
 expect_fail "shard without partial" 2 "add --partial" "$T/x.slem" slem-negstats --shard 0/2 -o "$T/x.slem" "$D/negatives.fvecs"
 expect_fail "bad shard" 2 "--shard" "$T/x.slem" slem-negstats --partial --shard 2/2 -o "$T/x.slem" "$D/negatives.fvecs"
