@@ -180,7 +180,7 @@ for o in "-t 1" "-t 1 -b 100" "-t 1 -b 5" "-t 16"; do
   [ "$(fp "$T/dirty0.slem")" = "$(fp "$T/clean0.slem")" ] && ok || bad "negstats shard before a bad record ($o): other statistics"
 done
 # encode's shards too: the rows of their first and last blocks outside the shard are not read
-# (copies of the shard's rows stand for them in the GEMM calls), so a NaN in record 513 (shard
+# (rows of zeros stand for them in the GEMM calls), so a NaN in record 513 (shard
 # 1/2) or 461 (shard 0/2) refuses neither the other shard nor changes its descriptors, with
 # the default blocks (1 024 or 2 048 rows: they took both in), -b 64 or -b 100
 cp "$D/database.fvecs" "$T/dirty461.fvecs"
@@ -199,6 +199,16 @@ for o in "-t 1" "-t 2" "-t 1 -b 64" "-t 2 -b 100"; do
 done
 expect_fail "encode: the shard of the bad record" 1 "dirty.fvecs: record 513: value 2 is NaN" "$T/x.fvecs" slem-encode -c "$T/whole.slem" --shard 1/2 -o "$T/x.fvecs" "$T/dirty.fvecs"
 expect_fail "encode: the shard of the bad record before" 1 "dirty461.fvecs: record 461: value 2 is NaN" "$T/x.fvecs" slem-encode -c "$T/whole.slem" --shard 0/2 -b 64 -o "$T/x.fvecs" "$T/dirty461.fvecs"
+# the rows that stand for those outside the shard are zeros, which every encoder takes, not
+# copies of the shard's rows: a row an encoder refuses (a negative value for a kernel of
+# histograms; digits' values are 0 to 16) is named at its own record, not at a copy's place
+slem-negstats -q -K chi2 --rank 8 -o "$T/chi2.slem" "$D/negatives.fvecs"
+cp "$D/database.fvecs" "$T/hneg.fvecs"
+printf '\000\000\200\277' | dd of="$T/hneg.fvecs" bs=1 seek=$((500 * 260 + 4)) conv=notrunc 2>/dev/null # -1
+expect_fail "encode shard: a refused row named at its record" 1 "hneg.fvecs: record 501: value 1 is negative" "$T/x.fvecs" \
+  slem-encode -c "$T/chi2.slem" --shard 1/2 -b 64 -o "$T/x.fvecs" "$T/hneg.fvecs"
+check "encode shard 0/2 of the chi2 cache" slem-encode -q -c "$T/chi2.slem" --shard 0/2 -o "$T/x.fvecs" "$T/hneg.fvecs"
+rm -f "$T/x.fvecs"
 # errors
 expect_fail "shard without partial" 2 "add --partial" "$T/x.slem" slem-negstats --shard 0/2 -o "$T/x.slem" "$D/negatives.fvecs"
 expect_fail "bad shard" 2 "--shard" "$T/x.slem" slem-negstats --partial --shard 2/2 -o "$T/x.slem" "$D/negatives.fvecs"

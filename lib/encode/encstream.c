@@ -105,11 +105,12 @@ size_t slem_encstream_block(size_t d, int threads) {
 }
 
 /* The blocks of a shard read from a file it can seek in: the whole run's blocks, whose rows
- * outside the shard are not read but copies of the shard's nearest row (its first before
- * it, its last after it). A descriptor's bits depend on its place in its GEMM call and on
- * the call's rows, not on the other rows' values, so the shard's rows come out as in the
- * whole run; and a record outside the shard (a NaN, another dimension) is not read, so
- * that it refuses no shard, whatever the block. */
+ * outside the shard are not read but zeros. A descriptor's bits depend on its place in its
+ * GEMM call and on the call's rows, not on the other rows' values, so the shard's rows come
+ * out as in the whole run; and a record outside the shard (a NaN, another dimension) is not
+ * read, so that it refuses no shard, whatever the block. Zeros, not copies of the shard's
+ * rows: an encoder that refuses a row (a kernel of histograms, a negative value) names the
+ * record at the row's place, which a copy's would not be; every encoder takes a zero row. */
 typedef struct ShardWindow {
   SlemVecReader *r;
   size_t row_bytes;
@@ -133,8 +134,8 @@ static int read_shard_block(void *ctx, void *x, size_t max, int f32, size_t *got
            : slem_vecreader_read(w->r, (double *)(b + front * rb), n, &real, err);
   if (st != SLEM_OK || real == 0) return st;
   if (real < n) want = front + real; /* the input ended early: no row after it either */
-  for (size_t i = 0; i < front; i++) memcpy(b + i * rb, b + front * rb, rb);
-  for (size_t i = front + real; i < want; i++) memcpy(b + i * rb, b + (front + real - 1) * rb, rb);
+  memset(b, 0, front * rb);
+  memset(b + (front + real) * rb, 0, (want - front - real) * rb);
   w->front -= front;
   w->left -= real;
   w->file_left -= want;
