@@ -97,6 +97,25 @@ expect_fail "the last shard missing" 1 "missing" "$T/x.slem" slem-negstats -o "$
 expect_fail "a shard twice" 1 "given twice" "$T/x.slem" slem-negstats -o "$T/x.slem" "$T/s0.slem" "$T/s1.slem" "$T/s1.slem" "$T/s2.slem" "$T/s3.slem" "$T/s4.slem" "$T/s5.slem" "$T/s6.slem"
 slem-negstats -q --leaf-rows 64 --partial --shard 6/7 -o "$T/l6.slem" "$D/negatives.fvecs" "$D/validation.fvecs" || bad "shard of leaves of 64"
 expect_fail "shards of another leaf size" 1 "missing" "$T/x.slem" slem-negstats -o "$T/x.slem" "$T/s0.slem" "$T/s1.slem" "$T/s2.slem" "$T/s3.slem" "$T/s4.slem" "$T/s5.slem" "$T/l6.slem"
+# a shard of another run over negatives of the same shape (the same rows, leaves and grid)
+# is not a shard of this one: the files in another order, or one record changed, were
+# merged into a cache of neither run, status 0
+slem-negstats -q --leaf-rows 32 --partial --shard 3/7 -o "$T/o3.slem" "$D/validation.fvecs" "$D/negatives.fvecs" || bad "shard of the files in another order"
+expect_fail "a shard of the files in another order" 1 "$T/s2.slem (shard 2/7) ends before leaf 9: the partial cache of leaves 9..11 (a shard) is missing, which $T/o3.slem (shard 3/7) holds, but of other negatives" "$T/x.slem" slem-negstats -o "$T/x.slem" "$T/s0.slem" "$T/s1.slem" "$T/s2.slem" "$T/o3.slem" "$T/s4.slem" "$T/s5.slem" "$T/s6.slem"
+cp "$D/negatives.fvecs" "$T/neg1.fvecs"
+printf '\000\000\200\077' | dd of="$T/neg1.fvecs" bs=1 seek=8 conv=notrunc 2>/dev/null
+slem-negstats -q --leaf-rows 32 --partial --shard 0/7 -o "$T/e0.slem" "$T/neg1.fvecs" "$D/validation.fvecs" || bad "shard of other negatives"
+expect_fail "a shard of other negatives" 1 "$T/e0.slem and the partial caches with it hold leaves 0..2 of 22: the shards of the other leaves are missing, which $T/s1.slem (shard 1/7) holds, but of other negatives" "$T/x.slem" slem-negstats -o "$T/x.slem" "$T/e0.slem" "$T/s1.slem" "$T/s2.slem" "$T/s3.slem" "$T/s4.slem" "$T/s5.slem" "$T/s6.slem"
+expect_fail "a shard of other negatives, in two steps" 1 "of other negatives" "$T/x.slem" slem-negstats -o "$T/x.slem" "$T/e0.slem" "$T/s1.slem" "$T/s2.slem" "$T/s3.slem" "$T/s46.slem"
+check "the shard of other negatives with its own run" slem-negstats -q --partial -o "$T/e06.slem" "$T/e0.slem"
+slem-negstats -q --leaf-rows 32 -o "$T/e.slem" "$T/neg1.fvecs" "$D/validation.fvecs" || bad "whole cache of other negatives"
+for i in 1 2 3 4 5 6; do
+  slem-negstats -q --leaf-rows 32 --partial --shard $i/7 -o "$T/e$i.slem" "$T/neg1.fvecs" "$D/validation.fvecs" || bad "shard $i/7 of other negatives"
+done
+check "the shards of other negatives merged" slem-negstats -q -o "$T/e-merged.slem" "$T/e3.slem" "$T/e0.slem" "$T/e1.slem" "$T/e2.slem" "$T/e4.slem" "$T/e5.slem" "$T/e6.slem"
+[ "$(fp "$T/e-merged.slem")" = "$(fp "$T/e.slem")" ] && ok || bad "the shards of other negatives merge into another cache"
+# the shards of two sets given together still merge as the union of the sets
+check "the shards of two sets" slem-negstats -q --partial -o "$T/both.slem" "$T/s0.slem" "$T/e0.slem" "$T/s1.slem" "$T/e1.slem" "$T/s2.slem" "$T/e2.slem" "$T/s3.slem" "$T/e3.slem" "$T/s4.slem" "$T/e4.slem" "$T/s5.slem" "$T/e5.slem" "$T/s6.slem" "$T/e6.slem"
 # two whole sets of negatives, each a partial cache, merge as the union (in order)
 check "partial of the negatives" slem-negstats -q --partial -o "$T/neg.slem" "$D/negatives.fvecs"
 check "partial of the validation" slem-negstats -q --partial -o "$T/val.slem" "$D/validation.fvecs"

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "arith.h"
 #include "cache.h"
@@ -42,6 +43,7 @@ typedef struct Unit {
   SlemStats *stats;
   size_t first_arg;
   uint64_t leaf_total, rows;
+  char negatives[17]; /* SlemPartialInfo's */
 } Unit;
 
 static size_t leaf_rows(const SlemNegstatsOpts *o, size_t d) {
@@ -205,6 +207,34 @@ static int shard_window(const char *const *files, size_t n, const SlemNegstatsOp
   return SLEM_OK;
 }
 
+/* Names the vector files, in order, by their content (SlemPartialInfo's negatives): the
+ * FNV-1a hash of each file's CRC-32 and size. A shard reads only its own rows, so the files
+ * are read once more, whole (at the page cache's speed); "" when one is stdin or not a
+ * regular file (a pipe: no shard of it can be cut, it is a whole set). Errors: those of slem_io_file_crc(). */
+static int negatives_fingerprint(char out[17], const char *const *files, size_t n,
+                                 SlemError *err) {
+  uint64_t h = 1469598103934665603ull;
+  out[0] = 0;
+  for (size_t i = 0; i < n; i++) {
+    struct stat sb;
+    if (strcmp(files[i], "-") == 0 || stat(files[i], &sb) != 0 || !S_ISREG(sb.st_mode))
+      return SLEM_OK;
+  }
+  for (size_t i = 0; i < n; i++) {
+    char buf[64];
+    uint32_t crc;
+    uint64_t size;
+    int len, st = slem_io_file_crc(files[i], "its partial cache cannot name the negatives by "
+                                   "their content", &crc, &size, err);
+    if (st) return st;
+    len = snprintf(buf, sizeof buf, "file=%08lx,%llu;", (unsigned long)crc,
+                   (unsigned long long)size);
+    for (int k = 0; k < len; k++) h = (h ^ (unsigned char)buf[k]) * 1099511628211ull;
+  }
+  snprintf(out, 17, "%016llx", (unsigned long long)h);
+  return SLEM_OK;
+}
+
 /* "p3.slem (shard 3/7)", for messages. */
 static const char *part_name(char *buf, size_t size, const SlemCache *c) {
   const SlemPartialInfo *pi = slem_cache_partial(c);
@@ -226,8 +256,10 @@ static const char *leaves(char *buf, size_t size, const SlemPartialInfo *pi) {
   return buf;
 }
 
+/* One set: the same grid of leaves over the same negatives. */
 static int same_grid(const SlemPartialInfo *a, const SlemPartialInfo *b) {
-  return a->leaf_rows == b->leaf_rows && a->leaf_total == b->leaf_total && a->rows == b->rows;
+  return a->leaf_rows == b->leaf_rows && a->leaf_total == b->leaf_total && a->rows == b->rows &&
+         strcmp(a->negatives, b->negatives) == 0;
 }
 
 /* Partial caches sorted by grid, then by their leaves, then by argument. */
@@ -242,9 +274,31 @@ static int part_cmp(const void *pa, const void *pb) {
   if (a->leaf_rows != b->leaf_rows) return a->leaf_rows < b->leaf_rows ? -1 : 1;
   if (a->leaf_total != b->leaf_total) return a->leaf_total < b->leaf_total ? -1 : 1;
   if (a->rows != b->rows) return a->rows < b->rows ? -1 : 1;
+  if (strcmp(a->negatives, b->negatives)) return strcmp(a->negatives, b->negatives);
   if (a->leaf_first != b->leaf_first) return a->leaf_first < b->leaf_first ? -1 : 1;
   if (a->leaf_end != b->leaf_end) return a->leaf_end < b->leaf_end ? -1 : 1; /* empty first */
   return x->arg < y->arg ? -1 : x->arg > y->arg;
+}
+
+/* For a missing leaf of a set: ", which X.slem (shard 1/3) holds, but of other negatives
+ * (...)" when a partial cache of the same grid over other files holds it (a shard of
+ * another run taken for one of this run), else "". */
+static const char *held_elsewhere(char *buf, size_t size, const Part *parts, size_t np,
+                                  const Unit *u, uint64_t leaf) {
+  char b[600];
+  buf[0] = 0;
+  for (size_t i = 0; i < np; i++) {
+    const SlemPartialInfo *pi = slem_cache_partial(parts[i].cache);
+    if (pi->leaf_rows == slem_stats_leaf_rows(u->stats) && pi->leaf_total == u->leaf_total &&
+        pi->rows == u->rows && strcmp(pi->negatives, u->negatives) != 0 &&
+        pi->leaf_first <= leaf && leaf < pi->leaf_end) {
+      snprintf(buf, size, ", which %s holds, but of other negatives (the content of its "
+               "vector files differs: a shard of another run)",
+               part_name(b, sizeof b, parts[i].cache));
+      break;
+    }
+  }
+  return buf;
 }
 
 /* Groups the partial caches into sets of negatives, each the run of caches that tile its
@@ -252,7 +306,7 @@ static int part_cmp(const void *pa, const void *pb) {
  * caches of one set is an error naming both; a set need not be complete (checked by the
  * caller). */
 static int group_parts(Part *parts, size_t np, Unit *units, size_t *nu, SlemError *err) {
-  char b1[600], b2[600], b3[64];
+  char b1[600], b2[600], b3[64], b4[800];
   Unit *u = NULL;
   const SlemCache *prev = NULL;
   qsort(parts, np, sizeof *parts, part_cmp);
@@ -265,12 +319,13 @@ static int group_parts(Part *parts, size_t np, Unit *units, size_t *nu, SlemErro
                         "have %zu", slem_cache_path(c), c->d, slem_stats_dim(u->stats));
     if (u && same_grid(slem_cache_partial(prev), pi) && pi->leaf_first > slem_stats_next_leaf(u->stats))
       return slem_error(err, SLEM_EINVAL, "%s holds leaves %s of %llu, but %s ends before leaf "
-                        "%llu: the partial cache of leaves %llu..%llu (a shard) is missing",
+                        "%llu: the partial cache of leaves %llu..%llu (a shard) is missing%s",
                         part_name(b1, sizeof b1, c), leaves(b3, sizeof b3, pi),
                         (unsigned long long)pi->leaf_total, part_name(b2, sizeof b2, prev),
                         (unsigned long long)slem_stats_next_leaf(u->stats),
                         (unsigned long long)slem_stats_next_leaf(u->stats),
-                        (unsigned long long)pi->leaf_first - 1);
+                        (unsigned long long)pi->leaf_first - 1,
+                        held_elsewhere(b4, sizeof b4, parts, np, u, slem_stats_next_leaf(u->stats)));
     if (u && same_grid(slem_cache_partial(prev), pi) && pi->leaf_first < slem_stats_next_leaf(u->stats) &&
         !(pi->leaf_first == 0 && slem_stats_next_leaf(u->stats) == u->leaf_total))
       return slem_error(err, SLEM_EINVAL, "%s and %s hold some of the same leaves (the same "
@@ -281,6 +336,7 @@ static int group_parts(Part *parts, size_t np, Unit *units, size_t *nu, SlemErro
       u->first_arg = parts[i].arg;
       u->leaf_total = pi->leaf_total;
       u->rows = pi->rows;
+      memcpy(u->negatives, pi->negatives, sizeof u->negatives);
       if ((st = slem_stats_new(&u->stats, c->d, pi->leaf_rows, pi->leaf_first, err)) != SLEM_OK)
         return st;
     }
@@ -426,6 +482,7 @@ static int linear(const char *output, const char *const *inputs, size_t n,
   uint64_t row = 0, lo = 0, hi = UINT64_MAX, rows = 0, leaves = 0;
   size_t np = 0, nf = 0, nu = 0;
   int st = SLEM_OK;
+  memset(&grid, 0, sizeof grid);
   if (!units || !parts || !files) {
     st = slem_error(err, SLEM_ENOMEM, "out of memory");
     goto done;
@@ -491,6 +548,8 @@ static int linear(const char *output, const char *const *inputs, size_t n,
       st = add_file(&vec->stats, files[i], o, &row, lo, hi, res, err);
     if (st == SLEM_OK) st = slem_stats_flush(vec->stats, err);
     if (st) goto done;
+    if (o->partial && (st = negatives_fingerprint(vec->negatives, files, nf, err)) != SLEM_OK)
+      goto done;
     vec->leaf_total = o->shard.count > 0 ? leaves : slem_stats_next_leaf(vec->stats);
     vec->rows = o->shard.count > 0 ? rows : slem_stats_count(vec->stats);
   }
@@ -503,12 +562,15 @@ static int linear(const char *output, const char *const *inputs, size_t n,
   for (size_t u = 0; u < nu && !(o->partial && nu == 1); u++) {
     SlemStats *s = units[u].stats;
     uint64_t first = first_leaf(s);
+    char hint[800];
     if (first != 0 || slem_stats_next_leaf(s) != units[u].leaf_total)
       st = slem_error(err, SLEM_EINVAL, "%s and the partial caches with it hold leaves "
-                      "%llu..%llu of %llu: the shards of the other leaves are missing",
+                      "%llu..%llu of %llu: the shards of the other leaves are missing%s",
                       inputs[units[u].first_arg], (unsigned long long)first,
                       (unsigned long long)slem_stats_next_leaf(s) - 1,
-                      (unsigned long long)units[u].leaf_total);
+                      (unsigned long long)units[u].leaf_total,
+                      held_elsewhere(hint, sizeof hint, parts, np, &units[u],
+                                     first != 0 ? 0 : slem_stats_next_leaf(s)));
     if (st) goto done;
   }
   if (nu == 1) {
@@ -517,6 +579,7 @@ static int linear(const char *output, const char *const *inputs, size_t n,
     grid.leaf_total = units[0].leaf_total;
     grid.rows = units[0].rows;
     grid.leaf_first = first_leaf(result);
+    memcpy(grid.negatives, units[0].negatives, sizeof grid.negatives);
   } else {
     /* several sets: each folded, then the sets as the leaves of one more tree */
     if ((st = slem_stats_new(&all, slem_stats_dim(units[0].stats), 0, 0, err)) != SLEM_OK)

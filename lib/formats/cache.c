@@ -420,6 +420,13 @@ static int read_partial(SlemCache *c, const cJSON *json, const cJSON *sections,
       pi->shard_count = (uint64_t)cJSON_GetArrayItem(sh, 1)->valuedouble;
     }
   }
+  {
+    const cJSON *neg = cJSON_GetObjectItemCaseSensitive(json, "negatives");
+    if (neg && (!cJSON_IsString(neg) || strlen(neg->valuestring) != 16 ||
+                strspn(neg->valuestring, "0123456789abcdef") != 16))
+      return slem_error(err, SLEM_EFORMAT, "%s: bad negatives in the JSON header", path);
+    if (neg) memcpy(pi->negatives, neg->valuestring, 17);
+  }
   pi->node = c->priv->node;
   if ((st = find_section(c, sections, "node_mu", m, c->d, pay_off, pay_len, &pi->node_mu,
                          err)) ||
@@ -779,6 +786,7 @@ int slem_cache_write_partial(const char *path, size_t d, uint64_t n,
     cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)info->shard_index));
     cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)info->shard_count));
   }
+  if (info->negatives[0]) cJSON_AddStringToObject(meta, "negatives", info->negatives);
   nodes = cJSON_AddArrayToObject(meta, "nodes");
   for (size_t k = 0; k < info->nnodes; k++) {
     cJSON *nd = cJSON_CreateArray();

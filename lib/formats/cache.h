@@ -187,7 +187,9 @@ typedef struct SlemLinearInfo {
 /* What a partial cache holds (stats.h): the complete nodes of the statistics tree over the
  * leaves [leaf_first, leaf_end) of a set of negatives of `rows` rows cut into leaf_total
  * leaves of leaf_rows rows each. leaf_rows 0: the leaves are whole sets of negatives folded
- * already (a merge of several sets). */
+ * already (a merge of several sets). negatives names the set by the content of its vector
+ * files, in order (16 hex digits; "": not recorded, a pipe or an older slem), so that the
+ * shards of two sets of the same shape are never taken for one set. */
 typedef struct SlemPartialInfo {
   size_t leaf_rows;
   uint64_t leaf_first, leaf_end, leaf_total;
@@ -197,6 +199,7 @@ typedef struct SlemPartialInfo {
   const uint64_t *node;               /* node(nnodes, 3): level, index, n */
   const double *node_mu;              /* node_mu(nnodes, d) */
   const double *node_scatter;         /* node_scatter(nnodes d, d), lower triangles valid */
+  char negatives[17];                 /* last: initialisers by position leave it "" */
 } SlemPartialInfo;
 
 /* Write a cache atomically (temporary file, fsync, rename): a linear one from mu(d) and

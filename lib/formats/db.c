@@ -331,47 +331,6 @@ void slem_db_fingerprint(const SlemDb *self, char out[17]) {
   snprintf(out, 17, "%016llx", (unsigned long long)h);
 }
 
-/* CRC-32 of the whole file that r reads (by its name; "<stdin>": descriptor 0, read with
- * pread so that its offset stays), and its size. Errors: SLEM_EINVAL for a pipe, SLEM_EIO. */
-static int file_crc(const SlemVecReader *r, uint32_t *crc, uint64_t *size, SlemError *err) {
-  const char *name = slem_vecreader_name(r);
-  int is_stdin = strcmp(name, "<stdin>") == 0;
-  int fd = is_stdin ? 0 : open(name, O_RDONLY | O_CLOEXEC);
-  unsigned char *buf = NULL;
-  struct stat sb;
-  int st = SLEM_OK;
-  off_t off = 0;
-  *crc = 0;
-  *size = 0;
-  if (fd < 0) return slem_error(err, SLEM_EIO, "%s: %s", name, strerror(errno));
-  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-    st = slem_error(err, SLEM_EINVAL, "%s: not a regular file (a pipe?): the database cannot be "
-                    "named by its content for the shard line; give the file itself, or write tsv",
-                    name);
-    goto done;
-  }
-  if (!(buf = malloc((size_t)1 << 20))) {
-    st = slem_error(err, SLEM_ENOMEM, "out of memory");
-    goto done;
-  }
-  for (;;) {
-    ssize_t got = pread(fd, buf, (size_t)1 << 20, off);
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      st = slem_error(err, SLEM_EIO, "%s: read: %s", name, strerror(errno));
-      goto done;
-    }
-    if (got == 0) break;
-    *crc = slem_crc32(*crc, buf, (size_t)got);
-    off += got;
-  }
-  *size = (uint64_t)off;
-done:
-  free(buf);
-  if (!is_stdin) close(fd);
-  return st;
-}
-
 int slem_db_content_fingerprint(const SlemDb *self, char out[17], SlemError *err) {
   uint64_t h = 1469598103934665603ull;
   char buf[96];
@@ -384,7 +343,9 @@ int slem_db_content_fingerprint(const SlemDb *self, char out[17], SlemError *err
     if (slem_vecreader_payload_crc(self->r[i], &crc)) {
       len = snprintf(buf, sizeof buf, ";payload=%08" PRIx32, crc);
     } else {
-      int st = file_crc(self->r[i], &crc, &size, err);
+      int st = slem_io_file_crc(slem_vecreader_name(self->r[i]), "the database cannot be named "
+                                "by its content for the shard line; give the file itself, or "
+                                "write tsv", &crc, &size, err);
       if (st) return st;
       len = snprintf(buf, sizeof buf, ";file=%08" PRIx32 ",%" PRIu64, crc, size);
     }

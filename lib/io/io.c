@@ -16,6 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "crc32.h"
+
 #define IN_BUFSIZE (1u << 20)
 #define PEEK_MAX (64u << 10)
 #define LINE_MAX_BYTES ((size_t)64 << 20)
@@ -980,4 +982,41 @@ void slem_out_abort(SlemOut *self) {
   }
   if (self->tmp) unlink(self->tmp);
   out_free(self);
+}
+
+int slem_io_file_crc(const char *path, const char *why, uint32_t *crc, uint64_t *size,
+                     SlemError *err) {
+  int is_stdin = strcmp(path, "<stdin>") == 0 || strcmp(path, "-") == 0;
+  int fd = is_stdin ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+  unsigned char *buf = NULL;
+  struct stat sb;
+  int st = SLEM_OK;
+  off_t off = 0;
+  *crc = 0;
+  *size = 0;
+  if (fd < 0) return slem_error(err, SLEM_EIO, "%s: %s", path, strerror(errno));
+  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    st = slem_error(err, SLEM_EINVAL, "%s: not a regular file (a pipe?): %s", path, why);
+    goto done;
+  }
+  if (!(buf = malloc((size_t)1 << 20))) {
+    st = slem_error(err, SLEM_ENOMEM, "out of memory");
+    goto done;
+  }
+  for (;;) {
+    ssize_t got = pread(fd, buf, (size_t)1 << 20, off);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      st = slem_error(err, SLEM_EIO, "%s: read: %s", path, strerror(errno));
+      goto done;
+    }
+    if (got == 0) break;
+    *crc = slem_crc32(*crc, buf, (size_t)got);
+    off += got;
+  }
+  *size = (uint64_t)off;
+done:
+  free(buf);
+  if (!is_stdin) close(fd);
+  return st;
 }

@@ -51,6 +51,14 @@ const char *slem_in_name(const SlemIn *self);
 /* Size in bytes of a regular file, or -1 when unknown (pipe, terminal). */
 int64_t slem_in_size(const SlemIn *self);
 
+/* The CRC-32 (crc32.h) of the whole file path and its size, by pread from its start
+ * ("<stdin>" or "-": descriptor 0, whose offset stays). The file is read once more, at
+ * the page cache's speed: it names the content a run read, for the pieces of a run that
+ * must prove they read the same. Errors: SLEM_EINVAL for what is not a regular file (a
+ * pipe), the message ending with why (the caller's words); SLEM_EIO; SLEM_ENOMEM. */
+int slem_io_file_crc(const char *path, const char *why, uint32_t *crc, uint64_t *size,
+                     SlemError *err);
+
 /* SLEM_OK when path, which a run reads more than once from its start (once per stage),
  * can be read so: a regular file, or a path that does not exist (its open says so later);
  * else SLEM_EINVAL naming it: a pipe, a FIFO (opened again, it would wait for a writer
