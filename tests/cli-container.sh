@@ -88,7 +88,7 @@ check "whole database" slem-encode -q -c "$T/neg.slem" -o "$T/db3.slem" "$D/data
 check "whole" slem-match -d "$T/db3.slem" -o "$T/w.tsv" "$T/q3.slem"
 check "shard segments" slem-match -d "$T/s0.slem" -d "$T/s1.slem" -d "$T/s2.slem" -o "$T/s.tsv" "$T/q3.slem"
 cmp -s "$T/s.tsv" "$T/w.tsv" && ok || bad "shard segments: another ranking"
-head -c 2000 "$T/s1.slem" | grep -q '"shard":{"index":1,"count":3,"first_row":333}' && ok || bad "the shard is not recorded"
+head -c 2000 "$T/s1.slem" | grep -q '"shard":{"index":1,"count":3,"first_row":333,"encoding":"precision auto"}' && ok || bad "the shard is not recorded"
 # shards must be given all, in order, each once: out of order, one missing, one twice or
 # shards of two encodes are refused, naming the file and the shard expected
 expect_fail "shards out of order" 1 "s1.slem: shard 1/3, where shard 0/3 was expected" "$T/none.tsv" slem-match -d "$T/s1.slem" -d "$T/s0.slem" -d "$T/s2.slem" -o "$T/none.tsv" "$T/q3.slem"
@@ -99,6 +99,17 @@ expect_fail "a shard twice" 1 "s0.slem: shard 0/3 again, where shard 1/3 was exp
 expect_fail "a plain file inside the shards" 1 "db3.slem: not a shard, where shard 1/3 was expected after .*s0.slem" "$T/none.tsv" slem-match -d "$T/s0.slem" -d "$T/db3.slem" -d "$T/s1.slem" -d "$T/s2.slem" -o "$T/none.tsv" "$T/q3.slem"
 check "shard 1/2" slem-encode -q -c "$T/neg.slem" --shard 1/2 -o "$T/h1.slem" "$D/database.fvecs"
 expect_fail "shards of two encodes" 1 "h1.slem: shard 1/2 of an input of 1000 rows, where shard 1/3" "$T/none.tsv" slem-match -d "$T/s0.slem" -d "$T/h1.slem" -o "$T/none.tsv" "$T/q3.slem"
+# the options that change the bits besides the cache: a shard of another --precision or
+# another --theta of classifiers is one of another encode
+check "shard 1/3 in double" slem-encode -q -c "$T/neg.slem" --precision double --shard 1/3 -o "$T/sd1.slem" "$D/database.fvecs"
+expect_fail "shards of two precisions" 1 "sd1.slem: shard 1/3 encoded with precision double, but .*s0.slem (shard 0/3) with precision auto: shards of two encodes" "$T/none.tsv" \
+  slem-match -d "$T/s0.slem" -d "$T/sd1.slem" -d "$T/s2.slem" -o "$T/none.tsv" "$T/q3.slem"
+for i in 0 1 2; do slem-encode -q -c "$T/neg.slem" --classifier --shard $i/3 -o "$T/c$i.slem" "$D/database.fvecs" || bad "classifier shard $i"; done
+check "classifier shard 1/3, theta 2" slem-encode -q -c "$T/neg.slem" --classifier --theta 2 --shard 1/3 -o "$T/ct1.slem" "$D/database.fvecs"
+check "classifier queries" slem-encode -q -c "$T/neg.slem" --classifier -o "$T/qc.slem" "$D/queries.fvecs"
+check "classifier shards of one encode" slem-match -q -d "$T/c0.slem" -d "$T/c1.slem" -d "$T/c2.slem" -o "$T/c.tsv" "$T/qc.slem"
+expect_fail "classifier shards of two thetas" 1 "ct1.slem: shard 1/3 encoded with precision auto; theta 2, but .*c0.slem (shard 0/3) with precision auto; theta 1" "$T/none.tsv" \
+  slem-match -d "$T/c0.slem" -d "$T/ct1.slem" -d "$T/c2.slem" -o "$T/none.tsv" "$T/qc.slem"
 # whole runs of shards before or after other files stay a database (rows in the given order)
 check "a file, then the shards" slem-match -d "$T/db3.slem" -d "$T/s0.slem" -d "$T/s1.slem" -d "$T/s2.slem" -o "$T/two.tsv" "$T/q3.slem"
 check "the same as files" slem-match -d "$T/db3.slem" -d "$T/db3.slem" -o "$T/two2.tsv" "$T/q3.slem"

@@ -57,7 +57,8 @@ static int set_meta(SlemVecWriter *w, const SlemCache *cache, SlemVecReader *r,
                     const SlemEncStreamOpts *o, const SlemEncoderOps *ops, const void *enc,
                     uint64_t lo, SlemError *err) {
   SlemDescMeta m;
-  char fp[17];
+  char fp[17], how[64];
+  static const char *const precisions[] = {"auto", "single", "double"};
   /* only a container records it: the cache's fingerprint, hashed at its first use, is not
    * needed for the other formats */
   if (slem_vecwriter_format(w) != SLEM_FMT_SLEM || !cache) return SLEM_OK;
@@ -75,6 +76,14 @@ static int set_meta(SlemVecWriter *w, const SlemCache *cache, SlemVecReader *r,
   if (ops->describe) ops->describe(enc, &m);
   m.ids = o->ids;
   m.ids_first = lo;
+  if (o->shard.count > 0) { /* what else changes a shard's bits, compared between shards */
+    int p = (int)o->precision;
+    int len = snprintf(how, sizeof how, "precision %s",
+                       p >= 0 && p < 3 ? precisions[p] : "?");
+    if (o->mode == SLEM_ENCODE_CLASSIFIER)
+      snprintf(how + len, sizeof how - (size_t)len, "; theta %.17g", o->theta);
+    m.encoding = how;
+  }
   return slem_vecwriter_set_meta(w, &m, err);
 }
 

@@ -149,11 +149,20 @@ static int check_shards(const SlemDb *db, SlemError *err) {
                         cnt, idx < next ? " again" : "", next, n_of, prev, n_of - 1);
     } else {
       const char *fa = slem_vecreader_fingerprint(db->r[start]), *fb = slem_vecreader_fingerprint(r);
+      const char *ea = slem_vecreader_shard_encoding(db->r[start]);
+      const char *eb = slem_vecreader_shard_encoding(r);
       if ((fa || fb) && (!fa || !fb || strcmp(fa, fb) != 0))
         return slem_error(err, SLEM_EFORMAT, "%s: shard %" PRIu64 "/%" PRIu64 " made with the "
                           "cache %s, but %s (shard 0/%" PRIu64 ") with the cache %s: shards of "
                           "two encodes", name, idx, cnt, fb ? fb : "(none)",
                           slem_vecreader_name(db->r[start]), cnt, fa ? fa : "(none)");
+      /* the options that change the bits besides the cache (--precision, the classifiers'
+       * --theta): shards of one cache encoded two ways would rank as neither run */
+      if ((ea || eb) && (!ea || !eb || strcmp(ea, eb) != 0))
+        return slem_error(err, SLEM_EFORMAT, "%s: shard %" PRIu64 "/%" PRIu64 " encoded with %s, "
+                          "but %s (shard 0/%" PRIu64 ") with %s: shards of two encodes", name, idx,
+                          cnt, eb ? eb : "(no record)", slem_vecreader_name(db->r[start]), cnt,
+                          ea ? ea : "(no record)");
     }
     if (first != held)
       return slem_error(err, SLEM_EFORMAT, "%s: shard %" PRIu64 "/%" PRIu64 " starts at row %"

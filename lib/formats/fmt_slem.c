@@ -167,7 +167,11 @@ static int shard_read(SlemVecReader *r, const cJSON *json, uint64_t n, const cha
   const cJSON *jc = cJSON_GetObjectItemCaseSensitive(sh, "count");
   const cJSON *jf = cJSON_GetObjectItemCaseSensitive(sh, "first_row");
   const cJSON *jt = cJSON_GetObjectItemCaseSensitive(in, "count");
+  const cJSON *je = cJSON_GetObjectItemCaseSensitive(sh, "encoding");
   if (!sh) return SLEM_OK;
+  if (je && (!cJSON_IsString(je) || strlen(je->valuestring) >= sizeof r->shard_encoding))
+    return slem_error(err, SLEM_EFORMAT, "%s: the JSON header's shard has a bad encoding", name);
+  if (je) snprintf(r->shard_encoding, sizeof r->shard_encoding, "%s", je->valuestring);
   if (!whole(ji) || !whole(jc) || !whole(jf) || jc->valuedouble < 1 ||
       ji->valuedouble >= jc->valuedouble)
     return slem_error(err, SLEM_EFORMAT, "%s: the JSON header's shard lacks a valid index, count "
@@ -613,6 +617,7 @@ static int end_slem(SlemVecWriter *w, SlemError *err) {
       cJSON_AddNumberToObject(sh, "index", (double)m->shard_index);
       cJSON_AddNumberToObject(sh, "count", (double)m->shard_count);
       cJSON_AddNumberToObject(sh, "first_row", (double)m->first_row);
+      if (m->encoding) cJSON_AddStringToObject(sh, "encoding", m->encoding);
     }
   }
   secs = cJSON_AddArrayToObject(meta, "sections");

@@ -73,6 +73,7 @@ struct SlemVecReader {
   uint64_t shard_index, shard_count, shard_first; /* the shard it records (slem-encode
                        * --shard): I, N (0: none) and the input's row of its first row */
   int64_t shard_total; /* with shard_count: the input's rows, -1 when not recorded */
+  char shard_encoding[64]; /* with shard_count: its encoding options (SlemDescMeta), or "" */
   int kproj;          /* its rows are kernel projections, laid out by kp_d, kp_r, kp_couple */
   int kproj_ok;       /* the caller reads them as such (else reading them is refused) */
   size_t kp_d, kp_r;

@@ -183,6 +183,10 @@ int slem_vecreader_shard(const SlemVecReader *self, uint64_t *index, uint64_t *c
   return 1;
 }
 
+const char *slem_vecreader_shard_encoding(const SlemVecReader *self) {
+  return self->shard_encoding[0] ? self->shard_encoding : NULL;
+}
+
 const char *slem_vecreader_arith(const SlemVecReader *self) {
   return self->arith[0] ? self->arith : NULL;
 }
@@ -516,21 +520,25 @@ void slem_vecwriter_abort(SlemVecWriter *self) {
 SlemFormat slem_vecwriter_format(const SlemVecWriter *self) { return self->fmt; }
 
 int slem_vecwriter_set_meta(SlemVecWriter *self, const SlemDescMeta *meta, SlemError *err) {
-  const char *src[4] = {meta->cache_fingerprint, meta->cache_path, meta->input,
-                        meta->kind_of_rows};
+  const char *src[5] = {meta->cache_fingerprint, meta->cache_path, meta->input,
+                        meta->kind_of_rows, meta->encoding};
+  const char **dst[5];
   size_t len = 0;
   char *p;
-  for (int i = 0; i < 4; i++) len += src[i] ? strlen(src[i]) + 1 : 0;
+  for (int i = 0; i < 5; i++) len += src[i] ? strlen(src[i]) + 1 : 0;
   free(self->meta_strs);
   if (!(self->meta_strs = malloc(len + 1))) return slem_error(err, SLEM_ENOMEM, "out of memory");
   self->meta = *meta;
   p = self->meta_strs;
-  for (int i = 0; i < 4; i++) {
-    const char **dst = i == 0 ? &self->meta.cache_fingerprint : i == 1 ? &self->meta.cache_path
-                     : i == 2 ? &self->meta.input : &self->meta.kind_of_rows;
+  dst[0] = &self->meta.cache_fingerprint;
+  dst[1] = &self->meta.cache_path;
+  dst[2] = &self->meta.input;
+  dst[3] = &self->meta.kind_of_rows;
+  dst[4] = &self->meta.encoding;
+  for (int i = 0; i < 5; i++) {
     if (!src[i]) continue;
     strcpy(p, src[i]);
-    *dst = p;
+    *dst[i] = p;
     p += strlen(src[i]) + 1;
   }
   return SLEM_OK;

@@ -147,6 +147,10 @@ int slem_vecreader_payload_crc(const SlemVecReader *self, uint32_t *crc);
  * NULL for any other format (plain vectors, as far as slem can tell). */
 const char *slem_vecreader_fingerprint(const SlemVecReader *self);
 
+/* The encoding options a shard's container records (SlemDescMeta's encoding), or NULL:
+ * not a shard, or one written by an older slem. */
+const char *slem_vecreader_shard_encoding(const SlemVecReader *self);
+
 /* The line of the arithmetic (arith.h) that made the rows of a container read by self, or
  * NULL: another format, or a container that records none (an older slem). */
 const char *slem_vecreader_arith(const SlemVecReader *self);

@@ -49,6 +49,9 @@ typedef struct SlemDescMeta {
   const struct SlemIds *ids;      /* NULL, or the ids of the input: the container keeps those
                                      of its rows (from first_row - the shard's start - on) */
   uint64_t ids_first;             /* the index in ids of the container's first row */
+  const char *encoding;           /* a shard's: the options that change its bits besides the
+                                     cache's fingerprint ("precision auto", "...; theta 2"),
+                                     which the shards of one encode share; may be NULL */
 } SlemDescMeta;
 
 /* Doubles per row of a container of kernel projections (kproj.h, slem_kproj_pack()): the
