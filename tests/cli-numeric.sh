@@ -35,9 +35,23 @@ slem-match -q -k 2 -d "$T/big.fvecs" -o "$T/kept.tsv" "$T/big.fvecs" 2>/dev/null
 # the same vectors normalised are fine: every cosine is 1
 check "cosine of big vectors" slem-match -n -k 2 -d "$T/big.fvecs" -o "$T/cos.tsv" "$T/big.fvecs"
 awk -F '\t' '$4 != "1" { bad = 1 } END { exit bad || NR != 6 }' "$T/cos.tsv" && ok || bad "cosine of big vectors: $(cat "$T/cos.tsv")"
-# text values beyond float32: the products overflow double too
+# text values beyond float32: slem-match reads float32 rows, and 1e300 would be Inf there
 printf '1e300 1\n-1e300 2\n3 4\n' >"$T/huge.txt"
-expect_fail "scores beyond double" 1 "the score inf is beyond float32" "$T/o.tsv" slem-match -k 1 -d "$T/huge.txt" -o "$T/o.tsv" "$T/huge.txt"
-expect_fail "statistics beyond double" 1 "covariance of the negatives overflows double" "$T/h.slem" slem-negstats -o "$T/h.slem" "$T/huge.txt"
-expect_fail "partial statistics beyond double" 1 "section 'node_scatter' would hold an infinity" "$T/h.slem" slem-negstats --partial -o "$T/h.slem" "$T/huge.txt"
+expect_fail "values beyond float32" 1 "huge.txt: line 1: value 1 (1e+300) is beyond float32's range" "$T/o.tsv" slem-match -k 1 -d "$T/huge.txt" -o "$T/o.tsv" "$T/huge.txt"
+# ... with --normalize too, where the Inf became NaN and every score 0, status 0; from a
+# pipe and from float64 npy alike (HDF5 goes through the npy decoder)
+printf '1 2 3\n4 5 6\n' >"$T/small.txt"
+printf '1e39 1 1\n' >"$T/over.txt"
+expect_fail "normalised text query beyond float32" 1 "over.txt: line 1: value 1 (1e+39) is beyond float32's range" "$T/o.tsv" slem-match -n -k 1 -d "$T/small.txt" -o "$T/o.tsv" "$T/over.txt"
+expect_fail "normalised text database beyond float32" 1 "over.txt: line 1: value 1 (1e+39) is beyond float32's range" "$T/o.tsv" slem-match -n -k 1 -d "$T/over.txt" -o "$T/o.tsv" "$T/small.txt"
+expect_fail "normalised text query beyond float32 on a pipe" 1 "<stdin>: line 1: value 1 (1e+39) is beyond float32's range" "$T/o.tsv" sh -c 'slem-match -n -k 1 -d "$1/small.txt" -o "$1/o.tsv" - <"$1/over.txt"' sh "$T"
+# npy float64, (1, 3), values 1e300 (0x7e37e43c8800759c), 1, 1: little- and big-endian
+npy_f8() {
+  printf '\223NUMPY\001\000\106\000'
+  printf "%-69s\\n" "{'descr': '$1f8', 'fortran_order': False, 'shape': (1, 3), }"
+}
+{ npy_f8 '<'; printf '\234\165\000\210\074\344\067\176\000\000\000\000\000\000\360\077\000\000\000\000\000\000\360\077'; } >"$T/over64.npy"
+{ npy_f8 '>'; printf '\077\360\000\000\000\000\000\000\077\360\000\000\000\000\000\000\176\067\344\074\210\000\165\234'; } >"$T/overbe.npy"
+expect_fail "normalised float64 npy beyond float32" 1 "over64.npy: record 1: value 1 (1e+300) is beyond float32's range" "$T/o.tsv" slem-match -n -k 1 -d "$T/small.txt" -o "$T/o.tsv" "$T/over64.npy"
+expect_fail "normalised big-endian float64 npy beyond float32" 1 "overbe.npy: record 1: value 3 (1e+300) is beyond float32's range" "$T/o.tsv" slem-match -n -k 1 -d "$T/overbe.npy" -o "$T/o.tsv" "$T/small.txt"
 finish cli-numeric

@@ -196,7 +196,11 @@ static int read_text_any(SlemVecReader *r, double *xd, float *xf, size_t max, si
     int st = read_text(r, TS(r)->row, 1, &g, err);
     if (st) return st;
     if (!g) break;
-    for (size_t j = 0; j < r->d; j++) xf[i * r->d + j] = (float)TS(r)->row[j];
+    for (size_t j = 0; j < r->d; j++)
+      if (!isfinite(xf[i * r->d + j] = (float)TS(r)->row[j]))
+        return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": value %zu (%.9g) is "
+                          "beyond float32's range, in which the vectors are read",
+                          slem_in_name(r->in), TS(r)->line_no, j + 1, TS(r)->row[j]);
     (*got)++;
   }
   return SLEM_OK;

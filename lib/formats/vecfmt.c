@@ -95,8 +95,9 @@ static double load(int dtype, int swap, const unsigned char *p, size_t j) {
 }
 
 /* Converts the d values of one record at rp into xr (double) or fr (float), whichever is
- * not NULL. Returns 0, or 1 + the index of the first value that is not finite (the row is
- * then incomplete). */
+ * not NULL. Returns 0, or 1 + the index of the first value that is not finite, or (into
+ * float) that float32 cannot hold: 1e300 rounded to float is Inf, which a reader of float
+ * rows must not let through as if it were data (the row is then incomplete). */
 static size_t decode(const SlemVecReader *r, const unsigned char *rp, double *xr, float *fr) {
   size_t d = r->d;
   if (r->dtype == SLEM_DT_F4 && !r->swap && r->divisor == 1) {
@@ -147,6 +148,7 @@ static size_t decode(const SlemVecReader *r, const unsigned char *rp, double *xr
         double v;
         memcpy(&v, rp + 8 * j, 8);
         fr[j] = (float)v;
+        if (!isfinite(fr[j])) return j + 1;
       }
     }
     return 0;
@@ -163,7 +165,7 @@ static size_t decode(const SlemVecReader *r, const unsigned char *rp, double *xr
     if (!isfinite(v)) return j + 1;
     v /= r->divisor;
     if (xr) xr[j] = v;
-    else fr[j] = (float)v;
+    else if (!isfinite(fr[j] = (float)v)) return j + 1;
   }
   return 0;
 }
@@ -182,6 +184,10 @@ static int decode_record(SlemVecReader *r, const unsigned char *hp, const unsign
   if (!(bad = decode(r, rp, xr, fr))) return SLEM_OK;
   if (!r->skip_nonfinite) {
     double v = load(r->dtype, r->swap, rp, bad - 1);
+    if (isfinite(v))
+      return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": value %zu (%.9g) is "
+                        "beyond float32's range, in which the vectors are read",
+                        slem_in_name(r->in), recno, bad, v / r->divisor);
     return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": value %zu is %s",
                       slem_in_name(r->in), recno, bad, isnan(v) ? "NaN" : "infinite");
   }
