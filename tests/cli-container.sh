@@ -41,6 +41,11 @@ check "kernel cache" slem-negstats -q -K rbf:g=1 --rank 16 -o "$T/k.slem" "$D/ne
 expect_fail "descriptors to a kernel match" 1 "base features" "$T/none.tsv" slem-match -c "$T/k.slem" -d "$D/database.fvecs" -o "$T/none.tsv" "$T/q.slem"
 # a cache given as vectors, a corrupt and a truncated container
 expect_fail "cache as vectors" 1 "a slem cache of kind 'linear', not descriptors" "$T/none.tsv" slem-match -d "$T/neg.slem" -o "$T/none.tsv" "$T/q.slem"
+# ... and descriptors given as the cache (-c swapped with the database): said as such, not
+# "byte 32768, in the padding ...: corrupt", which took the block table for damage
+expect_fail "descriptors as the cache of slem-encode" 1 "db.slem: descriptors (slem-encode's output), not a cache" "$T/none.fvecs" slem-encode -c "$T/db.slem" -o "$T/none.fvecs" "$D/queries.fvecs"
+expect_fail "descriptors as the cache of slem-match" 1 "db.slem: descriptors (slem-encode's output), not a cache" "$T/none.tsv" slem-match -c "$T/db.slem" -d "$D/database.fvecs" -o "$T/none.tsv" "$D/queries.fvecs"
+expect_fail "descriptors to --info" 1 "db.slem: descriptors (slem-encode's output), not a cache" - slem-negstats --info "$T/db.slem"
 cp "$T/db.slem" "$T/bad.slem"
 printf 'x' | dd of="$T/bad.slem" bs=1 seek=70000 conv=notrunc 2>/dev/null
 expect_fail "corrupt rows" 1 "bad.slem: checksum mismatch in the rows" "$T/none.tsv" slem-match -d "$T/bad.slem" -o "$T/none.tsv" "$T/q.slem"

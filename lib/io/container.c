@@ -292,6 +292,18 @@ static int gap_check(const SlemContainerHead *h, const unsigned char *p, const c
   return SLEM_OK;
 }
 
+/* Descriptors given where a cache is read (-c db.slem): said as such, before the layout
+ * of their payload (a block table where a cache has zeros) is taken for corruption. */
+static int kind_check(const cJSON *json, SlemContainerRole role, const char *path,
+                      SlemError *err) {
+  const cJSON *kind = cJSON_GetObjectItemCaseSensitive(json, "kind");
+  if (role == SLEM_CONTAINER_CACHE && cJSON_IsString(kind) &&
+      strcmp(kind->valuestring, "descriptors") == 0)
+    return slem_error(err, SLEM_EFORMAT, "%s: descriptors (slem-encode's output), not a cache: "
+                      "give the cache that slem-negstats wrote", path);
+  return SLEM_OK;
+}
+
 int slem_container_load(void **map, size_t *len, SlemContainerHead *h, cJSON **json,
                         const char *path, SlemContainerRole role, SlemError *err) {
   struct stat sb;
@@ -360,6 +372,7 @@ int slem_container_load(void **map, size_t *len, SlemContainerHead *h, cJSON **j
   if ((st = slem_container_head_unpack(h, p, n, role, (int64_t)n, path, err)) != SLEM_OK ||
       (st = slem_container_json_parse(json, h, (const char *)p + h->json_off, path, err)) !=
           SLEM_OK ||
+      (st = kind_check(*json, role, path, err)) != SLEM_OK ||
       (st = gap_check(h, p, path, err)) != SLEM_OK ||
       (st = slem_container_payload_check(h, p + h->pay_off, path, err)) != SLEM_OK)
     goto done;
