@@ -109,5 +109,18 @@ cmp -s "$T/py2.tsv" "$T/py3.tsv" && ok || bad "npy shape of Python 2: another ra
 expect_fail "npy of a structured dtype" 1 "rec.npy: npy dtype is a structured (record) type" - slem-match -k 2 -d "$T/py3.npy" "$T/rec.npy"
 head -c 8 "$T/py3.npy" >"$T/cut.npy"
 expect_fail "npy cut after its version" 1 "cut.npy: npy header truncated" - slem-match -k 2 -d "$T/py3.npy" "$T/cut.npy"
+# headers numpy itself refuses, or reads otherwise, were read in a shape of slem's own: a
+# 'fortran_order' of Trueish was True, (2 3) was (2, 3), and of a key given twice the first
+# was taken where numpy takes the last (here (2, 3): the data fit both)
+{ npyv1 "{'descr': '<f4', 'fortran_order': Trueish, 'shape': (2, 3), }"; ones; } >"$T/trueish.npy"
+expect_fail "npy fortran_order Trueish" 1 "trueish.npy: npy 'fortran_order' is neither True nor False" - slem-match -k 2 -d "$T/py3.npy" "$T/trueish.npy"
+{ npyv1 "{'descr': '<f4', 'fortran_order': False, 'shape': (2 3), }"; ones; } >"$T/nocomma.npy"
+expect_fail "npy shape without a comma" 1 "nocomma.npy: npy shape is not a tuple of 1 or 2 sizes" - slem-match -k 2 -d "$T/py3.npy" "$T/nocomma.npy"
+{ npyv1 "{'shape': (3, 2), 'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }"; ones; } >"$T/twice.npy"
+expect_fail "npy key given twice" 1 "twice.npy: npy header gives 'shape' twice: corrupt" - slem-match -k 2 -d "$T/py3.npy" "$T/twice.npy"
+{ npyv1 '{"descr": "<f4", "fortran_order": False, "shape": (2, 3), "descr": "<f4"}'; ones; } >"$T/twice2.npy"
+expect_fail "npy key given twice, double quotes" 1 "twice2.npy: npy header gives 'descr' twice: corrupt" - slem-match -k 2 -d "$T/py3.npy" "$T/twice2.npy"
+{ npyv1 '{"descr": "<f4", "fortran_order": True, "shape": (2, 3)}'; ones; } >"$T/dq.npy"
+check "npy header in double quotes" slem-match -k 2 -d "$T/py3.npy" -o "$T/dq.tsv" "$T/dq.npy"
 
 finish cli-formats

@@ -49,14 +49,17 @@ static int sniff_npy(const unsigned char *p, size_t n) {
   return n >= 6 && memcmp(p, npy_magic, 6) == 0 ? 100 : 0;
 }
 
-/* Finds the value after key ('descr', "descr") in a Python dict literal. */
-static const char *npy_find(const char *hdr, const char *key) {
+/* Finds the value after key ('descr', "descr") in a Python dict literal; *twice is set when
+ * the key is given again (numpy would take the last, this reader the first: refused). */
+static const char *npy_find(const char *hdr, const char *key, int *twice) {
   char q1[64], q2[64];
-  const char *p;
+  const char *p, *p2;
   snprintf(q1, sizeof q1, "'%s'", key);
   snprintf(q2, sizeof q2, "\"%s\"", key);
   p = strstr(hdr, q1);
-  if (!p) p = strstr(hdr, q2);
+  p2 = strstr(hdr, q2);
+  *twice = (p && (p2 || strstr(p + 1, q1))) || (p2 && strstr(p2 + 1, q2));
+  if (!p) p = p2;
   if (!p) return NULL;
   p += strlen(q1);
   while (*p == ' ') p++;
@@ -65,6 +68,9 @@ static const char *npy_find(const char *hdr, const char *key) {
   while (*p == ' ') p++;
   return p;
 }
+
+/* What may follow True or False in the dict: the end of the word. */
+static int npy_word_end(char c) { return c == ',' || c == '}' || c == ' ' || c == '\0'; }
 
 /* Sets dtype, esize and swap from a descr such as '<f4', '>f8' or '|i1'. Returns -1 for a
  * type slem does not read. */
@@ -211,7 +217,7 @@ static int open_npy(SlemVecReader *r, SlemError *err) {
   char *hdr = NULL, descr[16];
   const char *p;
   uint64_t dims[3];
-  int ndim = 0, st;
+  int ndim = 0, st, twice;
   int64_t size;
 
   if (!(r->priv = calloc(1, sizeof(NpyState)))) return slem_error(err, SLEM_ENOMEM, "out of memory");
@@ -247,7 +253,18 @@ static int open_npy(SlemVecReader *r, SlemError *err) {
   hdr[hlen] = '\0';
   r->data_off = pre_len + hlen;
 
-  p = npy_find(hdr, "descr");
+  {
+    static const char *const keys[] = {"descr", "fortran_order", "shape"};
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+      npy_find(hdr, keys[k], &twice);
+      if (twice) {
+        st = slem_error(err, SLEM_EFORMAT, "%s: npy header gives '%s' twice: corrupt", name,
+                        keys[k]);
+        goto done;
+      }
+    }
+  }
+  p = npy_find(hdr, "descr", &twice);
   if (p && *p == '[') {
     st = slem_error(err, SLEM_EFORMAT, "%s: npy dtype is a structured (record) type: not "
                     "supported (save a plain 2-D array of numbers)", name);
@@ -269,18 +286,19 @@ static int open_npy(SlemVecReader *r, SlemError *err) {
                     "either byte order)", name, descr);
     goto done;
   }
-  p = npy_find(hdr, "fortran_order");
+  p = npy_find(hdr, "fortran_order", &twice);
   if (!p) {
     st = slem_error(err, SLEM_EFORMAT, "%s: npy header has no 'fortran_order'", name);
     goto done;
   }
-  if (strncmp(p, "True", 4) == 0) {
+  /* the word whole: 'Trueish' is no more True to this reader than to numpy */
+  if (strncmp(p, "True", 4) == 0 && npy_word_end(p[4])) {
     r->scattered = 1;
-  } else if (strncmp(p, "False", 5) != 0) {
+  } else if (strncmp(p, "False", 5) != 0 || !npy_word_end(p[5])) {
     st = slem_error(err, SLEM_EFORMAT, "%s: npy 'fortran_order' is neither True nor False", name);
     goto done;
   }
-  p = npy_find(hdr, "shape");
+  p = npy_find(hdr, "shape", &twice);
   if (!p || *p != '(') {
     st = slem_error(err, SLEM_EFORMAT, "%s: npy header has no 'shape'", name);
     goto done;
@@ -305,7 +323,12 @@ static int open_npy(SlemVecReader *r, SlemError *err) {
     p = end;
     if (*p == 'L') p++; /* numpy under Python 2 wrote its sizes as longs: (1000L, 128L) */
     while (*p == ' ') p++;
-    if (*p == ',') p++;
+    if (*p == ',') {
+      p++;
+    } else if (*p != ')') { /* (2 8) is no tuple numpy reads */
+      st = slem_error(err, SLEM_EFORMAT, "%s: npy shape is not a tuple of 1 or 2 sizes", name);
+      goto done;
+    }
   }
   if (ndim == 1) {
     r->count = 1;
