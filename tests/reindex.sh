@@ -380,4 +380,29 @@ done
   bad "-o in the index: the index changed: $(ls -R "$T/own")"
 "$RX" -k 10 -q "$Q" -o "$T/own/r.tsv" -n "$T/neg.fvecs" "$T/own" 2>"$T/err" && cmp -s "$T/own/r.tsv" "$T/own.tsv" && ok ||
   bad "-o INDEX/r.tsv (a name of the user's in the index): $(cat "$T/err")"
+# -o through a symbolic link: slem-match replaces the file the link leads to, so a link to
+# INDEX/lock or into INDEX/raw is refused as those names are (the link to a raw segment once
+# had the ranking written over the segment's kept vectors); and an index whose name ends in
+# a newline: -o 'INDEX<newline>/lock' went through, $(dirname) dropping the newline
+raw0=$(cksum <"$T/own/raw/n1.fvecs")
+for o in raw/n1.fvecs lock current ids/x.ids; do
+  rm -f "$T/link.tsv"
+  ln -s "$T/own/$o" "$T/link.tsv"
+  "$RX" -k 10 -q "$Q" -o "$T/link.tsv" -n "$T/neg.fvecs" "$T/own" 2>"$T/err"
+  st=$?
+  [ $st = 2 ] && grep -q "index's own directories\|a file of the index" "$T/err" && ok ||
+    bad "-o a link to INDEX/$o: status $st: $(cat "$T/err")"
+done
+rm -f "$T/link.tsv"
+[ "$(cksum <"$T/own/raw/n1.fvecs")" = "$raw0" ] && [ "$(ls -i "$T/own/lock")" = "$lock0" ] &&
+  [ ! -s "$T/own/lock" ] && [ "$(ls "$T/own/ids")" = "" ] && ok ||
+  bad "-o a link into the index: the index changed: $(ls -lR "$T/own")"
+NL="$T/nl
+"
+"$RX" -k 10 -s n1 -q "$Q" -o "$T/nl.tsv" -n "$T/neg.fvecs" "$NL" "$T/in/n1.fvecs" 2>"$T/err" ||
+  bad "an index named with a newline: $(cat "$T/err")"
+"$RX" -k 10 -q "$Q" -o "$NL/lock" -n "$T/neg.fvecs" "$NL" 2>"$T/err"
+st=$?
+[ $st = 2 ] && grep -q "a file of the index" "$T/err" && [ ! -s "$NL/lock" ] && ok ||
+  bad "-o INDEX<newline>/lock: status $st, lock of $(wc -c <"$NL/lock") bytes: $(cat "$T/err")"
 finish reindex
