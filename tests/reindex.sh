@@ -405,4 +405,16 @@ NL="$T/nl
 st=$?
 [ $st = 2 ] && grep -q "a file of the index" "$T/err" && [ ! -s "$NL/lock" ] && ok ||
   bad "-o INDEX<newline>/lock: status $st, lock of $(wc -c <"$NL/lock") bytes: $(cat "$T/err")"
+# a rebuild removes the older generations it made, never a gen.N of someone else's (a folder
+# without negatives.cksum, a file): they were removed with rm -rf
+mkdir "$T/own/gen.77"
+echo data >"$T/own/gen.77/data"
+echo file >"$T/own/gen.78"
+for i in 1 2; do
+  "$RX" --rebuild -k 10 -q "$Q" -o "$T/own/r.tsv" -n "$T/neg.fvecs" "$T/own" 2>"$T/err" ||
+    bad "rebuild $i beside a gen.N of the user's: $(cat "$T/err")"
+done
+[ -f "$T/own/gen.77/data" ] && [ -f "$T/own/gen.78" ] && [ ! -e "$T/own/gen.1" ] &&
+  [ "$(readlink "$T/own/current")" = gen.80 ] && [ "$(readlink "$T/own/previous")" = gen.79 ] &&
+  cmp -s "$T/own/r.tsv" "$T/own.tsv" && ok || bad "a rebuild beside a gen.N of the user's: $(ls -l "$T/own")"
 finish reindex
