@@ -417,4 +417,11 @@ done
 [ -f "$T/own/gen.77/data" ] && [ -f "$T/own/gen.78" ] && [ ! -e "$T/own/gen.1" ] &&
   [ "$(readlink "$T/own/current")" = gen.80 ] && [ "$(readlink "$T/own/previous")" = gen.79 ] &&
   cmp -s "$T/own/r.tsv" "$T/own.tsv" && ok || bad "a rebuild beside a gen.N of the user's: $(ls -l "$T/own")"
+# a step that fails by a signal (cp killed by SIGXFSZ under ulimit -f) is status 1, as the
+# man page says, not the tool's 128 + n (it was 153)
+cp "$T/own.tsv" "$T/uf.tsv"
+(ulimit -f 8; exec "$RX" -k 10 -s n1 -q "$Q" -o "$T/uf.tsv" -n "$T/neg.fvecs" "$T/uf" "$T/in/n1.fvecs") 2>"$T/err"
+st=$?
+[ $st = 1 ] && grep -q "step stage failed" "$T/err" && cmp -s "$T/uf.tsv" "$T/own.tsv" && [ ! -e "$T/uf/raw/n1.fvecs" ] &&
+  ok || bad "a step killed by SIGXFSZ: status $st: $(cat "$T/err")"
 finish reindex
