@@ -14,6 +14,17 @@ static long rel_ret(const SlemJudged *q, size_t upto) {
   return r;
 }
 
+/* trec_eval's num_rel_ret (form_res_rels.c): the relevant retrieved among the judged ones
+ * only. It differs from rel_ret(q, q->n) under a negative relevance level (-l -1), where a
+ * document the qrels do not name (SLEM_UNJUDGED, -1) passes rel >= level: trec_eval counts
+ * it as relevant where it scans the ranking (map, P, Rprec) but not in this total, which
+ * num_rel_ret, the set measures, utility and the interpolated precisions start from. */
+static long num_rel_ret(const SlemJudged *q) {
+  long r = 0;
+  for (size_t i = 0; i < q->n; i++) r += q->rel[i] >= 0 && q->rel[i] >= q->level;
+  return r;
+}
+
 double slem_judged_ap(const SlemJudged *q, SlemApKind kind) {
   double ap = 0, r_prev = 0, p_prev = 1;
   long hits = 0;
@@ -55,7 +66,7 @@ static void m_num_rel(const SlemJudged *q, const double *cuts, size_t ncuts, dou
 
 static void m_num_rel_ret(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
   (void)cuts, (void)ncuts;
-  out[0] = (double)rel_ret(q, q->n);
+  out[0] = (double)num_rel_ret(q);
 }
 
 static void m_map(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
@@ -90,7 +101,7 @@ static void m_recip_rank(const SlemJudged *q, const double *cuts, size_t ncuts, 
  * lround(x num_rel) relevant documents are in, walking the ranking backwards */
 static void m_iprec(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
   size_t nret = q->n;
-  long rr = rel_ret(q, nret);
+  long rr = num_rel_ret(q);
   for (size_t c = 0; c < ncuts; c++) out[c] = 0;
   if (nret > 0) {
     double best = (double)rr / (double)nret;
@@ -222,7 +233,7 @@ static void m_infap(const SlemJudged *q, const double *cuts, size_t ncuts, doubl
 
 /* precision at ranks that are multiples of R: cut-off (long)(x R + 0.9) */
 static void m_rprec_mult(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
-  long cut[SLEM_MAX_CUTS], rr = rel_ret(q, q->n), nret = (long)q->n, rel_so_far = rr;
+  long cut[SLEM_MAX_CUTS], rr = num_rel_ret(q), nret = (long)q->n, rel_so_far = rr;
   long cc = (long)ncuts - 1;
   for (size_t c = 0; c < ncuts; c++) {
     cut[c] = (long)(cuts[c] * (double)q->num_rel + 0.9);
@@ -241,7 +252,7 @@ static void m_rprec_mult(const SlemJudged *q, const double *cuts, size_t ncuts, 
 
 /* trec_eval's default utility coefficients: +1 a relevant retrieved, -1 a non-relevant one */
 static void m_utility(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
-  long rr = rel_ret(q, q->n), nret = (long)q->n;
+  long rr = num_rel_ret(q), nret = (long)q->n;
   (void)cuts, (void)ncuts;
   out[0] = 1.0 * (double)rr + -1.0 * (double)(nret - rr) + 0.0 * (double)(q->num_rel - rr) +
            0.0 * (double)(rr - nret - q->num_rel);
@@ -250,7 +261,7 @@ static void m_utility(const SlemJudged *q, const double *cuts, size_t ncuts, dou
 /* mean interpolated precision at recall 0, 0.1, ..., 1 */
 static void m_11pt(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
   static const double lv[] = {0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0};
-  long cut[11], rr = rel_ret(q, q->n), rel_so_far = rr, cc = 10;
+  long cut[11], rr = num_rel_ret(q), rel_so_far = rr, cc = 10;
   double sum = 0, best;
   (void)cuts, (void)ncuts;
   for (size_t c = 0; c < 11; c++) cut[c] = lround(lv[c] * (double)q->num_rel);
@@ -445,29 +456,29 @@ static void m_relative_p(const SlemJudged *q, const double *cuts, size_t ncuts, 
 /* measures of the retrieved set, ranks ignored */
 static void m_set_p(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
   (void)cuts, (void)ncuts;
-  out[0] = q->n ? (double)rel_ret(q, q->n) / (double)q->n : 0.0;
+  out[0] = q->n ? (double)num_rel_ret(q) / (double)q->n : 0.0;
 }
 
 static void m_set_relative_p(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
   long n = (long)q->n;
   (void)cuts, (void)ncuts;
-  out[0] = n && q->num_rel ? (double)rel_ret(q, q->n) / (double)(n < q->num_rel ? n : q->num_rel) : 0.0;
+  out[0] = n && q->num_rel ? (double)num_rel_ret(q) / (double)(n < q->num_rel ? n : q->num_rel) : 0.0;
 }
 
 static void m_set_recall(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
   (void)cuts, (void)ncuts;
-  out[0] = q->num_rel ? (double)rel_ret(q, q->n) / (double)q->num_rel : 0.0;
+  out[0] = q->num_rel ? (double)num_rel_ret(q) / (double)q->num_rel : 0.0;
 }
 
 static void m_set_map(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
-  double rr = (double)rel_ret(q, q->n);
+  double rr = (double)num_rel_ret(q);
   (void)cuts, (void)ncuts;
   out[0] = q->n && q->num_rel ? (rr * rr) / ((double)q->n * (double)q->num_rel) : 0.0;
 }
 
 /* F with beta 1 (trec_eval's default parameter) */
 static void m_set_f(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
-  long rr = rel_ret(q, q->n);
+  long rr = num_rel_ret(q);
   (void)cuts, (void)ncuts;
   out[0] = 0;
   if (rr) {
@@ -481,7 +492,7 @@ static void m_num_nonrel_judged_ret(const SlemJudged *q, const double *cuts, siz
   long judged = 0;
   (void)cuts, (void)ncuts;
   for (size_t i = 0; i < q->n; i++) judged += q->rel[i] >= 0;
-  out[0] = (double)(judged - rel_ret(q, q->n));
+  out[0] = (double)(judged - num_rel_ret(q));
 }
 
 /* residual of rank-biased precision, p = 0.9: as trec_eval 10.0's m_rbp_resid.c computes it
