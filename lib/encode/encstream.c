@@ -113,47 +113,6 @@ size_t slem_encstream_block(size_t d, int threads) {
   return rows < 1024 ? 1024 : rows;
 }
 
-/* The blocks of a shard read from a file it can seek in: the whole run's blocks, whose rows
- * outside the shard are not read but zeros. A descriptor's bits depend on its place in its
- * GEMM call and on the call's rows, not on the other rows' values, so the shard's rows come
- * out as in the whole run; and a record outside the shard (a NaN, another dimension) is not
- * read, so that it refuses no shard, whatever the block. Zeros, not copies of the shard's
- * rows: an encoder that refuses a row (a kernel of histograms, a negative value) names the
- * record at the row's place, which a copy's would not be; every encoder takes a zero row. */
-typedef struct ShardWindow {
-  SlemVecReader *r;
-  size_t row_bytes;
-  uint64_t front;     /* rows of the first block before the shard (copies) */
-  uint64_t left;      /* rows of the shard still to read */
-  uint64_t file_left; /* rows of the input from the current block on */
-} ShardWindow;
-
-static int read_shard_block(void *ctx, void *x, size_t max, int f32, size_t *got,
-                            SlemBlockPos *pos, SlemError *err) {
-  ShardWindow *w = ctx;
-  unsigned char *b = x;
-  size_t rb = w->row_bytes, want = w->file_left < max ? (size_t)w->file_left : max, front, n,
-         real = 0;
-  int st;
-  *got = 0;
-  if (w->left == 0 || want == 0) return SLEM_OK; /* the shard is read */
-  front = w->front < want ? (size_t)w->front : want;
-  n = want - front < w->left ? want - front : (size_t)w->left;
-  st = f32 ? slem_vecreader_read_f32(w->r, (float *)(b + front * rb), n, &real, err)
-           : slem_vecreader_read(w->r, (double *)(b + front * rb), n, &real, err);
-  if (st != SLEM_OK || real == 0) return st;
-  if (real < n) want = front + real; /* the input ended early: no row after it either */
-  memset(b, 0, front * rb);
-  memset(b + (front + real) * rb, 0, (want - front - real) * rb);
-  w->front -= front;
-  w->left -= real;
-  w->file_left -= want;
-  *got = want;
-  *pos = (SlemBlockPos){slem_vecreader_name(w->r), slem_vecreader_done(w->r) - real + 1,
-                        slem_vecreader_done(w->r) - real};
-  return SLEM_OK;
-}
-
 int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *output,
                        const SlemEncStreamOpts *o, SlemEncStreamResult *res, SlemError *err) {
   size_t d = cache ? cache->d : o->esvm_d,
@@ -166,7 +125,8 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
   SlemVecWriter *w = NULL;
   SlemWriteback *wb = NULL;
   WriteJob wj;
-  ShardWindow win = {0};
+  uint64_t front = 0, span = 0; /* a shard read in a window (win) */
+  int win = 0;
   SlemGroups *groups = NULL;
   char *ybuf[2] = {NULL, NULL}, *y = NULL; /* block rows of out_dim values of esize bytes:
                                               one computed while the other is written */
@@ -232,18 +192,24 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
       (st = set_meta(w, cache, r, o, ops, enc, lo, err)))
     goto done;
   /* a shard's blocks are those of a run over all the rows: it starts at the block that holds
-   * its first row, read from that row on where it can seek (read_shard_block()) */
+   * its first row. Where it can seek, its rows alone are read, and zeros stand for the rows
+   * of its first and last blocks outside it: a descriptor's bits depend on its place in its
+   * GEMM call and on the call's rows, not on the other rows' values, so the shard's rows
+   * come out as in the whole run, and a record outside it (a NaN, another dimension) refuses
+   * no shard, whatever the block. Zeros, not copies of its rows: an encoder that refuses a
+   * row (a kernel of histograms, a negative value) names it at its own record. */
   if (o->shard.count > 0 && slem_vecreader_can_seek(r)) {
     row = lo / block * block;
     if (lo > 0 && (st = slem_vecreader_seek(r, lo, err)) != SLEM_OK) goto done;
-    win = (ShardWindow){r, 0, lo - row, hi - lo, (uint64_t)slem_vecreader_count(r) - row};
+    win = 1;
+    front = lo - row;
+    span = (uint64_t)slem_vecreader_count(r) - row;
   }
   y = ybuf[0];
   wj = (WriteJob){w, f64};
   f32 = !o->groups && ops->takes_f32 && ops->takes_f32(enc) && slem_vecreader_f32_exact(r);
-  win.row_bytes = d * (f32 ? sizeof(float) : sizeof(double));
-  if ((st = win.r ? slem_prefetch_new_fn(&pf, read_shard_block, &win, d, block, f32, err)
-                  : slem_prefetch_new(&pf, r, block, f32, err)) != SLEM_OK ||
+  if ((st = win ? slem_prefetch_new_window(&pf, r, block, f32, front, hi - lo, span, err)
+                : slem_prefetch_new(&pf, r, block, f32, err)) != SLEM_OK ||
       (!o->groups && (st = slem_writeback_new(&wb, write_job, &wj, err)) != SLEM_OK))
     goto done;
   /* from here the reader belongs to the prefetch thread: records are counted here */

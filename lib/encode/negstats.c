@@ -73,31 +73,6 @@ static size_t leaf_batch(size_t rows, size_t d) {
   return k ? k : 1;
 }
 
-/* A vector reader as a block source that stops at the shard's end: a block never reaches
- * past it, so that the records after it (a NaN, another dimension) are not read, whatever
- * the block's size (-b, the reading threads: a block of 4 MiB pieces took in a NaN of the
- * next shard that 1 MiB blocks stopped before). */
-typedef struct Window {
-  SlemVecReader *r;
-  uint64_t left; /* rows still to read */
-} Window;
-
-static int read_window(void *ctx, void *x, size_t max, int f32, size_t *got, SlemBlockPos *pos,
-                       SlemError *err) {
-  Window *w = ctx;
-  uint64_t done;
-  int st = SLEM_OK;
-  *got = 0;
-  if ((uint64_t)max > w->left) max = (size_t)w->left;
-  if (max > 0 && (st = f32 ? slem_vecreader_read_f32(w->r, x, max, got, err)
-                           : slem_vecreader_read(w->r, x, max, got, err)) != SLEM_OK)
-    return st;
-  w->left -= *got;
-  done = slem_vecreader_done(w->r) - *got;
-  *pos = (SlemBlockPos){slem_vecreader_name(w->r), done + 1, done};
-  return SLEM_OK;
-}
-
 /* The rows of one vector file: those of global rows [lo, hi) are added to st, read in
  * blocks (the next block read while the current one is accumulated). The mixed positives
  * (path is o->mixed itself, not a copy of its name) are read in o->pos_format. */
@@ -106,7 +81,6 @@ static int add_file(SlemStats **st, const char *path, const SlemNegstatsOpts *o,
                     SlemError *err) {
   SlemVecReader *r = NULL;
   SlemPrefetch *pf = NULL;
-  Window win;
   size_t d;
   int f32, status = slem_vecreader_open(&r, path, path == o->mixed ? o->pos_format : o->format,
                                         err);
@@ -138,12 +112,14 @@ static int add_file(SlemStats **st, const char *path, const SlemNegstatsOpts *o,
    * double, not two; the blocks read are small (the leaf gathers them), so that the two
    * buffers of the reading thread stay in the cache and fault few pages */
   f32 = slem_vecreader_f32_exact(r);
-  win = (Window){r, hi - *row};
-  status = slem_prefetch_new_fn(&pf, read_window, &win, d,
-                                o->block ? o->block
-                                         : read_rows(d, slem_vecreader_count(r) >= 0 &&
-                                                            slem_vecreader_seekable(r) &&
-                                                            !o->skip_nonfinite), f32, err);
+  /* blocks that stop at the shard's end: the records after it (a NaN, another dimension)
+   * are not read, whatever the block's size (-b, the reading threads' 4 MiB pieces) */
+  status = slem_prefetch_new_window(&pf, r,
+                                    o->block ? o->block
+                                             : read_rows(d, slem_vecreader_count(r) >= 0 &&
+                                                                slem_vecreader_seekable(r) &&
+                                                                !o->skip_nonfinite),
+                                    f32, 0, hi - *row, hi - *row, err);
   while (status == SLEM_OK) {
     void *rows;
     size_t got, skip;

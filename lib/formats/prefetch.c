@@ -28,6 +28,7 @@ struct SlemPrefetch {
   pthread_cond_t cv;
   pthread_t thread;
   double busy, wait;               /* seconds reading (thread), waiting for a block (caller) */
+  void *owned;                     /* a source's state that self frees (a Window), or NULL */
 };
 
 static void *worker(void *arg) {
@@ -74,6 +75,57 @@ static int read_vecs(void *ctx, void *x, size_t max, int f32, size_t *got, SlemB
 int slem_prefetch_new(SlemPrefetch **self, SlemVecReader *r, size_t block, int f32,
                       SlemError *err) {
   return slem_prefetch_new_fn(self, read_vecs, r, slem_vecreader_dim(r), block, f32, err);
+}
+
+/* A window of a vector reader as a block source (slem_prefetch_new_window()). */
+typedef struct Window {
+  SlemVecReader *r;
+  size_t row_bytes;
+  uint64_t front;     /* rows of zeros still to give before the first row read */
+  uint64_t left;      /* rows of r still to read */
+  uint64_t span_left; /* rows of the blocks still to give, zeros after the rows included */
+} Window;
+
+static int read_window(void *ctx, void *x, size_t max, int f32, size_t *got, SlemBlockPos *pos,
+                       SlemError *err) {
+  Window *w = ctx;
+  unsigned char *b = x;
+  size_t rb = w->row_bytes, want = w->span_left < max ? (size_t)w->span_left : max, front, n,
+         real = 0;
+  int st;
+  *got = 0;
+  if (w->left == 0 || want == 0) return SLEM_OK; /* the window is read */
+  front = w->front < want ? (size_t)w->front : want;
+  n = want - front < w->left ? want - front : (size_t)w->left;
+  st = f32 ? slem_vecreader_read_f32(w->r, (float *)(b + front * rb), n, &real, err)
+           : slem_vecreader_read(w->r, (double *)(b + front * rb), n, &real, err);
+  if (st != SLEM_OK || real == 0) return st;
+  if (real < n) want = front + real; /* the input ended early: no row after it either */
+  memset(b, 0, front * rb);
+  memset(b + (front + real) * rb, 0, (want - front - real) * rb);
+  w->front -= front;
+  w->left -= real;
+  w->span_left -= want;
+  *got = want;
+  *pos = (SlemBlockPos){slem_vecreader_name(w->r), slem_vecreader_done(w->r) - real + 1,
+                        slem_vecreader_done(w->r) - real};
+  return SLEM_OK;
+}
+
+int slem_prefetch_new_window(SlemPrefetch **self, SlemVecReader *r, size_t block, int f32,
+                             uint64_t front, uint64_t rows, uint64_t span, SlemError *err) {
+  Window *w = malloc(sizeof *w);
+  size_t d = slem_vecreader_dim(r);
+  int st;
+  *self = NULL;
+  if (!w) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  *w = (Window){r, d * (f32 ? sizeof(float) : sizeof(double)), front, rows, span};
+  if ((st = slem_prefetch_new_fn(self, read_window, w, d, block, f32, err)) != SLEM_OK) {
+    free(w);
+    return st;
+  }
+  (*self)->owned = w; /* read by the thread, freed after it stops */
+  return SLEM_OK;
 }
 
 int slem_prefetch_new_fn(SlemPrefetch **self, SlemBlockReadFn fn, void *ctx, size_t row_dim,
@@ -160,5 +212,6 @@ void slem_prefetch_free(SlemPrefetch *self) {
   pthread_cond_destroy(&self->cv);
   free(self->buf[0].rows);
   free(self->buf[1].rows);
+  free(self->owned);
   free(self);
 }

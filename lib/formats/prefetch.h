@@ -45,6 +45,13 @@ int slem_prefetch_next_pos(SlemPrefetch *self, void **rows, size_t *got, SlemBlo
 int slem_prefetch_new(SlemPrefetch **self, SlemVecReader *r, size_t block, int f32,
                       SlemError *err);
 
+/* slem_prefetch_new() over a window of r, from where r stands: blocks of front rows of
+ * zeros, then at most rows rows of r, then zeros up to span rows in all (the blocks of a
+ * cut of a larger input: a shard's; span == rows for no zeros after). A block is as long
+ * as it would be over the whole input (block rows, fewer only at span's end), so that a
+ * row keeps its place in its block; rows outside the window are never read. */
+int slem_prefetch_new_window(SlemPrefetch **self, SlemVecReader *r, size_t block, int f32,
+                             uint64_t front, uint64_t rows, uint64_t span, SlemError *err);
 /* The next block: *rows points to got vectors (double or float), valid and writable until
  * the next call; *got is 0 at the end. Errors: those of slem_vecreader_read(). */
 int slem_prefetch_next(SlemPrefetch *self, void **rows, size_t *got, SlemError *err);
