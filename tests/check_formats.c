@@ -8,10 +8,12 @@
 #include <cjson/cJSON.h>
 #include "../lib/formats/vecfmt.h"
 #include "../lib/formats/vecs.h"
+#include "../lib/formats/prefetch.h"
 #include <hdf5.h>
 #include <inttypes.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 static long tu_file_size(const char *path) {
   struct stat sb;
@@ -160,6 +162,69 @@ START_TEST(fortran_order_in_blocks) {
   for (size_t j = 0; j < 6; j++) ck_assert_double_eq(row[j], c[j]);
   slem_vecreader_free(r);
   free(c);
+}
+END_TEST
+
+/* A block source for the prefetch: rows of 2 values, row i holding i and -i, 23 blocks of
+ * at most 10 rows (the last shorter), then the end. */
+static int count_rows(void *ctx, void *x, size_t max, int f32, size_t *got, SlemBlockPos *pos,
+                      SlemError *err) {
+  uint64_t *next = ctx;
+  double *xd = x;
+  size_t n = 0;
+  for (; n < max && *next < 225; n++, ++*next) {
+    xd[2 * n] = (double)*next;
+    xd[2 * n + 1] = -(double)*next;
+  }
+  *got = n;
+  *pos = (SlemBlockPos){"rows", *next - n + 1, *next - n};
+  return SLEM_OK;
+}
+
+/* slem_prefetch_keep(): the blocks the caller keeps stay as they were read until given
+ * back, in order, whether the thread had read ahead before the call or not. */
+START_TEST(prefetch_keeps_blocks) {
+  for (int keep = 1; keep <= 2; keep++)
+    for (int late = 0; late < 2; late++) {
+      SlemPrefetch *pf = NULL;
+      SlemError err;
+      uint64_t next = 0, expect = 0;
+      double *held[3] = {NULL, NULL, NULL};
+      size_t held_n[3] = {0, 0, 0};
+      ck_assert_int_eq(slem_prefetch_new_fn(&pf, count_rows, &next, 2, 10, 0, &err), SLEM_OK);
+      if (late) usleep(20000); /* the thread has read two blocks and waits */
+      ck_assert_int_eq(slem_prefetch_keep(pf, keep, &err), SLEM_OK);
+      for (int b = 0;; b++) {
+        void *rows;
+        size_t got;
+        ck_assert_int_eq(slem_prefetch_next(pf, &rows, &got, &err), SLEM_OK);
+        if (got == 0) break;
+        held[b % 3] = rows;
+        held_n[b % 3] = got;
+        for (size_t i = 0; i < got; i++, expect++)
+          ck_assert_double_eq(((double *)rows)[2 * i], (double)expect);
+        /* the block before, when kept, is still whole */
+        if (keep == 2 && b > 0) {
+          const double *p = held[(b + 2) % 3];
+          uint64_t first = expect - got - held_n[(b + 2) % 3];
+          for (size_t i = 0; i < held_n[(b + 2) % 3]; i++) {
+            ck_assert_double_eq(p[2 * i], (double)(first + i));
+            ck_assert_double_eq(p[2 * i + 1], -(double)(first + i));
+          }
+        }
+      }
+      ck_assert_uint_eq(expect, 225);
+      slem_prefetch_free(pf);
+    }
+  {
+    SlemPrefetch *pf = NULL;
+    SlemError err;
+    uint64_t next = 0;
+    ck_assert_int_eq(slem_prefetch_new_fn(&pf, count_rows, &next, 2, 10, 0, &err), SLEM_OK);
+    ck_assert_int_eq(slem_prefetch_keep(pf, 3, &err), SLEM_EINVAL);
+    ck_assert_int_eq(slem_prefetch_keep(pf, 0, &err), SLEM_EINVAL);
+    slem_prefetch_free(pf);
+  }
 }
 END_TEST
 
@@ -1238,6 +1303,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, names_come_from_one_table);
   tcase_add_test(tc, numpy_golden_files);
   tcase_add_test(tc, fortran_order_in_blocks);
+  tcase_add_test(tc, prefetch_keeps_blocks);
   tcase_add_test(tc, fortran_order_from_a_pipe);
   tcase_add_test(tc, fortran_order_on_a_pipe_is_bounded);
   tcase_add_test(tc, fortran_order_truncated_on_a_pipe);

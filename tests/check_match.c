@@ -546,6 +546,73 @@ START_TEST(par_units_cover_each_row_once) {
 }
 END_TEST
 
+/* slem_blas_pool_begin(): units of two callers at once, each covered once on workers in
+ * range; a unit's own units run in place; the thread count told and given back. */
+typedef struct PoolCaller {
+  UnitsSeen u;
+  int rounds;
+} PoolCaller;
+
+static void *pool_caller(void *arg) {
+  PoolCaller *c = arg;
+  for (int r = 0; r < c->rounds; r++) slem_blas_par_units(c->u.n, c->u.unit, count_unit, &c->u);
+  return NULL;
+}
+
+static void nested_unit(void *ctx, size_t worker, size_t lo, size_t hi) {
+  UnitsSeen *outer = ctx, inner = {calloc(hi - lo + 1, sizeof(int)), hi - lo, 2,
+                                   slem_blas_par_workers(), 0, PTHREAD_MUTEX_INITIALIZER};
+  int ok = inner.hits != NULL;
+  if (ok) slem_blas_par_units(inner.n, inner.unit, count_unit, &inner);
+  for (size_t i = 0; ok && i < inner.n; i++) ok = inner.hits[i] == 1;
+  if (!ok || inner.bad) outer->bad = 1;
+  free(inner.hits);
+  count_unit(ctx, worker, lo, hi);
+}
+
+START_TEST(pool_runs_units_of_two_callers) {
+  int threads = slem_blas_threads();
+  slem_blas_set_threads(1);
+  ck_assert_int_eq(slem_blas_pool_begin(), 0); /* one worker: no pool */
+  slem_blas_set_threads(3);
+  ck_assert_int_eq(slem_blas_pool_begin(), 1);
+  ck_assert_int_eq(slem_blas_threads(), 3);
+  ck_assert_int_eq(slem_blas_pool_begin(), 0); /* one at a time */
+  {
+    PoolCaller c[2];
+    pthread_t tid;
+    for (int i = 0; i < 2; i++) {
+      c[i] = (PoolCaller){{calloc(1001 + 1, sizeof(int)), 1001, 7 + 4 * (size_t)i,
+                           slem_blas_par_workers(), 0, PTHREAD_MUTEX_INITIALIZER}, 20};
+      ck_assert_ptr_nonnull(c[i].u.hits);
+    }
+    ck_assert_int_eq(pthread_create(&tid, NULL, pool_caller, &c[1]), 0);
+    pool_caller(&c[0]);
+    pthread_join(tid, NULL);
+    for (int i = 0; i < 2; i++) {
+      ck_assert_msg(!c[i].u.bad, "caller %d: a unit cut elsewhere or a worker out of range", i);
+      for (size_t r = 0; r < c[i].u.n; r++)
+        ck_assert_msg(c[i].u.hits[r] == 20, "caller %d: row %zu covered %d times in 20 calls", i,
+                      r, c[i].u.hits[r]);
+      free(c[i].u.hits);
+    }
+  }
+  {
+    UnitsSeen u = {calloc(101, sizeof(int)), 100, 9, slem_blas_par_workers(), 0,
+                   PTHREAD_MUTEX_INITIALIZER};
+    ck_assert_ptr_nonnull(u.hits);
+    slem_blas_par_units(u.n, u.unit, nested_unit, &u);
+    ck_assert_msg(!u.bad, "a unit's own units not each covered once");
+    for (size_t r = 0; r < u.n; r++) ck_assert_int_eq(u.hits[r], 1);
+    free(u.hits);
+  }
+  slem_blas_pool_end();
+  ck_assert_int_eq(slem_blas_threads(), 3); /* OpenBLAS's own count again */
+  slem_blas_pool_end();                     /* a second end does nothing */
+  slem_blas_set_threads(threads);
+}
+END_TEST
+
 /* A sink that formats each query as "query:row,row,...;" and fails at one query: the text
  * written through format and write is that of emit, query by query, in order. */
 typedef struct TextSink {
@@ -686,6 +753,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, scores_are_exact_and_independent_of_the_cut);
   tcase_add_test(tc, bytes_parse_as_written);
   tcase_add_test(tc, par_units_cover_each_row_once);
+  tcase_add_test(tc, pool_runs_units_of_two_callers);
   tcase_add_test(tc, sink_format_is_emit);
   suite_add_tcase(s, tc);
   return s;

@@ -128,4 +128,4 @@ static void counts(const void *self, SlemEncStreamResult *res) {
 
 const SlemEncoderOps slem_enc_basic = {"basic", accepts, new_, out_dim, run, counts, NULL,
                                        free_,
-    NULL, NULL};
+    NULL, NULL, 1};

@@ -58,4 +58,4 @@ static void counts(const void *self, SlemEncStreamResult *res) {
 static void free_(void *self) { slem_encoder_free(self); }
 
 const SlemEncoderOps slem_enc_linear = {"linear", accepts, new_, out_dim, run, counts, NULL,
-                                        free_, takes_f32, run_f32};
+                                        free_, takes_f32, run_f32, 1};

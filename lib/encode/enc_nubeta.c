@@ -42,4 +42,4 @@ static void free_(void *self) { slem_nubeta_free(self); }
 
 const SlemEncoderOps slem_enc_nubeta = {"nubeta", accepts, new_, out_dim, run, counts, NULL,
                                         free_,
-    NULL, NULL};
+    NULL, NULL, 1};

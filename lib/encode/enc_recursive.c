@@ -39,4 +39,4 @@ static void free_(void *self) { slem_recursive_free(self); }
 
 const SlemEncoderOps slem_enc_recursive = {"recursive", accepts, new_, out_dim, run, counts,
                                            NULL, free_,
-    NULL, NULL};
+    NULL, NULL, 1};

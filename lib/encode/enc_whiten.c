@@ -45,4 +45,4 @@ void slem_enc_whiten_free(void *self) { slem_whiten_free(self); }
 const SlemEncoderOps slem_enc_whiten = {"whiten", accepts, slem_enc_whiten_new,
                                         slem_enc_whiten_out_dim, slem_enc_whiten_run,
                                         slem_enc_whiten_counts, NULL, slem_enc_whiten_free,
-    NULL, NULL};
+    NULL, NULL, 1};

@@ -70,6 +70,11 @@ typedef struct SlemEncoderOps {
   int (*takes_f32)(const void *self);
   int (*run_f32)(void *self, void *y, float *x, size_t b, const char *name,
                  uint64_t first_record, SlemError *err);
+  /* 1 when run() and run_f32() do their work through slem_blas_par_units() or
+   * slem_blas_par_chunks() alone (no thread of their own, no multi-threaded BLAS call):
+   * the stream may then run two states on two blocks at once over one pool of threads
+   * (encstream.c). 0 (the default): one block at a time. */
+  int overlap;
 } SlemEncoderOps;
 
 /* The encoder of the table that takes cache with opts, in *ops (static, never freed).

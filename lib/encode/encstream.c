@@ -14,6 +14,11 @@
 #include "writeback.h"
 #include "blas.h"
 
+#include <pthread.h>
+
+/* Lanes at most (below) */
+#define LANES 2
+
 void slem_encstream_opts_init(SlemEncStreamOpts *opts) {
   memset(opts, 0, sizeof *opts);
   opts->mode = SLEM_ENCODE_UNIT;
@@ -103,6 +108,132 @@ static int write_job(void *ctx, const void *y, size_t n, SlemError *err) {
   return write_rows(j->w, j->f64, y, n, err);
 }
 
+/* A lane encodes one block at a time with an encoder state of its own. Where the encoder
+ * allows it (ops->overlap) and the BLAS has threads, two lanes run on threads of their own
+ * over one pool of workers (slem_blas_pool_begin()): the units of a block queue behind
+ * those of the block before it, so that no worker waits at the end of each block for the
+ * last units of the others. A unit's numbers depend on the unit alone, so the rows are those
+ * of one block at a time. A lane without a thread runs its block when it is handed over. */
+typedef struct Lane {
+  const SlemEncoderOps *ops;
+  void *enc;
+  int f32;
+  void *y, *rows;       /* the block handed over: its outputs and inputs */
+  size_t all;           /* its rows */
+  const char *name;     /* for messages: the input, and the record of its first row */
+  uint64_t first;
+  int busy, stop, threaded;
+  int st;
+  SlemError err;
+  double t0, t1;        /* when its last block started and ended */
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  pthread_t thread;
+} Lane;
+
+static void lane_encode(Lane *l) {
+  l->t0 = slem_now();
+  l->st = l->f32 ? l->ops->run_f32(l->enc, l->y, l->rows, l->all, l->name, l->first, &l->err)
+                 : l->ops->run(l->enc, l->y, l->rows, l->all, l->name, l->first, &l->err);
+  l->t1 = slem_now();
+}
+
+static void *lane_thread(void *arg) {
+  Lane *l = arg;
+  pthread_mutex_lock(&l->mu);
+  for (;;) {
+    while (!l->busy && !l->stop) pthread_cond_wait(&l->cv, &l->mu);
+    if (!l->busy) break;
+    pthread_mutex_unlock(&l->mu);
+    lane_encode(l);
+    pthread_mutex_lock(&l->mu);
+    l->busy = 0;
+    pthread_cond_broadcast(&l->cv);
+  }
+  pthread_mutex_unlock(&l->mu);
+  return NULL;
+}
+
+/* Hands a block to l: encoded now without a thread, else on the lane's thread. */
+static void lane_put(Lane *l, void *y, void *rows, size_t all, const char *name,
+                     uint64_t first) {
+  l->y = y;
+  l->rows = rows;
+  l->all = all;
+  l->name = name;
+  l->first = first;
+  if (!l->threaded) {
+    lane_encode(l);
+    return;
+  }
+  pthread_mutex_lock(&l->mu);
+  l->busy = 1;
+  pthread_cond_broadcast(&l->cv);
+  pthread_mutex_unlock(&l->mu);
+}
+
+/* Waits until l's block is encoded; its status, err filled on error. */
+static int lane_wait(Lane *l, SlemError *err) {
+  if (l->threaded) {
+    pthread_mutex_lock(&l->mu);
+    while (l->busy) pthread_cond_wait(&l->cv, &l->mu);
+    pthread_mutex_unlock(&l->mu);
+  }
+  if (l->st != SLEM_OK && err) *err = l->err;
+  return l->st;
+}
+
+static int lane_start(Lane *l) {
+  pthread_mutex_init(&l->mu, NULL);
+  pthread_cond_init(&l->cv, NULL);
+  l->threaded = pthread_create(&l->thread, NULL, lane_thread, l) == 0;
+  if (!l->threaded) {
+    pthread_mutex_destroy(&l->mu);
+    pthread_cond_destroy(&l->cv);
+  }
+  return l->threaded;
+}
+
+/* Stops l's thread once its block is done. */
+static void lane_stop(Lane *l) {
+  if (!l->threaded) return;
+  pthread_mutex_lock(&l->mu);
+  l->stop = 1;
+  pthread_cond_broadcast(&l->cv);
+  pthread_mutex_unlock(&l->mu);
+  pthread_join(l->thread, NULL);
+  pthread_mutex_destroy(&l->mu);
+  pthread_cond_destroy(&l->cv);
+  l->threaded = 0;
+}
+
+/* A block in a lane, waiting to be written: the part of it inside the shard. */
+typedef struct InFlight {
+  Lane *lane;
+  const char *out; /* the first of its rows inside the shard */
+  size_t keep;     /* and how many */
+} InFlight;
+
+/* The oldest block in flight: waited for, its rows inside the shard handed to the writing
+ * thread, counted; the time its lane was busy beyond *covered added to the compute phase
+ * (the lanes' busy time, overlaps counted once). */
+static int land(InFlight *fly, int *nfly, SlemWriteback *wb, SlemEncStreamResult *res,
+                const SlemEncStreamOpts *o, double *covered, SlemError *err) {
+  InFlight f = fly[0];
+  Lane *l = f.lane;
+  int st = lane_wait(l, err);
+  memmove(fly, fly + 1, (size_t)--*nfly * sizeof *fly);
+  if (l->t1 > *covered) {
+    res->phases.compute += l->t1 - (l->t0 > *covered ? l->t0 : *covered);
+    *covered = l->t1;
+  }
+  if (st != SLEM_OK) return st;
+  if ((st = slem_writeback_put(wb, f.out, f.keep, err)) != SLEM_OK) return st;
+  res->n += f.keep;
+  if (o->progress) o->progress(o->progress_ctx, res->n);
+  return SLEM_OK;
+}
+
 size_t slem_encstream_block(size_t d, int threads) {
   size_t chunks = threads > 1 ? 4 * (size_t)threads : 4, rows, cap;
   if (chunks < 4) chunks = 4;
@@ -128,15 +259,20 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
   uint64_t front = 0, span = 0; /* a shard read in a window (win) */
   int win = 0;
   SlemGroups *groups = NULL;
-  char *ybuf[2] = {NULL, NULL}, *y = NULL; /* block rows of out_dim values of esize bytes:
-                                              one computed while the other is written */
-  int cur = 0;
+  /* block rows of out_dim values of esize bytes, one per lane and one being written */
+  char *ybuf[LANES + 1] = {NULL}, *y = NULL;
+  Lane lane[LANES];
+  InFlight fly[LANES]; /* the blocks in the lanes, oldest first */
+  int nlanes = 1, nfly = 0, pooled = 0;
+  size_t nblocks = 0;
+  double covered = 0; /* the end of the lanes' busy time counted so far */
   double t_start = slem_now(), t0;
   int f64 = 0, f32 = 0; /* f32: the rows are read as float32 (ops->run_f32) */
   SlemFormat ofmt = o->format;
   uint64_t lo = 0, hi = UINT64_MAX, row = 0; /* the rows to encode, and the next row read */
   int64_t count = slem_vecreader_count(r);
   int st;
+  memset(lane, 0, sizeof lane);
   memset(res, 0, sizeof *res);
   res->phases.threads = slem_blas_threads();
   res->phases.block = block;
@@ -171,6 +307,14 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
     count = (int64_t)slem_groups_count(groups);
   }
   if ((st = ops->new_(&enc, cache, o, block, err)) != SLEM_OK) goto done;
+  lane[0] = (Lane){.ops = ops, .enc = enc};
+  /* two lanes where they can overlap (the BLAS has threads, the pool starts) */
+  if (!o->groups && ops->overlap && slem_blas_par_workers() > 1 &&
+      (pooled = slem_blas_pool_begin())) {
+    if ((st = ops->new_(&lane[1].enc, cache, o, block, err)) != SLEM_OK) goto done;
+    lane[1].ops = ops;
+    nlanes = LANES;
+  }
   out_dim = ops->out_dim(enc, &f64);
   esize = f64 ? sizeof(double) : sizeof(float);
   if (o->projections) {
@@ -182,11 +326,11 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
       goto done;
     }
   }
-  if (!(ybuf[0] = slem_mem_alloc_large(block * out_dim * esize)) ||
-      !(ybuf[1] = slem_mem_alloc_large(block * out_dim * esize))) {
-    st = slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", block);
-    goto done;
-  }
+  for (int i = 0; i <= nlanes; i++)
+    if (!(ybuf[i] = slem_mem_alloc_large(block * out_dim * esize))) {
+      st = slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", block);
+      goto done;
+    }
   if ((st = slem_vecwriter_open(&w, output, ofmt, out_dim, count, err)) ||
       (st = slem_vecwriter_set_dtype(w, f64 ? SLEM_DTYPE_F8 : o->dtype, err)) ||
       (st = set_meta(w, cache, r, o, ops, enc, lo, err)))
@@ -210,13 +354,22 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
   f32 = !o->groups && ops->takes_f32 && ops->takes_f32(enc) && slem_vecreader_f32_exact(r);
   if ((st = win ? slem_prefetch_new_window(&pf, r, block, f32, front, hi - lo, span, err)
                 : slem_prefetch_new(&pf, r, block, f32, err)) != SLEM_OK ||
+      (nlanes > 1 && (st = slem_prefetch_keep(pf, nlanes, err)) != SLEM_OK) ||
       (!o->groups && (st = slem_writeback_new(&wb, write_job, &wj, err)) != SLEM_OK))
     goto done;
+  for (int i = 0; i < nlanes; i++) lane[i].f32 = f32;
+  if (nlanes > 1 && !(lane_start(&lane[0]) && lane_start(&lane[1]))) {
+    lane_stop(&lane[0]); /* the blocks one at a time on this thread, the units on the pool */
+    nlanes = 1;
+  }
   /* from here the reader belongs to the prefetch thread: records are counted here */
   for (;;) {
     void *rows;
     size_t got;
     size_t skip, keep, all;
+    /* the oldest block written once every lane is busy: its input is given back by the
+     * next slem_prefetch_next() */
+    if (nfly == nlanes && (st = land(fly, &nfly, wb, res, o, &covered, err)) != SLEM_OK) break;
     if ((st = slem_prefetch_next(pf, &rows, &got, err)) != SLEM_OK || got == 0) break;
     /* the part of the block inside the shard: rows [lo, hi) of the input. The whole block
      * is encoded all the same, so that every row sits at the place of the same GEMM call as
@@ -236,19 +389,22 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
         break;
       continue;
     }
-    t0 = slem_now();
-    y = ybuf[cur];
-    st = f32 ? ops->run_f32(enc, y, rows, all, slem_vecreader_name(r), row - all + 1, err)
-             : ops->run(enc, y, rows, all, slem_vecreader_name(r), row - all + 1, err);
-    res->phases.compute += slem_now() - t0;
-    /* written on the writing thread while the next block is read and encoded */
-    if (st != SLEM_OK ||
-        (st = slem_writeback_put(wb, y + skip * out_dim * esize, keep, err)) != SLEM_OK)
-      break;
-    cur ^= 1;
-    res->n += keep;
-    if (o->progress) o->progress(o->progress_ctx, res->n);
+    /* the lanes take the blocks in turn; a block is written on the writing thread while
+     * the next ones are read and encoded */
+    y = ybuf[nblocks % (size_t)(nlanes + 1)];
+    fly[nfly] = (InFlight){&lane[nblocks % (size_t)nlanes], y + skip * out_dim * esize, keep};
+    lane_put(fly[nfly++].lane, y, rows, all, slem_vecreader_name(r), row - all + 1);
+    nblocks++;
     if (row >= hi) break;
+  }
+  /* the blocks still in the lanes, in order; after an error, only waited for */
+  while (nfly > 0) {
+    if (st == SLEM_OK) {
+      st = land(fly, &nfly, wb, res, o, &covered, err);
+    } else {
+      lane_wait(fly[0].lane, NULL);
+      memmove(fly, fly + 1, --nfly * sizeof *fly);
+    }
   }
   if (wb) {
     double wr, wt;
@@ -288,15 +444,21 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
     res->phases.write += slem_now() - t0;
     w = NULL;
   }
-  if (ops->counts) ops->counts(enc, res);
+  if (ops->counts)
+    for (int i = 0; i < LANES; i++)
+      if (lane[i].enc) ops->counts(lane[i].enc, res);
 done:
   res->phases.wall = slem_now() - t_start;
+  for (int i = 0; i < LANES; i++) lane_stop(&lane[i]); /* idle: every block was waited for */
+  if (pooled) slem_blas_pool_end();
   slem_writeback_free(wb); /* before the output it writes */
   slem_prefetch_free(pf);
   slem_vecwriter_abort(w);
-  if (ops) ops->free(enc);
+  if (ops) {
+    ops->free(enc);
+    ops->free(lane[1].enc);
+  }
   slem_groups_free(groups);
-  free(ybuf[0]);
-  free(ybuf[1]);
+  for (int i = 0; i <= LANES; i++) free(ybuf[i]);
   return st;
 }

@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The most buffers: two blocks the caller keeps (slem_prefetch_keep()) and one read. */
+#define PF_BUFFERS 3
+
 typedef struct Buffer {
   void *rows;
   size_t got;
@@ -21,8 +24,11 @@ struct SlemPrefetch {
   void *ctx;
   size_t block;
   int f32;
-  Buffer buf[2];
-  int next_fill, next_take, held;  /* held: the buffer the caller has, or -1 */
+  Buffer buf[PF_BUFFERS];
+  int nbuf;                        /* buffers in use: the blocks the caller keeps, plus 1 */
+  size_t bytes;                    /* of a buffer */
+  int next_fill, next_take, held;  /* held: how many blocks the caller has (those before
+                                    * next_take), given back oldest first */
   int stop, done;                  /* done: the thread has read the end or an error */
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -36,7 +42,7 @@ static void *worker(void *arg) {
   for (;;) {
     Buffer *b;
     pthread_mutex_lock(&p->mu);
-    while (!p->stop && (p->buf[p->next_fill].full || p->next_fill == p->held))
+    while (!p->stop && p->buf[p->next_fill].full)
       pthread_cond_wait(&p->cv, &p->mu);
     if (p->stop) {
       pthread_mutex_unlock(&p->mu);
@@ -51,7 +57,7 @@ static void *worker(void *arg) {
     pthread_mutex_lock(&p->mu);
     p->busy += t0;
     b->full = 1;
-    p->next_fill ^= 1;
+    p->next_fill = (p->next_fill + 1) % p->nbuf;
     if (b->status || b->got == 0) p->done = 1;
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
@@ -138,7 +144,8 @@ int slem_prefetch_new_fn(SlemPrefetch **self, SlemBlockReadFn fn, void *ctx, siz
   p->ctx = ctx;
   p->block = block;
   p->f32 = f32;
-  p->held = -1;
+  p->nbuf = 2;
+  p->bytes = bytes;
   p->buf[0].rows = slem_mem_alloc_large(bytes);
   p->buf[1].rows = slem_mem_alloc_large(bytes);
   if (!p->buf[0].rows || !p->buf[1].rows) {
@@ -170,9 +177,9 @@ int slem_prefetch_next_pos(SlemPrefetch *self, void **rows, size_t *got, SlemBlo
   Buffer *b;
   int st;
   pthread_mutex_lock(&self->mu);
-  if (self->held >= 0) { /* give back the block the caller had */
-    self->buf[self->held].full = 0;
-    self->held = -1;
+  if (self->held == self->nbuf - 1) { /* give back the oldest block the caller had */
+    self->buf[(self->next_take + self->nbuf - self->held) % self->nbuf].full = 0;
+    self->held--;
     pthread_cond_broadcast(&self->cv);
   }
   b = &self->buf[self->next_take];
@@ -187,11 +194,30 @@ int slem_prefetch_next_pos(SlemPrefetch *self, void **rows, size_t *got, SlemBlo
   if (pos && !st) *pos = b->pos;
   if (st && err) *err = b->err;
   if (!st && b->got > 0) {
-    self->held = self->next_take;
-    self->next_take ^= 1;
+    self->held++;
+    self->next_take = (self->next_take + 1) % self->nbuf;
   }
   pthread_mutex_unlock(&self->mu);
   return st;
+}
+
+int slem_prefetch_keep(SlemPrefetch *self, int blocks, SlemError *err) {
+  void *rows = NULL;
+  if (blocks < 1 || blocks + 1 > PF_BUFFERS)
+    return slem_error(err, SLEM_EINVAL, "prefetch: %d blocks kept (1 to %d)", blocks,
+                      PF_BUFFERS - 1);
+  if (blocks + 1 > 2 && !(rows = slem_mem_alloc_large(self->bytes)))
+    return slem_error(err, SLEM_ENOMEM, "out of memory for %d blocks", blocks + 1);
+  pthread_mutex_lock(&self->mu);
+  /* before the first block is taken, the thread has filled buffers 0 and 1 at most, in
+   * turn: a third one comes next in the turn (where the thread has filled both and turned
+   * back to 0 already, it goes on at 2 instead) */
+  if (rows) self->buf[2].rows = rows;
+  if (self->nbuf == 2 && blocks == 2 && self->next_fill == 0 && self->buf[1].full)
+    self->next_fill = 2;
+  self->nbuf = blocks + 1;
+  pthread_mutex_unlock(&self->mu);
+  return SLEM_OK;
 }
 
 void slem_prefetch_times(SlemPrefetch *self, double *read, double *wait) {
@@ -210,8 +236,7 @@ void slem_prefetch_free(SlemPrefetch *self) {
   pthread_join(self->thread, NULL);
   pthread_mutex_destroy(&self->mu);
   pthread_cond_destroy(&self->cv);
-  free(self->buf[0].rows);
-  free(self->buf[1].rows);
+  for (int i = 0; i < PF_BUFFERS; i++) free(self->buf[i].rows);
   free(self->owned);
   free(self);
 }

@@ -56,6 +56,12 @@ int slem_prefetch_new_window(SlemPrefetch **self, SlemVecReader *r, size_t block
  * the next call; *got is 0 at the end. Errors: those of slem_vecreader_read(). */
 int slem_prefetch_next(SlemPrefetch *self, void **rows, size_t *got, SlemError *err);
 
+/* Before the first slem_prefetch_next(): the caller keeps its last `blocks` blocks (1, the
+ * default, or 2) valid and writable, each given back at the blocks-th call after the one
+ * that returned it; one more buffer is read into meanwhile. Errors: SLEM_EINVAL,
+ * SLEM_ENOMEM. */
+int slem_prefetch_keep(SlemPrefetch *self, int blocks, SlemError *err);
+
 /* Seconds so far the thread spent reading (read) and the caller waiting in
  * slem_prefetch_next() for a block not yet read (wait). Cannot fail. */
 void slem_prefetch_times(SlemPrefetch *self, double *read, double *wait);

@@ -4,6 +4,7 @@
 #include <gsl/gsl_errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -50,11 +51,37 @@ int slem_blas_restart_pool(void) {
   return 1;
 }
 
-int slem_blas_threads(void) {
-  return openblas_get_num_threads ? openblas_get_num_threads() : 1;
-}
+/* A pool of threads that outlives the calls (slem_blas_pool_begin()): its jobs in the order
+ * they came, each a ParJob's units with the counters below under the pool's lock. */
+typedef struct PoolJob {
+  size_t n, unit, nunits, next, done;
+  size_t limit; /* the workers that may take its units: those numbered below */
+  SlemParUnitFn fn;
+  void *ctx;
+  struct PoolJob *link;
+} PoolJob;
 
 #define PAR_MAX 64
+
+static struct {
+  pthread_mutex_t mu;
+  pthread_cond_t work, done;
+  PoolJob *head;
+  pthread_t tid[PAR_MAX];
+  size_t workers;
+  int stop;
+  int threads;       /* the BLAS's count before the pool, restored after it */
+  atomic_int active; /* 1 between slem_blas_pool_begin() and slem_blas_pool_end() */
+} pool = {.mu = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER,
+            .done = PTHREAD_COND_INITIALIZER};
+
+/* Set on the pool's threads: a unit that asks for units itself runs them in place. */
+static _Thread_local int on_pool_thread;
+
+int slem_blas_threads(void) {
+  if (atomic_load(&pool.active)) return pool.threads;
+  return openblas_get_num_threads ? openblas_get_num_threads() : 1;
+}
 
 /* Units are taken from one shared counter, in increasing order: a thread that finishes
  * early takes the next unit, and no unit's numbers depend on which thread ran it. */
@@ -98,6 +125,82 @@ size_t slem_blas_par_workers(void) {
   return nt > PAR_MAX ? PAR_MAX : nt;
 }
 
+static void *pool_worker(void *arg) {
+  size_t id = (size_t)(uintptr_t)arg;
+  on_pool_thread = 1;
+  pthread_mutex_lock(&pool.mu);
+  for (;;) {
+    PoolJob *j = pool.head;
+    size_t u, lo, hi;
+    while (j && (j->next >= j->nunits || id >= j->limit)) j = j->link;
+    if (!j) {
+      if (pool.stop) break;
+      pthread_cond_wait(&pool.work, &pool.mu);
+      continue;
+    }
+    u = j->next++;
+    pthread_mutex_unlock(&pool.mu);
+    lo = u * j->unit;
+    hi = lo + j->unit < j->n ? lo + j->unit : j->n;
+    j->fn(j->ctx, id, lo, hi);
+    pthread_mutex_lock(&pool.mu);
+    if (++j->done == j->nunits) pthread_cond_broadcast(&pool.done);
+  }
+  pthread_mutex_unlock(&pool.mu);
+  return NULL;
+}
+
+/* The units of one call on the pool: queued behind the jobs already there, and waited for.
+ * The caller takes none, so that the pool's threads are the only ones computing however
+ * many callers wait. */
+static void pool_run(size_t n, size_t unit, size_t nunits, SlemParUnitFn fn, void *ctx) {
+  PoolJob job = {n, unit, nunits, 0, 0, slem_blas_par_workers(), fn, ctx, NULL}, **at;
+  pthread_mutex_lock(&pool.mu);
+  for (at = &pool.head; *at; at = &(*at)->link) {}
+  *at = &job;
+  pthread_cond_broadcast(&pool.work);
+  while (job.done < job.nunits) pthread_cond_wait(&pool.done, &pool.mu);
+  for (at = &pool.head; *at != &job; at = &(*at)->link) {}
+  *at = job.link;
+  pthread_mutex_unlock(&pool.mu);
+}
+
+/* Stops the pool's threads and waits for them. */
+static void pool_join(void) {
+  pthread_mutex_lock(&pool.mu);
+  pool.stop = 1;
+  pthread_cond_broadcast(&pool.work);
+  pthread_mutex_unlock(&pool.mu);
+  for (size_t t = 0; t < pool.workers; t++) pthread_join(pool.tid[t], NULL);
+  pool.workers = 0;
+}
+
+int slem_blas_pool_begin(void) {
+  size_t nt = slem_blas_par_workers();
+  if (atomic_load(&pool.active) || nt < 2) return 0;
+  pool.threads = slem_blas_threads();
+  pool.stop = 0;
+  pool.head = NULL;
+  for (pool.workers = 0; pool.workers < nt; pool.workers++)
+    if (pthread_create(&pool.tid[pool.workers], NULL, pool_worker,
+                       (void *)(uintptr_t)pool.workers) != 0)
+      break;
+  if (pool.workers < nt) { /* ids must cover what callers size their scratch by */
+    pool_join();
+    return 0;
+  }
+  slem_blas_set_threads(1);
+  atomic_store(&pool.active, 1);
+  return 1;
+}
+
+void slem_blas_pool_end(void) {
+  if (!atomic_load(&pool.active)) return;
+  slem_blas_set_threads(pool.threads);
+  atomic_store(&pool.active, 0);
+  pool_join();
+}
+
 void slem_blas_par_units(size_t n, size_t unit, SlemParUnitFn fn, void *ctx) {
   int threads = slem_blas_threads();
   size_t nunits = unit ? (n + unit - 1) / unit : 0, nt = slem_blas_par_workers();
@@ -106,6 +209,15 @@ void slem_blas_par_units(size_t n, size_t unit, SlemParUnitFn fn, void *ctx) {
   pthread_t tid[PAR_MAX];
   size_t started = 0;
   if (nunits == 0) return;
+  if (on_pool_thread) { /* a unit's own units, on its thread (the pool's are taken) */
+    for (size_t u = 0; u < nunits; u++)
+      fn(ctx, 0, u * unit, (u + 1) * unit < n ? (u + 1) * unit : n);
+    return;
+  }
+  if (atomic_load(&pool.active)) {
+    pool_run(n, unit, nunits, fn, ctx);
+    return;
+  }
   if (nt > nunits) nt = nunits;
   job.n = n;
   job.unit = unit;

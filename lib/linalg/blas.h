@@ -64,6 +64,20 @@ size_t slem_blas_par_workers(void);
  * same. */
 void slem_blas_par_units(size_t n, size_t unit, SlemParUnitFn fn, void *ctx);
 
+/* A pool of slem_blas_par_workers() threads that outlives the calls, for callers that run
+ * several jobs of units at once (slem-encode's blocks, encstream.c). While it runs (from
+ * slem_blas_pool_begin() returning 1 to slem_blas_pool_end()), slem_blas_par_units() from
+ * any thread queues its units behind those already queued and waits for them: the caller
+ * takes none, so the pool's threads are the only ones computing, and a job's last units
+ * overlap the next job's first instead of leaving threads idle at the end of each call.
+ * The units and their numbers are those of a call without the pool; a unit that calls
+ * slem_blas_par_units() itself runs those units in place. The BLAS runs single-threaded
+ * meanwhile, and slem_blas_threads() still tells the count from before. Returns 0 (no pool,
+ * the calls run as without it) for one worker or when the threads cannot all start. Call
+ * both from one thread, with no unit running. */
+int slem_blas_pool_begin(void);
+void slem_blas_pool_end(void);
+
 /* slem_blas_par_units() for a fn that needs no scratch of its own: rows [0, n) cut into
  * chunks of `chunk` rows from row 0, fn(ctx, lo, hi) called once per chunk, under the same
  * rules (the chunks' numbers depend on the chunk alone). Cannot fail. */
