@@ -301,6 +301,26 @@ for p in 3 7; do
   cmp -s "$T/pcm$p.tsv" "$T/pcm1.tsv" && ok || bad "match in $p pieces: another ranking"
 done
 [ "$(wc -l <"$T/pcm1.tsv")" = 100000 ] && ok || bad "match in pieces: not 100 000 results"
+# slem-encode from 2 threads on encodes two blocks at once on one pool of threads (lanes,
+# encstream.c): the descriptors of -t 1, byte for byte, over the 10 000 records in blocks of
+# 256 to 4 864 rows, for the unit descriptors, float64 arithmetic and classifiers, shards
+# included (which concatenate to the whole), and to stdout; a NaN in record 9 500 ends the
+# run as at -t 1
+for how in "" "--precision double" "--classifier"; do
+  check "encode -t 1 $how" slem-encode -q -t 1 $how -c "$T/dg.slem" -o "$T/ln1.fvecs" "$T/dg10.fvecs"
+  for tb in "2" "3 -b 256" "3 -b 4864" "2 -b 1024"; do
+    check "encode -t $tb $how" slem-encode -q -t $tb $how -c "$T/dg.slem" -o "$T/ln.fvecs" "$T/dg10.fvecs"
+    cmp -s "$T/ln.fvecs" "$T/ln1.fvecs" && ok || bad "encode -t $tb $how: other descriptors than at -t 1"
+  done
+  for sh in 0 1 2; do
+    check "encode --shard $sh/3 -t 3 -b 512 $how" slem-encode -q -t 3 -b 512 --shard $sh/3 $how -c "$T/dg.slem" -o "$T/lns$sh.fvecs" "$T/dg10.fvecs"
+  done
+  cat "$T/lns0.fvecs" "$T/lns1.fvecs" "$T/lns2.fvecs" | cmp -s - "$T/ln1.fvecs" && ok || bad "encode shards -t 3 $how: not the whole run's descriptors"
+done
+check "encode -t 3 to stdout" sh -c "slem-encode -q -t 3 -b 256 --classifier -c '$T/dg.slem' -F fvecs -o - '$T/dg10.fvecs' | cat >'$T/lnpipe.fvecs'"
+cmp -s "$T/lnpipe.fvecs" "$T/ln1.fvecs" && ok || bad "encode to a pipe at -t 3: other descriptors than at -t 1"
+expect_fail "a NaN in record 9500, -t 3" 1 "dgnan.fvecs: record 9500: value 3 is NaN" "$T/lnbad.fvecs" \
+  slem-encode -q -t 3 -b 256 -c "$T/dg.slem" -o "$T/lnbad.fvecs" "$T/dgnan.fvecs"
 
 # slem-esvm, 10 000 exemplars (reads of 256): equal exemplars give equal rows, bit for bit,
 # whatever the block, the thread count and the row
