@@ -58,6 +58,22 @@ static void free_(void *self) {
   free(e);
 }
 
+typedef struct PJob {
+  BasicEnc *e;
+  const double *mu;
+} PJob;
+
+/* p = A^-1 mu and c = 1 + mu.p */
+static void p_once(void *ctx, size_t lo, size_t hi) {
+  const PJob *j = ctx;
+  BasicEnc *e = j->e;
+  (void)lo;
+  (void)hi;
+  cblas_dsymv(CblasRowMajor, CblasUpper, (int)e->d, 1.0, e->ainv, (int)e->d, j->mu, 1, 0.0,
+              e->p, 1);
+  e->c = 1 + cblas_ddot((int)e->d, j->mu, 1, e->p, 1);
+}
+
 static int new_(void **self, const SlemCache *cache, const SlemEncStreamOpts *o,
                 size_t max_rows, SlemError *err) {
   const SlemCacheLinear *lin = slem_cache_linear(cache);
@@ -72,8 +88,13 @@ static int new_(void **self, const SlemCache *cache, const SlemEncStreamOpts *o,
   e->ainv = lin->ainv;
   e->theta = o->theta;
   e->d = d;
-  cblas_dsymv(CblasRowMajor, CblasUpper, (int)d, 1.0, lin->ainv, (int)d, lin->mu, 1, 0.0, e->p, 1);
-  e->c = 1 + cblas_ddot((int)d, lin->mu, 1, e->p, 1);
+  {
+    /* one unit: the BLAS on one thread, as in run_rows(), so that p and c (and so every
+     * descriptor) do not depend on -t: OpenBLAS's threaded dsymv sums in another order.
+     * Also the same p in both of encstream.c's lanes, the second made with the pool on. */
+    PJob pj = {e, lin->mu};
+    slem_blas_par_chunks(1, 1, p_once, &pj);
+  }
   *self = e;
   return SLEM_OK;
 }
