@@ -228,6 +228,50 @@ START_TEST(prefetch_keeps_blocks) {
 }
 END_TEST
 
+/* A block source that counts the blocks read (atomically: the test reads the count while the
+ * thread reads): blocks of `max` rows of 2 values, never an end. */
+static int count_blocks(void *ctx, void *x, size_t max, int f32, size_t *got, SlemBlockPos *pos,
+                        SlemError *err) {
+  int *blocks = ctx;
+  memset(x, 0, max * 2 * sizeof(double));
+  *got = max;
+  *pos = (SlemBlockPos){"blocks", 1, 0};
+  __atomic_add_fetch(blocks, 1, __ATOMIC_SEQ_CST);
+  return SLEM_OK;
+}
+
+/* Waits up to 2 s for *blocks to reach want; the count then. */
+static int blocks_within(int *blocks, int want) {
+  for (int i = 0; i < 200 && __atomic_load_n(blocks, __ATOMIC_SEQ_CST) < want; i++)
+    usleep(10000);
+  return __atomic_load_n(blocks, __ATOMIC_SEQ_CST);
+}
+
+/* slem_prefetch_keep(2) after the thread has read its two blocks and waits: the third
+ * buffer is read at once, ahead of the caller, not when the caller asks for its third block
+ * (the thread slept on, nobody woke it: slem-encode's lanes waited for that read). */
+START_TEST(prefetch_keep_wakes_the_reader) {
+  SlemPrefetch *pf = NULL;
+  SlemError err;
+  int blocks = 0;
+  void *rows;
+  size_t got;
+  ck_assert_int_eq(slem_prefetch_new_fn(&pf, count_blocks, &blocks, 2, 10, 0, &err), SLEM_OK);
+  ck_assert_int_eq(blocks_within(&blocks, 2), 2);
+  usleep(20000); /* the thread waits for a buffer */
+  ck_assert_int_eq(slem_prefetch_keep(pf, 2, &err), SLEM_OK);
+  ck_assert_int_eq(blocks_within(&blocks, 3), 3);
+  /* the caller keeps two blocks: the thread has the third buffer only */
+  ck_assert_int_eq(slem_prefetch_next(pf, &rows, &got, &err), SLEM_OK);
+  ck_assert_int_eq(slem_prefetch_next(pf, &rows, &got, &err), SLEM_OK);
+  usleep(20000);
+  ck_assert_int_eq(__atomic_load_n(&blocks, __ATOMIC_SEQ_CST), 3);
+  ck_assert_int_eq(slem_prefetch_next(pf, &rows, &got, &err), SLEM_OK); /* gives back the first */
+  ck_assert_int_eq(blocks_within(&blocks, 4), 4);
+  slem_prefetch_free(pf);
+}
+END_TEST
+
 /* Makes fd 0 a pipe holding the first n bytes of path (n at most 64 KiB: the pipe's
  * buffer) followed by extra. Check forks each test, so stdin is the test's own. */
 static void stdin_from(const char *path, size_t n, const void *extra, size_t extra_n) {
@@ -1304,6 +1348,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, numpy_golden_files);
   tcase_add_test(tc, fortran_order_in_blocks);
   tcase_add_test(tc, prefetch_keeps_blocks);
+  tcase_add_test(tc, prefetch_keep_wakes_the_reader);
   tcase_add_test(tc, fortran_order_from_a_pipe);
   tcase_add_test(tc, fortran_order_on_a_pipe_is_bounded);
   tcase_add_test(tc, fortran_order_truncated_on_a_pipe);

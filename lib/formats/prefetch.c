@@ -216,6 +216,8 @@ int slem_prefetch_keep(SlemPrefetch *self, int blocks, SlemError *err) {
   if (self->nbuf == 2 && blocks == 2 && self->next_fill == 0 && self->buf[1].full)
     self->next_fill = 2;
   self->nbuf = blocks + 1;
+  /* a thread that waits for buffer 0 (both read) has buffer 2 now: woken, it reads ahead */
+  pthread_cond_broadcast(&self->cv);
   pthread_mutex_unlock(&self->mu);
   return SLEM_OK;
 }
