@@ -570,6 +570,8 @@ static void nested_unit(void *ctx, size_t worker, size_t lo, size_t hi) {
   count_unit(ctx, worker, lo, hi);
 }
 
+extern int openblas_get_num_threads(void);
+
 START_TEST(pool_runs_units_of_two_callers) {
   int threads = slem_blas_threads();
   slem_blas_set_threads(1);
@@ -606,8 +608,16 @@ START_TEST(pool_runs_units_of_two_callers) {
     for (size_t r = 0; r < u.n; r++) ck_assert_int_eq(u.hits[r], 1);
     free(u.hits);
   }
+  /* a count set while the pool runs is told and restored at its end; the BLAS stays on
+   * one thread meanwhile (code that saves the count, sets 1 and restores it) */
+  slem_blas_set_threads(1);
+  ck_assert_int_eq(slem_blas_threads(), 1);
+  slem_blas_set_threads(3);
+  ck_assert_int_eq(slem_blas_threads(), 3);
+  ck_assert_int_eq(openblas_get_num_threads(), 1);
   slem_blas_pool_end();
   ck_assert_int_eq(slem_blas_threads(), 3); /* OpenBLAS's own count again */
+  ck_assert_int_eq(openblas_get_num_threads(), 3);
   slem_blas_pool_end();                     /* a second end does nothing */
   slem_blas_set_threads(threads);
 }

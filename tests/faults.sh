@@ -95,6 +95,19 @@ for n in 9 13 17; do
   grep -q '^preadv' "$T/log" && ok || bad "pieces FAULT_READ=$n: the fault was not in a preadv: $(cat "$T/log")"
 done
 
+# slem-encode at -t 3 runs two blocks at once (lanes); what only the second lane needs (its
+# encoder state, a third block of input or of output) failing to allocate leaves one lane:
+# status 0 and the bytes of one read (ref.pieces) for at least one of the first 30
+# allocations; every other one ends as out of memory does
+set -- slem-encode -q -t 3 -b 256 -c "$T/negd.slem" -F fvecs -o "$T/out/o" "$T/big.fvecs"
+cp "$T/ref.pieces" "$T/ref.lanes"
+fell_back=0
+for n in $(seq 1 30); do
+  inject lanes FAULT_MALLOC $n "out of memory" "$@"
+  [ -s "$T/log" ] && [ "$st" = 0 ] && fell_back=$((fell_back + 1))
+done
+[ "$fell_back" -gt 0 ] && ok || bad "encode -t 3: no allocation of the second lane failed into one lane"
+
 # slem-report renders vectors to PNG last: allocations from 1 KiB fail, the first few and
 # the last twelve of the run (found by bisection: the smallest FAULT_MALLOC it survives),
 # so that some land in libpng's write callback; libpng's longjmp must come back as a

@@ -308,12 +308,15 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
   }
   if ((st = ops->new_(&enc, cache, o, block, err)) != SLEM_OK) goto done;
   lane[0] = (Lane){.ops = ops, .enc = enc};
-  /* two lanes where they can overlap (the BLAS has threads, the pool starts) */
+  /* two lanes where they can overlap (the BLAS has threads, the pool starts); what the
+   * second needs (its state, a buffer of each side) failing leaves one, as before */
   if (!o->groups && ops->overlap && slem_blas_par_workers() > 1 &&
       (pooled = slem_blas_pool_begin())) {
-    if ((st = ops->new_(&lane[1].enc, cache, o, block, err)) != SLEM_OK) goto done;
-    lane[1].ops = ops;
-    nlanes = LANES;
+    SlemError spare;
+    if (ops->new_(&lane[1].enc, cache, o, block, &spare) == SLEM_OK) {
+      lane[1].ops = ops;
+      nlanes = LANES;
+    }
   }
   out_dim = ops->out_dim(enc, &f64);
   esize = f64 ? sizeof(double) : sizeof(float);
@@ -328,6 +331,10 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
   }
   for (int i = 0; i <= nlanes; i++)
     if (!(ybuf[i] = slem_mem_alloc_large(block * out_dim * esize))) {
+      if (i == LANES) { /* the second lane's: one lane */
+        nlanes = 1;
+        break;
+      }
       st = slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", block);
       goto done;
     }
@@ -354,9 +361,12 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
   f32 = !o->groups && ops->takes_f32 && ops->takes_f32(enc) && slem_vecreader_f32_exact(r);
   if ((st = win ? slem_prefetch_new_window(&pf, r, block, f32, front, hi - lo, span, err)
                 : slem_prefetch_new(&pf, r, block, f32, err)) != SLEM_OK ||
-      (nlanes > 1 && (st = slem_prefetch_keep(pf, nlanes, err)) != SLEM_OK) ||
       (!o->groups && (st = slem_writeback_new(&wb, write_job, &wj, err)) != SLEM_OK))
     goto done;
+  if (nlanes > 1) {
+    SlemError spare;
+    if (slem_prefetch_keep(pf, nlanes, &spare) != SLEM_OK) nlanes = 1; /* no third block */
+  }
   for (int i = 0; i < nlanes; i++) lane[i].f32 = f32;
   if (nlanes > 1 && !(lane_start(&lane[0]) && lane_start(&lane[1]))) {
     lane_stop(&lane[0]); /* the blocks one at a time on this thread, the units on the pool */

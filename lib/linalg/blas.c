@@ -23,8 +23,11 @@ const char *slem_blas_library(void) {
   return "unknown";
 }
 
+static void pool_set_threads(int n);
+
 void slem_blas_set_threads(int n) {
-  if (n > 0 && openblas_set_num_threads) openblas_set_num_threads(n);
+  if (n <= 0) return;
+  pool_set_threads(n); /* while the pool runs: its count, the BLAS staying on one thread */
 }
 
 void slem_blas_warm(void) {
@@ -70,10 +73,19 @@ static struct {
   pthread_t tid[PAR_MAX];
   size_t workers;
   int stop;
-  int threads;       /* the BLAS's count before the pool, restored after it */
+  atomic_int threads; /* the BLAS's count before the pool, restored after it */
   atomic_int active; /* 1 between slem_blas_pool_begin() and slem_blas_pool_end() */
 } pool = {.mu = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER,
             .done = PTHREAD_COND_INITIALIZER};
+
+/* slem_blas_set_threads(): while the pool runs, the count that slem_blas_threads() tells
+ * (and the pool restores at its end) changes, and OpenBLAS stays on one thread, so that
+ * code saving the count, setting 1 and restoring it never gives the pool's threads a
+ * multi-threaded BLAS. */
+static void pool_set_threads(int n) {
+  if (atomic_load(&pool.active)) pool.threads = n;
+  else if (openblas_set_num_threads) openblas_set_num_threads(n);
+}
 
 /* Set on the pool's threads: a unit that asks for units itself runs them in place. */
 static _Thread_local int on_pool_thread;
@@ -189,15 +201,15 @@ int slem_blas_pool_begin(void) {
     pool_join();
     return 0;
   }
-  slem_blas_set_threads(1);
+  if (openblas_set_num_threads) openblas_set_num_threads(1);
   atomic_store(&pool.active, 1);
   return 1;
 }
 
 void slem_blas_pool_end(void) {
   if (!atomic_load(&pool.active)) return;
-  slem_blas_set_threads(pool.threads);
   atomic_store(&pool.active, 0);
+  slem_blas_set_threads(pool.threads);
   pool_join();
 }
 

@@ -17,7 +17,9 @@ const char *slem_blas_library(void);
  * first GSL call; cannot fail. */
 void slem_blas_gsl_init(void);
 
-/* Sets the number of BLAS threads (OpenBLAS); n <= 0 leaves the default. */
+/* Sets the number of BLAS threads (OpenBLAS); n <= 0 leaves the default. While a pool runs
+ * (slem_blas_pool_begin()), only the count that slem_blas_threads() tells and the pool
+ * restores at its end: the BLAS stays on one thread for the pool's threads. */
 void slem_blas_set_threads(int n);
 
 /* The kernel set OpenBLAS chose for this CPU ("Haswell", "SkylakeX", "Prescott", ...), as
