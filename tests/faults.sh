@@ -101,12 +101,18 @@ done
 # allocations; every other one ends as out of memory does
 set -- slem-encode -q -t 3 -b 256 -c "$T/negd.slem" -F fvecs -o "$T/out/o" "$T/big.fvecs"
 cp "$T/ref.pieces" "$T/ref.lanes"
-fell_back=0
+fell_back=0 reached=0
 for n in $(seq 1 30); do
   inject lanes FAULT_MALLOC $n "out of memory" "$@"
+  [ -s "$T/log" ] && reached=$((reached + 1))
   [ -s "$T/log" ] && [ "$st" = 0 ] && fell_back=$((fell_back + 1))
 done
-[ "$fell_back" -gt 0 ] && ok || bad "encode -t 3: no allocation of the second lane failed into one lane"
+if [ "$reached" = 0 ]; then
+  # a sanitizer's allocator comes before the shim
+  echo "faults: slem-encode's allocations were not reached by the shim; the one-lane fallback not tested here"
+else
+  [ "$fell_back" -gt 0 ] && ok || bad "encode -t 3: no allocation of the second lane failed into one lane"
+fi
 
 # slem-report renders vectors to PNG last: allocations from 1 KiB fail, the first few and
 # the last twelve of the run (found by bisection: the smallest FAULT_MALLOC it survives),
