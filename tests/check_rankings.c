@@ -186,6 +186,11 @@ START_TEST(bad_lines_name_file_and_line) {
              "line 1: result 1: \"row\"", 0);
   expect_bad("{\"query\":\"q\",\"results\":[]}\n[1]\n", SLEM_RANK_AUTO, "line 2: not a JSON object", 1);
   expect_bad("{\"results\":[]}\n", SLEM_RANK_JSONL, "line 1: needs a string \"query\"", 0);
+  /* a key given twice is refused, not read as its first value */
+  expect_bad("{\"query\":\"q\",\"query\":\"w\",\"results\":[]}\n", SLEM_RANK_JSONL,
+             "line 1: the key \"query\" twice", 0);
+  expect_bad("{\"query\":\"q\",\"results\":[{\"id\":\"a\",\"score\":1,\"id\":\"b\"}]}\n",
+             SLEM_RANK_AUTO, "line 1: result 1: the key \"id\" twice", 0);
   expect_bad("", SLEM_RANK_AUTO, "no rankings (empty file)", 0);
   expect_bad(" \n\t\n", SLEM_RANK_AUTO, "no rankings (empty file)", 0);
   /* a bad line: the lines before it are handed out first (as a query, here the part of q

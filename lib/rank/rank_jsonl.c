@@ -109,16 +109,32 @@ static int whole(const cJSON *x, double lo) {
          x->valuedouble == floor(x->valuedouble);
 }
 
+/* The first key that object o holds twice, or NULL: cJSON keeps both, and a lookup takes
+ * the first, so a line saying two things would be read as the first silently. */
+static const char *key_twice(const cJSON *o) {
+  for (const cJSON *a = o->child; a; a = a->next)
+    for (const cJSON *b = a->next; b; b = b->next)
+      if (a->string && b->string && strcmp(a->string, b->string) == 0) return a->string;
+  return NULL;
+}
+
 /* One jsonl line: one query. */
 static int read_query(SlemRankReader *r, const char *line, uint64_t ln, const SlemRankQuery **q,
                       SlemError *err) {
   const char *name = slem_rankreader_name(r);
   cJSON *o = cJSON_Parse(line), *qs, *res, *h;
+  const char *dup;
   long pos = 0;
   int st = SLEM_OK;
   if (!o || !cJSON_IsObject(o)) {
     cJSON_Delete(o);
     return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": not a JSON object", name, ln);
+  }
+  if ((dup = key_twice(o)) != NULL) {
+    st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": the key \"%s\" twice", name, ln,
+                    dup);
+    cJSON_Delete(o);
+    return st;
   }
   qs = cJSON_GetObjectItemCaseSensitive(o, "query");
   res = cJSON_GetObjectItemCaseSensitive(o, "results");
@@ -135,6 +151,11 @@ static int read_query(SlemRankReader *r, const char *line, uint64_t ln, const Sl
     cJSON *rk = cJSON_GetObjectItemCaseSensitive(h, "rank");
     cJSON *row = cJSON_GetObjectItemCaseSensitive(h, "row");
     pos++;
+    if (cJSON_IsObject(h) && (dup = key_twice(h)) != NULL) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": result %ld: the key \"%s\" twice",
+                      name, ln, pos, dup);
+      goto done;
+    }
     if (!cJSON_IsString(id) || !cJSON_IsNumber(sc) || (rk && !cJSON_IsNumber(rk))) {
       st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": result %ld needs a string \"id\" "
                       "and a number \"score\"", name, ln, pos);
