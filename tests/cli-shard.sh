@@ -218,6 +218,30 @@ for o in "-t 1" "-t 2" "-t 1 -b 64" "-t 2 -b 100"; do
 done
 expect_fail "encode: the shard of the bad record" 1 "dirty.fvecs: record 513: value 2 is NaN" "$T/x.fvecs" slem-encode -c "$T/whole.slem" --shard 1/2 -o "$T/x.fvecs" "$T/dirty.fvecs"
 expect_fail "encode: the shard of the bad record before" 1 "dirty461.fvecs: record 461: value 2 is NaN" "$T/x.fvecs" slem-encode -c "$T/whole.slem" --shard 0/2 -b 64 -o "$T/x.fvecs" "$T/dirty461.fvecs"
+# the same for Fortran-order npy, whose reader reads a column's rows by offset: a shard
+# moves to its first row without reading those before (it read every row from the first,
+# and a NaN in row 200 (record 201, column 3) of 300 refused shard 0/2): shard 0/2 of the
+# dirty file is that of the C-order twin, at -t 1 and 2, default blocks and -b 64, and its
+# negstats partial too; shard 1/2 names the record; shard 1/2 of the clean file is the twin's
+F=$TOP/testdata/formats
+cp "$F/big_fortran.npy" "$T/fdirty.npy"
+printf '\000\000\300\177' | dd of="$T/fdirty.npy" bs=1 seek=$((128 + (2 * 300 + 200) * 4)) conv=notrunc 2>/dev/null
+slem-negstats -q -o "$T/big.slem" "$F/big_c.npy"
+for o in "-t 1" "-t 2" "-t 1 -b 64" "-t 2 -b 64"; do
+  # shellcheck disable=SC2086
+  slem-encode -q $o -c "$T/big.slem" --shard 0/2 -o "$T/fc0.fvecs" "$F/big_c.npy"
+  # shellcheck disable=SC2086
+  check "encode Fortran npy shard 0/2 before a bad record ($o)" slem-encode -q $o -c "$T/big.slem" --shard 0/2 -o "$T/ff0.fvecs" "$T/fdirty.npy"
+  cmp -s "$T/ff0.fvecs" "$T/fc0.fvecs" && ok || bad "encode Fortran npy shard 0/2 ($o): not the C-order twin's descriptors"
+done
+slem-encode -q -c "$T/big.slem" --shard 1/2 -o "$T/fc1.fvecs" "$F/big_c.npy"
+check "encode Fortran npy shard 1/2" slem-encode -q -c "$T/big.slem" --shard 1/2 -o "$T/ff1.fvecs" "$F/big_fortran.npy"
+cmp -s "$T/ff1.fvecs" "$T/fc1.fvecs" && ok || bad "encode Fortran npy shard 1/2: not the C-order twin's descriptors"
+expect_fail "encode: the Fortran npy shard of the bad record" 1 "fdirty.npy: record 201: value 3 is NaN" "$T/x.fvecs" \
+  slem-encode -c "$T/big.slem" --shard 1/2 -o "$T/x.fvecs" "$T/fdirty.npy"
+slem-negstats -q --leaf-rows 32 --partial --shard 0/2 -o "$T/fnc0.slem" "$F/big_c.npy"
+check "negstats Fortran npy shard 0/2 before a bad record" slem-negstats -q --leaf-rows 32 --partial --shard 0/2 -o "$T/fnf0.slem" "$T/fdirty.npy"
+[ "$(fp "$T/fnf0.slem")" = "$(fp "$T/fnc0.slem")" ] && ok || bad "negstats Fortran npy shard 0/2: other statistics than the C-order twin's"
 # the rows that stand for those outside the shard are zeros, which every encoder takes, not
 # copies of the shard's rows: a row an encoder refuses (a negative value for a kernel of
 # histograms; digits' values are 0 to 16) is named at its own record, not at a copy's place

@@ -205,6 +205,12 @@ static int read_npy(SlemVecReader *r, double *xd, float *xf, size_t max, size_t 
                     : slem_vfmt_read_records(r, xd, xf, max, got, err);
 }
 
+/* To row: in Fortran order reads go by offset from r->recs (read_fortran), so moving is
+ * only the position, which the caller sets; in C order the records' offset. */
+static int seek_npy(SlemVecReader *r, uint64_t row, SlemError *err) {
+  return r->scattered ? SLEM_OK : slem_in_seek(r->in, r->data_off + row * r->rec, err);
+}
+
 /* Fortran order reads by offset: going back is only forgetting the position. */
 static int rewind_npy(SlemVecReader *r, SlemError *err) {
   return r->scattered ? SLEM_OK : slem_in_seek(r->in, r->data_off, err);
@@ -464,6 +470,6 @@ static int end_npy(SlemVecWriter *w, SlemError *err) {
 
 const SlemVecFormatDef slem_vfmt_npy = {
     .id = SLEM_FMT_NPY, .names = {"npy", NULL}, .sniff = sniff_npy, .open = open_npy,
-    .read = read_npy, .rewind = rewind_npy,
+    .read = read_npy, .rewind = rewind_npy, .seek = seek_npy,
     .out_dtypes = 1u << SLEM_DTYPE_F2 | 1u << SLEM_DTYPE_I1, .begin = begin_npy,
     .header = header_npy, .write = write_npy, .end = end_npy, .close = close_npy};

@@ -138,7 +138,8 @@ struct SlemVecFormatDef {
   int (*end)(SlemVecWriter *w, SlemError *err);
   /* Moves to record row (below or at the count; the input is a regular file of fixed-size
    * records) so that the next read returns it; r->recs and r->done are set by the caller.
-   * NULL: seek to data_off + row * rec. */
+   * NULL: seek to data_off + row * rec, and a reader of scattered records (r->scattered)
+   * cannot move. */
   int (*seek)(SlemVecReader *r, uint64_t row, SlemError *err);
   /* Frees r->priv (NULL: the format has none, or free() is enough). */
   void (*close)(SlemVecReader *r);

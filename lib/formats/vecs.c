@@ -311,12 +311,13 @@ int slem_vecreader_rewind(SlemVecReader *self, SlemError *err) {
 int slem_vecreader_seek(SlemVecReader *self, uint64_t row, SlemError *err) {
   int st;
   if (row == self->recs) return SLEM_OK;
-  if (self->rec == 0 || self->scattered || self->skip_nonfinite || !slem_in_seekable(self->in) ||
-      self->count < 0 || row > (uint64_t)self->count)
+  if (!slem_vecreader_can_seek(self) || row > (uint64_t)self->count)
     return slem_error(err, SLEM_EINVAL, "%s: cannot move to record %" PRIu64 " (%s)",
                       slem_in_name(self->in), row + 1,
                       row > (uint64_t)self->count ? "past the end" : "not a file of fixed records");
-  if (self->def->seek) { /* a container: the checksums follow the move (fmt_slem.c) */
+  /* a container: the checksums follow the move (fmt_slem.c); Fortran-order npy reads by
+   * offset (fmt_npy.c) */
+  if (self->def->seek) {
     if ((st = self->def->seek(self, row, err)) != SLEM_OK) return st;
   } else {
     if ((st = slem_in_seek(self->in, self->data_off + row * self->rec, err)) != SLEM_OK) return st;
@@ -326,7 +327,8 @@ int slem_vecreader_seek(SlemVecReader *self, uint64_t row, SlemError *err) {
 }
 
 int slem_vecreader_can_seek(const SlemVecReader *self) {
-  return self->rec > 0 && !self->scattered && !self->skip_nonfinite &&
+  /* records read where they lie (scattered) move only where the format says how */
+  return self->rec > 0 && (!self->scattered || self->def->seek) && !self->skip_nonfinite &&
          slem_in_seekable(self->in) && self->count >= 0;
 }
 
