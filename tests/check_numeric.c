@@ -571,6 +571,44 @@ START_TEST(single_precision_within_its_bound) {
 }
 END_TEST
 
+/* The scale of the float32 path's deltas (slem_encode_row_max(), in lanes) is the scalar
+ * loop's maximum: every length's tail, the largest value at every place, in the lanes and
+ * after them, values over many exponents, and a row equal to mu (0). */
+static void row_max_is_scalar(void) {
+  static const size_t dims[] = {0, 1, 3, 7, 8, 9, 13, 16, 23, 130, 2051};
+  tu_seed(61);
+  for (size_t di = 0; di < sizeof dims / sizeof *dims; di++) {
+    size_t d = dims[di];
+    float *x = malloc((d + 1) * sizeof *x);
+    double *mu = malloc((d + 1) * sizeof *mu);
+    for (size_t at = 0; at <= d; at++) { /* at == d: no planted maximum */
+      double want = 0, got;
+      for (size_t j = 0; j < d; j++) {
+        x[j] = (float)(tu_gauss() * ldexp(1, (int)(tu_uniform() * 30) - 15));
+        mu[j] = at == d && di % 2 ? x[j] : tu_gauss() * ldexp(1, (int)(tu_uniform() * 30) - 15);
+      }
+      if (at < d) x[at] = (float)(mu[at] + (at % 2 ? -1e6 : 1e6)); /* the largest, here */
+      for (size_t j = 0; j < d; j++) want = fmax(want, fabs((double)x[j] - mu[j]));
+      got = slem_encode_row_max(x, mu, d);
+      ck_assert_msg(memcmp(&got, &want, sizeof got) == 0, "d %zu, largest at %zu: %.17g vs %.17g",
+                    d, at, got, want);
+    }
+    free(x);
+    free(mu);
+  }
+}
+
+START_TEST(row_max_equals_scalar) {
+  row_max_is_scalar(); /* with AVX2 where the CPU has it */
+}
+END_TEST
+
+START_TEST(row_max_without_avx_equals_scalar) {
+  setenv("SLEM_TEST_LANES", "sse", 1); /* read once per process: each test is a fork */
+  row_max_is_scalar();
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("numeric");
   TCase *tc = tcase_create("core");
@@ -587,6 +625,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, agrees_with_sklearn_ridge);
   tcase_add_test(tc, mean_input_gives_zero_descriptor);
   tcase_add_test(tc, single_precision_within_its_bound);
+  tcase_add_test(tc, row_max_equals_scalar);
+  tcase_add_test(tc, row_max_without_avx_equals_scalar);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -7,6 +7,7 @@
 #include <gsl/gsl_cblas.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -177,11 +178,49 @@ int slem_encoder_set_precision(SlemEncoder *self, SlemPrecision p, SlemPrecision
 #define AVX2 __attribute__((target("avx2"), optimize("O3")))
 #endif
 
+/* Four doubles, four float32 and their bits, of GCC's (and clang's) vector extension: one
+ * AVX register, or two SSE ones. The helpers below are always inlined, so GCC's warning
+ * that an AVX vector returned without AVX changes the calling convention concerns no call. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+typedef double D4 __attribute__((vector_size(32)));
+typedef float F4 __attribute__((vector_size(16)));
+typedef long long L4 __attribute__((vector_size(32)));
+
+/* |v| and the larger of a and b, element by element (no NaN here) */
+INLINE D4 d4_abs(D4 v) {
+  const L4 bits = {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX};
+  return (D4)((L4)v & bits);
+}
+INLINE D4 d4_max(D4 a, D4 b) {
+  L4 gt = a > b;
+  return (D4)(((L4)a & gt) | ((L4)b & ~gt));
+}
+INLINE D4 d4_load(const float *x) {
+  F4 f;
+  memcpy(&f, x, sizeof f);
+  return __builtin_convertvector(f, D4);
+}
+
 /* The largest |x_j - mu_j| of a float32 row x, widened exactly. The values are finite
- * (the readers refuse others), so a maximum by comparison is exact. */
+ * (the readers refuse others) and not below zero, so a maximum by comparison is exact
+ * and the same whatever the order: eight lanes, then the lanes, then the rest (a scalar
+ * maximum's chain of dependent comparisons took 9% of case A's encode). */
 INLINE double row_max_body(const float *xf, const double *mu, size_t d) {
+  D4 m0 = {0, 0, 0, 0}, m1 = m0;
   double m = 0;
-  for (size_t j = 0; j < d; j++) {
+  size_t j = 0;
+  for (; j + 8 <= d; j += 8) {
+    D4 u0, u1;
+    memcpy(&u0, mu + j, sizeof u0);
+    memcpy(&u1, mu + j + 4, sizeof u1);
+    m0 = d4_max(d4_abs(d4_load(xf + j) - u0), m0);
+    m1 = d4_max(d4_abs(d4_load(xf + j + 4) - u1), m1);
+  }
+  m0 = d4_max(m0, m1);
+  for (int l = 0; l < 4; l++) m = m0[l] > m ? m0[l] : m;
+  for (; j < d; j++) {
     double a = fabs((double)xf[j] - mu[j]);
     m = a > m ? a : m;
   }
@@ -242,6 +281,11 @@ static void row_loops_choose(void) {
 }
 
 static void row_loops_init(void) { pthread_once(&row_loops_once, row_loops_choose); }
+
+double slem_encode_row_max(const float *x, const double *mu, size_t d) {
+  row_loops_init();
+  return row_loops.max(x, mu, d);
+}
 
 /* Row i of a block's x - mu, in double, scaled to a largest entry of 1 and rounded once
  * to float32 into delta (which may be xf itself: each entry is read before it is

@@ -41,6 +41,11 @@ typedef enum SlemPrecision {
   SLEM_PRECISION_DOUBLE
 } SlemPrecision;
 
+/* The largest |x_j - mu_j| of a float32 row of finite values, each widened exactly: the
+ * scale of the float32 path's deltas, by the row loops this process chose (AVX2 or plain;
+ * SLEM_TEST_LANES=sse forces the plain ones). The same value as a scalar loop's. */
+double slem_encode_row_max(const float *x, const double *mu, size_t d);
+
 /* Parses "auto", "single", "double". Returns SLEM_EINVAL on another name. */
 int slem_encode_precision_parse(SlemPrecision *p, const char *name);
 
