@@ -363,12 +363,14 @@ void cli_version(void) {
              *better = slem_blas_better_core();
   printf("%s %s\nBLAS: %s\nBLAS core: %s", prog, SLEM_VERSION, slem_blas_library(),
          slem_blas_corename());
+  /* the explanations go on to a second line, indented, so that every line stays within 80
+   * columns with the longest core names */
   if (was && env)
-    printf(" (OPENBLAS_CORETYPE=%s set by slem: OpenBLAS had chosen %s on this CPU)\n", env, was);
+    printf(" (OPENBLAS_CORETYPE=%s set by slem:\n  OpenBLAS had chosen %s on this CPU)\n", env, was);
   else if (env)
     printf(" (OPENBLAS_CORETYPE=%s from the environment)\n", env);
   else if (better)
-    printf(" (generic kernels: this CPU could run %s; set OPENBLAS_CORETYPE=%s)\n", better, better);
+    printf(" (generic kernels: this CPU could run %s;\n  set OPENBLAS_CORETYPE=%s)\n", better, better);
   else
     printf(" (chosen by OpenBLAS)\n");
   if (version_extra) printf("%s\n", version_extra);

@@ -19,8 +19,10 @@ grep -q "^BLAS core: [A-Za-z0-9]" "$T/out" || bad "no BLAS core line: $(cat "$T/
 for tool in slem-negstats slem-encode slem-match slem-eval; do
   check "$tool on a generic core" env SLEM_TEST_BLAS_CORE=Prescott $tool --version
   if [ -n "$want" ]; then
-    grep -q "^BLAS core: $want (OPENBLAS_CORETYPE=$want set by slem: OpenBLAS had chosen Prescott" "$T/out" ||
+    grep -q "^BLAS core: $want (OPENBLAS_CORETYPE=$want set by slem:\$" "$T/out" &&
+      grep -q "^  OpenBLAS had chosen Prescott on this CPU)\$" "$T/out" ||
       bad "$tool did not choose $want: $(cat "$T/out")"
+    awk 'length($0) > 80 { exit 1 }' "$T/out" || bad "$tool --version: a line wider than 80 columns: $(cat "$T/out")"
   else
     grep -q "^BLAS core: .*(chosen by OpenBLAS)" "$T/out" || bad "$tool changed the core on a CPU without AVX2: $(cat "$T/out")"
   fi
