@@ -624,7 +624,7 @@ START_TEST(npy_bad_pairs) {
   I[0] = 3;
   I[3] = 4;
   put_npy(ip, "<i8", 2, 2, I, sizeof I);
-  expect_npy_bad(ip, SLEM_EFORMAT, "line 2: id '4' appears twice for query '1'");
+  expect_npy_bad(ip, SLEM_EFORMAT, "b.I.npy: row 1, column 1: id '4' appears twice for query '1'");
   put_npy(ip, "<i8", 1, 2, I, sizeof I);
   expect_npy_bad(ip, SLEM_EFORMAT, "b.I.npy: 1 x 2 values of 8 bytes, but the file holds 32 bytes");
   put_npy(ip, "<i8", 1, 4, I, sizeof I);

@@ -108,6 +108,17 @@ done
 printf '0 0 1 1\n' >"$T/k0.qrels"
 expect_fail "eval npy of no column" 1 "k0.I.npy: npy rankings need at least one column" - timeout 10 slem-eval --qrels "$T/k0.qrels" "$T/k0.npy"
 expect_fail "merge npy of no column" 1 "k0.I.npy: npy rankings need at least one column" "$T/k0.out.tsv" timeout 10 slem-merge -o "$T/k0.out.tsv" "$T/k0.npy" "$T/k0.npy"
+# an id twice in a query's row: npy rankings have no lines, the message names the row and
+# column (it said "line 2" for row 1)
+for x in I:i8 D:f4; do
+  printf '\223NUMPY\001\000\166\000%-117s\n' \
+    "{'descr': '<${x#*:}', 'fortran_order': False, 'shape': (2, 2), }" >"$T/dup.${x%:*}.npy"
+done
+printf '\003\0\0\0\0\0\0\0\005\0\0\0\0\0\0\0\004\0\0\0\0\0\0\0\004\0\0\0\0\0\0\0' >>"$T/dup.I.npy"
+printf '\0\0\0\077\0\0\200\076\0\0\0\077\0\0\200\076' >>"$T/dup.D.npy"
+printf '0 0 3 1\n1 0 4 1\n' >"$T/dup.qrels"
+expect_fail "eval npy: an id twice in a row" 1 "dup.I.npy: row 1, column 1: id '4' appears twice for query '1'" - slem-eval --qrels "$T/dup.qrels" "$T/dup.npy"
+expect_fail "merge npy: an id twice in a row" 1 "dup.I.npy: row 1, column 1: id '4' appears twice for query '1'" "$T/dup.out.tsv" slem-merge -k 2 -o "$T/dup.out.tsv" "$T/dup.npy"
 
 # ---- slem-merge: npy shards, by any name, into every format; every format into npy ----
 for s in 0 1 2; do

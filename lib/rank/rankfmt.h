@@ -136,7 +136,9 @@ struct SlemRankReader {
 };
 
 /* The query being read: starts one whose id is q (len bytes) at line; adds an entry to it
- * (score_text and tag may be NULL; an id twice is SLEM_EFORMAT); hands it out in *q. */
+ * (score_text and tag may be NULL; an id twice is SLEM_EFORMAT, naming the file and the
+ * line, or for a format of its own files, whose line is its row + 1 and whose rank its
+ * column + 1 (npy), the row and column); hands it out in *q. */
 int slem_rankreader_begin(SlemRankReader *r, const char *q, size_t len, uint64_t line,
                           SlemError *err);
 int slem_rankreader_add(SlemRankReader *r, const char *id, long rank, double score,

@@ -834,9 +834,13 @@ int slem_rankreader_add(SlemRankReader *r, const char *id, long rank, double sco
   r->n++;
   dup = seen_id(r, i);
   if (dup < 0) return slem_error(err, SLEM_ENOMEM, "out of memory");
-  if (dup)
+  if (dup && r->lines)
     return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": id '%s' appears twice for query '%s'",
                       slem_rankreader_name(r), line, id, r->arena + r->qoff);
+  if (dup) /* a format of its own files (npy) has no lines: its row and column, as its reader says */
+    return slem_error(err, SLEM_EFORMAT, "%s: row %" PRIu64 ", column %ld: id '%s' appears twice "
+                      "for query '%s'", slem_rankreader_name(r), line - 1, rank - 1, id,
+                      r->arena + r->qoff);
   return SLEM_OK;
 }
 
