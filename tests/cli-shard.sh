@@ -253,6 +253,39 @@ expect_fail "encode shard: a refused row named at its record" 1 "hneg.fvecs: rec
   slem-encode -c "$T/chi2.slem" --shard 1/2 -b 64 -o "$T/x.fvecs" "$T/hneg.fvecs"
 check "encode shard 0/2 of the chi2 cache" slem-encode -q -c "$T/chi2.slem" --shard 0/2 -o "$T/x.fvecs" "$T/hneg.fvecs"
 rm -f "$T/x.fvecs"
+# the zero descriptors' warning counts the shard's rows only: negatives symmetric around 0
+# (mean exactly 0), so that the rows of zeros standing for those outside the shard in its
+# first and last blocks came out as zero descriptors and were counted (shard 0/2 of 10 rows
+# with 2 zero rows, one per shard, warned of 6: its own and the 5 rows of 1/2). The linear,
+# basic and whitening encoders, default blocks and -b 4
+printf '1 2\n-1 -2\n3 -1\n-3 1\n2 2\n-2 -2\n' >"$T/sym.txt"
+slem-negstats -q --eigen -o "$T/sym.slem" "$T/sym.txt" || bad "negstats of symmetric negatives"
+one='\002\000\000\000\000\000\200\077\000\000\000\100' # [1, 2]
+zero='\002\000\000\000\000\000\000\000\000\000\000\000' # [0, 0]: the negatives' mean
+for r in 0 1 2 3 4 5 6 7 8 9; do
+  # shellcheck disable=SC2059 # the record's bytes, as octal escapes of the format
+  case $r in 2 | 7) printf "$zero" ;; *) printf "$one" ;; esac
+done >"$T/zeros2.fvecs"
+for e in "" "--basic" "--alpha -0.5"; do
+  # shellcheck disable=SC2086
+  slem-encode -c "$T/sym.slem" $e -o "$T/z.fvecs" "$T/zeros2.fvecs" 2>"$T/err"
+  grep -q "warning: 2 input vectors equal the negatives' mean" "$T/err" && ok || bad "zeros of the whole input ($e): $(cat "$T/err")"
+  for o in "" "-b 4"; do
+    for s in 0/2 1/2; do
+      # shellcheck disable=SC2086
+      slem-encode -c "$T/sym.slem" $e $o --shard $s -o "$T/z.fvecs" "$T/zeros2.fvecs" 2>"$T/err"
+      grep -q "warning: 1 input vectors equal the negatives' mean" "$T/err" && ok || bad "zeros of shard $s ($e $o): $(cat "$T/err")"
+    done
+  done
+done
+# a recursive cache counts a row at each stage where it is zero (both here: mu_2 is 0 too);
+# its shards' counts add up to the whole input's all the same
+slem-negstats -q --depth 2 -o "$T/symr.slem" "$T/sym.txt" || bad "recursive negstats of symmetric negatives"
+nz() { sed -n "s/.*warning: \([0-9]*\) input vectors equal the negatives' mean.*/\1/p" "$1"; }
+slem-encode -c "$T/symr.slem" -o "$T/z.fvecs" "$T/zeros2.fvecs" 2>"$T/err"; zw=$(nz "$T/err")
+slem-encode -c "$T/symr.slem" -b 4 --shard 0/2 -o "$T/z.fvecs" "$T/zeros2.fvecs" 2>"$T/err"; z0=$(nz "$T/err")
+slem-encode -c "$T/symr.slem" -b 4 --shard 1/2 -o "$T/z.fvecs" "$T/zeros2.fvecs" 2>"$T/err"; z1=$(nz "$T/err")
+[ -n "$zw" ] && [ "$zw" -gt 0 ] && [ "$((z0 + z1))" = "$zw" ] && ok || bad "recursive zeros: shards $z0 + $z1, whole $zw"
 # errors
 expect_fail "shard without partial" 2 "add --partial" "$T/x.slem" slem-negstats --shard 0/2 -o "$T/x.slem" "$D/negatives.fvecs"
 expect_fail "bad shard" 2 "--shard" "$T/x.slem" slem-negstats --partial --shard 2/2 -o "$T/x.slem" "$D/negatives.fvecs"

@@ -27,6 +27,7 @@ typedef struct BasicEnc {
   size_t d;
   double *a;           /* a(max_rows, d) */
   uint64_t zeros;
+  size_t count_lo, count_hi;  /* the rows of a block whose zeros count (encoder.h) */
 } BasicEnc;
 
 static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError *err) {
@@ -87,6 +88,7 @@ static int new_(void **self, const SlemCache *cache, const SlemEncStreamOpts *o,
   }
   e->ainv = lin->ainv;
   e->theta = o->theta;
+  e->count_hi = SIZE_MAX;
   e->d = d;
   {
     /* one unit: the BLAS on one thread, as in run_rows(), so that p and c (and so every
@@ -131,7 +133,8 @@ static void run_rows(void *ctx, size_t lo, size_t hi) {
     cblas_dscal((int)d, f, a, 1);
     cblas_daxpy((int)d, g, e->p, 1, a, 1);
     nrm = cblas_dnrm2((int)d, a, 1);
-    if (nrm == 0) __atomic_fetch_add(&e->zeros, 1, __ATOMIC_RELAXED);
+    if (nrm == 0 && i >= e->count_lo && i < e->count_hi)
+      __atomic_fetch_add(&e->zeros, 1, __ATOMIC_RELAXED);
     for (size_t k = 0; k < d; k++) j->y[i * d + k] = nrm > 0 ? (float)(a[k] / nrm) : 0.0f;
   }
 }
@@ -147,6 +150,12 @@ static void counts(const void *self, SlemEncStreamResult *res) {
   res->zeros += ((const BasicEnc *)self)->zeros;
 }
 
+static void count_rows(void *self, size_t lo, size_t hi) {
+  BasicEnc *e = self;
+  e->count_lo = lo;
+  e->count_hi = hi;
+}
+
 const SlemEncoderOps slem_enc_basic = {"basic", accepts, new_, out_dim, run, counts, NULL,
                                        free_,
-    NULL, NULL, 1};
+    NULL, NULL, 1, count_rows};

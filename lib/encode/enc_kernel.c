@@ -137,4 +137,4 @@ static void describe(const void *self, SlemDescMeta *m) {
 
 const SlemEncoderOps slem_enc_kernel = {"kernel", accepts, new_, out_dim, run, counts,
                                         describe, free_,
-    NULL, NULL, 0};
+    NULL, NULL, 0, NULL};

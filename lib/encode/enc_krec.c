@@ -44,4 +44,4 @@ static void counts(const void *self, SlemEncStreamResult *res) {
 static void free_(void *self) { slem_krec_free(self); }
 
 const SlemEncoderOps slem_enc_krec = {"krec", accepts, new_, out_dim, run, counts, NULL, free_,
-    NULL, NULL, 0};
+    NULL, NULL, 0, NULL};

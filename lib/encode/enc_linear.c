@@ -55,7 +55,11 @@ static void counts(const void *self, SlemEncStreamResult *res) {
   res->zeros += slem_encoder_zeros(self);
 }
 
+static void count_rows(void *self, size_t lo, size_t hi) {
+  slem_encoder_count_rows(self, lo, hi);
+}
+
 static void free_(void *self) { slem_encoder_free(self); }
 
 const SlemEncoderOps slem_enc_linear = {"linear", accepts, new_, out_dim, run, counts, NULL,
-                                        free_, takes_f32, run_f32, 1};
+                                        free_, takes_f32, run_f32, 1, count_rows};

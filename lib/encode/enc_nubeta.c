@@ -38,8 +38,12 @@ static void counts(const void *self, SlemEncStreamResult *res) {
   res->zeros += slem_nubeta_zeros(self);
 }
 
+static void count_rows(void *self, size_t lo, size_t hi) {
+  slem_nubeta_count_rows(self, lo, hi);
+}
+
 static void free_(void *self) { slem_nubeta_free(self); }
 
 const SlemEncoderOps slem_enc_nubeta = {"nubeta", accepts, new_, out_dim, run, counts, NULL,
                                         free_,
-    NULL, NULL, 1};
+    NULL, NULL, 1, count_rows};

@@ -17,4 +17,4 @@ static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError
 const SlemEncoderOps slem_enc_pca = {"pca", accepts, slem_enc_whiten_new,
                                      slem_enc_whiten_out_dim, slem_enc_whiten_run,
                                      slem_enc_whiten_counts, NULL, slem_enc_whiten_free,
-    NULL, NULL, 1};
+    NULL, NULL, 1, slem_enc_whiten_count_rows};

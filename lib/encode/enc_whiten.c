@@ -40,9 +40,13 @@ void slem_enc_whiten_counts(const void *self, SlemEncStreamResult *res) {
   res->zeros += slem_whiten_zeros(self);
 }
 
+void slem_enc_whiten_count_rows(void *self, size_t lo, size_t hi) {
+  slem_whiten_count_rows(self, lo, hi);
+}
+
 void slem_enc_whiten_free(void *self) { slem_whiten_free(self); }
 
 const SlemEncoderOps slem_enc_whiten = {"whiten", accepts, slem_enc_whiten_new,
                                         slem_enc_whiten_out_dim, slem_enc_whiten_run,
                                         slem_enc_whiten_counts, NULL, slem_enc_whiten_free,
-    NULL, NULL, 1};
+    NULL, NULL, 1, slem_enc_whiten_count_rows};

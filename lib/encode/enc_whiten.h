@@ -12,6 +12,7 @@ size_t slem_enc_whiten_out_dim(const void *self, int *f64);
 int slem_enc_whiten_run(void *self, void *y, const double *x, size_t b, const char *name,
                         uint64_t first_record, SlemError *err);
 void slem_enc_whiten_counts(const void *self, SlemEncStreamResult *res);
+void slem_enc_whiten_count_rows(void *self, size_t lo, size_t hi);
 void slem_enc_whiten_free(void *self);
 
 #endif

@@ -25,6 +25,7 @@ struct SlemEncoder {
                      rows; float rows become their own delta) */
   float *delta_f;
   uint64_t zeros;
+  size_t count_lo, count_hi;  /* the rows of a block whose zeros count */
 };
 
 int slem_encoder_new(SlemEncoder **self, const SlemCache *cache, SlemEncodeMode mode,
@@ -45,6 +46,7 @@ int slem_encoder_new(SlemEncoder **self, const SlemCache *cache, SlemEncodeMode 
   e->mode = mode;
   e->theta = theta;
   e->max_rows = max_rows;
+  e->count_hi = SIZE_MAX;
   e->delta = slem_mem_alloc_large(max_rows * cache->d * sizeof *e->delta);
   e->y = slem_mem_alloc_large(max_rows * cache->d * sizeof *e->y);
   if (!e->delta || !e->y) {
@@ -69,6 +71,16 @@ size_t slem_encoder_out_dim(const SlemEncoder *self) {
 }
 
 uint64_t slem_encoder_zeros(const SlemEncoder *self) { return self->zeros; }
+
+void slem_encoder_count_rows(SlemEncoder *self, size_t lo, size_t hi) {
+  self->count_lo = lo;
+  self->count_hi = hi;
+}
+
+/* Whether row r of a block counts in slem_encoder_zeros(). */
+static int counted(const SlemEncoder *self, size_t r) {
+  return r >= self->count_lo && r < self->count_hi;
+}
 
 /* Rows per product: the blocks are cut into chunks of this many rows from their first, each
  * chunk one GEMM on one BLAS thread (slem_blas_par_chunks), so that a descriptor's bits depend
@@ -95,7 +107,7 @@ static void run(SlemEncoder *self, float *outf, double *outd, const double *x, s
     float *of = outf ? outf + (lo + i) * od : NULL;
     double *odd = outd ? outd + (lo + i) * od : NULL;
     double nrm = cblas_dnrm2((int)d, yi, 1);
-    if (nrm == 0) __atomic_fetch_add(&self->zeros, 1, __ATOMIC_RELAXED);
+    if (nrm == 0 && counted(self, lo + i)) __atomic_fetch_add(&self->zeros, 1, __ATOMIC_RELAXED);
     if (self->mode == SLEM_ENCODE_UNIT) {
       double s = nrm > 0 ? 1.0 / nrm : 0.0;
       for (size_t j = 0; j < d; j++) {
@@ -321,7 +333,8 @@ static void run_single(SlemEncoder *self, float *out, const double *xd, float *x
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, (int)d, (int)d, 1.0f, delta,
               (int)d, self->ainv_f, (int)d, 0.0f, y, (int)d);
   for (size_t i = 0; i < b; i++)
-    if (row_loops.unit(y + i * d, d)) __atomic_fetch_add(&self->zeros, 1, __ATOMIC_RELAXED);
+    if (row_loops.unit(y + i * d, d) && counted(self, lo + i))
+      __atomic_fetch_add(&self->zeros, 1, __ATOMIC_RELAXED);
 }
 
 typedef struct EncJob {

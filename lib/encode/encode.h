@@ -75,4 +75,8 @@ void slem_encoder_run_f64(SlemEncoder *self, double *y, const double *x, size_t 
 
 uint64_t slem_encoder_zeros(const SlemEncoder *self);
 
+/* Counts in slem_encoder_zeros() only the rows [lo, hi) of the blocks encoded from now on
+ * (a shard's rows of its first and last blocks, encoder.h); every row until called. */
+void slem_encoder_count_rows(SlemEncoder *self, size_t lo, size_t hi);
+
 #endif

@@ -75,6 +75,13 @@ typedef struct SlemEncoderOps {
    * the stream may then run two states on two blocks at once over one pool of threads
    * (encstream.c). 0 (the default): one block at a time. */
   int overlap;
+  /* Optional (NULL: the encoder counts no zeros): the rows [lo, hi) of the blocks that run()
+   * and run_f32() encode from now on whose zero descriptors counts() counts; every row until
+   * it is called. A shard's first and last blocks are encoded whole, each row at its place
+   * in the GEMM calls of the whole run, and their rows outside the shard (zeros where the
+   * input seeks) are not the shard's: they count nothing, not even against a mean of exactly
+   * zero. Called between blocks only. Cannot fail. */
+  void (*count_rows)(void *self, size_t lo, size_t hi);
 } SlemEncoderOps;
 
 /* The encoder of the table that takes cache with opts, in *ops (static, never freed).

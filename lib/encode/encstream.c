@@ -403,6 +403,8 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
      * the next ones are read and encoded */
     y = ybuf[nblocks % (size_t)(nlanes + 1)];
     fly[nfly] = (InFlight){&lane[nblocks % (size_t)nlanes], y + skip * out_dim * esize, keep};
+    /* the lane's last block has landed: its state is idle */
+    if (ops->count_rows) ops->count_rows(fly[nfly].lane->enc, skip, skip + keep);
     lane_put(fly[nfly++].lane, y, rows, all, slem_vecreader_name(r), row - all + 1);
     nblocks++;
     if (row >= hi) break;

@@ -11,10 +11,19 @@
 #include "recursive.h"
 #include "stats.h"
 
+/* The rows of a block whose zeros count: [lo, hi). */
+typedef struct Counted {
+  size_t lo, hi;
+} Counted;
+
+static const Counted all_rows = {0, SIZE_MAX};
+
 /* Stage s: in(b, p) -> out(b, p + 1) = normalised [nu; beta] with weight t and numerator c
- * (nubeta.h); y(b, p) is scratch. Returns the zero rows. */
+ * (nubeta.h), on rows first.. of a block; y(b, p) is scratch. Returns the zero rows among
+ * those that count (cnt). */
 static uint64_t stage(double *out, double *y, const double *in, size_t b, size_t p,
-                      const double *mu, const double *ainv, double t, double c) {
+                      const double *mu, const double *ainv, double t, double c, size_t first,
+                      Counted cnt) {
   uint64_t zeros = 0;
   double *delta = out; /* out's first b p values hold delta until y is made */
   if (b == 0) return 0;
@@ -47,7 +56,7 @@ static uint64_t stage(double *out, double *y, const double *in, size_t b, size_t
           nrm = mx * sqrt(ss);
         }
       }
-      if (nrm == 0) zeros++;
+      if (nrm == 0 && first + ii >= cnt.lo && first + ii < cnt.hi) zeros++;
       o[0] = nrm > 0 ? nu / nrm : 0;
       for (size_t j = 0; j < p; j++) o[j + 1] = nrm > 0 ? cc * yi[j] / nrm : 0;
     }
@@ -68,6 +77,7 @@ typedef struct ChainJob {
   const double *x;
   double *outd;  /* (rows, d + k), or NULL */
   float *outf;
+  Counted cnt;
   uint64_t zeros;
 } ChainJob;
 
@@ -80,7 +90,7 @@ static void chain_rows(void *ctx, size_t lo, size_t hi) {
   uint64_t zeros = 0;
   memcpy(a, j->x + lo * d, b * d * sizeof *a);
   for (size_t s = 0; s < ch->k; s++) {
-    zeros += stage(o, y, a, b, d + s, ch->mu[s], ch->ainv[s], ch->t[s], ch->c);
+    zeros += stage(o, y, a, b, d + s, ch->mu[s], ch->ainv[s], ch->t[s], ch->c, lo, j->cnt);
     tmp = a, a = o, o = tmp;
   }
   for (size_t i = 0; i < b * od; i++) {
@@ -90,9 +100,11 @@ static void chain_rows(void *ctx, size_t lo, size_t hi) {
   __atomic_fetch_add(&j->zeros, zeros, __ATOMIC_RELAXED);
 }
 
-/* x(b, d) through the chain's stages into outd or outf (b, d + k), fixed 256-row chunks. */
-static uint64_t chain_run(const Chain *ch, double *outd, float *outf, const double *x, size_t b) {
-  ChainJob j = {ch, x, outd, outf, 0};
+/* x(b, d) through the chain's stages into outd or outf (b, d + k), fixed 256-row chunks;
+ * returns the zero rows (at any stage) among the rows cnt. */
+static uint64_t chain_run(const Chain *ch, double *outd, float *outf, const double *x, size_t b,
+                          Counted cnt) {
+  ChainJob j = {ch, x, outd, outf, cnt, 0};
   slem_blas_par_chunks(b, 256, chain_rows, &j);
   return j.zeros;
 }
@@ -118,6 +130,7 @@ struct SlemNubeta {
   Chain ch;
   double *t;
   uint64_t zeros;
+  Counted cnt;  /* the rows of a block whose zeros count */
 };
 
 int slem_nubeta_new(SlemNubeta **self, const SlemCache *cache, size_t max_rows,
@@ -134,6 +147,7 @@ int slem_nubeta_new(SlemNubeta **self, const SlemCache *cache, size_t max_rows,
     return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", max_rows);
   }
   for (size_t s = 0; s < rec->depth; s++) e->t[s] = rec->theta;
+  e->cnt = all_rows;
   e->ch.mu = rec->mu;
   e->ch.ainv = rec->ainv;
   e->ch.t = e->t;
@@ -152,8 +166,12 @@ void slem_nubeta_free(SlemNubeta *self) {
 size_t slem_nubeta_out_dim(const SlemNubeta *self) { return self->ch.d + self->ch.k; }
 uint64_t slem_nubeta_zeros(const SlemNubeta *self) { return self->zeros; }
 
+void slem_nubeta_count_rows(SlemNubeta *self, size_t lo, size_t hi) {
+  self->cnt = (Counted){lo, hi};
+}
+
 void slem_nubeta_run(SlemNubeta *self, float *y, const double *x, size_t b) {
-  self->zeros += chain_run(&self->ch, NULL, y, x, b);
+  self->zeros += chain_run(&self->ch, NULL, y, x, b, self->cnt);
 }
 
 /* Reads up to max rows of path (dimension d, or any when *d is 0) through ch (k stages)
@@ -188,7 +206,7 @@ static int read_through(SlemStats **st, double *keep, size_t *kept, const char *
     status = slem_vecreader_read(r, x, block < max - done ? block : max - done, &got, err);
     slem_phases_lap(&ph->read, &t);
     if (status != SLEM_OK || got == 0) break;
-    chain_run(ch, keep ? keep + done * od : y, NULL, x, got);
+    chain_run(ch, keep ? keep + done * od : y, NULL, x, got, all_rows);
     if (st) status = slem_stats_add(*st, y, got, err);
     slem_phases_lap(&ph->compute, &t);
     if (status != SLEM_OK) break;
@@ -278,7 +296,7 @@ int slem_nubeta_write_cache(const char *path, const char *const *inputs, size_t 
     if (!chain_init(&one, p, 1, SLEM_NUBETA_POSITIVES)) goto oom;
     one.mu = (const double *const *)sg.mu + s, one.ainv = (const double *const *)sg.ainv + s;
     one.t = tp, one.c = 2;
-    chain_run(&one, pout, NULL, pin, npos);
+    chain_run(&one, pout, NULL, pin, npos, all_rows);
     {
       double sum = 0;
       for (size_t i = 0; i < npos; i++) {

@@ -51,6 +51,10 @@ size_t slem_nubeta_out_dim(const SlemNubeta *self);
 void slem_nubeta_run(SlemNubeta *self, float *y, const double *x, size_t b);
 uint64_t slem_nubeta_zeros(const SlemNubeta *self);
 
+/* Counts in slem_nubeta_zeros() only the rows [lo, hi) of the blocks encoded from now on
+ * (a shard's rows of its first and last blocks, encoder.h); every row until called. */
+void slem_nubeta_count_rows(SlemNubeta *self, size_t lo, size_t hi);
+
 /* Computes a recursive-nubeta cache of depth >= 2 stages from the negative files
  * inputs[0..ninputs) (read once per stage; not stdin) and the first SLEM_NUBETA_POSITIVES
  * rows of the vector file positives (read once per stage; the negatives in fmt, the

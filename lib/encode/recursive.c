@@ -10,9 +10,17 @@
 #include "io.h"
 #include "stats.h"
 
-/* One stage: y(b, d) = normalise((x - mu) ainv), in double; returns the zero rows. */
+/* The rows of a block whose zeros count: [lo, hi). */
+typedef struct Counted {
+  size_t lo, hi;
+} Counted;
+
+static const Counted all_rows = {0, SIZE_MAX};
+
+/* One stage: y(b, d) = normalise((x - mu) ainv), in double, on rows first.. of a block;
+ * returns the zero rows among those that count (cnt). */
 static uint64_t stage(double *y, double *delta, const double *x, size_t b, size_t d,
-                      const double *mu, const double *ainv) {
+                      const double *mu, const double *ainv, size_t first, Counted cnt) {
   uint64_t zeros = 0;
   if (b == 0) return 0;
   for (size_t i = 0; i < b; i++)
@@ -21,7 +29,7 @@ static uint64_t stage(double *y, double *delta, const double *x, size_t b, size_
               (int)d, ainv, (int)d, 0.0, y, (int)d);
   for (size_t i = 0; i < b; i++) {
     double nrm = cblas_dnrm2((int)d, y + i * d, 1), s = nrm > 0 ? 1 / nrm : 0;
-    if (nrm == 0) zeros++;
+    if (nrm == 0 && first + i >= cnt.lo && first + i < cnt.hi) zeros++;
     cblas_dscal((int)d, s, y + i * d, 1);
   }
   return zeros;
@@ -32,6 +40,7 @@ typedef struct StagesJob {
   const double *x;
   size_t d, k;
   const double *const *mu, *const *ainv;
+  Counted cnt;
   uint64_t zeros;
 } StagesJob;
 
@@ -40,21 +49,22 @@ static void stages_rows(void *ctx, size_t lo, size_t hi) {
   StagesJob *j = ctx;
   size_t d = j->d, b = hi - lo;
   double *y = j->y + lo * d, *work = j->work + lo * d;
-  uint64_t zeros = stage(y, work, j->x + lo * d, b, d, j->mu[0], j->ainv[0]);
+  uint64_t zeros = stage(y, work, j->x + lo * d, b, d, j->mu[0], j->ainv[0], lo, j->cnt);
   for (size_t s = 1; s < j->k; s++) {
     /* y holds stage s's input: move it to work, subtract mu there, multiply into y */
     memcpy(work, y, b * d * sizeof *y);
-    zeros += stage(y, work, work, b, d, j->mu[s], j->ainv[s]);
+    zeros += stage(y, work, work, b, d, j->mu[s], j->ainv[s], lo, j->cnt);
   }
   __atomic_fetch_add(&j->zeros, zeros, __ATOMIC_RELAXED);
 }
 
 /* Applies stages 0..k-1 to x(b, d) into y(b, d); work(b, d) is scratch. y may be x when
  * k == 0 only. In fixed chunks of 256 rows on slem's threads, the BLAS on one thread each:
- * a multithreaded dgemm's bits depend on its thread count (stats.c), these do not. */
+ * a multithreaded dgemm's bits depend on its thread count (stats.c), these do not. Returns
+ * the zero rows (at any stage) among the rows cnt. */
 static uint64_t stages(double *y, double *work, const double *x, size_t b, size_t d, size_t k,
-                       const double *const *mu, const double *const *ainv) {
-  StagesJob j = {y, work, x, d, k, mu, ainv, 0};
+                       const double *const *mu, const double *const *ainv, Counted cnt) {
+  StagesJob j = {y, work, x, d, k, mu, ainv, cnt, 0};
   if (k == 0) {
     if (y != x) memcpy(y, x, b * d * sizeof *y);
     return 0;
@@ -69,6 +79,7 @@ struct SlemRecursive {
   const double *mu1[1], *ainv1[1];  /* a linear cache's single stage */
   double *y, *work;
   uint64_t zeros;
+  Counted cnt;  /* the rows of a block whose zeros count */
 };
 
 size_t slem_recursive_out_dim(const SlemRecursive *self) { return self->d; }
@@ -84,6 +95,7 @@ int slem_recursive_new(SlemRecursive **self, const SlemCache *cache, size_t max_
   if (!r) return slem_error(err, SLEM_ENOMEM, "out of memory");
   r->d = cache->d;
   r->max_rows = max_rows;
+  r->cnt = all_rows;
   if (cache->kind == SLEM_CACHE_RECURSIVE) {
     r->depth = slem_cache_recursive(cache)->depth;
     r->mu = slem_cache_recursive(cache)->mu;
@@ -114,8 +126,13 @@ void slem_recursive_free(SlemRecursive *self) {
 
 uint64_t slem_recursive_zeros(const SlemRecursive *self) { return self->zeros; }
 
+void slem_recursive_count_rows(SlemRecursive *self, size_t lo, size_t hi) {
+  self->cnt = (Counted){lo, hi};
+}
+
 void slem_recursive_run_f64(SlemRecursive *self, double *y, const double *x, size_t b) {
-  self->zeros += stages(y, self->work, x, b, self->d, self->depth, self->mu, self->ainv);
+  self->zeros += stages(y, self->work, x, b, self->d, self->depth, self->mu, self->ainv,
+                        self->cnt);
 }
 
 void slem_recursive_run(SlemRecursive *self, float *y, const double *x, size_t b) {
@@ -154,7 +171,7 @@ static int add_file(SlemStats **st, const char *path, SlemFormat fmt, size_t blo
     status = slem_vecreader_read(r, x, block, &got, err);
     slem_phases_lap(&ph->read, &t);
     if (status != SLEM_OK || got == 0) break;
-    stages(y, work, x, got, *d, k, mu, ainv);
+    stages(y, work, x, got, *d, k, mu, ainv, all_rows);
     status = slem_stats_add(*st, y, got, err);
     slem_phases_lap(&ph->compute, &t);
     if (status != SLEM_OK) break;

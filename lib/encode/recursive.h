@@ -65,6 +65,10 @@ void slem_recursive_run_f64(SlemRecursive *self, double *y, const double *x, siz
 void slem_recursive_run(SlemRecursive *self, float *y, const double *x, size_t b);
 uint64_t slem_recursive_zeros(const SlemRecursive *self);
 
+/* Counts in slem_recursive_zeros() only the rows [lo, hi) of the blocks encoded from now on
+ * (a shard's rows of its first and last blocks, encoder.h); every row until called. */
+void slem_recursive_count_rows(SlemRecursive *self, size_t lo, size_t hi);
+
 /* Computes a cache of depth stages from the vector files inputs[0..ninputs) (read depth
  * times; stdin cannot be) and writes it to path: a linear cache for depth 1, else a
  * recursive one. lambda >= 0 is stage 1's absolute lambda and is only allowed at depth 1;

@@ -18,6 +18,7 @@ struct SlemWhitener {
   double *delta;  /* delta(max_rows, d) */
   double *y;      /* y(max_rows, od) */
   uint64_t zeros;
+  size_t count_lo, count_hi;  /* the rows of a block whose zeros count */
 };
 
 typedef struct PJob {
@@ -54,6 +55,7 @@ int slem_whiten_new(SlemWhitener **self, const SlemCache *cache, double alpha,
   w->d = d;
   w->od = od;
   w->max_rows = max_rows;
+  w->count_hi = SIZE_MAX;
   for (size_t k = 0; k < eg->neig; k++) {
     /* rounding can leave a zero eigenvalue slightly negative */
     double s = fmax(eg->evals[k], 0) + eg->lambda;
@@ -104,6 +106,11 @@ void slem_whiten_free(SlemWhitener *self) {
 size_t slem_whiten_out_dim(const SlemWhitener *self) { return self->od; }
 uint64_t slem_whiten_zeros(const SlemWhitener *self) { return self->zeros; }
 
+void slem_whiten_count_rows(SlemWhitener *self, size_t lo, size_t hi) {
+  self->count_lo = lo;
+  self->count_hi = hi;
+}
+
 typedef struct WhitenJob {
   SlemWhitener *self;
   float *outf;
@@ -126,7 +133,8 @@ static void run_rows(void *ctx, size_t lo, size_t hi) {
     const double *yi = y + i * od;
     double nrm = cblas_dnrm2((int)od, yi, 1), s = nrm > 0 ? 1 / nrm : 0;
     size_t r = lo + i;
-    if (nrm == 0) __atomic_fetch_add(&self->zeros, 1, __ATOMIC_RELAXED);
+    if (nrm == 0 && r >= self->count_lo && r < self->count_hi)
+      __atomic_fetch_add(&self->zeros, 1, __ATOMIC_RELAXED);
     for (size_t k = 0; k < od; k++) {
       if (j->outf) j->outf[r * od + k] = (float)(yi[k] * s);
       else j->outd[r * od + k] = yi[k] * s;

@@ -35,6 +35,10 @@ void slem_whiten_run(SlemWhitener *self, float *y, const double *x, size_t b);
 void slem_whiten_run_f64(SlemWhitener *self, double *y, const double *x, size_t b);
 uint64_t slem_whiten_zeros(const SlemWhitener *self);
 
+/* Counts in slem_whiten_zeros() only the rows [lo, hi) of the blocks encoded from now on
+ * (a shard's rows of its first and last blocks, encoder.h); every row until called. */
+void slem_whiten_count_rows(SlemWhitener *self, size_t lo, size_t hi);
+
 /* Writes the cache of the statistics in stats (see slem_stats_inverse() for lambda and
  * lambda_rel) with its eigendecomposition: rank 0, a linear cache with evals(d) and
  * evecs(d, d) beside mu and A^-1; rank R in 1..d, a pca cache of the top R eigenpairs

@@ -46,4 +46,4 @@ static void counts(const void *self, SlemEncStreamResult *res) {
 static void free_(void *self) { (void)self; }
 
 const SlemEncoderOps slem_enc_esvm = {"esvm", accepts, new_, out_dim, run, counts, NULL, free_,
-    NULL, NULL, 0};
+    NULL, NULL, 0, NULL};
