@@ -78,7 +78,7 @@ static void __attribute__((noreturn)) usage(void) {
       "                          rbp); may be repeated\n"
       "  -c, --complete          qrels topics the run lacks count (trec_eval -c)\n"
       "  -l, --relevance-level N qrels value >= N is relevant (default 1)\n"
-      "  -M N                    the first N results of each topic only\n"
+      "  -M N                    the first N results of each topic only (N >= 1)\n"
       "  -J                      results the qrels do not judge are dropped first\n"
       "  -N N                    accepted (only utility's 4th coefficient, 0, reads\n"
       "                          it); -o, -f and --quiet as above\n"
@@ -195,7 +195,16 @@ static int main_trec(int argc, char **argv) {
       if (nmeasures == sizeof measures / sizeof *measures) cli_usage_error("-m: too many measures");
       measures[nmeasures++] = optarg;
       break;
-    case 'M': topts.max_per_topic = cli_long("-M", optarg, 1, 1L << 40); break;
+    case 'M': {
+      /* trec_eval takes 0 and scores an empty ranking for every topic: a slip (0 for "no
+       * limit"?) more likely than a wish, refused with the reason */
+      char *end;
+      if (strtol(optarg, &end, 10) == 0 && end != optarg && !*end)
+        cli_usage_error("-M 0 keeps no result of any topic (trec_eval then scores empty "
+                        "rankings); leave -M out to keep them all");
+      topts.max_per_topic = cli_long("-M", optarg, 1, 1L << 40);
+      break;
+    }
     case 'J': topts.judged_only = 1; break;
     case 'N': cli_long("-N", optarg, 0, 1L << 60); break; /* only utility's 4th coefficient, 0 */
     case 'f':

@@ -63,6 +63,11 @@ check "default mode -M json" slem-eval -q --json -M ndcg_cut.10 -M num_rel --qre
 grep -q '"ndcg_cut_10":' "$T/out" && grep -q '"num_rel":' "$T/out" && ok || bad "-M in JSON: $(head -c 300 "$T/out")"
 expect_fail "-M unknown" 2 "unknown measure 'rbp'" "$T/x" slem-eval -M rbp --qrels "$TD/digits.qrels" -o "$T/x" "$TD/digits-ranked.run"
 expect_fail "-M with trec-compat is trec_eval's -M N" 2 "-M: 'ndcg' is not a whole number" "$T/x" slem-eval --trec-compat -M ndcg --qrels "$TD/digits.qrels" -o "$T/x" "$TD/digits-ranked.run"
+# -M 0: trec_eval scores an empty ranking for every topic (0 is not "no limit" to it);
+# refused with the reason, from both command lines
+expect_fail "--trec-compat -M 0" 2 "-M 0 keeps no result of any topic .*leave -M out" "$T/x" slem-eval --trec-compat -M 0 --qrels "$TD/digits.qrels" -o "$T/x" "$TD/digits-ranked.run"
+expect_fail "slem-trec_eval -M 0" 2 "-M 0 keeps no result of any topic" "$T/x" "$T/slem-trec_eval" -M 0 -o "$T/x" "$TD/digits.qrels" "$TD/digits-ranked.run"
+expect_fail "--trec-compat -M -1" 2 "-M: '-1' is not a whole number from 1" "$T/x" slem-eval --trec-compat -M -1 --qrels "$TD/digits.qrels" -o "$T/x" "$TD/digits-ranked.run"
 
 # without -q: the qrels topic missing from the run is reported, once
 slem-eval --trec-compat -m map --qrels "$TD/edge.qrels" "$TD/edge.run" >"$T/out" 2>"$T/err"
