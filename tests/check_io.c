@@ -245,6 +245,15 @@ START_TEST(bad_inputs) {
   expect_read_error(pt, "line 2: value 2: not a number: 'x'");
   tu_write_bytes(pt, "1 2 3\n4 nan 6\n", 14);
   expect_read_error(pt, "line 2: value 2 is not finite");
+  tu_write_bytes(pt, "1 2 3\n4 0x1p3 6\n", 16);
+  expect_read_error(pt, "line 2: value 2: '0x1p3' is hexadecimal: text values are decimal numbers");
+  tu_write_bytes(pt, "1 2 3\r4 5 6\r", 12); /* one line: refused at open */
+  expect_open_error(pt, SLEM_FMT_AUTO, SLEM_EFORMAT,
+                    "line 1: a CR byte (column 6) inside the line: lines end with LF or CR LF");
+  tu_write_bytes(pt, "1 2 3\n4 \r5 6\n", 13);
+  expect_read_error(pt, "line 2: a CR byte (column 3) inside the line");
+  tu_write_bytes(pt, "1 2 3\n4 x\0335 6\n", 14);
+  expect_read_error(pt, "line 2: value 2: not a number: 'x\\x1b5'");
   tu_write_bytes(pt, "1 2 3\n4 5 6 7\n", 14);
   expect_read_error(pt, "line 2: 4 values, expected 3");
   tu_write_bytes(pt, "\n# nothing\n", 11);

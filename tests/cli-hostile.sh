@@ -204,6 +204,25 @@ printf '1,,2\n3,4\n' >"$T/empty.txt"
 expect_fail "an empty text value" 1 "empty.txt: line 1: value 2 is empty (two separators in a row)" "$T/e.slem" slem-negstats -o "$T/e.slem" "$T/empty.txt"
 printf '1, 2\n3 ;4\n5,6\n' >"$T/seps.txt"
 check "one separator with spaces" slem-negstats -q -o "$T/s.slem" "$T/seps.txt"
+# line ends: CR LF is a line end (Windows), the same cache as LF; a CR alone (classic Mac
+# OS: the whole file one line) or inside a line is refused by name: its message printed
+# the raw CR ("not a number: '2<CR>3'", the terminal's line overwritten), and "3 <CR>4"
+# was read as 3 4 (strtod skips white space before a number)
+printf '1 2\n3 5\n0 1\n' >"$T/lf.txt"
+printf '1 2\r\n3 5\r\n0 1\r\n' >"$T/crlf.txt"
+slem-negstats -q -o "$T/lf.slem" "$T/lf.txt"
+check "CR LF text vectors" slem-negstats -q -o "$T/crlf.slem" "$T/crlf.txt"
+[ "$(slem-negstats --info "$T/crlf.slem" | grep fingerprint)" = "$(slem-negstats --info "$T/lf.slem" | grep fingerprint)" ] && ok || bad "CR LF text vectors: another cache"
+printf '1 2\r3 5\r0 1\r' >"$T/cr.txt"
+expect_fail "CR line ends" 1 "cr.txt: line 1: a CR byte (column 4) inside the line: lines end with LF or CR LF, not with a CR alone" "$T/e.slem" slem-negstats -o "$T/e.slem" "$T/cr.txt"
+grep -q "$(printf '\r')" "$T/err" && bad "CR line ends: a raw CR in the message" || ok
+printf '1 2\n3 \r5\n0 1\n' >"$T/crin.txt"
+expect_fail "a CR before a value" 1 "crin.txt: line 2: a CR byte (column 3) inside the line" "$T/e.slem" slem-negstats -o "$T/e.slem" "$T/crin.txt"
+# values are decimal, as numpy.loadtxt reads them: strtod's hexadecimal (0x1p3 = 8, or a
+# hash column 0xdeadbeef) was read silently
+printf '1 2\n0x1p3 5\n0 1\n' >"$T/hex.txt"
+expect_fail "a hexadecimal text value" 1 "hex.txt: line 2: value 1: '0x1p3' is hexadecimal: text values are decimal numbers" "$T/e.slem" slem-negstats -o "$T/e.slem" "$T/hex.txt"
+expect_fail "a hexadecimal text value from a pipe" 1 "<stdin>: line 2: value 2: '-0XAB' is hexadecimal" "$T/e.slem" sh -c "printf '1 2\n3 -0XAB\n' | slem-negstats -f text -o '$T/e.slem' -"
 # labels may repeat (they are not ids): the digits' labels do
 [ "$(sort -u "$D/database.labels" | wc -l)" -lt "$(wc -l <"$D/database.labels")" ] && ok || bad "the labels do not repeat"
 check "repeated labels" slem-eval --query-labels "$D/queries.labels" --db-labels "$D/database.labels" -o /dev/null "$T/r.tsv"

@@ -1,6 +1,9 @@
 /* Text vectors: one vector per line, values separated by white space, commas or
  * semicolons (one comma or semicolon at most between two values: "1,,2" is an empty value,
- * an error); blank lines and lines starting with '#' are skipped. Written with %.9g. */
+ * an error); blank lines and lines starting with '#' are skipped. Values are decimal
+ * numbers, as numpy.loadtxt reads them: strtod's hexadecimal ("0x1p3") is refused. Lines
+ * end with LF or CR LF (slem_in_getline() drops the CR); a CR elsewhere is refused by
+ * name. Written with %.9g. */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
 #include <errno.h>
@@ -46,6 +49,19 @@ static int sniff_text(const unsigned char *p, size_t n) {
   return n > 0 ? 50 : 0;
 }
 
+/* The first bytes of the value at p (up to a separator), for a message: a byte that is not
+ * printable as \xNN, so that no control byte reaches a terminal. */
+static const char *value_text(char *buf, size_t cap, const char *p) {
+  size_t k = 0;
+  for (size_t i = 0; p[i] && !strchr(" \t,;", p[i]) && i < 20 && k + 5 < cap; i++) {
+    unsigned char c = (unsigned char)p[i];
+    if (c < 0x20 || c == 0x7f) k += (size_t)snprintf(buf + k, cap - k, "\\x%02x", c);
+    else buf[k++] = (char)c;
+  }
+  buf[k] = '\0';
+  return buf;
+}
+
 /* Parses the values of one text line into out (when out is not NULL, at most cap of
  * them). Returns the count, -1 with err set, or -2 for a non-finite value when such lines
  * are skipped. */
@@ -68,14 +84,28 @@ static long parse_text_line(SlemVecReader *r, char *line, double *out, size_t ca
     if (*p == '\0') break;
     errno = 0;
     v = strtod(p, &end);
-    if (end == p || (*end && !strchr(" \t,;", *end))) {
-      char tok[24];
-      size_t k = 0;
-      while (p[k] && !strchr(" \t,;", p[k]) && k + 1 < sizeof tok) tok[k] = p[k], k++;
-      tok[k] = '\0';
-      slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": value %ld: not a number: '%s'",
-                 slem_in_name(r->in), TS(r)->line_no, n + 1, tok);
+    /* strtod skips white space before a number: a CR, VT or FF there is no separator */
+    if (end == p || isspace((unsigned char)*p) || (*end && !strchr(" \t,;", *end))) {
+      char tok[128];
+      const char *cr = memchr(p, '\r', strcspn(p, " \t,;"));
+      if (cr) /* CR line endings (classic Mac OS) made the file one line */
+        slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": a CR byte (column %zu) inside the "
+                   "line: lines end with LF or CR LF, not with a CR alone", slem_in_name(r->in),
+                   TS(r)->line_no, (size_t)(cr - line) + 1);
+      else
+        slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": value %ld: not a number: '%s'",
+                   slem_in_name(r->in), TS(r)->line_no, n + 1, value_text(tok, sizeof tok, p));
       return -1;
+    }
+    {
+      const char *q = p + (*p == '+' || *p == '-');
+      if (q[0] == '0' && (q[1] == 'x' || q[1] == 'X')) {
+        char tok[128];
+        slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": value %ld: '%s' is hexadecimal: "
+                   "text values are decimal numbers", slem_in_name(r->in), TS(r)->line_no,
+                   n + 1, value_text(tok, sizeof tok, p));
+        return -1;
+      }
     }
     if (!isfinite(v) && !allow_nonfinite) {
       if (r->skip_nonfinite) return -2;
