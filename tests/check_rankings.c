@@ -642,6 +642,37 @@ START_TEST(npy_bad_pairs) {
 }
 END_TEST
 
+/* Each format names the place of a query and of a result its own way: a text format its
+ * lines, npy its rows and columns from 0, as its reader's messages count them. */
+START_TEST(places_by_format) {
+  char *tp = tu_path("p.tsv"), *ip = tu_path("p.I.npy"), *dp = tu_path("p.D.npy");
+  const char *text = "0\t1\t3\t0.5\n0\t2\t4\t0.25\n1\t1\t5\t0.5\n1\t2\t6\t0.25\n";
+  int64_t I[4] = {3, 4, 5, 6};
+  float D[4] = {0.5f, 0.25f, 0.5f, 0.25f};
+  const char *want[2][2] = {{"line 3", "line 4"}, {"row 1", "row 1, column 1"}};
+  char buf[SLEM_RANK_PLACE_MAX];
+  tu_write_bytes(tp, text, strlen(text));
+  put_npy(ip, "<i8", 2, 2, I, sizeof I);
+  put_npy(dp, "<f4", 2, 2, D, sizeof D);
+  for (int f = 0; f < 2; f++) {
+    SlemRankReader *r = NULL;
+    const SlemRankQuery *q;
+    SlemError err;
+    ck_assert_int_eq(slem_rankreader_open(&r, f ? ip : tp, SLEM_RANK_AUTO, &err), SLEM_OK);
+    ck_assert_int_eq(slem_rankreader_next(r, &q, &err), SLEM_OK);
+    ck_assert_int_eq(slem_rankreader_next(r, &q, &err), SLEM_OK);
+    ck_assert_ptr_nonnull(q);
+    ck_assert_uint_eq(q->n, 2);
+    ck_assert_str_eq(slem_rankreader_place(r, buf, q->line, SLEM_RANK_WHOLE_QUERY), want[f][0]);
+    ck_assert_str_eq(slem_rankreader_place(r, buf, q->e[1].line, 1), want[f][1]);
+    slem_rankreader_free(r);
+  }
+  free(tp);
+  free(ip);
+  free(dp);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("rankings");
   TCase *tc = tcase_create("rankings");
@@ -659,6 +690,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, many_entries_per_query);
   tcase_add_test(tc, npy_round_trip);
   tcase_add_test(tc, npy_bad_pairs);
+  tcase_add_test(tc, places_by_format);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -111,6 +111,19 @@ expect_fail "duplicate id" 1 "line 2: id 'a' appears twice for query 'q'" "$T/o"
 printf '0\t1\t5000\t0.9\n' >"$T/bad.tsv"
 # shellcheck disable=SC2086
 expect_fail "unknown database id" 1 "line 1: '5000' is not a database id" "$T/o" slem-eval $LABELS -o "$T/o" "$T/bad.tsv"
+# npy rankings have rows, not lines: the query's row, the result's row and column, from 0
+# as the npy reader's own messages (they said "line R + 1")
+printf '1\n' >"$T/q1.labels"
+printf '1\n1\n0\n' >"$T/db3.labels"
+npy_pair "$T/n2" 2 2 '0 1 1 2' '.5 .25 .5 .25'
+expect_fail "npy: a query not in the labels" 1 "n2.I.npy: row 1: query '1' is not in the ground truth" "$T/o" slem-eval --query-labels "$T/q1.labels" --db-labels "$T/db3.labels" -o "$T/o" "$T/n2.npy"
+npy_pair "$T/n7" 1 2 '0 7' '.5 .25'
+expect_fail "npy: an id not in the labels" 1 "n7.I.npy: row 0, column 1: '7' is not a database id of the labels" "$T/o" slem-eval --query-labels "$T/q1.labels" --db-labels "$T/db3.labels" -o "$T/o" "$T/n7.npy"
+printf '0 0\n' >"$T/n.easy"
+printf '0 1\n' >"$T/n.hard"
+expect_fail "npy: --protocol, a query not in the ground truth" 1 "n2.I.npy: row 1: query '1' of the ranking is not in the ground truth" "$T/o" slem-eval --protocol medium --easy "$T/n.easy" --hard "$T/n.hard" -o "$T/o" "$T/n2.npy"
+printf '0\t1\t0\t0.5\n1\t1\t1\t0.5\n' >"$T/n2.tsv"
+expect_fail "tsv: --protocol, a query not in the ground truth" 1 "n2.tsv: line 2: query '1' of the ranking is not in the ground truth" "$T/o" slem-eval --protocol medium --easy "$T/n.easy" --hard "$T/n.hard" -o "$T/o" "$T/n2.tsv"
 printf 'q 0 a\n' >"$T/bad.qrels"
 expect_fail "short qrels line" 1 "bad.qrels: line 1: 3 fields, expected 4" "$T/o" slem-eval --qrels "$T/bad.qrels" -o "$T/o" "$T/r2.tsv"
 printf '{"query":"q","results":[{"id":"a"}]}\n' >"$T/bad.jsonl"

@@ -68,6 +68,14 @@ expect_fail "queries out of order" 1 "query 'digit.*' where '0' (vector 1 of" "$
 head -20 "$T/q.tsv" >"$T/short.tsv"
 expect_fail "ranking too short" 1 "short.tsv ends before query '2' (vector 3 of" "$T/x.fvecs" \
   slem-expand -d "$X/db.fvecs" -n 2 -r "$T/short.tsv" -o "$T/x.fvecs" "$X/q.fvecs"
+# a query after the last vector: named by its line, or its row in an npy pair (from 0, as
+# the npy reader's messages; it said "line 51")
+{ cat "$X/q.fvecs"; head -c 260 "$X/q.fvecs"; } >"$T/q51.fvecs"
+for f in tsv npy; do slem-match -q -k 2 -F $f -d "$X/db.fvecs" -o "$T/q51.$f" "$T/q51.fvecs"; done
+expect_fail "ranking too long" 1 "q51.tsv: line 101: query '50' after the last of the 50 vectors" "$T/x.fvecs" \
+  slem-expand -d "$X/db.fvecs" -n 2 -r "$T/q51.tsv" -o "$T/x.fvecs" "$X/q.fvecs"
+expect_fail "npy ranking too long" 1 "q51.I.npy: row 50: query '50' after the last of the 50 vectors" "$T/x.fvecs" \
+  slem-expand -d "$X/db.fvecs" -n 2 -r "$T/q51.npy" -o "$T/x.fvecs" "$X/q.fvecs"
 expect_fail "alpha negative" 2 "--alpha: must not be negative" "$T/x.fvecs" \
   slem-expand -d "$X/db.fvecs" -n 2 --alpha -1 -r "$T/q.tsv" -o "$T/x.fvecs" "$X/q.fvecs"
 expect_fail "no -n" 2 "no -n" "$T/x.fvecs" slem-expand -d "$X/db.fvecs" -r "$T/q.tsv" -o "$T/x.fvecs" "$X/q.fvecs"

@@ -572,4 +572,31 @@ sed '5s/"rank":1,/"rank":7,/' "$T/sc1.jsonl" >"$T/sc1r.jsonl"
 expect_fail "a jsonl shard with a bad rank" 1 "sc1r.jsonl: line 5: query '3': rank 7, but it is result 1" "$T/o" slem-merge -k 5 -o "$T/o" "$T/sc0.jsonl" "$T/sc1r.jsonl"
 awk -F '\t' -v OFS='\t' 'NR == 1 { a = $3; b = $4; getline; print $1, 1, $3, $4; print $1, 2, a, b; next } { print }' "$T/stsv.0" >"$T/swap.tsv"
 expect_fail "a tsv shard not best first" 1 "swap.tsv: line 2: query '0' lists row" "$T/o" slem-merge -k 50 -o "$T/o" "$T/swap.tsv" "$T/stsv.1" "$T/stsv.2"
+
+# ---- npy shards have rows, not lines: every message names the row (a query) or the row
+# and column (a result), from 0 as the npy reader's own messages; each said "line R + 1" ----
+cd "$T" || exit 1
+npy_pair na 2 2 '1 2 3 4' '.5 .25 .5 .25'
+npy_pair nb 1 2 '5 6' '.5 .25'
+npy_pair nc 2 2 '7 8 9 10' '.5 .25 .5 .25'
+expect_fail "npy: a shard with itself" 1 "na.I.npy: row 0, column 0: row 1 ('1') is also in na.I.npy: the shards overlap" "$T/o" slem-merge -k 2 -o "$T/o" na.npy na.npy
+expect_fail "npy: a query after the first shard ended" 1 "nc.I.npy: row 1: query '1' is not in nb.I.npy, which has ended" "$T/o" slem-merge -k 2 -o "$T/o" nb.npy nc.npy
+expect_fail "npy: a shard that ends first" 1 "nb.I.npy: ends before query '1' (nc.I.npy, row 1)" "$T/o" slem-merge -k 2 -o "$T/o" nc.npy nb.npy
+printf 'x\t1\t9\t0.5\nx\t2\t10\t0.25\n' >"$T/nx.tsv"
+expect_fail "npy: another query than a tsv shard's" 1 "na.I.npy: row 0: query '0', but nx.tsv has 'x' there (line 1)" "$T/o" slem-merge -k 2 -o "$T/o" nx.tsv na.npy
+expect_fail "tsv: another query than an npy shard's" 1 "nx.tsv: line 1: query 'x', but na.I.npy has '0' there (row 0)" "$T/o" slem-merge -k 2 -o "$T/o" na.npy nx.tsv
+npy_pair nu 1 2 '1 2' '.25 .5'
+expect_fail "npy: a row not best first" 1 "nu.I.npy: row 0, column 1: query '0' lists row 2 ('2', score 0.5) after row 1 (score 0.25): not best first" "$T/o" slem-merge -k 2 -o "$T/o" nu.npy
+npy_pair ns 2 2 '1 2 3 -1' '.5 .25 .5 pad'
+expect_fail "npy: a short row, more rows returned" 1 "ns.I.npy: row 1: query '1' has 1 results, fewer than -k 2, yet the shard returned 3 different rows" "$T/o" slem-merge -k 2 -o "$T/o" ns.npy
+npy_pair nt 2 2 '1 2 1 -1' '.5 .25 .5 pad'
+expect_fail "npy: a short row that lacks another row than its own" 1 "nt.I.npy: row 1: query '1' has 1 results, fewer than -k 2, of the 2 rows the shard returned" "$T/o" slem-merge -k 2 -o "$T/o" nt.npy
+printf 'a\nb\n' >"$T/nab.ids"
+expect_fail "npy: a row not in --db-ids" 1 "nb.I.npy: row 0, column 0: id '5' is not in .*nab.ids" "$T/o" slem-merge -k 2 --db-ids "$T/nab.ids" -o "$T/o" nb.npy
+printf '5\n6\n' >"$T/n56.ids"
+expect_fail "npy: a row that --db-ids puts elsewhere" 1 "nb.I.npy: row 0, column 0: id '5' has row 5, but line 1 of .*n56.ids" "$T/o" slem-merge -k 2 --db-ids "$T/n56.ids" -o "$T/o" nb.npy
+printf '{"query":"0","results":[{"rank":1,"id":"7","row":3,"score":1}]}\n' >"$T/n7.jsonl"
+npy_pair n7 1 1 '7' '.5'
+expect_fail "npy: a row whose number a jsonl shard gave another row" 1 "n7.I.npy: row 0, column 0: id '7' names row 7, but row 3 in a line before" "$T/o" slem-merge -k 1 -o "$T/o" n7.jsonl n7.npy
+cd "$TOP" || exit 1
 finish cli-merge

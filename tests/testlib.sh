@@ -42,6 +42,22 @@ compare_ranking() {
     END { exit bad }'
 }
 
+# npy_pair BASE ROWS COLS 'IDS' 'SCORES': an npy ranking pair BASE.I.npy, BASE.D.npy of ROWS x
+# COLS, row after row: IDS whole numbers >= 0, or -1 (the padding); SCORES among 1 .75 .5
+# .25 .125, or pad (-FLT_MAX, the padding's)
+npy_pair() {
+  for x in I:i8 D:f4; do
+    printf '\223NUMPY\001\000\166\000%-117s\n' \
+      "{'descr': '<${x#*:}', 'fortran_order': False, 'shape': ($2, $3), }" >"$1.${x%:*}.npy"
+  done
+  # shellcheck disable=SC2059
+  printf "$(echo "$4" | awk '{ for (i = 1; i <= NF; i++) { v = $i
+    for (b = 0; b < 8; b++) if (v < 0) printf "\\377"; else { printf "\\%03o", v % 256; v = int(v / 256) } } }')" >>"$1.I.npy"
+  # shellcheck disable=SC2059
+  printf "$(echo "$5" | awk 'BEGIN { b["1"] = "\\0\\0\\200\\077"; b[".75"] = "\\0\\0\\100\\077"
+    b[".5"] = "\\0\\0\\0\\077"; b[".25"] = "\\0\\0\\200\\076"; b[".125"] = "\\0\\0\\0\\076"
+    b["pad"] = "\\377\\377\\177\\377" } { for (i = 1; i <= NF; i++) printf "%s", b[$i] }')" >>"$1.D.npy"
+}
 
 # finish: prints the counts in the closing line the test runners read, and the status
 finish() {

@@ -57,6 +57,7 @@ typedef struct RunQuery {
  * query's lines may be spread over the file. */
 typedef struct Run {
   const char *name;
+  const SlemRankReader *reader; /* for the places of its messages (slem_rankreader_place) */
   SlemStrMap *qmap, *dmap;
   RunQuery *q;
   size_t qcap;
@@ -77,6 +78,7 @@ static int run_gather(Run *run, SlemRankReader *reader, const SlemEvalOpts *opts
   SlemKeySet *seen = slem_keyset_new();
   int st = SLEM_OK;
   run->name = slem_rankreader_name(reader);
+  run->reader = reader;
   run->qmap = slem_strmap_new();
   run->dmap = slem_strmap_new();
   if (!seen || !run->qmap || !run->dmap) goto nomem;
@@ -108,8 +110,9 @@ static int run_gather(Run *run, SlemRankReader *reader, const SlemEvalOpts *opts
       added = slem_keyset_add(seen, slem_pair((size_t)qi, (size_t)di));
       if (added < 0) goto nomem;
       if (added == 0) {
-        st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": id '%s' appears twice for query '%s'",
-                        run->name, g->e[k].line, g->e[k].id, g->query);
+        char at[SLEM_RANK_PLACE_MAX];
+        st = slem_error(err, SLEM_EFORMAT, "%s: %s: id '%s' appears twice for query '%s'", run->name,
+                        slem_rankreader_place(reader, at, g->e[k].line, k), g->e[k].id, g->query);
         goto done;
       }
       if (rq->n == rq->cap) {
@@ -296,8 +299,9 @@ int slem_eval_result_new(SlemEvalResult **self, SlemRankReader *rankings, const 
       continue;
     }
     if (q < 0) {
-      st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": query '%s' is not in the ground truth",
-                      run->name, rq->line, qs);
+      char at[SLEM_RANK_PLACE_MAX];
+      st = slem_error(err, SLEM_EFORMAT, "%s: %s: query '%s' is not in the ground truth", run->name,
+                      slem_rankreader_place(run->reader, at, rq->line, SLEM_RANK_WHOLE_QUERY), qs);
       goto done;
     }
     r = res->q + q;
@@ -306,8 +310,10 @@ int slem_eval_result_new(SlemEvalResult **self, SlemRankReader *rankings, const 
       const char *ds = slem_strmap_get(run->dmap, rq->e[k].doc);
       long d = slem_truth_find_doc(truth, ds);
       if (d < 0 && slem_truth_knows_all_docs(truth)) {
-        st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": '%s' is not a database id of "
-                        "the labels", run->name, rq->e[k].key.line, ds);
+        char at[SLEM_RANK_PLACE_MAX];
+        st = slem_error(err, SLEM_EFORMAT, "%s: %s: '%s' is not a database id of the labels",
+                        run->name, slem_rankreader_place(run->reader, at, rq->e[k].key.line,
+                                                         rq->e[k].key.pos), ds);
         goto done;
       }
       if (d >= 0 && slem_truth_junk(truth, (size_t)q, (size_t)d)) continue;

@@ -93,9 +93,10 @@ typedef struct SlemEvalResult {
 
 /* Evaluates the rankings that reader gives, read to their end, against truth (both
  * borrowed; the result's strings point into truth). Errors: those of the reader;
- * SLEM_EFORMAT naming the ranking's file and line (an id twice for a query whose lines
- * are spread over the file, with labels a query the ground truth does not know, a database
- * id unknown to the labels); SLEM_ENOMEM. With qrels, a query they lack is left out and
+ * SLEM_EFORMAT naming the ranking's file and place, its line or an npy ranking's row and
+ * column (slem_rankreader_place()): an id twice for a query whose lines are spread over
+ * the file, with labels a query the ground truth does not know, a database id unknown to
+ * the labels; SLEM_ENOMEM. With qrels, a query they lack is left out and
  * counted in unknown (trec_eval skips it too). */
 int slem_eval_result_new(SlemEvalResult **self, SlemRankReader *rankings, const SlemTruth *truth,
                         const SlemEvalOpts *opts, SlemError *err);

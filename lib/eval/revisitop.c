@@ -271,10 +271,10 @@ int slem_revisit_add_run(SlemRevisit *self, SlemRankReader *rankings, SlemError 
     qsort(r, q->n, sizeof *r, slem_rankings_key_cmp);
     for (size_t i = 0; i < q->n; i++) ids[i] = r[i].id;
     if ((st = slem_revisit_query(self, q->query, ids, q->n, err)) != SLEM_OK) {
-      char msg[SLEM_ERRMSG_MAX];
+      char msg[SLEM_ERRMSG_MAX], at[SLEM_RANK_PLACE_MAX];
       snprintf(msg, sizeof msg, "%s", err->msg);
-      st = slem_error(err, st, "%s: line %" PRIu64 ": %s", slem_rankreader_name(rankings),
-                      q->line, msg);
+      st = slem_error(err, st, "%s: %s: %s", slem_rankreader_name(rankings),
+                      slem_rankreader_place(rankings, at, q->line, SLEM_RANK_WHOLE_QUERY), msg);
       break;
     }
   }

@@ -58,7 +58,8 @@ int slem_revisit_query(SlemRevisit *self, const char *qid, const char *const *id
 
 /* slem_revisit_query() for every query that rankings gives, read to its end, its entries
  * in order of their rank field (equal ranks in file order). Errors: those of the reader
- * (naming file and line) and of slem_revisit_query() (naming the file). */
+ * (naming file and line) and of slem_revisit_query() (naming the file and the query's
+ * place: its line, or an npy ranking's row, slem_rankreader_place()). */
 int slem_revisit_add_run(SlemRevisit *self, SlemRankReader *rankings, SlemError *err);
 
 typedef struct SlemRevisitResult {

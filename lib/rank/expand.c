@@ -288,9 +288,11 @@ int slem_expand_stream(SlemExpander *self, SlemVecReader *in, const SlemIds *qid
     const SlemRankQuery *rq;
     if ((status = slem_rankreader_next(r, &rq, err)) != SLEM_OK) goto cleanup;
     if (rq) {
-      status = slem_error(err, SLEM_EFORMAT, "%s: line %llu: query '%.64s' after the last of "
-                          "the %llu vectors of %s", rname, (unsigned long long)rq->line,
-                          rq->query, (unsigned long long)done, slem_vecreader_name(in));
+      char at[SLEM_RANK_PLACE_MAX];
+      status = slem_error(err, SLEM_EFORMAT, "%s: %s: query '%.64s' after the last of the %llu "
+                          "vectors of %s", rname,
+                          slem_rankreader_place(r, at, rq->line, SLEM_RANK_WHOLE_QUERY), rq->query,
+                          (unsigned long long)done, slem_vecreader_name(in));
       goto cleanup;
     }
   }

@@ -116,6 +116,17 @@ typedef struct Merge {
 
 static const char *name_of(const Merge *m, size_t s) { return slem_rankreader_name(m->s[s].r); }
 
+/* The place of shard s's query read at line ("line N"; npy "row R"), in buf of
+ * SLEM_RANK_PLACE_MAX bytes. */
+static const char *query_at(const Merge *m, size_t s, uint64_t line, char *buf) {
+  return slem_rankreader_place(m->s[s].r, buf, line, SLEM_RANK_WHOLE_QUERY);
+}
+
+/* The place of e, a result of shard s's current query ("line N"; npy "row R, column C"). */
+static const char *entry_at(const Merge *m, size_t s, const SlemRankEntry *e, char *buf) {
+  return slem_rankreader_place(m->s[s].r, buf, e->line, (size_t)(e - m->s[s].g->e));
+}
+
 /* A row number written as an id: decimal digits, no sign, no leading zero. */
 static int parse_row(const char *s, uint64_t *row) {
   uint64_t v = 0;
@@ -169,7 +180,7 @@ static int row_id_check(Merge *m, size_t s, const SlemRankEntry *e, uint64_t row
   uint64_t p;
   long id = -1, k;
   size_t j;
-  char nb[24];
+  char nb[24], at[SLEM_RANK_PLACE_MAX];
   int own = parse_row(e->id, &p) == 0 && p == row; /* the id is the row's own number */
   if (!h && !(h = m->rowids = calloc(1, sizeof *h))) goto nomem;
   if (2 * (h->n + 1) > h->cap) { /* doubled, rows placed again */
@@ -195,9 +206,10 @@ static int row_id_check(Merge *m, size_t s, const SlemRankEntry *e, uint64_t row
   if (h->row1[j]) { /* a row seen before: the same id (which then names this row only) */
     if (h->id[j] < 0 ? own : !own && strcmp(slem_strmap_get(h->ids, (size_t)h->id[j]), e->id) == 0)
       return SLEM_OK;
-    return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": row %" PRIu64 " has id '%s', but "
+    return slem_error(err, SLEM_EFORMAT, "%s: %s: row %" PRIu64 " has id '%s', but "
                       "id '%s' in a line before: a row has one id (an edited line, or rankings "
-                      "of databases with other ids?)", name_of(m, s), e->line, row, e->id,
+                      "of databases with other ids?)", name_of(m, s), entry_at(m, s, e, at), row,
+                      e->id,
                       h->id[j] < 0 ? number_text(nb, row) : slem_strmap_get(h->ids, (size_t)h->id[j]));
   }
   if (!own) { /* an id of its own: it names this row only */
@@ -228,9 +240,10 @@ static int row_id_check(Merge *m, size_t s, const SlemRankEntry *e, uint64_t row
   h->n++;
   return SLEM_OK;
 two_rows:
-  return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": id '%s' names row %" PRIu64 ", but row "
+  return slem_error(err, SLEM_EFORMAT, "%s: %s: id '%s' names row %" PRIu64 ", but row "
                     "%ld in a line before: an id names one row (an edited line, or rankings of "
-                    "databases with other ids?)", name_of(m, s), e->line, e->id, row, k);
+                    "databases with other ids?)", name_of(m, s), entry_at(m, s, e, at), e->id, row,
+                    k);
 nomem:
   return slem_error(err, SLEM_ENOMEM, "out of memory");
 }
@@ -238,14 +251,15 @@ nomem:
 /* The global row of entry e of shard s. */
 static int row_of(Merge *m, size_t s, const SlemRankEntry *e, uint64_t *row, SlemError *err) {
   const char *name = name_of(m, s);
+  char at[SLEM_RANK_PLACE_MAX];
   if (m->idmap) {
     long i = slem_strmap_find(m->idmap, e->id, strlen(e->id));
     if (i < 0)
-      return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": id '%s' is not in %s", name,
-                        e->line, e->id, slem_ids_name(m->ids));
+      return slem_error(err, SLEM_EFORMAT, "%s: %s: id '%s' is not in %s", name,
+                        entry_at(m, s, e, at), e->id, slem_ids_name(m->ids));
     if (e->row >= 0 && (uint64_t)e->row != (uint64_t)i)
-      return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": id '%s' has row %" PRId64
-                        ", but line %ld of %s", name, e->line, e->id, e->row, i + 1,
+      return slem_error(err, SLEM_EFORMAT, "%s: %s: id '%s' has row %" PRId64
+                        ", but line %ld of %s", name, entry_at(m, s, e, at), e->id, e->row, i + 1,
                         slem_ids_name(m->ids));
     *row = (uint64_t)i;
     return SLEM_OK;
@@ -255,9 +269,9 @@ static int row_of(Merge *m, size_t s, const SlemRankEntry *e, uint64_t *row, Sle
     return SLEM_OK;
   }
   if (parse_row(e->id, row) != 0)
-    return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": id '%s' is not a database row, and "
+    return slem_error(err, SLEM_EFORMAT, "%s: %s: id '%s' is not a database row, and "
                       "the %s format does not carry rows: give the database's ids with --db-ids, or "
-                      "use jsonl between shards", name, e->line, e->id,
+                      "use jsonl between shards", name, entry_at(m, s, e, at), e->id,
                       slem_rankformat_name(slem_rankreader_format(m->s[s].r)));
   return SLEM_OK;
 }
@@ -308,6 +322,7 @@ static int empty_file(const char *path) {
  * when all shards have ended together. */
 static int next_query(Merge *m, size_t *seen, int *done, SlemError *err) {
   const char *first = name_of(m, 0);
+  char at[SLEM_RANK_PLACE_MAX], at0[SLEM_RANK_PLACE_MAX];
   int st;
   *done = 0;
   for (size_t s = 0; s < m->n; s++) {
@@ -321,24 +336,25 @@ static int next_query(Merge *m, size_t *seen, int *done, SlemError *err) {
         continue;
       }
       if (g->index < *seen)
-        return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": query '%s' appears again (a "
-                          "query's results must be together)", first, g->line, g->query);
+        return slem_error(err, SLEM_EFORMAT, "%s: %s: query '%s' appears again (a "
+                          "query's results must be together)", first, query_at(m, 0, g->line, at),
+                          g->query);
       *seen = g->index + 1;
       continue;
     }
     if (*done && g)
-      return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": query '%s' is not in %s, which "
-                        "has ended: the shards must list the same queries%s", name_of(m, s), g->line,
-                        g->query, first, plain_hint(m, s));
+      return slem_error(err, SLEM_EFORMAT, "%s: %s: query '%s' is not in %s, which "
+                        "has ended: the shards must list the same queries%s", name_of(m, s),
+                        query_at(m, s, g->line, at), g->query, first, plain_hint(m, s));
     if (!*done && !g)
-      return slem_error(err, SLEM_EFORMAT, "%s: ends before query '%s' (%s, line %" PRIu64 "): the "
+      return slem_error(err, SLEM_EFORMAT, "%s: ends before query '%s' (%s, %s): the "
                         "shards must list the same queries%s", name_of(m, s), g0->query, first,
-                        g0->line, plain_hint(m, s));
+                        query_at(m, 0, g0->line, at0), plain_hint(m, s));
     if (g && strcmp(g->query, g0->query) != 0)
-      return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": query '%s', but %s has '%s' "
-                        "there (line %" PRIu64 "): the shards must list the same queries in the "
-                        "same order%s", name_of(m, s), g->line, g->query, first, g0->query, g0->line,
-                        plain_hint(m, s));
+      return slem_error(err, SLEM_EFORMAT, "%s: %s: query '%s', but %s has '%s' "
+                        "there (%s): the shards must list the same queries in the "
+                        "same order%s", name_of(m, s), query_at(m, s, g->line, at), g->query, first,
+                        g0->query, query_at(m, 0, g0->line, at0), plain_hint(m, s));
   }
   return SLEM_OK;
 }
@@ -346,6 +362,7 @@ static int next_query(Merge *m, size_t *seen, int *done, SlemError *err) {
 /* Gathers the current query's results of every shard into m->c; returns their number. */
 static int gather(Merge *m, size_t *nc, SlemError *err) {
   size_t total = 0, c = 0;
+  char at[SLEM_RANK_PLACE_MAX];
   int st;
   for (size_t s = 0; s < m->n; s++) total += m->s[s].g->n;
   if (total > m->ccap) {
@@ -364,9 +381,9 @@ static int gather(Merge *m, size_t *nc, SlemError *err) {
       int added;
       if ((st = row_of(m, s, e, &row, err)) != SLEM_OK) return st;
       if (sh->shard && row >= sh->shard->rows)
-        return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": row %" PRIu64 " ('%s') is beyond "
-                          "the database, of %llu rows", name_of(m, s), e->line, row, e->id,
-                          (unsigned long long)sh->shard->rows);
+        return slem_error(err, SLEM_EFORMAT, "%s: %s: row %" PRIu64 " ('%s') is beyond "
+                          "the database, of %llu rows", name_of(m, s), entry_at(m, s, e, at), row,
+                          e->id, (unsigned long long)sh->shard->rows);
       if (sh->shard && (row < sh->lo || row >= sh->hi)) {
         char which[96]; /* a group's shards, I to I + S - 1 */
         const SlemRankShard *x = sh->shard;
@@ -376,8 +393,9 @@ static int gather(Merge *m, size_t *nc, SlemError *err) {
         else
           snprintf(which, sizeof which, "shard %llu/%llu", (unsigned long long)x->index,
                    (unsigned long long)x->count);
-        return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": row %" PRIu64 " ('%s') is outside "
-                          "its %s, rows %" PRIu64 " to %" PRIu64 " (%s)", name_of(m, s), e->line, row,
+        return slem_error(err, SLEM_EFORMAT, "%s: %s: row %" PRIu64 " ('%s') is outside "
+                          "its %s, rows %" PRIu64 " to %" PRIu64 " (%s)", name_of(m, s),
+                          entry_at(m, s, e, at), row,
                           e->id, which, sh->lo, sh->hi - 1,
                           sh->hi > sh->lo ? "as --shard cuts them"
                           : x->span > 1   ? "none: empty shards"
@@ -386,29 +404,30 @@ static int gather(Merge *m, size_t *nc, SlemError *err) {
       /* a jsonl score is a double (no text to check): past FLT_MAX it became inf, written
        * as "inf" in a ranking that no reader takes back */
       if (!isfinite(score))
-        return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": score %.9g is beyond float32's "
-                          "range (slem-match writes float32 scores)", name_of(m, s), e->line,
-                          e->score);
+        return slem_error(err, SLEM_EFORMAT, "%s: %s: score %.9g is beyond float32's "
+                          "range (slem-match writes float32 scores)", name_of(m, s),
+                          entry_at(m, s, e, at), e->score);
       if (e->score_text) {
         char buf[SLEM_FMT_G9_MAX];
         slem_fmt_g9(buf, score);
         if (strcmp(buf, e->score_text) != 0)
-          return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": score '%s' is not a float32 "
+          return slem_error(err, SLEM_EFORMAT, "%s: %s: score '%s' is not a float32 "
                             "printed with %%.9g ('%s'), as slem-match writes it", name_of(m, s),
-                            e->line, e->score_text, buf);
+                            entry_at(m, s, e, at), e->score_text, buf);
       }
       if (e->rank != (long)i + 1)
-        return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": query '%s': rank %ld, but it is "
+        return slem_error(err, SLEM_EFORMAT, "%s: %s: query '%s': rank %ld, but it is "
                           "result %zu of the query: ranks number a list 1, 2, ... as slem-match "
-                          "writes it", name_of(m, s), e->line, g->query, e->rank, i + 1);
+                          "writes it", name_of(m, s), entry_at(m, s, e, at), g->query, e->rank,
+                          i + 1);
       /* slem-match writes a query's list best first, equal scores by the lower row: a list
        * in another order was not written by it (edited, or another tool's) */
       if (i > 0 && (m->c[c - 1].hit.score < score ||
                     (m->c[c - 1].hit.score == score && m->c[c - 1].hit.row >= row)))
-        return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": query '%s' lists row %" PRIu64
+        return slem_error(err, SLEM_EFORMAT, "%s: %s: query '%s' lists row %" PRIu64
                           " ('%s', score %.9g) after row %" PRIu64 " (score %.9g): not best first, "
                           "equal scores by the lower row, as slem-match writes a ranking",
-                          name_of(m, s), e->line, g->query, row, e->id, (double)score,
+                          name_of(m, s), entry_at(m, s, e, at), g->query, row, e->id, (double)score,
                           m->c[c - 1].hit.row, (double)m->c[c - 1].hit.score);
       added = slem_keyset_add(sh->rows, row);
       if (added < 0) return slem_error(err, SLEM_ENOMEM, "out of memory");
@@ -416,9 +435,9 @@ static int gather(Merge *m, size_t *nc, SlemError *err) {
         sh->nrows++;
         for (size_t o = 0; o < m->n; o++)
           if (o != s && slem_keyset_has(m->s[o].rows, row))
-            return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": row %" PRIu64 " ('%s') is "
-                              "also in %s: the shards overlap", name_of(m, s), e->line, row, e->id,
-                              name_of(m, o));
+            return slem_error(err, SLEM_EFORMAT, "%s: %s: row %" PRIu64 " ('%s') is "
+                              "also in %s: the shards overlap", name_of(m, s), entry_at(m, s, e, at),
+                              row, e->id, name_of(m, o));
       }
       m->c[c].hit.row = row;
       m->c[c].hit.score = score;
@@ -716,10 +735,12 @@ static int check_ends(Merge *m, SlemError *err) {
   if (!m->checked) return SLEM_OK;
   for (size_t s = 0; s < m->n; s++) {
     const SlemRankShard *x = slem_rankreader_shard(m->s[s].r);
+    char at[SLEM_RANK_PLACE_MAX];
     if (!x || !x->has_end)
-      return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": no shard end line after the last "
+      return slem_error(err, SLEM_EFORMAT, "%s: %s: no shard end line after the last "
                         "query (cut short, or not written by slem-match --shard): the queries "
-                        "cannot be checked", name_of(m, s), slem_rankreader_line(m->s[s].r));
+                        "cannot be checked", name_of(m, s),
+                        query_at(m, s, slem_rankreader_line(m->s[s].r), at));
     m->s[s].end = *x;
     if (s > 0 && (st = same_fields(m, s, &m->s[s].end, 0, &m->s[0].end, NULL, 1, 0, err)) != SLEM_OK)
       return st;
@@ -762,19 +783,22 @@ static void group_end(Merge *m) {
 static int check_short(const Merge *m, SlemError *err) {
   for (size_t s = 0; s < m->n; s++) {
     const Shard *sh = m->s + s;
+    char at[SLEM_RANK_PLACE_MAX];
     if (sh->short_query && sh->short_n + 1 < sh->nrows)
-      return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": query '%s' has %zu results, fewer "
+      return slem_error(err, SLEM_EFORMAT, "%s: %s: query '%s' has %zu results, fewer "
                         "than -k %zu, yet the shard returned %" PRIu64 " different rows: it was made "
                         "with a smaller -k, and the merge would not be exact", name_of(m, s),
-                        sh->short_line, sh->short_query, sh->short_n, m->opts->k, sh->nrows);
+                        query_at(m, s, sh->short_line, at), sh->short_query, sh->short_n,
+                        m->opts->k, sh->nrows);
     for (size_t i = 0; i < sh->nshort; i++) {
       const struct Short *x = sh->shorts + i;
       if (x->n + 1 == sh->nrows && (x->own_listed || !slem_keyset_has(sh->rows, x->own)))
-        return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": query '%s' has %zu results, "
+        return slem_error(err, SLEM_EFORMAT, "%s: %s: query '%s' has %zu results, "
                           "fewer than -k %zu, of the %" PRIu64 " rows the shard returned, and the row "
                           "it lacks is not its own (row %" PRIu64 ", which --exclude-self skips): it "
                           "was made with a smaller -k, and the merge would not be exact",
-                          name_of(m, s), x->line, x->query, x->n, m->opts->k, sh->nrows, x->own);
+                          name_of(m, s), query_at(m, s, x->line, at), x->query, x->n, m->opts->k,
+                          sh->nrows, x->own);
     }
   }
   return SLEM_OK;
@@ -954,10 +978,12 @@ int slem_merge(const char *const *shards, size_t n, const char *output,
       size_t j = rowset_add(&m.seen, m.c, i);
       if (j != SIZE_MAX) {
         const Cand *c = m.c + i, *p = m.c + j;
-        st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": row %" PRIu64 " twice for query "
-                        "'%s' (also %s, line %" PRIu64 ")", name_of(&m, c->shard),
-                        m.s[c->shard].g->e[c->i].line, c->hit.row, m.s[0].g->query,
-                        name_of(&m, p->shard), m.s[p->shard].g->e[p->i].line);
+        char at[SLEM_RANK_PLACE_MAX], atp[SLEM_RANK_PLACE_MAX];
+        st = slem_error(err, SLEM_EFORMAT, "%s: %s: row %" PRIu64 " twice for query "
+                        "'%s' (also %s, %s)", name_of(&m, c->shard),
+                        entry_at(&m, c->shard, m.s[c->shard].g->e + c->i, at), c->hit.row,
+                        m.s[0].g->query, name_of(&m, p->shard),
+                        entry_at(&m, p->shard, m.s[p->shard].g->e + p->i, atp));
         goto done;
       }
       if (!m.idmap && m.s[m.c[i].shard].g->e[m.c[i].i].row >= 0 &&

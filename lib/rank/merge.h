@@ -55,7 +55,8 @@ void slem_merge_opts_init(SlemMergeOpts *opts);
  * found after the first query leaves those before it there (holding them back would take
  * memory or a file of the output's size; a file output is that). stats (may be NULL)
  * receives the counts.
- * Errors (SLEM_EFORMAT naming the file and, where there is one, the line): a shard that
+ * Errors (SLEM_EFORMAT naming the file and, where there is one, the place: the line, an
+ * npy shard's row and column, slem_rankreader_place()): a shard that
  * lists other queries or another order than the first; a query twice in a shard; a
  * result whose row is not known (a tsv/trec id that is not a row number and no db_ids,
  * or an id missing from db_ids, with a hint to use jsonl between shards); a row in two

@@ -78,6 +78,12 @@ typedef struct SlemRankFormatOps {
   int (*rnext)(SlemRankReader *r, const SlemRankQuery **q, SlemError *err);
   void (*rfree)(SlemRankReader *r);
 
+  /* The place of a query (pos SLEM_RANK_WHOLE_QUERY) or of its result e[pos], read at line
+   * (SlemRankQuery.line, SlemRankEntry.line: for a format of its own files, the number its
+   * reader gives them), for messages: written into buf (size bytes) the way the format's
+   * own messages name places. NULL: "line N" (the text formats). */
+  void (*place)(char *buf, size_t size, uint64_t line, size_t pos);
+
   /* slem-merge's fast path (mergefmt.h): NULL where the format has none (trec) */
   const struct SlemRankFastOps *fast;
 } SlemRankFormatOps;
@@ -137,8 +143,7 @@ struct SlemRankReader {
 
 /* The query being read: starts one whose id is q (len bytes) at line; adds an entry to it
  * (score_text and tag may be NULL; an id twice is SLEM_EFORMAT, naming the file and the
- * line, or for a format of its own files, whose line is its row + 1 and whose rank its
- * column + 1 (npy), the row and column); hands it out in *q. */
+ * entry's place, slem_rankreader_place()); hands it out in *q. */
 int slem_rankreader_begin(SlemRankReader *r, const char *q, size_t len, uint64_t line,
                           SlemError *err);
 int slem_rankreader_add(SlemRankReader *r, const char *id, long rank, double score,

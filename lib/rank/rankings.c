@@ -741,6 +741,14 @@ int slem_rankreader_is_text(const SlemRankReader *self) { return self->lines != 
 uint64_t slem_rankreader_line(const SlemRankReader *self) {
   return self->lines ? slem_lines_number(self->lines) : self->line;
 }
+const char *slem_rankreader_place(const SlemRankReader *self, char *buf, uint64_t line,
+                                  size_t pos) {
+  if (self->ops && self->ops->place)
+    self->ops->place(buf, SLEM_RANK_PLACE_MAX, line, pos);
+  else
+    snprintf(buf, SLEM_RANK_PLACE_MAX, "line %" PRIu64, line);
+  return buf;
+}
 
 /* Copies s (len bytes) into the arena; returns its offset, or NONE out of memory. */
 static size_t keep(SlemRankReader *r, const char *s, size_t len) {
@@ -834,13 +842,12 @@ int slem_rankreader_add(SlemRankReader *r, const char *id, long rank, double sco
   r->n++;
   dup = seen_id(r, i);
   if (dup < 0) return slem_error(err, SLEM_ENOMEM, "out of memory");
-  if (dup && r->lines)
-    return slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": id '%s' appears twice for query '%s'",
-                      slem_rankreader_name(r), line, id, r->arena + r->qoff);
-  if (dup) /* a format of its own files (npy) has no lines: its row and column, as its reader says */
-    return slem_error(err, SLEM_EFORMAT, "%s: row %" PRIu64 ", column %ld: id '%s' appears twice "
-                      "for query '%s'", slem_rankreader_name(r), line - 1, rank - 1, id,
+  if (dup) {
+    char at[SLEM_RANK_PLACE_MAX];
+    return slem_error(err, SLEM_EFORMAT, "%s: %s: id '%s' appears twice for query '%s'",
+                      slem_rankreader_name(r), slem_rankreader_place(r, at, line, i), id,
                       r->arena + r->qoff);
+  }
   return SLEM_OK;
 }
 

@@ -349,6 +349,19 @@ int slem_rankreader_is_text(const SlemRankReader *self);
 /* The line number of the last line read (0 before the first; npy: the row + 1). */
 uint64_t slem_rankreader_line(const SlemRankReader *self);
 
+/* The place in the ranking of a query or of one of its results, for messages that name
+ * the file and the record ("NAME: PLACE: ..."): line is the query's or the entry's line
+ * (SlemRankQuery.line, SlemRankEntry.line, slem_rankreader_line()), pos the entry's index
+ * in its SlemRankQuery (e[pos]), or SLEM_RANK_WHOLE_QUERY for the query as a whole. The
+ * text formats have lines: "line N"; npy has rows and columns, counted from 0 as its
+ * reader's messages count them: "row R" for a query, "row R, column C" for a result
+ * (the format's place hook, rankfmt.h: a new format needs no edit of its callers).
+ * Written into buf, of SLEM_RANK_PLACE_MAX bytes, which it returns. Cannot fail. */
+#define SLEM_RANK_PLACE_MAX 64
+#define SLEM_RANK_WHOLE_QUERY SIZE_MAX
+const char *slem_rankreader_place(const SlemRankReader *self, char *buf, uint64_t line,
+                                  size_t pos);
+
 /* The number of distinct query ids seen so far. */
 size_t slem_rankreader_queries(const SlemRankReader *self);
 
