@@ -131,7 +131,7 @@ CLI_TESTS = tests/layers.sh tests/prefixes.sh tests/numcmp.sh tests/cli.sh tests
   tests/cli-eval.sh tests/cli-trec.sh tests/cli-merge.sh tests/cli-rankings.sh tests/cli-kernel.sh tests/cli-krec.sh \
   tests/cli-formats.sh tests/cli-hdf5.sh tests/cli-exact.sh tests/cli-shard.sh tests/cli-container.sh tests/cli-verify.sh tests/cli-scripts.sh tests/cli-tty.sh tests/cli-report.sh tests/cli-esvm.sh tests/cli-hostile.sh \
   tests/cli-calibrate.sh tests/cli-expand.sh tests/cli-family.sh tests/cli-variants.sh tests/cli-demo.sh tests/cli-cores.sh tests/faults.sh tests/crash.sh \
-  tests/cli-numeric.sh tests/cli-arith.sh tests/cli-large.sh tests/cli-nul.sh tests/reindex.sh tests/parallel.sh tests/slurm.sh
+  tests/cli-numeric.sh tests/cli-arith.sh tests/cli-large.sh tests/cli-nul.sh tests/cli-position.sh tests/reindex.sh tests/parallel.sh tests/slurm.sh
 
 cli-test: $(BINS) build/tests/faultshim.so build/tests/nonblock
 	@f=0; for t in $(CLI_TESTS); do sh $$t || f=$$((f + 1)); done; test $$f = 0
@@ -148,7 +148,7 @@ CORETYPES ?= Haswell SkylakeX Cooperlake Zen Prescott Sandybridge
 CORE_TESTS = tests/cli.sh tests/cli-numeric.sh tests/cli-exact.sh tests/cli-shard.sh \
   tests/cli-merge.sh tests/cli-kernel.sh tests/cli-krec.sh tests/cli-formats.sh tests/cli-esvm.sh \
   tests/cli-calibrate.sh tests/cli-expand.sh tests/cli-family.sh tests/cli-variants.sh tests/cli-eval.sh \
-  tests/cli-demo.sh tests/cli-verify.sh
+  tests/cli-demo.sh tests/cli-verify.sh tests/cli-position.sh
 CORE_UNIT = $(addprefix build/tests/,check_numeric check_match check_kernel check_family \
   check_esvm check_calibrate check_expand check_merge)
 

@@ -72,7 +72,7 @@ static void __attribute__((noreturn)) usage(void) {
       "                           which keeps 1 - cos to the double result below 1e-6\n"
       "  -b, --block N            vectors per block (default: four 256-row chunks per\n"
       "                           thread, at least 1024; the descriptors do not depend\n"
-      "                           on it when it is a multiple of 256)\n"
+      "                           on it)\n"
       "      --stats              print where the wall time went on stderr (read,\n"
       "                           compute, write, waits; see the man page)\n"
       "  -t, --threads N          BLAS threads (default: SLEM_THREADS, else all cores)\n"

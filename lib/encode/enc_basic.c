@@ -18,6 +18,7 @@
 
 #include "blas.h"
 #include "encoder.h"
+#include "rowmul.h"
 
 typedef struct BasicEnc {
   const double *ainv;  /* the cache's A^-1(d, d), symmetric */
@@ -117,8 +118,7 @@ static void run_rows(void *ctx, size_t lo, size_t hi) {
   BasicEnc *e = j->e;
   size_t d = e->d;
   double *a = e->a + lo * d;
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(hi - lo), (int)d, (int)d, 1.0,
-              j->x + lo * d, (int)d, e->ainv, (int)d, 0.0, a, (int)d);
+  slem_rowmul_f64(a, d, j->x + lo * d, d, hi - lo, e->ainv, d, d, d);
   for (size_t i = lo; i < hi; i++, a += d) {
     const double *x0 = j->x + i * d;
     double t = cblas_ddot((int)d, e->p, 1, x0, 1) / e->c, s, f, g, nrm;

@@ -2,6 +2,7 @@
 
 #include "mem.h"
 #include "blas.h"
+#include "rowmul.h"
 #include "slem.h"
 
 #include <gsl/gsl_cblas.h>
@@ -21,8 +22,9 @@ struct SlemEncoder {
   size_t max_rows;
   double *delta;  /* delta(max_rows, d) */
   double *y;      /* y(max_rows, d) */
-  float *ainv_f;  /* single precision: ainv_f(d, d), delta_f(max_rows, d) (x - mu of double
-                     rows; float rows become their own delta) */
+  float *ainv_f;  /* single precision: A^-1 scaled to float32 and packed (rowmul.h),
+                     delta_f(max_rows, d) (x - mu of double rows; float rows become their
+                     own delta) */
   float *delta_f;
   uint64_t zeros;
   size_t count_lo, count_hi;  /* the rows of a block whose zeros count */
@@ -99,9 +101,8 @@ static void run(SlemEncoder *self, float *outf, double *outd, const double *x, s
   x += lo * d;
   for (size_t i = 0; i < b; i++)
     for (size_t j = 0; j < d; j++) delta[i * d + j] = x[i * d + j] - mu[j];
-  /* y(b, d) = delta(b, d) A^-1(d, d); A^-1 is symmetric, stored whole */
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, (int)d, (int)d, 1.0, delta,
-              (int)d, self->lin->ainv, (int)d, 0.0, y, (int)d);
+  /* y(b, d) = delta(b, d) A^-1(d, d), each row on its own (rowmul.h) */
+  slem_rowmul_f64(y, d, delta, d, b, self->lin->ainv, d, d, d);
   for (size_t i = 0; i < b; i++) {
     const double *yi = y + i * d, *di = delta + i * d, *xi = x + i * d;
     float *of = outf ? outf + (lo + i) * od : NULL;
@@ -154,10 +155,13 @@ int slem_encoder_set_precision(SlemEncoder *self, SlemPrecision p, SlemPrecision
             ? SLEM_PRECISION_SINGLE : SLEM_PRECISION_DOUBLE;
   if (self->mode != SLEM_ENCODE_UNIT) p = SLEM_PRECISION_DOUBLE;
   if (p == SLEM_PRECISION_SINGLE && !self->ainv_f) {
-    self->ainv_f = slem_mem_alloc_large(d * d * sizeof *self->ainv_f);
+    float *af = slem_mem_alloc_large(d * d * sizeof *af);
+    self->ainv_f = slem_mem_alloc_large(slem_rowmul_packed_len(d, d, 0) * sizeof *self->ainv_f);
     self->delta_f = slem_mem_alloc_large(self->max_rows * d * sizeof *self->delta_f);
-    if (!self->ainv_f || !self->delta_f)
+    if (!af || !self->ainv_f || !self->delta_f) {
+      free(af);
       return slem_error(err, SLEM_ENOMEM, "out of memory for float32 buffers");
+    }
     /* scaled to a largest entry of 1, so that no scale of the data underflows or
      * overflows float32; the descriptor is normalised, so the direction is unchanged */
     double amax = 0, s;
@@ -166,7 +170,10 @@ int slem_encoder_set_precision(SlemEncoder *self, SlemPrecision p, SlemPrecision
       amax = a > amax ? a : amax;
     }
     s = amax > 0 ? 1 / amax : 1;
-    for (size_t i = 0; i < d * d; i++) self->ainv_f[i] = (float)(self->lin->ainv[i] * s);
+    for (size_t i = 0; i < d * d; i++) af[i] = (float)(self->lin->ainv[i] * s);
+    /* packed for the products (rowmul.h): read in the order of their tiles */
+    slem_rowmul_pack_f32(self->ainv_f, af, d, d, d);
+    free(af);
   }
   if (p == SLEM_PRECISION_DOUBLE) {
     free(self->ainv_f);
@@ -330,8 +337,7 @@ static void run_single(SlemEncoder *self, float *out, const double *xd, float *x
   if (b == 0) return;
   for (size_t i = 0; i < b; i++)
     delta_row(delta + i * d, xd ? xd + (lo + i) * d : NULL, xd ? NULL : delta + i * d, mu, d);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, (int)d, (int)d, 1.0f, delta,
-              (int)d, self->ainv_f, (int)d, 0.0f, y, (int)d);
+  slem_rowmul_packed_f32(y, d, delta, d, b, self->ainv_f, d, d);
   for (size_t i = 0; i < b; i++)
     if (row_loops.unit(y + i * d, d) && counted(self, lo + i))
       __atomic_fetch_add(&self->zeros, 1, __ATOMIC_RELAXED);

@@ -2,6 +2,9 @@
 
 #include "mem.h"
 #include "blas.h"
+#include "dot.h"
+#include "kernel.h"
+#include "rowmul.h"
 #include "tilecache.h"
 
 #include <gsl/gsl_cblas.h>
@@ -12,6 +15,14 @@
 #include <string.h>
 
 static SlemKProjFinish couple_finish(int couple);
+
+/* Rows per chunk of slem_kproj_run(), fixed from the start of the block. Each row's
+ * numbers depend on that row alone (the products row by row, rowmul.h; the triangular
+ * solve row by row), so the chunks change nothing but the time. */
+#define KPROJ_CHUNK 256
+
+/* Rows of the coupling's product V B^T at a time in slem_kproj_run() (its scratch vb). */
+#define KPROJ_SUB 16
 
 /* Threads of slem_kproj_run_fixed() at most. */
 #define SLEM_KPROJ_THREADS 64
@@ -65,16 +76,42 @@ int slem_kproj_new(SlemKProj **self, const SlemCache *cache, size_t max_rows, in
                         "against %zu negatives", max_rows, n);
     }
     slem_kernel_lanes(p->negt, kc->negs, n, d);
+    if (!(p->negs_t = slem_mem_alloc_large(d * n * sizeof *p->negs_t)) ||
+        !(p->negs2 = malloc(n * sizeof *p->negs2))) {
+      slem_kproj_free(p);
+      return slem_error(err, SLEM_ENOMEM, "out of memory for the negatives (%zu x %zu)", n, d);
+    }
+    slem_kernel_rows_prepare(p->negs_t, p->negs2, kc->negs, n, d);
+  }
+  if (kc->factor == SLEM_FACTOR_KPCA) {
+    if (!(p->proj_t = slem_mem_alloc_large(n * r * sizeof *p->proj_t))) {
+      slem_kproj_free(p);
+      return slem_error(err, SLEM_ENOMEM, "out of memory for the projection (%zu x %zu)", r, n);
+    }
+    for (size_t l = 0; l < r; l++)
+      for (size_t j = 0; j < n; j++) p->proj_t[j * r + l] = kc->proj[l * n + j];
+  } else {
+    if (!(p->piv_t = malloc(d * r * sizeof *p->piv_t)) || !(p->piv2 = malloc(r * sizeof *p->piv2))) {
+      slem_kproj_free(p);
+      return slem_error(err, SLEM_ENOMEM, "out of memory for the pivots (%zu x %zu)", r, d);
+    }
+    slem_kernel_rows_prepare(p->piv_t, p->piv2, kc->pivots, r, d);
   }
   if (couple) {
     p->tt = malloc(max_rows * sizeof *p->tt);
     p->tv = slem_mem_alloc_large(max_rows * r * sizeof *p->tv);
     p->a0 = slem_mem_alloc_large(max_rows * r * sizeof *p->a0);
-    if (!p->tt || !p->tv || !p->a0) {
+    p->bneg_t = slem_mem_alloc_large(r * n * sizeof *p->bneg_t);
+    p->vb = slem_mem_alloc_large((max_rows + KPROJ_CHUNK - 1) / KPROJ_CHUNK * KPROJ_SUB * n *
+                                 sizeof *p->vb);
+    if (!p->tt || !p->tv || !p->a0 || !p->bneg_t || !p->vb) {
       slem_kproj_free(p);
       return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", max_rows);
     }
   }
+  if (couple)
+    for (size_t j = 0; j < n; j++)
+      for (size_t l = 0; l < r; l++) p->bneg_t[l * n + j] = kc->bneg[j * r + l];
   *self = p;
   return SLEM_OK;
 }
@@ -94,6 +131,13 @@ void slem_kproj_free(SlemKProj *self) {
   free(self->a0);
   free(self->pivt);
   free(self->negt);
+  free(self->negs_t);
+  free(self->negs2);
+  free(self->piv_t);
+  free(self->piv2);
+  free(self->proj_t);
+  free(self->bneg_t);
+  free(self->vb);
   free(self);
 }
 
@@ -175,10 +219,6 @@ static int couples(const SlemKProj *self, size_t i) {
   return self->u2[i] > COUPLE_FLOOR * self->kxx[i];
 }
 
-/* Rows per BLAS call of slem_kproj_run(): fixed from the start of the block, so that a
- * row's bits do not depend on the thread count (the calls run on one BLAS thread each). */
-#define KPROJ_CHUNK 256
-
 /* slem_kproj_run() for rows lo to hi of the block. */
 static void run_rows(void *ctx, size_t lo, size_t hi) {
   SlemKProj *self = ctx;
@@ -189,22 +229,23 @@ static void run_rows(void *ctx, size_t lo, size_t hi) {
   double *xp = self->xp + lo * d, *v = self->v + lo * r, *z = self->z + lo * r;
   double *t = self->t + lo * r, *kx = self->kx ? self->kx + lo * n : NULL;
   uint64_t clamps = 0;
-  if (kx) slem_kernel_block(&kc->kernel, kx, xp, b, kc->negs, n, d);
+  if (kx) slem_kernel_rows(&kc->kernel, kx, xp, b, kc->negs, self->negs_t, self->negs2, n, d);
   if (kc->factor == SLEM_FACTOR_KPCA) {
     /* v = D_r^-1/2 U_r^T k(negatives, x): V(b, r) = K(x, X) proj^T */
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)b, (int)r, (int)n, 1.0, kx,
-                (int)n, kc->proj, (int)n, 0.0, v, (int)r);
+    slem_rowmul_f64(v, r, kx, n, b, self->proj_t, r, n, r);
   } else {
-    /* v = L_P^-1 k(x, pivots), row by row: V(b, r) = K(x, P) L_P^-T */
-    slem_kernel_block(&kc->kernel, v, xp, b, kc->pivots, r, d);
-    cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, (int)b, (int)r,
-                1.0, kc->lp, (int)r, v, (int)r);
+    /* v = L_P^-1 k(x, pivots), row by row: forward substitution, each sum in a fixed order */
+    slem_kernel_rows(&kc->kernel, v, xp, b, kc->pivots, self->piv_t, self->piv2, r, d);
+    for (size_t i = 0; i < b; i++) {
+      double *vi = v + i * r;
+      for (size_t j = 0; j < r; j++)
+        vi[j] = (vi[j] - slem_dot_f64(kc->lp + j * r, vi, j)) / kc->lp[j * r + j];
+    }
   }
   /* z = (v - mu_B) G^-1, G^-1 symmetric */
   for (size_t i = 0; i < b; i++)
     for (size_t j = 0; j < r; j++) t[i * r + j] = v[i * r + j] - kc->mu[j];
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, (int)r, (int)r, 1.0, t, (int)r,
-              kc->ginv, (int)r, 0.0, z, (int)r);
+  slem_rowmul_f64(z, r, t, r, b, kc->ginv, r, r, r);
   for (size_t i = lo; i < hi; i++) {
     const double *xi = self->xp + i * d, *vi = self->v + i * r, *zi = self->z + i * r;
     double kxx = slem_kernel_eval(&kc->kernel, xi, xi, d), u2 = kxx - slem_dot_f64(vi, vi, r);
@@ -218,15 +259,20 @@ static void run_rows(void *ctx, size_t lo, size_t hi) {
   }
   __atomic_fetch_add(&self->clamps, clamps, __ATOMIC_RELAXED);
   if (!self->couple) return;
-  /* W(b, n) = (K(x, X) - V B^T) / u by rows, then A0(b, r) = W B / n */
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)b, (int)n, (int)r, -1.0, v, (int)r,
-              kc->bneg, (int)r, 1.0, kx, (int)n);
-  for (size_t i = 0; i < b; i++) {
-    double sc = couples(self, lo + i) ? 1 / sqrt(self->u2[lo + i]) : 0;
-    for (size_t j = 0; j < n; j++) kx[i * n + j] *= sc;
+  /* W(b, n) = (K(x, X) - V B^T) / u by rows, then A0(b, r) = W B / n; the chunk's rows
+   * KPROJ_SUB at a time through the chunk's own rows of vb */
+  double *vb = self->vb + lo / KPROJ_CHUNK * KPROJ_SUB * n;
+  for (size_t i0 = 0; i0 < b; i0 += KPROJ_SUB) {
+    size_t m = b - i0 < KPROJ_SUB ? b - i0 : KPROJ_SUB;
+    slem_rowmul_f64(vb, n, v + i0 * r, r, m, self->bneg_t, n, r, n);
+    for (size_t i = i0; i < i0 + m; i++) {
+      double sc = couples(self, lo + i) ? 1 / sqrt(self->u2[lo + i]) : 0;
+      for (size_t j = 0; j < n; j++)
+        kx[i * n + j] = (kx[i * n + j] - vb[(i - i0) * n + j]) * sc;
+    }
   }
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, (int)r, (int)n, 1.0 / (double)n,
-              kx, (int)n, kc->bneg, (int)r, 0.0, self->a0 + lo * r, (int)r);
+  slem_rowmul_f64(self->a0 + lo * r, r, kx, n, b, kc->bneg, r, n, r);
+  for (size_t i = 0; i < b * r; i++) self->a0[lo * r + i] /= (double)n;
   for (size_t i = lo; i < hi; i++) {
     const double *w = self->kx + i * n;
     double sw = 0, sww = 0;

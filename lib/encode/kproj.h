@@ -73,6 +73,10 @@ struct SlemKProj {
   double *a0;   /* couple: a0(max_rows, r), then G^-1 a0 */
   double *pivt; /* the pivots side by side (slem_kernel_lanes), for slem_kproj_run_fixed() */
   double *negt; /* kpca or couple: the negatives side by side */
+  /* for slem_kproj_run(), whose products go row by row (rowmul.h): the transposes of the
+   * negatives (d, n) and of the pivots (d, r), their rows' squared norms, proj^T (n, r) for
+   * kpca, bneg^T (r, n) and a scratch of KPROJ_SUB rows of n when coupled */
+  double *negs_t, *negs2, *piv_t, *piv2, *proj_t, *bneg_t, *vb;
   uint64_t clamps;
 };
 

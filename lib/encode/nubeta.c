@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "blas.h"
+#include "rowmul.h"
 #include "io.h"
 #include "recursive.h"
 #include "stats.h"
@@ -29,8 +30,7 @@ static uint64_t stage(double *out, double *y, const double *in, size_t b, size_t
   if (b == 0) return 0;
   for (size_t i = 0; i < b; i++)
     for (size_t j = 0; j < p; j++) delta[i * p + j] = in[i * p + j] - mu[j];
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, (int)p, (int)p, 1.0, delta,
-              (int)p, ainv, (int)p, 0.0, y, (int)p);
+  slem_rowmul_f64(y, p, delta, p, b, ainv, p, p, p); /* row by row (rowmul.h) */
   /* C and nu need delta, gone once out is written: one row at a time, from the last
    * (row i of out, p + 1 values from (p + 1) i, never overwrites delta's rows before it) */
   for (size_t ii = b; ii-- > 0;) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "blas.h"
+#include "rowmul.h"
 #include "io.h"
 #include "stats.h"
 
@@ -25,8 +26,7 @@ static uint64_t stage(double *y, double *delta, const double *x, size_t b, size_
   if (b == 0) return 0;
   for (size_t i = 0; i < b; i++)
     for (size_t j = 0; j < d; j++) delta[i * d + j] = x[i * d + j] - mu[j];
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)b, (int)d, (int)d, 1.0, delta,
-              (int)d, ainv, (int)d, 0.0, y, (int)d);
+  slem_rowmul_f64(y, d, delta, d, b, ainv, d, d, d); /* row by row (rowmul.h) */
   for (size_t i = 0; i < b; i++) {
     double nrm = cblas_dnrm2((int)d, y + i * d, 1), s = nrm > 0 ? 1 / nrm : 0;
     if (nrm == 0 && first + i >= cnt.lo && first + i < cnt.hi) zeros++;

@@ -2,6 +2,7 @@
 
 #include "blas.h"
 #include "eigen.h"
+#include "rowmul.h"
 #include "stats.h"
 
 #include <gsl/gsl_cblas.h>
@@ -15,6 +16,7 @@ struct SlemWhitener {
   const SlemCacheEigen *eig;  /* the cache's */
   size_t d, od, max_rows;
   double *p;      /* p(od, d): y = P delta */
+  double *pt;     /* pt(d, od) = P^T, for the row-by-row products (rowmul.h) */
   double *delta;  /* delta(max_rows, d) */
   double *y;      /* y(max_rows, od) */
   uint64_t zeros;
@@ -86,6 +88,9 @@ int slem_whiten_new(SlemWhitener **self, const SlemCache *cache, double alpha,
     }
     free(fe);
   }
+  if (!(w->pt = malloc(d * od * sizeof *w->pt))) goto oom;
+  for (size_t k = 0; k < od; k++)
+    for (size_t j = 0; j < d; j++) w->pt[j * od + k] = w->p[k * d + j];
   free(f);
   *self = w;
   return SLEM_OK;
@@ -98,6 +103,7 @@ oom:
 void slem_whiten_free(SlemWhitener *self) {
   if (!self) return;
   free(self->p);
+  free(self->pt);
   free(self->delta);
   free(self->y);
   free(self);
@@ -118,7 +124,7 @@ typedef struct WhitenJob {
   const double *x;
 } WhitenJob;
 
-/* Rows [lo, hi) of the block, one BLAS call on this thread. */
+/* Rows [lo, hi) of the block, each row on its own (rowmul.h). */
 static void run_rows(void *ctx, size_t lo, size_t hi) {
   const WhitenJob *j = ctx;
   SlemWhitener *self = j->self;
@@ -127,8 +133,7 @@ static void run_rows(void *ctx, size_t lo, size_t hi) {
   double *delta = self->delta + lo * d, *y = self->y + lo * od;
   for (size_t i = 0; i < b; i++)
     for (size_t k = 0; k < d; k++) delta[i * d + k] = x[i * d + k] - mu[k];
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)b, (int)od, (int)d, 1.0, delta,
-              (int)d, self->p, (int)d, 0.0, y, (int)od);
+  slem_rowmul_f64(y, od, delta, d, b, self->pt, od, d, od);
   for (size_t i = 0; i < b; i++) {
     const double *yi = y + i * od;
     double nrm = cblas_dnrm2((int)od, yi, 1), s = nrm > 0 ? 1 / nrm : 0;

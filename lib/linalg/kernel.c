@@ -3,6 +3,7 @@
 
 #include "dot.h"
 #include "blas.h"
+#include "rowmul.h"
 
 #include <gsl/gsl_cblas.h>
 #include <inttypes.h>
@@ -287,16 +288,22 @@ void slem_kernel_eval_lanes(const SlemKernel *self, const double *x, const doubl
 }
 
 /* slem_kernel_block() with the squared norms of a's rows given (a2), or computed here when
- * a2 is NULL (rbf and exp only use them). */
+ * a2 is NULL (rbf and exp only use them). With bt (b^T, d x nb) and b2 (the squared norms of
+ * b's rows) given, slem_kernel_rows(): the products row by row (rowmul.h) and every norm in
+ * a fixed order. */
 static void kernel_block(const SlemKernel *self, double *out, const double *a, const double *a2,
-                         size_t na, const double *b, size_t nb, size_t d) {
+                         size_t na, const double *b, const double *bt, const double *b2,
+                         size_t nb, size_t d) {
+  double *nb2 = NULL;
   if (na == 0 || nb == 0) return;
   if (self->type == SLEM_K_CHI2 || self->type == SLEM_K_INTERSECTION) {
     for (size_t i = 0; i < na; i++)
       for (size_t j = 0; j < nb; j++) out[i * nb + j] = slem_kernel_eval(self, a + i * d, b + j * d, d);
     return;
   }
-  if (nb == 1) /* a kernel column (each pivot of the Cholesky): dgemm would copy all of a */
+  if (bt)
+    slem_rowmul_f64(out, nb, a, d, na, bt, nb, d, nb);
+  else if (nb == 1) /* a kernel column (each pivot of the Cholesky): dgemm would copy all of a */
     cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)na, (int)d, 1.0, a, (int)d, b, 1, 0.0, out, 1);
   else
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)na, (int)nb, (int)d, 1.0, a,
@@ -309,21 +316,27 @@ static void kernel_block(const SlemKernel *self, double *out, const double *a, c
     for (size_t i = 0; i < na * nb; i++) out[i] = sqrt(fabs(out[i]));
   } else if (self->type == SLEM_K_RBF || self->type == SLEM_K_EXP) {
     /* |a - b|^2 = |a|^2 + |b|^2 - 2 a.b, clamped at 0 against rounding */
-    double *nb2 = malloc(nb * sizeof *nb2);
-    if (!nb2) { /* no memory for the norms: the direct sum, slower but exact */
-      for (size_t i = 0; i < na; i++)
-        for (size_t j = 0; j < nb; j++) out[i * nb + j] = slem_kernel_eval(self, a + i * d, b + j * d, d);
-      return;
+    if (!b2) {
+      if (!(nb2 = malloc(nb * sizeof *nb2))) {
+        /* no memory for the norms: the direct sum, slower but exact */
+        for (size_t i = 0; i < na; i++)
+          for (size_t j = 0; j < nb; j++)
+            out[i * nb + j] = slem_kernel_eval(self, a + i * d, b + j * d, d);
+        return;
+      }
+      for (size_t j = 0; j < nb; j++) nb2[j] = cblas_ddot((int)d, b + j * d, 1, b + j * d, 1);
+      b2 = nb2;
     }
-    for (size_t j = 0; j < nb; j++) nb2[j] = cblas_ddot((int)d, b + j * d, 1, b + j * d, 1);
     for (size_t i = 0; i < na; i++) {
-      double na2 = a2 ? a2[i] : cblas_ddot((int)d, a + i * d, 1, a + i * d, 1);
+      double na2 = a2   ? a2[i]
+                   : bt ? slem_dot_f64(a + i * d, a + i * d, d)
+                        : cblas_ddot((int)d, a + i * d, 1, a + i * d, 1);
       for (size_t j = 0; j < nb; j++) {
-        double sq = na2 + nb2[j] - 2 * out[i * nb + j];
+        double sq = na2 + b2[j] - 2 * out[i * nb + j];
         sq = sq > 0 ? sq : 0;
         if (self->type == SLEM_K_RBF) {
           out[i * nb + j] = exp(-self->gamma * sq);
-        } else if (sq > 1e-4 * (na2 + nb2[j])) {
+        } else if (sq > 1e-4 * (na2 + b2[j])) {
           out[i * nb + j] = exp(-self->gamma * sqrt(sq));
         } else {
           /* near pairs: the square root would turn the rounding of |a|^2 + |b|^2 - 2 a.b
@@ -339,7 +352,20 @@ static void kernel_block(const SlemKernel *self, double *out, const double *a, c
 
 void slem_kernel_block(const SlemKernel *self, double *out, const double *a, size_t na,
                        const double *b, size_t nb, size_t d) {
-  kernel_block(self, out, a, NULL, na, b, nb, d);
+  kernel_block(self, out, a, NULL, na, b, NULL, NULL, nb, d);
+}
+
+void slem_kernel_rows_prepare(double *bt, double *b2, const double *b, size_t nb, size_t d) {
+  for (size_t j = 0; j < nb; j++) {
+    for (size_t l = 0; l < d; l++) bt[l * nb + j] = b[j * d + l];
+    b2[j] = slem_dot_f64(b + j * d, b + j * d, d);
+  }
+}
+
+void slem_kernel_rows(const SlemKernel *self, double *out, const double *a, size_t na,
+                      const double *b, const double *bt, const double *b2, size_t nb,
+                      size_t d) {
+  kernel_block(self, out, a, NULL, na, b, bt, b2, nb, d);
 }
 
 /* Moves the k-th smallest of a[0..n) to a[k], those before it no larger and those after
@@ -462,7 +488,7 @@ typedef struct IclStep {
 static void icl_rows(void *ctx, size_t lo, size_t hi) {
   const IclStep *s = ctx;
   size_t m = hi - lo, d = s->d, j = s->j;
-  kernel_block(s->k, s->kcol + lo, s->x + lo * d, s->x2 + lo, m, s->x + s->p * d, 1, d);
+  kernel_block(s->k, s->kcol + lo, s->x + lo * d, s->x2 + lo, m, s->x + s->p * d, NULL, NULL, 1, d);
   if (j > 0)
     cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)m, (int)j, -1.0, s->b + lo * s->rmax,
                 (int)s->rmax, s->bp, 1, 1.0, s->kcol + lo, 1);

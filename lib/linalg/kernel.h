@@ -101,6 +101,17 @@ void slem_kernel_eval_lanes(const SlemKernel *self, const double *x, const doubl
 void slem_kernel_block(const SlemKernel *self, double *out, const double *a, size_t na,
                        const double *b, size_t nb, size_t d);
 
+/* Kernel rows of points a against a fixed set b, such as the negatives or the pivots of a
+ * cache: out(na, nb) = k(a_i, b_j) as slem_kernel_block() gives them, but each row a
+ * function of a_i and b alone, never of the rows beside it (the products by rowmul.h, every
+ * norm in a fixed order), so that a point's encoding does not depend on its place in a
+ * file. bt(d, nb) = b^T and b2(nb) the squared norms of b's rows, written once by
+ * slem_kernel_rows_prepare(). Cannot fail. */
+void slem_kernel_rows_prepare(double *bt, double *b2, const double *b, size_t nb, size_t d);
+void slem_kernel_rows(const SlemKernel *self, double *out, const double *a, size_t na,
+                      const double *b, const double *bt, const double *b2, size_t nb,
+                      size_t d);
+
 /* Sets gamma = g_rel / median squared distance over the pairs of a sample of at most
  * sample rows of x(n, d) (all of them when n <= sample), drawn with seed. *median gets
  * the median. Errors: SLEM_ENUMERIC when the median is 0 (duplicates), SLEM_ENOMEM. */
