@@ -198,6 +198,7 @@ static double query_measures(SlemEvalResult *res, const SlemTruth *truth, size_t
   jq.num_rel = (long)res->q[q].nrel;
   jq.level = 1;
   if (res->nmeasures) {
+    jq.num_nonrel = (long)slem_truth_nnonrel(truth, q);
     jq.gains = gains;
     jq.ngains = slem_truth_gains(truth, q, gains);
   }
@@ -317,7 +318,7 @@ int slem_eval_result_new(SlemEvalResult **self, SlemRankReader *rankings, const 
         goto done;
       }
       if (d >= 0 && slem_truth_junk(truth, (size_t)q, (size_t)d)) continue;
-      rel[n++] = d >= 0 ? slem_truth_grade(truth, (size_t)q, (size_t)d) : 0;
+      rel[n++] = slem_truth_rel(truth, (size_t)q, d);
     }
     r->nret = n;
     if (r->nrel == 0) continue;
