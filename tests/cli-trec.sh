@@ -82,6 +82,7 @@ for m in $mnames; do case $m in revisitop_mP|rbp) ;; *) margs="$margs -M $m" ;; 
 [ "$(echo "$margs" | wc -w)" -ge 68 ] && ok || bad "-M's list of measures: $(head -c 300 "$T/err")"
 ndm=0
 for dcase in $(sed -n 's/^\(te-default-[^ ]*\) .*/\1/p' "$TD/te-cases.txt"); do
+  # shellcheck disable=SC2046 # the case's words: NAME QRELS RUN OPTIONS
   set -- $(grep "^$dcase " "$TD/te-cases.txt")
   case_files "$2" "$3"
   pq=; case " $* " in *" -q "*) pq=--per-query ;; esac
