@@ -315,7 +315,9 @@ int main(int argc, char **argv) {
     case 'm': trec_only = 1; break;
     case 'M': {
       int r;
-      if (opts.nmeasures == sizeof extra / sizeof *extra) cli_usage_error("-M: at most %d measures (one -M takes several cut-offs: -M P.5,10,20)", MAX_MEASURE_ARGS);
+      if (opts.nmeasures == sizeof extra / sizeof *extra)
+        cli_usage_error("-M: at most %d measures (one -M takes several cut-offs: -M P.5,10,20)",
+                        MAX_MEASURE_ARGS);
       if ((r = slem_measure_parse(&extra[opts.nmeasures], optarg, &err)) < 0) {
         char names[1024];
         size_t nt, used = 0;

@@ -195,8 +195,8 @@ static double query_measures(SlemEvalResult *res, const SlemTruth *truth, size_t
   double *out = res->values + q * res->nvalues;
   /* an empty ranking (a query the ranking lacks, or whose results are all junk): the
    * measures see trec_eval -c's stand-in for a topic the run lacks, one document the qrels
-   * do not name, and those that trec_eval then zeroes are 0 (11pt_avg, set_P would divide
-   * 0 by 0) */
+   * do not name, and those that trec_eval then zeroes are 0 (11pt_avg would divide 0 by 0
+   * on no ranking at all) */
   static const long stand_in = SLEM_UNJUDGED;
   jq.rel = n ? rel : &stand_in;
   jq.n = n ? n : 1;
