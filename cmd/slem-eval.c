@@ -15,7 +15,7 @@
 #include "cli.h"
 
 #define MAX_JUNK 16
-#define MAX_MEASURE_ARGS 64 /* -M, as many as --trec-compat's -m takes (main_trec's measures) */
+#define MAX_MEASURE_ARGS 64 /* -M, as many as --trec-compat's -m takes (main_trec's measures; usage() says 64) */
 
 static void __attribute__((noreturn)) usage(void) {
   printf(
@@ -54,7 +54,7 @@ static void __attribute__((noreturn)) usage(void) {
       "                          name, on the ranking in rank order: ndcg,\n"
       "                          ndcg_cut.10, recall.50, success.1, Rprec, recip_rank,\n"
       "                          ... (qrels grades are nDCG's gains; labels gain 1);\n"
-      "                          may be repeated\n"
+      "                          up to 64 times\n"
       "      --per-query         one line per query before the summary\n"
       "      --json              the result as one JSON object\n"
       "      --curve FILE        write the interpolated precision-recall curve\n"
