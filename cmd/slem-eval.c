@@ -15,6 +15,7 @@
 #include "cli.h"
 
 #define MAX_JUNK 16
+#define MAX_MEASURE_ARGS 64 /* -M, as many as --trec-compat's -m takes (main_trec's measures; usage() says 64) */
 
 static void __attribute__((noreturn)) usage(void) {
   printf(
@@ -53,7 +54,7 @@ static void __attribute__((noreturn)) usage(void) {
       "                          name, on the ranking in rank order: ndcg,\n"
       "                          ndcg_cut.10, recall.50, success.1, Rprec, recip_rank,\n"
       "                          ... (qrels grades are nDCG's gains; labels gain 1);\n"
-      "                          may be repeated\n"
+      "                          up to 64 times\n"
       "      --per-query         one line per query before the summary\n"
       "      --json              the result as one JSON object\n"
       "      --curve FILE        write the interpolated precision-recall curve\n"
@@ -256,7 +257,7 @@ int main(int argc, char **argv) {
       {"extra-measure", required_argument, 0, 'M'}, {"neighbors", required_argument, 0, 'g'},
       {0, 0, 0, 0}};
   static const char shortopts[] = "k:f:o:m:M:qhV";
-  SlemMeasureReq extra[16];
+  SlemMeasureReq extra[MAX_MEASURE_ARGS];
   const char *easy = NULL, *hard = NULL;
   int trec_only = 0, quiet = 0, have_protocol = 0;
   SlemProtocol protocol = SLEM_PROTO_MEDIUM;
@@ -314,9 +315,20 @@ int main(int argc, char **argv) {
     case 'm': trec_only = 1; break;
     case 'M': {
       int r;
-      if (opts.nmeasures == sizeof extra / sizeof *extra) cli_usage_error("-M: too many measures");
-      if ((r = slem_measure_parse(&extra[opts.nmeasures], optarg, &err)) < 0)
-        cli_usage_error("-M: unknown measure '%s' (see --trec-compat's -m)", optarg);
+      if (opts.nmeasures == sizeof extra / sizeof *extra)
+        cli_usage_error("-M: at most %d measures (one -M takes several cut-offs: -M P.5,10,20)",
+                        MAX_MEASURE_ARGS);
+      if ((r = slem_measure_parse(&extra[opts.nmeasures], optarg, &err)) < 0) {
+        char names[1024];
+        size_t nt, used = 0;
+        const SlemMeasure *tab = slem_measures(&nt);
+        names[0] = 0;
+        for (size_t i = 0; i < nt && used < sizeof names; i++)
+          if (tab[i].aggregate != SLEM_AGG_TEXT && tab[i].aggregate != SLEM_AGG_STRING)
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "",
+                                     tab[i].name);
+        cli_usage_error("-M: unknown measure '%s' (%s)", optarg, names);
+      }
       if (r != SLEM_OK) cli_usage_error("-M: %s", err.msg);
       {
         size_t nt;

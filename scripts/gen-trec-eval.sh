@@ -5,8 +5,12 @@
 # it on testdata/trec's runs and qrels for every case of testdata/trec/te-cases.txt and
 # writes testdata/trec/expected.te-NAME.txt, less the rbp lines (trec_eval 10.0's m_rbp.c
 # reads two uninitialised variables: its value is not defined, and slem-eval does not print
-# it), testdata/trec/digits-ranked.run and long.{qrels,run} (see below). Not run by make check (it needs trec_eval's sources); tests/cli-trec.sh
-# compares slem-eval with the files it wrote.
+# it), testdata/trec/digits-ranked.run, long.{qrels,run} and long-ranked.run (see below). Not
+# run by make check (it needs trec_eval's sources); tests/cli-trec.sh compares slem-eval
+# with the files it wrote: --trec-compat and slem-trec_eval with every case, the default
+# mode (-M, the rank order) with the te-default-* cases, whose runs have no ties.
+# A case's QRELS and RUN are files of testdata/trec, or many.qrels and many-ranked.run,
+# which testdata/trec/many.awk makes here and tests/cli-trec.sh makes again (3000 topics).
 #
 # Usage: scripts/gen-trec-eval.sh TREC_EVAL_SOURCE_DIR   (run from the top of the tree)
 set -eu
@@ -30,11 +34,18 @@ awk 'BEGIN { for (t = 1; t <= 3; t++) for (i = 1; i <= 1500; i++) {
 awk 'BEGIN { for (t = 1; t <= 3; t++) for (i = 1; i <= 1500; i++) {
     r = t == 1 ? 0 : t == 2 ? "rank" : i
     print "t" t, "Q0", "doc" ((i * 37 + t) % 1700 + 1), r, int((1500 - i) / (t + 1)) / 8, "long" } }' >"$TD/long.run"
+# long-ranked: long.run in the order of its lines, ranks 1..n and scores 2000 - rank (no ties)
+awk '{ n[$1]++; $4 = n[$1]; $5 = 2000 - n[$1]; print }' "$TD/long.run" >"$TD/long-ranked.run"
+awk -v what=qrels -f "$TD/many.awk" >"$W/many.qrels"
+awk -v what=run -f "$TD/many.awk" >"$W/many-ranked.run"
 "$TE" -v 2>&1 | head -1
 grep -v '^#' "$TD/te-cases.txt" | while read -r name qrels base opts; do
   [ -n "$name" ] || continue
   # shellcheck disable=SC2086 # opts is the case's word list
-  LC_ALL=C "$TE" $opts "$TD/$qrels.qrels" "$TD/$base.run" >"$W/out"
+  q=$TD/$qrels.qrels r=$TD/$base.run
+  [ -f "$q" ] || q=$W/$qrels.qrels
+  [ -f "$r" ] || r=$W/$base.run
+  LC_ALL=C "$TE" $opts "$q" "$r" >"$W/out"
   grep -v '^rbp ' "$W/out" >"$TD/expected.$name.txt"
   echo "expected.$name.txt: $(wc -l <"$TD/expected.$name.txt") lines"
 done

@@ -146,9 +146,12 @@ START_TEST(graded_qrels_and_extra_measures) {
   tu_write_bytes(pj, "q c\n", 4);
   ck_assert_msg(slem_truth_read_qrels(&t, pq, &err) == SLEM_OK, "%s", err.msg);
   ck_assert_msg(slem_truth_read_junk(t, pj, &err) == SLEM_OK, "%s", err.msg);
-  ck_assert_int_eq(slem_truth_grade(t, 0, (size_t)slem_truth_find_doc(t, "a")), 3);
-  ck_assert_int_eq(slem_truth_grade(t, 0, (size_t)slem_truth_find_doc(t, "b")), 1); /* first >= 1 */
-  ck_assert_int_eq(slem_truth_grade(t, 0, (size_t)slem_truth_find_doc(t, "e")), -1);
+  ck_assert_int_eq(slem_truth_rel(t, 0, slem_truth_find_doc(t, "a")), 3);
+  ck_assert_int_eq(slem_truth_rel(t, 0, slem_truth_find_doc(t, "b")), 1); /* first >= 1 */
+  ck_assert_int_eq(slem_truth_rel(t, 0, slem_truth_find_doc(t, "d")), 0);
+  ck_assert_int_eq(slem_truth_rel(t, 0, slem_truth_find_doc(t, "e")), SLEM_POOLED);
+  ck_assert_int_eq(slem_truth_rel(t, 0, slem_truth_find_doc(t, "z")), SLEM_UNJUDGED);
+  ck_assert_uint_eq(slem_truth_nnonrel(t, 0), 1); /* d: b's line 0 is not its grade, c junk */
   ck_assert_uint_eq(slem_truth_nrel(t, 0), 2);
   ck_assert_uint_le(slem_truth_max_gains(t, 0), 8);
   ck_assert_uint_eq(slem_truth_gains(t, 0, gains), 2); /* c is junk */
@@ -181,6 +184,72 @@ START_TEST(graded_qrels_and_extra_measures) {
 }
 END_TEST
 
+/* The default mode's -M measures tell judged non-relevant documents (grade 0) from those the
+ * qrels do not judge (unjudged) and from those they judge negative (in the pool, unjudged),
+ * as trec_eval does: ranking d a z e b, d judged 0, a and b relevant, z not in the qrels,
+ * e judged -1; N = 1 judged non-relevant (c is junk) */
+START_TEST(extra_measures_tell_unjudged_from_nonrelevant) {
+  const char *rank = "q\t1\td\t5\nq\t2\ta\t4\nq\t3\tz\t3\nq\t4\te\t2\nq\t5\tb\t1\n";
+  const char *qrels = "q 0 a 1\nq 0 b 2\nq 0 c 0\nq 0 d 0\nq 0 e -1\n";
+  char *pr = tu_path("u.tsv"), *pq = tu_path("u.qrels"), *pj = tu_path("u.junk");
+  const char *specs[] = {"bpref", "num_nonrel_judged_ret", "unj.5,10", "infAP", "rbp_resid"};
+  SlemMeasureReq req[5];
+  SlemTruth *t = NULL;
+  SlemEvalResult *r = NULL;
+  SlemEvalOpts o;
+  SlemError err;
+  double p3 = 0.9 * 0.9 * 0.9, p5 = p3 * 0.9 * 0.9;
+  tu_write_bytes(pr, rank, strlen(rank));
+  tu_write_bytes(pq, qrels, strlen(qrels));
+  tu_write_bytes(pj, "q c\n", 4);
+  ck_assert_msg(slem_truth_read_qrels(&t, pq, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_msg(slem_truth_read_junk(t, pj, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_uint_eq(slem_truth_nnonrel(t, 0), 1);
+  for (size_t i = 0; i < 5; i++) ck_assert_int_eq(slem_measure_parse(&req[i], specs[i], &err), SLEM_OK);
+  slem_eval_opts_init(&o);
+  o.measures = req;
+  o.nmeasures = 5;
+  ck_assert_msg(slem_eval_result_read(&r, pr, SLEM_RANK_AUTO, t, &o, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_uint_eq(r->nvalues, 6);
+  /* bpref: d, the one judged non-relevant, is above both a and b: 1 - min(1, 2) / min(1, 2) */
+  ck_assert_double_eq_tol(r->q[0].values[0], 0.0, eps);
+  ck_assert_double_eq_tol(r->q[0].values[1], 1.0, eps); /* d */
+  ck_assert_double_eq_tol(r->q[0].values[2], 2.0 / 5, eps); /* z, e in the first 5 */
+  ck_assert_double_eq_tol(r->q[0].values[3], 2.0 / 10, eps);
+  /* infAP: a at rank 2 after one non-relevant, b at rank 5 after d, z (outside the pool,
+   * skipped), e (pooled) */
+  ck_assert_double_eq_tol(r->q[0].values[4],
+                          (1.0 / 2 + 0.5 * (1.0 / 1) * ((0 + 1e-5) / (1 + 2e-5)) +
+                           1.0 / 5 + (4.0 / 5) * ((1 + 1 + 1) / 4.0) * ((1 + 1e-5) / (2 + 2e-5))) / 2,
+                          eps);
+  /* rbp_resid, p = 0.9: p^5 + (1 - p)(p^2 + p^3) for z and e unjudged */
+  ck_assert_double_eq_tol(r->q[0].values[5], p5 + 0.1 * (0.9 * 0.9 + p3), eps);
+  slem_eval_result_free(r);
+  slem_truth_free(t);
+  free(pr);
+  free(pq);
+  free(pj);
+}
+END_TEST
+
+/* With labels every database row is judged: N is the rows of another label, junk out */
+START_TEST(labels_judge_every_row) {
+  char *ql = tu_path("l.q"), *dl = tu_path("l.db");
+  SlemTruth *t = NULL;
+  SlemError err;
+  tu_write_bytes(ql, "A\nB\n", 4);
+  tu_write_bytes(dl, "A\nB\nA\nB\nB\n", 10);
+  ck_assert_msg(slem_truth_read_labels(&t, ql, dl, NULL, NULL, 1, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_uint_eq(slem_truth_nnonrel(t, 0), 3); /* rows 1, 3, 4 */
+  ck_assert_uint_eq(slem_truth_nnonrel(t, 1), 2); /* rows 0, 2 (row 1 is query 1's self) */
+  ck_assert_int_eq(slem_truth_rel(t, 0, 2), 1);
+  ck_assert_int_eq(slem_truth_rel(t, 0, 1), 0);
+  slem_truth_free(t);
+  free(ql);
+  free(dl);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("eval");
   TCase *tc = tcase_create("eval");
@@ -191,6 +260,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, skipped_and_missing_queries);
   tcase_add_test(tc, truncated_ranking_counts_unretrieved_as_zero);
   tcase_add_test(tc, graded_qrels_and_extra_measures);
+  tcase_add_test(tc, extra_measures_tell_unjudged_from_nonrelevant);
+  tcase_add_test(tc, labels_judge_every_row);
   suite_add_tcase(s, tc);
   return s;
 }

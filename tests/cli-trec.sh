@@ -37,12 +37,21 @@ golden digits-cq digits --complete --per-query
 # trec_eval 10.0's own output (scripts/gen-trec-eval.sh, cases in testdata/trec/te-cases.txt):
 # nDCG@k, recall@k and success@k among the others, digit for digit, in its order of output
 ln -sf "$(command -v slem-eval)" "$T/slem-trec_eval"
+# a case's files are testdata/trec's, or many.awk's 3000 topics, made again here
+awk -v what=qrels -f "$TD/many.awk" >"$T/many.qrels"
+awk -v what=run -f "$TD/many.awk" >"$T/many-ranked.run"
+case_files() { # case_files QRELS RUN: sets q and r to the paths of the case's files
+  q=$TD/$1.qrels r=$TD/$2.run
+  [ -f "$q" ] || q=$T/$1.qrels
+  [ -f "$r" ] || r=$T/$2.run
+}
 grep -v '^#' "$TD/te-cases.txt" | while read -r name qrels base opts; do
   [ -n "$name" ] || continue
-  if slem-eval --trec-compat --quiet $opts --qrels "$TD/$qrels.qrels" "$TD/$base.run" >"$T/out" 2>"$T/err" &&
+  case_files "$qrels" "$base"
+  if slem-eval --trec-compat --quiet $opts --qrels "$q" "$r" >"$T/out" 2>"$T/err" &&
      cmp -s "$T/out" "$TD/expected.$name.txt"; then echo ok; else echo "bad trec_eval $name: $(diff "$T/out" "$TD/expected.$name.txt" | head -4) $(head -c 200 "$T/err")"; fi
   # slem-trec_eval: trec_eval's own command line, QRELS RUN
-  if "$T/slem-trec_eval" $opts "$TD/$qrels.qrels" "$TD/$base.run" >"$T/out" 2>"$T/err" &&
+  if "$T/slem-trec_eval" $opts "$q" "$r" >"$T/out" 2>"$T/err" &&
      cmp -s "$T/out" "$TD/expected.$name.txt"; then echo ok; else echo "bad slem-trec_eval $name: $(diff "$T/out" "$TD/expected.$name.txt" | head -4) $(head -c 200 "$T/err")"; fi
 done >"$T/te"
 n=$(grep -c '^ok$' "$T/te"); [ "$n" = $((2 * $(grep -c '^te-' "$TD/te-cases.txt"))) ] && [ "$n" -ge 34 ] && ok || bad "trec_eval golden files: $n passed"
@@ -59,9 +68,60 @@ if awk -F '\t' 'NR == FNR { if ($2 != "all") { sub(/ +$/, "", $1); want[$2 "|" $
       if (sprintf("%.4f", $2) != $10) { print $1, "AP", $2, $10; bad = 1 } }
     END { if (q < 90 || n != q * 11) { print q " queries, " n " values"; bad = 1 } exit bad }' "$TD/expected.te-ranked-cq.txt" "$T/out" >"$T/diff"
 then ok; else bad "default mode -M against trec_eval: $(head -3 "$T/diff")"; fi
+
+# the default mode against trec_eval itself on runs without ties (the te-default-* cases):
+# every measure -M accepts (the list its refusal of an unknown one gives), every value
+# trec_eval printed for it, topic by topic and for "all", from the JSON's full precision to
+# the 4 decimals trec_eval prints (within half their last digit; counts exactly). Not in
+# the goldens: revisitop_mP (slem's own, against revisitop in cli-eval.sh) and rbp (trec_eval
+# 10.0 leaves it undefined)
+slem-eval -M nosuch --qrels "$TD/edge.qrels" "$TD/edge.run" 2>"$T/err"
+mnames=$(sed -n "s/.*-M: unknown measure 'nosuch' (\(.*\))\$/\1/p" "$T/err" | tr -d ' ' | tr ',' ' ')
+margs=
+for m in $mnames; do case $m in revisitop_mP|rbp) ;; *) margs="$margs -M $m" ;; esac; done
+[ "$(echo "$margs" | wc -w)" -ge 68 ] && ok || bad "-M's list of measures: $(head -c 300 "$T/err")"
+ndm=0
+for dcase in $(sed -n 's/^\(te-default-[^ ]*\) .*/\1/p' "$TD/te-cases.txt"); do
+  # shellcheck disable=SC2046 # the case's words: NAME QRELS RUN OPTIONS
+  set -- $(grep "^$dcase " "$TD/te-cases.txt")
+  case_files "$2" "$3"
+  pq=; case " $* " in *" -q "*) pq=--per-query ;; esac
+  ndm=$((ndm + 1))
+  # shellcheck disable=SC2086 # margs is the -M list
+  check "default mode $dcase" slem-eval -q --json $pq $margs --qrels "$q" "$r"
+  if awk -F '\t' -v names="$margs" '
+      BEGIN { n = split(names, w, " "); for (i = 2; i <= n; i += 2) { want[w[i]] = 1; left[w[i]] = 1 } }
+      NR == FNR { sub(/ +$/, "", $1); te[$2 "|" $1] = $3; next }
+      /"per_query":/ { pq = 1 }
+      { line = $0; sub(/^[ \t]+/, "", line); sub(/,$/, "", line)
+        if (!split(line, kv, ":\t")) next; k = kv[1]; v = kv[2]; gsub(/"/, "", k); gsub(/"/, "", v)
+        if (k == "query") { q = v; next }
+        got[(pq ? q : "all") "|" k] = v }
+      END {
+        for (key in te) {
+          split(key, p, "|"); m = p[2]
+          if (!(m in want)) { b = m; sub(/_[^_]*$/, "", b); if (!(b in want)) continue; m = b }
+          delete left[m]; n++
+          if (!(key in got)) { print "no value for " key; bad++; continue }
+          x = got[key]; y = te[key]; d = x - y; if (d < 0) d = -d
+          if (x !~ /^-?[0-9][0-9.e+-]*$/ || (y ~ /\./ ? d > 0.50001e-4 : x != y)) { print key ": " x ", trec_eval " y; bad++ }
+        }
+        for (m in left) { print m ": not in the golden file"; bad++ }
+        if (n < 90) { print n " values"; bad++ }
+        exit bad > 0 }' "$TD/expected.$dcase.txt" "$T/out" >"$T/diff"
+  then ok; else bad "default mode against trec_eval, $dcase: $(head -5 "$T/diff")"; fi
+done
+[ "$ndm" -ge 3 ] && ok || bad "$ndm te-default cases"
 check "default mode -M json" slem-eval -q --json -M ndcg_cut.10 -M num_rel --qrels "$TD/digits.qrels" "$TD/digits-ranked.run"
 grep -q '"ndcg_cut_10":' "$T/out" && grep -q '"num_rel":' "$T/out" && ok || bad "-M in JSON: $(head -c 300 "$T/out")"
 expect_fail "-M unknown" 2 "unknown measure 'rbp'" "$T/x" slem-eval -M rbp --qrels "$TD/digits.qrels" -o "$T/x" "$TD/digits-ranked.run"
+# -M takes as many measures as --trec-compat's -m (64), and says so beyond
+margs=; i=0; while [ $i -lt 64 ]; do i=$((i + 1)); margs="$margs -M P.$i"; done
+# shellcheck disable=SC2086 # margs is the -M list
+check "-M 64 times" slem-eval -q $margs --qrels "$TD/digits.qrels" "$TD/digits-ranked.run"
+[ "$(grep -c '^P_' "$T/out")" = 64 ] && ok || bad "-M 64 times: $(grep -c '^P_' "$T/out") values"
+# shellcheck disable=SC2086
+expect_fail "-M 65 times" 2 "-M: at most 64 measures (one -M takes several cut-offs" "$T/x" slem-eval -q $margs -M P.65 --qrels "$TD/digits.qrels" -o "$T/x" "$TD/digits-ranked.run"
 expect_fail "-M with trec-compat is trec_eval's -M N" 2 "-M: 'ndcg' is not a whole number" "$T/x" slem-eval --trec-compat -M ndcg --qrels "$TD/digits.qrels" -o "$T/x" "$TD/digits-ranked.run"
 # -M 0: trec_eval scores an empty ranking for every topic (0 is not "no limit" to it);
 # refused with the reason, from both command lines

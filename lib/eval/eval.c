@@ -193,18 +193,27 @@ static double query_measures(SlemEvalResult *res, const SlemTruth *truth, size_t
   const SlemMeasure *tab = slem_measures(&nt);
   SlemJudged jq = {0};
   double *out = res->values + q * res->nvalues;
-  jq.rel = rel;
-  jq.n = n;
+  /* an empty ranking (a query the ranking lacks, or whose results are all junk): the
+   * measures see trec_eval -c's stand-in for a topic the run lacks, one document the qrels
+   * do not name, and those that trec_eval then zeroes are 0 (11pt_avg would divide 0 by 0
+   * on no ranking at all) */
+  static const long stand_in = SLEM_UNJUDGED;
+  jq.rel = n ? rel : &stand_in;
+  jq.n = n ? n : 1;
   jq.num_rel = (long)res->q[q].nrel;
   jq.level = 1;
   if (res->nmeasures) {
+    jq.num_nonrel = (long)slem_truth_nnonrel(truth, q);
     jq.gains = gains;
     jq.ngains = slem_truth_gains(truth, q, gains);
   }
   for (size_t m = 0; m < res->nmeasures; m++) {
     const SlemMeasureReq *r = res->measures + m;
+    size_t nv = tab[r->m].cut == SLEM_CUT_NONE ? 1 : r->ncuts;
     tab[r->m].per_query(&jq, r->cuts, r->ncuts, out);
-    out += tab[r->m].cut == SLEM_CUT_NONE ? 1 : r->ncuts;
+    if (n == 0 && tab[r->m].zero_if_missing)
+      for (size_t c = 0; c < nv; c++) out[c] = 0;
+    out += nv;
   }
   return slem_judged_ap(&jq, res->ap);
 }
@@ -317,7 +326,7 @@ int slem_eval_result_new(SlemEvalResult **self, SlemRankReader *rankings, const 
         goto done;
       }
       if (d >= 0 && slem_truth_junk(truth, (size_t)q, (size_t)d)) continue;
-      rel[n++] = d >= 0 ? slem_truth_grade(truth, (size_t)q, (size_t)d) : 0;
+      rel[n++] = slem_truth_rel(truth, (size_t)q, d);
     }
     r->nret = n;
     if (r->nrel == 0) continue;

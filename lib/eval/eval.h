@@ -50,9 +50,11 @@ typedef struct SlemEvalOpts {
   size_t curve_points;  /* interpolated precision at this many recall points: 11 or 101 */
   SlemProgressFn progress;  /* may be NULL: called with the ranking's queries read so far */
   void *progress_ctx;
-  /* measures of measures.h's table asked for beyond the fixed ones (-m ndcg_cut.10),
+  /* measures of measures.h's table asked for beyond the fixed ones (-M ndcg_cut.10),
    * borrowed; computed on the ranking in rank order, relevance level 1, the qrels grades as
-   * gains (labels: 1) */
+   * gains (labels: 1), documents the qrels do not judge for the query unjudged and those
+   * they judge negative in the pool (slem_truth_rel), bpref's N slem_truth_nnonrel; a
+   * query with an empty ranking gets trec_eval -c's values for a topic the run lacks */
   const SlemMeasureReq *measures;
   size_t nmeasures;
 } SlemEvalOpts;

@@ -182,7 +182,7 @@ static double bpref(const SlemJudged *q) {
     long r = q->rel[j];
     if (r == SLEM_UNJUDGED || r == SLEM_POOLED) continue;
     if (r >= 0 && r < q->level) nonrel_so_far++;
-    else if (nonrel_so_far > 0 && q->num_nonrel > 0) /* num_nonrel 0: not known (slem-eval -M) */
+    else if (nonrel_so_far > 0) /* then num_nonrel >= nonrel_so_far > 0 */
       b += 1.0 - (double)(nonrel_so_far < q->num_rel ? nonrel_so_far : q->num_rel) /
                      (double)(q->num_nonrel < q->num_rel ? q->num_nonrel : q->num_rel);
     else b += 1.0;

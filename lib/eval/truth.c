@@ -8,6 +8,7 @@
 
 #include "ids.h"
 #include "lines.h"
+#include "measures.h"
 #include "strmap.h"
 #include "vecs.h"
 
@@ -34,6 +35,7 @@ struct SlemTruth {
   /* junk */
   SlemKeySet *junk;
   size_t *junk_rel;      /* per query: junk documents that were relevant */
+  size_t *junk_n;        /* per query: junk documents */
   size_t junk_unknown;   /* qrels: junk lines of queries the qrels lack, left out */
 };
 
@@ -50,6 +52,7 @@ void slem_truth_free(SlemTruth *self) {
   free(self->dlab);
   free(self->lab_count);
   free(self->junk_rel);
+  free(self->junk_n);
   free(self);
 }
 
@@ -182,7 +185,8 @@ int slem_truth_read_graded(SlemTruth **self, const char *path, int strict, SlemE
     goto fail;
   }
   t->junk_rel = calloc(slem_strmap_count(t->qmap), sizeof *t->junk_rel);
-  if (!t->junk_rel || (ix = index_judgements(t, strict, &dup)) < 0) goto nomem;
+  t->junk_n = calloc(slem_strmap_count(t->qmap), sizeof *t->junk_n);
+  if (!t->junk_rel || !t->junk_n || (ix = index_judgements(t, strict, &dup)) < 0) goto nomem;
   if (ix) {
     st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": document '%s' judged twice for "
                     "topic '%s'", slem_lines_name(in), dup.line, slem_strmap_get(t->dmap, dup.doc),
@@ -260,7 +264,8 @@ int slem_truth_read_labels(SlemTruth **self, const char *qlabels, const char *db
   t->qlab = malloc(nq * sizeof *t->qlab);
   t->dlab = malloc(nd * sizeof *t->dlab);
   t->junk_rel = calloc(nq, sizeof *t->junk_rel);
-  if (!t->qlab || !t->dlab || !t->junk_rel) goto nomem;
+  t->junk_n = calloc(nq, sizeof *t->junk_n);
+  if (!t->qlab || !t->dlab || !t->junk_rel || !t->junk_n) goto nomem;
   for (size_t i = 0; i < nd; i++) {
     const char *s = slem_ids_get(dl, i);
     if ((t->dlab[i] = slem_strmap_intern(labmap, s, strlen(s))) < 0) goto nomem;
@@ -277,6 +282,7 @@ int slem_truth_read_labels(SlemTruth **self, const char *qlabels, const char *db
     for (size_t i = 0; i < nq && i < nd; i++) {
       if (slem_keyset_add(t->junk, slem_pair(i, i)) < 0) goto nomem;
       if (t->qlab[i] == t->dlab[i]) t->junk_rel[i]++;
+      t->junk_n[i]++;
     }
   slem_ids_free(ql);
   slem_ids_free(dl);
@@ -307,17 +313,29 @@ size_t slem_truth_nrel(const SlemTruth *self, size_t q) {
   return base - self->junk_rel[q];
 }
 
-long slem_truth_grade(const SlemTruth *self, size_t q, size_t d) {
+long slem_truth_rel(const SlemTruth *self, size_t q, long d) {
   size_t lo, hi;
-  if (self->labels) return self->qlab[q] == self->dlab[d];
+  if (self->labels) return d >= 0 && self->qlab[q] == self->dlab[d];
+  if (d < 0) return SLEM_UNJUDGED;
   lo = self->joff[q];
   hi = self->joff[q + 1];
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (self->jud[mid].doc < d) lo = mid + 1;
+    if (self->jud[mid].doc < (size_t)d) lo = mid + 1;
     else hi = mid;
   }
-  return lo < self->joff[q + 1] && self->jud[lo].doc == d ? self->jud[lo].grade : 0;
+  if (lo == self->joff[q + 1] || self->jud[lo].doc != (size_t)d) return SLEM_UNJUDGED;
+  return self->jud[lo].grade < 0 ? SLEM_POOLED : self->jud[lo].grade;
+}
+
+size_t slem_truth_nnonrel(const SlemTruth *self, size_t q) {
+  size_t n = 0;
+  if (self->labels)
+    return slem_strmap_count(self->dmap) - self->lab_count[self->qlab[q]] -
+           (self->junk_n[q] - self->junk_rel[q]);
+  for (size_t i = self->joff[q]; i < self->joff[q + 1]; i++)
+    n += self->jud[i].grade == 0 && !slem_truth_junk(self, q, self->jud[i].doc);
+  return n;
 }
 
 static int by_gain_desc(const void *a, const void *b) {
@@ -412,6 +430,7 @@ int slem_truth_read_junk(SlemTruth *self, const char *path, SlemError *err) {
       break;
     }
     if (added && slem_truth_relevant(self, (size_t)qi, (size_t)di)) self->junk_rel[qi]++;
+    self->junk_n[qi] += (size_t)added;
   }
   slem_lines_free(in);
   return st;
@@ -500,7 +519,9 @@ int slem_truth_read_neighbors(SlemTruth **self, const char *path, size_t k, cons
                     slem_ids_count(qi), row);
     goto fail;
   }
-  if (!(t->junk_rel = calloc(slem_strmap_count(t->qmap), sizeof *t->junk_rel))) goto nomem;
+  if (!(t->junk_rel = calloc(slem_strmap_count(t->qmap), sizeof *t->junk_rel)) ||
+      !(t->junk_n = calloc(slem_strmap_count(t->qmap), sizeof *t->junk_n)))
+    goto nomem;
   if (index_judgements(t, 0, NULL) < 0) goto nomem;
   *self = t;
   t = NULL;

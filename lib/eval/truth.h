@@ -98,10 +98,17 @@ const char *slem_truth_doc(const SlemTruth *self, size_t d);  /* owned by self *
 /* R of query q: its relevant documents, junk removed. */
 size_t slem_truth_nrel(const SlemTruth *self, size_t q);
 
-/* The grade of document d for query q: the qrels value as given (of the first line with a
- * value >= 1 when the pair is judged twice, else of its first line), 0 when the qrels do
- * not judge the pair; with labels 1 (same label) or 0. Relevant exactly when >= 1. */
-long slem_truth_grade(const SlemTruth *self, size_t q, size_t d);
+/* What the measures see of document d (an index from slem_truth_find_doc, or -1 when the
+ * ground truth never names it) at query q (measures.h's SlemJudged rel values): with labels
+ * 1 (same label) or 0, every row being judged; with qrels or neighbours the grade as given
+ * (of the first line with a value >= 1 when the pair is judged twice, else of its first
+ * line) when it is >= 0, SLEM_POOLED when it is negative (in the pool, not judged), and
+ * SLEM_UNJUDGED when the pair is not judged. Relevant exactly when >= 1. Cannot fail. */
+long slem_truth_rel(const SlemTruth *self, size_t q, long d);
+
+/* The judged non-relevant documents of query q, junk left out (bpref's N): with qrels or
+ * neighbours the pairs judged 0, with labels the database rows of another label. */
+size_t slem_truth_nnonrel(const SlemTruth *self, size_t q);
 
 /* The positive grades of query q's documents, junk left out, in decreasing order (nDCG's
  * ideal ranking), written to gains, which holds slem_truth_max_gains(self, q) values;
