@@ -37,6 +37,9 @@ typedef struct SlemTrecOpts {
   int per_query;        /* trec_eval -q */
   int judged_only;      /* trec_eval -J: results the qrels do not judge are dropped first */
   long max_per_topic;   /* trec_eval -M: the first N results of each topic (0: all) */
+  int no_summary;       /* trec_eval -n: no "all" lines (with per_query, the topics' only) */
+  double num_docs;      /* trec_eval -N: documents in the collection (utility's 4th
+                           coefficient; 0 by default, as trec_eval) */
 } SlemTrecOpts;
 
 void slem_treceval_opts_init(SlemTrecOpts *opts);
