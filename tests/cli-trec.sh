@@ -106,6 +106,16 @@ printf '# judgements\n' | cat - "$TD/edge.qrels" >"$T/c.qrels"
 check "qrels comment, default mode" slem-eval -q --qrels "$T/c.qrels" "$TD/edge.run"
 slem-eval -q --qrels "$TD/edge.qrels" "$TD/edge.run" >"$T/plain" && cmp -s "$T/out" "$T/plain" && ok || bad "a comment in qrels changed slem-eval's result"
 
+# comment lines in a run read through the rankings reader: stdin, and slem-eval's own mode;
+# a tsv query named "#1" is no comment
+"$T/slem-trec_eval" -c -q -m official -m ndcg "$TD/comments.qrels" - <"$TD/comments.run" >"$T/out" 2>"$T/err" &&
+  cmp -s "$T/out" "$TD/expected.te-comments-cq.txt" && ok || bad "comments from stdin: $(head -c 200 "$T/err")"
+check "run comments, default mode" slem-eval -q --qrels "$TD/edge.qrels" "$TD/comments.run"
+cmp -s "$T/out" "$T/plain" && ok || bad "comments in a run changed slem-eval's result: $(head -3 "$T/out")"
+printf '#1\t1\td1\t0.5\nq1\t1\td1\t0.5\n' >"$T/hash.tsv"
+slem-eval --qrels "$TD/edge.qrels" "$T/hash.tsv" >"$T/out" 2>"$T/err"
+grep -q '1 queries of the ranking are not in the qrels.*line 1)' "$T/err" && ok || bad "a tsv query '#1': $(head -c 200 "$T/err")"
+
 # slem-eval's default mode, -M: the same table's measures on the ranking in rank order; on
 # a run whose scores follow its ranks trec_eval's per-topic values (expected.te-ranked-cq),
 # to the 4 decimals both print, for every query slem-eval evaluates; AP equals "map"
