@@ -88,7 +88,7 @@ for a in "ndcg.1=x:ndcg.1=x: gains are LEVEL=GAIN pairs" "ndcg.a=1:ndcg.a=1: 'a=
          "11pt_avg.0.5,0.2:11pt_avg.0.5,0.2: recall levels from 0 to 1 in increasing order" \
          "11pt_avg.1.5:11pt_avg takes recall levels" "rbp_resid.p=1:rbp_resid takes p=P, the persistence, 0 < P < 1" \
          "rbp_resid.q=0.5:rbp_resid takes p=P" "rbp_resid.0.5:rbp_resid takes p=P" \
-         "relstring.5:relstring takes no parameters here" "map.1=2:map takes no parameters"; do
+         "relstring.64:relstring takes one length, a whole number from 0 to 63" "relstring.2.5:relstring takes one length" "map.1=2:map takes no parameters"; do
   expect_fail "-m ${a%%:*}" 2 "${a#*:}" "$T/x" "$T/slem-trec_eval" -m "${a%%:*}" --output "$T/x" "$TD/edge.qrels" "$TD/edge.run"
 done
 # a malformed second request is refused even though the first parameters are kept

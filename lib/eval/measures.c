@@ -562,10 +562,10 @@ static void m_unj(const SlemJudged *q, const double *cuts, size_t ncuts, double 
   for (; c < ncuts; c++) out[c] = (double)so_far / cuts[c];
 }
 
-/* the qrels values of the first 10 ranks, as trec_eval prints them */
+/* the qrels values of the first ranks, 10 or the parameter (at most SLEM_MAX_CUTS - 1), as
+ * trec_eval prints them */
 static void m_relstring(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
-  size_t len = q->n < 10 ? q->n : 10;
-  (void)cuts, (void)ncuts;
+  size_t want = ncuts ? (size_t)cuts[0] : 10, len = q->n < want ? q->n : want;
   out[0] = (double)len;
   for (size_t i = 0; i < len; i++) out[i + 1] = (double)q->rel[i];
 }
@@ -677,6 +677,8 @@ static const struct ParamRule {
     {"11pt_avg", PARAM_REALS, 1, SLEM_MAX_CUTS, 0, 1, 1,
      "recall levels from 0 to 1 in increasing order, as 11pt_avg.0.2,0.5,0.8"},
     {"set_F", PARAM_REALS, 1, 1, 0, HUGE_VAL, 0, "one beta, a number >= 0, as set_F.0.5"},
+    {"relstring", PARAM_REALS, 1, 1, 0, SLEM_MAX_CUTS - 1, 0,
+     "one length, a whole number from 0 to 63, as relstring.20"},
     {"rbp_resid", PARAM_P, 1, 1, 0, 1, 0, "p=P, the persistence, 0 < P < 1, as rbp_resid.p=0.95"},
     {"ndcg", PARAM_GAINS, 1, SLEM_MAX_CUTS / 2, -HUGE_VAL, HUGE_VAL, 0, NULL},
     {"ndcg_rel", PARAM_GAINS, 1, SLEM_MAX_CUTS / 2, -HUGE_VAL, HUGE_VAL, 0, NULL},
@@ -711,6 +713,7 @@ static int parse_params(SlemMeasureReq *req, const struct ParamRule *rule, const
     if (rule->kind == PARAM_REALS) {
       if (n == rule->max) break;
       if (!parse_real(p, len, &v) || v < rule->lo || v > rule->hi) break;
+      if (rule->hi == SLEM_MAX_CUTS - 1 && v != floor(v)) break; /* relstring's length */
       if (rule->sorted && n > 0 && v < req->cuts[n - 1])
         return slem_error(err, SLEM_EINVAL, "%s: %s", spec, rule->what);
       req->cuts[n++] = v;

@@ -493,14 +493,15 @@ static int print_measure(const SlemTrecEval *self, FILE *out, size_t m, const ch
   char name[64];
   int ok = 1;
   if (me->aggregate == SLEM_AGG_STRING) {
-    char str[16];
+    char str[MAX_CUTS], vname[sizeof self->text[m] + 64];
     size_t len = (size_t)v->v[m][0];
-    for (size_t i = 0; i < len && i < 10; i++) {
+    for (size_t i = 0; i < len && i < MAX_CUTS - 1; i++) {
       long r = (long)v->v[m][i + 1];
       str[i] = (char)(r > 9 ? '>' : r >= 0 ? '0' + r : r == SLEM_UNJUDGED ? '-' : r == SLEM_POOLED ? '.' : '<');
     }
-    str[len < 10 ? len : 10] = 0;
-    if (strcmp(qid, "all")) ok &= fprintf(out, "%-22s\t%s\t'%s'\n", me->name, qid, str) > 0;
+    str[len < MAX_CUTS - 1 ? len : MAX_CUTS - 1] = 0;
+    snprintf(vname, sizeof vname, self->text[m][0] ? "%s_%s" : "%s", me->name, self->text[m]);
+    if (strcmp(qid, "all")) ok &= fprintf(out, "%-22s\t%s\t'%s'\n", vname, qid, str) > 0;
   } else if (me->aggregate == SLEM_AGG_TEXT) {
     ok &= fprintf(out, "%-22s\t%s\t%s\n", me->name, qid, self->runid ? self->runid : "slem") > 0;
   } else if (me->cut != SLEM_CUT_NONE) {
