@@ -81,7 +81,8 @@ done
 # measure parameters: malformed ones named, status 2
 for a in "ndcg.1=x:ndcg.1=x: gains are LEVEL=GAIN pairs" "ndcg.a=1:ndcg.a=1: 'a=1' is not a relevance level" \
          "ndcg.1=1,1=2:ndcg.1=1,1=2: a gain for level 1 twice" "ndcg.1:ndcg.1: gains are LEVEL=GAIN pairs" \
-         "ndcg_rel.2=1,:ndcg_rel.2=1,: gains are" "G.1=inf:G.1=inf: gains are" \
+         "ndcg_rel.2=1,:ndcg_rel.2=1,: gains are" "G.1=inf:G.1=inf: gains are" "G.1=1e308:GAIN a number from -1e100 to 1e100" \
+         "utility.1e101,0,0,0:from -1e100 to 1e100" "set_F.1e200:set_F takes one beta from 0 to 1e100" \
          "utility.1,2,3:utility.1,2,3: utility takes four coefficients" \
          "utility.1,2,3,4,5:utility takes four coefficients" "utility.1,x,0,0:utility takes four" \
          "set_F.-1:set_F.-1: set_F takes one beta" "set_F.1,2:set_F takes one beta" \

@@ -655,6 +655,9 @@ long slem_measure_find(const char *name, size_t len) {
   return -1;
 }
 
+/* the largest magnitude of a gain, a coefficient or a beta: sums over any ranking stay finite */
+#define BIG 1e100
+
 /* The measures whose parameters are not cut-offs (one value each, printed NAME_PARAMS as
  * trec_eval prints them): what each takes. */
 typedef enum ParamKind {
@@ -671,21 +674,21 @@ static const struct ParamRule {
   int sorted;
   const char *what;
 } param_rules[] = {
-    {"utility", PARAM_REALS, 4, 4, -HUGE_VAL, HUGE_VAL, 0,
+    {"utility", PARAM_REALS, 4, 4, -BIG, BIG, 0,
      "four coefficients (relevant retrieved, non-relevant retrieved, relevant not retrieved, "
-     "the collection's other documents), as utility.1,-1,0,0"},
+     "the collection's other documents) from -1e100 to 1e100, as utility.1,-1,0,0"},
     {"11pt_avg", PARAM_REALS, 1, SLEM_MAX_CUTS, 0, 1, 1,
      "recall levels from 0 to 1 in increasing order, as 11pt_avg.0.2,0.5,0.8"},
-    {"set_F", PARAM_REALS, 1, 1, 0, HUGE_VAL, 0, "one beta, a number >= 0, as set_F.0.5"},
+    {"set_F", PARAM_REALS, 1, 1, 0, BIG, 0, "one beta from 0 to 1e100, as set_F.0.5"},
     {"relstring", PARAM_REALS, 1, 1, 0, SLEM_MAX_CUTS - 1, 0,
      "one length, a whole number from 0 to 63, as relstring.20"},
     {"rbp_resid", PARAM_P, 1, 1, 0, 1, 0, "p=P, the persistence, 0 < P < 1, as rbp_resid.p=0.95"},
-    {"ndcg", PARAM_GAINS, 1, SLEM_MAX_CUTS / 2, -HUGE_VAL, HUGE_VAL, 0, NULL},
-    {"ndcg_rel", PARAM_GAINS, 1, SLEM_MAX_CUTS / 2, -HUGE_VAL, HUGE_VAL, 0, NULL},
-    {"Rndcg", PARAM_GAINS, 1, SLEM_MAX_CUTS / 2, -HUGE_VAL, HUGE_VAL, 0, NULL},
-    {"G", PARAM_GAINS, 1, SLEM_MAX_CUTS / 2, -HUGE_VAL, HUGE_VAL, 0, NULL},
-    {"dcg", PARAM_GAINS, 1, SLEM_MAX_CUTS / 2, -HUGE_VAL, HUGE_VAL, 0, NULL},
-    {"ideal_dcg", PARAM_GAINS, 1, SLEM_MAX_CUTS / 2, -HUGE_VAL, HUGE_VAL, 0, NULL},
+    {"ndcg", PARAM_GAINS, 1, SLEM_MAX_CUTS / 2, -BIG, BIG, 0, NULL},
+    {"ndcg_rel", PARAM_GAINS, 1, SLEM_MAX_CUTS / 2, -BIG, BIG, 0, NULL},
+    {"Rndcg", PARAM_GAINS, 1, SLEM_MAX_CUTS / 2, -BIG, BIG, 0, NULL},
+    {"G", PARAM_GAINS, 1, SLEM_MAX_CUTS / 2, -BIG, BIG, 0, NULL},
+    {"dcg", PARAM_GAINS, 1, SLEM_MAX_CUTS / 2, -BIG, BIG, 0, NULL},
+    {"ideal_dcg", PARAM_GAINS, 1, SLEM_MAX_CUTS / 2, -BIG, BIG, 0, NULL},
 };
 
 /* A finite number filling p[0..len), strtod's syntax; 0 when it is not one. */
@@ -720,7 +723,9 @@ static int parse_params(SlemMeasureReq *req, const struct ParamRule *rule, const
     } else {
       char *end;
       long level;
-      if (eq == len || npairs == rule->max || !parse_real(p + eq + 1, len - eq - 1, &v)) break;
+      if (eq == len || npairs == rule->max || !parse_real(p + eq + 1, len - eq - 1, &v) ||
+          v < rule->lo || v > rule->hi)
+        break;
       if (rule->kind == PARAM_P) {
         if (eq != 1 || *p != 'p' || !(v > rule->lo && v < rule->hi)) break;
         req->cuts[n++] = v;
@@ -751,7 +756,7 @@ static int parse_params(SlemMeasureReq *req, const struct ParamRule *rule, const
   req->gain_map = 0;
   if (rule->kind == PARAM_GAINS)
     return slem_error(err, SLEM_EINVAL, "%s: gains are LEVEL=GAIN pairs, LEVEL a whole number "
-                      "and GAIN a number (ndcg.1=0,2=1,3=5)", spec);
+                      "and GAIN a number from -1e100 to 1e100 (ndcg.1=0,2=1,3=5)", spec);
   return slem_error(err, SLEM_EINVAL, "%s: %s takes %s", spec, rule->name, rule->what);
 }
 
