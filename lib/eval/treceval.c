@@ -141,7 +141,10 @@ int slem_treceval_measure(SlemTrecEval *self, const char *spec, SlemError *err) 
     return SLEM_OK;
   }
   if (strcmp(spec, "set") == 0) {
-    for (size_t i = 0; *set_names[i]; i++) self->want[slem_measure_find(set_names[i], strlen(set_names[i]))] = 1;
+    for (size_t i = 0; *set_names[i]; i++) {
+      long k = slem_measure_find(set_names[i], strlen(set_names[i]));
+      if (k >= 0) self->want[k] = 1; /* every name is in the table */
+    }
     self->any_wanted = 1;
     return SLEM_OK;
   }
