@@ -81,6 +81,8 @@ MANS      = $(TOOLS:%=man/%.1)
 SCRIPTS   = tools/slem-tune:slem-tune tools/plot-pr:slem-plot-pr \
   tools/slem-scale:slem-parallel tools/slem-scale:slem-sbatch \
   tools/slem-reindex:slem-reindex
+# slem-trec_eval: slem-eval under trec_eval's name (a link), with its own page
+LINK_MANS = man/slem-trec_eval.1
 SCRIPT_MANS = man/slem-tune.1 man/slem-plot-pr.1 man/slem-parallel.1 man/slem-sbatch.1 \
   man/slem-reindex.1
 
@@ -165,7 +167,7 @@ man/slem-sbatch.1: man/slem-parallel.1 scripts/man-alias.sh
 	sh scripts/man-alias.sh man/slem-parallel.1 SLEM-SBATCH >$@.tmp && mv $@.tmp $@
 
 man-test: $(BINS)
-	@sh tests/man-examples.sh $(MANS) $(SCRIPT_MANS)
+	@sh tests/man-examples.sh $(MANS) $(SCRIPT_MANS) $(LINK_MANS)
 
 # the build on every core (JOBS), the tests one after the other
 JOBS ?= $(shell nproc 2>/dev/null || echo 1)
@@ -183,13 +185,13 @@ install: all
 	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
 	@for s in $(SCRIPTS); do echo "install -m 755 $${s%%:*} $(DESTDIR)$(PREFIX)/bin/$${s#*:}"; \
 	  install -m 755 "$${s%%:*}" "$(DESTDIR)$(PREFIX)/bin/$${s#*:}" || exit 1; done
-	install -m 644 $(MANS) $(SCRIPT_MANS) $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 $(MANS) $(SCRIPT_MANS) $(LINK_MANS) $(DESTDIR)$(PREFIX)/share/man/man1/
 	ln -sf slem-eval $(DESTDIR)$(PREFIX)/bin/slem-trec_eval
 
 # Removes what `make install` put there (same PREFIX and DESTDIR), and nothing else.
 uninstall:
 	rm -f $(TOOLS:%=$(DESTDIR)$(PREFIX)/bin/%) $(DESTDIR)$(PREFIX)/bin/slem-trec_eval $(foreach s,$(SCRIPTS),$(DESTDIR)$(PREFIX)/bin/$(word 2,$(subst :, ,$(s))))
-	rm -f $(MANS:man/%=$(DESTDIR)$(PREFIX)/share/man/man1/%) $(SCRIPT_MANS:man/%=$(DESTDIR)$(PREFIX)/share/man/man1/%)
+	rm -f $(MANS:man/%=$(DESTDIR)$(PREFIX)/share/man/man1/%) $(SCRIPT_MANS:man/%=$(DESTDIR)$(PREFIX)/share/man/man1/%) $(LINK_MANS:man/%=$(DESTDIR)$(PREFIX)/share/man/man1/%)
 
 clean:
 	rm -rf build bin lib/libslem.a

@@ -73,16 +73,18 @@ static void __attribute__((noreturn)) usage(void) {
       "  -q, --per-query         per topic, then 'all' (trec_eval -q; --quiet: no\n"
       "                          warnings)\n"
       "  -m, --measure M         a measure by trec_eval's name, with its parameters:\n"
-      "                          map, P.5,10, ndcg_cut.10, Rprec_mult.0.5, ...;\n"
-      "                          official (the default set), all_trec (every measure\n"
-      "                          trec_eval 10.0 computes from qrels and a run but\n"
-      "                          rbp); may be repeated\n"
+      "                          map, P.5,10, ndcg_cut.10, ndcg.1=0,2=1,\n"
+      "                          utility.2,-1,0,0, ...; official (the default set),\n"
+      "                          all_trec (every measure trec_eval 10.0 computes from\n"
+      "                          qrels and a run but rbp), set; may be repeated (the\n"
+      "                          first parameters of a measure are kept)\n"
+      "  -n, --nosummary         no 'all' lines (trec_eval -n)\n"
       "  -c, --complete          qrels topics the run lacks count (trec_eval -c)\n"
       "  -l, --relevance-level N qrels value >= N is relevant (default 1)\n"
       "  -M N                    the first N results of each topic only (N >= 1)\n"
       "  -J                      results the qrels do not judge are dropped first\n"
-      "  -N N                    accepted (only utility's 4th coefficient, 0, reads\n"
-      "                          it); -o, -f and --quiet as above\n"
+      "  -N N                    documents in the collection (utility's 4th\n"
+      "                          coefficient); -o, -f and --quiet as above\n"
       "\n"
       "The revisited Oxford/Paris protocol (revisitop's compute_map):\n"
       "      --protocol P        easy, medium or hard: mAP and mP@1, mP@5, mP@10\n"
@@ -96,6 +98,44 @@ static void __attribute__((noreturn)) usage(void) {
       "\n"
       "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
       "See slem-eval(1).\n");
+  exit(cli_close_stdout(CLI_EXIT_OK));
+}
+
+/* slem-trec_eval's help: trec_eval's command line. */
+static void __attribute__((noreturn)) usage_trec(void) {
+  printf(
+      "Usage: slem-trec_eval [OPTION]... QRELS RUN\n"
+      "Evaluate the run against the qrels as trec_eval 10.0 does, with its command\n"
+      "line, and print its 'measure<TAB>topic<TAB>value' lines (the same as slem-eval\n"
+      "--trec-compat). RUN '-' is stdin; a TREC run, or a tsv, jsonl or npy ranking.\n"
+      "\n"
+      "  -q, --query_eval_wanted   per topic, then 'all'\n"
+      "  -n, --nosummary           no 'all' lines\n"
+      "  -m, --measure M[.PARAMS]  a measure by trec_eval's name, repeatable: map,\n"
+      "                            P.5,10, ndcg_cut.10, ndcg.1=0,2=1,3=5,\n"
+      "                            utility.2,-1,0,0, set_F.0.5, 11pt_avg.0.2,0.5,\n"
+      "                            rbp_resid.p=0.95, ...; the first parameters\n"
+      "                            given for a measure are kept; nicknames official\n"
+      "                            (the default), all_trec (but rbp), set\n"
+      "  -c, --complete_rel_info_wanted  qrels topics the run lacks count\n"
+      "  -l, --level_for_rel N     a qrels value >= N is relevant (default 1)\n"
+      "  -M, --Max_retrieved_per_topic N  the first N results of each topic (N >= 1)\n"
+      "  -J, --Judged_docs_only    results the qrels do not judge are dropped first\n"
+      "  -N, --Number_docs_in_coll N  documents in the collection (utility's 4th\n"
+      "                            coefficient)\n"
+      "  -o                        trec_eval's obsolete -o: accepted, does nothing\n"
+      "  -R, -T FORMAT             qrels and trec_results only\n"
+      "      --output OUT          write here (default: stdout)\n"
+      "  -f, --format F            the run's format: trec, tsv, jsonl, npy\n"
+      "      --quiet               no warnings\n"
+      "  -h, --help                show this help and exit\n"
+      "  -v, -V, --version         show the version and exit\n"
+      "\n"
+      "Not supported, and refused with the reason: the measures rbp (undefined in\n"
+      "trec_eval 10.0), prefs and judgement groups (other qrels formats), -D, -Z.\n"
+      "\n"
+      "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
+      "See slem-trec_eval(1).\n");
   exit(cli_close_stdout(CLI_EXIT_OK));
 }
 
@@ -158,26 +198,33 @@ static int run_protocol(const char *ranking, SlemRankFormat format, SlemProtocol
 
 static void on_progress(void *ctx, uint64_t done) { cli_progress_of("queries read", done, 0); }
 
-/* --trec-compat, and slem-trec_eval: trec_eval's command line (-q per topic, -c, -l N, -M N,
- * -m M repeatable, -J, -N N), the qrels and the run as its two operands or as --qrels QRELS
- * RUN; slem-eval's -o, -f and --quiet. */
-static int main_trec(int argc, char **argv) {
+/* --trec-compat, and slem-trec_eval (as_trec_eval): trec_eval's command line (-q per topic,
+ * -n, -c, -l N, -M N, -m M repeatable, -J, -N N; -o, -R qrels and -T trec_results change
+ * nothing; -D and -Z, refused), the qrels and the run as its two operands or as --qrels
+ * QRELS RUN; slem-eval's --output, -f and --quiet, and -o OUT but in slem-trec_eval, where -o
+ * is trec_eval's. */
+static int main_trec(int argc, char **argv, int as_trec_eval) {
   static const struct option longopts[] = {
-      {"trec-compat", no_argument, 0, 'T'},       {"qrels", required_argument, 0, 'Q'},
+      {"trec-compat", no_argument, 0, 't'},       {"qrels", required_argument, 0, 'Q'},
       {"per-query", no_argument, 0, 'q'},         {"query_eval_wanted", no_argument, 0, 'q'},
       {"complete", no_argument, 0, 'c'},          {"complete_rel_info_wanted", no_argument, 0, 'c'},
       {"relevance-level", required_argument, 0, 'l'}, {"level_for_rel", required_argument, 0, 'l'},
       {"measure", required_argument, 0, 'm'},     {"Max_retrieved_per_topic", required_argument, 0, 'M'},
       {"Judged_docs_only", no_argument, 0, 'J'},  {"Number_docs_in_coll", required_argument, 0, 'N'},
-      {"format", required_argument, 0, 'f'},      {"output", required_argument, 0, 'o'},
-      {"quiet", no_argument, 0, 'Z'},             {"help", no_argument, 0, 'h'},
+      {"format", required_argument, 0, 'f'},      {"output", required_argument, 0, 'O'},
+      {"quiet", no_argument, 0, 'U'},             {"help", no_argument, 0, 'h'},
+      {"nosummary", no_argument, 0, 'n'},         {"Debug_level", required_argument, 0, 'D'},
+      {"Rel_info_format", required_argument, 0, 'R'}, {"Results_format", required_argument, 0, 'T'},
+      {"Zscore", required_argument, 0, 'Z'},
+      {"Output_old_results_format", required_argument, 0, 'y'},
       {"version", no_argument, 0, 'V'},           {"query-labels", required_argument, 0, 'X'},
       {"db-labels", required_argument, 0, 'X'},   {"query-ids", required_argument, 0, 'X'},
       {"db-ids", required_argument, 0, 'X'},      {"exclude-self", no_argument, 0, 'X'},
       {"curve", required_argument, 0, 'X'},       {"ap", required_argument, 0, 'X'},
       {"junk", required_argument, 0, 'j'},        {"json", no_argument, 0, 'k'},
       {"protocol", required_argument, 0, 'p'},    {0, 0, 0, 0}};
-  static const char shortopts[] = "qcl:m:M:JN:f:o:hvV";
+  /* trec_eval's -o takes no value (an obsolete no-op): in slem-trec_eval, never slem's -o OUT */
+  const char *shortopts = as_trec_eval ? "qcl:m:M:JN:f:onD:R:T:Z:hvV" : "qcl:m:M:JN:f:o:nD:R:T:Z:hvV";
   const char *measures[64], *qrels = NULL, *output = "-", *ranking = "-";
   size_t nmeasures = 0;
   int quiet = 0, c, flags = 0;
@@ -187,7 +234,7 @@ static int main_trec(int argc, char **argv) {
   slem_treceval_opts_init(&topts);
   while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
     switch (c) {
-    case 'T': break;
+    case 't': break;
     case 'Q': qrels = optarg; break;
     case 'q': topts.per_query = 1; break;
     case 'c': topts.complete = 1; break;
@@ -207,18 +254,41 @@ static int main_trec(int argc, char **argv) {
       break;
     }
     case 'J': topts.judged_only = 1; break;
-    case 'N': cli_long("-N", optarg, 0, 1L << 60); break; /* only utility's 4th coefficient, 0 */
+    case 'N': topts.num_docs = (double)cli_long("-N", optarg, 0, 1L << 52); break;
+    case 'n': topts.no_summary = 1; break;
     case 'f':
       if (slem_rankformat_parse(&format, optarg, &err) != SLEM_OK)
         cli_usage_error("--format: %s", err.msg);
       break;
-    case 'o': output = optarg; break;
-    case 'Z': quiet = 1; break;
+    case 'o':
+      if (!as_trec_eval) output = optarg;
+      break; /* slem-trec_eval: trec_eval's obsolete -o, which changes nothing */
+    case 'y': break; /* --Output_old_results_format: the same */
+    case 'O': output = optarg; break;
+    case 'U': quiet = 1; break;
+    case 'R':
+      if (strcmp(optarg, "qrels"))
+        cli_usage_error("-R %s: not supported by slem: it reads qrels only (trec_eval's prefs, "
+                        "qrels_prefs and qrels_jg are other judgement formats)", optarg);
+      break;
+    case 'T':
+      if (strcmp(optarg, "trec_results"))
+        cli_usage_error("-T %s: not supported by slem: trec_eval 10.0's one results format is "
+                        "trec_results (slem reads tsv, jsonl and npy rankings too: -f)", optarg);
+      break;
+    case 'D':
+      cli_usage_error("-D %s: not supported by slem: trec_eval's debugging output of its own "
+                      "computations", optarg);
+    case 'Z':
+      cli_usage_error("-Z %s: not supported by slem: z-scores against a file of means and "
+                      "deviations", optarg);
     case 'X': cli_usage_error("--trec-compat takes neither labels, ids, --exclude-self, --curve nor --ap");
     case 'j': cli_usage_error("--trec-compat: trec_eval has no junk lists");
     case 'k': cli_usage_error("--trec-compat prints trec_eval's lines, not JSON");
     case 'p': cli_usage_error("--trec-compat or --protocol, not both");
-    case 'h': usage();
+    case 'h':
+      if (as_trec_eval) usage_trec();
+      usage();
     case 'v':
     case 'V': cli_version();
     default: cli_bad_option(argv, shortopts, longopts);
@@ -278,7 +348,7 @@ int main(int argc, char **argv) {
     const char *base = strrchr(argv[0], '/');
     int te = strcmp(base ? base + 1 : argv[0], "slem-trec_eval") == 0;
     for (int i = 1; i < argc && !te && strcmp(argv[i], "--"); i++) te = !strcmp(argv[i], "--trec-compat");
-    if (te) return main_trec(argc, argv);
+    if (te) return main_trec(argc, argv, strcmp(base ? base + 1 : argv[0], "slem-trec_eval") == 0);
   }
   slem_eval_opts_init(&opts);
   while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
@@ -330,6 +400,8 @@ int main(int argc, char **argv) {
         cli_usage_error("-M: unknown measure '%s' (%s)", optarg, names);
       }
       if (r != SLEM_OK) cli_usage_error("-M: %s", err.msg);
+      if (extra[opts.nmeasures].gain_map)
+        cli_usage_error("-M %s: a gain map goes with --trec-compat (slem-trec_eval)", optarg);
       {
         size_t nt;
         SlemAggregate ag = slem_measures(&nt)[extra[opts.nmeasures].m].aggregate;

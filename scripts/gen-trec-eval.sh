@@ -5,10 +5,11 @@
 # it on testdata/trec's runs and qrels for every case of testdata/trec/te-cases.txt and
 # writes testdata/trec/expected.te-NAME.txt, less the rbp lines (trec_eval 10.0's m_rbp.c
 # reads two uninitialised variables: its value is not defined, and slem-eval does not print
-# it), testdata/trec/digits-ranked.run, long.{qrels,run} and long-ranked.run (see below). Not
-# run by make check (it needs trec_eval's sources); tests/cli-trec.sh compares slem-eval
-# with the files it wrote: --trec-compat and slem-trec_eval with every case, the default
-# mode (-M, the rank order) with the te-default-* cases, whose runs have no ties.
+# it), testdata/trec/digits-ranked.run, long.{qrels,run}, long-ranked.run and
+# comments.{qrels,run} (see below). Not run by make check (it needs trec_eval's sources);
+# tests/cli-trec.sh compares slem-eval with the files it wrote: --trec-compat and
+# slem-trec_eval with every case, the default mode (-M, the rank order) with the
+# te-default-* cases, whose runs have no ties.
 # A case's QRELS and RUN are files of testdata/trec, or many.qrels and many-ranked.run,
 # which testdata/trec/many.awk makes here and tests/cli-trec.sh makes again (3000 topics).
 #
@@ -38,6 +39,12 @@ awk 'BEGIN { for (t = 1; t <= 3; t++) for (i = 1; i <= 1500; i++) {
 awk '{ n[$1]++; $4 = n[$1]; $5 = 2000 - n[$1]; print }' "$TD/long.run" >"$TD/long-ranked.run"
 awk -v what=qrels -f "$TD/many.awk" >"$W/many.qrels"
 awk -v what=run -f "$TD/many.awk" >"$W/many-ranked.run"
+# comments: edge's qrels and run with lines beginning with '#', which trec_eval skips, where
+# trec_eval 10.0 takes them (it fails on two comment lines in a row or one last in qrels)
+{ echo "# qrels of the edge cases"; sed -n 1,5p "$TD/edge.qrels"; echo "#q1 0 d9 1"
+  sed -n '6,$p' "$TD/edge.qrels"; } >"$TD/comments.qrels"
+{ echo "# run edge"; sed -n 1,4p "$TD/edge.run"; echo "#q1 Q0 d9 1 9.5 edge"; echo "#"
+  sed -n '5,$p' "$TD/edge.run"; echo "# end"; } >"$TD/comments.run"
 "$TE" -v 2>&1 | head -1
 grep -v '^#' "$TD/te-cases.txt" | while read -r name qrels base opts; do
   [ -n "$name" ] || continue

@@ -5,6 +5,7 @@
  * another relevance level. Then the errors. */
 #include "testutil.h"
 
+#include "../lib/eval/measures.h"
 #include "../lib/eval/treceval.h"
 
 #define TD "testdata/trec/"
@@ -120,8 +121,63 @@ START_TEST(measure_lists) {
   ck_assert_ptr_nonnull(strstr(err.msg, "5 twice"));
   ck_assert_int_eq(slem_treceval_measure(ev, "iprec_at_recall.1.5", &err), SLEM_EINVAL);
   ck_assert_int_eq(slem_treceval_measure(ev, "map.3", &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_treceval_measure(ev, "mapp", &err), SLEM_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "unknown measure 'mapp'"));
+  /* what trec_eval has and slem does not is named as such, with the reason */
   ck_assert_int_eq(slem_treceval_measure(ev, "rbp", &err), SLEM_EINVAL);
-  ck_assert_ptr_nonnull(strstr(err.msg, "unknown measure 'rbp'"));
+  ck_assert_ptr_nonnull(strstr(err.msg, "rbp: not supported by slem: trec_eval 10.0's m_rbp.c"));
+  ck_assert_int_eq(slem_treceval_measure(ev, "prefs_simp", &err), SLEM_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "not supported by slem: preference judgements"));
+  slem_treceval_free(ev);
+}
+END_TEST
+
+/* Parameters that are not cut-offs: kept as given for the value's name, one value; the first
+ * parameters given for a measure win, as in trec_eval. */
+START_TEST(measure_params) {
+  SlemMeasureReq req;
+  SlemTrecOpts o;
+  SlemTrecEval *ev;
+  SlemError err;
+  char name[64], *got = NULL;
+  size_t len = 0;
+  FILE *out;
+  ck_assert_int_eq(slem_measure_parse(&req, "ndcg.1=0,2=1.5", &err), SLEM_OK);
+  ck_assert_int_eq(req.gain_map, 1);
+  ck_assert_uint_eq(req.ncuts, 4);
+  ck_assert(req.cuts[0] == 1 && req.cuts[1] == 0 && req.cuts[2] == 2 && req.cuts[3] == 1.5);
+  slem_measure_value_name(&req, 0, name, sizeof name);
+  ck_assert_str_eq(name, "ndcg_1=0,2=1.5");
+  ck_assert_int_eq(slem_measure_parse(&req, "utility.2,-1,0,0.5", &err), SLEM_OK);
+  ck_assert_int_eq(req.gain_map, 0);
+  ck_assert_uint_eq(req.ncuts, 4);
+  ck_assert(req.cuts[1] == -1 && req.cuts[3] == 0.5);
+  ck_assert_int_eq(slem_measure_parse(&req, "rbp_resid.p=0.25", &err), SLEM_OK);
+  ck_assert(req.ncuts == 1 && req.cuts[0] == 0.25);
+  ck_assert_int_eq(slem_measure_parse(&req, "set_F.1e400", &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_measure_parse(&req, "11pt_avg.0.2,0.1", &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_measure_parse(&req, "ndcg.1 =2", &err), SLEM_EINVAL);
+  /* utility by hand on edge: q1 retrieves 5 with 2 relevant of 3, so with coefficients 2, -1,
+   * 0, 1 and -N 10: 2*2 - 3 + 0 + (10 + 2 - 5 - 3) = 5 */
+  slem_treceval_opts_init(&o);
+  o.per_query = 1;
+  o.no_summary = 1;
+  o.num_docs = 10;
+  ck_assert_int_eq(slem_treceval_new(&ev, &o, &err), SLEM_OK);
+  ck_assert_int_eq(slem_treceval_measure(ev, "utility.2,-1,0,1", &err), SLEM_OK);
+  ck_assert_int_eq(slem_treceval_measure(ev, "utility.1,1,1,1", &err), SLEM_OK);
+  ck_assert_int_eq(slem_treceval_measure(ev, "P.3", &err), SLEM_OK);
+  ck_assert_int_eq(slem_treceval_measure(ev, "P.1,2", &err), SLEM_OK);
+  ck_assert_int_eq(slem_treceval_read_qrels(ev, TD "edge.qrels", &err), SLEM_OK);
+  feed_run(ev, TD "edge.run");
+  out = open_memstream(&got, &len);
+  ck_assert_int_eq(slem_treceval_write(ev, out, NULL, &err), SLEM_OK);
+  fclose(out);
+  ck_assert_ptr_nonnull(strstr(got, "P_3                   \tq1\t0.3333\n"
+                                    "utility_2,-1,0,1      \tq1\t5.0000\n"));
+  ck_assert_ptr_null(strstr(got, "P_1"));
+  ck_assert_ptr_null(strstr(got, "\tall\t"));
+  free(got);
   slem_treceval_free(ev);
 }
 END_TEST
@@ -179,6 +235,7 @@ int main(void) {
   tcase_add_test(tc, edge_cases);
   tcase_add_test(tc, digits);
   tcase_add_test(tc, measure_lists);
+  tcase_add_test(tc, measure_params);
   tcase_add_test(tc, errors);
   suite_add_tcase(s, tc);
   sr = srunner_create(s);

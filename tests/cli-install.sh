@@ -37,6 +37,11 @@ TD=$TOP/testdata/trec
   cmp -s "$T/out" "$TD/expected.te-edge-official.txt" && ok || bad "installed slem-trec_eval: $(head -3 "$T/err")"
 "$R/usr/bin/slem-trec_eval" -q -c -m all_trec "$TD/edge.qrels" "$TD/edge.run" >"$T/out" 2>"$T/err" &&
   cmp -s "$T/out" "$TD/expected.te-edge-alltrec-cq.txt" && ok || bad "installed slem-trec_eval -q -m all_trec: $(head -3 "$T/err")"
+# its own man page, and its --help under its own name
+[ -f "$R/usr/share/man/man1/slem-trec_eval.1" ] && grep -q '^\.TH SLEM-TREC_EVAL 1' "$R/usr/share/man/man1/slem-trec_eval.1" &&
+  ok || bad "man page of slem-trec_eval not installed"
+"$R/usr/bin/slem-trec_eval" --help >"$T/out" 2>"$T/err" && grep -q '^Usage: slem-trec_eval ' "$T/out" &&
+  grep -q 'slem-trec_eval(1)' "$T/out" && ok || bad "installed slem-trec_eval --help: $(head -2 "$T/out")"
 make -s uninstall DESTDIR="$R" PREFIX=/usr >"$T/log" 2>&1 || bad "make uninstall: $(tail -3 "$T/log")"
 left=$(find "$R" ! -type d | wc -l)
 if [ "$left" = 0 ]; then ok; else bad "uninstall left $left files: $(find "$R" -type f | head -3)"; fi

@@ -58,6 +58,74 @@ n=$(grep -c '^ok$' "$T/te"); [ "$n" = $((2 * $(grep -c '^te-' "$TD/te-cases.txt"
 grep '^bad' "$T/te" | while read -r line; do echo "FAIL: $line"; done
 [ "$(grep -c '^bad' "$T/te")" = 0 ] && ok || bad "trec_eval golden files"
 
+# ---- trec_eval's command line beyond the golden cases ----
+# -o: trec_eval's obsolete flag, a no-op that takes no value; in slem-trec_eval never slem's
+# -o OUT (which wrote a file named "-q")
+mkdir "$T/o" && (cd "$T/o" && "$T/slem-trec_eval" -o -c -q "$TD/edge.qrels" "$TD/edge.run" >"$T/out" 2>"$T/err")
+[ $? = 0 ] && cmp -s "$T/out" "$TD/expected.te-edge-official-q.txt" && [ -z "$(ls -A "$T/o")" ] && ok ||
+  bad "slem-trec_eval -o -c -q: $(ls -A "$T/o") $(head -c 200 "$T/err")"
+check "slem-trec_eval --output" "$T/slem-trec_eval" -c --output "$T/o/te.txt" "$TD/edge.qrels" "$TD/edge.run"
+cmp -s "$T/o/te.txt" "$TD/expected.te-edge-official.txt" && [ ! -s "$T/out" ] && ok || bad "slem-trec_eval --output"
+# -R qrels and -T trec_results are trec_eval's defaults: accepted
+check "slem-trec_eval -R qrels -T trec_results" "$T/slem-trec_eval" -R qrels -T trec_results --Output_old_results_format x -c "$TD/edge.qrels" "$TD/edge.run"
+cmp -s "$T/out" "$TD/expected.te-edge-official.txt" && ok || bad "-R qrels -T trec_results: $(head -3 "$T/out")"
+# what slem does not do is named, with the reason, from both command lines
+for a in "-m rbp:rbp: not supported by slem: trec_eval 10.0's m_rbp.c reads two variables" \
+         "-m rbp.p=0.5:rbp.p=0.5: not supported by slem" \
+         "-m prefs_simp:prefs_simp: not supported by slem: preference judgements" \
+         "-m all_prefs:all_prefs: not supported by slem: preference judgements" \
+         "-m prefs:prefs: not supported by slem" \
+         "-m map_avgjg:map_avgjg: not supported by slem: judgement groups" \
+         "-m qrels_jg:qrels_jg: not supported by slem: judgement groups" \
+         "-R prefs:-R prefs: not supported by slem: it reads qrels only" \
+         "-T xml:-T xml: not supported by slem: trec_eval 10.0's one results format" \
+         "-D 1:-D 1: not supported by slem: trec_eval's debugging output" \
+         "-Z zmeans:-Z zmeans: not supported by slem: z-scores" \
+         "--Zscore=zmeans:-Z zmeans: not supported by slem"; do
+  # shellcheck disable=SC2086 # the option and its value are two words
+  expect_fail "slem-trec_eval ${a%%:*}" 2 "${a#*:}" "$T/x" "$T/slem-trec_eval" ${a%%:*} --output "$T/x" "$TD/edge.qrels" "$TD/edge.run"
+  # shellcheck disable=SC2086
+  expect_fail "--trec-compat ${a%%:*}" 2 "${a#*:}" "$T/x" slem-eval --trec-compat ${a%%:*} -o "$T/x" "$TD/edge.qrels" "$TD/edge.run"
+done
+# measure parameters: malformed ones named, status 2
+for a in "ndcg.1=x:ndcg.1=x: gains are LEVEL=GAIN pairs" "ndcg.a=1:ndcg.a=1: 'a=1' is not a relevance level" \
+         "ndcg.1=1,1=2:ndcg.1=1,1=2: a gain for level 1 twice" "ndcg.1:ndcg.1: gains are LEVEL=GAIN pairs" \
+         "ndcg_rel.2=1,:ndcg_rel.2=1,: gains are" "G.1=inf:G.1=inf: gains are" "G.1=1e308:GAIN a number from -1e100 to 1e100" \
+         "utility.1e101,0,0,0:from -1e100 to 1e100" "set_F.1e200:set_F takes one beta from 0 to 1e100" \
+         "utility.1,2,3:utility.1,2,3: utility takes four coefficients" \
+         "utility.1,2,3,4,5:utility takes four coefficients" "utility.1,x,0,0:utility takes four" \
+         "set_F.-1:set_F.-1: set_F takes one beta" "set_F.1,2:set_F takes one beta" \
+         "11pt_avg.0.5,0.2:11pt_avg.0.5,0.2: recall levels from 0 to 1 in increasing order" \
+         "11pt_avg.1.5:11pt_avg takes recall levels" "rbp_resid.p=1:rbp_resid takes p=P, the persistence, 0 < P < 1" \
+         "rbp_resid.q=0.5:rbp_resid takes p=P" "rbp_resid.0.5:rbp_resid takes p=P" \
+         "relstring.64:relstring takes one length, a whole number from 0 to 63" "relstring.2.5:relstring takes one length" "map.1=2:map takes no parameters"; do
+  expect_fail "-m ${a%%:*}" 2 "${a#*:}" "$T/x" "$T/slem-trec_eval" -m "${a%%:*}" --output "$T/x" "$TD/edge.qrels" "$TD/edge.run"
+done
+# a malformed second request is refused even though the first parameters are kept
+expect_fail "-m P.5 -m P.x" 2 "P.x: cut-offs are positive" "$T/x" "$T/slem-trec_eval" -m P.5 -m P.x --output "$T/x" "$TD/edge.qrels" "$TD/edge.run"
+# slem-eval's own -M: the parameters that need no gain map work; a gain map is refused
+check "-M utility.2,-1,0,0" slem-eval -q -M utility.2,-1,0,0 -M set_F.0.5 --qrels "$TD/edge.qrels" "$TD/edge.run"
+grep -q 'utility_2,-1,0,0' "$T/out" && grep -q 'set_F_0.5' "$T/out" && ok || bad "-M with parameters: $(head -3 "$T/out")"
+expect_fail "-M gain map" 2 "-M ndcg.1=0: a gain map goes with --trec-compat" "$T/x" slem-eval -M ndcg.1=0 --qrels "$TD/edge.qrels" -o "$T/x" "$TD/edge.run"
+# --help under either name names the tool that runs
+"$T/slem-trec_eval" --help >"$T/out" 2>&1
+grep -q '^Usage: slem-trec_eval \[OPTION\]... QRELS RUN' "$T/out" && grep -q 'slem-trec_eval(1)' "$T/out" &&
+  ! grep -q 'slem-eval \[OPTION' "$T/out" && ok || bad "slem-trec_eval --help: $(head -2 "$T/out")"
+# comment lines in the qrels of slem-eval's own mode too
+printf '# judgements\n' | cat - "$TD/edge.qrels" >"$T/c.qrels"
+check "qrels comment, default mode" slem-eval -q --qrels "$T/c.qrels" "$TD/edge.run"
+slem-eval -q --qrels "$TD/edge.qrels" "$TD/edge.run" >"$T/plain" && cmp -s "$T/out" "$T/plain" && ok || bad "a comment in qrels changed slem-eval's result"
+
+# comment lines in a run read through the rankings reader: stdin, and slem-eval's own mode;
+# a tsv query named "#1" is no comment
+"$T/slem-trec_eval" -c -q -m official -m ndcg "$TD/comments.qrels" - <"$TD/comments.run" >"$T/out" 2>"$T/err" &&
+  cmp -s "$T/out" "$TD/expected.te-comments-cq.txt" && ok || bad "comments from stdin: $(head -c 200 "$T/err")"
+check "run comments, default mode" slem-eval -q --qrels "$TD/edge.qrels" "$TD/comments.run"
+cmp -s "$T/out" "$T/plain" && ok || bad "comments in a run changed slem-eval's result: $(head -3 "$T/out")"
+printf '#1\t1\td1\t0.5\nq1\t1\td1\t0.5\n' >"$T/hash.tsv"
+slem-eval --qrels "$TD/edge.qrels" "$T/hash.tsv" >"$T/out" 2>"$T/err"
+grep -q '1 queries of the ranking are not in the qrels.*line 1)' "$T/err" && ok || bad "a tsv query '#1': $(head -c 200 "$T/err")"
+
 # slem-eval's default mode, -M: the same table's measures on the ranking in rank order; on
 # a run whose scores follow its ranks trec_eval's per-topic values (expected.te-ranked-cq),
 # to the 4 decimals both print, for every query slem-eval evaluates; AP equals "map"
@@ -126,7 +194,7 @@ expect_fail "-M with trec-compat is trec_eval's -M N" 2 "-M: 'ndcg' is not a who
 # -M 0: trec_eval scores an empty ranking for every topic (0 is not "no limit" to it);
 # refused with the reason, from both command lines
 expect_fail "--trec-compat -M 0" 2 "-M 0 keeps no result of any topic .*leave -M out" "$T/x" slem-eval --trec-compat -M 0 --qrels "$TD/digits.qrels" -o "$T/x" "$TD/digits-ranked.run"
-expect_fail "slem-trec_eval -M 0" 2 "-M 0 keeps no result of any topic" "$T/x" "$T/slem-trec_eval" -M 0 -o "$T/x" "$TD/digits.qrels" "$TD/digits-ranked.run"
+expect_fail "slem-trec_eval -M 0" 2 "-M 0 keeps no result of any topic" "$T/x" "$T/slem-trec_eval" -M 0 --output "$T/x" "$TD/digits.qrels" "$TD/digits-ranked.run"
 expect_fail "--trec-compat -M -1" 2 "-M: '-1' is not a whole number from 1" "$T/x" slem-eval --trec-compat -M -1 --qrels "$TD/digits.qrels" -o "$T/x" "$TD/digits-ranked.run"
 
 # without -q: the qrels topic missing from the run is reported, once
@@ -147,7 +215,7 @@ expect_fail "trec-compat with labels" 2 "takes neither labels" "$T/x" slem-eval 
 expect_fail "parameters of a measure without" 2 "map takes no parameters" "$T/x" slem-eval --trec-compat -m map.5 --qrels "$TD/edge.qrels" -o "$T/x" "$TD/edge.run"
 expect_fail "recall cut-off twice" 2 "recall.5,5: 5 twice" "$T/x" slem-eval --trec-compat -m recall.5,5 --qrels "$TD/edge.qrels" -o "$T/x" "$TD/edge.run"
 expect_fail "ndcg_cut cut-off 0" 2 "positive whole numbers" "$T/x" slem-eval --trec-compat -m ndcg_cut.0 --qrels "$TD/edge.qrels" -o "$T/x" "$TD/edge.run"
-expect_fail "unknown measure" 2 "unknown measure 'rbp'" "$T/x" slem-eval --trec-compat -m rbp --qrels "$TD/edge.qrels" -o "$T/x" "$TD/edge.run"
+expect_fail "unknown measure" 2 "unknown measure 'mapp'" "$T/x" slem-eval --trec-compat -m mapp --qrels "$TD/edge.qrels" -o "$T/x" "$TD/edge.run"
 expect_fail "measure without trec-compat" 2 "go with --trec-compat" "$T/x" slem-eval -m map --qrels "$TD/edge.qrels" -o "$T/x" "$TD/edge.run"
 printf 'q1 Q0 d1 1 0.5 r\nq1 Q0 d1 2 0.4 r\n' >"$T/dup.run"
 expect_fail "document twice" 1 "line 2: an id twice\|line 2: .*twice" "$T/x" slem-eval --trec-compat --qrels "$TD/edge.qrels" -o "$T/x" "$T/dup.run"

@@ -22,6 +22,7 @@ ln -s "$TOP/tools/plot-pr" "$S/slem-plot-pr"
 ln -s "$TOP/tools/slem-scale" "$S/slem-parallel"
 ln -s "$TOP/tools/slem-scale" "$S/slem-sbatch"
 ln -s "$TOP/tools/slem-reindex" "$S/slem-reindex"
+ln -s "$TOP/bin/slem-eval" "$S/slem-trec_eval"
 # slem-sbatch.1 is slem-parallel.1 under its own title (`man -l` cannot follow a .so link
 # from a file): it must be what `make man/slem-sbatch.1` makes of slem-parallel.1 now
 if sh scripts/man-alias.sh man/slem-parallel.1 SLEM-SBATCH | cmp -s - man/slem-sbatch.1; then

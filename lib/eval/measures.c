@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,26 +137,53 @@ static void m_recall(const SlemJudged *q, const double *cuts, size_t ncuts, doub
     out[c] = q->num_rel ? (double)rel_ret(q, (size_t)cuts[c]) / (double)q->num_rel : 0.0;
 }
 
-/* DCG of the first k ranks (k = n: all), gains the positive qrels values */
+/* The gain of rank i + 1: its qrels value when positive, else 0; or the gain map's
+ * (q->rank_gain). */
+static double gain(const SlemJudged *q, long i) {
+  if (q->rank_gain) return q->rank_gain[i];
+  return q->rel[i] > 0 ? (double)q->rel[i] : 0.0;
+}
+
+/* The gain at rank i + 1 of the ideal ranking (i = -1: the first); 0 past its end. */
+static double ideal(const SlemJudged *q, long i) {
+  if (i < 0) i = 0;
+  if (q->rank_gain) return (size_t)i < q->nideal ? q->ideal_gain[i] : 0.0;
+  return (size_t)i < q->ngains ? (double)q->gains[i] : 0.0;
+}
+
+/* DCG of the first k ranks (k = n: all); a gain map's negative gains count too */
 static double dcg(const SlemJudged *q, size_t k) {
   double sum = 0;
-  for (size_t i = 0; i < q->n && i < k; i++)
-    if (q->rel[i] > 0) sum += (double)q->rel[i] / log2((double)(i + 2));
+  for (size_t i = 0; i < q->n && i < k; i++) {
+    double g = gain(q, (long)i);
+    if (g != 0) sum += g / log2((double)(i + 2));
+  }
   return sum;
 }
 
 static double ideal_dcg(const SlemJudged *q, size_t k) {
-  double sum = 0;
-  for (size_t i = 0; i < q->ngains && i < k; i++) sum += (double)q->gains[i] / log2((double)(i + 2));
+  double sum = 0, g;
+  for (size_t i = 0; i < k && (g = ideal(q, (long)i)) > 0; i++) sum += g / log2((double)(i + 2));
   return sum;
 }
 
-/* nDCG: gains are the qrels values (not the relevance level), the ideal ranking the qrels
- * sorted by gain */
+/* nDCG: gains are the qrels values (not the relevance level) or a gain map's, the ideal
+ * ranking the judged documents sorted by gain */
 static void m_ndcg(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
-  double ideal = ideal_dcg(q, q->ngains);
+  double best = ideal_dcg(q, SIZE_MAX);
   (void)cuts, (void)ncuts;
-  out[0] = ideal > 0 ? dcg(q, q->n) / ideal : 0.0;
+  out[0] = best > 0 ? dcg(q, q->n) / best : 0.0;
+}
+
+/* DCG and the ideal ranking's DCG, nDCG's two terms (trec_eval's dcg and ideal_dcg) */
+static void m_dcg(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
+  (void)cuts, (void)ncuts;
+  out[0] = dcg(q, q->n);
+}
+
+static void m_ideal_dcg(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
+  (void)cuts, (void)ncuts;
+  out[0] = ideal_dcg(q, SIZE_MAX);
 }
 
 /* nDCG at k: both sums stop at rank k */
@@ -251,20 +279,26 @@ static void m_rprec_mult(const SlemJudged *q, const double *cuts, size_t ncuts, 
 }
 
 /* trec_eval's default utility coefficients: +1 a relevant retrieved, -1 a non-relevant one */
+/* utility: p1 a + p2 b + p3 c + p4 d over the contingency table (a relevant retrieved, b
+ * non-relevant retrieved, c relevant not retrieved, d the rest of the collection: q->num_docs,
+ * trec_eval -N); the coefficients are the parameters, 1, -1, 0, 0 by default */
 static void m_utility(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
+  static const double dflt[] = {1.0, -1.0, 0.0, 0.0};
+  const double *p = ncuts == 4 ? cuts : dflt;
   long rr = num_rel_ret(q), nret = (long)q->n;
-  (void)cuts, (void)ncuts;
-  out[0] = 1.0 * (double)rr + -1.0 * (double)(nret - rr) + 0.0 * (double)(q->num_rel - rr) +
-           0.0 * (double)(rr - nret - q->num_rel);
+  out[0] = p[0] * (double)rr + p[1] * (double)(nret - rr) + p[2] * (double)(q->num_rel - rr) +
+           p[3] * (q->num_docs + (double)(rr - nret - q->num_rel));
 }
 
-/* mean interpolated precision at recall 0, 0.1, ..., 1 */
+/* mean interpolated precision at the recall levels of the parameters (increasing, repeats
+ * counted), 0, 0.1, ..., 1 by default */
 static void m_11pt(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
-  static const double lv[] = {0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0};
-  long cut[11], rr = num_rel_ret(q), rel_so_far = rr, cc = 10;
+  static const double dflt[] = {0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0};
+  const double *lv = ncuts ? cuts : dflt;
+  size_t nl = ncuts ? ncuts : sizeof dflt / sizeof *dflt;
+  long cut[SLEM_MAX_CUTS], rr = num_rel_ret(q), rel_so_far = rr, cc = (long)nl - 1;
   double sum = 0, best;
-  (void)cuts, (void)ncuts;
-  for (size_t c = 0; c < 11; c++) cut[c] = lround(lv[c] * (double)q->num_rel);
+  for (size_t c = 0; c < nl; c++) cut[c] = lround(lv[c] * (double)q->num_rel);
   while (cc >= 0 && cut[cc] > rr) cc--;
   best = (double)rr / (double)q->n;
   for (size_t i = q->n; i > 0 && rel_so_far > 0; i--) {
@@ -282,7 +316,7 @@ static void m_11pt(const SlemJudged *q, const double *cuts, size_t ncuts, double
     sum += best;
     cc--;
   }
-  out[0] = sum / 11.0;
+  out[0] = sum / (double)nl;
 }
 
 /* binary G: each relevant document discounted by the non-relevant ones above it */
@@ -299,21 +333,13 @@ static void m_bing(const SlemJudged *q, const double *cuts, size_t ncuts, double
   if (so_far) out[0] = sum / (double)q->num_rel;
 }
 
-/* the gain of a retrieved document (its qrels value; 0 for unjudged), and the gain at rank
- * i + 1 of the ideal ranking (i = -1: the first) */
-static double gain(long rel) { return rel > 0 ? (double)rel : 0.0; }
-static double ideal(const SlemJudged *q, long i) {
-  if (i < 0) i = 0;
-  return (size_t)i < q->ngains ? (double)q->gains[i] : 0.0;
-}
-
 /* G (trec_eval's m_G.c): gains discounted by the cost of reaching them */
 static void m_g(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
   double res_g = 0, sum_res = 0, sum_ideal = 0, sum_cost = 0, ig = ideal(q, -1);
   long i = 0, n = (long)q->n;
   (void)cuts, (void)ncuts;
   for (; i < n && ig > 0.0; i++) {
-    double rg = gain(q->rel[i]);
+    double rg = gain(q, i);
     sum_res += rg;
     ig = ideal(q, i);
     if (ig > 0.0) sum_ideal += ig;
@@ -321,7 +347,7 @@ static void m_g(const SlemJudged *q, const double *cuts, size_t ncuts, double *o
     if (rg != 0) res_g += rg / log2(2 + sum_cost - sum_res);
   }
   for (; i < n; i++) {
-    double rg = gain(q->rel[i]);
+    double rg = gain(q, i);
     sum_res += rg;
     sum_cost += 1.0;
     if (rg != 0) res_g += rg / log2(2 + sum_cost - sum_res);
@@ -339,7 +365,7 @@ static void m_ndcg_rel(const SlemJudged *q, const double *cuts, size_t ncuts, do
   long nrel = 0, nrr = 0, i = 0, n = (long)q->n;
   (void)cuts, (void)ncuts;
   for (; i < n && ig > 0.0; i++) {
-    double rg = gain(q->rel[i]);
+    double rg = gain(q, i);
     if (rg != 0) rdcg += rg / log2((double)(i + 2));
     ig = ideal(q, i);
     if (ig > 0.0) {
@@ -352,7 +378,7 @@ static void m_ndcg_rel(const SlemJudged *q, const double *cuts, size_t ncuts, do
     }
   }
   for (; i < n; i++) {
-    double rg = gain(q->rel[i]);
+    double rg = gain(q, i);
     if (rg != 0) rdcg += rg / log2((double)(i + 2));
     if (rg > 0) {
       sum += rdcg / idcg;
@@ -378,7 +404,7 @@ static void m_rndcg(const SlemJudged *q, const double *cuts, size_t ncuts, doubl
   out[0] = 0;
   if (q->num_rel == 0) return;
   for (; i < n && ig > 0.0; i++) {
-    double rg = gain(q->rel[i]);
+    double rg = gain(q, i);
     ig = ideal(q, i);
     if (old != ig) {
       if (idcg > 0.0) {
@@ -392,7 +418,7 @@ static void m_rndcg(const SlemJudged *q, const double *cuts, size_t ncuts, doubl
   }
   if (i < n) {
     for (; i < n; i++) {
-      double rg = gain(q->rel[i]);
+      double rg = gain(q, i);
       if (rg != 0) rdcg += rg / log2((double)(i + 2));
     }
     if (idcg > 0.0) {
@@ -476,13 +502,12 @@ static void m_set_map(const SlemJudged *q, const double *cuts, size_t ncuts, dou
   out[0] = q->n && q->num_rel ? (rr * rr) / ((double)q->n * (double)q->num_rel) : 0.0;
 }
 
-/* F with beta 1 (trec_eval's default parameter) */
+/* F: (x + 1) P R / (x P + R), x the parameter (1 by default), as trec_eval writes it */
 static void m_set_f(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
   long rr = num_rel_ret(q);
-  (void)cuts, (void)ncuts;
   out[0] = 0;
   if (rr) {
-    double p = (double)rr / (double)q->n, r = (double)rr / (double)q->num_rel, x = 1.0;
+    double p = (double)rr / (double)q->n, r = (double)rr / (double)q->num_rel, x = ncuts ? cuts[0] : 1.0;
     out[0] = (x + 1.0) * p * r / (x * p + r);
   }
 }
@@ -495,12 +520,23 @@ static void m_num_nonrel_judged_ret(const SlemJudged *q, const double *cuts, siz
   out[0] = (double)(judged - num_rel_ret(q));
 }
 
-/* residual of rank-biased precision, p = 0.9: as trec_eval 10.0's m_rbp_resid.c computes it
- * (p^n plus (1 - p) times the weights of the unjudged ranks, when any is unjudged) */
-static void m_rbp_resid(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
-  double p = 0.9, sum = 0, cur = 1.0;
-  long unj = 0;
+/* yaap (Robertson's "yet another AP"): log((1 + S) / (1 + R - S)), S the sum of the
+ * precisions at the relevant ranks (AP times R) */
+static void m_yaap(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
+  double sum = 0;
+  long so_far = 0;
   (void)cuts, (void)ncuts;
+  for (size_t i = 0; i < q->n; i++)
+    if (q->rel[i] >= q->level) sum += (double)++so_far / (double)(i + 1);
+  out[0] = log((1.0 + sum) / (1.0 + (double)q->num_rel - sum));
+}
+
+/* residual of rank-biased precision, p the parameter (rbp_resid.p=P; 0.9 by default): as
+ * trec_eval 10.0's m_rbp_resid.c computes it (p^n plus (1 - p) times the weights of the
+ * unjudged ranks, when any is unjudged) */
+static void m_rbp_resid(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
+  double p = ncuts ? cuts[0] : 0.9, sum = 0, cur = 1.0;
+  long unj = 0;
   for (size_t i = 0; i < q->n; i++) {
     if (q->rel[i] < 0) {
       unj++;
@@ -526,10 +562,10 @@ static void m_unj(const SlemJudged *q, const double *cuts, size_t ncuts, double 
   for (; c < ncuts; c++) out[c] = (double)so_far / cuts[c];
 }
 
-/* the qrels values of the first 10 ranks, as trec_eval prints them */
+/* the qrels values of the first ranks, 10 or the parameter (at most SLEM_MAX_CUTS - 1), as
+ * trec_eval prints them */
 static void m_relstring(const SlemJudged *q, const double *cuts, size_t ncuts, double *out) {
-  size_t len = q->n < 10 ? q->n : 10;
-  (void)cuts, (void)ncuts;
+  size_t want = ncuts ? (size_t)cuts[0] : 10, len = q->n < want ? q->n : want;
   out[0] = (double)len;
   for (size_t i = 0; i < len; i++) out[i + 1] = (double)q->rel[i];
 }
@@ -562,8 +598,8 @@ static const double unj_cuts[] = {5, 10, 20};
 #define CUTS(a) a, sizeof a / sizeof *a
 
 static const SlemMeasure table[] = {
-    /* name, per query, aggregate, cut-offs, count, official, per topic, zero if missing, trec; every line is in
-     * trec_eval's all_trec set, in its order */
+    /* name, per query, aggregate, cut-offs, count, official, per topic, zero if missing, trec; in
+     * trec_eval's order; trec 1: in its all_trec set, 2: only by name (dcg, ideal_dcg, yaap) */
     {"runid", m_none, SLEM_AGG_TEXT, SLEM_CUT_NONE, NULL, 0, 0, 1, 0, 0, 1},
     {"num_q", m_num_q, SLEM_AGG_NUM_Q, SLEM_CUT_NONE, NULL, 0, 1, 1, 0, 0, 1},
     {"num_ret", m_num_ret, SLEM_AGG_SUM, SLEM_CUT_NONE, NULL, 0, 1, 1, 1, 1, 1},
@@ -585,6 +621,8 @@ static const SlemMeasure table[] = {
     {"11pt_avg", m_11pt, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 1},
     {"binG", m_bing, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 1},
     {"G", m_g, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 1},
+    {"dcg", m_dcg, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 2},
+    {"ideal_dcg", m_ideal_dcg, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 2},
     {"ndcg", m_ndcg, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 1},
     {"ndcg_rel", m_ndcg_rel, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 1},
     {"Rndcg", m_rndcg, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 1},
@@ -598,6 +636,7 @@ static const SlemMeasure table[] = {
     {"set_map", m_set_map, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 1},
     {"set_F", m_set_f, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 1},
     {"num_nonrel_judged_ret", m_num_nonrel_judged_ret, SLEM_AGG_SUM, SLEM_CUT_NONE, NULL, 0, 1, 0, 1, 0, 1},
+    {"yaap", m_yaap, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 0, 2},
     {"rbp_resid", m_rbp_resid, SLEM_AGG_MEAN, SLEM_CUT_NONE, NULL, 0, 0, 0, 1, 1, 1},
     {"unj", m_unj, SLEM_AGG_MEAN, SLEM_CUT_RANK, CUTS(unj_cuts), 0, 0, 1, 1, 1},
 
@@ -616,6 +655,111 @@ long slem_measure_find(const char *name, size_t len) {
   return -1;
 }
 
+/* the largest magnitude of a gain, a coefficient or a beta: sums over any ranking stay finite */
+#define BIG 1e100
+
+/* The measures whose parameters are not cut-offs (one value each, printed NAME_PARAMS as
+ * trec_eval prints them): what each takes. */
+typedef enum ParamKind {
+  PARAM_REALS, /* numbers from lo to hi, min to max of them, increasing when sorted */
+  PARAM_GAINS, /* LEVEL=GAIN pairs, LEVEL a whole number given once: nDCG's gain map */
+  PARAM_P      /* p=P alone, lo < P < hi */
+} ParamKind;
+
+static const struct ParamRule {
+  const char *name;
+  ParamKind kind;
+  size_t min, max;
+  double lo, hi;
+  int sorted;
+  const char *what;
+} param_rules[] = {
+    {"utility", PARAM_REALS, 4, 4, -BIG, BIG, 0,
+     "four coefficients (relevant retrieved, non-relevant retrieved, relevant not retrieved, "
+     "the collection's other documents) from -1e100 to 1e100, as utility.1,-1,0,0"},
+    {"11pt_avg", PARAM_REALS, 1, SLEM_MAX_CUTS, 0, 1, 1,
+     "recall levels from 0 to 1 in increasing order, as 11pt_avg.0.2,0.5,0.8"},
+    {"set_F", PARAM_REALS, 1, 1, 0, BIG, 0, "one beta from 0 to 1e100, as set_F.0.5"},
+    {"relstring", PARAM_REALS, 1, 1, 0, SLEM_MAX_CUTS - 1, 0,
+     "one length, a whole number from 0 to 63, as relstring.20"},
+    {"rbp_resid", PARAM_P, 1, 1, 0, 1, 0, "p=P, the persistence, 0 < P < 1, as rbp_resid.p=0.95"},
+    {"ndcg", PARAM_GAINS, 1, SLEM_MAX_CUTS / 2, -BIG, BIG, 0, NULL},
+    {"ndcg_rel", PARAM_GAINS, 1, SLEM_MAX_CUTS / 2, -BIG, BIG, 0, NULL},
+    {"Rndcg", PARAM_GAINS, 1, SLEM_MAX_CUTS / 2, -BIG, BIG, 0, NULL},
+    {"G", PARAM_GAINS, 1, SLEM_MAX_CUTS / 2, -BIG, BIG, 0, NULL},
+    {"dcg", PARAM_GAINS, 1, SLEM_MAX_CUTS / 2, -BIG, BIG, 0, NULL},
+    {"ideal_dcg", PARAM_GAINS, 1, SLEM_MAX_CUTS / 2, -BIG, BIG, 0, NULL},
+};
+
+/* A finite number filling p[0..len), strtod's syntax; 0 when it is not one. */
+static int parse_real(const char *p, size_t len, double *v) {
+  char buf[64], *end;
+  if (len == 0 || len >= sizeof buf) return 0;
+  memcpy(buf, p, len);
+  buf[len] = 0;
+  errno = 0;
+  *v = strtod(buf, &end);
+  return *end == 0 && !errno && isfinite(*v) && !strchr(buf, ' ');
+}
+
+/* The parameters of a measure of param_rules (text after the dot) into req. */
+static int parse_params(SlemMeasureReq *req, const struct ParamRule *rule, const char *spec,
+                        const char *text, SlemError *err) {
+  const char *p = text;
+  size_t n = 0, npairs = 0;
+  if (strlen(text) >= sizeof req->text)
+    return slem_error(err, SLEM_EINVAL, "%s: parameters longer than %zu characters", spec,
+                      sizeof req->text - 1);
+  for (;;) {
+    size_t len = strcspn(p, ","), eq = strcspn(p, "=,");
+    double v;
+    if (rule->kind == PARAM_REALS) {
+      if (n == rule->max) break;
+      if (!parse_real(p, len, &v) || v < rule->lo || v > rule->hi) break;
+      if (rule->hi == SLEM_MAX_CUTS - 1 && v != floor(v)) break; /* relstring's length */
+      if (rule->sorted && n > 0 && v < req->cuts[n - 1])
+        return slem_error(err, SLEM_EINVAL, "%s: %s", spec, rule->what);
+      req->cuts[n++] = v;
+    } else {
+      char *end;
+      long level;
+      if (eq == len || npairs == rule->max || !parse_real(p + eq + 1, len - eq - 1, &v) ||
+          v < rule->lo || v > rule->hi)
+        break;
+      if (rule->kind == PARAM_P) {
+        if (eq != 1 || *p != 'p' || !(v > rule->lo && v < rule->hi)) break;
+        req->cuts[n++] = v;
+      } else {
+        errno = 0;
+        level = strtol(p, &end, 10);
+        if (end == p || end != p + eq || errno || *p == ' ')
+          return slem_error(err, SLEM_EINVAL, "%s: '%.*s' is not a relevance level (gains are "
+                            "LEVEL=GAIN pairs, LEVEL a whole number: ndcg.1=0,2=1,3=5)",
+                            spec, (int)len, p);
+        for (size_t i = 0; i < n; i += 2)
+          if (req->cuts[i] == (double)level)
+            return slem_error(err, SLEM_EINVAL, "%s: a gain for level %ld twice", spec, level);
+        req->cuts[n++] = (double)level;
+        req->cuts[n++] = v;
+        req->gain_map = 1;
+      }
+      npairs++;
+    }
+    if (!p[len]) {
+      if (n / (rule->kind == PARAM_GAINS ? 2 : 1) < rule->min) break;
+      req->ncuts = n;
+      strcpy(req->text, text);
+      return SLEM_OK;
+    }
+    p += len + 1;
+  }
+  req->gain_map = 0;
+  if (rule->kind == PARAM_GAINS)
+    return slem_error(err, SLEM_EINVAL, "%s: gains are LEVEL=GAIN pairs, LEVEL a whole number "
+                      "and GAIN a number from -1e100 to 1e100 (ndcg.1=0,2=1,3=5)", spec);
+  return slem_error(err, SLEM_EINVAL, "%s: %s takes %s", spec, rule->name, rule->what);
+}
+
 int slem_measure_parse(SlemMeasureReq *req, const char *spec, SlemError *err) {
   const char *dot = strchr(spec, '.');
   size_t len = dot ? (size_t)(dot - spec) : strlen(spec), n = 0;
@@ -627,10 +771,16 @@ int slem_measure_parse(SlemMeasureReq *req, const char *spec, SlemError *err) {
   me = table + m;
   req->m = (size_t)m;
   req->ncuts = me->ncuts;
+  req->gain_map = 0;
+  req->text[0] = 0;
   if (me->ncuts) memcpy(req->cuts, me->cuts, me->ncuts * sizeof *me->cuts);
   if (!dot) return SLEM_OK;
-  if (me->cut == SLEM_CUT_NONE)
+  if (me->cut == SLEM_CUT_NONE) {
+    for (size_t r = 0; r < sizeof param_rules / sizeof *param_rules; r++)
+      if (strcmp(param_rules[r].name, me->name) == 0)
+        return parse_params(req, param_rules + r, spec, dot + 1, err);
     return slem_error(err, SLEM_EINVAL, "%s: %s takes no parameters here", spec, me->name);
+  }
   for (p = dot + 1;;) {
     char *end;
     double v;
@@ -672,5 +822,6 @@ void slem_measure_value_name(const SlemMeasureReq *req, size_t c, char *name, si
   const SlemMeasure *me = table + req->m;
   if (me->cut == SLEM_CUT_RANK) snprintf(name, size, "%s_%ld", me->name, (long)req->cuts[c]);
   else if (me->cut != SLEM_CUT_NONE) snprintf(name, size, "%s_%.2f", me->name, req->cuts[c]);
+  else if (req->text[0]) snprintf(name, size, "%s_%s", me->name, req->text);
   else snprintf(name, size, "%s", me->name);
 }

@@ -31,6 +31,12 @@ typedef struct SlemJudged {
   long num_rel;
   long level;
   long num_nonrel; /* the query's qrels values in [0, level): judged non-relevant (bpref) */
+  /* nDCG's gain map (ndcg.1=0,2=1 of treceval.c), NULL without one: rank_gain[i] the gain of
+   * rank i + 1, ideal_gain the positive gains of the query's judged documents, decreasing */
+  const double *rank_gain;
+  const double *ideal_gain;
+  size_t nideal;
+  double num_docs; /* documents in the collection (trec_eval -N: utility's 4th coefficient) */
 } SlemJudged;
 
 /* rel[i] of a document the qrels do not name (trec_eval's RELVALUE_NONPOOL), and of one they
@@ -72,7 +78,8 @@ typedef struct SlemMeasure {
   int per_topic;          /* printed for each topic with -q (num_q and gm_map are not) */
   int zero_if_missing;    /* 0 for a topic the run lacks (trec_eval -c), rather than the value
                              on trec_eval's stand-in ranking of one unjudged document */
-  int trec;               /* trec_eval 10.0 has it (in its all_trec set); 0: slem's own */
+  int trec;               /* trec_eval 10.0 has it: 1 in its all_trec set, 2 outside it (dcg,
+                             ideal_dcg, yaap: asked for by name); 0: slem's own */
 } SlemMeasure;
 
 /* The table, in trec_eval's order of output; *n gets its length. Static storage. */
@@ -101,18 +108,28 @@ double slem_judged_ap(const SlemJudged *q, SlemApKind kind);
 
 /* A measure asked for by name with trec_eval's -m syntax ("P.5,10", "ndcg_cut.10",
  * "iprec_at_recall.0,0.5", "map"): its index in the table and its cut-offs, increasing
- * (the table's defaults when none are given). */
+ * (the table's defaults when none are given).
+ * The measures of cut kind SLEM_CUT_NONE that take parameters have one value whatever
+ * their number, and the parameters in cuts, in the order given (ncuts 0: the defaults):
+ * utility.P1,P2,P3,P4 (1,-1,0,0), set_F.BETA (1), 11pt_avg.LEVEL,... (0,0.1,...,1,
+ * increasing), rbp_resid.p=P (0.9); nDCG's gain map LEVEL=GAIN,... (ndcg, ndcg_rel, Rndcg,
+ * G; the qrels value by default) as (level, gain) pairs with gain_map set, which the
+ * caller turns into SlemJudged's rank_gain and ideal_gain. text is the parameters as given,
+ * for their value name ("utility_2,-1,0,0", as trec_eval prints it); "" for cut-offs. */
 #define SLEM_MAX_CUTS 64
 typedef struct SlemMeasureReq {
   size_t m;
   double cuts[SLEM_MAX_CUTS];
   size_t ncuts;
+  int gain_map;
+  char text[256];
 } SlemMeasureReq;
 
 /* Parses spec into *req. Returns SLEM_OK; SLEM_EINVAL naming spec
  * (parameters to a measure that takes none, a cut-off that is not a positive whole number
- * or a recall level in [0, 1], one given twice, more than SLEM_MAX_CUTS); -1 without a
- * message when no measure has that name (the caller words it). */
+ * or a recall level in [0, 1], one given twice, more than SLEM_MAX_CUTS; parameters of the
+ * wrong number or range, a gain map's pair that is not LEVEL=GAIN or names a level twice);
+ * -1 without a message when no measure has that name (the caller words it). */
 int slem_measure_parse(SlemMeasureReq *req, const char *spec, SlemError *err);
 
 /* The value names of req, for output: "map", "P_5", "iprec_at_recall_0.50", one per value,

@@ -46,8 +46,11 @@ struct SlemTrecEval {
   const SlemMeasure *tab; /* measures.h's table */
   size_t ntab;
   int want[MAX_MEASURES], any_wanted;
-  double cuts[MAX_MEASURES][MAX_CUTS]; /* each measure's cut-offs, increasing */
+  double cuts[MAX_MEASURES][MAX_CUTS]; /* each measure's cut-offs, increasing, or parameters */
   size_t ncuts[MAX_MEASURES];
+  int given[MAX_MEASURES];    /* parameters given: later ones are ignored, as trec_eval does */
+  int gain_map[MAX_MEASURES]; /* cuts are nDCG's (level, gain) pairs */
+  char text[MAX_MEASURES][sizeof ((SlemMeasureReq *)0)->text]; /* parameters as given */
   char *runid; /* the run tag of the run's last line (trec_eval's runid); NULL: none read */
 };
 
@@ -97,6 +100,29 @@ void slem_treceval_free(SlemTrecEval *self) {
   free(self);
 }
 
+/* trec_eval's nicknames of sets of measures: official and all_trec from the table's flags,
+ * set by its names ("" ends a list) */
+static const char *const set_names[] = {"runid", "num_q", "num_ret", "num_rel", "num_rel_ret",
+                                        "utility", "set_P", "set_recall", "set_relative_P",
+                                        "set_map", "set_F", ""};
+
+/* What trec_eval 10.0 computes and slem does not: the measures and nicknames, and why */
+#define PREFS "preference judgements (trec_eval -R prefs or qrels_prefs); slem reads qrels only"
+#define JG "judgement groups (trec_eval -R qrels_jg); slem reads qrels only"
+static const struct {
+  const char *name, *why;
+} unsupported[] = {
+    {"rbp", "trec_eval 10.0's m_rbp.c reads two variables (min and max gain) before setting "
+            "them, so its value is not defined"},
+    {"all_prefs", PREFS}, {"prefs", PREFS}, {"prefs_num_prefs_poss", PREFS},
+    {"prefs_num_prefs_ful", PREFS}, {"prefs_num_prefs_ful_ret", PREFS}, {"prefs_simp", PREFS},
+    {"prefs_pair", PREFS}, {"prefs_avgjg", PREFS}, {"prefs_avgjg_Rnonrel", PREFS},
+    {"prefs_simp_ret", PREFS}, {"prefs_pair_ret", PREFS}, {"prefs_avgjg_ret", PREFS},
+    {"prefs_avgjg_Rnonrel_ret", PREFS}, {"prefs_simp_imp", PREFS}, {"prefs_pair_imp", PREFS},
+    {"prefs_avgjg_imp", PREFS}, {"qrels_jg", JG}, {"map_avgjg", JG}, {"P_avgjg", JG},
+    {"Rprec_mult_avgjg", JG},
+};
+
 int slem_treceval_measure(SlemTrecEval *self, const char *spec, SlemError *err) {
   const char *dot = strchr(spec, '.');
   size_t len = dot ? (size_t)(dot - spec) : strlen(spec);
@@ -110,16 +136,31 @@ int slem_treceval_measure(SlemTrecEval *self, const char *spec, SlemError *err) 
     return SLEM_OK;
   }
   if (len == 8 && strncmp(spec, "all_trec", 8) == 0 && !dot) {
-    for (size_t i = 0; i < self->ntab; i++) self->want[i] |= self->tab[i].trec;
+    for (size_t i = 0; i < self->ntab; i++) self->want[i] |= self->tab[i].trec == 1;
     self->any_wanted = 1;
     return SLEM_OK;
   }
+  if (strcmp(spec, "set") == 0) {
+    for (size_t i = 0; *set_names[i]; i++) {
+      long k = slem_measure_find(set_names[i], strlen(set_names[i]));
+      if (k >= 0) self->want[k] = 1; /* every name is in the table */
+    }
+    self->any_wanted = 1;
+    return SLEM_OK;
+  }
+  for (size_t i = 0; i < sizeof unsupported / sizeof *unsupported; i++)
+    if (strlen(unsupported[i].name) == len && strncmp(spec, unsupported[i].name, len) == 0)
+      return slem_error(err, SLEM_EINVAL, "%s: not supported by slem: %s", spec, unsupported[i].why);
   if ((m = slem_measure_parse(&req, spec, err)) == SLEM_OK && !self->tab[req.m].trec) m = -1;
   if (m == SLEM_OK) {
     m = (long)req.m;
-    if (dot) {
+    /* trec_eval takes the first parameters given for a measure (-m P.10 -m P.5: P_10) */
+    if (dot && !self->given[m]) {
       self->ncuts[m] = req.ncuts;
       memcpy(self->cuts[m], req.cuts, req.ncuts * sizeof *req.cuts);
+      self->gain_map[m] = req.gain_map;
+      memcpy(self->text[m], req.text, sizeof req.text);
+      self->given[m] = 1;
     }
     self->want[m] = 1;
     self->any_wanted = 1;
@@ -129,7 +170,7 @@ int slem_treceval_measure(SlemTrecEval *self, const char *spec, SlemError *err) 
   names[0] = 0;
   for (size_t i = 0; i < self->ntab && used < sizeof names; i++)
     if (self->tab[i].trec) used += (size_t)snprintf(names + used, sizeof names - used, "%s, ", self->tab[i].name);
-  return slem_error(err, SLEM_EINVAL, "unknown measure '%s' (%sofficial, all_trec)", spec, names);
+  return slem_error(err, SLEM_EINVAL, "unknown measure '%s' (%sofficial, all_trec, set)", spec, names);
 }
 
 /* The topic of qid, created when new; NULL when out of memory. */
@@ -267,7 +308,8 @@ int slem_treceval_read_run(SlemTrecEval *self, const char *path, SlemError *err)
                       "text line", name, ln, (size_t)(nul - line) + 1);
       break;
     }
-    if ((n = split_blanks(line, f, 7)) == 0) continue;
+    /* a comment, as trec_eval skips it: '#' first on the line */
+    if (line[0] == '#' || (n = split_blanks(line, f, 7)) == 0) continue;
     if (n < 6) {
       st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": %zu fields, expected 6 (qid Q0 "
                       "docno rank score tag)", name, ln, n);
@@ -303,7 +345,7 @@ static int looks_trec(const char *path) {
   int trec = 0;
   if (!fp) return 0;
   while (getline(&line, &cap, fp) >= 0) {
-    if ((n = split_blanks(line, f, 6)) == 0) continue;
+    if (line[0] == '#' || (n = split_blanks(line, f, 6)) == 0) continue;
     trec = n == 6 && f[0][0] != '{' && (unsigned char)f[0][0] != 0x93;
     break;
   }
@@ -354,6 +396,42 @@ static int by_gain_desc(const void *a, const void *b) {
   return x > y ? -1 : x < y;
 }
 
+static int by_double_desc(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x > y ? -1 : x < y;
+}
+
+/* The values measure m prints: one per cut-off, or one */
+static size_t nvalues(const SlemTrecEval *self, size_t m) {
+  return self->tab[m].cut == SLEM_CUT_NONE ? 1 : self->ncuts[m];
+}
+
+/* The gain of qrels value rel under measure m's gain map: the map's, else rel when positive
+ * (trec_eval's setup_gains and get_gain) */
+static double mapped_gain(const SlemTrecEval *self, size_t m, long rel) {
+  for (size_t i = 0; i + 1 < self->ncuts[m]; i += 2)
+    if (self->cuts[m][i] == (double)rel) return self->cuts[m][i + 1];
+  return rel > 0 ? (double)rel : 0.0;
+}
+
+/* q's rank_gain and ideal_gain under measure m's gain map, in rank_gain (q->n) and
+ * ideal_gain (t->nj): the judged documents' positive gains, decreasing, for the ideal
+ * ranking. trec_eval sorts its gain levels comparing the gains' difference cast to int, so
+ * that two gains less than 1 apart may come out of order there; here they are sorted. */
+static void map_gains(const SlemTrecEval *self, size_t m, const Topic *t, SlemJudged *q,
+                      double *rank_gain, double *ideal_gain) {
+  size_t n = 0;
+  for (size_t i = 0; i < q->n; i++) rank_gain[i] = mapped_gain(self, m, q->rel[i]);
+  for (size_t i = 0; i < t->nj; i++) {
+    double g;
+    if (t->j[i].rel >= 0 && (g = mapped_gain(self, m, t->j[i].rel)) > 0) ideal_gain[n++] = g;
+  }
+  if (n > 1) qsort(ideal_gain, n, sizeof *ideal_gain, by_double_desc);
+  q->rank_gain = rank_gain;
+  q->ideal_gain = ideal_gain;
+  q->nideal = n;
+}
+
 typedef struct Values {
   double v[MAX_MEASURES][MAX_CUTS];
 } Values;
@@ -362,15 +440,20 @@ typedef struct Values {
  * lacks (complete mode) has nr = 0. Returns -1 out of memory. */
 static int topic_values(const SlemTrecEval *self, const Topic *t, const int *want, Values *out) {
   long *gains = NULL, *rel = NULL;
+  double *rank_gain = NULL, *ideal_gain = NULL;
   size_t ng = 0;
   SlemJudged q = {0};
-  int st = 0;
+  int st = 0, any_map = 0;
+  for (size_t m = 0; m < self->ntab; m++) any_map |= want[m] && self->gain_map[m];
   if ((t->nj > 0 && !(gains = malloc(t->nj * sizeof *gains))) ||
-      !(rel = malloc((t->nr ? t->nr : 1) * sizeof *rel))) {
+      !(rel = malloc((t->nr ? t->nr : 1) * sizeof *rel)) ||
+      (any_map && (!(rank_gain = malloc((t->nr ? t->nr : 1) * sizeof *rank_gain)) ||
+                   !(ideal_gain = malloc((t->nj ? t->nj : 1) * sizeof *ideal_gain))))) {
     st = -1;
     goto done;
   }
   q.level = self->o.relevance_level;
+  q.num_docs = self->o.num_docs;
   for (size_t i = 0; i < t->nj; i++) {
     long r = t->j[i].rel;
     if (r < 0) continue; /* in the pool, not judged: neither relevant nor non-relevant */
@@ -390,13 +473,19 @@ static int topic_values(const SlemTrecEval *self, const Topic *t, const int *wan
   q.ngains = ng;
   for (size_t m = 0; m < self->ntab; m++)
     if (want[m]) {
-      self->tab[m].per_query(&q, self->cuts[m], self->ncuts[m], out->v[m]);
-      if (t->nr == 0 && self->tab[m].zero_if_missing)
-        for (size_t c = 0; c < (self->ncuts[m] ? self->ncuts[m] : 1); c++) out->v[m][c] = 0;
+      SlemJudged qm = q;
+      if (self->gain_map[m]) map_gains(self, m, t, &qm, rank_gain, ideal_gain);
+      self->tab[m].per_query(&qm, self->cuts[m], self->ncuts[m], out->v[m]);
+      /* trec_eval zeroes them by their value's name, which parameters change ("utility_2,
+       * -1,0,0" is left as computed) */
+      if (t->nr == 0 && self->tab[m].zero_if_missing && !self->text[m][0])
+        for (size_t c = 0; c < nvalues(self, m); c++) out->v[m][c] = 0;
     }
 done:
   free(gains);
   free(rel);
+  free(rank_gain);
+  free(ideal_gain);
   return st;
 }
 
@@ -407,14 +496,15 @@ static int print_measure(const SlemTrecEval *self, FILE *out, size_t m, const ch
   char name[64];
   int ok = 1;
   if (me->aggregate == SLEM_AGG_STRING) {
-    char str[16];
+    char str[MAX_CUTS], vname[sizeof self->text[m] + 64];
     size_t len = (size_t)v->v[m][0];
-    for (size_t i = 0; i < len && i < 10; i++) {
+    for (size_t i = 0; i < len && i < MAX_CUTS - 1; i++) {
       long r = (long)v->v[m][i + 1];
       str[i] = (char)(r > 9 ? '>' : r >= 0 ? '0' + r : r == SLEM_UNJUDGED ? '-' : r == SLEM_POOLED ? '.' : '<');
     }
-    str[len < 10 ? len : 10] = 0;
-    if (strcmp(qid, "all")) ok &= fprintf(out, "%-22s\t%s\t'%s'\n", me->name, qid, str) > 0;
+    str[len < MAX_CUTS - 1 ? len : MAX_CUTS - 1] = 0;
+    snprintf(vname, sizeof vname, self->text[m][0] ? "%s_%s" : "%s", me->name, self->text[m]);
+    if (strcmp(qid, "all")) ok &= fprintf(out, "%-22s\t%s\t'%s'\n", vname, qid, str) > 0;
   } else if (me->aggregate == SLEM_AGG_TEXT) {
     ok &= fprintf(out, "%-22s\t%s\t%s\n", me->name, qid, self->runid ? self->runid : "slem") > 0;
   } else if (me->cut != SLEM_CUT_NONE) {
@@ -428,6 +518,10 @@ static int print_measure(const SlemTrecEval *self, FILE *out, size_t m, const ch
     }
   } else if (me->count) {
     ok &= fprintf(out, "%-22s\t%s\t%ld\n", me->name, qid, (long)v->v[m][0]) > 0;
+  } else if (self->text[m][0]) { /* parameters given: trec_eval prints NAME_PARAMS */
+    ok &= fprintf(out, "%s_%-*s\t%s\t%6.4f\n", me->name,
+                  (int)(strlen(me->name) < 21 ? 21 - strlen(me->name) : 0), self->text[m], qid,
+                  v->v[m][0]) > 0;
   } else {
     ok &= fprintf(out, "%-22s\t%s\t%6.4f\n", me->name, qid, v->v[m][0]) > 0;
   }
@@ -479,7 +573,7 @@ int slem_treceval_write(SlemTrecEval *self, FILE *out, uint64_t *skipped_out, Sl
     nq++;
     for (size_t m = 0; m < self->ntab; m++)
       if (want[m])
-        for (size_t c = 0; c < (self->ncuts[m] ? self->ncuts[m] : 1); c++) acc.v[m][c] += v.v[m][c];
+        for (size_t c = 0; c < nvalues(self, m); c++) acc.v[m][c] += v.v[m][c];
     /* the counts print as whole numbers; the string measure has no sum */
     if (self->o.per_query)
       for (size_t m = 0; m < self->ntab; m++)
@@ -490,7 +584,7 @@ int slem_treceval_write(SlemTrecEval *self, FILE *out, uint64_t *skipped_out, Sl
   if (nq == 0)
     return slem_error(err, SLEM_EFORMAT, "no topic has both results and relevance judgements");
   for (size_t m = 0; m < self->ntab; m++)
-    for (size_t c = 0; c < (self->ncuts[m] ? self->ncuts[m] : 1); c++) {
+    for (size_t c = 0; c < nvalues(self, m); c++) {
       double *x = &acc.v[m][c];
       switch (self->tab[m].aggregate) {
       case SLEM_AGG_NUM_Q: *x = (double)nq; break;
@@ -508,7 +602,7 @@ int slem_treceval_write(SlemTrecEval *self, FILE *out, uint64_t *skipped_out, Sl
       case SLEM_AGG_STRING: break;
       }
     }
-  for (size_t m = 0; m < self->ntab; m++)
+  for (size_t m = 0; m < self->ntab && !self->o.no_summary; m++)
     if (want[m]) ok &= print_measure(self, out, m, "all", &acc);
   if (!ok || ferror(out)) return slem_error(err, SLEM_EIO, "write error");
   return SLEM_OK;

@@ -37,6 +37,9 @@ typedef struct SlemTrecOpts {
   int per_query;        /* trec_eval -q */
   int judged_only;      /* trec_eval -J: results the qrels do not judge are dropped first */
   long max_per_topic;   /* trec_eval -M: the first N results of each topic (0: all) */
+  int no_summary;       /* trec_eval -n: no "all" lines (with per_query, the topics' only) */
+  double num_docs;      /* trec_eval -N: documents in the collection (utility's 4th
+                           coefficient; 0 by default, as trec_eval) */
 } SlemTrecOpts;
 
 void slem_treceval_opts_init(SlemTrecOpts *opts);
@@ -46,17 +49,20 @@ int slem_treceval_new(SlemTrecEval **self, const SlemTrecOpts *opts, SlemError *
 void slem_treceval_free(SlemTrecEval *self);
 
 /* Requests a measure by trec_eval's -m syntax: "map", "P.5,10", "iprec_at_recall.0,0.5,1",
- * "Rprec_mult.0.5,2", "official" (runid num_q num_ret num_rel num_rel_ret map gm_map Rprec
- * bpref recip_rank iprec_at_recall P: trec_eval's own default set) or "all_trec". Without
- * any request slem_treceval_write() prints the official set. Cut-offs must be positive whole
- * numbers (ranks), recall levels from 0 to 1 (iprec_at_recall) or non-negative multiples
+ * "Rprec_mult.0.5,2", "ndcg.1=0,2=1", "utility.2,-1,0,0" (measures.h: the parameters),
+ * "official" (runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank
+ * iprec_at_recall P: trec_eval's own default set), "all_trec" or "set". Without any request
+ * slem_treceval_write() prints the official set. Cut-offs must be positive whole numbers
+ * (ranks), recall levels from 0 to 1 (iprec_at_recall) or non-negative multiples
  * (Rprec_mult), without duplicates; they are printed in increasing order, as trec_eval
- * does.
- * Errors: SLEM_EINVAL naming the measure. */
+ * does. The first parameters given for a measure are kept, as trec_eval keeps them (a later
+ * request is still parsed, and refused when malformed).
+ * Errors: SLEM_EINVAL naming the measure: unknown, malformed parameters, or one of trec_eval
+ * 10.0's that slem does not compute ("rbp: not supported by slem: " and the reason). */
 int slem_treceval_measure(SlemTrecEval *self, const char *spec, SlemError *err);
 
 /* Reads TREC qrels "qid iter docno rel" through truth.c (rel a whole number; negative
- * values are kept as unjudged). Errors: SLEM_EIO, SLEM_EFORMAT naming path and line (fields missing, rel
+ * values are kept as unjudged; lines beginning with '#' skipped, as trec_eval skips them). Errors: SLEM_EIO, SLEM_EFORMAT naming path and line (fields missing, rel
  * not a number, a document judged twice for a topic). */
 int slem_treceval_read_qrels(SlemTrecEval *self, const char *path, SlemError *err);
 
@@ -72,7 +78,7 @@ int slem_treceval_result(SlemTrecEval *self, const char *qid, const char *docno,
 int slem_treceval_add_run(SlemTrecEval *self, SlemRankReader *rankings, SlemError *err);
 
 /* Reads a TREC run "qid Q0 docno rank score tag" (blank separated; fields after the sixth
- * ignored, as trec_eval does) from path ("-": stdin). The rank field is not read (0, a word:
+ * ignored, and lines beginning with '#', as trec_eval does) from path ("-": stdin). The rank field is not read (0, a word:
  * trec_eval ignores it too); the last line's tag is the runid. Errors: SLEM_EIO, SLEM_EFORMAT
  * naming path and line (fewer than 6 fields, a score that is not a number), those of
  * slem_treceval_result(). */

@@ -140,13 +140,15 @@ int slem_truth_read_graded(SlemTruth **self, const char *path, int strict, SlemE
   st = slem_lines_open(&in, path, err);
   if (st) goto fail;
   for (;;) {
-    char *f[6];
-    size_t nf;
+    char *f[6], *line;
+    size_t nf, len;
     long qi, di, rel;
     char *end;
-    st = slem_lines_fields(in, f, 6, &nf, err);
+    st = slem_lines_next(in, &line, &len, err);
     if (st) goto fail;
-    if (nf == 0) break;
+    if (!line) break;
+    /* a comment, as trec_eval skips it: '#' first on the line */
+    if (line[0] == '#' || (nf = slem_lines_split(line, " \t", 1, f, 6)) == 0) continue;
     if (nf != 4) {
       st = slem_error(err, SLEM_EFORMAT, "%s: line %" PRIu64 ": %zu fields, expected 4 (qid iter "
                       "docno rel)", slem_lines_name(in), slem_lines_number(in), nf);

@@ -16,7 +16,8 @@
 
 typedef struct SlemTruth SlemTruth;
 
-/* TREC qrels: "qid iter docno rel" per line, rel >= 1 relevant. Errors: SLEM_EIO,
+/* TREC qrels: "qid iter docno rel" per line, rel >= 1 relevant; a line beginning with '#' is
+ * a comment (trec_eval's). Errors: SLEM_EIO,
  * SLEM_EFORMAT naming the file and line (field count, a relevance that is not a whole
  * number, an empty file), SLEM_ENOMEM. */
 int slem_truth_read_qrels(SlemTruth **self, const char *path, SlemError *err);

@@ -36,6 +36,7 @@ static int read_line(SlemRankReader *r, char *line, uint64_t ln, SlemRankLine *o
 const SlemRankFormatOps slem_rank_trec = {
     .name = "trec",
     .extension = ".trec",
+    .comment = '#',
     .sniff = sniff,
     .format = format,
     .read_line = read_line,

@@ -35,6 +35,8 @@ typedef struct SlemRankFormatOps {
   const char *name;       /* "tsv": -F's word */
   const char *extension;  /* ".tsv": an output named so is written in this format */
   int shard_lines;        /* 1: carries slem-match --shard's first and end lines (jsonl) */
+  char comment;           /* a line beginning with this byte is a comment, skipped by the
+                             reader (trec: '#', as trec_eval); 0: none */
   /* How strongly the first non-blank line of a text looks like this format: the highest
    * wins (jsonl 3 on '{', tsv 2 on tabs and no space, trec 1 on anything). NULL: never
    * recognised from text (npy). */

@@ -975,7 +975,15 @@ int slem_rankreader_next(SlemRankReader *self, const SlemRankQuery **q, SlemErro
       if (sh < 0) return SLEM_EFORMAT;
       if (sh > 0) continue;
     }
-    if (!r->ops) r->ops = sniff(line);
+    if (!r->ops) {
+      r->ops = sniff(line);
+      /* a comment first: the format is the next line's (a tsv query "#1" is no comment) */
+      if (r->ops->comment && line[0] == r->ops->comment) {
+        r->ops = NULL;
+        continue;
+      }
+    }
+    if (r->ops->comment && line[0] == r->ops->comment) continue;
     if (r->ops->read_query) {
       int sh = shard_end_line(r, line, err);
       if (sh < 0) return SLEM_EFORMAT;

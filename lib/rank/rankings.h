@@ -305,7 +305,8 @@ typedef struct SlemRankReader SlemRankReader;
 /* Opens a ranking file ("-": stdin) in format fmt, SLEM_RANK_AUTO to recognise it: an npy
  * pair by its name (OUT.I.npy, OUT.D.npy, OUT.npy, or OUT when OUT.I.npy exists), the
  * text formats from the first non-blank line ('{' jsonl; tabs and no space tsv; else
- * trec). npy rankings are read from OUT.I.npy and OUT.D.npy whichever of the names is
+ * trec; a trec run's lines beginning with '#' are comments, skipped as trec_eval skips
+ * them, and so is one first that would make the text trec). npy rankings are read from OUT.I.npy and OUT.D.npy whichever of the names is
  * given: their shapes must agree, I int64 and D float32, each row's results first and
  * its padding (I -1, D -FLT_MAX) last; a file whose size says 0 but that holds bytes
  * (/proc, FUSE) is read as a stream, its size checked when its data end, with the
