@@ -12,6 +12,9 @@ scores tie exactly; FAISS lists tied results in an order of its own (by descendi
                               I made global (+ 200 S): int64 and float32, FAISS's layout
   shard1w_I.npy, shard1w_D.npy shard 1 as int32 I and float64 D (numpy's astype)
   whole_I.npy, whole_D.npy    FAISS's search of the whole database (600 rows)
+  l2_I.npy, l2_D.npy          an IndexFlatL2 search of shard 0: distances, smallest first
+  l2pad_I.npy, l2pad_D.npy    one of the first 5 rows, k 10: padded as FAISS pads L2
+                              (I -1, D +FLT_MAX)
   merged.tsv                  the merge of the three shards by numpy: per query, the union
                               of the shards' lists sorted by decreasing score, equal scores
                               by the lower row, the first 10 (slem-match's tsv: query, rank
@@ -61,6 +64,13 @@ def main():
     D, I = search(db, q)
     np.save(os.path.join(OUT, "whole_I.npy"), I)
     np.save(os.path.join(OUT, "whole_D.npy"), D)
+    for name, rows in (("l2", 200), ("l2pad", 5)):
+        index = faiss.IndexFlatL2(db.shape[1])
+        index.add(db[:rows])
+        D, I = index.search(q, K)
+        np.save(os.path.join(OUT, f"{name}_I.npy"), I)
+        np.save(os.path.join(OUT, f"{name}_D.npy"), D)
+    assert (I[:, 5:] == -1).all() and (D[:, 5:] == np.finfo(np.float32).max).all()
     with open(os.path.join(OUT, "merged.tsv"), "w") as f:
         for i in range(len(q)):
             for r, (negs, row) in enumerate(sorted(cand[i])[:K]):

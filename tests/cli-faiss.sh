@@ -59,6 +59,10 @@ npy_pair up 1 2 '1 2' '.25 .5'
 expect_fail "scores going up" 1 "up.I.npy: row 0, column 1: query '0' lists row 2 ('2', score 0.5) after row 1 (score 0.25): not best first" "$T/o" slem-merge -k 2 -o "$T/o" up.npy
 npy_pair tw 1 3 '7 5 7' '.5 .5 .5'
 expect_fail "a row twice among ties" 1 "tw.I.npy: row 0, column 2: id '7' appears twice" "$T/o" slem-merge -k 3 -o "$T/o" tw.npy
+# FAISS's L2 search (IndexFlatL2: distances, smallest first) is no similarity: refused,
+# naming it, whether the distances go up or its padding is +FLT_MAX
+expect_fail "FAISS's L2 shard" 1 "l2_I.npy: row 0, column 1: .*not best first.*FAISS's IndexFlatL2" "$T/o" slem-merge -k 10 -o "$T/o" "$F/l2_I.npy"
+expect_fail "FAISS's L2 padding" 1 "l2pad_I.npy: row 0, column 5: padding (I -1) with D +FLT_MAX, as FAISS pads L2 distances" "$T/o" slem-merge -k 10 -o "$T/o" "$F/l2pad_I.npy"
 # ties of a text shard in another order than the lower row: put by the lower row
 npy_pair ta 1 3 '7 5 3' '.5 .5 .25'
 printf '0\t1\t6\t0.5\n0\t2\t4\t0.5\n0\t3\t8\t0.25\n' >"$T/tb.tsv"

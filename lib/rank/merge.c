@@ -427,7 +427,9 @@ static int gather(Merge *m, size_t *nc, SlemError *err) {
       if (i > 0 && m->c[c - 1].hit.score < score)
         return slem_error(err, SLEM_EFORMAT, "%s: %s: query '%s' lists row %" PRIu64
                           " ('%s', score %.9g) after row %" PRIu64 " (score %.9g): not best first, "
-                          "as slem-match and FAISS write a ranking",
+                          "as slem-match and FAISS's inner-product search write a ranking "
+                          "(distances smallest first, as FAISS's IndexFlatL2 lists them, are not "
+                          "similarities: slem merges no L2 rankings)",
                           name_of(m, s), entry_at(m, s, e, at), g->query, row, e->id, (double)score,
                           m->c[c - 1].hit.row, (double)m->c[c - 1].hit.score);
       added = slem_keyset_add(sh->rows, row);

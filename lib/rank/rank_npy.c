@@ -342,7 +342,11 @@ static int rnext(SlemRankReader *r, const SlemRankQuery **q, SlemError *err) {
       return slem_error(err, SLEM_EFORMAT, "%s: row %" PRIu64 ", column %zu: %s", in->iname, in->q,
                         j, row < -1    ? "a negative row other than the padding -1"
                            : row >= 0 ? "a result after the padding (I -1, D -FLT_MAX)"
-                                      : "padding (I -1) with a score other than -FLT_MAX");
+                           : drow_at(in, j) == FLT_MAX
+                               ? "padding (I -1) with D +FLT_MAX, as FAISS pads L2 distances "
+                                 "(IndexFlatL2, smallest first): slem's rankings are similarities, "
+                                 "padded with -FLT_MAX"
+                               : "padding (I -1) with a score other than -FLT_MAX");
   }
   in->q++;
   slem_rankreader_finish(r, q);
