@@ -19,7 +19,8 @@ neighbors.ivecs: the first 10 columns of neighbors as ivecs.
 euclid.hdf5: the same train and test with distance 'euclidean' (a fixed-length string, as
   numpy bytes are written), neighbors by increasing L2 distance and their distances.
 recall-dot.txt: recall@10 of the raw inner-product top 10 against ann.hdf5's neighbors
-  (what a ranking that ignored 'angular' would score: below 1).
+  (what a ranking that ignored 'angular' would score: below 1), and train.npy, test.npy,
+  the same vectors as npy (no attribute: slem-match ranks them by inner product).
 recall.txt: recall@10 of the exact cosine top 10 against neighbors with the last 3 of
   each query's true top 10 swapped for rows 11-13 (so that it is not 1): numpy's value,
   and the ranking (tsv, slem-match's layout) that gives it, ranking.tsv.
@@ -48,6 +49,8 @@ def main():
     neighbors = order[:, :100].astype(np.int32)
     test_i8 = np.round(test.astype(np.float64) * 1000).astype(np.int64)
     np.save(os.path.join(OUT, "test_i8.npy"), test_i8)
+    np.save(os.path.join(OUT, "train.npy"), train)
+    np.save(os.path.join(OUT, "test.npy"), test)
     with h5py.File(os.path.join(OUT, "ann.hdf5"), "w") as f:
         f.create_dataset("train", data=train, chunks=(100, 16), compression="gzip")
         f.create_dataset("test", data=test)
