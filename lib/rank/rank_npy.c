@@ -1,7 +1,9 @@
 /* The npy rankings (rankings.h, ranknpy.h): FAISS's I(nq, k) int64 rows and D(nq, k)
- * float32 scores, in OUT.I.npy and OUT.D.npy. Two files, committed together; read back
- * by either name or by OUT, never from a pipe (the rows are found by seeking). Queries
- * are named by their row ("0", "1", ...), results by their database row. */
+ * float32 scores, in OUT.I.npy and OUT.D.npy (or a pair under its own names, x_I.npy and
+ * x_D.npy, ranknpy.h's rule). Two files, committed together; read back by either name or
+ * by OUT, never from a pipe (the rows are found by seeking), I int32 and D float64 too, as
+ * numpy users save FAISS's. Queries are named by their row ("0", "1", ...), results by
+ * their database row. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <float.h>
