@@ -63,6 +63,22 @@ START_TEST(ties_go_to_the_lower_global_row) {
 }
 END_TEST
 
+START_TEST(ties_within_a_shard_in_any_order) {
+  /* FAISS lists equal scores in an order of its own (here rows 7, 5): the merge puts them
+   * by the lower row, as one slem-match writes them; a score that goes up is refused */
+  SlemError err;
+  char *m = merge2("q\t1\t7\t0.5\nq\t2\t5\t0.5\nq\t3\t1\t0.25\n", "q\t1\t6\t0.5\n", 3,
+                   SLEM_RANK_AUTO, NULL, &err);
+  ck_assert_msg(m != NULL, "%s", err.msg);
+  ck_assert_str_eq(m, "q\t1\t5\t0.5\nq\t2\t6\t0.5\nq\t3\t7\t0.5\n");
+  free(m);
+  m = merge2("q\t1\t7\t0.25\nq\t2\t5\t0.5\n", "q\t1\t6\t0.5\n", 3, SLEM_RANK_AUTO, NULL,
+             &err);
+  ck_assert_ptr_null(m);
+  ck_assert_msg(strstr(err.msg, "not best first") != NULL, "%s", err.msg);
+}
+END_TEST
+
 START_TEST(rows_from_jsonl_and_from_ids) {
   /* the ids sort the other way from the rows: the rule follows the rows */
   const char *a = "{\"query\":\"q\",\"results\":[{\"rank\":1,\"id\":\"zz\",\"row\":1,\"score\":1}]}\n";
@@ -399,6 +415,7 @@ static Suite *suite(void) {
   Suite *s = suite_create("merge");
   TCase *tc = tcase_create("merge");
   tcase_add_test(tc, ties_go_to_the_lower_global_row);
+  tcase_add_test(tc, ties_within_a_shard_in_any_order);
   tcase_add_test(tc, rows_from_jsonl_and_from_ids);
   tcase_add_test(tc, refusals);
   tcase_add_test(tc, short_lists_of_small_shards_are_exact);

@@ -642,6 +642,41 @@ START_TEST(npy_bad_pairs) {
 }
 END_TEST
 
+/* FAISS users' pairs: I int32 and D float64 (numpy's astype) read as the int64 / float32
+ * pair of the same values, by the names np.save gave them (x_I.npy, x_D.npy); a float64
+ * score beyond float32's range is refused by its place. */
+START_TEST(npy_int32_float64) {
+  char *ip = tu_path("w_I.npy"), *dp = tu_path("w_D.npy");
+  int32_t I[4] = {3, 9, 4, -1};
+  double D[4] = {0.5, 0.25, 0.125, -FLT_MAX};
+  SlemRankReader *r = NULL;
+  const SlemRankQuery *q;
+  SlemError err;
+  put_npy(ip, "<i4", 2, 2, I, sizeof I);
+  put_npy(dp, "<f8", 2, 2, D, sizeof D);
+  ck_assert_int_eq(slem_rankreader_open(&r, dp, SLEM_RANK_AUTO, &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankreader_next(r, &q, &err), SLEM_OK);
+  ck_assert_uint_eq(q->n, 2);
+  ck_assert_str_eq(q->e[0].id, "3");
+  ck_assert_int_eq(q->e[1].row, 9);
+  ck_assert(q->e[1].score == 0.25);
+  ck_assert_int_eq(slem_rankreader_next(r, &q, &err), SLEM_OK);
+  ck_assert_uint_eq(q->n, 1); /* the padding, -FLT_MAX as a double */
+  ck_assert_int_eq(q->e[0].row, 4);
+  ck_assert(q->e[0].score == 0.125);
+  ck_assert_int_eq(slem_rankreader_next(r, &q, &err), SLEM_OK);
+  ck_assert_ptr_null(q);
+  slem_rankreader_free(r);
+  D[1] = 1e39;
+  put_npy(dp, "<f8", 2, 2, D, sizeof D);
+  expect_npy_bad(ip, SLEM_EFORMAT, "w_D.npy: row 0, column 1: score 1e+39 is not a finite number of float32");
+  put_npy(dp, "<f2", 2, 2, D, 8);
+  expect_npy_bad(ip, SLEM_EFORMAT, "w_D.npy: npy rankings need dtype <f4 or <f8");
+  free(ip);
+  free(dp);
+}
+END_TEST
+
 /* Each format names the place of a query and of a result its own way: a text format its
  * lines, npy its rows and columns from 0, as its reader's messages count them. */
 START_TEST(places_by_format) {
@@ -690,6 +725,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, many_entries_per_query);
   tcase_add_test(tc, npy_round_trip);
   tcase_add_test(tc, npy_bad_pairs);
+  tcase_add_test(tc, npy_int32_float64);
   tcase_add_test(tc, places_by_format);
   suite_add_tcase(s, tc);
   return s;

@@ -74,12 +74,33 @@ START_TEST(writes_i_and_d) {
 }
 END_TEST
 
+START_TEST(names_of_a_pair) {
+  /* a name that is one of a pair's names names that pair (FAISS users' np.save names too);
+   * any other gets .I.npy and .D.npy */
+  static const char *const cases[][3] = {
+      {"rk.npy", "rk.I.npy", "rk.D.npy"},       {"rk", "rk.I.npy", "rk.D.npy"},
+      {"rk.I.npy", "rk.I.npy", "rk.D.npy"},     {"rk.D.npy", "rk.I.npy", "rk.D.npy"},
+      {"x_I.npy", "x_I.npy", "x_D.npy"},        {"x_D.npy", "x_I.npy", "x_D.npy"},
+      {"x-I.npy", "x-I.npy", "x-D.npy"},        {"I.npy", "I.npy", "D.npy"},
+      {"dir/D.npy", "dir/I.npy", "dir/D.npy"}, {"xI.npy", "xI.I.npy", "xI.D.npy"},
+      {"a.I.npy.npy", "a.I.npy.I.npy", "a.I.npy.D.npy"}};
+  char iname[64], dname[64];
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    ck_assert_int_eq(slem_ranknpy_names(cases[i][0], iname, dname, sizeof iname), 0);
+    ck_assert_str_eq(iname, cases[i][1]);
+    ck_assert_str_eq(dname, cases[i][2]);
+  }
+  ck_assert_int_eq(slem_ranknpy_names("x_I.npy", iname, dname, 7), -1); /* does not fit */
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("ranknpy");
   TCase *tc = tcase_create("core");
   SRunner *sr;
   int failed;
   tcase_add_test(tc, writes_i_and_d);
+  tcase_add_test(tc, names_of_a_pair);
   suite_add_tcase(s, tc);
   sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

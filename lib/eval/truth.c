@@ -453,6 +453,14 @@ int slem_truth_read_neighbors(SlemTruth **self, const char *path, size_t k, cons
       (qids && (st = slem_ids_read(&qi, qids, err)) != SLEM_OK) ||
       (dbids && (st = slem_ids_read(&di, dbids, err)) != SLEM_OK))
     goto fail;
+  /* row numbers are integers: a float file (ann-benchmarks' FILE:distances beside
+   * FILE:neighbors, fvecs) is not read as rows, whatever its values */
+  if (slem_vecreader_integers(r) == 0) {
+    st = slem_error(err, SLEM_EFORMAT, "%s: floating-point values: --neighbors takes the "
+                    "neighbours' row numbers, stored as integers (ann-benchmarks' FILE:neighbors, "
+                    "not FILE:distances; ivecs, ibin, an integer npy)", path);
+    goto fail;
+  }
   d = slem_vecreader_dim(r);
   if (k > d) {
     st = slem_error(err, SLEM_EINVAL, "%s: %zu neighbours per query, fewer than the %zu of "

@@ -51,9 +51,11 @@ void slem_truth_free(SlemTruth *self);
  * first (an ann-benchmarks FILE.hdf5:neighbors, ivecs, ibin, an integer npy); the first k
  * of each row are its relevant documents, so that R@k is recall@k = |top k of the ranking
  * and the true top k| / k. Queries and rows are named by qids / dbids as the ranking names
- * them (NULL: their numbers). Errors: those of the vector reader; SLEM_EINVAL when the rows
- * hold fewer than k; SLEM_EFORMAT naming the record (a value that is not a row number, a
- * row twice, an ids count that differs), SLEM_ENOMEM. */
+ * them (NULL: their numbers). Errors: those of the vector reader; SLEM_EFORMAT for a file
+ * of floating-point values (fvecs, fbin, a float npy or HDF5 dataset such as
+ * ann-benchmarks' FILE:distances: not rows, whatever the values; text is checked value by
+ * value); SLEM_EINVAL when the rows hold fewer than k; SLEM_EFORMAT naming the record (a
+ * value that is not a row number, a row twice, an ids count that differs), SLEM_ENOMEM. */
 int slem_truth_read_neighbors(SlemTruth **self, const char *path, size_t k, const char *qids,
                               const char *dbids, SlemError *err);
 

@@ -2,7 +2,9 @@
  * named FILE.h5:DATASET (or .hdf5; the name after the last ':'), contiguous or chunked
  * and compressed alike: a block of rows is one hyperslab read, converted by the library
  * to float32 (float32 datasets) or double (every other type), so nothing but the block
- * is held. ann-benchmarks files (train, test, neighbors) are read as they come.
+ * is held. ann-benchmarks files (train, test, neighbors) are read as they come, and the
+ * file's attribute 'distance' (angular, euclidean, ...) is kept for the tools that rank
+ * (slem_vecreader_distance()).
  *
  * Read only, from a file only: the library opens the file by its name (a pipe cannot be
  * read that way). The serial library is not thread-safe: every call into it holds one
@@ -37,14 +39,18 @@ static pthread_mutex_t h5_lock = PTHREAD_MUTEX_INITIALIZER;
   X(H5Dopen2) X(H5Dclose) X(H5Dget_create_plist) X(H5Dget_type) X(H5Dget_space) X(H5Dread)   \
   X(H5Pget_layout) X(H5Pget_chunk) X(H5Pcreate) X(H5Pset_chunk_cache) X(H5Pclose)            \
   X(H5Tget_size) X(H5Tget_class) X(H5Tclose) X(H5Sclose) X(H5Screate_simple)                 \
-  X(H5Sget_simple_extent_ndims) X(H5Sget_simple_extent_dims) X(H5Sselect_hyperslab)
+  X(H5Sget_simple_extent_ndims) X(H5Sget_simple_extent_dims) X(H5Sselect_hyperslab)         \
+  X(H5Aexists) X(H5Aopen) X(H5Aget_type) X(H5Aget_space) X(H5Aread) X(H5Aclose)              \
+  X(H5Sget_simple_extent_npoints) X(H5Tis_variable_str) X(H5Tcopy) X(H5Tset_size)            \
+  X(H5Tget_cset) X(H5Tset_cset) X(H5free_memory)
 #define STR2(x) #x
 #define STR(x) STR2(x)
 #define X(f) static __typeof__(f) *p_##f;
 H5_FUNCS(X)
 #undef X
-/* the library's ids behind H5T_NATIVE_FLOAT, H5T_NATIVE_DOUBLE and H5P_DATASET_ACCESS */
-static hid_t *p_native_float, *p_native_double, *p_dataset_access;
+/* the library's ids behind H5T_NATIVE_FLOAT, H5T_NATIVE_DOUBLE, H5P_DATASET_ACCESS and
+ * H5T_C_S1 */
+static hid_t *p_native_float, *p_native_double, *p_dataset_access, *p_c_s1;
 /* H5F_ACC_RDONLY's value: the macro calls H5check_version() and H5open() by name */
 #define ACC_RDONLY 0x0000u
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
@@ -76,6 +82,7 @@ static void load(void) {
     missing = "H5T_NATIVE_DOUBLE_g";
   if (!missing && !(p_dataset_access = data_sym(h, "H5P_CLS_DATASET_ACCESS_ID_g")))
     missing = "H5P_CLS_DATASET_ACCESS_ID_g";
+  if (!missing && !(p_c_s1 = data_sym(h, "H5T_C_S1_g"))) missing = "H5T_C_S1_g";
   if (missing) {
     snprintf(load_error, sizeof load_error, "%s lacks %s", SLEM_HDF5_SONAME, missing);
     return;
@@ -150,6 +157,58 @@ static hid_t open_cached(hid_t file, const char *ds) {
   return dset;
 }
 
+/* The file's attribute 'distance' (ann-benchmarks writes "angular", "euclidean", ... there,
+ * a string of variable or fixed length) into r->distance, truncated to its size; "" when
+ * the file has none. An attribute that is not one string is kept as "(not a string)", so
+ * that a tool that follows it refuses it by that name. Called with the lock held. */
+static int read_distance(SlemVecReader *r, SlemError *err) {
+  const char *name = slem_in_name(r->in);
+  hid_t attr = -1, type = -1, space = -1, mem = -1;
+  int st = SLEM_OK;
+  r->distance[0] = 0;
+  if (p_H5Aexists(HS(r)->file, "distance") <= 0) return SLEM_OK;
+  if ((attr = p_H5Aopen(HS(r)->file, "distance", H5P_DEFAULT)) < 0 ||
+      (type = p_H5Aget_type(attr)) < 0 || (space = p_H5Aget_space(attr)) < 0) {
+    st = slem_error(err, SLEM_EFORMAT, "%s: its attribute 'distance' is unreadable", name);
+    goto done;
+  }
+  if (p_H5Tget_class(type) != H5T_STRING || p_H5Sget_simple_extent_npoints(space) != 1 ||
+      (mem = p_H5Tcopy(*p_c_s1)) < 0 || p_H5Tset_cset(mem, p_H5Tget_cset(type)) < 0) {
+    snprintf(r->distance, sizeof r->distance, "(not a string)");
+    goto done;
+  }
+  if (p_H5Tis_variable_str(type) > 0) {
+    char *v = NULL;
+    if (p_H5Tset_size(mem, H5T_VARIABLE) < 0 || p_H5Aread(attr, mem, &v) < 0) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: its attribute 'distance' is unreadable", name);
+      goto done;
+    }
+    snprintf(r->distance, sizeof r->distance, "%s", v ? v : "");
+    if (v) p_H5free_memory(v);
+  } else {
+    size_t size = p_H5Tget_size(type) + 1; /* C's string ends in a NUL that the file's
+                                            * (null-padded, of exactly its length) may lack */
+    char *v = calloc(1, size);
+    if (!v) {
+      st = slem_error(err, SLEM_ENOMEM, "out of memory");
+      goto done;
+    }
+    if (p_H5Tset_size(mem, size) < 0 || p_H5Aread(attr, mem, v) < 0) {
+      free(v);
+      st = slem_error(err, SLEM_EFORMAT, "%s: its attribute 'distance' is unreadable", name);
+      goto done;
+    }
+    snprintf(r->distance, sizeof r->distance, "%s", v);
+    free(v);
+  }
+done:
+  if (mem >= 0) p_H5Tclose(mem);
+  if (space >= 0) p_H5Sclose(space);
+  if (type >= 0) p_H5Tclose(type);
+  if (attr >= 0) p_H5Aclose(attr);
+  return st;
+}
+
 /* Called with the lock held. */
 static int open_locked(SlemVecReader *r, SlemError *err) {
   const char *name = slem_in_name(r->in), *ds = r->member;
@@ -167,6 +226,7 @@ static int open_locked(SlemVecReader *r, SlemError *err) {
     return slem_error(err, SLEM_EFORMAT, "%s: not an HDF5 file", name);
   if ((HS(r)->file = p_H5Fopen(name, ACC_RDONLY, H5P_DEFAULT)) < 0)
     return slem_error(err, SLEM_EFORMAT, "%s: cannot open as HDF5", name);
+  if ((st = read_distance(r, err)) != SLEM_OK) return st;
   if (!ds || !*ds) {
     char list[200] = "";
     p_H5Literate(HS(r)->file, H5_INDEX_NAME, H5_ITER_INC, NULL, list_one, list);
@@ -195,6 +255,7 @@ static int open_locked(SlemVecReader *r, SlemError *err) {
     r->dtype = SLEM_DT_F4, r->esize = 4, HS(r)->mtype = *p_native_float;
   } else if (cls == H5T_FLOAT || cls == H5T_INTEGER) {
     r->dtype = SLEM_DT_F8, r->esize = 8, HS(r)->mtype = *p_native_double;
+    r->integral = cls == H5T_INTEGER; /* read as doubles, stored as integers */
   } else {
     st = slem_error(err, SLEM_EFORMAT, "%s: dataset '%s': type class %d is not a number "
                     "(float or integer datasets are read)", name, ds, (int)cls);

@@ -82,6 +82,10 @@ struct SlemVecReader {
   char *member;       /* PATH:NAME: the array NAME inside the file (formats with members:
                        * an HDF5 dataset), or NULL */
   int sniffed;        /* the format was guessed from the content (no -f, no extension) */
+  int integral;       /* its values are stored as integers though read as F8 (an HDF5
+                       * integer dataset); slem_vecreader_integers() */
+  char distance[32];  /* the distance its file says its rows are compared by (an HDF5
+                       * file's attribute 'distance', ann-benchmarks'), or "" */
   /* an input with no vectors: */
   size_t empty_dim;   /* > 0: such an input opens, with this dimension if it has none */
   int empty;          /* it is one: every read returns no vector */

@@ -144,6 +144,21 @@ int slem_vecreader_f32_exact(const SlemVecReader *self) {
   default: return 0;
   }
 }
+int slem_vecreader_integers(const SlemVecReader *self) {
+  if (self->esize == 0) return -1; /* text */
+  if (self->divisor != 1) return 0; /* integers standing for scaled values */
+  switch (self->dtype) {
+  case SLEM_DT_U1:
+  case SLEM_DT_I1:
+  case SLEM_DT_I2:
+  case SLEM_DT_I4:
+  case SLEM_DT_I8: return 1;
+  default: return self->integral;
+  }
+}
+const char *slem_vecreader_distance(const SlemVecReader *self) {
+  return self->distance[0] ? self->distance : NULL;
+}
 int64_t slem_vecreader_count(const SlemVecReader *self) { return self->count; }
 SlemFormat slem_vecreader_format(const SlemVecReader *self) { return self->fmt; }
 uint64_t slem_vecreader_done(const SlemVecReader *self) { return self->done; }

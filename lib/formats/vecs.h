@@ -72,6 +72,16 @@ size_t slem_vecreader_dim(const SlemVecReader *self);
  * and 16-bit integers, unscaled): slem_vecreader_read_f32() then loses nothing, and half
  * the bytes of slem_vecreader_read() pass through memory. */
 int slem_vecreader_f32_exact(const SlemVecReader *self);
+/* 1 when self stores integers (ivecs, bvecs, ibin, u8bin, i8bin, an integer npy or HDF5
+ * dataset), 0 when it stores floating-point values (fvecs, fbin, a float or scaled npy, a
+ * float HDF5 dataset, descriptors), -1 when its values are text (typed by their digits
+ * only). */
+int slem_vecreader_integers(const SlemVecReader *self);
+/* The distance self's file says its rows are compared by: an HDF5 file's attribute
+ * 'distance', as ann-benchmarks writes it ("angular", "euclidean", "hamming", "jaccard"),
+ * at most 31 bytes of it; "(not a string)" for an attribute of another type; NULL when the
+ * file says none (every other format). */
+const char *slem_vecreader_distance(const SlemVecReader *self);
 /* Number of vectors when the header or the file size tells it, else -1. */
 int64_t slem_vecreader_count(const SlemVecReader *self);
 SlemFormat slem_vecreader_format(const SlemVecReader *self);

@@ -111,6 +111,37 @@ static void warn_mixed(const SlemMatchRunOpts *o, const SlemVecReader *q, const 
   }
 }
 
+/* The distance an input's file says its rows are compared by (an ann-benchmarks HDF5 file's
+ * attribute 'distance'), followed, never ranked past in silence: angular is cosine, what
+ * --normalize ranks by, set here when it was not given (and said, once); classifier queries
+ * score their raw vectors, so there it takes --normalize. Every other distance (euclidean,
+ * hamming, jaccard) is no inner product: refused, naming it. */
+static int follow_distance(const SlemMatchRunOpts *o, const SlemVecReader *q, const SlemDb *db,
+                           SlemMatchOpts *m, SlemError *err) {
+  int said = 0;
+  for (size_t i = 0; i <= slem_db_files(db); i++) {
+    const SlemVecReader *r = i == 0 ? q : slem_db_reader(db, i - 1);
+    const char *d = slem_vecreader_distance(r), *name = slem_vecreader_name(r);
+    if (!d) continue;
+    if (strcmp(d, "angular") != 0)
+      return slem_error(err, SLEM_EFORMAT, "%s: distance '%s' (the file's attribute, as "
+                        "ann-benchmarks writes it): slem-match ranks by inner product, or by "
+                        "cosine (angular, --normalize), not by this distance; to rank these "
+                        "vectors by inner product all the same, save the datasets as npy "
+                        "(numpy.save), which carries no distance", name, d);
+    if (m->normalize) continue;
+    if (m->affine || o->calibration)
+      return slem_error(err, SLEM_EFORMAT, "%s: distance 'angular' (the file's attribute): "
+                        "classifier queries score raw vectors; give --normalize to rank by "
+                        "cosine, as angular ranks", name);
+    m->normalize = 1;
+    if (!said) warn(o, "%s: distance 'angular' (the file's attribute, as ann-benchmarks writes "
+                    "it): ranked by cosine, as --normalize does", name);
+    said = 1;
+  }
+  return SLEM_OK;
+}
+
 /* A shard's ranking says which shard of which database it is, and the arithmetics that made
  * it, for slem-merge (in the formats with shard lines: jsonl). */
 static int shard_line(SlemRankWriter *w, SlemRankFormat fmt, const SlemDb *db,
@@ -314,6 +345,7 @@ int slem_matchrun(const SlemMatchRunOpts *o, SlemMatchRunResult *res, SlemError 
                     slem_vecreader_name(slem_db_reader(db, 0)));
     goto done;
   }
+  if ((st = follow_distance(o, q, db, &m, err)) != SLEM_OK) goto done;
   if (!o->no_check && (st = check_inputs(o, q, db, &m, err)) != SLEM_OK) goto done;
   warn_mixed(o, q, db);
   /* an ids count that the header already contradicts fails before any output */

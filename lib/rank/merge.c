@@ -420,13 +420,16 @@ static int gather(Merge *m, size_t *nc, SlemError *err) {
                           "result %zu of the query: ranks number a list 1, 2, ... as slem-match "
                           "writes it", name_of(m, s), entry_at(m, s, e, at), g->query, e->rank,
                           i + 1);
-      /* slem-match writes a query's list best first, equal scores by the lower row: a list
-       * in another order was not written by it (edited, or another tool's) */
-      if (i > 0 && (m->c[c - 1].hit.score < score ||
-                    (m->c[c - 1].hit.score == score && m->c[c - 1].hit.row >= row)))
+      /* slem-match and FAISS write a query's list best first: a list in another order was
+       * not written by them (edited, or another tool's). Equal scores may come in any order
+       * (slem-match lists them by the lower row, FAISS otherwise): the sort below puts them
+       * by the lower row; a row twice is refused there. */
+      if (i > 0 && m->c[c - 1].hit.score < score)
         return slem_error(err, SLEM_EFORMAT, "%s: %s: query '%s' lists row %" PRIu64
                           " ('%s', score %.9g) after row %" PRIu64 " (score %.9g): not best first, "
-                          "equal scores by the lower row, as slem-match writes a ranking",
+                          "as slem-match and FAISS's inner-product search write a ranking "
+                          "(distances smallest first, as FAISS's IndexFlatL2 lists them, are not "
+                          "similarities: slem merges no L2 rankings)",
                           name_of(m, s), entry_at(m, s, e, at), g->query, row, e->id, (double)score,
                           m->c[c - 1].hit.row, (double)m->c[c - 1].hit.score);
       added = slem_keyset_add(sh->rows, row);

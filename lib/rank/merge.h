@@ -8,6 +8,10 @@
  * wrote them, scores reprinted from their float32 value with %.9g (tsv and trec check on
  * reading that this gives back the text of the shard).
  *
+ * A shard's list must be best first (scores never going up: FAISS's L2 distances, smallest
+ * first, are refused, named); equal scores may come in any order (FAISS lists exact ties in
+ * an order of its own) and are put by the lower row, like every tie of the merge.
+ *
  * The global row of a result: jsonl's "row"; else, with an ids table (the database's
  * ids file), the line of its id; else the id itself, which is then the row number.
  */

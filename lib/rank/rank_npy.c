@@ -1,7 +1,9 @@
 /* The npy rankings (rankings.h, ranknpy.h): FAISS's I(nq, k) int64 rows and D(nq, k)
- * float32 scores, in OUT.I.npy and OUT.D.npy. Two files, committed together; read back
- * by either name or by OUT, never from a pipe (the rows are found by seeking). Queries
- * are named by their row ("0", "1", ...), results by their database row. */
+ * float32 scores, in OUT.I.npy and OUT.D.npy (or a pair under its own names, x_I.npy and
+ * x_D.npy, ranknpy.h's rule). Two files, committed together; read back by either name or
+ * by OUT, never from a pipe (the rows are found by seeking), I int32 and D float64 too, as
+ * numpy users save FAISS's. Queries are named by their row ("0", "1", ...), results by
+ * their database row. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <float.h>
@@ -93,21 +95,16 @@ static void wabort(SlemRankWriter *w) {
 
 /* ---- names ---- */
 
-/* The length of path without ".I.npy", ".D.npy" or ".npy". */
-static size_t base_len(const char *path) {
+/* path names the pair by its name: it ends in ".npy" (OUT.npy, OUT.I.npy, x_D.npy, ...). */
+static int named_npy(const char *path) {
   size_t len = strlen(path);
-  if (len > 6 && (strcmp(path + len - 6, ".I.npy") == 0 || strcmp(path + len - 6, ".D.npy") == 0))
-    return len - 6;
-  if (len > 4 && strcmp(path + len - 4, ".npy") == 0) return len - 4;
-  return len;
+  return len > 4 && strcmp(path + len - 4, ".npy") == 0;
 }
 
+/* The pair's names by the one rule of ranknpy.h (the writer's). */
 static int files(const char *path, char names[2][4096], size_t *n) {
-  size_t len = base_len(path);
   *n = 0;
-  if (len + 7 >= 4096) return -1;
-  snprintf(names[0], 4096, "%.*s.I.npy", (int)len, path);
-  snprintf(names[1], 4096, "%.*s.D.npy", (int)len, path);
+  if (slem_ranknpy_names(path, names[0], names[1], 4096) != 0) return -1;
   *n = 2;
   return 0;
 }
@@ -117,7 +114,7 @@ static int sniff_path(const char *path) {
   size_t n;
   struct stat sb;
   if (strcmp(path, "-") == 0) return 0;
-  if (base_len(path) != strlen(path)) return 1; /* named .npy */
+  if (named_npy(path)) return 1;
   /* OUT: when OUT itself is not a file and OUT.I.npy is */
   return stat(path, &sb) != 0 && files(path, names, &n) == 0 && stat(names[0], &sb) == 0;
 }
@@ -129,8 +126,8 @@ typedef struct NpyIn {
   char iname[4096], dname[4096];
   uint64_t nq, q;
   size_t k;
-  int64_t *irow;
-  float *drow;
+  size_t isize, dsize; /* I int64 or int32 (8, 4), D float32 or float64 (4, 8) */
+  unsigned char *iraw, *draw; /* a row as read */
   /* a file whose size says 0 but that holds bytes (/proc, FUSE) is read as a stream: its
    * size, which header() checks from a file's, is checked once its data are read */
   int istream, dstream;
@@ -145,14 +142,20 @@ static int size_error(const char *name, uint64_t nq, uint64_t k, size_t item, lo
                     (unsigned long long)k, item, held);
 }
 
-/* Reads the header of an npy file of dtype descr (its item size) and 2 dimensions into
- * *nq, *k, checks the file's size (*stream: it says 0 and the file holds bytes; checked
- * at the end of its data instead, stream_sizes()), and leaves fp at the data. */
-static int header(FILE *fp, const char *name, const char *descr, size_t item, uint64_t *nq,
+/* The dtypes a pair's file may have (FAISS writes I int64 and D float32; numpy users save
+ * I as int32 and D as float64 too), and their item sizes. */
+static const struct { const char *descr; size_t item; } idtypes[] = {{"<i8", 8}, {"<i4", 4}},
+                                                      ddtypes[] = {{"<f4", 4}, {"<f8", 8}};
+
+/* Reads the header of an npy file of one of two dtypes (I's: idtypes, D's: ddtypes; *item
+ * gets its item size) and 2 dimensions into *nq, *k, checks the file's size (*stream: it
+ * says 0 and the file holds bytes; checked at the end of its data instead, stream_sizes()),
+ * and leaves fp at the data. */
+static int header(FILE *fp, const char *name, int is_d, size_t *item_out, uint64_t *nq,
                   size_t *k, int *stream, SlemError *err) {
   unsigned char pre[12];
   char dict[4096], *p;
-  size_t hlen, pos;
+  size_t hlen, pos, item = 0;
   unsigned long long a, b;
   struct stat sb;
   if (fread(pre, 1, 10, fp) != 10 || memcmp(pre, "\x93NUMPY", 6) != 0)
@@ -171,11 +174,18 @@ static int header(FILE *fp, const char *name, const char *descr, size_t item, ui
   if (hlen >= sizeof dict || fread(dict, 1, hlen, fp) != hlen)
     return slem_error(err, SLEM_EFORMAT, "%s: a bad npy header", name);
   dict[hlen] = '\0';
-  p = strstr(dict, "'descr':");
-  if (!p || strncmp(p + 8 + strspn(p + 8, " "), descr, strlen(descr)) != 0 ||
-      p[8 + strspn(p + 8, " ") + strlen(descr)] != '\'')
-    return slem_error(err, SLEM_EFORMAT, "%s: npy rankings need dtype %.*s", name,
-                      (int)strlen(descr) - 1, descr + 1);
+  if ((p = strstr(dict, "'descr':"))) {
+    p += 8 + strspn(p + 8, " ");
+    for (size_t i = 0; i < 2 && !item; i++) {
+      const char *descr = is_d ? ddtypes[i].descr : idtypes[i].descr;
+      if (p[0] == '\'' && strncmp(p + 1, descr, 3) == 0 && p[4] == '\'')
+        item = is_d ? ddtypes[i].item : idtypes[i].item;
+    }
+  }
+  if (!item)
+    return slem_error(err, SLEM_EFORMAT, "%s: npy rankings need dtype %s", name,
+                      is_d ? "<f4 or <f8 (D: the scores)" : "<i8 or <i4 (I: the database rows)");
+  *item_out = item;
   if (!(p = strstr(dict, "'fortran_order':")) || strncmp(p + 16 + strspn(p + 16, " "), "False", 5) != 0)
     return slem_error(err, SLEM_EFORMAT, "%s: npy rankings need C order", name);
   if (!(p = strstr(dict, "'shape':")) || sscanf(p + 8, " (%llu , %llu )", &a, &b) != 2)
@@ -216,13 +226,13 @@ static int stream_sizes(const NpyIn *in, uint64_t igot, uint64_t dgot, SlemError
   int st;
   if (in->istream) {
     if ((st = rest_of(in->fi, in->iname, &rest, err)) != SLEM_OK) return st;
-    if (igot + rest != in->nq * in->k * 8)
-      return size_error(in->iname, in->nq, in->k, 8, (long long)(igot + rest), err);
+    if (igot + rest != in->nq * in->k * in->isize)
+      return size_error(in->iname, in->nq, in->k, in->isize, (long long)(igot + rest), err);
   }
   if (in->dstream) {
     if ((st = rest_of(in->fd, in->dname, &rest, err)) != SLEM_OK) return st;
-    if (dgot + rest != in->nq * in->k * 4)
-      return size_error(in->dname, in->nq, in->k, 4, (long long)(dgot + rest), err);
+    if (dgot + rest != in->nq * in->k * in->dsize)
+      return size_error(in->dname, in->nq, in->k, in->dsize, (long long)(dgot + rest), err);
   }
   return SLEM_OK;
 }
@@ -248,16 +258,41 @@ static int ropen(SlemRankReader *r, const char *path, SlemError *err) {
   if (!(in->fd = fopen(in->dname, "rb")))
     return slem_error(err, SLEM_EIO, "%s: %s (npy rankings are a pair: I and D)", in->dname,
                       strerror(errno));
-  if ((st = header(in->fi, in->iname, "'<i8", 8, &in->nq, &in->k, &in->istream, err)) != SLEM_OK ||
-      (st = header(in->fd, in->dname, "'<f4", 4, &nqd, &kd, &in->dstream, err)) != SLEM_OK)
+  if ((st = header(in->fi, in->iname, 0, &in->isize, &in->nq, &in->k, &in->istream, err)) != SLEM_OK ||
+      (st = header(in->fd, in->dname, 1, &in->dsize, &nqd, &kd, &in->dstream, err)) != SLEM_OK)
     return st;
   if (nqd != in->nq || kd != in->k)
     return slem_error(err, SLEM_EFORMAT, "%s: %" PRIu64 " x %zu, but %s is %" PRIu64 " x %zu: not "
                       "a pair", in->dname, nqd, kd, in->iname, in->nq, in->k);
-  if (!(in->irow = malloc((in->k ? in->k : 1) * sizeof *in->irow)) ||
-      !(in->drow = malloc((in->k ? in->k : 1) * sizeof *in->drow)))
+  if (!(in->iraw = malloc((in->k ? in->k : 1) * in->isize)) ||
+      !(in->draw = malloc((in->k ? in->k : 1) * in->dsize)))
     return slem_error(err, SLEM_ENOMEM, "out of memory");
   return SLEM_OK;
+}
+
+/* Value j of the row as read: I's row (int64 or int32), D's score (float32 or float64). */
+static int64_t irow_at(const NpyIn *in, size_t j) {
+  if (in->isize == 4) {
+    int32_t v;
+    memcpy(&v, in->iraw + 4 * j, 4);
+    return v;
+  } else {
+    int64_t v;
+    memcpy(&v, in->iraw + 8 * j, 8);
+    return v;
+  }
+}
+
+static double drow_at(const NpyIn *in, size_t j) {
+  if (in->dsize == 4) {
+    float v;
+    memcpy(&v, in->draw + 4 * j, 4);
+    return v;
+  } else {
+    double v;
+    memcpy(&v, in->draw + 8 * j, 8);
+    return v;
+  }
 }
 
 static int rnext(SlemRankReader *r, const SlemRankQuery **q, SlemError *err) {
@@ -270,42 +305,51 @@ static int rnext(SlemRankReader *r, const SlemRankQuery **q, SlemError *err) {
   *q = NULL;
   if (in->q == in->nq) {
     /* nothing after the data, as a file of a known size was checked at its header */
-    if ((in->istream || in->dstream) && (st = stream_sizes(in, done * 8, done * 4, err)) != SLEM_OK)
+    if ((in->istream || in->dstream) &&
+        (st = stream_sizes(in, done * in->isize, done * in->dsize, err)) != SLEM_OK)
       return st;
     in->istream = in->dstream = 0;
     if (in->nq == 0) return slem_error(err, SLEM_EFORMAT, "%s: no rankings (no rows)", r->name);
     return SLEM_OK;
   }
-  gi = fread(in->irow, 1, k * sizeof *in->irow, in->fi);
-  if (gi != k * sizeof *in->irow && !ferror(in->fi) && in->istream &&
-      (st = stream_sizes(in, done * 8 + gi, done * 4, err)) != SLEM_OK)
+  gi = fread(in->iraw, 1, k * in->isize, in->fi);
+  if (gi != k * in->isize && !ferror(in->fi) && in->istream &&
+      (st = stream_sizes(in, done * in->isize + gi, done * in->dsize, err)) != SLEM_OK)
     return st;
-  if (gi != k * sizeof *in->irow)
+  if (gi != k * in->isize)
     return slem_error(err, SLEM_EIO, "%s: read: %s", in->iname, ferror(in->fi) ? strerror(errno) : "cut short");
-  gd = fread(in->drow, 1, k * sizeof *in->drow, in->fd);
-  if (gd != k * sizeof *in->drow && !ferror(in->fd) && in->dstream &&
-      (st = stream_sizes(in, (done + k) * 8, done * 4 + gd, err)) != SLEM_OK)
+  gd = fread(in->draw, 1, k * in->dsize, in->fd);
+  if (gd != k * in->dsize && !ferror(in->fd) && in->dstream &&
+      (st = stream_sizes(in, (done + k) * in->isize, done * in->dsize + gd, err)) != SLEM_OK)
     return st;
-  if (gd != k * sizeof *in->drow)
+  if (gd != k * in->dsize)
     return slem_error(err, SLEM_EIO, "%s: read: %s", in->dname, ferror(in->fd) ? strerror(errno) : "cut short");
   r->line = in->q + 1;
   snprintf(qbuf, sizeof qbuf, "%" PRIu64, in->q);
   if ((st = slem_rankreader_begin(r, qbuf, strlen(qbuf), r->line, err)) != SLEM_OK) return st;
-  for (j = 0; j < k && in->irow[j] >= 0; j++) {
-    if (!isfinite(in->drow[j]))
+  for (j = 0; j < k && irow_at(in, j) >= 0; j++) {
+    double score = drow_at(in, j);
+    if (!isfinite(score) || fabs(score) > FLT_MAX)
       return slem_error(err, SLEM_EFORMAT, "%s: row %" PRIu64 ", column %zu: score %g is not a "
-                        "finite number", in->dname, in->q, j, (double)in->drow[j]);
-    snprintf(ibuf, sizeof ibuf, "%" PRId64, in->irow[j]);
-    if ((st = slem_rankreader_add(r, ibuf, (long)(j + 1), in->drow[j], NULL, in->irow[j], NULL,
+                        "finite number%s", in->dname, in->q, j, score,
+                        isfinite(score) ? " of float32 (slem's scores are float32)" : "");
+    snprintf(ibuf, sizeof ibuf, "%" PRId64, irow_at(in, j));
+    if ((st = slem_rankreader_add(r, ibuf, (long)(j + 1), score, NULL, irow_at(in, j), NULL,
                                   r->line, err)) != SLEM_OK)
       return st;
   }
-  for (; j < k; j++) /* the padding: after the results, all of it */
-    if (in->irow[j] != -1 || in->drow[j] != -FLT_MAX)
+  for (; j < k; j++) { /* the padding: after the results, all of it */
+    int64_t row = irow_at(in, j);
+    if (row != -1 || drow_at(in, j) != -FLT_MAX)
       return slem_error(err, SLEM_EFORMAT, "%s: row %" PRIu64 ", column %zu: %s", in->iname, in->q,
-                        j, in->irow[j] < -1    ? "a negative row other than the padding -1"
-                           : in->irow[j] >= 0 ? "a result after the padding (I -1, D -FLT_MAX)"
-                                              : "padding (I -1) with a score other than -FLT_MAX");
+                        j, row < -1    ? "a negative row other than the padding -1"
+                           : row >= 0 ? "a result after the padding (I -1, D -FLT_MAX)"
+                           : drow_at(in, j) == FLT_MAX
+                               ? "padding (I -1) with D +FLT_MAX, as FAISS pads L2 distances "
+                                 "(IndexFlatL2, smallest first): slem's rankings are similarities, "
+                                 "padded with -FLT_MAX"
+                               : "padding (I -1) with a score other than -FLT_MAX");
+  }
   in->q++;
   slem_rankreader_finish(r, q);
   return SLEM_OK;
@@ -325,8 +369,8 @@ static void rfree(SlemRankReader *r) {
   if (!in) return;
   if (in->fi) fclose(in->fi);
   if (in->fd) fclose(in->fd);
-  free(in->irow);
-  free(in->drow);
+  free(in->iraw);
+  free(in->draw);
   free(in);
   r->state = NULL;
 }
@@ -379,18 +423,11 @@ static int fast_map(Npy *x, const char *path, const char *descr, size_t item) {
   return 0;
 }
 
-/* The length of path without ".I.npy", ".D.npy" or ".npy" (rank_npy.c's rule); -1 when
- * the reader would not take path as an npy pair by its name. */
-static long fast_base(const char *path) {
-  size_t len = strlen(path);
-  struct stat sb;
-  char buf[4096];
-  if (len > 6 && (strcmp(path + len - 6, ".I.npy") == 0 || strcmp(path + len - 6, ".D.npy") == 0))
-    return (long)len - 6;
-  if (len > 4 && strcmp(path + len - 4, ".npy") == 0) return (long)len - 4;
-  if (len + 7 >= sizeof buf || strcmp(path, "-") == 0 || stat(path, &sb) == 0) return -1;
-  snprintf(buf, sizeof buf, "%s.I.npy", path);
-  return stat(buf, &sb) == 0 ? (long)len : -1;
+/* The pair's names when the reader would take path as an npy pair by its name (sniff_path()),
+ * else -1. */
+static int fast_names(const char *path, char names[2][4096]) {
+  size_t n;
+  return sniff_path(path) && files(path, names, &n) == 0 ? 0 : -1;
 }
 
 /* Merges npy pairs into an npy pair. */
@@ -407,12 +444,10 @@ static int fast_merge(const char *const *shards, size_t n, const char *output,
   if (!I || !D || !at || !len || !hits) goto done;
   if (opts->format != SLEM_RANK_AUTO && opts->format != SLEM_RANK_NPY) goto done;
   for (size_t s = 0; s < n; s++) {
-    char in[4096], dn[4096];
-    long b = fast_base(shards[s]);
-    if (b < 0 || (size_t)b + 7 >= sizeof in) goto done;
-    snprintf(in, sizeof in, "%.*s.I.npy", (int)b, shards[s]);
-    snprintf(dn, sizeof dn, "%.*s.D.npy", (int)b, shards[s]);
-    if (fast_map(I + s, in, "<i8", 8) != 0 || fast_map(D + s, dn, "<f4", 4) != 0) goto done;
+    char names[2][4096];
+    if (fast_names(shards[s], names) != 0) goto done;
+    if (fast_map(I + s, names[0], "<i8", 8) != 0 || fast_map(D + s, names[1], "<f4", 4) != 0)
+      goto done;
     if (I[s].nq != D[s].nq || I[s].k != D[s].k || I[s].k < k || I[s].nq == 0) goto done;
     if (s == 0) nq = I[s].nq;
     if (I[s].nq != nq) goto done;

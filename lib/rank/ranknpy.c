@@ -19,8 +19,25 @@ struct SlemRankNpy {
   float *drow;
 };
 
+long slem_ranknpy_letter(const char *path) {
+  size_t len = strlen(path);
+  char c;
+  if (len < 5 || strcmp(path + len - 4, ".npy") != 0) return -1;
+  c = path[len - 5];
+  if (c != 'I' && c != 'D') return -1;
+  if (len == 5 || strchr("._-/", path[len - 6])) return (long)len - 5;
+  return -1;
+}
+
 int slem_ranknpy_names(const char *path, char *i_name, char *d_name, size_t n) {
   size_t len = strlen(path);
+  long at = slem_ranknpy_letter(path);
+  if (at >= 0) { /* the pair's own names: the letter swapped */
+    if (len >= n) return -1;
+    snprintf(i_name, n, "%.*sI.npy", (int)at, path);
+    snprintf(d_name, n, "%.*sD.npy", (int)at, path);
+    return 0;
+  }
   if (len > 4 && strcmp(path + len - 4, ".npy") == 0) len -= 4;
   if (len + 7 >= n) return -1;
   snprintf(i_name, n, "%.*s.I.npy", (int)len, path);

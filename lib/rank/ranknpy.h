@@ -5,7 +5,10 @@
  * through temporary files and committed together at the close (slem_out_commit_all(): both
  * complete and synced before either is renamed, so that a write error leaves both old files).
  *
- * Names: for an output "BASE.npy" (or "BASE"), the files are "BASE.I.npy" and "BASE.D.npy".
+ * Names: for an output "BASE.npy" (or "BASE"), the files are "BASE.I.npy" and "BASE.D.npy";
+ * a name that is already one of a pair's, its letter I or D before ".npy" after '.', '_',
+ * '-', '/' or nothing ("BASE.I.npy", "x_D.npy" as FAISS users np.save them, "I.npy"), names
+ * the pair with the letter swapped ("BASE.I.npy" and "BASE.D.npy"; "x_I.npy" and "x_D.npy").
  * Ids files do not apply: I holds rows. This is the writer of the npy member of the
  * ranking formats (rank_npy.c, which also reads the pair back): callers go through
  * rankings.h, which slem's tools use to write and read npy rankings like the others.
@@ -35,7 +38,12 @@ int slem_ranknpy_write(void *self, uint64_t query, const SlemHit *hits, size_t n
 int slem_ranknpy_close(SlemRankNpy *self, SlemError *err);
 void slem_ranknpy_abort(SlemRankNpy *self);
 
-/* The two file names for path, in buffers of n bytes; -1 when they do not fit. */
+/* The two file names for path (the rule above), in buffers of n bytes; -1 when they do
+ * not fit. The one rule of npy pairs' names: the writer's and the reader's. */
 int slem_ranknpy_names(const char *path, char *i_name, char *d_name, size_t n);
+
+/* Where path's letter I or D is when path is already one of a pair's names (the rule
+ * above), else -1. */
+long slem_ranknpy_letter(const char *path);
 
 #endif
