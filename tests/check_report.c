@@ -348,11 +348,22 @@ START_TEST(paired_test_by_hand) {
   ck_assert_double_eq(p, 1);
   ck_assert_int_eq(slem_permtest_paired(&p, a, b, 0, 8, 1, &err), SLEM_OK);
   ck_assert_double_eq(p, 1);
-  /* random: (count + 1) / (N + 1) with count about N/4, the same for the same seed */
+  /* random: as scipy, twice the smaller share (count + 1) / (N + 1), count about N/8 of
+   * each side, the same for the same seed */
   ck_assert_int_eq(slem_permtest_paired(&p, a, b, 3, 7, 5, &err), SLEM_OK);
   ck_assert_int_eq(slem_permtest_paired(&p2, a, b, 3, 7, 5, &err), SLEM_OK);
   ck_assert_double_eq(p, p2);
-  ck_assert(p >= 1.0 / 8 && p <= 1);
+  ck_assert(p >= 2.0 / 8 && p <= 1);
+  /* the floor of the random test is scipy's 2 / (N + 1): 70 differences of 1, which no
+   * random flip reaches (2^-70); not 1 / (N + 1) */
+  {
+    double z[70] = {0}, o[70];
+    for (int i = 0; i < 70; i++) o[i] = 1;
+    ck_assert_int_eq(slem_permtest_paired(&p, z, o, 70, 999, 1, &err), SLEM_OK);
+    ck_assert_double_eq(p, 2.0 / 1000);
+    ck_assert_int_eq(slem_permtest_paired(&p, o, z, 70, 999, 1, &err), SLEM_OK); /* either side */
+    ck_assert_double_eq(p, 2.0 / 1000);
+  }
   ck_assert_int_eq(slem_permtest_paired(&p, a, b, 3, 0, 1, &err), SLEM_EINVAL);
 }
 END_TEST
