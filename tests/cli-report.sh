@@ -170,6 +170,25 @@ grep -q '<div class="missed"><b>missed</b> [0-9]* of [0-9]* relevant: <span clas
 n=$(sed -n '/class="plot scatter"/,/<\/svg>/p' "$T/p1.html" | grep -o '<circle ' | wc -l)
 [ "$n" = 100 ] && ok || bad "scatter: $n points, expected 100"
 
+# ---- a difference below the table's 4 decimals: one relevant item (id 0) of 1001 at rank
+# 1000 in run a, at 1001 in run b, AP 1/1000 and 1/1001; query 1 the same in both ----
+tiny_runs() {
+  awk 'BEGIN { for (i = 0; i <= 1000; i++) print (i ? 0 : 1) }' >"$T/tiny.db.labels"
+  printf '1\n1\n' >"$T/tiny.q.labels"
+  awk 'BEGIN { for (q = 0; q < 2; q++) { for (r = 1; r < 1000; r++) print q "\t" r "\t" r "\t" 1 - r / 2000
+    print q "\t1000\t0\t0.4"; print q "\t1001\t1000\t0.3" } }' >"$T/tiny.a.tsv"
+  awk 'BEGIN { for (q = 0; q < 2; q++) { for (r = 1; r < 1000; r++) print q "\t" r "\t" r "\t" 1 - r / 2000
+    print q "\t1000\t" (q ? 0 : 1000) "\t0.4"; print q "\t1001\t" (q ? 1000 : 0) "\t0.3" } }' >"$T/tiny.b.tsv"
+}
+tiny_runs
+check "a tiny difference" slem-report --query-labels "$T/tiny.q.labels" --db-labels "$T/tiny.db.labels" \
+  -o "$T/tiny.html" "$T/tiny.a.tsv" "$T/tiny.b.tsv"
+sed -n '/id="pq-data"/,/<\/script>/p' "$T/tiny.html" | grep '^\[' | sed 's/}<.*//' | tr -d '[]"' >"$T/tiny.rows"
+# query 0: the difference is there to six digits, not 0.0000; query 1: exactly 0
+awk -F, '$1 == 0 { d = $5 + 1 / 1000 / 1001; if (d < 0) d = -d; ok0 = $5 != 0 && d <= 1e-11 }
+  $1 == 1 { ok1 = $5 == "0" } END { exit !(ok0 && ok1) }' "$T/tiny.rows" && ok ||
+  bad "a tiny difference: table data $(tr '\n' ' ' <"$T/tiny.rows")"
+
 # ---- --protocol: revisitop's measures, as slem-eval --protocol gives them ----
 RV=$TOP/testdata/revisitop
 GT="--easy $RV/easy.txt --hard $RV/hard.txt --junk $RV/junk.txt"

@@ -353,7 +353,9 @@ static const char css[] =
 /* The per-query table's behaviour: sort by a column (click its header, again to reverse),
  * filter by a part of the query id, 20 rows a page. Its data is the JSON of
  * <script id="pq-data">: {"runs": [names], "rows": [[query, relevant, AP..., delta]]},
- * AP null for a query with no relevant item. It writes nothing to the console and holds no '<', so that no
+ * AP null for a query with no relevant item; AP shown with 4 decimals, the difference too
+ * unless it is below 5e-5 and not 0, then in scientific notation (its data has six
+ * significant digits), so that runs that differ never show 0.0000. It writes nothing to the console and holds no '<', so that no
  * reader of the page mistakes a comparison for a tag. */
 static const char pq_script[] =
     "(function(){\n"
@@ -369,7 +371,8 @@ static const char pq_script[] =
     "function cell(r,c){var td=document.createElement('td'),v=r[c];\n"
     " if(c===0)td.textContent=v;else if(c===1)td.textContent=String(v);\n"
     " else if(v===null)td.textContent='\\u2013';\n"
-    " else if(c===R+2){td.textContent=(v>0?'+':'')+v.toFixed(4);if(v>0)td.className='up';else if(0>v)td.className='down';}\n"
+    " else if(c===R+2){td.textContent=(v>0?'+':'')+(v!==0&&5e-5>Math.abs(v)?v.toExponential(2):v.toFixed(4));\n"
+    "  if(v>0)td.className='up';else if(0>v)td.className='down';}\n"
     " else td.textContent=v.toFixed(4);\n"
     " return td;}\n"
     "function render(){var n=view.length,pages=Math.max(1,Math.ceil(n/per));if(page>=pages)page=pages-1;\n"
@@ -699,7 +702,7 @@ static void per_query(FILE *fp, const SlemReport *self) {
       if (ev) fprintf(fp, ",%.4f", self->runs[r].ap[q]);
       else fputs(",null", fp);
     if (self->nruns > 1) {
-      if (ev) fprintf(fp, ",%.4f", self->runs[1].ap[q] - self->runs[0].ap[q]);
+      if (ev) fprintf(fp, ",%.6g", self->runs[1].ap[q] - self->runs[0].ap[q]);
       else fputs(",null", fp);
     }
     fputc(']', fp);
