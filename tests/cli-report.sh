@@ -189,6 +189,25 @@ awk -F, '$1 == 0 { d = $5 + 1 / 1000 / 1001; if (d < 0) d = -d; ok0 = $5 != 0 &&
   $1 == 1 { ok1 = $5 == "0" } END { exit !(ok0 && ok1) }' "$T/tiny.rows" && ok ||
   bad "a tiny difference: table data $(tr '\n' ' ' <"$T/tiny.rows")"
 
+# ---- low APs fill the histogram and the scatter: the one relevant item (id 0) at rank
+# 15, 30, 60 in run a and 20, 40, 80 in run b, APs 0.067 to 0.0125, all below 0.1 ----
+printf '1\n1\n1\n' >"$T/low.q.labels"
+for run in a b; do
+  awk -v b=$([ $run = b ] && echo 1 || echo 0) 'BEGIN { for (q = 0; q < 3; q++) {
+    at = (b ? 20 : 15) * 2 ^ q; id = 1
+    for (r = 1; r <= 100; r++) print q "\t" r "\t" (r == at ? 0 : id++) "\t" 1 - r / 200 } }' >"$T/low.$run.tsv"
+done
+check "low APs" slem-report --query-labels "$T/low.q.labels" --db-labels "$T/tiny.db.labels" \
+  -o "$T/low.html" "$T/low.a.tsv" "$T/low.b.tsv"
+# six bars of one query each (not two bars of three in the first bin), the points spread
+# over 150 of the scatter's 374 pixels (not in its corner: 25 at most), the captions saying so
+n=$(sed -n '/class="plot hist"/,/<\/svg>/p' "$T/low.html" | grep -c 'data-count="1"')
+[ "$n" = 6 ] && ok || bad "low APs: $n bars of one query, expected 6"
+sed -n '/class="plot scatter"/,/<\/svg>/p' "$T/low.html" | grep -o '<circle cx="[0-9.]*"' |
+  sed 's/.*cx="//; s/"//' | awk 'NR == 1 { lo = hi = $1 } { if ($1 < lo) lo = $1; if ($1 > hi) hi = $1 }
+  END { exit !(NR == 3 && hi - lo > 150) }' && ok || bad "low APs: the scatter's points are bunched"
+[ "$(grep -c 'from 0 to 0.1, the span of the APs' "$T/low.html")" = 2 ] && ok || bad "low APs: captions"
+
 # ---- --protocol: revisitop's measures, as slem-eval --protocol gives them ----
 RV=$TOP/testdata/revisitop
 GT="--easy $RV/easy.txt --hard $RV/hard.txt --junk $RV/junk.txt"

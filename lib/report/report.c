@@ -588,6 +588,7 @@ static int figures(FILE *fp, const SlemReport *self, SlemError *err) {
   SlemSeries *s = calloc(self->nruns + 1, sizeof *s);
   double *aps = malloc((self->nruns * self->nq + 1) * sizeof *aps);
   char **legend = calloc(self->nruns + 1, sizeof *legend);
+  double vmin = 1, vmax = 0, lo, hi;
   int st = SLEM_OK;
   if (!s || !aps || !legend) {
     st = slem_error(err, SLEM_ENOMEM, "out of memory");
@@ -619,9 +620,18 @@ static int figures(FILE *fp, const SlemReport *self, SlemError *err) {
     s[r].y = aps + r * self->nq;
     s[r].n = n;
   }
-  slem_plot_histogram(fp, s, self->nruns, self->opts.bins, "AP of a query");
-  fprintf(fp, "<figcaption>Queries by their AP (%s), in bins of %.2g.</figcaption></figure>\n",
-          ap_name(self->opts.ap), 1.0 / (double)self->opts.bins);
+  /* one span for both figures, over every run's AP: narrowed when they all lie low (or high) */
+  for (size_t r = 0; r < self->nruns; r++)
+    for (size_t i = 0; i < s[r].n; i++) {
+      if (s[r].y[i] < vmin) vmin = s[r].y[i];
+      if (s[r].y[i] > vmax) vmax = s[r].y[i];
+    }
+  slem_plot_span(&lo, &hi, vmin <= vmax ? vmin : 0, vmin <= vmax ? vmax : 1);
+  slem_plot_histogram(fp, s, self->nruns, self->opts.bins, lo, hi, "AP of a query");
+  fprintf(fp, "<figcaption>Queries by their AP (%s), in bins of %.3g", ap_name(self->opts.ap),
+          (hi - lo) / (double)self->opts.bins);
+  if (lo > 0 || hi < 1) fprintf(fp, " from %g to %g, the span of the APs", lo, hi);
+  fputs(".</figcaption></figure>\n", fp);
   if (self->nruns > 1) {
     size_t n = s[0].n, above = 0, below = 0;
     for (size_t i = 0; i < n; i++) {
@@ -629,15 +639,18 @@ static int figures(FILE *fp, const SlemReport *self, SlemError *err) {
       below += s[1].y[i] < s[0].y[i];
     }
     fputs("<figure>", fp);
-    slem_plot_scatter(fp, s[0].y, s[1].y, n, self->runs[0].name, self->runs[1].name, slem_plot_colour(1));
+    slem_plot_scatter(fp, s[0].y, s[1].y, n, lo, hi, self->runs[0].name, self->runs[1].name,
+                      slem_plot_colour(1));
     fputs("<figcaption>AP of each query (", fp);
     fputs(ap_name(self->opts.ap), fp);
     fputs("): ", fp);
     slem_html_text(fp, self->runs[1].name);
     fputs(" against ", fp);
     slem_html_text(fp, self->runs[0].name);
-    fprintf(fp, "; %zu queries above the diagonal, %zu below, %zu on it.</figcaption></figure>\n",
-            above, below, n - above - below);
+    fprintf(fp, "; %zu queries above the diagonal, %zu below, %zu on it", above, below,
+            n - above - below);
+    if (lo > 0 || hi < 1) fprintf(fp, "; both axes from %g to %g, the span of the APs", lo, hi);
+    fputs(".</figcaption></figure>\n", fp);
   }
   fputs("</div></section>\n", fp);
 cleanup:
