@@ -158,6 +158,10 @@ slem-report $LABELS -o "$T/p1.html" "$E/cosine-full.tsv" "$E/slem-top100.tsv" &&
   cmp -s "$T/p1.html" "$T/p2.html" && ok || bad "two runs of the same page differ"
 # scipy's two-sided floor, 2 / (10000 + 1), not 1 / (10000 + 1)
 grep -q 'class="pvalue" title="0.00019998">0.0002</td>' "$T/p1.html" && ok || bad "p-value of SLEM against cosine"
+# a million flips: the floor 2 / (10^6 + 1) shown as 2e-06, not 0.0000
+check "a million flips" slem-report $LABELS --permutations 1000000 -o "$T/pm.html" "$E/cosine-full.tsv" "$E/slem-top100.tsv"
+grep -q 'class="pvalue" title="2e-06">2e-06</td>' "$T/pm.html" && ok ||
+  bad "p of a million flips: $(grep -o 'class="pvalue"[^/]*' "$T/pm.html")"
 check "no test" slem-report $LABELS --permutations 0 -o "$T/p0.html" "$E/cosine-full.tsv" "$E/slem-top100.tsv"
 grep -q 'class="pvalue"' "$T/p0.html" && bad "--permutations 0 still shows p" || ok
 

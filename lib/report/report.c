@@ -544,7 +544,10 @@ static void summary(FILE *fp, const SlemReport *self) {
     fputs("</td>", fp);
     if (self->nruns > 1 && self->opts.permutations) {
       if (x->pvalue < 0) fputs("<td class=\"pvalue\">\u2013</td>", fp);
-      else fprintf(fp, "<td class=\"pvalue\" title=\"%.6g\">%.4f</td>", x->pvalue, x->pvalue);
+      /* below 0.0001 (many --permutations) in two significant digits: never 0.0000 */
+      else fprintf(fp, x->pvalue >= 0.0001 ? "<td class=\"pvalue\" title=\"%.6g\">%.4f</td>"
+                                           : "<td class=\"pvalue\" title=\"%.6g\">%.2g</td>",
+                   x->pvalue, x->pvalue);
     }
     fputs("</tr>\n", fp);
   }
@@ -578,7 +581,7 @@ static void summary(FILE *fp, const SlemReport *self) {
     fprintf(fp, " p: two-sided paired randomisation test of the per-query AP (%s) against the first "
                 "run, over the %zu queries evaluated: %zu random sign flips from seed %llu "
                 "(all of them when there are at most that many), so the page is the same at "
-                "every run.",
+                "every run; two-sided as scipy.stats.permutation_test, twice the smaller one-sided share.",
             ap_name(self->opts.ap), self->runs[0].evaluated, self->opts.permutations,
             (unsigned long long)self->opts.seed);
   fputs("</p></section>\n", fp);
