@@ -7,8 +7,8 @@ test pairs the AP of the queries evaluated in both ("ok" or "missing"), statisti
 mean of B - A, two-sided, as scipy.stats.permutation_test(permutation_type="samples")
 computes it: exactly over all 2^n sign flips when 2^n <= N_RESAMPLES (default 10000),
 else from N_RESAMPLES random ones (SEED, default 1). Prints the p-value with 17 digits.
-testdata/golden/permtest.txt holds its answers for tests/cli-report.sh; remake them with
-the commands written in that file.
+testdata/eval/permtest.txt holds its answers for tests/cli-report.sh; remake them with
+`sh scripts/gen-permtest.sh >testdata/eval/permtest.txt`.
 """
 import sys
 

@@ -129,6 +129,22 @@ want="rows 20 desc descending 1 1 asc ascending 1 1 filter $nshow 1 1 rows_1\342
 [ "$probe" = "$(printf "$want")" ] && ok || bad "table probe: '$probe', expected '$(printf "$want")'"
 if console_errors "$T/table.log"; then bad "console errors using the table (above)"; else ok; fi
 
+# a difference below the table's 4 decimals is shown, not 0.0000: one relevant item of 1001
+# at rank 1000 in run a and 1001 in run b (AP 1/1000 and 1/1001); query 1 the same in both
+awk 'BEGIN { for (i = 0; i <= 1000; i++) print (i ? 0 : 1) }' >"$T/tiny.db.labels"
+printf '1\n1\n' >"$T/tiny.q.labels"
+for run in a b; do
+  awk -v b=$([ $run = b ] && echo 1 || echo 0) 'BEGIN { for (q = 0; q < 2; q++) {
+    for (r = 1; r < 1000; r++) print q "\t" r "\t" r "\t" 1 - r / 2000
+    s = b && q == 0; print q "\t1000\t" (s ? 1000 : 0) "\t0.4"; print q "\t1001\t" (s ? 0 : 1000) "\t0.3" } }' >"$T/tiny.$run.tsv"
+done
+slem-report -q --query-labels "$T/tiny.q.labels" --db-labels "$T/tiny.db.labels" -o "$T/tiny.html" \
+  "$T/tiny.a.tsv" "$T/tiny.b.tsv" || bad "tiny difference: slem-report failed"
+chrome "file://$T/tiny.html" "$T/tiny.log" --dump-dom >"$T/tiny.dom"
+cells=$(sed -n '/<table class="pq">/,/<\/table>/p' "$T/tiny.dom" | grep -o '<td[^>]*>[^<]*</td></tr>' | tr '\n' ' ')
+[ "$cells" = '<td class="down">-9.99e-7</td></tr> <td>0.0000</td></tr> ' ] && ok ||
+  bad "tiny difference: the table's last cells are '$cells'"
+
 # the screenshot: not blank, with the frames and the runs' colours on it
 if chrome "file://$T/demo-report.html" "$T/shot.log" --screenshot="$T/shot.png" --window-size=1400,2400 &&
   [ -s "$T/shot.png" ]; then ok; else

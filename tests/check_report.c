@@ -240,12 +240,30 @@ START_TEST(relative_paths) {
 END_TEST
 
 START_TEST(histogram_bins) {
-  ck_assert_uint_eq(slem_plot_bin(0, 10), 0);
-  ck_assert_uint_eq(slem_plot_bin(-1, 10), 0);
-  ck_assert_uint_eq(slem_plot_bin(0.0999, 10), 0);
-  ck_assert_uint_eq(slem_plot_bin(0.1, 10), 1);
-  ck_assert_uint_eq(slem_plot_bin(0.95, 10), 9);
-  ck_assert_uint_eq(slem_plot_bin(1, 10), 9);
+  double lo, hi;
+  ck_assert_uint_eq(slem_plot_bin(0, 0, 1, 10), 0);
+  ck_assert_uint_eq(slem_plot_bin(-1, 0, 1, 10), 0);
+  ck_assert_uint_eq(slem_plot_bin(0.0999, 0, 1, 10), 0);
+  ck_assert_uint_eq(slem_plot_bin(0.1, 0, 1, 10), 1);
+  ck_assert_uint_eq(slem_plot_bin(0.95, 0, 1, 10), 9);
+  ck_assert_uint_eq(slem_plot_bin(1, 0, 1, 10), 9);
+  ck_assert_uint_eq(slem_plot_bin(0.015, 0, 0.02, 10), 7);
+  ck_assert_uint_eq(slem_plot_bin(0.905, 0.9, 1, 10), 0);
+  /* the span: [0, 1] unless every value lies low (or high) */
+  slem_plot_span(&lo, &hi, 0, 1);
+  ck_assert(lo == 0 && hi == 1);
+  slem_plot_span(&lo, &hi, 0.3, 0.6);
+  ck_assert(lo == 0 && hi == 1);
+  slem_plot_span(&lo, &hi, 0.001, 0.08);
+  ck_assert(lo == 0 && hi == 0.1);
+  slem_plot_span(&lo, &hi, 0, 0.015);
+  ck_assert(lo == 0 && hi == 0.02);
+  slem_plot_span(&lo, &hi, 0.2, 0.5);
+  ck_assert(lo == 0 && hi == 0.5);
+  slem_plot_span(&lo, &hi, 0.93, 1);
+  ck_assert(lo == 1 - 0.1 && hi == 1);
+  slem_plot_span(&lo, &hi, NAN, 0.01);
+  ck_assert(lo == 0 && hi == 1);
   {
     /* 4 values: bars of 1, 0, 2 and 1 in 4 bins */
     double v[] = {0.1, 0.6, 0.7, 1.0};
@@ -253,12 +271,45 @@ START_TEST(histogram_bins) {
     Cap c;
     char *svg;
     cap_open(&c);
-    slem_plot_histogram(c.fp, &s, 1, 4, "AP");
+    slem_plot_histogram(c.fp, &s, 1, 4, 0, 1, "AP");
     svg = cap_close(&c);
     ck_assert_uint_eq(count(svg, "<rect class=\"bar\""), 4);
     ck_assert_uint_eq(count(svg, "data-count=\"1\""), 2);
     ck_assert_uint_eq(count(svg, "data-count=\"2\""), 1);
     ck_assert_uint_eq(count(svg, "data-count=\"0\""), 1);
+    free(svg);
+  }
+  {
+    /* APs below 0.1 over [0, 0.1]: spread over the bins (1, 1, 2, 0, 1), not all in the
+     * first; the ticks are the bins' edges, 0.00 to 0.10 */
+    double v[] = {0.005, 0.03, 0.041, 0.05, 0.09};
+    SlemSeries s = {"run", "#000000", v, 5};
+    Cap c;
+    char *svg;
+    cap_open(&c);
+    slem_plot_histogram(c.fp, &s, 1, 5, 0, 0.1, "AP");
+    svg = cap_close(&c);
+    ck_assert_uint_eq(count(svg, "data-count=\"1\""), 3);
+    ck_assert_uint_eq(count(svg, "data-count=\"2\""), 1);
+    ck_assert_uint_eq(count(svg, "data-count=\"0\""), 1);
+    ck_assert_uint_eq(count(svg, ">0.02</text>"), 1);
+    ck_assert_uint_eq(count(svg, ">0.10</text>"), 1);
+    ck_assert_uint_eq(count(svg, "in [0.04, 0.06)"), 1);
+    free(svg);
+  }
+  {
+    /* the scatter over [0, 0.1]: the point (0.05, 0.1) at the middle of the x axis and at
+     * the top of the plot, not in the corner */
+    double x[] = {0.05}, y[] = {0.1};
+    Cap c;
+    char *svg;
+    char want[64];
+    cap_open(&c);
+    slem_plot_scatter(c.fp, x, y, 1, 0, 0.1, "a", "b", "#000000");
+    svg = cap_close(&c);
+    snprintf(want, sizeof want, "<circle cx=\"%.1f\" cy=\"%.1f\"", 52 + 0.5 * 374, 14.0);
+    ck_assert_msg(strstr(svg, want), "no %s in %s", want, svg);
+    ck_assert_uint_eq(count(svg, ">0.10</text>"), 2);
     free(svg);
   }
 }
@@ -348,11 +399,22 @@ START_TEST(paired_test_by_hand) {
   ck_assert_double_eq(p, 1);
   ck_assert_int_eq(slem_permtest_paired(&p, a, b, 0, 8, 1, &err), SLEM_OK);
   ck_assert_double_eq(p, 1);
-  /* random: (count + 1) / (N + 1) with count about N/4, the same for the same seed */
+  /* random: as scipy, twice the smaller share (count + 1) / (N + 1), count about N/8 of
+   * each side, the same for the same seed */
   ck_assert_int_eq(slem_permtest_paired(&p, a, b, 3, 7, 5, &err), SLEM_OK);
   ck_assert_int_eq(slem_permtest_paired(&p2, a, b, 3, 7, 5, &err), SLEM_OK);
   ck_assert_double_eq(p, p2);
-  ck_assert(p >= 1.0 / 8 && p <= 1);
+  ck_assert(p >= 2.0 / 8 && p <= 1);
+  /* the floor of the random test is scipy's 2 / (N + 1): 70 differences of 1, which no
+   * random flip reaches (2^-70); not 1 / (N + 1) */
+  {
+    double z[70] = {0}, o[70];
+    for (int i = 0; i < 70; i++) o[i] = 1;
+    ck_assert_int_eq(slem_permtest_paired(&p, z, o, 70, 999, 1, &err), SLEM_OK);
+    ck_assert_double_eq(p, 2.0 / 1000);
+    ck_assert_int_eq(slem_permtest_paired(&p, o, z, 70, 999, 1, &err), SLEM_OK); /* either side */
+    ck_assert_double_eq(p, 2.0 / 1000);
+  }
   ck_assert_int_eq(slem_permtest_paired(&p, a, b, 3, 0, 1, &err), SLEM_EINVAL);
 }
 END_TEST

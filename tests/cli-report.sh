@@ -21,7 +21,7 @@ for run in cosine-full slem-top100; do
   [ $run = cosine-full ] && name=cosine
   # the row of the run: its cells' titles hold the values as slem-eval prints them
   row=$(grep "<span class=\"swatch\"[^>]*></span>$name<span class=\"src\"" "$T/r.html" | head -1)
-  cells=$(printf '%s\n' "$row" | grep -o 'title="[0-9.]*"' | sed 's/title="\(.*\)"/\1/' | tr '\n' ' ')
+  cells=$(printf '%s\n' "$row" | sed 's/<td class="pvalue"[^>]*>//' | grep -o 'title="[0-9.]*"' | sed 's/title="\(.*\)"/\1/' | tr '\n' ' ')
   want="$(awk -F '\t' '$1 == "mAP" { print $2 }' "$T/eval.trec") $(awk -F '\t' '$1 == "mAP" { print $2 }' "$T/eval.oxford")"
   want="$want $(awk -F '\t' '$1 ~ /^(P@1|P@5|P@10|R@100)$/ { printf "%s ", $2 }' "$T/eval.trec")"
   [ "$(echo $cells)" = "$(echo $want)" ] && ok || bad "$name: table '$cells', slem-eval '$want'"
@@ -147,16 +147,21 @@ while read -r case n cut _ _ want; do
   slem-report --query-labels "$T/pq.labels" --db-labels "$D/database.labels" -o "$T/p.html" \
     "$T/pa.tsv" "$T/pb.tsv" || bad "permtest $case: slem-report failed"
   got=$(sed -n 's/.*class="pvalue" title="\([^"]*\)".*/\1/p' "$T/p.html")
-  if [ "$case" = exact ]; then tol=0.000001; else tol=0.02; fi
+  if [ "$case" = random ]; then tol=0.02; else tol=0.000001; fi
   awk -v g="$got" -v w="$want" -v t="$tol" -v c="$case" 'BEGIN {
-    d = g - w; if (d < 0) d = -d; if (c == "exact") d /= w
+    d = g - w; if (d < 0) d = -d; if (c != "random") d /= w
     exit !(g != "" && d <= t) }' && ok || bad "permtest $case: p $got, scipy $want"
 done <"$T/permtest"
 # the same page twice: the test's seed is fixed
 slem-report $LABELS -o "$T/p1.html" "$E/cosine-full.tsv" "$E/slem-top100.tsv" &&
   slem-report $LABELS -o "$T/p2.html" "$E/cosine-full.tsv" "$E/slem-top100.tsv" &&
   cmp -s "$T/p1.html" "$T/p2.html" && ok || bad "two runs of the same page differ"
-grep -q 'class="pvalue" title="9.999e-05">0.0001</td>' "$T/p1.html" && ok || bad "p-value of SLEM against cosine"
+# scipy's two-sided floor, 2 / (10000 + 1), not 1 / (10000 + 1)
+grep -q 'class="pvalue" title="0.00019998">0.0002</td>' "$T/p1.html" && ok || bad "p-value of SLEM against cosine"
+# a million flips: the floor 2 / (10^6 + 1) shown as 2e-06, not 0.0000
+check "a million flips" slem-report $LABELS --permutations 1000000 -o "$T/pm.html" "$E/cosine-full.tsv" "$E/slem-top100.tsv"
+grep -q 'class="pvalue" title="2e-06">2e-06</td>' "$T/pm.html" && ok ||
+  bad "p of a million flips: $(grep -o 'class="pvalue"[^/]*' "$T/pm.html")"
 check "no test" slem-report $LABELS --permutations 0 -o "$T/p0.html" "$E/cosine-full.tsv" "$E/slem-top100.tsv"
 grep -q 'class="pvalue"' "$T/p0.html" && bad "--permutations 0 still shows p" || ok
 
@@ -168,6 +173,44 @@ grep -q '<div class="missed"><b>missed</b> [0-9]* of [0-9]* relevant: <span clas
   bad "no relevant item listed as missed"
 n=$(sed -n '/class="plot scatter"/,/<\/svg>/p' "$T/p1.html" | grep -o '<circle ' | wc -l)
 [ "$n" = 100 ] && ok || bad "scatter: $n points, expected 100"
+
+# ---- a difference below the table's 4 decimals: one relevant item (id 0) of 1001 at rank
+# 1000 in run a, at 1001 in run b, AP 1/1000 and 1/1001; query 1 the same in both ----
+tiny_runs() {
+  awk 'BEGIN { for (i = 0; i <= 1000; i++) print (i ? 0 : 1) }' >"$T/tiny.db.labels"
+  printf '1\n1\n' >"$T/tiny.q.labels"
+  awk 'BEGIN { for (q = 0; q < 2; q++) { for (r = 1; r < 1000; r++) print q "\t" r "\t" r "\t" 1 - r / 2000
+    print q "\t1000\t0\t0.4"; print q "\t1001\t1000\t0.3" } }' >"$T/tiny.a.tsv"
+  awk 'BEGIN { for (q = 0; q < 2; q++) { for (r = 1; r < 1000; r++) print q "\t" r "\t" r "\t" 1 - r / 2000
+    print q "\t1000\t" (q ? 0 : 1000) "\t0.4"; print q "\t1001\t" (q ? 1000 : 0) "\t0.3" } }' >"$T/tiny.b.tsv"
+}
+tiny_runs
+check "a tiny difference" slem-report --query-labels "$T/tiny.q.labels" --db-labels "$T/tiny.db.labels" \
+  -o "$T/tiny.html" "$T/tiny.a.tsv" "$T/tiny.b.tsv"
+sed -n '/id="pq-data"/,/<\/script>/p' "$T/tiny.html" | grep '^\[' | sed 's/}<.*//' | tr -d '[]"' >"$T/tiny.rows"
+# query 0: the difference is there to six digits, not 0.0000; query 1: exactly 0
+awk -F, '$1 == 0 { d = $5 + 1 / 1000 / 1001; if (d < 0) d = -d; ok0 = $5 != 0 && d <= 1e-11 }
+  $1 == 1 { ok1 = $5 == "0" } END { exit !(ok0 && ok1) }' "$T/tiny.rows" && ok ||
+  bad "a tiny difference: table data $(tr '\n' ' ' <"$T/tiny.rows")"
+
+# ---- low APs fill the histogram and the scatter: the one relevant item (id 0) at rank
+# 15, 30, 60 in run a and 20, 40, 80 in run b, APs 0.067 to 0.0125, all below 0.1 ----
+printf '1\n1\n1\n' >"$T/low.q.labels"
+for run in a b; do
+  awk -v b=$([ $run = b ] && echo 1 || echo 0) 'BEGIN { for (q = 0; q < 3; q++) {
+    at = (b ? 20 : 15) * 2 ^ q; id = 1
+    for (r = 1; r <= 100; r++) print q "\t" r "\t" (r == at ? 0 : id++) "\t" 1 - r / 200 } }' >"$T/low.$run.tsv"
+done
+check "low APs" slem-report --query-labels "$T/low.q.labels" --db-labels "$T/tiny.db.labels" \
+  -o "$T/low.html" "$T/low.a.tsv" "$T/low.b.tsv"
+# six bars of one query each (not two bars of three in the first bin), the points spread
+# over 150 of the scatter's 374 pixels (not in its corner: 25 at most), the captions saying so
+n=$(sed -n '/class="plot hist"/,/<\/svg>/p' "$T/low.html" | grep -c 'data-count="1"')
+[ "$n" = 6 ] && ok || bad "low APs: $n bars of one query, expected 6"
+sed -n '/class="plot scatter"/,/<\/svg>/p' "$T/low.html" | grep -o '<circle cx="[0-9.]*"' |
+  sed 's/.*cx="//; s/"//' | awk 'NR == 1 { lo = hi = $1 } { if ($1 < lo) lo = $1; if ($1 > hi) hi = $1 }
+  END { exit !(NR == 3 && hi - lo > 150) }' && ok || bad "low APs: the scatter's points are bunched"
+[ "$(grep -c 'from 0 to 0.1, the span of the APs' "$T/low.html")" = 2 ] && ok || bad "low APs: captions"
 
 # ---- --protocol: revisitop's measures, as slem-eval --protocol gives them ----
 RV=$TOP/testdata/revisitop

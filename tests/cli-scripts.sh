@@ -227,6 +227,24 @@ fi
 "$S/plot-pr" --no-such >/dev/null 2>&1
 [ $? = 2 ] && ok || bad "plot-pr: a bad option is a usage error"
 
+# a typo of a long option: the nearest option named, as the C tools do (cmd/cli.c: an edit
+# distance under 3 and under half the word), status 2; a word near none, or an option of
+# the other engine, named alone
+typo() { # typo SCRIPT ARG WANT
+  "$S/$1" "$2" x >/dev/null 2>"$T/err"
+  st=$?
+  if [ $st = 2 ] && [ "$(cat "$T/err")" = "$3" ]; then ok; else bad "$1 $2: status $st, '$(cat "$T/err")'"; fi
+}
+typo slem-tune --grdi "slem-tune: unknown argument '--grdi'; did you mean '--grid'? (see --help)"
+typo slem-tune --qrles "slem-tune: unknown argument '--qrles'; did you mean '--qrels'? (see --help)"
+typo slem-tune --quite "slem-tune: unknown argument '--quite'; did you mean '--quiet'? (see --help)"
+typo slem-tune --zz "slem-tune: unknown argument '--zz' (see --help)"
+typo plot-pr --titel "plot-pr: unknown option '--titel'; did you mean '--title'? (see --help)"
+typo slem-reindex --rebiuld "slem-reindex: unknown option '--rebiuld'; did you mean '--rebuild'? (see --help)"
+typo slem-sbatch --partiton "slem-sbatch: unknown argument '--partiton'; did you mean '--partition'? (see --help)"
+typo slem-parallel --partiton "slem-parallel: unknown argument '--partiton' (see --help)"
+typo slem-parallel --sshlogfile "slem-parallel: unknown argument '--sshlogfile'; did you mean '--sshloginfile'? (see --help)"
+
 # file names that start with '-' (given relative to the directory they are in), and a
 # hostile environment: POSIXLY_CORRECT (an option after a file name is then a file name)
 # and CDPATH (a cd goes to a directory of the same name there, and prints it). Every name

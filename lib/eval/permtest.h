@@ -3,13 +3,15 @@
  *
  * The statistic is the sum (equivalently the mean) of the differences d_i = b_i - a_i
  * over the n queries. Under the null hypothesis each query's two values are exchangeable,
- * so every sign pattern of the d_i is equally likely. Two-sided p-value: the share of
- * sign patterns whose |sum| reaches the observed |sum| (within a relative 100 epsilon, as
- * scipy.stats.permutation_test compares).
- *   - exact when 2^n <= permutations: every pattern counted, p = count / 2^n;
+ * so every sign pattern of the d_i is equally likely. The p-value is two-sided as
+ * scipy.stats.permutation_test(permutation_type="samples", alternative="two-sided")
+ * computes it: twice the smaller of the shares of sign patterns whose sum is at most and
+ * at least the observed sum (within scipy's max(1e-14, 1e-14 |mean|) on the mean), at most 1.
+ *   - exact when 2^n <= permutations: every pattern counted, shares count / 2^n;
  *   - otherwise permutations random patterns from a fixed seed (splitmix64, one bit per
- *     query, 64 queries per draw), p = (count + 1) / (permutations + 1), the observed
- *     pattern counted once, as scipy's randomised test does.
+ *     query, 64 queries per draw), shares (count + 1) / (permutations + 1), the observed
+ *     pattern counted once, as scipy's randomised test does. Its floor is therefore
+ *     2 / (permutations + 1), not 1 / (permutations + 1).
  * The same inputs, permutations and seed give the same p-value bit for bit on every
  * machine: no BLAS, no threads, sums in query order.
  */

@@ -95,11 +95,50 @@ void slem_plot_pr(FILE *fp, const SlemSeries *series, size_t nseries, const char
   fputs("</svg>\n", fp);
 }
 
-size_t slem_plot_bin(double v, size_t nbins) {
+size_t slem_plot_bin(double v, double lo, double hi, size_t nbins) {
   double b;
-  if (!(v > 0)) return 0;
-  b = floor(v * (double)nbins);
+  if (!(v > lo)) return 0;
+  b = floor((v - lo) / (hi - lo) * (double)nbins);
   return b >= (double)nbins ? nbins - 1 : (size_t)b;
+}
+
+void slem_plot_span(double *lo, double *hi, double vmin, double vmax) {
+  static const double h[] = {0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001};
+  double up = 1, down = 1;
+  *lo = 0;
+  *hi = 1;
+  if (!isfinite(vmin) || !isfinite(vmax)) return;
+  for (size_t i = 0; i < sizeof h / sizeof h[0]; i++) {
+    if (vmax <= h[i]) up = h[i];
+    if (vmin >= 1 - h[i]) down = h[i];
+  }
+  if (up < 1 && up <= down) *hi = up;
+  else if (down < 1) *lo = 1 - down;
+}
+
+/* The decimals that write every multiple of step exactly (0.05 needs 2, 0.025 3), at
+ * least 1; a step no few decimals write (1/30) gets two significant digits (0.033). */
+static int decimals(double step) {
+  int d;
+  for (d = 1; d <= 6; d++) {
+    double m = step * pow(10, d);
+    if (fabs(m - floor(m + 0.5)) < 1e-6 * m) return d;
+  }
+  d = (int)ceil(-log10(step)) + 1;
+  return d < 1 ? 1 : d;
+}
+
+/* Tick labels and grid lines of the x axis: k + 1 ticks over [lo, hi]. */
+static void x_axis(FILE *fp, double lo, double hi, size_t k, int every, int grid) {
+  int dec = decimals((hi - lo) / (double)k);
+  for (size_t i = 0; i <= k; i++) {
+    double x = ML + (double)i / (double)k * PW;
+    if (grid && i > 0 && i < k)
+      fprintf(fp, "<line class=\"grid\" x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\"/>", x, MT, x, MT + PH);
+    if (i % (size_t)every == 0)
+      fprintf(fp, "<text class=\"tick\" x=\"%.2f\" y=\"%d\" text-anchor=\"middle\">%.*f</text>\n", x,
+              MT + PH + 16, dec, lo + (hi - lo) * (double)i / (double)k);
+  }
 }
 
 /* A round step for an axis up to max: 1, 2 or 5 times a power of ten, about 5 ticks. */
@@ -109,9 +148,10 @@ static double nice_step(double max) {
 }
 
 void slem_plot_histogram(FILE *fp, const SlemSeries *series, size_t nseries, size_t nbins,
-                         const char *xlabel) {
+                         double lo, double hi, const char *xlabel) {
   size_t *count = calloc(nbins * (nseries ? nseries : 1), sizeof *count), top = 1;
   double ymax, step, bw = (double)PW / (double)nbins, gap = bw * 0.12;
+  int dec = decimals((hi - lo) / (double)nbins);
   open_svg(fp, "plot hist", "histogram");
   if (!count) { /* out of memory: an empty figure rather than a failed page */
     fputs("</svg>\n", fp);
@@ -119,7 +159,7 @@ void slem_plot_histogram(FILE *fp, const SlemSeries *series, size_t nseries, siz
   }
   for (size_t s = 0; s < nseries; s++)
     for (size_t i = 0; i < series[s].n; i++) {
-      size_t *c = count + s * nbins + slem_plot_bin(series[s].y[i], nbins);
+      size_t *c = count + s * nbins + slem_plot_bin(series[s].y[i], lo, hi, nbins);
       if (++*c > top) top = *c;
     }
   /* headroom above the highest bar for the legend, one line per series */
@@ -127,12 +167,7 @@ void slem_plot_histogram(FILE *fp, const SlemSeries *series, size_t nseries, siz
   if (step < 1) step = 1;
   ymax = ceil((double)top * (1.1 + 0.08 * (double)nseries) / step) * step;
   y_axis(fp, ymax, step, "%.0f", "queries");
-  for (size_t b = 0; b <= nbins; b++) {
-    double x = ML + (double)b * bw;
-    if (nbins <= 10 || b % 2 == 0)
-      fprintf(fp, "<text class=\"tick\" x=\"%.2f\" y=\"%d\" text-anchor=\"middle\">%.2g</text>\n", x,
-              MT + PH + 16, (double)b / (double)nbins);
-  }
+  x_axis(fp, lo, hi, nbins, nbins <= 10 ? 1 : 2, 0);
   fprintf(fp, "<text class=\"axis\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">", ML + PW / 2, H - 6);
   slem_html_text(fp, xlabel);
   fputs("</text>\n", fp);
@@ -147,8 +182,9 @@ void slem_plot_histogram(FILE *fp, const SlemSeries *series, size_t nseries, siz
               "height=\"%.2f\" fill=\"%s\"><title>",
               c, x0 + (double)s * w, MT + PH - h, w, h, series[s].colour);
       slem_html_text(fp, series[s].name);
-      fprintf(fp, ": %zu queries with %s in [%.2g, %.2g%s</title></rect>\n", c, xlabel,
-              (double)b / (double)nbins, (double)(b + 1) / (double)nbins, b + 1 == nbins ? "]" : ")");
+      fprintf(fp, ": %zu queries with %s in [%.*f, %.*f%s</title></rect>\n", c, xlabel, dec,
+              lo + (hi - lo) * (double)b / (double)nbins, dec,
+              lo + (hi - lo) * (double)(b + 1) / (double)nbins, b + 1 == nbins ? "]" : ")");
     }
   }
   /* legend, top left */
@@ -164,17 +200,25 @@ void slem_plot_histogram(FILE *fp, const SlemSeries *series, size_t nseries, siz
   fputs("</svg>\n", fp);
 }
 
-void slem_plot_scatter(FILE *fp, const double *x, const double *y, size_t n, const char *xlabel,
-                       const char *ylabel, const char *colour) {
+void slem_plot_scatter(FILE *fp, const double *x, const double *y, size_t n, double lo, double hi,
+                       const char *xlabel, const char *ylabel, const char *colour) {
+  double span = hi - lo;
+  int dec = decimals(span / 5);
   open_svg(fp, "plot scatter", "per-query scatter");
-  y_axis(fp, 1, 0.2, "%.1f", ylabel);
+  /* the y axis as the x axis: 6 ticks over [lo, hi] */
   for (int i = 0; i <= 5; i++) {
-    double px = ML + i * 0.2 * PW;
-    if (i > 0 && i < 5)
-      fprintf(fp, "<line class=\"grid\" x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\"/>", px, MT, px, MT + PH);
-    fprintf(fp, "<text class=\"tick\" x=\"%.2f\" y=\"%d\" text-anchor=\"middle\">%.1f</text>\n", px,
-            MT + PH + 16, i * 0.2);
+    double py = MT + PH - i * 0.2 * PH;
+    fprintf(fp, "<line class=\"grid\" x1=\"%d\" y1=\"%.2f\" x2=\"%d\" y2=\"%.2f\"/>", ML, py, ML + PW, py);
+    fprintf(fp, "<text class=\"tick\" x=\"%d\" y=\"%.2f\" text-anchor=\"end\">%.*f</text>\n", ML - 6,
+            py + 4, dec, lo + span * i / 5);
   }
+  fprintf(fp,
+          "<text class=\"axis\" transform=\"translate(14,%d) rotate(-90)\" "
+          "text-anchor=\"middle\">",
+          MT + PH / 2);
+  slem_html_text(fp, ylabel);
+  fputs("</text>\n", fp);
+  x_axis(fp, lo, hi, 5, 1, 1);
   fprintf(fp, "<text class=\"axis\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">", ML + PW / 2, H - 6);
   slem_html_text(fp, xlabel);
   fputs("</text>\n", fp);
@@ -182,6 +226,7 @@ void slem_plot_scatter(FILE *fp, const double *x, const double *y, size_t n, con
   fprintf(fp, "<line class=\"diag\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", ML, MT + PH, ML + PW, MT);
   fprintf(fp, "<g class=\"pts\" fill=\"%s\">", colour);
   for (size_t i = 0; i < n; i++)
-    fprintf(fp, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\"/>", ML + x[i] * PW, MT + PH - y[i] * PH);
+    fprintf(fp, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\"/>", ML + (x[i] - lo) / span * PW,
+            MT + PH - (y[i] - lo) / span * PH);
   fputs("</g>\n</svg>\n", fp);
 }

@@ -28,20 +28,28 @@ const char *slem_plot_colour(size_t i);
  * a transform onto the axes; legend labels are taken from legend[i] when not NULL. */
 void slem_plot_pr(FILE *fp, const SlemSeries *series, size_t nseries, const char *const *legend);
 
-/* A histogram of values in [0, 1] in nbins equal bins (the last one closed), the series
- * side by side in each bin: series[i].y(n) are one run's values (e.g. per-query AP).
- * Each bar is a <rect class="bar"> with a data-count attribute and a <title>. */
+/* The span [*lo, *hi] of an axis for values in [0, 1] (e.g. per-query AP) from their
+ * minimum vmin and maximum vmax: [0, 1], narrowed to [0, h] when vmax <= h, or else to
+ * [1 - h, 1] when vmin >= 1 - h, h the smallest of 0.5, 0.2, 0.1, 0.05, 0.02, 0.01,
+ * 0.005, 0.002, 0.001 that holds them, so that APs all below 0.1 (or all above 0.9) fill
+ * the figure instead of one bin or one corner. Non-finite bounds give [0, 1]. */
+void slem_plot_span(double *lo, double *hi, double vmin, double vmax);
+
+/* A histogram of values in [lo, hi] (slem_plot_span) in nbins equal bins (the last one
+ * closed), the series side by side in each bin: series[i].y(n) are one run's values (e.g.
+ * per-query AP). Each bar is a <rect class="bar"> with a data-count attribute and a
+ * <title>; the ticks are the bins' edges. */
 void slem_plot_histogram(FILE *fp, const SlemSeries *series, size_t nseries, size_t nbins,
-                         const char *xlabel);
+                         double lo, double hi, const char *xlabel);
 
-/* A scatter of n points (x[i], y[i]) in [0, 1]^2 with the diagonal y = x: per-query AP of
- * one run (x) against another (y), points above the line favour y. Each point is a
- * <circle> of the group <g class="pts"> in pixels, %.1f. */
-void slem_plot_scatter(FILE *fp, const double *x, const double *y, size_t n, const char *xlabel,
-                       const char *ylabel, const char *colour);
+/* A scatter of n points (x[i], y[i]) in [lo, hi]^2 (slem_plot_span of both) with the
+ * diagonal y = x: per-query AP of one run (x) against another (y), points above the line
+ * favour y. Each point is a <circle> of the group <g class="pts"> in pixels, %.1f. */
+void slem_plot_scatter(FILE *fp, const double *x, const double *y, size_t n, double lo, double hi,
+                       const char *xlabel, const char *ylabel, const char *colour);
 
-/* The bin of v among nbins equal bins over [0, 1]: values below 0 go to the first, 1
+/* The bin of v among nbins equal bins over [lo, hi]: values below lo go to the first, hi
  * and above to the last. */
-size_t slem_plot_bin(double v, size_t nbins);
+size_t slem_plot_bin(double v, double lo, double hi, size_t nbins);
 
 #endif

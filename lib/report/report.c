@@ -353,7 +353,9 @@ static const char css[] =
 /* The per-query table's behaviour: sort by a column (click its header, again to reverse),
  * filter by a part of the query id, 20 rows a page. Its data is the JSON of
  * <script id="pq-data">: {"runs": [names], "rows": [[query, relevant, AP..., delta]]},
- * AP null for a query with no relevant item. It writes nothing to the console and holds no '<', so that no
+ * AP null for a query with no relevant item; AP shown with 4 decimals, the difference too
+ * unless it is below 5e-5 and not 0, then in scientific notation (its data has six
+ * significant digits), so that runs that differ never show 0.0000. It writes nothing to the console and holds no '<', so that no
  * reader of the page mistakes a comparison for a tag. */
 static const char pq_script[] =
     "(function(){\n"
@@ -369,7 +371,8 @@ static const char pq_script[] =
     "function cell(r,c){var td=document.createElement('td'),v=r[c];\n"
     " if(c===0)td.textContent=v;else if(c===1)td.textContent=String(v);\n"
     " else if(v===null)td.textContent='\\u2013';\n"
-    " else if(c===R+2){td.textContent=(v>0?'+':'')+v.toFixed(4);if(v>0)td.className='up';else if(0>v)td.className='down';}\n"
+    " else if(c===R+2){td.textContent=(v>0?'+':'')+(v!==0&&5e-5>Math.abs(v)?v.toExponential(2):v.toFixed(4));\n"
+    "  if(v>0)td.className='up';else if(0>v)td.className='down';}\n"
     " else td.textContent=v.toFixed(4);\n"
     " return td;}\n"
     "function render(){var n=view.length,pages=Math.max(1,Math.ceil(n/per));if(page>=pages)page=pages-1;\n"
@@ -541,7 +544,10 @@ static void summary(FILE *fp, const SlemReport *self) {
     fputs("</td>", fp);
     if (self->nruns > 1 && self->opts.permutations) {
       if (x->pvalue < 0) fputs("<td class=\"pvalue\">\u2013</td>", fp);
-      else fprintf(fp, "<td class=\"pvalue\" title=\"%.6g\">%.4f</td>", x->pvalue, x->pvalue);
+      /* below 0.0001 (many --permutations) in two significant digits: never 0.0000 */
+      else fprintf(fp, x->pvalue >= 0.0001 ? "<td class=\"pvalue\" title=\"%.6g\">%.4f</td>"
+                                           : "<td class=\"pvalue\" title=\"%.6g\">%.2g</td>",
+                   x->pvalue, x->pvalue);
     }
     fputs("</tr>\n", fp);
   }
@@ -575,7 +581,7 @@ static void summary(FILE *fp, const SlemReport *self) {
     fprintf(fp, " p: two-sided paired randomisation test of the per-query AP (%s) against the first "
                 "run, over the %zu queries evaluated: %zu random sign flips from seed %llu "
                 "(all of them when there are at most that many), so the page is the same at "
-                "every run.",
+                "every run; two-sided as scipy.stats.permutation_test, twice the smaller one-sided share.",
             ap_name(self->opts.ap), self->runs[0].evaluated, self->opts.permutations,
             (unsigned long long)self->opts.seed);
   fputs("</p></section>\n", fp);
@@ -585,6 +591,7 @@ static int figures(FILE *fp, const SlemReport *self, SlemError *err) {
   SlemSeries *s = calloc(self->nruns + 1, sizeof *s);
   double *aps = malloc((self->nruns * self->nq + 1) * sizeof *aps);
   char **legend = calloc(self->nruns + 1, sizeof *legend);
+  double vmin = 1, vmax = 0, lo, hi;
   int st = SLEM_OK;
   if (!s || !aps || !legend) {
     st = slem_error(err, SLEM_ENOMEM, "out of memory");
@@ -616,9 +623,18 @@ static int figures(FILE *fp, const SlemReport *self, SlemError *err) {
     s[r].y = aps + r * self->nq;
     s[r].n = n;
   }
-  slem_plot_histogram(fp, s, self->nruns, self->opts.bins, "AP of a query");
-  fprintf(fp, "<figcaption>Queries by their AP (%s), in bins of %.2g.</figcaption></figure>\n",
-          ap_name(self->opts.ap), 1.0 / (double)self->opts.bins);
+  /* one span for both figures, over every run's AP: narrowed when they all lie low (or high) */
+  for (size_t r = 0; r < self->nruns; r++)
+    for (size_t i = 0; i < s[r].n; i++) {
+      if (s[r].y[i] < vmin) vmin = s[r].y[i];
+      if (s[r].y[i] > vmax) vmax = s[r].y[i];
+    }
+  slem_plot_span(&lo, &hi, vmin <= vmax ? vmin : 0, vmin <= vmax ? vmax : 1);
+  slem_plot_histogram(fp, s, self->nruns, self->opts.bins, lo, hi, "AP of a query");
+  fprintf(fp, "<figcaption>Queries by their AP (%s), in bins of %.3g", ap_name(self->opts.ap),
+          (hi - lo) / (double)self->opts.bins);
+  if (lo > 0 || hi < 1) fprintf(fp, " from %g to %g, the span of the APs", lo, hi);
+  fputs(".</figcaption></figure>\n", fp);
   if (self->nruns > 1) {
     size_t n = s[0].n, above = 0, below = 0;
     for (size_t i = 0; i < n; i++) {
@@ -626,15 +642,18 @@ static int figures(FILE *fp, const SlemReport *self, SlemError *err) {
       below += s[1].y[i] < s[0].y[i];
     }
     fputs("<figure>", fp);
-    slem_plot_scatter(fp, s[0].y, s[1].y, n, self->runs[0].name, self->runs[1].name, slem_plot_colour(1));
+    slem_plot_scatter(fp, s[0].y, s[1].y, n, lo, hi, self->runs[0].name, self->runs[1].name,
+                      slem_plot_colour(1));
     fputs("<figcaption>AP of each query (", fp);
     fputs(ap_name(self->opts.ap), fp);
     fputs("): ", fp);
     slem_html_text(fp, self->runs[1].name);
     fputs(" against ", fp);
     slem_html_text(fp, self->runs[0].name);
-    fprintf(fp, "; %zu queries above the diagonal, %zu below, %zu on it.</figcaption></figure>\n",
-            above, below, n - above - below);
+    fprintf(fp, "; %zu queries above the diagonal, %zu below, %zu on it", above, below,
+            n - above - below);
+    if (lo > 0 || hi < 1) fprintf(fp, "; both axes from %g to %g, the span of the APs", lo, hi);
+    fputs(".</figcaption></figure>\n", fp);
   }
   fputs("</div></section>\n", fp);
 cleanup:
@@ -699,7 +718,7 @@ static void per_query(FILE *fp, const SlemReport *self) {
       if (ev) fprintf(fp, ",%.4f", self->runs[r].ap[q]);
       else fputs(",null", fp);
     if (self->nruns > 1) {
-      if (ev) fprintf(fp, ",%.4f", self->runs[1].ap[q] - self->runs[0].ap[q]);
+      if (ev) fprintf(fp, ",%.6g", self->runs[1].ap[q] - self->runs[0].ap[q]);
       else fputs(",null", fp);
     }
     fputc(']', fp);

@@ -6,8 +6,9 @@
  * paired randomisation test against the first run, permtest.h; with a revisitop protocol
  * a second table of its measures); the runs' interpolated precision-recall curves, a
  * histogram of per-query AP and a scatter of the second run's per-query AP against the
- * first's, inline SVG (plot.h); every query in a table that a small inline script sorts,
- * filters and pages (its data as JSON in the page); a table of chosen queries with each
+ * first's, inline SVG (plot.h), both over the span of the APs (slem_plot_span); every
+ * query in a table that a small inline script sorts, filters and pages (its data as JSON
+ * in the page; the difference of two runs never shown as 0.0000 when they differ); a table of chosen queries with each
  * run's top results as thumbnails framed by relevance (relevant, junk, wrong: with its
  * database label when labels are known) with rank and score, and the relevant items
  * missed; and for each run a table of its worst and best queries. Inline CSS, nothing
