@@ -554,6 +554,10 @@ if [ $rodone = 1 ]; then
     st=$?
     [ $st = 1 ] && grep -q "^slem-reindex: cannot write the index $i: " "$T/err" && [ "$(wc -l <"$T/err")" = 1 ] &&
       [ ! -e "$T/u.tsv" ] && ok || bad "an index that cannot be written ($i): status $st: $(cat "$T/err")"
+    "$RX" --dry-run -k 10 -q "$Q" -o "$T/u.tsv" -n "$T/neg.fvecs" "$i" "$T/in/n4.fvecs" >"$T/out" 2>"$T/err"
+    st=$?
+    [ $st = 1 ] && grep -q "^slem-reindex: cannot write the index $i: " "$T/err" && [ ! -s "$T/out" ] && ok ||
+      bad "--dry-run of an index that cannot be written ($i): status $st: $(cat "$T/out" "$T/err")"
   done
 else
   echo "reindex: skipped the read-only index: no tmpfs mount, and run as root"
