@@ -533,6 +533,11 @@ sa=$?
 "$RX" --force -s zz -k 10 -q "$Q" -o "$T/cr.tsv" -n "$T/neg.fvecs" "$T/cr" "$T/in/n1.fvecs" 2>"$T/err" &&
   [ "$(ls "$T/cr/raw" | wc -l)" = 2 ] && grep -q "segment zz added (200 rows)" "$T/err" && ! cmp -s "$T/cr.tsv" "$T/refs/1" && ok ||
   bad "--force: $(cat "$T/err"; ls "$T/cr/raw")"
+# a name that another one starts with, up to a '.': segment y is not segment y.1 (y.1's raw
+# vectors, y.1.fvecs, were taken for y's: "segment y exists already")
+"$RX" -s y.1 -k 10 -q "$Q" -o "$T/cr.tsv" -n "$T/neg.fvecs" "$T/cr" "$T/in/n2.fvecs" 2>"$T/err" &&
+  "$RX" -s y -k 10 -q "$Q" -o "$T/cr.tsv" -n "$T/neg.fvecs" "$T/cr" "$T/in/n4.fvecs" 2>"$T/err" &&
+  [ -f "$T/cr/raw/y.fvecs" ] && [ -f "$T/cr/raw/y.1.fvecs" ] && ok || bad "segments y.1 and y: $(cat "$T/err")"
 # an index that cannot be written: status 1 and a message naming it (the shell's own
 # "cannot create INDEX/lock", status 2, said it). A read-only file system where one can be
 # mounted, a directory without write permission for another user than root; always a path
