@@ -197,6 +197,11 @@ done
 night 1 -n "$T/neg.fvecs"
 [ "$st" = 0 ] && ok || bad "night 1: status $st: $(cat "$T/err")"
 done_night 1
+# the night in one line on stderr: the segment and its rows, the generation, rebuilt or
+# not, the ranking, the seconds (a night said nothing)
+[ "$(wc -l <"$T/err")" = 1 ] &&
+  grep -q "^slem-reindex: $X/idx: segment 2026-11-21 added (200 rows); generation gen.1 made; ranking of 1 segment (200 rows) written to $R; [0-9]*\.[0-9] s$" "$T/err" &&
+  ok || bad "night 1's line: $(cat "$T/err")"
 # night 2: cron fires twice, 0.05 s apart: the second waits (or finds the lock and exits
 # 75 without -w); the ranking is the night's, never a mix
 "$RX" -k 10 -q "$Q" -o "$R" -s 2026-11-22 -n "$T/neg.fvecs" "$X/idx" "$T/in/n2.fvecs" 2>"$T/err1" &
@@ -223,10 +228,56 @@ wait $a
 sa=$?
 [ "$sa" = 0 ] && [ "$sb" = 0 ] && ok || bad "cron twice with -w: statuses $sa and $sb: $(cat "$T/err1" "$T/err2")"
 done_night 2
+grep -q "segment 2026-11-22 kept by an earlier run (150 rows); generation gen.1 not rebuilt" "$T/err1" "$T/err2" && ok ||
+  bad "cron twice with -w: the second run's line: $(cat "$T/err1" "$T/err2")"
+# the same night under another name (cron firing twice a second apart with -w, a retry:
+# the default names differ) is skipped with a message and status 0: its vectors became a
+# second segment, and every later ranking held each of them twice
+for s in -s=2026-11-22b none; do
+  if [ "$s" = none ]; then set --; else set -- -s "${s#-s=}"; fi
+  "$RX" -k 10 -q "$Q" -o "$R" -n "$T/neg.fvecs" "$@" "$X/idx" "$T/in/n2.fvecs" 2>"$T/err"
+  st=$?
+  [ $st = 0 ] && grep -q "n2.fvecs not added: it is segment 2026-11-22 already (--force adds it); generation gen.1 not rebuilt; ranking of 2 segments (350 rows)" "$T/err" &&
+    [ "$(ls "$X/idx/raw")" = "$(printf '2026-11-21.fvecs\n2026-11-22.fvecs')" ] && ok ||
+    bad "the same night again ($s): status $st: $(cat "$T/err"; ls "$X/idx/raw")"
+  done_night 2
+done
 # night 3: no new images: an empty segment, a success
 night 3 -n "$T/neg.fvecs"
 [ "$st" = 0 ] && ok || bad "night 3 (empty): status $st: $(cat "$T/err")"
 done_night 3
+# --status INDEX: the generation, the BLAS core, the negatives' checksum, the segments and
+# their rows, the ranking's time; --dry-run: what a run would do. Neither touches anything
+snap() { find "$X/idx" "$R" -exec stat -c '%n %s %Y %i' {} + | sort; }
+snap >"$T/before"
+core=$(slem-negstats --version | sed -n 's/^BLAS core: \([A-Za-z0-9]*\).*/\1/p')
+"$RX" --status "$X/idx" >"$T/out" 2>"$T/err"
+st=$?
+{ printf 'index: %s\ngeneration: gen.1\nBLAS core: %s\n' "$X/idx" "$core"
+  cksum <"$T/neg.fvecs" | awk '{ print "negatives: cksum " $1 ", " $2 " bytes; -r 1" }'
+  printf 'segments: 3 (350 rows)\n  2026-11-21: 200 rows\n  2026-11-22: 150 rows\n  2026-11-23: 0 rows\n'; } >"$T/want"
+[ $st = 0 ] && head -n 8 "$T/out" | cmp -s - "$T/want" &&
+  sed -n 9p "$T/out" | grep -q "^ranking: 20[0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-5][0-9]Z, 3 segments (350 rows) of gen.1, to $R\$" &&
+  [ "$(wc -l <"$T/out")" = 9 ] && ok || bad "--status: status $st: $(cat "$T/out" "$T/err")"
+"$RX" -k 10 -q "$Q" -o "$R" -n "$T/neg.fvecs" -s 2026-11-24 --dry-run "$X/idx" "$T/in/n4.fvecs" >"$T/out" 2>"$T/err"
+st=$?
+[ $st = 0 ] && grep -q "^  add segment 2026-11-24 from .*n4.fvecs (kept as $X/idx/raw/2026-11-24.fvecs once it encodes)$" "$T/out" &&
+  grep -q "^  keep generation gen.1 " "$T/out" && grep -q "^  write the ranking of 4 segments to $R (-k 10, tsv)$" "$T/out" && ok ||
+  bad "--dry-run of night 4: status $st: $(cat "$T/out" "$T/err")"
+"$RX" -k 10 -q "$Q" -o "$R" -n "$T/neg2.fvecs" --dry-run "$X/idx" "$T/in/n2.fvecs" >"$T/out" 2>"$T/err"
+st=$?
+[ $st = 0 ] && grep -q "^  add no segment: .*n2.fvecs is segment 2026-11-22 already (--force adds it)$" "$T/out" &&
+  grep -q "^  make generation gen.2 (the negatives changed)" "$T/out" && ok ||
+  bad "--dry-run with new negatives: status $st: $(cat "$T/out" "$T/err")"
+"$RX" -k 10 -q "$Q" -o "$R" -n "$T/neg.fvecs" -s 2026-11-21 --dry-run "$X/idx" "$T/in/n4.fvecs" >"$T/out" 2>"$T/err"
+[ $? = 1 ] && grep -q "segment 2026-11-21 exists already" "$T/err" && ok || bad "--dry-run of a name taken: $(cat "$T/out" "$T/err")"
+"$RX" -k 10 -q "$Q" -o "$R" -n "$T/neg.fvecs" --dry-run "$T/dry-idx" "$T/in/n4.fvecs" >"$T/out" 2>"$T/err" &&
+  grep -q "^  make the index $T/dry-idx$" "$T/out" && [ ! -e "$T/dry-idx" ] && ok || bad "--dry-run of a new index: $(cat "$T/out" "$T/err")"
+snap | cmp -s - "$T/before" && ok || bad "--status or --dry-run changed the index: $(snap | diff "$T/before" -)"
+"$RX" --status "$T/in" >"$T/out" 2>"$T/err"
+[ $? = 1 ] && grep -q "is not an index" "$T/err" && ok || bad "--status of a directory that is not an index: $(cat "$T/err")"
+"$RX" --status -k 3 "$X/idx" >"$T/out" 2>"$T/err"
+[ $? = 2 ] && ok || bad "--status with an option of a run: $(cat "$T/err")"
 # night 4: killed again and again, then a run to the end
 kills 4 -n "$T/neg.fvecs"
 night 4 -w 30 -n "$T/neg.fvecs"
@@ -272,13 +323,26 @@ gen6=$(readlink "$X/idx/current")
 [ "$(readlink "$X/idx/current")" != "$gen6" ] && [ "$(ls "$X/idx/raw" | wc -l)" = 6 ] && ok ||
   bad "a rebuild for -r 10: $(ls "$X/idx" "$X/idx/raw")"
 # usage errors exit 2 and touch nothing
-for args in "-k 0" "-F csv" "-w soon" "--bogus x"; do
+for args in "-k 0" "-F csv" "-w soon" "--bogus x" "--bogus"; do
   # shellcheck disable=SC2086 # the options split on purpose
   "$RX" $args -n "$T/neg.fvecs" -q "$Q" -o "$T/u.tsv" "$T/uidx" "$T/in/n1.fvecs" 2>"$T/err"
   [ $? = 2 ] && [ ! -e "$T/uidx" ] && [ ! -e "$T/u.tsv" ] && ok || bad "usage error $args: $(cat "$T/err")"
 done
 "$RX" -q "$Q" -o "$T/u.tsv" "$T/uidx" 2>"$T/err"
 [ $? = 2 ] && grep -q "no negatives" "$T/err" && [ ! -e "$T/uidx" ] && ok || bad "no -n: $(cat "$T/err")"
+# an unknown option is named as such (alone, --bogus said "needs a value"; after INDEX it
+# was taken for the new vectors, status 1), and an empty -s is refused (it was taken
+# silently for the default name)
+for where in first last; do
+  if [ $where = first ]; then set -- --bogus "$T/uidx"; else set -- "$T/uidx" --bogus; fi
+  "$RX" -n "$T/neg.fvecs" -q "$Q" -o "$T/u.tsv" "$@" 2>"$T/err"
+  [ $? = 2 ] && grep -q "unknown option '--bogus'" "$T/err" && [ ! -e "$T/uidx" ] && ok || bad "--bogus $where: $(cat "$T/err")"
+done
+"$RX" --bogus 2>"$T/err"
+[ $? = 2 ] && grep -q "unknown option '--bogus'" "$T/err" && ok || bad "--bogus alone: $(cat "$T/err")"
+"$RX" -n "$T/neg.fvecs" -q "$Q" -o "$T/u.tsv" -s '' "$T/uidx" "$T/in/n1.fvecs" 2>"$T/err"
+[ $? = 2 ] && grep -q "^slem-reindex: -s '': a segment name is" "$T/err" && [ ! -e "$T/uidx" ] && [ ! -e "$T/u.tsv" ] && ok ||
+  bad "-s '': $(cat "$T/err")"
 # a name that is not a plain name is a usage error too
 "$RX" -n "$T/neg.fvecs" -q "$Q" -o "$R" -s '../x' "$X/idx" "$T/in/n1.fvecs" 2>"$T/err"
 [ $? = 2 ] && grep -q "a segment name is" "$T/err" && ok || bad "a bad segment name: $(cat "$T/err")"
@@ -290,9 +354,11 @@ done
 # the index stays as it was, and the next good night goes on
 printf '\002\000\000\000\000\000\200\077\000\000\000\100' >"$T/d2.fvecs"
 "$RX" -k 10 -q "$Q" -o "$R" -n "$T/neg.fvecs" -r 10 -s bad "$X/idx" "$T/d2.fvecs" 2>"$T/err"
-[ $? = 1 ] && grep -q "dimension 2, but the cache" "$T/err" && grep -q "d2.fvecs (copied to .*) cannot be a segment: nothing kept" "$T/err" &&
-  [ ! -e "$X/idx/raw/bad.fvecs" ] && cmp -s "$R" "$T/refs/7" && ok ||
-  bad "a file of another dimension: $(cat "$T/err"; ls "$X/idx/raw")"
+# (its copy in INDEX/tmp was left there, while the message said nothing was kept)
+[ $? = 1 ] && grep -q "dimension 2, but the cache" "$T/err" &&
+  grep -q "d2.fvecs (read from its copy .*, now removed) cannot be a segment: nothing kept" "$T/err" &&
+  [ ! -e "$X/idx/raw/bad.fvecs" ] && [ ! -e "$X/idx/tmp" ] && cmp -s "$R" "$T/refs/7" && ok ||
+  bad "a file of another dimension: $(cat "$T/err"; ls "$X/idx/raw" "$X/idx/tmp")"
 "$RX" -k 10 -q "$Q" -o "$R" -n "$T/neg.fvecs" -r 10 "$X/idx" 2>"$T/err" && cmp -s "$R" "$T/refs/7" &&
   [ -z "$(find "$X" -name '.*.tmp.*' -o -name tmp -o -name stage)" ] && ok || bad "the night after a bad file: $(cat "$T/err")"
 # ids: each night's ids kept beside its vectors and carried by its segment; an empty night
@@ -319,7 +385,7 @@ cmp -s "$T/ri.tsv" "$w/ref.tsv" && head -n 1 "$T/ri.tsv" | grep -q '^digit[0-9]*
 [ $? = 1 ] && grep -q "carry ids: give the ids" "$T/err" && [ ! -e "$I/raw/d.fvecs" ] && ok || bad "a night without ids: $(cat "$T/err")"
 "$RX" -k 10 -q "$Q" -o "$T/ri.tsv" -n "$T/neg.fvecs" -s d -i "$T/c.ids" "$I" "$T/in/n4.fvecs" 2>"$T/err"
 [ $? = 1 ] && grep -q "150 ids for the 250 vectors" "$T/err" && [ ! -e "$I/raw/d.fvecs" ] && [ ! -e "$I/ids/d.ids" ] &&
-  cmp -s "$T/ri.tsv" "$w/ref.tsv" && ok || bad "ids of another count: $(cat "$T/err")"
+  [ ! -e "$I/tmp" ] && cmp -s "$T/ri.tsv" "$w/ref.tsv" && ok || bad "ids of another count: $(cat "$T/err"; ls "$I/tmp")"
 "$RX" -k 10 -q "$Q" -o "$R" -n "$T/neg.fvecs" -r 10 -s d -i "$T/c.ids" "$X/idx" "$T/in/n2.fvecs" 2>"$T/err"
 [ $? = 1 ] && grep -q "segments without ids" "$T/err" && ok || bad "ids for an index without: $(cat "$T/err")"
 # names with spaces, quotes, $( ), back quotes and * are arguments, never shell text
@@ -424,4 +490,88 @@ cp "$T/own.tsv" "$T/uf.tsv"
 st=$?
 [ $st = 1 ] && grep -q "step stage failed" "$T/err" && cmp -s "$T/uf.tsv" "$T/own.tsv" && [ ! -e "$T/uf/raw/n1.fvecs" ] &&
   ok || bad "a step killed by SIGXFSZ: status $st: $(cat "$T/err")"
+# the ranking step fails (a full disk: ENOSPC injected by tests/faultshim.c into slem-match
+# alone) after the night's segment was kept: the message says so (it said "the ranking and
+# the index are as they were" while readers saw the segment), --status says the ranking
+# lags, and the next run, a retry under another default name, writes the ranking without
+# adding the night twice
+make -s build/tests/faultshim.so >/dev/null 2>&1 || bad "faultshim"
+F=$T/fullkit
+mkdir -p "$F/bin" "$F/tools"
+cp "$RX" "$F/tools/slem-reindex"
+ln -s "$BIN/slem-negstats" "$F/bin/slem-negstats"
+ln -s "$BIN/slem-encode" "$F/bin/slem-encode"
+printf '#!/bin/sh\nLD_PRELOAD="%s" FAULT_WRITE=1 exec "%s" "$@"\n' "$TOP/build/tests/faultshim.so" "$BIN/slem-match" >"$F/bin/slem-match"
+chmod +x "$F/bin/slem-match"
+"$RX" -k 10 -q "$Q" -o "$T/rf.tsv" -n "$T/neg.fvecs" -s a "$T/rf" "$T/in/n1.fvecs" 2>"$T/err" || bad "the night before the full disk: $(cat "$T/err")"
+"$F/tools/slem-reindex" -k 10 -q "$Q" -o "$T/rf.tsv" -n "$T/neg.fvecs" -s b "$T/rf" "$T/in/n2.fvecs" 2>"$T/err"
+st=$?
+[ $st = 1 ] && grep -q "No space left on device" "$T/err" &&
+  grep -q "step rank failed; segment b is in $T/rf now (readers of $T/rf/current see it), but $T/rf.tsv is as it was: run again (the next run writes the ranking)" "$T/err" &&
+  ! grep -q "as they were" "$T/err" && cmp -s "$T/rf.tsv" "$T/refs/1" && [ ! -e "$T/rf/tmp" ] && ok ||
+  bad "a full disk at the ranking: status $st: $(cat "$T/err")"
+"$RX" --status "$T/rf" >"$T/out" 2>&1 && grep -q "^ranking: .*1 segment (200 rows) of gen.1" "$T/out" &&
+  grep -q "^ranking: behind the index (a run failed after changing it): the next run writes it$" "$T/out" && ok ||
+  bad "--status after a failed ranking: $(cat "$T/out")"
+"$RX" -k 10 -q "$Q" -o "$T/rf.tsv" -n "$T/neg.fvecs" "$T/rf" "$T/in/n2.fvecs" 2>"$T/err" &&
+  grep -q "n2.fvecs not added: it is segment b already" "$T/err" && cmp -s "$T/rf.tsv" "$T/refs/2" &&
+  [ "$(ls "$T/rf/raw")" = "$(printf 'a.fvecs\nb.fvecs')" ] && ok || bad "the run after a failed ranking: $(cat "$T/err")"
+"$RX" --status "$T/rf" >"$T/out" 2>&1 && grep -q "^ranking: .*2 segments (350 rows) of gen.1" "$T/out" &&
+  ! grep -q "behind" "$T/out" && ok || bad "--status after the ranking was written: $(cat "$T/out")"
+# cron firing twice a second apart with -w, default names: one segment, the second run
+# skips the night; --force adds it all the same (the ranking then holds each row twice)
+"$RX" -w 30 -k 10 -q "$Q" -o "$T/cr.tsv" -n "$T/neg.fvecs" "$T/cr" "$T/in/n1.fvecs" 2>"$T/err1" &
+a=$!
+sleep 1.1
+"$RX" -w 30 -k 10 -q "$Q" -o "$T/cr.tsv" -n "$T/neg.fvecs" "$T/cr" "$T/in/n1.fvecs" 2>"$T/err2"
+sb=$?
+wait $a
+sa=$?
+[ $sa = 0 ] && [ $sb = 0 ] && [ "$(ls "$T/cr/raw" | wc -l)" = 1 ] && cmp -s "$T/cr.tsv" "$T/refs/1" &&
+  grep -q "not added: it is segment" "$T/err2" && ok ||
+  bad "cron twice a second apart: statuses $sa $sb: $(cat "$T/err1" "$T/err2"; ls "$T/cr/raw")"
+"$RX" --force -s zz -k 10 -q "$Q" -o "$T/cr.tsv" -n "$T/neg.fvecs" "$T/cr" "$T/in/n1.fvecs" 2>"$T/err" &&
+  [ "$(ls "$T/cr/raw" | wc -l)" = 2 ] && grep -q "segment zz added (200 rows)" "$T/err" && ! cmp -s "$T/cr.tsv" "$T/refs/1" && ok ||
+  bad "--force: $(cat "$T/err"; ls "$T/cr/raw")"
+# a name that another one starts with, up to a '.': segment y is not segment y.1 (y.1's raw
+# vectors, y.1.fvecs, were taken for y's: "segment y exists already")
+"$RX" -s y.1 -k 10 -q "$Q" -o "$T/cr.tsv" -n "$T/neg.fvecs" "$T/cr" "$T/in/n2.fvecs" 2>"$T/err" &&
+  "$RX" -s y -k 10 -q "$Q" -o "$T/cr.tsv" -n "$T/neg.fvecs" "$T/cr" "$T/in/n4.fvecs" 2>"$T/err" &&
+  [ -f "$T/cr/raw/y.fvecs" ] && [ -f "$T/cr/raw/y.1.fvecs" ] && ok || bad "segments y.1 and y: $(cat "$T/err")"
+# an index that cannot be written: status 1 and a message naming it (the shell's own
+# "cannot create INDEX/lock", status 2, said it). A read-only file system where one can be
+# mounted, a directory without write permission for another user than root; always a path
+# under a file
+U=$T/ro
+mkdir "$U"
+rodone=0
+if mount -t tmpfs -o size=4m tmpfs "$U" 2>/dev/null; then
+  cp -a "$T/rf" "$U/idx"
+  if mount -o remount,ro "$U" 2>/dev/null; then rodone=1; fi
+elif [ "$(id -u)" != 0 ]; then
+  cp -a "$T/rf" "$U/idx"
+  chmod a-w "$U/idx" "$U"
+  rodone=1
+fi
+if [ $rodone = 1 ]; then
+  for i in "$U/idx" "$U/new"; do
+    "$RX" -k 10 -q "$Q" -o "$T/u.tsv" -n "$T/neg.fvecs" "$i" "$T/in/n4.fvecs" 2>"$T/err"
+    st=$?
+    [ $st = 1 ] && grep -q "^slem-reindex: cannot write the index $i: " "$T/err" && [ "$(wc -l <"$T/err")" = 1 ] &&
+      [ ! -e "$T/u.tsv" ] && ok || bad "an index that cannot be written ($i): status $st: $(cat "$T/err")"
+    "$RX" --dry-run -k 10 -q "$Q" -o "$T/u.tsv" -n "$T/neg.fvecs" "$i" "$T/in/n4.fvecs" >"$T/out" 2>"$T/err"
+    st=$?
+    [ $st = 1 ] && grep -q "^slem-reindex: cannot write the index $i: " "$T/err" && [ ! -s "$T/out" ] && ok ||
+      bad "--dry-run of an index that cannot be written ($i): status $st: $(cat "$T/out" "$T/err")"
+  done
+else
+  echo "reindex: skipped the read-only index: no tmpfs mount, and run as root"
+fi
+umount "$U" 2>/dev/null
+chmod -R u+w "$U" 2>/dev/null
+: >"$T/afile"
+"$RX" -k 10 -q "$Q" -o "$T/u.tsv" -n "$T/neg.fvecs" "$T/afile/idx" "$T/in/n4.fvecs" 2>"$T/err"
+st=$?
+[ $st = 1 ] && grep -q "^slem-reindex: cannot write the index $T/afile/idx: Not a directory$" "$T/err" &&
+  [ "$(wc -l <"$T/err")" = 1 ] && ok || bad "an index under a file: status $st: $(cat "$T/err")"
 finish reindex
