@@ -200,6 +200,14 @@ START_TEST(kernel_specs) {
   ck_assert_ptr_nonnull(strstr(err.msg, "linear takes no parameter 'gamma'"));
   ck_assert_int_eq(slem_kernel_parse(&k, "sigmoid", &err), SLEM_EINVAL);
   ck_assert_int_eq(slem_kernel_parse(&k, "rbf:gamma=1,g=1", &err), SLEM_EINVAL);
+  /* a parameter given twice is refused, not taken with the last one winning */
+  ck_assert_int_eq(slem_kernel_parse(&k, "rbf:g=1,g=2", &err), SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "kernel 'rbf:g=1,g=2': g twice");
+  ck_assert_int_eq(slem_kernel_parse(&k, "intersection:gamma=0.5,gamma=0.5", &err), SLEM_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "gamma twice"));
+  ck_assert_int_eq(slem_kernel_parse(&k, "poly:p=3,c=1,p=2", &err), SLEM_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "p twice"));
+  ck_assert_int_eq(slem_kernel_parse(&k, "poly:c=1,p=3", &err), SLEM_OK);
   ck_assert_int_eq(slem_kernel_parse(&k, "exp", &err), SLEM_OK);
   ck_assert(k.gamma_relative && k.g_rel == 1);
   ck_assert_int_eq(slem_kernel_parse(&k, "quad", &err), SLEM_OK);

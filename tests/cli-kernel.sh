@@ -167,6 +167,8 @@ expect_fail "quad gamma < 0" 2 "gamma must be positive" "$T/o.slem" slem-negstat
 
 # ---- errors ----
 expect_fail "unknown kernel" 2 "unknown kernel 'sigmoid'" "$T/o.slem" slem-negstats --kernel sigmoid -o "$T/o.slem" "$D/negatives.fvecs"
+expect_fail "kernel parameter twice" 2 "kernel 'rbf:g=1,g=2': g twice" "$T/o.slem" slem-negstats --kernel rbf:g=1,g=2 -o "$T/o.slem" "$D/negatives.fvecs"
+expect_fail "intersection gamma twice" 2 "gamma twice" "$T/o.slem" slem-negstats --kernel intersection:gamma=0.5,gamma=2 -o "$T/o.slem" "$D/negatives.fvecs"
 expect_fail "bad kernel parameter" 2 "p must be a whole number" "$T/o.slem" slem-negstats --kernel poly:p=0.5 -o "$T/o.slem" "$D/negatives.fvecs"
 printf '1 2\n3 -4\n' >"$T/neg.txt"
 expect_fail "negative histogram" 1 "neg.txt: record 2: value 2 is negative" "$T/o.slem" slem-negstats --kernel chi2 -o "$T/o.slem" "$T/neg.txt"
