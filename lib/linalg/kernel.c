@@ -139,11 +139,14 @@ void slem_kernel_format(const SlemKernel *self, char *buf, size_t n) {
   }
 }
 
+int slem_kernel_needs_histograms(const SlemKernel *self) {
+  return self->type == SLEM_K_CHI2 || self->type == SLEM_K_INTERSECTION ||
+         self->type == SLEM_K_HELLINGER || self->type == SLEM_K_HELLINGER_DOT;
+}
+
 int slem_kernel_prepare(const SlemKernel *self, double *x, size_t n, size_t d,
                         const char *name, uint64_t first_record, SlemError *err) {
-  if (self->type != SLEM_K_CHI2 && self->type != SLEM_K_INTERSECTION &&
-      self->type != SLEM_K_HELLINGER && self->type != SLEM_K_HELLINGER_DOT)
-    return SLEM_OK;
+  if (!slem_kernel_needs_histograms(self)) return SLEM_OK;
   for (size_t i = 0; i < n; i++)
     for (size_t j = 0; j < d; j++) {
       double *v = x + i * d + j;
