@@ -71,6 +71,10 @@ static int set_meta(SlemVecWriter *w, const SlemCache *cache, SlemVecReader *r,
   /* projections record the coupling in their layout, checked against the cache's */
   m.cache_fingerprint = o->projections ? slem_cache_fingerprint(cache) : encoding_fingerprint(fp, cache, o);
   m.cache_path = slem_cache_path(cache);
+  if (!o->projections && o->couple) {
+    m.couple = o->couple;
+    m.couple_cache_fp = slem_cache_fingerprint(cache);
+  }
   m.input = slem_vecreader_name(r);
   m.input_count = slem_vecreader_count(r);
   m.shard_index = o->shard.index;
