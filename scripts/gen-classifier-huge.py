@@ -14,7 +14,16 @@ closed form of DESIGN.md section 1 for a few negatives and positives of magnitud
 
 Every input is a float64 (the positives as Python floats, the values C's strtod gives for the
 same text), taken exactly. Run: python3 scripts/gen-classifier-huge.py >testdata/golden/classifier-huge.txt
+
+With the argument `basic` it prints instead the authors' basic descriptor (slem-encode --basic,
+lib/encode/enc_basic.c) of the positives of POS_BASIC for theta 2 (the rows of
+testdata/golden/basic-huge.txt, read by tests/cli-numeric.sh, in the order of its input):
+    w = (S0 + lambda I + theta x0 x0^T)^-1 (theta x0 - mu), normalised,
+S0 = (1/n) sum x_i x_i^T, the negatives' uncentred second moment; the norm is taken in
+float64 after the exact w is rounded, then %.9g (slem writes float32).
 """
+import math
+import sys
 from fractions import Fraction as F
 
 NEG = [[1, 2, -1], [0, -3, 2], [4, 1, 1], [-2, 0, 3], [1, 1, 0], [3, -2, -2]]
@@ -39,7 +48,27 @@ def solve(a, b):
     return x
 
 
+POS_BASIC = [[3.0, -1.0, 2.5], [1.5e160, -2.25e160, 7e159], [-3e200, 1e199, 2.5e200]]
+
+
+def basic():
+    n, d = len(NEG), len(NEG[0])
+    neg = [[F(v) for v in row] for row in NEG]
+    mu = [sum(row[j] for row in neg) / n for j in range(d)]
+    th = F(2)
+    for x0f in POS_BASIC:
+        x0 = [F(v) for v in x0f]
+        m = [[sum(row[i] * row[j] for row in neg) / n + (F(LAMBDA) if i == j else 0) + th * x0[i] * x0[j]
+              for j in range(d)] for i in range(d)]
+        w = [float(v) for v in solve(m, [th * x0[j] - mu[j] for j in range(d)])]
+        nrm = math.sqrt(sum(v * v for v in w))
+        print(" ".join("%.9g" % (v / nrm) for v in w))
+
+
 def main():
+    if sys.argv[1:] == ["basic"]:
+        basic()
+        return
     n, d = len(NEG), len(NEG[0])
     neg = [[F(v) for v in row] for row in NEG]
     mu = [sum(row[j] for row in neg) / n for j in range(d)]

@@ -73,6 +73,13 @@ head -n 1 "$T/huge.txt" >"$T/one.txt"
 check "classifier of the first record" slem-encode -q --classifier -c "$T/neg3.slem" -F text -o "$T/c1.txt" "$T/one.txt"
 check "descriptors of 1e160" slem-encode -q -c "$T/neg3.slem" -F text -o "$T/d2.txt" "$T/huge.txt"
 awk '{ s = 0; for (i = 1; i <= NF; i++) { if ($i !~ /^-?[0-9]/) exit 1; s += $i * $i } if (s < 0.999 || s > 1.001) exit 1 }' "$T/d2.txt" && ok || bad "descriptors of 1e160: $(cat "$T/d2.txt")"
+# --basic of 1e160 and 3e200 (x.b overflowed: the descriptor of mu, or zeros, status 0),
+# computed in x / T: against the exact rational reference (scripts/gen-classifier-huge.py
+# basic), to float32's digits
+printf '3 -1 2.5\n1.5e160 -2.25e160 7e159\n-3e200 1e199 2.5e200\n' >"$T/hb.txt"
+check "basic descriptors of 1e160" slem-encode -q --basic --theta 2 -c "$T/neg3.slem" -F text -o "$T/hb.out" "$T/hb.txt"
+awk -v rtol=1e-6 -f tests/numcmp.awk "$TOP/testdata/golden/basic-huge.txt" "$T/hb.out" >"$T/cmp" && ok ||
+  bad "basic descriptors of 1e160 differ from the exact ones: $(cat "$T/cmp")"
 # what no encoder can compute in its arithmetic is refused too: a polynomial kernel of 1e160
 slem-negstats -q -K poly --rank 3 --lambda 0.5 -o "$T/poly3.slem" "$T/neg3.txt"
 expect_fail "poly kernel descriptor of 1e160" 1 "huge.txt: record 2: its descriptor is not finite in float32" \
