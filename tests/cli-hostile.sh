@@ -71,6 +71,9 @@ merge -|slem-merge -k 5 -o "\$out" "\$T/r5.tsv" -
 expand|slem-expand -d "\$T/db.fvecs" -n 2 -F fvecs -o "\$out" -r "\$T/r5.tsv"
 esvm|slem-esvm -q -n "\$D/negatives.fvecs" -F fvecs -o "\$out"
 report -|slem-report \$L -o "\$out" -
+encode --ids -|slem-encode -q -c "\$T/neg.slem" --ids - -F fvecs -o "\$out" "\$D/queries.fvecs"
+eval --query-labels -|slem-eval --query-labels - --db-labels "\$D/database.labels" -o "\$out" "\$E/cosine-full.tsv"
+calibrate --positives -|slem-calibrate -c "\$TOP/testdata/esvm/clf-digits20.fvecs" --exemplar-labels "\$TOP/testdata/esvm/digits-q20.labels" --positives - --positive-labels "\$D/validation.labels" -o "\$out"
 EOF_CMDS
 # a failure with stderr closed still ends with status 1 (the message goes to /dev/null)
 timeout 60 slem-match -q -k 5 -d "$T/no-such.fvecs" -o "$T/x.tsv" "$T/q.fvecs" 2>&-
