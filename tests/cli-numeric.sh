@@ -65,6 +65,9 @@ for th in 1 1e-300 1e300; do
   expect_fail "classifier of 1e160, theta $th" 1 "huge.txt: record 2: its classifier is not finite in float32 (value 1): the vector's magnitude is beyond" \
     "$T/o.fvecs" slem-encode -q --classifier --theta "$th" -c "$T/neg3.slem" -o "$T/o.fvecs" "$T/huge.txt"
 done
+printf 'a\nb\n' >"$T/two.groups"
+expect_fail "classifier of a group of 1e160" 1 "huge.txt: record 2: its classifier is not finite in float32" \
+  "$T/o.fvecs" slem-encode -q --classifier --groups "$T/two.groups" -c "$T/neg3.slem" -o "$T/o.fvecs" "$T/huge.txt"
 printf 'keep\n' >"$T/keep.fvecs"
 slem-encode -q --classifier -c "$T/neg3.slem" -o "$T/keep.fvecs" "$T/huge.txt" 2>/dev/null
 [ "$(cat "$T/keep.fvecs")" = keep ] && ok || bad "a refused classifier changed the existing output"

@@ -479,8 +479,13 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
       goto done;
     for (size_t g = 0; g < ng && st == SLEM_OK; g += block) {
       size_t b = ng - g < block ? ng - g : block;
+      Lane gl = lane[0]; /* for check_finite(): the groups' rows, named as ops->run names them */
+      gl.y = y;
+      gl.name = slem_vecreader_name(r);
+      gl.first = g + 1;
       if ((st = ops->run(enc, y, means + g * d, b, slem_vecreader_name(r), g + 1,
-                         err)) == SLEM_OK)
+                         err)) == SLEM_OK &&
+          (st = check_finite(&gl, y, b, err)) == SLEM_OK)
         st = write_rows(w, f64, y, b, err);
       res->n += b;
     }
