@@ -34,6 +34,7 @@
 static const char *prog = "slem";
 static int progress_shown;
 static int stdout_closed; /* fd 1 was closed at start and reopened on /dev/null */
+static int stdin_closed;  /* fd 0 too: every read of stdin is refused (slem_in_open()) */
 static void on_continue(int sig);
 
 /* Dies of sig by its default action, so that the parent sees the signal (status 128 + sig
@@ -222,7 +223,9 @@ static void quiet_blas_pool(void) {
  * over as the output. Each closed one of the three is reopened on /dev/null before any
  * file is opened. If /dev/null cannot be opened the tool stops with status 1. A closed
  * stdout is marked in SLEM_STDOUT_CLOSED, for this image and the one cli_init() may
- * execute, so that an output to it is refused (cli_refuse_clobber()). */
+ * execute, so that an output to it is refused (cli_refuse_clobber()); a closed stdin in
+ * SLEM_STDIN_CLOSED, so that reading it is refused (cli_refuse_stdin_twice() before any
+ * work, slem_in_open() for the rest) rather than read as an empty input. */
 static void reopen_std_fds(void) {
   for (int fd = 0; fd <= 2; fd++) {
     int got;
@@ -234,6 +237,7 @@ static void reopen_std_fds(void) {
     }
     /* said to the image that cli_init() may execute next, whose fd 1 is /dev/null */
     if (fd == STDOUT_FILENO) setenv("SLEM_STDOUT_CLOSED", "1", 1);
+    if (fd == STDIN_FILENO) setenv("SLEM_STDIN_CLOSED", "1", 1);
   }
 }
 
@@ -242,6 +246,8 @@ void cli_init(const char *name) {
   struct sigaction sa;
   reopen_std_fds();
   stdout_closed = getenv("SLEM_STDOUT_CLOSED") != NULL;
+  stdin_closed = getenv("SLEM_STDIN_CLOSED") != NULL;
+  if (stdin_closed) slem_in_mark_stdin_closed();
   /* Past a file-size limit (ulimit -f) a write fails with EFBIG and the normal error path
    * removes the temporary file and says why, rather than SIGXFSZ killing the tool. */
   signal(SIGXFSZ, SIG_IGN);
@@ -377,7 +383,14 @@ void cli_version(void) {
   exit(cli_close_stdout(CLI_EXIT_OK));
 }
 
+/* Stops with status 1 when stdin was closed at start (<&-): it would read as an empty input. */
+static void refuse_closed_stdin(void) {
+  SlemError err;
+  if (stdin_closed && slem_in_stdin_closed(&err) != SLEM_OK) exit(cli_fail(&err));
+}
+
 void cli_stdin_hint(const char *what) {
+  refuse_closed_stdin();
   if (isatty(STDIN_FILENO))
     fprintf(stderr, "%s: reading %s from the terminal (give a file, or - to read stdin; Ctrl-D ends)\n",
             prog, what);
@@ -649,6 +662,7 @@ void cli_refuse_stdin_twice(const char *const *inputs, size_t n) {
   size_t uses = 0;
   for (size_t i = 0; i < n; i++) uses += inputs[i] && strcmp(inputs[i], "-") == 0;
   if (uses > 1) cli_usage_error("only one input can be stdin ('-')");
+  if (uses) refuse_closed_stdin();
 }
 
 void cli_refuse_same_outputs(const char *a, const char *b) {

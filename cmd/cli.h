@@ -61,7 +61,8 @@ void cli_version_extra(const char *line);
  * hint): when stdin is a terminal, one line on stderr, "prog: reading WHAT from the terminal
  * (give a file, or - to read stdin; Ctrl-D ends)", so that the tool does not seem to hang.
  * Printed under --quiet too (it is not a warning: silence is what it prevents); nothing when
- * stdin is a pipe or a file. Cannot fail. */
+ * stdin is a pipe or a file. A stdin closed when the tool started (<&-) stops it with status
+ * 1 and "<stdin>: closed when the tool started (<&-): ...", before any work. */
 void cli_stdin_hint(const char *what);
 
 /* --stats: where the wall time went, two lines of stderr of "key value" pairs after
@@ -113,7 +114,8 @@ void cli_bad_option(char **argv, const char *shortopts, const struct option *lon
 void cli_refuse_clobber(const char *output, const char *const *inputs, size_t n);
 
 /* A usage error (exit 2), "only one input can be stdin", when more than one of the n
- * inputs is "-" (NULL ones skipped): the second would read what the first left, nothing. */
+ * inputs is "-" (NULL ones skipped): the second would read what the first left, nothing.
+ * One "-" with stdin closed when the tool started (<&-): status 1, as cli_stdin_hint(). */
 void cli_refuse_stdin_twice(const char *const *inputs, size_t n);
 
 /* A usage error (exit 2) when the outputs a and b, existing or not, are one file

@@ -9,6 +9,7 @@
 
 #include "../lib/formats/cache.h"
 #include "../lib/linalg/kernel.h"
+#include "../lib/encode/krec.h"
 #include "../lib/encode/negstats.h"
 #include "../lib/io/slem.h"
 #include "../lib/formats/vecs.h"
@@ -305,6 +306,7 @@ int main(int argc, char **argv) {
     if (kernel && couple)
       cli_usage_error("--couple is for a kernel cache of depth 1: not with --depth %zu (the "
                       "coupling of a stage's inputs is not defined)", depth);
+    if (kernel && slem_krec_check(kernel, depth, &err) != SLEM_OK) cli_usage_error("%s", err.msg);
     if (lambda >= 0 && !kernel && !adaptive)
       cli_usage_error("--depth %zu takes --lambda-rel (each stage relative to its own trace), "
                       "not an absolute --lambda", depth);

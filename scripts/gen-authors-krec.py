@@ -30,9 +30,10 @@ departs from the letter of the MATLAB (docs/kernel.md, "Kernel recursive SLEM"):
      which is orthogonal to every other point's (the explicit descriptor of a depth-1
      kernel cache, unchanged: a depth-1 kernel recursive cache is today's kernel cache).
   2. The negatives are encoded as any point is (their v by the pivot extension, their u
-     from their own residual), where the MATLAB takes v = B's row and u = 0; for kpca and
-     for the pivots of an icd these are equal, for the other negatives of an icd u is
-     their residual.
+     from their own residual), where the MATLAB takes v = B's row and u = 0; v is B's row
+     for every negative (kpca and icd alike, up to rounding), u is 0 only for the pivots
+     of an icd: the other negatives of an icd, and every negative of kpca below the rank
+     of K, keep their residual.
   3. v of an icd is the pivot extension L_P^-1 k(pivots, x), not the MATLAB's
      (B^T B)^-1 B^T k(negatives, x), which overshoots k(x, x) when the factorisation is
      incomplete (docs/kernel.md); for kpca they are equal.

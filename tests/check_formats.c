@@ -808,6 +808,64 @@ static int write_projections(const char *path, size_t kd, size_t kr, const doubl
   return slem_vecwriter_close(w, err);
 }
 
+/* A container of descriptors made with the cache fp (its own fingerprint when couple is 0, else
+ * the coupling's, cache_fp the cache's). */
+static void write_coupled(const char *path, const char *fp, int couple, const char *cache_fp) {
+  const float x[2] = {0.6f, 0.8f};
+  SlemVecWriter *w = NULL;
+  SlemDescMeta m;
+  SlemError err;
+  memset(&m, 0, sizeof m);
+  m.cache_fingerprint = fp;
+  m.kind_of_rows = "descriptors";
+  m.couple = couple;
+  m.couple_cache_fp = cache_fp;
+  ck_assert_int_eq(slem_vecwriter_open(&w, path, SLEM_FMT_AUTO, 2, -1, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecwriter_set_meta(w, &m, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecwriter_write(w, x, 1, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecwriter_close(w, &err), SLEM_OK);
+}
+
+/* Descriptors of two couplings of one cache (slem-encode --couple) are refused naming the
+ * cache and both couplings; of another cache, naming that cache, not the coupling's
+ * fingerprint (it spoke of an older cache and gave the coupling's fingerprint). */
+START_TEST(two_couplings_of_one_cache_named) {
+  static const char *const names[] = {"plain.slem", "exact.slem", "authors.slem", "other.slem",
+                                      "exact2.slem"};
+  SlemVecReader *r[5] = {NULL};
+  SlemError err;
+  int plain;
+  char *p[5];
+  for (int i = 0; i < 5; i++) p[i] = tu_path(names[i]);
+  write_coupled(p[0], "aaaaaaaaaaaaaaaa", 0, NULL);
+  write_coupled(p[1], "bbbbbbbbbbbbbbbb", SLEM_COUPLE_EXACT, "aaaaaaaaaaaaaaaa");
+  write_coupled(p[2], "cccccccccccccccc", SLEM_COUPLE_AUTHORS, "aaaaaaaaaaaaaaaa");
+  write_coupled(p[3], "dddddddddddddddd", SLEM_COUPLE_EXACT, "eeeeeeeeeeeeeeee");
+  write_coupled(p[4], "bbbbbbbbbbbbbbbb", SLEM_COUPLE_EXACT, "aaaaaaaaaaaaaaaa");
+  for (int i = 0; i < 5; i++)
+    ck_assert_msg(slem_vecreader_open(&r[i], p[i], SLEM_FMT_AUTO, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_int_eq(slem_vecreaders_compatible(r[0], r[1], &plain, &err), SLEM_EFORMAT);
+  ck_assert_msg(strstr(err.msg, "plain.slem holds descriptors of the cache aaaaaaaaaaaaaaaa "
+                       "without --couple, but ") &&
+                strstr(err.msg, "exact.slem holds them coupled by --couple (exact): two "
+                       "couplings of one cache cannot be compared"), "%s", err.msg);
+  ck_assert_int_eq(slem_vecreaders_compatible(r[1], r[2], &plain, &err), SLEM_EFORMAT);
+  ck_assert_msg(strstr(err.msg, "coupled by --couple (exact), but ") &&
+                strstr(err.msg, "authors.slem holds them coupled by --couple=authors: two "
+                       "couplings"), "%s", err.msg);
+  ck_assert_int_eq(slem_vecreaders_compatible(r[0], r[3], &plain, &err), SLEM_EFORMAT);
+  ck_assert_msg(strstr(err.msg, "made with the cache aaaaaaaaaaaaaaaa, but ") &&
+                strstr(err.msg, "other.slem with the cache eeeeeeeeeeeeeeee, coupled by "
+                       "--couple (exact): they cannot be compared") &&
+                !strstr(err.msg, "dddddddddddddddd"), "%s", err.msg);
+  ck_assert_int_eq(slem_vecreaders_compatible(r[1], r[4], &plain, &err), SLEM_OK);
+  for (int i = 0; i < 5; i++) {
+    slem_vecreader_free(r[i]);
+    free(p[i]);
+  }
+}
+END_TEST
+
 START_TEST(double_rows_of_kernel_projections) {
   const double x[10] = {0.1, -1e-300, 1.0 / 3, 2, 1e300, 0.7, 0, -0.0, 5e-324, 1};
   char *p = tu_path("p.slem"), *q = tu_path("q.slem");
@@ -1361,6 +1419,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, dtype_and_output_names);
   tcase_add_test(tc, float16_conversions);
   tcase_add_test(tc, double_rows_of_kernel_projections);
+  tcase_add_test(tc, two_couplings_of_one_cache_named);
   tcase_add_test(tc, container_blocks_fold_past_the_table);
   tcase_add_test(tc, container_ids_unique_from_file_and_pipe);
   tcase_add_test(tc, container_ids_are_text);

@@ -12,6 +12,7 @@
 #include "../lib/encode/kproj.h"
 #include "../lib/encode/kernel_stats.h"
 #include "../lib/encode/krec.h"
+#include "../lib/encode/negstats.h"
 #include "../lib/io/container.h"
 
 #include <cjson/cJSON.h>
@@ -200,6 +201,14 @@ START_TEST(kernel_specs) {
   ck_assert_ptr_nonnull(strstr(err.msg, "linear takes no parameter 'gamma'"));
   ck_assert_int_eq(slem_kernel_parse(&k, "sigmoid", &err), SLEM_EINVAL);
   ck_assert_int_eq(slem_kernel_parse(&k, "rbf:gamma=1,g=1", &err), SLEM_EINVAL);
+  /* a parameter given twice is refused, not taken with the last one winning */
+  ck_assert_int_eq(slem_kernel_parse(&k, "rbf:g=1,g=2", &err), SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "kernel 'rbf:g=1,g=2': g twice");
+  ck_assert_int_eq(slem_kernel_parse(&k, "intersection:gamma=0.5,gamma=0.5", &err), SLEM_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "gamma twice"));
+  ck_assert_int_eq(slem_kernel_parse(&k, "poly:p=3,c=1,p=2", &err), SLEM_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "p twice"));
+  ck_assert_int_eq(slem_kernel_parse(&k, "poly:c=1,p=3", &err), SLEM_OK);
   ck_assert_int_eq(slem_kernel_parse(&k, "exp", &err), SLEM_OK);
   ck_assert(k.gamma_relative && k.g_rel == 1);
   ck_assert_int_eq(slem_kernel_parse(&k, "quad", &err), SLEM_OK);
@@ -217,6 +226,32 @@ START_TEST(kernel_specs) {
     ck_assert_int_eq(slem_kernel_prepare(&k, x, 2, 2, "h.fvecs", 1, &err), SLEM_EFORMAT);
     ck_assert_ptr_nonnull(strstr(err.msg, "h.fvecs: record 2: value 1 is negative"));
   }
+}
+END_TEST
+
+/* A histogram kernel cannot take stage 2's signed descriptors: refused before any work,
+ * not after stage 1 (the negatives' file here does not exist: the refusal comes first). */
+START_TEST(krec_refuses_histogram_kernels_up_front) {
+  static const char *const hist[] = {"chi2", "intersection", "intersection:gamma=0.5",
+                                     "hellinger", "hellinger-dot"};
+  const char *in = "/nonexistent/negatives.fvecs";
+  SlemNegstatsOpts o;
+  SlemNegstatsResult res;
+  SlemError err;
+  for (size_t i = 0; i < sizeof hist / sizeof hist[0]; i++) {
+    ck_assert_int_eq(slem_krec_check(hist[i], 2, &err), SLEM_EINVAL);
+    ck_assert_msg(strstr(err.msg, "--depth 2 is not for the") && strstr(err.msg, "histograms"),
+                  "%s: %s", hist[i], err.msg);
+    slem_negstats_opts_init(&o);
+    o.kernel = hist[i];
+    o.depth = 3;
+    o.lambda_rel = 1;
+    ck_assert_int_eq(slem_negstats_run(tu_path("hist3.slem"), &in, 1, &o, &res, &err), SLEM_EINVAL);
+    ck_assert_msg(strstr(err.msg, "--depth 3 is not for the"), "%s: %s", hist[i], err.msg);
+  }
+  ck_assert_int_eq(slem_krec_check("rbf:g=1", 2, &err), SLEM_OK);
+  ck_assert_int_eq(slem_krec_check("poly", 5, &err), SLEM_OK);
+  ck_assert_int_eq(slem_krec_check("rbf", 1, &err), SLEM_EINVAL);
 }
 END_TEST
 
@@ -1120,6 +1155,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, kernel_dot_lanes_without_avx_equal_scalar_bit_for_bit);
   tcase_add_test(tc, kernel_dot_lanes_without_fma_equal_scalar_bit_for_bit);
   tcase_add_test(tc, kernel_specs);
+  tcase_add_test(tc, krec_refuses_histogram_kernels_up_front);
   tcase_add_test(tc, icl_reproduces_pivots_and_trace_decreases);
   tcase_add_test(tc, gamma_estimate_is_deterministic);
   tcase_add_test(tc, exact_similarity_equals_dense_rkhs_solution);

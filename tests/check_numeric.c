@@ -120,6 +120,46 @@ START_TEST(direction_does_not_depend_on_theta) {
 }
 END_TEST
 
+/* Positives of magnitude 1e3 to 1e300 (finite, as the readers accept them): omega and nu
+ * against the exact rational closed form of scripts/gen-classifier-huge.py
+ * (testdata/golden/classifier-huge.txt). delta^T A^-1 delta overflowed from |x| ~ 1e154 on
+ * and the classifier was NaN. Relative 1e-12: A's condition number is about 10 here. */
+START_TEST(classifier_of_huge_positives_is_finite_and_exact) {
+  FILE *f = fopen("testdata/golden/classifier-huge.txt", "r");
+  char line[1024];
+  size_t n, d, rows = 0;
+  double lambda, neg[6 * 3];
+  SlemCache *c;
+  ck_assert_ptr_nonnull(f);
+  ck_assert_ptr_nonnull(fgets(line, sizeof line, f)); /* the comment */
+  ck_assert_int_eq(fscanf(f, "%zu %zu %lf", &n, &d, &lambda), 3);
+  ck_assert(n == 6 && d == 3);
+  for (size_t i = 0; i < n * d; i++) ck_assert_int_eq(fscanf(f, "%lf", &neg[i]), 1);
+  c = make_cache(neg, n, d, lambda);
+  for (;;) {
+    double theta, x0[3], ref[4], out[4], wmax = 0;
+    SlemEncoder *e = NULL;
+    SlemError err;
+    if (fscanf(f, "%lf", &theta) != 1) break;
+    for (size_t j = 0; j < d; j++) ck_assert_int_eq(fscanf(f, "%lf", &x0[j]), 1);
+    for (size_t j = 0; j <= d; j++) ck_assert_int_eq(fscanf(f, "%lf", &ref[j]), 1);
+    ck_assert_int_eq(slem_encoder_new(&e, c, SLEM_ENCODE_CLASSIFIER, theta, 1, &err), SLEM_OK);
+    slem_encoder_run_f64(e, out, x0, 1);
+    for (size_t j = 0; j < d; j++) wmax = fmax(wmax, fabs(ref[j]));
+    for (size_t j = 0; j < d; j++)
+      ck_assert_msg(fabs(out[j] - ref[j]) <= 1e-12 * wmax, "theta %g, x0 %g: omega_%zu %.17g, "
+                    "expected %.17g", theta, x0[0], j + 1, out[j], ref[j]);
+    ck_assert_msg(fabs(out[d] - ref[d]) <= 1e-12 * (1 + fabs(ref[d])), "theta %g, x0 %g: nu "
+                  "%.17g, expected %.17g", theta, x0[0], out[d], ref[d]);
+    slem_encoder_free(e);
+    rows++;
+  }
+  ck_assert_uint_eq(rows, 25);
+  fclose(f);
+  slem_cache_free(c);
+}
+END_TEST
+
 START_TEST(lambda_zero_is_lda) {
   size_t n = 300, d = 8;
   double *neg = malloc(n * d * sizeof *neg), x0[8], mu[8] = {0}, out[8];
@@ -615,6 +655,7 @@ static Suite *suite(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, gradient_vanishes_at_closed_form);
   tcase_add_test(tc, direction_does_not_depend_on_theta);
+  tcase_add_test(tc, classifier_of_huge_positives_is_finite_and_exact);
   tcase_add_test(tc, lambda_zero_is_lda);
   tcase_add_test(tc, large_offset_loses_no_precision);
   tcase_add_test(tc, shards_merge_exactly);

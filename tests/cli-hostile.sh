@@ -35,6 +35,46 @@ if ! nm -an "$BIN/slem-match" 2>/dev/null | grep -q __asan_init; then
   [ "$st" = 1 ] && grep -q "<stdout>: closed when the tool started" "$T/err" && ok ||
     bad "match to a closed stdout under ulimit -v: status $st: $(head -c 200 "$T/err")"
 fi
+# ... and so is reading a stdin that was closed (<&-), named or not: it read /dev/null as an
+# empty input (slem-encode wrote an empty output, status 0); now status 1, a message naming
+# stdin, no output, an existing output unchanged, before the work or at the open of stdin
+E=$TOP/testdata/eval
+L="--query-labels $D/queries.labels --db-labels $D/database.labels"
+slem-match -q -k 5 -d "$T/db.fvecs" -o "$T/r5.tsv" "$T/q.fvecs"
+printf 'keep\n' >"$T/keep.out"
+while IFS='|' read -r what cmd; do
+  for out in "$T/cs.out" "$T/keep.out"; do
+    rm -f "$T/cs.out"
+    eval "timeout 60 $cmd" <&- 2>"$T/err"
+    st=$?
+    if [ "$st" != 1 ]; then bad "$what, stdin closed: status $st: $(head -c 200 "$T/err")"
+    elif ! grep -q "<stdin>: closed when the tool started (<&-): there is nothing to read" "$T/err"; then
+      bad "$what, stdin closed: $(head -c 200 "$T/err")"
+    elif [ "$out" = "$T/cs.out" ] && [ -e "$out" ]; then bad "$what, stdin closed: an output"
+    elif [ "$out" = "$T/keep.out" ] && [ "$(cat "$out")" != keep ]; then bad "$what, stdin closed: the output changed"
+    elif ls -a "$T" | grep -q '\.tmp\.'; then bad "$what, stdin closed: a temporary file left"
+    else ok; fi
+  done
+done <<EOF_CMDS
+encode -|slem-encode -q -c "\$T/neg.slem" -F fvecs -o "\$out" -
+encode|slem-encode -q -c "\$T/neg.slem" -F fvecs -o "\$out"
+encode --classifier|slem-encode -q --classifier -c "\$T/neg.slem" -F fvecs -o "\$out" -
+match -|slem-match -q -k 5 -d "\$T/db.fvecs" -o "\$out" -
+match|slem-match -q -k 5 -d "\$T/db.fvecs" -o "\$out"
+match -d -|slem-match -q -k 5 -d - -o "\$out" "\$T/q.fvecs"
+negstats -|slem-negstats -q -o "\$out" -
+negstats --kernel -|slem-negstats -q -K rbf --rank 8 -o "\$out" -
+eval -|slem-eval \$L -o "\$out" -
+eval|slem-eval \$L -o "\$out"
+eval --trec-compat|slem-eval --trec-compat -o "\$out" "\$TOP/testdata/trec/edge.qrels" -
+merge -|slem-merge -k 5 -o "\$out" "\$T/r5.tsv" -
+expand|slem-expand -d "\$T/db.fvecs" -n 2 -F fvecs -o "\$out" -r "\$T/r5.tsv"
+esvm|slem-esvm -q -n "\$D/negatives.fvecs" -F fvecs -o "\$out"
+report -|slem-report \$L -o "\$out" -
+encode --ids -|slem-encode -q -c "\$T/neg.slem" --ids - -F fvecs -o "\$out" "\$D/queries.fvecs"
+eval --query-labels -|slem-eval --query-labels - --db-labels "\$D/database.labels" -o "\$out" "\$E/cosine-full.tsv"
+calibrate --positives -|slem-calibrate -c "\$TOP/testdata/esvm/clf-digits20.fvecs" --exemplar-labels "\$TOP/testdata/esvm/digits-q20.labels" --positives - --positive-labels "\$D/validation.labels" -o "\$out"
+EOF_CMDS
 # a failure with stderr closed still ends with status 1 (the message goes to /dev/null)
 timeout 60 slem-match -q -k 5 -d "$T/no-such.fvecs" -o "$T/x.tsv" "$T/q.fvecs" 2>&-
 st=$?

@@ -153,6 +153,14 @@ cmp -s "$T/exact.tsv" "$T/keep.tsv" && ok || bad "a refused match changed its ex
 # coupled and plain descriptors of one cache are not comparable: the containers say so
 slem-encode -q -c "$T/f.icd.slem" -o "$T/q0.slem" "$D/queries.fvecs"
 expect_fail "coupled db, plain queries" 1 "cannot be compared" "$T/o.tsv" slem-match -d "$T/e1.slem" -o "$T/o.tsv" "$T/q0.slem"
+# of one cache, the message names the cache and both couplings (it spoke of an older cache,
+# and gave the coupling's fingerprint as the cache's)
+fpfull=$(slem-negstats --info "$T/f.full.slem" | sed -n 's/.*"fingerprint":[[:space:]]*"\([0-9a-f]*\)".*/\1/p')
+slem-encode -q -c "$T/f.full.slem" -o "$T/q0f.slem" "$D/queries.fvecs"
+expect_fail "coupled db, plain queries of its cache" 1 "q0f.slem holds descriptors of the cache $fpfull without --couple, but .*e1.slem holds them coupled by --couple (exact): two couplings of one cache cannot be compared; encode both sides with the same --couple" \
+  "$T/o.tsv" slem-match -d "$T/e1.slem" -o "$T/o.tsv" "$T/q0f.slem"
+expect_fail "coupled db of another cache" 1 "e1.slem with the cache $fpfull, coupled by --couple (exact): they cannot be compared" \
+  "$T/o.tsv" slem-match -d "$T/e1.slem" -o "$T/o.tsv" "$T/q0.slem"
 check "quad kernel" slem-negstats -q --kernel quad:gamma=0.5 --rank 32 -o "$T/quad.slem" "$D/negatives.fvecs"
 check "quad match" slem-match -c "$T/quad.slem" -k 10 -d "$D/database.fvecs" -o "$T/quad.tsv" "$D/queries.fvecs"
 expect_fail "bad factor" 2 "'lu' is not icd, kpca or full" "$T/o.slem" slem-negstats --kernel rbf --factor lu -o "$T/o.slem" "$D/negatives.fvecs"
@@ -167,6 +175,8 @@ expect_fail "quad gamma < 0" 2 "gamma must be positive" "$T/o.slem" slem-negstat
 
 # ---- errors ----
 expect_fail "unknown kernel" 2 "unknown kernel 'sigmoid'" "$T/o.slem" slem-negstats --kernel sigmoid -o "$T/o.slem" "$D/negatives.fvecs"
+expect_fail "kernel parameter twice" 2 "kernel 'rbf:g=1,g=2': g twice" "$T/o.slem" slem-negstats --kernel rbf:g=1,g=2 -o "$T/o.slem" "$D/negatives.fvecs"
+expect_fail "intersection gamma twice" 2 "gamma twice" "$T/o.slem" slem-negstats --kernel intersection:gamma=0.5,gamma=2 -o "$T/o.slem" "$D/negatives.fvecs"
 expect_fail "bad kernel parameter" 2 "p must be a whole number" "$T/o.slem" slem-negstats --kernel poly:p=0.5 -o "$T/o.slem" "$D/negatives.fvecs"
 printf '1 2\n3 -4\n' >"$T/neg.txt"
 expect_fail "negative histogram" 1 "neg.txt: record 2: value 2 is negative" "$T/o.slem" slem-negstats --kernel chi2 -o "$T/o.slem" "$T/neg.txt"
@@ -211,7 +221,8 @@ slem-match -c "$T/au.slem" --couple authors --shard 0/2 -k 10 -d "$D/database.fv
 expect_fail "authors' projections, exact coupling" 1 "coupled (authors)" "$T/o.tsv" slem-match -c "$T/au.slem" --couple -d "$T/aps0.slem" -d "$T/aps1.slem" -o "$T/o.tsv" "$D/queries.fvecs"
 slem-encode -q -c "$T/au.slem" --couple authors -o "$T/aue.slem" "$D/database.fvecs"
 slem-encode -q -c "$T/au.slem" --couple -o "$T/auq.slem" "$D/queries.fvecs"
-expect_fail "authors' db, exact queries" 1 "cannot be compared" "$T/o.tsv" slem-match -d "$T/aue.slem" -o "$T/o.tsv" "$T/auq.slem"
+expect_fail "authors' db, exact queries" 1 "auq.slem holds descriptors of the cache [0-9a-f]* coupled by --couple (exact), but .*aue.slem holds them coupled by --couple=authors: two couplings of one cache cannot be compared" \
+  "$T/o.tsv" slem-match -d "$T/aue.slem" -o "$T/o.tsv" "$T/auq.slem"
 expect_fail "unknown coupling" 2 "unknown coupling 'dense'" "$T/o.tsv" slem-match -c "$T/au.slem" --couple=dense -d "$D/database.fvecs" -o "$T/o.tsv" "$D/queries.fvecs"
 
 check "slem-tune --couplings" "$TOP/tools/slem-tune" -K "rbf:g=1" --factor kpca --couplings "exact authors" -g 10 -r 32 \

@@ -89,8 +89,12 @@ expect_fail "match -c" 1 "icd2.slem: -c takes a kernel cache of depth 1" "$T/o.t
 # an absolute lambda and stdin are fine: the kernel path reads the negatives once
 check "--lambda with --depth" slem-negstats -q -K rbf:g=1 --rank 16 --lambda 0.01 --depth 2 -o "$T/l.slem" - <"$N"
 [ "$(slem-negstats --info "$T/l.slem" | grep -c '"lambda":[[:space:]]*0.01,')" = 2 ] && ok || bad "--lambda is not every stage's"
-# a histogram kernel cannot take stage 2's signed descriptors: said, naming the stage
-expect_fail "chi2 at depth 2" 1 "stage 1 descriptors" "$T/o.slem" slem-negstats -q -K chi2 --rank 16 --depth 2 -o "$T/o.slem" "$N"
+# a histogram kernel cannot take stage 2's signed descriptors: a usage error before any work
+# (it failed after stage 1 with "value 1 is negative")
+for k in chi2 intersection intersection:gamma=0.5 hellinger hellinger-dot; do
+  expect_fail "$k at depth 2" 2 "--depth 2 is not for the ${k%%:*} kernel: it needs histograms" "$T/o.slem" \
+    slem-negstats -q -K "$k" --rank 16 --depth 2 -o "$T/o.slem" "$N"
+done
 
 # descriptors in a container are vectors like any others (they were taken for a partial
 # cache: "a kernel cache is built from vectors, not from partial caches")

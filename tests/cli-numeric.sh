@@ -54,4 +54,37 @@ npy_f8() {
 { npy_f8 '>'; printf '\077\360\000\000\000\000\000\000\077\360\000\000\000\000\000\000\176\067\344\074\210\000\165\234'; } >"$T/overbe.npy"
 expect_fail "normalised float64 npy beyond float32" 1 "over64.npy: record 1: value 1 (1e+300) is beyond float32's range" "$T/o.tsv" slem-match -n -k 1 -d "$T/small.txt" -o "$T/o.tsv" "$T/over64.npy"
 expect_fail "normalised big-endian float64 npy beyond float32" 1 "overbe.npy: record 1: value 3 (1e+300) is beyond float32's range" "$T/o.tsv" slem-match -n -k 1 -d "$T/overbe.npy" -o "$T/o.tsv" "$T/small.txt"
+# finite positives of magnitude 1e160: delta^T A^-1 delta overflows double. The classifier
+# (computed in delta / t, tests/check_numeric.c against an exact reference) has weights
+# ~1e-160, below float32's range, that carry its score at the positive: written as zeros it
+# would score -1 everywhere, so it is refused naming the record (it was NaN with status 0)
+printf '1 2 -1\n0 -3 2\n4 1 1\n-2 0 3\n1 1 0\n3 -2 -2\n' >"$T/neg3.txt"
+printf '3 -1 2.5\n1.5e160 -2.25e160 7e159\n' >"$T/huge.txt"
+slem-negstats -q --lambda 0.5 -o "$T/neg3.slem" "$T/neg3.txt"
+for th in 1 1e-300 1e300; do
+  expect_fail "classifier of 1e160, theta $th" 1 "huge.txt: record 2: its classifier is not finite in float32 (value 1): the vector's magnitude is beyond" \
+    "$T/o.fvecs" slem-encode -q --classifier --theta "$th" -c "$T/neg3.slem" -o "$T/o.fvecs" "$T/huge.txt"
+done
+printf 'a\nb\n' >"$T/two.groups"
+expect_fail "classifier of a group of 1e160" 1 "huge.txt: record 2: its classifier is not finite in float32" \
+  "$T/o.fvecs" slem-encode -q --classifier --groups "$T/two.groups" -c "$T/neg3.slem" -o "$T/o.fvecs" "$T/huge.txt"
+printf 'keep\n' >"$T/keep.fvecs"
+slem-encode -q --classifier -c "$T/neg3.slem" -o "$T/keep.fvecs" "$T/huge.txt" 2>/dev/null
+[ "$(cat "$T/keep.fvecs")" = keep ] && ok || bad "a refused classifier changed the existing output"
+# the first record alone is a classifier, and the descriptors of both are finite unit vectors
+head -n 1 "$T/huge.txt" >"$T/one.txt"
+check "classifier of the first record" slem-encode -q --classifier -c "$T/neg3.slem" -F text -o "$T/c1.txt" "$T/one.txt"
+check "descriptors of 1e160" slem-encode -q -c "$T/neg3.slem" -F text -o "$T/d2.txt" "$T/huge.txt"
+awk '{ s = 0; for (i = 1; i <= NF; i++) { if ($i !~ /^-?[0-9]/) exit 1; s += $i * $i } if (s < 0.999 || s > 1.001) exit 1 }' "$T/d2.txt" && ok || bad "descriptors of 1e160: $(cat "$T/d2.txt")"
+# --basic of 1e160 and 3e200 (x.b overflowed: the descriptor of mu, or zeros, status 0),
+# computed in x / T: against the exact rational reference (scripts/gen-classifier-huge.py
+# basic), to float32's digits
+printf '3 -1 2.5\n1.5e160 -2.25e160 7e159\n-3e200 1e199 2.5e200\n' >"$T/hb.txt"
+check "basic descriptors of 1e160" slem-encode -q --basic --theta 2 -c "$T/neg3.slem" -F text -o "$T/hb.out" "$T/hb.txt"
+awk -v rtol=1e-6 -f tests/numcmp.awk "$TOP/testdata/golden/basic-huge.txt" "$T/hb.out" >"$T/cmp" && ok ||
+  bad "basic descriptors of 1e160 differ from the exact ones: $(cat "$T/cmp")"
+# what no encoder can compute in its arithmetic is refused too: a polynomial kernel of 1e160
+slem-negstats -q -K poly --rank 3 --lambda 0.5 -o "$T/poly3.slem" "$T/neg3.txt"
+expect_fail "poly kernel descriptor of 1e160" 1 "huge.txt: record 2: its descriptor is not finite in float32" \
+  "$T/o.fvecs" slem-encode -q -c "$T/poly3.slem" -o "$T/o.fvecs" "$T/huge.txt"
 finish cli-numeric

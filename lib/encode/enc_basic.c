@@ -129,13 +129,32 @@ static void run_rows(void *ctx, size_t lo, size_t hi) {
      * the same f divided through by theta then (only then: other thetas keep their bits) */
     if (!isfinite(e->theta * (1 + t)) || !isfinite(e->theta * s))
       f = (1 + t) / (1 / e->theta + s);
+    if (!isfinite(s) && isfinite(t)) {
+      /* x of magnitude ~1e154 and beyond: s = x.b overflowed (Inf, or NaN from Inf - Inf).
+       * Written in x / T, b / T and t / T for a power of two T near the largest |x_j|
+       * (exact): f b = f T (b / T) with f T = theta (1/T + t/T) / (1/T^2 + theta s/T^2) */
+      double m = 0, sp = 0, tp, th = e->theta;
+      int ex;
+      for (size_t k = 0; k < d; k++) m = fabs(x0[k]) > m ? fabs(x0[k]) : m;
+      (void)frexp(m, &ex);
+      m = ldexp(1, ex - 1); /* T */
+      tp = t / m;
+      for (size_t k = 0; k < d; k++) a[k] /= m;
+      for (size_t k = 0; k < d; k++) sp += (x0[k] / m) * a[k];
+      f = th * (1 / m + tp) / (1 / m / m + th * sp);
+      if (!isfinite(th * (1 / m + tp)) || !isfinite(th * sp))
+        f = (1 / m + tp) / (1 / th / m / m + sp);
+    }
     g = -1 / e->c;
     cblas_dscal((int)d, f, a, 1);
     cblas_daxpy((int)d, g, e->p, 1, a, 1);
     nrm = cblas_dnrm2((int)d, a, 1);
     if (nrm == 0 && i >= e->count_lo && i < e->count_hi)
       __atomic_fetch_add(&e->zeros, 1, __ATOMIC_RELAXED);
-    for (size_t k = 0; k < d; k++) j->y[i * d + k] = nrm > 0 ? (float)(a[k] / nrm) : 0.0f;
+    /* a NaN norm (x of magnitude ~1e160: x.b overflows) leaves the row NaN, which the stream
+     * refuses naming the record (encstream.c), where it was written as zeros, status 0 */
+    for (size_t k = 0; k < d; k++)
+      j->y[i * d + k] = nrm > 0 ? (float)(a[k] / nrm) : nrm == 0 ? 0.0f : NAN;
   }
 }
 

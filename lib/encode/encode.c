@@ -6,6 +6,7 @@
 #include "slem.h"
 
 #include <gsl/gsl_cblas.h>
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -129,17 +130,57 @@ static void run(SlemEncoder *self, float *outf, double *outd, const double *x, s
       nu = (th - 1) / (th + 1) - proj / (th + 1);
       if (big) {
         /* a theta near DBL_MAX overflowed (w = 0 and nu = 1, or NaN): the same omega and nu
-         * divided through by theta instead (only then: other thetas keep their bits) */
-        double r = 1 / th;
-        s = 2 / (q + 1 + r);
-        proj = 0;
-        for (size_t j = 0; j < d; j++) {
-          double w = s * yi[j];
-          proj += (xi[j] + mu[j] * r) * w;
-          if (of) of[j] = (float)w;
-          else odd[j] = w;
+         * divided through by theta instead (only then: other thetas keep their bits). A
+         * delta beyond ~1e154 overflowed q = delta.A^-1 delta (to Inf, or NaN from Inf -
+         * Inf): the formula is then written in delta / t, y / t and q / t^2 for a power of
+         * two t near the largest |delta_j| (exact), omega = 2 theta Y / (theta Q t +
+         * (theta + 1) / t), which is of the order of 1 / t and finite */
+        double r = 1 / th, t = 1;
+        if (!isfinite(q)) {
+          double m = 0, *dm = delta + i * d, *ym = y + i * d;
+          int e;
+          for (size_t j = 0; j < d; j++) m = fabs(dm[j]) > m ? fabs(dm[j]) : m;
+          (void)frexp(m, &e);
+          t = ldexp(1, e - 1); /* m / t in [1, 2), t finite up to DBL_MAX */
+          for (size_t j = 0; j < d; j++) dm[j] /= t;
+          cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)d, (int)d, 1.0, self->lin->ainv,
+                      (int)d, dm, 1, 0.0, ym, 1);
+          q = cblas_ddot((int)d, dm, 1, ym, 1);
         }
-        nu = (1 - r) / (1 + r) - proj / (1 + r);
+        proj = 0;
+        if (t > 1 && th <= 1) { /* theta x_j cannot overflow, and 1 / theta might */
+          s = 2 * th / (th * q * t + (th + 1) / t);
+          for (size_t j = 0; j < d; j++) {
+            double w = s * yi[j];
+            proj += (th * xi[j] + mu[j]) * w;
+            if (of) of[j] = (float)w;
+            else odd[j] = w;
+          }
+          nu = (th - 1) / (th + 1) - proj / (th + 1);
+        } else {
+          s = 2 / (q * t + 1 / t + r / t);
+          for (size_t j = 0; j < d; j++) {
+            double w = s * yi[j];
+            proj += (xi[j] + mu[j] * r) * w;
+            if (of) of[j] = (float)w;
+            else odd[j] = w;
+          }
+          nu = (1 - r) / (1 + r) - proj / (1 + r);
+        }
+      }
+      if (of && nrm > 0) {
+        /* weights below float32's range (an x of magnitude ~1e160 gives w ~ 1e-160) are
+         * written as zeros, which lose the classifier where they weigh on its scores (w.x0
+         * of order 1): the row is then left NaN, which the stream refuses naming the record
+         * (encstream.c); tiny weights on a tiny delta weigh nothing and stay zeros */
+        float fm = 0;
+        double at = 0;
+        for (size_t j = 0; j < d; j++) fm = fabsf(of[j]) > fm ? fabsf(of[j]) : fm;
+        if (fm < FLT_MIN) {
+          for (size_t j = 0; j < d; j++) at += xi[j] * (s * yi[j]);
+          if (!(fabs(at) <= 1e-6))
+            for (size_t j = 0; j < d; j++) of[j] = NAN;
+        }
       }
       if (of) of[d] = (float)nu;
       else odd[d] = nu;

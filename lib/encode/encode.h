@@ -32,7 +32,10 @@ size_t slem_encoder_out_dim(const SlemEncoder *self);
 
 /* Encodes b <= max_rows positives x(b, d) into y(b, out_dim), as float32. x is left
  * unchanged. A positive equal to mu has no direction: its descriptor is all zeros and
- * it is counted in slem_encoder_zeros(). Cannot fail. */
+ * it is counted in slem_encoder_zeros(). A classifier whose weights are below float32's
+ * range but carry its score at x (|w.x| > 1e-6: an x of magnitude ~1e160) has its weights
+ * left NaN, for the caller to refuse (encstream.c names the record): zeros would score -1
+ * everywhere. Cannot fail. */
 void slem_encoder_run(SlemEncoder *self, float *y, const double *x, size_t b);
 
 typedef enum SlemPrecision {
@@ -70,7 +73,9 @@ int slem_encoder_takes_f32(const SlemEncoder *self);
  * deltas). Only when slem_encoder_takes_f32(). Cannot fail. */
 void slem_encoder_run_f32(SlemEncoder *self, float *y, float *x, size_t b);
 
-/* The same in float64, for callers that keep full precision (tests, the classifier). */
+/* The same in float64, for callers that keep full precision (tests, the classifier): a
+ * delta whose delta.A^-1 delta overflows double (|x - mu| ~ 1e154 and beyond) gives the
+ * classifier computed in delta / t (t a power of two), finite and exact. */
 void slem_encoder_run_f64(SlemEncoder *self, double *y, const double *x, size_t b);
 
 uint64_t slem_encoder_zeros(const SlemEncoder *self);

@@ -1,6 +1,7 @@
 #include "encstream.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,10 @@ static int set_meta(SlemVecWriter *w, const SlemCache *cache, SlemVecReader *r,
   /* projections record the coupling in their layout, checked against the cache's */
   m.cache_fingerprint = o->projections ? slem_cache_fingerprint(cache) : encoding_fingerprint(fp, cache, o);
   m.cache_path = slem_cache_path(cache);
+  if (!o->projections && o->couple) {
+    m.couple = o->couple;
+    m.couple_cache_fp = slem_cache_fingerprint(cache);
+  }
   m.input = slem_vecreader_name(r);
   m.input_count = slem_vecreader_count(r);
   m.shard_index = o->shard.index;
@@ -122,6 +127,9 @@ typedef struct Lane {
   size_t all;           /* its rows */
   const char *name;     /* for messages: the input, and the record of its first row */
   uint64_t first;
+  size_t od;            /* values per output row, doubles (f64) or float32 */
+  int f64;
+  const char *what;     /* what a row is, for messages ("classifier", ...) */
   int busy, stop, threaded;
   int st;
   SlemError err;
@@ -214,6 +222,27 @@ typedef struct InFlight {
   size_t keep;     /* and how many */
 } InFlight;
 
+/* A written row holds only finite values: an input of finite values whose magnitude the
+ * encoding's arithmetic cannot hold (a classifier of |x| ~ 1e160, whose weights are below
+ * float32's range; a polynomial kernel of it) would otherwise be written as NaN, Inf or
+ * nothing but zeros with status 0. The encoders leave such a row NaN (encode.h); SLEM_ENUMERIC
+ * names the input and the record. */
+static int check_finite(const Lane *l, const char *out, size_t keep, SlemError *err) {
+  size_t esize = l->f64 ? sizeof(double) : sizeof(float);
+  uint64_t first = l->first + (uint64_t)((size_t)(out - (const char *)l->y) / (l->od * esize));
+  for (size_t i = 0; i < keep; i++)
+    for (size_t j = 0; j < l->od; j++) {
+      double v = l->f64 ? ((const double *)(const void *)out)[i * l->od + j]
+                        : ((const float *)(const void *)out)[i * l->od + j];
+      if (!isfinite(v))
+        return slem_error(err, SLEM_ENUMERIC, "%s: record %" PRIu64 ": its %s is not finite in "
+                          "%s (value %zu): the vector's magnitude is beyond what the encoding's "
+                          "arithmetic holds; scale the vectors down", l->name, first + i,
+                          l->what, l->f64 ? "double precision" : "float32", j + 1);
+    }
+  return SLEM_OK;
+}
+
 /* The oldest block in flight: waited for, its rows inside the shard handed to the writing
  * thread, counted; the time its lane was busy beyond *covered added to the compute phase
  * (the lanes' busy time, overlaps counted once). */
@@ -228,6 +257,7 @@ static int land(InFlight *fly, int *nfly, SlemWriteback *wb, SlemEncStreamResult
     *covered = l->t1;
   }
   if (st != SLEM_OK) return st;
+  if ((st = check_finite(l, f.out, f.keep, err)) != SLEM_OK) return st;
   if ((st = slem_writeback_put(wb, f.out, f.keep, err)) != SLEM_OK) return st;
   res->n += f.keep;
   if (o->progress) o->progress(o->progress_ctx, res->n);
@@ -367,7 +397,13 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
     SlemError spare;
     if (slem_prefetch_keep(pf, nlanes, &spare) != SLEM_OK) nlanes = 1; /* no third block */
   }
-  for (int i = 0; i < nlanes; i++) lane[i].f32 = f32;
+  for (int i = 0; i < nlanes; i++) {
+    lane[i].f32 = f32;
+    lane[i].od = out_dim;
+    lane[i].f64 = f64;
+    lane[i].what = o->projections ? "projection" : o->mode == SLEM_ENCODE_CLASSIFIER
+                                                       ? "classifier" : "descriptor";
+  }
   if (nlanes > 1 && !(lane_start(&lane[0]) && lane_start(&lane[1]))) {
     lane_stop(&lane[0]); /* the blocks one at a time on this thread, the units on the pool */
     nlanes = 1;
@@ -443,8 +479,13 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
       goto done;
     for (size_t g = 0; g < ng && st == SLEM_OK; g += block) {
       size_t b = ng - g < block ? ng - g : block;
+      Lane gl = lane[0]; /* for check_finite(): the groups' rows, named as ops->run names them */
+      gl.y = y;
+      gl.name = slem_vecreader_name(r);
+      gl.first = g + 1;
       if ((st = ops->run(enc, y, means + g * d, b, slem_vecreader_name(r), g + 1,
-                         err)) == SLEM_OK)
+                         err)) == SLEM_OK &&
+          (st = check_finite(&gl, y, b, err)) == SLEM_OK)
         st = write_rows(w, f64, y, b, err);
       res->n += b;
     }

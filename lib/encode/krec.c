@@ -125,6 +125,18 @@ static int stage_descriptors(double *y, const SlemKernelStats *ks, const double 
   return st;
 }
 
+int slem_krec_check(const char *kernel, size_t depth, SlemError *err) {
+  SlemKernel k;
+  int st = slem_kernel_parse(&k, kernel, err);
+  if (st != SLEM_OK) return st;
+  if (depth < 2) return slem_error(err, SLEM_EINVAL, "a kernel-recursive cache has 2 stages or more");
+  if (slem_kernel_needs_histograms(&k))
+    return slem_error(err, SLEM_EINVAL, "--depth %zu is not for the %s kernel: it needs "
+                      "histograms (values >= 0), and stage 2 takes stage 1's descriptors, "
+                      "whose values can be negative", depth, slem_kernel_name(k.type));
+  return SLEM_OK;
+}
+
 int slem_krec_write_cache(const char *path, const double *x, size_t n, size_t d,
                           const char *name, const SlemKRecOpts *o,
                           const SlemProvenance *prov, size_t *rank, double *residual,
@@ -144,10 +156,7 @@ int slem_krec_write_cache(const char *path, const double *x, size_t n, size_t d,
     goto done;
   }
   if (!ph) ph = &none;
-  if (depth < 2) {
-    st = slem_error(err, SLEM_EINVAL, "a kernel-recursive cache has 2 stages or more");
-    goto done;
-  }
+  if ((st = slem_krec_check(o->kernel, depth, err)) != SLEM_OK) goto done;
   for (size_t s = 0; s < depth; s++) {
     const double *in = s == 0 ? x : raw[s];
     char sname[512];

@@ -59,10 +59,15 @@ typedef struct SlemKRecOpts {
   uint64_t seed;
 } SlemKRecOpts;
 
+/* Whether a kernel-recursive cache of depth stages can be made with the kernel spec: SLEM_OK,
+ * or SLEM_EINVAL (a bad spec, depth < 2, or a kernel for histograms: stage 2 takes stage
+ * 1's descriptors, whose values can be negative, so it would fail after stage 1's work). */
+int slem_krec_check(const char *kernel, size_t depth, SlemError *err);
+
 /* Computes the depth stages from the raw negatives x(n, d) (read only; named name in
  * messages) and writes the kernel-recursive cache to path atomically (cache.h). *rank gets
- * the last stage's rank, *residual its residual trace. Errors: SLEM_EINVAL (depth < 2, a bad
- * spec), those of slem_kernel_prepare() and slem_kernel_estimate_gamma() on a stage's
+ * the last stage's rank, *residual its residual trace. Errors: SLEM_EINVAL (those of
+ * slem_krec_check(), before any work), those of slem_kernel_prepare() and slem_kernel_estimate_gamma() on a stage's
  * inputs and of slem_kernel_stats_new() (prefixed with the stage), of the writer. ph (may
  * be NULL) gets the seconds spent computing (preparing the stages' inputs, their
  * descriptors), factoring (each stage's kernel statistics) and writing. */

@@ -784,6 +784,10 @@ int slem_negstats_run(const char *output, const char *const *inputs, size_t n,
   if (opts->shard.count > 0 && !opts->partial)
     return slem_error(err, SLEM_EINVAL, "--shard makes partial statistics: add --partial, and "
                       "merge the shards' partial caches into the cache");
+  if (opts->kernel && opts->depth > 1) { /* before the negatives are read */
+    int st = slem_krec_check(opts->kernel, opts->depth, err);
+    if (st != SLEM_OK) return st;
+  }
   {
     double t0 = slem_now();
     int st = opts->kernel ? kernel(output, inputs, n, opts, res, err)

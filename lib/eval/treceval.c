@@ -295,6 +295,7 @@ int slem_treceval_read_run(SlemTrecEval *self, const char *path, SlemError *err)
   size_t cap = 0;
   uint64_t ln = 0;
   int st = SLEM_OK;
+  if (!fp && strcmp(path, "-") == 0 && slem_in_stdin_closed(err) != SLEM_OK) return SLEM_EIO;
   if (!fp) return slem_error(err, SLEM_EIO, "%s: %s", path, strerror(errno));
   ssize_t len;
   while ((len = getline(&line, &cap, fp)) >= 0) {

@@ -284,6 +284,18 @@ static int open_slem(SlemVecReader *r, SlemError *err) {
     goto done;
   if (cJSON_IsString(fp) && strlen(fp->valuestring) == 16)
     snprintf(r->cache_fp, sizeof r->cache_fp, "%s", fp->valuestring);
+  { /* descriptors of a coupling: which one, of which cache (absent: none, or not recorded) */
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(json, "coupling");
+    const cJSON *cn = cJSON_GetObjectItemCaseSensitive(c, "name");
+    const cJSON *cf = cJSON_GetObjectItemCaseSensitive(c, "cache_fingerprint");
+    if (c && (!cJSON_IsString(cn) || (r->couple = slem_couple_parse(cn->valuestring)) < 0 ||
+              !cJSON_IsString(cf) || strlen(cf->valuestring) != 16)) {
+      st = slem_error(err, SLEM_EFORMAT, "%s: descriptors of an unknown coupling (coupling: "
+                      "name, cache_fingerprint)", name);
+      goto done;
+    }
+    if (c) snprintf(r->couple_fp, sizeof r->couple_fp, "%s", cf->valuestring);
+  }
   arith_read(r, json);
   if ((st = shard_read(r, json, n, name, err)) != SLEM_OK) goto done;
   r->meta_json = cJSON_Print(json);
@@ -602,6 +614,13 @@ static int end_slem(SlemVecWriter *w, SlemError *err) {
     }
   }
   if (m->cache_fingerprint) cJSON_AddStringToObject(meta, "cache_fingerprint", m->cache_fingerprint);
+  if (m->couple && m->couple_cache_fp) { /* which coupling of which cache (messages name them) */
+    cJSON *c = cJSON_AddObjectToObject(meta, "coupling");
+    if (c) {
+      cJSON_AddStringToObject(c, "name", slem_couple_name(m->couple));
+      cJSON_AddStringToObject(c, "cache_fingerprint", m->couple_cache_fp);
+    }
+  }
   if (m->cache_path) cJSON_AddStringToObject(meta, "cache", m->cache_path);
   arith_write(meta);
   if (m->input) {

@@ -78,6 +78,8 @@ struct SlemVecReader {
   int kproj_ok;       /* the caller reads them as such (else reading them is refused) */
   size_t kp_d, kp_r;
   int kp_couple;
+  int couple;         /* descriptors of a coupling (SLEM_COUPLE_*; 0 none, or not recorded) */
+  char couple_fp[17]; /* with couple: the fingerprint of the cache they couple */
   void *priv;         /* the format's own state (its open hook allocates it, close frees it) */
   char *member;       /* PATH:NAME: the array NAME inside the file (formats with members:
                        * an HDF5 dataset), or NULL */

@@ -206,15 +206,38 @@ const char *slem_vecreader_arith(const SlemVecReader *self) {
   return self->arith[0] ? self->arith : NULL;
 }
 
+/* How descriptors of coupling couple were made, for messages. */
+static void coupling_words(char *buf, size_t size, int couple) {
+  if (couple == SLEM_COUPLE_NONE)
+    snprintf(buf, size, "without --couple");
+  else if (couple == SLEM_COUPLE_EXACT)
+    snprintf(buf, size, "coupled by --couple (exact)");
+  else
+    snprintf(buf, size, "coupled by --couple=%s", slem_couple_name(couple));
+}
+
 int slem_vecreaders_compatible(const SlemVecReader *a, const SlemVecReader *b, int *plain_side,
                                SlemError *err) {
   const char *fa = slem_vecreader_fingerprint(a), *fb = slem_vecreader_fingerprint(b);
   *plain_side = 0;
-  if (fa && fb && strcmp(fa, fb) != 0)
-    return slem_error(err, SLEM_EFORMAT, "%s holds descriptors made with the cache %s, but %s "
-                      "with the cache %s: they cannot be compared; re-encode the side made with an "
-                      "older cache with the current one (slem-encode -c CACHE), or pass --no-check",
-                      slem_vecreader_name(a), fa, slem_vecreader_name(b), fb);
+  if (fa && fb && strcmp(fa, fb) != 0) {
+    /* the cache each side was made with: a coupling's fingerprint is not the cache's */
+    const char *ca = a->couple ? a->couple_fp : fa, *cb = b->couple ? b->couple_fp : fb;
+    char ha[64], hb[64];
+    coupling_words(ha, sizeof ha, a->couple);
+    coupling_words(hb, sizeof hb, b->couple);
+    if (strcmp(ca, cb) == 0 && a->couple != b->couple)
+      return slem_error(err, SLEM_EFORMAT, "%s holds descriptors of the cache %s %s, but %s "
+                        "holds them %s: two couplings of one cache cannot be compared; encode both sides "
+                        "with the same --couple (slem-encode -c CACHE)", slem_vecreader_name(a),
+                        ca, ha, slem_vecreader_name(b), hb);
+    return slem_error(err, SLEM_EFORMAT, "%s holds descriptors made with the cache %s%s%s, but "
+                      "%s with the cache %s%s%s: they cannot be compared; re-encode the side made "
+                      "with an older cache with the current one (slem-encode -c CACHE), or pass "
+                      "--no-check", slem_vecreader_name(a), ca, a->couple ? ", " : "",
+                      a->couple ? ha : "", slem_vecreader_name(b), cb, b->couple ? ", " : "",
+                      b->couple ? hb : "");
+  }
   if (!fa != !fb) *plain_side = fa ? 2 : 1;
   return SLEM_OK;
 }

@@ -182,7 +182,8 @@ const char *slem_vecreader_meta(const SlemVecReader *self);
 
 /* Refuses what cannot be compared: a and b (queries and one database file) both
  * containers from different caches (SLEM_EFORMAT naming both files and fingerprints, and
- * that the older side must be re-encoded). Returns SLEM_OK otherwise. When exactly one
+ * that the older side must be re-encoded), or of two couplings of one cache (slem-encode
+ * --couple: SLEM_EFORMAT naming both files, the cache and both couplings). Returns SLEM_OK otherwise. When exactly one
  * side is a container, *plain_side is set to 1 (a is plain) or 2 (b is plain), else 0:
  * the caller then checks that the plain side holds unit-norm descriptors. */
 int slem_vecreaders_compatible(const SlemVecReader *a, const SlemVecReader *b, int *plain_side,

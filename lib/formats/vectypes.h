@@ -46,6 +46,9 @@ typedef struct SlemDescMeta {
   const char *kind_of_rows;       /* "descriptors", "classifiers" or "kernel-projections" */
   size_t kernel_d, kernel_r;      /* kernel projections: the base dimension, the rank */
   int kernel_couple;              /* kernel projections: their coupling (SLEM_COUPLE_*, 0 none) */
+  int couple;                     /* descriptors of a coupling (SLEM_COUPLE_*, 0 none): then */
+  const char *couple_cache_fp;    /* the fingerprint of the cache they couple (cache_fingerprint
+                                     is then that of the coupling: slem-encode --couple) */
   const struct SlemIds *ids;      /* NULL, or the ids of the input: the container keeps those
                                      of its rows (from first_row - the shard's start - on) */
   uint64_t ids_first;             /* the index in ids of the container's first row */

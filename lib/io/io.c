@@ -92,8 +92,23 @@ static ssize_t stdin_cookie_read(void *c, char *buf, size_t n) {
   return r;
 }
 
+/* descriptor 0 was closed when the process started (slem_in_mark_stdin_closed()) */
+static int stdin_closed;
+
+void slem_in_mark_stdin_closed(void) { stdin_closed = 1; }
+
+int slem_in_stdin_closed(SlemError *err) {
+  if (!stdin_closed) return SLEM_OK;
+  return slem_error(err, SLEM_EIO, "<stdin>: closed when the tool started (<&-): there is "
+                    "nothing to read; give a FILE, or '-' with stdin open");
+}
+
 FILE *slem_in_stdin_file(void) {
   cookie_io_functions_t io = {stdin_cookie_read, NULL, NULL, NULL};
+  if (stdin_closed) {
+    errno = EBADF;
+    return NULL;
+  }
   std_blocking(STDIN_FILENO);
   if (!std_nonblocking(STDIN_FILENO)) return stdin;
   return fopencookie(NULL, "r", io);
@@ -106,6 +121,10 @@ int slem_in_open(SlemIn **self, const char *path, SlemError *err) {
   SlemIn *in = calloc(1, sizeof *in);
   struct stat st;
   *self = NULL;
+  if (use_stdin && stdin_closed) {
+    free(in);
+    return slem_in_stdin_closed(err);
+  }
   if (!in) return slem_error(err, SLEM_ENOMEM, "out of memory");
   in->fd = -1;
   in->size = -1;

@@ -22,8 +22,19 @@ typedef struct SlemIn SlemIn;
  * slem_in_free(). A stdin whose open file description is non-blocking (O_NONBLOCK, set
  * by a parent on a pipe it shares) is given a blocking description of its own of the
  * same pipe first, where /proc allows. Errors: SLEM_EIO naming the path (missing,
- * unreadable, a directory). */
+ * unreadable, a directory; stdin closed when the tool started: slem_in_stdin_closed()). */
 int slem_in_open(SlemIn **self, const char *path, SlemError *err);
+
+/* Marks descriptor 0 as closed when the process started (<&-): the caller has put /dev/null
+ * in its place, so that no file opened later takes its number and is read as stdin. From
+ * then on every read of stdin is refused (slem_in_open("-"), slem_in_stdin_file()), where
+ * it would read nothing and pass for an empty input. Cannot fail. */
+void slem_in_mark_stdin_closed(void);
+
+/* SLEM_OK, or SLEM_EIO with the message "<stdin>: closed when the tool started (<&-): ..."
+ * when slem_in_mark_stdin_closed() was called: for the readers of stdin that do not go
+ * through slem_in_open(). */
+int slem_in_stdin_closed(SlemError *err);
 
 /* What slem_in_open("-") does to a non-blocking stdin, for the readers of descriptor 0 or
  * of stdio's stdin that do not go through it. Cannot fail (left as it is where it cannot
@@ -34,7 +45,8 @@ void slem_in_block_stdin(void);
  * slem_in_block_stdin() made its description blocking; where that cannot be done (a
  * non-blocking socket) a new read-only stream over descriptor 0 whose reads wait for data
  * (slem_io_wait_ready()) instead of failing with EAGAIN. fclose() it when it is not stdin
- * (descriptor 0 stays open). NULL: out of memory. */
+ * (descriptor 0 stays open). NULL: out of memory, or stdin closed when the tool started
+ * (slem_in_stdin_closed(), errno EBADF). */
 FILE *slem_in_stdin_file(void);
 
 /* For a read or write of fd that failed: when errno is EAGAIN or EWOULDBLOCK (a

@@ -45,6 +45,10 @@ int slem_kernel_parse(SlemKernel *self, const char *spec, SlemError *err) {
   char buf[256], *params, *tok, *save = NULL;
   size_t i;
   int have_gamma = 0, have_g = 0;
+  /* the parameters already given (bit i: keys[i]): one given twice is refused, as a cut-off
+   * given twice is (-m P.1,1), rather than the last one silently winning */
+  static const char *const keys[] = {"gamma", "g", "c", "p"};
+  unsigned seen = 0;
   memset(self, 0, sizeof *self);
   if (strlen(spec) >= sizeof buf) return slem_error(err, SLEM_EINVAL, "kernel spec too long");
   strcpy(buf, spec);
@@ -70,6 +74,12 @@ int slem_kernel_parse(SlemKernel *self, const char *spec, SlemError *err) {
     int st;
     if (!eq) return slem_error(err, SLEM_EINVAL, "kernel '%s': parameter '%s' has no value", spec, tok);
     *eq = '\0';
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+      if (strcmp(tok, keys[k]) == 0) {
+        if (seen & 1u << k)
+          return slem_error(err, SLEM_EINVAL, "kernel '%s': %s twice", spec, tok);
+        seen |= 1u << k;
+      }
     if ((st = parse_param(spec, tok, eq + 1, &v, err)) != SLEM_OK) return st;
     if (strcmp(tok, "gamma") == 0 && self->type == SLEM_K_INTERSECTION) {
       /* the exponent of kernel_matrix.m's 'inter': sum min(x_i^G, y_i^G) */
@@ -130,11 +140,14 @@ void slem_kernel_format(const SlemKernel *self, char *buf, size_t n) {
   }
 }
 
+int slem_kernel_needs_histograms(const SlemKernel *self) {
+  return self->type == SLEM_K_CHI2 || self->type == SLEM_K_INTERSECTION ||
+         self->type == SLEM_K_HELLINGER || self->type == SLEM_K_HELLINGER_DOT;
+}
+
 int slem_kernel_prepare(const SlemKernel *self, double *x, size_t n, size_t d,
                         const char *name, uint64_t first_record, SlemError *err) {
-  if (self->type != SLEM_K_CHI2 && self->type != SLEM_K_INTERSECTION &&
-      self->type != SLEM_K_HELLINGER && self->type != SLEM_K_HELLINGER_DOT)
-    return SLEM_OK;
+  if (!slem_kernel_needs_histograms(self)) return SLEM_OK;
   for (size_t i = 0; i < n; i++)
     for (size_t j = 0; j < d; j++) {
       double *v = x + i * d + j;

@@ -73,6 +73,10 @@ void slem_kernel_format(const SlemKernel *self, char *buf, size_t n);
 
 const char *slem_kernel_name(SlemKernelType type);
 
+/* 1 when the kernel needs histograms (chi2, intersection, hellinger, hellinger-dot: values
+ * >= 0, refused otherwise by slem_kernel_prepare()), else 0. Cannot fail. */
+int slem_kernel_needs_histograms(const SlemKernel *self);
+
 /* Transforms x(n, d) in place for the kernel (square roots for hellinger) and checks the
  * values it needs non-negative. Errors: SLEM_EFORMAT naming the record (first_record + i,
  * counted from 1) and the value, with name as the file. */

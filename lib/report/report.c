@@ -1020,6 +1020,7 @@ static int spool_in(const char *src, const char *dir, char **path, int *fd, Slem
   *fd = -1;
   if (own && (in = open(src, O_RDONLY | O_CLOEXEC)) < 0)
     return slem_error(err, SLEM_EIO, "%s: %s", src, strerror(errno));
+  if (!own && (st = slem_in_stdin_closed(err)) != SLEM_OK) return st;
   if (!own) slem_in_block_stdin();
   if (!dir || !*dir) dir = "/tmp";
   len = strlen(dir) + 32;
