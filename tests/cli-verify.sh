@@ -102,7 +102,16 @@ if has avx2 && has fma; then
   check "v1's queries" env OPENBLAS_CORETYPE=Haswell slem-encode -q -c "$T/v1neg.slem" -o "$T/v1q.slem" "$D/queries.fvecs"
   head -c $((40 * 260)) "$D/database.fvecs" >"$T/r40.fvecs"
   head -40 "$D/database.ids" >"$T/r40.ids"
-  OPENBLAS_CORETYPE=Haswell slem-encode -q -c "$T/v1neg.slem" -F fvecs -o "$T/r40.d.fvecs" "$T/r40.fvecs"
+  # the reference: the container's own 40 rows (at byte 65536, 256 bytes each) as fvecs,
+  # so that what is compared is the reading alone (since issue 43 a fresh encode differs
+  # from the first release's Haswell sgemm in the last bits)
+  : >"$T/r40.d.fvecs"
+  i=0
+  while [ $i -lt 40 ]; do
+    printf '\100\000\000\000' >>"$T/r40.d.fvecs"
+    dd if="$V1" bs=256 skip=$((256 + i)) count=1 2>/dev/null >>"$T/r40.d.fvecs"
+    i=$((i + 1))
+  done
   check "v1 reference" slem-match -k 5 -d "$T/r40.d.fvecs" --db-ids "$T/r40.ids" -o "$T/v1ref.tsv" "$T/v1q.slem"
   check "v1 container" slem-match -k 5 -d "$V1" -o "$T/v1.tsv" "$T/v1q.slem"
   cmp -s "$T/v1.tsv" "$T/v1ref.tsv" && ok || bad "the first release's container: another ranking"

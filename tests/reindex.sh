@@ -411,15 +411,16 @@ mkdir -p "$T/proj2/lost+found"
   cmp -s "$T/proj2.tsv" "$T/refs/1" && [ -d "$T/proj2/lost+found" ] && ok || bad "an empty directory as an index: $(cat "$T/err")"
 # a night under another BLAS core (another node, an OpenBLAS upgrade): every segment is
 # re-encoded under it, and the ranking is that of a fresh run under that core alone, not a
-# mix of two cores' descriptors (their last bits differ)
+# mix of two cores' descriptors (whose last bits can differ through the cache)
 if grep -m1 '^flags' /proc/cpuinfo | grep -w avx2 | grep -qw fma; then
   for c in Haswell Prescott; do
     OPENBLAS_CORETYPE=$c "$RX" -k 10 -s n1 -q "$Q" -o "$T/core-$c.tsv" -n "$T/neg.fvecs" "$T/core-$c" "$T/in/n1.fvecs" 2>"$T/err" &&
       OPENBLAS_CORETYPE=$c "$RX" -k 10 -s n2 -q "$Q" -o "$T/core-$c.tsv" -n "$T/neg.fvecs" "$T/core-$c" "$T/in/n2.fvecs" 2>"$T/err" &&
       ok || bad "two nights under $c: $(cat "$T/err")"
   done
-  cmp -s "$T/core-Haswell.tsv" "$T/core-Prescott.tsv" &&
-    bad "the two cores rank alike: the test shows nothing" || ok
+  # (since issue 43 the encoders' products are the same on every core, and at this size
+  # the two cores' caches too: their rankings may agree; what is checked is that the mixed
+  # index says it re-encodes and ranks as a fresh run under one core)
   OPENBLAS_CORETYPE=Haswell "$RX" -k 10 -s n1 -q "$Q" -o "$T/core-mix.tsv" -n "$T/neg.fvecs" "$T/core-mix" "$T/in/n1.fvecs" 2>"$T/err" &&
     OPENBLAS_CORETYPE=Prescott "$RX" -k 10 -s n2 -q "$Q" -o "$T/core-mix.tsv" -n "$T/neg.fvecs" "$T/core-mix" "$T/in/n2.fvecs" 2>"$T/err" &&
     grep -q "the BLAS core is Prescott, the index's Haswell: re-encoding every segment" "$T/err" &&
