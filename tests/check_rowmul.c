@@ -123,7 +123,8 @@ END_TEST
 /* The chain is the dot product: within k float32 roundings of the float64 product. */
 START_TEST(products_agree_with_float64) {
   size_t m = 20, k = 700, n = 45;
-  float *x = malloc(m * k * sizeof *x), *b = malloc(k * n * sizeof *b), *y = malloc(m * n * sizeof *y);
+  float *x = malloc(m * k * sizeof *x), *b = malloc(k * n * sizeof *b);
+  float *y = malloc(m * n * sizeof *y);
   for (size_t i = 0; i < m * k; i++) x[i] = (float)unif();
   for (size_t i = 0; i < k * n; i++) b[i] = (float)unif();
   slem_rowmul_f32(y, n, x, k, m, b, n, k, n);

@@ -201,6 +201,8 @@ int slem_encoder_set_precision(SlemEncoder *self, SlemPrecision p, SlemPrecision
     self->delta_f = slem_mem_alloc_large(self->max_rows * d * sizeof *self->delta_f);
     if (!af || !self->ainv_f || !self->delta_f) {
       free(af);
+      free(self->ainv_f);
+      self->ainv_f = NULL; /* not taken for a packed A^-1 (slem_encoder_takes_f32) */
       return slem_error(err, SLEM_ENOMEM, "out of memory for float32 buffers");
     }
     /* scaled to a largest entry of 1, so that no scale of the data underflows or

@@ -91,7 +91,8 @@ int slem_kproj_new(SlemKProj **self, const SlemCache *cache, size_t max_rows, in
     for (size_t l = 0; l < r; l++)
       for (size_t j = 0; j < n; j++) p->proj_t[j * r + l] = kc->proj[l * n + j];
   } else {
-    if (!(p->piv_t = malloc(d * r * sizeof *p->piv_t)) || !(p->piv2 = malloc(r * sizeof *p->piv2))) {
+    if (!(p->piv_t = malloc(d * r * sizeof *p->piv_t)) ||
+        !(p->piv2 = malloc(r * sizeof *p->piv2))) {
       slem_kproj_free(p);
       return slem_error(err, SLEM_ENOMEM, "out of memory for the pivots (%zu x %zu)", r, d);
     }
@@ -102,8 +103,8 @@ int slem_kproj_new(SlemKProj **self, const SlemCache *cache, size_t max_rows, in
     p->tv = slem_mem_alloc_large(max_rows * r * sizeof *p->tv);
     p->a0 = slem_mem_alloc_large(max_rows * r * sizeof *p->a0);
     p->bneg_t = slem_mem_alloc_large(r * n * sizeof *p->bneg_t);
-    p->vb = slem_mem_alloc_large((max_rows + KPROJ_CHUNK - 1) / KPROJ_CHUNK * KPROJ_SUB * n *
-                                 sizeof *p->vb);
+    size_t chunks = ((max_rows ? max_rows : 1) + KPROJ_CHUNK - 1) / KPROJ_CHUNK;
+    p->vb = slem_mem_alloc_large(chunks * KPROJ_SUB * n * sizeof *p->vb);
     if (!p->tt || !p->tv || !p->a0 || !p->bneg_t || !p->vb) {
       slem_kproj_free(p);
       return slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", max_rows);

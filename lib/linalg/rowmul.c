@@ -153,6 +153,11 @@ TILE(avx512_f32, "avx512f", float, __m512, 12, 16, 0, LD16, ST16, _mm512_setzero
      _mm512_set1_ps, _mm512_fmadd_ps)
 TILE(avx512_f64, "avx512f", double, __m512d, 12, 8, 0, LD8D, ST8D, _mm512_setzero_pd,
      _mm512_set1_pd, _mm512_fmadd_pd)
+/* a last row group of at most 4 rows (256 = 21 x 12 + 4): 4 rows, not 12 with 8 of zeros */
+TILE(avx512_f32_4, "avx512f", float, __m512, 4, 16, 0, LD16, ST16, _mm512_setzero_ps,
+     _mm512_set1_ps, _mm512_fmadd_ps)
+TILE(avx512_f64_4, "avx512f", double, __m512d, 4, 8, 0, LD8D, ST8D, _mm512_setzero_pd,
+     _mm512_set1_pd, _mm512_fmadd_pd)
 #undef MASKS
 #define MASKS(cols)                                                                           \
   __mmask16 k_[2];                                                                            \
@@ -165,11 +170,15 @@ TILE(avx512_f64, "avx512f", double, __m512d, 12, 8, 0, LD8D, ST8D, _mm512_setzer
 #define MST16(p, v, h) _mm512_mask_storeu_ps(p, k_[h], v)
 TILE(avx512_f32_m, "avx512f", float, __m512, 12, 16, 1, MLD16, MST16, _mm512_setzero_ps,
      _mm512_set1_ps, _mm512_fmadd_ps)
+TILE(avx512_f32_m4, "avx512f", float, __m512, 4, 16, 1, MLD16, MST16, _mm512_setzero_ps,
+     _mm512_set1_ps, _mm512_fmadd_ps)
 #undef M_W
 #define M_W 8
 #define MLD8D(p, h) _mm512_maskz_loadu_pd((__mmask8)k_[h], p)
 #define MST8D(p, v, h) _mm512_mask_storeu_pd(p, (__mmask8)k_[h], v)
 TILE(avx512_f64_m, "avx512f", double, __m512d, 12, 8, 1, MLD8D, MST8D, _mm512_setzero_pd,
+     _mm512_set1_pd, _mm512_fmadd_pd)
+TILE(avx512_f64_m4, "avx512f", double, __m512d, 4, 8, 1, MLD8D, MST8D, _mm512_setzero_pd,
      _mm512_set1_pd, _mm512_fmadd_pd)
 #undef M_W
 #undef MASKS
@@ -233,7 +242,7 @@ static void *workspace(size_t bytes) {
  * tile by tile, the last tile of a row masked when n is not a multiple of NR. b is
  * row-major (row l at b + l ldb), or packed (slem_rowmul_pack_*: tile q's rows of NR values
  * one after the other, from b + q k NR). */
-#define PRODUCT(NAME, T, NRF, PACKR, SCALAR, A2, A2M, A512, A512M)                             \
+#define PRODUCT(NAME, T, NRF, PACKR, SCALAR, A2, A2M, A512, A512M, A512_4, A512M_4)             \
   static void NAME(T *y, size_t ldy, const T *x, size_t ldx, size_t m, const T *b,            \
                    size_t ldb, size_t k, size_t n, int packed) {                              \
     int kn = choose();                                                                        \
@@ -243,36 +252,43 @@ static void *workspace(size_t bytes) {
     for (size_t l0 = 0; l0 < k; l0 += KC) {                                                   \
       size_t kc = k - l0 < KC ? k - l0 : KC;                                                  \
       if (ws)                                                                                 \
-        for (size_t g = 0; g < groups; g++)                                                   \
-          PACKR(ws + g * mr * kc, x, ldx, g * mr, m - g * mr < mr ? m - g * mr : mr, mr, l0,  \
-                kc);                                                                          \
+        for (size_t g = 0; g < groups; g++) {                                                 \
+          size_t rows = m - g * mr < mr ? m - g * mr : mr;                                    \
+          PACKR(ws + g * mr * kc, x, ldx, g * mr, rows, GMR(rows), l0, kc);                   \
+        }                                                                                     \
       for (size_t q0 = 0; q0 < tiles; q0 += NB) {                                             \
         size_t q1 = tiles - q0 < NB ? tiles : q0 + NB;                                        \
         for (size_t g = 0; g < groups; g++) {                                                 \
-          size_t i0 = g * mr, rows = m - i0 < mr ? m - i0 : mr;                               \
+          size_t i0 = g * mr, rows = m - i0 < mr ? m - i0 : mr, gmr = GMR(rows);              \
           const T *xp = ws ? ws + g * mr * kc : one;                                          \
-          if (!ws) PACKR(one, x, ldx, i0, rows, mr, l0, kc);                                  \
+          if (!ws) PACKR(one, x, ldx, i0, rows, gmr, l0, kc);                                 \
           for (size_t q = q0; q < q1; q++) {                                                  \
             size_t j0 = q * nr, cols = n - j0 < nr ? n - j0 : nr;                             \
             size_t ldt = packed ? nr : ldb;                                                   \
             T *yt = y + i0 * ldy + j0;                                                        \
             const T *bt = packed ? b + (q * k + l0) * nr : b + l0 * ldb + j0;                 \
-            if (kn == K_AVX512)                                                               \
-              (cols == nr ? A512 : A512M)(yt, ldy, xp, bt, ldt, kc, rows, cols, l0 == 0);     \
+            int first = l0 == 0;                                                              \
+            if (kn == K_AVX512 && gmr == 4)                                                   \
+              (cols == nr ? A512_4 : A512M_4)(yt, ldy, xp, bt, ldt, kc, rows, cols, first);   \
+            else if (kn == K_AVX512)                                                          \
+              (cols == nr ? A512 : A512M)(yt, ldy, xp, bt, ldt, kc, rows, cols, first);       \
             else if (kn == K_AVX2)                                                            \
-              (cols == nr ? A2 : A2M)(yt, ldy, xp, bt, ldt, kc, rows, cols, l0 == 0);         \
+              (cols == nr ? A2 : A2M)(yt, ldy, xp, bt, ldt, kc, rows, cols, first);           \
             else                                                                              \
-              SCALAR(yt, ldy, xp, bt, ldt, kc, rows, cols, l0 == 0);                          \
+              SCALAR(yt, ldy, xp, bt, ldt, kc, rows, cols, first);                            \
           }                                                                                   \
         }                                                                                     \
       }                                                                                       \
     }                                                                                         \
   }
 
+/* The rows a group is packed and computed as: on AVX-512 a group of at most 4 rows (the
+ * last of a block) takes the 4-row tiles, every other group the kernel's MR */
+#define GMR(rows) (kn == K_AVX512 && (rows) <= 4 ? 4 : mr)
 PRODUCT(product_f32, float, nr32, pack_rows_f32, scalar_f32, avx2_f32, avx2_f32_m, avx512_f32,
-        avx512_f32_m)
+        avx512_f32_m, avx512_f32_4, avx512_f32_m4)
 PRODUCT(product_f64, double, nr64, pack_rows_f64, scalar_f64, avx2_f64, avx2_f64_m,
-        avx512_f64, avx512_f64_m)
+        avx512_f64, avx512_f64_m, avx512_f64_4, avx512_f64_m4)
 
 void slem_rowmul_f32(float *y, size_t ldy, const float *x, size_t ldx, size_t m,
                      const float *b, size_t ldb, size_t k, size_t n) {
