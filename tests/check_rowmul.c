@@ -102,6 +102,23 @@ START_TEST(products_are_the_chain_scalar) {
 }
 END_TEST
 
+/* A matrix in double packed scaled to float32 is the float32 matrix packed. */
+START_TEST(packing_scaled_is_packing_the_rounded) {
+  size_t k = 70, n = 45, ld = 50;
+  double *b = malloc(k * ld * sizeof *b), s = 1 / 3.0;
+  float *bf = malloc(k * ld * sizeof *bf);
+  size_t len = slem_rowmul_packed_len(k, n, 0);
+  float *p = malloc(len * sizeof *p), *q = malloc(len * sizeof *q);
+  for (size_t i = 0; i < k * ld; i++) bf[i] = (float)((b[i] = unif() * 1e3) * s);
+  memset(p, 0xff, len * sizeof *p);
+  memset(q, 0x7f, len * sizeof *q);
+  slem_rowmul_pack_f32(p, bf, ld, k, n);
+  slem_rowmul_pack_f32_scaled(q, b, ld, k, n, s);
+  ck_assert(memcmp(p, q, len * sizeof *p) == 0);
+  free(b), free(bf), free(p), free(q);
+}
+END_TEST
+
 /* One row at every offset 0 .. 299 of a block of random rows, and alone: the same bits. */
 START_TEST(a_row_does_not_depend_on_its_place) {
   size_t d = 96, m = 300;
@@ -149,6 +166,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, products_are_the_chain);
   tcase_add_test(tc, products_are_the_chain_avx2);
   tcase_add_test(tc, products_are_the_chain_scalar);
+  tcase_add_test(tc, packing_scaled_is_packing_the_rounded);
   tcase_add_test(tc, a_row_does_not_depend_on_its_place);
   tcase_add_test(tc, products_agree_with_float64);
   suite_add_tcase(s, tc);

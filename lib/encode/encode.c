@@ -196,27 +196,23 @@ int slem_encoder_set_precision(SlemEncoder *self, SlemPrecision p, SlemPrecision
             ? SLEM_PRECISION_SINGLE : SLEM_PRECISION_DOUBLE;
   if (self->mode != SLEM_ENCODE_UNIT) p = SLEM_PRECISION_DOUBLE;
   if (p == SLEM_PRECISION_SINGLE && !self->ainv_f) {
-    float *af = slem_mem_alloc_large(d * d * sizeof *af);
     self->ainv_f = slem_mem_alloc_large(slem_rowmul_packed_len(d, d, 0) * sizeof *self->ainv_f);
     self->delta_f = slem_mem_alloc_large(self->max_rows * d * sizeof *self->delta_f);
-    if (!af || !self->ainv_f || !self->delta_f) {
-      free(af);
+    if (!self->ainv_f || !self->delta_f) {
       free(self->ainv_f);
       self->ainv_f = NULL; /* not taken for a packed A^-1 (slem_encoder_takes_f32) */
       return slem_error(err, SLEM_ENOMEM, "out of memory for float32 buffers");
     }
     /* scaled to a largest entry of 1, so that no scale of the data underflows or
-     * overflows float32; the descriptor is normalised, so the direction is unchanged */
+     * overflows float32; the descriptor is normalised, so the direction is unchanged.
+     * Packed for the products (rowmul.h): read in the order of their tiles */
     double amax = 0, s;
     for (size_t i = 0; i < d * d; i++) {
       double a = fabs(self->lin->ainv[i]);
       amax = a > amax ? a : amax;
     }
     s = amax > 0 ? 1 / amax : 1;
-    for (size_t i = 0; i < d * d; i++) af[i] = (float)(self->lin->ainv[i] * s);
-    /* packed for the products (rowmul.h): read in the order of their tiles */
-    slem_rowmul_pack_f32(self->ainv_f, af, d, d, d);
-    free(af);
+    slem_rowmul_pack_f32_scaled(self->ainv_f, self->lin->ainv, d, d, d, s);
   }
   if (p == SLEM_PRECISION_DOUBLE) {
     free(self->ainv_f);

@@ -316,6 +316,20 @@ size_t slem_rowmul_packed_len(size_t k, size_t n, int f64) {
 PACK(slem_rowmul_pack_f32, float, nr32)
 PACK(slem_rowmul_pack_f64, double, nr64)
 
+void slem_rowmul_pack_f32_scaled(float *p, const double *b, size_t ldb, size_t k, size_t n,
+                                 double s) {
+  size_t nr = kernels[choose()].nr32;
+  for (size_t q = 0; q * nr < n; q++) {
+    size_t cols = n - q * nr < nr ? n - q * nr : nr;
+    for (size_t l = 0; l < k; l++) {
+      float *o = p + (q * k + l) * nr;
+      const double *r = b + l * ldb + q * nr;
+      for (size_t c = 0; c < cols; c++) o[c] = (float)(r[c] * s);
+      for (size_t c = cols; c < nr; c++) o[c] = 0.0f;
+    }
+  }
+}
+
 void slem_rowmul_packed_f32(float *y, size_t ldy, const float *x, size_t ldx, size_t m,
                             const float *p, size_t k, size_t n) {
   product_f32(y, ldy, x, ldx, m, p, 0, k, n, 1);

@@ -40,6 +40,10 @@ void slem_rowmul_f64(double *y, size_t ldy, const double *x, size_t ldx, size_t 
 size_t slem_rowmul_packed_len(size_t k, size_t n, int f64);
 void slem_rowmul_pack_f32(float *p, const float *b, size_t ldb, size_t k, size_t n);
 void slem_rowmul_pack_f64(double *p, const double *b, size_t ldb, size_t k, size_t n);
+/* slem_rowmul_pack_f32() of the float32 matrix (float)(b_lj s), b(k, n) in double: what a
+ * cache's A^-1 scaled to float32 becomes, without the float32 copy first. */
+void slem_rowmul_pack_f32_scaled(float *p, const double *b, size_t ldb, size_t k, size_t n,
+                                 double s);
 void slem_rowmul_packed_f32(float *y, size_t ldy, const float *x, size_t ldx, size_t m,
                             const float *p, size_t k, size_t n);
 void slem_rowmul_packed_f64(double *y, size_t ldy, const double *x, size_t ldx, size_t m,
