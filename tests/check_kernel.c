@@ -246,7 +246,9 @@ START_TEST(krec_refuses_histogram_kernels_up_front) {
     o.kernel = hist[i];
     o.depth = 3;
     o.lambda_rel = 1;
-    ck_assert_int_eq(slem_negstats_run(tu_path("hist3.slem"), &in, 1, &o, &res, &err), SLEM_EINVAL);
+    char *path = tu_path("hist3.slem");
+    ck_assert_int_eq(slem_negstats_run(path, &in, 1, &o, &res, &err), SLEM_EINVAL);
+    free(path);
     ck_assert_msg(strstr(err.msg, "--depth 3 is not for the"), "%s: %s", hist[i], err.msg);
   }
   ck_assert_int_eq(slem_krec_check("rbf:g=1", 2, &err), SLEM_OK);
