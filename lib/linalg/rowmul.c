@@ -57,27 +57,20 @@ const char *slem_rowmul_kernel(void) { return kernels[choose()].name; }
  * (or started from zero when first) over kc values of the packed rows xp (value l of row r
  * at l MR + r) and the rows of b (row l at b + l ldb) ---- */
 
-static void scalar_f32(float *y, size_t ldy, const float *xp, const float *b, size_t ldb,
-                       size_t kc, size_t rows, size_t cols, int first) {
-  const size_t mr = kernels[K_SCALAR].mr;
-  for (size_t r = 0; r < rows; r++)
-    for (size_t j = 0; j < cols; j++) {
-      float s = first ? 0.0f : y[r * ldy + j];
-      for (size_t l = 0; l < kc; l++) s = fmaf(xp[l * mr + r], b[l * ldb + j], s);
-      y[r * ldy + j] = s;
-    }
-}
-
-static void scalar_f64(double *y, size_t ldy, const double *xp, const double *b, size_t ldb,
-                       size_t kc, size_t rows, size_t cols, int first) {
-  const size_t mr = kernels[K_SCALAR].mr;
-  for (size_t r = 0; r < rows; r++)
-    for (size_t j = 0; j < cols; j++) {
-      double s = first ? 0.0 : y[r * ldy + j];
-      for (size_t l = 0; l < kc; l++) s = fma(xp[l * mr + r], b[l * ldb + j], s);
-      y[r * ldy + j] = s;
-    }
-}
+/* One chain at a time, in the language's fused multiply-add */
+#define SCALAR_TILE(NAME, T, FMA)                                                              \
+  static void NAME(T *y, size_t ldy, const T *xp, const T *b, size_t ldb, size_t kc,          \
+                   size_t rows, size_t cols, int first) {                                     \
+    const size_t mr = kernels[K_SCALAR].mr;                                                   \
+    for (size_t r = 0; r < rows; r++)                                                         \
+      for (size_t j = 0; j < cols; j++) {                                                     \
+        T s = first ? (T)0 : y[r * ldy + j];                                                  \
+        for (size_t l = 0; l < kc; l++) s = FMA(xp[l * mr + r], b[l * ldb + j], s);           \
+        y[r * ldy + j] = s;                                                                   \
+      }                                                                                       \
+  }
+SCALAR_TILE(scalar_f32, float, fmaf)
+SCALAR_TILE(scalar_f64, double, fma)
 
 /* A tile of MR rows by two vectors of W columns, the accumulators in registers: each row's
  * value broadcast, two fused multiply-adds per row and k. MASKED: columns past cols are
