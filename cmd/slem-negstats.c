@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../lib/formats/cache.h"
+#include "../lib/encode/cachekinds.h"
 #include "../lib/linalg/kernel.h"
 #include "../lib/encode/krec.h"
 #include "../lib/encode/negstats.h"

@@ -7,6 +7,8 @@
 #include <gsl/gsl_linalg.h>
 
 #include "../lib/formats/cache.h"
+#include "../lib/encode/kind_linear.h"
+#include "../lib/encode/cachekinds.h"
 #include "../lib/encode/encode.h"
 #include "../lib/linalg/blas.h"
 #include "../lib/linalg/stats.h"

@@ -9,6 +9,8 @@ if ! command -v nm >/dev/null 2>&1 || [ ! -f "$A" ]; then echo "prefixes: skippe
 # object (a shell pattern): prefixes besides its own name
 TABLE='
 enc_*: enc
+kind_*: kind cache
+cachekinds: cache
 fmt_*: vfmt
 rank_*: rank
 scorer_*: scorer

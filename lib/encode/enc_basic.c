@@ -19,6 +19,7 @@
 #include "blas.h"
 #include "encoder.h"
 #include "rowmul.h"
+#include "kind_linear.h"
 
 typedef struct BasicEnc {
   const double *ainv;  /* the cache's A^-1(d, d), symmetric */
@@ -33,7 +34,7 @@ typedef struct BasicEnc {
 
 static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError *err) {
   if (!cache || o->esvm || !o->basic) return SLEM_ENC_NOT_MINE; /* ESVM: enc_esvm.c */
-  if (cache->kind != SLEM_CACHE_LINEAR) {
+  if (!slem_cache_linear(cache)) {
     slem_error(err, SLEM_EINVAL, "--basic needs a full linear cache (slem-negstats without "
                "--kernel, --depth, --pca or --partial): %s is not one", slem_cache_path(cache));
     return SLEM_ENC_REFUSED;

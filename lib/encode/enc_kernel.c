@@ -11,6 +11,7 @@
 
 #include "encoder.h"
 #include "kproj.h"
+#include "kind_kernel.h"
 
 typedef struct KernelEnc {
   SlemKProj *kp;
@@ -23,7 +24,7 @@ typedef struct KernelEnc {
 static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError *err) {
   if (!cache || o->esvm) return SLEM_ENC_NOT_MINE; /* ESVM negatives: enc_esvm.c */
   const char *path = slem_cache_path(cache);
-  if (cache->kind != SLEM_CACHE_KERNEL) return SLEM_ENC_NOT_MINE;
+  if (!slem_cache_kernel(cache)) return SLEM_ENC_NOT_MINE;
   if (o->alpha_set)
     slem_error(err, SLEM_EINVAL, "--alpha needs a linear cache made with --eigen: %s is a "
                "kernel cache", path);

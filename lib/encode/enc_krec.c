@@ -3,11 +3,12 @@
  * gives unit descriptors only. */
 #include "encoder.h"
 #include "krec.h"
+#include "kind_kernel.h"
 
 static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError *err) {
   const char *what;
   if (!cache || o->esvm) return SLEM_ENC_NOT_MINE; /* ESVM negatives: enc_esvm.c */
-  if (cache->kind != SLEM_CACHE_KERNEL_RECURSIVE) return SLEM_ENC_NOT_MINE;
+  if (!slem_cache_kernel_recursive(cache)) return SLEM_ENC_NOT_MINE;
   what = o->mode == SLEM_ENCODE_CLASSIFIER ? "--classifier"
          : o->alpha_set                    ? "--alpha"
          : o->couple                       ? "--couple"

@@ -2,13 +2,15 @@
  * without --alpha. A partial cache comes here too, and slem_encoder_new() refuses it. */
 #include "encode.h"
 #include "encoder.h"
+#include "kind_linear.h"
+#include "kind_partial.h"
 
 static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError *err) {
   if (!cache || o->esvm) return SLEM_ENC_NOT_MINE; /* ESVM negatives: enc_esvm.c */
-  if ((cache->kind != SLEM_CACHE_LINEAR && cache->kind != SLEM_CACHE_PARTIAL) || o->alpha_set)
+  if ((!slem_cache_linear(cache) && !slem_cache_partial(cache)) || o->alpha_set)
     return SLEM_ENC_NOT_MINE;
   /* the classifier's omega and nu solve the loss of the negatives' own mu and Sigma */
-  if (o->mode == SLEM_ENCODE_CLASSIFIER && cache->kind == SLEM_CACHE_LINEAR &&
+  if (o->mode == SLEM_ENCODE_CLASSIFIER && slem_cache_linear(cache) &&
       slem_cache_linear(cache)->mixed) {
     slem_error(err, SLEM_EINVAL, "--classifier needs the negatives' own statistics: %s holds "
                "the mixed covariance of positives and negatives (slem-negstats --mixed)",

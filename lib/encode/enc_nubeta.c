@@ -3,6 +3,7 @@
  * with the cache's theta. */
 #include "encoder.h"
 #include "nubeta.h"
+#include "kind_recursive.h"
 
 static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError *err) {
   const SlemCacheRecursive *rec;

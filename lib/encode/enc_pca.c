@@ -1,10 +1,11 @@
 /* PCA-reduced SLEM (whiten.h) from a pca cache (slem-negstats --pca R), the power of
  * Lambda_R + lambda I given by --alpha (default -1). */
 #include "enc_whiten.h"
+#include "kind_pca.h"
 
 static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError *err) {
   if (!cache || o->esvm) return SLEM_ENC_NOT_MINE; /* ESVM negatives: enc_esvm.c */
-  if (cache->kind != SLEM_CACHE_PCA) return SLEM_ENC_NOT_MINE;
+  if (!slem_cache_pca(cache)) return SLEM_ENC_NOT_MINE;
   if (o->mode == SLEM_ENCODE_CLASSIFIER) {
     slem_error(err, SLEM_EINVAL, "--classifier needs a full linear cache: %s is PCA-reduced",
                slem_cache_path(cache));

@@ -2,10 +2,11 @@
  * descriptors only. */
 #include "encoder.h"
 #include "recursive.h"
+#include "kind_recursive.h"
 
 static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError *err) {
   if (!cache || o->esvm) return SLEM_ENC_NOT_MINE; /* ESVM negatives: enc_esvm.c */
-  if (cache->kind != SLEM_CACHE_RECURSIVE || slem_cache_recursive(cache)->nu_beta)
+  if (!slem_cache_recursive(cache) || slem_cache_recursive(cache)->nu_beta)
     return SLEM_ENC_NOT_MINE; /* [nu; beta] stages: enc_nubeta.c */
   if (o->mode == SLEM_ENCODE_CLASSIFIER || o->alpha_set) {
     slem_error(err, SLEM_EINVAL, "%s is a recursive cache: it gives unit descriptors only "

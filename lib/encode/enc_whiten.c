@@ -2,12 +2,15 @@
  * slem-encode --alpha A. */
 #include "enc_whiten.h"
 #include "whiten.h"
+#include "kind_pca.h"
+#include "kind_partial.h"
+#include "kind_linear.h"
 
 static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError *err) {
   if (!cache || o->esvm) return SLEM_ENC_NOT_MINE; /* ESVM negatives: enc_esvm.c */
-  if ((cache->kind != SLEM_CACHE_LINEAR && cache->kind != SLEM_CACHE_PARTIAL) || !o->alpha_set)
+  if ((!slem_cache_linear(cache) && !slem_cache_partial(cache)) || !o->alpha_set)
     return SLEM_ENC_NOT_MINE;
-  if (cache->kind == SLEM_CACHE_LINEAR && !slem_cache_eigen(cache)) {
+  if (slem_cache_linear(cache) && !slem_cache_eigen(cache)) {
     slem_error(err, SLEM_EINVAL, "--alpha needs the eigendecomposition: %s holds none; make "
                "it with slem-negstats --eigen", slem_cache_path(cache));
     return SLEM_ENC_REFUSED;

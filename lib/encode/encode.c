@@ -4,6 +4,7 @@
 #include "blas.h"
 #include "rowmul.h"
 #include "slem.h"
+#include "kind_linear.h"
 
 #include <gsl/gsl_cblas.h>
 #include <float.h>
@@ -35,7 +36,7 @@ int slem_encoder_new(SlemEncoder **self, const SlemCache *cache, SlemEncodeMode 
                      double theta, size_t max_rows, SlemError *err) {
   SlemEncoder *e;
   *self = NULL;
-  if (cache->kind != SLEM_CACHE_LINEAR)
+  if (!slem_cache_linear(cache))
     return slem_error(err, SLEM_EINVAL,
                       "%s: a partial cache holds sums, not A^-1: finish it with slem-negstats "
                       "first", slem_cache_path(cache));

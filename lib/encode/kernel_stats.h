@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "cache.h"
+#include "kind_kernel.h"
 #include "error.h"
 #include "kernel.h"
 /* The projection of new points and the exact similarity are in kproj.h; included

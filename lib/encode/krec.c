@@ -6,6 +6,7 @@
 
 #include "kernel_stats.h"
 #include "kproj.h"
+#include "kind_kernel.h"
 
 /* Rows of the negatives projected at once while a cache is made: the kpca factor and the
  * coupling hold k(x, negatives) for a whole block. */

@@ -12,6 +12,10 @@
 
 #include "arith.h"
 #include "cache.h"
+#include "kind_linear.h"
+#include "kind_partial.h"
+#include "kind_kernel.h"
+#include "cachekinds.h"
 #include "kernel.h"
 #include "kernel_stats.h"
 #include "io.h"
@@ -497,7 +501,7 @@ static int linear(const char *output, const char *const *inputs, size_t n,
                       inputs[i]);
     else if ((st = slem_cache_read(&parts[np].cache, inputs[i], err)) == SLEM_OK) {
       parts[np].arg = i;
-      if (parts[np++].cache->kind != SLEM_CACHE_PARTIAL)
+      if (!slem_cache_partial(parts[np++].cache))
         st = slem_error(err, SLEM_EFORMAT, "%s: only partial caches (--partial) can be merged",
                         inputs[i]);
     }

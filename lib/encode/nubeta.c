@@ -11,6 +11,7 @@
 #include "io.h"
 #include "recursive.h"
 #include "stats.h"
+#include "kind_recursive.h"
 
 /* The rows of a block whose zeros count: [lo, hi). */
 typedef struct Counted {

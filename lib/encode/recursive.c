@@ -10,6 +10,8 @@
 #include "rowmul.h"
 #include "io.h"
 #include "stats.h"
+#include "kind_linear.h"
+#include "kind_recursive.h"
 
 /* The rows of a block whose zeros count: [lo, hi). */
 typedef struct Counted {
@@ -88,7 +90,7 @@ int slem_recursive_new(SlemRecursive **self, const SlemCache *cache, size_t max_
                        SlemError *err) {
   SlemRecursive *r;
   *self = NULL;
-  if (cache->kind != SLEM_CACHE_LINEAR && cache->kind != SLEM_CACHE_RECURSIVE)
+  if (!slem_cache_linear(cache) && !slem_cache_recursive(cache))
     return slem_error(err, SLEM_EINVAL, "%s: not a linear or recursive cache",
                       slem_cache_path(cache));
   r = calloc(1, sizeof *r);
@@ -96,7 +98,7 @@ int slem_recursive_new(SlemRecursive **self, const SlemCache *cache, size_t max_
   r->d = cache->d;
   r->max_rows = max_rows;
   r->cnt = all_rows;
-  if (cache->kind == SLEM_CACHE_RECURSIVE) {
+  if (slem_cache_recursive(cache)) {
     r->depth = slem_cache_recursive(cache)->depth;
     r->mu = slem_cache_recursive(cache)->mu;
     r->ainv = slem_cache_recursive(cache)->ainv;

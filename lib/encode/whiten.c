@@ -4,6 +4,8 @@
 #include "eigen.h"
 #include "rowmul.h"
 #include "stats.h"
+#include "kind_linear.h"
+#include "kind_pca.h"
 
 #include <gsl/gsl_cblas.h>
 #include <gsl/gsl_errno.h>
@@ -48,7 +50,7 @@ int slem_whiten_new(SlemWhitener **self, const SlemCache *cache, double alpha,
     return slem_error(err, SLEM_EINVAL, "%s: the cache holds no eigendecomposition: make it "
                       "with slem-negstats --eigen (or --pca R)", slem_cache_path(cache));
   if (!isfinite(alpha)) return slem_error(err, SLEM_EINVAL, "alpha must be finite");
-  od = cache->kind == SLEM_CACHE_PCA ? eg->neig : d;
+  od = slem_cache_pca(cache) ? eg->neig : d;
   w = calloc(1, sizeof *w);
   f = malloc(eg->neig * sizeof *f);
   if (!w || !f) goto oom;
@@ -73,7 +75,7 @@ int slem_whiten_new(SlemWhitener **self, const SlemCache *cache, double alpha,
   w->delta = malloc(max_rows * d * sizeof *w->delta);
   w->y = malloc(max_rows * od * sizeof *w->y);
   if (!w->p || !w->delta || !w->y) goto oom;
-  if (cache->kind == SLEM_CACHE_PCA) {
+  if (slem_cache_pca(cache)) {
     for (size_t k = 0; k < od; k++)
       for (size_t j = 0; j < d; j++) w->p[k * d + j] = f[k] * eg->evecs[k * d + j];
   } else {

@@ -10,6 +10,8 @@
 
 #include "arith.h"
 #include "cache.h"
+#include "kind_kernel.h"
+#include "cachekinds.h"
 #include "calibration.h"
 #include "db.h"
 #include "ids.h"
@@ -268,7 +270,7 @@ int slem_matchrun(const SlemMatchRunOpts *o, SlemMatchRunResult *res, SlemError 
                       slem_cache_kernel_recursive(cache)->depth);
       goto done;
     }
-    if (cache->kind != SLEM_CACHE_KERNEL) {
+    if (!slem_cache_kernel(cache)) {
       st = slem_error(err, SLEM_EINVAL, "%s: -c takes a kernel cache; for linear SLEM, encode "
                       "queries and database with slem-encode and match the descriptors", o->cache);
       goto done;

@@ -10,6 +10,7 @@
 #include "blas.h"
 #include "slem.h"
 #include "tilecache.h"
+#include "kind_kernel.h"
 #include "writeback.h"
 
 #include <inttypes.h>

@@ -1,0 +1,33 @@
+/* The kinds of cache (cache.h is their container): one file per kind, kind_NAME.[ch]
+ * (its struct, its accessor, its writer and its reader), and one line in the table of
+ * cachekinds.c. To add a kind, write lib/encode/kind_NAME.c defining
+ * `const SlemCacheKindOps slem_kind_NAME` and add X(NAME) to SLEM_CACHE_KINDS there.
+ */
+#ifndef SLEM_CACHEKINDS_H
+#define SLEM_CACHEKINDS_H
+
+#include <stddef.h>
+
+#include "cache.h"
+#include "error.h"
+
+typedef struct SlemCacheKindOps {
+  const char *name;  /* the JSON header's kind */
+  int has_mu;        /* 1: section mu(d) is looked for before the kind's own and handed to
+                        read(); 0: the kind has none of that name */
+  /* Reads the kind's members (slem_cache_header()) and sections (slem_cache_section()) of
+   * c, loaded by slem_cache_load(), and sets its data (slem_cache_set_kind()). Errors:
+   * SLEM_EFORMAT naming the file and what is wrong, SLEM_ENOMEM. */
+  int (*read)(SlemCache *c, const double *mu, SlemError *err);
+} SlemCacheKindOps;
+
+/* Maps and checks path (slem_cache_load()), then reads its kind's members and sections with
+ * the kind's reader. *self is set to a new cache freed by slem_cache_free(). Errors: those
+ * of slem_cache_load(), SLEM_EFORMAT for a kind this slem does not know ("cache kind 'x' is
+ * not known to this slem") or a member or section of the kind that is missing or wrong. */
+int slem_cache_read(SlemCache **self, const char *path, SlemError *err);
+
+/* The kind's table entry named name, or NULL. */
+const SlemCacheKindOps *slem_cachekinds_find(const char *name);
+
+#endif

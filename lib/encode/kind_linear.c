@@ -1,0 +1,86 @@
+#include "kind_linear.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cachekinds.h"
+
+const SlemCacheLinear *slem_cache_linear(const SlemCache *self) {
+  return self->kind_data && strcmp(self->kind, "linear") == 0 ? self->kind_data : NULL;
+}
+
+/* lambda, rcond when recorded, ainv, and the eigenpairs when stored. */
+static int read_linear(SlemCache *c, const double *mu, SlemError *err) {
+  const cJSON *json = slem_cache_header(c);
+  const cJSON *lam = cJSON_GetObjectItemCaseSensitive(json, "lambda");
+  const cJSON *rc = cJSON_GetObjectItemCaseSensitive(json, "rcond");
+  const cJSON *cov = cJSON_GetObjectItemCaseSensitive(json, "covariance");
+  SlemCacheLinear *lin;
+  size_t d = c->d;
+  int status;
+  if (!cJSON_IsNumber(lam) || !(lam->valuedouble >= 0) || !isfinite(lam->valuedouble))
+    return slem_error(err, SLEM_EFORMAT, "%s: the JSON header has no valid lambda",
+                      slem_cache_path(c));
+  /* "mixed" (slem-negstats --mixed) or absent: another is a covariance this slem cannot use */
+  if (cov && !(cJSON_IsString(cov) && strcmp(cov->valuestring, "mixed") == 0))
+    return slem_error(err, SLEM_EFORMAT, "%s: the JSON header's covariance is not 'mixed', the "
+                      "one this slem knows", slem_cache_path(c));
+  if (!(lin = calloc(1, sizeof *lin))) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  lin->lambda = lin->eigen.lambda = lam->valuedouble;
+  lin->mixed = cov != NULL;
+  lin->mu = lin->eigen.mu = mu;
+  if (cJSON_IsNumber(rc) && rc->valuedouble > 0 && rc->valuedouble <= 1) lin->rcond = rc->valuedouble;
+  status = slem_cache_section(c, "ainv", d, d, &lin->ainv, err);
+  if (!status && slem_cache_has_section(c, "evecs")) {
+    lin->eigen.neig = d;
+    if ((status = slem_cache_section(c, "evals", d, 0, &lin->eigen.evals, err)) == 0)
+      status = slem_cache_section(c, "evecs", d, d, &lin->eigen.evecs, err);
+  }
+  if (status) {
+    free(lin);
+    return status;
+  }
+  slem_cache_set_kind(c, lin, lin, free);
+  return SLEM_OK;
+}
+
+const SlemCacheKindOps slem_kind_linear = {"linear", 1, read_linear};
+
+/* The members of both writers, in the order of the JSON header; NULL when out of memory. */
+static cJSON *members(double lambda, double lambda_rel, double trace_sigma, double rcond) {
+  cJSON *m = cJSON_CreateObject();
+  if (!m) return NULL;
+  cJSON_AddNumberToObject(m, "lambda", lambda);
+  if (lambda_rel >= 0) cJSON_AddNumberToObject(m, "lambda_rel", lambda_rel);
+  cJSON_AddNumberToObject(m, "trace_sigma", trace_sigma);
+  if (rcond > 0) cJSON_AddNumberToObject(m, "rcond", rcond);
+  return m;
+}
+
+int slem_cache_write_linear(const char *path, size_t d, uint64_t n, const SlemLinearInfo *info,
+                            const double *mu, const double *ainv, const SlemProvenance *prov,
+                            SlemError *err) {
+  cJSON *m = members(info->lambda, info->lambda_rel, info->trace_sigma, info->rcond);
+  SlemCacheSection sec[2] = {{"mu", mu, d, 0}, {"ainv", ainv, d, d}};
+  int status;
+  if (!m) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  status = slem_cache_write(path, "linear", d, n, m, sec, 2, prov, err);
+  cJSON_Delete(m);
+  return status;
+}
+
+int slem_cache_write_eigen(const char *path, size_t d, uint64_t n, double lambda,
+                           double lambda_rel, double trace_sigma, double rcond, int mixed,
+                           const double *mu, const double *ainv, const double *evals,
+                           const double *evecs, const SlemProvenance *prov, SlemError *err) {
+  cJSON *m = members(lambda, lambda_rel, trace_sigma, rcond);
+  SlemCacheSection sec[4] = {{"mu", mu, d, 0}, {"ainv", ainv, d, d}, {"evals", evals, d, 0},
+                             {"evecs", evecs, d, d}};
+  int status;
+  if (!m) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  if (mixed) cJSON_AddStringToObject(m, "covariance", "mixed");
+  status = slem_cache_write(path, "linear", d, n, m, sec, 4, prov, err);
+  cJSON_Delete(m);
+  return status;
+}
