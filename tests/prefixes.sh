@@ -9,12 +9,16 @@ if ! command -v nm >/dev/null 2>&1 || [ ! -f "$A" ]; then echo "prefixes: skippe
 # object (a shell pattern): prefixes besides its own name
 TABLE='
 enc_*: enc
-kind_*: kind cache
+kind_*: kind cache fit
+krec: fit
+nubeta: fit
+recursive: fit
+whiten: fit
 cachekinds: cache
 fmt_*: vfmt
 rank_*: rank
 scorer_*: scorer
-kernel_stats: kernel_stats
+kernel_stats: kernel_stats fit
 encode: encoder
 io: in out
 measures: judged measure

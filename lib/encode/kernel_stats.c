@@ -10,6 +10,9 @@
 #include "eigen.h"
 #include "stats.h"
 #include "vecs.h"
+#include "fit.h"
+#include "io.h"
+#include "phases.h"
 
 void slem_kernel_stats_free(SlemKernelStats *self) {
   if (!self) return;
@@ -193,3 +196,100 @@ done:
   *self = ks;
   return SLEM_OK;
 }
+
+int slem_kernel_stats_read_all(double **x, size_t *n, size_t *d, const char *const *paths,
+                               size_t npaths, SlemFormat fmt, size_t block,
+                               SlemProgressFn progress, void *progress_ctx, SlemError *err) {
+  size_t cap = 0;
+  int st = SLEM_OK;
+  *x = NULL;
+  *n = *d = 0;
+  for (size_t i = 0; i < npaths && st == SLEM_OK; i++) {
+    SlemVecReader *r = NULL;
+    if (strcmp(paths[i], "-") != 0 && fmt == SLEM_FMT_AUTO && slem_cache_sniff(paths[i]))
+      return slem_error(err, SLEM_EINVAL, "%s: a kernel cache is built from vectors, not from "
+                        "partial caches", paths[i]);
+    st = slem_vecreader_open(&r, paths[i], fmt, err);
+    if (st) break;
+    if (*d == 0) *d = slem_vecreader_dim(r);
+    if (slem_vecreader_dim(r) != *d)
+      st = slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the negatives before it have %zu",
+                      slem_vecreader_name(r), slem_vecreader_dim(r), *d);
+    while (st == SLEM_OK) {
+      size_t got;
+      if (*n + block > cap) {
+        /* the file's count when it is known (all of it at once), else twice as many; on
+         * huge pages (mem.h): the rows are decoded into fresh memory */
+        int64_t count = slem_vecreader_count(r);
+        size_t ncap = cap ? 2 * cap : 4 * block;
+        double *p = NULL;
+        if (count >= 0 && (uint64_t)count < SIZE_MAX / 2 - *n - block &&
+            *n + (size_t)count + block > ncap)
+          ncap = *n + (size_t)count + block;
+        if (ncap <= SIZE_MAX / sizeof *p / *d && (p = slem_mem_alloc_large(ncap * *d * sizeof *p)) &&
+            *n > 0)
+          memcpy(p, *x, *n * *d * sizeof *p);
+        if (!p) {
+          st = slem_error(err, SLEM_ENOMEM, "out of memory for %zu negatives of dimension %zu",
+                          ncap, *d);
+          break;
+        }
+        free(*x);
+        *x = p;
+        cap = ncap;
+      }
+      st = slem_vecreader_read(r, *x + *n * *d, block, &got, err);
+      if (st || got == 0) break;
+      *n += got;
+      if (progress) progress(progress_ctx, *n);
+    }
+    slem_vecreader_free(r);
+  }
+  return st;
+}
+
+
+/* -K SPEC: kernel SLEM of depth 1, every negative held and factorised. */
+static int takes_kernel(const SlemNegstatsOpts *o) { return o->kernel != NULL; }
+
+static int fit_kernel(const char *output, const char *const *inputs, size_t npaths,
+                      const SlemNegstatsOpts *o, SlemNegstatsResult *res, SlemError *err) {
+  SlemKernel k;
+  SlemKernelStats *ks = NULL;
+  double *x = NULL, median = -1;
+  size_t n = 0, d = 0;
+  double t = slem_now();
+  int st = slem_kernel_parse(&k, o->kernel, err);
+  if (st == SLEM_OK)
+    st = slem_kernel_stats_read_all(&x, &n, &d, inputs, npaths, o->format,
+                                    o->block ? o->block : 4096, o->progress, o->progress_ctx,
+                                    err);
+  slem_phases_lap(&res->phases.read, &t);
+  if (st == SLEM_OK)
+    st = slem_kernel_prepare(&k, x, n, d, npaths == 1 ? inputs[0] : "negatives", 1, err);
+  if (st == SLEM_OK && k.gamma_relative)
+    st = slem_kernel_estimate_gamma(&k, &median, x, n, d, o->sample, o->seed, err);
+  slem_phases_lap(&res->phases.compute, &t);
+  if (st == SLEM_OK)
+    st = slem_kernel_stats_new(&ks, &k, x, n, d, o->rank, o->tol, o->lambda, o->lambda_rel,
+                               o->factor, o->couple, err);
+  slem_phases_lap(&res->phases.factor, &t);
+  if (st == SLEM_OK) {
+    SlemProvenance prov = {"slem-negstats", inputs, npaths, NULL};
+    ks->info.gamma_median = median;
+    ks->info.seed = o->seed;
+    res->n = n;
+    res->d = d;
+    res->rank = ks->info.r;
+    res->rank_asked = o->factor == SLEM_FACTOR_FULL ? n : o->rank < n ? o->rank : n;
+    res->residual_trace = ks->info.residual_trace;
+    SlemKernelSections sec = {ks->pivots, ks->lp, ks->mu_b, ks->ginv, ks->negs, ks->proj, ks->bneg};
+    st = slem_cache_write_kernel(output, d, n, &ks->info, &sec, &prov, err);
+    slem_phases_lap(&res->phases.write, &t);
+  }
+  slem_kernel_stats_free(ks);
+  free(x);
+  return st;
+}
+
+const SlemFitOps slem_fit_kernel = {"kernel", takes_kernel, NULL, NULL, NULL, fit_kernel};

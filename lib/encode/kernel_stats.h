@@ -18,6 +18,8 @@
 
 #include "cache.h"
 #include "kind_kernel.h"
+#include "progress.h"
+#include "vecs.h"
 #include "error.h"
 #include "kernel.h"
 /* The projection of new points and the exact similarity are in kproj.h; included
@@ -54,5 +56,14 @@ int slem_kernel_stats_new(SlemKernelStats **self, const SlemKernel *k, const dou
                           double lambda_rel, SlemKernelFactor factor, int couple,
                           SlemError *err);
 void slem_kernel_stats_free(SlemKernelStats *self);
+
+/* Reads every vector of paths[0..npaths) (format fmt, "-" stdin) into one growing array
+ * *x(*n, *d), block rows at a time, calling progress (may be NULL) with the rows read so
+ * far: kernel SLEM holds them all. The caller frees *x. Errors: SLEM_EINVAL (a partial
+ * cache among the inputs), SLEM_EFORMAT (dimensions that differ between files), those of
+ * the readers, SLEM_ENOMEM. */
+int slem_kernel_stats_read_all(double **x, size_t *n, size_t *d, const char *const *paths,
+                               size_t npaths, SlemFormat fmt, size_t block,
+                               SlemProgressFn progress, void *progress_ctx, SlemError *err);
 
 #endif

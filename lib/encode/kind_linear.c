@@ -5,6 +5,10 @@
 #include <string.h>
 
 #include "cachekinds.h"
+#include "fit.h"
+#include "mem.h"
+#include "phases.h"
+#include "stats.h"
 
 const SlemCacheLinear *slem_cache_linear(const SlemCache *self) {
   return self->kind_data && strcmp(self->kind, "linear") == 0 ? self->kind_data : NULL;
@@ -84,3 +88,33 @@ int slem_cache_write_eigen(const char *path, size_t d, uint64_t n, double lambda
   cJSON_Delete(m);
   return status;
 }
+
+/* The plain linear fit: A^-1 = (Sigma + lambda I)^-1 of the stream's statistics. */
+static int takes_linear(const SlemNegstatsOpts *o) {
+  (void)o;
+  return 1;
+}
+
+static int finish_linear(const SlemFitStream *s, const SlemNegstatsOpts *o,
+                         SlemNegstatsResult *res, SlemError *err) {
+  double *ainv = NULL, used, t0;
+  int st;
+  if ((st = slem_stats_finish(s->stats, err)) != SLEM_OK) return st;
+  if (!(ainv = slem_mem_alloc_large(res->d * res->d * sizeof *ainv)))
+    return slem_error(err, SLEM_ENOMEM, "out of memory for a %zu x %zu matrix", res->d, res->d);
+  t0 = slem_now();
+  st = slem_stats_inverse(s->stats, ainv, &used, o->lambda, o->lambda_rel, err);
+  res->phases.factor += slem_now() - t0;
+  t0 = slem_now();
+  if (st == SLEM_OK) {
+    SlemLinearInfo info = {used, o->lambda >= 0 ? -1 : o->lambda_rel,
+                           slem_stats_trace(s->stats), slem_stats_rcond(s->stats)};
+    st = slem_cache_write_linear(s->output, res->d, res->n, &info, slem_stats_mean(s->stats),
+                                 ainv, s->prov, err);
+  }
+  res->phases.write += slem_now() - t0;
+  free(ainv);
+  return st;
+}
+
+const SlemFitOps slem_fit_linear = {"linear", takes_linear, finish_linear, NULL, NULL, NULL};

@@ -6,6 +6,9 @@
 #include <string.h>
 
 #include "cachekinds.h"
+#include "fit.h"
+#include "phases.h"
+#include "stats.h"
 
 /* The nodes' data: the info and the node table it points to. */
 typedef struct Partial {
@@ -155,3 +158,51 @@ int slem_cache_write_partial(const char *path, size_t d, uint64_t n,
   return status;
 }
 
+
+/* Writes the nodes of st as a partial cache. */
+static int write_partial(const char *output, SlemStats *st, const SlemPartialInfo *grid,
+                         const SlemProvenance *prov, SlemError *err) {
+  size_t m = slem_stats_nodes(st), d = slem_stats_dim(st);
+  SlemPartialInfo pi = *grid;
+  uint64_t *node = malloc((m ? m : 1) * 3 * sizeof *node);
+  double *mu = malloc((m ? m : 1) * d * sizeof *mu);
+  double *sc = calloc((m ? m : 1) * d * d, sizeof *sc);
+  int status;
+  if (!node || !mu || !sc) {
+    status = slem_error(err, SLEM_ENOMEM, "out of memory for %zu nodes of dimension %zu", m, d);
+    goto done;
+  }
+  for (size_t k = 0; k < m; k++) {
+    unsigned level;
+    const double *nm;
+    slem_stats_node(st, k, &level, &node[3 * k + 1], &node[3 * k + 2], &nm, sc + k * d * d);
+    node[3 * k] = level;
+    memcpy(mu + k * d, nm, d * sizeof *mu);
+  }
+  pi.nnodes = m;
+  pi.node = node;
+  pi.node_mu = mu;
+  pi.node_scatter = sc;
+  pi.leaf_end = slem_stats_next_leaf(st);
+  status = slem_cache_write_partial(output, d, slem_stats_count(st), &pi, prov, err);
+done:
+  free(node);
+  free(mu);
+  free(sc);
+  return status;
+}
+
+/* --partial: the nodes of the stream's statistics, unfinished, so that merging stays
+ * exact. */
+static int takes_partial(const SlemNegstatsOpts *o) { return o->partial; }
+
+static int finish_partial(const SlemFitStream *s, const SlemNegstatsOpts *o,
+                          SlemNegstatsResult *res, SlemError *err) {
+  double t0 = slem_now();
+  int st = write_partial(s->output, s->stats, s->grid, s->prov, err);
+  (void)o;
+  res->phases.write += slem_now() - t0;
+  return st;
+}
+
+const SlemFitOps slem_fit_partial = {"partial", takes_partial, finish_partial, NULL, NULL, NULL};

@@ -7,6 +7,8 @@
 #include "kernel_stats.h"
 #include "kproj.h"
 #include "kind_kernel.h"
+#include "fit.h"
+#include "io.h"
 
 /* Rows of the negatives projected at once while a cache is made: the kpca factor and the
  * coupling hold k(x, negatives) for a whole block. */
@@ -226,3 +228,38 @@ done:
   free(secp);
   return st;
 }
+
+/* -K SPEC --depth K: kernel recursive SLEM, every negative held. */
+static int takes_krec(const SlemNegstatsOpts *o) { return o->kernel && o->depth > 1; }
+
+static int fit_krec(const char *output, const char *const *inputs, size_t npaths,
+                    const SlemNegstatsOpts *o, SlemNegstatsResult *res, SlemError *err) {
+  SlemKernel k;
+  double *x = NULL;
+  size_t n = 0, d = 0;
+  double t = slem_now();
+  int st = slem_kernel_parse(&k, o->kernel, err);
+  if (st == SLEM_OK)
+    st = slem_kernel_stats_read_all(&x, &n, &d, inputs, npaths, o->format,
+                                    o->block ? o->block : 4096, o->progress, o->progress_ctx,
+                                    err);
+  slem_phases_lap(&res->phases.read, &t);
+  if (st == SLEM_OK) {
+    SlemProvenance prov = {"slem-negstats", inputs, npaths, NULL};
+    SlemKRecOpts ko = {o->kernel, o->depth, o->rank, o->tol, o->lambda, o->lambda_rel,
+                       o->factor, o->sample, o->seed};
+    (void)k;
+    if (o->couple)
+      st = slem_error(err, SLEM_EINVAL, "--couple is for a kernel cache of depth 1");
+    else
+      st = slem_krec_write_cache(output, x, n, d, npaths == 1 ? inputs[0] : "negatives", &ko,
+                                 &prov, &res->rank, &res->residual_trace, &res->phases, err);
+    res->n = n;
+    res->d = d;
+    res->rank_asked = o->factor == SLEM_FACTOR_FULL ? n : o->rank < n ? o->rank : n;
+  }
+  free(x);
+  return st;
+}
+
+const SlemFitOps slem_fit_krec = {"kernel-recursive", takes_krec, NULL, NULL, NULL, fit_krec};

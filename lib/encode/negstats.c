@@ -16,6 +16,7 @@
 #include "kind_partial.h"
 #include "kind_kernel.h"
 #include "cachekinds.h"
+#include "fit.h"
 #include "kernel.h"
 #include "kernel_stats.h"
 #include "io.h"
@@ -401,93 +402,42 @@ static uint64_t first_leaf(const SlemStats *s) {
   return index << level;
 }
 
-/* Writes the nodes of st as a partial cache. */
-static int write_partial(const char *output, SlemStats *st, const SlemPartialInfo *grid,
-                         const SlemProvenance *prov, SlemError *err) {
-  size_t m = slem_stats_nodes(st), d = slem_stats_dim(st);
-  SlemPartialInfo pi = *grid;
-  uint64_t *node = malloc((m ? m : 1) * 3 * sizeof *node);
-  double *mu = malloc((m ? m : 1) * d * sizeof *mu);
-  double *sc = calloc((m ? m : 1) * d * d, sizeof *sc);
-  int status;
-  if (!node || !mu || !sc) {
-    status = slem_error(err, SLEM_ENOMEM, "out of memory for %zu nodes of dimension %zu", m, d);
-    goto done;
-  }
-  for (size_t k = 0; k < m; k++) {
-    unsigned level;
-    const double *nm;
-    slem_stats_node(st, k, &level, &node[3 * k + 1], &node[3 * k + 2], &nm, sc + k * d * d);
-    node[3 * k] = level;
-    memcpy(mu + k * d, nm, d * sizeof *mu);
-  }
-  pi.nnodes = m;
-  pi.node = node;
-  pi.node_mu = mu;
-  pi.node_scatter = sc;
-  pi.leaf_end = slem_stats_next_leaf(st);
-  status = slem_cache_write_partial(output, d, slem_stats_count(st), &pi, prov, err);
-done:
-  free(node);
-  free(mu);
-  free(sc);
-  return status;
-}
-
 /* Every input is a vector file or a partial cache. The vector files (in order) are one set
  * of negatives, cut into leaves (the shard's only, with --shard); the partial caches are
  * grouped into the sets whose leaves they tile. Each set is summarised along its tree; the
  * sets, in the order of their first argument, are folded as the leaves of one more tree. A
  * partial output of one set keeps its nodes, so that merging stays exact. */
-/* The inputs the cache records (prov): the n negatives, then the positives' file, in *pin
- * (the caller frees it). Errors: SLEM_ENOMEM. */
-static int with_positives(SlemProvenance *prov, const char ***pin, const char *const *inputs,
-                          size_t n, const char *positives, SlemError *err) {
-  if (!(*pin = calloc(n + 1, sizeof **pin))) return slem_error(err, SLEM_ENOMEM, "out of memory");
-  memcpy(*pin, inputs, n * sizeof **pin);
-  (*pin)[n] = positives;
-  prov->inputs = *pin;
-  prov->ninputs = n + 1;
-  return SLEM_OK;
+/* The stream's reading of a file alone (SlemFitStream.read): into new statistics with the
+ * run's options, counting nothing in the run's result. */
+static int read_alone(void *ctx, const char *path, SlemStats **st, SlemError *err) {
+  const SlemNegstatsOpts *o = ctx;
+  SlemNegstatsResult pr; /* a second reading counts nothing twice */
+  uint64_t row = 0;
+  int status;
+  memset(&pr, 0, sizeof pr);
+  *st = NULL;
+  status = add_file(st, path, o, &row, 0, UINT64_MAX, &pr, err);
+  if (status == SLEM_OK) status = slem_stats_flush(*st, err);
+  return status;
 }
 
-static int linear(const char *output, const char *const *inputs, size_t n,
+static int linear(const char *output, const char *const *inputs, size_t n, const SlemFitOps *fit,
                   const SlemNegstatsOpts *o, SlemNegstatsResult *res, SlemError *err) {
   SlemProvenance prov = {"slem-negstats", inputs, n, NULL};
   char mixed[SLEM_ARITH_LIST_MAX];
   Unit *units = calloc(n + 1, sizeof *units), *vec = NULL;
   Part *parts = calloc(n, sizeof *parts);
   const char **files = calloc(n + 1, sizeof *files), **pin = NULL;
-  SlemStats *pos = NULL; /* --mixed: the positives alone, for their mean */
+  const char *appended = fit->appends ? fit->appends(o) : NULL;
   SlemStats *all = NULL, *result;
   SlemPartialInfo grid;
-  double *ainv = NULL, used, t0;
+
   uint64_t row = 0, lo = 0, hi = UINT64_MAX, rows = 0, leaves = 0;
   size_t np = 0, nf = 0, nu = 0;
   int st = SLEM_OK;
   memset(&grid, 0, sizeof grid);
   if (!units || !parts || !files) {
     st = slem_error(err, SLEM_ENOMEM, "out of memory");
-    goto done;
-  }
-  if (o->depth > 1) {
-    for (size_t i = 0; i < n; i++)
-      if (strcmp(inputs[i], "-") != 0 && o->format == SLEM_FMT_AUTO && slem_cache_sniff(inputs[i])) {
-        st = slem_error(err, SLEM_EINVAL, "%s: a slem cache cannot make a recursive cache: "
-                        "stage 2 needs the negatives themselves", inputs[i]);
-        goto done;
-      }
-    /* the positives are an input too */
-    if (o->adaptive && (st = with_positives(&prov, &pin, inputs, n, o->adaptive, err)) != SLEM_OK)
-      goto done;
-    st = o->adaptive
-             ? slem_nubeta_write_cache(output, inputs, n, o->adaptive, o->format, o->pos_format,
-                                       o->block,
-                                       o->skip_nonfinite, o->depth, o->theta, o->lambda,
-                                       o->lambda_rel, &prov, &res->phases, err)
-             : slem_recursive_write_cache(output, inputs, n, o->format, o->block,
-                                          o->skip_nonfinite, o->depth, o->lambda, o->lambda_rel,
-                                          &prov, &res->phases, err);
     goto done;
   }
   for (size_t i = 0; i < n && st == SLEM_OK; i++) {
@@ -507,15 +457,16 @@ static int linear(const char *output, const char *const *inputs, size_t n,
     }
   }
   if (st) goto done;
-  if (o->mixed) { /* the positives: the last rows of the union (no partial caches here) */
-    if ((st = slem_in_rereadable(o->mixed, err)) != SLEM_OK) goto done; /* read twice */
+  if (appended) { /* the positives: the last rows of the union (no partial caches here) */
+    if ((st = slem_in_rereadable(appended, err)) != SLEM_OK) goto done; /* read twice */
     if (np > 0) {
-      st = slem_error(err, SLEM_EINVAL, "%s: the mixed covariance takes vector files, not "
-                      "partial caches", inputs[parts[0].arg]);
+      st = slem_error(err, SLEM_EINVAL, "%s: %s takes vector files, not partial caches",
+                      inputs[parts[0].arg], fit->appends_what);
       goto done;
     }
-    if ((st = with_positives(&prov, &pin, inputs, n, o->mixed, err)) != SLEM_OK) goto done;
-    files[nf++] = o->mixed;
+    if ((st = slem_cache_prov_append(&prov, &pin, inputs, n, appended, err)) != SLEM_OK)
+      goto done;
+    files[nf++] = appended;
   }
   if (nf > 0) {
     vec = &units[nu++];
@@ -596,52 +547,10 @@ static int linear(const char *output, const char *const *inputs, size_t n,
                     o->partial ? "; no partial cache is written" : "");
     goto done;
   }
-  if (o->partial) {
-    t0 = slem_now();
-    st = write_partial(output, result, &grid, &prov, err);
-    res->phases.write += slem_now() - t0;
-    goto done;
+  {
+    SlemFitStream fs = {output, result, &grid, &prov, read_alone, (void *)o};
+    st = fit->finish(&fs, o, res, err);
   }
-  if ((st = slem_stats_finish(result, err)) != SLEM_OK) goto done;
-  if (o->mixed) {
-    SlemNegstatsResult pr; /* the positives' second reading counts nothing twice */
-    uint64_t prow = 0;
-    memset(&pr, 0, sizeof pr);
-    if ((st = add_file(&pos, o->mixed, o, &prow, 0, UINT64_MAX, &pr, err)) != SLEM_OK ||
-        (st = slem_stats_flush(pos, err)) != SLEM_OK || (st = slem_stats_finish(pos, err)) != SLEM_OK)
-      goto done;
-    if (slem_stats_count(pos) == 0) {
-      st = slem_error(err, SLEM_EINVAL, "%s: no positives for the mixed covariance", o->mixed);
-      goto done;
-    }
-    t0 = slem_now();
-    st = slem_whiten_write_mixed_cache(output, result, slem_stats_mean(pos), o->lambda,
-                                       o->lambda_rel, &prov, err);
-    res->phases.factor += slem_now() - t0;
-    goto done;
-  }
-  if (o->eigen || o->pca) {
-    t0 = slem_now();
-    st = slem_whiten_write_cache(output, result, o->lambda, o->lambda >= 0 ? -1 : o->lambda_rel,
-                                 o->pca, &prov, err);
-    res->phases.factor += slem_now() - t0;
-    goto done;
-  }
-  if (!(ainv = slem_mem_alloc_large(res->d * res->d * sizeof *ainv))) {
-    st = slem_error(err, SLEM_ENOMEM, "out of memory for a %zu x %zu matrix", res->d, res->d);
-    goto done;
-  }
-  t0 = slem_now();
-  st = slem_stats_inverse(result, ainv, &used, o->lambda, o->lambda_rel, err);
-  res->phases.factor += slem_now() - t0;
-  t0 = slem_now();
-  if (st == SLEM_OK) {
-    SlemLinearInfo info = {used, o->lambda >= 0 ? -1 : o->lambda_rel, slem_stats_trace(result),
-                           slem_stats_rcond(result)};
-    st = slem_cache_write_linear(output, res->d, res->n, &info, slem_stats_mean(result), ainv,
-                                 &prov, err);
-  }
-  res->phases.write += slem_now() - t0;
 done:
   if (vec && vec->stats) {
     double cv, cp, mg;
@@ -655,118 +564,13 @@ done:
     slem_stats_times(all, &cv, &cp, &mg);
     res->phases.merge += mg;
   }
-  free(ainv);
   free(pin);
-  slem_stats_free(pos);
   slem_stats_free(all);
   for (size_t u = 0; units && u < nu; u++) slem_stats_free(units[u].stats);
   for (size_t i = 0; parts && i < np; i++) slem_cache_free(parts[i].cache);
   free(units);
   free(parts);
   free(files);
-  return st;
-}
-
-/* Reads every vector of the inputs into one growing array (kernel SLEM needs them all). */
-static int read_all(double **x, size_t *n, size_t *d, const char *const *paths, size_t npaths,
-                    const SlemNegstatsOpts *o, SlemError *err) {
-  size_t cap = 0, block = o->block ? o->block : 4096;
-  int st = SLEM_OK;
-  *x = NULL;
-  *n = *d = 0;
-  for (size_t i = 0; i < npaths && st == SLEM_OK; i++) {
-    SlemVecReader *r = NULL;
-    if (strcmp(paths[i], "-") != 0 && o->format == SLEM_FMT_AUTO && slem_cache_sniff(paths[i]))
-      return slem_error(err, SLEM_EINVAL, "%s: a kernel cache is built from vectors, not from "
-                        "partial caches", paths[i]);
-    st = slem_vecreader_open(&r, paths[i], o->format, err);
-    if (st) break;
-    if (*d == 0) *d = slem_vecreader_dim(r);
-    if (slem_vecreader_dim(r) != *d)
-      st = slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but the negatives before it have %zu",
-                      slem_vecreader_name(r), slem_vecreader_dim(r), *d);
-    while (st == SLEM_OK) {
-      size_t got;
-      if (*n + block > cap) {
-        /* the file's count when it is known (all of it at once), else twice as many; on
-         * huge pages (mem.h): the rows are decoded into fresh memory */
-        int64_t count = slem_vecreader_count(r);
-        size_t ncap = cap ? 2 * cap : 4 * block;
-        double *p = NULL;
-        if (count >= 0 && (uint64_t)count < SIZE_MAX / 2 - *n - block &&
-            *n + (size_t)count + block > ncap)
-          ncap = *n + (size_t)count + block;
-        if (ncap <= SIZE_MAX / sizeof *p / *d && (p = slem_mem_alloc_large(ncap * *d * sizeof *p)) &&
-            *n > 0)
-          memcpy(p, *x, *n * *d * sizeof *p);
-        if (!p) {
-          st = slem_error(err, SLEM_ENOMEM, "out of memory for %zu negatives of dimension %zu",
-                          ncap, *d);
-          break;
-        }
-        free(*x);
-        *x = p;
-        cap = ncap;
-      }
-      st = slem_vecreader_read(r, *x + *n * *d, block, &got, err);
-      if (st || got == 0) break;
-      *n += got;
-      progress(o, *n);
-    }
-    slem_vecreader_free(r);
-  }
-  return st;
-}
-
-static int kernel(const char *output, const char *const *inputs, size_t npaths,
-                  const SlemNegstatsOpts *o, SlemNegstatsResult *res, SlemError *err) {
-  SlemKernel k;
-  SlemKernelStats *ks = NULL;
-  double *x = NULL, median = -1;
-  size_t n = 0, d = 0;
-  double t = slem_now();
-  int st = slem_kernel_parse(&k, o->kernel, err);
-  if (st == SLEM_OK) st = read_all(&x, &n, &d, inputs, npaths, o, err);
-  slem_phases_lap(&res->phases.read, &t);
-  if (st == SLEM_OK && o->depth > 1) { /* kernel recursive SLEM (krec.h) */
-    SlemProvenance prov = {"slem-negstats", inputs, npaths, NULL};
-    SlemKRecOpts ko = {o->kernel, o->depth, o->rank, o->tol, o->lambda, o->lambda_rel,
-                       o->factor, o->sample, o->seed};
-    if (o->couple)
-      st = slem_error(err, SLEM_EINVAL, "--couple is for a kernel cache of depth 1");
-    else
-      st = slem_krec_write_cache(output, x, n, d, npaths == 1 ? inputs[0] : "negatives", &ko,
-                                 &prov, &res->rank, &res->residual_trace, &res->phases, err);
-    res->n = n;
-    res->d = d;
-    res->rank_asked = o->factor == SLEM_FACTOR_FULL ? n : o->rank < n ? o->rank : n;
-    free(x);
-    return st;
-  }
-  if (st == SLEM_OK)
-    st = slem_kernel_prepare(&k, x, n, d, npaths == 1 ? inputs[0] : "negatives", 1, err);
-  if (st == SLEM_OK && k.gamma_relative)
-    st = slem_kernel_estimate_gamma(&k, &median, x, n, d, o->sample, o->seed, err);
-  slem_phases_lap(&res->phases.compute, &t);
-  if (st == SLEM_OK)
-    st = slem_kernel_stats_new(&ks, &k, x, n, d, o->rank, o->tol, o->lambda, o->lambda_rel,
-                               o->factor, o->couple, err);
-  slem_phases_lap(&res->phases.factor, &t);
-  if (st == SLEM_OK) {
-    SlemProvenance prov = {"slem-negstats", inputs, npaths, NULL};
-    ks->info.gamma_median = median;
-    ks->info.seed = o->seed;
-    res->n = n;
-    res->d = d;
-    res->rank = ks->info.r;
-    res->rank_asked = o->factor == SLEM_FACTOR_FULL ? n : o->rank < n ? o->rank : n;
-    res->residual_trace = ks->info.residual_trace;
-    SlemKernelSections sec = {ks->pivots, ks->lp, ks->mu_b, ks->ginv, ks->negs, ks->proj, ks->bneg};
-    st = slem_cache_write_kernel(output, d, n, &ks->info, &sec, &prov, err);
-    slem_phases_lap(&res->phases.write, &t);
-  }
-  slem_kernel_stats_free(ks);
-  free(x);
   return st;
 }
 
@@ -794,8 +598,9 @@ int slem_negstats_run(const char *output, const char *const *inputs, size_t n,
   }
   {
     double t0 = slem_now();
-    int st = opts->kernel ? kernel(output, inputs, n, opts, res, err)
-                          : linear(output, inputs, n, opts, res, err);
+    const SlemFitOps *fit = slem_fits_choose(opts);
+    int st = fit->fit ? fit->fit(output, inputs, n, opts, res, err)
+                      : linear(output, inputs, n, fit, opts, res, err);
     res->phases.wall = slem_now() - t0;
     res->phases.threads = slem_blas_threads();
     return st;

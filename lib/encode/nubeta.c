@@ -11,6 +11,7 @@
 #include "io.h"
 #include "recursive.h"
 #include "stats.h"
+#include "fit.h"
 #include "kind_recursive.h"
 
 /* The rows of a block whose zeros count: [lo, hi). */
@@ -339,3 +340,22 @@ done:
   slem_stats_free(st);
   return status;
 }
+
+/* --depth K --adaptive-theta POSITIVES: the [nu; beta] stages, the positives an input too. */
+static int takes_nubeta(const SlemNegstatsOpts *o) { return o->depth > 1 && o->adaptive; }
+
+static int fit_nubeta(const char *output, const char *const *inputs, size_t n,
+                      const SlemNegstatsOpts *o, SlemNegstatsResult *res, SlemError *err) {
+  SlemProvenance prov = {"slem-negstats", inputs, n, NULL};
+  const char **pin = NULL;
+  int st = slem_recursive_check_inputs(inputs, n, o->format, err);
+  if (st == SLEM_OK) st = slem_cache_prov_append(&prov, &pin, inputs, n, o->adaptive, err);
+  if (st == SLEM_OK)
+    st = slem_nubeta_write_cache(output, inputs, n, o->adaptive, o->format, o->pos_format,
+                                 o->block, o->skip_nonfinite, o->depth, o->theta, o->lambda,
+                                 o->lambda_rel, &prov, &res->phases, err);
+  free(pin);
+  return st;
+}
+
+const SlemFitOps slem_fit_nubeta = {"nubeta", takes_nubeta, NULL, NULL, NULL, fit_nubeta};

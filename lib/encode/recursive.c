@@ -10,6 +10,8 @@
 #include "rowmul.h"
 #include "io.h"
 #include "stats.h"
+#include "fit.h"
+#include "vecs.h"
 #include "kind_linear.h"
 #include "kind_recursive.h"
 
@@ -290,3 +292,29 @@ done:
   slem_stats_free(st);
   return status;
 }
+
+int slem_recursive_check_inputs(const char *const *inputs, size_t n, SlemFormat fmt,
+                                SlemError *err) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(inputs[i], "-") != 0 && fmt == SLEM_FMT_AUTO && slem_cache_sniff(inputs[i]))
+      return slem_error(err, SLEM_EINVAL, "%s: a slem cache cannot make a recursive cache: "
+                        "stage 2 needs the negatives themselves", inputs[i]);
+  return SLEM_OK;
+}
+
+/* --depth K (K > 1, linear): the stages, each on the negatives encoded by the ones before. */
+static int takes_recursive(const SlemNegstatsOpts *o) { return o->depth > 1; }
+
+static int fit_recursive(const char *output, const char *const *inputs, size_t n,
+                         const SlemNegstatsOpts *o, SlemNegstatsResult *res, SlemError *err) {
+  SlemProvenance prov = {"slem-negstats", inputs, n, NULL};
+  int st = slem_recursive_check_inputs(inputs, n, o->format, err);
+  if (st == SLEM_OK)
+    st = slem_recursive_write_cache(output, inputs, n, o->format, o->block, o->skip_nonfinite,
+                                    o->depth, o->lambda, o->lambda_rel, &prov, &res->phases,
+                                    err);
+  return st;
+}
+
+const SlemFitOps slem_fit_recursive = {"recursive", takes_recursive, NULL, NULL, NULL,
+                                       fit_recursive};

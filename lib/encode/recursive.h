@@ -82,4 +82,9 @@ int slem_recursive_write_cache(const char *path, const char *const *inputs, size
                                double lambda, double lambda_rel, const SlemProvenance *prov,
                                SlemPhases *ph, SlemError *err);
 
+/* SLEM_EINVAL naming the first of inputs[0..n) that is a slem cache (recognised with fmt
+ * SLEM_FMT_AUTO): a recursive cache's stage 2 needs the negatives themselves. */
+int slem_recursive_check_inputs(const char *const *inputs, size_t n, SlemFormat fmt,
+                                SlemError *err);
+
 #endif

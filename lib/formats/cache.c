@@ -332,6 +332,16 @@ static cJSON *meta_new(const char *kind, size_t d, uint64_t n) {
   return meta;
 }
 
+int slem_cache_prov_append(SlemProvenance *prov, const char ***pin, const char *const *inputs,
+                           size_t n, const char *extra, SlemError *err) {
+  if (!(*pin = calloc(n + 1, sizeof **pin))) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  memcpy(*pin, inputs, n * sizeof **pin);
+  (*pin)[n] = extra;
+  prov->inputs = *pin;
+  prov->ninputs = n + 1;
+  return SLEM_OK;
+}
+
 int slem_cache_write(const char *path, const char *kind, size_t d, uint64_t n, cJSON *members,
                      const SlemCacheSection *sec, size_t nsec, const SlemProvenance *prov,
                      SlemError *err) {

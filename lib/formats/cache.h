@@ -108,6 +108,11 @@ typedef struct SlemProvenance {
   const char *arith_mixed;  /* NULL, or the arithmetics of inputs that were allowed to mix */
 } SlemProvenance;
 
+/* The inputs prov records: inputs[0..n), then extra (a file of positives), in *pin, which
+ * the caller frees. Errors: SLEM_ENOMEM. */
+int slem_cache_prov_append(SlemProvenance *prov, const char ***pin, const char *const *inputs,
+                           size_t n, const char *extra, SlemError *err);
+
 /* Writes a cache of kind atomically (temporary file, fsync, rename): its JSON header the
  * common members (format, format_version, kind, d, n), then members' items in their order
  * (moved out of members, which the caller still frees), the sections' table, the
