@@ -1,8 +1,7 @@
 #include "encoder.h"
 
-/* The encoders: to add one, write lib/enc_NAME.c defining slem_enc_NAME and add X(NAME)
- * here; the Makefile builds every C file of lib/. esvm's file is lib/search/enc_esvm.c, where
- * esvm.h lives (a layer above this one: tests/layers.sh); only its symbol is named here. */
+/* The encoders: to add one, write lib/encode/enc_NAME.c defining slem_enc_NAME and add
+ * X(NAME) here; the Makefile builds every C file of lib/. */
 /* basic first: it takes --basic with any cache, and refuses all but a full linear one
  * (enc_basic.c), so the other encoders of a cache's kind never see that option. */
 #define SLEM_ENCODERS X(basic) X(esvm) X(kernel) X(krec) X(nubeta) X(recursive) X(pca) X(whiten) X(linear)
