@@ -17,7 +17,7 @@
 #include "testutil.h"
 
 #include "../lib/formats/cache.h"
-#include "../lib/encode/encode.h"
+#include "../lib/encode/slem_linear.h"
 #include "../lib/encode/encoder.h"
 #include "../lib/io/groups.h"
 #include "../lib/io/ids.h"

@@ -7,7 +7,7 @@
 #include <gsl/gsl_linalg.h>
 
 #include "../lib/formats/cache.h"
-#include "../lib/encode/encode.h"
+#include "../lib/encode/slem_linear.h"
 #include "../lib/linalg/blas.h"
 #include "../lib/linalg/stats.h"
 #include "../lib/formats/vecs.h"

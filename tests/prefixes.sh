@@ -9,16 +9,18 @@ if ! command -v nm >/dev/null 2>&1 || [ ! -f "$A" ]; then echo "prefixes: skippe
 # object (a shell pattern): prefixes besides its own name
 TABLE='
 enc_*: enc
+encopts: encoder
 fmt_*: vfmt
 rank_*: rank
 scorer_*: scorer
 kernel_stats: kernel_stats
-encode: encoder
 io: in out
 measures: judged measure
 phases: now
-rankings: rankformat rankline rankreader rankshard rankwriter
+rankfmt: rankline rankreader
+rankings: rankformat rankreader rankshard rankwriter
 revisitop: revisit
+slem_linear: encode encoder
 strmap: arena keyset
 vecfmt: float half vfmt
 vecs: block dtype format vecreader vecreaders vecwriter vfmt
