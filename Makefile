@@ -65,10 +65,10 @@ CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubun
 LIB_DIRS  = io linalg formats encode search rank eval report
 LIB_HDR   = $(wildcard lib/*/*.h)
 ALL_CPPFLAGS = $(LIB_DIRS:%=-Ilib/%)
-# esvm_rand.c defines the C library's rand() and srand() (lib/search/esvm_rand.h): linked
+# esvm_rand.c defines the C library's rand() and srand() (lib/encode/esvm_rand.h): linked
 # into slem-esvm and check_esvm only, never into libslem.a
-RAND_OBJ  = build/lib/search/esvm_rand.o
-LIB_SRC   = $(filter-out lib/search/esvm_rand.c,$(wildcard lib/*/*.c))
+RAND_OBJ  = build/lib/encode/esvm_rand.o
+LIB_SRC   = $(filter-out lib/encode/esvm_rand.c,$(wildcard lib/*/*.c))
 LIB_OBJ   = $(LIB_SRC:lib/%.c=build/lib/%.o)
 TOOLS     = slem-negstats slem-encode slem-match slem-eval slem-merge slem-report slem-esvm \
             slem-calibrate slem-expand

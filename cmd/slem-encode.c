@@ -9,7 +9,7 @@
 #include "../lib/linalg/arith.h"
 #include "../lib/formats/cache.h"
 #include "../lib/encode/cachekinds.h"
-#include "../lib/encode/encode.h"
+#include "../lib/encode/slem_linear.h"
 #include "../lib/encode/encoder.h"
 #include "../lib/encode/encstream.h"
 #include "../lib/io/ids.h"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/search/esvm.h"
+#include "../lib/encode/esvm.h"
 #include "../lib/io/ids.h"
 #include "../lib/linalg/blas.h"
 #include "../lib/formats/vecs.h"

@@ -1,4 +1,4 @@
-/* The .slem file layer (lib/container.[ch]): the fixed header packed and read back, every
+/* The .slem file layer (lib/io/container.[ch]): the fixed header packed and read back, every
  * refusal in the words of each role, the CRC-32 combination behind the doubled blocks of a
  * long table, the table's verification, the ids section, the fingerprint. */
 #include "testutil.h"

@@ -2,7 +2,7 @@
  * (testdata/esvm, scripts/gen-esvm.py), determinism across thread counts, the errors. */
 #include "testutil.h"
 
-#include "../lib/search/esvm.h"
+#include "../lib/encode/esvm.h"
 #include "../lib/formats/vecs.h"
 
 /* reads a whole file through the reader (whose round trips are tested elsewhere) */

@@ -21,7 +21,7 @@
 #include "../lib/encode/kind_pca.h"
 #include "../lib/encode/kind_recursive.h"
 #include "../lib/encode/cachekinds.h"
-#include "../lib/encode/encode.h"
+#include "../lib/encode/slem_linear.h"
 #include "../lib/encode/encoder.h"
 #include "../lib/io/groups.h"
 #include "../lib/io/ids.h"

@@ -10,7 +10,7 @@
 #include "../lib/encode/kind_linear.h"
 #include "../lib/encode/kind_kernel.h"
 #include "../lib/encode/cachekinds.h"
-#include "../lib/encode/encode.h"
+#include "../lib/encode/slem_linear.h"
 #include "../lib/linalg/kernel.h"
 #include "../lib/encode/kproj.h"
 #include "../lib/encode/kernel_stats.h"

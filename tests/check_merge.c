@@ -6,7 +6,7 @@
 #include <sys/resource.h>
 
 #include "../lib/rank/merge.h"
-#include "../lib/rank/ranknpy.h"
+#include "../lib/rank/npypair.h"
 
 static char *write_text(const char *name, const char *text) {
   char *p = tu_path(name);
@@ -371,7 +371,7 @@ START_TEST(a_far_row_costs_no_memory) {
   const char *shards[2] = {ia, ib};
   unsigned char rows[16];
   int64_t r0, r1;
-  SlemRankNpy *w;
+  SlemNpyPair *w;
   SlemMergeOpts o;
   SlemError err;
   long before = peak_mib();
@@ -382,12 +382,12 @@ START_TEST(a_far_row_costs_no_memory) {
     ck_assert_str_eq(m, want[i]);
     free(m);
   }
-  ck_assert_int_eq(slem_ranknpy_open(&w, na, 2, &err), SLEM_OK);
-  ck_assert_int_eq(slem_ranknpy_write(w, 0, ha, 2, &err), SLEM_OK);
-  ck_assert_int_eq(slem_ranknpy_close(w, &err), SLEM_OK);
-  ck_assert_int_eq(slem_ranknpy_open(&w, nb, 2, &err), SLEM_OK);
-  ck_assert_int_eq(slem_ranknpy_write(w, 0, hb, 2, &err), SLEM_OK);
-  ck_assert_int_eq(slem_ranknpy_close(w, &err), SLEM_OK);
+  ck_assert_int_eq(slem_npypair_open(&w, na, 2, &err), SLEM_OK);
+  ck_assert_int_eq(slem_npypair_write(w, 0, ha, 2, &err), SLEM_OK);
+  ck_assert_int_eq(slem_npypair_close(w, &err), SLEM_OK);
+  ck_assert_int_eq(slem_npypair_open(&w, nb, 2, &err), SLEM_OK);
+  ck_assert_int_eq(slem_npypair_write(w, 0, hb, 2, &err), SLEM_OK);
+  ck_assert_int_eq(slem_npypair_close(w, &err), SLEM_OK);
   slem_merge_opts_init(&o);
   o.k = 2;
   ck_assert_msg(slem_merge(shards, 2, po, &o, NULL, &err) == SLEM_OK, "%s", err.msg);

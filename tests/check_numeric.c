@@ -9,7 +9,7 @@
 #include "../lib/formats/cache.h"
 #include "../lib/encode/kind_linear.h"
 #include "../lib/encode/cachekinds.h"
-#include "../lib/encode/encode.h"
+#include "../lib/encode/slem_linear.h"
 #include "../lib/linalg/blas.h"
 #include "../lib/linalg/stats.h"
 #include "../lib/formats/vecs.h"

@@ -5,7 +5,7 @@
 #include "testutil.h"
 
 #include "../lib/encode/encstream.h"
-#include "../lib/search/esvm.h"
+#include "../lib/encode/esvm.h"
 #include "../lib/eval/eval.h"
 #include "../lib/rank/expand.h"
 #include "../lib/search/match.h"

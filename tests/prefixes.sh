@@ -15,16 +15,18 @@ nubeta: fit
 recursive: fit
 whiten: fit
 cachekinds: cache
+encopts: encoder
 fmt_*: vfmt
 rank_*: rank
 scorer_*: scorer
 kernel_stats: kernel_stats fit
-encode: encoder
 io: in out
 measures: judged measure
 phases: now
-rankings: rankformat rankline rankreader rankshard rankwriter
+rankfmt: rankline rankreader
+rankings: rankformat rankreader rankshard rankwriter
 revisitop: revisit
+slem_linear: encode encoder
 strmap: arena keyset
 vecfmt: float half vfmt
 vecs: block dtype format vecreader vecreaders vecwriter vfmt

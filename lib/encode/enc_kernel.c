@@ -2,7 +2,7 @@
  * with --projections the projections slem-match -c reads (SLEM_KPROJ_WIDTH doubles, computed
  * in the fixed order slem_match() uses), or with --coordinates v (r values), or with
  * --classifier the exemplar classifier in the factor's space (r + 1 values): the linear
- * classifier of encode.h with v for x, mu_B for mu and G for A, as the kernel branch of
+ * classifier of slem_linear.h with v for x, mu_B for mu and G for A, as the kernel branch of
  * the authors' new_full_encoder.m computes it,
  *   omega = 2 theta / (theta (v - mu_B).z + theta + 1) z,  z = G^-1 (v - mu_B),
  *   nu = (theta - 1)/(theta + 1) - (theta v + mu_B).omega / (theta + 1),

@@ -1,6 +1,6 @@
-/* The linear SLEM encoder (encode.h): unit descriptors or classifiers from a linear cache
+/* The linear SLEM encoder (slem_linear.h): unit descriptors or classifiers from a linear cache
  * without --alpha. A partial cache comes here too, and slem_encoder_new() refuses it. */
-#include "encode.h"
+#include "slem_linear.h"
 #include "encoder.h"
 #include "kind_linear.h"
 #include "kind_partial.h"

@@ -1,8 +1,7 @@
 #include "encoder.h"
 
-/* The encoders: to add one, write lib/enc_NAME.c defining slem_enc_NAME and add X(NAME)
- * here; the Makefile builds every C file of lib/. esvm's file is lib/search/enc_esvm.c, where
- * esvm.h lives (a layer above this one: tests/layers.sh); only its symbol is named here. */
+/* The encoders: to add one, write lib/encode/enc_NAME.c defining slem_enc_NAME and add
+ * X(NAME) here; the Makefile builds every C file of lib/. */
 /* basic first: it takes --basic with any cache, and refuses all but a full linear one
  * (enc_basic.c), so the other encoders of a cache's kind never see that option. */
 #define SLEM_ENCODERS X(basic) X(esvm) X(kernel) X(krec) X(nubeta) X(recursive) X(pca) X(whiten) X(linear)
@@ -28,24 +27,4 @@ int slem_encoder_choose(const SlemEncoderOps **ops, const SlemCache *cache,
   }
   return slem_error(err, SLEM_EINVAL, "%s: no encoder takes this cache with these options",
                     slem_cache_path(cache));
-}
-
-int slem_encoder_refuse_kernel_options(const SlemCache *cache, const SlemEncStreamOpts *opts,
-                                       SlemError *err) {
-  if (opts->couple) {
-    slem_error(err, SLEM_EINVAL, "--couple needs a kernel cache made with slem-negstats "
-               "--couple: %s is linear", slem_cache_path(cache));
-    return SLEM_ENC_REFUSED;
-  }
-  if (opts->projections) {
-    slem_error(err, SLEM_EINVAL, "--projections need a kernel cache (slem-negstats --kernel): "
-               "%s is not one", slem_cache_path(cache));
-    return SLEM_ENC_REFUSED;
-  }
-  if (opts->coordinates) {
-    slem_error(err, SLEM_EINVAL, "--coordinates need a kernel cache (slem-negstats --kernel): "
-               "%s is not one", slem_cache_path(cache));
-    return SLEM_ENC_REFUSED;
-  }
-  return SLEM_ENC_MINE;
 }

@@ -2,7 +2,7 @@
  * rows against a cache (SLEM descriptors, classifiers, whitening, PCA-reduced, recursive,
  * explicit kernel descriptors or kernel projections).
  *
- * Each encoder is one file lib/enc_NAME.c defining `const SlemEncoderOps slem_enc_NAME`,
+ * Each encoder is one file lib/encode/enc_NAME.c defining `const SlemEncoderOps slem_enc_NAME`,
  * and one line X(NAME) in SLEM_ENCODERS (encoder.c). slem_encoder_choose() asks the
  * encoders of the table in turn whether they take the cache and the options; the first that
  * takes them, or refuses the combination with a message, decides. Their accepts() look at
@@ -90,9 +90,9 @@ typedef struct SlemEncoderOps {
 int slem_encoder_choose(const SlemEncoderOps **ops, const SlemCache *cache,
                         const SlemEncStreamOpts *opts, SlemError *err);
 
-/* For the encoders of the linear family: SLEM_ENC_REFUSED with the message when opts ask for
- * what only a kernel cache gives (--couple, --projections, --coordinates, --groups' refusal is the kernel's
- * own), else SLEM_ENC_MINE. */
+/* For the encoders of the linear family (encopts.c): SLEM_ENC_REFUSED with the message when
+ * opts ask for what only a kernel cache gives (--couple, --projections, --coordinates,
+ * --groups' refusal is the kernel's own), else SLEM_ENC_MINE. */
 int slem_encoder_refuse_kernel_options(const SlemCache *cache, const SlemEncStreamOpts *opts,
                                        SlemError *err);
 

@@ -225,8 +225,8 @@ typedef struct InFlight {
 /* A written row holds only finite values: an input of finite values whose magnitude the
  * encoding's arithmetic cannot hold (a classifier of |x| ~ 1e160, whose weights are below
  * float32's range; a polynomial kernel of it) would otherwise be written as NaN, Inf or
- * nothing but zeros with status 0. The encoders leave such a row NaN (encode.h); SLEM_ENUMERIC
- * names the input and the record. */
+ * nothing but zeros with status 0. The encoders leave such a row NaN (slem_linear.h);
+ * SLEM_ENUMERIC names the input and the record. */
 static int check_finite(const Lane *l, const char *out, size_t keep, SlemError *err) {
   size_t esize = l->f64 ? sizeof(double) : sizeof(float);
   uint64_t first = l->first + (uint64_t)((size_t)(out - (const char *)l->y) / (l->od * esize));

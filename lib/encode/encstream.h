@@ -1,7 +1,7 @@
 /* The pipeline of slem-encode: every vector of a reader encoded against a cache, block by
  * block, into a vector file written atomically, in one call that a test can drive.
  *
- * A linear cache gives SLEM descriptors (or classifiers, encode.h); a kernel cache gives the
+ * A linear cache gives SLEM descriptors (or classifiers, slem_linear.h); a kernel cache gives the
  * explicit kernel descriptors z / N (kproj.h), or the projections the exact similarity
  * needs, computed once for a database. The next block is read on another thread
  * while the current one is encoded; memory is O(block (d + out_dim)) beside the cache.
@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "cache.h"
-#include "encode.h"
+#include "slem_linear.h"
 #include "error.h"
 #include "ids.h"
 #include "phases.h"
@@ -24,7 +24,7 @@
 typedef struct SlemEncStreamOpts {
   SlemEncodeMode mode;      /* descriptors or classifiers (kernel: in the factor's space) */
   double theta;             /* classifiers: the weight of the positive (default 1) */
-  SlemPrecision precision;  /* arithmetic of unit descriptors (encode.h) */
+  SlemPrecision precision;  /* arithmetic of unit descriptors (slem_linear.h) */
   size_t block;             /* vectors per block (default 1024; 0: slem_encstream_block(),
                                from d and the thread count, what slem-encode uses) */
   SlemFormat format;        /* of the output; SLEM_FMT_AUTO: from its name (vecs.h) */

@@ -7,7 +7,7 @@
  *   delta = x - mu_s,  C = c / (t delta.A_s^-1 delta + t + 1),  beta = C A_s^-1 delta,
  *   nu = (t - 1)/(t + 1) - beta.(t x + mu_s) / (t + 1),
  * the descriptor [nu; beta] normalised (p + 1 values, bias first). A positive is encoded
- * with t = theta, c = 2 at every stage (the exemplar classifier of encode.h); the negatives
+ * with t = theta, c = 2 at every stage (the exemplar classifier of slem_linear.h); the negatives
  * of stage s + 1 are those of stage s encoded with t = theta_n(s), c = 1, as the MATLAB
  * does, where
  *   theta_n(s) = theta + ((1 + m)^2 / (1 - m)^2) / 2,

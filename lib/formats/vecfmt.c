@@ -424,6 +424,25 @@ int slem_vfmt_beyond_count(const SlemVecReader *r, SlemError *err) {
                     r->tail_ok ? " (or twice the data for ground truth)" : "");
 }
 
+/* A pipe whose header counted fewer records than follow: the same error as the file's
+ * size gives at open. The rest is read and counted (tail_ok bytes may follow). */
+int slem_vfmt_pipe_end(SlemVecReader *self, SlemError *err) {
+  unsigned char buf[65536];
+  uint64_t extra = 0;
+  size_t got;
+  int st;
+  if (!self->exact_end || slem_in_seekable(self->in) || self->recs != (uint64_t)self->count)
+    return SLEM_OK;
+  self->exact_end = 0; /* checked once: the pipe is drained */
+  do {
+    if ((st = slem_in_read(self->in, buf, sizeof buf, &got, err)) != SLEM_OK) return st;
+    extra += got;
+    if (extra > self->tail_ok) return slem_vfmt_beyond_count(self, err);
+  } while (got == sizeof buf);
+  if (extra != 0 && extra != self->tail_ok) return slem_vfmt_beyond_count(self, err);
+  return SLEM_OK;
+}
+
 int slem_vfmt_check_integral(SlemVecWriter *w, float v, double lo, double hi, uint64_t recno,
                              size_t j, SlemError *err) {
   if (v == floorf(v) && v >= lo && v <= hi) return SLEM_OK;

@@ -1,9 +1,10 @@
 /* The interface a vector format implements (internal to lib/, not part of the API).
  *
  * A format is one SlemVecFormatDef: its names, how to recognise it from its first bytes,
- * and the hooks of its reader and writer. lib/formats/vecs.c holds the table of formats, the
- * public reader and writer that dispatch through it, and the reading of fixed-size binary
- * records that most formats share; each family of formats lives in its own file
+ * and the hooks of its reader and writer. lib/formats/vecs.c holds the table of formats and
+ * the public reader and writer that dispatch through it; lib/formats/vecfmt.c what the
+ * formats share (the reading of fixed-size binary records, float16, the end of a pipe, the
+ * messages); each family of formats lives in its own file
  * (fmt_vecs.c, fmt_npy.c, fmt_text.c, fmt_bin.c, fmt_slem.c, fmt_hdf5.c, fmt_foreign.c), its
  * own state behind the reader's and the writer's priv. Adding a format is one new file holding its definition
  * and one line in the table.

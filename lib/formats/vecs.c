@@ -1,6 +1,6 @@
 /* The table of vector formats, and the reader and writer that dispatch through it. The
- * formats themselves are in fmt_*.c (see vecfmt.h); fixed-size binary records, which most
- * of them are, are read here. */
+ * formats themselves are in fmt_*.c (see vecfmt.h); what they share (fixed-size binary
+ * records, which most of them are, the end of a pipe) is vecfmt.c's. */
 #define _POSIX_C_SOURCE 200809L
 #include "vecs.h"
 
@@ -368,25 +368,6 @@ int slem_vecreader_can_seek(const SlemVecReader *self) {
   /* records read where they lie (scattered) move only where the format says how */
   return self->rec > 0 && (!self->scattered || self->def->seek) && !self->skip_nonfinite &&
          slem_in_seekable(self->in) && self->count >= 0;
-}
-
-/* A pipe whose header counted fewer records than follow: the same error as the file's
- * size gives at open. The rest is read and counted (tail_ok bytes may follow). */
-int slem_vfmt_pipe_end(SlemVecReader *self, SlemError *err) {
-  unsigned char buf[65536];
-  uint64_t extra = 0;
-  size_t got;
-  int st;
-  if (!self->exact_end || slem_in_seekable(self->in) || self->recs != (uint64_t)self->count)
-    return SLEM_OK;
-  self->exact_end = 0; /* checked once: the pipe is drained */
-  do {
-    if ((st = slem_in_read(self->in, buf, sizeof buf, &got, err)) != SLEM_OK) return st;
-    extra += got;
-    if (extra > self->tail_ok) return slem_vfmt_beyond_count(self, err);
-  } while (got == sizeof buf);
-  if (extra != 0 && extra != self->tail_ok) return slem_vfmt_beyond_count(self, err);
-  return SLEM_OK;
 }
 
 /* At the end of the vectors, a file another process wrote meanwhile is an error: what was

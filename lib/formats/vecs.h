@@ -12,7 +12,7 @@
  * skipped. fbin/u8bin/i8bin/ibin (big-ann-benchmarks): uint32 n, uint32 d, then n x d
  * float32 / uint8 / int8 / int32; an ibin ground-truth file (ids, then as many float32
  * distances) reads as its ids. HDF5: a 2-D dataset of any float or integer type, from a
- * file (lib/fmt_hdf5.c).
+ * file (lib/formats/fmt_hdf5.c).
  *
  * Records are numbered from 1 in messages, text lines from 1.
  */

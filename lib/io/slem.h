@@ -11,7 +11,8 @@
  * fmt_npy.c, fmt_text.c, fmt_bin.c or fmt_slem.c), prefetch.h (reading a block ahead), ids.h,
  * container.h (the .slem file layer: header, checksums, block table), cache.h (the .slem
  * cache), stats.h (negative statistics), eigen.h (symmetric eigendecompositions),
- * blas.h (the BLAS bound, its threads, chunked parallel loops), encode.h (descriptors), kernel.h
+ * blas.h (the BLAS bound, its threads, chunked parallel loops), slem_linear.h (linear SLEM
+ * descriptors), kernel.h
  * (kernels, incomplete Cholesky), kernel_stats.h (kernel SLEM statistics), kproj.h (kernel
  * projection, exact similarity), scorer_kernel.h (the kernel scorer), topk.h (the ordering rule of hits,
  * top-k selection), scorer.h (the scorer interface, inner-product scorer), dot.h (the

@@ -1,6 +1,6 @@
-/* The npy rankings (rankings.h, ranknpy.h): FAISS's I(nq, k) int64 rows and D(nq, k)
+/* The npy rankings (rankings.h, npypair.h): FAISS's I(nq, k) int64 rows and D(nq, k)
  * float32 scores, in OUT.I.npy and OUT.D.npy (or a pair under its own names, x_I.npy and
- * x_D.npy, ranknpy.h's rule). Two files, committed together; read back by either name or
+ * x_D.npy, npypair.h's rule). Two files, committed together; read back by either name or
  * by OUT, never from a pipe (the rows are found by seeking), I int32 and D float64 too, as
  * numpy users save FAISS's. Queries are named by their row ("0", "1", ...), results by
  * their database row. */
@@ -20,12 +20,12 @@
 #include "mergefast.h"
 #include "mergefmt.h"
 #include "rankfmt.h"
-#include "ranknpy.h"
+#include "npypair.h"
 
 /* ---- writer ---- */
 
 typedef struct NpyOut {
-  SlemRankNpy *npy;
+  SlemNpyPair *npy;
   uint64_t nq;
   SlemHit *hits;
   size_t cap;
@@ -35,7 +35,7 @@ static int wopen(SlemRankWriter *w, const char *path, SlemError *err) {
   NpyOut *o = calloc(1, sizeof *o);
   int st;
   if (!o) return slem_error(err, SLEM_ENOMEM, "out of memory");
-  if ((st = slem_ranknpy_open(&o->npy, path, w->k, err)) != SLEM_OK) {
+  if ((st = slem_npypair_open(&o->npy, path, w->k, err)) != SLEM_OK) {
     free(o);
     return st;
   }
@@ -46,7 +46,7 @@ static int wopen(SlemRankWriter *w, const char *path, SlemError *err) {
 static int write_hits(SlemRankWriter *w, uint64_t query, const SlemHit *hits, size_t n,
                       SlemError *err) {
   NpyOut *o = w->state;
-  int st = slem_ranknpy_write(o->npy, query, hits, n, err);
+  int st = slem_npypair_write(o->npy, query, hits, n, err);
   if (st == SLEM_OK) o->nq = query + 1;
   return st;
 }
@@ -82,14 +82,14 @@ static void wfree(SlemRankWriter *w) {
 
 static int wclose(SlemRankWriter *w, SlemError *err) {
   NpyOut *o = w->state;
-  int st = slem_ranknpy_close(o->npy, err);
+  int st = slem_npypair_close(o->npy, err);
   wfree(w);
   return st;
 }
 
 static void wabort(SlemRankWriter *w) {
   NpyOut *o = w->state;
-  if (o) slem_ranknpy_abort(o->npy);
+  if (o) slem_npypair_abort(o->npy);
   wfree(w);
 }
 
@@ -101,10 +101,10 @@ static int named_npy(const char *path) {
   return len > 4 && strcmp(path + len - 4, ".npy") == 0;
 }
 
-/* The pair's names by the one rule of ranknpy.h (the writer's). */
+/* The pair's names by the one rule of npypair.h (the writer's). */
 static int files(const char *path, char names[2][4096], size_t *n) {
   *n = 0;
-  if (slem_ranknpy_names(path, names[0], names[1], 4096) != 0) return -1;
+  if (slem_npypair_names(path, names[0], names[1], 4096) != 0) return -1;
   *n = 2;
   return 0;
 }
@@ -437,7 +437,7 @@ static int fast_merge(const char *const *shards, size_t n, const char *output,
   size_t *at = calloc(n, sizeof *at), *len = calloc(n, sizeof *len), k = opts->k, nrows = 0;
   SlemFastRow *rows = NULL;
   SlemHit *hits = malloc(k * sizeof *hits);
-  SlemRankNpy *out = NULL;
+  SlemNpyPair *out = NULL;
   SlemMergeStats z = {0, 0};
   int st = SLEM_MERGEFAST_DECLINED;
   uint64_t nq = 0, kk = 0;
@@ -454,7 +454,7 @@ static int fast_merge(const char *const *shards, size_t n, const char *output,
     kk = I[s].k;
   }
   (void)kk;
-  if (slem_ranknpy_open(&out, output, k, err) != SLEM_OK) goto done;
+  if (slem_npypair_open(&out, output, k, err) != SLEM_OK) goto done;
   for (uint64_t q = 0; q < nq; q++) {
     uint32_t stamp = (uint32_t)q + 1;
     for (size_t s = 0; s < n; s++) {
@@ -500,16 +500,16 @@ static int fast_merge(const char *const *shards, size_t n, const char *output,
       }
       at[b]++;
     }
-    if (slem_ranknpy_write(out, q, hits, k, err) != SLEM_OK) goto done;
+    if (slem_npypair_write(out, q, hits, k, err) != SLEM_OK) goto done;
     z.queries++;
     z.results += k;
     if (opts->progress && (z.queries & 255) == 0) opts->progress(opts->progress_ctx, z.queries);
   }
-  st = slem_ranknpy_close(out, err);
+  st = slem_npypair_close(out, err);
   out = NULL;
   if (st == SLEM_OK && stats) *stats = z;
 done:
-  slem_ranknpy_abort(out);
+  slem_npypair_abort(out);
   for (size_t s = 0; s < n && I && D; s++) {
     if (I[s].base) munmap((void *)I[s].base, I[s].len);
     if (D[s].base) munmap((void *)D[s].base, D[s].len);

@@ -1,8 +1,9 @@
 /* The ranking formats' interface: what one format of rankings.h implements, and the
- * writer and reader that the formats share. Private to lib/rank/rankings.c and the format
- * members lib/rank/rank_*.c: callers use rankings.h.
+ * writer and reader that the formats share (the query being read and the split of a line
+ * are rankfmt.c's). Private to lib/rank/rankings.c, rankfmt.c and the format members
+ * lib/rank/rank_*.c: callers use rankings.h.
  *
- * A format is one file lib/rank_NAME.c defining a const SlemRankFormatOps, and one line
+ * A format is one file lib/rank/rank_NAME.c defining a const SlemRankFormatOps, and one line
  * in the table of rankings.c (its index is its SlemRankFormat). A text format fills
  * sniff, one of read_line/read_query and one of format/write_entries, and leaves the file
  * hooks NULL:

@@ -5,11 +5,11 @@
  *   jsonl  one query per line: {"query":"q","results":[{"rank":1,"id":"d","row":17,
  *          "score":0.93}]}
  *   npy    FAISS's I and D matrices, OUT.I.npy (int64 rows) and OUT.D.npy (float32 scores),
- *          one row per query (ranknpy.h); queries are named by their row "0", "1", ...,
+ *          one row per query (npypair.h); queries are named by their row "0", "1", ...,
  *          results by their database row; two files, never a pipe
  * Ranks count from 1; ids are the ids files' lines, else 0-based database rows. Scores
  * print with %.9g (float32) in the C locale. This module owns the format names, the
- * writer and the reader; each format is one file lib/rank_NAME.c implementing
+ * writer and the reader; each format is one file lib/rank/rank_NAME.c implementing
  * SlemRankFormatOps (rankfmt.h) and one line of the table in rankings.c.
  */
 #ifndef SLEM_RANKINGS_H

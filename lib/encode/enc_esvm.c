@@ -1,9 +1,7 @@
 /* Exemplar SVMs (esvm.h) as an encoder of the table (encoder.h): the rows of a block are
  * trained one exemplar each against the negatives of opts->esvm, which stand in for a
  * cache (cache NULL). Each exemplar is one work unit, trained from the same seed whatever
- * thread takes it (esvm.c), so the rows do not depend on the threads or the block.
- * In lib/search beside esvm.h, a layer above encoder.h (tests/layers.sh); encoder.c names
- * only the symbol slem_enc_esvm. */
+ * thread takes it (esvm.c), so the rows do not depend on the threads or the block. */
 #include "encoder.h"
 #include "esvm.h"
 

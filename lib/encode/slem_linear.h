@@ -7,8 +7,8 @@
  *                                                               (d + 1 values, nu last)
  * A block of positives costs one GEMM with A^-1.
  */
-#ifndef SLEM_ENCODE_H
-#define SLEM_ENCODE_H
+#ifndef SLEM_SLEM_LINEAR_H
+#define SLEM_SLEM_LINEAR_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-#include "encode.h"
+#include "slem_linear.h"
 
 #include "mem.h"
 #include "blas.h"

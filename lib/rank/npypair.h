@@ -13,8 +13,8 @@
  * ranking formats (rank_npy.c, which also reads the pair back): callers go through
  * rankings.h, which slem's tools use to write and read npy rankings like the others.
  */
-#ifndef SLEM_RANKNPY_H
-#define SLEM_RANKNPY_H
+#ifndef SLEM_NPYPAIR_H
+#define SLEM_NPYPAIR_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -22,28 +22,28 @@
 #include "error.h"
 #include "topk.h"
 
-typedef struct SlemRankNpy SlemRankNpy;
+typedef struct SlemNpyPair SlemNpyPair;
 
 /* Opens the two outputs of path for k results per query. Errors: SLEM_EINVAL (path "-":
  * two files cannot go to stdout; k 0), SLEM_EIO, SLEM_ENOMEM. */
-int slem_ranknpy_open(SlemRankNpy **self, const char *path, size_t k, SlemError *err);
+int slem_npypair_open(SlemNpyPair **self, const char *path, size_t k, SlemError *err);
 
 /* Writes query's row (queries must come in order 0, 1, ...). Has the signature of
  * SlemHitsFn, with self as the context. Errors: SLEM_EIO, SLEM_EINVAL (out of order). */
-int slem_ranknpy_write(void *self, uint64_t query, const SlemHit *hits, size_t n,
+int slem_npypair_write(void *self, uint64_t query, const SlemHit *hits, size_t n,
                        SlemError *err);
 
 /* Writes the final shapes into both headers and moves the files into place; frees self
  * whatever happens. */
-int slem_ranknpy_close(SlemRankNpy *self, SlemError *err);
-void slem_ranknpy_abort(SlemRankNpy *self);
+int slem_npypair_close(SlemNpyPair *self, SlemError *err);
+void slem_npypair_abort(SlemNpyPair *self);
 
 /* The two file names for path (the rule above), in buffers of n bytes; -1 when they do
  * not fit. The one rule of npy pairs' names: the writer's and the reader's. */
-int slem_ranknpy_names(const char *path, char *i_name, char *d_name, size_t n);
+int slem_npypair_names(const char *path, char *i_name, char *d_name, size_t n);
 
 /* Where path's letter I or D is when path is already one of a pair's names (the rule
  * above), else -1. */
-long slem_ranknpy_letter(const char *path);
+long slem_npypair_letter(const char *path);
 
 #endif

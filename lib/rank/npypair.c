@@ -1,4 +1,4 @@
-#include "ranknpy.h"
+#include "npypair.h"
 
 #include <errno.h>
 #include <float.h>
@@ -11,7 +11,7 @@
 
 #define HEADER_LEN 128 /* magic, version, length, dict and padding: a multiple of 64 */
 
-struct SlemRankNpy {
+struct SlemNpyPair {
   SlemOut *i_out, *d_out;
   size_t k;
   uint64_t nq;
@@ -19,7 +19,7 @@ struct SlemRankNpy {
   float *drow;
 };
 
-long slem_ranknpy_letter(const char *path) {
+long slem_npypair_letter(const char *path) {
   size_t len = strlen(path);
   char c;
   if (len < 5 || strcmp(path + len - 4, ".npy") != 0) return -1;
@@ -29,9 +29,9 @@ long slem_ranknpy_letter(const char *path) {
   return -1;
 }
 
-int slem_ranknpy_names(const char *path, char *i_name, char *d_name, size_t n) {
+int slem_npypair_names(const char *path, char *i_name, char *d_name, size_t n) {
   size_t len = strlen(path);
-  long at = slem_ranknpy_letter(path);
+  long at = slem_npypair_letter(path);
   if (at >= 0) { /* the pair's own names: the letter swapped */
     if (len >= n) return -1;
     snprintf(i_name, n, "%.*sI.npy", (int)at, path);
@@ -69,19 +69,19 @@ static int put_header(SlemOut *out, const char *descr, uint64_t nq, size_t k, in
   return SLEM_OK;
 }
 
-int slem_ranknpy_open(SlemRankNpy **out, const char *path, size_t k, SlemError *err) {
+int slem_npypair_open(SlemNpyPair **out, const char *path, size_t k, SlemError *err) {
   char iname[4096], dname[4096];
-  SlemRankNpy *self;
+  SlemNpyPair *self;
   int st;
   *out = NULL;
   if (!path || strcmp(path, "-") == 0)
     return slem_error(err, SLEM_EINVAL, "npy rankings are two files (I and D): give -o NAME.npy");
   if (k == 0) return slem_error(err, SLEM_EINVAL, "npy rankings need k >= 1");
-  if (slem_ranknpy_names(path, iname, dname, sizeof iname) != 0)
+  if (slem_npypair_names(path, iname, dname, sizeof iname) != 0)
     return slem_error(err, SLEM_EINVAL, "%s: name too long", path);
   if (!(self = calloc(1, sizeof *self)) || !(self->irow = malloc(k * sizeof *self->irow)) ||
       !(self->drow = malloc(k * sizeof *self->drow))) {
-    slem_ranknpy_abort(self);
+    slem_npypair_abort(self);
     return slem_error(err, SLEM_ENOMEM, "out of memory");
   }
   self->k = k;
@@ -99,13 +99,13 @@ int slem_ranknpy_open(SlemRankNpy **out, const char *path, size_t k, SlemError *
   *out = self;
   return SLEM_OK;
 fail:
-  slem_ranknpy_abort(self);
+  slem_npypair_abort(self);
   return st;
 }
 
-int slem_ranknpy_write(void *ctx, uint64_t query, const SlemHit *hits, size_t n,
+int slem_npypair_write(void *ctx, uint64_t query, const SlemHit *hits, size_t n,
                        SlemError *err) {
-  SlemRankNpy *self = ctx;
+  SlemNpyPair *self = ctx;
   size_t k = self->k;
   if (query != self->nq)
     return slem_error(err, SLEM_EINVAL, "npy rankings: query %" PRIu64 " after %" PRIu64, query,
@@ -121,7 +121,7 @@ int slem_ranknpy_write(void *ctx, uint64_t query, const SlemHit *hits, size_t n,
   return SLEM_OK;
 }
 
-int slem_ranknpy_close(SlemRankNpy *self, SlemError *err) {
+int slem_npypair_close(SlemNpyPair *self, SlemError *err) {
   int st = put_header(self->i_out, "<i8", self->nq, self->k, 1, err);
   if (st == SLEM_OK) st = put_header(self->d_out, "<f4", self->nq, self->k, 1, err);
   if (st == SLEM_OK) { /* a pair: both complete and synced before either is renamed */
@@ -129,11 +129,11 @@ int slem_ranknpy_close(SlemRankNpy *self, SlemError *err) {
     self->i_out = self->d_out = NULL;
     st = slem_out_commit_all(both, 2, err);
   }
-  slem_ranknpy_abort(self);
+  slem_npypair_abort(self);
   return st;
 }
 
-void slem_ranknpy_abort(SlemRankNpy *self) {
+void slem_npypair_abort(SlemNpyPair *self) {
   if (!self) return;
   slem_out_abort(self->i_out);
   slem_out_abort(self->d_out);

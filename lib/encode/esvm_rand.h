@@ -9,7 +9,7 @@
  * restarts from one seed before each problem.
  *
  * esvm_rand.c is therefore not part of libslem.a (the library defines no symbol of the C
- * library): the Makefile links build/lib/esvm_rand.o into slem-esvm and check_esvm only.
+ * library): the Makefile links build/lib/encode/esvm_rand.o into slem-esvm and check_esvm only.
  * A program that trains without it is still deterministic: esvm.c notices (see
  * slem_esvm_parallel_rand()) and trains one problem at a time under the C library's
  * srand(seed), with other descriptors than the per-thread generator gives.

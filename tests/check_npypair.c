@@ -5,7 +5,7 @@
 
 #include <float.h>
 
-#include "../lib/rank/ranknpy.h"
+#include "../lib/rank/npypair.h"
 
 static unsigned char *slurp(const char *path, size_t *n) {
   FILE *f = fopen(path, "rb");
@@ -23,20 +23,20 @@ static unsigned char *slurp(const char *path, size_t *n) {
 }
 
 START_TEST(writes_i_and_d) {
-  char dir[] = "/tmp/slem-ranknpy-XXXXXX", path[256], iname[256], dname[256];
-  SlemRankNpy *w;
+  char dir[] = "/tmp/slem-npypair-XXXXXX", path[256], iname[256], dname[256];
+  SlemNpyPair *w;
   SlemError err;
   SlemHit q0[3] = {{17, 0.5f}, {3, 0.25f}, {9, 0.25f}}, q1[1] = {{4, -1.5f}};
   unsigned char *ib, *db;
   size_t in, dn;
   ck_assert_ptr_nonnull(mkdtemp(dir));
   snprintf(path, sizeof path, "%s/run.npy", dir);
-  ck_assert_int_eq(slem_ranknpy_open(&w, path, 3, &err), SLEM_OK);
-  ck_assert_int_eq(slem_ranknpy_write(w, 0, q0, 3, &err), SLEM_OK);
-  ck_assert_int_eq(slem_ranknpy_write(w, 1, q1, 1, &err), SLEM_OK);
-  ck_assert_int_eq(slem_ranknpy_write(w, 5, q1, 1, &err), SLEM_EINVAL); /* out of order */
-  ck_assert_int_eq(slem_ranknpy_close(w, &err), SLEM_OK);
-  ck_assert_int_eq(slem_ranknpy_names(path, iname, dname, sizeof iname), 0);
+  ck_assert_int_eq(slem_npypair_open(&w, path, 3, &err), SLEM_OK);
+  ck_assert_int_eq(slem_npypair_write(w, 0, q0, 3, &err), SLEM_OK);
+  ck_assert_int_eq(slem_npypair_write(w, 1, q1, 1, &err), SLEM_OK);
+  ck_assert_int_eq(slem_npypair_write(w, 5, q1, 1, &err), SLEM_EINVAL); /* out of order */
+  ck_assert_int_eq(slem_npypair_close(w, &err), SLEM_OK);
+  ck_assert_int_eq(slem_npypair_names(path, iname, dname, sizeof iname), 0);
   ck_assert_str_eq(strrchr(iname, '/'), "/run.I.npy");
   ck_assert_str_eq(strrchr(dname, '/'), "/run.D.npy");
   ib = slurp(iname, &in);
@@ -63,12 +63,12 @@ START_TEST(writes_i_and_d) {
   free(ib);
   free(db);
   /* refusals: stdout, k = 0; an aborted writer leaves nothing */
-  ck_assert_int_eq(slem_ranknpy_open(&w, "-", 3, &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_npypair_open(&w, "-", 3, &err), SLEM_EINVAL);
   ck_assert_ptr_nonnull(strstr(err.msg, "two files"));
-  ck_assert_int_eq(slem_ranknpy_open(&w, path, 0, &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_npypair_open(&w, path, 0, &err), SLEM_EINVAL);
   snprintf(path, sizeof path, "%s/gone.npy", dir);
-  ck_assert_int_eq(slem_ranknpy_open(&w, path, 2, &err), SLEM_OK);
-  slem_ranknpy_abort(w);
+  ck_assert_int_eq(slem_npypair_open(&w, path, 2, &err), SLEM_OK);
+  slem_npypair_abort(w);
   snprintf(path, sizeof path, "%s/gone.I.npy", dir);
   ck_assert_int_ne(access(path, F_OK), 0);
 }
@@ -86,16 +86,16 @@ START_TEST(names_of_a_pair) {
       {"a.I.npy.npy", "a.I.npy.I.npy", "a.I.npy.D.npy"}};
   char iname[64], dname[64];
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    ck_assert_int_eq(slem_ranknpy_names(cases[i][0], iname, dname, sizeof iname), 0);
+    ck_assert_int_eq(slem_npypair_names(cases[i][0], iname, dname, sizeof iname), 0);
     ck_assert_str_eq(iname, cases[i][1]);
     ck_assert_str_eq(dname, cases[i][2]);
   }
-  ck_assert_int_eq(slem_ranknpy_names("x_I.npy", iname, dname, 7), -1); /* does not fit */
+  ck_assert_int_eq(slem_npypair_names("x_I.npy", iname, dname, 7), -1); /* does not fit */
 }
 END_TEST
 
 int main(void) {
-  Suite *s = suite_create("ranknpy");
+  Suite *s = suite_create("npypair");
   TCase *tc = tcase_create("core");
   SRunner *sr;
   int failed;
