@@ -10,6 +10,7 @@ if ! command -v nm >/dev/null 2>&1 || [ ! -f "$A" ]; then echo "prefixes: skippe
 TABLE='
 enc_*: enc
 fmt_*: vfmt
+kern_*: kern
 rank_*: rank
 scorer_*: scorer
 kernel_stats: kernel_stats
