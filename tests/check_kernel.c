@@ -12,6 +12,7 @@
 #include "../lib/encode/cachekinds.h"
 #include "../lib/encode/slem_linear.h"
 #include "../lib/linalg/kernel.h"
+#include "../lib/linalg/kernelfam.h"
 #include "../lib/encode/kproj.h"
 #include "../lib/encode/kernel_stats.h"
 #include "../lib/encode/krec.h"
@@ -184,6 +185,112 @@ END_TEST
 START_TEST(kernel_dot_lanes_without_fma_equal_scalar_bit_for_bit) {
   setenv("SLEM_TEST_LANES", "avx", 1); /* AVX's multiply then add, where FMA would fuse */
   dots_equal_scalar();
+}
+END_TEST
+
+/* Every member of the kernels' table (kernelfam.h) is whole: a name of its own, one way to
+ * compute k, its spec parsed and printed back with each parameter it takes (and the others
+ * refused), the histograms' refusal, and its blocks (slem_kernel_block, slem_kernel_rows)
+ * and lanes against slem_kernel_eval: the same double where no GEMM is involved (the
+ * additive kernels, the lanes, exp's near pairs), within rounding otherwise. */
+START_TEST(kernel_table_members_are_whole) {
+  enum { NA = 7, NB = 5, D = 9 };
+  static const struct { unsigned flag; const char *set; } params[] = {
+      {SLEM_KERN_GAMMA | SLEM_KERN_GAMMA0, "gamma=0.5"},
+      {SLEM_KERN_C, "c=2"},
+      {SLEM_KERN_P, "p=3"}};
+  SlemError err, unknown;
+  size_t i;
+  const SlemKernelOps *o;
+  tu_seed(47);
+  ck_assert_int_eq(slem_kernel_parse(&(SlemKernel){0}, "sigmoid", &unknown), SLEM_EINVAL);
+  for (i = 0; (o = slem_kernel_member(i)); i++) {
+    SlemKernel k, k2;
+    char spec[128], buf[128], buf2[128];
+    double a[NA * D], b[NB * D], out[NA * NB], rows[NA * NB], bt[D * NB], b2[NB];
+    double y[NB * D], yt[SLEM_KLANES * D], lanes[SLEM_KLANES];
+    int n;
+    ck_assert(o->name && *o->name);
+    for (size_t j = 0; j < i; j++) ck_assert_str_ne(slem_kernel_member(j)->name, o->name);
+    ck_assert_msg(strstr(unknown.msg, o->name), "the list of kernels lacks %s: %s", o->name,
+                  unknown.msg);
+    ck_assert_msg((o->of_dot != NULL) + (o->of_sqdist != NULL) + (o->pair != NULL) == 1 &&
+                      !o->pair == !o->lanes, "%s: not one way to compute k", o->name);
+    ck_assert_msg(!(o->params & SLEM_KERN_G) == !o->scale, "%s: g without scale", o->name);
+    ck_assert_msg(o->near == 0 || o->of_sqdist, "%s: near without of_sqdist", o->name);
+    /* its name alone: the defaults; g=1 relative where it takes g */
+    ck_assert_int_eq(slem_kernel_parse(&k, o->name, &err), SLEM_OK);
+    ck_assert_ptr_eq(k.ops, o);
+    ck_assert_str_eq(slem_kernel_name(&k), o->name);
+    ck_assert(k.gamma == 1 && k.c == 1 && k.p == 2);
+    ck_assert_int_eq(k.gamma_relative, !!(o->params & SLEM_KERN_G));
+    /* each parameter it takes, printed back and parsed again to the same kernel */
+    n = snprintf(spec, sizeof spec, "%s", o->name);
+    for (size_t p = 0; p < 3; p++)
+      if (o->params & params[p].flag)
+        n += snprintf(spec + n, sizeof spec - (size_t)n, "%c%s", strchr(spec, ':') ? ',' : ':',
+                      params[p].set);
+    ck_assert_msg(slem_kernel_parse(&k, spec, &err) == SLEM_OK, "%s: %s", spec, err.msg);
+    slem_kernel_format(&k, buf, sizeof buf);
+    for (size_t p = 0; p < 3; p++)
+      ck_assert_msg(!(o->params & params[p].flag) == !strstr(buf, params[p].set),
+                    "%s printed as %s", spec, buf);
+    ck_assert_msg(slem_kernel_parse(&k2, buf, &err) == SLEM_OK, "%s: %s", buf, err.msg);
+    slem_kernel_format(&k2, buf2, sizeof buf2);
+    ck_assert_str_eq(buf2, buf);
+    ck_assert(k2.ops == o && k2.gamma == k.gamma && k2.c == k.c && k2.p == k.p &&
+              !k2.gamma_relative);
+    /* the parameters it does not take are refused, naming it */
+    for (size_t p = 0; p < 3; p++)
+      if (!(o->params & params[p].flag)) {
+        snprintf(spec, sizeof spec, "%s:%s", o->name, params[p].set);
+        ck_assert_int_eq(slem_kernel_parse(&k2, spec, &err), SLEM_EINVAL);
+        ck_assert_msg(strstr(err.msg, "takes no parameter") && strstr(err.msg, o->name),
+                      "%s: %s", spec, err.msg);
+      }
+    snprintf(spec, sizeof spec, "%s:g=0.5", o->name);
+    ck_assert_int_eq(slem_kernel_parse(&k2, spec, &err),
+                     o->params & SLEM_KERN_G ? SLEM_OK : SLEM_EINVAL);
+    /* a negative value: refused by the histogram kernels alone, naming file and record */
+    a[0] = 1, a[1] = -0.5;
+    ck_assert_int_eq(slem_kernel_prepare(&k, a, 2, 1, "neg.fvecs", 1, &err),
+                     o->histograms ? SLEM_EFORMAT : SLEM_OK);
+    ck_assert(o->histograms == slem_kernel_needs_histograms(&k));
+    if (o->histograms)
+      ck_assert_ptr_nonnull(strstr(err.msg, "neg.fvecs: record 2: value 1 is negative"));
+    /* values: signed where the kernel takes them; a pair at distance 0 and a 0/0 term */
+    for (size_t l = 0; l < NA * D; l++) a[l] = tu_uniform() * 2 - (o->histograms ? 0 : 1);
+    for (size_t l = 0; l < NB * D; l++) b[l] = tu_uniform() * 2 - (o->histograms ? 0 : 1);
+    memcpy(b + 2 * D, a + 3 * D, D * sizeof *a);
+    a[0] = 0, b[0] = 0;
+    ck_assert_int_eq(slem_kernel_prepare(&k, a, NA, D, "a", 1, &err), SLEM_OK);
+    ck_assert_int_eq(slem_kernel_prepare(&k, b, NB, D, "b", 1, &err), SLEM_OK);
+    slem_kernel_block(&k, out, a, NA, b, NB, D);
+    slem_kernel_rows_prepare(bt, b2, b, NB, D);
+    slem_kernel_rows(&k, rows, a, NA, b, bt, b2, NB, D);
+    for (size_t r = 0; r < NA; r++)
+      for (size_t c = 0; c < NB; c++) {
+        double want = slem_kernel_eval(&k, a + r * D, b + c * D, D);
+        int exact = o->pair || (o->near > 0 && r == 3 && c == 2);
+        for (int w = 0; w < 2; w++) {
+          double got = (w ? rows : out)[r * NB + c];
+          ck_assert_msg(exact ? memcmp(&got, &want, sizeof got) == 0
+                              : fabs(got - want) <= 1e-12 * (fabs(want) + 1),
+                        "%s %s (%zu, %zu): %.17g vs %.17g", buf, w ? "rows" : "block", r, c,
+                        got, want);
+        }
+      }
+    /* the lanes: the same double as slem_kernel_eval, the lanes past the rows included */
+    memcpy(y, b, sizeof y);
+    slem_kernel_lanes(yt, y, NB, D);
+    slem_kernel_eval_lanes(&k, a, yt, D, lanes);
+    for (size_t g = 0; g < SLEM_KLANES; g++) {
+      double zero[D] = {0}, want = slem_kernel_eval(&k, a, g < NB ? y + g * D : zero, D);
+      ck_assert_msg(memcmp(&lanes[g], &want, sizeof want) == 0, "%s lane %zu: %.17g vs %.17g",
+                    buf, g, lanes[g], want);
+    }
+  }
+  ck_assert_uint_ge(i, 9);
 }
 END_TEST
 
@@ -1161,6 +1268,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, kernel_dot_lanes_without_avx_equal_scalar_bit_for_bit);
   tcase_add_test(tc, kernel_dot_lanes_without_fma_equal_scalar_bit_for_bit);
   tcase_add_test(tc, kernel_specs);
+  tcase_add_test(tc, kernel_table_members_are_whole);
   tcase_add_test(tc, krec_refuses_histogram_kernels_up_front);
   tcase_add_test(tc, icl_reproduces_pivots_and_trace_decreases);
   tcase_add_test(tc, gamma_estimate_is_deterministic);

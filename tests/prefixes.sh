@@ -17,6 +17,7 @@ whiten: fit
 cachekinds: cache
 encopts: encoder
 fmt_*: vfmt
+kern_*: kern
 rank_*: rank
 scorer_*: scorer
 kernel_stats: kernel_stats fit

@@ -518,9 +518,7 @@ void slem_kproj_pack(const SlemKProj *self, double *out) {
 int slem_kproj_unpack(SlemKProj *self, const double *rows, size_t b, const char *name,
                       uint64_t first_record, SlemError *err) {
   size_t d = self->c->d, r = slem_cache_kernel(self->c)->r, w = SLEM_KPROJ_WIDTH(d, r, self->couple);
-  SlemKernelType t = slem_cache_kernel(self->c)->kernel.type;
-  int hist = t == SLEM_K_CHI2 || t == SLEM_K_INTERSECTION || t == SLEM_K_HELLINGER ||
-             t == SLEM_K_HELLINGER_DOT;
+  int hist = slem_kernel_needs_histograms(&slem_cache_kernel(self->c)->kernel);
   self->rows = 0;
   for (size_t i = 0; i < b; i++) {
     const double *o = rows + i * w;

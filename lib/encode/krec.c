@@ -136,7 +136,7 @@ int slem_krec_check(const char *kernel, size_t depth, SlemError *err) {
   if (slem_kernel_needs_histograms(&k))
     return slem_error(err, SLEM_EINVAL, "--depth %zu is not for the %s kernel: it needs "
                       "histograms (values >= 0), and stage 2 takes stage 1's descriptors, "
-                      "whose values can be negative", depth, slem_kernel_name(k.type));
+                      "whose values can be negative", depth, slem_kernel_name(&k));
   return SLEM_OK;
 }
 

@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "kernel.h"
+#include "kernelfam.h"
 
 #include "dot.h"
 #include "blas.h"
@@ -13,12 +14,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *names[] = {"linear", "poly", "rbf", "chi2", "intersection", "hellinger",
-                               "exp", "quad", "hellinger-dot"};
+/* The kernels: to add one, write lib/linalg/kern_NAME.c defining slem_kern_NAME
+ * (kernelfam.h) and add X(NAME) here. The order is that of the list in the message for an
+ * unknown kernel. */
+#define SLEM_KERNELS \
+  X(linear) X(poly) X(rbf) X(exp) X(quad) X(chi2) X(intersection) X(hellinger) X(hellinger_dot)
 
-const char *slem_kernel_name(SlemKernelType type) {
-  return (unsigned)type < sizeof names / sizeof names[0] ? names[type] : "unknown";
-}
+#define X(name) extern const SlemKernelOps slem_kern_##name;
+SLEM_KERNELS
+#undef X
+#define X(name) &slem_kern_##name,
+static const SlemKernelOps *const kernels[] = {SLEM_KERNELS};
+#undef X
+#define NKERNELS (sizeof kernels / sizeof kernels[0])
+
+const SlemKernelOps *slem_kernel_member(size_t i) { return i < NKERNELS ? kernels[i] : NULL; }
+
+const char *slem_kernel_name(const SlemKernel *self) { return self->ops->name; }
 
 static const char *factor_names[] = {"icd", "kpca", "full"};
 
@@ -41,30 +53,73 @@ static int parse_param(const char *spec, const char *key, const char *val, doubl
   return SLEM_OK;
 }
 
+/* The parameters a member may take (SlemKernelOps.params): each sets its field of the
+ * kernel from v, or answers 0 when v is out of range (refused with must). */
+static int set_gamma(SlemKernel *k, double v) {
+  /* quad: x.y + gamma (x.y)^2 is positive semidefinite for gamma >= 0 */
+  if (!(v > 0) && !(k->ops->params & SLEM_KERN_GAMMA0 && v == 0)) return 0;
+  k->gamma = v;
+  k->gamma_relative = 0;
+  return 1;
+}
+
+static int set_g(SlemKernel *k, double v) {
+  if (!(v > 0)) return 0;
+  k->g_rel = v;
+  k->gamma_relative = 1;
+  return 1;
+}
+
+static int set_c(SlemKernel *k, double v) {
+  if (!(v >= 0)) return 0;
+  k->c = v;
+  return 1;
+}
+
+static int set_p(SlemKernel *k, double v) {
+  if (!(v >= 1 && v <= 64 && v == floor(v))) return 0;
+  k->p = v;
+  return 1;
+}
+
+static const struct {
+  const char *key;
+  unsigned flags; /* a member with one of these takes the key */
+  int (*set)(SlemKernel *k, double v);
+  const char *must;
+} keys[] = {
+    {"gamma", SLEM_KERN_GAMMA | SLEM_KERN_GAMMA0, set_gamma, "gamma must be positive"},
+    {"g", SLEM_KERN_G, set_g, "g must be positive"},
+    {"c", SLEM_KERN_C, set_c, "c must be >= 0 for a positive semidefinite kernel"},
+    {"p", SLEM_KERN_P, set_p, "p must be a whole number from 1 to 64"},
+};
+#define NKEYS (sizeof keys / sizeof keys[0])
+
 int slem_kernel_parse(SlemKernel *self, const char *spec, SlemError *err) {
   char buf[256], *params, *tok, *save = NULL;
   size_t i;
-  int have_gamma = 0, have_g = 0;
   /* the parameters already given (bit i: keys[i]): one given twice is refused, as a cut-off
    * given twice is (-m P.1,1), rather than the last one silently winning */
-  static const char *const keys[] = {"gamma", "g", "c", "p"};
   unsigned seen = 0;
   memset(self, 0, sizeof *self);
   if (strlen(spec) >= sizeof buf) return slem_error(err, SLEM_EINVAL, "kernel spec too long");
   strcpy(buf, spec);
   params = strchr(buf, ':');
   if (params) *params++ = '\0';
-  for (i = 0; i < sizeof names / sizeof names[0]; i++)
-    if (strcmp(buf, names[i]) == 0) break;
-  if (i == sizeof names / sizeof names[0])
-    return slem_error(err, SLEM_EINVAL,
-                      "unknown kernel '%s' (linear, poly, rbf, exp, quad, chi2, intersection, hellinger, "
-                      "hellinger-dot)", buf);
-  self->type = (SlemKernelType)i;
+  for (i = 0; i < NKERNELS; i++)
+    if (strcmp(buf, kernels[i]->name) == 0) break;
+  if (i == NKERNELS) {
+    char list[256];
+    size_t at = 0;
+    for (size_t j = 0; j < NKERNELS && at < sizeof list; j++)
+      at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", j ? ", " : "", kernels[j]->name);
+    return slem_error(err, SLEM_EINVAL, "unknown kernel '%s' (%s)", buf, list);
+  }
+  self->ops = kernels[i];
   self->gamma = 1;
   self->c = 1;
   self->p = 2;
-  if (self->type == SLEM_K_RBF || self->type == SLEM_K_EXP) {
+  if (self->ops->params & SLEM_KERN_G) {
     self->gamma_relative = 1;
     self->g_rel = 1;
   }
@@ -72,124 +127,81 @@ int slem_kernel_parse(SlemKernel *self, const char *spec, SlemError *err) {
     char *eq = strchr(tok, '=');
     double v;
     int st;
+    size_t k;
     if (!eq) return slem_error(err, SLEM_EINVAL, "kernel '%s': parameter '%s' has no value", spec, tok);
     *eq = '\0';
-    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
-      if (strcmp(tok, keys[k]) == 0) {
+    for (k = 0; k < NKEYS; k++)
+      if (strcmp(tok, keys[k].key) == 0) {
         if (seen & 1u << k)
           return slem_error(err, SLEM_EINVAL, "kernel '%s': %s twice", spec, tok);
         seen |= 1u << k;
+        break;
       }
     if ((st = parse_param(spec, tok, eq + 1, &v, err)) != SLEM_OK) return st;
-    if (strcmp(tok, "gamma") == 0 && self->type == SLEM_K_INTERSECTION) {
-      /* the exponent of kernel_matrix.m's 'inter': sum min(x_i^G, y_i^G) */
-      if (!(v > 0)) return slem_error(err, SLEM_EINVAL, "kernel '%s': gamma must be positive", spec);
-      self->gamma = v;
-    } else if (strcmp(tok, "gamma") == 0 && (self->type == SLEM_K_RBF || self->type == SLEM_K_POLY ||
-                                      self->type == SLEM_K_EXP || self->type == SLEM_K_QUAD)) {
-      /* quad: x.y + gamma (x.y)^2 is positive semidefinite for gamma >= 0 */
-      if (!(v > 0) && !(self->type == SLEM_K_QUAD && v == 0))
-        return slem_error(err, SLEM_EINVAL, "kernel '%s': gamma must be positive", spec);
-      self->gamma = v;
-      self->gamma_relative = 0;
-      have_gamma = 1;
-    } else if (strcmp(tok, "g") == 0 && (self->type == SLEM_K_RBF || self->type == SLEM_K_EXP)) {
-      if (!(v > 0)) return slem_error(err, SLEM_EINVAL, "kernel '%s': g must be positive", spec);
-      self->g_rel = v;
-      self->gamma_relative = 1;
-      have_g = 1;
-    } else if (strcmp(tok, "c") == 0 && self->type == SLEM_K_POLY) {
-      if (!(v >= 0))
-        return slem_error(err, SLEM_EINVAL, "kernel '%s': c must be >= 0 for a positive "
-                          "semidefinite kernel", spec);
-      self->c = v;
-    } else if (strcmp(tok, "p") == 0 && self->type == SLEM_K_POLY) {
-      if (!(v >= 1 && v <= 64 && v == floor(v)))
-        return slem_error(err, SLEM_EINVAL, "kernel '%s': p must be a whole number from 1 to 64", spec);
-      self->p = v;
-    } else {
+    if (k == NKEYS || !(self->ops->params & keys[k].flags))
       return slem_error(err, SLEM_EINVAL, "kernel '%s': %s takes no parameter '%s'", spec,
-                        names[self->type], tok);
-    }
+                        self->ops->name, tok);
+    if (!keys[k].set(self, v)) return slem_error(err, SLEM_EINVAL, "kernel '%s': %s", spec, keys[k].must);
   }
-  if (have_gamma && have_g)
+  if ((seen & 1u) && (seen & 2u)) /* keys[0] and keys[1] */
     return slem_error(err, SLEM_EINVAL, "kernel '%s': give gamma or g, not both", spec);
   return SLEM_OK;
 }
 
 void slem_kernel_format(const SlemKernel *self, char *buf, size_t n) {
-  switch (self->type) {
-  case SLEM_K_POLY:
-    snprintf(buf, n, "poly:gamma=%.17g,c=%.17g,p=%.17g", self->gamma, self->c, self->p);
-    break;
-  case SLEM_K_RBF:
-  case SLEM_K_EXP:
-  case SLEM_K_QUAD:
-    snprintf(buf, n, "%s:gamma=%.17g", names[self->type], self->gamma);
-    break;
-  case SLEM_K_INTERSECTION: /* gamma 1, the plain intersection, keeps its spec of before */
-    if (self->gamma != 1) {
-      snprintf(buf, n, "intersection:gamma=%.17g", self->gamma);
-      break;
-    }
-    snprintf(buf, n, "%s", names[self->type]);
-    break;
-  default:
-    snprintf(buf, n, "%s", names[self->type]);
-    break;
+  char s[256];
+  int at;
+  char sep = ':';
+  if (self->ops->format) {
+    self->ops->format(self, buf, n);
+    return;
   }
+  at = snprintf(s, sizeof s, "%s", self->ops->name);
+  if (self->ops->params & (SLEM_KERN_GAMMA | SLEM_KERN_GAMMA0))
+    at += snprintf(s + at, sizeof s - (size_t)at, "%cgamma=%.17g", sep, self->gamma), sep = ',';
+  if (self->ops->params & SLEM_KERN_C)
+    at += snprintf(s + at, sizeof s - (size_t)at, "%cc=%.17g", sep, self->c), sep = ',';
+  if (self->ops->params & SLEM_KERN_P)
+    snprintf(s + at, sizeof s - (size_t)at, "%cp=%.17g", sep, self->p);
+  snprintf(buf, n, "%s", s);
 }
 
-int slem_kernel_needs_histograms(const SlemKernel *self) {
-  return self->type == SLEM_K_CHI2 || self->type == SLEM_K_INTERSECTION ||
-         self->type == SLEM_K_HELLINGER || self->type == SLEM_K_HELLINGER_DOT;
-}
+int slem_kernel_needs_histograms(const SlemKernel *self) { return self->ops->histograms; }
 
 int slem_kernel_prepare(const SlemKernel *self, double *x, size_t n, size_t d,
                         const char *name, uint64_t first_record, SlemError *err) {
-  if (!slem_kernel_needs_histograms(self)) return SLEM_OK;
+  const SlemKernelOps *o = self->ops;
+  if (!o->histograms && !o->prepare) return SLEM_OK;
   for (size_t i = 0; i < n; i++)
     for (size_t j = 0; j < d; j++) {
       double *v = x + i * d + j;
-      if (*v < 0)
+      if (o->histograms && *v < 0)
         return slem_error(err, SLEM_EFORMAT, "%s: record %" PRIu64 ": value %zu is negative (%g); "
                           "the %s kernel needs histograms", name, first_record + i, j + 1, *v,
-                          names[self->type]);
-      if (self->type == SLEM_K_HELLINGER) *v = sqrt(*v);
-      if (self->type == SLEM_K_INTERSECTION && self->gamma != 1) *v = pow(*v, self->gamma);
+                          o->name);
+      if (o->prepare) *v = o->prepare(self, *v);
     }
   return SLEM_OK;
 }
 
-static double powi(double x, double p) {
-  double r = 1;
-  for (int k = (int)p; k > 0; k--) r *= x;
-  return r;
+/* x.y and |x - y|^2, summed in the order of the coordinates */
+static double sum_dot(const double *x, const double *y, size_t d) {
+  double s = 0;
+  for (size_t j = 0; j < d; j++) s += x[j] * y[j];
+  return s;
+}
+
+static double sum_sqdist(const double *x, const double *y, size_t d) {
+  double s = 0;
+  for (size_t j = 0; j < d; j++) s += (x[j] - y[j]) * (x[j] - y[j]);
+  return s;
 }
 
 double slem_kernel_eval(const SlemKernel *self, const double *x, const double *y, size_t d) {
-  double s = 0;
-  switch (self->type) {
-  case SLEM_K_RBF:
-    for (size_t j = 0; j < d; j++) s += (x[j] - y[j]) * (x[j] - y[j]);
-    return exp(-self->gamma * s);
-  case SLEM_K_EXP:
-    for (size_t j = 0; j < d; j++) s += (x[j] - y[j]) * (x[j] - y[j]);
-    return exp(-self->gamma * sqrt(s));
-  case SLEM_K_CHI2:
-    for (size_t j = 0; j < d; j++)
-      if (x[j] + y[j] > 0) s += 2 * x[j] * y[j] / (x[j] + y[j]);
-    return s;
-  case SLEM_K_INTERSECTION:
-    for (size_t j = 0; j < d; j++) s += fmin(x[j], y[j]);
-    return s;
-  default:
-    for (size_t j = 0; j < d; j++) s += x[j] * y[j];
-    return self->type == SLEM_K_POLY            ? powi(self->gamma * s + self->c, self->p)
-           : self->type == SLEM_K_QUAD          ? s + self->gamma * s * s
-           : self->type == SLEM_K_HELLINGER_DOT ? sqrt(fabs(s))
-                                                : s;
-  }
+  const SlemKernelOps *o = self->ops;
+  if (o->of_dot) return o->of_dot(self, sum_dot(x, y, d));
+  if (o->of_sqdist) return o->of_sqdist(self, sum_sqdist(x, y, d));
+  return o->pair(self, x, y, d);
 }
 
 size_t slem_kernel_lanes_size(size_t n, size_t d) {
@@ -266,52 +278,30 @@ static void lanes_sum(int sq, const double *x, const double *yt, size_t d, doubl
  * side. */
 void slem_kernel_eval_lanes(const SlemKernel *self, const double *x, const double *yt, size_t d,
                             double *out) {
+  const SlemKernelOps *o = self->ops;
   double s[SLEM_KLANES] = {0};
-  switch (self->type) {
-  case SLEM_K_RBF:
-  case SLEM_K_EXP:
-    lanes_sum(1, x, yt, d, s);
-    for (size_t g = 0; g < SLEM_KLANES; g++)
-      out[g] = self->type == SLEM_K_RBF ? exp(-self->gamma * s[g]) : exp(-self->gamma * sqrt(s[g]));
+  if (!o->of_dot && !o->of_sqdist) {
+    o->lanes(self, x, yt, d, out);
     return;
-  case SLEM_K_CHI2:
-    /* the pairs with x + y = 0 add nothing, as in slem_kernel_eval (s stays >= +0) */
-    for (size_t l = 0; l < d; l++) {
-      const double *y = yt + l * SLEM_KLANES;
-      for (size_t g = 0; g < SLEM_KLANES; g++)
-        if (x[l] + y[g] > 0) s[g] += 2 * x[l] * y[g] / (x[l] + y[g]);
-    }
-    break;
-  case SLEM_K_INTERSECTION:
-    for (size_t l = 0; l < d; l++) {
-      const double *y = yt + l * SLEM_KLANES;
-      for (size_t g = 0; g < SLEM_KLANES; g++) s[g] += fmin(x[l], y[g]);
-    }
-    break;
-  default:
-    lanes_sum(0, x, yt, d, s);
-    for (size_t g = 0; g < SLEM_KLANES; g++)
-      s[g] = self->type == SLEM_K_POLY            ? powi(self->gamma * s[g] + self->c, self->p)
-             : self->type == SLEM_K_QUAD          ? s[g] + self->gamma * s[g] * s[g]
-             : self->type == SLEM_K_HELLINGER_DOT ? sqrt(fabs(s[g]))
-                                                  : s[g];
-    break;
   }
-  for (size_t g = 0; g < SLEM_KLANES; g++) out[g] = s[g];
+  lanes_sum(o->of_sqdist != NULL, x, yt, d, s);
+  for (size_t g = 0; g < SLEM_KLANES; g++)
+    out[g] = o->of_dot ? o->of_dot(self, s[g]) : o->of_sqdist(self, s[g]);
 }
 
 /* slem_kernel_block() with the squared norms of a's rows given (a2), or computed here when
- * a2 is NULL (rbf and exp only use them). With bt (b^T, d x nb) and b2 (the squared norms of
- * b's rows) given, slem_kernel_rows(): the products row by row (rowmul.h) and every norm in
- * a fixed order. */
+ * a2 is NULL (the kernels of the squared distance only use them). With bt (b^T, d x nb) and
+ * b2 (the squared norms of b's rows) given, slem_kernel_rows(): the products row by row
+ * (rowmul.h) and every norm in a fixed order. */
 static void kernel_block(const SlemKernel *self, double *out, const double *a, const double *a2,
                          size_t na, const double *b, const double *bt, const double *b2,
                          size_t nb, size_t d) {
+  const SlemKernelOps *o = self->ops;
   double *nb2 = NULL;
   if (na == 0 || nb == 0) return;
-  if (self->type == SLEM_K_CHI2 || self->type == SLEM_K_INTERSECTION) {
+  if (!o->of_dot && !o->of_sqdist) {
     for (size_t i = 0; i < na; i++)
-      for (size_t j = 0; j < nb; j++) out[i * nb + j] = slem_kernel_eval(self, a + i * d, b + j * d, d);
+      for (size_t j = 0; j < nb; j++) out[i * nb + j] = o->pair(self, a + i * d, b + j * d, d);
     return;
   }
   if (bt)
@@ -321,46 +311,39 @@ static void kernel_block(const SlemKernel *self, double *out, const double *a, c
   else
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)na, (int)nb, (int)d, 1.0, a,
                 (int)d, b, (int)d, 0.0, out, (int)nb);
-  if (self->type == SLEM_K_POLY) {
-    for (size_t i = 0; i < na * nb; i++) out[i] = powi(self->gamma * out[i] + self->c, self->p);
-  } else if (self->type == SLEM_K_QUAD) {
-    for (size_t i = 0; i < na * nb; i++) out[i] += self->gamma * out[i] * out[i];
-  } else if (self->type == SLEM_K_HELLINGER_DOT) {
-    for (size_t i = 0; i < na * nb; i++) out[i] = sqrt(fabs(out[i]));
-  } else if (self->type == SLEM_K_RBF || self->type == SLEM_K_EXP) {
-    /* |a - b|^2 = |a|^2 + |b|^2 - 2 a.b, clamped at 0 against rounding */
-    if (!b2) {
-      if (!(nb2 = malloc(nb * sizeof *nb2))) {
-        /* no memory for the norms: the direct sum, slower but exact */
-        for (size_t i = 0; i < na; i++)
-          for (size_t j = 0; j < nb; j++)
-            out[i * nb + j] = slem_kernel_eval(self, a + i * d, b + j * d, d);
-        return;
-      }
-      for (size_t j = 0; j < nb; j++) nb2[j] = cblas_ddot((int)d, b + j * d, 1, b + j * d, 1);
-      b2 = nb2;
-    }
-    for (size_t i = 0; i < na; i++) {
-      double na2 = a2   ? a2[i]
-                   : bt ? slem_dot_f64(a + i * d, a + i * d, d)
-                        : cblas_ddot((int)d, a + i * d, 1, a + i * d, 1);
-      for (size_t j = 0; j < nb; j++) {
-        double sq = na2 + b2[j] - 2 * out[i * nb + j];
-        sq = sq > 0 ? sq : 0;
-        if (self->type == SLEM_K_RBF) {
-          out[i * nb + j] = exp(-self->gamma * sq);
-        } else if (sq > 1e-4 * (na2 + b2[j])) {
-          out[i * nb + j] = exp(-self->gamma * sqrt(sq));
-        } else {
-          /* near pairs: the square root would turn the rounding of |a|^2 + |b|^2 - 2 a.b
-           * (about 1e-16 (|a|^2 + |b|^2)) into an error of its square root, 1e-8: the
-           * direct sum instead */
-          out[i * nb + j] = slem_kernel_eval(self, a + i * d, b + j * d, d);
-        }
-      }
-    }
-    free(nb2);
+  if (o->of_dot) {
+    for (size_t i = 0; i < na * nb; i++) out[i] = o->of_dot(self, out[i]);
+    return;
   }
+  /* |a - b|^2 = |a|^2 + |b|^2 - 2 a.b, clamped at 0 against rounding */
+  if (!b2) {
+    if (!(nb2 = malloc(nb * sizeof *nb2))) {
+      /* no memory for the norms: the direct sum, slower but exact */
+      for (size_t i = 0; i < na; i++)
+        for (size_t j = 0; j < nb; j++)
+          out[i * nb + j] = slem_kernel_eval(self, a + i * d, b + j * d, d);
+      return;
+    }
+    for (size_t j = 0; j < nb; j++) nb2[j] = cblas_ddot((int)d, b + j * d, 1, b + j * d, 1);
+    b2 = nb2;
+  }
+  for (size_t i = 0; i < na; i++) {
+    double na2 = a2   ? a2[i]
+                 : bt ? slem_dot_f64(a + i * d, a + i * d, d)
+                      : cblas_ddot((int)d, a + i * d, 1, a + i * d, 1);
+    for (size_t j = 0; j < nb; j++) {
+      double sq = na2 + b2[j] - 2 * out[i * nb + j];
+      sq = sq > 0 ? sq : 0;
+      if (o->near > 0 && !(sq > o->near * (na2 + b2[j])))
+        /* near pairs (exp): the square root would turn the rounding of |a|^2 + |b|^2 - 2 a.b
+         * (about 1e-16 (|a|^2 + |b|^2)) into an error of its square root, 1e-8: the direct
+         * sum instead */
+        out[i * nb + j] = slem_kernel_eval(self, a + i * d, b + j * d, d);
+      else
+        out[i * nb + j] = o->of_sqdist(self, sq);
+    }
+  }
+  free(nb2);
 }
 
 void slem_kernel_block(const SlemKernel *self, double *out, const double *a, size_t na,
@@ -475,8 +458,8 @@ int slem_kernel_estimate_gamma(SlemKernel *self, double *median, const double *x
     return slem_error(err, SLEM_ENUMERIC, "the median squared distance between negatives is 0 "
                       "(duplicates?): give gamma directly");
   /* rbf divides by the median squared distance, exp by its square root (the median of
-   * the distances when the sample's pair count is odd) */
-  self->gamma = self->g_rel / (self->type == SLEM_K_EXP ? sqrt(*median) : *median);
+   * the distances when the sample's pair count is odd): the member's scale */
+  self->gamma = self->g_rel / (self->ops->scale ? self->ops->scale(*median) : *median);
   self->gamma_relative = 0;
   return SLEM_OK;
 }

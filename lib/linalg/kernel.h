@@ -20,7 +20,8 @@
  * Vectors go through slem_kernel_prepare() first: hellinger takes square roots there, so
  * that it becomes the linear kernel, and intersection with G != 1 the powers x_i^G, and the kernels for histograms refuse negative
  * values. Linear, polynomial, quad, RBF, exp, Hellinger and hellinger-dot blocks come from one
- * GEMM plus norms. exp and quad are those of the authors' kernel_matrix.m.
+ * GEMM plus norms. exp and quad are those of the authors' kernel_matrix.m. Each kernel is
+ * one file lib/linalg/kern_NAME.c and one line of the table in kernel.c (kernelfam.h).
  */
 #ifndef SLEM_KERNEL_H
 #define SLEM_KERNEL_H
@@ -31,17 +32,9 @@
 #include "dot.h"
 #include "error.h"
 
-typedef enum SlemKernelType {
-  SLEM_K_LINEAR = 0,
-  SLEM_K_POLY,
-  SLEM_K_RBF,
-  SLEM_K_CHI2,
-  SLEM_K_INTERSECTION,
-  SLEM_K_HELLINGER,
-  SLEM_K_EXP,
-  SLEM_K_QUAD,
-  SLEM_K_HELLINGER_DOT
-} SlemKernelType;
+/* What one kernel is (kernelfam.h): each kernel is a member of the table in kernel.c, one
+ * file lib/linalg/kern_NAME.c. */
+typedef struct SlemKernelOps SlemKernelOps;
 
 /* How the negatives' kernel matrix is factorised (slem-negstats --factor): pivoted
  * incomplete Cholesky to a rank or a tolerance; the kernel PCA of the authors'
@@ -58,20 +51,22 @@ const char *slem_kernel_factor_name(SlemKernelFactor f);
 int slem_kernel_factor_parse(const char *name);
 
 typedef struct SlemKernel {
-  SlemKernelType type;
+  const SlemKernelOps *ops;  /* the kernel, set by slem_kernel_parse() */
   double gamma, c, p;  /* p: polynomial degree */
   double g_rel;        /* rbf:g=R: gamma is to be set to R / median squared distance */
   int gamma_relative;
 } SlemKernel;
 
-/* Parses a spec such as "rbf:gamma=0.5" or "poly:gamma=1,c=0,p=3". Errors: SLEM_EINVAL
- * with what is wrong. */
+/* Parses a spec such as "rbf:gamma=0.5" or "poly:gamma=1,c=0,p=3": self->ops the member
+ * of the kernels' table so named, its parameters as the member takes them (kernelfam.h).
+ * Errors: SLEM_EINVAL with what is wrong (an unknown name lists the table's). */
 int slem_kernel_parse(SlemKernel *self, const char *spec, SlemError *err);
 
 /* The spec with every parameter, for example "rbf:gamma=0.0125"; buf of n bytes. */
 void slem_kernel_format(const SlemKernel *self, char *buf, size_t n);
 
-const char *slem_kernel_name(SlemKernelType type);
+/* The kernel's name, as a spec names it ("hellinger-dot"). Cannot fail. */
+const char *slem_kernel_name(const SlemKernel *self);
 
 /* 1 when the kernel needs histograms (chi2, intersection, hellinger, hellinger-dot: values
  * >= 0, refused otherwise by slem_kernel_prepare()), else 0. Cannot fail. */
