@@ -6,7 +6,9 @@
 # under the names `make install` gives them first on PATH. A command goes on after a line
 # that ends in '\' or '|'; each command must exit 0 and write the files it names (after
 # -o, after '>', slem-plot-pr's OUT.png), not empty. The "Set up and run" block (make demo,
-# make check, make install) is the build itself and is left to tests/cli-install.sh.
+# make check, make install) is the build itself and is left to tests/cli-install.sh. First,
+# that the README stays a front page (at most 250 lines) and that every relative link of it
+# and of docs/*.md names a file and a heading that exist.
 # Run from the top of the tree after make.
 . "$(dirname "$0")/testlib.sh"
 D=$TOP/testdata/digits
@@ -18,6 +20,35 @@ ln -s "$TOP/tools/slem-scale" "$S/slem-parallel"
 ln -s "$TOP/tools/slem-scale" "$S/slem-sbatch"
 ln -s "$TOP/tools/slem-reindex" "$S/slem-reindex"
 PATH=$S:$PATH
+
+# ---- the README is a front page: at most 250 lines, every relative link found ----
+lines=$(wc -l <"$TOP/README.md")
+[ "$lines" -le 250 ] && ok || bad "README.md has $lines lines, more than 250: move a section to docs/"
+# links: each [text](TARGET) of README.md and docs/*.md that is not a URL names a file that
+# exists, relative to the page, and its #ANCHOR a heading of that file (GitHub's slugs:
+# lower case, punctuation dropped, spaces as '-')
+slugs() {
+  awk '/^#+ / { s = tolower($0); sub(/^#+ /, "", s); gsub(/[^a-z0-9 _-]/, "", s)
+    gsub(/ /, "-", s); print s }' "$1"
+}
+for page in "$TOP/README.md" "$TOP"/docs/*.md; do
+  dir=$(dirname "$page")
+  grep -o '](\([^)]*\))' "$page" | sed 's/^](//; s/)$//' | sort -u >"$T/links"
+  while IFS= read -r link; do
+    case $link in http://* | https://* | mailto:*) continue ;; esac
+    file=${link%%#*}
+    anchor=
+    case $link in *'#'*) anchor=${link#*#} ;; esac
+    target=$page
+    [ -n "$file" ] && target=$dir/$file
+    name=${page#"$TOP"/}
+    [ -e "$target" ] || { bad "$name: link '$link' names no file"; continue; }
+    if [ -n "$anchor" ] && ! slugs "$target" | grep -qxF -- "$anchor"; then
+      bad "$name: link '$link' names no heading"; continue
+    fi
+    ok
+  done <"$T/links"
+done
 
 # block TITLE: the commands of the indented block(s) of the README's section TITLE, one a
 # line (continued lines joined), comments left out
