@@ -8,12 +8,12 @@ A=$TOP/lib/libslem.a
 if ! command -v nm >/dev/null 2>&1 || [ ! -f "$A" ]; then echo "prefixes: skipped (no nm or no lib/libslem.a)"; exit 0; fi
 # object (a shell pattern): prefixes besides its own name
 TABLE='
-enc_*: enc
-kind_*: kind cache fit
-krec: fit
-nubeta: fit
-recursive: fit
-whiten: fit
+enc_*: enc variant
+kind_*: kind cache fit variant
+krec: fit variant
+nubeta: fit variant
+recursive: fit variant
+whiten: fit variant
 cachekinds: cache
 encopts: encoder
 fmt_*: vfmt

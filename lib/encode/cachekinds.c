@@ -2,21 +2,13 @@
 
 #include <string.h>
 
-/* The kinds of cache: to add one, write lib/encode/kind_NAME.c defining slem_kind_NAME
- * and add X(NAME) here; the Makefile builds every C file of lib/. */
-#define SLEM_CACHE_KINDS X(linear) X(recursive) X(nubeta) X(pca) X(partial) X(kernel) X(krec)
-
-#define X(name) extern const SlemCacheKindOps slem_kind_##name;
-SLEM_CACHE_KINDS
-#undef X
-
-#define X(name) &slem_kind_##name,
-static const SlemCacheKindOps *const kinds[] = {SLEM_CACHE_KINDS};
-#undef X
+#include "variant.h"
 
 const SlemCacheKindOps *slem_cachekinds_find(const char *name) {
-  for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
-    if (strcmp(name, kinds[k]->name) == 0) return kinds[k];
+  for (size_t i = 0; i < slem_variants_count(); i++) {
+    const SlemCacheKindOps *k = slem_variants_get(i)->kind;
+    if (k && strcmp(name, k->name) == 0) return k;
+  }
   return NULL;
 }
 

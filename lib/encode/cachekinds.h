@@ -1,7 +1,7 @@
-/* The kinds of cache (cache.h is their container): one file per kind, kind_NAME.[ch]
- * (its struct, its accessor, its writer and its reader), and one line in the table of
- * cachekinds.c. To add a kind, write lib/encode/kind_NAME.c defining
- * `const SlemCacheKindOps slem_kind_NAME` and add X(NAME) to SLEM_CACHE_KINDS there.
+/* The kinds of cache (cache.h is their container): each kind's struct, accessor, writer
+ * and reader in one file (kind_NAME.[ch] for the kinds of before; a new variant's own
+ * var_NAME.c), its SlemCacheKindOps named by its variant in the table of variants
+ * (variant.h), through which slem_cache_read() finds it.
  */
 #ifndef SLEM_CACHEKINDS_H
 #define SLEM_CACHEKINDS_H
@@ -27,7 +27,7 @@ typedef struct SlemCacheKindOps {
  * not known to this slem") or a member or section of the kind that is missing or wrong. */
 int slem_cache_read(SlemCache **self, const char *path, SlemError *err);
 
-/* The kind's table entry named name, or NULL. */
+/* The kind of the variants' table named name, or NULL. */
 const SlemCacheKindOps *slem_cachekinds_find(const char *name);
 
 #endif

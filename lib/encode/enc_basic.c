@@ -20,6 +20,7 @@
 #include "encoder.h"
 #include "rowmul.h"
 #include "kind_linear.h"
+#include "variant.h"
 
 typedef struct BasicEnc {
   const double *ainv;  /* the cache's A^-1(d, d), symmetric */
@@ -179,3 +180,9 @@ static void count_rows(void *self, size_t lo, size_t hi) {
 const SlemEncoderOps slem_enc_basic = {"basic", accepts, new_, out_dim, run, counts, NULL,
                                        free_,
     NULL, NULL, 1, count_rows};
+
+const SlemVariant slem_variant_basic = {
+    "basic",
+    "the authors' basic_encoder.m: unit descriptors, no bias, the negatives uncentred "
+    "(slem-encode --basic)",
+    NULL, NULL, &slem_enc_basic};

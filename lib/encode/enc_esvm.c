@@ -4,6 +4,7 @@
  * thread takes it (esvm.c), so the rows do not depend on the threads or the block. */
 #include "encoder.h"
 #include "esvm.h"
+#include "variant.h"
 
 static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError *err) {
   if (!o->esvm) return SLEM_ENC_NOT_MINE;
@@ -45,3 +46,8 @@ static void free_(void *self) { (void)self; }
 
 const SlemEncoderOps slem_enc_esvm = {"esvm", accepts, new_, out_dim, run, counts, NULL, free_,
     NULL, NULL, 0, NULL};
+
+const SlemVariant slem_variant_esvm = {
+    "esvm",
+    "exemplar SVMs against their negatives, LIBLINEAR's (slem-esvm)",
+    NULL, NULL, &slem_enc_esvm};

@@ -1,27 +1,17 @@
 #include "encoder.h"
 
-/* The encoders: to add one, write lib/encode/enc_NAME.c defining slem_enc_NAME and add
- * X(NAME) here; the Makefile builds every C file of lib/. */
-/* basic first: it takes --basic with any cache, and refuses all but a full linear one
- * (enc_basic.c), so the other encoders of a cache's kind never see that option. */
-#define SLEM_ENCODERS X(basic) X(esvm) X(kernel) X(krec) X(nubeta) X(recursive) X(pca) X(whiten) X(linear)
-
-#define X(name) extern const SlemEncoderOps slem_enc_##name;
-SLEM_ENCODERS
-#undef X
-
-#define X(name) &slem_enc_##name,
-static const SlemEncoderOps *const encoders[] = {SLEM_ENCODERS};
-#undef X
+#include "variant.h"
 
 int slem_encoder_choose(const SlemEncoderOps **ops, const SlemCache *cache,
                         const SlemEncStreamOpts *opts, SlemError *err) {
   *ops = NULL;
-  for (size_t i = 0; i < sizeof encoders / sizeof *encoders; i++) {
-    int a = encoders[i]->accepts(cache, opts, err);
+  /* the variants' encoders, in the table's order (variants.c) */
+  for (size_t i = 0; i < slem_variants_count(); i++) {
+    const SlemEncoderOps *e = slem_variants_get(i)->encoder;
+    int a = e ? e->accepts(cache, opts, err) : SLEM_ENC_NOT_MINE;
     if (a == SLEM_ENC_REFUSED) return err ? err->status : SLEM_EINVAL;
     if (a == SLEM_ENC_MINE) {
-      *ops = encoders[i];
+      *ops = e;
       return SLEM_OK;
     }
   }

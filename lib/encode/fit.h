@@ -1,8 +1,7 @@
 /* How each SLEM variant fits its statistics from the negatives (slem-negstats): one ops
- * struct per variant, `const SlemFitOps slem_fit_NAME` in the file of the variant's
- * computation, and one line X(NAME) in SLEM_FITS (fits.c). slem_negstats_run()
- * (negstats.h) asks the table in order for the first fit that takes the options, and runs
- * it: either the shared stream of the linear family (the negatives, and partial caches
+ * struct per fit, named by the variant (variant.h) in its table. slem_negstats_run()
+ * (negstats.h) asks the variants' fits in the table's order for the first that takes the
+ * options, and runs it: either the shared stream of the linear family (the negatives, and partial caches
  * merged exactly, through the statistics tree of stats.h) followed by the fit's finish(),
  * or a fit of its own that reads its inputs itself (recursive stages, kernels).
  */
@@ -50,7 +49,8 @@ typedef struct SlemFitOps {
              SlemNegstatsResult *res, SlemError *err);
 } SlemFitOps;
 
-/* The fit of the table that takes o (the linear fit takes any). Cannot fail. */
+/* The first fit of the variants' table that takes o (the last, linear's, takes any).
+ * Cannot fail. */
 const SlemFitOps *slem_fits_choose(const SlemNegstatsOpts *o);
 
 #endif

@@ -8,6 +8,7 @@
 
 #include "cachekinds.h"
 #include "vecs.h"
+#include "variant.h"
 
 const SlemCacheKernel *slem_cache_kernel(const SlemCache *self) {
   return self->kind_data && strcmp(self->kind, "kernel") == 0 ? self->kind_data : NULL;
@@ -296,3 +297,11 @@ int slem_cache_kernel_view(SlemCache **self, const char *name, size_t d, uint64_
   *self = c;
   return SLEM_OK;
 }
+
+extern const SlemFitOps slem_fit_kernel;
+extern const SlemEncoderOps slem_enc_kernel;
+const SlemVariant slem_variant_kernel = {
+    "kernel",
+    "kernel SLEM: explicit descriptors, projections, the exact similarity (slem-negstats -K "
+    "SPEC)",
+    &slem_kind_kernel, &slem_fit_kernel, &slem_enc_kernel};

@@ -9,6 +9,7 @@
 #include "mem.h"
 #include "phases.h"
 #include "stats.h"
+#include "variant.h"
 
 const SlemCacheLinear *slem_cache_linear(const SlemCache *self) {
   return self->kind_data && strcmp(self->kind, "linear") == 0 ? self->kind_data : NULL;
@@ -118,3 +119,9 @@ static int finish_linear(const SlemFitStream *s, const SlemNegstatsOpts *o,
 }
 
 const SlemFitOps slem_fit_linear = {"linear", takes_linear, finish_linear, NULL, NULL, NULL};
+
+extern const SlemEncoderOps slem_enc_linear;
+const SlemVariant slem_variant_linear = {
+    "linear",
+    "SLEM descriptors and classifiers, A^-1 = (Sigma + lambda I)^-1 (slem-negstats)",
+    &slem_kind_linear, &slem_fit_linear, &slem_enc_linear};

@@ -9,6 +9,7 @@
 #include "fit.h"
 #include "phases.h"
 #include "stats.h"
+#include "variant.h"
 
 /* The nodes' data: the info and the node table it points to. */
 typedef struct Partial {
@@ -206,3 +207,8 @@ static int finish_partial(const SlemFitStream *s, const SlemNegstatsOpts *o,
 }
 
 const SlemFitOps slem_fit_partial = {"partial", takes_partial, finish_partial, NULL, NULL, NULL};
+
+const SlemVariant slem_variant_partial = {
+    "partial",
+    "mergeable partial statistics of shards (slem-negstats --partial)",
+    &slem_kind_partial, &slem_fit_partial, NULL};

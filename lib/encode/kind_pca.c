@@ -6,6 +6,7 @@
 
 #include "cachekinds.h"
 #include "kind_linear.h"
+#include "variant.h"
 
 const SlemCacheEigen *slem_cache_pca(const SlemCache *self) {
   return self->kind_data && strcmp(self->kind, "pca") == 0 ? self->kind_data : NULL;
@@ -65,3 +66,10 @@ int slem_cache_write_pca(const char *path, size_t d, uint64_t n, size_t rank, do
   cJSON_Delete(m);
   return status;
 }
+
+extern const SlemEncoderOps slem_enc_pca;
+const SlemVariant slem_variant_pca = {
+    "pca",
+    "PCA-reduced SLEM of the top R eigenpairs (slem-negstats --pca R; fitted by whitening's "
+    "fit)",
+    &slem_kind_pca, NULL, &slem_enc_pca};

@@ -9,6 +9,7 @@
 #include "kind_kernel.h"
 #include "fit.h"
 #include "io.h"
+#include "variant.h"
 
 /* Rows of the negatives projected at once while a cache is made: the kpca factor and the
  * coupling hold k(x, negatives) for a whole block. */
@@ -263,3 +264,10 @@ static int fit_krec(const char *output, const char *const *inputs, size_t npaths
 }
 
 const SlemFitOps slem_fit_krec = {"kernel-recursive", takes_krec, NULL, NULL, NULL, fit_krec};
+
+extern const SlemCacheKindOps slem_kind_krec;
+extern const SlemEncoderOps slem_enc_krec;
+const SlemVariant slem_variant_krec = {
+    "kernel-recursive",
+    "stages of kernel SLEM (slem-negstats -K SPEC --depth K)",
+    &slem_kind_krec, &slem_fit_krec, &slem_enc_krec};

@@ -13,6 +13,7 @@
 #include "stats.h"
 #include "fit.h"
 #include "kind_recursive.h"
+#include "variant.h"
 
 /* The rows of a block whose zeros count: [lo, hi). */
 typedef struct Counted {
@@ -359,3 +360,11 @@ static int fit_nubeta(const char *output, const char *const *inputs, size_t n,
 }
 
 const SlemFitOps slem_fit_nubeta = {"nubeta", takes_nubeta, NULL, NULL, NULL, fit_nubeta};
+
+extern const SlemCacheKindOps slem_kind_nubeta;
+extern const SlemEncoderOps slem_enc_nubeta;
+const SlemVariant slem_variant_nubeta = {
+    "nubeta",
+    "new_full_encoder.m's [nu; beta] stages with adaptive theta_n (slem-negstats --depth K "
+    "--adaptive-theta POSITIVES)",
+    &slem_kind_nubeta, &slem_fit_nubeta, &slem_enc_nubeta};

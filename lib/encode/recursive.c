@@ -14,6 +14,7 @@
 #include "vecs.h"
 #include "kind_linear.h"
 #include "kind_recursive.h"
+#include "variant.h"
 
 /* The rows of a block whose zeros count: [lo, hi). */
 typedef struct Counted {
@@ -318,3 +319,11 @@ static int fit_recursive(const char *output, const char *const *inputs, size_t n
 
 const SlemFitOps slem_fit_recursive = {"recursive", takes_recursive, NULL, NULL, NULL,
                                        fit_recursive};
+
+extern const SlemCacheKindOps slem_kind_recursive;
+extern const SlemEncoderOps slem_enc_recursive;
+const SlemVariant slem_variant_recursive = {
+    "recursive",
+    "stages of linear SLEM, each on the negatives encoded by the ones before (slem-negstats "
+    "--depth K)",
+    &slem_kind_recursive, &slem_fit_recursive, &slem_enc_recursive};

@@ -8,6 +8,7 @@
 #include "phases.h"
 #include "kind_linear.h"
 #include "kind_pca.h"
+#include "variant.h"
 
 #include <gsl/gsl_cblas.h>
 #include <gsl/gsl_errno.h>
@@ -315,3 +316,16 @@ static int finish_mixed(const SlemFitStream *s, const SlemNegstatsOpts *o,
 
 const SlemFitOps slem_fit_mixed = {"mixed", takes_mixed, finish_mixed, mixed_positives,
                                    "the mixed covariance", NULL};
+
+const SlemVariant slem_variant_mixed = {
+    "mixed",
+    "SLEM_whitening.m's mixed covariance of positives and negatives (slem-negstats --eigen "
+    "--mixed POSITIVES)",
+    NULL, &slem_fit_mixed, NULL};
+
+extern const SlemEncoderOps slem_enc_whiten;
+const SlemVariant slem_variant_whitening = {
+    "whitening",
+    "the eigendecomposition of Sigma and (Sigma + lambda I)^alpha (slem-negstats --eigen, "
+    "slem-encode --alpha)",
+    NULL, &slem_fit_whiten, &slem_enc_whiten};

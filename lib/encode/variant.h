@@ -1,0 +1,37 @@
+/* The SLEM variants: linear, whitening, PCA, partial statistics, mixed covariance,
+ * recursive, [nu; beta] stages, basic, exemplar SVMs, kernel and kernel recursive SLEM.
+ * Each is declared once, `const SlemVariant slem_variant_NAME` in the file of its
+ * computation, and listed by one line X(NAME) in SLEM_VARIANTS (variants.c); it names
+ * what it brings of the three families: the cache kind it reads and writes
+ * (cachekinds.h), how slem-negstats fits it (fit.h), and how slem-encode encodes with it
+ * (encoder.h). slem_cache_read(), slem_negstats_run() and slem_encstream_run() (and so
+ * slem-negstats, slem-encode and slem-match -c) find their member through this table only.
+ *
+ * To add a variant: write lib/encode/var_NAME.c with its kind, fit and encoder ops and
+ * its SlemVariant, and add X(NAME) to SLEM_VARIANTS in the place its options ask for (the
+ * table is asked in order, for fits and encoders alike).
+ */
+#ifndef SLEM_VARIANT_H
+#define SLEM_VARIANT_H
+
+#include <stddef.h>
+
+#include "cachekinds.h"
+#include "encoder.h"
+#include "fit.h"
+
+typedef struct SlemVariant {
+  const char *name;                /* unique, as the docs name it */
+  const char *summary;             /* one line: what it is, and the option that asks for it */
+  const SlemCacheKindOps *kind;    /* the kind of cache it reads and writes, or NULL */
+  const SlemFitOps *fit;           /* its fit (slem-negstats), or NULL: another's fit makes
+                                      its cache */
+  const SlemEncoderOps *encoder;   /* its encoder (slem-encode), or NULL */
+} SlemVariant;
+
+/* The number of variants, and the i-th (i < that number), in the table's order. Cannot
+ * fail. */
+size_t slem_variants_count(void);
+const SlemVariant *slem_variants_get(size_t i);
+
+#endif
