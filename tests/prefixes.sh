@@ -17,8 +17,8 @@ kernel_stats: kernel_stats
 io: in out
 measures: judged measure
 phases: now
-rankfmt: rankline rankreader
-rankings: rankformat rankreader rankshard rankwriter
+rankfmt: rankline
+rankings: rankformat
 revisitop: revisit
 slem_linear: encode encoder
 strmap: arena keyset
