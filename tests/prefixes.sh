@@ -24,13 +24,14 @@ kernel_stats: kernel_stats fit
 io: in out
 measures: judged measure
 phases: now
-rankfmt: rankline rankreader
-rankings: rankformat rankreader rankshard rankwriter
+rankfmt: rankline
+rankings: rankformat
 revisitop: revisit
 slem_linear: encode encoder
 strmap: arena keyset
 vecfmt: float half vfmt
-vecs: block dtype format vecreader vecreaders vecwriter vfmt
+vecreader: vecreaders
+vecs: block dtype format vfmt
 '
 nm -A -g --defined-only "$A" | awk -v table="$TABLE" '
 BEGIN { n = split(table, T, "\n"); for (i = 1; i <= n; i++) if (T[i] != "") { split(T[i], kv, ": "); key[++k] = kv[1]; val[k] = kv[2] } }

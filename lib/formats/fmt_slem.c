@@ -376,7 +376,7 @@ static int open_slem(SlemVecReader *r, SlemError *err) {
     if (st) goto done;
   }
   r->count_from = "the header";
-  r->exact_end = 1; /* on a pipe, nothing may follow the ids (vecs.c: pipe_tail()) */
+  r->exact_end = 1; /* on a pipe, nothing may follow the ids (vecfmt.c: slem_vfmt_pipe_end()) */
   r->dtype = r->kproj ? SLEM_DT_F8 : SLEM_DT_F4;
   r->esize = esize;
   r->prefix = 0; /* n may be 0: a shard with no row */

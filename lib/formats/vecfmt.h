@@ -2,12 +2,13 @@
  *
  * A format is one SlemVecFormatDef: its names, how to recognise it from its first bytes,
  * and the hooks of its reader and writer. lib/formats/vecs.c holds the table of formats and
- * the public reader and writer that dispatch through it; lib/formats/vecfmt.c what the
- * formats share (the reading of fixed-size binary records, float16, the end of a pipe, the
- * messages); each family of formats lives in its own file
- * (fmt_vecs.c, fmt_npy.c, fmt_text.c, fmt_bin.c, fmt_slem.c, fmt_hdf5.c, fmt_foreign.c), its
- * own state behind the reader's and the writer's priv. Adding a format is one new file holding its definition
- * and one line in the table.
+ * its lookup, vecreader.c and vecwriter.c the public reader and writer that dispatch
+ * through it, and vecfmt.c what the formats share (the reading of fixed-size binary
+ * records, float16, the end of a pipe, the messages); each family of formats lives in its
+ * own file (fmt_vecs.c, fmt_npy.c, fmt_text.c, fmt_bin.c, fmt_slem.c, fmt_hdf5.c,
+ * fmt_foreign.c), its own state behind the reader's and the writer's priv. Adding a format
+ * is one new file lib/formats/fmt_NAME.c holding its definition and one line in the table
+ * of vecs.c.
  */
 #ifndef SLEM_VECFMT_H
 #define SLEM_VECFMT_H
@@ -127,7 +128,8 @@ struct SlemVecFormatDef {
    * and, for binary records, dtype, esize, prefix, rec, data_off, count_from. */
   int (*open)(SlemVecReader *r, SlemError *err);
   /* Reads up to max vectors into xd (double) or xf (float), whichever is not NULL, and
-   * adds them to r->done. NULL: fixed-size binary records, read by lib/formats/vecs.c. */
+   * adds them to r->done. NULL: fixed-size binary records, read by
+   * slem_vfmt_read_records() (vecfmt.c). */
   int (*read)(SlemVecReader *r, double *xd, float *xf, size_t max, size_t *got,
               SlemError *err);
   /* Back to the first vector. NULL: seek to data_off. */
@@ -173,6 +175,10 @@ extern const SlemVecFormatDef slem_vfmt_foreign;
 
 /* The definition of fmt, or NULL (SLEM_FMT_AUTO, or not a format). */
 const SlemVecFormatDef *slem_vfmt_find(SlemFormat fmt);
+
+/* The format of the table (vecs.c) whose sniffer is the most confident about the first n
+ * bytes p (n >= 1); fvecs when none recognises them. Cannot fail. */
+SlemFormat slem_vfmt_sniff(const unsigned char *p, size_t n);
 
 /* Little-endian uint32 at p. */
 static inline uint32_t slem_le32(const unsigned char *p) {

@@ -1,6 +1,6 @@
 /* The jsonl rankings (rankings.h): one query a line, {"query":"q","results":[{"rank":1,
  * "id":"d","row":17,"score":0.93}]}; the only format that carries slem-match --shard's
- * first and end lines (their fields: the table of rankings.c). */
+ * first and end lines (their fields: the table of rankshard.c). */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <inttypes.h>

@@ -1,15 +1,17 @@
 /* The ranking formats' interface: what one format of rankings.h implements, and the
- * writer and reader that the formats share (the query being read and the split of a line
- * are rankfmt.c's). Private to lib/rank/rankings.c, rankfmt.c and the format members
- * lib/rank/rank_*.c: callers use rankings.h.
+ * writer and reader that the formats share (the reader's query being built is
+ * rankreader.c's, the split of a line rankfmt.c's). Private to lib/rank/: the table
+ * (rankings.c), the writer (rankwriter.c), the reader (rankreader.c), the shard lines
+ * (rankshard.c), rankfmt.c, the format members rank_*.c and slem-merge (merge.c,
+ * mergefast.c): callers use rankings.h.
  *
  * A format is one file lib/rank/rank_NAME.c defining a const SlemRankFormatOps, and one line
  * in the table of rankings.c (its index is its SlemRankFormat). A text format fills
  * sniff, one of read_line/read_query and one of format/write_entries, and leaves the file
  * hooks NULL:
- * rankings.c then opens its output (atomic, "-" for stdout), reads its lines (pipes
- * included), groups its results by query and checks them (ids once per query). A format
- * of its own files (npy) fills the file hooks instead.
+ * the writer then opens its output (atomic, "-" for stdout), and the reader reads its lines
+ * (pipes included), groups its results by query and checks them (ids once per query). A
+ * format of its own files (npy) fills the file hooks instead.
  */
 #ifndef SLEM_RANKFMT_H
 #define SLEM_RANKFMT_H
@@ -59,7 +61,7 @@ typedef struct SlemRankFormatOps {
   /* A text format may fill format instead of write_entries: the same query's text appended
    * to buf (the bytes write_entries would write), with w only read, so that several
    * threads format ranges of queries at once, each into its own buffer, and one thread
-   * writes the buffers in order (slem_rankwriter_sink()). rankings.c writes a query of the
+   * writes the buffers in order (slem_rankwriter_sink()). rankwriter.c writes a query of the
    * serial path through it too. Errors: SLEM_ENOMEM (buf keeps the text of the results
    * before). NULL: the serial path alone (write_entries, write_hits). */
   int (*format)(const SlemRankWriter *w, const char *query, const SlemRankEntry *e, size_t n,
@@ -153,6 +155,15 @@ int slem_rankreader_add(SlemRankReader *r, const char *id, long rank, double sco
                         const char *score_text, int64_t row, const char *tag, uint64_t line,
                         SlemError *err);
 void slem_rankreader_finish(SlemRankReader *r, const SlemRankQuery **q);
+
+/* Whether line begins as a shard line of slem-match --shard (end 0: the first line,
+ * {"slem_shard":...}; 1: the end line, {"slem_shard_end":...}). Cannot fail. */
+int slem_rankshard_is_line(const char *line, int end);
+/* Parses the fields of one shard line (end 0: the first, 1: the end line) from the text
+ * line into m. Errors (SLEM_EFORMAT) name the file and where (a line number, or "the last
+ * line"). */
+int slem_rankshard_parse(SlemRankShard *m, const char *line, int end, const char *name,
+                         const char *where, SlemError *err);
 
 /* The line of a format of one result per line, in fields: split at seps (collapse: runs
  * of them count once) into want fields, the query first, the id at iid, the rank at

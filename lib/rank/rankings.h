@@ -8,8 +8,9 @@
  *          one row per query (npypair.h); queries are named by their row "0", "1", ...,
  *          results by their database row; two files, never a pipe
  * Ranks count from 1; ids are the ids files' lines, else 0-based database rows. Scores
- * print with %.9g (float32) in the C locale. This module owns the format names, the
- * writer and the reader; each format is one file lib/rank/rank_NAME.c implementing
+ * print with %.9g (float32) in the C locale. This module owns the format names (the table
+ * and its lookup, rankings.c), the writer (rankwriter.c), the reader (rankreader.c) and the
+ * shard lines (rankshard.c); each format is one file lib/rank/rank_NAME.c implementing
  * SlemRankFormatOps (rankfmt.h) and one line of the table in rankings.c.
  */
 #ifndef SLEM_RANKINGS_H
