@@ -125,8 +125,10 @@ build/cmd build/tests bin:
 deps:
 	@sh scripts/install-deps.sh
 
+# Check's default of 4 s a test case is too short for a loaded or sanitized run (CI's
+# AddressSanitizer pass timed out there): 60 s unless the caller sets CK_DEFAULT_TIMEOUT
 unit-test: $(TEST_BINS)
-	@f=0; for t in $(TEST_BINS); do echo "== $$t"; $$t || f=$$((f + 1)); done; test $$f = 0
+	@f=0; for t in $(TEST_BINS); do echo "== $$t"; CK_DEFAULT_TIMEOUT=$${CK_DEFAULT_TIMEOUT:-60} $$t || f=$$((f + 1)); done; test $$f = 0
 
 # every CLI script runs, and the target fails when any of them did
 CLI_TESTS = tests/layers.sh tests/prefixes.sh tests/numcmp.sh tests/cli.sh tests/cli-blas.sh tests/cli-install.sh tests/readme-examples.sh tests/cli-footguns.sh \

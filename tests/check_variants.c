@@ -1,5 +1,5 @@
-/* The variant tables: the cache kinds (cachekinds.h) and the fits of slem-negstats (fit.h)
- * are found through their tables; a kind nobody knows is refused by name, and a cache of
+/* The table of variants (variant.h): the cache kinds (cachekinds.h), the fits of
+ * slem-negstats (fit.h) and the encoders are found through it; a kind nobody knows is refused by name, and a cache of
  * each kind is read back through its own reader only. */
 #include "testutil.h"
 
@@ -7,6 +7,7 @@
 #include "../lib/encode/fit.h"
 #include "../lib/encode/kind_linear.h"
 #include "../lib/encode/negstats.h"
+#include "../lib/encode/variant.h"
 #include "../lib/formats/cache.h"
 #include "../lib/io/container.h"
 
@@ -111,9 +112,38 @@ START_TEST(members_keep_their_order) {
 }
 END_TEST
 
+/* Every variant is named once, brings at least one member, and each kind, fit and encoder
+ * belongs to one variant only; the lookups find the members through it. */
+START_TEST(the_variant_table_is_whole) {
+  size_t n = slem_variants_count();
+  ck_assert_uint_ge(n, 11);
+  for (size_t i = 0; i < n; i++) {
+    const SlemVariant *v = slem_variants_get(i);
+    ck_assert_ptr_nonnull(v->name);
+    ck_assert_msg(v->summary && strlen(v->summary) > 10, "%s has no summary", v->name);
+    ck_assert_msg(v->kind || v->fit || v->encoder, "%s brings nothing", v->name);
+    if (v->kind) ck_assert_ptr_eq(slem_cachekinds_find(v->kind->name), v->kind);
+    for (size_t j = 0; j < i; j++) {
+      const SlemVariant *w = slem_variants_get(j);
+      ck_assert_msg(strcmp(v->name, w->name) != 0, "variant %s twice", v->name);
+      ck_assert(!v->kind || v->kind != w->kind);
+      ck_assert(!v->fit || v->fit != w->fit);
+      ck_assert(!v->encoder || v->encoder != w->encoder);
+    }
+  }
+  /* the linear fit, which takes any options, is the last fit of the table */
+  for (size_t i = 0, seen = 0; i < n; i++) {
+    const SlemVariant *v = slem_variants_get(i);
+    ck_assert_msg(!seen || !v->fit, "fit %s after linear's is never asked", v->name);
+    if (v->fit && strcmp(v->fit->name, "linear") == 0) seen = 1;
+  }
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("variants");
   TCase *tc = tcase_create("variants");
+  tcase_add_test(tc, the_variant_table_is_whole);
   tcase_add_test(tc, every_kind_is_in_the_table);
   tcase_add_test(tc, fits_are_chosen_by_their_options);
   tcase_add_test(tc, an_unknown_kind_is_refused_by_name);
