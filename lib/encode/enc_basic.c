@@ -185,4 +185,4 @@ const SlemVariant slem_variant_basic = {
     "basic",
     "the authors' basic_encoder.m: unit descriptors, no bias, the negatives uncentred "
     "(slem-encode --basic)",
-    NULL, NULL, &slem_enc_basic};
+    NULL, NULL, &slem_enc_basic, NULL, NULL};

@@ -50,4 +50,4 @@ const SlemEncoderOps slem_enc_esvm = {"esvm", accepts, new_, out_dim, run, count
 const SlemVariant slem_variant_esvm = {
     "esvm",
     "exemplar SVMs against their negatives, LIBLINEAR's (slem-esvm)",
-    NULL, NULL, &slem_enc_esvm};
+    NULL, NULL, &slem_enc_esvm, NULL, NULL};

@@ -47,6 +47,9 @@ typedef struct SlemFitOps {
    * output, filling res. Errors: those of slem_negstats_run(). */
   int (*fit)(const char *output, const char *const *inputs, size_t n, const SlemNegstatsOpts *o,
              SlemNegstatsResult *res, SlemError *err);
+  /* May be NULL: the fit's own rules on o (which other options it refuses), checked before
+   * any input is read. Errors: SLEM_EINVAL with the message. */
+  int (*check)(const SlemNegstatsOpts *o, SlemError *err);
 } SlemFitOps;
 
 /* The first fit of the variants' table that takes o (the last, linear's, takes any).

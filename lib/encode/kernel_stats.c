@@ -292,4 +292,4 @@ static int fit_kernel(const char *output, const char *const *inputs, size_t npat
   return st;
 }
 
-const SlemFitOps slem_fit_kernel = {"kernel", takes_kernel, NULL, NULL, NULL, fit_kernel};
+const SlemFitOps slem_fit_kernel = {"kernel", takes_kernel, NULL, NULL, NULL, fit_kernel, NULL};

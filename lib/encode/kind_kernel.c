@@ -304,4 +304,4 @@ const SlemVariant slem_variant_kernel = {
     "kernel",
     "kernel SLEM: explicit descriptors, projections, the exact similarity (slem-negstats -K "
     "SPEC)",
-    &slem_kind_kernel, &slem_fit_kernel, &slem_enc_kernel};
+    &slem_kind_kernel, &slem_fit_kernel, &slem_enc_kernel, NULL, NULL};

@@ -118,10 +118,10 @@ static int finish_linear(const SlemFitStream *s, const SlemNegstatsOpts *o,
   return st;
 }
 
-const SlemFitOps slem_fit_linear = {"linear", takes_linear, finish_linear, NULL, NULL, NULL};
+const SlemFitOps slem_fit_linear = {"linear", takes_linear, finish_linear, NULL, NULL, NULL, NULL};
 
 extern const SlemEncoderOps slem_enc_linear;
 const SlemVariant slem_variant_linear = {
     "linear",
     "SLEM descriptors and classifiers, A^-1 = (Sigma + lambda I)^-1 (slem-negstats)",
-    &slem_kind_linear, &slem_fit_linear, &slem_enc_linear};
+    &slem_kind_linear, &slem_fit_linear, &slem_enc_linear, NULL, NULL};

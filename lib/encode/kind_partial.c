@@ -206,9 +206,9 @@ static int finish_partial(const SlemFitStream *s, const SlemNegstatsOpts *o,
   return st;
 }
 
-const SlemFitOps slem_fit_partial = {"partial", takes_partial, finish_partial, NULL, NULL, NULL};
+const SlemFitOps slem_fit_partial = {"partial", takes_partial, finish_partial, NULL, NULL, NULL, NULL};
 
 const SlemVariant slem_variant_partial = {
     "partial",
     "mergeable partial statistics of shards (slem-negstats --partial)",
-    &slem_kind_partial, &slem_fit_partial, NULL};
+    &slem_kind_partial, &slem_fit_partial, NULL, NULL, NULL};

@@ -263,11 +263,11 @@ static int fit_krec(const char *output, const char *const *inputs, size_t npaths
   return st;
 }
 
-const SlemFitOps slem_fit_krec = {"kernel-recursive", takes_krec, NULL, NULL, NULL, fit_krec};
+const SlemFitOps slem_fit_krec = {"kernel-recursive", takes_krec, NULL, NULL, NULL, fit_krec, NULL};
 
 extern const SlemCacheKindOps slem_kind_krec;
 extern const SlemEncoderOps slem_enc_krec;
 const SlemVariant slem_variant_krec = {
     "kernel-recursive",
     "stages of kernel SLEM (slem-negstats -K SPEC --depth K)",
-    &slem_kind_krec, &slem_fit_krec, &slem_enc_krec};
+    &slem_kind_krec, &slem_fit_krec, &slem_enc_krec, NULL, NULL};

@@ -17,6 +17,7 @@
 #include "kind_kernel.h"
 #include "cachekinds.h"
 #include "fit.h"
+#include "variant.h"
 #include "kernel.h"
 #include "kernel_stats.h"
 #include "io.h"
@@ -599,7 +600,17 @@ int slem_negstats_run(const char *output, const char *const *inputs, size_t n,
   {
     double t0 = slem_now();
     const SlemFitOps *fit = slem_fits_choose(opts);
-    int st = fit->fit ? fit->fit(output, inputs, n, opts, res, err)
+    const SlemVariant *asked = opts->variant ? slem_variants_by_option(opts->variant) : NULL;
+    int st;
+    if (opts->variant && !asked)
+      return slem_error(err, SLEM_EINVAL, "no variant is asked for by --%s", opts->variant);
+    /* the rules of the variant asked for by its option, even when another fit took the
+     * options, and of the fit that took them */
+    if (asked && asked->fit && asked->fit->check && (st = asked->fit->check(opts, err)))
+      return st;
+    if (fit->check && fit != (asked ? asked->fit : NULL) && (st = fit->check(opts, err)))
+      return st;
+    st = fit->fit ? fit->fit(output, inputs, n, opts, res, err)
                       : linear(output, inputs, n, fit, opts, res, err);
     res->phases.wall = slem_now() - t0;
     res->phases.threads = slem_blas_threads();

@@ -64,6 +64,8 @@ typedef struct SlemNegstatsOpts {
   SlemShard shard;       /* partial only: the leaves floor(I L / N) .. floor((I + 1) L / N) - 1
                             of the L leaves of leaf_rows rows of the vector inputs, numbered
                             across them in order (count 0: all rows; shard.h) */
+  const char *variant;   /* NULL, or the name of a variant asked for by its own option
+                            (variant.h: SlemVariant.option, e.g. "diagonal") */
   int allow_mixed_blas;  /* merge partial caches made on other BLAS cores (arith.h) than one
                             another or than this host (refused by default: SLEM_EFORMAT) */
   SlemProgressFn progress;  /* may be NULL: called with the negatives read so far */

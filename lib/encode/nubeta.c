@@ -359,7 +359,7 @@ static int fit_nubeta(const char *output, const char *const *inputs, size_t n,
   return st;
 }
 
-const SlemFitOps slem_fit_nubeta = {"nubeta", takes_nubeta, NULL, NULL, NULL, fit_nubeta};
+const SlemFitOps slem_fit_nubeta = {"nubeta", takes_nubeta, NULL, NULL, NULL, fit_nubeta, NULL};
 
 extern const SlemCacheKindOps slem_kind_nubeta;
 extern const SlemEncoderOps slem_enc_nubeta;
@@ -367,4 +367,4 @@ const SlemVariant slem_variant_nubeta = {
     "nubeta",
     "new_full_encoder.m's [nu; beta] stages with adaptive theta_n (slem-negstats --depth K "
     "--adaptive-theta POSITIVES)",
-    &slem_kind_nubeta, &slem_fit_nubeta, &slem_enc_nubeta};
+    &slem_kind_nubeta, &slem_fit_nubeta, &slem_enc_nubeta, NULL, NULL};

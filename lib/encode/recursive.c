@@ -318,7 +318,7 @@ static int fit_recursive(const char *output, const char *const *inputs, size_t n
 }
 
 const SlemFitOps slem_fit_recursive = {"recursive", takes_recursive, NULL, NULL, NULL,
-                                       fit_recursive};
+                                       fit_recursive, NULL};
 
 extern const SlemCacheKindOps slem_kind_recursive;
 extern const SlemEncoderOps slem_enc_recursive;
@@ -326,4 +326,4 @@ const SlemVariant slem_variant_recursive = {
     "recursive",
     "stages of linear SLEM, each on the negatives encoded by the ones before (slem-negstats "
     "--depth K)",
-    &slem_kind_recursive, &slem_fit_recursive, &slem_enc_recursive};
+    &slem_kind_recursive, &slem_fit_recursive, &slem_enc_recursive, NULL, NULL};

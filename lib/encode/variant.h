@@ -27,7 +27,16 @@ typedef struct SlemVariant {
   const SlemFitOps *fit;           /* its fit (slem-negstats), or NULL: another's fit makes
                                       its cache */
   const SlemEncoderOps *encoder;   /* its encoder (slem-encode), or NULL */
+  /* May be NULL: the slem-negstats flag of its own that asks for it (--NAME, without
+   * dashes), which sets SlemNegstatsOpts.variant to the variant's name, and its help text
+   * (lines of at most 52 characters, "\n" between them), which slem-negstats --help lists
+   * from the table. */
+  const char *option;
+  const char *option_help;
 } SlemVariant;
+
+/* The variant whose own option is name (SlemVariant.option), or NULL. */
+const SlemVariant *slem_variants_by_option(const char *name);
 
 /* The number of variants, and the i-th (i < that number), in the table's order. Cannot
  * fail. */

@@ -1,5 +1,7 @@
 #include "variant.h"
 
+#include <string.h>
+
 /* The variants: to add one, define slem_variant_NAME in lib/encode/var_NAME.c and add
  * X(NAME) here; the Makefile builds every C file of lib/. Fits and encoders are asked in
  * this order, the first that takes the options deciding: basic first (it takes --basic
@@ -8,7 +10,7 @@
  * are those and more); the linear family's fits before linear's, which takes whatever is
  * left. Encoders of different kinds take disjoint caches, so the rest decides nothing. */
 #define SLEM_VARIANTS \
-  X(basic) X(esvm) X(krec) X(kernel) X(nubeta) X(recursive) X(partial) X(mixed) X(pca) \
+  X(basic) X(esvm) X(diagonal) X(krec) X(kernel) X(nubeta) X(recursive) X(partial) X(mixed) X(pca) \
   X(whitening) X(linear)
 
 #define X(name) extern const SlemVariant slem_variant_##name;
@@ -22,3 +24,9 @@ static const SlemVariant *const variants[] = {SLEM_VARIANTS};
 size_t slem_variants_count(void) { return sizeof variants / sizeof *variants; }
 
 const SlemVariant *slem_variants_get(size_t i) { return variants[i]; }
+
+const SlemVariant *slem_variants_by_option(const char *name) {
+  for (size_t i = 0; i < slem_variants_count(); i++)
+    if (variants[i]->option && strcmp(variants[i]->option, name) == 0) return variants[i];
+  return NULL;
+}

@@ -285,7 +285,7 @@ static int finish_whiten(const SlemFitStream *s, const SlemNegstatsOpts *o,
   return st;
 }
 
-const SlemFitOps slem_fit_whiten = {"whiten", takes_whiten, finish_whiten, NULL, NULL, NULL};
+const SlemFitOps slem_fit_whiten = {"whiten", takes_whiten, finish_whiten, NULL, NULL, NULL, NULL};
 
 /* --mixed: SLEM_whitening.m's covariance of the positives and the negatives together (the
  * positives appended to the stream), and mu the positives' mean (read again alone). */
@@ -315,17 +315,17 @@ static int finish_mixed(const SlemFitStream *s, const SlemNegstatsOpts *o,
 }
 
 const SlemFitOps slem_fit_mixed = {"mixed", takes_mixed, finish_mixed, mixed_positives,
-                                   "the mixed covariance", NULL};
+                                   "the mixed covariance", NULL, NULL};
 
 const SlemVariant slem_variant_mixed = {
     "mixed",
     "SLEM_whitening.m's mixed covariance of positives and negatives (slem-negstats --eigen "
     "--mixed POSITIVES)",
-    NULL, &slem_fit_mixed, NULL};
+    NULL, &slem_fit_mixed, NULL, NULL, NULL};
 
 extern const SlemEncoderOps slem_enc_whiten;
 const SlemVariant slem_variant_whitening = {
     "whitening",
     "the eigendecomposition of Sigma and (Sigma + lambda I)^alpha (slem-negstats --eigen, "
     "slem-encode --alpha)",
-    NULL, &slem_fit_whiten, &slem_enc_whiten};
+    NULL, &slem_fit_whiten, &slem_enc_whiten, NULL, NULL};
