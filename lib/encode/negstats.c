@@ -28,7 +28,7 @@ void slem_negstats_opts_init(SlemNegstatsOpts *opts) {
   opts->lambda = -1;
   opts->lambda_rel = 1;
   opts->theta = 1;
-  opts->rank = 256;
+  opts->rank = SLEM_NEGSTATS_RANK;
   opts->sample = 1000;
   opts->seed = 1;
 }
@@ -769,23 +769,8 @@ static int kernel(const char *output, const char *const *inputs, size_t npaths,
 int slem_negstats_run(const char *output, const char *const *inputs, size_t n,
                       const SlemNegstatsOpts *opts, SlemNegstatsResult *res, SlemError *err) {
   memset(res, 0, sizeof *res);
-  if (n == 0) return slem_error(err, SLEM_EINVAL, "no negatives");
-  if (opts->kernel && opts->partial)
-    return slem_error(err, SLEM_EINVAL, "a kernel cache has no partial form");
-  if (opts->mixed && (!opts->eigen || opts->kernel || opts->partial || opts->pca ||
-                      opts->depth > 1 || opts->shard.count > 0))
-    return slem_error(err, SLEM_EINVAL, "the mixed covariance (--mixed) makes an eigen cache: "
-                      "with --eigen, not with --kernel, --partial, --pca, --depth or --shard");
-  if (opts->adaptive && (opts->depth < 2 || opts->kernel || opts->partial || opts->eigen ||
-                         opts->pca || opts->mixed || opts->shard.count > 0))
-    return slem_error(err, SLEM_EINVAL, "the adaptive theta_n (--adaptive-theta) makes [nu; beta] "
-                      "stages: with --depth K >= 2, not with --kernel, --partial, --eigen, --pca, "
-                      "--mixed or --shard");
-  if (opts->shard.count > 0 && !opts->partial)
-    return slem_error(err, SLEM_EINVAL, "--shard makes partial statistics: add --partial, and "
-                      "merge the shards' partial caches into the cache");
-  if (opts->kernel && opts->depth > 1) { /* before the negatives are read */
-    int st = slem_krec_check(opts->kernel, opts->depth, err);
+  { /* before the negatives are read */
+    int st = slem_negstats_check(opts, inputs, n, err);
     if (st != SLEM_OK) return st;
   }
   {
