@@ -4,7 +4,11 @@
  * the nearest accepted one (SLEM_OK), so that a rule removed or widened fails here. */
 #include "testutil.h"
 
+#include "../lib/encode/encstream.h"
 #include "../lib/encode/negstats.h"
+#include "../lib/eval/eval.h"
+#include "../lib/eval/revisitop.h"
+#include "../lib/eval/truth.h"
 #include "../lib/linalg/kernel.h"
 
 /* ---- slem_negstats_check() ---- */
@@ -157,12 +161,315 @@ START_TEST(test_negstats_run_checks) {
 }
 END_TEST
 
+/* ---- slem_encstream_check() and slem_encstream_check_dtype() ---- */
+
+typedef struct {
+  const char *name;
+  void (*set)(SlemEncStreamOpts *o, const char **output, int *ids, int *groups);
+  const char *msg; /* a part of the message; NULL: accepted */
+} EncCase;
+
+#define ENC(fn, body)                                                           \
+  static void fn(SlemEncStreamOpts *o, const char **output, int *ids, int *groups) { \
+    (void)o; (void)output; (void)ids; (void)groups; body;                      \
+  }
+ENC(e_plain, (void)0)
+ENC(e_theta, o->theta_set = 1)
+ENC(e_theta_classifier, o->theta_set = 1; o->mode = SLEM_ENCODE_CLASSIFIER)
+ENC(e_theta_basic, o->theta_set = 1; o->basic = 1)
+ENC(e_alpha_classifier, o->alpha_set = 1; o->mode = SLEM_ENCODE_CLASSIFIER)
+ENC(e_alpha, o->alpha_set = 1)
+ENC(e_no_extension, *output = "out.weird")
+ENC(e_format_given, *output = "out.weird"; o->format = SLEM_FMT_FVECS)
+ENC(e_f2_fvecs, o->dtype = SLEM_DTYPE_F2)
+ENC(e_f2_npy, o->dtype = SLEM_DTYPE_F2; *output = "out.npy")
+ENC(e_i1_classifier, o->dtype = SLEM_DTYPE_I1; o->format = SLEM_FMT_NPY;
+    o->mode = SLEM_ENCODE_CLASSIFIER)
+ENC(e_i1, o->dtype = SLEM_DTYPE_I1; o->format = SLEM_FMT_NPY)
+ENC(e_projections_fvecs, o->projections = 1)
+ENC(e_projections, o->projections = 1; *output = "out.slem")
+ENC(e_projections_classifier, o->projections = 1; o->format = SLEM_FMT_SLEM;
+    o->mode = SLEM_ENCODE_CLASSIFIER)
+ENC(e_coordinates_couple, o->coordinates = 1; o->couple = 1)
+ENC(e_coordinates_classifier, o->coordinates = 1; o->mode = SLEM_ENCODE_CLASSIFIER)
+ENC(e_coordinates, o->coordinates = 1)
+ENC(e_groups_shard, *groups = 1; o->shard.count = 2)
+ENC(e_groups, *groups = 1)
+ENC(e_shard, o->shard.count = 2)
+ENC(e_ids_fvecs, *ids = 1)
+ENC(e_ids_slem, *ids = 1; o->format = SLEM_FMT_SLEM)
+
+static const EncCase enc_cases[] = {
+    {"plain", e_plain, NULL},
+    {"--theta", e_theta, "--theta goes with --classifier or --basic"},
+    {"--theta --classifier", e_theta_classifier, NULL},
+    {"--theta --basic", e_theta_basic, NULL},
+    {"--alpha --classifier", e_alpha_classifier, "--alpha gives unit descriptors, not classifiers"},
+    {"--alpha", e_alpha, NULL},
+    {"no extension", e_no_extension, "out.weird: the output's extension names no vector format"},
+    {"-F fvecs", e_format_given, NULL},
+    {"--dtype f2 to fvecs", e_f2_fvecs, "--dtype f2 needs npy output (-F npy, or OUT.npy)"},
+    {"--dtype f2 to npy", e_f2_npy, NULL},
+    {"--dtype i1 --classifier", e_i1_classifier, "--dtype i1 is for unit-norm descriptors, not "
+                                                 "classifiers"},
+    {"--dtype i1", e_i1, NULL},
+    {"--projections to fvecs", e_projections_fvecs, "--projections are written to a container"},
+    {"--projections to slem", e_projections, NULL},
+    {"--projections --classifier", e_projections_classifier, "--projections are not classifiers"},
+    {"--coordinates --couple", e_coordinates_couple, "--coordinates go with none of"},
+    {"--coordinates --classifier", e_coordinates_classifier, "--coordinates go with none of"},
+    {"--coordinates", e_coordinates, NULL},
+    {"--groups --shard", e_groups_shard, "--groups needs the whole input: not with --shard"},
+    {"--groups", e_groups, NULL},
+    {"--shard", e_shard, NULL},
+    {"--ids to fvecs", e_ids_fvecs, "--ids: ids travel in the container"},
+    {"--ids to slem", e_ids_slem, NULL},
+};
+
+START_TEST(test_encstream_rules) {
+  const EncCase *c = &enc_cases[_i];
+  SlemEncStreamOpts o;
+  const char *output = "out.fvecs";
+  int ids = 0, groups = 0, st;
+  SlemError err;
+  slem_encstream_opts_init(&o);
+  c->set(&o, &output, &ids, &groups);
+  err.msg[0] = 0;
+  st = slem_encstream_check(&o, output, ids, groups, &err);
+  if (!c->msg) {
+    ck_assert_msg(st == SLEM_OK, "%s: refused: %s", c->name, err.msg);
+  } else {
+    ck_assert_msg(st == SLEM_EINVAL, "%s: accepted, expected '%s'", c->name, c->msg);
+    ck_assert_msg(strstr(err.msg, c->msg) != NULL, "%s: '%s', expected '%s'", c->name, err.msg,
+                  c->msg);
+  }
+}
+END_TEST
+
+/* the rule of --dtype from the table of formats, with the user's spelling in the message */
+START_TEST(test_dtype_rule) {
+  SlemError err;
+  ck_assert_int_eq(slem_encstream_check_dtype(SLEM_DTYPE_F4, NULL, SLEM_FMT_FVECS, 1, &err),
+                   SLEM_OK);
+  ck_assert_int_eq(slem_encstream_check_dtype(SLEM_DTYPE_F2, NULL, SLEM_FMT_NPY, 1, &err), SLEM_OK);
+  ck_assert_int_eq(slem_encstream_check_dtype(SLEM_DTYPE_F2, "float16", SLEM_FMT_TEXT, 0, &err),
+                   SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "--dtype float16 needs npy output (-F npy, or OUT.npy)");
+  ck_assert_int_eq(slem_encstream_check_dtype(SLEM_DTYPE_I1, NULL, SLEM_FMT_SLEM, 0, &err),
+                   SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "--dtype i1 needs npy output (-F npy, or OUT.npy)");
+  ck_assert_int_eq(slem_encstream_check_dtype(SLEM_DTYPE_I1, NULL, SLEM_FMT_NPY, 1, &err),
+                   SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "--dtype i1 is for unit-norm descriptors, not classifiers");
+  /* what the table says each format can write */
+  ck_assert(slem_format_stores(SLEM_FMT_NPY, SLEM_DTYPE_I1));
+  ck_assert(!slem_format_stores(SLEM_FMT_FVECS, SLEM_DTYPE_F2));
+  ck_assert(slem_format_stores(SLEM_FMT_FVECS, SLEM_DTYPE_F4));
+  ck_assert(!slem_format_stores(SLEM_FMT_AUTO, SLEM_DTYPE_F4));
+  ck_assert(slem_format_carries(SLEM_FMT_SLEM));
+  ck_assert(!slem_format_carries(SLEM_FMT_NPY));
+}
+END_TEST
+
+/* a caller of the library gets the refusal from the run too, before the input is read */
+START_TEST(test_encstream_run_checks) {
+  SlemEncStreamOpts o;
+  SlemEncStreamResult res;
+  SlemError err;
+  char *in = tu_path("rules-in.fvecs"), *out = tu_path("rules-enc.fvecs");
+  const double x[4] = {1, 2, 3, 4};
+  SlemVecReader *r = NULL;
+  tu_write_fvecs(in, x, 2, 2);
+  ck_assert_int_eq(slem_vecreader_open(&r, in, SLEM_FMT_AUTO, &err), SLEM_OK);
+  slem_encstream_opts_init(&o);
+  o.esvm_d = 2;
+  o.projections = 1;
+  ck_assert_int_eq(slem_encstream_run(NULL, r, out, &o, &res, &err), SLEM_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "--projections are written to a container"));
+  ck_assert(!tu_file_exists(out));
+  slem_vecreader_free(r);
+  free(in);
+  free(out);
+}
+END_TEST
+
+/* slem-encode as one call: a refusal of the cache's encoder is the options' (usage), a
+ * missing file is not; a good run writes every row */
+START_TEST(test_encstream_run_files) {
+  char *neg = tu_path("rf-neg.fvecs"), *cache = tu_path("rf.slem"), *out = tu_path("rf.fvecs");
+  double x[40 * 3];
+  const char *in = neg;
+  SlemNegstatsOpts no;
+  SlemNegstatsResult nres;
+  SlemEncStreamOpts o;
+  SlemEncStreamFiles f = {0};
+  SlemEncStreamResult res;
+  SlemError err;
+  int usage = -1;
+  tu_seed(7);
+  tu_gaussian_rows(x, 40, 3, 0);
+  tu_write_fvecs(neg, x, 40, 3);
+  slem_negstats_opts_init(&no);
+  ck_assert_int_eq(slem_negstats_run(cache, &in, 1, &no, &nres, &err), SLEM_OK);
+  f.cache = cache;
+  f.input = neg;
+  slem_encstream_opts_init(&o);
+  o.couple = 1;
+  ck_assert_int_eq(slem_encstream_run_files(&f, out, &o, &res, &usage, &err), SLEM_EINVAL);
+  ck_assert_int_eq(usage, 1);
+  ck_assert_ptr_nonnull(strstr(err.msg, "--couple needs a kernel cache"));
+  ck_assert(!tu_file_exists(out));
+  o.couple = 0;
+  f.cache = "/nonexistent/cache.slem";
+  ck_assert_int_ne(slem_encstream_run_files(&f, out, &o, &res, &usage, &err), SLEM_OK);
+  ck_assert_int_eq(usage, 0);
+  f.cache = cache;
+  ck_assert_int_eq(slem_encstream_run_files(&f, out, &o, &res, &usage, &err), SLEM_OK);
+  ck_assert_uint_eq(res.n, 40);
+  ck_assert(tu_file_exists(out));
+  free(neg);
+  free(cache);
+  free(out);
+}
+END_TEST
+
+/* ---- slem_truth_check(): slem-eval's and slem-report's ground truth ---- */
+
+typedef struct {
+  const char *name;
+  int protocol;
+  const char *easy, *hard;
+  SlemTruthSpec spec;
+  int with_neighbors;
+  const char *msg; /* the whole message; NULL: accepted */
+} TruthCase;
+
+static const TruthCase truth_cases[] = {
+    {"labels", 0, NULL, NULL, {.qlabels = "q", .dblabels = "d"}, 0, NULL},
+    {"qrels", 0, NULL, NULL, {.qrels = "r"}, 0, NULL},
+    {"neighbors", 0, NULL, NULL, {.neighbors = "n", .qids = "i"}, 1, NULL},
+    {"--easy without --protocol", 0, "e", NULL, {.qrels = "r"}, 0,
+     "--easy and --hard go with --protocol"},
+    {"--hard without --protocol", 0, NULL, "h", {.qrels = "r"}, 1,
+     "--easy and --hard go with --protocol"},
+    {"--protocol alone", 1, NULL, NULL, {0}, 0,
+     "--protocol needs the positives: --easy F and --hard F, or graded --qrels"},
+    {"--protocol --qrels --easy", 1, "e", NULL, {.qrels = "r"}, 0,
+     "--protocol needs the positives: --easy F and --hard F, or graded --qrels"},
+    {"--protocol --easy --hard", 1, "e", "h", {0}, 0, NULL},
+    {"--protocol --qrels", 1, NULL, NULL, {.qrels = "r"}, 0, NULL},
+    {"--protocol with labels", 1, "e", "h", {.qlabels = "q", .dblabels = "d"}, 0,
+     "--protocol takes no labels"},
+    {"--protocol --qrels --junk", 1, NULL, NULL, {.qrels = "r", .njunk = 1}, 0,
+     "--protocol with --qrels: junk is grade -1 there"},
+    {"--protocol --easy --hard --junk", 1, "e", "h", {.njunk = 1}, 0, NULL},
+    {"--neighbors --qrels", 0, NULL, NULL, {.neighbors = "n", .qrels = "r"}, 1,
+     "--neighbors is the ground truth alone: no --qrels, labels or --exclude-self"},
+    {"--neighbors --exclude-self", 0, NULL, NULL, {.neighbors = "n", .exclude_self = 1}, 1,
+     "--neighbors is the ground truth alone: no --qrels, labels or --exclude-self"},
+    {"nothing (slem-eval)", 0, NULL, NULL, {0}, 1,
+     "give the ground truth as --qrels, --query-labels and --db-labels, or --neighbors"},
+    {"nothing (slem-report)", 0, NULL, NULL, {0}, 0,
+     "give the ground truth as --qrels, or as --query-labels and --db-labels"},
+    {"qrels and labels", 0, NULL, NULL, {.qrels = "r", .qlabels = "q", .dblabels = "d"}, 0,
+     "give the ground truth as --qrels, or as --query-labels and --db-labels"},
+    {"half the labels", 0, NULL, NULL, {.qlabels = "q"}, 1,
+     "--query-labels and --db-labels go together"},
+    {"--qrels --query-ids", 0, NULL, NULL, {.qrels = "r", .qids = "i"}, 1,
+     "--query-ids, --db-ids and --exclude-self go with labels, not --qrels"},
+    {"--qrels --exclude-self", 0, NULL, NULL, {.qrels = "r", .exclude_self = 1}, 0,
+     "--query-ids, --db-ids and --exclude-self go with labels, not --qrels"},
+    {"--protocol --qrels --exclude-self", 1, NULL, NULL, {.qrels = "r", .exclude_self = 1}, 0,
+     "--query-ids, --db-ids and --exclude-self go with labels, not --qrels"},
+    {"labels with ids and --exclude-self", 0, NULL, NULL,
+     {.qlabels = "q", .dblabels = "d", .qids = "i", .dbids = "j", .exclude_self = 1}, 0, NULL},
+};
+
+START_TEST(test_truth_rules) {
+  const TruthCase *c = &truth_cases[_i];
+  SlemError err;
+  int st;
+  err.msg[0] = 0;
+  st = slem_truth_check(&c->spec, c->protocol, c->easy, c->hard, c->with_neighbors, &err);
+  if (!c->msg) {
+    ck_assert_msg(st == SLEM_OK, "%s: refused: %s", c->name, err.msg);
+  } else {
+    ck_assert_msg(st == SLEM_EINVAL, "%s: accepted, expected '%s'", c->name, c->msg);
+    ck_assert_msg(strcmp(err.msg, c->msg) == 0, "%s: '%s', expected '%s'", c->name, err.msg,
+                  c->msg);
+  }
+}
+END_TEST
+
+/* slem_truth_read() refuses as the tools do, before any file is read */
+START_TEST(test_truth_read_checks) {
+  SlemTruth *t = NULL;
+  SlemError err;
+  SlemTruthSpec spec = {.qrels = "/nonexistent/qrels", .exclude_self = 1};
+  ck_assert_int_eq(slem_truth_read(&t, &spec, &err), SLEM_EINVAL);
+  ck_assert_ptr_null(t);
+  ck_assert_str_eq(err.msg, "--query-ids, --db-ids and --exclude-self go with labels, not --qrels");
+}
+END_TEST
+
+static void write_text(const char *path, const char *text) {
+  tu_write_bytes(path, text, strlen(text));
+}
+
+/* slem-eval as one call: the summary and the curve written together; the rules first */
+START_TEST(test_eval_run) {
+  char *ql = tu_path("ev-q.labels"), *dl = tu_path("ev-d.labels"), *rk = tu_path("ev.tsv");
+  char *out = tu_path("ev.out"), *curve = tu_path("ev.curve");
+  SlemTruthSpec spec = {.qlabels = ql};
+  SlemEvalOpts o;
+  SlemEvalResult *res = NULL;
+  SlemTruth *truth = NULL;
+  SlemError err;
+  write_text(ql, "a\nb\n");
+  write_text(dl, "a\nb\nb\n");
+  write_text(rk, "0\t1\t1\t0.9\n0\t2\t0\t0.5\n1\t1\t1\t0.8\n1\t2\t2\t0.7\n");
+  slem_eval_opts_init(&o);
+  ck_assert_int_eq(slem_eval_run(&res, &truth, rk, SLEM_RANK_AUTO, &spec, &o, out, curve, 0, &err),
+                   SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "--query-labels and --db-labels go together");
+  ck_assert(res == NULL && truth == NULL && !tu_file_exists(out) && !tu_file_exists(curve));
+  spec.dblabels = dl;
+  ck_assert_int_eq(slem_eval_run(&res, &truth, rk, SLEM_RANK_AUTO, &spec, &o, out, curve, 0, &err),
+                   SLEM_OK);
+  ck_assert_uint_eq(res->nq, 2);
+  ck_assert(tu_file_exists(out) && tu_file_exists(curve));
+  slem_eval_result_free(res);
+  slem_truth_free(truth);
+  /* --protocol without positives: refused before the ranking is read */
+  ck_assert_int_eq(slem_revisit_run(SLEM_PROTO_HARD, NULL, NULL, NULL, NULL, 0, "/nonexistent",
+                                    SLEM_RANK_AUTO, out, 0, &err), SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "--protocol needs the positives: --easy F and --hard F, or graded "
+                            "--qrels");
+  free(ql);
+  free(dl);
+  free(rk);
+  free(out);
+  free(curve);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("rules");
   TCase *tc = tcase_create("negstats");
   tcase_add_loop_test(tc, test_negstats_rules, 0, (int)(sizeof neg_cases / sizeof neg_cases[0]));
   tcase_add_test(tc, test_negstats_no_inputs);
   tcase_add_test(tc, test_negstats_run_checks);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("encstream");
+  tcase_add_loop_test(tc, test_encstream_rules, 0, (int)(sizeof enc_cases / sizeof enc_cases[0]));
+  tcase_add_test(tc, test_dtype_rule);
+  tcase_add_test(tc, test_encstream_run_checks);
+  tcase_add_test(tc, test_encstream_run_files);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("truth");
+  tcase_add_loop_test(tc, test_truth_rules, 0, (int)(sizeof truth_cases / sizeof truth_cases[0]));
+  tcase_add_test(tc, test_truth_read_checks);
+  tcase_add_test(tc, test_eval_run);
   suite_add_tcase(s, tc);
   return s;
 }
