@@ -142,28 +142,17 @@ static void __attribute__((noreturn)) usage_trec(void) {
 }
 
 /* --trec-compat: the qrels and the ranking through treceval.h. */
-static int run_trec(const char *ranking, SlemRankFormat format, const char *qrels, size_t njunk,
+static int run_trec(const char *ranking, SlemRankFormat format, const char *qrels,
                     const char *output, const SlemTrecOpts *topts, const char *const *measures,
-                    size_t nmeasures, int flags, int quiet) {
-  SlemTrecOpts o = *topts;
-  SlemTrecEval *ev = NULL;
+                    size_t nmeasures, int quiet) {
   SlemError err;
   uint64_t skipped = 0;
-  int st;
-  if (!qrels) cli_usage_error("--trec-compat needs --qrels");
-  if (njunk) cli_usage_error("--trec-compat: trec_eval has no junk lists");
-  if (flags & SLEM_EVAL_JSON) cli_usage_error("--trec-compat prints trec_eval's lines, not JSON");
-  if (slem_treceval_new(&ev, &o, &err) != SLEM_OK) return cli_fail(&err);
-  for (size_t i = 0; i < nmeasures; i++)
-    if (slem_treceval_measure(ev, measures[i], &err) != SLEM_OK) {
-      slem_treceval_free(ev);
-      cli_usage_error("-m: %s", err.msg);
-    }
-  st = slem_treceval_read_qrels(ev, qrels, &err);
-  if (st == SLEM_OK) st = slem_treceval_add_path(ev, ranking, format, &err);
-  if (st == SLEM_OK) st = slem_treceval_write_path(ev, output, &skipped, &err);
-  slem_treceval_free(ev);
-  if (st != SLEM_OK) return cli_fail(&err);
+  int usage_err = 0;
+  if (slem_treceval_run(topts, measures, nmeasures, qrels, ranking, format, output, &skipped,
+                        &usage_err, &err) != SLEM_OK) {
+    if (usage_err) cli_usage_error("-m: %s", err.msg);
+    return cli_fail(&err);
+  }
   if (skipped && !quiet)
     cli_warn("%" PRIu64 " topics of the qrels are not in the run: left out (trec_eval 10.0 stops "
              "there; --complete counts them as 0, as trec_eval -c)", skipped);
@@ -201,7 +190,7 @@ static int main_trec(int argc, char **argv, int as_trec_eval) {
   const char *shortopts = as_trec_eval ? "qcl:m:M:JN:f:onD:R:T:Z:hvV" : "qcl:m:M:JN:f:o:nD:R:T:Z:hvV";
   const char *measures[64], *qrels = NULL, *output = "-", *ranking = "-";
   size_t nmeasures = 0;
-  int quiet = 0, c, flags = 0;
+  int quiet = 0, c;
   SlemTrecOpts topts;
   SlemRankFormat format = SLEM_RANK_AUTO;
   SlemError err;
@@ -279,8 +268,8 @@ static int main_trec(int argc, char **argv, int as_trec_eval) {
     cli_refuse_stdin_twice(inputs, 2);
     cli_refuse_clobber(output, inputs, 2);
   }
-  return cli_close_stdout(run_trec(ranking, format, qrels, 0, output, &topts, measures, nmeasures,
-                                   flags, quiet));
+  return cli_close_stdout(run_trec(ranking, format, qrels, output, &topts, measures, nmeasures,
+                                   quiet));
 }
 
 int main(int argc, char **argv) {

@@ -8,6 +8,7 @@
 #include "../lib/encode/negstats.h"
 #include "../lib/eval/eval.h"
 #include "../lib/eval/revisitop.h"
+#include "../lib/eval/treceval.h"
 #include "../lib/eval/truth.h"
 #include "../lib/linalg/kernel.h"
 
@@ -453,6 +454,28 @@ START_TEST(test_eval_run) {
 }
 END_TEST
 
+/* slem-eval --trec-compat as one call: an unknown -m is the options' error, a missing qrels
+ * file is not */
+START_TEST(test_treceval_run) {
+  SlemTrecOpts o;
+  SlemError err;
+  uint64_t skipped = 1;
+  int usage = -1;
+  const char *bad[] = {"nosuch"}, *good[] = {"map"};
+  char *out = tu_path("te.out");
+  slem_treceval_opts_init(&o);
+  ck_assert_int_ne(slem_treceval_run(&o, bad, 1, "/nonexistent/q", "/nonexistent/r",
+                                     SLEM_RANK_AUTO, out, &skipped, &usage, &err), SLEM_OK);
+  ck_assert_int_eq(usage, 1);
+  ck_assert_ptr_nonnull(strstr(err.msg, "unknown measure 'nosuch'"));
+  ck_assert_int_ne(slem_treceval_run(&o, good, 1, "/nonexistent/q", "/nonexistent/r",
+                                     SLEM_RANK_AUTO, out, &skipped, &usage, &err), SLEM_OK);
+  ck_assert_int_eq(usage, 0);
+  ck_assert(!tu_file_exists(out));
+  free(out);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("rules");
   TCase *tc = tcase_create("negstats");
@@ -470,6 +493,7 @@ static Suite *suite(void) {
   tcase_add_loop_test(tc, test_truth_rules, 0, (int)(sizeof truth_cases / sizeof truth_cases[0]));
   tcase_add_test(tc, test_truth_read_checks);
   tcase_add_test(tc, test_eval_run);
+  tcase_add_test(tc, test_treceval_run);
   suite_add_tcase(s, tc);
   return s;
 }
