@@ -11,6 +11,8 @@
 #include "../lib/eval/treceval.h"
 #include "../lib/eval/truth.h"
 #include "../lib/linalg/kernel.h"
+#include "../lib/report/report.h"
+#include "../lib/report/thumbs.h"
 
 /* ---- slem_negstats_check() ---- */
 
@@ -476,6 +478,31 @@ START_TEST(test_treceval_run) {
 }
 END_TEST
 
+/* slem-report's page: the same refusals from the library, before any file is read */
+START_TEST(test_report_make_checks) {
+  SlemTruthSpec spec = {.qrels = "/nonexistent/qrels", .exclude_self = 1};
+  SlemReportInput run = {"run", "/nonexistent/run.tsv"};
+  SlemReportOpts o;
+  SlemReportProtocol proto = {.protocol = SLEM_PROTO_HARD, .easy = "/nonexistent/easy"};
+  SlemThumbOpts th;
+  SlemError err;
+  char *out = tu_path("rules.html");
+  slem_report_opts_init(&o);
+  slem_thumbs_opts_init(&th);
+  ck_assert_int_eq(slem_report_make(out, &spec, &run, 1, SLEM_RANK_AUTO, NULL, &o, &th, NULL, NULL,
+                                    0, &err), SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "--query-ids, --db-ids and --exclude-self go with labels, not --qrels");
+  spec.exclude_self = 0;
+  o.protocol = &proto; /* graded qrels and easy positives both */
+  ck_assert_int_eq(slem_report_make(out, &spec, &run, 1, SLEM_RANK_AUTO, NULL, &o, &th, NULL, NULL,
+                                    0, &err), SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "--protocol needs the positives: --easy F and --hard F, or graded "
+                            "--qrels");
+  ck_assert(!tu_file_exists(out));
+  free(out);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("rules");
   TCase *tc = tcase_create("negstats");
@@ -494,6 +521,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_truth_read_checks);
   tcase_add_test(tc, test_eval_run);
   tcase_add_test(tc, test_treceval_run);
+  tcase_add_test(tc, test_report_make_checks);
   suite_add_tcase(s, tc);
   return s;
 }
