@@ -689,6 +689,7 @@ void cli_refuse_vector_name(const char *output) {
   if (!output || slem_rankformat_from_path(output) != SLEM_RANK_AUTO) return;
   vf = slem_format_from_path(output);
   if (vf != SLEM_FMT_AUTO && vf != SLEM_FMT_TEXT && vf != SLEM_FMT_NPY)
-    cli_usage_error("-o %s: the name of a vector file (%s), not of a ranking (.tsv, .trec, "
-                    ".jsonl, .npy): name the ranking so, or give -F", output, slem_format_name(vf));
+    cli_usage_error("-o %s: the name of a vector file (%s), not of a ranking (%s): name the "
+                    "ranking so, or give -F", output, slem_format_name(vf),
+                    slem_rankformat_extensions());
 }

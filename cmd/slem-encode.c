@@ -6,13 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/linalg/arith.h"
-#include "../lib/formats/cache.h"
-#include "../lib/encode/cachekinds.h"
 #include "../lib/encode/slem_linear.h"
-#include "../lib/encode/encoder.h"
 #include "../lib/encode/encstream.h"
-#include "../lib/io/ids.h"
 #include "../lib/io/slem.h"
 #include "../lib/formats/vecs.h"
 #include "cli.h"
@@ -94,9 +89,11 @@ static void __attribute__((noreturn)) usage(void) {
   exit(cli_close_stdout(CLI_EXIT_OK));
 }
 
-static void on_progress(void *ctx, uint64_t n) {
-  cli_progress_of("vectors encoded", n, *(const uint64_t *)ctx);
+static void on_progress(void *ctx, uint64_t n, uint64_t total) {
+  cli_progress_of("vectors encoded", n, total);
 }
+
+static void on_warn(void *ctx, const char *msg) { cli_warn("%s", msg); }
 
 int main(int argc, char **argv) {
   static const struct option longopts[] = {
@@ -113,69 +110,55 @@ int main(int argc, char **argv) {
       {"stats", no_argument, 0, 'Z'},           {"basic", no_argument, 0, 'B'},
       {0, 0, 0, 0}};
   const char *cache_path = NULL, *output = "-", *input = "-", *groups_path = NULL;
-  SlemFormat ifmt = SLEM_FMT_AUTO, ofmt = SLEM_FMT_AUTO;
-  SlemEncodeMode mode = SLEM_ENCODE_UNIT;
-  SlemPrecision precision = SLEM_PRECISION_AUTO;
-  SlemDtype dtype = SLEM_DTYPE_F4;
-  const char *dtype_arg = "f4";
-  double theta = 1;
-  double alpha = -1;
-  int alpha_set = 0, couple = 0, projections = 0, coordinates = 0, basic = 0;
-  int print_stats = 0, theta_set = 0, quiet = 0, c, status = CLI_EXIT_OK;
-  long threads = 0;
-  size_t block = 0; /* slem_encstream_block() */
-  SlemCache *cache = NULL;
-  SlemVecReader *r = NULL;
-  SlemEncStreamOpts opts;
-  SlemShard shard = {0, 0};
   const char *ids_path = NULL;
-  SlemIds *ids = NULL;
-  uint64_t total = 0;
+  SlemFormat ifmt = SLEM_FMT_AUTO;
+  int print_stats = 0, quiet = 0, c;
+  long threads = 0;
+  SlemEncStreamOpts opts;
+  SlemEncStreamFiles files = {0};
   SlemEncStreamResult res;
-  SlemIds *names = NULL;
+  int usage_err = 0;
   SlemError err;
 
   cli_init(argv[0]);
+  slem_encstream_opts_init(&opts);
+  opts.block = 0; /* slem_encstream_block() */
   while ((c = getopt_long(argc, argv, "c:o:f:F:b:t:qhV", longopts, NULL)) != -1) {
     switch (c) {
     case 'c': cache_path = optarg; break;
     case 'o': output = optarg; break;
-    case 'f':
-      ifmt = cli_format("--format", optarg, 0);
-      break;
-    case 'F':
-      ofmt = cli_format("--output-format", optarg, 1);
-      break;
-    case 'C': mode = SLEM_ENCODE_CLASSIFIER; break;
+    case 'f': ifmt = cli_format("--format", optarg, 0); break;
+    case 'F': opts.format = cli_format("--output-format", optarg, 1); break;
+    case 'C': opts.mode = SLEM_ENCODE_CLASSIFIER; break;
     case 'G': groups_path = optarg; break;
-    case 'K': couple = cli_couple(argc, argv); break;
-    case 'R': projections = 1; break;
-    case 'B': basic = 1; break;
-    case 'O': coordinates = 1; break;
+    case 'K': opts.couple = cli_couple(argc, argv); break;
+    case 'R': opts.projections = 1; break;
+    case 'B': opts.basic = 1; break;
+    case 'O': opts.coordinates = 1; break;
     case 'A':
-      alpha = cli_double("--alpha", optarg);
-      alpha_set = 1;
+      opts.alpha = cli_double("--alpha", optarg);
+      opts.alpha_set = 1;
       break;
     case 'Y':
-      if (slem_dtype_parse(&dtype, optarg) != SLEM_OK)
+      if (slem_dtype_parse(&opts.dtype, optarg) != SLEM_OK)
         cli_usage_error("--dtype: '%s' is not f4, f2 or i1", optarg);
-      dtype_arg = optarg;
       break;
     case 'P':
-      if (slem_encode_precision_parse(&precision, optarg) != SLEM_OK)
+      if (slem_encode_precision_parse(&opts.precision, optarg) != SLEM_OK)
         cli_usage_error("--precision: '%s' is not auto, single or double", optarg);
       break;
     case 'T':
-      theta = cli_double("--theta", optarg);
-      if (!(theta > 0)) cli_usage_error("--theta: must be positive");
-      theta_set = 1;
+      opts.theta = cli_double("--theta", optarg);
+      if (!(opts.theta > 0)) cli_usage_error("--theta: must be positive");
+      opts.theta_set = 1;
       break;
     case 'Z': print_stats = 1; break;
-    case 'b': block = (size_t)cli_long("--block", optarg, 1, 1L << 20); break;
+    case 'b': opts.block = (size_t)cli_long("--block", optarg, 1, 1L << 20); break;
     case 't': threads = cli_long("--threads", optarg, 1, 1024); break;
     case 'q': quiet = 1; break;
     case 'H':
-      if (slem_shard_parse(&shard, optarg, &err) != SLEM_OK) cli_usage_error("--shard: %s", err.msg);
+      if (slem_shard_parse(&opts.shard, optarg, &err) != SLEM_OK)
+        cli_usage_error("--shard: %s", err.msg);
       break;
     case 'J': ids_path = optarg; break;
     case 'h': usage();
@@ -186,88 +169,35 @@ int main(int argc, char **argv) {
   if (!cache_path) cli_usage_error("no cache: give -c CACHE (made by slem-negstats)");
   if (optind < argc) input = argv[optind++]; else cli_stdin_hint("vectors");
   if (optind < argc) cli_usage_error("one input at a time: unexpected '%s'", argv[optind]);
-  if (theta_set && mode != SLEM_ENCODE_CLASSIFIER && !basic)
-    cli_usage_error("--theta goes with --classifier or --basic: the descriptor's direction does "
-                    "not depend on theta");
   /* to stdout, the self-describing container unless a format is asked for */
-  if (ofmt == SLEM_FMT_AUTO && strcmp(output, "-") == 0) ofmt = SLEM_FMT_SLEM;
-  if (alpha_set && mode == SLEM_ENCODE_CLASSIFIER)
-    cli_usage_error("--alpha gives unit descriptors, not classifiers: drop --classifier");
-  if (ofmt == SLEM_FMT_AUTO && slem_format_for_output(&ofmt, output, &err) != SLEM_OK)
+  if (opts.format == SLEM_FMT_AUTO && strcmp(output, "-") == 0) opts.format = SLEM_FMT_SLEM;
+  /* the rules, but --ids's after the inputs' checks (a closed stdin is an error of the
+   * system, status 1, before an ids file given to a format without ids) */
+  if (slem_encstream_check(&opts, output, 0, groups_path != NULL, &err) != SLEM_OK)
     cli_usage_error("%s", err.msg);
-  if (dtype != SLEM_DTYPE_F4 && ofmt != SLEM_FMT_NPY)
-    cli_usage_error("--dtype %s needs npy output (-F npy, or OUT.npy)", dtype_arg);
-  if (dtype == SLEM_DTYPE_I1 && mode == SLEM_ENCODE_CLASSIFIER)
-    cli_usage_error("--dtype i1 is for unit-norm descriptors, not classifiers");
-  if (projections && ofmt != SLEM_FMT_SLEM)
-    cli_usage_error("--projections are written to a container: give OUT.slem or -F slem");
-  if (projections && mode == SLEM_ENCODE_CLASSIFIER)
-    cli_usage_error("--projections are not classifiers: drop --classifier or --projections");
-  if (coordinates && (mode == SLEM_ENCODE_CLASSIFIER || projections || couple))
-    cli_usage_error("--coordinates go with none of --classifier, --projections, --couple");
-  if (groups_path && shard.count > 0)
-    cli_usage_error("--groups needs the whole input: not with --shard");
+  if (opts.format == SLEM_FMT_AUTO) slem_format_for_output(&opts.format, output, &err);
   {
     const char *inputs[4] = {input, cache_path, groups_path, ids_path};
     cli_refuse_stdin_twice(inputs, 4);
     cli_refuse_clobber(output, inputs, 4);
   }
   cli_threads(threads);
+  if (ids_path && slem_encstream_check(&opts, output, 1, groups_path != NULL, &err) != SLEM_OK)
+    cli_usage_error("%s", err.msg);
 
-  slem_encstream_opts_init(&opts);
-  opts.mode = mode;
-  opts.theta = theta;
-  opts.precision = precision;
-  opts.block = block;
-  opts.format = ofmt;
-  opts.dtype = dtype;
-  opts.shard = shard;
-  if (ids_path && ofmt != SLEM_FMT_SLEM)
-    cli_usage_error("--ids: ids travel in the container (.slem, or -F slem); give the ids file "
-                    "to slem-match for the other formats");
-  /* an empty ids file goes with an empty input (checked against the count below) */
-  if ((ids_path && slem_ids_read_empty(&ids, ids_path, &err) != SLEM_OK) ||
-      slem_cache_read(&cache, cache_path, &err) != SLEM_OK ||
-      /* a night with no new images is an empty segment, not an error */
-      slem_vecreader_open_empty(&r, input, ifmt, cache->d, &err) != SLEM_OK)
-    goto fail;
-  opts.ids = ids;
-  /* the same cache on another BLAS core: descriptors that differ in their last bits */
-  if (!quiet && slem_arith_differ(slem_cache_arith(cache), slem_arith_name())) {
-    char core[64];
-    slem_arith_core_of(slem_cache_arith(cache), core, sizeof core);
-    cli_warn("%s was made on the BLAS core %s, but this encoding runs on %s: the descriptors "
-             "differ in their last bits from those encoded on the cache's core "
-             "(OPENBLAS_CORETYPE=%s)", cache_path, slem_cache_arith(cache), slem_arith_name(), core);
-  }
-  opts.alpha = alpha;
-  opts.alpha_set = alpha_set;
-  opts.couple = couple;
-  opts.coordinates = coordinates;
-  opts.projections = projections;
-  opts.basic = basic;
-  if (groups_path) {
-    if (slem_ids_labels_read(&names, groups_path, &err) != SLEM_OK) goto fail;
-    opts.groups = names;
-  }
-  /* options that this cache's encoder cannot honour are usage errors (encoder.h) */
-  {
-    const SlemEncoderOps *ops;
-    if (slem_encoder_choose(&ops, cache, &opts, &err) != SLEM_OK) cli_usage_error("%s", err.msg);
-  }
-  total = slem_vecreader_count(r) > 0 ? (uint64_t)slem_vecreader_count(r) : 0;
-  if (shard.count > 0) {
-    uint64_t lo, hi;
-    slem_shard_range(&shard, total, &lo, &hi);
-    total = hi - lo;
-  }
+  files.cache = cache_path;
+  files.input = input;
+  files.input_format = ifmt;
+  files.ids = ids_path;
+  files.groups = groups_path;
   if (!quiet) {
-    opts.progress = on_progress;
-    opts.progress_ctx = &total;
+    files.warn = on_warn;
+    files.progress = on_progress;
   }
-  if (
-      slem_encstream_run(cache, r, output, &opts, &res, &err) != SLEM_OK)
-    goto fail;
+  if (slem_encstream_run_files(&files, output, &opts, &res, &usage_err, &err) != SLEM_OK) {
+    if (usage_err) cli_usage_error("%s", err.msg);
+    return cli_close_stdout(cli_fail(&err));
+  }
   cli_progress_done();
   if (print_stats) cli_print_phases(&res.phases);
   if (!quiet && res.clamps > 0)
@@ -275,14 +205,6 @@ int main(int argc, char **argv) {
              res.clamps);
   if (!quiet && res.zeros > 0)
     cli_warn("%" PRIu64 " input vectors equal the negatives' mean: their %s zero", res.zeros,
-             mode == SLEM_ENCODE_UNIT ? "descriptors are" : "omegas are");
-  goto done;
-fail:
-  status = cli_fail(&err);
-done:
-  slem_ids_free(ids);
-  slem_vecreader_free(r);
-  slem_cache_free(cache);
-  slem_ids_free(names);
-  return cli_close_stdout(status);
+             opts.mode == SLEM_ENCODE_UNIT ? "descriptors are" : "omegas are");
+  return cli_close_stdout(CLI_EXIT_OK);
 }

@@ -98,7 +98,6 @@ int main(int argc, char **argv) {
   SlemFormat pfmt = SLEM_FMT_END, nfmt = SLEM_FMT_END; /* END: as -f */
   SlemEsvmOpts opts;
   SlemDtype dtype = SLEM_DTYPE_F4;
-  const char *dtype_arg = "f4";
   int quiet = 0, c, status = CLI_EXIT_OK;
   long threads = 0;
   size_t block = 256;
@@ -146,7 +145,6 @@ int main(int argc, char **argv) {
     case 'Y':
       if (slem_dtype_parse(&dtype, optarg) != SLEM_OK)
         cli_usage_error("--dtype: '%s' is not f4, f2 or i1", optarg);
-      dtype_arg = optarg;
       break;
     case 'o': output = optarg; break;
     case 'f':
@@ -174,10 +172,8 @@ int main(int argc, char **argv) {
     cli_usage_error("the negatives and the input cannot both be stdin");
   if (ofmt == SLEM_FMT_AUTO && slem_format_for_output(&ofmt, output, &err) != SLEM_OK)
     cli_usage_error("%s", err.msg);
-  if (dtype != SLEM_DTYPE_F4 && ofmt != SLEM_FMT_NPY)
-    cli_usage_error("--dtype %s needs npy output (-F npy, or OUT.npy)", dtype_arg);
-  if (dtype == SLEM_DTYPE_I1 && opts.classifier)
-    cli_usage_error("--dtype i1 is for unit-norm descriptors, not classifiers");
+  if (slem_encstream_check_dtype(dtype, NULL, ofmt, opts.classifier, &err) != SLEM_OK)
+    cli_usage_error("%s", err.msg);
   {
     const char *inputs[3] = {neg_path, input, ids_path};
     cli_refuse_stdin_twice(inputs, 3);

@@ -47,7 +47,7 @@ static void __attribute__((noreturn)) usage(void) {
       "                          oxford: the trapezoid of the Oxford/Holidays\n"
       "                          compute_ap\n"
       "  -k, --recall-k K        R@K (default 100)\n"
-      "  -f, --format F          ranking format: tsv, trec, jsonl, npy (default: an\n"
+      "  -f, --format F          ranking format: %s (default: an\n"
       "                          npy pair by its name, NAME.I.npy, NAME.D.npy,\n"
       "                          NAME.npy or NAME; else from its first line)\n"
       "  -M, --extra-measure M   also a measure of --trec-compat's table by its -m\n"
@@ -97,7 +97,8 @@ static void __attribute__((noreturn)) usage(void) {
       "  -V, --version           show the version and exit\n"
       "\n"
       "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
-      "See slem-eval(1).\n");
+      "See slem-eval(1).\n",
+      slem_rankformat_names());
   exit(cli_close_stdout(CLI_EXIT_OK));
 }
 
@@ -126,7 +127,7 @@ static void __attribute__((noreturn)) usage_trec(void) {
       "  -o                        trec_eval's obsolete -o: accepted, does nothing\n"
       "  -R, -T FORMAT             qrels and trec_results only\n"
       "      --output OUT          write here (default: stdout)\n"
-      "  -f, --format F            the run's format: trec, tsv, jsonl, npy\n"
+      "  -f, --format F            the run's format: %s\n"
       "      --quiet               no warnings\n"
       "  -h, --help                show this help and exit\n"
       "  -v, -V, --version         show the version and exit\n"
@@ -135,65 +136,27 @@ static void __attribute__((noreturn)) usage_trec(void) {
       "trec_eval 10.0), prefs and judgement groups (other qrels formats), -D, -Z.\n"
       "\n"
       "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
-      "See slem-trec_eval(1).\n");
+      "See slem-trec_eval(1).\n",
+      slem_rankformat_names());
   exit(cli_close_stdout(CLI_EXIT_OK));
 }
 
 /* --trec-compat: the qrels and the ranking through treceval.h. */
-static int run_trec(const char *ranking, SlemRankFormat format, const char *qrels, size_t njunk,
+static int run_trec(const char *ranking, SlemRankFormat format, const char *qrels,
                     const char *output, const SlemTrecOpts *topts, const char *const *measures,
-                    size_t nmeasures, int flags, int quiet) {
-  SlemTrecOpts o = *topts;
-  SlemTrecEval *ev = NULL;
+                    size_t nmeasures, int quiet) {
   SlemError err;
   uint64_t skipped = 0;
-  int st;
-  if (!qrels) cli_usage_error("--trec-compat needs --qrels");
-  if (njunk) cli_usage_error("--trec-compat: trec_eval has no junk lists");
-  if (flags & SLEM_EVAL_JSON) cli_usage_error("--trec-compat prints trec_eval's lines, not JSON");
-  if (slem_treceval_new(&ev, &o, &err) != SLEM_OK) return cli_fail(&err);
-  for (size_t i = 0; i < nmeasures; i++)
-    if (slem_treceval_measure(ev, measures[i], &err) != SLEM_OK) {
-      slem_treceval_free(ev);
-      cli_usage_error("-m: %s", err.msg);
-    }
-  st = slem_treceval_read_qrels(ev, qrels, &err);
-  if (st == SLEM_OK) st = slem_treceval_add_path(ev, ranking, format, &err);
-  if (st == SLEM_OK) st = slem_treceval_write_path(ev, output, &skipped, &err);
-  slem_treceval_free(ev);
-  if (st != SLEM_OK) return cli_fail(&err);
+  int usage_err = 0;
+  if (slem_treceval_run(topts, measures, nmeasures, qrels, ranking, format, output, &skipped,
+                        &usage_err, &err) != SLEM_OK) {
+    if (usage_err) cli_usage_error("-m: %s", err.msg);
+    return cli_fail(&err);
+  }
   if (skipped && !quiet)
     cli_warn("%" PRIu64 " topics of the qrels are not in the run: left out (trec_eval 10.0 stops "
              "there; --complete counts them as 0, as trec_eval -c)", skipped);
   return CLI_EXIT_OK;
-}
-
-/* --protocol: revisitop's easy/medium/hard evaluation through revisitop.h. */
-static int run_protocol(const char *ranking, SlemRankFormat format, SlemProtocol protocol,
-                        const char *qrels, const char *easy, const char *hard,
-                        const char *const *junk, size_t njunk, const char *output, int flags) {
-  SlemRevisit *rv = NULL;
-  SlemRankReader *r = NULL;
-  SlemError err;
-  int st;
-  if (!qrels == !(easy || hard))
-    cli_usage_error("--protocol needs the positives: --easy F and --hard F, or graded --qrels");
-  if (qrels && njunk) cli_usage_error("--protocol with --qrels: junk is grade -1 there");
-  if ((st = slem_revisit_new(&rv, protocol, &err)) != SLEM_OK) return cli_fail(&err);
-  if (qrels) st = slem_revisit_read_qrels(rv, qrels, &err);
-  if (st == SLEM_OK && easy) st = slem_revisit_read(rv, SLEM_GT_EASY, easy, &err);
-  if (st == SLEM_OK && hard) st = slem_revisit_read(rv, SLEM_GT_HARD, hard, &err);
-  for (size_t i = 0; i < njunk && st == SLEM_OK; i++)
-    st = slem_revisit_read(rv, SLEM_GT_JUNK, junk[i], &err);
-  if (st == SLEM_OK) st = slem_rankreader_open(&r, ranking, format, &err);
-  if (st == SLEM_OK) st = slem_revisit_add_run(rv, r, &err);
-  if (st == SLEM_OK)
-    st = slem_revisit_write(rv, output, ((flags & SLEM_EVAL_JSON) ? SLEM_REVISIT_JSON : 0) |
-                                            ((flags & SLEM_EVAL_PER_QUERY) ? SLEM_REVISIT_PER_QUERY : 0),
-                            &err);
-  slem_rankreader_free(r);
-  slem_revisit_free(rv);
-  return st == SLEM_OK ? CLI_EXIT_OK : cli_fail(&err);
 }
 
 static void on_progress(void *ctx, uint64_t done) { cli_progress_of("queries read", done, 0); }
@@ -227,7 +190,7 @@ static int main_trec(int argc, char **argv, int as_trec_eval) {
   const char *shortopts = as_trec_eval ? "qcl:m:M:JN:f:onD:R:T:Z:hvV" : "qcl:m:M:JN:f:o:nD:R:T:Z:hvV";
   const char *measures[64], *qrels = NULL, *output = "-", *ranking = "-";
   size_t nmeasures = 0;
-  int quiet = 0, c, flags = 0;
+  int quiet = 0, c;
   SlemTrecOpts topts;
   SlemRankFormat format = SLEM_RANK_AUTO;
   SlemError err;
@@ -305,8 +268,8 @@ static int main_trec(int argc, char **argv, int as_trec_eval) {
     cli_refuse_stdin_twice(inputs, 2);
     cli_refuse_clobber(output, inputs, 2);
   }
-  return cli_close_stdout(run_trec(ranking, format, qrels, 0, output, &topts, measures, nmeasures,
-                                   flags, quiet));
+  return cli_close_stdout(run_trec(ranking, format, qrels, output, &topts, measures, nmeasures,
+                                   quiet));
 }
 
 int main(int argc, char **argv) {
@@ -332,8 +295,6 @@ int main(int argc, char **argv) {
   int trec_only = 0, quiet = 0, have_protocol = 0;
   SlemProtocol protocol = SLEM_PROTO_MEDIUM;
   const char *junk[MAX_JUNK], *curve = NULL, *output = "-", *ranking = "-";
-  SlemOut *outs[2] = {NULL, NULL};
-  int st2;
   int flags = 0, c, status = CLI_EXIT_OK;
   SlemRankFormat format = SLEM_RANK_AUTO;
   SlemEvalOpts opts;
@@ -442,45 +403,27 @@ int main(int argc, char **argv) {
   }
   /* --trec-compat went to main_trec(): its options here are a usage error */
   if (trec_only) cli_usage_error("-m, --complete and --relevance-level go with --trec-compat");
-  if (!have_protocol && (easy || hard))
-    cli_usage_error("--easy and --hard go with --protocol");
   if (have_protocol && opts.nmeasures)
     cli_usage_error("-M goes with slem-eval's own measures (--trec-compat: -m)");
+  if (have_protocol && (spec.qlabels || spec.dblabels || spec.qids || spec.dbids ||
+                        spec.exclude_self || curve || opts.ap != SLEM_AP_TREC))
+    cli_usage_error("--protocol takes neither labels, ids, --exclude-self, --curve nor --ap");
+  if (slem_truth_check(&spec, have_protocol, easy, hard, 1, &err) != SLEM_OK)
+    cli_usage_error("%s", err.msg);
   opts.measures = extra;
-  if (have_protocol) {
-    if (spec.qlabels || spec.dblabels || spec.qids || spec.dbids || spec.exclude_self || curve ||
-        opts.ap != SLEM_AP_TREC)
-      cli_usage_error("--protocol takes neither labels, ids, --exclude-self, --curve nor --ap");
-    return cli_close_stdout(run_protocol(ranking, format, protocol, spec.qrels, easy, hard, junk,
-                                         spec.njunk, output, flags));
-  }
-  if (spec.neighbors) {
-    if (spec.qrels || spec.qlabels || spec.dblabels || spec.exclude_self)
-      cli_usage_error("--neighbors is the ground truth alone: no --qrels, labels or "
-                      "--exclude-self");
-    spec.neighbors_k = opts.recall_k;
-  } else if (!spec.qrels == !(spec.qlabels || spec.dblabels))
-    cli_usage_error("give the ground truth as --qrels, --query-labels and --db-labels, or "
-                    "--neighbors");
-  if (!spec.neighbors && !spec.qrels && !(spec.qlabels && spec.dblabels))
-    cli_usage_error("--query-labels and --db-labels go together");
-  if (spec.qrels && (spec.qids || spec.dbids || spec.exclude_self))
-    cli_usage_error("--query-ids, --db-ids and --exclude-self go with labels, not --qrels");
+  if (have_protocol)
+    return cli_close_stdout(
+        slem_revisit_run(protocol, spec.qrels, easy, hard, junk, spec.njunk, ranking, format,
+                         output, ((flags & SLEM_EVAL_JSON) ? SLEM_REVISIT_JSON : 0) |
+                                     ((flags & SLEM_EVAL_PER_QUERY) ? SLEM_REVISIT_PER_QUERY : 0),
+                         &err) == SLEM_OK ? CLI_EXIT_OK : cli_fail(&err));
+  spec.neighbors_k = opts.recall_k;
   spec.junk = junk;
   opts.progress = on_progress;
-  /* the summary and the curve are written, then committed together: a failure leaves both
-   * files as they were */
-  if (slem_truth_read(&truth, &spec, &err) != SLEM_OK ||
-      slem_eval_result_read(&res, ranking, format, truth, &opts, &err) != SLEM_OK ||
-      (cli_progress_done(), 0) || slem_out_open(&outs[0], output, &err) != SLEM_OK ||
-      (curve && slem_out_open(&outs[1], curve, &err) != SLEM_OK) ||
-      slem_eval_result_put(res, outs[0], flags, &err) != SLEM_OK ||
-      (curve && slem_eval_result_put_curve(res, outs[1], strcmp(ranking, "-") ? ranking : "<stdin>",
-                                          &err) != SLEM_OK))
+  if (slem_eval_run(&res, &truth, ranking, format, &spec, &opts, output, curve, flags, &err) !=
+      SLEM_OK)
     goto fail;
-  st2 = slem_out_commit_all(outs, 2, &err);
-  outs[0] = outs[1] = NULL;
-  if (st2 != SLEM_OK) goto fail;
+  cli_progress_done();
   if (res->unknown > 0 && !quiet)
     cli_warn("%zu queries of the ranking are not in the qrels: left out, as trec_eval leaves "
              "them out (the first at line %" PRIu64 ")", res->unknown, res->unknown_line);
@@ -499,8 +442,6 @@ int main(int argc, char **argv) {
 fail:
   status = cli_fail(&err);
 done:
-  slem_out_abort(outs[0]);
-  slem_out_abort(outs[1]);
   slem_eval_result_free(res);
   slem_truth_free(truth);
   return cli_close_stdout(status);

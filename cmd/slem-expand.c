@@ -50,8 +50,8 @@ static void __attribute__((noreturn)) usage(void) {
   exit(cli_close_stdout(CLI_EXIT_OK));
 }
 
-static void progress(void *ctx, uint64_t done) {
-  cli_progress_of("vectors expanded", done, *(uint64_t *)ctx);
+static void progress(void *ctx, uint64_t done, uint64_t total) {
+  cli_progress_of("vectors expanded", done, total);
 }
 
 int main(int argc, char **argv) {
@@ -71,14 +71,8 @@ int main(int argc, char **argv) {
   SlemFormat qfmt = SLEM_FMT_END, dfmt = SLEM_FMT_END; /* END: as -f */
   SlemRankFormat rfmt = SLEM_RANK_AUTO;
   SlemExpandOpts opts;
-  SlemVecReader *db = NULL, *in = NULL;
-  SlemIds *qids = NULL, *dbids = NULL;
-  SlemRankReader *rr = NULL;
-  SlemExpander *ex = NULL;
-  SlemVecWriter *w = NULL;
   SlemError err;
-  int c, quiet = 0, status = CLI_EXIT_OK;
-  uint64_t total;
+  int c, quiet = 0;
 
   cli_init(argv[0]);
   slem_expand_opts_init(&opts);
@@ -142,33 +136,14 @@ int main(int argc, char **argv) {
     cli_usage_error("%s", err.msg);
   cli_set_quiet(quiet);
 
-  if ((qids_path && slem_ids_read(&qids, qids_path, &err) != SLEM_OK) ||
-      (dbids_path && slem_ids_read(&dbids, dbids_path, &err) != SLEM_OK) ||
-      slem_vecreader_open(&db, db_path, dfmt == SLEM_FMT_END ? ifmt : dfmt, &err) != SLEM_OK ||
-      slem_expand_new(&ex, db, dbids, &opts, &err) != SLEM_OK ||
-      slem_vecreader_open(&in, input, qfmt == SLEM_FMT_END ? ifmt : qfmt, &err) != SLEM_OK ||
-      slem_rankreader_open(&rr, rank_path, rfmt, &err) != SLEM_OK)
-    goto fail;
-  total = slem_vecreader_count(in) > 0 ? (uint64_t)slem_vecreader_count(in) : 0;
-  if (slem_vecwriter_open(&w, output, ofmt, slem_expand_dim(ex), slem_vecreader_count(in),
-                          &err) != SLEM_OK ||
-      slem_expand_stream(ex, in, qids, rr, w, progress, &total, &err) != SLEM_OK)
-    goto fail;
-  cli_progress_done();
-  status = slem_vecwriter_close(w, &err) == SLEM_OK ? CLI_EXIT_OK : cli_fail(&err);
-  w = NULL;
-  if (status == CLI_EXIT_OK && !quiet && slem_expand_zeros(ex) > 0)
-    cli_warn("%" PRIu64 " expanded vectors are zero", slem_expand_zeros(ex));
-  goto done;
-fail:
-  status = cli_fail(&err);
-done:
-  slem_vecwriter_abort(w);
-  slem_rankreader_free(rr);
-  slem_expand_free(ex);
-  slem_vecreader_free(in);
-  slem_vecreader_free(db);
-  slem_ids_free(qids);
-  slem_ids_free(dbids);
-  return cli_close_stdout(status);
+  {
+    SlemExpandFiles f = {db_path, dfmt == SLEM_FMT_END ? ifmt : dfmt,
+                         input, qfmt == SLEM_FMT_END ? ifmt : qfmt, rank_path, rfmt,
+                         qids_path, dbids_path, output, ofmt, progress, NULL};
+    uint64_t zeros = 0;
+    int st = slem_expand_run_files(&f, &opts, &zeros, &err);
+    if (st == SLEM_OK) cli_progress_done();
+    if (st == SLEM_OK && !quiet && zeros > 0) cli_warn("%" PRIu64 " expanded vectors are zero", zeros);
+    return cli_close_stdout(st == SLEM_OK ? CLI_EXIT_OK : cli_fail(&err));
+  }
 }

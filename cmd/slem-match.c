@@ -50,8 +50,8 @@ static void __attribute__((noreturn)) usage(void) {
       "  -o, --output OUT       write here (default: stdout)\n"
       "  -F, --output-format F  tsv (query, rank, id, score), trec, jsonl, or npy\n"
       "                         (FAISS's I and D matrices: OUT.I.npy and OUT.D.npy)\n"
-      "                         (default: from OUT's extension .tsv, .trec, .jsonl,\n"
-      "                         .npy, else tsv)\n"
+      "                         (default: from OUT's extension\n"
+      "                         %s, else tsv)\n"
       "  -f, --format FMT       format of both inputs (default: from the extension,\n"
       "                         else from the content); also --input-format\n"
       "      --query-format FMT, --db-format FMT\n"
@@ -88,7 +88,7 @@ static void __attribute__((noreturn)) usage(void) {
       "FMT: %s.\n"
       "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
       "See slem-match(1).\n",
-      slem_format_names());
+      slem_rankformat_extensions(), slem_format_names());
   exit(cli_close_stdout(CLI_EXIT_OK));
 }
 

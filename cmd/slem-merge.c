@@ -21,7 +21,7 @@ static void __attribute__((noreturn)) usage(void) {
       "  -k, --top K            results per query (default 100); every shard must hold\n"
       "                         K per query, or all of its rows\n"
       "  -F, --output-format F  %s (default: from OUT's\n"
-      "                         extension .tsv, .trec, .jsonl, .npy, else the format\n"
+      "                         extension %s, else the format\n"
       "                         of the first shard); npy writes OUT.I.npy and\n"
       "                         OUT.D.npy, K columns\n"
       "  -o, --output OUT       write here (default: stdout)\n"
@@ -45,7 +45,7 @@ static void __attribute__((noreturn)) usage(void) {
       "on one BLAS core and scored with the same libraries. tsv, trec and npy shards\n"
       "prove less (see slem-merge(1)). Exit status: 0 success, 1 data or system error,\n"
       "2 usage error. See slem-merge(1).\n",
-      slem_rankformat_names());
+      slem_rankformat_names(), slem_rankformat_extensions());
   exit(cli_close_stdout(CLI_EXIT_OK));
 }
 

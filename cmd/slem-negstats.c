@@ -10,13 +10,46 @@
 #include "../lib/formats/cache.h"
 #include "../lib/encode/cachekinds.h"
 #include "../lib/linalg/kernel.h"
-#include "../lib/encode/krec.h"
 #include "../lib/encode/negstats.h"
+#include "../lib/encode/variant.h"
 #include "../lib/io/slem.h"
 #include "../lib/formats/vecs.h"
 #include "cli.h"
 
 #define DEFAULT_LAMBDA_REL 1.0
+
+/* The options of the variants that declare their own (variant.h), in the table's order. */
+static void variant_options_help(void) {
+  for (size_t i = 0; i < slem_variants_count(); i++) {
+    const SlemVariant *v = slem_variants_get(i);
+    const char *h = v->option_help, *nl;
+    if (!v->option) continue;
+    printf("      --%-17s", v->option);
+    do {
+      nl = strchr(h, '\n');
+      printf("%s%.*s\n", h == v->option_help ? "" : "                         ",
+             nl ? (int)(nl - h) : (int)strlen(h), h);
+      h = nl + 1;
+    } while (nl);
+  }
+}
+
+/* getopt_long's options: the tool's own (fixed), then each variant's (val VARIANT_OPT +
+ * its place in the table); the caller frees them. */
+#define VARIANT_OPT 1000
+static struct option *all_options(const struct option *fixed) {
+  size_t nf = 0, k = 0;
+  struct option *o;
+  while (fixed[nf].name) nf++;
+  if (!(o = calloc(nf + slem_variants_count() + 1, sizeof *o))) return NULL;
+  memcpy(o, fixed, nf * sizeof *o);
+  k = nf;
+  for (size_t i = 0; i < slem_variants_count(); i++)
+    if (slem_variants_get(i)->option)
+      o[k++] = (struct option){slem_variants_get(i)->option, no_argument, 0,
+                               VARIANT_OPT + (int)i};
+  return o;
+}
 
 static void __attribute__((noreturn)) usage(void) {
   printf(
@@ -58,6 +91,9 @@ static void __attribute__((noreturn)) usage(void) {
       "                         only; descriptors (Lambda_R + lambda I)^-1 U^T (x -\n"
       "                         mu) of R values (--info shows the fraction of the\n"
       "                         variance kept)\n"
+      , DEFAULT_LAMBDA_REL);
+  variant_options_help();
+  printf(
       "  -K, --kernel SPEC      kernel SLEM: linear, poly:gamma=G,c=C,p=P, rbf:gamma=G\n"
       "                         or rbf:g=R (gamma = R / median squared distance,\n"
       "                         default g=1), exp:gamma=G or exp:g=R (exp(-G |x - y|),\n"
@@ -114,7 +150,7 @@ static void __attribute__((noreturn)) usage(void) {
       "--couple keep all n negatives in the cache; kpca needs the n x n kernel matrix\n"
       "and O(n^3) time.\n"
       "See slem-negstats(1).\n",
-      DEFAULT_LAMBDA_REL, slem_format_names());
+      slem_format_names());
   exit(cli_close_stdout(CLI_EXIT_OK));
 }
 
@@ -156,7 +192,7 @@ static uint64_t count_inputs(char **paths, int n, SlemFormat fmt) {
 }
 
 int main(int argc, char **argv) {
-  static const struct option longopts[] = {
+  static const struct option fixed[] = {
       {"output", required_argument, 0, 'o'},  {"lambda", required_argument, 0, 'l'},
       {"lambda-rel", required_argument, 0, 'r'}, {"partial", no_argument, 0, 'P'},
       {"format", required_argument, 0, 'f'},  {"block", required_argument, 0, 'b'},
@@ -173,52 +209,50 @@ int main(int argc, char **argv) {
       {"mixed", required_argument, 0, 'X'},   {"adaptive-theta", required_argument, 0, 'Y'},
       {"theta", required_argument, 0, 'Z'},   {"positives-format", required_argument, 0, 'W'},
       {0, 0, 0, 0}};
-  const char *output = NULL, *kernel = NULL, *positives = NULL, *adaptive = NULL;
-  double theta = 1;
-  int theta_set = 0;
-  size_t rank = 256, sample = 1000;
-  double tol = 0;
-  uint64_t seed = 1;
-  double lambda = -1, lambda_rel = -1;
-  int print_stats = 0, partial = 0, quiet = 0, skip = 0, eigen = 0, mixed = 0, c, status = CLI_EXIT_OK;
-  size_t pca = 0, depth = 1;
-  int factor = -1, couple = 0, rank_set = 0, tol_set = 0;
+  const char *output = NULL;
+  int print_stats = 0, quiet = 0, c, status = CLI_EXIT_OK;
   long threads = 0;
-  size_t block = 0, leaf_rows = 0; /* slem_block_rows(d) */
-  SlemFormat fmt = SLEM_FMT_AUTO, pos_fmt = SLEM_FMT_AUTO;
-  int pos_fmt_set = 0;
   SlemNegstatsOpts opts;
-  SlemShard shard = {0, 0};
   uint64_t total = 0;
   SlemNegstatsResult res;
   SlemError err;
 
+  struct option *longopts;
+
   cli_init(argv[0]);
+  if (!(longopts = all_options(fixed))) {
+    slem_error(&err, SLEM_ENOMEM, "out of memory");
+    return cli_fail(&err);
+  }
+  slem_negstats_opts_init(&opts);
+  opts.lambda_rel = -1; /* DEFAULT_LAMBDA_REL unless --lambda */
   while ((c = getopt_long(argc, argv, "o:l:r:k:K:f:b:t:qhV", longopts, NULL)) != -1) {
     switch (c) {
     case 'o': output = optarg; break;
     case 'l':
-      lambda = cli_double("--lambda", optarg);
-      if (lambda < 0) cli_usage_error("--lambda: must not be negative");
+      opts.lambda = cli_double("--lambda", optarg);
+      if (opts.lambda < 0) cli_usage_error("--lambda: must not be negative");
       break;
     case 'r':
-      lambda_rel = cli_double("--lambda-rel", optarg);
-      if (lambda_rel < 0) cli_usage_error("--lambda-rel: must not be negative");
+      opts.lambda_rel = cli_double("--lambda-rel", optarg);
+      if (opts.lambda_rel < 0) cli_usage_error("--lambda-rel: must not be negative");
+      opts.given |= SLEM_NEGSTATS_GIVEN_LAMBDA_REL;
       break;
-    case 'P': partial = 1; break;
-    case 'N': skip = 1; break;
-    case 'G': eigen = 1; break;
-    case 'X': positives = optarg; break;
-    case 'Y': adaptive = optarg; break;
+    case 'P': opts.partial = 1; break;
+    case 'N': opts.skip_nonfinite = 1; break;
+    case 'G': opts.eigen = 1; break;
+    case 'X': opts.mixed = optarg; break;
+    case 'Y': opts.adaptive = optarg; break;
     case 'Z':
-      theta = cli_double("--theta", optarg);
-      if (!(theta > 0)) cli_usage_error("--theta: must be positive");
-      theta_set = 1;
+      opts.theta = cli_double("--theta", optarg);
+      if (!(opts.theta > 0)) cli_usage_error("--theta: must be positive");
+      opts.given |= SLEM_NEGSTATS_GIVEN_THETA;
       break;
-    case 'D': depth = (size_t)cli_long("--depth", optarg, 1, 1024); break;
-    case 'A': pca = (size_t)cli_long("--pca", optarg, 1, 1L << 20); break;
+    case 'D': opts.depth = (size_t)cli_long("--depth", optarg, 1, 1024); break;
+    case 'A': opts.pca = (size_t)cli_long("--pca", optarg, 1, 1L << 20); break;
     case 'H':
-      if (slem_shard_parse(&shard, optarg, &err) != SLEM_OK) cli_usage_error("--shard: %s", err.msg);
+      if (slem_shard_parse(&opts.shard, optarg, &err) != SLEM_OK)
+        cli_usage_error("--shard: %s", err.msg);
       break;
     case 'k': /* the spelling of the previous release */
       cli_warn("-k %s: use -K (--kernel); -k means a count of results in the other slem tools",
@@ -227,145 +261,83 @@ int main(int argc, char **argv) {
     case 'K': {
       SlemKernel k;
       if (slem_kernel_parse(&k, optarg, &err) != SLEM_OK) cli_usage_error("--kernel: %s", err.msg);
-      kernel = optarg;
+      opts.kernel = optarg;
       break;
     }
-    case 'R': rank = (size_t)cli_long("--rank", optarg, 1, 1L << 20), rank_set = 1; break;
-    case 'F':
-      if ((factor = slem_kernel_factor_parse(optarg)) < 0)
-        cli_usage_error("--factor: '%s' is not icd, kpca or full", optarg);
+    case 'R':
+      opts.rank = (size_t)cli_long("--rank", optarg, 1, 1L << 20);
+      opts.given |= SLEM_NEGSTATS_GIVEN_RANK;
       break;
-    case 'C': couple = 1; break;
-    case 'M': mixed = 1; break;
+    case 'F': {
+      int factor = slem_kernel_factor_parse(optarg);
+      if (factor < 0) cli_usage_error("--factor: '%s' is not icd, kpca or full", optarg);
+      opts.factor = (SlemKernelFactor)factor;
+      opts.given |= SLEM_NEGSTATS_GIVEN_FACTOR;
+      break;
+    }
+    case 'C': opts.couple = 1; break;
+    case 'M': opts.allow_mixed_blas = 1; break;
     case 'T': print_stats = 1; break;
     case 'O':
-      tol_set = 1;
-      tol = cli_double("--tol", optarg);
-      if (tol < 0 || tol >= 1) cli_usage_error("--tol: from 0 to below 1");
+      opts.tol = cli_double("--tol", optarg);
+      if (opts.tol < 0 || opts.tol >= 1) cli_usage_error("--tol: from 0 to below 1");
+      opts.given |= SLEM_NEGSTATS_GIVEN_TOL;
       break;
-    case 'S': sample = (size_t)cli_long("--sample", optarg, 2, 100000); break;
-    case 'E': seed = (uint64_t)cli_long("--seed", optarg, 0, 0x7fffffffL); break;
-    case 'f':
-      fmt = cli_format("--format", optarg, 0);
-      break;
+    case 'S': opts.sample = (size_t)cli_long("--sample", optarg, 2, 100000); break;
+    case 'E': opts.seed = (uint64_t)cli_long("--seed", optarg, 0, 0x7fffffffL); break;
+    case 'f': opts.format = cli_format("--format", optarg, 0); break;
     case 'W':
-      pos_fmt = cli_format("--positives-format", optarg, 0);
-      pos_fmt_set = 1;
+      opts.pos_format = cli_format("--positives-format", optarg, 0);
+      opts.given |= SLEM_NEGSTATS_GIVEN_POS_FORMAT;
       break;
-    case 'b': block = (size_t)cli_long("--block", optarg, 1, 1L << 24); break;
-    case 'L': leaf_rows = (size_t)cli_long("--leaf-rows", optarg, 1, 1L << 24); break;
+    case 'b': opts.block = (size_t)cli_long("--block", optarg, 1, 1L << 24); break;
+    case 'L': opts.leaf_rows = (size_t)cli_long("--leaf-rows", optarg, 1, 1L << 24); break;
     case 't': threads = cli_long("--threads", optarg, 1, 1024); break;
     case 'I': return info(optarg);
     case 'q': quiet = 1; break;
     case 'h': usage();
     case 'V': cli_version();
-    default: cli_bad_option(argv, "o:l:r:k:K:f:b:t:qhV", longopts);
+    default:
+      if (c >= VARIANT_OPT && (size_t)(c - VARIANT_OPT) < slem_variants_count()) {
+        const char *name = slem_variants_get((size_t)(c - VARIANT_OPT))->option;
+        if (opts.variant && strcmp(opts.variant, name) != 0)
+          cli_usage_error("--%s and --%s ask for two variants: give one", opts.variant, name);
+        opts.variant = name;
+        break;
+      }
+      cli_bad_option(argv, "o:l:r:k:K:f:b:t:qhV", longopts);
     }
   }
-  if (!output) cli_usage_error("no output cache: give -o CACHE");
-  if (optind >= argc) cli_usage_error("no negatives: give one or more vector files");
-  if (lambda >= 0 && lambda_rel >= 0) cli_usage_error("give --lambda or --lambda-rel, not both");
-  if (partial && (lambda >= 0 || lambda_rel >= 0))
-    cli_usage_error("--partial stores sums only: lambda is chosen when the partial caches are merged");
-  if (partial && kernel) cli_usage_error("--partial does not go with --kernel");
-  if (shard.count > 0 && !partial)
-    cli_usage_error("--shard makes partial statistics: add --partial, then merge the shards' "
-                    "caches with slem-negstats -o CACHE PART...");
-  if (skip && kernel) cli_usage_error("--skip-nonfinite is for linear caches");
-  if ((factor >= 0 || couple || rank_set || tol_set) && !kernel)
-    cli_usage_error("--%s is for kernel caches: add --kernel SPEC",
-                    factor >= 0 ? "factor" : couple ? "couple" : rank_set ? "rank" : "tol");
-  if (factor == SLEM_FACTOR_FULL && (rank_set || tol_set))
-    cli_usage_error("--factor full goes to the numerical rank: no --%s", rank_set ? "rank" : "tol");
-  if ((eigen || pca) && (kernel || partial))
-    cli_usage_error("--%s is for linear caches: not with --%s", eigen ? "eigen" : "pca",
-                    kernel ? "kernel" : "partial");
-  if (eigen && pca) cli_usage_error("give --eigen or --pca, not both");
-  if (positives && !eigen)
-    cli_usage_error("--mixed makes an eigen cache for slem-encode --alpha: add --eigen");
-  if (positives && (shard.count > 0 || depth > 1))
-    cli_usage_error("--mixed needs the whole statistics: not with --%s", depth > 1 ? "depth" : "shard");
-  if (positives && strcmp(positives, "-") == 0)
-    cli_usage_error("--mixed reads the positives twice: not from stdin");
-  if (adaptive && depth < 2)
-    cli_usage_error("--adaptive-theta adapts the negatives of the next stage: give --depth K >= 2");
-  if (pos_fmt_set && !adaptive && !positives)
-    cli_usage_error("--positives-format goes with --mixed or --adaptive-theta");
-  if (theta_set && !adaptive)
-    cli_usage_error("--theta goes with --adaptive-theta (the [nu; beta] stages)");
-  if (adaptive && strcmp(adaptive, "-") == 0)
-    cli_usage_error("--adaptive-theta reads the positives once per stage: not from stdin");
-  if (depth > 1) {
-    if (partial || shard.count > 0)
-      cli_usage_error("--depth %zu does not merge shards: stage 2 needs the negatives encoded "
-                      "by the finished stage 1; give the negative files themselves", depth);
-    if (eigen || pca)
-      cli_usage_error("--depth %zu is for linear or kernel SLEM: not with --%s", depth,
-                      eigen ? "eigen" : "pca");
-    if (kernel && adaptive)
-      cli_usage_error("--adaptive-theta is for linear SLEM: not with --kernel");
-    if (kernel && couple)
-      cli_usage_error("--couple is for a kernel cache of depth 1: not with --depth %zu (the "
-                      "coupling of a stage's inputs is not defined)", depth);
-    if (kernel && slem_krec_check(kernel, depth, &err) != SLEM_OK) cli_usage_error("%s", err.msg);
-    if (lambda >= 0 && !kernel && !adaptive)
-      cli_usage_error("--depth %zu takes --lambda-rel (each stage relative to its own trace), "
-                      "not an absolute --lambda", depth);
-    for (int i = optind; i < argc && !kernel; i++)
-      if (strcmp(argv[i], "-") == 0)
-        cli_usage_error("--depth %zu reads the negatives once per stage: not from stdin", depth);
+  {
+    const char *const *inputs = (const char *const *)argv + optind;
+    size_t n = (size_t)(argc - optind);
+    if (!output) cli_usage_error("no output cache: give -o CACHE");
+    if (slem_negstats_check(&opts, inputs, n, &err) != SLEM_OK) cli_usage_error("%s", err.msg);
+    if (opts.lambda < 0 && opts.lambda_rel < 0) opts.lambda_rel = DEFAULT_LAMBDA_REL;
+    cli_refuse_stdin_twice(inputs, n);
+    cli_refuse_clobber(output, inputs, n);
+    cli_source_date_epoch(); /* the cache's provenance time */
+    if (opts.mixed) cli_refuse_clobber(output, &opts.mixed, 1);
+    if (opts.adaptive) cli_refuse_clobber(output, &opts.adaptive, 1);
+    cli_threads(threads);
+    if (!quiet && isatty(2)) {
+      total = opts.shard.count ? 0 : count_inputs(argv + optind, argc - optind, opts.format);
+      opts.progress = on_progress;
+      opts.progress_ctx = &total;
+    }
+    status = slem_negstats_run(output, inputs, n, &opts, &res, &err) == SLEM_OK ? CLI_EXIT_OK
+             : opts.pca > 0 && res.d > 0 && opts.pca > res.d
+                 ? (cli_usage_error("--pca %zu: more than the dimension %zu of the negatives",
+                                    opts.pca, res.d), CLI_EXIT_USAGE)
+                 : cli_fail(&err);
   }
-  if (lambda < 0 && lambda_rel < 0) lambda_rel = DEFAULT_LAMBDA_REL;
-  cli_refuse_stdin_twice((const char *const *)argv + optind, (size_t)(argc - optind));
-  cli_refuse_clobber(output, (const char *const *)argv + optind, (size_t)(argc - optind));
-  cli_source_date_epoch(); /* the cache's provenance time */
-  if (positives) cli_refuse_clobber(output, &positives, 1);
-  if (adaptive) cli_refuse_clobber(output, &adaptive, 1);
-  cli_threads(threads);
-
-  slem_negstats_opts_init(&opts);
-  opts.format = fmt;
-  opts.pos_format = pos_fmt;
-  opts.block = block;
-  opts.leaf_rows = leaf_rows;
-  opts.skip_nonfinite = skip;
-  opts.partial = partial;
-  opts.eigen = eigen;
-  opts.mixed = positives;
-  opts.adaptive = adaptive;
-  opts.theta = theta;
-  opts.depth = depth;
-  opts.pca = pca;
-  opts.lambda = lambda;
-  opts.lambda_rel = lambda_rel;
-  opts.kernel = kernel;
-  opts.rank = rank;
-  opts.tol = tol;
-  opts.factor = factor < 0 ? SLEM_FACTOR_ICD : (SlemKernelFactor)factor;
-  opts.couple = couple;
-  opts.sample = sample;
-  opts.seed = seed;
-  opts.shard = shard;
-  opts.allow_mixed_blas = mixed;
-  if (!quiet && isatty(2)) {
-    total = shard.count ? 0 : count_inputs(argv + optind, argc - optind, fmt);
-    opts.progress = on_progress;
-    opts.progress_ctx = &total;
-  }
-  status = slem_negstats_run(output, (const char *const *)argv + optind, (size_t)(argc - optind),
-                             &opts, &res, &err) == SLEM_OK
-               ? CLI_EXIT_OK
-               : pca > 0 && res.d > 0 && pca > res.d
-                     ? (cli_usage_error("--pca %zu: more than the dimension %zu of the negatives",
-                                        pca, res.d), CLI_EXIT_USAGE)
-                     : cli_fail(&err);
   cli_progress_done();
   if (status == CLI_EXIT_OK && print_stats) cli_print_phases(&res.phases);
   if (status == CLI_EXIT_OK && !quiet && res.skipped > 0)
     cli_warn("%s: skipped %" PRIu64 " records with NaN or Inf", res.skipped_in, res.skipped);
-  if (status == CLI_EXIT_OK && !quiet && kernel && res.rank < res.rank_asked &&
-      factor != SLEM_FACTOR_FULL)
-    cli_warn("the factorisation stopped at rank %zu of %zu (residual trace %g)", res.rank, rank,
-             res.residual_trace);
+  if (status == CLI_EXIT_OK && !quiet && opts.kernel && res.rank < res.rank_asked &&
+      opts.factor != SLEM_FACTOR_FULL)
+    cli_warn("the factorisation stopped at rank %zu of %zu (residual trace %g)", res.rank,
+             opts.rank, res.residual_trace);
   return cli_close_stdout(status);
 }

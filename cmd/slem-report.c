@@ -56,7 +56,7 @@ static void __attribute__((noreturn)) usage(void) {
       "      --ap KIND           per-query AP for choosing queries and the histogram:\n"
       "                          trec (default) or oxford; the table shows both\n"
       "  -k, --recall-k K        R@K (default 100)\n"
-      "  -f, --format F          ranking format: tsv, trec, jsonl, npy (default: an\n"
+      "  -f, --format F          ranking format: %s (default: an\n"
       "                          npy pair by its name, NAME.I.npy, NAME.D.npy,\n"
       "                          NAME.npy or NAME; else from its first line)\n"
       "      --curve-points N    recall points of the curves: 11 (default) or 101\n"
@@ -104,7 +104,7 @@ static void __attribute__((noreturn)) usage(void) {
       "\n"
       "FMT: %s.\n"
       "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
-      "See slem-report(1).\n", slem_format_names());
+      "See slem-report(1).\n", slem_rankformat_names(), slem_format_names());
   exit(cli_close_stdout(CLI_EXIT_OK));
 }
 
@@ -260,23 +260,26 @@ int main(int argc, char **argv) {
     runs[r].path = rpath[r];
   }
   opts.tmpdir = proto.tmpdir = getenv("TMPDIR"); /* temporary copies (removed at once) */
-  if (!have_protocol && (proto.easy || proto.hard)) cli_usage_error("--easy and --hard go with --protocol");
+  spec.qrels = qrels;
+  spec.qlabels = qlabels;
+  spec.dblabels = dblabels;
+  if (!qrels) { /* with qrels the ids files name the vectors' rows only */
+    spec.qids = qids;
+    spec.dbids = dbids;
+  }
+  spec.exclude_self = exclude_self;
+  spec.junk = junk;
+  spec.njunk = njunk;
+  if (slem_truth_check(&spec, have_protocol, proto.easy, proto.hard, 0, &err) != SLEM_OK)
+    cli_usage_error("%s", err.msg);
   if (have_protocol) {
-    if (!qrels == !(proto.easy || proto.hard))
-      cli_usage_error("--protocol needs the positives: --easy F and --hard F, or graded --qrels");
-    if (qlabels || dblabels) cli_usage_error("--protocol takes no labels");
-    if (qrels && njunk) cli_usage_error("--protocol with --qrels: junk is grade -1 there");
     if (have_ap && opts.ap != SLEM_AP_OXFORD) cli_usage_error("--protocol: AP is revisitop's (oxford)");
     opts.ap = SLEM_AP_OXFORD;
     proto.qrels = qrels;
     proto.junk = junk;
     proto.njunk = njunk;
     opts.protocol = &proto;
-  } else if (!qrels == !(qlabels || dblabels))
-    cli_usage_error("give the ground truth as --qrels, or as --query-labels and --db-labels");
-  if (!have_protocol && !qrels && !(qlabels && dblabels))
-    cli_usage_error("--query-labels and --db-labels go together");
-  if (qrels && exclude_self) cli_usage_error("--exclude-self goes with labels, not --qrels");
+  }
   if (have_shape != (topts.vectors[0] || topts.vectors[1]))
     cli_usage_error(have_shape ? "--image-shape needs --query-vectors or --db-vectors"
                                : "--query-vectors and --db-vectors need --image-shape");
@@ -324,16 +327,6 @@ int main(int argc, char **argv) {
   if (njunk) snprintf(note + strlen(note), sizeof note - strlen(note), ", junk from %zu file%s", njunk, njunk > 1 ? "s" : "");
   opts.truth_note = note;
 
-  spec.qrels = qrels;
-  spec.qlabels = qlabels;
-  spec.dblabels = dblabels;
-  if (!qrels) { /* with qrels the ids files name the vectors' rows only */
-    spec.qids = qids;
-    spec.dbids = dbids;
-  }
-  spec.exclude_self = exclude_self;
-  spec.junk = junk;
-  spec.njunk = njunk;
   if (slem_report_make(output, &spec, runs, nruns, fmt, queries_file, &opts, &topts, &missing,
                        first, sizeof first, &err) != SLEM_OK)
     goto fail;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cachekinds.h"
+#include "arith.h"
 #include "encoder.h"
 #include "groups.h"
 #include "ids.h"
@@ -29,6 +31,49 @@ void slem_encstream_opts_init(SlemEncStreamOpts *opts) {
   opts->format = SLEM_FMT_AUTO;
   opts->dtype = SLEM_DTYPE_F4;
   opts->alpha = -1;
+}
+
+int slem_encstream_check_dtype(SlemDtype dt, const char *name, SlemFormat fmt, int classifiers,
+                               SlemError *err) {
+  static const char *const names[] = {"f4", "f2", "i1", "f8"};
+  if (dt != SLEM_DTYPE_F4 && !slem_format_stores(fmt, dt))
+    return slem_error(err, SLEM_EINVAL, "--dtype %s needs npy output (-F npy, or OUT.npy)",
+                      name ? name : names[dt]);
+  if (dt == SLEM_DTYPE_I1 && classifiers)
+    return slem_error(err, SLEM_EINVAL, "--dtype i1 is for unit-norm descriptors, not "
+                      "classifiers");
+  return SLEM_OK;
+}
+
+int slem_encstream_check(const SlemEncStreamOpts *o, const char *output, int has_ids,
+                         int has_groups, SlemError *err) {
+  int classifiers = o->mode == SLEM_ENCODE_CLASSIFIER, st;
+  SlemFormat fmt = o->format;
+  if (o->theta_set && !classifiers && !o->basic)
+    return slem_error(err, SLEM_EINVAL, "--theta goes with --classifier or --basic: the "
+                      "descriptor's direction does not depend on theta");
+  if (o->alpha_set && classifiers)
+    return slem_error(err, SLEM_EINVAL, "--alpha gives unit descriptors, not classifiers: drop "
+                      "--classifier");
+  if (fmt == SLEM_FMT_AUTO && (st = slem_format_for_output(&fmt, output, err)) != SLEM_OK)
+    return st;
+  if ((st = slem_encstream_check_dtype(o->dtype, NULL, fmt, classifiers, err)) != SLEM_OK)
+    return st;
+  if (o->projections && !slem_format_carries(fmt))
+    return slem_error(err, SLEM_EINVAL, "--projections are written to a container: give "
+                      "OUT.slem or -F slem");
+  if (o->projections && classifiers)
+    return slem_error(err, SLEM_EINVAL, "--projections are not classifiers: drop --classifier or "
+                      "--projections");
+  if (o->coordinates && (classifiers || o->projections || o->couple))
+    return slem_error(err, SLEM_EINVAL, "--coordinates go with none of --classifier, "
+                      "--projections, --couple");
+  if (has_groups && o->shard.count > 0)
+    return slem_error(err, SLEM_EINVAL, "--groups needs the whole input: not with --shard");
+  if (has_ids && !slem_format_carries(fmt))
+    return slem_error(err, SLEM_EINVAL, "--ids: ids travel in the container (.slem, or -F slem); "
+                      "give the ids file to slem-match for the other formats");
+  return SLEM_OK;
 }
 
 /* The fingerprint the descriptors carry: the cache's, or, when the encoding chooses among
@@ -307,6 +352,8 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
   res->phases.threads = slem_blas_threads();
   res->phases.block = block;
   res->phases.units = (block + 255) / 256;
+  if ((st = slem_encstream_check(o, output, o->ids != NULL, o->groups != NULL, err)) != SLEM_OK)
+    return st;
   if (o->shard.count > 0) {
     if (count < 0)
       return slem_error(err, SLEM_EINVAL, "%s: the number of vectors is not known before reading "
@@ -328,9 +375,6 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
     return slem_error(err, SLEM_EFORMAT, "%s: dimension %zu, but %s%s has dimension %zu",
                       slem_vecreader_name(r), slem_vecreader_dim(r), cache ? "the cache " : "",
                       against, d);
-  if (o->groups && o->shard.count > 0)
-    return slem_error(err, SLEM_EINVAL, "%s: groups of positives need a linear cache and the "
-                      "whole input (no shard)", against);
   if ((st = slem_encoder_choose(&ops, cache, o, err)) != SLEM_OK) return st;
   if (o->groups) {
     if ((st = slem_groups_new(&groups, o->groups, d, err)) != SLEM_OK) goto done;
@@ -350,15 +394,6 @@ int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *out
   }
   out_dim = ops->out_dim(enc, &f64);
   esize = f64 ? sizeof(double) : sizeof(float);
-  if (o->projections) {
-    if (ofmt == SLEM_FMT_AUTO && (st = slem_format_for_output(&ofmt, output, err)) != SLEM_OK)
-      goto done;
-    if (ofmt != SLEM_FMT_SLEM) {
-      st = slem_error(err, SLEM_EINVAL, "%s: projections need a kernel cache and a container "
-                      "output (.slem, or -F slem)", against);
-      goto done;
-    }
-  }
   for (int i = 0; i <= nlanes; i++)
     if (!(ybuf[i] = slem_mem_alloc_large(block * out_dim * esize))) {
       if (i == LANES) { /* the second lane's: one lane */
@@ -513,5 +548,76 @@ done:
   }
   slem_groups_free(groups);
   for (int i = 0; i <= LANES; i++) free(ybuf[i]);
+  return st;
+}
+
+typedef struct {
+  const SlemEncStreamFiles *files;
+  uint64_t total;
+} Progress;
+
+static void on_progress(void *ctx, uint64_t done) {
+  const Progress *p = ctx;
+  p->files->progress(p->files->progress_ctx, done, p->total);
+}
+
+int slem_encstream_run_files(const SlemEncStreamFiles *f, const char *output,
+                             const SlemEncStreamOpts *opts, SlemEncStreamResult *res, int *usage,
+                             SlemError *err) {
+  SlemEncStreamOpts o = *opts;
+  SlemCache *cache = NULL;
+  SlemVecReader *r = NULL;
+  SlemIds *ids = NULL, *groups = NULL;
+  const SlemEncoderOps *ops;
+  Progress pr = {f, 0};
+  int st, opt_error = 0;
+  memset(res, 0, sizeof *res);
+  if ((st = slem_encstream_check(&o, output, f->ids != NULL, f->groups != NULL, err)) != SLEM_OK) {
+    opt_error = 1;
+    goto done;
+  }
+  /* an empty ids file goes with an empty input (checked against the count by the run) */
+  if ((f->ids && (st = slem_ids_read_empty(&ids, f->ids, err)) != SLEM_OK) ||
+      (st = slem_cache_read(&cache, f->cache, err)) != SLEM_OK ||
+      /* a night with no new images is an empty segment, not an error */
+      (st = slem_vecreader_open_empty(&r, f->input, f->input_format, cache->d, err)) != SLEM_OK)
+    goto done;
+  o.ids = ids;
+  /* the same cache on another BLAS core: descriptors that differ in their last bits */
+  if (f->warn && slem_arith_differ(slem_cache_arith(cache), slem_arith_name())) {
+    char core[64], msg[2 * SLEM_ERRMSG_MAX];
+    slem_arith_core_of(slem_cache_arith(cache), core, sizeof core);
+    snprintf(msg, sizeof msg, "%s was made on the BLAS core %s, but this encoding runs on %s: "
+             "the descriptors differ in their last bits from those encoded on the cache's core "
+             "(OPENBLAS_CORETYPE=%s)", f->cache, slem_cache_arith(cache), slem_arith_name(), core);
+    f->warn(f->warn_ctx, msg);
+  }
+  if (f->groups && (st = slem_ids_labels_read(&groups, f->groups, err)) != SLEM_OK) goto done;
+  o.groups = groups;
+  /* options that this cache's encoder cannot honour are the options' errors (encoder.h) */
+  if ((st = slem_encoder_choose(&ops, cache, &o, err)) != SLEM_OK) {
+    opt_error = 1;
+    goto done;
+  }
+  o.progress = NULL;
+  o.progress_ctx = NULL;
+  if (f->progress) {
+    int64_t count = slem_vecreader_count(r);
+    pr.total = count > 0 ? (uint64_t)count : 0;
+    if (o.shard.count > 0) {
+      uint64_t lo, hi;
+      slem_shard_range(&o.shard, pr.total, &lo, &hi);
+      pr.total = hi - lo;
+    }
+    o.progress = on_progress;
+    o.progress_ctx = &pr;
+  }
+  st = slem_encstream_run(cache, r, output, &o, res, err);
+done:
+  if (usage) *usage = st != SLEM_OK && opt_error;
+  slem_ids_free(ids);
+  slem_vecreader_free(r);
+  slem_cache_free(cache);
+  slem_ids_free(groups);
   return st;
 }

@@ -24,6 +24,8 @@
 typedef struct SlemEncStreamOpts {
   SlemEncodeMode mode;      /* descriptors or classifiers (kernel: in the factor's space) */
   double theta;             /* classifiers: the weight of the positive (default 1) */
+  int theta_set;            /* 1: theta was given on purpose: refused where nothing reads
+                               it (slem_encstream_check()) */
   SlemPrecision precision;  /* arithmetic of unit descriptors (slem_linear.h) */
   size_t block;             /* vectors per block (default 1024; 0: slem_encstream_block(),
                                from d and the thread count, what slem-encode uses) */
@@ -80,14 +82,64 @@ typedef struct SlemEncStreamResult {
  * the same global row whatever the block, and the descriptors do not depend on it. */
 size_t slem_encstream_block(size_t d, int threads);
 
+/* The rule of --dtype, for slem-encode and slem-esvm alike: a type other than float32
+ * only where the output's format stores it (slem_format_stores(): npy), and int8 only for
+ * unit-norm descriptors (classifiers non-zero: it refuses). name is the type as the user
+ * spelled it, for the message (NULL: its canonical name). Errors: SLEM_EINVAL with the
+ * tools' message. */
+int slem_encstream_check_dtype(SlemDtype dt, const char *name, SlemFormat fmt, int classifiers,
+                               SlemError *err);
+
+/* Checks the rules between the options of opts, before any file is read: output's format
+ * (opts->format, else from output's name: SLEM_EINVAL naming the extensions when it names
+ * none); theta_set only with classifiers or basic; alpha_set not with classifiers; the rule
+ * of --dtype above; projections only to a format that carries them (the container) and
+ * not as classifiers; coordinates with none of classifiers, projections, couple; groups
+ * (has_groups: the caller gives them) not with a shard; ids (has_ids) only to a format that
+ * carries them. What a cache's encoder takes is its own rule (encoder.h). Errors:
+ * SLEM_EINVAL with slem-encode's message for the first rule broken. */
+int slem_encstream_check(const SlemEncStreamOpts *opts, const char *output, int has_ids,
+                         int has_groups, SlemError *err);
+
 /* Encodes every vector of r (borrowed, at its start) against cache (borrowed) into output
  * ("-": stdout); with a shard, only that shard's rows, in order. Errors: SLEM_EFORMAT (a
  * dimension other than the cache's, naming both; a read error naming file and record),
- * SLEM_EINVAL (coupled classifiers, or groups, with a kernel cache; projections without one, or to a
- * format other than the container; groups with a shard; a shard of an input whose number of
+ * SLEM_EINVAL (those of slem_encstream_check(), before anything is read; coupled
+ * classifiers, or groups, with a kernel cache; projections without one; a shard of an input whose number of
  * vectors is not known before reading it: text, or a pipe of fvecs),
  * SLEM_EIO, SLEM_ENOMEM. No output file is left behind on failure. */
 int slem_encstream_run(const SlemCache *cache, SlemVecReader *r, const char *output,
                        const SlemEncStreamOpts *opts, SlemEncStreamResult *res, SlemError *err);
+
+/* slem-encode as one library call: the files of SlemEncStreamFiles opened and checked
+ * against each other, then slem_encstream_run(). cmd/slem-encode.c parses its options into
+ * it and reports; a test can drive a whole encoding the same way, without a process. */
+typedef struct SlemEncStreamFiles {
+  const char *cache;        /* the cache's path (slem-negstats) */
+  const char *input;        /* the vectors ("-": stdin); an input with no vectors is an
+                               empty segment, not an error */
+  SlemFormat input_format;  /* SLEM_FMT_AUTO: from the extension, else the content */
+  const char *ids;          /* NULL, or an ids file kept in the container (may be empty
+                               with an empty input) */
+  const char *groups;       /* NULL, or the group of every input row, one a line */
+  /* may be NULL: a warning for the user (the library prints nothing; msg is borrowed for
+   * the call): a cache made on another BLAS core than this run's */
+  void (*warn)(void *ctx, const char *msg);
+  void *warn_ctx;
+  /* may be NULL: the vectors encoded so far, and how many there are (0: unknown) */
+  void (*progress)(void *ctx, uint64_t done, uint64_t total);
+  void *progress_ctx;
+} SlemEncStreamFiles;
+
+/* Encodes files->input against files->cache into output with opts (their ids and groups,
+ * and progress, are set from files; opts' own are ignored): slem_encstream_check(); the
+ * ids, the cache, the input, the groups read; the cache's encoder chosen
+ * (slem_encoder_choose(): a refusal is the options'); slem_encstream_run(). *usage (may be
+ * NULL) is set to 1 when an error is in the options themselves (a usage error for a tool),
+ * else 0. Errors: those of the steps, with a message naming file and record; nothing is
+ * written on error. */
+int slem_encstream_run_files(const SlemEncStreamFiles *files, const char *output,
+                             const SlemEncStreamOpts *opts, SlemEncStreamResult *res, int *usage,
+                             SlemError *err);
 
 #endif

@@ -72,4 +72,4 @@ const SlemVariant slem_variant_pca = {
     "pca",
     "PCA-reduced SLEM of the top R eigenpairs (slem-negstats --pca R; fitted by whitening's "
     "fit)",
-    &slem_kind_pca, NULL, &slem_enc_pca};
+    &slem_kind_pca, NULL, &slem_enc_pca, NULL, NULL};

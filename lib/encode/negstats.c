@@ -17,7 +17,6 @@
 #include "kind_kernel.h"
 #include "cachekinds.h"
 #include "fit.h"
-#include "variant.h"
 #include "kernel.h"
 #include "kernel_stats.h"
 #include "io.h"
@@ -34,7 +33,7 @@ void slem_negstats_opts_init(SlemNegstatsOpts *opts) {
   opts->lambda = -1;
   opts->lambda_rel = 1;
   opts->theta = 1;
-  opts->rank = 256;
+  opts->rank = SLEM_NEGSTATS_RANK;
   opts->sample = 1000;
   opts->seed = 1;
 }
@@ -578,39 +577,14 @@ done:
 int slem_negstats_run(const char *output, const char *const *inputs, size_t n,
                       const SlemNegstatsOpts *opts, SlemNegstatsResult *res, SlemError *err) {
   memset(res, 0, sizeof *res);
-  if (n == 0) return slem_error(err, SLEM_EINVAL, "no negatives");
-  if (opts->kernel && opts->partial)
-    return slem_error(err, SLEM_EINVAL, "a kernel cache has no partial form");
-  if (opts->mixed && (!opts->eigen || opts->kernel || opts->partial || opts->pca ||
-                      opts->depth > 1 || opts->shard.count > 0))
-    return slem_error(err, SLEM_EINVAL, "the mixed covariance (--mixed) makes an eigen cache: "
-                      "with --eigen, not with --kernel, --partial, --pca, --depth or --shard");
-  if (opts->adaptive && (opts->depth < 2 || opts->kernel || opts->partial || opts->eigen ||
-                         opts->pca || opts->mixed || opts->shard.count > 0))
-    return slem_error(err, SLEM_EINVAL, "the adaptive theta_n (--adaptive-theta) makes [nu; beta] "
-                      "stages: with --depth K >= 2, not with --kernel, --partial, --eigen, --pca, "
-                      "--mixed or --shard");
-  if (opts->shard.count > 0 && !opts->partial)
-    return slem_error(err, SLEM_EINVAL, "--shard makes partial statistics: add --partial, and "
-                      "merge the shards' partial caches into the cache");
-  if (opts->kernel && opts->depth > 1) { /* before the negatives are read */
-    int st = slem_krec_check(opts->kernel, opts->depth, err);
+  { /* before the negatives are read */
+    int st = slem_negstats_check(opts, inputs, n, err);
     if (st != SLEM_OK) return st;
   }
   {
     double t0 = slem_now();
     const SlemFitOps *fit = slem_fits_choose(opts);
-    const SlemVariant *asked = opts->variant ? slem_variants_by_option(opts->variant) : NULL;
-    int st;
-    if (opts->variant && !asked)
-      return slem_error(err, SLEM_EINVAL, "no variant is asked for by --%s", opts->variant);
-    /* the rules of the variant asked for by its option, even when another fit took the
-     * options, and of the fit that took them */
-    if (asked && asked->fit && asked->fit->check && (st = asked->fit->check(opts, err)))
-      return st;
-    if (fit->check && fit != (asked ? asked->fit : NULL) && (st = fit->check(opts, err)))
-      return st;
-    st = fit->fit ? fit->fit(output, inputs, n, opts, res, err)
+    int st = fit->fit ? fit->fit(output, inputs, n, opts, res, err)
                       : linear(output, inputs, n, fit, opts, res, err);
     res->phases.wall = slem_now() - t0;
     res->phases.threads = slem_blas_threads();

@@ -68,9 +68,25 @@ typedef struct SlemNegstatsOpts {
                             (variant.h: SlemVariant.option, e.g. "diagonal") */
   int allow_mixed_blas;  /* merge partial caches made on other BLAS cores (arith.h) than one
                             another or than this host (refused by default: SLEM_EFORMAT) */
+  unsigned given;        /* SLEM_NEGSTATS_GIVEN_* of the options whose defaults a caller set
+                            on purpose (0, the default: none), so that slem_negstats_check()
+                            refuses them where they do nothing, as slem-negstats does */
   SlemProgressFn progress;  /* may be NULL: called with the negatives read so far */
   void *progress_ctx;
 } SlemNegstatsOpts;
+
+/* Bits of SlemNegstatsOpts.given: options given although equal to their defaults. */
+enum {
+  SLEM_NEGSTATS_GIVEN_LAMBDA_REL = 1u << 0, /* lambda_rel (--lambda-rel) */
+  SLEM_NEGSTATS_GIVEN_RANK = 1u << 1,       /* rank (--rank) */
+  SLEM_NEGSTATS_GIVEN_TOL = 1u << 2,        /* tol (--tol) */
+  SLEM_NEGSTATS_GIVEN_FACTOR = 1u << 3,     /* factor (--factor) */
+  SLEM_NEGSTATS_GIVEN_THETA = 1u << 4,      /* theta (--theta) */
+  SLEM_NEGSTATS_GIVEN_POS_FORMAT = 1u << 5  /* pos_format (--positives-format) */
+};
+
+/* The rank a kernel factorisation stops at by default (SlemNegstatsOpts.rank). */
+#define SLEM_NEGSTATS_RANK 256
 
 /* Defaults: auto format, blocks by dimension, lambda_rel 1, rank 256, tol 0, sample 1000,
  * seed 1, no kernel, no progress. */
@@ -90,13 +106,26 @@ typedef struct SlemNegstatsResult {
                                   computed at once */
 } SlemNegstatsResult;
 
+/* Checks the rules between the options of opts and the inputs' names, before anything is
+ * read (lib/encode/negstats_check.c): at least one input; --lambda or --lambda-rel, and
+ * neither with partial; partial, shard, skip_nonfinite, eigen, pca, mixed and their
+ * companions with the caches they make (kernel options only with a kernel; factor full
+ * without rank or tol; eigen or pca, not both, on linear caches only; mixed with eigen and
+ * the whole statistics; adaptive with depth >= 2 and linear SLEM; theta and pos_format only
+ * with what reads them; mixed and adaptive positives, and the negatives of a linear depth
+ * > 1, not from stdin; depth > 1 with none of partial, shard, eigen, pca, and on a kernel
+ * neither couple nor a kernel for histograms, slem_krec_check()). inputs may be NULL when
+ * n is 0. Errors: SLEM_EINVAL with slem-negstats' message for the first rule broken. */
+int slem_negstats_check(const SlemNegstatsOpts *opts, const char *const *inputs, size_t n,
+                        SlemError *err);
+
 /* Summarises inputs[0..n) (paths, "-" for stdin at most once) into the cache output,
  * written atomically. Errors name the file and the record: those of reading the inputs
  * (dimensions that differ between files included), of the statistics (SLEM_ENUMERIC for a
- * singular A, with a lambda to try), SLEM_EINVAL (a partial cache with --kernel, a cache of
- * another kind among the inputs; a shard without `partial`, of partial caches, or of an
+ * singular A, with a lambda to try), SLEM_EINVAL (those of slem_negstats_check(), before
+ * any work; a cache of another kind among the inputs; a shard of partial caches, or of an
  * input whose number of vectors is not known before reading it; mixed or adaptive with
- * options they do not go with, or with partial caches among the inputs), SLEM_EFORMAT for partial
+ * partial caches among the inputs), SLEM_EFORMAT for partial
  * caches of different arithmetics (arith.h) unless allow_mixed_blas, SLEM_EIO, SLEM_ENOMEM.
  * A shard with no row (N > R, or all skipped) makes a partial cache of n = 0, which merges
  * as nothing. */

@@ -540,3 +540,32 @@ int slem_eval_result_write_curve(const SlemEvalResult *self, const char *path, c
   }
   return slem_out_commit(out, err);
 }
+
+int slem_eval_run(SlemEvalResult **self, SlemTruth **truth, const char *path,
+                  SlemRankFormat fmt, const SlemTruthSpec *spec, const SlemEvalOpts *opts,
+                  const char *output, const char *curve, int flags, SlemError *err) {
+  SlemOut *outs[2] = {NULL, NULL};
+  int st;
+  *self = NULL;
+  if ((st = slem_truth_read(truth, spec, err)) != SLEM_OK ||
+      (st = slem_eval_result_read(self, path, fmt, *truth, opts, err)) != SLEM_OK ||
+      (st = slem_out_open(&outs[0], output, err)) != SLEM_OK ||
+      (curve && (st = slem_out_open(&outs[1], curve, err)) != SLEM_OK) ||
+      (st = slem_eval_result_put(*self, outs[0], flags, err)) != SLEM_OK ||
+      (curve && (st = slem_eval_result_put_curve(*self, outs[1],
+                                                strcmp(path, "-") ? path : "<stdin>", err)) !=
+                    SLEM_OK))
+    goto done;
+  st = slem_out_commit_all(outs, 2, err);
+  outs[0] = outs[1] = NULL;
+done:
+  slem_out_abort(outs[0]);
+  slem_out_abort(outs[1]);
+  if (st != SLEM_OK) {
+    slem_eval_result_free(*self);
+    *self = NULL;
+    slem_truth_free(*truth);
+    *truth = NULL;
+  }
+  return st;
+}

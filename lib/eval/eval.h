@@ -140,4 +140,15 @@ int slem_eval_result_put(const SlemEvalResult *self, struct SlemOut *out, int fl
 int slem_eval_result_put_curve(const SlemEvalResult *self, struct SlemOut *out, const char *run,
                               SlemError *err);
 
+/* slem-eval's own measures as one call: the ground truth of spec read into *truth
+ * (slem_truth_read(), neighbours with spec->neighbors_k), the ranking path ("-": stdin) in
+ * fmt evaluated with opts into *self, the summary written to output with flags and, when
+ * curve is not NULL, the precision-recall curve to curve (naming the ranking, "<stdin>"
+ * for "-"); the two are committed together, so that a failure leaves both files as they
+ * were. The caller frees *self, then *truth, whose strings it holds (both NULL on error).
+ * Errors: those of the steps. */
+int slem_eval_run(SlemEvalResult **self, SlemTruth **truth, const char *path,
+                  SlemRankFormat fmt, const SlemTruthSpec *spec, const SlemEvalOpts *opts,
+                  const char *output, const char *curve, int flags, SlemError *err);
+
 #endif

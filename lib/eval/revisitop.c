@@ -357,3 +357,24 @@ int slem_revisit_write(SlemRevisit *self, const char *path, int flags, SlemError
   }
   return slem_out_commit(out, err);
 }
+
+int slem_revisit_run(SlemProtocol p, const char *qrels, const char *easy, const char *hard,
+                     const char *const *junk, size_t njunk, const char *path, SlemRankFormat fmt,
+                     const char *output, int flags, SlemError *err) {
+  SlemRevisit *rv = NULL;
+  SlemRankReader *r = NULL;
+  SlemTruthSpec spec = {.qrels = qrels, .junk = junk, .njunk = njunk};
+  int st = slem_truth_check(&spec, 1, easy, hard, 0, err);
+  if (st == SLEM_OK) st = slem_revisit_new(&rv, p, err);
+  if (st == SLEM_OK && qrels) st = slem_revisit_read_qrels(rv, qrels, err);
+  if (st == SLEM_OK && easy) st = slem_revisit_read(rv, SLEM_GT_EASY, easy, err);
+  if (st == SLEM_OK && hard) st = slem_revisit_read(rv, SLEM_GT_HARD, hard, err);
+  for (size_t i = 0; i < njunk && st == SLEM_OK; i++)
+    st = slem_revisit_read(rv, SLEM_GT_JUNK, junk[i], err);
+  if (st == SLEM_OK) st = slem_rankreader_open(&r, path, fmt, err);
+  if (st == SLEM_OK) st = slem_revisit_add_run(rv, r, err);
+  if (st == SLEM_OK) st = slem_revisit_write(rv, output, flags, err);
+  slem_rankreader_free(r);
+  slem_revisit_free(rv);
+  return st;
+}

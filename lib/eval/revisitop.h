@@ -92,4 +92,12 @@ enum {
  * SLEM_ENOMEM. */
 int slem_revisit_write(SlemRevisit *self, const char *path, int flags, SlemError *err);
 
+/* slem-eval --protocol as one call: the positives read (graded qrels, or the easy and hard
+ * files; either may be NULL), then junk[0..njunk), the ranking path ("-": stdin) in fmt
+ * added, the result written to output with flags. Errors: SLEM_EINVAL, the rules of
+ * slem_truth_check() with a protocol, before any file is read; those of the steps. */
+int slem_revisit_run(SlemProtocol p, const char *qrels, const char *easy, const char *hard,
+                     const char *const *junk, size_t njunk, const char *path, SlemRankFormat fmt,
+                     const char *output, int flags, SlemError *err);
+
 #endif

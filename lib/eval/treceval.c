@@ -608,3 +608,19 @@ int slem_treceval_write(SlemTrecEval *self, FILE *out, uint64_t *skipped_out, Sl
   if (!ok || ferror(out)) return slem_error(err, SLEM_EIO, "write error");
   return SLEM_OK;
 }
+
+int slem_treceval_run(const SlemTrecOpts *opts, const char *const *measures, size_t nmeasures,
+                      const char *qrels, const char *path, SlemRankFormat format,
+                      const char *output, uint64_t *skipped, int *usage, SlemError *err) {
+  SlemTrecEval *ev = NULL;
+  int st = slem_treceval_new(&ev, opts, err);
+  if (usage) *usage = 0;
+  *skipped = 0;
+  for (size_t i = 0; st == SLEM_OK && i < nmeasures; i++)
+    if ((st = slem_treceval_measure(ev, measures[i], err)) != SLEM_OK && usage) *usage = 1;
+  if (st == SLEM_OK) st = slem_treceval_read_qrels(ev, qrels, err);
+  if (st == SLEM_OK) st = slem_treceval_add_path(ev, path, format, err);
+  if (st == SLEM_OK) st = slem_treceval_write_path(ev, output, skipped, err);
+  slem_treceval_free(ev);
+  return st;
+}

@@ -100,4 +100,13 @@ int slem_treceval_write_path(SlemTrecEval *self, const char *path, uint64_t *ski
  * with both results and qrels), SLEM_EIO (a write failed), SLEM_ENOMEM. */
 int slem_treceval_write(SlemTrecEval *self, FILE *out, uint64_t *skipped, SlemError *err);
 
+/* slem-eval --trec-compat as one call: a SlemTrecEval with opts, measures[0..nmeasures)
+ * selected (slem_treceval_measure(): a refusal is the options', *usage set to 1), the
+ * qrels read, the run path ("-": stdin) in format added, trec_eval's lines written to
+ * output. *skipped receives the qrels' topics that the run lacks. *usage (may be NULL) is
+ * 0 for every other error. Errors: those of the steps. */
+int slem_treceval_run(const SlemTrecOpts *opts, const char *const *measures, size_t nmeasures,
+                      const char *qrels, const char *path, SlemRankFormat format,
+                      const char *output, uint64_t *skipped, int *usage, SlemError *err);
+
 #endif

@@ -548,23 +548,48 @@ done:
   return st;
 }
 
+int slem_truth_check(const SlemTruthSpec *s, int protocol, const char *easy, const char *hard,
+                     int with_neighbors, SlemError *err) {
+  int labels = s->qlabels || s->dblabels;
+  if (!protocol && (easy || hard))
+    return slem_error(err, SLEM_EINVAL, "--easy and --hard go with --protocol");
+  if (protocol) {
+    if (!s->qrels == !(easy || hard))
+      return slem_error(err, SLEM_EINVAL, "--protocol needs the positives: --easy F and --hard F, "
+                        "or graded --qrels");
+    if (labels) return slem_error(err, SLEM_EINVAL, "--protocol takes no labels");
+    if (s->qrels && s->njunk)
+      return slem_error(err, SLEM_EINVAL, "--protocol with --qrels: junk is grade -1 there");
+  } else if (s->neighbors) {
+    if (s->qrels || labels || s->exclude_self)
+      return slem_error(err, SLEM_EINVAL, "--neighbors is the ground truth alone: no --qrels, "
+                        "labels or --exclude-self");
+  } else {
+    if (!s->qrels == !labels)
+      return slem_error(err, SLEM_EINVAL, with_neighbors
+                        ? "give the ground truth as --qrels, --query-labels and --db-labels, or "
+                          "--neighbors"
+                        : "give the ground truth as --qrels, or as --query-labels and --db-labels");
+    if (!s->qrels && !(s->qlabels && s->dblabels))
+      return slem_error(err, SLEM_EINVAL, "--query-labels and --db-labels go together");
+  }
+  if (s->qrels && (s->qids || s->dbids || s->exclude_self))
+    return slem_error(err, SLEM_EINVAL, "--query-ids, --db-ids and --exclude-self go with labels, "
+                      "not --qrels");
+  return SLEM_OK;
+}
+
 int slem_truth_read(SlemTruth **self, const SlemTruthSpec *spec, SlemError *err) {
   int st;
   *self = NULL;
-  if (spec->neighbors) {
-    if (spec->qrels || spec->qlabels || spec->dblabels)
-      return slem_error(err, SLEM_EINVAL, "neighbours are the ground truth alone: no qrels, "
-                        "no labels");
+  if ((st = slem_truth_check(spec, 0, NULL, NULL, 1, err)) != SLEM_OK) return st;
+  if (spec->neighbors)
     st = slem_truth_read_neighbors(self, spec->neighbors, spec->neighbors_k, spec->qids,
                                    spec->dbids, err);
-  } else if (!spec->qrels == !(spec->qlabels && spec->dblabels)) {
-    return slem_error(err, SLEM_EINVAL, "give the ground truth as qrels, or as query and "
-                      "database labels");
-  } else {
+  else
     st = spec->qrels ? slem_truth_read_qrels(self, spec->qrels, err)
                      : slem_truth_read_labels(self, spec->qlabels, spec->dblabels, spec->qids,
                                               spec->dbids, spec->exclude_self, err);
-  }
   for (size_t i = 0; st == SLEM_OK && i < spec->njunk; i++)
     st = slem_truth_read_junk(*self, spec->junk[i], err);
   if (st) {

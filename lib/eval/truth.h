@@ -72,8 +72,21 @@ typedef struct SlemTruthSpec {
   size_t njunk;
 } SlemTruthSpec;
 
+/* The rules between the ground truth's options that slem-eval and slem-report share,
+ * checked before anything is read. protocol: revisitop's evaluation was asked for, with
+ * its positives easy and hard (files, or NULL), or graded qrels. Rules: easy and hard only
+ * with protocol; a protocol needs the positives from exactly one of qrels and easy/hard,
+ * takes no labels, and no junk with qrels; otherwise the ground truth is neighbours
+ * alone, or qrels, or both label files; ids and exclude_self go with labels, not qrels.
+ * with_neighbors: the caller offers neighbours (slem-eval's --neighbors), named in the
+ * message for a ground truth missing or given twice. Errors: SLEM_EINVAL with the tools'
+ * message for the first rule broken. */
+int slem_truth_check(const SlemTruthSpec *spec, int protocol, const char *easy, const char *hard,
+                     int with_neighbors, SlemError *err);
+
 /* Reads the ground truth that spec names, then its junk files. Errors: those of the
- * readers above; SLEM_EINVAL when spec names both or neither source. */
+ * readers above; SLEM_EINVAL, those of slem_truth_check() (no protocol), before any file is
+ * read. */
 int slem_truth_read(SlemTruth **self, const SlemTruthSpec *spec, SlemError *err);
 
 /* Queries: dense indices 0..count-1 in the order of the qrels or query labels. */

@@ -728,7 +728,7 @@ static int end_slem(SlemVecWriter *w, SlemError *err) {
 }
 
 const SlemVecFormatDef slem_vfmt_slem = {
-    .id = SLEM_FMT_SLEM, .names = {"slem", NULL}, .sniff = sniff_slem, .open = open_slem,
+    .id = SLEM_FMT_SLEM, .names = {"slem", NULL}, .carries = 1, .sniff = sniff_slem, .open = open_slem,
     .read = read_slem, .rewind = rewind_slem, .out_dtypes = 1u << SLEM_DTYPE_F8,
     .begin = begin_slem, .write = write_slem, .end = end_slem, .seek = seek_slem,
     .close = close_slem, .wclose = wclose_slem, .write_f64 = write_slem_f64};

@@ -121,6 +121,9 @@ struct SlemVecFormatDef {
   int members;
   /* Not listed among the formats (--help, messages): recognised only to be refused. */
   int unlisted;
+  /* Its files carry what their rows are beside them: their ids, the metadata of the cache
+   * that made them, kernel projections (the descriptor container; slem_format_carries()). */
+  int carries;
   /* How sure the first n bytes (n >= 1, at most 4096) are of this format: 0 (no) to 100
    * (a magic number). The highest wins; NULL: never recognised by content. */
   int (*sniff)(const unsigned char *p, size_t n);

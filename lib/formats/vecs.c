@@ -64,6 +64,16 @@ const char *slem_format_name(SlemFormat fmt) {
   return def ? def->names[0] : "auto";
 }
 
+int slem_format_stores(SlemFormat fmt, SlemDtype dt) {
+  const SlemVecFormatDef *def = slem_vfmt_find(fmt);
+  return def && def->write && (dt == SLEM_DTYPE_F4 || (def->out_dtypes & (1u << dt)));
+}
+
+int slem_format_carries(SlemFormat fmt) {
+  const SlemVecFormatDef *def = slem_vfmt_find(fmt);
+  return def && def->carries;
+}
+
 static char names_list[256], ext_list[512];
 static pthread_once_t names_once = PTHREAD_ONCE_INIT;
 

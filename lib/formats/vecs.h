@@ -40,6 +40,13 @@ const char *slem_format_name(SlemFormat fmt);
  * npy, text". Static storage; cannot fail. */
 const char *slem_format_names(void);
 
+/* What a format's writer can do, from the table of formats: whether it stores values of
+ * dt (SLEM_DTYPE_F4 always; npy also f2 and i1, the container f8), and whether its files
+ * carry their rows' ids, the metadata of the cache that made them and kernel projections
+ * (the descriptor container). 0 for SLEM_FMT_AUTO or an unknown format. Cannot fail. */
+int slem_format_stores(SlemFormat fmt, SlemDtype dt);
+int slem_format_carries(SlemFormat fmt);
+
 /* The format named by path's extension, or SLEM_FMT_AUTO when it names none. */
 SlemFormat slem_format_from_path(const char *path);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ids.h"
 #include "strmap.h"
 
 void slem_expand_opts_init(SlemExpandOpts *opts) {
@@ -307,4 +308,51 @@ cleanup:
   free(sc);
   free(ord_buf);
   return status;
+}
+
+typedef struct {
+  const SlemExpandFiles *files;
+  uint64_t total;
+} Progress;
+
+static void on_progress(void *ctx, uint64_t done) {
+  const Progress *p = ctx;
+  p->files->progress(p->files->progress_ctx, done, p->total);
+}
+
+int slem_expand_run_files(const SlemExpandFiles *f, const SlemExpandOpts *opts,
+                          uint64_t *zeros, SlemError *err) {
+  SlemVecReader *db = NULL, *in = NULL;
+  SlemIds *qids = NULL, *dbids = NULL;
+  SlemRankReader *rr = NULL;
+  SlemExpander *ex = NULL;
+  SlemVecWriter *w = NULL;
+  Progress pr = {f, 0};
+  int st;
+  if (zeros) *zeros = 0;
+  if ((f->qids && (st = slem_ids_read(&qids, f->qids, err)) != SLEM_OK) ||
+      (f->dbids && (st = slem_ids_read(&dbids, f->dbids, err)) != SLEM_OK) ||
+      (st = slem_vecreader_open(&db, f->db, f->db_format, err)) != SLEM_OK ||
+      (st = slem_expand_new(&ex, db, dbids, opts, err)) != SLEM_OK ||
+      (st = slem_vecreader_open(&in, f->input, f->input_format, err)) != SLEM_OK ||
+      (st = slem_rankreader_open(&rr, f->ranking, f->ranking_format, err)) != SLEM_OK)
+    goto done;
+  pr.total = slem_vecreader_count(in) > 0 ? (uint64_t)slem_vecreader_count(in) : 0;
+  if ((st = slem_vecwriter_open(&w, f->output, f->output_format, slem_expand_dim(ex),
+                                slem_vecreader_count(in), err)) != SLEM_OK ||
+      (st = slem_expand_stream(ex, in, qids, rr, w, f->progress ? on_progress : NULL, &pr,
+                               err)) != SLEM_OK)
+    goto done;
+  st = slem_vecwriter_close(w, err);
+  w = NULL;
+  if (st == SLEM_OK && zeros) *zeros = slem_expand_zeros(ex);
+done:
+  slem_vecwriter_abort(w);
+  slem_rankreader_free(rr);
+  slem_expand_free(ex);
+  slem_vecreader_free(in);
+  slem_vecreader_free(db);
+  slem_ids_free(qids);
+  slem_ids_free(dbids);
+  return st;
 }

@@ -78,4 +78,28 @@ int slem_expand_stream(SlemExpander *self, SlemVecReader *in, const SlemIds *qid
                        SlemRankReader *r, SlemVecWriter *out, SlemProgressFn progress,
                        void *ctx, SlemError *err);
 
+/* slem-expand as one call: the files it names, opened in turn (the ids, the database and
+ * its expander, the vectors, the ranking), the vectors expanded (slem_expand_stream())
+ * into output, committed at the end. cmd/slem-expand.c parses its options into it. */
+typedef struct SlemExpandFiles {
+  const char *db;                 /* the database's vectors */
+  SlemFormat db_format;           /* SLEM_FMT_AUTO: recognised */
+  const char *input;              /* the vectors to expand ("-": stdin) */
+  SlemFormat input_format;
+  const char *ranking;            /* their ranking ("-": stdin) */
+  SlemRankFormat ranking_format;  /* SLEM_RANK_AUTO: recognised */
+  const char *qids, *dbids;       /* ids files, or NULL: rows */
+  const char *output;             /* "-": stdout */
+  SlemFormat output_format;       /* SLEM_FMT_AUTO: from output's name */
+  /* may be NULL: the vectors expanded so far, and how many there are (0: unknown) */
+  void (*progress)(void *ctx, uint64_t done, uint64_t total);
+  void *progress_ctx;
+} SlemExpandFiles;
+
+/* Expands files->input with opts into files->output. *zeros (may be NULL) receives the
+ * expanded vectors that are zero. Errors: those of the readers, slem_expand_new(),
+ * slem_expand_stream() and the writer; nothing is written on error. */
+int slem_expand_run_files(const SlemExpandFiles *files, const SlemExpandOpts *opts,
+                          uint64_t *zeros, SlemError *err);
+
 #endif

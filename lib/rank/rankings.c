@@ -56,6 +56,15 @@ const char *slem_rankformat_names(void) {
   return names;
 }
 
+const char *slem_rankformat_extensions(void) {
+  static char exts[256];
+  if (!exts[0])
+    for (size_t i = 0, pos = 0; i < NFORMATS && pos < sizeof exts; i++)
+      pos += (size_t)snprintf(exts + pos, sizeof exts - pos, "%s%s", i ? ", " : "",
+                              formats[i]->extension);
+  return exts;
+}
+
 SlemRankFormat slem_rankformat_from_path(const char *path) {
   const char *dot = path ? strrchr(path, '.') : NULL, *slash = path ? strrchr(path, '/') : NULL;
   if (!dot || (slash && slash > dot)) return SLEM_RANK_AUTO;

@@ -44,6 +44,9 @@ const char *slem_rankformat_name(SlemRankFormat fmt);
 
 /* "tsv, trec, jsonl, npy": the names, for help and messages. Static storage. */
 const char *slem_rankformat_names(void);
+/* ".tsv, .trec, .jsonl, .npy": the extensions, in the same order, for help and messages.
+ * Static storage. */
+const char *slem_rankformat_extensions(void);
 
 /* The format that path's extension names (".tsv", ".trec", ".jsonl", ".npy"), so that an
  * output's format can follow its name; SLEM_RANK_AUTO when it names none. */

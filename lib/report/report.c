@@ -1255,7 +1255,9 @@ int slem_report_make(const char *output, const SlemTruthSpec *spec, const SlemRe
   SlemTruth *truth = NULL;
   SlemReport *rep = NULL;
   SlemThumbs *th = NULL;
-  int st;
+  const SlemReportProtocol *p = opts->protocol;
+  int st = slem_truth_check(spec, p != NULL, p ? p->easy : NULL, p ? p->hard : NULL, 0, err);
+  if (st != SLEM_OK) return st;
   /* the database's labels and ids are read twice (for the ground truth, then for the
    * page's labels): stdin or a pipe would be empty the second time */
   for (int i = 0; !opts->protocol && spec->dblabels && i < 2; i++) {

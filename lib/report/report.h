@@ -206,8 +206,9 @@ typedef struct SlemReportInput {
  * their results and writes the page to output with pictures as thumbs describes.
  * *missing (may be NULL) is set to the number of ids shown that have no picture, and
  * first (first_size bytes, may be NULL) to the first of them. Errors: those of each
- * step; SLEM_EINVAL before any reading when the database's labels or ids, read twice,
- * are stdin, a pipe or a FIFO. */
+ * step; SLEM_EINVAL before any reading: those of slem_truth_check() (truth.h; a protocol
+ * when opts.protocol is set), or the database's labels or ids, read twice, are stdin, a
+ * pipe or a FIFO. */
 int slem_report_make(const char *output, const SlemTruthSpec *spec, const SlemReportInput *runs,
                      size_t nruns, SlemRankFormat fmt, const char *queries_file,
                      const SlemReportOpts *opts, const SlemThumbOpts *thumbs, size_t *missing,
