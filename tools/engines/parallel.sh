@@ -5,7 +5,8 @@
 #                      the hosts, as for parallel (default: this host only)
 
 # shellcheck shell=sh
-# shellcheck disable=SC2016,SC2034 # slem-scale reads the engine_ variables
+# shellcheck disable=SC2016,SC2034,SC2154 # slem-scale reads the engine_ variables, and
+# sets those of its own that this file reads
 engine_command=slem-parallel
 engine_flags=""
 # (a task that parallel started: its number is its first argument; its work directory is

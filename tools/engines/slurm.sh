@@ -5,7 +5,8 @@
 #   --wait             wait for the ranking (else exit once the jobs are queued)
 
 # shellcheck shell=sh
-# shellcheck disable=SC2016,SC2034 # slem-scale reads the engine_ variables
+# shellcheck disable=SC2016,SC2034,SC2154 # slem-scale reads the engine_ variables, and
+# sets those of its own that this file reads
 engine_command=slem-sbatch
 engine_flags="--wait"
 # a task that Slurm started: its work directory (sbatch starts in it), its number, its cores
