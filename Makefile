@@ -13,7 +13,7 @@
 #   make clean      remove what the build made
 #
 # Knobs (make VAR=value):
-#   PREFIX=/usr/local      where `make install` puts bin/ and share/man/
+#   PREFIX=/usr/local      where `make install` puts bin/, share/man/ and libexec/slem/
 #   DESTDIR=               staging root for packagers
 #   DEBUG=1                -O0 -g3, no optimisation
 #   SANITIZE=1             AddressSanitizer + UndefinedBehaviorSanitizer (use with CC=clang
@@ -85,6 +85,10 @@ SCRIPTS   = tools/slem-tune:slem-tune tools/plot-pr:slem-plot-pr \
 LINK_MANS = man/slem-trec_eval.1
 SCRIPT_MANS = man/slem-tune.1 man/slem-plot-pr.1 man/slem-parallel.1 man/slem-sbatch.1 \
   man/slem-reindex.1
+# slem-scale's engines, one driver each (tools/engines/NAME.sh), sourced by the installed
+# slem-parallel and slem-sbatch from bin/../libexec/slem/engines/
+ENGINES   = $(wildcard tools/engines/*.sh)
+ENGINEDIR = $(PREFIX)/libexec/slem/engines
 
 .PHONY: all bench-probe check check-cores demo install uninstall clean deps unit-test cli-test man-test fuzz fuzz-replay
 .SUFFIXES:
@@ -188,12 +192,16 @@ install: all
 	@for s in $(SCRIPTS); do echo "install -m 755 $${s%%:*} $(DESTDIR)$(PREFIX)/bin/$${s#*:}"; \
 	  install -m 755 "$${s%%:*}" "$(DESTDIR)$(PREFIX)/bin/$${s#*:}" || exit 1; done
 	install -m 644 $(MANS) $(SCRIPT_MANS) $(LINK_MANS) $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -d $(DESTDIR)$(ENGINEDIR)
+	install -m 644 $(ENGINES) $(DESTDIR)$(ENGINEDIR)/
 	ln -sf slem-eval $(DESTDIR)$(PREFIX)/bin/slem-trec_eval
 
 # Removes what `make install` put there (same PREFIX and DESTDIR), and nothing else.
 uninstall:
 	rm -f $(TOOLS:%=$(DESTDIR)$(PREFIX)/bin/%) $(DESTDIR)$(PREFIX)/bin/slem-trec_eval $(foreach s,$(SCRIPTS),$(DESTDIR)$(PREFIX)/bin/$(word 2,$(subst :, ,$(s))))
 	rm -f $(MANS:man/%=$(DESTDIR)$(PREFIX)/share/man/man1/%) $(SCRIPT_MANS:man/%=$(DESTDIR)$(PREFIX)/share/man/man1/%) $(LINK_MANS:man/%=$(DESTDIR)$(PREFIX)/share/man/man1/%)
+	rm -f $(ENGINES:tools/engines/%=$(DESTDIR)$(ENGINEDIR)/%)
+	rmdir $(DESTDIR)$(ENGINEDIR) $(DESTDIR)$(PREFIX)/libexec/slem 2>/dev/null || :
 
 clean:
 	rm -rf build bin lib/libslem.a

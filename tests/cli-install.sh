@@ -25,6 +25,19 @@ for s in slem-tune slem-plot-pr slem-reindex slem-parallel slem-sbatch; do
   if [ "$st" = 0 ] && [ "$(head -1 "$T/out")" = "$s $ver" ] && [ ! -s "$T/err" ]; then ok
   else bad "installed $s --version (status $st): $(head -1 "$T/out") $(head -1 "$T/err")"; fi
 done
+# the installed slem-parallel and slem-sbatch find their engines' drivers (libexec/slem/engines):
+# each is chosen by its name, and --help shows every engine's options
+for s in slem-parallel:parallel slem-sbatch:slurm; do
+  [ -f "$R/usr/libexec/slem/engines/${s#*:}.sh" ] && ok || bad "the driver of ${s#*:} not installed"
+done
+PATH="/usr/bin:/bin" "$R/usr/bin/slem-sbatch" --help >"$T/out" 2>"$T/err"
+grep -q '^GNU parallel (slem-parallel):' "$T/out" && grep -q '^  --wait ' "$T/out" && ok ||
+  bad "installed slem-sbatch --help lacks an engine's options: $(cat "$T/err")"
+PATH="/usr/bin:/bin" "$R/usr/bin/slem-parallel" --partiton p x >/dev/null 2>"$T/err"
+PATH="/usr/bin:/bin" "$R/usr/bin/slem-sbatch" --partiton p x >/dev/null 2>>"$T/err"
+[ "$(cat "$T/err")" = "slem-parallel: unknown argument '--partiton' (see --help)
+slem-sbatch: unknown argument '--partiton'; did you mean '--partition'? (see --help)" ] && ok ||
+  bad "installed slem-parallel and slem-sbatch, each its own engine's options: $(cat "$T/err")"
 # the installed slem-tune runs the installed tools (bin/ of the tree is not on PATH)
 D=$TOP/testdata/digits
 (cd "$T" && PATH="$R/usr/bin:/usr/bin:/bin" slem-tune -g "1000" -n "$D/negatives.fvecs" -q "$D/validation.fvecs" \
@@ -45,4 +58,5 @@ TD=$TOP/testdata/trec
 make -s uninstall DESTDIR="$R" PREFIX=/usr >"$T/log" 2>&1 || bad "make uninstall: $(tail -3 "$T/log")"
 left=$(find "$R" ! -type d | wc -l)
 if [ "$left" = 0 ]; then ok; else bad "uninstall left $left files: $(find "$R" -type f | head -3)"; fi
+[ ! -e "$R/usr/libexec/slem" ] && ok || bad "uninstall left $R/usr/libexec/slem"
 finish cli-install

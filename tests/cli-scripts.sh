@@ -245,6 +245,66 @@ typo slem-sbatch --partiton "slem-sbatch: unknown argument '--partiton'; did you
 typo slem-parallel --partiton "slem-parallel: unknown argument '--partiton' (see --help)"
 typo slem-parallel --sshlogfile "slem-parallel: unknown argument '--sshlogfile'; did you mean '--sshloginfile'? (see --help)"
 
+# the engines are the drivers present, engines/NAME.sh beside slem-scale (libexec/slem/engines
+# once installed), each chosen by its engine_command: a copy of slem-scale with a third
+# driver runs that engine by its name, lists it among the names it may be run as, shows its
+# options in --help and suggests them; with a driver gone, its name is refused
+EG="$T/engines-copy"
+mkdir -p "$EG/engines"
+cp "$S/slem-scale" "$EG/"
+cp "$S/engines/parallel.sh" "$S/engines/slurm.sh" "$EG/engines/"
+cat >"$EG/engines/fake.sh" <<'EOF'
+# slem-scale's engine Fake (a test's); --help:
+# Fake (slem-fake):
+#   --fake-opt X       an option of the fake engine
+
+engine_command=slem-fake
+engine_flags="--fake-flag"
+engine_task=""
+fake=""
+engine_option() {
+  case $1 in
+    --fake-opt) fake=$2; taken=2 ;;
+    --fake-flag) taken=1 ;;
+    *) return 1 ;;
+  esac
+}
+engine_validate() { [ "$fake" = x ] || die "--fake-opt: x"; }
+engine_check() { fail "the fake engine took $fake and is not installed"; }
+engine_previous() { :; }
+engine_submit() { :; }
+engine_wait() { :; }
+EOF
+for n in slem-fake slem-nope slem-sbatch slem-parallel; do ln -s slem-scale "$EG/$n"; done
+"$EG/slem-nope" -N 2 >/dev/null 2>"$T/err"
+st=$?
+[ $st = 2 ] && [ "$(cat "$T/err")" = "slem-nope: run me as slem-fake, slem-parallel or slem-sbatch" ] && ok ||
+  bad "a name of no engine: status $st, '$(cat "$T/err")'"
+"$EG/slem-fake" -N 2 -k 3 -n "$D/negatives.fvecs" -q "$D/queries.fvecs" -d "$D/database.fvecs" \
+  -o "$T/fake.tsv" --fake-opt x --fake-flag >/dev/null 2>"$T/err"
+st=$?
+[ $st = 1 ] && [ "$(cat "$T/err")" = "slem-fake: the fake engine took x and is not installed" ] && [ ! -e "$T/fake.tsv" ] &&
+  ok || bad "the fake engine's driver, chosen by its name: status $st, '$(cat "$T/err")'"
+"$EG/slem-fake" -N 2 --fake-opt y >/dev/null 2>"$T/err"
+st=$?
+[ $st = 2 ] && [ "$(cat "$T/err")" = "slem-fake: --fake-opt: x" ] && ok ||
+  bad "the fake engine's check of its option: status $st, '$(cat "$T/err")'"
+"$EG/slem-fake" --fake-otp x >/dev/null 2>"$T/err"
+[ "$(cat "$T/err")" = "slem-fake: unknown argument '--fake-otp'; did you mean '--fake-opt'? (see --help)" ] && ok ||
+  bad "the fake engine's option not suggested: '$(cat "$T/err")'"
+"$EG/slem-parallel" --fake-otp x >/dev/null 2>"$T/err"
+[ "$(cat "$T/err")" = "slem-parallel: unknown argument '--fake-otp' (see --help)" ] && ok ||
+  bad "slem-parallel suggested another engine's option: '$(cat "$T/err")'"
+"$EG/slem-fake" --help >"$T/out" 2>"$T/err"
+grep -q '^Usage: slem-fake ' "$T/out" && grep -q '^Fake (slem-fake):' "$T/out" && grep -q '^Slurm (slem-sbatch):' "$T/out" &&
+  [ "$(grep -v '^Fake (slem-fake):$' "$T/out" | grep -v '^  --fake-opt X ' | sed 's/^Usage: slem-fake /Usage: slem-parallel /')" = \
+    "$("$S/slem-parallel" --help)" ] && ok || bad "slem-fake --help: $(head -3 "$T/out") $(cat "$T/err")"
+rm "$EG/engines/slurm.sh"
+"$EG/slem-sbatch" -N 2 >/dev/null 2>"$T/err"
+st=$?
+[ $st = 2 ] && [ "$(cat "$T/err")" = "slem-sbatch: run me as slem-fake or slem-parallel" ] && ok ||
+  bad "the name of a driver gone: status $st, '$(cat "$T/err")'"
+
 # file names that start with '-' (given relative to the directory they are in), and a
 # hostile environment: POSIXLY_CORRECT (an option after a file name is then a file name)
 # and CDPATH (a cd goes to a directory of the same name there, and prints it). Every name
