@@ -138,4 +138,56 @@ expect_fail "--eigen with --pca" 2 "not both" "$T/o.slem" \
 expect_fail "pca cache in slem-match -c" 1 "kernel cache" - \
   slem-match -c "$T/pca.slem" -d "$F/pos.fvecs" "$F/pos.fvecs"
 
+# ---- diagonal SLEM (--diagonal, lib/encode/var_diagonal.c; scripts/gen-diagonal.py) ----
+# max_abs_gap A B: the largest entry difference of two text files of equal shape
+max_abs_gap() {
+  paste -d ' ' "$1" "$2" | awk '{ n = NF / 2
+    for (j = 1; j <= n; j++) { e = $j - $(n + j); if (e < 0) e = -e; if (e > m) m = e } }
+    END { if (NR) printf "%.3g\n", m }'
+}
+for v in rel1:-r:1 l0.5:-l:0.5; do
+  vn=${v%%:*} opt=$(echo "$v" | cut -d: -f2) val=${v##*:}
+  check "diagonal $vn" slem-negstats -q --diagonal "$opt" "$val" -o "$T/dg-$vn.slem" "$D/negatives.fvecs"
+  slem-encode -q -c "$T/dg-$vn.slem" -F text -o "$T/dg-$vn.txt" "$D/queries.fvecs"
+  g=$(max_abs_gap "$T/dg-$vn.txt" "$F/diagonal-$vn.txt")
+  same_rows "$T/dg-$vn.txt" "$F/diagonal-$vn.txt" && le "$g" 1e-6 && ok ||
+    bad "diagonal $vn: largest gap to numpy $g"
+  # the lambda the cache records is numpy's
+  l=$(slem-negstats --info "$T/dg-$vn.slem" | sed -n 's/^[[:space:]]*"lambda":[[:space:]]*\([^,]*\),*$/\1/p')
+  w=$(awk -v n="$vn" '$1 == n { print $2 }' "$F/diagonal-lambda.txt")
+  awk -v a="$l" -v b="$w" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && d <= 1e-12 * b) }' && ok ||
+    bad "diagonal $vn: lambda $l, numpy's $w"
+done
+# the same bytes at -t 1 and -t 2, for a row alone, from a pipe, and from merged shards
+slem-negstats -q -t 1 --diagonal -o "$T/dg1.slem" "$D/negatives.fvecs"
+slem-negstats -q -t 2 --diagonal -o "$T/dg2.slem" "$D/negatives.fvecs"
+cmp -s "$T/dg1.slem" "$T/dg2.slem" && ok || bad "diagonal: caches of -t 1 and -t 2 differ"
+slem-encode -q -t 1 -c "$T/dg1.slem" -o "$T/dq1.fvecs" "$D/queries.fvecs"
+slem-encode -q -t 2 -b 7 -c "$T/dg1.slem" -o "$T/dq2.fvecs" "$D/queries.fvecs"
+cmp -s "$T/dq1.fvecs" "$T/dq2.fvecs" && ok || bad "diagonal: descriptors of -t 1 and -t 2 -b 7 differ"
+head -c 780 "$D/queries.fvecs" | tail -c 260 >"$T/q3.fvecs"  # the third query alone
+slem-encode -q -c "$T/dg1.slem" -o "$T/dq3.fvecs" "$T/q3.fvecs"
+head -c 780 "$T/dq1.fvecs" | tail -c 260 | cmp -s - "$T/dq3.fvecs" && ok ||
+  bad "diagonal: a row alone differs from its place in the file"
+slem-encode -q -c "$T/dg1.slem" -F fvecs -o - - <"$D/queries.fvecs" >"$T/dqp.fvecs"
+cmp -s "$T/dq1.fvecs" "$T/dqp.fvecs" && ok || bad "diagonal: through pipes the descriptors differ"
+for i in 0 1 2; do
+  slem-negstats -q --partial --shard "$i/3" -o "$T/dp$i.slem" "$D/negatives.fvecs"
+done
+slem-negstats -q --diagonal -o "$T/dgm.slem" "$T/dp2.slem" "$T/dp0.slem" "$T/dp1.slem"
+fp() { slem-negstats --info "$1" | grep '"fingerprint"'; }
+[ -n "$(fp "$T/dg1.slem")" ] && [ "$(fp "$T/dg1.slem")" = "$(fp "$T/dgm.slem")" ] && ok ||
+  bad "diagonal: the merged shards' cache holds other numbers than one pass"
+slem-negstats --help | grep -q -- '--diagonal' && ok || bad "diagonal: --help lacks --diagonal"
+expect_fail "--diagonal with --kernel" 2 "makes a cache of its own" "$T/o.slem" \
+  slem-negstats -q --diagonal -K rbf -o "$T/o.slem" "$D/negatives.fvecs"
+expect_fail "--diagonal with --eigen" 2 "makes a cache of its own" "$T/o.slem" \
+  slem-negstats -q --eigen --diagonal -o "$T/o.slem" "$D/negatives.fvecs"
+expect_fail "--diagonal, lambda 0 and a constant pixel" 1 "coordinate 1 of the negatives has variance 0" \
+  "$T/o.slem" slem-negstats -q --diagonal -l 0 -o "$T/o.slem" "$D/negatives.fvecs"
+expect_fail "--classifier with a diagonal cache" 2 "diagonal cache" "$T/o.fvecs" \
+  slem-encode -q -c "$T/dg1.slem" --classifier -o "$T/o.fvecs" "$D/queries.fvecs"
+expect_fail "--alpha with a diagonal cache" 2 "diagonal cache" "$T/o.fvecs" \
+  slem-encode -q -c "$T/dg1.slem" --alpha -1 -o "$T/o.fvecs" "$D/queries.fvecs"
+
 finish cli-family

@@ -10,6 +10,7 @@ if ! command -v nm >/dev/null 2>&1 || [ ! -f "$A" ]; then echo "prefixes: skippe
 TABLE='
 enc_*: enc variant
 kind_*: kind cache fit variant
+var_*: variant
 krec: fit variant
 nubeta: fit variant
 recursive: fit variant
