@@ -249,6 +249,22 @@ int slem_kernel_stats_read_all(double **x, size_t *n, size_t *d, const char *con
 }
 
 
+int slem_kernel_stats_read_negatives(SlemKernel *k, double **x, size_t *n, size_t *d,
+                                     const char *const *inputs, size_t npaths,
+                                     const SlemNegstatsOpts *o, SlemPhases *ph,
+                                     SlemError *err) {
+  double t = slem_now();
+  int st = slem_kernel_parse(k, o->kernel, err);
+  *x = NULL;
+  *n = *d = 0;
+  if (st == SLEM_OK)
+    st = slem_kernel_stats_read_all(x, n, d, inputs, npaths, o->format,
+                                    o->block ? o->block : 4096, o->progress, o->progress_ctx,
+                                    err);
+  slem_phases_lap(&ph->read, &t);
+  return st;
+}
+
 /* -K SPEC: kernel SLEM of depth 1, every negative held and factorised. */
 static int takes_kernel(const SlemNegstatsOpts *o) { return o->kernel != NULL; }
 
@@ -256,15 +272,11 @@ static int fit_kernel(const char *output, const char *const *inputs, size_t npat
                       const SlemNegstatsOpts *o, SlemNegstatsResult *res, SlemError *err) {
   SlemKernel k;
   SlemKernelStats *ks = NULL;
-  double *x = NULL, median = -1;
+  double *x = NULL, median = -1, t;
   size_t n = 0, d = 0;
-  double t = slem_now();
-  int st = slem_kernel_parse(&k, o->kernel, err);
-  if (st == SLEM_OK)
-    st = slem_kernel_stats_read_all(&x, &n, &d, inputs, npaths, o->format,
-                                    o->block ? o->block : 4096, o->progress, o->progress_ctx,
-                                    err);
-  slem_phases_lap(&res->phases.read, &t);
+  int st = slem_kernel_stats_read_negatives(&k, &x, &n, &d, inputs, npaths, o, &res->phases,
+                                            err);
+  t = slem_now();
   if (st == SLEM_OK)
     st = slem_kernel_prepare(&k, x, n, d, npaths == 1 ? inputs[0] : "negatives", 1, err);
   if (st == SLEM_OK && k.gamma_relative)

@@ -25,6 +25,7 @@
 /* The projection of new points and the exact similarity are in kproj.h; included
  * here for the callers that still find them through this header. */
 #include "kproj.h"
+#include "negstats.h"
 
 typedef struct SlemKernelStats {
   SlemKernelInfo info;  /* info.kernel points at kernel below */
@@ -65,5 +66,14 @@ void slem_kernel_stats_free(SlemKernelStats *self);
 int slem_kernel_stats_read_all(double **x, size_t *n, size_t *d, const char *const *paths,
                                size_t npaths, SlemFormat fmt, size_t block,
                                SlemProgressFn progress, void *progress_ctx, SlemError *err);
+
+/* The kernel of o->kernel parsed into *k, then every negative of inputs[0..npaths) read
+ * as slem_kernel_stats_read_all() does with o's format, block (default 4096) and progress;
+ * the seconds go to ph->read. The caller frees *x. Errors: those of slem_kernel_parse() and
+ * of slem_kernel_stats_read_all(). */
+int slem_kernel_stats_read_negatives(SlemKernel *k, double **x, size_t *n, size_t *d,
+                                     const char *const *inputs, size_t npaths,
+                                     const SlemNegstatsOpts *o, SlemPhases *ph,
+                                     SlemError *err);
 
 #endif

@@ -238,13 +238,8 @@ static int fit_krec(const char *output, const char *const *inputs, size_t npaths
   SlemKernel k;
   double *x = NULL;
   size_t n = 0, d = 0;
-  double t = slem_now();
-  int st = slem_kernel_parse(&k, o->kernel, err);
-  if (st == SLEM_OK)
-    st = slem_kernel_stats_read_all(&x, &n, &d, inputs, npaths, o->format,
-                                    o->block ? o->block : 4096, o->progress, o->progress_ctx,
-                                    err);
-  slem_phases_lap(&res->phases.read, &t);
+  int st = slem_kernel_stats_read_negatives(&k, &x, &n, &d, inputs, npaths, o, &res->phases,
+                                            err);
   if (st == SLEM_OK) {
     SlemProvenance prov = {"slem-negstats", inputs, npaths, NULL};
     SlemKRecOpts ko = {o->kernel, o->depth, o->rank, o->tol, o->lambda, o->lambda_rel,
