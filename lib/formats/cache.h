@@ -8,12 +8,13 @@
  * then the sections, each at a 64-byte aligned absolute offset, float64 little-endian,
  * row-major, so that a reader can use them in place from mmap.
  *
- * Kinds: each kind of cache is one file of lib/encode/, kind_NAME.[ch], which declares
- * its struct and accessor, writes its members and sections with slem_cache_write() and
- * reads them back through slem_cache_section() and slem_cache_header(); the table of
- * kinds is lib/encode/cachekinds.c, whose slem_cache_read() loads a cache
- * (slem_cache_load()) and hands it to its kind's reader. This file knows no kind but
- * "partial"'s n = 0 (a shard with no row).
+ * Kinds: each kind of cache belongs to a SLEM variant of lib/encode/ (variant.h), whose
+ * file declares its struct and accessor, writes its members and sections with
+ * slem_cache_write() and reads them back through slem_cache_section() and
+ * slem_cache_header() (kind_NAME.[ch], or a new variant's var_NAME.c); slem_cache_read()
+ * of lib/encode/cachekinds.c loads a cache (slem_cache_load()) and hands it to its kind's
+ * reader, found through the variants' table. This file knows no kind but "partial"'s
+ * n = 0 (a shard with no row).
  */
 #ifndef SLEM_CACHE_H
 #define SLEM_CACHE_H
