@@ -25,21 +25,22 @@ static void variant_options_help(void) {
     const char *h = v->option_help, *nl;
     if (!v->option) continue;
     printf("      --%-17s", v->option);
-    do {
+    for (;;) {
       nl = strchr(h, '\n');
       printf("%s%.*s\n", h == v->option_help ? "" : "                         ",
              nl ? (int)(nl - h) : (int)strlen(h), h);
+      if (!nl) break;
       h = nl + 1;
-    } while (nl);
+    }
   }
 }
 
 /* getopt_long's options: the tool's own (fixed), then each variant's (val VARIANT_OPT +
- * its place in the table); the caller frees them. */
+ * its place in the table); held for the whole run (static: the process's, never freed). */
 #define VARIANT_OPT 1000
 static struct option *all_options(const struct option *fixed) {
+  static struct option *o;
   size_t nf = 0, k = 0;
-  struct option *o;
   while (fixed[nf].name) nf++;
   if (!(o = calloc(nf + slem_variants_count() + 1, sizeof *o))) return NULL;
   memcpy(o, fixed, nf * sizeof *o);
