@@ -217,7 +217,6 @@ int main(int argc, char **argv) {
   uint64_t total = 0;
   SlemNegstatsResult res;
   SlemError err;
-
   struct option *longopts;
 
   cli_init(argv[0]);
