@@ -1,5 +1,6 @@
 /* The SLEM variants: linear, whitening, PCA, partial statistics, mixed covariance,
- * recursive, [nu; beta] stages, basic, exemplar SVMs, kernel and kernel recursive SLEM.
+ * recursive, [nu; beta] stages, basic, exemplar SVMs, kernel, kernel recursive and
+ * diagonal SLEM.
  * Each is declared once, `const SlemVariant slem_variant_NAME` in the file of its
  * computation, and listed by one line X(NAME) in SLEM_VARIANTS (variants.c); it names
  * what it brings of the three families: the cache kind it reads and writes

@@ -9,9 +9,9 @@
  * that option); kernel recursive before kernel and nubeta before recursive (their options
  * are those and more); the linear family's fits before linear's, which takes whatever is
  * left. Encoders of different kinds take disjoint caches, so the rest decides nothing. */
-#define SLEM_VARIANTS \
-  X(basic) X(esvm) X(diagonal) X(krec) X(kernel) X(nubeta) X(recursive) X(partial) X(mixed) X(pca) \
-  X(whitening) X(linear)
+#define SLEM_VARIANTS                                                                     \
+  X(basic) X(esvm) X(diagonal) X(krec) X(kernel) X(nubeta) X(recursive) X(partial) X(mixed) \
+  X(pca) X(whitening) X(linear)
 
 #define X(name) extern const SlemVariant slem_variant_##name;
 SLEM_VARIANTS
