@@ -62,7 +62,7 @@ CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubun
 # lib/ is one folder per layer, lowest first (docs/layout.md; tests/layers.sh refuses an
 # include that goes up a layer or round a circle). Headers are included by their bare name
 # and found through one -I per folder, so a file keeps its includes when it changes folder.
-LIB_DIRS  = io linalg formats encode search rank eval report
+LIB_DIRS  = io linalg formats encode search rank eval report api
 LIB_HDR   = $(wildcard lib/*/*.h)
 ALL_CPPFLAGS = $(LIB_DIRS:%=-Ilib/%)
 # esvm_rand.c defines the C library's rand() and srand() (lib/encode/esvm_rand.h): linked

@@ -28,7 +28,7 @@
 #include "../lib/rank/rankings.h"
 #include "../lib/formats/cache.h"
 #include "../lib/formats/vecs.h"
-#include "../lib/io/slem.h"
+#include "../lib/io/libslem.h"
 #include "../lib/formats/vectypes.h"
 
 static const char *prog = "slem";

@@ -8,7 +8,7 @@
 
 #include "../lib/encode/slem_linear.h"
 #include "../lib/encode/encstream.h"
-#include "../lib/io/slem.h"
+#include "../lib/io/libslem.h"
 #include "../lib/formats/vecs.h"
 #include "cli.h"
 

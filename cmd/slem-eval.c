@@ -10,7 +10,7 @@
 #include "../lib/eval/eval.h"
 #include "../lib/io/io.h"
 #include "../lib/eval/revisitop.h"
-#include "../lib/io/slem.h"
+#include "../lib/io/libslem.h"
 #include "../lib/eval/treceval.h"
 #include "cli.h"
 

@@ -9,7 +9,7 @@
 #include "../lib/rank/matchrun.h"
 #include "../lib/io/mem.h"
 #include "../lib/rank/rankings.h"
-#include "../lib/io/slem.h"
+#include "../lib/io/libslem.h"
 #include "../lib/formats/vecs.h"
 #include "cli.h"
 

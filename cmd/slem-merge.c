@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "../lib/rank/merge.h"
-#include "../lib/io/slem.h"
+#include "../lib/io/libslem.h"
 #include "cli.h"
 
 static void __attribute__((noreturn)) usage(void) {

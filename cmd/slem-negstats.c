@@ -12,7 +12,7 @@
 #include "../lib/linalg/kernel.h"
 #include "../lib/encode/negstats.h"
 #include "../lib/encode/variant.h"
-#include "../lib/io/slem.h"
+#include "../lib/io/libslem.h"
 #include "../lib/formats/vecs.h"
 #include "cli.h"
 

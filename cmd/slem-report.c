@@ -12,7 +12,7 @@
 #include "../lib/report/image.h"
 #include "../lib/report/report.h"
 #include "../lib/io/io.h"
-#include "../lib/io/slem.h"
+#include "../lib/io/libslem.h"
 #include "../lib/report/thumbs.h"
 #include "../lib/formats/vecs.h"
 #include "cli.h"

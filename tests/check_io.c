@@ -23,7 +23,7 @@
 #include "../lib/io/ids.h"
 #include "../lib/io/io.h"
 #include "../lib/linalg/blas.h"
-#include "../lib/io/slem.h"
+#include "../lib/io/libslem.h"
 #include "../lib/formats/vecs.h"
 
 /* Opens path and expects failure with status st and a message containing want. */

@@ -3,7 +3,7 @@
 #include "mem.h"
 #include "blas.h"
 #include "rowmul.h"
-#include "slem.h"
+#include "libslem.h"
 #include "kind_linear.h"
 
 #include <gsl/gsl_cblas.h>

@@ -19,7 +19,7 @@
 #include "crc32.h"
 #include "io.h"
 #include "mem.h"
-#include "slem.h"
+#include "libslem.h"
 #include "vecs.h"
 
 #define FIXED_LEN SLEM_CONTAINER_FIXED_LEN

@@ -8,6 +8,10 @@
 #ifndef SLEM_ERROR_H
 #define SLEM_ERROR_H
 
+/* The same definitions as the public slem.h (lib/api/slem.h), under the same guard, so
+ * that a file may include both. */
+#ifndef SLEM_STATUS_DEFINED
+#define SLEM_STATUS_DEFINED
 enum {
   SLEM_OK = 0,
   SLEM_EIO = 1,       /* open, read, write, fsync, rename failed */
@@ -23,6 +27,7 @@ typedef struct SlemError {
   int status;
   char msg[SLEM_ERRMSG_MAX];
 } SlemError;
+#endif
 
 /* Sets err (if not NULL) to status and the printf-formatted message; returns status,
  * so that `return slem_error(err, SLEM_EIO, "...")` reads naturally. */

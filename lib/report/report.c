@@ -16,7 +16,7 @@
 #include "io.h"
 #include "permtest.h"
 #include "plot.h"
-#include "slem.h"
+#include "libslem.h"
 
 void slem_report_opts_init(SlemReportOpts *opts) {
   memset(opts, 0, sizeof *opts);

@@ -8,7 +8,7 @@
 #include "phases.h"
 #include "scorer.h"
 #include "blas.h"
-#include "slem.h"
+#include "libslem.h"
 #include "tilecache.h"
 #include "kind_kernel.h"
 #include "writeback.h"

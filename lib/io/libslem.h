@@ -32,8 +32,8 @@
  * (vectors as images), pngenc.h (PNG through libpng), plot.h (SVG curves and histogram),
  * html.h (escaping, data: URIs, relative links).
  */
-#ifndef SLEM_H
-#define SLEM_H
+#ifndef SLEM_LIBSLEM_H
+#define SLEM_LIBSLEM_H
 
 #define SLEM_VERSION "0.1.0"
 
