@@ -716,6 +716,12 @@ void cli_opts_build(CliOpts *self, const SlemOptSpec *head, size_t (*count)(void
   for (size_t i = 0; i < self->n; i++) {
     const SlemOptSpec *s = self->specs[i];
     int has = slem_optspec_has_value(s);
+    /* a tool's option and a variant's of one name: a fault of the build, found at once */
+    for (size_t j = 0; j < i; j++)
+      if (strcmp(self->specs[j]->name, s->name) == 0 || (s->key && self->specs[j]->key == s->key)) {
+        fprintf(stderr, "%s: the option --%s is declared twice\n", prog, s->name);
+        exit(CLI_EXIT_FAIL);
+      }
     self->longopts[i] = (struct option){s->name, has == 2 ? optional_argument
                                                  : has ? required_argument : no_argument,
                                         0, s->key ? s->key : CLI_OPT_VAL + (int)i};

@@ -38,7 +38,8 @@ typedef struct SlemVariant {
    * order, after the options every fit or encoding shares; a name is used once across all
    * of one tool's. A variant asked for by a flag of its own (--diagonal) gives that flag
    * the parser slem_negstats_opt_variant(), which sets SlemNegstatsOpts.variant to the
-   * option's name. Help lines are at most 52 (fit) or 50 (encode) characters. */
+   * option's name. Help lines are at most 54 (fit) or 52 (encode) characters, so that
+   * --help stays within 79 columns (tests/check_optspec.c). */
   const SlemOptSpec *fit_options;
   const SlemOptSpec *encode_options;
 } SlemVariant;
