@@ -340,16 +340,17 @@ static const SlemOptSpec whitening_fit_options[] = {
              "slem-encode --alpha"},
     {0}};
 #undef O
-#define O(f) SLEM_OPT_FIELD(SlemEncStreamOpts, f)
 
 /* --alpha A: any finite power; alpha_set says it was given. */
 static int set_alpha(const SlemOptSpec *s, void *opts, const char *value, SlemError *err) {
+  SlemEncStreamOpts *o = opts;
   double a;
   int st = slem_optspec_real(s, value, &a, err);
-  if (st == SLEM_OK) ((SlemEncStreamOpts *)opts)->alpha = a, ((SlemEncStreamOpts *)opts)->alpha_set = 1;
+  if (st == SLEM_OK) o->alpha = a, o->alpha_set = 1;
   return st;
 }
 
+#define O(f) SLEM_OPT_FIELD(SlemEncStreamOpts, f)
 static const SlemOptSpec whitening_encode_options[] = {
     {.name = "alpha", .metavar = "A", .type = SLEM_OPT_CUSTOM, O(alpha), .parse = set_alpha,
      .help = "the whitening family: (Sigma + lambda I)^A (x - mu),\n"
