@@ -10,7 +10,7 @@ if ! command -v nm >/dev/null 2>&1 || [ ! -f "$A" ]; then echo "prefixes: skippe
 TABLE='
 enc_*: enc variant
 kind_*: kind cache fit variant
-var_*: variant
+var_*: variant kind cache fit enc
 krec: fit variant
 nubeta: fit variant
 recursive: fit variant

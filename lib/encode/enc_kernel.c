@@ -22,7 +22,7 @@ typedef struct KernelEnc {
 } KernelEnc;
 
 static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError *err) {
-  if (!cache || o->esvm) return SLEM_ENC_NOT_MINE; /* ESVM negatives: enc_esvm.c */
+  if (!cache || o->esvm) return SLEM_ENC_NOT_MINE; /* ESVM negatives: var_esvm.c */
   const char *path = slem_cache_path(cache);
   if (!slem_cache_kernel(cache)) return SLEM_ENC_NOT_MINE;
   if (o->alpha_set)

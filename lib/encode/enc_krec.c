@@ -7,7 +7,7 @@
 
 static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError *err) {
   const char *what;
-  if (!cache || o->esvm) return SLEM_ENC_NOT_MINE; /* ESVM negatives: enc_esvm.c */
+  if (!cache || o->esvm) return SLEM_ENC_NOT_MINE; /* ESVM negatives: var_esvm.c */
   if (!slem_cache_kernel_recursive(cache)) return SLEM_ENC_NOT_MINE;
   what = o->mode == SLEM_ENCODE_CLASSIFIER ? "--classifier"
          : o->alpha_set                    ? "--alpha"

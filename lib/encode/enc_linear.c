@@ -6,7 +6,7 @@
 #include "kind_partial.h"
 
 static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError *err) {
-  if (!cache || o->esvm) return SLEM_ENC_NOT_MINE; /* ESVM negatives: enc_esvm.c */
+  if (!cache || o->esvm) return SLEM_ENC_NOT_MINE; /* ESVM negatives: var_esvm.c */
   if ((!slem_cache_linear(cache) && !slem_cache_partial(cache)) || o->alpha_set)
     return SLEM_ENC_NOT_MINE;
   /* the classifier's omega and nu solve the loss of the negatives' own mu and Sigma */

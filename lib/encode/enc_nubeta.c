@@ -7,7 +7,7 @@
 
 static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError *err) {
   const SlemCacheRecursive *rec;
-  if (!cache || o->esvm) return SLEM_ENC_NOT_MINE; /* ESVM negatives: enc_esvm.c */
+  if (!cache || o->esvm) return SLEM_ENC_NOT_MINE; /* ESVM negatives: var_esvm.c */
   rec = slem_cache_recursive(cache);
   if (!rec || !rec->nu_beta) return SLEM_ENC_NOT_MINE;
   if (o->mode == SLEM_ENCODE_CLASSIFIER || o->alpha_set) {

@@ -4,7 +4,7 @@
 #include "kind_pca.h"
 
 static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError *err) {
-  if (!cache || o->esvm) return SLEM_ENC_NOT_MINE; /* ESVM negatives: enc_esvm.c */
+  if (!cache || o->esvm) return SLEM_ENC_NOT_MINE; /* ESVM negatives: var_esvm.c */
   if (!slem_cache_pca(cache)) return SLEM_ENC_NOT_MINE;
   if (o->mode == SLEM_ENCODE_CLASSIFIER) {
     slem_error(err, SLEM_EINVAL, "--classifier needs a full linear cache: %s is PCA-reduced",

@@ -5,7 +5,7 @@
 #include "kind_recursive.h"
 
 static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError *err) {
-  if (!cache || o->esvm) return SLEM_ENC_NOT_MINE; /* ESVM negatives: enc_esvm.c */
+  if (!cache || o->esvm) return SLEM_ENC_NOT_MINE; /* ESVM negatives: var_esvm.c */
   if (!slem_cache_recursive(cache) || slem_cache_recursive(cache)->nu_beta)
     return SLEM_ENC_NOT_MINE; /* [nu; beta] stages: enc_nubeta.c */
   if (o->mode == SLEM_ENCODE_CLASSIFIER || o->alpha_set) {

@@ -7,7 +7,7 @@
 #include "kind_linear.h"
 
 static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError *err) {
-  if (!cache || o->esvm) return SLEM_ENC_NOT_MINE; /* ESVM negatives: enc_esvm.c */
+  if (!cache || o->esvm) return SLEM_ENC_NOT_MINE; /* ESVM negatives: var_esvm.c */
   if ((!slem_cache_linear(cache) && !slem_cache_partial(cache)) || !o->alpha_set)
     return SLEM_ENC_NOT_MINE;
   if (slem_cache_linear(cache) && !slem_cache_eigen(cache)) {

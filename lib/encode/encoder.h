@@ -7,7 +7,7 @@
  * encoders of the table in turn whether they take the cache and the options; the first that
  * takes them, or refuses the combination with a message, decides. Their accepts() look at
  * disjoint kinds and options, so the order decides nothing, with one exception: basic
- * (--basic) is an option of any cache, which only enc_basic.c looks at, so it comes first. The stream
+ * (--basic) is an option of any cache, which only var_basic.c looks at, so it comes first. The stream
  * (encstream.c) then drives the ops alone: no code outside an encoder's file tests the
  * cache's kind to encode.
  *
