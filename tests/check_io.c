@@ -12,8 +12,8 @@
 #include <math.h>
 
 #include "../lib/formats/cache.h"
-#include "../lib/encode/kind_linear.h"
-#include "../lib/encode/kind_pca.h"
+#include "../lib/encode/var_linear.h"
+#include "../lib/encode/var_pca.h"
 #include "../lib/encode/kind_recursive.h"
 #include "../lib/encode/kind_partial.h"
 #include "../lib/encode/kind_kernel.h"

@@ -2,9 +2,9 @@
  * slem-encode --alpha A. */
 #include "enc_whiten.h"
 #include "whiten.h"
-#include "kind_pca.h"
+#include "var_pca.h"
 #include "kind_partial.h"
-#include "kind_linear.h"
+#include "var_linear.h"
 
 static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError *err) {
   if (!cache || o->esvm) return SLEM_ENC_NOT_MINE; /* ESVM negatives: var_esvm.c */

@@ -12,7 +12,7 @@
 
 #include "arith.h"
 #include "cache.h"
-#include "kind_linear.h"
+#include "var_linear.h"
 #include "kind_partial.h"
 #include "kind_kernel.h"
 #include "cachekinds.h"

@@ -12,7 +12,7 @@
 #include "stats.h"
 #include "fit.h"
 #include "vecs.h"
-#include "kind_linear.h"
+#include "var_linear.h"
 #include "kind_recursive.h"
 #include "variant.h"
 

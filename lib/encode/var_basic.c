@@ -19,7 +19,7 @@
 #include "blas.h"
 #include "encoder.h"
 #include "rowmul.h"
-#include "kind_linear.h"
+#include "var_linear.h"
 #include "variant.h"
 
 typedef struct BasicEnc {

@@ -6,8 +6,8 @@
 #include "stats.h"
 #include "fit.h"
 #include "phases.h"
-#include "kind_linear.h"
-#include "kind_pca.h"
+#include "var_linear.h"
+#include "var_pca.h"
 #include "variant.h"
 
 #include <gsl/gsl_cblas.h>
