@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cachekinds.h"
-#include "enc_whiten.h"
+#include "var_whitening.h"
 #include "var_linear.h"
 #include "variant.h"
 
@@ -86,7 +86,7 @@ static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError
   return slem_encoder_refuse_kernel_options(cache, o, err);
 }
 
-/* the whitener's ops, shared with enc_whiten.c */
+/* the whitener's ops, shared with var_whitening.c */
 const SlemEncoderOps slem_enc_pca = {"pca", accepts, slem_enc_whiten_new,
                                      slem_enc_whiten_out_dim, slem_enc_whiten_run,
                                      slem_enc_whiten_counts, NULL, slem_enc_whiten_free,

@@ -1,10 +1,19 @@
-/* The whitening family (whiten.h) from a linear cache holding its eigendecomposition:
- * slem-encode --alpha A. */
-#include "enc_whiten.h"
+/* The whitening variant (slem-negstats --eigen, slem-encode --alpha A): its fit, which
+ * makes the PCA-reduced variant's caches too (--pca R), its encoder, whose ops the
+ * PCA-reduced one shares (var_whitening.h), and its line in the table of variants
+ * (variant.h); the eigendecompositions and the whitener are whiten.c's.
+ *
+ * The encoder: the whitening family (whiten.h) from a linear cache holding its
+ * eigendecomposition: slem-encode --alpha A. */
+#include "var_whitening.h"
 #include "whiten.h"
 #include "var_pca.h"
 #include "kind_partial.h"
 #include "var_linear.h"
+#include "fit.h"
+#include "phases.h"
+#include "stats.h"
+#include "variant.h"
 
 static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError *err) {
   if (!cache || o->esvm) return SLEM_ENC_NOT_MINE; /* ESVM negatives: var_esvm.c */
@@ -53,3 +62,28 @@ const SlemEncoderOps slem_enc_whiten = {"whiten", accepts, slem_enc_whiten_new,
                                         slem_enc_whiten_out_dim, slem_enc_whiten_run,
                                         slem_enc_whiten_counts, NULL, slem_enc_whiten_free,
     NULL, NULL, 1, slem_enc_whiten_count_rows};
+
+/* --eigen and --pca: the eigendecomposition of the stream's Sigma (a linear cache that
+ * keeps it, or a pca cache of its top pairs). */
+static int takes_whiten(const SlemNegstatsOpts *o) { return o->eigen || o->pca; }
+
+static int finish_whiten(const SlemFitStream *s, const SlemNegstatsOpts *o,
+                         SlemNegstatsResult *res, SlemError *err) {
+  double t0;
+  int st;
+  if ((st = slem_stats_finish(s->stats, err)) != SLEM_OK) return st;
+  t0 = slem_now();
+  st = slem_whiten_write_cache(s->output, s->stats, o->lambda,
+                               o->lambda >= 0 ? -1 : o->lambda_rel, o->pca, s->prov, err);
+  res->phases.factor += slem_now() - t0;
+  return st;
+}
+
+const SlemFitOps slem_fit_whiten = {"whiten", takes_whiten, finish_whiten, NULL, NULL, NULL, NULL};
+
+extern const SlemEncoderOps slem_enc_whiten;
+const SlemVariant slem_variant_whitening = {
+    "whitening",
+    "the eigendecomposition of Sigma and (Sigma + lambda I)^alpha (slem-negstats --eigen, "
+    "slem-encode --alpha)",
+    NULL, &slem_fit_whiten, &slem_enc_whiten, NULL, NULL};
