@@ -12,9 +12,7 @@ enc_*: enc variant
 kind_*: kind cache fit variant
 var_*: variant kind cache fit enc
 krec: fit variant
-nubeta: fit variant
-recursive: fit variant
-whiten: fit variant
+var_nubeta: nubeta
 cachekinds: cache
 encopts: encoder
 fmt_*: vfmt

@@ -39,7 +39,7 @@ typedef struct SlemNegstatsOpts {
                             recursive SLEM (krec.h: lambda or lambda_rel, no couple) */
   const char *adaptive;  /* NULL, or with depth > 1 a vector file of positives (not stdin):
                             the [nu; beta] stages and adaptive theta_n of new_full_encoder.m
-                            (nubeta.h) with theta; lambda absolute or lambda_rel */
+                            (var_nubeta.h) with theta; lambda absolute or lambda_rel */
   double theta;          /* adaptive: the positives' weight (default 1) */
   SlemFormat pos_format; /* of the adaptive or mixed positives (SLEM_FMT_AUTO, the default:
                             recognised from the extension or content; format is the

@@ -10,11 +10,9 @@
 #include "rowmul.h"
 #include "io.h"
 #include "stats.h"
-#include "fit.h"
 #include "vecs.h"
 #include "var_linear.h"
 #include "kind_recursive.h"
-#include "variant.h"
 
 /* The rows of a block whose zeros count: [lo, hi). */
 typedef struct Counted {
@@ -302,28 +300,3 @@ int slem_recursive_check_inputs(const char *const *inputs, size_t n, SlemFormat 
                         "stage 2 needs the negatives themselves", inputs[i]);
   return SLEM_OK;
 }
-
-/* --depth K (K > 1, linear): the stages, each on the negatives encoded by the ones before. */
-static int takes_recursive(const SlemNegstatsOpts *o) { return o->depth > 1; }
-
-static int fit_recursive(const char *output, const char *const *inputs, size_t n,
-                         const SlemNegstatsOpts *o, SlemNegstatsResult *res, SlemError *err) {
-  SlemProvenance prov = {"slem-negstats", inputs, n, NULL};
-  int st = slem_recursive_check_inputs(inputs, n, o->format, err);
-  if (st == SLEM_OK)
-    st = slem_recursive_write_cache(output, inputs, n, o->format, o->block, o->skip_nonfinite,
-                                    o->depth, o->lambda, o->lambda_rel, &prov, &res->phases,
-                                    err);
-  return st;
-}
-
-const SlemFitOps slem_fit_recursive = {"recursive", takes_recursive, NULL, NULL, NULL,
-                                       fit_recursive, NULL};
-
-extern const SlemCacheKindOps slem_kind_recursive;
-extern const SlemEncoderOps slem_enc_recursive;
-const SlemVariant slem_variant_recursive = {
-    "recursive",
-    "stages of linear SLEM, each on the negatives encoded by the ones before (slem-negstats "
-    "--depth K)",
-    &slem_kind_recursive, &slem_fit_recursive, &slem_enc_recursive, NULL, NULL};
