@@ -36,7 +36,7 @@ typedef struct SlemNegstatsOpts {
   size_t depth;          /* recursive SLEM (recursive.h): stages, default 1; > 1 reads the
                             vector files once per stage (no stdin, partial caches, shard,
                             eigen or pca; lambda_rel, not lambda); with kernel, kernel
-                            recursive SLEM (krec.h: lambda or lambda_rel, no couple) */
+                            recursive SLEM (var_krec.h: lambda or lambda_rel, no couple) */
   const char *adaptive;  /* NULL, or with depth > 1 a vector file of positives (not stdin):
                             the [nu; beta] stages and adaptive theta_n of new_full_encoder.m
                             (var_nubeta.h) with theta; lambda absolute or lambda_rel */

@@ -10,7 +10,7 @@
 #include "cachekinds.h"
 #include "encoder.h"
 #include "fit.h"
-#include "kind_partial.h"
+#include "var_partial.h"
 #include "mem.h"
 #include "phases.h"
 #include "slem_linear.h"

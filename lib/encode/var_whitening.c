@@ -8,7 +8,7 @@
 #include "var_whitening.h"
 #include "whiten.h"
 #include "var_pca.h"
-#include "kind_partial.h"
+#include "var_partial.h"
 #include "var_linear.h"
 #include "fit.h"
 #include "phases.h"

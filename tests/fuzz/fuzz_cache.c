@@ -4,8 +4,8 @@
 #include "../../lib/encode/var_linear.h"
 #include "../../lib/encode/var_pca.h"
 #include "../../lib/encode/kind_recursive.h"
-#include "../../lib/encode/kind_partial.h"
-#include "../../lib/encode/kind_kernel.h"
+#include "../../lib/encode/var_partial.h"
+#include "../../lib/encode/var_kernel.h"
 #include "../../lib/encode/cachekinds.h"
 #include "fuzz.h"
 
