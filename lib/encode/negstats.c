@@ -1,7 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "negstats.h"
 
-#include "var_nubeta.h"
 #include "recursive.h"
 #include "whiten.h"
 
