@@ -16,7 +16,7 @@ Every input is a float64 (the positives as Python floats, the values C's strtod 
 same text), taken exactly. Run: python3 scripts/gen-classifier-huge.py >testdata/golden/classifier-huge.txt
 
 With the argument `basic` it prints instead the authors' basic descriptor (slem-encode --basic,
-lib/encode/enc_basic.c) of the positives of POS_BASIC for theta 2 (the rows of
+lib/encode/var_basic.c) of the positives of POS_BASIC for theta 2 (the rows of
 testdata/golden/basic-huge.txt, read by tests/cli-numeric.sh, in the order of its input):
     w = (S0 + lambda I + theta x0 x0^T)^-1 (theta x0 - mu), normalised,
 S0 = (1/n) sum x_i x_i^T, the negatives' uncentred second moment; the norm is taken in

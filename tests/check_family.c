@@ -17,8 +17,8 @@
 #include "testutil.h"
 
 #include "../lib/formats/cache.h"
-#include "../lib/encode/kind_linear.h"
-#include "../lib/encode/kind_pca.h"
+#include "../lib/encode/var_linear.h"
+#include "../lib/encode/var_pca.h"
 #include "../lib/encode/kind_recursive.h"
 #include "../lib/encode/cachekinds.h"
 #include "../lib/encode/slem_linear.h"

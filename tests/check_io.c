@@ -12,11 +12,11 @@
 #include <math.h>
 
 #include "../lib/formats/cache.h"
-#include "../lib/encode/kind_linear.h"
-#include "../lib/encode/kind_pca.h"
+#include "../lib/encode/var_linear.h"
+#include "../lib/encode/var_pca.h"
 #include "../lib/encode/kind_recursive.h"
-#include "../lib/encode/kind_partial.h"
-#include "../lib/encode/kind_kernel.h"
+#include "../lib/encode/var_partial.h"
+#include "../lib/encode/var_kernel.h"
 #include "../lib/encode/cachekinds.h"
 #include "../lib/io/crc32.h"
 #include "../lib/io/fmt.h"

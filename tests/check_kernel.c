@@ -7,15 +7,15 @@
 #include <gsl/gsl_linalg.h>
 
 #include "../lib/formats/cache.h"
-#include "../lib/encode/kind_linear.h"
-#include "../lib/encode/kind_kernel.h"
+#include "../lib/encode/var_linear.h"
+#include "../lib/encode/var_kernel.h"
 #include "../lib/encode/cachekinds.h"
 #include "../lib/encode/slem_linear.h"
 #include "../lib/linalg/kernel.h"
 #include "../lib/linalg/kernelfam.h"
 #include "../lib/encode/kproj.h"
 #include "../lib/encode/kernel_stats.h"
-#include "../lib/encode/krec.h"
+#include "../lib/encode/var_krec.h"
 #include "../lib/encode/negstats.h"
 #include "../lib/io/container.h"
 
@@ -1071,7 +1071,7 @@ START_TEST(packed_projections_give_the_same_similarities) {
 }
 END_TEST
 
-/* The kernel recursive SLEM (krec.h), stage by stage through the real write and read path:
+/* The kernel recursive SLEM (var_krec.h), stage by stage through the real write and read path:
  * stage 1 is the kernel cache of the negatives, bit for bit; stage s + 1 is the kernel SLEM
  * of the negatives' descriptors through stage s as slem_kproj computes them from the cache
  * read back (what slem-encode -c would write, in double); encoding is the stages in turn. */

@@ -7,7 +7,7 @@
 #include <gsl/gsl_linalg.h>
 
 #include "../lib/formats/cache.h"
-#include "../lib/encode/kind_linear.h"
+#include "../lib/encode/var_linear.h"
 #include "../lib/encode/cachekinds.h"
 #include "../lib/encode/slem_linear.h"
 #include "../lib/linalg/blas.h"

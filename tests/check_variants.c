@@ -5,7 +5,7 @@
 
 #include "../lib/encode/cachekinds.h"
 #include "../lib/encode/fit.h"
-#include "../lib/encode/kind_linear.h"
+#include "../lib/encode/var_linear.h"
 #include "../lib/encode/negstats.h"
 #include "../lib/encode/variant.h"
 #include "../lib/formats/cache.h"

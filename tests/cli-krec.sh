@@ -1,5 +1,5 @@
 #!/bin/sh
-# CLI tests of the kernel recursive SLEM (slem-negstats --kernel SPEC --depth K, krec.h):
+# CLI tests of the kernel recursive SLEM (slem-negstats --kernel SPEC --depth K, var_krec.h):
 # rbf with icd and kpca at depths 2 and 3 against the float64 reference written from the
 # authors' quick_full_encoder.m (scripts/gen-authors-krec.py, testdata/authors/krec-*.tsv);
 # depth 1 is today's kernel cache and stage 1 of a deeper cache its stage, byte for byte;

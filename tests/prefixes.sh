@@ -8,13 +8,10 @@ A=$TOP/lib/libslem.a
 if ! command -v nm >/dev/null 2>&1 || [ ! -f "$A" ]; then echo "prefixes: skipped (no nm or no lib/libslem.a)"; exit 0; fi
 # object (a shell pattern): prefixes besides its own name
 TABLE='
-enc_*: enc variant
-kind_*: kind cache fit variant
-var_*: variant
-krec: fit variant
-nubeta: fit variant
-recursive: fit variant
-whiten: fit variant
+kind_*: kind cache
+var_*: variant kind cache fit enc
+var_krec: krec
+var_nubeta: nubeta
 cachekinds: cache
 encopts: encoder
 fmt_*: vfmt

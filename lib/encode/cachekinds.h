@@ -1,7 +1,8 @@
 /* The kinds of cache (cache.h is their container): each kind's struct, accessor, writer
- * and reader in one file (kind_NAME.[ch] for the kinds of before; a new variant's own
- * var_NAME.c), its SlemCacheKindOps named by its variant in the table of variants
- * (variant.h), through which slem_cache_read() finds it.
+ * and reader in its variant's file lib/encode/var_NAME.c (declared in var_NAME.h where
+ * other files use them; "recursive" and "recursive-nubeta", one reader and writer for two
+ * variants, in kind_recursive.[ch]), its SlemCacheKindOps named by its variant in the table
+ * of variants (variant.h), through which slem_cache_read() finds it.
  */
 #ifndef SLEM_CACHEKINDS_H
 #define SLEM_CACHEKINDS_H

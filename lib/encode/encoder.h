@@ -2,14 +2,15 @@
  * rows against a cache (SLEM descriptors, classifiers, whitening, PCA-reduced, recursive,
  * explicit kernel descriptors or kernel projections).
  *
- * Each encoder is one file lib/encode/enc_NAME.c defining `const SlemEncoderOps slem_enc_NAME`,
- * and one line X(NAME) in SLEM_ENCODERS (encoder.c). slem_encoder_choose() asks the
- * encoders of the table in turn whether they take the cache and the options; the first that
- * takes them, or refuses the combination with a message, decides. Their accepts() look at
+ * Each encoder belongs to a SLEM variant (variant.h): its ops are in the variant's file
+ * lib/encode/var_NAME.c, named by its SlemVariant, which one line X(NAME) lists in
+ * SLEM_VARIANTS (variants.c). slem_encoder_choose() (encoder.c) asks the variants' encoders
+ * in the table's order whether they take the cache and the options; the first that takes
+ * them, or refuses the combination with a message, decides. Their accepts() look at
  * disjoint kinds and options, so the order decides nothing, with one exception: basic
- * (--basic) is an option of any cache, which only enc_basic.c looks at, so it comes first. The stream
- * (encstream.c) then drives the ops alone: no code outside an encoder's file tests the
- * cache's kind to encode.
+ * (--basic) is an option of any cache, which only var_basic.c looks at, so it comes first.
+ * The stream (encstream.c) then drives the ops alone: no code outside an encoder's file
+ * tests the cache's kind to encode.
  *
  * Threads: an encoder's state (new()) holds its scratch; the cache is only read. One state
  * per worker makes run() safe to call from several threads at once, each on its own state.

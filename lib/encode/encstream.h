@@ -50,7 +50,7 @@ typedef struct SlemEncStreamOpts {
   int coordinates;          /* kernel caches: write v, the coordinates of each row in the
                                factor's space (r values), where --classifier's exemplars
                                of a kernel cache live (slem-match --affine) */
-  int basic;                /* the authors' basic_encoder.m (enc_basic.c) with theta, from a
+  int basic;                /* the authors' basic_encoder.m (var_basic.c) with theta, from a
                                full linear cache: unit descriptors, no bias, uncentred */
   SlemProgressFn progress;  /* may be NULL: called with the vectors encoded so far */
   void *progress_ctx;

@@ -12,7 +12,7 @@
 
 #include "cache.h"
 #include "error.h"
-#include "kind_partial.h"
+#include "var_partial.h"
 #include "negstats.h"
 
 struct SlemStats;

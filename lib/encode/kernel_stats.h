@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "cache.h"
-#include "kind_kernel.h"
+#include "var_kernel.h"
 #include "progress.h"
 #include "vecs.h"
 #include "error.h"

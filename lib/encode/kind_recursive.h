@@ -1,4 +1,4 @@
-/* The recursive kinds of cache (recursive.h, nubeta.h): "recursive", depth >= 2 stages of
+/* The recursive kinds of cache (recursive.h, var_nubeta.h): "recursive", depth >= 2 stages of
  * linear SLEM, stage s (1-based) with sections mu.s(d) and ainv.s(d, d) (mu and ainv for
  * the first), and "lambdas", "trace_sigmas" and "rconds" per stage in its JSON header;
  * "recursive-nubeta" (the [nu; beta] descriptors of new_full_encoder.m) has stage s in
@@ -40,7 +40,7 @@ int slem_cache_write_recursive(const char *path, size_t d, uint64_t n, size_t de
                                const double *const *mu, const double *const *ainv,
                                const SlemProvenance *prov, SlemError *err);
 
-/* A "recursive-nubeta" cache (nubeta.h): as a recursive one, stage s in dimension d + s,
+/* A "recursive-nubeta" cache (var_nubeta.h): as a recursive one, stage s in dimension d + s,
  * with theta, theta_n[s] and the mean score m[s] that gave it for s < depth - 1, and the
  * number of positives those means took. */
 typedef struct SlemNubetaInfo {

@@ -6,7 +6,7 @@
 #include "kernel.h"
 #include "rowmul.h"
 #include "tilecache.h"
-#include "kind_kernel.h"
+#include "var_kernel.h"
 
 #include <gsl/gsl_cblas.h>
 #include <inttypes.h>

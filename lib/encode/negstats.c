@@ -1,7 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "negstats.h"
 
-#include "nubeta.h"
 #include "recursive.h"
 #include "whiten.h"
 
@@ -12,15 +11,15 @@
 
 #include "arith.h"
 #include "cache.h"
-#include "kind_linear.h"
-#include "kind_partial.h"
-#include "kind_kernel.h"
+#include "var_linear.h"
+#include "var_partial.h"
+#include "var_kernel.h"
 #include "cachekinds.h"
 #include "fit.h"
 #include "kernel.h"
 #include "kernel_stats.h"
 #include "io.h"
-#include "krec.h"
+#include "var_krec.h"
 #include "blas.h"
 #include "mem.h"
 #include "prefetch.h"

@@ -37,10 +37,10 @@ typedef struct SlemNegstatsOpts {
   size_t depth;          /* recursive SLEM (recursive.h): stages, default 1; > 1 reads the
                             vector files once per stage (no stdin, partial caches, shard,
                             eigen or pca; lambda_rel, not lambda); with kernel, kernel
-                            recursive SLEM (krec.h: lambda or lambda_rel, no couple) */
+                            recursive SLEM (var_krec.h: lambda or lambda_rel, no couple) */
   const char *adaptive;  /* NULL, or with depth > 1 a vector file of positives (not stdin):
                             the [nu; beta] stages and adaptive theta_n of new_full_encoder.m
-                            (nubeta.h) with theta; lambda absolute or lambda_rel */
+                            (var_nubeta.h) with theta; lambda absolute or lambda_rel */
   double theta;          /* adaptive: the positives' weight (default 1) */
   SlemFormat pos_format; /* of the adaptive or mixed positives (SLEM_FMT_AUTO, the default:
                             recognised from the extension or content; format is the

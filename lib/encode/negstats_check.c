@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "fit.h"
-#include "krec.h"
+#include "var_krec.h"
 #include "variant.h"
 
 static int is_stdin(const char *path) { return path && strcmp(path, "-") == 0; }

@@ -10,11 +10,9 @@
 #include "rowmul.h"
 #include "io.h"
 #include "stats.h"
-#include "fit.h"
 #include "vecs.h"
-#include "kind_linear.h"
+#include "var_linear.h"
 #include "kind_recursive.h"
-#include "variant.h"
 
 /* The rows of a block whose zeros count: [lo, hi). */
 typedef struct Counted {
@@ -302,42 +300,3 @@ int slem_recursive_check_inputs(const char *const *inputs, size_t n, SlemFormat 
                         "stage 2 needs the negatives themselves", inputs[i]);
   return SLEM_OK;
 }
-
-/* --depth K (K > 1, linear): the stages, each on the negatives encoded by the ones before. */
-static int takes_recursive(const SlemNegstatsOpts *o) { return o->depth > 1; }
-
-static int fit_recursive(const char *output, const char *const *inputs, size_t n,
-                         const SlemNegstatsOpts *o, SlemNegstatsResult *res, SlemError *err) {
-  SlemProvenance prov = {"slem-negstats", inputs, n, NULL};
-  int st = slem_recursive_check_inputs(inputs, n, o->format, err);
-  if (st == SLEM_OK)
-    st = slem_recursive_write_cache(output, inputs, n, o->format, o->block, o->skip_nonfinite,
-                                    o->depth, o->lambda, o->lambda_rel, &prov, &res->phases,
-                                    err);
-  return st;
-}
-
-const SlemFitOps slem_fit_recursive = {"recursive", takes_recursive, NULL, NULL, NULL,
-                                       fit_recursive, NULL};
-
-extern const SlemCacheKindOps slem_kind_recursive;
-extern const SlemEncoderOps slem_enc_recursive;
-#define O(f) SLEM_OPT_FIELD(SlemNegstatsOpts, f)
-static const SlemOptSpec recursive_fit_options[] = {
-    {.name = "depth", .metavar = "K", .type = SLEM_OPT_WHOLE, O(depth), .min = 1, .max = 1024,
-     .help = "recursive SLEM: K stages, stage s + 1 computed on the\n"
-             "negatives encoded by stages 1..s, each with the same\n"
-             "--lambda-rel of its own trace (default 1; K > 1 reads\n"
-             "the negative files K times, and takes no partial\n"
-             "caches); with --kernel, K stages of kernel SLEM, each\n"
-             "on the negatives' explicit descriptors of the stages\n"
-             "before (same spec, factor and rank; --lambda or\n"
-             "--lambda-rel per stage)"},
-    {0}};
-#undef O
-
-const SlemVariant slem_variant_recursive = {
-    "recursive",
-    "stages of linear SLEM, each on the negatives encoded by the ones before (slem-negstats "
-    "--depth K)",
-    &slem_kind_recursive, &slem_fit_recursive, &slem_enc_recursive, recursive_fit_options, NULL};

@@ -4,7 +4,7 @@
 #include "blas.h"
 #include "rowmul.h"
 #include "libslem.h"
-#include "kind_linear.h"
+#include "var_linear.h"
 
 #include <gsl/gsl_cblas.h>
 #include <float.h>

@@ -1,12 +1,16 @@
 /* The SLEM variants: linear, whitening, PCA, partial statistics, mixed covariance,
  * recursive, [nu; beta] stages, basic, exemplar SVMs, kernel, kernel recursive and
  * diagonal SLEM.
- * Each is declared once, `const SlemVariant slem_variant_NAME` in the file of its
- * computation, and listed by one line X(NAME) in SLEM_VARIANTS (variants.c); it names
+ * Each is one file, lib/encode/var_NAME.c, which declares `const SlemVariant
+ * slem_variant_NAME`, and one line X(NAME) in SLEM_VARIANTS (variants.c); it names
  * what it brings of the three families: the cache kind it reads and writes
  * (cachekinds.h), how slem-negstats fits it (fit.h), and how slem-encode encodes with it
  * (encoder.h). slem_cache_read(), slem_negstats_run() and slem_encstream_run() (and so
  * slem-negstats, slem-encode and slem-match -c) find their member through this table only.
+ *
+ * What several variants share stays in the module of its computation (stats.h,
+ * slem_linear.c, whiten.c, recursive.c and kind_recursive.c, kernel_stats.c, kproj.c,
+ * esvm.c; docs/layout.md, "The SLEM variants", lists which).
  *
  * To add a variant: write lib/encode/var_NAME.c with its kind, fit and encoder ops, its
  * options (arrays of SlemOptSpec: one spec each, from which the tools' parsing, checks and

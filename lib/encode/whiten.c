@@ -4,11 +4,8 @@
 #include "eigen.h"
 #include "rowmul.h"
 #include "stats.h"
-#include "fit.h"
-#include "phases.h"
-#include "kind_linear.h"
-#include "kind_pca.h"
-#include "variant.h"
+#include "var_linear.h"
+#include "var_pca.h"
 
 #include <gsl/gsl_cblas.h>
 #include <gsl/gsl_errno.h>
@@ -268,101 +265,3 @@ done:
   free(ainv);
   return st;
 }
-
-/* --eigen and --pca: the eigendecomposition of the stream's Sigma (a linear cache that
- * keeps it, or a pca cache of its top pairs). */
-static int takes_whiten(const SlemNegstatsOpts *o) { return o->eigen || o->pca; }
-
-static int finish_whiten(const SlemFitStream *s, const SlemNegstatsOpts *o,
-                         SlemNegstatsResult *res, SlemError *err) {
-  double t0;
-  int st;
-  if ((st = slem_stats_finish(s->stats, err)) != SLEM_OK) return st;
-  t0 = slem_now();
-  st = slem_whiten_write_cache(s->output, s->stats, o->lambda,
-                               o->lambda >= 0 ? -1 : o->lambda_rel, o->pca, s->prov, err);
-  res->phases.factor += slem_now() - t0;
-  return st;
-}
-
-const SlemFitOps slem_fit_whiten = {"whiten", takes_whiten, finish_whiten, NULL, NULL, NULL, NULL};
-
-/* --mixed: SLEM_whitening.m's covariance of the positives and the negatives together (the
- * positives appended to the stream), and mu the positives' mean (read again alone). */
-static int takes_mixed(const SlemNegstatsOpts *o) { return o->mixed != NULL; }
-
-static const char *mixed_positives(const SlemNegstatsOpts *o) { return o->mixed; }
-
-static int finish_mixed(const SlemFitStream *s, const SlemNegstatsOpts *o,
-                        SlemNegstatsResult *res, SlemError *err) {
-  SlemStats *pos = NULL;
-  double t0;
-  int st;
-  if ((st = slem_stats_finish(s->stats, err)) != SLEM_OK) return st;
-  if ((st = s->read(s->read_ctx, o->mixed, &pos, err)) == SLEM_OK &&
-      (st = slem_stats_finish(pos, err)) == SLEM_OK) {
-    if (slem_stats_count(pos) == 0) {
-      st = slem_error(err, SLEM_EINVAL, "%s: no positives for the mixed covariance", o->mixed);
-    } else {
-      t0 = slem_now();
-      st = slem_whiten_write_mixed_cache(s->output, s->stats, slem_stats_mean(pos), o->lambda,
-                                         o->lambda_rel, s->prov, err);
-      res->phases.factor += slem_now() - t0;
-    }
-  }
-  slem_stats_free(pos);
-  return st;
-}
-
-const SlemFitOps slem_fit_mixed = {"mixed", takes_mixed, finish_mixed, mixed_positives,
-                                   "the mixed covariance", NULL, NULL};
-
-#define O(f) SLEM_OPT_FIELD(SlemNegstatsOpts, f)
-static const SlemOptSpec mixed_fit_options[] = {
-    {.name = "mixed", .metavar = "POSITIVES", .type = SLEM_OPT_TEXT, O(mixed),
-     .help = "with --eigen: the authors' SLEM_whitening.m mixed\n"
-             "covariance, of POSITIVES and the negatives together\n"
-             "(divided by N - 1), and mu the positives' mean"},
-    {0}};
-#undef O
-
-const SlemVariant slem_variant_mixed = {
-    "mixed",
-    "SLEM_whitening.m's mixed covariance of positives and negatives (slem-negstats --eigen "
-    "--mixed POSITIVES)",
-    NULL, &slem_fit_mixed, NULL, mixed_fit_options, NULL};
-
-extern const SlemEncoderOps slem_enc_whiten;
-#define O(f) SLEM_OPT_FIELD(SlemNegstatsOpts, f)
-static const SlemOptSpec whitening_fit_options[] = {
-    {.name = "eigen", .type = SLEM_OPT_FLAG, O(eigen),
-     .help = "also store the eigendecomposition of Sigma, for\n"
-             "slem-encode --alpha"},
-    {0}};
-#undef O
-
-/* --alpha A: any finite power; alpha_set says it was given. */
-static int set_alpha(const SlemOptSpec *s, void *opts, const char *value, SlemError *err) {
-  SlemEncStreamOpts *o = opts;
-  double a;
-  int st = slem_optspec_real(s, value, &a, err);
-  if (st == SLEM_OK) o->alpha = a, o->alpha_set = 1;
-  return st;
-}
-
-#define O(f) SLEM_OPT_FIELD(SlemEncStreamOpts, f)
-static const SlemOptSpec whitening_encode_options[] = {
-    {.name = "alpha", .metavar = "A", .type = SLEM_OPT_CUSTOM, O(alpha), .parse = set_alpha,
-     .help = "the whitening family: (Sigma + lambda I)^A (x - mu),\n"
-             "normalised, from a cache made with slem-negstats\n"
-             "--eigen (-1: SLEM, -0.5: PCA whitening, 0:\n"
-             "centring); with a PCA cache (--pca R) the power of\n"
-             "Lambda_R + lambda I (default -1)"},
-    {0}};
-#undef O
-
-const SlemVariant slem_variant_whitening = {
-    "whitening",
-    "the eigendecomposition of Sigma and (Sigma + lambda I)^alpha (slem-negstats --eigen, "
-    "slem-encode --alpha)",
-    NULL, &slem_fit_whiten, &slem_enc_whiten, whitening_fit_options, whitening_encode_options};

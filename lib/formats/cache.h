@@ -11,7 +11,7 @@
  * Kinds: each kind of cache belongs to a SLEM variant of lib/encode/ (variant.h), whose
  * file declares its struct and accessor, writes its members and sections with
  * slem_cache_write() and reads them back through slem_cache_section() and
- * slem_cache_header() (kind_NAME.[ch], or a new variant's var_NAME.c); slem_cache_read()
+ * slem_cache_header() (var_NAME.[ch], the recursive kinds kind_recursive.[ch]); slem_cache_read()
  * of lib/encode/cachekinds.c loads a cache (slem_cache_load()) and hands it to its kind's
  * reader, found through the variants' table. This file knows no kind but "partial"'s
  * n = 0 (a shard with no row).
@@ -33,7 +33,7 @@ typedef struct SlemCache {
   size_t d;               /* dimension of the input vectors */
   uint64_t n;             /* negatives summarised */
   /* The kind's own data, owned by the cache, read through its kind's accessor
-   * (kind_NAME.h: slem_cache_linear(), ..., each NULL for the other kinds), set by the
+   * (var_NAME.h: slem_cache_linear(), ..., each NULL for the other kinds), set by the
    * kind's reader with slem_cache_set_kind(). */
   const void *kind_data;
   struct SlemCachePriv *priv;

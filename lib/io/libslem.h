@@ -5,8 +5,8 @@
  *
  * Modules: error.h (status codes), io.h (buffered input, atomic output), negstats.h (the
  * pipeline of slem-negstats: inputs to a cache), encstream.h (the pipeline of slem-encode:
- * a reader encoded into a vector file; encoder.h, its encoders, one file enc_*.c each in one
- * table), vecs.h (vector
+ * a reader encoded into a vector file; encoder.h, its encoders, each in its SLEM variant's
+ * file var_*.c, one table of variants in variant.h), vecs.h (vector
  * files: a table of formats, each implementing the internal vecfmt.h in fmt_vecs.c,
  * fmt_npy.c, fmt_text.c, fmt_bin.c or fmt_slem.c), prefetch.h (reading a block ahead), ids.h,
  * container.h (the .slem file layer: header, checksums, block table), cache.h (the .slem

@@ -10,7 +10,7 @@
 
 #include "arith.h"
 #include "cache.h"
-#include "kind_kernel.h"
+#include "var_kernel.h"
 #include "cachekinds.h"
 #include "calibration.h"
 #include "db.h"

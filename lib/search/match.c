@@ -10,7 +10,7 @@
 #include "blas.h"
 #include "libslem.h"
 #include "tilecache.h"
-#include "kind_kernel.h"
+#include "var_kernel.h"
 #include "writeback.h"
 
 #include <inttypes.h>

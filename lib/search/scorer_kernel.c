@@ -3,7 +3,7 @@
 #include "kproj.h"
 #include "mem.h"
 #include "tilecache.h"
-#include "kind_kernel.h"
+#include "var_kernel.h"
 #include "blas.h"
 
 #include <gsl/gsl_cblas.h>

@@ -1,11 +1,11 @@
 /* Caches: a file that passes every check must have sections that can be read whole. */
 #define _GNU_SOURCE /* memfd_create */
 #include "../../lib/formats/cache.h"
-#include "../../lib/encode/kind_linear.h"
-#include "../../lib/encode/kind_pca.h"
+#include "../../lib/encode/var_linear.h"
+#include "../../lib/encode/var_pca.h"
 #include "../../lib/encode/kind_recursive.h"
-#include "../../lib/encode/kind_partial.h"
-#include "../../lib/encode/kind_kernel.h"
+#include "../../lib/encode/var_partial.h"
+#include "../../lib/encode/var_kernel.h"
 #include "../../lib/encode/cachekinds.h"
 #include "fuzz.h"
 

@@ -1,4 +1,9 @@
-#include "nubeta.h"
+/* The [nu; beta] variant of new_full_encoder.m (slem-negstats --depth K --adaptive-theta
+ * POSITIVES): its computation (var_nubeta.h), its encoder, its fit and its line in the
+ * table of variants (variant.h); its kind of cache is kind_recursive.c's
+ * "recursive-nubeta", its stages recursive.c's.
+ */
+#include "var_nubeta.h"
 
 #include <gsl/gsl_cblas.h>
 #include <math.h>
@@ -11,6 +16,7 @@
 #include "io.h"
 #include "recursive.h"
 #include "stats.h"
+#include "encoder.h"
 #include "fit.h"
 #include "kind_recursive.h"
 #include "variant.h"
@@ -23,7 +29,7 @@ typedef struct Counted {
 static const Counted all_rows = {0, SIZE_MAX};
 
 /* Stage s: in(b, p) -> out(b, p + 1) = normalised [nu; beta] with weight t and numerator c
- * (nubeta.h), on rows first.. of a block; y(b, p) is scratch. Returns the zero rows among
+ * (var_nubeta.h), on rows first.. of a block; y(b, p) is scratch. Returns the zero rows among
  * those that count (cnt). */
 static uint64_t stage(double *out, double *y, const double *in, size_t b, size_t p,
                       const double *mu, const double *ainv, double t, double c, size_t first,
@@ -341,6 +347,54 @@ done:
   slem_stats_free(st);
   return status;
 }
+
+/* The [nu; beta] descriptors of new_full_encoder.m (var_nubeta.h) from a recursive-nubeta cache
+ * (slem-negstats --depth K --adaptive-theta POSITIVES): unit descriptors of d + K values,
+ * with the cache's theta. */
+
+static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError *err) {
+  const SlemCacheRecursive *rec;
+  if (!cache || o->esvm) return SLEM_ENC_NOT_MINE; /* ESVM negatives: var_esvm.c */
+  rec = slem_cache_recursive(cache);
+  if (!rec || !rec->nu_beta) return SLEM_ENC_NOT_MINE;
+  if (o->mode == SLEM_ENCODE_CLASSIFIER || o->alpha_set) {
+    slem_error(err, SLEM_EINVAL, "%s is a recursive-nubeta cache: it gives unit [nu; beta] "
+               "descriptors only (no --%s)", slem_cache_path(cache),
+               o->alpha_set ? "alpha" : "classifier");
+    return SLEM_ENC_REFUSED;
+  }
+  return slem_encoder_refuse_kernel_options(cache, o, err);
+}
+
+static int new_(void **self, const SlemCache *cache, const SlemEncStreamOpts *o,
+                size_t max_rows, SlemError *err) {
+  return slem_nubeta_new((SlemNubeta **)self, cache, max_rows, err);
+}
+
+static size_t out_dim(const void *self, int *f64) {
+  *f64 = 0;
+  return slem_nubeta_out_dim(self);
+}
+
+static int run(void *self, void *y, const double *x, size_t b, const char *name,
+               uint64_t first_record, SlemError *err) {
+  slem_nubeta_run(self, y, x, b);
+  return SLEM_OK;
+}
+
+static void counts(const void *self, SlemEncStreamResult *res) {
+  res->zeros += slem_nubeta_zeros(self);
+}
+
+static void count_rows(void *self, size_t lo, size_t hi) {
+  slem_nubeta_count_rows(self, lo, hi);
+}
+
+static void free_(void *self) { slem_nubeta_free(self); }
+
+const SlemEncoderOps slem_enc_nubeta = {"nubeta", accepts, new_, out_dim, run, counts, NULL,
+                                        free_,
+    NULL, NULL, 1, count_rows};
 
 /* --depth K --adaptive-theta POSITIVES: the [nu; beta] stages, the positives an input too. */
 static int takes_nubeta(const SlemNegstatsOpts *o) { return o->depth > 1 && o->adaptive; }

@@ -1,8 +1,8 @@
-/* The ops that the whitening encoder (enc_whiten.c, slem-encode --alpha) and the
- * PCA-reduced one (enc_pca.c) share: both run a SlemWhitener (whiten.h); only what they
+/* The ops that the whitening encoder (var_whitening.c, slem-encode --alpha) and the
+ * PCA-reduced one (var_pca.c) share: both run a SlemWhitener (whiten.h); only what they
  * accept differs. The signatures are SlemEncoderOps' (encoder.h), whose contracts hold. */
-#ifndef SLEM_ENC_WHITEN_H
-#define SLEM_ENC_WHITEN_H
+#ifndef SLEM_VAR_WHITENING_H
+#define SLEM_VAR_WHITENING_H
 
 #include "encoder.h"
 

@@ -19,7 +19,7 @@
 #include "blas.h"
 #include "encoder.h"
 #include "rowmul.h"
-#include "kind_linear.h"
+#include "var_linear.h"
 #include "variant.h"
 
 typedef struct BasicEnc {
@@ -34,7 +34,7 @@ typedef struct BasicEnc {
 } BasicEnc;
 
 static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError *err) {
-  if (!cache || o->esvm || !o->basic) return SLEM_ENC_NOT_MINE; /* ESVM: enc_esvm.c */
+  if (!cache || o->esvm || !o->basic) return SLEM_ENC_NOT_MINE; /* ESVM: var_esvm.c */
   if (!slem_cache_linear(cache)) {
     slem_error(err, SLEM_EINVAL, "--basic needs a full linear cache (slem-negstats without "
                "--kernel, --depth, --pca or --partial): %s is not one", slem_cache_path(cache));

@@ -2,20 +2,20 @@
  * the top R eigenpairs of Sigma, with r, lambda, lambda_rel (when given), trace_sigma and
  * variance_kept = sum evals / trace_sigma in its JSON header.
  */
-#ifndef SLEM_KIND_PCA_H
-#define SLEM_KIND_PCA_H
+#ifndef SLEM_VAR_PCA_H
+#define SLEM_VAR_PCA_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "cache.h"
 #include "error.h"
-#include "kind_linear.h"
+#include "var_linear.h"
 
 /* The eigenpairs of a pca cache, or NULL when self is of another kind. */
 const SlemCacheEigen *slem_cache_pca(const SlemCache *self);
 
-/* The eigenpairs of a linear cache that stores them (kind_linear.h) or of a pca cache,
+/* The eigenpairs of a linear cache that stores them (var_linear.h) or of a pca cache,
  * NULL otherwise. Cannot fail. */
 const SlemCacheEigen *slem_cache_eigen(const SlemCache *self);
 

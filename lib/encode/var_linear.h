@@ -5,8 +5,8 @@
  * "covariance": "mixed" for slem-negstats --eigen --mixed (Sigma of the positives and
  * negatives together and mu the positives' mean; no such member: the negatives' own).
  */
-#ifndef SLEM_KIND_LINEAR_H
-#define SLEM_KIND_LINEAR_H
+#ifndef SLEM_VAR_LINEAR_H
+#define SLEM_VAR_LINEAR_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -15,7 +15,7 @@
 #include "error.h"
 
 /* Eigenpairs of Sigma as a linear cache made with --eigen (neig = d) or a pca cache
- * (neig = R, kind_pca.h) holds them: evals(neig), largest first, evecs(neig, d), row k the
+ * (neig = R, var_pca.h) holds them: evals(neig), largest first, evecs(neig, d), row k the
  * k-th eigenvector, with the cache's mu(d) and lambda. */
 typedef struct SlemCacheEigen {
   double lambda;

@@ -1,18 +1,18 @@
-/* The kernel kinds of cache (kernel_stats.h, krec.h). "kernel": pivots(r, d), the pivot
+/* The kernel kinds of cache (kernel_stats.h, var_krec.h). "kernel": pivots(r, d), the pivot
  * negatives after the kernel's input transform; lp(r, r), the lower-triangular factor of K
  * on the pivots; mu(r): mu_B, the mean row of B; ginv(r, r) = G^-1 with G = (1/n) B^T B -
  * mu_B mu_B^T + lambda I; its JSON header naming the kernel with all its parameters, the
  * rank r, the residual trace and the factor ("icd" when absent, "kpca", "full"). A kpca
  * cache has negatives(n, d) (prepared) and proj(r, n) in place of pivots and lp; a cache
  * made for the coupling ("couple": true) has negatives(n, d) and bneg(n, r) = B besides.
- * "kernel-recursive" (krec.h) holds depth >= 2 stages of kernel SLEM: "depth" and "stages"
+ * "kernel-recursive" (var_krec.h) holds depth >= 2 stages of kernel SLEM: "depth" and "stages"
  * in its JSON header, one object per stage with the members of a kernel cache and its
  * input dimension d, and each stage's sections of a kernel cache named NAME.S (pivots.1,
  * ginv.2, ...): no section is named mu, so a reader that does not know the kind refuses it
  * ("section 'mu' is missing") instead of using a stage as a linear cache.
  */
-#ifndef SLEM_KIND_KERNEL_H
-#define SLEM_KIND_KERNEL_H
+#ifndef SLEM_VAR_KERNEL_H
+#define SLEM_VAR_KERNEL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -88,7 +88,7 @@ int slem_cache_write_kernel_recursive(const char *path, size_t d, uint64_t n, si
 /* A new cache of kind kernel in *self over sections held in memory (ks, borrowed, with
  * info->kernel: they must outlive it), as slem_cache_write_kernel() would write them and
  * slem_cache_read() read them back, named name in messages; for projecting points through a
- * kernel stage before it is written (krec.h). Freed by slem_cache_free(); it has no JSON
+ * kernel stage before it is written (var_krec.h). Freed by slem_cache_free(); it has no JSON
  * header (slem_cache_json() returns NULL) and its fingerprint is that of no payload.
  * Errors: SLEM_ENOMEM. */
 int slem_cache_kernel_view(SlemCache **self, const char *name, size_t d, uint64_t n,

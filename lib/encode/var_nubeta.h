@@ -19,8 +19,8 @@
  * trace(Sigma_s) / (d + s - 1). The cache (kind "recursive-nubeta", cache.h) keeps every
  * stage's mu_s and A_s^-1, theta and theta_n.
  */
-#ifndef SLEM_NUBETA_H
-#define SLEM_NUBETA_H
+#ifndef SLEM_VAR_NUBETA_H
+#define SLEM_VAR_NUBETA_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -13,8 +13,8 @@
  * stage). A vector is encoded by applying y_1, ..., y_K in turn (double between stages);
  * the result has r_K values.
  */
-#ifndef SLEM_KREC_H
-#define SLEM_KREC_H
+#ifndef SLEM_VAR_KREC_H
+#define SLEM_VAR_KREC_H
 
 #include <stddef.h>
 #include <stdint.h>

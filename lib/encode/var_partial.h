@@ -6,8 +6,8 @@
  * in its JSON header; mergeable across shards into exactly the statistics of one pass. It
  * has no section mu.
  */
-#ifndef SLEM_KIND_PARTIAL_H
-#define SLEM_KIND_PARTIAL_H
+#ifndef SLEM_VAR_PARTIAL_H
+#define SLEM_VAR_PARTIAL_H
 
 #include <stddef.h>
 #include <stdint.h>

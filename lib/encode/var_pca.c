@@ -1,11 +1,16 @@
-#include "kind_pca.h"
+/* PCA-reduced SLEM (slem-negstats --pca R): its kind of cache "pca" (var_pca.h), its
+ * encoder and its line in the table of variants (variant.h); whitening's fit makes its
+ * cache (var_whitening.c).
+ */
+#include "var_pca.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cachekinds.h"
-#include "kind_linear.h"
+#include "var_whitening.h"
+#include "var_linear.h"
 #include "variant.h"
 
 const SlemCacheEigen *slem_cache_pca(const SlemCache *self) {
@@ -66,6 +71,26 @@ int slem_cache_write_pca(const char *path, size_t d, uint64_t n, size_t rank, do
   cJSON_Delete(m);
   return status;
 }
+
+/* PCA-reduced SLEM (whiten.h) from a pca cache (slem-negstats --pca R), the power of
+ * Lambda_R + lambda I given by --alpha (default -1). */
+
+static int accepts(const SlemCache *cache, const SlemEncStreamOpts *o, SlemError *err) {
+  if (!cache || o->esvm) return SLEM_ENC_NOT_MINE; /* ESVM negatives: var_esvm.c */
+  if (!slem_cache_pca(cache)) return SLEM_ENC_NOT_MINE;
+  if (o->mode == SLEM_ENCODE_CLASSIFIER) {
+    slem_error(err, SLEM_EINVAL, "--classifier needs a full linear cache: %s is PCA-reduced",
+               slem_cache_path(cache));
+    return SLEM_ENC_REFUSED;
+  }
+  return slem_encoder_refuse_kernel_options(cache, o, err);
+}
+
+/* the whitener's ops, shared with var_whitening.c */
+const SlemEncoderOps slem_enc_pca = {"pca", accepts, slem_enc_whiten_new,
+                                     slem_enc_whiten_out_dim, slem_enc_whiten_run,
+                                     slem_enc_whiten_counts, NULL, slem_enc_whiten_free,
+    NULL, NULL, 1, slem_enc_whiten_count_rows};
 
 extern const SlemEncoderOps slem_enc_pca;
 #define O(f) SLEM_OPT_FIELD(SlemNegstatsOpts, f)

@@ -1,4 +1,8 @@
-#include "kind_partial.h"
+/* Partial statistics (slem-negstats --partial): its kind of cache "partial" (var_partial.h),
+ * its fit and its line in the table of variants (variant.h); it has no encoder (the linear
+ * and whitening encoders take a partial cache to refuse it by name).
+ */
+#include "var_partial.h"
 
 #include <inttypes.h>
 #include <math.h>
