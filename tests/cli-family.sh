@@ -158,9 +158,10 @@ for v in rel1:-r:1 l0.5:-l:0.5; do
   awk -v a="$l" -v b="$w" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && d <= 1e-12 * b) }' && ok ||
     bad "diagonal $vn: lambda $l, numpy's $w"
 done
-# the same bytes at -t 1 and -t 2, for a row alone, from a pipe, and from merged shards
-slem-negstats -q -t 1 --diagonal -o "$T/dg1.slem" "$D/negatives.fvecs"
-slem-negstats -q -t 2 --diagonal -o "$T/dg2.slem" "$D/negatives.fvecs"
+# the same bytes at -t 1 and -t 2, for a row alone, from a pipe, and from merged shards (one
+# provenance time for both caches, SOURCE_DATE_EPOCH, so that runs a second apart compare)
+SOURCE_DATE_EPOCH=1700000000 slem-negstats -q -t 1 --diagonal -o "$T/dg1.slem" "$D/negatives.fvecs"
+SOURCE_DATE_EPOCH=1700000000 slem-negstats -q -t 2 --diagonal -o "$T/dg2.slem" "$D/negatives.fvecs"
 cmp -s "$T/dg1.slem" "$T/dg2.slem" && ok || bad "diagonal: caches of -t 1 and -t 2 differ"
 slem-encode -q -t 1 -c "$T/dg1.slem" -o "$T/dq1.fvecs" "$D/queries.fvecs"
 slem-encode -q -t 2 -b 7 -c "$T/dg1.slem" -o "$T/dq2.fvecs" "$D/queries.fvecs"
