@@ -139,3 +139,29 @@ int slem_vecreader_open_array(SlemVecReader **self, const char *name, const void
   *self = r;
   return SLEM_OK;
 }
+
+int slem_vecreader_array(const SlemVecReader *self, const void **data, size_t *size) {
+  const Mem *m = self->def == &slem_vfmt_mem ? self->priv : NULL;
+  if (!m) return 0;
+  if (data) *data = m->data;
+  if (size) *size = m->rows * self->rec;
+  return 1;
+}
+
+const SlemVecReader *slem_vecarrays_find(const SlemVecArrays *arrays, const char *path) {
+  for (size_t i = 0; arrays && path && i < arrays->n; i++)
+    if (arrays->readers[i]->def == &slem_vfmt_mem && path == slem_vecreader_name(arrays->readers[i]))
+      return arrays->readers[i];
+  return NULL;
+}
+
+int slem_vecreader_open_input(SlemVecReader **self, const char *path, SlemFormat fmt,
+                              const SlemVecArrays *arrays, SlemError *err) {
+  const SlemVecReader *a = slem_vecarrays_find(arrays, path);
+  const Mem *m;
+  if (!a) return slem_vecreader_open(self, path, fmt, err);
+  m = a->priv;
+  return slem_vecreader_open_array(self, path, m->data,
+                                   a->dtype == SLEM_DT_F4 ? SLEM_DTYPE_F4 : SLEM_DTYPE_F8,
+                                   m->rows, a->d, err);
+}
