@@ -26,6 +26,7 @@
 #include "mem.h"
 #include "prefetch.h"
 #include "stats.h"
+#include "variant.h"
 
 void slem_negstats_opts_init(SlemNegstatsOpts *opts) {
   memset(opts, 0, sizeof *opts);
@@ -37,6 +38,95 @@ void slem_negstats_opts_init(SlemNegstatsOpts *opts) {
   opts->rank = SLEM_NEGSTATS_RANK;
   opts->sample = 1000;
   opts->seed = 1;
+}
+
+/* ---- the options (optspec.h): those every fit shares, then each variant's ---- */
+
+/* --format, --positives-format: a vector format's name (vecs.h), "auto" included. */
+static int set_format(const SlemOptSpec *s, void *opts, const char *value, SlemError *err) {
+  SlemFormat f;
+  if (slem_format_parse(&f, value) != SLEM_OK)
+    return slem_error(err, SLEM_EINVAL, "--%s: unknown format '%s' (%s)", s->name, value,
+                      slem_format_names());
+  memcpy((char *)opts + s->offset, &f, sizeof f);
+  return SLEM_OK;
+}
+
+int slem_negstats_opt_variant(const SlemOptSpec *s, void *opts, const char *value,
+                              SlemError *err) {
+  SlemNegstatsOpts *o = opts;
+  (void)value;
+  if (o->variant && strcmp(o->variant, s->name) != 0)
+    return slem_error(err, SLEM_EINVAL, "--%s and --%s ask for two variants: give one",
+                      o->variant, s->name);
+  o->variant = s->name;
+  return SLEM_OK;
+}
+
+#define O(f) SLEM_OPT_FIELD(SlemNegstatsOpts, f)
+/* The options of every fit, in slem-negstats --help's order. */
+static const SlemOptSpec common_options[] = {
+    {.name = "lambda", .key = 'l', .metavar = "L", .type = SLEM_OPT_REAL, O(lambda),
+     .real = SLEM_OPT_NONNEG, .help = "regularisation lambda, absolute"},
+    {.name = "lambda-rel", .key = 'r', .metavar = "R", .type = SLEM_OPT_REAL, O(lambda_rel),
+     .real = SLEM_OPT_NONNEG, .given = SLEM_NEGSTATS_GIVEN_LAMBDA_REL,
+     .help = "lambda = R * trace(Sigma) / d (default 1)"},
+    {.name = "format", .key = 'f', .metavar = "FMT", .type = SLEM_OPT_CUSTOM, O(format),
+     .parse = set_format,
+     .help = "format of the negative files (default: from the\n"
+             "extension, else from the content)"},
+    {.name = "positives-format", .metavar = "FMT", .type = SLEM_OPT_CUSTOM, O(pos_format),
+     .parse = set_format, .given = SLEM_NEGSTATS_GIVEN_POS_FORMAT,
+     .help = "format of the --mixed or --adaptive-theta POSITIVES\n"
+             "(default: from the extension, else from the content;\n"
+             "not -f's)"},
+    {.name = "skip-nonfinite", .type = SLEM_OPT_FLAG, O(skip_nonfinite),
+     .help = "skip (and count) negatives holding a NaN or an Inf,\n"
+             "instead of stopping at the first one"},
+    {.name = "block", .key = 'b', .metavar = "N", .type = SLEM_OPT_WHOLE, O(block), .min = 1,
+     .max = 1L << 24, .help = "vectors read per block (default: 2^18 / d, 64 to 4096)"},
+    {.name = "leaf-rows", .metavar = "N", .type = SLEM_OPT_WHOLE, O(leaf_rows), .min = 1,
+     .max = 1L << 24,
+     .help = "rows per leaf of the statistics tree (default: 2^21 /\n"
+             "d, 256 to 4096): the same in every shard and in a\n"
+             "whole run"},
+    {.name = "allow-mixed-blas", .type = SLEM_OPT_FLAG, O(allow_mixed_blas),
+     .help = "merge partial caches made on other BLAS cores than one\n"
+             "another or than this host (refused by default: the\n"
+             "cache would not be that of one run); the cache records\n"
+             "the mix, and a partial cache recording one is refused\n"
+             "without this flag at the next level"},
+    {0}};
+#undef O
+
+/* The i-th option of --help's order: the common ones, then each variant's fit_options in
+ * the table's order. */
+static const SlemOptSpec *option_at(size_t i) {
+  size_t n = sizeof common_options / sizeof *common_options - 1;
+  if (i < n) return &common_options[i];
+  i -= n;
+  for (size_t v = 0; v < slem_variants_count(); v++) {
+    const SlemOptSpec *t = slem_variants_get(v)->fit_options;
+    for (; t && t->name; t++, i--)
+      if (i == 0) return t;
+  }
+  return NULL;
+}
+
+size_t slem_negstats_opts_count(void) {
+  size_t n = 0;
+  while (option_at(n)) n++;
+  return n;
+}
+
+const SlemOptSpec *slem_negstats_opts_get(size_t i) { return option_at(i); }
+
+int slem_negstats_opts_set(SlemNegstatsOpts *opts, const char *name, const char *value,
+                           SlemError *err) {
+  const SlemOptSpec *s;
+  for (size_t i = 0; (s = option_at(i)); i++)
+    if (strcmp(s->name, name) == 0) return slem_optspec_set(s, opts, &opts->given, value, err);
+  return slem_error(err, SLEM_EINVAL, "unknown option '%s'", name);
 }
 
 static void progress(const SlemNegstatsOpts *o, uint64_t n) {

@@ -365,8 +365,23 @@ const SlemFitOps slem_fit_nubeta = {"nubeta", takes_nubeta, NULL, NULL, NULL, fi
 
 extern const SlemCacheKindOps slem_kind_nubeta;
 extern const SlemEncoderOps slem_enc_nubeta;
+#define O(f) SLEM_OPT_FIELD(SlemNegstatsOpts, f)
+static const SlemOptSpec nubeta_fit_options[] = {
+    {.name = "adaptive-theta", .metavar = "POSITIVES", .type = SLEM_OPT_TEXT, O(adaptive),
+     .help = "with --depth K (linear): new_full_encoder.m's [nu;\n"
+             "beta] stages (d + K values), the next stage's\n"
+             "negatives encoded with theta_n adapted to the first\n"
+             "100 rows of POSITIVES; --lambda (every stage) or\n"
+             "--lambda-rel"},
+    {.name = "theta", .metavar = "T", .type = SLEM_OPT_REAL, O(theta), .real = SLEM_OPT_POSITIVE,
+     .given = SLEM_NEGSTATS_GIVEN_THETA,
+     .help = "with --adaptive-theta: the positives' weight (default\n"
+             "1)"},
+    {0}};
+#undef O
+
 const SlemVariant slem_variant_nubeta = {
     "nubeta",
     "new_full_encoder.m's [nu; beta] stages with adaptive theta_n (slem-negstats --depth K "
     "--adaptive-theta POSITIVES)",
-    &slem_kind_nubeta, &slem_fit_nubeta, &slem_enc_nubeta, NULL, NULL};
+    &slem_kind_nubeta, &slem_fit_nubeta, &slem_enc_nubeta, nubeta_fit_options, NULL};

@@ -323,8 +323,22 @@ const SlemFitOps slem_fit_recursive = {"recursive", takes_recursive, NULL, NULL,
 
 extern const SlemCacheKindOps slem_kind_recursive;
 extern const SlemEncoderOps slem_enc_recursive;
+#define O(f) SLEM_OPT_FIELD(SlemNegstatsOpts, f)
+static const SlemOptSpec recursive_fit_options[] = {
+    {.name = "depth", .metavar = "K", .type = SLEM_OPT_WHOLE, O(depth), .min = 1, .max = 1024,
+     .help = "recursive SLEM: K stages, stage s + 1 computed on the\n"
+             "negatives encoded by stages 1..s, each with the same\n"
+             "--lambda-rel of its own trace (default 1; K > 1 reads\n"
+             "the negative files K times, and takes no partial\n"
+             "caches); with --kernel, K stages of kernel SLEM, each\n"
+             "on the negatives' explicit descriptors of the stages\n"
+             "before (same spec, factor and rank; --lambda or\n"
+             "--lambda-rel per stage)"},
+    {0}};
+#undef O
+
 const SlemVariant slem_variant_recursive = {
     "recursive",
     "stages of linear SLEM, each on the negatives encoded by the ones before (slem-negstats "
     "--depth K)",
-    &slem_kind_recursive, &slem_fit_recursive, &slem_enc_recursive, NULL, NULL};
+    &slem_kind_recursive, &slem_fit_recursive, &slem_enc_recursive, recursive_fit_options, NULL};
