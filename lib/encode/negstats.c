@@ -11,6 +11,7 @@
 
 #include "arith.h"
 #include "cache.h"
+#include "crc32.h"
 #include "var_linear.h"
 #include "var_partial.h"
 #include "var_kernel.h"
@@ -179,8 +180,9 @@ static int add_file(SlemStats **st, const char *path, const SlemNegstatsOpts *o,
   SlemVecReader *r = NULL;
   SlemPrefetch *pf = NULL;
   size_t d;
-  int f32, status = slem_vecreader_open(&r, path, path == o->mixed ? o->pos_format : o->format,
-                                        err);
+  int f32, status = slem_vecreader_open_input(&r, path,
+                                              path == o->mixed ? o->pos_format : o->format,
+                                              &o->arrays, err);
   if (status) return status;
   slem_vecreader_skip_nonfinite(r, o->skip_nonfinite);
   d = slem_vecreader_dim(r);
@@ -258,7 +260,8 @@ static int shard_window(const char *const *files, size_t n, const SlemNegstatsOp
     SlemVecReader *r = NULL;
     int64_t count;
     int st;
-    if ((st = slem_vecreader_open(&r, files[i], o->format, err)) != SLEM_OK) return st;
+    if ((st = slem_vecreader_open_input(&r, files[i], o->format, &o->arrays, err)) != SLEM_OK)
+      return st;
     count = slem_vecreader_count(r);
     if (!leaf) leaf = leaf_rows(o, slem_vecreader_dim(r));
     if (count < 0 || !slem_vecreader_seekable(r)) {
@@ -281,26 +284,35 @@ static int shard_window(const char *const *files, size_t n, const SlemNegstatsOp
 }
 
 /* Names the vector files, in order, by their content (SlemPartialInfo's negatives): the
- * FNV-1a hash of each file's CRC-32 and size. A shard reads only its own rows, so the files
- * are read once more, whole (at the page cache's speed); "" when one is stdin or not a
- * regular file (a pipe: no shard of it can be cut, it is a whole set). Errors: those of slem_io_file_crc(). */
+ * FNV-1a hash of each file's CRC-32 and size (an array's: of its bytes). A shard reads only
+ * its own rows, so the files are read once more, whole (at the page cache's speed); "" when
+ * one is stdin or not a regular file (a pipe: no shard of it can be cut, it is a whole
+ * set). Errors: those of slem_io_file_crc(). */
 static int negatives_fingerprint(char out[17], const char *const *files, size_t n,
-                                 SlemError *err) {
+                                 const SlemVecArrays *arrays, SlemError *err) {
   uint64_t h = 1469598103934665603ull;
   out[0] = 0;
   for (size_t i = 0; i < n; i++) {
     struct stat sb;
-    if (strcmp(files[i], "-") == 0 || stat(files[i], &sb) != 0 || !S_ISREG(sb.st_mode))
+    if (!slem_vecarrays_find(arrays, files[i]) &&
+        (strcmp(files[i], "-") == 0 || stat(files[i], &sb) != 0 || !S_ISREG(sb.st_mode)))
       return SLEM_OK;
   }
   for (size_t i = 0; i < n; i++) {
+    const SlemVecReader *a = slem_vecarrays_find(arrays, files[i]);
+    const void *data;
     char buf[64];
     uint32_t crc;
     uint64_t size;
-    int len, st = slem_io_file_crc(files[i], "its partial cache cannot name the negatives by "
-                                   "their content", &crc, &size, err);
+    size_t bytes;
+    int len, st = SLEM_OK;
+    if (a && slem_vecreader_array(a, &data, &bytes))
+      crc = slem_crc32(0, data, bytes), size = bytes;
+    else
+      st = slem_io_file_crc(files[i], "its partial cache cannot name the negatives by their "
+                            "content", &crc, &size, err);
     if (st) return st;
-    len = snprintf(buf, sizeof buf, "file=%08lx,%llu;", (unsigned long)crc,
+    len = snprintf(buf, sizeof buf, "%s=%08lx,%llu;", a ? "array" : "file", (unsigned long)crc,
                    (unsigned long long)size);
     for (int k = 0; k < len; k++) h = (h ^ (unsigned char)buf[k]) * 1099511628211ull;
   }
@@ -530,7 +542,8 @@ static int linear(const char *output, const char *const *inputs, size_t n, const
     goto done;
   }
   for (size_t i = 0; i < n && st == SLEM_OK; i++) {
-    if (strcmp(inputs[i], "-") == 0 || o->format != SLEM_FMT_AUTO || !slem_cache_sniff(inputs[i])) {
+    if (slem_vecarrays_find(&o->arrays, inputs[i]) || strcmp(inputs[i], "-") == 0 ||
+        o->format != SLEM_FMT_AUTO || !slem_cache_sniff(inputs[i])) {
       if (nf == 0) units[nu].first_arg = i;
       files[nf++] = inputs[i];
       continue;
@@ -571,7 +584,7 @@ static int linear(const char *output, const char *const *inputs, size_t n, const
       st = add_file(&vec->stats, files[i], o, &row, lo, hi, res, err);
     if (st == SLEM_OK) st = slem_stats_flush(vec->stats, err);
     if (st) goto done;
-    if (o->partial && (st = negatives_fingerprint(vec->negatives, files, nf, err)) != SLEM_OK)
+    if (o->partial && (st = negatives_fingerprint(vec->negatives, files, nf, &o->arrays, err)) != SLEM_OK)
       goto done;
     vec->leaf_total = o->shard.count > 0 ? leaves : slem_stats_next_leaf(vec->stats);
     vec->rows = o->shard.count > 0 ? rows : slem_stats_count(vec->stats);

@@ -28,6 +28,9 @@
 
 typedef struct SlemNegstatsOpts {
   SlemFormat format;     /* of the vector inputs (SLEM_FMT_AUTO: recognised; partial caches too) */
+  SlemVecArrays arrays;  /* the inputs that are arrays in memory, named in inputs by their
+                            readers' names (vecs.h; {NULL, 0}, the default: none): read from
+                            their first row at every pass, as files would be */
   size_t block;          /* rows read per block; 0: 2^18 / d, 64 to 4096 (about 1 MiB of
                             float32; 4096 for the kernel path) */
   size_t leaf_rows;      /* linear: rows per leaf of the statistics tree (stats.h); 0:

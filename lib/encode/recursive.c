@@ -144,12 +144,12 @@ void slem_recursive_run(SlemRecursive *self, float *y, const double *x, size_t b
 }
 
 /* Adds the vectors of one file, encoded by stages 0..k-1, to st. */
-static int add_file(SlemStats **st, const char *path, SlemFormat fmt, size_t block, int skip,
-                    size_t k, const double *const *mu, const double *const *ainv, size_t *d,
+static int add_file(SlemStats **st, const char *path, SlemFormat fmt,
+                    const SlemVecArrays *arrays, size_t block, int skip, size_t k, const double *const *mu, const double *const *ainv, size_t *d,
                     SlemPhases *ph, SlemError *err) {
   SlemVecReader *r = NULL;
   double *x = NULL, *y = NULL, *work = NULL;
-  int status = slem_vecreader_open(&r, path, fmt, err);
+  int status = slem_vecreader_open_input(&r, path, fmt, arrays, err);
   if (status) return status;
   slem_vecreader_skip_nonfinite(r, skip);
   if (*d == 0) *d = slem_vecreader_dim(r);
@@ -245,7 +245,7 @@ done:
 }
 
 int slem_recursive_write_cache(const char *path, const char *const *inputs, size_t ninputs,
-                               SlemFormat fmt, size_t block, int skip, size_t depth,
+                               SlemFormat fmt, const SlemVecArrays *arrays, size_t block, int skip, size_t depth,
                                double lambda, double lambda_rel, const SlemProvenance *prov,
                                SlemPhases *ph, SlemError *err) {
   SlemPhases none = {0};
@@ -262,6 +262,7 @@ int slem_recursive_write_cache(const char *path, const char *const *inputs, size
     return slem_error(err, SLEM_EINVAL, "an absolute lambda is for depth 1: give lambda_rel, "
                       "relative to each stage's own trace");
   for (size_t i = 0; depth > 1 && i < ninputs; i++) {
+    if (slem_vecarrays_find(arrays, inputs[i])) continue; /* read from memory */
     if (strcmp(inputs[i], "-") == 0)
       return slem_error(err, SLEM_EINVAL, "stdin (-) cannot be read once per stage: give "
                         "the negatives as files for depth %zu", depth);
@@ -270,7 +271,7 @@ int slem_recursive_write_cache(const char *path, const char *const *inputs, size
   if ((status = slem_recursive_stages_new(&sg, depth, err)) != SLEM_OK) goto done;
   for (size_t s = 0; s < depth; s++) {
     for (size_t i = 0; i < ninputs; i++)
-      if ((status = add_file(&st, inputs[i], fmt, block, skip, s, (const double *const *)sg.mu,
+      if ((status = add_file(&st, inputs[i], fmt, arrays, block, skip, s, (const double *const *)sg.mu,
                              (const double *const *)sg.ainv, &d, ph, err)) != SLEM_OK)
         goto done;
     if ((status = slem_recursive_stage_finish(&sg, s, &st, d, lambda, lambda_rel, &n, ph,
@@ -293,9 +294,9 @@ done:
 }
 
 int slem_recursive_check_inputs(const char *const *inputs, size_t n, SlemFormat fmt,
-                                SlemError *err) {
+                                const SlemVecArrays *arrays, SlemError *err) {
   for (size_t i = 0; i < n; i++)
-    if (strcmp(inputs[i], "-") != 0 && fmt == SLEM_FMT_AUTO && slem_cache_sniff(inputs[i]))
+    if (!slem_vecarrays_find(arrays, inputs[i]) && strcmp(inputs[i], "-") != 0 && fmt == SLEM_FMT_AUTO && slem_cache_sniff(inputs[i]))
       return slem_error(err, SLEM_EINVAL, "%s: a slem cache cannot make a recursive cache: "
                         "stage 2 needs the negatives themselves", inputs[i]);
   return SLEM_OK;

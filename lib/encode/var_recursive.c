@@ -58,11 +58,11 @@ static int takes_recursive(const SlemNegstatsOpts *o) { return o->depth > 1; }
 static int fit_recursive(const char *output, const char *const *inputs, size_t n,
                          const SlemNegstatsOpts *o, SlemNegstatsResult *res, SlemError *err) {
   SlemProvenance prov = {"slem-negstats", inputs, n, NULL};
-  int st = slem_recursive_check_inputs(inputs, n, o->format, err);
+  int st = slem_recursive_check_inputs(inputs, n, o->format, &o->arrays, err);
   if (st == SLEM_OK)
-    st = slem_recursive_write_cache(output, inputs, n, o->format, o->block, o->skip_nonfinite,
-                                    o->depth, o->lambda, o->lambda_rel, &prov, &res->phases,
-                                    err);
+    st = slem_recursive_write_cache(output, inputs, n, o->format, &o->arrays, o->block,
+                                    o->skip_nonfinite, o->depth, o->lambda, o->lambda_rel,
+                                    &prov, &res->phases, err);
   return st;
 }
 
