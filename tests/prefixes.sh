@@ -11,6 +11,8 @@ TABLE='
 enc_*: enc variant
 kind_*: kind cache fit variant
 var_*: variant
+api_search: search
+api_eval: evaluate
 krec: fit variant
 nubeta: fit variant
 recursive: fit variant
