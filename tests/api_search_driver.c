@@ -36,6 +36,11 @@ static float *read_fvecs(const char *path, size_t *n, size_t *d) {
     perror(path);
     exit(1);
   }
+  if (fread(&dim, 4, 1, f) == 1 && dim > 0 && fseek(f, 0, SEEK_END) == 0) { /* room for all */
+    cap = (size_t)ftell(f) / (4 + 4 * (size_t)dim);
+    x = malloc((cap ? cap : 1) * (size_t)dim * sizeof *x);
+  }
+  rewind(f);
   while (fread(&dim, 4, 1, f) == 1) {
     if (dim <= 0 || (*d && (size_t)dim != *d)) {
       fprintf(stderr, "%s: bad dimension\n", path);

@@ -180,6 +180,15 @@ START_TEST(bad_search_input_is_refused_and_writes_nothing) {
   q64[1 * 4] = NAN;
   ck_assert_int_eq(slem_search(&q64a, &da, 4, 0, 0, D, I, &err), SLEM_EFORMAT);
   ck_assert_str_eq(err.msg, "queries: row 1, column 0: NaN");
+  /* beyond the first block of the check */
+  {
+    float *big = calloc(2000 * 4, sizeof *big);
+    SlemArray ba = {big, SLEM_FLOAT32, 2000, 4};
+    big[1500 * 4 + 2] = INFINITY;
+    ck_assert_int_eq(slem_search(&qa, &ba, 4, 0, 0, D, I, &err), SLEM_EFORMAT);
+    ck_assert_str_eq(err.msg, "database: row 1500, column 2: Inf");
+    free(big);
+  }
   /* no error: NULL err is allowed too */
   ck_assert_int_eq(slem_search(&qa, &da, 0, 0, 0, D, I, NULL), SLEM_EINVAL);
   UNTOUCHED(D, I, 12);
