@@ -66,6 +66,16 @@ for t in 1 2; do
   check "search_kernel -t $t" "$DRV" search -c "$T/rbf.slem" -t $t 50 "$D/queries.fvecs" "$D/database.fvecs" "$T/a"
   same_as_match "search_kernel -t $t" "$T/a"
 done
+# chi2, a kernel of histograms: the same bytes, and a negative value refused before the
+# search, named by its row and column
+check "chi2 cache" slem-negstats -q --kernel chi2 --rank 32 --lambda-rel 100 -o "$T/chi2.slem" "$D/negatives.fvecs"
+check "match -c chi2" slem-match -c "$T/chi2.slem" -k 20 -F npy -o "$T/m" -d "$D/database.fvecs" "$D/queries.fvecs"
+check "search_kernel chi2" "$DRV" search -c "$T/chi2.slem" -t 2 20 "$D/queries.fvecs" "$D/database.fvecs" "$T/a"
+same_as_match "search_kernel chi2" "$T/a"
+cp "$D/queries.fvecs" "$T/neg.fvecs"
+printf '\000\000\200\277' | dd of="$T/neg.fvecs" bs=1 seek=$((3 * 260 + 4 + 5 * 4)) conv=notrunc 2>/dev/null
+expect_fail "search_kernel chi2 of a negative value" 1 "queries: row 3, column 5: -1 is negative; the chi2 kernel needs histograms" "$T/x.D" \
+  "$DRV" search -c "$T/chi2.slem" 5 "$T/neg.fvecs" "$D/database.fvecs" "$T/x"
 # a linear cache is refused by name
 check "linear cache" slem-negstats -q -o "$T/lin.slem" "$D/negatives.fvecs"
 expect_fail "search_kernel of a linear cache" 1 "a cache of kind linear: the exact similarity takes a kernel cache" "$T/x.D" \

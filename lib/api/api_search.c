@@ -14,6 +14,7 @@
 #include "blas.h"
 #include "cache.h"
 #include "error.h"
+#include "kernel.h"
 #include "kind_kernel.h"
 #include "match.h"
 #include "vecs.h"
@@ -97,6 +98,20 @@ static int check_array(const SlemArray *a, const char *what, SlemError *err) {
   return SLEM_OK;
 }
 
+/* The values of a, checked finite, >= 0 for a kernel of histograms (named kernel), as
+ * slem_kernel_prepare() would refuse them in the middle of the search. Errors: SLEM_EFORMAT
+ * naming the row and column. */
+static int check_histograms(const SlemArray *a, const char *what, const char *kernel,
+                            SlemError *err) {
+  for (size_t i = 0; i < a->rows * a->cols; i++) {
+    double v = a->dtype == SLEM_FLOAT32 ? ((const float *)a->data)[i] : ((const double *)a->data)[i];
+    if (v < 0)
+      return slem_error(err, SLEM_EFORMAT, "%s: row %zu, column %zu: %g is negative; the %s "
+                        "kernel needs histograms", what, i / a->cols, i % a->cols, v, kernel);
+  }
+  return SLEM_OK;
+}
+
 /* The search of both entry points: the arguments checked, the BLAS threads set for the call
  * and restored, slem_match() from readers over the arrays into D and I. kernel: a kernel
  * cache (slem-match -c), or NULL for the inner product. */
@@ -106,6 +121,7 @@ static int search(const SlemCache *kernel, const SlemArray *queries, const SlemA
   SlemMatchOpts opts;
   SlemMatchStats stats;
   Fill fill = {D, I, k};
+  const SlemKernel *kern;
   int st, saved = slem_blas_threads();
 
   if ((st = check_array(queries, "queries", err)) != SLEM_OK ||
@@ -135,6 +151,11 @@ static int search(const SlemCache *kernel, const SlemArray *queries, const SlemA
     if (queries->cols != kernel->d)
       return slem_error(err, SLEM_EINVAL, "queries have %zu columns, the cache's dimension is %zu",
                         queries->cols, kernel->d);
+    kern = &slem_cache_kernel(kernel)->kernel;
+    if (slem_kernel_needs_histograms(kern) &&
+        ((st = check_histograms(queries, "queries", slem_kernel_name(kern), err)) != SLEM_OK ||
+         (st = check_histograms(database, "database", slem_kernel_name(kern), err)) != SLEM_OK))
+      return st;
   }
   if (database->rows == 0) { /* faiss.IndexFlatIP with nothing added: padding alone */
     Fill none = {D, I, k};
