@@ -20,6 +20,7 @@ whiten: fit variant
 cachekinds: cache
 encopts: encoder
 fmt_*: vfmt
+fmt_mem: vecreader vecarrays
 kern_*: kern
 rank_*: rank
 scorer_*: scorer
