@@ -160,6 +160,9 @@ static int search(const SlemCache *kernel, const SlemArray *queries, const SlemA
     if (queries->cols != kernel->d)
       return slem_error(err, SLEM_EINVAL, "queries have %zu columns, the cache's dimension is %zu",
                         queries->cols, kernel->d);
+    if (flags & SLEM_SEARCH_NORMALIZE)
+      return slem_error(err, SLEM_EINVAL, "SLEM_SEARCH_NORMALIZE does not go with a kernel cache: "
+                        "its similarity is normalised");
     kern = &slem_cache_kernel(kernel)->kernel;
     if (slem_kernel_needs_histograms(kern) &&
         ((st = check_histograms(queries, "queries", slem_kernel_name(kern), err)) != SLEM_OK ||
