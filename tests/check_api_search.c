@@ -157,15 +157,17 @@ START_TEST(bad_search_input_is_refused_and_writes_nothing) {
   ck_assert_int_eq(slem_search(&qa, &da, 0, 0, 0, D, I, &err), SLEM_EINVAL);
   ck_assert_str_eq(err.msg, "k 0: ask for at least one result per query");
   ck_assert_int_eq(slem_search(&qa, &d5, 4, 0, 0, D, I, &err), SLEM_EINVAL);
-  ck_assert_str_eq(err.msg, "queries have 4 columns, the database 5: the dimensions differ");
+  ck_assert_str_eq(err.msg, "database: 5 columns, but the queries' dimension is 4");
   ck_assert_int_eq(slem_search(&none, &da, 4, 0, 0, D, I, &err), SLEM_EINVAL);
   ck_assert_str_eq(err.msg, "queries: no rows");
   ck_assert_int_eq(slem_search(&bad_dtype, &da, 4, 0, 0, D, I, &err), SLEM_EINVAL);
-  ck_assert_str_eq(err.msg, "queries: dtype 7: give SLEM_FLOAT32 or SLEM_FLOAT64");
+  ck_assert_str_eq(err.msg, "queries: dtype 7, not SLEM_FLOAT32 (1) or SLEM_FLOAT64 (2)");
   ck_assert_int_eq(slem_search(&qa, &da, 4, 8, 0, D, I, &err), SLEM_EINVAL);
   ck_assert_int_eq(slem_search(&qa, &da, 4, 0, 0, NULL, I, &err), SLEM_EINVAL);
   ck_assert_str_eq(err.msg, "D is NULL");
   ck_assert_int_eq(slem_search(NULL, &da, 4, 0, 0, D, I, &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_search(&qa, &da, 4, 0, -1, D, I, &err), SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "threads: -1, not 0 (SLEM_THREADS, else all cores) to 1024");
   ck_assert_int_eq(slem_search_kernel(NULL, &qa, &da, 4, 0, 0, D, I, &err), SLEM_EINVAL);
   ck_assert_str_eq(err.msg, "no cache (NULL)");
   /* a NaN row, named by its row and column, in either array and either dtype */
