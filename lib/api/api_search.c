@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "api_util.h"
+#include "blas.h"
 #include "cache.h"
 #include "error.h"
 #include "kernel.h"
@@ -172,6 +173,12 @@ static int search(const SlemCache *kernel, const SlemArray *queries, const SlemA
   /* no more heaps than queries; no copy of the database beyond the tile being scored */
   if (queries->rows < opts.qblock) opts.qblock = queries->rows;
   opts.memory = 0;
+  { /* a database smaller than the default tile in one tile of its size: the same scores (a
+     * tile's size changes none), and a call on a small database allocates no more */
+    size_t tile = kernel ? slem_block_rows(queries->cols)
+                         : slem_match_tile_rows(queries->cols, slem_blas_threads());
+    if (database->rows < tile) opts.dblock = database->rows;
+  }
   if ((st = slem_api_array_reader(&qr, queries, "queries", err)) != SLEM_OK ||
       (st = slem_api_array_reader(&dr, database, "database", err)) != SLEM_OK)
     goto done;
