@@ -136,12 +136,12 @@ unit-test: $(TEST_BINS)
 
 # every CLI script runs, and the target fails when any of them did
 CLI_TESTS = tests/layers.sh tests/prefixes.sh tests/numcmp.sh tests/cli.sh tests/cli-blas.sh tests/cli-install.sh tests/readme-examples.sh tests/cli-footguns.sh \
-  tests/cli-eval.sh tests/cli-trec.sh tests/cli-merge.sh tests/cli-rankings.sh tests/cli-kernel.sh tests/cli-krec.sh \
+  tests/cli-eval.sh tests/cli-api-search.sh tests/cli-trec.sh tests/cli-merge.sh tests/cli-rankings.sh tests/cli-kernel.sh tests/cli-krec.sh \
   tests/cli-formats.sh tests/cli-hdf5.sh tests/cli-faiss.sh tests/cli-exact.sh tests/cli-shard.sh tests/cli-container.sh tests/cli-verify.sh tests/cli-scripts.sh tests/cli-tty.sh tests/cli-report.sh tests/cli-esvm.sh tests/cli-hostile.sh \
   tests/cli-calibrate.sh tests/cli-expand.sh tests/cli-family.sh tests/cli-variants.sh tests/cli-demo.sh tests/cli-cores.sh tests/faults.sh tests/crash.sh \
   tests/cli-numeric.sh tests/cli-arith.sh tests/cli-large.sh tests/cli-nul.sh tests/cli-position.sh tests/reindex.sh tests/parallel.sh tests/slurm.sh
 
-cli-test: $(BINS) build/tests/faultshim.so build/tests/nonblock
+cli-test: $(BINS) build/tests/faultshim.so build/tests/nonblock build/tests/api_search_driver
 	@f=0; for t in $(CLI_TESTS); do sh $$t || f=$$((f + 1)); done; test $$f = 0
 
 # ---- the golden suites once per OpenBLAS kernel (make check-cores) ----
@@ -156,11 +156,11 @@ CORETYPES ?= Haswell SkylakeX Cooperlake Zen Prescott Sandybridge
 CORE_TESTS = tests/cli.sh tests/cli-numeric.sh tests/cli-exact.sh tests/cli-shard.sh \
   tests/cli-merge.sh tests/cli-kernel.sh tests/cli-krec.sh tests/cli-formats.sh tests/cli-esvm.sh \
   tests/cli-calibrate.sh tests/cli-expand.sh tests/cli-family.sh tests/cli-variants.sh tests/cli-eval.sh \
-  tests/cli-demo.sh tests/cli-verify.sh tests/cli-position.sh
+  tests/cli-demo.sh tests/cli-verify.sh tests/cli-position.sh tests/cli-api-search.sh
 CORE_UNIT = $(addprefix build/tests/,check_numeric check_match check_kernel check_family \
-  check_esvm check_calibrate check_expand check_merge)
+  check_esvm check_calibrate check_expand check_merge check_api_search)
 
-check-cores: $(BINS) $(CORE_UNIT)
+check-cores: $(BINS) $(CORE_UNIT) build/tests/api_search_driver
 	@CORETYPES="$(CORETYPES)" MANS="$(MANS) $(SCRIPT_MANS)" CORE_TESTS="$(CORE_TESTS)" \
 	  CORE_UNIT="$(CORE_UNIT)" CORE_JOBS="$(JOBS)" sh tests/cores.sh
 

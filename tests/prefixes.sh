@@ -12,6 +12,8 @@ kind_*: kind cache
 var_*: variant kind cache fit enc
 var_krec: krec
 var_nubeta: nubeta
+api_search: search
+api_eval: evaluate
 cachekinds: cache
 encopts: encoder
 fmt_*: vfmt
