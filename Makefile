@@ -124,7 +124,7 @@ PYTHONDIR ?= $(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3/dist-packages,$
 PY_SRC    = $(wildcard python/slem/*.py)
 LIB_MANS  = man/slem.3
 
-.PHONY: all so-test header-test bench-probe check check-cores demo install uninstall clean deps unit-test cli-test man-test fuzz fuzz-replay
+.PHONY: all bench-probe check check-cores demo install uninstall clean deps unit-test cli-test man-test fuzz fuzz-replay
 .SUFFIXES:
 
 all: $(BINS) $(SO_LINKS)
@@ -187,12 +187,12 @@ unit-test: $(TEST_BINS)
 
 # every CLI script runs, and the target fails when any of them did
 CLI_TESTS = tests/layers.sh tests/prefixes.sh tests/so-symbols.sh tests/header.sh tests/install.sh tests/numcmp.sh tests/cli.sh tests/cli-blas.sh tests/cli-install.sh tests/readme-examples.sh tests/cli-footguns.sh \
-  tests/cli-eval.sh tests/cli-trec.sh tests/cli-merge.sh tests/cli-rankings.sh tests/cli-kernel.sh tests/cli-krec.sh \
+  tests/cli-eval.sh tests/cli-api-search.sh tests/cli-trec.sh tests/cli-merge.sh tests/cli-rankings.sh tests/cli-kernel.sh tests/cli-krec.sh \
   tests/cli-formats.sh tests/cli-hdf5.sh tests/cli-faiss.sh tests/cli-exact.sh tests/cli-shard.sh tests/cli-container.sh tests/cli-verify.sh tests/cli-scripts.sh tests/cli-tty.sh tests/cli-report.sh tests/cli-esvm.sh tests/cli-hostile.sh \
   tests/cli-calibrate.sh tests/cli-expand.sh tests/cli-family.sh tests/cli-variants.sh tests/cli-demo.sh tests/cli-cores.sh tests/faults.sh tests/crash.sh \
   tests/cli-numeric.sh tests/cli-arith.sh tests/cli-large.sh tests/cli-nul.sh tests/cli-position.sh tests/reindex.sh tests/parallel.sh tests/slurm.sh
 
-cli-test: $(BINS) $(SO_LINKS) build/tests/faultshim.so build/tests/nonblock
+cli-test: $(BINS) $(SO_LINKS) build/tests/faultshim.so build/tests/nonblock build/tests/api_search_driver
 	@f=0; for t in $(CLI_TESTS); do sh $$t || f=$$((f + 1)); done; test $$f = 0
 
 # ---- the golden suites once per OpenBLAS kernel (make check-cores) ----
