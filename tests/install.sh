@@ -44,6 +44,14 @@ for f in python/slem/*.py; do
   [ -f "$f" ] || continue
   cmp -s "$R/usr/lib/python3/dist-packages/slem/${f##*/}" "$f" && ok || bad "$f not installed under lib/python3/dist-packages/slem/"
 done
+# the installed package imports (with Debian's numpy, where it is installed) and loads the
+# installed library, PREFIX/lib/libslem.so.MAJOR, not the checkout's
+if [ -f python/slem/__init__.py ] && /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+  (cd "$T" && env -u SLEM_LIBRARY PYTHONPATH="$R/usr/lib/python3/dist-packages" /usr/bin/python3 -c \
+    'import slem; print(slem.library_path); print(slem.__version__)') >"$T/py" 2>"$T/err"
+  [ "$(sed -n 1p "$T/py")" = "$L/libslem.so.$major" ] && [ "$(sed -n 2p "$T/py")" = "$version" ] && ok ||
+    bad "the installed Python package: $(cat "$T/py" "$T/err" | head -c 400)"
+fi
 # the examples, built against the install alone, their output the tools'
 D=$TOP/testdata/digits
 CC=${CC:-cc}
