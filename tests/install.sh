@@ -81,6 +81,14 @@ if [ "$built" = 1 ]; then
       bad "examples/fit.c (SLEM_THREADS=$t): $(head -c 300 "$T/err")"
     fi
   done
+  # the static archive with slem.pc's Libs.private: the same ranking
+  # shellcheck disable=SC2046
+  if $CC $SAN_FLAGS -std=c99 -o "$T/fit-static" examples/fit.c $(pkg-config --cflags slem) \
+      $(pkg-config --static --libs slem | sed 's/-lslem /-l:libslem.a /') 2>"$T/err" &&
+    ! objdump -p "$T/fit-static" | grep -q 'NEEDED *libslem' &&
+    "$T/fit-static" "$D/negatives.fvecs" "$D/queries.fvecs" "$D/database.fvecs" 100 >"$T/fit.tsv" 2>>"$T/err" &&
+    cmp -s "$T/fit.tsv" "$T/tools.tsv"; then ok
+  else bad "examples/fit.c linked with libslem.a and pkg-config --static: $(head -c 300 "$T/err")"; fi
   slem-eval --query-labels "$D/queries.labels" --db-labels "$D/database.labels" "$T/tools.tsv" |
     grep -E '^(mAP|P@1|P@10)	' >"$T/eval.tools"
   if "$T/evaluate" "$T/tools.tsv" "$D/queries.labels" "$D/database.labels" >"$T/eval.ex" 2>"$T/err"; then
