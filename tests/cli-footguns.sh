@@ -139,5 +139,7 @@ slem-match -k 4 -d "$T/db.fvecs" -o "$T/faiss.tsv" "$D/queries.fvecs"
 # the first row of I holds the tsv's first four rows, as int64 little-endian
 first=$(od -A n -t d8 -j 128 -N 32 "$T/faiss.I.npy" | tr -s ' \n' ' ' | sed 's/^ //; s/ $//')
 [ "$first" = "$(head -4 "$T/faiss.tsv" | cut -f3 | tr '\n' ' ' | sed 's/ $//')" ] && ok || bad "npy I row 0: $first"
-expect_fail "npy to stdout" 1 "two files" - slem-match -k 4 -F npy -d "$T/db.fvecs" "$D/queries.fvecs"
+# a usage error (it exited 1): -F npy names the format, and npy is two files
+expect_fail "npy to stdout" 2 "npy rankings are two files (NAME.I.npy and NAME.D.npy): give -o NAME.npy" - slem-match -k 4 -F npy -d "$T/db.fvecs" "$D/queries.fvecs"
+expect_fail "npy to -o -" 2 "npy rankings are two files" - slem-match -k 4 -F npy -o - -d "$T/db.fvecs" "$D/queries.fvecs"
 finish cli-footguns
