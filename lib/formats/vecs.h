@@ -164,6 +164,18 @@ int slem_vecreader_payload_crc(const SlemVecReader *self, uint32_t *crc);
  * NULL for any other format (plain vectors, as far as slem can tell). */
 const char *slem_vecreader_fingerprint(const SlemVecReader *self);
 
+/* The coupling of the descriptors of self (SLEM_COUPLE_*; SLEM_COUPLE_NONE: none, or not
+ * recorded). */
+int slem_vecreader_coupling(const SlemVecReader *self);
+
+/* What made the descriptors of self, for messages, written into buf (size bytes) and
+ * returned: "the cache FP" (slem_vecreader_fingerprint(); "the cache (none)" without one),
+ * or for descriptors of a coupling the cache they couple, "the cache FP, coupled by --couple
+ * (exact)"; with coupling set, descriptors of no coupling say so too ("..., without
+ * --couple"), for a message that compares them with coupled ones. Cannot fail. */
+const char *slem_vecreader_made_with(const SlemVecReader *self, int coupling, char *buf,
+                                     size_t size);
+
 /* The encoding options a shard's container records (SlemDescMeta's encoding), or NULL:
  * not a shard, or one written by an older slem. */
 const char *slem_vecreader_shard_encoding(const SlemVecReader *self);
