@@ -85,6 +85,16 @@ for o in keepq.fvecs x.slem x.fbin x.bvecs; do
 done
 cmp -s "$T/keepq.fvecs" "$D/queries.fvecs" && [ ! -e "$T/x.slem" ] && ok || bad "match -o keepq.fvecs: the vectors replaced"
 check "match -F tsv -o x.fvecs" slem-match -k 3 -F tsv -d "$T/db.fvecs" -o "$T/x.fvecs" "$D/queries.fvecs"
+# text names (.txt, .csv: the text format's) may be a ranking's: written as tsv
+for o in x.txt x.csv; do
+  check "match -o $o" slem-match -q -k 3 -d "$T/db.fvecs" -o "$T/$o" "$D/queries.fvecs"
+  cmp -s "$T/$o" "$T/x.fvecs" && ok || bad "match -o $o: not the tsv ranking"
+done
+# -F wins over the old spelling -f of the output format, before or after it (it won only
+# when it named npy)
+slem-match -q -k 3 -F jsonl -d "$T/db.fvecs" -o "$T/fj.jsonl" "$D/queries.fvecs"
+check "match -F jsonl -f trec" slem-match -q -k 3 -F jsonl -f trec -d "$T/db.fvecs" -o "$T/ff.out" "$D/queries.fvecs"
+cmp -s "$T/ff.out" "$T/fj.jsonl" && ok || bad "match -F jsonl -f trec: not jsonl"
 # slem-merge likewise
 slem-match -q -k 3 -F jsonl -d "$T/db.fvecs" -o "$T/m.jsonl" "$D/queries.fvecs"
 expect_fail "merge -o keepq.fvecs" 2 "-o .*keepq.fvecs: the name of a vector file" - slem-merge -k 3 -o "$T/keepq.fvecs" "$T/m.jsonl"
