@@ -46,6 +46,9 @@ const char *slem_format_names(void);
  * (the descriptor container). 0 for SLEM_FMT_AUTO or an unknown format. Cannot fail. */
 int slem_format_stores(SlemFormat fmt, SlemDtype dt);
 int slem_format_carries(SlemFormat fmt);
+/* Whether fmt's files are lines of text (text: .txt, .csv), so that a name of its may as
+ * well be a ranking's. 0 for SLEM_FMT_AUTO or an unknown format. Cannot fail. */
+int slem_format_is_text(SlemFormat fmt);
 
 /* The format named by path's extension, or SLEM_FMT_AUTO when it names none. */
 SlemFormat slem_format_from_path(const char *path);
