@@ -108,7 +108,8 @@ static void __attribute__((noreturn)) usage_trec(void) {
       "Usage: slem-trec_eval [OPTION]... QRELS RUN\n"
       "Evaluate the run against the qrels as trec_eval 10.0 does, with its command\n"
       "line, and print its 'measure<TAB>topic<TAB>value' lines (the same as slem-eval\n"
-      "--trec-compat). RUN '-' is stdin; a TREC run, or a tsv, jsonl or npy ranking.\n"
+      "--trec-compat). RUN '-' is stdin; a TREC run, or a ranking in another of\n"
+      "slem's formats (%s; -f).\n"
       "\n"
       "  -q, --query_eval_wanted   per topic, then 'all'\n"
       "  -n, --nosummary           no 'all' lines\n"
@@ -137,7 +138,7 @@ static void __attribute__((noreturn)) usage_trec(void) {
       "\n"
       "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
       "See slem-trec_eval(1).\n",
-      slem_rankformat_names());
+      slem_rankformat_names(), slem_rankformat_names());
   exit(cli_close_stdout(CLI_EXIT_OK));
 }
 
@@ -237,7 +238,8 @@ static int main_trec(int argc, char **argv, int as_trec_eval) {
     case 'T':
       if (strcmp(optarg, "trec_results"))
         cli_usage_error("-T %s: not supported by slem: trec_eval 10.0's one results format is "
-                        "trec_results (slem reads tsv, jsonl and npy rankings too: -f)", optarg);
+                        "trec_results (slem reads every ranking format, %s: -f)", optarg,
+                        slem_rankformat_names());
       break;
     case 'D':
       cli_usage_error("-D %s: not supported by slem: trec_eval's debugging output of its own "
