@@ -346,34 +346,14 @@ int main(int argc, char **argv) {
     case 'o': output = optarg; break;
     case 'q': quiet = 1; break;
     case 'm': trec_only = 1; break;
-    case 'M': {
-      int r;
+    case 'M':
       if (opts.nmeasures == sizeof extra / sizeof *extra)
         cli_usage_error("-M: at most %d measures (one -M takes several cut-offs: -M P.5,10,20)",
                         MAX_MEASURE_ARGS);
-      if ((r = slem_measure_parse(&extra[opts.nmeasures], optarg, &err)) < 0) {
-        char names[1024];
-        size_t nt, used = 0;
-        const SlemMeasure *tab = slem_measures(&nt);
-        names[0] = 0;
-        for (size_t i = 0; i < nt && used < sizeof names; i++)
-          if (tab[i].aggregate != SLEM_AGG_TEXT && tab[i].aggregate != SLEM_AGG_STRING)
-            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "",
-                                     tab[i].name);
-        cli_usage_error("-M: unknown measure '%s' (%s)", optarg, names);
-      }
-      if (r != SLEM_OK) cli_usage_error("-M: %s", err.msg);
-      if (extra[opts.nmeasures].gain_map)
-        cli_usage_error("-M %s: a gain map goes with --trec-compat (slem-trec_eval)", optarg);
-      {
-        size_t nt;
-        SlemAggregate ag = slem_measures(&nt)[extra[opts.nmeasures].m].aggregate;
-        if (ag == SLEM_AGG_TEXT || ag == SLEM_AGG_STRING)
-          cli_usage_error("-M: %s is not a number (--trec-compat prints it)", optarg);
-      }
+      if (slem_eval_measure_parse(&extra[opts.nmeasures], optarg, &err) != SLEM_OK)
+        cli_usage_error("%s", err.msg);
       opts.nmeasures++;
       break;
-    }
     case 'c':
     case 'l': trec_only = 1; break;
     case 'p':
@@ -405,12 +385,7 @@ int main(int argc, char **argv) {
   }
   /* --trec-compat went to main_trec(): its options here are a usage error */
   if (trec_only) cli_usage_error("-m, --complete and --relevance-level go with --trec-compat");
-  if (have_protocol && opts.nmeasures)
-    cli_usage_error("-M goes with slem-eval's own measures (--trec-compat: -m)");
-  if (have_protocol && (spec.qlabels || spec.dblabels || spec.qids || spec.dbids ||
-                        spec.exclude_self || curve || opts.ap != SLEM_AP_TREC))
-    cli_usage_error("--protocol takes neither labels, ids, --exclude-self, --curve nor --ap");
-  if (slem_truth_check(&spec, have_protocol, easy, hard, 1, &err) != SLEM_OK)
+  if (slem_eval_check(&spec, &opts, have_protocol, easy, hard, curve, &err) != SLEM_OK)
     cli_usage_error("%s", err.msg);
   opts.measures = extra;
   if (have_protocol)
