@@ -688,7 +688,8 @@ void cli_refuse_vector_name(const char *output) {
   SlemFormat vf;
   if (!output || slem_rankformat_from_path(output) != SLEM_RANK_AUTO) return;
   vf = slem_format_from_path(output);
-  if (vf != SLEM_FMT_AUTO && vf != SLEM_FMT_TEXT && vf != SLEM_FMT_NPY)
+  /* a text name (.txt, .csv) may be a ranking's; .npy is one already */
+  if (vf != SLEM_FMT_AUTO && !slem_format_is_text(vf))
     cli_usage_error("-o %s: the name of a vector file (%s), not of a ranking (%s): name the "
                     "ranking so, or give -F", output, slem_format_name(vf),
                     slem_rankformat_extensions());

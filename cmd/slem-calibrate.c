@@ -94,16 +94,11 @@ int main(int argc, char **argv) {
     }
   }
   if (optind < argc) cli_usage_error("unexpected argument '%s'", argv[optind]);
-  if (!in.classifiers) cli_usage_error("no classifiers: give -c CLASSIFIERS");
-  if (!in.exemplar_labels) cli_usage_error("no exemplar labels: give --exemplar-labels FILE");
-  if (!in.positives) cli_usage_error("no validation vectors: give --positives FILE");
-  if (!in.positive_labels) cli_usage_error("no validation labels: give --positive-labels FILE");
+  /* the rules between options, before anything is read */
+  if (slem_calibration_check(&in, &err) != SLEM_OK) cli_usage_error("%s", err.msg);
   {
     const char *inputs[5] = {in.classifiers, in.exemplar_labels, in.positives,
                              in.positive_labels, in.negatives};
-    int stdin_uses = 0;
-    for (int i = 0; i < 5; i++) stdin_uses += inputs[i] && strcmp(inputs[i], "-") == 0;
-    if (stdin_uses > 1) cli_usage_error("only one input can be stdin");
     cli_refuse_clobber(output, inputs, 5);
   }
   in.progress = progress;

@@ -108,7 +108,8 @@ static void __attribute__((noreturn)) usage_trec(void) {
       "Usage: slem-trec_eval [OPTION]... QRELS RUN\n"
       "Evaluate the run against the qrels as trec_eval 10.0 does, with its command\n"
       "line, and print its 'measure<TAB>topic<TAB>value' lines (the same as slem-eval\n"
-      "--trec-compat). RUN '-' is stdin; a TREC run, or a tsv, jsonl or npy ranking.\n"
+      "--trec-compat). RUN '-' is stdin; a TREC run, or a ranking in another of\n"
+      "slem's formats (%s; -f).\n"
       "\n"
       "  -q, --query_eval_wanted   per topic, then 'all'\n"
       "  -n, --nosummary           no 'all' lines\n"
@@ -137,7 +138,7 @@ static void __attribute__((noreturn)) usage_trec(void) {
       "\n"
       "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
       "See slem-trec_eval(1).\n",
-      slem_rankformat_names());
+      slem_rankformat_names(), slem_rankformat_names());
   exit(cli_close_stdout(CLI_EXIT_OK));
 }
 
@@ -237,7 +238,8 @@ static int main_trec(int argc, char **argv, int as_trec_eval) {
     case 'T':
       if (strcmp(optarg, "trec_results"))
         cli_usage_error("-T %s: not supported by slem: trec_eval 10.0's one results format is "
-                        "trec_results (slem reads tsv, jsonl and npy rankings too: -f)", optarg);
+                        "trec_results (slem reads every ranking format, %s: -f)", optarg,
+                        slem_rankformat_names());
       break;
     case 'D':
       cli_usage_error("-D %s: not supported by slem: trec_eval's debugging output of its own "
@@ -344,34 +346,14 @@ int main(int argc, char **argv) {
     case 'o': output = optarg; break;
     case 'q': quiet = 1; break;
     case 'm': trec_only = 1; break;
-    case 'M': {
-      int r;
+    case 'M':
       if (opts.nmeasures == sizeof extra / sizeof *extra)
         cli_usage_error("-M: at most %d measures (one -M takes several cut-offs: -M P.5,10,20)",
                         MAX_MEASURE_ARGS);
-      if ((r = slem_measure_parse(&extra[opts.nmeasures], optarg, &err)) < 0) {
-        char names[1024];
-        size_t nt, used = 0;
-        const SlemMeasure *tab = slem_measures(&nt);
-        names[0] = 0;
-        for (size_t i = 0; i < nt && used < sizeof names; i++)
-          if (tab[i].aggregate != SLEM_AGG_TEXT && tab[i].aggregate != SLEM_AGG_STRING)
-            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "",
-                                     tab[i].name);
-        cli_usage_error("-M: unknown measure '%s' (%s)", optarg, names);
-      }
-      if (r != SLEM_OK) cli_usage_error("-M: %s", err.msg);
-      if (extra[opts.nmeasures].gain_map)
-        cli_usage_error("-M %s: a gain map goes with --trec-compat (slem-trec_eval)", optarg);
-      {
-        size_t nt;
-        SlemAggregate ag = slem_measures(&nt)[extra[opts.nmeasures].m].aggregate;
-        if (ag == SLEM_AGG_TEXT || ag == SLEM_AGG_STRING)
-          cli_usage_error("-M: %s is not a number (--trec-compat prints it)", optarg);
-      }
+      if (slem_eval_measure_parse(&extra[opts.nmeasures], optarg, &err) != SLEM_OK)
+        cli_usage_error("%s", err.msg);
       opts.nmeasures++;
       break;
-    }
     case 'c':
     case 'l': trec_only = 1; break;
     case 'p':
@@ -403,12 +385,7 @@ int main(int argc, char **argv) {
   }
   /* --trec-compat went to main_trec(): its options here are a usage error */
   if (trec_only) cli_usage_error("-m, --complete and --relevance-level go with --trec-compat");
-  if (have_protocol && opts.nmeasures)
-    cli_usage_error("-M goes with slem-eval's own measures (--trec-compat: -m)");
-  if (have_protocol && (spec.qlabels || spec.dblabels || spec.qids || spec.dbids ||
-                        spec.exclude_self || curve || opts.ap != SLEM_AP_TREC))
-    cli_usage_error("--protocol takes neither labels, ids, --exclude-self, --curve nor --ap");
-  if (slem_truth_check(&spec, have_protocol, easy, hard, 1, &err) != SLEM_OK)
+  if (slem_eval_check(&spec, &opts, have_protocol, easy, hard, curve, &err) != SLEM_OK)
     cli_usage_error("%s", err.msg);
   opts.measures = extra;
   if (have_protocol)

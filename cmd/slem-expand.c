@@ -115,33 +115,21 @@ int main(int argc, char **argv) {
     default: cli_bad_option(argv, shortopts, longopts);
     }
   }
-  if (!db_path) cli_usage_error("no database: give -d DATABASE");
-  if (opts.n == 0) cli_usage_error("no -n: give the number of results to add to each vector");
   if (optind < argc) input = argv[optind++]; else if (rank_path) cli_stdin_hint("vectors");
-  if (optind < argc) cli_usage_error("one input at a time: unexpected '%s'", argv[optind]);
-  if (!rank_path) {
-    if (strcmp(input, "-") == 0)
-      cli_usage_error("the vectors come from stdin: give the ranking with -r RANKING");
-    rank_path = "-";
-    cli_stdin_hint("the ranking");
-  }
-  {
-    const char *inputs[5] = {db_path, rank_path, input, qids_path, dbids_path};
-    int stdin_uses = 0;
-    for (int i = 0; i < 5; i++) stdin_uses += inputs[i] && strcmp(inputs[i], "-") == 0;
-    if (stdin_uses > 1) cli_usage_error("only one input can be stdin");
-    cli_refuse_clobber(output, inputs, 5);
-  }
-  if (ofmt == SLEM_FMT_AUTO && slem_format_for_output(&ofmt, output, &err) != SLEM_OK)
-    cli_usage_error("%s", err.msg);
-  cli_set_quiet(quiet);
-
   {
     SlemExpandFiles f = {db_path, dfmt == SLEM_FMT_END ? ifmt : dfmt,
                          input, qfmt == SLEM_FMT_END ? ifmt : qfmt, rank_path, rfmt,
                          qids_path, dbids_path, output, ofmt, progress, NULL};
+    const char *inputs[5] = {db_path, rank_path ? rank_path : "-", input, qids_path, dbids_path};
     uint64_t zeros = 0;
-    int st = slem_expand_run_files(&f, &opts, &zeros, &err);
+    int st;
+    /* the rules between options, before the environment is read */
+    if (slem_expand_check(&f, &opts, &err) != SLEM_OK) cli_usage_error("%s", err.msg);
+    if (optind < argc) cli_usage_error("one input at a time: unexpected '%s'", argv[optind]);
+    if (!rank_path) cli_stdin_hint("the ranking");
+    cli_refuse_clobber(output, inputs, 5);
+    cli_set_quiet(quiet);
+    st = slem_expand_run_files(&f, &opts, &zeros, &err);
     if (st == SLEM_OK) cli_progress_done();
     if (st == SLEM_OK && !quiet && zeros > 0) cli_warn("%" PRIu64 " expanded vectors are zero", zeros);
     return cli_close_stdout(st == SLEM_OK ? CLI_EXIT_OK : cli_fail(&err));

@@ -48,10 +48,10 @@ static void __attribute__((noreturn)) usage(void) {
       "                         across queries\n"
       "  -k, --top K            results per query (default 100)\n"
       "  -o, --output OUT       write here (default: stdout)\n"
-      "  -F, --output-format F  tsv (query, rank, id, score), trec, jsonl, or npy\n"
-      "                         (FAISS's I and D matrices: OUT.I.npy and OUT.D.npy)\n"
-      "                         (default: from OUT's extension\n"
-      "                         %s, else tsv)\n"
+      "  -F, --output-format F  %s (default: from OUT's extension\n"
+      "                         %s, else tsv); tsv lines: query,\n"
+      "                         rank, id, score; npy: FAISS's I and D matrices,\n"
+      "                         OUT.I.npy and OUT.D.npy\n"
       "  -f, --format FMT       format of both inputs (default: from the extension,\n"
       "                         else from the content); also --input-format\n"
       "      --query-format FMT, --db-format FMT\n"
@@ -88,7 +88,7 @@ static void __attribute__((noreturn)) usage(void) {
       "FMT: %s.\n"
       "Exit status: 0 success, 1 data or system error, 2 usage error.\n"
       "See slem-match(1).\n",
-      slem_rankformat_extensions(), slem_format_names());
+      slem_rankformat_names(), slem_rankformat_extensions(), slem_format_names());
   exit(cli_close_stdout(CLI_EXIT_OK));
 }
 
@@ -123,7 +123,7 @@ int main(int argc, char **argv) {
   const char **db_paths = calloc((size_t)argc, sizeof *db_paths),
              **dbids_paths = calloc((size_t)argc, sizeof *dbids_paths);
   static const char shortopts[] = "d:D:c:k:o:f:F:nt:qhV";
-  int print_stats = 0, quiet = 0, c, status;
+  int print_stats = 0, quiet = 0, format_given = 0, c, status;
   SlemRankFormat rfmt;
   long threads = 0;
   SlemError err;
@@ -160,6 +160,7 @@ int main(int argc, char **argv) {
       if (slem_rankformat_parse(&rfmt, optarg, &err) != SLEM_OK)
         cli_usage_error("--output-format: %s", err.msg);
       o.output_format = optarg;
+      format_given = 1;
       break;
     case 'f':
       if (slem_format_parse(&o.informat, optarg) == SLEM_OK) break;
@@ -167,7 +168,7 @@ int main(int argc, char **argv) {
       if (slem_rankformat_parse(&rfmt, optarg, NULL) == SLEM_OK) {
         cli_warn("-f %s: -f is now the input format, as in the other tools; use -F %s for the "
                  "output format (the old spelling goes away in the next release)", optarg, optarg);
-        if (!o.output_format || strcmp(o.output_format, "npy") != 0) o.output_format = optarg;
+        if (!format_given) o.output_format = optarg; /* -F, before or after, wins */
         break;
       }
       o.informat = cli_format("--format", optarg, 0); /* a usage error */

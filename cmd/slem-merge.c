@@ -98,6 +98,8 @@ int main(int argc, char **argv) {
   /* the second '-' would find stdin read already */
   cli_refuse_stdin_twice((const char *const *)argv + optind, (size_t)(argc - optind));
   if (!format_given) opts.format = slem_rankformat_from_path(output);
+  if (slem_rankformat_check_output(opts.format, output, &err) != SLEM_OK)
+    cli_usage_error("%s", err.msg);
   opts.progress = on_progress;
   cli_refuse_clobber(output, (const char *const *)argv + optind, (size_t)(argc - optind));
   cli_refuse_clobber(output, &opts.db_ids, 1);

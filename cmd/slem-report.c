@@ -1,13 +1,10 @@
 /* slem-report: one self-contained HTML page comparing rankings against ground truth. */
 #define _POSIX_C_SOURCE 200809L
 #include <getopt.h>
-#include <libgen.h>
-#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "../lib/report/image.h"
 #include "../lib/report/report.h"
@@ -108,35 +105,6 @@ static void __attribute__((noreturn)) usage(void) {
   exit(cli_close_stdout(CLI_EXIT_OK));
 }
 
-static const char *base_name(const char *path) {
-  const char *slash = strrchr(path, '/');
-  return slash && slash[1] ? slash + 1 : path;
-}
-
-/* Splits "NAME=PATH" (a file of that very name wins) into name and path; without '=',
- * the name is the file's base name without its extension. */
-static void run_arg(char *arg, char **name, char **path, char *buf, size_t n) {
-  struct stat sb;
-  char *eq = strchr(arg, '=');
-  if (eq && eq > arg && stat(arg, &sb) != 0) {
-    *eq = '\0';
-    *name = arg;
-    *path = eq + 1;
-    return;
-  }
-  *path = arg;
-  if (strcmp(arg, "-") == 0) {
-    snprintf(buf, n, "stdin");
-  } else {
-    const char *base = strrchr(arg, '/');
-    char *dot;
-    snprintf(buf, n, "%s", base ? base + 1 : arg);
-    dot = strrchr(buf, '.');
-    if (dot && dot != buf) *dot = '\0';
-  }
-  *name = buf;
-}
-
 int main(int argc, char **argv) {
   static const struct option longopts[] = {
       {"qrels", required_argument, 0, 'Q'},         {"query-labels", required_argument, 0, 'L'},
@@ -160,7 +128,7 @@ int main(int argc, char **argv) {
   const char *qrels = NULL, *qlabels = NULL, *dblabels = NULL, *qids = NULL, *dbids = NULL;
   const char *junk[MAX_JUNK], *output = "-", *queries_file = NULL;
   static char names[MAX_RUNS][256];
-  char *rname[MAX_RUNS], *rpath[MAX_RUNS], *outdir = NULL, note[1024];
+  char note[1024];
   size_t njunk = 0, nruns = 0;
   SlemRankFormat fmt = SLEM_RANK_AUTO;
   SlemTruthSpec spec = {0};
@@ -246,18 +214,14 @@ int main(int argc, char **argv) {
   }
   for (; optind < argc; optind++) {
     if (nruns == MAX_RUNS) cli_usage_error("at most %d rankings", MAX_RUNS);
-    run_arg(argv[optind], &rname[nruns], &rpath[nruns], names[nruns], sizeof names[nruns]);
-    if (strcmp(rpath[nruns], "-") == 0 && ++stdin_runs > 1) cli_usage_error("only one ranking can be stdin");
+    slem_report_input_parse(&runs[nruns], argv[optind], names[nruns], sizeof names[nruns]);
+    if (strcmp(runs[nruns].path, "-") == 0 && ++stdin_runs > 1) cli_usage_error("only one ranking can be stdin");
     nruns++;
   }
   if (nruns == 0) {
-    rname[0] = "stdin";
-    rpath[0] = "-";
+    runs[0].name = "stdin";
+    runs[0].path = "-";
     nruns = 1;
-  }
-  for (size_t r = 0; r < nruns; r++) {
-    runs[r].name = rname[r];
-    runs[r].path = rpath[r];
   }
   opts.tmpdir = proto.tmpdir = getenv("TMPDIR"); /* temporary copies (removed at once) */
   spec.qrels = qrels;
@@ -280,52 +244,24 @@ int main(int argc, char **argv) {
     proto.njunk = njunk;
     opts.protocol = &proto;
   }
-  if (have_shape != (topts.vectors[0] || topts.vectors[1]))
-    cli_usage_error(have_shape ? "--image-shape needs --query-vectors or --db-vectors"
-                               : "--query-vectors and --db-vectors need --image-shape");
-  if (have_shape && topts.images_dir) cli_usage_error("--images or --image-shape, not both");
-  if (topts.range.invert && !have_shape) cli_usage_error("--invert goes with --image-shape");
-  if (topts.range.fixed && !have_shape) cli_usage_error("--pixel-range goes with --image-shape");
-  if (topts.embed && have_shape) cli_usage_error("--embed-images is for --images; rendered vectors are always embedded");
+  if (have_shape) topts.shape = &shape;
+  if (slem_thumbs_check(&topts, &err) != SLEM_OK) cli_usage_error("%s", err.msg);
 
   {
     const char *inputs[MAX_RUNS + MAX_JUNK + 10];
     size_t n = 0;
     const char *more[] = {qrels, qlabels, dblabels, qids, dbids, queries_file,
                           topts.vectors[0], topts.vectors[1], proto.easy, proto.hard};
-    for (size_t i = 0; i < nruns; i++) inputs[n++] = rpath[i];
+    for (size_t i = 0; i < nruns; i++) inputs[n++] = runs[i].path;
     for (size_t i = 0; i < njunk; i++) inputs[n++] = junk[i];
     for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) inputs[n++] = more[i];
     cli_refuse_stdin_twice(inputs, n);
     cli_refuse_clobber(output, inputs, n);
   }
-  if (have_shape) topts.shape = &shape;
   topts.ids_are_paths = !topts.images_dir && !have_shape;
   topts.ids[SLEM_THUMB_QUERY] = qids;
   topts.ids[SLEM_THUMB_DB] = dbids;
-  if (strcmp(output, "-") != 0) {
-    /* the folder the page lands in: a link's file's, not the link's (slem_out_open()) */
-    char real[PATH_MAX + 256];
-    char *copy = strdup(slem_out_resolve(output, real, sizeof real) == 0 ? real : output);
-    if (!copy || !(outdir = strdup(dirname(copy)))) {
-      free(copy);
-      slem_error(&err, SLEM_ENOMEM, "out of memory");
-      goto fail;
-    }
-    free(copy);
-    topts.base_dir = outdir;
-  }
-  if (have_protocol) {
-    snprintf(note, sizeof note, "revisitop %s, ", slem_revisitop_protocol_name(proto.protocol));
-    if (qrels) snprintf(note + strlen(note), sizeof note - strlen(note), "graded qrels %s", base_name(qrels));
-    if (proto.easy) snprintf(note + strlen(note), sizeof note - strlen(note), "easy %s", base_name(proto.easy));
-    if (proto.hard)
-      snprintf(note + strlen(note), sizeof note - strlen(note), "%shard %s", proto.easy ? ", " : "",
-               base_name(proto.hard));
-  } else if (qrels) snprintf(note, sizeof note, "qrels %s", base_name(qrels));
-  else snprintf(note, sizeof note, "labels %s and %s", base_name(qlabels), base_name(dblabels));
-  if (njunk) snprintf(note + strlen(note), sizeof note - strlen(note), ", junk from %zu file%s", njunk, njunk > 1 ? "s" : "");
-  opts.truth_note = note;
+  opts.truth_note = slem_report_truth_note(note, sizeof note, &spec, have_protocol ? &proto : NULL);
 
   if (slem_report_make(output, &spec, runs, nruns, fmt, queries_file, &opts, &topts, &missing,
                        first, sizeof first, &err) != SLEM_OK)
@@ -336,6 +272,5 @@ int main(int argc, char **argv) {
 fail:
   status = cli_fail(&err);
 done:
-  free(outdir);
   return cli_close_stdout(status);
 }

@@ -341,6 +341,30 @@ START_TEST(affine_slack_bounds_the_fast_scores) {
 }
 END_TEST
 
+/* slem-calibrate's rules, in the library (they were cmd/slem-calibrate.c's); the fit
+ * checks them too, before anything is read */
+START_TEST(rules_between_options) {
+  SlemCalibrateInput in = {0};
+  SlemCalibration *cal = NULL;
+  SlemError err;
+  ck_assert_int_eq(slem_calibration_check(&in, &err), SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "no classifiers: give -c CLASSIFIERS");
+  in.classifiers = "c.fvecs";
+  ck_assert_int_eq(slem_calibration_fit(&cal, &in, &err), SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "no exemplar labels: give --exemplar-labels FILE");
+  ck_assert_ptr_null(cal);
+  in.exemplar_labels = "-";
+  in.positives = "p.fvecs";
+  ck_assert_int_eq(slem_calibration_check(&in, &err), SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "no validation labels: give --positive-labels FILE");
+  in.positive_labels = "p.labels";
+  ck_assert_int_eq(slem_calibration_check(&in, &err), SLEM_OK);
+  in.negatives = "-";
+  ck_assert_int_eq(slem_calibration_check(&in, &err), SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "only one input can be stdin");
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("calibrate");
   TCase *tc = tcase_create("calibrate");
@@ -353,6 +377,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, bad_inputs);
   tcase_add_test(tc, affine_and_calibrated_match);
   tcase_add_test(tc, affine_slack_bounds_the_fast_scores);
+  tcase_add_test(tc, rules_between_options);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -3,6 +3,7 @@
 #include "testutil.h"
 
 #include "../lib/encode/esvm.h"
+#include "../lib/encode/esvmrun.h"
 #include "../lib/formats/vecs.h"
 
 /* reads a whole file through the reader (whose round trips are tested elsewhere) */
@@ -219,6 +220,48 @@ START_TEST(bad_parameters_and_inputs) {
 }
 END_TEST
 
+/* slem-esvm as one call (esvmrun.h): its rules, the ids checked against the input before
+ * anything is written, the result counted */
+START_TEST(the_pipeline_in_one_call) {
+  SlemEsvmRunOpts o;
+  SlemEsvmRunResult res;
+  SlemError err;
+  char *ids = tu_path("pos.ids"), *out = tu_path("run.fvecs"), text[4096];
+  size_t n, d, len = 0;
+  double *pos = read_all("testdata/esvm/pos.fvecs", &n, &d);
+
+  free(pos);
+  slem_esvmrun_opts_init(&o);
+  ck_assert_int_eq(slem_esvmrun_check(&o, &err), SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "no negatives: give -n NEGATIVES");
+  o.negatives = "-";
+  ck_assert_int_eq(slem_esvmrun_check(&o, &err), SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "the negatives and the input cannot both be stdin");
+  o.negatives = "testdata/esvm/neg.fvecs";
+  o.input = "testdata/esvm/pos.fvecs";
+  o.output = out;
+  o.dtype = SLEM_DTYPE_F2;
+  ck_assert_int_eq(slem_esvmrun(&o, &res, &err), SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "--dtype f2 needs npy output (-F npy, or OUT.npy)");
+  o.dtype = SLEM_DTYPE_F4;
+  /* one id short: refused before the output exists */
+  for (size_t i = 0; i + 1 < n; i++) len += (size_t)snprintf(text + len, sizeof text - len, "e%zu\n", i);
+  tu_write_bytes(ids, text, len);
+  o.ids = ids;
+  ck_assert_int_eq(slem_esvmrun(&o, &res, &err), SLEM_EFORMAT);
+  ck_assert_msg(strstr(err.msg, "ids for"), "%s", err.msg);
+  ck_assert(!tu_file_exists(out));
+  o.ids = NULL;
+  o.esvm.threads = 2;
+  ck_assert_msg(slem_esvmrun(&o, &res, &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_uint_eq(res.n, n);
+  ck_assert(tu_file_exists(out));
+  if (res.zeros == 0) ck_assert_str_eq(res.first_zero, "");
+  free(ids);
+  free(out);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("esvm");
   TCase *tc = tcase_create("esvm");
@@ -227,6 +270,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, descriptor_is_the_normalised_w);
   tcase_add_test(tc, deterministic_whatever_the_threads);
   tcase_add_test(tc, bad_parameters_and_inputs);
+  tcase_add_test(tc, the_pipeline_in_one_call);
   suite_add_tcase(s, tc);
   return s;
 }

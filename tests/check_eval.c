@@ -250,6 +250,35 @@ START_TEST(labels_judge_every_row) {
 }
 END_TEST
 
+/* slem-eval's -M and the rules between its options, in the library (cmd/slem-eval.c's) */
+START_TEST(extra_measure_and_option_rules) {
+  SlemMeasureReq req;
+  SlemEvalOpts o;
+  SlemTruthSpec spec = {0};
+  SlemError err;
+  ck_assert_int_eq(slem_eval_measure_parse(&req, "ndcg_cut.10", &err), SLEM_OK);
+  ck_assert_int_eq(slem_eval_measure_parse(&req, "nosuch", &err), SLEM_EINVAL);
+  ck_assert_msg(strncmp(err.msg, "-M: unknown measure 'nosuch' (", 30) == 0, "%s", err.msg);
+  ck_assert_ptr_nonnull(strstr(err.msg, "ndcg_cut"));
+  ck_assert_int_eq(slem_eval_measure_parse(&req, "ndcg.1=0", &err), SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "-M ndcg.1=0: a gain map goes with --trec-compat (slem-trec_eval)");
+  ck_assert_int_eq(slem_eval_measure_parse(&req, "P.0", &err), SLEM_EINVAL);
+  ck_assert_msg(strncmp(err.msg, "-M: ", 4) == 0 && strstr(err.msg, "P.0"), "%s", err.msg);
+
+  slem_eval_opts_init(&o);
+  spec.qrels = "t.qrels";
+  ck_assert_int_eq(slem_eval_check(&spec, &o, 0, NULL, NULL, "c.txt", &err), SLEM_OK);
+  ck_assert_int_eq(slem_eval_check(&spec, &o, 1, NULL, NULL, "c.txt", &err), SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "--protocol takes neither labels, ids, --exclude-self, --curve nor --ap");
+  o.nmeasures = 1;
+  ck_assert_int_eq(slem_eval_check(&spec, &o, 1, NULL, NULL, NULL, &err), SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "-M goes with slem-eval's own measures (--trec-compat: -m)");
+  o.nmeasures = 0;
+  spec.qrels = NULL; /* no ground truth: slem_truth_check()'s refusal */
+  ck_assert_int_eq(slem_eval_check(&spec, &o, 0, NULL, NULL, NULL, &err), SLEM_EINVAL);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("eval");
   TCase *tc = tcase_create("eval");
@@ -262,6 +291,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, graded_qrels_and_extra_measures);
   tcase_add_test(tc, extra_measures_tell_unjudged_from_nonrelevant);
   tcase_add_test(tc, labels_judge_every_row);
+  tcase_add_test(tc, extra_measure_and_option_rules);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -229,6 +229,37 @@ START_TEST(rows_ids_and_errors) {
 }
 END_TEST
 
+/* slem-expand's rules, in the library (they were cmd/slem-expand.c's); run_files checks
+ * them too, before anything is read */
+START_TEST(rules_between_options) {
+  SlemExpandOpts o;
+  SlemExpandFiles f = {0};
+  SlemError err;
+  uint64_t zeros;
+  slem_expand_opts_init(&o);
+  f.input = "-";
+  f.output = "-";
+  f.output_format = SLEM_FMT_AUTO;
+  ck_assert_int_eq(slem_expand_check(&f, &o, &err), SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "no database: give -d DATABASE");
+  f.db = "db.fvecs";
+  ck_assert_int_eq(slem_expand_check(&f, &o, &err), SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "no -n: give the number of results to add to each vector");
+  o.n = 2;
+  ck_assert_int_eq(slem_expand_check(&f, &o, &err), SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "the vectors come from stdin: give the ranking with -r RANKING");
+  f.ranking = "r.tsv";
+  f.qids = "-";
+  ck_assert_int_eq(slem_expand_check(&f, &o, &err), SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "only one input can be stdin");
+  f.qids = NULL;
+  ck_assert_int_eq(slem_expand_check(&f, &o, &err), SLEM_OK);
+  f.output = "out.nosuchformat";
+  ck_assert_int_eq(slem_expand_run_files(&f, &o, &zeros, &err), SLEM_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "out.nosuchformat"));
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("expand");
   TCase *tc = tcase_create("expand");
@@ -239,6 +270,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, weights_follow_dirtorch);
   tcase_add_test(tc, huge_scores_stay_unit_or_fail);
   tcase_add_test(tc, rows_ids_and_errors);
+  tcase_add_test(tc, rules_between_options);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -218,6 +218,14 @@ START_TEST(option_rules_are_usage_errors) {
   ck_assert_int_eq(slem_matchrun(&o, &res, &err), SLEM_EINVAL);
   ck_assert_int_eq(res.usage, 1);
   ck_assert_ptr_nonnull(strstr(err.msg, "is also an input"));
+  /* npy to stdout: the options' fault (it was a data error, exit 1) */
+  o.output = "-";
+  o.output_format = "npy";
+  ck_assert_int_eq(slem_matchrun_check(&o, &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_matchrun(&o, &res, &err), SLEM_EINVAL);
+  ck_assert_int_eq(res.usage, 1);
+  ck_assert_ptr_nonnull(strstr(err.msg, "npy rankings are two files"));
+  o.output_format = NULL;
   /* a data error is not the options' */
   o.output = out;
   o.queries = dbpath;

@@ -48,6 +48,23 @@ START_TEST(format_names) {
 }
 END_TEST
 
+/* A format of its own files cannot go to stdout: the table says which (npy), the others
+ * go anywhere; a usage error for the tools (slem-match -F npy -o - exited 1). */
+START_TEST(output_to_stdout) {
+  SlemError err;
+  for (SlemRankFormat f = SLEM_RANK_TSV; f < SLEM_RANK_NPY; f++) {
+    ck_assert_int_eq(slem_rankformat_check_output(f, "-", &err), SLEM_OK);
+    ck_assert_int_eq(slem_rankformat_check_output(f, NULL, &err), SLEM_OK);
+  }
+  ck_assert_int_eq(slem_rankformat_check_output(SLEM_RANK_AUTO, "-", &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankformat_check_output(SLEM_RANK_NPY, "out.npy", &err), SLEM_OK);
+  ck_assert_int_eq(slem_rankformat_check_output(SLEM_RANK_NPY, "-", &err), SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "npy rankings are two files (NAME.I.npy and NAME.D.npy): give -o "
+                   "NAME.npy");
+  ck_assert_int_eq(slem_rankformat_check_output(SLEM_RANK_NPY, NULL, &err), SLEM_EINVAL);
+}
+END_TEST
+
 /* Writes two queries of string-id entries in format fmt, then reads them back with the
  * format recognised, and checks every field. */
 static void round_trip(SlemRankFormat fmt, const char *name) {
@@ -712,6 +729,7 @@ static Suite *suite(void) {
   Suite *s = suite_create("rankings");
   TCase *tc = tcase_create("rankings");
   tcase_add_test(tc, format_names);
+  tcase_add_test(tc, output_to_stdout);
   tcase_add_test(tc, round_trip_tsv);
   tcase_add_test(tc, round_trip_trec);
   tcase_add_test(tc, round_trip_jsonl);

@@ -889,6 +889,76 @@ START_TEST(thumbnails_from_files) {
 }
 END_TEST
 
+/* slem-report's arguments, the page's note and the pictures' rules, in the library (they
+ * were cmd/slem-report.c's) */
+START_TEST(run_arguments_note_and_picture_rules) {
+  SlemReportInput in;
+  SlemTruthSpec spec = {0};
+  SlemReportProtocol proto = {0};
+  SlemThumbOpts o;
+  SlemImageShape shape;
+  SlemError err;
+  char a1[] = "base=runs/x.tsv", a2[] = "dir/run.v2.tsv", a3[] = "-", a4[] = "=x.tsv", buf[64];
+  char note[256], *file = tu_path("a=b.tsv"), a5[4096];
+  const char *junk[2] = {"j1", "j2"};
+
+  slem_report_input_parse(&in, a1, buf, sizeof buf);
+  ck_assert_str_eq(in.name, "base");
+  ck_assert_str_eq(in.path, "runs/x.tsv");
+  slem_report_input_parse(&in, a2, buf, sizeof buf);
+  ck_assert_str_eq(in.name, "run.v2");
+  ck_assert_str_eq(in.path, "dir/run.v2.tsv");
+  slem_report_input_parse(&in, a3, buf, sizeof buf);
+  ck_assert_str_eq(in.name, "stdin");
+  slem_report_input_parse(&in, a4, buf, sizeof buf); /* '=' first: a path */
+  ck_assert_str_eq(in.path, "=x.tsv");
+  ck_assert_str_eq(in.name, "=x");
+  tu_write_bytes(file, "", 0); /* a file of that very name wins */
+  snprintf(a5, sizeof a5, "%s", file);
+  slem_report_input_parse(&in, a5, buf, sizeof buf);
+  ck_assert_str_eq(in.path, file);
+  ck_assert_str_eq(in.name, "a=b");
+
+  spec.qlabels = "d/q.labels";
+  spec.dblabels = "d/db.labels";
+  ck_assert_str_eq(slem_report_truth_note(note, sizeof note, &spec, NULL),
+                   "labels q.labels and db.labels");
+  spec.qrels = "x/t.qrels";
+  spec.junk = junk;
+  spec.njunk = 2;
+  ck_assert_str_eq(slem_report_truth_note(note, sizeof note, &spec, NULL),
+                   "qrels t.qrels, junk from 2 files");
+  proto.protocol = SLEM_PROTO_HARD;
+  proto.easy = "g/easy.txt";
+  proto.hard = "g/hard.txt";
+  spec.qrels = NULL;
+  spec.njunk = 1;
+  ck_assert_str_eq(slem_report_truth_note(note, sizeof note, &spec, &proto),
+                   "revisitop hard, easy easy.txt, hard hard.txt, junk from 1 file");
+
+  slem_thumbs_opts_init(&o);
+  ck_assert_int_eq(slem_thumbs_check(&o, &err), SLEM_OK);
+  ck_assert_int_eq(slem_image_shape_parse(&shape, "8x8", &err), SLEM_OK);
+  o.shape = &shape;
+  ck_assert_int_eq(slem_thumbs_check(&o, &err), SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "--image-shape needs --query-vectors or --db-vectors");
+  o.vectors[SLEM_THUMB_DB] = "db.fvecs";
+  o.embed = 1;
+  ck_assert_int_eq(slem_thumbs_check(&o, &err), SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "--embed-images is for --images; rendered vectors are always embedded");
+  o.embed = 0;
+  ck_assert_int_eq(slem_thumbs_check(&o, &err), SLEM_OK);
+  o.shape = NULL;
+  ck_assert_int_eq(slem_thumbs_check(&o, &err), SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "--query-vectors and --db-vectors need --image-shape");
+  o.vectors[SLEM_THUMB_DB] = NULL;
+  o.range.invert = 1;
+  ck_assert_int_eq(slem_thumbs_check(&o, &err), SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "--invert goes with --image-shape");
+  free(file);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("report");
   TCase *tc = tcase_create("report");
@@ -912,6 +982,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, paired_test_by_hand);
   tcase_add_test(tc, thumbnails_from_vectors);
   tcase_add_test(tc, thumbnails_from_files);
+  tcase_add_test(tc, run_arguments_note_and_picture_rules);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -271,6 +271,11 @@ START_TEST(test_dtype_rule) {
   ck_assert(!slem_format_stores(SLEM_FMT_AUTO, SLEM_DTYPE_F4));
   ck_assert(slem_format_carries(SLEM_FMT_SLEM));
   ck_assert(!slem_format_carries(SLEM_FMT_NPY));
+  /* which names of vectors may be a ranking's too (cli_refuse_vector_name()) */
+  ck_assert(slem_format_is_text(SLEM_FMT_TEXT));
+  ck_assert(!slem_format_is_text(SLEM_FMT_FVECS));
+  ck_assert(!slem_format_is_text(SLEM_FMT_NPY));
+  ck_assert(!slem_format_is_text(SLEM_FMT_AUTO));
 }
 END_TEST
 

@@ -85,6 +85,16 @@ for o in keepq.fvecs x.slem x.fbin x.bvecs; do
 done
 cmp -s "$T/keepq.fvecs" "$D/queries.fvecs" && [ ! -e "$T/x.slem" ] && ok || bad "match -o keepq.fvecs: the vectors replaced"
 check "match -F tsv -o x.fvecs" slem-match -k 3 -F tsv -d "$T/db.fvecs" -o "$T/x.fvecs" "$D/queries.fvecs"
+# text names (.txt, .csv: the text format's) may be a ranking's: written as tsv
+for o in x.txt x.csv; do
+  check "match -o $o" slem-match -q -k 3 -d "$T/db.fvecs" -o "$T/$o" "$D/queries.fvecs"
+  cmp -s "$T/$o" "$T/x.fvecs" && ok || bad "match -o $o: not the tsv ranking"
+done
+# -F wins over the old spelling -f of the output format, before or after it (it won only
+# when it named npy)
+slem-match -q -k 3 -F jsonl -d "$T/db.fvecs" -o "$T/fj.jsonl" "$D/queries.fvecs"
+check "match -F jsonl -f trec" slem-match -q -k 3 -F jsonl -f trec -d "$T/db.fvecs" -o "$T/ff.out" "$D/queries.fvecs"
+cmp -s "$T/ff.out" "$T/fj.jsonl" && ok || bad "match -F jsonl -f trec: not jsonl"
 # slem-merge likewise
 slem-match -q -k 3 -F jsonl -d "$T/db.fvecs" -o "$T/m.jsonl" "$D/queries.fvecs"
 expect_fail "merge -o keepq.fvecs" 2 "-o .*keepq.fvecs: the name of a vector file" - slem-merge -k 3 -o "$T/keepq.fvecs" "$T/m.jsonl"
@@ -139,5 +149,7 @@ slem-match -k 4 -d "$T/db.fvecs" -o "$T/faiss.tsv" "$D/queries.fvecs"
 # the first row of I holds the tsv's first four rows, as int64 little-endian
 first=$(od -A n -t d8 -j 128 -N 32 "$T/faiss.I.npy" | tr -s ' \n' ' ' | sed 's/^ //; s/ $//')
 [ "$first" = "$(head -4 "$T/faiss.tsv" | cut -f3 | tr '\n' ' ' | sed 's/ $//')" ] && ok || bad "npy I row 0: $first"
-expect_fail "npy to stdout" 1 "two files" - slem-match -k 4 -F npy -d "$T/db.fvecs" "$D/queries.fvecs"
+# a usage error (it exited 1): -F npy names the format, and npy is two files
+expect_fail "npy to stdout" 2 "npy rankings are two files (NAME.I.npy and NAME.D.npy): give -o NAME.npy" - slem-match -k 4 -F npy -d "$T/db.fvecs" "$D/queries.fvecs"
+expect_fail "npy to -o -" 2 "npy rankings are two files" - slem-match -k 4 -F npy -o - -d "$T/db.fvecs" "$D/queries.fvecs"
 finish cli-footguns

@@ -161,6 +161,12 @@ expect_fail "coupled db, plain queries of its cache" 1 "q0f.slem holds descripto
   "$T/o.tsv" slem-match -d "$T/e1.slem" -o "$T/o.tsv" "$T/q0f.slem"
 expect_fail "coupled db of another cache" 1 "e1.slem with the cache $fpfull, coupled by --couple (exact): they cannot be compared" \
   "$T/o.tsv" slem-match -d "$T/e1.slem" -o "$T/o.tsv" "$T/q0.slem"
+# shards of one cache, one coupled: the message names the cache and both couplings (it gave
+# the coupling's fingerprint as a cache's)
+slem-encode -q -c "$T/f.full.slem" --shard 0/2 -o "$T/sh0.slem" "$D/database.fvecs"
+slem-encode -q -c "$T/f.full.slem" --couple --shard 1/2 -o "$T/sh1c.slem" "$D/database.fvecs"
+expect_fail "shards of one cache, one coupled" 1 "sh1c.slem: shard 1/2 made with the cache $fpfull, coupled by --couple (exact), but .*sh0.slem (shard 0/2) with the cache $fpfull, without --couple: shards of two encodes" \
+  "$T/o.tsv" slem-match -d "$T/sh0.slem" -d "$T/sh1c.slem" -o "$T/o.tsv" "$T/q0f.slem"
 check "quad kernel" slem-negstats -q --kernel quad:gamma=0.5 --rank 32 -o "$T/quad.slem" "$D/negatives.fvecs"
 check "quad match" slem-match -c "$T/quad.slem" -k 10 -d "$D/database.fvecs" -o "$T/quad.tsv" "$D/queries.fvecs"
 expect_fail "bad factor" 2 "'lu' is not icd, kpca or full" "$T/o.slem" slem-negstats --kernel rbf --factor lu -o "$T/o.slem" "$D/negatives.fvecs"

@@ -148,6 +148,8 @@ same "merge mixed = whole" "$T/mx.tsv" "$T/all.tsv"
 check "merge tsv shards through a pipe" sh -c "cat '$T/s1.tsv' | slem-merge -q -k 20 '$T/s0.tsv' - '$T/s2.tsv' >'$T/mp.tsv'"
 same "merge through a pipe" "$T/mp.tsv" "$T/all.tsv"
 expect_fail "merge npy to stdout" 1 "npy rankings are two files" - slem-merge -q -k 20 "$T/s0.npy" "$T/s1.npy" "$T/s2.npy"
+# -F npy to stdout is the options' fault: a usage error before any shard is read
+expect_fail "merge -F npy to stdout" 2 "npy rankings are two files (NAME.I.npy and NAME.D.npy)" - slem-merge -q -k 20 -F npy -o - "$T/s0.tsv" "$T/s1.tsv" "$T/s2.tsv"
 expect_fail "merge an npy shard from stdin" 1 "npy rankings are read from their two files" "$T/no.tsv" \
   sh -c "slem-merge -q -k 20 -o '$T/no.tsv' '$T/s0.npy' - '$T/s2.npy' <'$T/s1.I.npy'"
 expect_fail "merge npy shards with a larger -k" 1 "" "$T/no.npy" slem-merge -q -k 30 -o "$T/no.npy" "$T/s0" "$T/s1" "$T/s2"

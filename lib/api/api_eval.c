@@ -60,12 +60,14 @@ static int plan(const char *const *names, size_t n, Ask *ask, SlemMeasureReq *re
       size_t nv;
       SlemError e = {0};
       if ((st = slem_eval_measure_parse(r, s, &e)) != SLEM_OK) {
-        const char *list = strchr(e.msg, '(');
-        if (strncmp(e.msg, "unknown measure", 15) == 0 && list)
+        /* slem-eval's words name its option ("-M: ...", "-M SPEC: ..."); the API's do not */
+        const char *msg = e.msg, *list = strchr(e.msg, '(');
+        if (strncmp(msg, "-M: ", 4) == 0) msg += 4;
+        else if (strncmp(msg, "-M ", 3) == 0) msg += 3;
+        if (strncmp(msg, "unknown measure", 15) == 0 && list)
           return slem_error(err, st, "unknown measure '%s': map, P_1, P_5, P_10, recall_K, or "
                             "one of slem-eval -M's %s", s, list);
-        if (err) *err = e;
-        return st;
+        return slem_error(err, st, "%s", msg);
       }
       nv = tab[r->m].cut == SLEM_CUT_NONE ? 1 : r->ncuts;
       if (nv != 1)

@@ -139,29 +139,6 @@ done:
 
 /* ---- evaluation ---- */
 
-int slem_eval_measure_parse(SlemMeasureReq *req, const char *spec, SlemError *err) {
-  size_t nt;
-  const SlemMeasure *tab = slem_measures(&nt);
-  int r = slem_measure_parse(req, spec, err);
-  if (r < 0) {
-    char names[1024];
-    size_t used = 0;
-    names[0] = 0;
-    for (size_t i = 0; i < nt && used < sizeof names; i++)
-      if (tab[i].aggregate != SLEM_AGG_TEXT && tab[i].aggregate != SLEM_AGG_STRING)
-        used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "",
-                                 tab[i].name);
-    return slem_error(err, SLEM_EINVAL, "unknown measure '%s' (%s)", spec, names);
-  }
-  if (r != SLEM_OK) return r;
-  if (req->gain_map)
-    return slem_error(err, SLEM_EINVAL, "%s: a gain map goes with --trec-compat (slem-trec_eval)",
-                      spec);
-  if (tab[req->m].aggregate == SLEM_AGG_TEXT || tab[req->m].aggregate == SLEM_AGG_STRING)
-    return slem_error(err, SLEM_EINVAL, "%s is not a number (--trec-compat prints it)", spec);
-  return SLEM_OK;
-}
-
 void slem_eval_opts_init(SlemEvalOpts *opts) {
   /* the whole struct: a field left to the caller's stack (progress, once) is a crash */
   memset(opts, 0, sizeof *opts);
@@ -591,4 +568,42 @@ done:
     *truth = NULL;
   }
   return st;
+}
+
+int slem_eval_measure_parse(SlemMeasureReq *req, const char *spec, SlemError *err) {
+  size_t nt;
+  const SlemMeasure *tab = slem_measures(&nt);
+  int r = slem_measure_parse(req, spec, err);
+  if (r < 0) { /* no such name: the names of the measures that give a number */
+    char names[1024];
+    size_t used = 0;
+    names[0] = 0;
+    for (size_t i = 0; i < nt && used < sizeof names; i++)
+      if (tab[i].aggregate != SLEM_AGG_TEXT && tab[i].aggregate != SLEM_AGG_STRING)
+        used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "",
+                                 tab[i].name);
+    return slem_error(err, SLEM_EINVAL, "-M: unknown measure '%s' (%s)", spec, names);
+  }
+  if (r != SLEM_OK) {
+    char why[sizeof err->msg];
+    snprintf(why, sizeof why, "%s", err->msg); /* the message is rewritten from itself */
+    return slem_error(err, SLEM_EINVAL, "-M: %s", why);
+  }
+  if (req->gain_map)
+    return slem_error(err, SLEM_EINVAL, "-M %s: a gain map goes with --trec-compat "
+                      "(slem-trec_eval)", spec);
+  if (tab[req->m].aggregate == SLEM_AGG_TEXT || tab[req->m].aggregate == SLEM_AGG_STRING)
+    return slem_error(err, SLEM_EINVAL, "-M: %s is not a number (--trec-compat prints it)", spec);
+  return SLEM_OK;
+}
+
+int slem_eval_check(const SlemTruthSpec *spec, const SlemEvalOpts *opts, int protocol,
+                    const char *easy, const char *hard, const char *curve, SlemError *err) {
+  if (protocol && opts->nmeasures)
+    return slem_error(err, SLEM_EINVAL, "-M goes with slem-eval's own measures (--trec-compat: -m)");
+  if (protocol && (spec->qlabels || spec->dblabels || spec->qids || spec->dbids ||
+                   spec->exclude_self || curve || opts->ap != SLEM_AP_TREC))
+    return slem_error(err, SLEM_EINVAL, "--protocol takes neither labels, ids, --exclude-self, "
+                      "--curve nor --ap");
+  return slem_truth_check(spec, protocol, easy, hard, 1, err);
 }

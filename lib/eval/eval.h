@@ -44,13 +44,6 @@ double slem_eval_ap(SlemApKind kind, const unsigned char *rel, size_t n, size_t 
 
 /* ---- evaluation ---- */
 
-/* A measure asked for beyond the fixed ones (slem-eval -M, SlemEvalOpts.measures) by its -m
- * syntax (slem_measure_parse()), with the default mode's rules: a measure of the table that
- * has a value (not runid or relstring) and no gain map (--trec-compat's). Errors:
- * SLEM_EINVAL naming spec: "unknown measure 'X' (num_q, num_ret, ...)" (the measures it
- * takes), "X is not a number (--trec-compat prints it)", "X: a gain map goes with
- * --trec-compat (slem-trec_eval)", and slem_measure_parse()'s messages. */
-int slem_eval_measure_parse(SlemMeasureReq *req, const char *spec, SlemError *err);
 
 typedef struct SlemEvalOpts {
   SlemApKind ap;
@@ -147,6 +140,20 @@ int slem_eval_result_put(const SlemEvalResult *self, struct SlemOut *out, int fl
                         SlemError *err);
 int slem_eval_result_put_curve(const SlemEvalResult *self, struct SlemOut *out, const char *run,
                               SlemError *err);
+
+/* One -M of slem-eval (a measure of measures.h's table by its -m name, with its
+ * parameters) parsed into *req: slem_measure_parse(), then the rules of slem-eval's own
+ * measures, in the tool's words: a name of the table that gives a number (an unknown one
+ * is refused with the list of those names), no gain map (--trec-compat's). Errors:
+ * SLEM_EINVAL. */
+int slem_eval_measure_parse(SlemMeasureReq *req, const char *spec, SlemError *err);
+
+/* The rules between slem-eval's options, before anything is read: with protocol (revisitop's,
+ * easy and hard its files), no -M (opts->nmeasures) and neither labels, ids, exclude_self,
+ * curve (the curve's file, may be NULL) nor another AP than trec's default; then
+ * slem_truth_check(). Errors: SLEM_EINVAL, with the tool's message. */
+int slem_eval_check(const SlemTruthSpec *spec, const SlemEvalOpts *opts, int protocol,
+                    const char *easy, const char *hard, const char *curve, SlemError *err);
 
 /* slem-eval's own measures as one call: the ground truth of spec read into *truth
  * (slem_truth_read(), neighbours with spec->neighbors_k), the ranking path ("-": stdin) in

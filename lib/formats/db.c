@@ -151,11 +151,16 @@ static int check_shards(const SlemDb *db, SlemError *err) {
       const char *fa = slem_vecreader_fingerprint(db->r[start]), *fb = slem_vecreader_fingerprint(r);
       const char *ea = slem_vecreader_shard_encoding(db->r[start]);
       const char *eb = slem_vecreader_shard_encoding(r);
-      if ((fa || fb) && (!fa || !fb || strcmp(fa, fb) != 0))
-        return slem_error(err, SLEM_EFORMAT, "%s: shard %" PRIu64 "/%" PRIu64 " made with the "
-                          "cache %s, but %s (shard 0/%" PRIu64 ") with the cache %s: shards of "
-                          "two encodes", name, idx, cnt, fb ? fb : "(none)",
-                          slem_vecreader_name(db->r[start]), cnt, fa ? fa : "(none)");
+      if ((fa || fb) && (!fa || !fb || strcmp(fa, fb) != 0)) {
+        /* the caches by their own fingerprints, and the couplings where one side couples */
+        char ma[128], mb[128];
+        int coupled = slem_vecreader_coupling(db->r[start]) || slem_vecreader_coupling(r);
+        return slem_error(err, SLEM_EFORMAT, "%s: shard %" PRIu64 "/%" PRIu64 " made with %s, "
+                          "but %s (shard 0/%" PRIu64 ") with %s: shards of two encodes", name,
+                          idx, cnt, slem_vecreader_made_with(r, coupled, mb, sizeof mb),
+                          slem_vecreader_name(db->r[start]), cnt,
+                          slem_vecreader_made_with(db->r[start], coupled, ma, sizeof ma));
+      }
       /* the options that change the bits besides the cache (--precision, the classifiers'
        * --theta): shards of one cache encoded two ways would rank as neither run */
       if ((ea || eb) && (!ea || !eb || strcmp(ea, eb) != 0))

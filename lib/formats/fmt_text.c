@@ -254,6 +254,7 @@ static int write_text(SlemVecWriter *w, const float *x, size_t n, SlemError *err
 }
 
 const SlemVecFormatDef slem_vfmt_text = {
-    .id = SLEM_FMT_TEXT, .names = {"text", "txt", "csv", "tsv", NULL}, .sniff = sniff_text,
+    .id = SLEM_FMT_TEXT, .names = {"text", "txt", "csv", "tsv", NULL}, .text = 1,
+    .sniff = sniff_text,
     .open = open_text, .read = read_text_any, .rewind = rewind_text, .write = write_text,
     .close = close_text};

@@ -128,6 +128,9 @@ struct SlemVecFormatDef {
   /* Its files carry what their rows are beside them: their ids, the metadata of the cache
    * that made them, kernel projections (the descriptor container; slem_format_carries()). */
   int carries;
+  /* Its files are lines of text: a name of its (.txt, .csv) may as well be a ranking's,
+   * which is text too (slem_format_is_text()). */
+  int text;
   /* How sure the first n bytes (n >= 1, at most 4096) are of this format: 0 (no) to 100
    * (a magic number). The highest wins; NULL: never recognised by content. */
   int (*sniff)(const unsigned char *p, size_t n);

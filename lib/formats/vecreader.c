@@ -101,6 +101,19 @@ static void coupling_words(char *buf, size_t size, int couple) {
     snprintf(buf, size, "coupled by --couple=%s", slem_couple_name(couple));
 }
 
+int slem_vecreader_coupling(const SlemVecReader *self) { return self->couple; }
+
+const char *slem_vecreader_made_with(const SlemVecReader *self, int coupling, char *buf,
+                                     size_t size) {
+  const char *fp = slem_vecreader_fingerprint(self);
+  char words[64];
+  coupling_words(words, sizeof words, self->couple);
+  /* a coupling's fingerprint is not the cache's: the cache it couples is named */
+  snprintf(buf, size, "the cache %s%s%s", self->couple ? self->couple_fp : fp ? fp : "(none)",
+           coupling || self->couple ? ", " : "", coupling || self->couple ? words : "");
+  return buf;
+}
+
 int slem_vecreaders_compatible(const SlemVecReader *a, const SlemVecReader *b, int *plain_side,
                                SlemError *err) {
   const char *fa = slem_vecreader_fingerprint(a), *fb = slem_vecreader_fingerprint(b);

@@ -74,6 +74,11 @@ int slem_format_carries(SlemFormat fmt) {
   return def && def->carries;
 }
 
+int slem_format_is_text(SlemFormat fmt) {
+  const SlemVecFormatDef *def = slem_vfmt_find(fmt);
+  return def && def->text;
+}
+
 static char names_list[256], ext_list[512];
 static pthread_once_t names_once = PTHREAD_ONCE_INIT;
 

@@ -46,6 +46,9 @@ const char *slem_format_names(void);
  * (the descriptor container). 0 for SLEM_FMT_AUTO or an unknown format. Cannot fail. */
 int slem_format_stores(SlemFormat fmt, SlemDtype dt);
 int slem_format_carries(SlemFormat fmt);
+/* Whether fmt's files are lines of text (text: .txt, .csv), so that a name of its may as
+ * well be a ranking's. 0 for SLEM_FMT_AUTO or an unknown format. Cannot fail. */
+int slem_format_is_text(SlemFormat fmt);
 
 /* The format named by path's extension, or SLEM_FMT_AUTO when it names none. */
 SlemFormat slem_format_from_path(const char *path);
@@ -198,6 +201,18 @@ int slem_vecreader_payload_crc(const SlemVecReader *self, uint32_t *crc);
 /* The fingerprint of the cache that made the descriptors of a container read by self, or
  * NULL for any other format (plain vectors, as far as slem can tell). */
 const char *slem_vecreader_fingerprint(const SlemVecReader *self);
+
+/* The coupling of the descriptors of self (SLEM_COUPLE_*; SLEM_COUPLE_NONE: none, or not
+ * recorded). */
+int slem_vecreader_coupling(const SlemVecReader *self);
+
+/* What made the descriptors of self, for messages, written into buf (size bytes) and
+ * returned: "the cache FP" (slem_vecreader_fingerprint(); "the cache (none)" without one),
+ * or for descriptors of a coupling the cache they couple, "the cache FP, coupled by --couple
+ * (exact)"; with coupling set, descriptors of no coupling say so too ("..., without
+ * --couple"), for a message that compares them with coupled ones. Cannot fail. */
+const char *slem_vecreader_made_with(const SlemVecReader *self, int coupling, char *buf,
+                                     size_t size);
 
 /* The encoding options a shard's container records (SlemDescMeta's encoding), or NULL:
  * not a shard, or one written by an older slem. */

@@ -320,6 +320,25 @@ static void on_progress(void *ctx, uint64_t done) {
   p->files->progress(p->files->progress_ctx, done, p->total);
 }
 
+static int is_stdin(const char *path) { return path && strcmp(path, "-") == 0; }
+
+int slem_expand_check(const SlemExpandFiles *f, const SlemExpandOpts *opts, SlemError *err) {
+  const char *input = f->input ? f->input : "-";
+  SlemFormat ofmt = f->output_format;
+  int uses;
+  if (!f->db) return slem_error(err, SLEM_EINVAL, "no database: give -d DATABASE");
+  if (opts->n == 0)
+    return slem_error(err, SLEM_EINVAL, "no -n: give the number of results to add to each vector");
+  if (!f->ranking && is_stdin(input))
+    return slem_error(err, SLEM_EINVAL, "the vectors come from stdin: give the ranking with -r "
+                      "RANKING");
+  uses = is_stdin(f->db) + is_stdin(f->ranking ? f->ranking : "-") + is_stdin(input) +
+         is_stdin(f->qids) + is_stdin(f->dbids);
+  if (uses > 1) return slem_error(err, SLEM_EINVAL, "only one input can be stdin");
+  if (ofmt == SLEM_FMT_AUTO) return slem_format_for_output(&ofmt, f->output ? f->output : "-", err);
+  return SLEM_OK;
+}
+
 int slem_expand_run_files(const SlemExpandFiles *f, const SlemExpandOpts *opts,
                           uint64_t *zeros, SlemError *err) {
   SlemVecReader *db = NULL, *in = NULL;
@@ -328,17 +347,23 @@ int slem_expand_run_files(const SlemExpandFiles *f, const SlemExpandOpts *opts,
   SlemExpander *ex = NULL;
   SlemVecWriter *w = NULL;
   Progress pr = {f, 0};
+  SlemFormat ofmt = f->output_format;
   int st;
   if (zeros) *zeros = 0;
+  if ((st = slem_expand_check(f, opts, err)) != SLEM_OK ||
+      (ofmt == SLEM_FMT_AUTO &&
+       (st = slem_format_for_output(&ofmt, f->output ? f->output : "-", err)) != SLEM_OK))
+    return st;
   if ((f->qids && (st = slem_ids_read(&qids, f->qids, err)) != SLEM_OK) ||
       (f->dbids && (st = slem_ids_read(&dbids, f->dbids, err)) != SLEM_OK) ||
       (st = slem_vecreader_open(&db, f->db, f->db_format, err)) != SLEM_OK ||
       (st = slem_expand_new(&ex, db, dbids, opts, err)) != SLEM_OK ||
-      (st = slem_vecreader_open(&in, f->input, f->input_format, err)) != SLEM_OK ||
-      (st = slem_rankreader_open(&rr, f->ranking, f->ranking_format, err)) != SLEM_OK)
+      (st = slem_vecreader_open(&in, f->input ? f->input : "-", f->input_format, err)) != SLEM_OK ||
+      (st = slem_rankreader_open(&rr, f->ranking ? f->ranking : "-", f->ranking_format, err)) !=
+          SLEM_OK)
     goto done;
   pr.total = slem_vecreader_count(in) > 0 ? (uint64_t)slem_vecreader_count(in) : 0;
-  if ((st = slem_vecwriter_open(&w, f->output, f->output_format, slem_expand_dim(ex),
+  if ((st = slem_vecwriter_open(&w, f->output ? f->output : "-", ofmt, slem_expand_dim(ex),
                                 slem_vecreader_count(in), err)) != SLEM_OK ||
       (st = slem_expand_stream(ex, in, qids, rr, w, f->progress ? on_progress : NULL, &pr,
                                err)) != SLEM_OK)

@@ -86,7 +86,8 @@ typedef struct SlemExpandFiles {
   SlemFormat db_format;           /* SLEM_FMT_AUTO: recognised */
   const char *input;              /* the vectors to expand ("-": stdin) */
   SlemFormat input_format;
-  const char *ranking;            /* their ranking ("-": stdin) */
+  const char *ranking;            /* their ranking ("-": stdin; NULL: stdin, when the
+                                     vectors are not) */
   SlemRankFormat ranking_format;  /* SLEM_RANK_AUTO: recognised */
   const char *qids, *dbids;       /* ids files, or NULL: rows */
   const char *output;             /* "-": stdout */
@@ -96,9 +97,17 @@ typedef struct SlemExpandFiles {
   void *progress_ctx;
 } SlemExpandFiles;
 
-/* Expands files->input with opts into files->output. *zeros (may be NULL) receives the
- * expanded vectors that are zero. Errors: those of the readers, slem_expand_new(),
- * slem_expand_stream() and the writer; nothing is written on error. */
+/* The rules between slem-expand's options, before anything is read: a database, opts->n
+ * given (not 0), a ranking named when the vectors come from stdin, at most one input from
+ * stdin (the vectors, the database, the ranking, the ids files), an output format known
+ * (from the output's name when not given: slem_format_for_output()). Errors: SLEM_EINVAL,
+ * with the tool's message. */
+int slem_expand_check(const SlemExpandFiles *files, const SlemExpandOpts *opts, SlemError *err);
+
+/* Expands files->input with opts into files->output: slem_expand_check(), then the steps.
+ * *zeros (may be NULL) receives the expanded vectors that are zero. Errors: those of
+ * slem_expand_check(), the readers, slem_expand_new(), slem_expand_stream() and the writer;
+ * nothing is written on error. */
 int slem_expand_run_files(const SlemExpandFiles *files, const SlemExpandOpts *opts,
                           uint64_t *zeros, SlemError *err);
 

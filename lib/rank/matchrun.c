@@ -30,6 +30,7 @@ static int is_stdin(const char *path) { return path && strcmp(path, "-") == 0; }
 
 int slem_matchrun_check(const SlemMatchRunOpts *o, SlemError *err) {
   const char *q = o->queries ? o->queries : "-";
+  SlemRankFormat fmt;
   if (o->ndb == 0 && !o->db_list)
     return slem_error(err, SLEM_EINVAL, "no database: give -d DATABASE");
   for (size_t i = 0; i < o->ndb; i++)
@@ -52,8 +53,13 @@ int slem_matchrun_check(const SlemMatchRunOpts *o, SlemError *err) {
   if (o->ndb_ids > 0 && !o->db_list && o->ndb_ids != o->ndb)
     return slem_error(err, SLEM_EINVAL, "%zu --db-ids for %zu database files: give one per -d, "
                       "in order", o->ndb_ids, o->ndb);
-  return slem_match_rules(o->cache != NULL, o->couple, o->match.normalize,
-                          o->match.affine || o->calibration, err);
+  if (slem_match_rules(o->cache != NULL, o->couple, o->match.normalize,
+                       o->match.affine || o->calibration, err) != SLEM_OK)
+    return SLEM_EINVAL;
+  /* a format of its own files cannot go to stdout (an unknown name is slem_matchrun()'s) */
+  if (o->output_format && slem_rankformat_parse(&fmt, o->output_format, NULL) == SLEM_OK)
+    return slem_rankformat_check_output(fmt, o->output, err);
+  return SLEM_OK;
 }
 
 static void warn(const SlemMatchRunOpts *o, const char *fmt, ...)

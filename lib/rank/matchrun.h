@@ -65,7 +65,8 @@ void slem_matchrun_opts_init(SlemMatchRunOpts *opts);
  * the queries and a database (or its list) both from stdin, nor any two of the inputs
  * (queries, databases, their list, ids files, calibration); one ids file per database file
  * (when there is no list); --couple only with a cache; a cache with neither normalize nor
- * classifier queries; classifier queries without normalize. Errors: SLEM_EINVAL, with the
+ * classifier queries; classifier queries without normalize; an output format of its own
+ * files (npy) not to stdout (slem_rankformat_check_output()). Errors: SLEM_EINVAL, with the
  * tool's message. */
 int slem_matchrun_check(const SlemMatchRunOpts *opts, SlemError *err);
 

@@ -86,3 +86,17 @@ int slem_rankformat_files(SlemRankFormat fmt, const char *path, char names[2][40
 int slem_rankformat_has_shard(SlemRankFormat fmt) {
   return ops_of(fmt) && ops_of(fmt)->shard_lines;
 }
+
+int slem_rankformat_check_output(SlemRankFormat fmt, const char *path, SlemError *err) {
+  const SlemRankFormatOps *ops = ops_of(fmt);
+  char example[64], names[2][4096];
+  size_t n = 0;
+  if (!ops || !ops->open || (path && strcmp(path, "-") != 0)) return SLEM_OK;
+  /* a format of its own files: what it makes of a name, shown on NAME and its extension */
+  snprintf(example, sizeof example, "NAME%s", ops->extension);
+  if (ops->files && ops->files(example, names, &n) == 0 && n == 2)
+    return slem_error(err, SLEM_EINVAL, "%s rankings are two files (%s and %s): give -o %s",
+                      ops->name, names[0], names[1], example);
+  return slem_error(err, SLEM_EINVAL, "%s rankings are files of their own: give -o %s",
+                    ops->name, example);
+}

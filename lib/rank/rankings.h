@@ -78,6 +78,11 @@ int slem_rankformat_files(SlemRankFormat fmt, const char *path, char names[2][40
 /* Whether fmt carries the shard lines (jsonl): the others cannot record them. */
 int slem_rankformat_has_shard(SlemRankFormat fmt);
 
+/* SLEM_OK when a ranking of fmt can be written to path; SLEM_EINVAL, err naming the files
+ * to give instead, when fmt writes files of its own (npy: an I and a D file) and path is
+ * stdout ("-" or NULL): an option a tool refuses as a usage error. SLEM_RANK_AUTO: SLEM_OK. */
+int slem_rankformat_check_output(SlemRankFormat fmt, const char *path, SlemError *err);
+
 /* Writes the hits of one query (npy: queries in order 0, 1, ...). Errors: SLEM_EFORMAT when
  * an ids file is too short, SLEM_EINVAL (npy: a query out of order), SLEM_EIO. Has the signature of SlemHitsFn, with self as the context. */
 int slem_rankwriter_write(void *self, uint64_t query, const SlemHit *hits, size_t n,

@@ -2,7 +2,10 @@
 #include "report.h"
 
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <math.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -1248,6 +1251,56 @@ cleanup:
   return st;
 }
 
+void slem_report_input_parse(SlemReportInput *in, char *arg, char *buf, size_t size) {
+  struct stat sb;
+  char *eq = strchr(arg, '=');
+  if (eq && eq > arg && stat(arg, &sb) != 0) { /* a file of that very name wins */
+    *eq = '\0';
+    in->name = arg;
+    in->path = eq + 1;
+    return;
+  }
+  in->path = arg;
+  if (strcmp(arg, "-") == 0) {
+    snprintf(buf, size, "stdin");
+  } else {
+    const char *base = strrchr(arg, '/');
+    char *dot;
+    snprintf(buf, size, "%s", base ? base + 1 : arg);
+    dot = strrchr(buf, '.');
+    if (dot && dot != buf) *dot = '\0';
+  }
+  in->name = buf;
+}
+
+/* Appends to buf (size bytes, holding a string) what fmt says, cut at its end. */
+static void note_append(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void note_append(char *buf, size_t size, const char *fmt, ...) {
+  size_t len = strlen(buf);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf + len, size - len, fmt, ap);
+  va_end(ap);
+}
+
+const char *slem_report_truth_note(char *buf, size_t size, const SlemTruthSpec *spec,
+                                   const SlemReportProtocol *p) {
+  buf[0] = '\0';
+  if (p) {
+    note_append(buf, size, "revisitop %s, ", slem_revisitop_protocol_name(p->protocol));
+    if (p->qrels) note_append(buf, size, "graded qrels %s", base_name(p->qrels));
+    if (p->easy) note_append(buf, size, "easy %s", base_name(p->easy));
+    if (p->hard) note_append(buf, size, "%shard %s", p->easy ? ", " : "", base_name(p->hard));
+  } else if (spec->qrels) {
+    note_append(buf, size, "qrels %s", base_name(spec->qrels));
+  } else {
+    note_append(buf, size, "labels %s and %s", base_name(spec->qlabels), base_name(spec->dblabels));
+  }
+  if (spec->njunk)
+    note_append(buf, size, ", junk from %zu file%s", spec->njunk, spec->njunk > 1 ? "s" : "");
+  return buf;
+}
+
 int slem_report_make(const char *output, const SlemTruthSpec *spec, const SlemReportInput *runs,
                      size_t nruns, SlemRankFormat fmt, const char *queries_file,
                      const SlemReportOpts *opts, const SlemThumbOpts *thumbs, size_t *missing,
@@ -1255,17 +1308,32 @@ int slem_report_make(const char *output, const SlemTruthSpec *spec, const SlemRe
   SlemTruth *truth = NULL;
   SlemReport *rep = NULL;
   SlemThumbs *th = NULL;
+  SlemThumbOpts topts = *thumbs;
+  char *outdir = NULL;
   const SlemReportProtocol *p = opts->protocol;
   int st = slem_truth_check(spec, p != NULL, p ? p->easy : NULL, p ? p->hard : NULL, 0, err);
   if (st != SLEM_OK) return st;
+  if (strcmp(output, "-") != 0) {
+    /* the folder the page lands in: a link's file's, not the link's (slem_out_open()) */
+    char real[PATH_MAX + 256];
+    char *copy = strdup(slem_out_resolve(output, real, sizeof real) == 0 ? real : output);
+    if (!copy || !(outdir = strdup(dirname(copy)))) {
+      free(copy);
+      return slem_error(err, SLEM_ENOMEM, "out of memory");
+    }
+    free(copy);
+    topts.base_dir = outdir;
+  }
   /* the database's labels and ids are read twice (for the ground truth, then for the
    * page's labels): stdin or a pipe would be empty the second time */
   for (int i = 0; !opts->protocol && spec->dblabels && i < 2; i++) {
     const char *f = i == 0 ? spec->dblabels : spec->dbids;
-    if (f && strcmp(f, "-") == 0)
-      return slem_error(err, SLEM_EINVAL, "the database's %s are read twice: not from stdin; "
-                        "give a file", i == 0 ? "labels" : "ids");
-    if (f && (st = slem_in_rereadable(f, err)) != SLEM_OK) return st;
+    if (f && strcmp(f, "-") == 0) {
+      st = slem_error(err, SLEM_EINVAL, "the database's %s are read twice: not from stdin; "
+                      "give a file", i == 0 ? "labels" : "ids");
+      goto cleanup;
+    }
+    if (f && (st = slem_in_rereadable(f, err)) != SLEM_OK) goto cleanup;
   }
   if ((st = opts->protocol ? slem_report_protocol_truth(&truth, opts->protocol, err)
                             : slem_truth_read(&truth, spec, err)) != SLEM_OK ||
@@ -1278,7 +1346,7 @@ int slem_report_make(const char *output, const SlemTruthSpec *spec, const SlemRe
   if ((st = slem_report_choose(rep, queries_file, err)) != SLEM_OK ||
       (st = slem_report_test(rep, err)) != SLEM_OK ||
       (st = slem_report_read_results(rep, err)) != SLEM_OK ||
-      (st = slem_thumbs_new(&th, thumbs, err)) != SLEM_OK ||
+      (st = slem_thumbs_new(&th, &topts, err)) != SLEM_OK ||
       (st = slem_report_write(rep, th, output, err)) != SLEM_OK)
     goto cleanup;
   {
@@ -1291,5 +1359,6 @@ cleanup:
   slem_thumbs_free(th);
   slem_report_free(rep);
   slem_truth_free(truth);
+  free(outdir);
   return st;
 }

@@ -201,9 +201,23 @@ typedef struct SlemReportInput {
   const char *path;
 } SlemReportInput;
 
+/* A run argument of slem-report, "NAME=PATH" or "PATH", into *in: with '=' after its first
+ * byte, and no file named arg itself, arg is split there (its '=' overwritten with '\0':
+ * in's strings point into arg); else the path is arg and the name its file's base name
+ * without its extension, "stdin" for "-", written into buf (size bytes). Cannot fail. */
+void slem_report_input_parse(SlemReportInput *in, char *arg, char *buf, size_t size);
+
+/* The line naming the ground truth on the page (SlemReportOpts.truth_note), written into
+ * buf (size bytes) and returned: revisitop's protocol and its files (protocol not NULL:
+ * its qrels, easy and hard), else the qrels or the two labels files of spec, by their base
+ * names, then the count of junk files of spec. Cannot fail. */
+const char *slem_report_truth_note(char *buf, size_t size, const SlemTruthSpec *spec,
+                                   const SlemReportProtocol *protocol);
+
 /* The whole page, for slem-report: reads the ground truth of spec, adds runs(nruns) in
  * format fmt, chooses the queries (the ids in queries_file, or opts.nqueries), reads
- * their results and writes the page to output with pictures as thumbs describes.
+ * their results and writes the page to output with pictures as thumbs describes, linked
+ * relative to the folder of output (of the file a link names) when output is a file.
  * *missing (may be NULL) is set to the number of ids shown that have no picture, and
  * first (first_size bytes, may be NULL) to the first of them. Errors: those of each
  * step; SLEM_EINVAL before any reading: those of slem_truth_check() (truth.h; a protocol

@@ -34,6 +34,22 @@ void slem_thumbs_opts_init(SlemThumbOpts *opts) {
   opts->base_dir = ".";
 }
 
+int slem_thumbs_check(const SlemThumbOpts *o, SlemError *err) {
+  int shape = o->shape != NULL;
+  if (shape != (o->vectors[0] || o->vectors[1]))
+    return slem_error(err, SLEM_EINVAL, shape ? "--image-shape needs --query-vectors or --db-vectors"
+                                              : "--query-vectors and --db-vectors need --image-shape");
+  if (shape && o->images_dir) return slem_error(err, SLEM_EINVAL, "--images or --image-shape, not both");
+  if (o->range.invert && !shape)
+    return slem_error(err, SLEM_EINVAL, "--invert goes with --image-shape");
+  if (o->range.fixed && !shape)
+    return slem_error(err, SLEM_EINVAL, "--pixel-range goes with --image-shape");
+  if (o->embed && shape)
+    return slem_error(err, SLEM_EINVAL, "--embed-images is for --images; rendered vectors are "
+                      "always embedded");
+  return SLEM_OK;
+}
+
 void slem_thumbs_free(SlemThumbs *self) {
   if (!self) return;
   for (int s = 0; s < 2; s++) {

@@ -32,6 +32,11 @@ typedef struct SlemThumbOpts {
   const char *base_dir;        /* the report's folder, for relative links */
 } SlemThumbOpts;
 
+/* The rules between the sources of opts, in slem-report's words: vectors to render with a
+ * shape and the reverse; the shape or a folder of images, not both; --invert and
+ * --pixel-range with a shape alone, embedding with files alone. Errors: SLEM_EINVAL. */
+int slem_thumbs_check(const SlemThumbOpts *opts, SlemError *err);
+
 /* No source at all (every id a tile), thumbnails of at least 64 pixels, links relative to
  * the current folder. */
 void slem_thumbs_opts_init(SlemThumbOpts *opts);

@@ -254,6 +254,22 @@ static void score(double *scores, const double *x, size_t n, const double *c, si
 /* A file's own format, else the one of all three. */
 #define FORMAT_OF(in, field) ((in)->field != SLEM_FMT_AUTO ? (in)->field : (in)->format)
 
+int slem_calibration_check(const SlemCalibrateInput *in, SlemError *err) {
+  const char *inputs[5] = {in->classifiers, in->exemplar_labels, in->positives,
+                           in->positive_labels, in->negatives};
+  int stdin_uses = 0;
+  if (!in->classifiers) return slem_error(err, SLEM_EINVAL, "no classifiers: give -c CLASSIFIERS");
+  if (!in->exemplar_labels)
+    return slem_error(err, SLEM_EINVAL, "no exemplar labels: give --exemplar-labels FILE");
+  if (!in->positives)
+    return slem_error(err, SLEM_EINVAL, "no validation vectors: give --positives FILE");
+  if (!in->positive_labels)
+    return slem_error(err, SLEM_EINVAL, "no validation labels: give --positive-labels FILE");
+  for (int i = 0; i < 5; i++) stdin_uses += inputs[i] && strcmp(inputs[i], "-") == 0;
+  if (stdin_uses > 1) return slem_error(err, SLEM_EINVAL, "only one input can be stdin");
+  return SLEM_OK;
+}
+
 int slem_calibration_fit(SlemCalibration **self, const SlemCalibrateInput *in,
                          SlemError *err) {
   SlemIds *elab = NULL, *plab = NULL;
@@ -264,6 +280,7 @@ int slem_calibration_fit(SlemCalibration **self, const SlemCalibrateInput *in,
   int status;
 
   *self = NULL;
+  if ((status = slem_calibration_check(in, err)) != SLEM_OK) return status;
   if ((status = read_vectors(&clf, &m, &dc, in->classifiers,
                              FORMAT_OF(in, classifiers_format), err)) != SLEM_OK ||
       (status = read_vectors(&val, &nv, &dv, in->positives, FORMAT_OF(in, positives_format),

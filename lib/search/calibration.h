@@ -56,10 +56,17 @@ typedef struct SlemCalibrateInput {
 
 typedef struct SlemCalibration SlemCalibration;
 
-/* Scores every validation vector and held-out negative with every classifier and fits one
+/* The rules between slem-calibrate's options, before anything is read: the classifiers,
+ * the exemplars' labels, the validation vectors and their labels given; at most one of
+ * the five files from stdin. Errors: SLEM_EINVAL, with the tool's message. */
+int slem_calibration_check(const SlemCalibrateInput *in, SlemError *err);
+
+/* slem_calibration_check(); then scores every validation vector and held-out negative with
+ * every classifier and fits one
  * sigmoid per exemplar: validation vector j is a positive of exemplar i when their labels
  * are equal and a negative otherwise; every held-out vector is a negative of every
- * exemplar. Memory: O(m (N_val + N_neg)) scores. Errors: SLEM_EIO, SLEM_EFORMAT (a read
+ * exemplar. Memory: O(m (N_val + N_neg)) scores. Errors: those of slem_calibration_check(),
+ * SLEM_EIO, SLEM_EFORMAT (a read
  * error naming file and record; label counts that differ from the vector counts;
  * dimensions that do not fit, named: a classifier file of d + 1 values against vectors of
  * d), SLEM_EINVAL (an exemplar with no positive or no negative, named by row and label),
