@@ -365,6 +365,51 @@ START_TEST(encode_gives_the_tool_s_rows) {
 END_TEST
 
 /* Bad input: an error with the library's message, nothing written, nothing left in TMPDIR. */
+/* A cache keeps the encoder of its last call for the next (slem_encode() on one row would
+ * otherwise make it again each time): options that differ from the last call's, even in
+ * one value the same encoder reads (theta), get an encoder of their own. Rows of a second
+ * cache that never saw the other options are the reference. */
+START_TEST(a_cache_s_encoder_follows_the_options) {
+  size_t n, d, nq, dq;
+  float *neg = read_fvecs(NEG, &n, &d), *q = read_fvecs(QUERIES, &nq, &dq);
+  SlemArray a = {neg, SLEM_FLOAT32, n, d}, xq = {q, SLEM_FLOAT32, nq, dq};
+  SlemCache *c = NULL, *fresh = NULL;
+  SlemEncodeOptions *two = NULL, *one = NULL;
+  SlemError err;
+  size_t dim;
+  float *y, *want;
+  ck_assert_int_eq(slem_fit(&c, &a, NULL, 1, &err), SLEM_OK);
+  ck_assert_int_eq(slem_fit(&fresh, &a, NULL, 1, &err), SLEM_OK);
+  ck_assert_int_eq(slem_encode_options_new(&two, &err), SLEM_OK);
+  ck_assert_int_eq(slem_encode_options_new(&one, &err), SLEM_OK);
+  ck_assert_int_eq(slem_encode_options_set(two, "classifier", NULL, &err), SLEM_OK);
+  ck_assert_int_eq(slem_encode_options_set(two, "theta", "2", &err), SLEM_OK);
+  ck_assert_int_eq(slem_encode_options_set(one, "classifier", NULL, &err), SLEM_OK);
+  dim = slem_encode_dim(c, two, &err);
+  ck_assert_uint_eq(dim, slem_encode_dim(c, one, &err));
+  y = malloc(nq * dim * sizeof *y);
+  want = malloc(nq * dim * sizeof *want);
+  ck_assert_int_eq(slem_encode(fresh, &xq, two, 1, want, &err), SLEM_OK);
+  ck_assert_int_eq(slem_encode(c, &xq, one, 1, y, &err), SLEM_OK);
+  ck_assert_msg(memcmp(y, want, nq * dim * sizeof *y) != 0, "theta 1 and 2 gave one encoding");
+  ck_assert_int_eq(slem_encode(c, &xq, two, 1, y, &err), SLEM_OK);
+  ck_assert_msg(memcmp(y, want, nq * dim * sizeof *y) == 0, "theta 2 after theta 1");
+  /* the same options again, and again after a change of threads (rows per block) */
+  ck_assert_int_eq(slem_encode(c, &xq, two, 1, y, &err), SLEM_OK);
+  ck_assert_mem_eq(y, want, nq * dim * sizeof *y);
+  ck_assert_int_eq(slem_encode(c, &xq, two, 2, y, &err), SLEM_OK);
+  ck_assert_mem_eq(y, want, nq * dim * sizeof *y);
+  free(y);
+  free(want);
+  slem_encode_options_free(two);
+  slem_encode_options_free(one);
+  slem_cache_free(c);
+  slem_cache_free(fresh);
+  free(neg);
+  free(q);
+}
+END_TEST
+
 START_TEST(bad_input_is_an_error_and_writes_nothing) {
   size_t n, d;
   float *x = read_fvecs(NEG, &n, &d);
@@ -485,6 +530,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, variants_fit_as_the_tool);
   tcase_add_test(tc, shards_merge_into_the_fit_of_all);
   tcase_add_test(tc, encode_gives_the_tool_s_rows);
+  tcase_add_test(tc, a_cache_s_encoder_follows_the_options);
   tcase_add_test(tc, bad_input_is_an_error_and_writes_nothing);
   suite_add_tcase(s, tc);
   return s;

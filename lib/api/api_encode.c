@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,7 +78,9 @@ int slem_encode_options_set(SlemEncodeOptions *opts, const char *name, const cha
 static int choose(const SlemEncoderOps **ops, SlemEncStreamOpts *o, const SlemCache *cache,
                   const SlemEncodeOptions *opts, SlemError *err) {
   int st;
-  if (opts) *o = opts->o;
+  /* memcpy, padding and all (the options are made by slem_encstream_opts_init(), which
+   * clears them): the prepared encoder compares them byte for byte */
+  if (opts) memcpy(o, &opts->o, sizeof *o);
   else encode_defaults(o);
   o->format = SLEM_FMT_FVECS; /* float32 rows, as an fvecs output holds them */
   o->progress = NULL;
@@ -103,18 +106,6 @@ static int new_state(void **enc, size_t *dim, const SlemEncoderOps *ops, const S
   return SLEM_OK;
 }
 
-size_t slem_encode_dim(const SlemCache *cache, const SlemEncodeOptions *opts, SlemError *err) {
-  const SlemEncoderOps *ops = NULL;
-  SlemEncStreamOpts o;
-  void *enc = NULL;
-  size_t dim = 0;
-  if (choose(&ops, &o, cache, opts, err) != SLEM_OK ||
-      new_state(&enc, &dim, ops, cache, &o, 1, err) != SLEM_OK)
-    return 0;
-  ops->free(enc);
-  return dim;
-}
-
 /* SLEM_ENUMERIC for the first row of y(b, dim) that holds a value that is not finite, as
  * slem-encode refuses to write it (encstream.c), naming its row (first + i, from 0). */
 static int check_finite(const float *y, size_t b, size_t dim, const char *name, uint64_t first,
@@ -129,47 +120,131 @@ static int check_finite(const float *y, size_t b, size_t dim, const char *name, 
   return SLEM_OK;
 }
 
+/* The prepared encoder of a cache (its memo, slem_cache_memo()): the state of the last call's
+ * options, rows per block and encoder, and its block of input rows, kept for the next call,
+ * which would otherwise make them again (a float32 copy of A^-1 and its packing: most of
+ * the time of a call on one row). A call that finds it in use by another thread makes its
+ * own, as before. */
+typedef struct Prepared {
+  pthread_mutex_t lock;
+  SlemEncStreamOpts o;  /* the options it was made with (choose()'s, compared by memcmp) */
+  size_t block;
+  const SlemEncoderOps *ops;
+  void *enc;            /* NULL: none yet */
+  size_t dim;
+  void *rows;           /* block rows of doubles (or float32) */
+  int f32;
+  /* slem_encode_dim()'s last answer, for these options and encoder (0: none) */
+  SlemEncStreamOpts dim_o;
+  const SlemEncoderOps *dim_ops;
+  size_t dim_known;
+} Prepared;
+
+static void prepared_clear(Prepared *p) {
+  if (p->enc) p->ops->free(p->enc);
+  free(p->rows);
+  p->enc = p->rows = NULL;
+}
+
+static void prepared_free(void *v) {
+  Prepared *p = v;
+  prepared_clear(p);
+  pthread_mutex_destroy(&p->lock);
+  free(p);
+}
+
+static void *prepared_new(void) {
+  Prepared *p = calloc(1, sizeof *p);
+  if (p) pthread_mutex_init(&p->lock, NULL);
+  return p;
+}
+
+size_t slem_encode_dim(const SlemCache *cache, const SlemEncodeOptions *opts, SlemError *err) {
+  const SlemEncoderOps *ops = NULL;
+  SlemEncStreamOpts o;
+  Prepared *memo;
+  void *enc = NULL;
+  size_t dim = 0;
+  if (choose(&ops, &o, cache, opts, err) != SLEM_OK) return 0;
+  /* the answer kept by the cache's prepared encoder: making a state to ask it costs what a
+   * call on one row costs */
+  if ((memo = slem_cache_memo(cache, prepared_new, prepared_free)) &&
+      pthread_mutex_trylock(&memo->lock) == 0) {
+    if (memo->enc && memo->ops == ops && memcmp(&memo->o, &o, sizeof o) == 0) dim = memo->dim;
+    else if (memo->dim_known && memo->dim_ops == ops && memcmp(&memo->dim_o, &o, sizeof o) == 0)
+      dim = memo->dim_known;
+    pthread_mutex_unlock(&memo->lock);
+    if (dim) return dim;
+  }
+  if (new_state(&enc, &dim, ops, cache, &o, 1, err) != SLEM_OK) return 0;
+  ops->free(enc);
+  if (memo && pthread_mutex_trylock(&memo->lock) == 0) {
+    memcpy(&memo->dim_o, &o, sizeof o);
+    memo->dim_ops = ops, memo->dim_known = dim;
+    pthread_mutex_unlock(&memo->lock);
+  }
+  return dim;
+}
+
 int slem_encode(const SlemCache *cache, const SlemArray *x, const SlemEncodeOptions *opts,
                 int threads, float *out, SlemError *err) {
   const SlemEncoderOps *ops = NULL;
   SlemEncStreamOpts o;
   SlemApiThreads th = {0};
   SlemVecReader *r = NULL;
-  void *enc = NULL, *rows = NULL;
-  size_t dim = 0, block, done = 0;
+  Prepared *memo = NULL, own = {0};
+  Prepared *p = &own;
+  size_t block, done = 0;
   const char *what;
-  int st, f32;
+  int st;
   if ((st = choose(&ops, &o, cache, opts, err)) != SLEM_OK) return st;
   if ((st = slem_api_array_check(x, "rows", cache->d, "the cache's dimension", err)) != SLEM_OK)
     return st;
   if (!out) return slem_error(err, SLEM_EINVAL, "slem_encode: no output buffer (out NULL)");
   if ((st = slem_api_threads_begin(&th, threads, err)) != SLEM_OK) return st;
   block = o.block ? o.block : slem_encstream_block(cache->d, slem_blas_threads());
-  if ((st = slem_api_array_reader(&r, x, "rows", err)) != SLEM_OK ||
-      (st = new_state(&enc, &dim, ops, cache, &o, block, err)) != SLEM_OK)
-    goto done;
-  /* float32 rows as they are, where the encoder takes them (as the stream reads them) */
-  f32 = ops->takes_f32 && ops->takes_f32(enc) && slem_vecreader_f32_exact(r);
-  what = o.mode == SLEM_ENCODE_CLASSIFIER ? "classifier" : "descriptor";
-  if (!(rows = slem_mem_alloc_large(block * cache->d * (f32 ? sizeof(float) : sizeof(double))))) {
-    st = slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", block);
-    goto done;
+  if ((st = slem_api_array_reader(&r, x, "rows", err)) != SLEM_OK) goto done;
+  /* the cache's prepared encoder when it is free, else one of this call's own */
+  if ((memo = slem_cache_memo(cache, prepared_new, prepared_free)) &&
+      pthread_mutex_trylock(&memo->lock) == 0)
+    p = memo;
+  else
+    memo = NULL;
+  if (p->enc && (p->block != block || p->ops != ops || memcmp(&p->o, &o, sizeof o) != 0))
+    prepared_clear(p);
+  if (!p->enc) {
+    if ((st = new_state(&p->enc, &p->dim, ops, cache, &o, block, err)) != SLEM_OK) goto done;
+    p->ops = ops, p->block = block;
+    memcpy(&p->o, &o, sizeof o);
+    p->f32 = ops->takes_f32 && ops->takes_f32(p->enc);
+    /* room for doubles: float32 rows are read as doubles when float32 does not hold them */
+    if (!(p->rows = slem_mem_alloc_large(block * cache->d * sizeof(double)))) {
+      st = slem_error(err, SLEM_ENOMEM, "out of memory for a block of %zu vectors", block);
+      goto done;
+    }
   }
+  what = o.mode == SLEM_ENCODE_CLASSIFIER ? "classifier" : "descriptor";
   for (;;) {
     size_t got;
-    float *y = out + done * dim;
-    st = f32 ? slem_vecreader_read_f32(r, rows, block, &got, err)
-             : slem_vecreader_read(r, rows, block, &got, err);
+    float *y = out + done * p->dim;
+    /* float32 rows as they are, where the encoder takes them (as the stream reads them) */
+    int f32 = p->f32 && slem_vecreader_f32_exact(r);
+    st = f32 ? slem_vecreader_read_f32(r, p->rows, block, &got, err)
+             : slem_vecreader_read(r, p->rows, block, &got, err);
     if (st != SLEM_OK || got == 0) break;
-    st = f32 ? ops->run_f32(enc, y, rows, got, "rows", done + 1, err)
-             : ops->run(enc, y, rows, got, "rows", done + 1, err);
-    if (st == SLEM_OK) st = check_finite(y, got, dim, "rows", done, what, err);
+    st = f32 ? ops->run_f32(p->enc, y, p->rows, got, "rows", done + 1, err)
+             : ops->run(p->enc, y, p->rows, got, "rows", done + 1, err);
+    if (st == SLEM_OK) st = check_finite(y, got, p->dim, "rows", done, what, err);
     if (st != SLEM_OK) break;
     done += got;
   }
 done:
-  free(rows);
-  if (enc) ops->free(enc);
+  if (memo) {
+    if (st != SLEM_OK) prepared_clear(memo); /* a state that failed is not kept */
+    pthread_mutex_unlock(&memo->lock);
+  } else {
+    prepared_clear(&own);
+  }
   slem_vecreader_free(r);
   slem_api_threads_end(&th);
   return st;

@@ -48,6 +48,8 @@ struct SlemCachePriv {
   size_t r;  /* the rank of a kernel or pca cache, named in the messages on its sections */
   char arith[SLEM_ARITH_MAX];  /* the line of the arithmetic that made it (arith.h), or "" */
   char arith_mixed[SLEM_ARITH_LIST_MAX]; /* the lines it mixes (a merge allowed to), or "" */
+  void *memo;                 /* slem_cache_memo()'s, freed by memo_free with the cache */
+  void (*memo_free)(void *);
 };
 
 
@@ -89,6 +91,7 @@ int slem_cache_sniff(const char *path) {
 void slem_cache_free(SlemCache *self) {
   if (!self) return;
   if (self->priv) {
+    if (self->priv->memo_free) self->priv->memo_free(self->priv->memo);
     if (self->priv->kind_free) self->priv->kind_free(self->priv->kind_own);
     free(self->priv->map);
     free(self->priv->json_text);
@@ -98,6 +101,16 @@ void slem_cache_free(SlemCache *self) {
     free(self->priv);
   }
   free(self);
+}
+
+void *slem_cache_memo(const SlemCache *self, void *(*make)(void), void (*free_fn)(void *)) {
+  struct SlemCachePriv *p = self->priv;
+  void *m;
+  pthread_mutex_lock(&p->lock);
+  if (!p->memo && (p->memo = make())) p->memo_free = free_fn;
+  m = p->memo;
+  pthread_mutex_unlock(&p->lock);
+  return m;
 }
 
 const char *slem_cache_fingerprint(const SlemCache *self) {

@@ -88,6 +88,13 @@ const char *slem_cache_json(const SlemCache *self);
 /* 16 hex digits: FNV-1a (64 bits) of the payload, which names this cache's numbers in the
  * descriptors made with it; owned by self. Computed at the first call (from any thread),
  * since most runs never need it and hashing byte by byte costs more than reading. */
+/* The one memo of self for a caller above the container (the public API's prepared
+ * encoder, lib/api/api_encode.c): made by make() at the first call (under the cache's lock,
+ * so two threads get the same one), freed by free_fn(memo) with the cache. NULL when
+ * make() returns NULL (out of memory; the next call tries again). What the memo holds is
+ * its owner's to guard. */
+void *slem_cache_memo(const SlemCache *self, void *(*make)(void), void (*free_fn)(void *));
+
 const char *slem_cache_fingerprint(const SlemCache *self);
 const char *slem_cache_path(const SlemCache *self);
 /* Renames self in messages (slem_cache_path()): a cache loaded from a temporary file that
