@@ -4,6 +4,8 @@
 #   make            build lib/libslem.a and bin/slem-*
 #   make check      install missing Debian packages, build, run every test
 #   make check-cores  the golden suites once per OpenBLAS kernel (CORETYPES="Haswell ...")
+#   make python-test  the Python package's tests (python/tests, Debian's python3-pytest and
+#                   python3-numpy) against the tools and lib/libslem.so
 #   make demo       install missing Debian packages, build, run the pipeline on testdata/
 #   make install    copy the tools, slem-tune, slem-plot-pr and man pages under $(DESTDIR)$(PREFIX)
 #   make uninstall  remove them again (same PREFIX and DESTDIR)
@@ -90,7 +92,7 @@ SCRIPT_MANS = man/slem-tune.1 man/slem-plot-pr.1 man/slem-parallel.1 man/slem-sb
 ENGINES   = $(wildcard tools/engines/*.sh)
 ENGINEDIR = $(PREFIX)/libexec/slem/engines
 
-.PHONY: all bench-probe check check-cores demo install uninstall clean deps unit-test cli-test man-test fuzz fuzz-replay
+.PHONY: all bench-probe check check-cores demo install uninstall clean deps unit-test cli-test man-test python-test fuzz fuzz-replay
 .SUFFIXES:
 
 all: $(BINS)
@@ -144,6 +146,11 @@ CLI_TESTS = tests/layers.sh tests/prefixes.sh tests/numcmp.sh tests/cli.sh tests
 cli-test: $(BINS) build/tests/faultshim.so build/tests/nonblock
 	@f=0; for t in $(CLI_TESTS); do sh $$t || f=$$((f + 1)); done; test $$f = 0
 
+# the Python package (python/slem) from the checkout, against the tools' bytes; Debian's
+# python3 on purpose, whose numpy, pytest and faiss install-deps installs
+python-test: $(BINS)
+	PYTHONPATH=python /usr/bin/python3 -m pytest -q -p no:cacheprovider python/tests
+
 # ---- the golden suites once per OpenBLAS kernel (make check-cores) ----
 # OpenBLAS chooses its kernels by CPU and they round differently, so a golden must hold
 # what the algorithm guarantees, not one kernel's last bits (issue 26). check-cores runs the
@@ -180,7 +187,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 
 check: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) all $(TEST_BINS) $(REPLAY_BINS)
-	@$(MAKE) --no-print-directory -j1 unit-test cli-test fuzz-replay man-test browser-test
+	@$(MAKE) --no-print-directory -j1 unit-test cli-test fuzz-replay man-test python-test browser-test
 
 demo: deps
 	@$(MAKE) --no-print-directory all
