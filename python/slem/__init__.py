@@ -548,11 +548,11 @@ def evaluate(I, *, qrels=None, query_labels=None, db_labels=None,
 
 
 def _fit_doc():
-    lines = ["", "Options (fit_options(), from the library's table):"]
+    lines = ["    Options (fit_options(), from the library's table):"]
     for key, metavar, text in fit_options():
-        lines.append("    %s%s" % (key, "=True" if metavar is None else "=" + metavar))
+        lines.append("        %s%s" % (key, "=True" if metavar is None else "=" + metavar))
         if text:
-            lines.append("        " + " ".join(text.split()))
+            lines.append("            " + " ".join(text.split()))
     return "\n".join(lines)
 
 

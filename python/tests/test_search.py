@@ -23,7 +23,7 @@ def exact_topk(queries, database, k):
     """The k best rows by the float64 inner product, ties by the lower row, rounded once to
     float32, padded as FAISS pads."""
     s = queries.astype(np.float64) @ database.astype(np.float64).T
-    order = np.lexsort((np.broadcast_to(np.arange(s.shape[1]), s.shape), -s), axis=-1)
+    order = np.argsort(-s, axis=1, kind="stable")     # a stable sort: ties by lower row
     kk = min(k, s.shape[1])
     I = np.full((s.shape[0], k), -1, dtype=np.int64)
     D = np.full((s.shape[0], k), -FLT_MAX, dtype=np.float32)
