@@ -557,6 +557,6 @@ def _fit_doc():
 
 
 try:
-    fit.__doc__ += _fit_doc()
+    fit.__doc__ = fit.__doc__.rstrip() + "\n\n" + _fit_doc() + "\n"
 except Exception:  # the docstring only; never let it stop the import
     pass
