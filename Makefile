@@ -138,12 +138,12 @@ unit-test: $(TEST_BINS)
 
 # every CLI script runs, and the target fails when any of them did
 CLI_TESTS = tests/layers.sh tests/prefixes.sh tests/numcmp.sh tests/cli.sh tests/cli-blas.sh tests/cli-install.sh tests/readme-examples.sh tests/cli-footguns.sh \
-  tests/cli-eval.sh tests/cli-trec.sh tests/cli-merge.sh tests/cli-rankings.sh tests/cli-kernel.sh tests/cli-krec.sh \
+  tests/cli-eval.sh tests/cli-api-search.sh tests/cli-trec.sh tests/cli-merge.sh tests/cli-rankings.sh tests/cli-kernel.sh tests/cli-krec.sh \
   tests/cli-formats.sh tests/cli-hdf5.sh tests/cli-faiss.sh tests/cli-exact.sh tests/cli-shard.sh tests/cli-container.sh tests/cli-verify.sh tests/cli-scripts.sh tests/cli-tty.sh tests/cli-report.sh tests/cli-esvm.sh tests/cli-hostile.sh \
   tests/cli-calibrate.sh tests/cli-expand.sh tests/cli-family.sh tests/cli-variants.sh tests/cli-demo.sh tests/cli-cores.sh tests/faults.sh tests/crash.sh \
   tests/cli-numeric.sh tests/cli-arith.sh tests/cli-large.sh tests/cli-nul.sh tests/cli-position.sh tests/reindex.sh tests/parallel.sh tests/slurm.sh
 
-cli-test: $(BINS) build/tests/faultshim.so build/tests/nonblock
+cli-test: $(BINS) build/tests/faultshim.so build/tests/nonblock build/tests/api_search_driver
 	@f=0; for t in $(CLI_TESTS); do sh $$t || f=$$((f + 1)); done; test $$f = 0
 
 # the Python package (python/slem) from the checkout, against the tools' bytes; Debian's

@@ -11,6 +11,8 @@ TABLE='
 enc_*: enc variant
 kind_*: kind cache fit variant
 var_*: variant
+api_search: search
+api_eval: evaluate
 krec: fit variant
 nubeta: fit variant
 recursive: fit variant
@@ -18,6 +20,7 @@ whiten: fit variant
 cachekinds: cache
 encopts: encoder
 fmt_*: vfmt
+fmt_mem: vecreader vecarrays
 kern_*: kern
 rank_*: rank
 scorer_*: scorer

@@ -195,7 +195,8 @@ typedef struct SlemTruthArrays {
   const char *qrels;                /* path, or NULL */
   const int64_t *query_labels;      /* nq labels, or NULL */
   const int64_t *db_labels;         /* ndb labels (with query_labels) */
-  size_t ndb;
+  size_t ndb;                       /* with qrels too: > 0 bounds the rows of I (0: none) */
+  size_t nq;                        /* query_labels' count (slem_evaluate(): 0 is its nq) */
 } SlemTruthArrays;
 
 /* Evaluates I (nq x k database rows per query, -1 padding ignored) against truth:
