@@ -532,6 +532,7 @@ def evaluate(I, *, qrels=None, query_labels=None, db_labels=None,
         truth.query_labels = ql.ctypes.data_as(ctypes.POINTER(ctypes.c_int64))
         truth.db_labels = dl.ctypes.data_as(ctypes.POINTER(ctypes.c_int64))
         truth.ndb = dl.shape[0]
+        truth.nq = ql.shape[0]
     names = (ctypes.c_char_p * len(measures))(*[m.encode() for m in measures])
     values = np.empty(len(measures), dtype=np.float64)
     vp = values.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
