@@ -175,18 +175,27 @@ START_TEST(bad_search_input_is_refused_and_writes_nothing) {
   q[2 * 4 + 1] = 0;
   db[5 * 4 + 3] = -INFINITY;
   ck_assert_int_eq(slem_search(&qa, &da, 4, 0, 0, D, I, &err), SLEM_EFORMAT);
-  ck_assert_str_eq(err.msg, "database: row 5, column 3: -Inf");
+  ck_assert_str_eq(err.msg, "database: row 5, column 3: infinite");
   db[5 * 4 + 3] = 0;
   q64[1 * 4] = NAN;
   ck_assert_int_eq(slem_search(&q64a, &da, 4, 0, 0, D, I, &err), SLEM_EFORMAT);
   ck_assert_str_eq(err.msg, "queries: row 1, column 0: NaN");
+  /* a float64 beyond float32's range, in which the inner product reads the vectors */
+  q64[1 * 4] = 0;
+  q64[2 * 4 + 3] = -1e39;
+  ck_assert_int_eq(slem_search(&q64a, &da, 4, 0, 0, D, I, &err), SLEM_EFORMAT);
+  ck_assert_str_eq(err.msg, "queries: row 2, column 3: -9.9999999999999994e+38 is beyond float32's "
+                   "range, in which the vectors are read");
+  q64[2 * 4 + 3] = 3.4e38; /* below FLT_MAX: read */
+  ck_assert_int_eq(slem_search(&q64a, &da, 4, 0, 0, D, I, &err), SLEM_OK);
+  for (size_t i = 0; i < 12; i++) D[i] = 12345.0f, I[i] = 777;
   /* beyond the first block of the check */
   {
     float *big = calloc(2000 * 4, sizeof *big);
     SlemArray ba = {big, SLEM_FLOAT32, 2000, 4};
     big[1500 * 4 + 2] = INFINITY;
     ck_assert_int_eq(slem_search(&qa, &ba, 4, 0, 0, D, I, &err), SLEM_EFORMAT);
-    ck_assert_str_eq(err.msg, "database: row 1500, column 2: Inf");
+    ck_assert_str_eq(err.msg, "database: row 1500, column 2: infinite");
     free(big);
   }
   /* no error: NULL err is allowed too */

@@ -76,6 +76,8 @@ cp "$D/queries.fvecs" "$T/neg.fvecs"
 printf '\000\000\200\277' | dd of="$T/neg.fvecs" bs=1 seek=$((3 * 260 + 4 + 5 * 4)) conv=notrunc 2>/dev/null
 expect_fail "search_kernel chi2 of a negative value" 1 "queries: row 3, column 5: -1 is negative; the chi2 kernel needs histograms" "$T/x.D" \
   "$DRV" search -c "$T/chi2.slem" 5 "$T/neg.fvecs" "$D/database.fvecs" "$T/x"
+expect_fail "search_kernel normalize" 1 "SLEM_SEARCH_NORMALIZE does not go with a kernel cache" "$T/x.D" \
+  "$DRV" search -n -c "$T/chi2.slem" 5 "$D/queries.fvecs" "$D/database.fvecs" "$T/x"
 # a linear cache is refused by name
 check "linear cache" slem-negstats -q -o "$T/lin.slem" "$D/negatives.fvecs"
 expect_fail "search_kernel of a linear cache" 1 "a cache of kind linear: the exact similarity takes a kernel cache" "$T/x.D" \

@@ -21,6 +21,10 @@ cachekinds: cache
 encopts: encoder
 fmt_*: vfmt
 fmt_mem: vecreader vecarrays
+api_util: api version
+api_cache: load save cache
+api_fit: fit
+api_encode: encode
 kern_*: kern
 rank_*: rank
 scorer_*: scorer

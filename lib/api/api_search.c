@@ -19,10 +19,6 @@
 #include "match.h"
 #include "vecs.h"
 
-/* TODO(h-capi): declared by lib/formats/fmt_mem.c's header once merged */
-int slem_vecreader_open_array(SlemVecReader **r, const char *name, const void *data, int dtype,
-                              size_t rows, size_t cols, SlemError *err);
-
 /* Where slem_match()'s hits go: row query of D and I (k columns), its n hits then the
  * padding. */
 typedef struct Fill {
@@ -49,11 +45,13 @@ static int fill_hits(void *ctx, uint64_t query, const SlemHit *hits, size_t n, S
   return SLEM_OK;
 }
 
-/* The shape, dtype and values of a (named what in messages): SLEM_EINVAL for a NULL array,
- * a dtype other than float32 and float64, 0 columns, data NULL with rows; SLEM_EFORMAT for
- * a non-finite element, naming its row and column. */
+/* The shape, dtype and values of a (named what in messages) as the array reader
+ * (slem_vecreader_open_array()) would find them in the middle of the search, read as float32
+ * when to_f32: SLEM_EINVAL for a NULL array, a dtype other than float32 and float64, 0
+ * columns, data NULL with rows; SLEM_EFORMAT for a non-finite element (or a float64 beyond
+ * float32's range, to_f32), naming its row and column in the reader's words. */
 #define CHECK_BLOCK 4096
-static int check_array(const SlemArray *a, const char *what, SlemError *err) {
+static int check_array(const SlemArray *a, const char *what, int to_f32, SlemError *err) {
   size_t n;
   if (!a) return slem_error(err, SLEM_EINVAL, "%s: no array (NULL)", what);
   if (a->dtype != SLEM_FLOAT32 && a->dtype != SLEM_FLOAT64)
@@ -84,7 +82,8 @@ static int check_array(const SlemArray *a, const char *what, SlemError *err) {
       for (size_t i = lo; i < hi; i++) {
         uint64_t u;
         memcpy(&u, x + i, sizeof u);
-        bad |= (u & 0x7ff0000000000000u) == 0x7ff0000000000000u;
+        /* to float32: from 2^128 on (FLT_MAX's rounding up is Inf, checked below) */
+        bad |= (u & 0x7ff0000000000000u) >= (to_f32 ? 0x47e0000000000000u : 0x7ff0000000000000u);
       }
     }
     if (!bad) continue;
@@ -92,10 +91,19 @@ static int check_array(const SlemArray *a, const char *what, SlemError *err) {
       double v = a->dtype == SLEM_FLOAT32 ? ((const float *)a->data)[i] : ((const double *)a->data)[i];
       if (!isfinite(v))
         return slem_error(err, SLEM_EFORMAT, "%s: row %zu, column %zu: %s", what, i / a->cols,
-                          i % a->cols, isnan(v) ? "NaN" : v > 0 ? "Inf" : "-Inf");
+                          i % a->cols, isnan(v) ? "NaN" : "infinite");
+      if (to_f32 && !isfinite((float)v))
+        return slem_error(err, SLEM_EFORMAT, "%s: row %zu, column %zu: %.17g is beyond float32's "
+                          "range, in which the vectors are read", what, i / a->cols, i % a->cols,
+                          v);
     }
   }
   return SLEM_OK;
+}
+
+/* The reader's element type of a (checked). */
+static int dtype_of(const SlemArray *a) {
+  return a->dtype == SLEM_FLOAT32 ? SLEM_DTYPE_F4 : SLEM_DTYPE_F8;
 }
 
 /* The values of a, checked finite, >= 0 for a kernel of histograms (named kernel), as
@@ -124,8 +132,9 @@ static int search(const SlemCache *kernel, const SlemArray *queries, const SlemA
   const SlemKernel *kern;
   int st, saved = slem_blas_threads();
 
-  if ((st = check_array(queries, "queries", err)) != SLEM_OK ||
-      (st = check_array(database, "database", err)) != SLEM_OK)
+  /* the inner product reads float32, the kernel double */
+  if ((st = check_array(queries, "queries", !kernel, err)) != SLEM_OK ||
+      (st = check_array(database, "database", !kernel, err)) != SLEM_OK)
     return st;
   if (k == 0) return slem_error(err, SLEM_EINVAL, "k 0: ask for at least one result per query");
   if (queries->rows == 0) return slem_error(err, SLEM_EINVAL, "queries: no rows");
@@ -151,6 +160,9 @@ static int search(const SlemCache *kernel, const SlemArray *queries, const SlemA
     if (queries->cols != kernel->d)
       return slem_error(err, SLEM_EINVAL, "queries have %zu columns, the cache's dimension is %zu",
                         queries->cols, kernel->d);
+    if (flags & SLEM_SEARCH_NORMALIZE)
+      return slem_error(err, SLEM_EINVAL, "SLEM_SEARCH_NORMALIZE does not go with a kernel cache: "
+                        "its similarity is normalised");
     kern = &slem_cache_kernel(kernel)->kernel;
     if (slem_kernel_needs_histograms(kern) &&
         ((st = check_histograms(queries, "queries", slem_kernel_name(kern), err)) != SLEM_OK ||
@@ -171,9 +183,9 @@ static int search(const SlemCache *kernel, const SlemArray *queries, const SlemA
   if (queries->rows < opts.qblock) opts.qblock = queries->rows;
   opts.memory = 0;
   if (threads > 0) slem_blas_set_threads(threads);
-  if ((st = slem_vecreader_open_array(&qr, "queries", queries->data, queries->dtype, queries->rows,
-                                      queries->cols, err)) != SLEM_OK ||
-      (st = slem_vecreader_open_array(&dr, "database", database->data, database->dtype,
+  if ((st = slem_vecreader_open_array(&qr, "queries", queries->data, dtype_of(queries),
+                                      queries->rows, queries->cols, err)) != SLEM_OK ||
+      (st = slem_vecreader_open_array(&dr, "database", database->data, dtype_of(database),
                                       database->rows, database->cols, err)) != SLEM_OK)
     goto done;
   st = slem_match(qr, dr, &opts, fill_hits, &fill, &stats, err);

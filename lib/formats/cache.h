@@ -86,6 +86,12 @@ const char *slem_cache_json(const SlemCache *self);
  * since most runs never need it and hashing byte by byte costs more than reading. */
 const char *slem_cache_fingerprint(const SlemCache *self);
 const char *slem_cache_path(const SlemCache *self);
+/* Renames self in messages (slem_cache_path()): a cache loaded from a temporary file that
+ * is gone. Errors: SLEM_ENOMEM (the name unchanged). */
+int slem_cache_set_path(SlemCache *self, const char *name, SlemError *err);
+/* The bytes of the file self was loaded from (its mapping, owned by self): 1 with *p and *n
+ * set; 0 for a view (slem_cache_view_new()), which has none. Cannot fail. */
+int slem_cache_bytes(const SlemCache *self, const void **p, size_t *n);
 
 /* The line of the arithmetic that made the cache (arith.h: its BLAS core and versions), as
  * its JSON header records it, owned by self; NULL when it records none (an older slem). */
