@@ -109,6 +109,7 @@ def test_linear_statistics_against_numpy(tmp_path, digits):
                                atol=1e-12 * np.abs(ainv).max())
     # an absolute lambda is that lambda
     assert slem.fit(digits["negatives"], lam=2.5).info["lambda"] == 2.5
+    assert slem.fit(digits["negatives"], lam=0.1).info["lambda"] == 0.1   # its repr, exact
 
 
 def test_fit_options_come_from_the_table():
