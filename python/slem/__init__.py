@@ -251,6 +251,12 @@ class Cache:
         return info
 
     @property
+    def blas_core(self):
+        """The OpenBLAS kernel the statistics were computed with (info's arithmetic): the
+        same cache on another core differs in its last bits."""
+        return self.info.get("arithmetic", {}).get("blas_core")
+
+    @property
     def kind(self):
         """The cache's kind: 'linear', 'kernel', 'partial', ..."""
         return _C.slem_cache_kind_name(self._handle()).decode()
