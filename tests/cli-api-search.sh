@@ -130,7 +130,7 @@ same_values "evaluate_file labels" "$T/out" "$T/e.json" "$KEYS"
 
 # ---- refusals: a status, the message, nothing written ----
 expect_fail "k 0" 1 "k 0: ask for at least one result" "$T/x.D" "$DRV" search 0 "$D/queries.fvecs" "$D/database.fvecs" "$T/x"
-expect_fail "dimensions differ" 1 "queries have 64 columns, the database 12" "$T/x.D" "$DRV" search 5 "$D/queries.fvecs" "$TOP/testdata/golden/db.fvecs" "$T/x"
+expect_fail "dimensions differ" 1 "database: 12 columns, but the queries' dimension is 64" "$T/x.D" "$DRV" search 5 "$D/queries.fvecs" "$TOP/testdata/golden/db.fvecs" "$T/x"
 expect_fail "unknown measure" 1 "unknown measure 'mAP'" - "$DRV" eval -Q "$T/rows.qrels" -i "$T/r.I.npy" map mAP
 expect_fail "row out of range" 1 "is not a row of the database (0 to 99, or -1 for none)" - \
   "$DRV" eval -q "$D/queries.labels" -d "$TOP/testdata/digits/validation.labels" -i "$T/r.I.npy" map

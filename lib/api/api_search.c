@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "blas.h"
+#include "api_util.h"
 #include "cache.h"
 #include "error.h"
 #include "kernel.h"
@@ -45,26 +45,13 @@ static int fill_hits(void *ctx, uint64_t query, const SlemHit *hits, size_t n, S
   return SLEM_OK;
 }
 
-/* The shape, dtype and values of a (named what in messages) as the array reader
+/* The values of a (its shape checked: slem_api_array_check()) as the array reader
  * (slem_vecreader_open_array()) would find them in the middle of the search, read as float32
- * when to_f32: SLEM_EINVAL for a NULL array, a dtype other than float32 and float64, 0
- * columns, data NULL with rows; SLEM_EFORMAT for a non-finite element (or a float64 beyond
- * float32's range, to_f32), naming its row and column in the reader's words. */
+ * when to_f32: SLEM_EFORMAT for a non-finite element (or a float64 beyond float32's range,
+ * to_f32), naming the array, the row and the column in the reader's words. */
 #define CHECK_BLOCK 4096
-static int check_array(const SlemArray *a, const char *what, int to_f32, SlemError *err) {
+static int check_values(const SlemArray *a, const char *what, int to_f32, SlemError *err) {
   size_t n;
-  if (!a) return slem_error(err, SLEM_EINVAL, "%s: no array (NULL)", what);
-  if (a->dtype != SLEM_FLOAT32 && a->dtype != SLEM_FLOAT64)
-    return slem_error(err, SLEM_EINVAL, "%s: dtype %d: give SLEM_FLOAT32 or SLEM_FLOAT64", what,
-                      a->dtype);
-  if (a->cols == 0) return slem_error(err, SLEM_EINVAL, "%s: 0 columns", what);
-  if (a->cols > SLEM_DIM_MAX)
-    return slem_error(err, SLEM_EINVAL, "%s: %zu columns, above the largest dimension %u", what,
-                      a->cols, (unsigned)SLEM_DIM_MAX);
-  if (a->rows > SIZE_MAX / 8 / a->cols)
-    return slem_error(err, SLEM_EINVAL, "%s: %zu x %zu elements do not fit in memory", what,
-                      a->rows, a->cols);
-  if (a->rows > 0 && !a->data) return slem_error(err, SLEM_EINVAL, "%s: data is NULL", what);
   n = a->rows * a->cols;
   /* a pass at the speed of memory over blocks whose exponents are or-ed, the element
    * looked for only in a block that holds one */
@@ -101,12 +88,7 @@ static int check_array(const SlemArray *a, const char *what, int to_f32, SlemErr
   return SLEM_OK;
 }
 
-/* The reader's element type of a (checked). */
-static int dtype_of(const SlemArray *a) {
-  return a->dtype == SLEM_FLOAT32 ? SLEM_DTYPE_F4 : SLEM_DTYPE_F8;
-}
-
-/* The values of a, checked finite, >= 0 for a kernel of histograms (named kernel), as
+/* The values of a, >= 0 for a kernel of histograms (named kernel), as
  * slem_kernel_prepare() would refuse them in the middle of the search. Errors: SLEM_EFORMAT
  * naming the row and column. */
 static int check_histograms(const SlemArray *a, const char *what, const char *kernel,
@@ -128,23 +110,27 @@ static int search(const SlemCache *kernel, const SlemArray *queries, const SlemA
   SlemVecReader *qr = NULL, *dr = NULL;
   SlemMatchOpts opts;
   SlemMatchStats stats;
+  SlemApiThreads th = {0};
   Fill fill = {D, I, k};
   const SlemKernel *kern;
-  int st, saved = slem_blas_threads();
+  int st;
 
-  /* the inner product reads float32, the kernel double */
-  if ((st = check_array(queries, "queries", !kernel, err)) != SLEM_OK ||
-      (st = check_array(database, "database", !kernel, err)) != SLEM_OK)
+  if ((st = slem_api_array_check(queries, "queries", kernel ? kernel->d : 0,
+                                 "the cache's dimension", err)) != SLEM_OK)
+    return st;
+  if (!database) return slem_error(err, SLEM_EINVAL, "database: no array (a null pointer)");
+  if (database->rows == 0 && database->cols != queries->cols) /* empty: its shape alone */
+    return slem_error(err, SLEM_EINVAL, "database: %zu columns, but the queries' dimension is %zu",
+                      database->cols, queries->cols);
+  if (database->rows > 0 &&
+      (st = slem_api_array_check(database, "database", queries->cols, "the queries' dimension",
+                                 err)) != SLEM_OK)
     return st;
   if (k == 0) return slem_error(err, SLEM_EINVAL, "k 0: ask for at least one result per query");
-  if (queries->rows == 0) return slem_error(err, SLEM_EINVAL, "queries: no rows");
   if (flags & ~SLEM_SEARCH_NORMALIZE)
     return slem_error(err, SLEM_EINVAL, "flags %#x: unknown bits (SLEM_SEARCH_NORMALIZE is %#x)",
                       (unsigned)flags, (unsigned)SLEM_SEARCH_NORMALIZE);
-  if (queries->cols != database->cols)
-    return slem_error(err, SLEM_EINVAL, "queries have %zu columns, the database %zu: the "
-                      "dimensions differ", queries->cols, database->cols);
-  if (k > SIZE_MAX / sizeof *D / queries->rows)
+  if (k > SIZE_MAX / sizeof *I / queries->rows)
     return slem_error(err, SLEM_EINVAL, "k %zu for %zu queries: D and I do not fit in memory", k,
                       queries->rows);
   if (!D || !I) return slem_error(err, SLEM_EINVAL, "%s is NULL", !D ? "D" : "I");
@@ -157,22 +143,26 @@ static int search(const SlemCache *kernel, const SlemArray *queries, const SlemA
       return slem_error(err, SLEM_EINVAL, "a cache of kind %s: the exact similarity takes a "
                         "kernel cache; for linear SLEM, encode both sides and search the "
                         "descriptors", kernel->kind);
-    if (queries->cols != kernel->d)
-      return slem_error(err, SLEM_EINVAL, "queries have %zu columns, the cache's dimension is %zu",
-                        queries->cols, kernel->d);
     if (flags & SLEM_SEARCH_NORMALIZE)
       return slem_error(err, SLEM_EINVAL, "SLEM_SEARCH_NORMALIZE does not go with a kernel cache: "
                         "its similarity is normalised");
+  }
+  /* the values, as the readers would refuse them in the middle of the search: the inner
+   * product reads float32, the kernel double (and a kernel of histograms no negative) */
+  if ((st = check_values(queries, "queries", !kernel, err)) != SLEM_OK ||
+      (st = check_values(database, "database", !kernel, err)) != SLEM_OK)
+    return st;
+  if (kernel) {
     kern = &slem_cache_kernel(kernel)->kernel;
     if (slem_kernel_needs_histograms(kern) &&
         ((st = check_histograms(queries, "queries", slem_kernel_name(kern), err)) != SLEM_OK ||
          (st = check_histograms(database, "database", slem_kernel_name(kern), err)) != SLEM_OK))
       return st;
   }
+  if ((st = slem_api_threads_begin(&th, threads, err)) != SLEM_OK) goto done;
   if (database->rows == 0) { /* faiss.IndexFlatIP with nothing added: padding alone */
-    Fill none = {D, I, k};
-    for (size_t q = 0; q < queries->rows; q++) fill_hits(&none, q, NULL, 0, NULL);
-    return SLEM_OK;
+    for (size_t q = 0; q < queries->rows; q++) fill_hits(&fill, q, NULL, 0, NULL);
+    goto done;
   }
   slem_match_opts_init(&opts);
   /* at most the database's rows: each query keeps that many hits, the rest is padding */
@@ -182,17 +172,14 @@ static int search(const SlemCache *kernel, const SlemArray *queries, const SlemA
   /* no more heaps than queries; no copy of the database beyond the tile being scored */
   if (queries->rows < opts.qblock) opts.qblock = queries->rows;
   opts.memory = 0;
-  if (threads > 0) slem_blas_set_threads(threads);
-  if ((st = slem_vecreader_open_array(&qr, "queries", queries->data, dtype_of(queries),
-                                      queries->rows, queries->cols, err)) != SLEM_OK ||
-      (st = slem_vecreader_open_array(&dr, "database", database->data, dtype_of(database),
-                                      database->rows, database->cols, err)) != SLEM_OK)
+  if ((st = slem_api_array_reader(&qr, queries, "queries", err)) != SLEM_OK ||
+      (st = slem_api_array_reader(&dr, database, "database", err)) != SLEM_OK)
     goto done;
   st = slem_match(qr, dr, &opts, fill_hits, &fill, &stats, err);
 done:
   slem_vecreader_free(qr);
   slem_vecreader_free(dr);
-  if (threads > 0) slem_blas_set_threads(saved);
+  slem_api_threads_end(&th);
   return st;
 }
 

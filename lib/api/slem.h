@@ -27,6 +27,12 @@
 extern "C" {
 #endif
 
+/* libslem.so is built -fvisibility=hidden: what this header declares is what it exports
+ * (with its version script, lib/api/libslem.map, made from this header). */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 /* ---- version ---- */
 
 #define SLEM_VERSION_MAJOR 0
@@ -221,6 +227,10 @@ int slem_evaluate(const int64_t *I, size_t nq, size_t k, const SlemTruthArrays *
 int slem_evaluate_file(const char *ranking, const char *format, const SlemTruthArrays *truth,
                        const char *const *measures, size_t nmeasures, double *values,
                        SlemError *err);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

@@ -49,7 +49,11 @@ typedef SlemContainerSection SlemCacheSection;
  * SLEM_EINVAL (path "-"), SLEM_EFORMAT with what is wrong ("written with byte order ...",
  * "version 7; this slem reads version 1", "checksum mismatch in the payload"). */
 int slem_cache_load(SlemCache **self, const char *path, SlemError *err);
+/* Also the public API's (slem.h, whose SlemCache is this one): exported by libslem.so,
+ * whose other objects are hidden. */
+#pragma GCC visibility push(default)
 void slem_cache_free(SlemCache *self);
+#pragma GCC visibility pop
 
 /* A cache of kind with no file of its own, named name in messages, for the kind's reader
  * to fill with slem_cache_set_kind(): a stage of a cache holding several (its sections
