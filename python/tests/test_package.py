@@ -48,3 +48,20 @@ def test_help_shows_the_docstrings():
               slem.Cache.encode, slem.Cache.save, slem.IndexFlatIP.add,
               slem.IndexFlatIP.search):
         assert f.__doc__ and len(f.__doc__) > 40, f
+
+
+def test_installed_layout_finds_its_library(tmp_path):
+    # make install's layout: PREFIX/lib/libslem.so.0 and the package under
+    # PREFIX/lib/python3/dist-packages/slem, found without SLEM_LIBRARY or ldconfig
+    lib = tmp_path / "usr" / "lib"
+    pkg = lib / "python3" / "dist-packages" / "slem"
+    pkg.mkdir(parents=True)
+    for f in (ROOT / "python" / "slem").glob("*.py"):
+        (pkg / f.name).write_bytes(f.read_bytes())
+    (lib / "libslem.so.0").write_bytes((ROOT / "lib" / "libslem.so.0").read_bytes())
+    env = {k: v for k, v in os.environ.items() if k != "SLEM_LIBRARY"}
+    env["PYTHONPATH"] = str(pkg.parent)
+    p = subprocess.run([sys.executable, "-c", "import slem; print(slem.library_path)"],
+                       env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr.decode()
+    assert p.stdout.decode().strip() == str(lib / "libslem.so.0")
