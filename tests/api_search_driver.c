@@ -240,6 +240,7 @@ static int eval_main(int argc, char **argv, int file) {
                             values, &err);
   if (st != SLEM_OK) {
     fprintf(stderr, "api_search_driver: %s (%s)\n", err.msg, slem_error_str(st));
+    free(values);
     return 1;
   }
   for (int m = i; m < argc; m++) printf("%s\t%.17g\n", argv[m], values[m - i]);

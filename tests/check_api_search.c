@@ -200,6 +200,26 @@ START_TEST(bad_search_input_is_refused_and_writes_nothing) {
     ck_assert_str_eq(err.msg, "database: row 1500, column 2: infinite");
     free(big);
   }
+  /* the database's values are refused by its reader in the first pass, which ends before any
+   * hit is handed out: nothing written with several blocks of queries and tiles either */
+  {
+    size_t nq = 3000, ndb = 10000, k = 5;
+    float *bq = calloc(nq * 4, sizeof *bq), *bd = calloc(ndb * 4, sizeof *bd);
+    float *bD = malloc(nq * k * sizeof *bD);
+    int64_t *bI = malloc(nq * k * sizeof *bI);
+    SlemArray bqa = {bq, SLEM_FLOAT32, nq, 4}, bda = {bd, SLEM_FLOAT32, ndb, 4};
+    for (size_t i = 0; i < nq * k; i++) bD[i] = 12345.0f, bI[i] = 777;
+    bd[(ndb - 1) * 4 + 1] = NAN;
+    ck_assert_int_eq(slem_search(&bqa, &bda, k, 0, 2, bD, bI, &err), SLEM_EFORMAT);
+    ck_assert_str_eq(err.msg, "database: row 9999, column 1: NaN");
+    UNTOUCHED(bD, bI, nq * k);
+    bd[(ndb - 1) * 4 + 1] = 0;
+    bq[2999 * 4] = INFINITY; /* a query of the second block: found before the first is written */
+    ck_assert_int_eq(slem_search(&bqa, &bda, k, 0, 2, bD, bI, &err), SLEM_EFORMAT);
+    ck_assert_str_eq(err.msg, "queries: row 2999, column 0: infinite");
+    UNTOUCHED(bD, bI, nq * k);
+    free(bq), free(bd), free(bD), free(bI);
+  }
   /* no error: NULL err is allowed too */
   ck_assert_int_eq(slem_search(&qa, &da, 0, 0, 0, D, I, NULL), SLEM_EINVAL);
   UNTOUCHED(D, I, 12);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "api_util.h"
+#include "blas.h"
 #include "cache.h"
 #include "error.h"
 #include "kernel.h"
@@ -45,34 +46,50 @@ static int fill_hits(void *ctx, uint64_t query, const SlemHit *hits, size_t n, S
   return SLEM_OK;
 }
 
+/* Whether one of the n floats x has the exponent field all ones (NaN, Inf): the field plus
+ * one carries into the sign bit only then, or-ed over the block, in integers that the
+ * compiler turns into vector instructions (a block of CHECK_BLOCK, a constant, most of all). */
+static inline int flag_f32(const float *x, size_t n) {
+  uint32_t acc = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t u; /* the bits of the float (IEEE binary32), read without aliasing it */
+    memcpy(&u, x + i, sizeof u);
+    acc |= (u & 0x7f800000u) + 0x00800000u;
+  }
+  return (acc & 0x80000000u) != 0;
+}
+
+/* The same for n doubles, from the exponent all ones (NaN, Inf), or with to_f32 from 2^127
+ * (which holds every double that rounds to Inf in float32). */
+static inline int flag_f64(const double *x, size_t n, int to_f32) {
+  const uint64_t add = 0x8000000000000000u - (to_f32 ? 0x47e0000000000000u : 0x7ff0000000000000u);
+  uint64_t acc = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t u;
+    memcpy(&u, x + i, sizeof u);
+    acc |= (u & 0x7ff0000000000000u) + add;
+  }
+  return (acc & 0x8000000000000000u) != 0;
+}
+
 /* The values of a (its shape checked: slem_api_array_check()) as the array reader
- * (slem_vecreader_open_array()) would find them in the middle of the search, read as float32
+ * (slem_vecreader_open_array()) would refuse them in the middle of the search, read as float32
  * when to_f32: SLEM_EFORMAT for a non-finite element (or a float64 beyond float32's range,
  * to_f32), naming the array, the row and the column in the reader's words. */
 #define CHECK_BLOCK 4096
 static int check_values(const SlemArray *a, const char *what, int to_f32, SlemError *err) {
   size_t n;
   n = a->rows * a->cols;
-  /* a pass at the speed of memory over blocks whose exponents are or-ed, the element
-   * looked for only in a block that holds one */
+  /* a pass at the speed of memory (flag_f32(), flag_f64()); the element is looked for only
+   * in a block that holds one */
   for (size_t lo = 0; lo < n; lo += CHECK_BLOCK) {
-    size_t hi = n - lo < CHECK_BLOCK ? n : lo + CHECK_BLOCK, bad = 0;
-    if (a->dtype == SLEM_FLOAT32) {
-      const float *x = a->data;
-      for (size_t i = lo; i < hi; i++) {
-        uint32_t u;
-        memcpy(&u, x + i, sizeof u);
-        bad |= (u & 0x7f800000u) == 0x7f800000u;
-      }
-    } else {
-      const double *x = a->data;
-      for (size_t i = lo; i < hi; i++) {
-        uint64_t u;
-        memcpy(&u, x + i, sizeof u);
-        /* to float32: from 2^128 on (FLT_MAX's rounding up is Inf, checked below) */
-        bad |= (u & 0x7ff0000000000000u) >= (to_f32 ? 0x47e0000000000000u : 0x7ff0000000000000u);
-      }
-    }
+    size_t hi = n - lo < CHECK_BLOCK ? n : lo + CHECK_BLOCK;
+    int bad = a->dtype == SLEM_FLOAT32
+                  ? (hi - lo == CHECK_BLOCK ? flag_f32((const float *)a->data + lo, CHECK_BLOCK)
+                                            : flag_f32((const float *)a->data + lo, hi - lo))
+                  : (hi - lo == CHECK_BLOCK
+                         ? flag_f64((const double *)a->data + lo, CHECK_BLOCK, to_f32)
+                         : flag_f64((const double *)a->data + lo, hi - lo, to_f32));
     if (!bad) continue;
     for (size_t i = lo; i < hi; i++) {
       double v = a->dtype == SLEM_FLOAT32 ? ((const float *)a->data)[i] : ((const double *)a->data)[i];
@@ -147,11 +164,12 @@ static int search(const SlemCache *kernel, const SlemArray *queries, const SlemA
       return slem_error(err, SLEM_EINVAL, "SLEM_SEARCH_NORMALIZE does not go with a kernel cache: "
                         "its similarity is normalised");
   }
-  /* the values, as the readers would refuse them in the middle of the search: the inner
-   * product reads float32, the kernel double (and a kernel of histograms no negative) */
-  if ((st = check_values(queries, "queries", !kernel, err)) != SLEM_OK ||
-      (st = check_values(database, "database", !kernel, err)) != SLEM_OK)
-    return st;
+  /* the values that the reader of the queries would refuse after the first block of queries
+   * was written (the inner product reads float32, the kernel double); the database's it
+   * refuses itself in the first pass over the database, which ends before slem_match() hands
+   * out any query's hits (a query's best k are known after the last tile), so that a bad
+   * value writes nothing either way, without a pass over the database of its own */
+  if ((st = check_values(queries, "queries", !kernel, err)) != SLEM_OK) return st;
   if (kernel) {
     kern = &slem_cache_kernel(kernel)->kernel;
     if (slem_kernel_needs_histograms(kern) &&
@@ -172,6 +190,12 @@ static int search(const SlemCache *kernel, const SlemArray *queries, const SlemA
   /* no more heaps than queries; no copy of the database beyond the tile being scored */
   if (queries->rows < opts.qblock) opts.qblock = queries->rows;
   opts.memory = 0;
+  { /* a database smaller than the default tile in one tile of its size: the same scores (a
+     * tile's size changes none), and a call on a small database allocates no more */
+    size_t tile = kernel ? slem_block_rows(queries->cols)
+                         : slem_match_tile_rows(queries->cols, slem_blas_threads());
+    if (database->rows < tile) opts.dblock = database->rows;
+  }
   if ((st = slem_api_array_reader(&qr, queries, "queries", err)) != SLEM_OK ||
       (st = slem_api_array_reader(&dr, database, "database", err)) != SLEM_OK)
     goto done;
