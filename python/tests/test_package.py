@@ -5,6 +5,10 @@ import os
 import pydoc
 import subprocess
 import sys
+import threading
+import time
+
+import numpy as np
 
 import slem
 from conftest import ROOT, tool
@@ -65,3 +69,28 @@ def test_installed_layout_finds_its_library(tmp_path):
                        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
     assert p.returncode == 0, p.stderr.decode()
     assert p.stdout.decode().strip() == str(lib / "libslem.so.0")
+
+
+def test_other_threads_run_during_a_call():
+    # another Python thread runs while slem works: its stamps fall inside the call's window
+    # (a GIL held through the call would allow none past the first few milliseconds)
+    rng = np.random.default_rng(3)
+    q = rng.standard_normal((1000, 64)).astype(np.float32)
+    db = rng.standard_normal((20000, 64)).astype(np.float32)
+    window, stamps = [], []
+
+    def work():
+        t0 = time.monotonic()
+        slem.search(q, db, 10, threads=1)
+        window.extend([t0, time.monotonic()])
+
+    t = threading.Thread(target=work)
+    t.start()
+    while t.is_alive():
+        stamps.append(time.monotonic())
+        time.sleep(0.001)
+    t.join()
+    t0, t1 = window
+    quarter = (t1 - t0) / 4
+    assert t1 - t0 > 0.02, "the call is too short to tell"
+    assert any(t0 + quarter < s < t1 - quarter for s in stamps)
