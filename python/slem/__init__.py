@@ -425,7 +425,9 @@ class IndexFlatIP:
 
     As FAISS does, vectors are stored as float32 (float64 input is rounded once) in one
     array, queries are rounded to float32 too, and short result lists are padded with
-    I = -1 and D = -FLT_MAX."""
+    I = -1 and D = -FLT_MAX. Equal scores are ordered by the lower row (FAISS leaves them
+    in no set order). The attribute threads (None: $SLEM_THREADS, else every core) is the
+    BLAS threads of each search."""
 
     is_trained = True
     metric_type = 0  # faiss.METRIC_INNER_PRODUCT
