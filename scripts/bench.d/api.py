@@ -94,7 +94,7 @@ def fingerprint(cache):
     info = cache.info() if callable(cache.info) else cache.info
     if isinstance(info, str):
         info = json.loads(info)
-    return info.get("fingerprint"), info.get("blas_core") or info.get("core")
+    return info.get("fingerprint"), (info.get("arithmetic") or {}).get("blas_core")
 
 
 def maxrss_mib():
