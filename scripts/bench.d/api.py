@@ -134,6 +134,8 @@ def main():
 
         def index_search():
             index = slem.IndexFlatIP(db.shape[1])
+            if hasattr(index, "threads"):  # the package's own knob (FAISS has none)
+                index.threads = threads
             index.add(db)
             return index.search(q, k)
         t, (Dx, Ix) = timed(index_search, repeat)
