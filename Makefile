@@ -1,11 +1,15 @@
 # slem: square-loss exemplar machine descriptors and cosine retrieval.
 #
 # Targets:
-#   make            build lib/libslem.a and bin/slem-*
+#   make            build lib/libslem.a, bin/slem-* and the shared library lib/libslem.so
+#                   (soname libslem.so.0: the C API of lib/api/slem.h and nothing else,
+#                   docs/library.md)
 #   make check      install missing Debian packages, build, run every test
 #   make check-cores  the golden suites once per OpenBLAS kernel (CORETYPES="Haswell ...")
 #   make demo       install missing Debian packages, build, run the pipeline on testdata/
-#   make install    copy the tools, slem-tune, slem-plot-pr and man pages under $(DESTDIR)$(PREFIX)
+#   make install    copy the tools, slem-tune, slem-plot-pr and man pages under $(DESTDIR)$(PREFIX),
+#                   and the library: include/slem.h, lib/libslem.so*, lib/libslem.a,
+#                   lib/pkgconfig/slem.pc, man3/slem.3, the Python package (PYTHONDIR)
 #   make uninstall  remove them again (same PREFIX and DESTDIR)
 #   make bench-probe  bin/slem-bench-probe, the BLAS probe of scripts/bench, for a bundle
 #                   timed elsewhere (scripts/bench --threads --bindir)
@@ -13,7 +17,11 @@
 #   make clean      remove what the build made
 #
 # Knobs (make VAR=value):
-#   PREFIX=/usr/local      where `make install` puts bin/, share/man/ and libexec/slem/
+#   PREFIX=/usr/local      where `make install` puts bin/, share/man/, libexec/slem/,
+#                          include/ and lib/ (slem.pc names it)
+#   PYTHONDIR=...          where `make install` puts the Python package slem/: Debian's
+#                          layout, PREFIX/lib/python3/dist-packages for PREFIX=/usr, else
+#                          PREFIX/lib/python3.N/dist-packages (N of /usr/bin/python3)
 #   DESTDIR=               staging root for packagers
 #   DEBUG=1                -O0 -g3, no optimisation
 #   SANITIZE=1             AddressSanitizer + UndefinedBehaviorSanitizer (use with CC=clang
@@ -70,6 +78,24 @@ ALL_CPPFLAGS = $(LIB_DIRS:%=-Ilib/%)
 RAND_OBJ  = build/lib/encode/esvm_rand.o
 LIB_SRC   = $(filter-out lib/encode/esvm_rand.c,$(wildcard lib/*/*.c))
 LIB_OBJ   = $(LIB_SRC:lib/%.c=build/lib/%.o)
+# libslem.so (docs/library.md, "Building and linking"):
+# The same sources as libslem.a (esvm_rand.c neither), compiled again -fPIC
+# -fvisibility=hidden into build/pic/, so that libslem.a and the tools keep their objects;
+# linked with the same LIBS. What it exports: the functions lib/api/slem.h declares, which
+# it declares with default visibility (#pragma GCC visibility), and the version script made
+# from that header by scripts/api-map.sh (tests/so-symbols.sh checks both). The version is
+# the header's SLEM_VERSION; the soname carries its major number.
+SO_VERSION := $(shell awk '$$2 == "SLEM_VERSION" { gsub(/"/, "", $$3); print $$3 }' lib/api/slem.h)
+SO_MAJOR  = $(firstword $(subst ., ,$(SO_VERSION)))
+SONAME    = libslem.so.$(SO_MAJOR)
+SO_REAL   = libslem.so.$(SO_VERSION)
+SO_LINKS  = lib/$(SO_REAL) lib/$(SONAME) lib/libslem.so
+SO_MAP    = lib/api/libslem.map
+PIC_OBJ   = $(LIB_SRC:lib/%.c=build/pic/%.o)
+# every symbol resolved at link time (not under the sanitizers, whose runtime the program
+# brings)
+SO_LDFLAGS = -shared -Wl,-soname,$(SONAME) -Wl,--version-script=$(SO_MAP) $(if $(SAN),,-Wl,--no-undefined)
+
 TOOLS     = slem-negstats slem-encode slem-match slem-eval slem-merge slem-report slem-esvm \
             slem-calibrate slem-expand
 BINS      = $(TOOLS:%=bin/%)
@@ -89,11 +115,19 @@ SCRIPT_MANS = man/slem-tune.1 man/slem-plot-pr.1 man/slem-parallel.1 man/slem-sb
 # slem-parallel and slem-sbatch from bin/../libexec/slem/engines/
 ENGINES   = $(wildcard tools/engines/*.sh)
 ENGINEDIR = $(PREFIX)/libexec/slem/engines
+# the library's install: the header, the shared library and its links, the static archive,
+# slem.pc, slem(3), and the Python package (python/slem/*.py, when the tree has it) where
+# Debian's python3 finds it
+LIBDIR    = $(PREFIX)/lib
+PCDIR     = $(LIBDIR)/pkgconfig
+PYTHONDIR ?= $(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3/dist-packages,$(PREFIX)/lib/python3.$(shell /usr/bin/python3 -c 'import sys; print(sys.version_info[1])' 2>/dev/null || echo 11)/dist-packages)
+PY_SRC    = $(wildcard python/slem/*.py)
+LIB_MANS  = man/slem.3
 
 .PHONY: all bench-probe check check-cores demo install uninstall clean deps unit-test cli-test man-test fuzz fuzz-replay
 .SUFFIXES:
 
-all: $(BINS)
+all: $(BINS) $(SO_LINKS)
 
 build/lib/%.o: lib/%.c $(LIB_HDR)
 	@mkdir -p $(@D)
@@ -105,6 +139,23 @@ build/cmd/%.o: cmd/%.c $(LIB_HDR) $(wildcard cmd/*.h) | build/cmd
 lib/libslem.a: $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
+
+# ---- libslem.so: the rules (the variables are above) ----
+build/pic/%.o: lib/%.c $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+
+$(SO_MAP): lib/api/slem.h scripts/api-map.sh
+	sh scripts/api-map.sh lib/api/slem.h >$@.tmp && mv $@.tmp $@
+
+lib/$(SO_REAL): $(PIC_OBJ) $(SO_MAP)
+	$(CC) $(ALL_LDFLAGS) $(SO_LDFLAGS) -o $@ $(PIC_OBJ) $(LIBS)
+
+lib/$(SONAME): lib/$(SO_REAL)
+	ln -sf $(SO_REAL) $@
+
+lib/libslem.so: lib/$(SONAME)
+	ln -sf $(SONAME) $@
 
 bin/%: build/cmd/%.o $(CLI_OBJ) lib/libslem.a | bin
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(CLI_OBJ) lib/libslem.a $(LIBS)
@@ -135,13 +186,13 @@ unit-test: $(TEST_BINS)
 	@f=0; for t in $(TEST_BINS); do echo "== $$t"; CK_DEFAULT_TIMEOUT=$${CK_DEFAULT_TIMEOUT:-60} $$t || f=$$((f + 1)); done; test $$f = 0
 
 # every CLI script runs, and the target fails when any of them did
-CLI_TESTS = tests/layers.sh tests/prefixes.sh tests/numcmp.sh tests/cli.sh tests/cli-blas.sh tests/cli-install.sh tests/readme-examples.sh tests/cli-footguns.sh \
-  tests/cli-eval.sh tests/cli-trec.sh tests/cli-merge.sh tests/cli-rankings.sh tests/cli-kernel.sh tests/cli-krec.sh \
+CLI_TESTS = tests/layers.sh tests/prefixes.sh tests/so-symbols.sh tests/header.sh tests/install.sh tests/numcmp.sh tests/cli.sh tests/cli-blas.sh tests/cli-install.sh tests/readme-examples.sh tests/cli-footguns.sh \
+  tests/cli-eval.sh tests/cli-api-search.sh tests/cli-trec.sh tests/cli-merge.sh tests/cli-rankings.sh tests/cli-kernel.sh tests/cli-krec.sh \
   tests/cli-formats.sh tests/cli-hdf5.sh tests/cli-faiss.sh tests/cli-exact.sh tests/cli-shard.sh tests/cli-container.sh tests/cli-verify.sh tests/cli-scripts.sh tests/cli-tty.sh tests/cli-report.sh tests/cli-esvm.sh tests/cli-hostile.sh \
   tests/cli-calibrate.sh tests/cli-expand.sh tests/cli-family.sh tests/cli-variants.sh tests/cli-demo.sh tests/cli-cores.sh tests/faults.sh tests/crash.sh \
   tests/cli-numeric.sh tests/cli-arith.sh tests/cli-large.sh tests/cli-nul.sh tests/cli-position.sh tests/reindex.sh tests/parallel.sh tests/slurm.sh
 
-cli-test: $(BINS) build/tests/faultshim.so build/tests/nonblock
+cli-test: $(BINS) $(SO_LINKS) build/tests/faultshim.so build/tests/nonblock build/tests/api_search_driver
 	@f=0; for t in $(CLI_TESTS); do sh $$t || f=$$((f + 1)); done; test $$f = 0
 
 # ---- the golden suites once per OpenBLAS kernel (make check-cores) ----
@@ -172,6 +223,7 @@ browser-test: $(BINS) build/tests/pngstat
 man/slem-sbatch.1: man/slem-parallel.1 scripts/man-alias.sh
 	sh scripts/man-alias.sh man/slem-parallel.1 SLEM-SBATCH >$@.tmp && mv $@.tmp $@
 
+# man/slem.3 (the C API) builds its examples against an install: tests/install.sh runs it
 man-test: $(BINS)
 	@sh tests/man-examples.sh $(MANS) $(SCRIPT_MANS) $(LINK_MANS)
 
@@ -195,16 +247,35 @@ install: all
 	install -d $(DESTDIR)$(ENGINEDIR)
 	install -m 644 $(ENGINES) $(DESTDIR)$(ENGINEDIR)/
 	ln -sf slem-eval $(DESTDIR)$(PREFIX)/bin/slem-trec_eval
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PCDIR) $(DESTDIR)$(PREFIX)/share/man/man3
+	install -m 644 lib/api/slem.h $(DESTDIR)$(PREFIX)/include/slem.h
+	install -m 755 lib/$(SO_REAL) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(SO_REAL) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libslem.so
+	install -m 644 lib/libslem.a $(DESTDIR)$(LIBDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(SO_VERSION)|' -e 's|@LIBS@|$(LIBS)|' \
+	  lib/api/slem.pc.in >$(DESTDIR)$(PCDIR)/slem.pc
+	install -m 644 $(LIB_MANS) $(DESTDIR)$(PREFIX)/share/man/man3/
+	$(if $(PY_SRC),install -d $(DESTDIR)$(PYTHONDIR)/slem)
+	$(if $(PY_SRC),install -m 644 $(PY_SRC) $(DESTDIR)$(PYTHONDIR)/slem/)
+	$(if $(DESTDIR),,ldconfig 2>/dev/null || :)
 
-# Removes what `make install` put there (same PREFIX and DESTDIR), and nothing else.
+# Removes what `make install` put there (same PREFIX and DESTDIR), and nothing else. Without
+# DESTDIR both refresh the dynamic linker's cache (ldconfig, when it may), so that a program
+# linked with -lslem finds libslem.so.0 under /usr/local/lib at once.
 uninstall:
 	rm -f $(TOOLS:%=$(DESTDIR)$(PREFIX)/bin/%) $(DESTDIR)$(PREFIX)/bin/slem-trec_eval $(foreach s,$(SCRIPTS),$(DESTDIR)$(PREFIX)/bin/$(word 2,$(subst :, ,$(s))))
 	rm -f $(MANS:man/%=$(DESTDIR)$(PREFIX)/share/man/man1/%) $(SCRIPT_MANS:man/%=$(DESTDIR)$(PREFIX)/share/man/man1/%) $(LINK_MANS:man/%=$(DESTDIR)$(PREFIX)/share/man/man1/%)
 	rm -f $(ENGINES:tools/engines/%=$(DESTDIR)$(ENGINEDIR)/%)
 	rmdir $(DESTDIR)$(ENGINEDIR) $(DESTDIR)$(PREFIX)/libexec/slem 2>/dev/null || :
+	rm -f $(DESTDIR)$(PREFIX)/include/slem.h $(DESTDIR)$(PCDIR)/slem.pc $(LIB_MANS:man/%=$(DESTDIR)$(PREFIX)/share/man/man3/%)
+	rm -f $(DESTDIR)$(LIBDIR)/$(SO_REAL) $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libslem.so $(DESTDIR)$(LIBDIR)/libslem.a
+	rm -f $(PY_SRC:python/slem/%=$(DESTDIR)$(PYTHONDIR)/slem/%) $(PY_SRC:python/slem/%.py=$(DESTDIR)$(PYTHONDIR)/slem/__pycache__/%.*.pyc)
+	$(if $(PY_SRC),rmdir $(DESTDIR)$(PYTHONDIR)/slem/__pycache__ $(DESTDIR)$(PYTHONDIR)/slem 2>/dev/null || :)
+	$(if $(DESTDIR),,ldconfig 2>/dev/null || :)
 
 clean:
-	rm -rf build bin lib/libslem.a
+	rm -rf build bin lib/libslem.a $(SO_LINKS)
 
 # Reads a screenshot for tests/browser.sh: size, colours, pixels near given colours.
 build/tests/pngstat: tests/pngstat.c | build/tests

@@ -693,3 +693,56 @@ void cli_refuse_vector_name(const char *output) {
                     "ranking so, or give -F", output, slem_format_name(vf),
                     slem_rankformat_extensions());
 }
+
+void cli_opts_build(CliOpts *self, const SlemOptSpec *head, size_t (*count)(void),
+                    const SlemOptSpec *(*get)(size_t), const SlemOptSpec *tail,
+                    const char *extra) {
+  size_t nh = 0, nl = count(), nt = 0, k = 0, len = 0;
+  while (head && head[nh].name) nh++;
+  while (tail && tail[nt].name) nt++;
+  self->n = nh + nl + nt;
+  self->lib_lo = nh;
+  self->lib_hi = nh + nl;
+  self->specs = calloc(self->n + 1, sizeof *self->specs);
+  self->longopts = calloc(self->n + 1, sizeof *self->longopts);
+  if (!self->specs || !self->longopts) {
+    fprintf(stderr, "%s: out of memory\n", prog);
+    exit(CLI_EXIT_FAIL);
+  }
+  for (size_t i = 0; i < nh; i++) self->specs[k++] = &head[i];
+  for (size_t i = 0; i < nl; i++) self->specs[k++] = get(i);
+  for (size_t i = 0; i < nt; i++) self->specs[k++] = &tail[i];
+  self->shortopts[0] = 0;
+  for (size_t i = 0; i < self->n; i++) {
+    const SlemOptSpec *s = self->specs[i];
+    int has = slem_optspec_has_value(s);
+    self->longopts[i] = (struct option){s->name, has == 2 ? optional_argument
+                                                 : has ? required_argument : no_argument,
+                                        0, s->key ? s->key : CLI_OPT_VAL + (int)i};
+    if (s->key && len + 3 < sizeof self->shortopts) {
+      self->shortopts[len++] = (char)s->key;
+      if (has) self->shortopts[len++] = ':';
+      self->shortopts[len] = 0;
+    }
+  }
+  if (extra && len + strlen(extra) < sizeof self->shortopts) strcat(self->shortopts, extra);
+}
+
+const SlemOptSpec *cli_opts_found(const CliOpts *self, int c, int *own) {
+  size_t i = self->n;
+  if (c >= CLI_OPT_VAL && (size_t)(c - CLI_OPT_VAL) < self->n)
+    i = (size_t)(c - CLI_OPT_VAL);
+  else
+    for (i = 0; i < self->n && (!self->specs[i]->key || self->specs[i]->key != c); i++) continue;
+  if (i == self->n) return NULL;
+  *own = i < self->lib_lo || i >= self->lib_hi;
+  return self->specs[i];
+}
+
+void cli_opts_help(const CliOpts *self, int column) {
+  char buf[2048];
+  for (size_t i = 0; i < self->n; i++) {
+    size_t len = slem_optspec_help(self->specs[i], column, buf, sizeof buf);
+    fwrite(buf, 1, len < sizeof buf ? len : sizeof buf - 1, stdout);
+  }
+}

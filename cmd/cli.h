@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "../lib/io/error.h"
+#include "../lib/io/optspec.h"
 #include "../lib/io/phases.h"
 #include "../lib/formats/vecs.h"
 
@@ -104,6 +105,30 @@ void cli_set_quiet(int on);
 struct option;
 void cli_bad_option(char **argv, const char *shortopts, const struct option *longopts)
     __attribute__((noreturn));
+
+/* A tool's options from their specs (optspec.h): its own first ones (head), the library's
+ * (count() of them, get(i) each: slem_negstats_opts_get(), slem_encstream_opts_get()), its
+ * own last ones (tail), in --help's order. longopts and shortopts are what getopt_long is
+ * given: an option's val is its letter, else CLI_OPT_VAL + its place; shortopts holds
+ * the letters (':' after those taking a value), then extra (letters the tool handles
+ * itself, such as a former spelling). Held for the whole run. Out of memory: exits 1. */
+#define CLI_OPT_VAL 1000
+typedef struct CliOpts {
+  const SlemOptSpec **specs;  /* every option, in --help's order */
+  size_t n, lib_lo, lib_hi;   /* specs[lib_lo, lib_hi) are the library's */
+  struct option *longopts;
+  char shortopts[128];
+} CliOpts;
+void cli_opts_build(CliOpts *self, const SlemOptSpec *head, size_t (*count)(void),
+                    const SlemOptSpec *(*get)(size_t), const SlemOptSpec *tail,
+                    const char *extra);
+
+/* The spec that getopt_long's return c stands for, or NULL (its '?', or a letter of
+ * extra); *own set to 1 when the option is the tool's (head or tail), 0 the library's. */
+const SlemOptSpec *cli_opts_found(const CliOpts *self, int c, int *own);
+
+/* Prints every option's --help lines (slem_optspec_help()), the text from column. */
+void cli_opts_help(const CliOpts *self, int column);
 
 /* Before any work: exits 1 ("OUT: is a directory") when output is an existing directory,
  * or a new file in a folder that is missing or not writable ("OUT: cannot create a

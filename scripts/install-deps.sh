@@ -10,8 +10,9 @@ set -eu
 # and their tests (which start a single-node cluster of their own); libhdf5-dev for
 # FILE.h5:DATASET inputs, python3-h5py for scripts/gen-hdf5.py (its oracle), python3-faiss
 # for scripts/gen-faiss.py (FAISS's own I and D files, testdata/faiss); groff-base
-# for the man-test check that every page renders without a warning
-PKGS="libgsl-dev libopenblas-dev libcjson-dev liblinear-dev check pkg-config gcc make gnuplot-nox libpng-dev parallel slurm-wlm munge libhdf5-dev python3-h5py python3-faiss groff-base"
+# for the man-test check that every page renders without a warning; g++ for the check that
+# the public header compiles as C++ (tests/header.sh)
+PKGS="libgsl-dev libopenblas-dev libcjson-dev liblinear-dev check pkg-config gcc make gnuplot-nox libpng-dev parallel slurm-wlm munge libhdf5-dev python3-h5py python3-faiss groff-base g++"
 # extra packages named on the command line (for example: scripts/install-deps.sh python3-numpy)
 PKGS="$PKGS $*"
 

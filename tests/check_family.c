@@ -535,7 +535,7 @@ START_TEST(recursive_agrees_with_numpy) {
     SlemError err;
     snprintf(name, sizeof name, "rec%zu.slem", k);
     path = tu_path(name);
-    ck_assert_msg(slem_recursive_write_cache(path, inputs, 1, SLEM_FMT_AUTO, 7, 0, k, -1, 0.5,
+    ck_assert_msg(slem_recursive_write_cache(path, inputs, 1, SLEM_FMT_AUTO, NULL, 7, 0, k, -1, 0.5,
                                              NULL, NULL, &err) == SLEM_OK, "%s", err.msg);
     ck_assert_msg(slem_cache_read(&c, path, &err) == SLEM_OK, "%s", err.msg);
     ck_assert_str_eq(c->kind, k == 1 ? "linear" : "recursive");
@@ -572,9 +572,9 @@ START_TEST(recursive_agrees_with_numpy) {
     SlemError err;
     char *p = tu_path("bad.slem");
     const char *in2[1] = {"-"};
-    ck_assert_int_eq(slem_recursive_write_cache(p, inputs, 1, SLEM_FMT_AUTO, 0, 0, 2, 1.0, -1, NULL,
+    ck_assert_int_eq(slem_recursive_write_cache(p, inputs, 1, SLEM_FMT_AUTO, NULL, 0, 0, 2, 1.0, -1, NULL,
                                                 NULL, &err), SLEM_EINVAL);
-    ck_assert_int_eq(slem_recursive_write_cache(p, in2, 1, SLEM_FMT_AUTO, 0, 0, 2, -1, 1, NULL,
+    ck_assert_int_eq(slem_recursive_write_cache(p, in2, 1, SLEM_FMT_AUTO, NULL, 0, 0, 2, -1, 1, NULL,
                                                 NULL, &err), SLEM_EINVAL);
     ck_assert_int_eq(access(p, F_OK), -1);
     free(p);
@@ -614,7 +614,7 @@ START_TEST(family_does_not_depend_on_threads) {
     w = whiten(ec, -0.5, pos, M);
     snprintf(name, sizeof name, "trec%d.slem", ts[t]);
     path = tu_path(name);
-    ck_assert_msg(slem_recursive_write_cache(path, inputs, 1, SLEM_FMT_AUTO, 256, 0, 2, -1, 0.5,
+    ck_assert_msg(slem_recursive_write_cache(path, inputs, 1, SLEM_FMT_AUTO, NULL, 256, 0, 2, -1, 0.5,
                                              NULL, NULL, &err) == SLEM_OK, "%s", err.msg);
     ck_assert_msg(slem_cache_read(&c, path, &err) == SLEM_OK, "%s", err.msg);
     ck_assert_int_eq(slem_recursive_new(&r, c, M, &err), SLEM_OK);
@@ -675,7 +675,7 @@ START_TEST(encoders_are_chosen_by_their_table) {
   SlemError err;
   const char *inputs[1] = {FAM "neg.fvecs"};
   char *path = tu_path("choose-rec.slem");
-  ck_assert_msg(slem_recursive_write_cache(path, inputs, 1, SLEM_FMT_AUTO, 7, 0, 2, -1, 0.5,
+  ck_assert_msg(slem_recursive_write_cache(path, inputs, 1, SLEM_FMT_AUTO, NULL, 7, 0, 2, -1, 0.5,
                                            NULL, NULL, &err) == SLEM_OK, "%s", err.msg);
   ck_assert_msg(slem_cache_read(&rec, path, &err) == SLEM_OK, "%s", err.msg);
   ck_assert_ptr_nonnull(slem_cache_recursive(rec));

@@ -37,7 +37,11 @@ START_TEST(names_come_from_one_table) {
     ck_assert_int_eq(slem_format_from_path(path), f);
     count++;
   }
-  ck_assert_uint_eq(count, SLEM_FMT_END - 2); /* SLEM_FMT_FOREIGN (npz, .mat) is not listed */
+  /* SLEM_FMT_FOREIGN (npz, .mat) is not listed, nor SLEM_FMT_MEM (the caller's arrays) */
+  ck_assert_uint_eq(count, SLEM_FMT_END - 3);
+  /* an array is reached by slem_vecreader_open_array() only: by no name nor extension */
+  ck_assert_int_eq(slem_format_parse(&f, "array"), SLEM_EINVAL);
+  ck_assert_int_eq(slem_format_from_path("x.array"), SLEM_FMT_AUTO);
   for (int i = 1; i < SLEM_FMT_END; i++) ck_assert_str_ne(slem_format_name((SlemFormat)i), "auto");
   /* aliases, auto, unknown names, paths without an extension */
   static const char *text_aliases[] = {"txt", "csv", "tsv"};
@@ -1398,6 +1402,180 @@ START_TEST(hdf5_in_blocks) {
 }
 END_TEST
 
+/* Every row of the file read into all of x(n, d) float32, through the file's reader. */
+static float *read_whole_f32(const char *path, size_t *n, size_t *d) {
+  SlemVecReader *r = NULL;
+  SlemError err;
+  size_t got;
+  float *x;
+  ck_assert_int_eq(slem_vecreader_open(&r, path, SLEM_FMT_AUTO, &err), SLEM_OK);
+  *d = slem_vecreader_dim(r);
+  *n = (size_t)slem_vecreader_count(r);
+  x = malloc(*n * *d * sizeof *x);
+  ck_assert_int_eq(slem_vecreader_read_f32(r, x, *n, &got, &err), SLEM_OK);
+  ck_assert_uint_eq(got, *n);
+  slem_vecreader_free(r);
+  return x;
+}
+
+/* Reads every row of r in blocks of b, as float32 (f32) or double, following the CRC of
+ * the values; returns the rows read. */
+static size_t read_blocks(SlemVecReader *r, size_t b, int f32, uint32_t *crc) {
+  size_t d = slem_vecreader_dim(r), got, total = 0;
+  void *buf = malloc(b * d * 8);
+  SlemError err;
+  slem_vecreader_follow_values(r);
+  do {
+    int st = f32 ? slem_vecreader_read_f32(r, buf, b, &got, &err)
+                 : slem_vecreader_read(r, buf, b, &got, &err);
+    ck_assert_msg(st == SLEM_OK, "%s", err.msg);
+    total += got;
+  } while (got > 0);
+  *crc = slem_vecreader_values_crc(r);
+  free(buf);
+  return total;
+}
+
+START_TEST(arrays_read_as_their_files) {
+  const char *path = "testdata/digits/negatives.fvecs";
+  size_t n, d;
+  float *x = read_whole_f32(path, &n, &d);
+  double *x64 = malloc(n * d * sizeof *x64);
+  SlemVecReader *f = NULL, *a = NULL;
+  SlemError err;
+  uint32_t cf, ca;
+  size_t got;
+  for (size_t i = 0; i < n * d; i++) x64[i] = x[i];
+  ck_assert_uint_gt(n, 300); /* beyond the blocks below, and the prefetch's */
+  /* float32: as the fvecs file, in float32 and in double, whatever the blocks */
+  for (int f32 = 0; f32 < 2; f32++) {
+    ck_assert_int_eq(slem_vecreader_open(&f, path, SLEM_FMT_AUTO, &err), SLEM_OK);
+    ck_assert_int_eq(slem_vecreader_open_array(&a, "negatives", x, SLEM_DTYPE_F4, n, d, &err),
+                     SLEM_OK);
+    ck_assert_uint_eq(slem_vecreader_dim(a), d);
+    ck_assert_int_eq(slem_vecreader_count(a), (int64_t)n);
+    ck_assert_int_eq(slem_vecreader_f32_exact(a), 1);
+    ck_assert_int_eq(slem_vecreader_integers(a), 0);
+    ck_assert_int_eq(slem_vecreader_format(a), SLEM_FMT_MEM);
+    ck_assert_str_eq(slem_vecreader_name(a), "negatives");
+    ck_assert_int_eq(slem_vecreader_can_seek(a), 1);
+    ck_assert_uint_eq(read_blocks(f, 97, f32, &cf), n);
+    ck_assert_uint_eq(read_blocks(a, 13, f32, &ca), n);
+    ck_assert_uint_eq(ca, cf);
+    ck_assert_uint_eq(slem_vecreader_done(a), n);
+    /* again from the start, then from a row */
+    ck_assert_int_eq(slem_vecreader_rewind(a, &err), SLEM_OK);
+    ck_assert_uint_eq(read_blocks(a, 4096, f32, &ca), n);
+    ck_assert_uint_eq(ca, cf);
+    slem_vecreader_free(f);
+    slem_vecreader_free(a);
+  }
+  {
+    float row[4096];
+    ck_assert_int_eq(slem_vecreader_open_array(&a, NULL, x, SLEM_DTYPE_F4, n, d, &err), SLEM_OK);
+    ck_assert_str_eq(slem_vecreader_name(a), "array");
+    ck_assert_int_eq(slem_vecreader_seek(a, 123, &err), SLEM_OK);
+    ck_assert_int_eq(slem_vecreader_read_f32(a, row, 1, &got, &err), SLEM_OK);
+    ck_assert_uint_eq(got, 1);
+    ck_assert_mem_eq(row, x + 123 * d, d * sizeof *x);
+    slem_vecreader_free(a);
+  }
+  /* float64: the same values, read as double exactly, as float32 rounded */
+  {
+    double *y = malloc(n * d * sizeof *y);
+    float *yf = malloc(n * d * sizeof *yf);
+    ck_assert_int_eq(slem_vecreader_open_array(&a, "x", x64, SLEM_DTYPE_F8, n, d, &err), SLEM_OK);
+    ck_assert_int_eq(slem_vecreader_f32_exact(a), 0);
+    ck_assert_int_eq(slem_vecreader_read(a, y, n + 5, &got, &err), SLEM_OK);
+    ck_assert_uint_eq(got, n);
+    ck_assert_mem_eq(y, x64, n * d * sizeof *y);
+    ck_assert_int_eq(slem_vecreader_read(a, y, n, &got, &err), SLEM_OK);
+    ck_assert_uint_eq(got, 0);
+    ck_assert_int_eq(slem_vecreader_rewind(a, &err), SLEM_OK);
+    ck_assert_int_eq(slem_vecreader_read_f32(a, yf, n, &got, &err), SLEM_OK);
+    ck_assert_uint_eq(got, n);
+    ck_assert_mem_eq(yf, x, n * d * sizeof *yf);
+    slem_vecreader_free(a);
+    free(y);
+    free(yf);
+  }
+  free(x);
+  free(x64);
+}
+END_TEST
+
+START_TEST(arrays_refuse_or_skip_nonfinite_rows) {
+  enum { N = 600, D = 5 };
+  static float x[N][D];
+  static double y[N][D];
+  float out[N][D];
+  double outd[N][D];
+  SlemVecReader *a = NULL;
+  SlemError err;
+  size_t got, total;
+  for (size_t i = 0; i < N; i++)
+    for (size_t j = 0; j < D; j++) x[i][j] = (float)(y[i][j] = (double)i + 0.25 * (double)j);
+  x[300][2] = NAN;
+  x[450][0] = -INFINITY;
+  /* refused, naming the row and the column as the caller indexes them */
+  ck_assert_int_eq(slem_vecreader_open_array(&a, "queries", x, SLEM_DTYPE_F4, N, D, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecreader_read_f32(a, &out[0][0], 256, &got, &err), SLEM_OK);
+  ck_assert_uint_eq(got, 256);
+  ck_assert_int_eq(slem_vecreader_read_f32(a, &out[0][0], 256, &got, &err), SLEM_EFORMAT);
+  ck_assert_str_eq(err.msg, "queries: row 300, column 2: NaN");
+  slem_vecreader_free(a);
+  ck_assert_int_eq(slem_vecreader_open_array(&a, "q", x, SLEM_DTYPE_F4, N, D, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecreader_seek(a, 301, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecreader_read(a, &outd[0][0], N, &got, &err), SLEM_EFORMAT);
+  ck_assert_str_eq(err.msg, "q: row 450, column 0: infinite");
+  slem_vecreader_free(a);
+  /* skipped and counted, as the files' readers do */
+  ck_assert_int_eq(slem_vecreader_open_array(&a, "q", x, SLEM_DTYPE_F4, N, D, &err), SLEM_OK);
+  slem_vecreader_skip_nonfinite(a, 1);
+  ck_assert_int_eq(slem_vecreader_can_seek(a), 0);
+  total = 0;
+  do {
+    ck_assert_int_eq(slem_vecreader_read_f32(a, &out[total][0], 100, &got, &err), SLEM_OK);
+    total += got;
+  } while (got > 0);
+  ck_assert_uint_eq(total, N - 2);
+  ck_assert_uint_eq(slem_vecreader_skipped(a), 2);
+  ck_assert_float_eq(out[299][0], 299.0f);
+  ck_assert_float_eq(out[300][0], 301.0f); /* row 300 skipped */
+  ck_assert_float_eq(out[448][0], 449.0f);
+  ck_assert_float_eq(out[449][0], 451.0f); /* and row 450 */
+  slem_vecreader_free(a);
+  /* float64 beyond float32: read as double it is a value, as float32 it is refused */
+  y[7][4] = 1e300;
+  ck_assert_int_eq(slem_vecreader_open_array(&a, "x", y, SLEM_DTYPE_F8, N, D, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecreader_read(a, &outd[0][0], N, &got, &err), SLEM_OK);
+  ck_assert_uint_eq(got, N);
+  ck_assert_double_eq(outd[7][4], 1e300);
+  ck_assert_int_eq(slem_vecreader_rewind(a, &err), SLEM_OK);
+  ck_assert_int_eq(slem_vecreader_read_f32(a, &out[0][0], N, &got, &err), SLEM_EFORMAT);
+  ck_assert_str_eq(err.msg, "x: row 7, column 4: 1.0000000000000001e+300 is beyond float32's "
+                   "range, in which the vectors are read");
+  slem_vecreader_free(a);
+  /* what cannot be an array */
+  ck_assert_int_eq(slem_vecreader_open_array(&a, "x", y, 7, N, D, &err), SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "x: element type 7, not float32 or float64");
+  ck_assert_ptr_null(a);
+  ck_assert_int_eq(slem_vecreader_open_array(&a, "x", y, SLEM_DTYPE_F8, 0, D, &err), SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "x: no rows");
+  ck_assert_int_eq(slem_vecreader_open_array(&a, "x", y, SLEM_DTYPE_F8, N, 0, &err), SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "x: 0 columns, not 1 to 1048576");
+  ck_assert_int_eq(slem_vecreader_open_array(&a, "x", NULL, SLEM_DTYPE_F8, N, D, &err), SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "x: no data (a null pointer)");
+  ck_assert_ptr_null(a);
+  /* the format given by its id to the file reader finds no file to read */
+  ck_assert_int_eq(slem_vecreader_open(&a, "testdata/digits/queries.fvecs", SLEM_FMT_MEM, &err),
+                   SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "testdata/digits/queries.fvecs: the array format reads the "
+                   "caller's memory, not a file");
+  ck_assert_ptr_null(a);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("formats");
   TCase *tc = tcase_create("formats");
@@ -1427,6 +1605,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, records_read_in_place_skip_as_others);
   tcase_add_test(tc, empty_inputs_open_when_allowed);
   tcase_add_test(tc, hdf5_in_blocks);
+  tcase_add_test(tc, arrays_read_as_their_files);
+  tcase_add_test(tc, arrays_refuse_or_skip_nonfinite_rows);
   suite_add_tcase(s, tc);
   return s;
 }

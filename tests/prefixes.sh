@@ -11,6 +11,8 @@ TABLE='
 enc_*: enc variant
 kind_*: kind cache fit variant
 var_*: variant
+api_search: search
+api_eval: evaluate
 krec: fit variant
 nubeta: fit variant
 recursive: fit variant
@@ -18,6 +20,11 @@ whiten: fit variant
 cachekinds: cache
 encopts: encoder
 fmt_*: vfmt
+fmt_mem: vecreader vecarrays
+api_util: api version
+api_cache: load save cache
+api_fit: fit
+api_encode: encode
 kern_*: kern
 rank_*: rank
 scorer_*: scorer

@@ -27,6 +27,12 @@
 extern "C" {
 #endif
 
+/* libslem.so is built -fvisibility=hidden: what this header declares is what it exports
+ * (with its version script, lib/api/libslem.map, made from this header). */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 /* ---- version ---- */
 
 #define SLEM_VERSION_MAJOR 0
@@ -195,7 +201,8 @@ typedef struct SlemTruthArrays {
   const char *qrels;                /* path, or NULL */
   const int64_t *query_labels;      /* nq labels, or NULL */
   const int64_t *db_labels;         /* ndb labels (with query_labels) */
-  size_t ndb;
+  size_t ndb;                       /* with qrels too: > 0 bounds the rows of I (0: none) */
+  size_t nq;                        /* query_labels' count (slem_evaluate(): 0 is its nq) */
 } SlemTruthArrays;
 
 /* Evaluates I (nq x k database rows per query, -1 padding ignored) against truth:
@@ -212,6 +219,10 @@ int slem_evaluate(const int64_t *I, size_t nq, size_t k, const SlemTruthArrays *
 int slem_evaluate_file(const char *ranking, const char *format, const SlemTruthArrays *truth,
                        const char *const *measures, size_t nmeasures, double *values,
                        SlemError *err);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

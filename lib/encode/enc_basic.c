@@ -181,8 +181,18 @@ const SlemEncoderOps slem_enc_basic = {"basic", accepts, new_, out_dim, run, cou
                                        free_,
     NULL, NULL, 1, count_rows};
 
+#define O(f) SLEM_OPT_FIELD(SlemEncStreamOpts, f)
+static const SlemOptSpec basic_encode_options[] = {
+    {.name = "basic", .type = SLEM_OPT_FLAG, O(basic),
+     .help = "the authors' basic_encoder.m: (S0 + lambda I + theta\n"
+             "x x^T)^-1 (theta x - mu), normalised; S0 the\n"
+             "negatives' uncentred second moment, no bias (a full\n"
+             "linear cache)"},
+    {0}};
+#undef O
+
 const SlemVariant slem_variant_basic = {
     "basic",
     "the authors' basic_encoder.m: unit descriptors, no bias, the negatives uncentred "
     "(slem-encode --basic)",
-    NULL, NULL, &slem_enc_basic, NULL, NULL};
+    NULL, NULL, &slem_enc_basic, NULL, basic_encode_options};

@@ -14,6 +14,7 @@
 #include "mem.h"
 #include "phases.h"
 #include "prefetch.h"
+#include "variant.h"
 #include "writeback.h"
 #include "blas.h"
 
@@ -31,6 +32,120 @@ void slem_encstream_opts_init(SlemEncStreamOpts *opts) {
   opts->format = SLEM_FMT_AUTO;
   opts->dtype = SLEM_DTYPE_F4;
   opts->alpha = -1;
+}
+
+/* ---- the options (optspec.h): those every encoding shares, then each variant's ---- */
+
+/* -F: a vector format's name that can be written (not "auto"). */
+static int set_format(const SlemOptSpec *s, void *opts, const char *value, SlemError *err) {
+  SlemFormat f;
+  if (slem_format_parse(&f, value) != SLEM_OK || f == SLEM_FMT_AUTO)
+    return slem_error(err, SLEM_EINVAL, "--%s: unknown format '%s' (%s)", s->name, value,
+                      slem_format_names());
+  ((SlemEncStreamOpts *)opts)->format = f;
+  return SLEM_OK;
+}
+
+static int set_dtype(const SlemOptSpec *s, void *opts, const char *value, SlemError *err) {
+  SlemDtype dt;
+  if (slem_dtype_parse(&dt, value) != SLEM_OK)
+    return slem_error(err, SLEM_EINVAL, "--%s: '%s' is not f4, f2 or i1", s->name, value);
+  ((SlemEncStreamOpts *)opts)->dtype = dt;
+  return SLEM_OK;
+}
+
+static int set_precision(const SlemOptSpec *s, void *opts, const char *value, SlemError *err) {
+  SlemPrecision p;
+  if (slem_encode_precision_parse(&p, value) != SLEM_OK)
+    return slem_error(err, SLEM_EINVAL, "--%s: '%s' is not auto, single or double", s->name,
+                      value);
+  ((SlemEncStreamOpts *)opts)->precision = p;
+  return SLEM_OK;
+}
+
+static int set_classifier(const SlemOptSpec *s, void *opts, const char *value, SlemError *err) {
+  (void)s, (void)value, (void)err;
+  ((SlemEncStreamOpts *)opts)->mode = SLEM_ENCODE_CLASSIFIER;
+  return SLEM_OK;
+}
+
+/* --theta T: positive; theta_set says it was given. */
+static int set_theta(const SlemOptSpec *s, void *opts, const char *value, SlemError *err) {
+  SlemEncStreamOpts *o = opts;
+  double t;
+  int st = slem_optspec_real(s, value, &t, err);
+  if (st == SLEM_OK) o->theta = t, o->theta_set = 1;
+  return st;
+}
+
+#define O(f) SLEM_OPT_FIELD(SlemEncStreamOpts, f)
+/* The options of every encoding, in slem-encode --help's order. */
+static const SlemOptSpec common_options[] = {
+    {.name = "output-format", .key = 'F', .metavar = "FMT", .type = SLEM_OPT_CUSTOM, O(format),
+     .parse = set_format,
+     .help = "output format (default: from OUT's extension; fvecs\n"
+             "to stdout)"},
+    {.name = "dtype", .metavar = "T", .type = SLEM_OPT_CUSTOM, O(dtype), .parse = set_dtype,
+     .help = "npy values as f4 (float32, default), f2 (float16) or\n"
+             "i1 (int8 holding round(127 v), for unit-norm\n"
+             "descriptors)"},
+    {.name = "classifier", .type = SLEM_OPT_CUSTOM, O(mode), .parse = set_classifier,
+     .help = "write the exemplar classifier instead: omega (d\n"
+             "values) then nu, so that omega . z + nu scores a\n"
+             "vector z; with a kernel cache in the factor's space\n"
+             "(r + 1 values), which scores the --coordinates of a\n"
+             "vector"},
+    {.name = "theta", .metavar = "T", .type = SLEM_OPT_CUSTOM, O(theta), .real = SLEM_OPT_POSITIVE,
+     .parse = set_theta,
+     .help = "weight of the positive in the classifier, or with\n"
+             "--basic (default 1)"},
+    {.name = "precision", .metavar = "P", .type = SLEM_OPT_CUSTOM, O(precision),
+     .parse = set_precision,
+     .help = "auto (default), single or double: the arithmetic of\n"
+             "the product with A^-1; auto is single (twice as\n"
+             "fast) when A's condition number is at most 1e4,\n"
+             "which keeps 1 - cos to the double result below 1e-6"},
+    {.name = "block", .key = 'b', .metavar = "N", .type = SLEM_OPT_WHOLE, O(block), .min = 1,
+     .max = 1L << 20,
+     .help = "vectors per block (default: four 256-row chunks per\n"
+             "thread, at least 1024; the descriptors do not depend\n"
+             "on it)"},
+    {.name = "shard", .metavar = "I/N", .type = SLEM_OPT_CUSTOM, O(shard),
+     .parse = slem_optspec_shard,
+     .help = "encode only rows floor(I*R/N) .. floor((I+1)*R/N)-1\n"
+             "of the R input rows (an input whose count is known:\n"
+             "not text)"},
+    {0}};
+#undef O
+
+/* The i-th option of --help's order: the common ones, then each variant's encode_options
+ * in the table's order. */
+static const SlemOptSpec *option_at(size_t i) {
+  size_t n = sizeof common_options / sizeof *common_options - 1;
+  if (i < n) return &common_options[i];
+  i -= n;
+  for (size_t v = 0; v < slem_variants_count(); v++) {
+    const SlemOptSpec *t = slem_variants_get(v)->encode_options;
+    for (; t && t->name; t++, i--)
+      if (i == 0) return t;
+  }
+  return NULL;
+}
+
+size_t slem_encstream_opts_count(void) {
+  size_t n = 0;
+  while (option_at(n)) n++;
+  return n;
+}
+
+const SlemOptSpec *slem_encstream_opts_get(size_t i) { return option_at(i); }
+
+int slem_encstream_opts_set(SlemEncStreamOpts *opts, const char *name, const char *value,
+                            SlemError *err) {
+  const SlemOptSpec *s;
+  for (size_t i = 0; (s = option_at(i)); i++)
+    if (strcmp(s->name, name) == 0) return slem_optspec_set(s, opts, NULL, value, err);
+  return slem_error(err, SLEM_EINVAL, "unknown option '%s'", name);
 }
 
 int slem_encstream_check_dtype(SlemDtype dt, const char *name, SlemFormat fmt, int classifiers,

@@ -16,6 +16,7 @@
 #include "slem_linear.h"
 #include "error.h"
 #include "ids.h"
+#include "optspec.h"
 #include "phases.h"
 #include "progress.h"
 #include "shard.h"
@@ -66,6 +67,25 @@ typedef struct SlemEncStreamOpts {
 } SlemEncStreamOpts;
 
 void slem_encstream_opts_init(SlemEncStreamOpts *opts);
+
+/* The options of slem-encode that SlemEncStreamOpts holds, each declared once as a spec
+ * (optspec.h): those every encoding shares (output-format, dtype, classifier, theta,
+ * precision, block, shard), then each variant's encode_options in the table's order
+ * (variant.h), which is slem-encode --help's order.
+ *
+ * slem_encstream_opts_set() sets the option name (the long option without its dashes) to
+ * value (its text as on the command line; NULL for a flag, or for --couple's optional
+ * MODE), parsed, range-checked and stored by its spec (theta_set and alpha_set set with
+ * theta and alpha). The rules between options are slem_encstream_check()'s and the
+ * encoders'. Errors: SLEM_EINVAL with slem-encode's message ("--theta: must be positive",
+ * "--block: '0' is not a whole number from 1 to 1048576", "unknown option 'NAME'"); opts
+ * is then unchanged.
+ * slem_encstream_opts_count() and slem_encstream_opts_get() (i < count; static storage)
+ * list them. Cannot fail. */
+int slem_encstream_opts_set(SlemEncStreamOpts *opts, const char *name, const char *value,
+                            SlemError *err);
+size_t slem_encstream_opts_count(void);
+const SlemOptSpec *slem_encstream_opts_get(size_t i);
 
 typedef struct SlemEncStreamResult {
   uint64_t n;       /* vectors encoded */

@@ -198,18 +198,19 @@ done:
 }
 
 int slem_kernel_stats_read_all(double **x, size_t *n, size_t *d, const char *const *paths,
-                               size_t npaths, SlemFormat fmt, size_t block,
-                               SlemProgressFn progress, void *progress_ctx, SlemError *err) {
+                               size_t npaths, SlemFormat fmt, const SlemVecArrays *arrays,
+                               size_t block, SlemProgressFn progress, void *progress_ctx, SlemError *err) {
   size_t cap = 0;
   int st = SLEM_OK;
   *x = NULL;
   *n = *d = 0;
   for (size_t i = 0; i < npaths && st == SLEM_OK; i++) {
     SlemVecReader *r = NULL;
-    if (strcmp(paths[i], "-") != 0 && fmt == SLEM_FMT_AUTO && slem_cache_sniff(paths[i]))
+    if (!slem_vecarrays_find(arrays, paths[i]) && strcmp(paths[i], "-") != 0 &&
+        fmt == SLEM_FMT_AUTO && slem_cache_sniff(paths[i]))
       return slem_error(err, SLEM_EINVAL, "%s: a kernel cache is built from vectors, not from "
                         "partial caches", paths[i]);
-    st = slem_vecreader_open(&r, paths[i], fmt, err);
+    st = slem_vecreader_open_input(&r, paths[i], fmt, arrays, err);
     if (st) break;
     if (*d == 0) *d = slem_vecreader_dim(r);
     if (slem_vecreader_dim(r) != *d)
@@ -258,7 +259,7 @@ int slem_kernel_stats_read_negatives(SlemKernel *k, double **x, size_t *n, size_
   *x = NULL;
   *n = *d = 0;
   if (st == SLEM_OK)
-    st = slem_kernel_stats_read_all(x, n, d, inputs, npaths, o->format,
+    st = slem_kernel_stats_read_all(x, n, d, inputs, npaths, o->format, &o->arrays,
                                     o->block ? o->block : 4096, o->progress, o->progress_ctx,
                                     err);
   slem_phases_lap(&ph->read, &t);

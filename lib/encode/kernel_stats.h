@@ -58,17 +58,18 @@ int slem_kernel_stats_new(SlemKernelStats **self, const SlemKernel *k, const dou
                           SlemError *err);
 void slem_kernel_stats_free(SlemKernelStats *self);
 
-/* Reads every vector of paths[0..npaths) (format fmt, "-" stdin) into one growing array
+/* Reads every vector of paths[0..npaths) (format fmt, "-" stdin; those that name arrays of
+ * arrays, which may be NULL, from memory: vecs.h) into one growing array
  * *x(*n, *d), block rows at a time, calling progress (may be NULL) with the rows read so
  * far: kernel SLEM holds them all. The caller frees *x. Errors: SLEM_EINVAL (a partial
  * cache among the inputs), SLEM_EFORMAT (dimensions that differ between files), those of
  * the readers, SLEM_ENOMEM. */
 int slem_kernel_stats_read_all(double **x, size_t *n, size_t *d, const char *const *paths,
-                               size_t npaths, SlemFormat fmt, size_t block,
-                               SlemProgressFn progress, void *progress_ctx, SlemError *err);
+                               size_t npaths, SlemFormat fmt, const SlemVecArrays *arrays,
+                               size_t block, SlemProgressFn progress, void *progress_ctx, SlemError *err);
 
 /* The kernel of o->kernel parsed into *k, then every negative of inputs[0..npaths) read
- * as slem_kernel_stats_read_all() does with o's format, block (default 4096) and progress;
+ * as slem_kernel_stats_read_all() does with o's format, arrays, block (default 4096) and progress;
  * the seconds go to ph->read. The caller frees *x. Errors: those of slem_kernel_parse() and
  * of slem_kernel_stats_read_all(). */
 int slem_kernel_stats_read_negatives(SlemKernel *k, double **x, size_t *n, size_t *d,

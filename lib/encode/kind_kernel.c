@@ -300,8 +300,93 @@ int slem_cache_kernel_view(SlemCache **self, const char *name, size_t d, uint64_
 
 extern const SlemFitOps slem_fit_kernel;
 extern const SlemEncoderOps slem_enc_kernel;
+#define O(f) SLEM_OPT_FIELD(SlemNegstatsOpts, f)
+/* -K: a kernel spec that slem_kernel_parse() takes, kept as given. */
+static int set_kernel(const SlemOptSpec *s, void *opts, const char *value, SlemError *err) {
+  SlemKernel k;
+  SlemError e;
+  if (slem_kernel_parse(&k, value, &e) != SLEM_OK)
+    return slem_error(err, SLEM_EINVAL, "--%s: %s", s->name, e.msg);
+  ((SlemNegstatsOpts *)opts)->kernel = value;
+  return SLEM_OK;
+}
+
+static int set_factor(const SlemOptSpec *s, void *opts, const char *value, SlemError *err) {
+  int factor = slem_kernel_factor_parse(value);
+  if (factor < 0)
+    return slem_error(err, SLEM_EINVAL, "--%s: '%s' is not icd, kpca or full", s->name, value);
+  ((SlemNegstatsOpts *)opts)->factor = (SlemKernelFactor)factor;
+  return SLEM_OK;
+}
+
+static const SlemOptSpec kernel_fit_options[] = {
+    {.name = "kernel", .key = 'K', .metavar = "SPEC", .type = SLEM_OPT_CUSTOM, O(kernel),
+     .parse = set_kernel,
+     .help = "kernel SLEM: linear, poly:gamma=G,c=C,p=P, rbf:gamma=G\n"
+             "or rbf:g=R (gamma = R / median squared distance,\n"
+             "default g=1), exp:gamma=G or exp:g=R (exp(-G |x - y|),\n"
+             "G = R / median distance), quad:gamma=G (x.y + G\n"
+             "(x.y)^2), chi2, intersection or intersection:gamma=G\n"
+             "(sum min(x_i^G, y_i^G)), hellinger (sum sqrt(x_i\n"
+             "y_i)), hellinger-dot (sqrt|x.y|, the authors'\n"
+             "incomplete_chol.m 'hellinger')"},
+    {.name = "factor", .metavar = "F", .type = SLEM_OPT_CUSTOM, O(factor), .parse = set_factor,
+     .given = SLEM_NEGSTATS_GIVEN_FACTOR,
+     .help = "kernel: icd (pivoted incomplete Cholesky, the\n"
+             "default), kpca (the top R eigenpairs of K), full\n"
+             "(Cholesky to the numerical rank; no --rank, --tol)"},
+    {.name = "couple", .type = SLEM_OPT_FLAG, O(couple),
+     .help = "kernel: also keep the negatives and the factor, for\n"
+             "slem-encode --couple and slem-match --couple"},
+    {.name = "rank", .metavar = "R", .type = SLEM_OPT_WHOLE, O(rank), .min = 1, .max = 1L << 20,
+     .given = SLEM_NEGSTATS_GIVEN_RANK, .help = "kernel: rank of the factorisation (default 256)"},
+    {.name = "tol", .metavar = "T", .type = SLEM_OPT_REAL, O(tol), .real = SLEM_OPT_UNIT,
+     .given = SLEM_NEGSTATS_GIVEN_TOL,
+     .help = "kernel: stop when the residual trace is T * trace(K)\n"
+             "(default 0)"},
+    {.name = "sample", .metavar = "M", .type = SLEM_OPT_WHOLE, O(sample), .min = 2,
+     .max = 100000,
+     .help = "kernel: negatives sampled for the median distance\n"
+             "(default 1000)"},
+    {.name = "seed", .metavar = "S", .type = SLEM_OPT_WHOLE, O(seed), .min = 0,
+     .max = 0x7fffffffL, .help = "kernel: seed of that sample (default 1)"},
+    {0}};
+#undef O
+#define O(f) SLEM_OPT_FIELD(SlemEncStreamOpts, f)
+
+/* --couple [MODE]: a coupling's name (vectypes.h); without one, the exact coupling. */
+static int set_couple(const SlemOptSpec *s, void *opts, const char *value, SlemError *err) {
+  int c = value ? slem_couple_parse(value) : SLEM_COUPLE_EXACT;
+  if (c < 0)
+    return slem_error(err, SLEM_EINVAL, "--%s: unknown coupling '%s' (exact, authors)", s->name,
+                      value);
+  ((SlemEncStreamOpts *)opts)->couple = c;
+  return SLEM_OK;
+}
+
+static const SlemOptSpec kernel_encode_options[] = {
+    {.name = "couple", .metavar = "[MODE]", .type = SLEM_OPT_CUSTOM, O(couple),
+     .parse = set_couple,
+     .help = "kernel caches made with slem-negstats --couple:\n"
+             "couple the negatives with each vector (the ICD\n"
+             "branch of the authors' slem_similarity.m); costs n\n"
+             "(d + r) per vector. MODE exact (default): the\n"
+             "coupled exemplars; authors: slem_similarity.m's\n"
+             "score (1 / lambda^2, uncoupled N)"},
+    {.name = "projections", .type = SLEM_OPT_FLAG, O(projections),
+     .help = "kernel caches: write what slem-match -c computes of\n"
+             "each database vector (its features, v, z, N), in\n"
+             "double, to a container (.slem), so that slem-match\n"
+             "reads them instead"},
+    {.name = "coordinates", .type = SLEM_OPT_FLAG, O(coordinates),
+     .help = "kernel caches: write v, the coordinates of each\n"
+             "vector in the factor's space (r values), for\n"
+             "slem-match --affine"},
+    {0}};
+#undef O
+
 const SlemVariant slem_variant_kernel = {
     "kernel",
     "kernel SLEM: explicit descriptors, projections, the exact similarity (slem-negstats -K "
     "SPEC)",
-    &slem_kind_kernel, &slem_fit_kernel, &slem_enc_kernel, NULL, NULL};
+    &slem_kind_kernel, &slem_fit_kernel, &slem_enc_kernel, kernel_fit_options, kernel_encode_options};

@@ -208,7 +208,21 @@ static int finish_partial(const SlemFitStream *s, const SlemNegstatsOpts *o,
 
 const SlemFitOps slem_fit_partial = {"partial", takes_partial, finish_partial, NULL, NULL, NULL, NULL};
 
+#define O(f) SLEM_OPT_FIELD(SlemNegstatsOpts, f)
+static const SlemOptSpec partial_fit_options[] = {
+    {.name = "partial", .type = SLEM_OPT_FLAG, O(partial),
+     .help = "write mergeable partial statistics (counts, means,\n"
+             "scatters)"},
+    {.name = "shard", .metavar = "I/N", .type = SLEM_OPT_CUSTOM, O(shard),
+     .parse = slem_optspec_shard,
+     .help = "with --partial: only leaves floor(I*L/N) ..\n"
+             "floor((I+1)*L/N)-1 of the L leaves of rows of the\n"
+             "inputs; the N partial caches merge into the statistics\n"
+             "of all rows, bit for bit those of one run over them"},
+    {0}};
+#undef O
+
 const SlemVariant slem_variant_partial = {
     "partial",
     "mergeable partial statistics of shards (slem-negstats --partial)",
-    &slem_kind_partial, &slem_fit_partial, NULL, NULL, NULL};
+    &slem_kind_partial, &slem_fit_partial, NULL, partial_fit_options, NULL};

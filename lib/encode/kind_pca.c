@@ -68,8 +68,18 @@ int slem_cache_write_pca(const char *path, size_t d, uint64_t n, size_t rank, do
 }
 
 extern const SlemEncoderOps slem_enc_pca;
+#define O(f) SLEM_OPT_FIELD(SlemNegstatsOpts, f)
+static const SlemOptSpec pca_fit_options[] = {
+    {.name = "pca", .metavar = "R", .type = SLEM_OPT_WHOLE, O(pca), .min = 1, .max = 1L << 20,
+     .help = "a PCA-reduced cache: the top R eigenpairs of Sigma\n"
+             "only; descriptors (Lambda_R + lambda I)^-1 U^T (x -\n"
+             "mu) of R values (--info shows the fraction of the\n"
+             "variance kept)"},
+    {0}};
+#undef O
+
 const SlemVariant slem_variant_pca = {
     "pca",
     "PCA-reduced SLEM of the top R eigenpairs (slem-negstats --pca R; fitted by whitening's "
     "fit)",
-    &slem_kind_pca, NULL, &slem_enc_pca, NULL, NULL};
+    &slem_kind_pca, NULL, &slem_enc_pca, pca_fit_options, NULL};

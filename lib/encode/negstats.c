@@ -12,6 +12,7 @@
 
 #include "arith.h"
 #include "cache.h"
+#include "crc32.h"
 #include "kind_linear.h"
 #include "kind_partial.h"
 #include "kind_kernel.h"
@@ -25,6 +26,7 @@
 #include "mem.h"
 #include "prefetch.h"
 #include "stats.h"
+#include "variant.h"
 
 void slem_negstats_opts_init(SlemNegstatsOpts *opts) {
   memset(opts, 0, sizeof *opts);
@@ -36,6 +38,95 @@ void slem_negstats_opts_init(SlemNegstatsOpts *opts) {
   opts->rank = SLEM_NEGSTATS_RANK;
   opts->sample = 1000;
   opts->seed = 1;
+}
+
+/* ---- the options (optspec.h): those every fit shares, then each variant's ---- */
+
+/* --format, --positives-format: a vector format's name (vecs.h), "auto" included. */
+static int set_format(const SlemOptSpec *s, void *opts, const char *value, SlemError *err) {
+  SlemFormat f;
+  if (slem_format_parse(&f, value) != SLEM_OK)
+    return slem_error(err, SLEM_EINVAL, "--%s: unknown format '%s' (%s)", s->name, value,
+                      slem_format_names());
+  memcpy((char *)opts + s->offset, &f, sizeof f);
+  return SLEM_OK;
+}
+
+int slem_negstats_opt_variant(const SlemOptSpec *s, void *opts, const char *value,
+                              SlemError *err) {
+  SlemNegstatsOpts *o = opts;
+  (void)value;
+  if (o->variant && strcmp(o->variant, s->name) != 0)
+    return slem_error(err, SLEM_EINVAL, "--%s and --%s ask for two variants: give one",
+                      o->variant, s->name);
+  o->variant = s->name;
+  return SLEM_OK;
+}
+
+#define O(f) SLEM_OPT_FIELD(SlemNegstatsOpts, f)
+/* The options of every fit, in slem-negstats --help's order. */
+static const SlemOptSpec common_options[] = {
+    {.name = "lambda", .key = 'l', .metavar = "L", .type = SLEM_OPT_REAL, O(lambda),
+     .real = SLEM_OPT_NONNEG, .help = "regularisation lambda, absolute"},
+    {.name = "lambda-rel", .key = 'r', .metavar = "R", .type = SLEM_OPT_REAL, O(lambda_rel),
+     .real = SLEM_OPT_NONNEG, .given = SLEM_NEGSTATS_GIVEN_LAMBDA_REL,
+     .help = "lambda = R * trace(Sigma) / d (default 1)"},
+    {.name = "format", .key = 'f', .metavar = "FMT", .type = SLEM_OPT_CUSTOM, O(format),
+     .parse = set_format,
+     .help = "format of the negative files (default: from the\n"
+             "extension, else from the content)"},
+    {.name = "positives-format", .metavar = "FMT", .type = SLEM_OPT_CUSTOM, O(pos_format),
+     .parse = set_format, .given = SLEM_NEGSTATS_GIVEN_POS_FORMAT,
+     .help = "format of the --mixed or --adaptive-theta POSITIVES\n"
+             "(default: from the extension, else from the content;\n"
+             "not -f's)"},
+    {.name = "skip-nonfinite", .type = SLEM_OPT_FLAG, O(skip_nonfinite),
+     .help = "skip (and count) negatives holding a NaN or an Inf,\n"
+             "instead of stopping at the first one"},
+    {.name = "block", .key = 'b', .metavar = "N", .type = SLEM_OPT_WHOLE, O(block), .min = 1,
+     .max = 1L << 24, .help = "vectors read per block (default: 2^18 / d, 64 to 4096)"},
+    {.name = "leaf-rows", .metavar = "N", .type = SLEM_OPT_WHOLE, O(leaf_rows), .min = 1,
+     .max = 1L << 24,
+     .help = "rows per leaf of the statistics tree (default: 2^21 /\n"
+             "d, 256 to 4096): the same in every shard and in a\n"
+             "whole run"},
+    {.name = "allow-mixed-blas", .type = SLEM_OPT_FLAG, O(allow_mixed_blas),
+     .help = "merge partial caches made on other BLAS cores than one\n"
+             "another or than this host (refused by default: the\n"
+             "cache would not be that of one run); the cache records\n"
+             "the mix, and a partial cache recording one is refused\n"
+             "without this flag at the next level"},
+    {0}};
+#undef O
+
+/* The i-th option of --help's order: the common ones, then each variant's fit_options in
+ * the table's order. */
+static const SlemOptSpec *option_at(size_t i) {
+  size_t n = sizeof common_options / sizeof *common_options - 1;
+  if (i < n) return &common_options[i];
+  i -= n;
+  for (size_t v = 0; v < slem_variants_count(); v++) {
+    const SlemOptSpec *t = slem_variants_get(v)->fit_options;
+    for (; t && t->name; t++, i--)
+      if (i == 0) return t;
+  }
+  return NULL;
+}
+
+size_t slem_negstats_opts_count(void) {
+  size_t n = 0;
+  while (option_at(n)) n++;
+  return n;
+}
+
+const SlemOptSpec *slem_negstats_opts_get(size_t i) { return option_at(i); }
+
+int slem_negstats_opts_set(SlemNegstatsOpts *opts, const char *name, const char *value,
+                           SlemError *err) {
+  const SlemOptSpec *s;
+  for (size_t i = 0; (s = option_at(i)); i++)
+    if (strcmp(s->name, name) == 0) return slem_optspec_set(s, opts, &opts->given, value, err);
+  return slem_error(err, SLEM_EINVAL, "unknown option '%s'", name);
 }
 
 static void progress(const SlemNegstatsOpts *o, uint64_t n) {
@@ -90,8 +181,9 @@ static int add_file(SlemStats **st, const char *path, const SlemNegstatsOpts *o,
   SlemVecReader *r = NULL;
   SlemPrefetch *pf = NULL;
   size_t d;
-  int f32, status = slem_vecreader_open(&r, path, path == o->mixed ? o->pos_format : o->format,
-                                        err);
+  int f32, status = slem_vecreader_open_input(&r, path,
+                                              path == o->mixed ? o->pos_format : o->format,
+                                              &o->arrays, err);
   if (status) return status;
   slem_vecreader_skip_nonfinite(r, o->skip_nonfinite);
   d = slem_vecreader_dim(r);
@@ -169,7 +261,8 @@ static int shard_window(const char *const *files, size_t n, const SlemNegstatsOp
     SlemVecReader *r = NULL;
     int64_t count;
     int st;
-    if ((st = slem_vecreader_open(&r, files[i], o->format, err)) != SLEM_OK) return st;
+    if ((st = slem_vecreader_open_input(&r, files[i], o->format, &o->arrays, err)) != SLEM_OK)
+      return st;
     count = slem_vecreader_count(r);
     if (!leaf) leaf = leaf_rows(o, slem_vecreader_dim(r));
     if (count < 0 || !slem_vecreader_seekable(r)) {
@@ -192,26 +285,35 @@ static int shard_window(const char *const *files, size_t n, const SlemNegstatsOp
 }
 
 /* Names the vector files, in order, by their content (SlemPartialInfo's negatives): the
- * FNV-1a hash of each file's CRC-32 and size. A shard reads only its own rows, so the files
- * are read once more, whole (at the page cache's speed); "" when one is stdin or not a
- * regular file (a pipe: no shard of it can be cut, it is a whole set). Errors: those of slem_io_file_crc(). */
+ * FNV-1a hash of each file's CRC-32 and size (an array's: of its bytes). A shard reads only
+ * its own rows, so the files are read once more, whole (at the page cache's speed); "" when
+ * one is stdin or not a regular file (a pipe: no shard of it can be cut, it is a whole
+ * set). Errors: those of slem_io_file_crc(). */
 static int negatives_fingerprint(char out[17], const char *const *files, size_t n,
-                                 SlemError *err) {
+                                 const SlemVecArrays *arrays, SlemError *err) {
   uint64_t h = 1469598103934665603ull;
   out[0] = 0;
   for (size_t i = 0; i < n; i++) {
     struct stat sb;
-    if (strcmp(files[i], "-") == 0 || stat(files[i], &sb) != 0 || !S_ISREG(sb.st_mode))
+    if (!slem_vecarrays_find(arrays, files[i]) &&
+        (strcmp(files[i], "-") == 0 || stat(files[i], &sb) != 0 || !S_ISREG(sb.st_mode)))
       return SLEM_OK;
   }
   for (size_t i = 0; i < n; i++) {
+    const SlemVecReader *a = slem_vecarrays_find(arrays, files[i]);
+    const void *data;
     char buf[64];
     uint32_t crc;
     uint64_t size;
-    int len, st = slem_io_file_crc(files[i], "its partial cache cannot name the negatives by "
-                                   "their content", &crc, &size, err);
+    size_t bytes;
+    int len, st = SLEM_OK;
+    if (a && slem_vecreader_array(a, &data, &bytes))
+      crc = slem_crc32(0, data, bytes), size = bytes;
+    else
+      st = slem_io_file_crc(files[i], "its partial cache cannot name the negatives by their "
+                            "content", &crc, &size, err);
     if (st) return st;
-    len = snprintf(buf, sizeof buf, "file=%08lx,%llu;", (unsigned long)crc,
+    len = snprintf(buf, sizeof buf, "%s=%08lx,%llu;", a ? "array" : "file", (unsigned long)crc,
                    (unsigned long long)size);
     for (int k = 0; k < len; k++) h = (h ^ (unsigned char)buf[k]) * 1099511628211ull;
   }
@@ -441,7 +543,8 @@ static int linear(const char *output, const char *const *inputs, size_t n, const
     goto done;
   }
   for (size_t i = 0; i < n && st == SLEM_OK; i++) {
-    if (strcmp(inputs[i], "-") == 0 || o->format != SLEM_FMT_AUTO || !slem_cache_sniff(inputs[i])) {
+    if (slem_vecarrays_find(&o->arrays, inputs[i]) || strcmp(inputs[i], "-") == 0 ||
+        o->format != SLEM_FMT_AUTO || !slem_cache_sniff(inputs[i])) {
       if (nf == 0) units[nu].first_arg = i;
       files[nf++] = inputs[i];
       continue;
@@ -482,7 +585,7 @@ static int linear(const char *output, const char *const *inputs, size_t n, const
       st = add_file(&vec->stats, files[i], o, &row, lo, hi, res, err);
     if (st == SLEM_OK) st = slem_stats_flush(vec->stats, err);
     if (st) goto done;
-    if (o->partial && (st = negatives_fingerprint(vec->negatives, files, nf, err)) != SLEM_OK)
+    if (o->partial && (st = negatives_fingerprint(vec->negatives, files, nf, &o->arrays, err)) != SLEM_OK)
       goto done;
     vec->leaf_total = o->shard.count > 0 ? leaves : slem_stats_next_leaf(vec->stats);
     vec->rows = o->shard.count > 0 ? rows : slem_stats_count(vec->stats);

@@ -20,6 +20,7 @@
 
 #include "error.h"
 #include "kernel.h"
+#include "optspec.h"
 #include "phases.h"
 #include "progress.h"
 #include "shard.h"
@@ -27,6 +28,9 @@
 
 typedef struct SlemNegstatsOpts {
   SlemFormat format;     /* of the vector inputs (SLEM_FMT_AUTO: recognised; partial caches too) */
+  SlemVecArrays arrays;  /* the inputs that are arrays in memory, named in inputs by their
+                            readers' names (vecs.h; {NULL, 0}, the default: none): read from
+                            their first row at every pass, as files would be */
   size_t block;          /* rows read per block; 0: 2^18 / d, 64 to 4096 (about 1 MiB of
                             float32; 4096 for the kernel path) */
   size_t leaf_rows;      /* linear: rows per leaf of the statistics tree (stats.h); 0:
@@ -65,7 +69,7 @@ typedef struct SlemNegstatsOpts {
                             of the L leaves of leaf_rows rows of the vector inputs, numbered
                             across them in order (count 0: all rows; shard.h) */
   const char *variant;   /* NULL, or the name of a variant asked for by its own option
-                            (variant.h: SlemVariant.option, e.g. "diagonal") */
+                            (variant.h: slem_negstats_opt_variant(), e.g. "diagonal") */
   int allow_mixed_blas;  /* merge partial caches made on other BLAS cores (arith.h) than one
                             another or than this host (refused by default: SLEM_EFORMAT) */
   unsigned given;        /* SLEM_NEGSTATS_GIVEN_* of the options whose defaults a caller set
@@ -91,6 +95,31 @@ enum {
 /* Defaults: auto format, blocks by dimension, lambda_rel 1, rank 256, tol 0, sample 1000,
  * seed 1, no kernel, no progress. */
 void slem_negstats_opts_init(SlemNegstatsOpts *opts);
+
+/* The options of slem-negstats that SlemNegstatsOpts holds, each declared once as a spec
+ * (optspec.h): those every fit shares (lambda, lambda-rel, format, positives-format,
+ * skip-nonfinite, block, leaf-rows, allow-mixed-blas), then each variant's fit_options in
+ * the table's order (variant.h), which is slem-negstats --help's order.
+ *
+ * slem_negstats_opts_set() sets the option name (the long option without its dashes) to
+ * value (its text as on the command line; NULL for a flag), parsed, range-checked and
+ * stored by its spec, with SLEM_NEGSTATS_GIVEN_* bits set where the spec says; text values
+ * are borrowed (kept alive by the caller). The rules between options are
+ * slem_negstats_check()'s. Errors: SLEM_EINVAL with slem-negstats' message ("--rank: '0'
+ * is not a whole number from 1 to 1048576", "--theta: must be positive", "unknown option
+ * 'NAME'"); opts is then unchanged.
+ * slem_negstats_opts_count() and slem_negstats_opts_get() (i < count; static storage)
+ * list them. Cannot fail. */
+int slem_negstats_opts_set(SlemNegstatsOpts *opts, const char *name, const char *value,
+                           SlemError *err);
+size_t slem_negstats_opts_count(void);
+const SlemOptSpec *slem_negstats_opts_get(size_t i);
+
+/* The parser (SlemOptParseFn) of a variant's own flag that asks for it (--diagonal): sets
+ * SlemNegstatsOpts.variant to the spec's name. Errors: SLEM_EINVAL "--A and --B ask for
+ * two variants: give one" when another variant's flag was given. */
+int slem_negstats_opt_variant(const SlemOptSpec *s, void *opts, const char *value,
+                              SlemError *err);
 
 /* What a run did beyond its cache, for the caller to report. */
 typedef struct SlemNegstatsResult {

@@ -180,12 +180,12 @@ void slem_nubeta_run(SlemNubeta *self, float *y, const double *x, size_t b) {
 /* Reads up to max rows of path (dimension d, or any when *d is 0) through ch (k stages)
  * into stats (made here when NULL), or, when stats is NULL, into keep(max, d + k). */
 static int read_through(SlemStats **st, double *keep, size_t *kept, const char *path,
-                        SlemFormat fmt, size_t block, int skip, size_t *d, size_t max,
+                        SlemFormat fmt, const SlemVecArrays *arrays, size_t block, int skip, size_t *d, size_t max,
                         Chain *ch, SlemPhases *ph, SlemError *err) {
   SlemVecReader *r = NULL;
   double *x = NULL, *y = NULL;
   size_t done = 0, od;
-  int status = slem_vecreader_open(&r, path, fmt, err);
+  int status = slem_vecreader_open_input(&r, path, fmt, arrays, err);
   if (status) return status;
   slem_vecreader_skip_nonfinite(r, skip);
   if (*d == 0) *d = slem_vecreader_dim(r);
@@ -224,8 +224,8 @@ done:
 }
 
 int slem_nubeta_write_cache(const char *path, const char *const *inputs, size_t ninputs,
-                            const char *positives, SlemFormat fmt, SlemFormat pos_fmt,
-                            size_t block, int skip,
+                            const char *positives, SlemFormat fmt,
+                            const SlemVecArrays *arrays, SlemFormat pos_fmt, size_t block, int skip,
                             size_t depth, double theta, double lambda, double lambda_rel,
                             const SlemProvenance *prov, SlemPhases *ph, SlemError *err) {
   SlemPhases none = {0};
@@ -242,6 +242,7 @@ int slem_nubeta_write_cache(const char *path, const char *const *inputs, size_t 
     return slem_error(err, SLEM_EINVAL, "[nu; beta] stages need depth >= 2, negatives, theta "
                       "> 0 and the positives");
   for (size_t i = 0; i < ninputs; i++) {
+    if (slem_vecarrays_find(arrays, inputs[i])) continue; /* read from memory */
     if (strcmp(inputs[i], "-") == 0)
       return slem_error(err, SLEM_EINVAL, "stdin (-) cannot be read once per stage: give "
                         "the negatives as files for depth %zu", depth);
@@ -259,7 +260,8 @@ int slem_nubeta_write_cache(const char *path, const char *const *inputs, size_t 
   for (size_t s = 0; s < depth; s++) tp[s] = theta;
   { /* the first file's dimension sizes the scratch */
     SlemVecReader *r = NULL;
-    if ((status = slem_vecreader_open(&r, inputs[0], fmt, err)) != SLEM_OK) goto done;
+    if ((status = slem_vecreader_open_input(&r, inputs[0], fmt, arrays, err)) != SLEM_OK)
+      goto done;
     d = slem_vecreader_dim(r);
     slem_vecreader_free(r);
   }
@@ -271,7 +273,7 @@ int slem_nubeta_write_cache(const char *path, const char *const *inputs, size_t 
     neg.mu = (const double *const *)sg.mu, neg.ainv = (const double *const *)sg.ainv;
     neg.t = tn, neg.c = 1;
     for (size_t i = 0; i < ninputs; i++)
-      if ((status = read_through(&st, NULL, NULL, inputs[i], fmt, block, skip, &d, SIZE_MAX,
+      if ((status = read_through(&st, NULL, NULL, inputs[i], fmt, arrays, block, skip, &d, SIZE_MAX,
                                  &neg, ph, err)) != SLEM_OK)
         goto done;
     p = d + s;
@@ -288,7 +290,7 @@ int slem_nubeta_write_cache(const char *path, const char *const *inputs, size_t 
     if (!pin || !pout || !chain_init(&pos, d, s, SLEM_NUBETA_POSITIVES)) goto oom;
     pos.mu = (const double *const *)sg.mu, pos.ainv = (const double *const *)sg.ainv;
     pos.t = tp, pos.c = 2;
-    if ((status = read_through(NULL, pin, &npos, positives, pos_fmt, SLEM_NUBETA_POSITIVES, skip,
+    if ((status = read_through(NULL, pin, &npos, positives, pos_fmt, NULL, SLEM_NUBETA_POSITIVES, skip,
                                &d, SLEM_NUBETA_POSITIVES, &pos, ph, err)) != SLEM_OK)
       goto done;
     if (npos == 0) {
@@ -349,10 +351,10 @@ static int fit_nubeta(const char *output, const char *const *inputs, size_t n,
                       const SlemNegstatsOpts *o, SlemNegstatsResult *res, SlemError *err) {
   SlemProvenance prov = {"slem-negstats", inputs, n, NULL};
   const char **pin = NULL;
-  int st = slem_recursive_check_inputs(inputs, n, o->format, err);
+  int st = slem_recursive_check_inputs(inputs, n, o->format, &o->arrays, err);
   if (st == SLEM_OK) st = slem_cache_prov_append(&prov, &pin, inputs, n, o->adaptive, err);
   if (st == SLEM_OK)
-    st = slem_nubeta_write_cache(output, inputs, n, o->adaptive, o->format, o->pos_format,
+    st = slem_nubeta_write_cache(output, inputs, n, o->adaptive, o->format, &o->arrays, o->pos_format,
                                  o->block, o->skip_nonfinite, o->depth, o->theta, o->lambda,
                                  o->lambda_rel, &prov, &res->phases, err);
   free(pin);
@@ -363,8 +365,23 @@ const SlemFitOps slem_fit_nubeta = {"nubeta", takes_nubeta, NULL, NULL, NULL, fi
 
 extern const SlemCacheKindOps slem_kind_nubeta;
 extern const SlemEncoderOps slem_enc_nubeta;
+#define O(f) SLEM_OPT_FIELD(SlemNegstatsOpts, f)
+static const SlemOptSpec nubeta_fit_options[] = {
+    {.name = "adaptive-theta", .metavar = "POSITIVES", .type = SLEM_OPT_TEXT, O(adaptive),
+     .help = "with --depth K (linear): new_full_encoder.m's [nu;\n"
+             "beta] stages (d + K values), the next stage's\n"
+             "negatives encoded with theta_n adapted to the first\n"
+             "100 rows of POSITIVES; --lambda (every stage) or\n"
+             "--lambda-rel"},
+    {.name = "theta", .metavar = "T", .type = SLEM_OPT_REAL, O(theta), .real = SLEM_OPT_POSITIVE,
+     .given = SLEM_NEGSTATS_GIVEN_THETA,
+     .help = "with --adaptive-theta: the positives' weight (default\n"
+             "1)"},
+    {0}};
+#undef O
+
 const SlemVariant slem_variant_nubeta = {
     "nubeta",
     "new_full_encoder.m's [nu; beta] stages with adaptive theta_n (slem-negstats --depth K "
     "--adaptive-theta POSITIVES)",
-    &slem_kind_nubeta, &slem_fit_nubeta, &slem_enc_nubeta, NULL, NULL};
+    &slem_kind_nubeta, &slem_fit_nubeta, &slem_enc_nubeta, nubeta_fit_options, NULL};

@@ -56,7 +56,8 @@ uint64_t slem_nubeta_zeros(const SlemNubeta *self);
 void slem_nubeta_count_rows(SlemNubeta *self, size_t lo, size_t hi);
 
 /* Computes a recursive-nubeta cache of depth >= 2 stages from the negative files
- * inputs[0..ninputs) (read once per stage; not stdin) and the first SLEM_NUBETA_POSITIVES
+ * inputs[0..ninputs) (read once per stage; not stdin; those that name arrays of arrays, which
+ * may be NULL, from memory: vecs.h) and the first SLEM_NUBETA_POSITIVES
  * rows of the vector file positives (read once per stage; the negatives in fmt, the
  * positives in pos_fmt, SLEM_FMT_AUTO: recognised), with theta > 0 and lambda >= 0
  * absolute for every stage, or lambda < 0 and lambda_rel >= 0 relative to each stage's
@@ -66,8 +67,8 @@ void slem_nubeta_count_rows(SlemNubeta *self, size_t lo, size_t hi);
  * those of the cache writer, SLEM_ENOMEM. ph (may be NULL) gets the seconds spent reading,
  * computing, merging, factoring and writing, as slem_recursive_write_cache(). */
 int slem_nubeta_write_cache(const char *path, const char *const *inputs, size_t ninputs,
-                            const char *positives, SlemFormat fmt, SlemFormat pos_fmt,
-                            size_t block, int skip,
+                            const char *positives, SlemFormat fmt,
+                            const SlemVecArrays *arrays, SlemFormat pos_fmt, size_t block, int skip,
                             size_t depth, double theta, double lambda, double lambda_rel,
                             const SlemProvenance *prov, SlemPhases *ph, SlemError *err);
 

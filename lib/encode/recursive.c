@@ -146,12 +146,12 @@ void slem_recursive_run(SlemRecursive *self, float *y, const double *x, size_t b
 }
 
 /* Adds the vectors of one file, encoded by stages 0..k-1, to st. */
-static int add_file(SlemStats **st, const char *path, SlemFormat fmt, size_t block, int skip,
-                    size_t k, const double *const *mu, const double *const *ainv, size_t *d,
+static int add_file(SlemStats **st, const char *path, SlemFormat fmt,
+                    const SlemVecArrays *arrays, size_t block, int skip, size_t k, const double *const *mu, const double *const *ainv, size_t *d,
                     SlemPhases *ph, SlemError *err) {
   SlemVecReader *r = NULL;
   double *x = NULL, *y = NULL, *work = NULL;
-  int status = slem_vecreader_open(&r, path, fmt, err);
+  int status = slem_vecreader_open_input(&r, path, fmt, arrays, err);
   if (status) return status;
   slem_vecreader_skip_nonfinite(r, skip);
   if (*d == 0) *d = slem_vecreader_dim(r);
@@ -247,7 +247,7 @@ done:
 }
 
 int slem_recursive_write_cache(const char *path, const char *const *inputs, size_t ninputs,
-                               SlemFormat fmt, size_t block, int skip, size_t depth,
+                               SlemFormat fmt, const SlemVecArrays *arrays, size_t block, int skip, size_t depth,
                                double lambda, double lambda_rel, const SlemProvenance *prov,
                                SlemPhases *ph, SlemError *err) {
   SlemPhases none = {0};
@@ -264,6 +264,7 @@ int slem_recursive_write_cache(const char *path, const char *const *inputs, size
     return slem_error(err, SLEM_EINVAL, "an absolute lambda is for depth 1: give lambda_rel, "
                       "relative to each stage's own trace");
   for (size_t i = 0; depth > 1 && i < ninputs; i++) {
+    if (slem_vecarrays_find(arrays, inputs[i])) continue; /* read from memory */
     if (strcmp(inputs[i], "-") == 0)
       return slem_error(err, SLEM_EINVAL, "stdin (-) cannot be read once per stage: give "
                         "the negatives as files for depth %zu", depth);
@@ -272,7 +273,7 @@ int slem_recursive_write_cache(const char *path, const char *const *inputs, size
   if ((status = slem_recursive_stages_new(&sg, depth, err)) != SLEM_OK) goto done;
   for (size_t s = 0; s < depth; s++) {
     for (size_t i = 0; i < ninputs; i++)
-      if ((status = add_file(&st, inputs[i], fmt, block, skip, s, (const double *const *)sg.mu,
+      if ((status = add_file(&st, inputs[i], fmt, arrays, block, skip, s, (const double *const *)sg.mu,
                              (const double *const *)sg.ainv, &d, ph, err)) != SLEM_OK)
         goto done;
     if ((status = slem_recursive_stage_finish(&sg, s, &st, d, lambda, lambda_rel, &n, ph,
@@ -295,9 +296,9 @@ done:
 }
 
 int slem_recursive_check_inputs(const char *const *inputs, size_t n, SlemFormat fmt,
-                                SlemError *err) {
+                                const SlemVecArrays *arrays, SlemError *err) {
   for (size_t i = 0; i < n; i++)
-    if (strcmp(inputs[i], "-") != 0 && fmt == SLEM_FMT_AUTO && slem_cache_sniff(inputs[i]))
+    if (!slem_vecarrays_find(arrays, inputs[i]) && strcmp(inputs[i], "-") != 0 && fmt == SLEM_FMT_AUTO && slem_cache_sniff(inputs[i]))
       return slem_error(err, SLEM_EINVAL, "%s: a slem cache cannot make a recursive cache: "
                         "stage 2 needs the negatives themselves", inputs[i]);
   return SLEM_OK;
@@ -309,9 +310,9 @@ static int takes_recursive(const SlemNegstatsOpts *o) { return o->depth > 1; }
 static int fit_recursive(const char *output, const char *const *inputs, size_t n,
                          const SlemNegstatsOpts *o, SlemNegstatsResult *res, SlemError *err) {
   SlemProvenance prov = {"slem-negstats", inputs, n, NULL};
-  int st = slem_recursive_check_inputs(inputs, n, o->format, err);
+  int st = slem_recursive_check_inputs(inputs, n, o->format, &o->arrays, err);
   if (st == SLEM_OK)
-    st = slem_recursive_write_cache(output, inputs, n, o->format, o->block, o->skip_nonfinite,
+    st = slem_recursive_write_cache(output, inputs, n, o->format, &o->arrays, o->block, o->skip_nonfinite,
                                     o->depth, o->lambda, o->lambda_rel, &prov, &res->phases,
                                     err);
   return st;
@@ -322,8 +323,22 @@ const SlemFitOps slem_fit_recursive = {"recursive", takes_recursive, NULL, NULL,
 
 extern const SlemCacheKindOps slem_kind_recursive;
 extern const SlemEncoderOps slem_enc_recursive;
+#define O(f) SLEM_OPT_FIELD(SlemNegstatsOpts, f)
+static const SlemOptSpec recursive_fit_options[] = {
+    {.name = "depth", .metavar = "K", .type = SLEM_OPT_WHOLE, O(depth), .min = 1, .max = 1024,
+     .help = "recursive SLEM: K stages, stage s + 1 computed on the\n"
+             "negatives encoded by stages 1..s, each with the same\n"
+             "--lambda-rel of its own trace (default 1; K > 1 reads\n"
+             "the negative files K times, and takes no partial\n"
+             "caches); with --kernel, K stages of kernel SLEM, each\n"
+             "on the negatives' explicit descriptors of the stages\n"
+             "before (same spec, factor and rank; --lambda or\n"
+             "--lambda-rel per stage)"},
+    {0}};
+#undef O
+
 const SlemVariant slem_variant_recursive = {
     "recursive",
     "stages of linear SLEM, each on the negatives encoded by the ones before (slem-negstats "
     "--depth K)",
-    &slem_kind_recursive, &slem_fit_recursive, &slem_enc_recursive, NULL, NULL};
+    &slem_kind_recursive, &slem_fit_recursive, &slem_enc_recursive, recursive_fit_options, NULL};

@@ -70,7 +70,8 @@ uint64_t slem_recursive_zeros(const SlemRecursive *self);
 void slem_recursive_count_rows(SlemRecursive *self, size_t lo, size_t hi);
 
 /* Computes a cache of depth stages from the vector files inputs[0..ninputs) (read depth
- * times; stdin cannot be) and writes it to path: a linear cache for depth 1, else a
+ * times; stdin cannot be; those that name arrays of arrays, which may be NULL, from memory:
+ * vecs.h) and writes it to path: a linear cache for depth 1, else a
  * recursive one. lambda >= 0 is stage 1's absolute lambda and is only allowed at depth 1;
  * otherwise lambda_rel >= 0 sets every stage's lambda. skip: skip non-finite vectors.
  * ph (may be NULL) gets the seconds spent reading, computing (the stages and the
@@ -78,13 +79,14 @@ void slem_recursive_count_rows(SlemRecursive *self, size_t lo, size_t hi);
  * Errors: SLEM_EINVAL (bad arguments, stdin with depth > 1), those of the readers, of
  * slem_stats_inverse() (naming the stage), of the cache writer. */
 int slem_recursive_write_cache(const char *path, const char *const *inputs, size_t ninputs,
-                               SlemFormat fmt, size_t block, int skip, size_t depth,
+                               SlemFormat fmt, const SlemVecArrays *arrays, size_t block, int skip, size_t depth,
                                double lambda, double lambda_rel, const SlemProvenance *prov,
                                SlemPhases *ph, SlemError *err);
 
 /* SLEM_EINVAL naming the first of inputs[0..n) that is a slem cache (recognised with fmt
- * SLEM_FMT_AUTO): a recursive cache's stage 2 needs the negatives themselves. */
+ * SLEM_FMT_AUTO; arrays, which may be NULL, are none): a recursive cache's stage 2 needs the
+ * negatives themselves. */
 int slem_recursive_check_inputs(const char *const *inputs, size_t n, SlemFormat fmt,
-                                SlemError *err);
+                                const SlemVecArrays *arrays, SlemError *err);
 
 #endif

@@ -208,12 +208,15 @@ static void encoder_free(void *self) {
 static const SlemEncoderOps encoder = {"diagonal", accepts,  new_, out_dim, run, counts, NULL,
                                        encoder_free, NULL, NULL, 1, count_rows};
 
+static const SlemOptSpec diagonal_fit_options[] = {
+    {.name = "diagonal", .type = SLEM_OPT_CUSTOM, .parse = slem_negstats_opt_variant,
+     .help = "a diagonal cache: A = diag(Sigma) + lambda I, the\n"
+             "variances only; descriptors (x - mu) / (s + lambda)\n"
+             "normalised, O(d) a row (no --classifier or --alpha)"},
+    {0}};
+
 const SlemVariant slem_variant_diagonal = {
     "diagonal",
     "SLEM of a diagonal covariance, A = diag(Sigma) + lambda I: d values of cache, O(d) a "
     "row (slem-negstats --diagonal)",
-    &kind, &fit, &encoder,
-    "diagonal",
-    "a diagonal cache: A = diag(Sigma) + lambda I, the\n"
-    "variances only; descriptors (x - mu) / (s + lambda)\n"
-    "normalised, O(d) a row (no --classifier or --alpha)"};
+    &kind, &fit, &encoder, diagonal_fit_options, NULL};

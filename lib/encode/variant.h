@@ -8,9 +8,11 @@
  * (encoder.h). slem_cache_read(), slem_negstats_run() and slem_encstream_run() (and so
  * slem-negstats, slem-encode and slem-match -c) find their member through this table only.
  *
- * To add a variant: write lib/encode/var_NAME.c with its kind, fit and encoder ops and
- * its SlemVariant, and add X(NAME) to SLEM_VARIANTS in the place its options ask for (the
- * table is asked in order, for fits and encoders alike).
+ * To add a variant: write lib/encode/var_NAME.c with its kind, fit and encoder ops, its
+ * options (arrays of SlemOptSpec: one spec each, from which the tools' parsing, checks and
+ * --help come) and its SlemVariant, and add X(NAME) to SLEM_VARIANTS in the place its
+ * options ask for (the table is asked in order, for fits and encoders alike, and lists
+ * the options in that order in --help).
  */
 #ifndef SLEM_VARIANT_H
 #define SLEM_VARIANT_H
@@ -20,6 +22,7 @@
 #include "cachekinds.h"
 #include "encoder.h"
 #include "fit.h"
+#include "optspec.h"
 
 typedef struct SlemVariant {
   const char *name;                /* unique, as the docs name it */
@@ -28,15 +31,19 @@ typedef struct SlemVariant {
   const SlemFitOps *fit;           /* its fit (slem-negstats), or NULL: another's fit makes
                                       its cache */
   const SlemEncoderOps *encoder;   /* its encoder (slem-encode), or NULL */
-  /* May be NULL: the slem-negstats flag of its own that asks for it (--NAME, without
-   * dashes), which sets SlemNegstatsOpts.variant to the variant's name, and its help text
-   * (lines of at most 52 characters, "\n" between them), which slem-negstats --help lists
-   * from the table. */
-  const char *option;
-  const char *option_help;
+  /* Its own options (optspec.h; NULL-name terminated arrays, or NULL: none): those of its
+   * fit, into SlemNegstatsOpts (slem-negstats, slem_negstats_opts_set()), and those of its
+   * encoder, into SlemEncStreamOpts (slem-encode, slem_encstream_opts_set()). The tools'
+   * getopt tables, parsing, range checks and --help lines come from them, in the table's
+   * order, after the options every fit or encoding shares; a name is used once across all
+   * of one tool's. A variant asked for by a flag of its own (--diagonal) gives that flag
+   * the parser slem_negstats_opt_variant(), which sets SlemNegstatsOpts.variant to the
+   * option's name. Help lines are at most 52 (fit) or 50 (encode) characters. */
+  const SlemOptSpec *fit_options;
+  const SlemOptSpec *encode_options;
 } SlemVariant;
 
-/* The variant whose own option is name (SlemVariant.option), or NULL. */
+/* The variant whose fit_options declare the option name (without dashes), or NULL. */
 const SlemVariant *slem_variants_by_option(const char *name);
 
 /* The number of variants, and the i-th (i < that number), in the table's order. Cannot

@@ -27,6 +27,6 @@ const SlemVariant *slem_variants_get(size_t i) { return variants[i]; }
 
 const SlemVariant *slem_variants_by_option(const char *name) {
   for (size_t i = 0; i < slem_variants_count(); i++)
-    if (variants[i]->option && strcmp(variants[i]->option, name) == 0) return variants[i];
+    if (slem_optspec_find(variants[i]->fit_options, name)) return variants[i];
   return NULL;
 }

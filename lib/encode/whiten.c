@@ -317,15 +317,51 @@ static int finish_mixed(const SlemFitStream *s, const SlemNegstatsOpts *o,
 const SlemFitOps slem_fit_mixed = {"mixed", takes_mixed, finish_mixed, mixed_positives,
                                    "the mixed covariance", NULL, NULL};
 
+#define O(f) SLEM_OPT_FIELD(SlemNegstatsOpts, f)
+static const SlemOptSpec mixed_fit_options[] = {
+    {.name = "mixed", .metavar = "POSITIVES", .type = SLEM_OPT_TEXT, O(mixed),
+     .help = "with --eigen: the authors' SLEM_whitening.m mixed\n"
+             "covariance, of POSITIVES and the negatives together\n"
+             "(divided by N - 1), and mu the positives' mean"},
+    {0}};
+#undef O
+
 const SlemVariant slem_variant_mixed = {
     "mixed",
     "SLEM_whitening.m's mixed covariance of positives and negatives (slem-negstats --eigen "
     "--mixed POSITIVES)",
-    NULL, &slem_fit_mixed, NULL, NULL, NULL};
+    NULL, &slem_fit_mixed, NULL, mixed_fit_options, NULL};
 
 extern const SlemEncoderOps slem_enc_whiten;
+#define O(f) SLEM_OPT_FIELD(SlemNegstatsOpts, f)
+static const SlemOptSpec whitening_fit_options[] = {
+    {.name = "eigen", .type = SLEM_OPT_FLAG, O(eigen),
+     .help = "also store the eigendecomposition of Sigma, for\n"
+             "slem-encode --alpha"},
+    {0}};
+#undef O
+#define O(f) SLEM_OPT_FIELD(SlemEncStreamOpts, f)
+
+/* --alpha A: any finite power; alpha_set says it was given. */
+static int set_alpha(const SlemOptSpec *s, void *opts, const char *value, SlemError *err) {
+  double a;
+  int st = slem_optspec_real(s, value, &a, err);
+  if (st == SLEM_OK) ((SlemEncStreamOpts *)opts)->alpha = a, ((SlemEncStreamOpts *)opts)->alpha_set = 1;
+  return st;
+}
+
+static const SlemOptSpec whitening_encode_options[] = {
+    {.name = "alpha", .metavar = "A", .type = SLEM_OPT_CUSTOM, O(alpha), .parse = set_alpha,
+     .help = "the whitening family: (Sigma + lambda I)^A (x - mu),\n"
+             "normalised, from a cache made with slem-negstats\n"
+             "--eigen (-1: SLEM, -0.5: PCA whitening, 0:\n"
+             "centring); with a PCA cache (--pca R) the power of\n"
+             "Lambda_R + lambda I (default -1)"},
+    {0}};
+#undef O
+
 const SlemVariant slem_variant_whitening = {
     "whitening",
     "the eigendecomposition of Sigma and (Sigma + lambda I)^alpha (slem-negstats --eigen, "
     "slem-encode --alpha)",
-    NULL, &slem_fit_whiten, &slem_enc_whiten, NULL, NULL};
+    NULL, &slem_fit_whiten, &slem_enc_whiten, whitening_fit_options, whitening_encode_options};

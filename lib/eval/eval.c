@@ -139,6 +139,29 @@ done:
 
 /* ---- evaluation ---- */
 
+int slem_eval_measure_parse(SlemMeasureReq *req, const char *spec, SlemError *err) {
+  size_t nt;
+  const SlemMeasure *tab = slem_measures(&nt);
+  int r = slem_measure_parse(req, spec, err);
+  if (r < 0) {
+    char names[1024];
+    size_t used = 0;
+    names[0] = 0;
+    for (size_t i = 0; i < nt && used < sizeof names; i++)
+      if (tab[i].aggregate != SLEM_AGG_TEXT && tab[i].aggregate != SLEM_AGG_STRING)
+        used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "",
+                                 tab[i].name);
+    return slem_error(err, SLEM_EINVAL, "unknown measure '%s' (%s)", spec, names);
+  }
+  if (r != SLEM_OK) return r;
+  if (req->gain_map)
+    return slem_error(err, SLEM_EINVAL, "%s: a gain map goes with --trec-compat (slem-trec_eval)",
+                      spec);
+  if (tab[req->m].aggregate == SLEM_AGG_TEXT || tab[req->m].aggregate == SLEM_AGG_STRING)
+    return slem_error(err, SLEM_EINVAL, "%s is not a number (--trec-compat prints it)", spec);
+  return SLEM_OK;
+}
+
 void slem_eval_opts_init(SlemEvalOpts *opts) {
   /* the whole struct: a field left to the caller's stack (progress, once) is a crash */
   memset(opts, 0, sizeof *opts);

@@ -44,6 +44,14 @@ double slem_eval_ap(SlemApKind kind, const unsigned char *rel, size_t n, size_t 
 
 /* ---- evaluation ---- */
 
+/* A measure asked for beyond the fixed ones (slem-eval -M, SlemEvalOpts.measures) by its -m
+ * syntax (slem_measure_parse()), with the default mode's rules: a measure of the table that
+ * has a value (not runid or relstring) and no gain map (--trec-compat's). Errors:
+ * SLEM_EINVAL naming spec: "unknown measure 'X' (num_q, num_ret, ...)" (the measures it
+ * takes), "X is not a number (--trec-compat prints it)", "X: a gain map goes with
+ * --trec-compat (slem-trec_eval)", and slem_measure_parse()'s messages. */
+int slem_eval_measure_parse(SlemMeasureReq *req, const char *spec, SlemError *err);
+
 typedef struct SlemEvalOpts {
   SlemApKind ap;
   size_t recall_k;      /* R@K (default 100) */

@@ -242,42 +242,40 @@ done:
   return st;
 }
 
-int slem_truth_read_labels(SlemTruth **self, const char *qlabels, const char *dblabels,
-                           const char *qids, const char *dbids, int exclude_self,
-                           SlemError *err) {
+/* The labels of one side (db 0: the queries, 1: the database), row i's as text in buf
+ * (24 bytes) or in the source's own storage. */
+typedef const char *(*LabelFn)(const void *src, int db, size_t i, char *buf);
+
+/* The ground truth of nq query and nd database labels (label() gives them), the rows named
+ * by the ids files qids / dbids or by their numbers: what slem_truth_read_labels() and
+ * slem_truth_from_labels() share. */
+static int labels_truth(SlemTruth **self, size_t nq, size_t nd, LabelFn label, const void *src,
+                        const char *qids, const char *dbids, int exclude_self, SlemError *err) {
   SlemTruth *t = truth_new(1);
-  SlemIds *ql = NULL, *dl = NULL;
   SlemStrMap *labmap = slem_strmap_new();
-  size_t nq, nd, nlab;
+  size_t nlab;
+  char buf[24];
   int st;
   *self = NULL;
-  if (!t || !labmap) {
-    st = slem_error(err, SLEM_ENOMEM, "out of memory");
-    goto fail;
-  }
-  if ((st = slem_ids_labels_read(&ql, qlabels, err)) != SLEM_OK ||
-      (st = slem_ids_labels_read(&dl, dblabels, err)) != SLEM_OK)
-    goto fail;
-  nq = slem_ids_count(ql);
-  nd = slem_ids_count(dl);
+  if (!t || !labmap) goto nomem;
   if ((st = intern_rows(t->qmap, qids, nq, "query", err)) != SLEM_OK ||
       (st = intern_rows(t->dmap, dbids, nd, "database", err)) != SLEM_OK)
     goto fail;
-  t->qlab = malloc(nq * sizeof *t->qlab);
-  t->dlab = malloc(nd * sizeof *t->dlab);
-  t->junk_rel = calloc(nq, sizeof *t->junk_rel);
-  t->junk_n = calloc(nq, sizeof *t->junk_n);
+  t->qlab = malloc((nq ? nq : 1) * sizeof *t->qlab);
+  t->dlab = malloc((nd ? nd : 1) * sizeof *t->dlab);
+  t->junk_rel = calloc(nq ? nq : 1, sizeof *t->junk_rel);
+  t->junk_n = calloc(nq ? nq : 1, sizeof *t->junk_n);
   if (!t->qlab || !t->dlab || !t->junk_rel || !t->junk_n) goto nomem;
   for (size_t i = 0; i < nd; i++) {
-    const char *s = slem_ids_get(dl, i);
+    const char *s = label(src, 1, i, buf);
     if ((t->dlab[i] = slem_strmap_intern(labmap, s, strlen(s))) < 0) goto nomem;
   }
   for (size_t i = 0; i < nq; i++) {
-    const char *s = slem_ids_get(ql, i);
+    const char *s = label(src, 0, i, buf);
     if ((t->qlab[i] = slem_strmap_intern(labmap, s, strlen(s))) < 0) goto nomem;
   }
   nlab = slem_strmap_count(labmap);
-  t->lab_count = calloc(nlab, sizeof *t->lab_count);
+  t->lab_count = calloc(nlab ? nlab : 1, sizeof *t->lab_count);
   if (!t->lab_count) goto nomem;
   for (size_t i = 0; i < nd; i++) t->lab_count[t->dlab[i]]++;
   if (exclude_self)
@@ -286,19 +284,53 @@ int slem_truth_read_labels(SlemTruth **self, const char *qlabels, const char *db
       if (t->qlab[i] == t->dlab[i]) t->junk_rel[i]++;
       t->junk_n[i]++;
     }
-  slem_ids_free(ql);
-  slem_ids_free(dl);
   slem_strmap_free(labmap);
   *self = t;
   return SLEM_OK;
 nomem:
   st = slem_error(err, SLEM_ENOMEM, "out of memory");
 fail:
-  slem_ids_free(ql);
-  slem_ids_free(dl);
   slem_strmap_free(labmap);
   slem_truth_free(t);
   return st;
+}
+
+/* Label files: src is their two lists of ids. */
+static const char *file_label(const void *src, int db, size_t i, char *buf) {
+  const SlemIds *const *lists = src;
+  (void)buf;
+  return slem_ids_get(lists[db], i);
+}
+
+int slem_truth_read_labels(SlemTruth **self, const char *qlabels, const char *dblabels,
+                           const char *qids, const char *dbids, int exclude_self,
+                           SlemError *err) {
+  SlemIds *lists[2] = {NULL, NULL};
+  int st;
+  *self = NULL;
+  if ((st = slem_ids_labels_read(&lists[0], qlabels, err)) == SLEM_OK &&
+      (st = slem_ids_labels_read(&lists[1], dblabels, err)) == SLEM_OK)
+    st = labels_truth(self, slem_ids_count(lists[0]), slem_ids_count(lists[1]), file_label,
+                      (const void *)lists, qids, dbids, exclude_self, err);
+  slem_ids_free(lists[0]);
+  slem_ids_free(lists[1]);
+  return st;
+}
+
+/* Label arrays: src is their two pointers. */
+static const char *array_label(const void *src, int db, size_t i, char *buf) {
+  const int64_t *const *arrays = src;
+  snprintf(buf, 24, "%" PRId64, arrays[db][i]);
+  return buf;
+}
+
+int slem_truth_from_labels(SlemTruth **self, const int64_t *qlabels, size_t nq,
+                           const int64_t *dblabels, size_t nd, SlemError *err) {
+  const int64_t *arrays[2] = {qlabels, dblabels};
+  *self = NULL;
+  if ((nq && !qlabels) || (nd && !dblabels))
+    return slem_error(err, SLEM_EINVAL, "%s labels: NULL", nq && !qlabels ? "query" : "database");
+  return labels_truth(self, nq, nd, array_label, arrays, NULL, NULL, 0, err);
 }
 
 int slem_truth_relevant(const SlemTruth *self, size_t q, size_t d) {

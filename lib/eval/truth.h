@@ -36,6 +36,14 @@ int slem_truth_read_labels(SlemTruth **self, const char *qlabels, const char *db
                            const char *qids, const char *dbids, int exclude_self,
                            SlemError *err);
 
+/* The same from labels in memory (the C API's slem_evaluate()): qlabels(nq) for the
+ * queries, dblabels(nd) for the database rows, relevant = the same label, the rows named by
+ * their 0-based numbers ("0", "1", ...), no junk: the truth slem_truth_read_labels() reads
+ * from files holding those numbers one a line. Errors: SLEM_EINVAL (an array NULL with
+ * rows), SLEM_ENOMEM. */
+int slem_truth_from_labels(SlemTruth **self, const int64_t *qlabels, size_t nq,
+                           const int64_t *dblabels, size_t nd, SlemError *err);
+
 /* Adds the junk of path: "qid docid" per line; such documents are ignored for that
  * query. With qrels, a line of a query the qrels lack is left out and counted (see
  * slem_truth_junk_unknown()). Errors name the file and line: field count, with labels a

@@ -124,6 +124,21 @@ const char *slem_cache_json(const SlemCache *self) {
 }
 const char *slem_cache_path(const SlemCache *self) { return self->priv->path; }
 
+int slem_cache_set_path(SlemCache *self, const char *name, SlemError *err) {
+  char *copy = strdup(name);
+  if (!copy) return slem_error(err, SLEM_ENOMEM, "out of memory");
+  free(self->priv->path);
+  self->priv->path = copy;
+  return SLEM_OK;
+}
+
+int slem_cache_bytes(const SlemCache *self, const void **p, size_t *n) {
+  if (!self->priv->map) return 0;
+  *p = self->priv->map;
+  *n = self->priv->map_len;
+  return 1;
+}
+
 const char *slem_cache_kind(const SlemCache *self) { return self->kind; }
 
 void slem_cache_set_kind(SlemCache *self, const void *data, void *own, void (*own_free)(void *)) {

@@ -49,7 +49,11 @@ typedef SlemContainerSection SlemCacheSection;
  * SLEM_EINVAL (path "-"), SLEM_EFORMAT with what is wrong ("written with byte order ...",
  * "version 7; this slem reads version 1", "checksum mismatch in the payload"). */
 int slem_cache_load(SlemCache **self, const char *path, SlemError *err);
+/* Also the public API's (slem.h, whose SlemCache is this one): exported by libslem.so,
+ * whose other objects are hidden. */
+#pragma GCC visibility push(default)
 void slem_cache_free(SlemCache *self);
+#pragma GCC visibility pop
 
 /* A cache of kind with no file of its own, named name in messages, for the kind's reader
  * to fill with slem_cache_set_kind(): a stage of a cache holding several (its sections
@@ -86,6 +90,12 @@ const char *slem_cache_json(const SlemCache *self);
  * since most runs never need it and hashing byte by byte costs more than reading. */
 const char *slem_cache_fingerprint(const SlemCache *self);
 const char *slem_cache_path(const SlemCache *self);
+/* Renames self in messages (slem_cache_path()): a cache loaded from a temporary file that
+ * is gone. Errors: SLEM_ENOMEM (the name unchanged). */
+int slem_cache_set_path(SlemCache *self, const char *name, SlemError *err);
+/* The bytes of the file self was loaded from (its mapping, owned by self): 1 with *p and *n
+ * set; 0 for a view (slem_cache_view_new()), which has none. Cannot fail. */
+int slem_cache_bytes(const SlemCache *self, const void **p, size_t *n);
 
 /* The line of the arithmetic that made the cache (arith.h: its BLAS core and versions), as
  * its JSON header records it, owned by self; NULL when it records none (an older slem). */

@@ -121,6 +121,10 @@ struct SlemVecFormatDef {
   int members;
   /* Not listed among the formats (--help, messages): recognised only to be refused. */
   int unlisted;
+  /* Its readers hold the caller's memory (fmt_mem.c): opened by slem_vecreader_open_array()
+   * only, never from a name, an extension, the content or a format given (its names are
+   * for messages: slem_format_parse() knows none of them). */
+  int memory;
   /* Its files carry what their rows are beside them: their ids, the metadata of the cache
    * that made them, kernel projections (the descriptor container; slem_format_carries()). */
   int carries;
@@ -175,6 +179,7 @@ extern const SlemVecFormatDef slem_vfmt_text;
 extern const SlemVecFormatDef slem_vfmt_slem;
 extern const SlemVecFormatDef slem_vfmt_hdf5;
 extern const SlemVecFormatDef slem_vfmt_foreign;
+extern const SlemVecFormatDef slem_vfmt_mem;
 
 /* The definition of fmt, or NULL (SLEM_FMT_AUTO, or not a format). */
 const SlemVecFormatDef *slem_vfmt_find(SlemFormat fmt);

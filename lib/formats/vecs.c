@@ -20,7 +20,7 @@
 static const SlemVecFormatDef *const formats[] = {
     &slem_vfmt_fvecs, &slem_vfmt_bvecs, &slem_vfmt_ivecs, &slem_vfmt_npy, &slem_vfmt_text,
     &slem_vfmt_fbin,  &slem_vfmt_u8bin, &slem_vfmt_i8bin, &slem_vfmt_ibin, &slem_vfmt_slem,
-    &slem_vfmt_hdf5,  &slem_vfmt_foreign,
+    &slem_vfmt_hdf5,  &slem_vfmt_foreign, &slem_vfmt_mem,
 };
 #define N_FORMATS (sizeof formats / sizeof formats[0])
 
@@ -51,7 +51,7 @@ int slem_format_parse(SlemFormat *fmt, const char *name) {
     return SLEM_OK;
   }
   for (size_t i = 0; i < N_FORMATS; i++)
-    for (const char *const *n = formats[i]->names; *n; n++)
+    for (const char *const *n = formats[i]->names; *n && !formats[i]->memory; n++)
       if (strcmp(name, *n) == 0) {
         *fmt = formats[i]->id;
         return SLEM_OK;

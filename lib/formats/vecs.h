@@ -64,6 +64,41 @@ typedef struct SlemVecReader SlemVecReader;
  * dimension 0 or above SLEM_DIM_MAX). */
 int slem_vecreader_open(SlemVecReader **self, const char *path, SlemFormat fmt,
                         SlemError *err);
+/* Opens a reader of the caller's array data: rows x cols values of dtype (SLEM_DTYPE_F4 or
+ * SLEM_DTYPE_F8), row-major, contiguous, which must stay valid and unchanged until
+ * slem_vecreader_free() (nothing is copied at the open; each read copies the rows it
+ * returns). name (NULL: "array") names it in messages, its rows and columns numbered from
+ * 0 ("x: row 12, column 3: NaN"). It reads as a file of those values would (float32: as
+ * fvecs, slem_vecreader_f32_exact(); float64: as an f8 npy), counts its rows, rewinds and
+ * seeks; no file name or format option reaches it. A non-finite value (or, read as float32,
+ * a float64 beyond float32's range) is SLEM_EFORMAT, or skipped with
+ * slem_vecreader_skip_nonfinite(). Errors: SLEM_EINVAL (another dtype, rows 0, cols 0 or
+ * above SLEM_DIM_MAX, data NULL), SLEM_ENOMEM. */
+int slem_vecreader_open_array(SlemVecReader **self, const char *name, const void *data,
+                              int dtype, size_t rows, size_t cols, SlemError *err);
+/* An array's reader: 1, its bytes (rows x cols values, as given) in *data and their number
+ * in *size (either may be NULL); 0 for a reader of anything else. Cannot fail. */
+int slem_vecreader_array(const SlemVecReader *self, const void **data, size_t *size);
+
+/* The inputs of a run that are arrays, for a pipeline that opens its inputs by name, once
+ * per pass: an input named by the very string that slem_vecreader_name() of one of
+ * readers[0..n) returns (that pointer, not its text) is that array, so that no text (a file
+ * name, an option) ever names one. {NULL, 0}: none. */
+typedef struct SlemVecArrays {
+  SlemVecReader *const *readers;
+  size_t n;
+} SlemVecArrays;
+
+/* The reader of arrays (which may be NULL) that path names, or NULL: path is a path (or
+ * "-"). Cannot fail. */
+const SlemVecReader *slem_vecarrays_find(const SlemVecArrays *arrays, const char *path);
+
+/* Opens path as slem_vecreader_open(path, fmt) does, unless it names an array of arrays
+ * (slem_vecarrays_find()): then a new reader of that array from its first row, over the
+ * same memory (fmt is not looked at). Errors: those of slem_vecreader_open(), SLEM_ENOMEM. */
+int slem_vecreader_open_input(SlemVecReader **self, const char *path, SlemFormat fmt,
+                              const SlemVecArrays *arrays, SlemError *err);
+
 /* As slem_vecreader_open(), but an input with no vectors (an empty file or pipe, an npy
  * array or an fbin header of 0 rows, text with no vector line) is not an error: it opens
  * with count 0, reads no vector, and has the dimension its header gives, else empty_dim

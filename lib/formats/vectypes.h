@@ -27,6 +27,7 @@ typedef enum SlemFormat {
   SLEM_FMT_SLEM,    /* slem's descriptor container (.slem, kind "descriptors") */
   SLEM_FMT_HDF5,    /* a dataset of an HDF5 file, FILE.h5:DATASET (read only) */
   SLEM_FMT_FOREIGN, /* npz, mat: recognised to be refused with what to do instead */
+  SLEM_FMT_MEM,     /* an array in the caller's memory (slem_vecreader_open_array() only) */
   SLEM_FMT_END /* one past the last format; new formats go just before it */
 } SlemFormat;
 

@@ -37,7 +37,10 @@ int slem_error(SlemError *err, int status, const char *fmt, ...)
 /* Clears err to SLEM_OK and an empty message. Accepts NULL. */
 void slem_error_clear(SlemError *err);
 
-/* A short constant name for a status ("I/O error", "format error", ...). */
+/* A short constant name for a status ("I/O error", "format error", ...). Part of the
+ * public API (slem.h): exported by libslem.so, whose other objects are hidden. */
+#pragma GCC visibility push(default)
 const char *slem_error_str(int status);
+#pragma GCC visibility pop
 
 #endif

@@ -37,6 +37,7 @@ struct SlemIn {
   int unterminated;  /* the last line returned had no newline */
   uint64_t lines;    /* lines slem_in_getline() returned since the start (or a seek to 0) */
   struct stat opened; /* a regular file: its size and time when opened */
+  int detached;      /* slem_in_new_detached(): a name for bytes held elsewhere */
 };
 
 static char *dupstr(const char *s) {
@@ -115,6 +116,20 @@ FILE *slem_in_stdin_file(void) {
 }
 
 static int fill(SlemIn *self, SlemError *err);
+
+int slem_in_new_detached(SlemIn **self, const char *name, int64_t size, SlemError *err) {
+  SlemIn *in = calloc(1, sizeof *in);
+  *self = NULL;
+  if (!in || !(in->name = dupstr(name))) {
+    free(in);
+    return slem_error(err, SLEM_ENOMEM, "out of memory");
+  }
+  in->fd = -1;
+  in->size = size;
+  in->detached = 1;
+  *self = in;
+  return SLEM_OK;
+}
 
 int slem_in_open(SlemIn **self, const char *path, SlemError *err) {
   int use_stdin = !path || strcmp(path, "-") == 0;
@@ -211,11 +226,15 @@ int slem_in_rereadable(const char *path, SlemError *err) {
 int slem_in_unterminated(const SlemIn *self) { return self->unterminated; }
 int64_t slem_in_size(const SlemIn *self) { return self->size; }
 uint64_t slem_in_offset(const SlemIn *self) { return self->offset; }
-int slem_in_seekable(const SlemIn *self) { return self->is_regular && self->owns_fd; }
+int slem_in_seekable(const SlemIn *self) {
+  return (self->is_regular && self->owns_fd) || self->detached;
+}
 
 /* Reads more bytes behind the unread ones, keeping them at the start of buf. */
 static int fill(SlemIn *self, SlemError *err) {
   ssize_t r;
+  if (self->detached)
+    return slem_error(err, SLEM_EIO, "%s: held in memory, not read as a file", self->name);
   if (self->pos > 0) {
     memmove(self->buf, self->buf + self->pos, self->len - self->pos);
     self->len -= self->pos;
@@ -434,7 +453,7 @@ int slem_in_getline(SlemIn *self, char **line, size_t *len, SlemError *err) {
 int slem_in_seek(SlemIn *self, uint64_t off, SlemError *err) {
   if (!slem_in_seekable(self))
     return slem_error(err, SLEM_EIO, "%s: cannot seek (not a regular file)", self->name);
-  if (lseek(self->fd, (off_t)off, SEEK_SET) < 0)
+  if (!self->detached && lseek(self->fd, (off_t)off, SEEK_SET) < 0)
     return slem_error(err, SLEM_EIO, "%s: seek: %s", self->name, strerror(errno));
   self->pos = self->len = 0;
   self->eof = 0;

@@ -55,6 +55,11 @@ FILE *slem_in_stdin_file(void);
  * spinning, and returns 1: try again. 0 for any other errno (the caller reports it) or
  * when poll fails. */
 int slem_io_wait_ready(int fd, int events);
+/* An input that only names bytes held elsewhere (an array in the caller's memory, read by
+ * lib/formats/fmt_mem.c through its own hooks): name for messages, size bytes (-1 unknown),
+ * seekable (slem_in_seek() only moves its offset), never changed while read. Its bytes are
+ * not read through it: slem_in_read() and the like fail (SLEM_EIO). Errors: SLEM_ENOMEM. */
+int slem_in_new_detached(SlemIn **self, const char *name, int64_t size, SlemError *err);
 void slem_in_free(SlemIn *self);
 
 /* The name used in messages: the path, or "<stdin>". Owned by self. */

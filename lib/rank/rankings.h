@@ -320,6 +320,17 @@ int slem_rankreader_open(SlemRankReader **self, const char *path, SlemRankFormat
                          SlemError *err);
 void slem_rankreader_free(SlemRankReader *self);
 
+/* A ranking in memory (the C API's slem_evaluate()): FAISS's I, nq x k database rows
+ * (int64, row-major; borrowed, it must outlive self), read as the npy reader reads the I of
+ * a pair: query q named "q", its results the rows of row q in column order, named by their
+ * number, scores 0 (the measures go by rank), -1 skipped (no result; a row of -1 alone is a
+ * query without results). name names it in messages. Not a format of the table: no file
+ * has it. Reading: SLEM_EINVAL naming the row and column for a value below -1 or, when
+ * ndb > 0, at ndb or beyond; SLEM_EFORMAT for a row twice in one query. Errors:
+ * SLEM_ENOMEM. */
+int slem_rank_array_open(SlemRankReader **self, const char *name, const int64_t *I, size_t nq,
+                         size_t k, uint64_t ndb, SlemError *err);
+
 /* Reads the next query: *q points to storage owned by self, valid until the next call;
  * NULL at end of file. Memory holds one query at a time. Errors name the file and the
  * line: SLEM_EFORMAT for a wrong field count, a rank that is not a positive whole number,
