@@ -6,6 +6,8 @@
 #                   docs/library.md)
 #   make check      install missing Debian packages, build, run every test
 #   make check-cores  the golden suites once per OpenBLAS kernel (CORETYPES="Haswell ...")
+#   make python-test  the Python package's tests (python/tests, Debian's python3-pytest and
+#                   python3-numpy) against the tools and lib/libslem.so
 #   make demo       install missing Debian packages, build, run the pipeline on testdata/
 #   make install    copy the tools, slem-tune, slem-plot-pr and man pages under $(DESTDIR)$(PREFIX),
 #                   and the library: include/slem.h, lib/libslem.so*, lib/libslem.a,
@@ -124,7 +126,7 @@ PYTHONDIR ?= $(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3/dist-packages,$
 PY_SRC    = $(wildcard python/slem/*.py)
 LIB_MANS  = man/slem.3
 
-.PHONY: all bench-probe check check-cores demo install uninstall clean deps unit-test cli-test man-test fuzz fuzz-replay
+.PHONY: all bench-probe check check-cores demo install uninstall clean deps unit-test cli-test man-test python-test fuzz fuzz-replay
 .SUFFIXES:
 
 all: $(BINS) $(SO_LINKS)
@@ -195,6 +197,11 @@ CLI_TESTS = tests/layers.sh tests/prefixes.sh tests/so-symbols.sh tests/header.s
 cli-test: $(BINS) $(SO_LINKS) build/tests/faultshim.so build/tests/nonblock build/tests/api_search_driver
 	@f=0; for t in $(CLI_TESTS); do sh $$t || f=$$((f + 1)); done; test $$f = 0
 
+# the Python package (python/slem) from the checkout, against the tools' bytes; Debian's
+# python3 on purpose, whose numpy, pytest and faiss install-deps installs
+python-test: $(BINS)
+	PYTHONPATH=python /usr/bin/python3 -m pytest -q -p no:cacheprovider python/tests
+
 # ---- the golden suites once per OpenBLAS kernel (make check-cores) ----
 # OpenBLAS chooses its kernels by CPU and they round differently, so a golden must hold
 # what the algorithm guarantees, not one kernel's last bits (issue 26). check-cores runs the
@@ -232,7 +239,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 
 check: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) all $(TEST_BINS) $(REPLAY_BINS)
-	@$(MAKE) --no-print-directory -j1 unit-test cli-test fuzz-replay man-test browser-test
+	@$(MAKE) --no-print-directory -j1 unit-test cli-test fuzz-replay man-test python-test browser-test
 
 demo: deps
 	@$(MAKE) --no-print-directory all

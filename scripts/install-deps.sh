@@ -9,10 +9,12 @@ set -eu
 # slem-report; GNU parallel, Slurm and munge for tools/slem-parallel, tools/slem-sbatch
 # and their tests (which start a single-node cluster of their own); libhdf5-dev for
 # FILE.h5:DATASET inputs, python3-h5py for scripts/gen-hdf5.py (its oracle), python3-faiss
-# for scripts/gen-faiss.py (FAISS's own I and D files, testdata/faiss); groff-base
-# for the man-test check that every page renders without a warning; g++ for the check that
-# the public header compiles as C++ (tests/header.sh)
-PKGS="libgsl-dev libopenblas-dev libcjson-dev liblinear-dev check pkg-config gcc make gnuplot-nox libpng-dev parallel slurm-wlm munge libhdf5-dev python3-h5py python3-faiss groff-base g++"
+# for scripts/gen-faiss.py (FAISS's own I and D files, testdata/faiss) and the Python
+# package's comparison with faiss.IndexFlatIP; groff-base for the man-test check that every
+# page renders without a warning; g++ for the check that the public header compiles as C++
+# (tests/header.sh); python3-numpy and python3-pytest for the Python package (python/slem)
+# and its tests (make python-test)
+PKGS="libgsl-dev libopenblas-dev libcjson-dev liblinear-dev check pkg-config gcc make gnuplot-nox libpng-dev parallel slurm-wlm munge libhdf5-dev python3-h5py python3-faiss groff-base g++ python3-numpy python3-pytest"
 # extra packages named on the command line (for example: scripts/install-deps.sh python3-numpy)
 PKGS="$PKGS $*"
 
