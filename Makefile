@@ -214,11 +214,11 @@ CORETYPES ?= Haswell SkylakeX Cooperlake Zen Prescott Sandybridge
 CORE_TESTS = tests/cli.sh tests/cli-numeric.sh tests/cli-exact.sh tests/cli-shard.sh \
   tests/cli-merge.sh tests/cli-kernel.sh tests/cli-krec.sh tests/cli-formats.sh tests/cli-esvm.sh \
   tests/cli-calibrate.sh tests/cli-expand.sh tests/cli-family.sh tests/cli-variants.sh tests/cli-eval.sh \
-  tests/cli-demo.sh tests/cli-verify.sh tests/cli-position.sh
+  tests/cli-demo.sh tests/cli-verify.sh tests/cli-position.sh tests/cli-api-search.sh
 CORE_UNIT = $(addprefix build/tests/,check_numeric check_match check_kernel check_family \
-  check_esvm check_calibrate check_expand check_merge)
+  check_esvm check_calibrate check_expand check_merge check_api_search)
 
-check-cores: $(BINS) $(CORE_UNIT)
+check-cores: $(BINS) $(CORE_UNIT) build/tests/api_search_driver
 	@CORETYPES="$(CORETYPES)" MANS="$(MANS) $(SCRIPT_MANS)" CORE_TESTS="$(CORE_TESTS)" \
 	  CORE_UNIT="$(CORE_UNIT)" CORE_JOBS="$(JOBS)" sh tests/cores.sh
 

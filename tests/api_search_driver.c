@@ -23,8 +23,6 @@
 
 #include "slem.h"
 
-#include "cachekinds.h"
-
 /* An fvecs file into float rows(*n, *d), malloc'd; exits on a bad file. */
 static float *read_fvecs(const char *path, size_t *n, size_t *d) {
   FILE *f = fopen(path, "rb");
@@ -133,7 +131,7 @@ static int search_main(int argc, char **argv) {
     D = malloc(nq * k * sizeof *D);
     I = malloc(nq * k * sizeof *I);
     if (cache_path) {
-      if (slem_cache_read(&cache, cache_path, &err) != SLEM_OK) {
+      if (slem_load(&cache, cache_path, &err) != SLEM_OK) {
         fprintf(stderr, "%s\n", err.msg);
         return 1;
       }
@@ -143,7 +141,7 @@ static int search_main(int argc, char **argv) {
     }
   }
   if (st != SLEM_OK) {
-    fprintf(stderr, "api_search_driver: %s (status %d)\n", err.msg, st);
+    fprintf(stderr, "api_search_driver: %s (%s)\n", err.msg, slem_error_str(st));
     return 1;
   }
   write_raw(argv[i + 3], ".D", D, nq * k * sizeof *D);
@@ -241,7 +239,8 @@ static int eval_main(int argc, char **argv, int file) {
             : slem_evaluate(I, nq, k, &truth, (const char *const *)argv + i, (size_t)(argc - i),
                             values, &err);
   if (st != SLEM_OK) {
-    fprintf(stderr, "api_search_driver: %s (status %d)\n", err.msg, st);
+    fprintf(stderr, "api_search_driver: %s (%s)\n", err.msg, slem_error_str(st));
+    free(values);
     return 1;
   }
   for (int m = i; m < argc; m++) printf("%s\t%.17g\n", argv[m], values[m - i]);

@@ -157,15 +157,17 @@ START_TEST(bad_search_input_is_refused_and_writes_nothing) {
   ck_assert_int_eq(slem_search(&qa, &da, 0, 0, 0, D, I, &err), SLEM_EINVAL);
   ck_assert_str_eq(err.msg, "k 0: ask for at least one result per query");
   ck_assert_int_eq(slem_search(&qa, &d5, 4, 0, 0, D, I, &err), SLEM_EINVAL);
-  ck_assert_str_eq(err.msg, "queries have 4 columns, the database 5: the dimensions differ");
+  ck_assert_str_eq(err.msg, "database: 5 columns, but the queries' dimension is 4");
   ck_assert_int_eq(slem_search(&none, &da, 4, 0, 0, D, I, &err), SLEM_EINVAL);
   ck_assert_str_eq(err.msg, "queries: no rows");
   ck_assert_int_eq(slem_search(&bad_dtype, &da, 4, 0, 0, D, I, &err), SLEM_EINVAL);
-  ck_assert_str_eq(err.msg, "queries: dtype 7: give SLEM_FLOAT32 or SLEM_FLOAT64");
+  ck_assert_str_eq(err.msg, "queries: dtype 7, not SLEM_FLOAT32 (1) or SLEM_FLOAT64 (2)");
   ck_assert_int_eq(slem_search(&qa, &da, 4, 8, 0, D, I, &err), SLEM_EINVAL);
   ck_assert_int_eq(slem_search(&qa, &da, 4, 0, 0, NULL, I, &err), SLEM_EINVAL);
   ck_assert_str_eq(err.msg, "D is NULL");
   ck_assert_int_eq(slem_search(NULL, &da, 4, 0, 0, D, I, &err), SLEM_EINVAL);
+  ck_assert_int_eq(slem_search(&qa, &da, 4, 0, -1, D, I, &err), SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "threads: -1, not 0 (SLEM_THREADS, else all cores) to 1024");
   ck_assert_int_eq(slem_search_kernel(NULL, &qa, &da, 4, 0, 0, D, I, &err), SLEM_EINVAL);
   ck_assert_str_eq(err.msg, "no cache (NULL)");
   /* a NaN row, named by its row and column, in either array and either dtype */
@@ -175,23 +177,115 @@ START_TEST(bad_search_input_is_refused_and_writes_nothing) {
   q[2 * 4 + 1] = 0;
   db[5 * 4 + 3] = -INFINITY;
   ck_assert_int_eq(slem_search(&qa, &da, 4, 0, 0, D, I, &err), SLEM_EFORMAT);
-  ck_assert_str_eq(err.msg, "database: row 5, column 3: -Inf");
+  ck_assert_str_eq(err.msg, "database: row 5, column 3: infinite");
   db[5 * 4 + 3] = 0;
   q64[1 * 4] = NAN;
   ck_assert_int_eq(slem_search(&q64a, &da, 4, 0, 0, D, I, &err), SLEM_EFORMAT);
   ck_assert_str_eq(err.msg, "queries: row 1, column 0: NaN");
+  /* a float64 beyond float32's range, in which the inner product reads the vectors */
+  q64[1 * 4] = 0;
+  q64[2 * 4 + 3] = -1e39;
+  ck_assert_int_eq(slem_search(&q64a, &da, 4, 0, 0, D, I, &err), SLEM_EFORMAT);
+  ck_assert_str_eq(err.msg, "queries: row 2, column 3: -9.9999999999999994e+38 is beyond float32's "
+                   "range, in which the vectors are read");
+  q64[2 * 4 + 3] = 3.4e38; /* below FLT_MAX: read */
+  ck_assert_int_eq(slem_search(&q64a, &da, 4, 0, 0, D, I, &err), SLEM_OK);
+  for (size_t i = 0; i < 12; i++) D[i] = 12345.0f, I[i] = 777;
   /* beyond the first block of the check */
   {
     float *big = calloc(2000 * 4, sizeof *big);
     SlemArray ba = {big, SLEM_FLOAT32, 2000, 4};
     big[1500 * 4 + 2] = INFINITY;
     ck_assert_int_eq(slem_search(&qa, &ba, 4, 0, 0, D, I, &err), SLEM_EFORMAT);
-    ck_assert_str_eq(err.msg, "database: row 1500, column 2: Inf");
+    ck_assert_str_eq(err.msg, "database: row 1500, column 2: infinite");
     free(big);
+  }
+  /* the database's values are refused by its reader in the first pass, which ends before any
+   * hit is handed out: nothing written with several blocks of queries and tiles either */
+  {
+    size_t nq = 3000, ndb = 10000, k = 5;
+    float *bq = calloc(nq * 4, sizeof *bq), *bd = calloc(ndb * 4, sizeof *bd);
+    float *bD = malloc(nq * k * sizeof *bD);
+    int64_t *bI = malloc(nq * k * sizeof *bI);
+    SlemArray bqa = {bq, SLEM_FLOAT32, nq, 4}, bda = {bd, SLEM_FLOAT32, ndb, 4};
+    for (size_t i = 0; i < nq * k; i++) bD[i] = 12345.0f, bI[i] = 777;
+    bd[(ndb - 1) * 4 + 1] = NAN;
+    ck_assert_int_eq(slem_search(&bqa, &bda, k, 0, 2, bD, bI, &err), SLEM_EFORMAT);
+    ck_assert_str_eq(err.msg, "database: row 9999, column 1: NaN");
+    UNTOUCHED(bD, bI, nq * k);
+    bd[(ndb - 1) * 4 + 1] = 0;
+    bq[2999 * 4] = INFINITY; /* a query of the second block: found before the first is written */
+    ck_assert_int_eq(slem_search(&bqa, &bda, k, 0, 2, bD, bI, &err), SLEM_EFORMAT);
+    ck_assert_str_eq(err.msg, "queries: row 2999, column 0: infinite");
+    UNTOUCHED(bD, bI, nq * k);
+    free(bq), free(bd), free(bD), free(bI);
   }
   /* no error: NULL err is allowed too */
   ck_assert_int_eq(slem_search(&qa, &da, 0, 0, 0, D, I, NULL), SLEM_EINVAL);
   UNTOUCHED(D, I, 12);
+}
+END_TEST
+
+/* A cache fitted here on n x d negatives with the options name=value (NULL-terminated). */
+static SlemCache *fit(const float *neg, size_t n, size_t d, const char *const *opts) {
+  SlemFitOptions *o = NULL;
+  SlemCache *c = NULL;
+  SlemError err = {0};
+  SlemArray x = {neg, SLEM_FLOAT32, n, d};
+  ck_assert_int_eq(slem_fit_options_new(&o, &err), SLEM_OK);
+  for (size_t i = 0; opts[i]; i += 2)
+    ck_assert_msg(slem_fit_options_set(o, opts[i], opts[i + 1], &err) == SLEM_OK, "%s", err.msg);
+  ck_assert_msg(slem_fit(&c, &x, o, 1, &err) == SLEM_OK, "%s", err.msg);
+  slem_fit_options_free(o);
+  return c;
+}
+
+START_TEST(kernel_search_is_exact_and_refuses_what_it_cannot_score) {
+  size_t n = 300, nq = 20, ndb = 150, d = 8, k = 12;
+  float *neg = malloc(n * d * sizeof *neg), *q = malloc(nq * d * sizeof *q), *db = malloc(ndb * d * sizeof *db);
+  float *D = malloc(nq * k * sizeof *D), *D2 = malloc(nq * k * sizeof *D2);
+  int64_t *I = malloc(nq * k * sizeof *I), *I2 = malloc(nq * k * sizeof *I2);
+  const char *rbf[] = {"kernel", "rbf:g=1", "rank", "16", NULL}, *chi2[] = {"kernel", "chi2", "rank", "16", NULL};
+  const char *linear[] = {NULL};
+  SlemCache *c;
+  SlemError err = {0};
+  SlemArray qa = {q, SLEM_FLOAT32, nq, d}, da = {db, SLEM_FLOAT32, ndb, d};
+  tu_seed(3);
+  for (size_t i = 0; i < n * d; i++) neg[i] = (float)tu_uniform();
+  for (size_t i = 0; i < nq * d; i++) q[i] = (float)tu_uniform();
+  for (size_t i = 0; i < ndb * d; i++) db[i] = (float)tu_uniform();
+  c = fit(neg, n, d, rbf);
+  ck_assert_int_eq(slem_search_kernel(c, &qa, &da, k, 0, 1, D, I, &err), SLEM_OK);
+  ck_assert_int_eq(slem_search_kernel(c, &qa, &da, k, 0, 2, D2, I2, &err), SLEM_OK);
+  ck_assert_mem_eq(I2, I, nq * k * sizeof *I);
+  ck_assert_mem_eq(D2, D, nq * k * sizeof *D);
+  for (size_t i = 0; i < nq * k; i++) {
+    ck_assert(I[i] >= 0 && I[i] < (int64_t)ndb);
+    ck_assert(D[i] <= 1.0f + 1e-6f && D[i] >= -1.0f - 1e-6f); /* a normalised similarity */
+    if (i % k) ck_assert(D[i] < D[i - 1] || (D[i] == D[i - 1] && I[i] > I[i - 1]));
+  }
+  for (size_t i = 0; i < nq * k; i++) D2[i] = 12345.0f, I2[i] = 777;
+  ck_assert_int_eq(slem_search_kernel(c, &qa, &da, k, SLEM_SEARCH_NORMALIZE, 1, D2, I2, &err), SLEM_EINVAL);
+  ck_assert_str_eq(err.msg, "SLEM_SEARCH_NORMALIZE does not go with a kernel cache: its similarity is normalised");
+  {
+    SlemArray q7 = {q, SLEM_FLOAT32, nq, 7};
+    ck_assert_int_eq(slem_search_kernel(c, &q7, &da, k, 0, 1, D2, I2, &err), SLEM_EINVAL);
+    ck_assert_str_eq(err.msg, "queries: 7 columns, but the cache's dimension is 8");
+  }
+  slem_cache_free(c);
+  c = fit(neg, n, d, linear);
+  ck_assert_int_eq(slem_search_kernel(c, &qa, &da, k, 0, 1, D2, I2, &err), SLEM_EINVAL);
+  ck_assert(strncmp(err.msg, "a cache of kind linear: the exact similarity takes a kernel cache", 64) == 0);
+  slem_cache_free(c);
+  /* a kernel of histograms: a negative value refused before the search, by row and column */
+  c = fit(neg, n, d, chi2);
+  ck_assert_int_eq(slem_search_kernel(c, &qa, &da, k, 0, 1, D, I, &err), SLEM_OK);
+  db[140 * d + 6] = -0.5f;
+  ck_assert_int_eq(slem_search_kernel(c, &qa, &da, k, 0, 1, D2, I2, &err), SLEM_EFORMAT);
+  ck_assert_str_eq(err.msg, "database: row 140, column 6: -0.5 is negative; the chi2 kernel needs histograms");
+  slem_cache_free(c);
+  UNTOUCHED(D2, I2, nq * k);
+  free(neg), free(q), free(db), free(D), free(D2), free(I), free(I2);
 }
 END_TEST
 
@@ -293,6 +387,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, k_beyond_the_database_is_padded_as_faiss_pads);
   tcase_add_test(tc, ten_thousand_queries_beyond_the_blocks);
   tcase_add_test(tc, bad_search_input_is_refused_and_writes_nothing);
+  tcase_add_test(tc, kernel_search_is_exact_and_refuses_what_it_cannot_score);
   tcase_add_test(tc, evaluate_gives_the_measures_of_the_rows);
   tcase_add_test(tc, bad_evaluate_input_is_refused_and_writes_nothing);
   suite_add_tcase(s, tc);

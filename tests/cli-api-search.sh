@@ -76,6 +76,8 @@ cp "$D/queries.fvecs" "$T/neg.fvecs"
 printf '\000\000\200\277' | dd of="$T/neg.fvecs" bs=1 seek=$((3 * 260 + 4 + 5 * 4)) conv=notrunc 2>/dev/null
 expect_fail "search_kernel chi2 of a negative value" 1 "queries: row 3, column 5: -1 is negative; the chi2 kernel needs histograms" "$T/x.D" \
   "$DRV" search -c "$T/chi2.slem" 5 "$T/neg.fvecs" "$D/database.fvecs" "$T/x"
+expect_fail "search_kernel normalize" 1 "SLEM_SEARCH_NORMALIZE does not go with a kernel cache" "$T/x.D" \
+  "$DRV" search -n -c "$T/chi2.slem" 5 "$D/queries.fvecs" "$D/database.fvecs" "$T/x"
 # a linear cache is refused by name
 check "linear cache" slem-negstats -q -o "$T/lin.slem" "$D/negatives.fvecs"
 expect_fail "search_kernel of a linear cache" 1 "a cache of kind linear: the exact similarity takes a kernel cache" "$T/x.D" \
@@ -128,7 +130,7 @@ same_values "evaluate_file labels" "$T/out" "$T/e.json" "$KEYS"
 
 # ---- refusals: a status, the message, nothing written ----
 expect_fail "k 0" 1 "k 0: ask for at least one result" "$T/x.D" "$DRV" search 0 "$D/queries.fvecs" "$D/database.fvecs" "$T/x"
-expect_fail "dimensions differ" 1 "queries have 64 columns, the database 12" "$T/x.D" "$DRV" search 5 "$D/queries.fvecs" "$TOP/testdata/golden/db.fvecs" "$T/x"
+expect_fail "dimensions differ" 1 "database: 12 columns, but the queries' dimension is 64" "$T/x.D" "$DRV" search 5 "$D/queries.fvecs" "$TOP/testdata/golden/db.fvecs" "$T/x"
 expect_fail "unknown measure" 1 "unknown measure 'mAP'" - "$DRV" eval -Q "$T/rows.qrels" -i "$T/r.I.npy" map mAP
 expect_fail "row out of range" 1 "is not a row of the database (0 to 99, or -1 for none)" - \
   "$DRV" eval -q "$D/queries.labels" -d "$TOP/testdata/digits/validation.labels" -i "$T/r.I.npy" map

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "api_util.h"
 #include "blas.h"
 #include "cache.h"
 #include "error.h"
@@ -18,10 +19,6 @@
 #include "kind_kernel.h"
 #include "match.h"
 #include "vecs.h"
-
-/* TODO(h-capi): declared by lib/formats/fmt_mem.c's header once merged */
-int slem_vecreader_open_array(SlemVecReader **r, const char *name, const void *data, int dtype,
-                              size_t rows, size_t cols, SlemError *err);
 
 /* Where slem_match()'s hits go: row query of D and I (k columns), its n hits then the
  * padding. */
@@ -49,56 +46,66 @@ static int fill_hits(void *ctx, uint64_t query, const SlemHit *hits, size_t n, S
   return SLEM_OK;
 }
 
-/* The shape, dtype and values of a (named what in messages): SLEM_EINVAL for a NULL array,
- * a dtype other than float32 and float64, 0 columns, data NULL with rows; SLEM_EFORMAT for
- * a non-finite element, naming its row and column. */
+/* Whether one of the n floats x has the exponent field all ones (NaN, Inf): the field plus
+ * one carries into the sign bit only then, or-ed over the block, in integers that the
+ * compiler turns into vector instructions (a block of CHECK_BLOCK, a constant, most of all). */
+static inline int flag_f32(const float *x, size_t n) {
+  uint32_t acc = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t u; /* the bits of the float (IEEE binary32), read without aliasing it */
+    memcpy(&u, x + i, sizeof u);
+    acc |= (u & 0x7f800000u) + 0x00800000u;
+  }
+  return (acc & 0x80000000u) != 0;
+}
+
+/* The same for n doubles, from the exponent all ones (NaN, Inf), or with to_f32 from 2^127
+ * (which holds every double that rounds to Inf in float32). */
+static inline int flag_f64(const double *x, size_t n, int to_f32) {
+  const uint64_t add = 0x8000000000000000u - (to_f32 ? 0x47e0000000000000u : 0x7ff0000000000000u);
+  uint64_t acc = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t u;
+    memcpy(&u, x + i, sizeof u);
+    acc |= (u & 0x7ff0000000000000u) + add;
+  }
+  return (acc & 0x8000000000000000u) != 0;
+}
+
+/* The values of a (its shape checked: slem_api_array_check()) as the array reader
+ * (slem_vecreader_open_array()) would refuse them in the middle of the search, read as float32
+ * when to_f32: SLEM_EFORMAT for a non-finite element (or a float64 beyond float32's range,
+ * to_f32), naming the array, the row and the column in the reader's words. */
 #define CHECK_BLOCK 4096
-static int check_array(const SlemArray *a, const char *what, SlemError *err) {
+static int check_values(const SlemArray *a, const char *what, int to_f32, SlemError *err) {
   size_t n;
-  if (!a) return slem_error(err, SLEM_EINVAL, "%s: no array (NULL)", what);
-  if (a->dtype != SLEM_FLOAT32 && a->dtype != SLEM_FLOAT64)
-    return slem_error(err, SLEM_EINVAL, "%s: dtype %d: give SLEM_FLOAT32 or SLEM_FLOAT64", what,
-                      a->dtype);
-  if (a->cols == 0) return slem_error(err, SLEM_EINVAL, "%s: 0 columns", what);
-  if (a->cols > SLEM_DIM_MAX)
-    return slem_error(err, SLEM_EINVAL, "%s: %zu columns, above the largest dimension %u", what,
-                      a->cols, (unsigned)SLEM_DIM_MAX);
-  if (a->rows > SIZE_MAX / 8 / a->cols)
-    return slem_error(err, SLEM_EINVAL, "%s: %zu x %zu elements do not fit in memory", what,
-                      a->rows, a->cols);
-  if (a->rows > 0 && !a->data) return slem_error(err, SLEM_EINVAL, "%s: data is NULL", what);
   n = a->rows * a->cols;
-  /* a pass at the speed of memory over blocks whose exponents are or-ed, the element
-   * looked for only in a block that holds one */
+  /* a pass at the speed of memory (flag_f32(), flag_f64()); the element is looked for only
+   * in a block that holds one */
   for (size_t lo = 0; lo < n; lo += CHECK_BLOCK) {
-    size_t hi = n - lo < CHECK_BLOCK ? n : lo + CHECK_BLOCK, bad = 0;
-    if (a->dtype == SLEM_FLOAT32) {
-      const float *x = a->data;
-      for (size_t i = lo; i < hi; i++) {
-        uint32_t u;
-        memcpy(&u, x + i, sizeof u);
-        bad |= (u & 0x7f800000u) == 0x7f800000u;
-      }
-    } else {
-      const double *x = a->data;
-      for (size_t i = lo; i < hi; i++) {
-        uint64_t u;
-        memcpy(&u, x + i, sizeof u);
-        bad |= (u & 0x7ff0000000000000u) == 0x7ff0000000000000u;
-      }
-    }
+    size_t hi = n - lo < CHECK_BLOCK ? n : lo + CHECK_BLOCK;
+    int bad = a->dtype == SLEM_FLOAT32
+                  ? (hi - lo == CHECK_BLOCK ? flag_f32((const float *)a->data + lo, CHECK_BLOCK)
+                                            : flag_f32((const float *)a->data + lo, hi - lo))
+                  : (hi - lo == CHECK_BLOCK
+                         ? flag_f64((const double *)a->data + lo, CHECK_BLOCK, to_f32)
+                         : flag_f64((const double *)a->data + lo, hi - lo, to_f32));
     if (!bad) continue;
     for (size_t i = lo; i < hi; i++) {
       double v = a->dtype == SLEM_FLOAT32 ? ((const float *)a->data)[i] : ((const double *)a->data)[i];
       if (!isfinite(v))
         return slem_error(err, SLEM_EFORMAT, "%s: row %zu, column %zu: %s", what, i / a->cols,
-                          i % a->cols, isnan(v) ? "NaN" : v > 0 ? "Inf" : "-Inf");
+                          i % a->cols, isnan(v) ? "NaN" : "infinite");
+      if (to_f32 && !isfinite((float)v))
+        return slem_error(err, SLEM_EFORMAT, "%s: row %zu, column %zu: %.17g is beyond float32's "
+                          "range, in which the vectors are read", what, i / a->cols, i % a->cols,
+                          v);
     }
   }
   return SLEM_OK;
 }
 
-/* The values of a, checked finite, >= 0 for a kernel of histograms (named kernel), as
+/* The values of a, >= 0 for a kernel of histograms (named kernel), as
  * slem_kernel_prepare() would refuse them in the middle of the search. Errors: SLEM_EFORMAT
  * naming the row and column. */
 static int check_histograms(const SlemArray *a, const char *what, const char *kernel,
@@ -120,22 +127,27 @@ static int search(const SlemCache *kernel, const SlemArray *queries, const SlemA
   SlemVecReader *qr = NULL, *dr = NULL;
   SlemMatchOpts opts;
   SlemMatchStats stats;
+  SlemApiThreads th = {0};
   Fill fill = {D, I, k};
   const SlemKernel *kern;
-  int st, saved = slem_blas_threads();
+  int st;
 
-  if ((st = check_array(queries, "queries", err)) != SLEM_OK ||
-      (st = check_array(database, "database", err)) != SLEM_OK)
+  if ((st = slem_api_array_check(queries, "queries", kernel ? kernel->d : 0,
+                                 "the cache's dimension", err)) != SLEM_OK)
+    return st;
+  if (!database) return slem_error(err, SLEM_EINVAL, "database: no array (a null pointer)");
+  if (database->rows == 0 && database->cols != queries->cols) /* empty: its shape alone */
+    return slem_error(err, SLEM_EINVAL, "database: %zu columns, but the queries' dimension is %zu",
+                      database->cols, queries->cols);
+  if (database->rows > 0 &&
+      (st = slem_api_array_check(database, "database", queries->cols, "the queries' dimension",
+                                 err)) != SLEM_OK)
     return st;
   if (k == 0) return slem_error(err, SLEM_EINVAL, "k 0: ask for at least one result per query");
-  if (queries->rows == 0) return slem_error(err, SLEM_EINVAL, "queries: no rows");
   if (flags & ~SLEM_SEARCH_NORMALIZE)
     return slem_error(err, SLEM_EINVAL, "flags %#x: unknown bits (SLEM_SEARCH_NORMALIZE is %#x)",
                       (unsigned)flags, (unsigned)SLEM_SEARCH_NORMALIZE);
-  if (queries->cols != database->cols)
-    return slem_error(err, SLEM_EINVAL, "queries have %zu columns, the database %zu: the "
-                      "dimensions differ", queries->cols, database->cols);
-  if (k > SIZE_MAX / sizeof *D / queries->rows)
+  if (k > SIZE_MAX / sizeof *I / queries->rows)
     return slem_error(err, SLEM_EINVAL, "k %zu for %zu queries: D and I do not fit in memory", k,
                       queries->rows);
   if (!D || !I) return slem_error(err, SLEM_EINVAL, "%s is NULL", !D ? "D" : "I");
@@ -148,19 +160,27 @@ static int search(const SlemCache *kernel, const SlemArray *queries, const SlemA
       return slem_error(err, SLEM_EINVAL, "a cache of kind %s: the exact similarity takes a "
                         "kernel cache; for linear SLEM, encode both sides and search the "
                         "descriptors", kernel->kind);
-    if (queries->cols != kernel->d)
-      return slem_error(err, SLEM_EINVAL, "queries have %zu columns, the cache's dimension is %zu",
-                        queries->cols, kernel->d);
+    if (flags & SLEM_SEARCH_NORMALIZE)
+      return slem_error(err, SLEM_EINVAL, "SLEM_SEARCH_NORMALIZE does not go with a kernel cache: "
+                        "its similarity is normalised");
+  }
+  /* the values that the reader of the queries would refuse after the first block of queries
+   * was written (the inner product reads float32, the kernel double); the database's it
+   * refuses itself in the first pass over the database, which ends before slem_match() hands
+   * out any query's hits (a query's best k are known after the last tile), so that a bad
+   * value writes nothing either way, without a pass over the database of its own */
+  if ((st = check_values(queries, "queries", !kernel, err)) != SLEM_OK) return st;
+  if (kernel) {
     kern = &slem_cache_kernel(kernel)->kernel;
     if (slem_kernel_needs_histograms(kern) &&
         ((st = check_histograms(queries, "queries", slem_kernel_name(kern), err)) != SLEM_OK ||
          (st = check_histograms(database, "database", slem_kernel_name(kern), err)) != SLEM_OK))
       return st;
   }
+  if ((st = slem_api_threads_begin(&th, threads, err)) != SLEM_OK) goto done;
   if (database->rows == 0) { /* faiss.IndexFlatIP with nothing added: padding alone */
-    Fill none = {D, I, k};
-    for (size_t q = 0; q < queries->rows; q++) fill_hits(&none, q, NULL, 0, NULL);
-    return SLEM_OK;
+    for (size_t q = 0; q < queries->rows; q++) fill_hits(&fill, q, NULL, 0, NULL);
+    goto done;
   }
   slem_match_opts_init(&opts);
   /* at most the database's rows: each query keeps that many hits, the rest is padding */
@@ -170,17 +190,20 @@ static int search(const SlemCache *kernel, const SlemArray *queries, const SlemA
   /* no more heaps than queries; no copy of the database beyond the tile being scored */
   if (queries->rows < opts.qblock) opts.qblock = queries->rows;
   opts.memory = 0;
-  if (threads > 0) slem_blas_set_threads(threads);
-  if ((st = slem_vecreader_open_array(&qr, "queries", queries->data, queries->dtype, queries->rows,
-                                      queries->cols, err)) != SLEM_OK ||
-      (st = slem_vecreader_open_array(&dr, "database", database->data, database->dtype,
-                                      database->rows, database->cols, err)) != SLEM_OK)
+  { /* a database smaller than the default tile in one tile of its size: the same scores (a
+     * tile's size changes none), and a call on a small database allocates no more */
+    size_t tile = kernel ? slem_block_rows(queries->cols)
+                         : slem_match_tile_rows(queries->cols, slem_blas_threads());
+    if (database->rows < tile) opts.dblock = database->rows;
+  }
+  if ((st = slem_api_array_reader(&qr, queries, "queries", err)) != SLEM_OK ||
+      (st = slem_api_array_reader(&dr, database, "database", err)) != SLEM_OK)
     goto done;
   st = slem_match(qr, dr, &opts, fill_hits, &fill, &stats, err);
 done:
   slem_vecreader_free(qr);
   slem_vecreader_free(dr);
-  if (threads > 0) slem_blas_set_threads(saved);
+  slem_api_threads_end(&th);
   return st;
 }
 

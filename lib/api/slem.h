@@ -179,15 +179,20 @@ enum {
 /* The k best database rows of every query by inner product (or cosine), into D
  * (queries->rows x k float32 scores) and I (int64 rows of database), FAISS's layout: a
  * query's hits by decreasing score, ties by the lower row, and when k > database->rows the
- * rest of the row padded with I = -1, D = -FLT_MAX (as faiss.IndexFlatIP). The scores and
- * rows are those of `slem-match -F npy` on the same vectors, at any thread count. Memory:
- * one block of the database beyond the caller's arrays. Errors: SLEM_EINVAL for k 0,
- * dimensions that differ, an empty query set; SLEM_EFORMAT for a non-finite row. */
+ * rest of the row padded with I = -1, D = -FLT_MAX (as faiss.IndexFlatIP; an empty
+ * database: padding alone). The scores and rows are those of `slem-match -F npy` on the
+ * same vectors, at any thread count. Memory: one block of the database beyond the caller's
+ * arrays. Errors: SLEM_EINVAL for k 0, dimensions that differ, an empty query set;
+ * SLEM_EFORMAT for a non-finite value (or a float64 beyond float32's range), naming the
+ * array, its row and column; all checked before D and I are written. */
 int slem_search(const SlemArray *queries, const SlemArray *database, size_t k, int flags,
                 int threads, float *D, int64_t *I, SlemError *err);
 
 /* Kernel SLEM's exact similarity (slem-match -c CACHE): queries and database are raw
- * vectors (the cache's dimension), encoded through the kernel cache, scored exactly. */
+ * vectors (the cache's dimension), encoded through the kernel cache, scored exactly.
+ * Errors: those of slem_search(); SLEM_EINVAL for a cache of another kind or of depth
+ * above 1, SLEM_SEARCH_NORMALIZE (the similarity is normalised); SLEM_EFORMAT for a
+ * negative value with a kernel of histograms (chi2, intersection, hellinger). */
 int slem_search_kernel(const SlemCache *cache, const SlemArray *queries,
                        const SlemArray *database, size_t k, int flags, int threads, float *D,
                        int64_t *I, SlemError *err);
@@ -208,8 +213,11 @@ typedef struct SlemTruthArrays {
 /* Evaluates I (nq x k database rows per query, -1 padding ignored) against truth:
  * measure names as slem-eval -M takes them, and "map", "P_1", "P_5", "P_10", "recall_K"
  * of its summary; values[i] is measures[i] over all queries, what slem-eval prints for a
- * ranking of the same rows. Errors: SLEM_EINVAL for an unknown measure or a row out of
- * range, those of reading qrels. */
+ * ranking of the same rows (queries named "0", "1", ..., results by their row). A measure
+ * of -M must give one value ("ndcg_cut.10", not "ndcg_cut"). Errors: SLEM_EINVAL for an
+ * unknown measure or a row out of range (below -1, or at ndb and beyond when ndb > 0),
+ * SLEM_EFORMAT for a row twice in a query, those of reading qrels; values written only on
+ * success. */
 int slem_evaluate(const int64_t *I, size_t nq, size_t k, const SlemTruthArrays *truth,
                   const char *const *measures, size_t nmeasures, double *values,
                   SlemError *err);
