@@ -198,9 +198,10 @@ cli-test: $(BINS) $(SO_LINKS) build/tests/faultshim.so build/tests/nonblock buil
 	@f=0; for t in $(CLI_TESTS); do sh $$t || f=$$((f + 1)); done; test $$f = 0
 
 # the Python package (python/slem) from the checkout, against the tools' bytes; Debian's
-# python3 on purpose, whose numpy, pytest and faiss install-deps installs
-python-test: $(BINS)
-	PYTHONPATH=python /usr/bin/python3 -m pytest -q -p no:cacheprovider python/tests
+# python3 on purpose, whose numpy, pytest and faiss install-deps installs; the checkout's
+# lib/libslem.so, whatever SLEM_LIBRARY the caller has set
+python-test: $(BINS) lib/libslem.so
+	env -u SLEM_LIBRARY PYTHONPATH=python /usr/bin/python3 -m pytest -q -p no:cacheprovider python/tests
 
 # ---- the golden suites once per OpenBLAS kernel (make check-cores) ----
 # OpenBLAS chooses its kernels by CPU and they round differently, so a golden must hold

@@ -69,7 +69,11 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (labels_read(argv[2], &ql, &nq) || labels_read(argv[3], &dbl, &ndb)) goto cleanup;
-  SlemTruthArrays truth = {NULL, ql, dbl, ndb};
+  SlemTruthArrays truth = {0};
+  truth.query_labels = ql;
+  truth.nq = nq;
+  truth.db_labels = dbl;
+  truth.ndb = ndb;
   if (slem_evaluate_file(argv[1], NULL, &truth, measures, 3, values, &err)) {
     fprintf(stderr, "evaluate: %s\n", err.msg[0] ? err.msg : slem_error_str(err.status));
     goto cleanup;

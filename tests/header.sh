@@ -23,7 +23,7 @@ cp "$H" "$T/inc/slem.h"
   echo 'int slem_header_use(void) {'
   echo '  SlemError err = {SLEM_OK, {0}};'
   echo '  SlemArray a = {0, SLEM_FLOAT32, 0, 0};'
-  echo '  SlemTruthArrays t = {0, 0, 0, 0};'
+  echo '  static SlemTruthArrays t;'
   echo '  slem_fn fns[] = {'
   sh scripts/api-map.sh --list "$H" | sed 's/^/    (slem_fn)/; s/$/,/'
   echo '    0};'

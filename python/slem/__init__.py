@@ -251,6 +251,12 @@ class Cache:
         return info
 
     @property
+    def blas_core(self):
+        """The OpenBLAS kernel the statistics were computed with (info's arithmetic): the
+        same cache on another core differs in its last bits."""
+        return self.info.get("arithmetic", {}).get("blas_core")
+
+    @property
     def kind(self):
         """The cache's kind: 'linear', 'kernel', 'partial', ..."""
         return _C.slem_cache_kind_name(self._handle()).decode()
@@ -532,6 +538,7 @@ def evaluate(I, *, qrels=None, query_labels=None, db_labels=None,
         truth.query_labels = ql.ctypes.data_as(ctypes.POINTER(ctypes.c_int64))
         truth.db_labels = dl.ctypes.data_as(ctypes.POINTER(ctypes.c_int64))
         truth.ndb = dl.shape[0]
+        truth.nq = ql.shape[0]
     names = (ctypes.c_char_p * len(measures))(*[m.encode() for m in measures])
     values = np.empty(len(measures), dtype=np.float64)
     vp = values.ctypes.data_as(ctypes.POINTER(ctypes.c_double))

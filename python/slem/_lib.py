@@ -32,7 +32,8 @@ class SlemTruthArrays(ctypes.Structure):
     _fields_ = [("qrels", ctypes.c_char_p),
                 ("query_labels", ctypes.POINTER(ctypes.c_int64)),
                 ("db_labels", ctypes.POINTER(ctypes.c_int64)),
-                ("ndb", ctypes.c_size_t)]
+                ("ndb", ctypes.c_size_t),
+                ("nq", ctypes.c_size_t)]
 
 
 def candidates():

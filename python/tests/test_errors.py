@@ -39,6 +39,8 @@ def test_fit_bad_input(digits):
         slem.fit(neg, kernel="rbf", rank=0)
     with raises("eigen"):
         slem.fit(neg, eigen="yes")       # a flag
+    with raises("rank"):
+        slem.fit(neg, kernel="rbf", rank=True)   # takes a value
     with raises("threads"):
         slem.fit(neg, threads=-1)
     with raises("nonexistent"):

@@ -40,7 +40,7 @@ def test_fit_array_is_negstats_cache(tmp_path, digits, options):
     info = cache.info
     assert info["fingerprint"] == ref["fingerprint"]
     assert info["kind"] == ref["kind"] and info["d"] == ref["d"]
-    assert info["arithmetic"]["blas_core"] == ref["arithmetic"]["blas_core"]
+    assert info["arithmetic"]["blas_core"] == ref["arithmetic"]["blas_core"] == cache.blas_core
     # the file it saves is one the tool reads, with that fingerprint
     cache.save(tmp_path / "py.slem")
     assert cache_info(tmp_path / "py.slem")["fingerprint"] == ref["fingerprint"]
@@ -109,6 +109,7 @@ def test_linear_statistics_against_numpy(tmp_path, digits):
                                atol=1e-12 * np.abs(ainv).max())
     # an absolute lambda is that lambda
     assert slem.fit(digits["negatives"], lam=2.5).info["lambda"] == 2.5
+    assert slem.fit(digits["negatives"], lam=0.1).info["lambda"] == 0.1   # its repr, exact
 
 
 def test_fit_options_come_from_the_table():
