@@ -44,6 +44,14 @@ for f in python/slem/*.py; do
   [ -f "$f" ] || continue
   cmp -s "$R/usr/lib/python3/dist-packages/slem/${f##*/}" "$f" && ok || bad "$f not installed under lib/python3/dist-packages/slem/"
 done
+# the installed package imports (with Debian's numpy, where it is installed) and loads the
+# installed library, PREFIX/lib/libslem.so.MAJOR, not the checkout's
+if [ -f python/slem/__init__.py ] && /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+  (cd "$T" && env -u SLEM_LIBRARY PYTHONPATH="$R/usr/lib/python3/dist-packages" /usr/bin/python3 -c \
+    'import slem; print(slem.library_path); print(slem.__version__)') >"$T/py" 2>"$T/err"
+  [ "$(sed -n 1p "$T/py")" = "$L/libslem.so.$major" ] && [ "$(sed -n 2p "$T/py")" = "$version" ] && ok ||
+    bad "the installed Python package: $(cat "$T/py" "$T/err" | head -c 400)"
+fi
 # the examples, built against the install alone, their output the tools'
 D=$TOP/testdata/digits
 CC=${CC:-cc}
@@ -73,6 +81,14 @@ if [ "$built" = 1 ]; then
       bad "examples/fit.c (SLEM_THREADS=$t): $(head -c 300 "$T/err")"
     fi
   done
+  # the static archive with slem.pc's Libs.private: the same ranking
+  # shellcheck disable=SC2046
+  if $CC $SAN_FLAGS -std=c99 -o "$T/fit-static" examples/fit.c $(pkg-config --cflags slem) \
+      $(pkg-config --static --libs slem | sed 's/-lslem /-l:libslem.a /') 2>"$T/err" &&
+    ! objdump -p "$T/fit-static" | grep -q 'NEEDED *libslem' &&
+    "$T/fit-static" "$D/negatives.fvecs" "$D/queries.fvecs" "$D/database.fvecs" 100 >"$T/fit.tsv" 2>>"$T/err" &&
+    cmp -s "$T/fit.tsv" "$T/tools.tsv"; then ok
+  else bad "examples/fit.c linked with libslem.a and pkg-config --static: $(head -c 300 "$T/err")"; fi
   slem-eval --query-labels "$D/queries.labels" --db-labels "$D/database.labels" "$T/tools.tsv" |
     grep -E '^(mAP|P@1|P@10)	' >"$T/eval.tools"
   if "$T/evaluate" "$T/tools.tsv" "$D/queries.labels" "$D/database.labels" >"$T/eval.ex" 2>"$T/err"; then
