@@ -117,7 +117,9 @@ def main():
     if slem is not None:
         r["slem_version"] = slem.__version__
         # first of all, so that the high-water mark holds only the inputs: what
-        # slem.search needs beyond them (the issue: one block of the database)
+        # slem.search needs beyond them (the issue: one block of the database); OpenBLAS's
+        # own buffers (the same library as numpy's) made first by a float32 product
+        _ = q[:256] @ db[:4096].T
         before = maxrss_mib()
         slem.search(q, db, k, threads=threads)
         r["search_extra_mib"] = maxrss_mib() - before
