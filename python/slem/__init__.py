@@ -286,8 +286,8 @@ class Cache:
 
     def encode(self, x, *, alpha=None, basic=False, classifier=False, theta=1.0,
                threads=None, **options):
-        """Encodes the rows of x (rows x d, float32 or float64) into a new float32 array,
-        rows x dim: row i is the bytes slem-encode writes for row i of a file holding x,
+        """Encodes the rows of x (rows x d, float32 or float64; 0 rows give 0 rows) into a
+        new float32 array, rows x dim: row i is the bytes slem-encode writes for row i of a file holding x,
         at any thread count and however x is cut.
 
         alpha: the whitening exponent (slem-encode --alpha; -1 is SLEM, -0.5 PCA
@@ -308,6 +308,8 @@ class Cache:
             if dim == 0:
                 _raise(err.status or _lib.EINVAL, err)
             out = np.empty((a.shape[0], dim), dtype=np.float32)
+            if a.shape[0] == 0:  # an empty batch: its empty rows, as slem-encode of no vector
+                return out
             _check(_C.slem_encode(h, ctypes.byref(s), opts.h, t,
                                   out.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
                                   ctypes.byref(err)), err)

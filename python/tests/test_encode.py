@@ -62,6 +62,8 @@ def test_encode_threads_dtypes_and_rows_agree(digits, tool_cache):
     # position-free: a row alone, or a slice, is the same bytes as inside the whole
     assert c.encode(x[17:18]).tobytes() == one[17:18].tobytes()
     assert c.encode(x[::3]).tobytes() == one[::3].tobytes()
+    assert c.encode(x[:0]).shape == (0, 64)
+    assert c.encode(x[:0], classifier=True).shape == (0, 65)
 
 
 def test_encode_linear_against_numpy(digits, tool_cache):
