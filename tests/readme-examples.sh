@@ -100,6 +100,29 @@ awk 'NR == FNR { db[NR - 1] = $0; n = NR; next }
 cp "$TOP/testdata/eval/junk.txt" "$W/junk.txt"
 run_block "A worked pipeline" "$W"
 
+# ---- Python: the block as one program where the pipeline ran (the package from the
+# checkout, Debian's python3 and numpy, which make check installs; without numpy it is
+# said and skipped, as make check needs numpy for the package alone): it must print the
+# mAP and P@10 that slem-eval gives the pipeline's ranking.tsv (the same cache, lambda-rel
+# 100, the same k 100) against the same qrels ----
+awk '/^## / { on = ($0 == "## Python"); next } on && /^    / { print substr($0, 5) }' \
+  "$TOP/README.md" >"$W/readme.py"
+n=$(wc -l <"$W/readme.py")
+[ "$n" -ge 3 ] && ok || bad "README, Python: $n lines found"
+if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+  if (cd "$W" && PYTHONPATH=$TOP/python /usr/bin/python3 readme.py) >"$T/py" 2>"$T/err" </dev/null; then
+    got=$(tr -d "{}',:" <"$T/py" | awk '{ for (i = 1; i < NF; i++) v[$i] = $(i + 1)
+      printf "%.6f %.6f", v["map"], v["P_10"] }')
+    want=$(slem-eval --qrels "$W/qrels.txt" "$W/ranking.tsv" |
+      awk '$1 == "mAP" { m = $2 } $1 == "P@10" { p = $2 } END { printf "%s %s", m, p }')
+    [ "$got" = "$want" ] && ok || bad "README, Python: printed '$(head -c 200 "$T/py")', slem-eval: $want"
+  else
+    bad "README, Python: status $?: $(tail -c 400 "$T/err")"
+  fi
+else
+  echo "readme-examples: no numpy for /usr/bin/python3: the README's Python block not run"
+fi
+
 # ---- A results page: rankings of the digits, pictures, the revisited lists ----
 R="$T/results"
 mkdir -p "$R/photos" "$R/out"
