@@ -119,17 +119,9 @@ static const SlemOptSpec common_options[] = {
 #undef O
 
 /* The i-th option of --help's order: the common ones, then each variant's encode_options
- * in the table's order. */
+ * in the table's order (variant.h). */
 static const SlemOptSpec *option_at(size_t i) {
-  size_t n = sizeof common_options / sizeof *common_options - 1;
-  if (i < n) return &common_options[i];
-  i -= n;
-  for (size_t v = 0; v < slem_variants_count(); v++) {
-    const SlemOptSpec *t = slem_variants_get(v)->encode_options;
-    for (; t && t->name; t++, i--)
-      if (i == 0) return t;
-  }
-  return NULL;
+  return slem_variants_option(common_options, 0, i);
 }
 
 size_t slem_encstream_opts_count(void) {
@@ -142,10 +134,9 @@ const SlemOptSpec *slem_encstream_opts_get(size_t i) { return option_at(i); }
 
 int slem_encstream_opts_set(SlemEncStreamOpts *opts, const char *name, const char *value,
                             SlemError *err) {
-  const SlemOptSpec *s;
-  for (size_t i = 0; (s = option_at(i)); i++)
-    if (strcmp(s->name, name) == 0) return slem_optspec_set(s, opts, NULL, value, err);
-  return slem_error(err, SLEM_EINVAL, "unknown option '%s'", name);
+  const SlemOptSpec *s = slem_variants_option_named(common_options, 0, name);
+  return s ? slem_optspec_set(s, opts, NULL, value, err)
+           : slem_error(err, SLEM_EINVAL, "unknown option '%s'", name);
 }
 
 int slem_encstream_check_dtype(SlemDtype dt, const char *name, SlemFormat fmt, int classifiers,

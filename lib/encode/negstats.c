@@ -98,18 +98,10 @@ static const SlemOptSpec common_options[] = {
     {0}};
 #undef O
 
-/* The i-th option of --help's order: the common ones, then each variant's fit_options in
- * the table's order. */
+/* The i-th option of --help's order: the common ones, then each variant's fit_options
+ * in the table's order (variant.h). */
 static const SlemOptSpec *option_at(size_t i) {
-  size_t n = sizeof common_options / sizeof *common_options - 1;
-  if (i < n) return &common_options[i];
-  i -= n;
-  for (size_t v = 0; v < slem_variants_count(); v++) {
-    const SlemOptSpec *t = slem_variants_get(v)->fit_options;
-    for (; t && t->name; t++, i--)
-      if (i == 0) return t;
-  }
-  return NULL;
+  return slem_variants_option(common_options, 1, i);
 }
 
 size_t slem_negstats_opts_count(void) {
@@ -122,10 +114,9 @@ const SlemOptSpec *slem_negstats_opts_get(size_t i) { return option_at(i); }
 
 int slem_negstats_opts_set(SlemNegstatsOpts *opts, const char *name, const char *value,
                            SlemError *err) {
-  const SlemOptSpec *s;
-  for (size_t i = 0; (s = option_at(i)); i++)
-    if (strcmp(s->name, name) == 0) return slem_optspec_set(s, opts, &opts->given, value, err);
-  return slem_error(err, SLEM_EINVAL, "unknown option '%s'", name);
+  const SlemOptSpec *s = slem_variants_option_named(common_options, 1, name);
+  return s ? slem_optspec_set(s, opts, &opts->given, value, err)
+           : slem_error(err, SLEM_EINVAL, "unknown option '%s'", name);
 }
 
 static void progress(const SlemNegstatsOpts *o, uint64_t n) {

@@ -56,4 +56,12 @@ const SlemVariant *slem_variants_by_option(const char *name);
 size_t slem_variants_count(void);
 const SlemVariant *slem_variants_get(size_t i);
 
+/* The i-th option of a tool's --help order, NULL past the last: those of common (an array
+ * ended by a spec whose name is NULL; may be NULL), then each variant's fit_options (fit
+ * 1: slem-negstats) or encode_options (fit 0: slem-encode), in the table's order. And the
+ * one of that list named name (without dashes), or NULL. Cannot fail. */
+const SlemOptSpec *slem_variants_option(const SlemOptSpec *common, int fit, size_t i);
+const SlemOptSpec *slem_variants_option_named(const SlemOptSpec *common, int fit,
+                                              const char *name);
+
 #endif

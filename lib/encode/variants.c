@@ -30,3 +30,22 @@ const SlemVariant *slem_variants_by_option(const char *name) {
     if (slem_optspec_find(variants[i]->fit_options, name)) return variants[i];
   return NULL;
 }
+
+const SlemOptSpec *slem_variants_option(const SlemOptSpec *common, int fit, size_t i) {
+  for (; common && common->name; common++, i--)
+    if (i == 0) return common;
+  for (size_t v = 0; v < slem_variants_count(); v++) {
+    const SlemOptSpec *t = fit ? variants[v]->fit_options : variants[v]->encode_options;
+    for (; t && t->name; t++, i--)
+      if (i == 0) return t;
+  }
+  return NULL;
+}
+
+const SlemOptSpec *slem_variants_option_named(const SlemOptSpec *common, int fit,
+                                              const char *name) {
+  const SlemOptSpec *s;
+  for (size_t i = 0; (s = slem_variants_option(common, fit, i)); i++)
+    if (strcmp(s->name, name) == 0) return s;
+  return NULL;
+}
