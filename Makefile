@@ -200,8 +200,12 @@ cli-test: $(BINS) $(SO_LINKS) build/tests/faultshim.so build/tests/nonblock buil
 # the Python package (python/slem) from the checkout, against the tools' bytes; Debian's
 # python3 on purpose, whose numpy, pytest and faiss install-deps installs; the checkout's
 # lib/libslem.so, whatever SLEM_LIBRARY the caller has set
+# Under SANITIZE=1 libslem.so is instrumented and Python is not: the sanitizers' runtime of
+# $(CC) is preloaded (clang's shared one, or gcc's libasan), leaks not reported (Python's
+# own allocations live to the end)
+PY_SAN = $(if $(SAN),LD_PRELOAD=$(shell $(CC) -print-file-name=$(if $(findstring clang,$(CC)),libclang_rt.asan-x86_64.so,libasan.so)) ASAN_OPTIONS=detect_leaks=0$(if $(ASAN_OPTIONS),:$(ASAN_OPTIONS)))
 python-test: $(BINS) lib/libslem.so
-	env -u SLEM_LIBRARY PYTHONPATH=python /usr/bin/python3 -m pytest -q -p no:cacheprovider python/tests
+	env -u SLEM_LIBRARY $(PY_SAN) PYTHONPATH=python /usr/bin/python3 -m pytest -q -p no:cacheprovider python/tests
 
 # ---- the golden suites once per OpenBLAS kernel (make check-cores) ----
 # OpenBLAS chooses its kernels by CPU and they round differently, so a golden must hold

@@ -5,6 +5,7 @@ The tools run by subprocess with a list argv (no shell), writing under pytest's 
 """
 
 import json
+import os
 import pathlib
 import subprocess
 
@@ -16,10 +17,16 @@ BIN = ROOT / "bin"
 DIGITS = ROOT / "testdata" / "digits"
 
 
+# The tools run without the LD_PRELOAD that `make python-test SANITIZE=1` gives this Python
+# (the sanitizers' shared runtime, for the instrumented libslem.so): an instrumented tool
+# carries its own runtime, and refuses a second one.
+TOOL_ENV = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+
+
 def tool(name, *args, check=True):
     """Runs bin/NAME with args (each one argument), quiet; the CompletedProcess."""
     argv = [str(BIN / name)] + [str(a) for a in args]
-    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=TOOL_ENV)
     if check and p.returncode != 0:
         raise AssertionError("%s exited %d: %s" % (argv, p.returncode, p.stderr.decode()))
     return p
