@@ -105,8 +105,9 @@ def _threads(threads):
         t = operator.index(threads)
     except TypeError:
         raise Error("threads: %r is not a whole number" % (threads,)) from None
-    if t < 0 or t > 4096:
-        raise Error("threads: %d is not a whole number from 0 to 4096" % t)
+    # the library's range (slem.h), checked here so that no int beyond C's reaches ctypes
+    if t < 0 or t > 1024:
+        raise Error("threads: %d is not a whole number from 0 to 1024" % t)
     return t
 
 

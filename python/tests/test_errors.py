@@ -43,6 +43,8 @@ def test_fit_bad_input(digits):
         slem.fit(neg, kernel="rbf", rank=True)   # takes a value
     with raises("threads"):
         slem.fit(neg, threads=-1)
+    with raises("from 0 to 1024"):       # the library's range, in C and Python alike
+        slem.fit(neg, threads=1025)
     with raises("nonexistent"):
         slem.fit(str(DIGITS / "nonexistent.fvecs"))
 
