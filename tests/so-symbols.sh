@@ -50,6 +50,12 @@ unversioned=$(nm -D --defined-only "$SO" | awk -v v="@@$node" '$2 != "A" && inde
 # the soname and the links
 major=$(sed -n 's/^#define SLEM_VERSION_MAJOR //p' "$H")
 version=$(sed -n 's/^#define SLEM_VERSION "\(.*\)"$/\1/p' "$H")
+# the tools' version (lib/io/libslem.h, what --version and a cache's provenance say) is the
+# library's, and MAJOR.MINOR.PATCH spell it
+tools=$(sed -n 's/^#define SLEM_VERSION "\(.*\)"$/\1/p' lib/io/libslem.h)
+parts=$(sed -n 's/^#define SLEM_VERSION_\(MAJOR\|MINOR\|PATCH\) //p' "$H" | tr '\n' . | sed 's/\.$//')
+[ -n "$version" ] && [ "$tools" = "$version" ] && [ "$parts" = "$version" ] && ok ||
+  bad "versions differ: $H says $version ($parts), lib/io/libslem.h says $tools"
 soname=$(objdump -p "$SO" | awk '$1 == "SONAME" { print $2 }')
 [ "$soname" = "libslem.so.$major" ] && ok || bad "$SO: SONAME '$soname', expected libslem.so.$major"
 [ "$(readlink lib/libslem.so)" = "libslem.so.$major" ] && [ "$(readlink "lib/libslem.so.$major")" = "libslem.so.$version" ] &&
