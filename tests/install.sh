@@ -10,15 +10,11 @@
 # Run from the top of the tree after make.
 . "$(dirname "$0")/testlib.sh"
 # under make check SANITIZE=1 the library needs the sanitizers' runtime in the program
-# (and a Python that is not instrumented, the runtime preloaded as make python-test does;
-# the man page's `cc` is then $CC with those flags, from a directory put first on PATH)
-SAN_FLAGS= PY_PRELOAD=
+# (and in a Python, which is not instrumented: testlib.sh's san_python; the man page's `cc`
+# is then $CC with those flags, from a directory put first on PATH)
+SAN_FLAGS=
 if [ "${SANITIZE:-}" = 1 ]; then
   SAN_FLAGS="-fsanitize=address,undefined"
-  case ${CC:-cc} in
-    *clang*) PY_PRELOAD=$(${CC:-cc} -print-file-name=libclang_rt.asan-x86_64.so) ;;
-    *) PY_PRELOAD=$(${CC:-cc} -print-file-name=libasan.so) ;;
-  esac
   mkdir -p "$T/sanbin"
   printf '#!/bin/sh\nexec %s %s "$@"\n' "${CC:-cc}" "$SAN_FLAGS" >"$T/sanbin/cc"
   chmod +x "$T/sanbin/cc"
@@ -58,8 +54,7 @@ done
 # the installed package imports (with Debian's numpy, where it is installed) and loads the
 # installed library, PREFIX/lib/libslem.so.MAJOR, not the checkout's
 if [ -f python/slem/__init__.py ] && /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
-  (cd "$T" && env -u SLEM_LIBRARY ${PY_PRELOAD:+LD_PRELOAD="$PY_PRELOAD" ASAN_OPTIONS=detect_leaks=0} \
-    PYTHONPATH="$R/usr/lib/python3/dist-packages" /usr/bin/python3 -c \
+  (cd "$T" && unset SLEM_LIBRARY && PYTHONPATH="$R/usr/lib/python3/dist-packages" san_python /usr/bin/python3 -c \
     'import slem; print(slem.library_path); print(slem.__version__)') >"$T/py" 2>"$T/err"
   [ "$(sed -n 1p "$T/py")" = "$L/libslem.so.$major" ] && [ "$(sed -n 2p "$T/py")" = "$version" ] && ok ||
     bad "the installed Python package: $(cat "$T/py" "$T/err" | head -c 400)"

@@ -110,7 +110,7 @@ awk '/^## / { on = ($0 == "## Python"); next } on && /^    / { print substr($0, 
 n=$(wc -l <"$W/readme.py")
 [ "$n" -ge 3 ] && ok || bad "README, Python: $n lines found"
 if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
-  if (cd "$W" && PYTHONPATH=$TOP/python /usr/bin/python3 readme.py) >"$T/py" 2>"$T/err" </dev/null; then
+  if (cd "$W" && PYTHONPATH=$TOP/python san_python /usr/bin/python3 readme.py) >"$T/py" 2>"$T/err" </dev/null; then
     got=$(tr -d "{}',:" <"$T/py" | awk '{ for (i = 1; i < NF; i++) v[$i] = $(i + 1)
       printf "%.6f %.6f", v["map"], v["P_10"] }')
     want=$(slem-eval --qrels "$W/qrels.txt" "$W/ranking.tsv" |

@@ -59,6 +59,18 @@ npy_pair() {
     b["pad"] = "\\377\\377\\177\\377" } { for (i = 1; i <= NF; i++) printf "%s", b[$i] }')" >>"$1.D.npy"
 }
 
+# san_python COMMAND...: runs COMMAND (a Python that loads libslem.so); under make check
+# SANITIZE=1 the library is instrumented and Debian's python3 is not, so the sanitizers'
+# runtime of $CC is preloaded and leaks are not reported, as make python-test does
+san_python() {
+  if [ "${SANITIZE:-}" = 1 ]; then
+    case ${CC:-cc} in *clang*) rt=libclang_rt.asan-x86_64.so ;; *) rt=libasan.so ;; esac
+    env LD_PRELOAD="$(${CC:-cc} -print-file-name=$rt)" ASAN_OPTIONS=detect_leaks=0 "$@"
+  else
+    "$@"
+  fi
+}
+
 # finish: prints the counts in the closing line the test runners read, and the status
 finish() {
   echo "$1: $pass passed, $fail failed"
