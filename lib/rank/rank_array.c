@@ -49,13 +49,6 @@ static int rnext(SlemRankReader *r, const SlemRankQuery **q, SlemError *err) {
   return SLEM_OK;
 }
 
-/* Rows and columns from 0, as the npy reader names them. */
-static void place(char *buf, size_t size, uint64_t line, size_t pos) {
-  if (pos == SLEM_RANK_WHOLE_QUERY)
-    snprintf(buf, size, "row %" PRIu64, line - 1);
-  else
-    snprintf(buf, size, "row %" PRIu64 ", column %zu", line - 1, pos);
-}
 
 static void rfree(SlemRankReader *r) { free(r->state); }
 
@@ -64,7 +57,7 @@ static const SlemRankFormatOps array_ops = {
     .extension = "",
     .rnext = rnext,
     .rfree = rfree,
-    .place = place,
+    .place = slem_rankreader_place_rows,
 };
 
 int slem_rank_array_open(SlemRankReader **self, const char *name, const int64_t *I, size_t nq,

@@ -355,14 +355,6 @@ static int rnext(SlemRankReader *r, const SlemRankQuery **q, SlemError *err) {
   return SLEM_OK;
 }
 
-/* A query's row, a result's row and column, from 0 as the messages above count them; the
- * reader numbers a row's "line" row + 1 (rnext). */
-static void place(char *buf, size_t size, uint64_t line, size_t pos) {
-  if (pos == SLEM_RANK_WHOLE_QUERY)
-    snprintf(buf, size, "row %" PRIu64, line - 1);
-  else
-    snprintf(buf, size, "row %" PRIu64 ", column %zu", line - 1, pos);
-}
 
 static void rfree(SlemRankReader *r) {
   NpyIn *in = r->state;
@@ -540,6 +532,6 @@ const SlemRankFormatOps slem_rank_npy = {
     .ropen = ropen,
     .rnext = rnext,
     .rfree = rfree,
-    .place = place,
+    .place = slem_rankreader_place_rows,
     .fast = &fast,
 };

@@ -156,6 +156,11 @@ int slem_rankreader_add(SlemRankReader *r, const char *id, long rank, double sco
                         SlemError *err);
 void slem_rankreader_finish(SlemRankReader *r, const SlemRankQuery **q);
 
+/* The place() of the readers of arrays of rows (npy pairs, the API's I in memory): a
+ * query's row ("row R"), or a result's row and column ("row R, column C"), counted from 0;
+ * such a reader numbers a query's "line" its row + 1. Cannot fail. */
+void slem_rankreader_place_rows(char *buf, size_t size, uint64_t line, size_t pos);
+
 /* Whether line begins as a shard line of slem-match --shard (end 0: the first line,
  * {"slem_shard":...}; 1: the end line, {"slem_shard_end":...}). Cannot fail. */
 int slem_rankshard_is_line(const char *line, int end);

@@ -366,3 +366,10 @@ int slem_rankreader_next(SlemRankReader *self, const SlemRankQuery **q, SlemErro
   if (!r->any) return slem_error(err, SLEM_EFORMAT, "%s: no rankings (empty file)", name);
   return SLEM_OK;
 }
+
+void slem_rankreader_place_rows(char *buf, size_t size, uint64_t line, size_t pos) {
+  if (pos == SLEM_RANK_WHOLE_QUERY)
+    snprintf(buf, size, "row %" PRIu64, line - 1);
+  else
+    snprintf(buf, size, "row %" PRIu64 ", column %zu", line - 1, pos);
+}
